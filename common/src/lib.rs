@@ -1,0 +1,33 @@
+//! Everything the four ferrox.proxmox modules share.
+//!
+//! A module binary is thin glue: it declares its options once ([`options::ModuleSpec`]),
+//! hands them to [`protocol::run`], and inside its body looks up the current state
+//! through [`client::Client`], computes a plan, applies it unless in check mode, and
+//! returns an [`protocol::Output`].
+//!
+//! Sections a newcomer can name:
+//! - [`protocol`]: the Ansible binary-module protocol (args file in, one JSON result out).
+//! - [`options`]: option declarations, AnsibleModule-compatible validation, typed access.
+//! - [`docs`]: the sidecar documentation rendered from the declarations.
+//! - [`mask`]: secrets never leave the process.
+//! - [`connection`]: the shared connection options and their typed form.
+//! - [`client`]: the PVE REST API client (TLS, auth, retries, error texts).
+//! - [`tasks`]: waiting on PVE tasks (UPIDs).
+//! - [`vm`]: finding a VM by vmid or name, and its node.
+//! - [`propstring`]: PVE property strings (`virtio=..,bridge=vmbr0`), parse, format, compare.
+//! - [`size`]: disk sizes as PVE spells them.
+//! - [`diff`]: before/after rendering for `--diff`.
+//!
+//! This crate never prints except through [`protocol`], and never panics on user input.
+
+pub mod client;
+pub mod connection;
+pub mod diff;
+pub mod docs;
+pub mod mask;
+pub mod options;
+pub mod propstring;
+pub mod protocol;
+pub mod size;
+pub mod tasks;
+pub mod vm;

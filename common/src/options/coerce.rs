@@ -1,0 +1,360 @@
+//! AnsibleModule's type coercions (`check_type_*`), so a value that works with the
+//! Python modules works here, and a value that fails there fails here with the same words.
+//!
+//! ansible-core does no conversion for binary modules: `"5"`, `"yes"` and `5` all
+//! arrive as the playbook produced them.
+
+use serde_json::{Map, Number, Value};
+
+use super::spec::Kind;
+
+/// Python's `type(value)` as AnsibleModule prints it in messages.
+pub fn python_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "<class 'NoneType'>",
+        Value::Bool(_) => "<class 'bool'>",
+        Value::Number(n) if n.is_f64() => "<class 'float'>",
+        Value::Number(_) => "<class 'int'>",
+        Value::String(_) => "<class 'str'>",
+        Value::Array(_) => "<class 'list'>",
+        Value::Object(_) => "<class 'dict'>",
+    }
+}
+
+/// Python's `str(value)`, which AnsibleModule uses to turn a non-string into a `str` option.
+pub fn python_str(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        _ => python_repr(value),
+    }
+}
+
+/// Python's `repr(value)` for JSON values (lists and dicts print their items this way).
+pub fn python_repr(value: &Value) -> String {
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if n.is_f64() => {
+                if f.fract() == 0.0 && f.abs() < 1e16 {
+                    format!("{f:.1}")
+                } else {
+                    format!("{f}")
+                }
+            }
+            _ => n.to_string(),
+        },
+        Value::String(s) => {
+            if s.contains('\'') && !s.contains('"') {
+                format!("\"{s}\"")
+            } else {
+                format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
+            }
+        }
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(python_repr).collect();
+            format!("[{}]", inner.join(", "))
+        }
+        Value::Object(map) => {
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("'{k}': {}", python_repr(v)))
+                .collect();
+            format!("{{{}}}", inner.join(", "))
+        }
+    }
+}
+
+const TRUE_WORDS: [&str; 6] = ["y", "yes", "on", "1", "true", "t"];
+const FALSE_WORDS: [&str; 6] = ["n", "no", "off", "0", "false", "f"];
+
+/// Ansible's `boolean()`: the words it accepts, case-insensitive, and 0/1.
+pub fn parse_bool(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(b) => Some(*b),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f == 1.0 => Some(true),
+            Some(f) if f == 0.0 => Some(false),
+            _ => None,
+        },
+        Value::String(s) => {
+            let s = s.trim().to_ascii_lowercase();
+            if TRUE_WORDS.contains(&s.as_str()) {
+                Some(true)
+            } else if FALSE_WORDS.contains(&s.as_str()) {
+                Some(false)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    }
+}
+
+fn bool_error(value: &Value) -> String {
+    format!(
+        "The value '{}' is not a valid boolean.  Valid booleans include: {}",
+        python_str(value),
+        "'y', 'yes', 'on', '1', 'true', 't', 1, 1.0, True, 'n', 'no', 'off', '0', 'false', 'f', 0, 0.0, False"
+    )
+}
+
+/// A coercion result: the converted value, and a warning when Ansible would warn.
+#[derive(Debug)]
+pub struct Coerced {
+    pub value: Value,
+    pub warning: Option<String>,
+}
+
+impl From<Value> for Coerced {
+    fn from(value: Value) -> Coerced {
+        Coerced { value, warning: None }
+    }
+}
+
+/// Convert `value` to `kind` as AnsibleModule does; the error is the detail text that
+/// follows `... and we were unable to convert to {kind}: `.
+pub fn coerce(kind: Kind, value: &Value) -> Result<Coerced, String> {
+    match kind {
+        Kind::Raw => Ok(value.clone().into()),
+        Kind::Str => coerce_str(value),
+        Kind::Path => coerce_str(value).map(|c| Value::String(expand_path(c.value.as_str().unwrap_or(""))).into()),
+        Kind::Int => coerce_int(value).map(Into::into),
+        Kind::Float => coerce_float(value).map(Into::into),
+        Kind::Bool => match value {
+            Value::Bool(_) => Ok(value.clone().into()),
+            Value::String(_) | Value::Number(_) => parse_bool(value)
+                .map(|b| Value::Bool(b).into())
+                .ok_or_else(|| bool_error(value)),
+            other => Err(format!("{} cannot be converted to a bool", python_type(other))),
+        },
+        Kind::List => match value {
+            Value::Array(_) => Ok(value.clone().into()),
+            Value::String(s) => Ok(Value::Array(
+                s.split(',').map(|p| Value::String(p.to_string())).collect(),
+            )
+            .into()),
+            Value::Number(_) | Value::Bool(_) => {
+                Ok(Value::Array(vec![Value::String(python_str(value))]).into())
+            }
+            other => Err(format!("{} cannot be converted to a list", python_type(other))),
+        },
+        Kind::Dict => match value {
+            Value::Object(_) => Ok(value.clone().into()),
+            Value::String(s) => parse_dict_string(s).map(Into::into),
+            other => Err(format!("{} cannot be converted to a dict", python_type(other))),
+        },
+    }
+}
+
+fn coerce_str(value: &Value) -> Result<Coerced, String> {
+    match value {
+        Value::String(_) => Ok(value.clone().into()),
+        other => {
+            let converted = python_str(other);
+            let warning = format!(
+                "The value '{}' (type {}) was converted to '{}' (type string). If this does not look like what you expect, quote the entire value to ensure it does not change.",
+                python_repr(other),
+                python_type(other).trim_start_matches("<class '").trim_end_matches("'>"),
+                converted
+            );
+            Ok(Coerced { value: Value::String(converted), warning: Some(warning) })
+        }
+    }
+}
+
+fn coerce_int(value: &Value) -> Result<Value, String> {
+    let fail = || format!("{} cannot be converted to an int", python_type(value));
+    match value {
+        Value::Bool(b) => Ok(Value::from(*b as i64)),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(value.clone()),
+        Value::Number(n) => match n.as_f64() {
+            Some(f) if f.fract() == 0.0 => Ok(Value::from(f as i64)),
+            _ => Err(fail()),
+        },
+        Value::String(s) => s.trim().parse::<i64>().map(Value::from).map_err(|_| fail()),
+        _ => Err(fail()),
+    }
+}
+
+fn coerce_float(value: &Value) -> Result<Value, String> {
+    let fail = || format!("{} cannot be converted to a float", python_type(value));
+    match value {
+        Value::Number(n) => n
+            .as_f64()
+            .and_then(Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(fail),
+        Value::String(s) => s
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|f| f.is_finite())
+            .and_then(Number::from_f64)
+            .map(Value::Number)
+            .ok_or_else(fail),
+        _ => Err(fail()),
+    }
+}
+
+/// `check_type_dict` for strings: JSON when it starts with `{`, else `k=v` pairs
+/// separated by commas or spaces (quotes group).
+fn parse_dict_string(s: &str) -> Result<Value, String> {
+    let trimmed = s.trim();
+    if trimmed.starts_with('{') {
+        return match serde_json::from_str::<Value>(trimmed) {
+            Ok(v @ Value::Object(_)) => Ok(v),
+            _ => Err("unable to evaluate string as dictionary".into()),
+        };
+    }
+    let mut fields = Vec::new();
+    let mut current = String::new();
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in trimmed.chars() {
+        if escaped {
+            current.push(c);
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if let Some(q) = quote {
+            if c == q {
+                quote = None;
+            } else {
+                current.push(c);
+            }
+        } else if c == '\'' || c == '"' {
+            quote = Some(c);
+        } else if c == ',' || c == ' ' {
+            if !current.is_empty() {
+                fields.push(std::mem::take(&mut current));
+            }
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.is_empty() {
+        fields.push(current);
+    }
+    let mut map = Map::new();
+    for field in fields {
+        match field.split_once('=') {
+            Some((k, v)) => {
+                map.insert(k.to_string(), Value::String(v.to_string()));
+            }
+            None => return Err("dictionary requested, could not parse JSON or key=value".into()),
+        }
+    }
+    Ok(Value::Object(map))
+}
+
+/// `~` and `$VAR` / `${VAR}` expansion, as Python's expanduser(expandvars()).
+pub fn expand_path(path: &str) -> String {
+    let mut out = String::new();
+    let mut chars = path.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '$' {
+            out.push(c);
+            continue;
+        }
+        let braced = chars.peek() == Some(&'{');
+        if braced {
+            chars.next();
+        }
+        let mut name = String::new();
+        while let Some(&n) = chars.peek() {
+            if n.is_ascii_alphanumeric() || n == '_' {
+                name.push(n);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        if braced && chars.peek() == Some(&'}') {
+            chars.next();
+        }
+        match std::env::var(&name) {
+            Ok(v) if !name.is_empty() => out.push_str(&v),
+            _ => {
+                out.push('$');
+                if braced {
+                    out.push('{');
+                }
+                out.push_str(&name);
+                if braced {
+                    out.push('}');
+                }
+            }
+        }
+    }
+    if out == "~" || out.starts_with("~/") {
+        if let Ok(home) = std::env::var("HOME") {
+            out = format!("{home}{}", &out[1..]);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn ints_accept_integer_strings_and_whole_floats() {
+        assert_eq!(coerce(Kind::Int, &json!("100")).unwrap().value, json!(100));
+        assert_eq!(coerce(Kind::Int, &json!(2.0)).unwrap().value, json!(2));
+        assert_eq!(
+            coerce(Kind::Int, &json!("abc")).unwrap_err(),
+            "<class 'str'> cannot be converted to an int"
+        );
+        assert!(coerce(Kind::Int, &json!(2.5)).is_err());
+    }
+
+    #[test]
+    fn bools_accept_ansible_words_only() {
+        for t in ["yes", "On", "1", "TRUE", "t", "y"] {
+            assert_eq!(coerce(Kind::Bool, &json!(t)).unwrap().value, json!(true), "{t}");
+        }
+        for f in ["no", "off", "0", "False", "f", "n"] {
+            assert_eq!(coerce(Kind::Bool, &json!(f)).unwrap().value, json!(false), "{f}");
+        }
+        assert_eq!(coerce(Kind::Bool, &json!(1)).unwrap().value, json!(true));
+        let err = coerce(Kind::Bool, &json!("maybe")).unwrap_err();
+        assert!(err.starts_with("The value 'maybe' is not a valid boolean."), "{err}");
+    }
+
+    #[test]
+    fn strings_convert_with_a_warning() {
+        let c = coerce(Kind::Str, &json!(5)).unwrap();
+        assert_eq!(c.value, json!("5"));
+        assert!(c.warning.unwrap().contains("(type int) was converted to '5'"));
+        assert_eq!(coerce(Kind::Str, &json!(true)).unwrap().value, json!("True"));
+    }
+
+    #[test]
+    fn lists_split_comma_strings() {
+        assert_eq!(coerce(Kind::List, &json!("a,b")).unwrap().value, json!(["a", "b"]));
+        assert_eq!(coerce(Kind::List, &json!(5)).unwrap().value, json!(["5"]));
+    }
+
+    #[test]
+    fn dicts_parse_json_and_key_value_strings() {
+        assert_eq!(
+            coerce(Kind::Dict, &json!("{\"a\": 1}")).unwrap().value,
+            json!({"a": 1})
+        );
+        assert_eq!(
+            coerce(Kind::Dict, &json!("a=1, b='x y'")).unwrap().value,
+            json!({"a": "1", "b": "x y"})
+        );
+        assert!(coerce(Kind::Dict, &json!(3)).is_err());
+    }
+
+    #[test]
+    fn python_repr_matches_python() {
+        assert_eq!(python_repr(&json!(["a", 1, true, null, 1.0])), "['a', 1, True, None, 1.0]");
+        assert_eq!(python_repr(&json!({"k": "v"})), "{'k': 'v'}");
+    }
+}

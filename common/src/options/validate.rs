@@ -1,0 +1,400 @@
+//! AnsibleModule's argument validation, in its order and with its messages, so a
+//! playbook error reads the same as with the Python modules.
+//!
+//! Order (first error wins): environment fallbacks, aliases, unsupported keys,
+//! mutually exclusive, non-null defaults, required, types, choices, required together,
+//! required one of, required if, required by, sub-options, remaining (null) defaults.
+
+use serde_json::{Map, Value};
+
+use super::coerce::{coerce, python_str, python_type};
+use super::spec::{Kind, Opt, Rules};
+
+/// What validation produced.
+#[derive(Debug, Default)]
+pub struct Validated {
+    /// Every declared option, present (null when unset), with canonical names.
+    pub params: Map<String, Value>,
+    /// Values of `no_log` options, to be masked in every output.
+    pub secrets: Vec<String>,
+    pub warnings: Vec<String>,
+}
+
+/// Where in the option tree a check runs: empty at the top, `["efidisk0"]` inside a dict.
+type Context<'a> = &'a [&'a str];
+
+fn located(msg: String, ctx: Context) -> String {
+    if ctx.is_empty() {
+        msg
+    } else {
+        format!("{msg} found in {}", ctx.join(" -> "))
+    }
+}
+
+/// Validate task arguments against a module's declaration.
+///
+/// `module_name` is `_ansible_module_name` (as written in the task), used in the
+/// unsupported-parameter message like AnsibleModule does.
+pub fn validate(
+    module_name: &str,
+    options: &[Opt],
+    rules: &Rules,
+    args: Map<String, Value>,
+    ignore_unknown: bool,
+) -> Result<Validated, String> {
+    let mut out = Validated::default();
+    let mut unsupported = Vec::new();
+    let params = validate_level(options, rules, args, &[], &mut out, &mut unsupported)?;
+    if !unsupported.is_empty() && !ignore_unknown {
+        // Reported by AnsibleModule only when nothing else failed first.
+        unsupported.sort();
+        let mut supported: Vec<String> = options
+            .iter()
+            .map(|o| {
+                if o.aliases.is_empty() {
+                    o.name.to_string()
+                } else {
+                    let mut a = o.aliases.clone();
+                    a.sort();
+                    format!("{} ({})", o.name, a.join(", "))
+                }
+            })
+            .collect();
+        supported.sort();
+        return Err(format!(
+            "Unsupported parameters for ({module_name}) module: {}. Supported parameters include: {}.",
+            unsupported.join(", "),
+            supported.join(", ")
+        ));
+    }
+    out.params = params;
+    Ok(out)
+}
+
+fn present(params: &Map<String, Value>, name: &str) -> bool {
+    params.contains_key(name)
+}
+
+/// A value counts as given for required_* checks when it is present and not null.
+fn given(params: &Map<String, Value>, name: &str) -> bool {
+    params.get(name).is_some_and(|v| !v.is_null())
+}
+
+fn validate_level(
+    options: &[Opt],
+    rules: &Rules,
+    mut args: Map<String, Value>,
+    ctx: Context,
+    out: &mut Validated,
+    unsupported: &mut Vec<String>,
+) -> Result<Map<String, Value>, String> {
+    // Environment fallbacks, only for keys the task did not set at all.
+    if ctx.is_empty() {
+        for opt in options {
+            if opt.names().any(|n| args.contains_key(n)) {
+                continue;
+            }
+            if let Some(v) = opt.env.iter().find_map(|var| std::env::var(var).ok()) {
+                args.insert(opt.name.to_string(), Value::String(v));
+            }
+        }
+    }
+
+    // Aliases to canonical names; anything else unknown is unsupported.
+    let mut params = Map::new();
+    for (key, value) in args {
+        match options.iter().find(|o| o.names().any(|n| n == key)) {
+            Some(opt) => {
+                if key != opt.name && params.contains_key(opt.name) {
+                    out.warnings.push(located(
+                        format!("Both option {} and its alias {key} are set.", opt.name),
+                        ctx,
+                    ));
+                    continue;
+                }
+                params.insert(opt.name.to_string(), value);
+            }
+            None => {
+                let mut path: Vec<&str> = ctx.to_vec();
+                path.push(&key);
+                unsupported.push(path.join("."));
+            }
+        }
+    }
+
+    for opt in options.iter().filter(|o| o.no_log) {
+        if let Some(Value::String(s)) = params.get(opt.name) {
+            if !s.is_empty() {
+                out.secrets.push(s.clone());
+            }
+        }
+    }
+
+    let violated: Vec<String> = rules
+        .mutually_exclusive
+        .iter()
+        .filter(|group| group.iter().filter(|n| present(&params, n)).count() > 1)
+        .map(|group| group.join("|"))
+        .collect();
+    if !violated.is_empty() {
+        return Err(located(
+            format!("parameters are mutually exclusive: {}", violated.join(", ")),
+            ctx,
+        ));
+    }
+
+    for opt in options {
+        if let Some(default) = &opt.default {
+            if !params.contains_key(opt.name) {
+                params.insert(opt.name.to_string(), default.clone());
+            }
+        }
+    }
+
+    let mut missing: Vec<&str> = options
+        .iter()
+        .filter(|o| o.required && !present(&params, o.name))
+        .map(|o| o.name)
+        .collect();
+    if !missing.is_empty() {
+        missing.sort();
+        return Err(located(format!("missing required arguments: {}", missing.join(", ")), ctx));
+    }
+
+    for opt in options {
+        let Some(value) = params.get(opt.name) else { continue };
+        if value.is_null() && !opt.required && opt.default.is_none() {
+            continue;
+        }
+        let converted = convert(opt, value, ctx, out)?;
+        params.insert(opt.name.to_string(), converted);
+    }
+
+    for opt in options.iter().filter(|o| !o.choices.is_empty()) {
+        let Some(value) = params.get(opt.name) else { continue };
+        let values: Vec<&Value> = match value {
+            Value::Array(items) => items.iter().collect(),
+            v => vec![v],
+        };
+        for v in values {
+            if !opt.choices.contains(v) {
+                let choices: Vec<String> = opt.choices.iter().map(python_str).collect();
+                let msg = if value.is_array() {
+                    format!(
+                        "value of {} must be one or more of: {}. Got no match for: {}",
+                        opt.name,
+                        choices.join(", "),
+                        python_str(v)
+                    )
+                } else {
+                    format!(
+                        "value of {} must be one of: {}, got: {}",
+                        opt.name,
+                        choices.join(", "),
+                        python_str(v)
+                    )
+                };
+                return Err(located(msg, ctx));
+            }
+        }
+    }
+
+    for group in &rules.required_together {
+        let count = group.iter().filter(|n| given(&params, n)).count();
+        if count > 0 && count < group.len() {
+            return Err(located(
+                format!("parameters are required together: {}", group.join(", ")),
+                ctx,
+            ));
+        }
+    }
+    for group in &rules.required_one_of {
+        if !group.iter().any(|n| given(&params, n)) {
+            return Err(located(
+                format!("one of the following is required: {}", group.join(", ")),
+                ctx,
+            ));
+        }
+    }
+    for rule in &rules.required_if {
+        if params.get(rule.key) != Some(&rule.value) {
+            continue;
+        }
+        let missing: Vec<&str> = rule
+            .requirements
+            .iter()
+            .copied()
+            .filter(|n| !given(&params, n))
+            .collect();
+        let failed = if rule.any {
+            missing.len() == rule.requirements.len()
+        } else {
+            !missing.is_empty()
+        };
+        if failed {
+            let which = if rule.any { "any" } else { "all" };
+            return Err(located(
+                format!(
+                    "{} is {} but {which} of the following are missing: {}",
+                    rule.key,
+                    python_str(&rule.value),
+                    missing.join(", ")
+                ),
+                ctx,
+            ));
+        }
+    }
+    for (key, requirements) in &rules.required_by {
+        if !given(&params, key) {
+            continue;
+        }
+        let missing: Vec<&str> =
+            requirements.iter().copied().filter(|n| !given(&params, n)).collect();
+        if !missing.is_empty() {
+            return Err(located(
+                format!("missing parameter(s) required by '{key}': {}", missing.join(", ")),
+                ctx,
+            ));
+        }
+    }
+
+    for opt in options {
+        let Some(sub) = &opt.suboptions else { continue };
+        let Some(Value::Object(map)) = params.get(opt.name) else { continue };
+        let mut path: Vec<&str> = ctx.to_vec();
+        path.push(opt.name);
+        let validated = validate_level(sub, &opt.sub_rules, map.clone(), &path, out, unsupported)?;
+        params.insert(opt.name.to_string(), Value::Object(validated));
+    }
+
+    for opt in options {
+        params.entry(opt.name.to_string()).or_insert(Value::Null);
+    }
+    Ok(params)
+}
+
+fn convert(opt: &Opt, value: &Value, ctx: Context, out: &mut Validated) -> Result<Value, String> {
+    let coerced = coerce(opt.kind, value).map_err(|detail| {
+        let mut msg = format!("argument '{}' is of type {}", opt.name, python_type(value));
+        if !ctx.is_empty() {
+            msg.push_str(&format!(" found in '{}'.", ctx.join(" -> ")));
+        }
+        format!("{msg} and we were unable to convert to {}: {detail}", opt.kind.ansible_name())
+    })?;
+    if let Some(w) = coerced.warning {
+        out.warnings.push(w);
+    }
+    let mut converted = coerced.value;
+    if let (Kind::List, Some(element), Value::Array(items)) = (opt.kind, opt.elements, &converted) {
+        let mut elements = Vec::with_capacity(items.len());
+        for item in items {
+            let c = coerce(element, item).map_err(|detail| {
+                format!(
+                    "Elements value for option '{}' is of type {} and we were unable to convert to {}: {detail}",
+                    opt.name,
+                    python_type(item),
+                    element.ansible_name()
+                )
+            })?;
+            elements.push(c.value);
+        }
+        converted = Value::Array(elements);
+    }
+    Ok(converted)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::spec::Opt;
+    use serde_json::json;
+
+    fn spec() -> (Vec<Opt>, Rules) {
+        (
+            vec![
+                Opt::str("name").aliases(&["vm_name"]),
+                Opt::int("vmid"),
+                Opt::str("state").default("present").choices(&["present", "absent"]),
+                Opt::str("node"),
+                Opt::str("secret").no_log(),
+                Opt::bool("update"),
+                Opt::str("clone"),
+                Opt::list("trunks", Kind::Int),
+                Opt::dict_of(
+                    "tpmstate0",
+                    vec![
+                        Opt::str("storage").required(),
+                        Opt::str("version").default("2.0").choices(&["1.2", "2.0"]),
+                    ],
+                ),
+            ],
+            Rules::default()
+                .mutually_exclusive(&["clone", "update"])
+                .required_one_of(&["name", "vmid"])
+                .required_if("state", "present", &["node"]),
+        )
+    }
+
+    fn run(args: Value) -> Result<Validated, String> {
+        let (opts, rules) = spec();
+        let Value::Object(map) = args else { unreachable!() };
+        validate("ferrox.proxmox.test", &opts, &rules, map, false)
+    }
+
+    #[test]
+    fn fills_defaults_and_coerces() {
+        let v = run(json!({"vmid": "100", "node": "pve1", "update": "yes", "trunks": "10,20"})).unwrap();
+        assert_eq!(v.params["vmid"], json!(100));
+        assert_eq!(v.params["state"], json!("present"));
+        assert_eq!(v.params["update"], json!(true));
+        assert_eq!(v.params["trunks"], json!([10, 20]));
+        assert_eq!(v.params["name"], Value::Null);
+    }
+
+    #[test]
+    fn aliases_map_to_the_canonical_name() {
+        let v = run(json!({"vm_name": "web", "node": "pve1"})).unwrap();
+        assert_eq!(v.params["name"], json!("web"));
+    }
+
+    #[test]
+    fn messages_match_ansible_module() {
+        assert_eq!(
+            run(json!({"vmid": 1, "node": "n", "bogus": 1, "other": 2})).unwrap_err(),
+            "Unsupported parameters for (ferrox.proxmox.test) module: bogus, other. Supported parameters include: clone, name (vm_name), node, secret, state, tpmstate0, trunks, update, vmid."
+        );
+        assert_eq!(
+            run(json!({"vmid": 1, "clone": "a", "update": false})).unwrap_err(),
+            "parameters are mutually exclusive: clone|update"
+        );
+        assert_eq!(
+            run(json!({"vmid": 1, "node": "n", "state": "gone"})).unwrap_err(),
+            "value of state must be one of: present, absent, got: gone"
+        );
+        assert_eq!(run(json!({"node": "n"})).unwrap_err(), "one of the following is required: name, vmid");
+        assert_eq!(
+            run(json!({"vmid": 1})).unwrap_err(),
+            "state is present but all of the following are missing: node"
+        );
+        assert_eq!(
+            run(json!({"vmid": "x", "node": "n"})).unwrap_err(),
+            "argument 'vmid' is of type <class 'str'> and we were unable to convert to int: <class 'str'> cannot be converted to an int"
+        );
+        assert_eq!(
+            run(json!({"vmid": 1, "node": "n", "tpmstate0": {"version": "2.0"}})).unwrap_err(),
+            "missing required arguments: storage found in tpmstate0"
+        );
+    }
+
+    #[test]
+    fn suboptions_get_defaults_and_nulls() {
+        let v = run(json!({"vmid": 1, "node": "n", "tpmstate0": {"storage": "local-lvm"}})).unwrap();
+        assert_eq!(v.params["tpmstate0"], json!({"storage": "local-lvm", "version": "2.0"}));
+    }
+
+    #[test]
+    fn secrets_are_collected() {
+        let v = run(json!({"vmid": 1, "node": "n", "secret": "hunter2"})).unwrap();
+        assert_eq!(v.secrets, vec!["hunter2".to_string()]);
+    }
+}

@@ -1,0 +1,440 @@
+//! The Ansible binary-module protocol: read the args file named by `argv[1]`, validate,
+//! run the module body, print exactly one JSON object on stdout.
+//!
+//! ansible-core ignores the exit code when stdout holds JSON, drops anything before the
+//! first `{` and warns about anything after the object, so this is the only place that
+//! prints. A panic still prints a failed result (see [`install_panic_hook`]).
+
+use std::sync::{Mutex, OnceLock};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::diff::Diff;
+use crate::mask::{mask_value, NO_LOG_PLACEHOLDER};
+use crate::options::{validate::validate, ModuleSpec, Opt, Params};
+
+/// The state of one module run: validated options, Ansible's switches, and the
+/// warnings and deprecations collected on the way.
+#[derive(Debug)]
+pub struct Module {
+    pub spec: ModuleSpec,
+    pub params: Params,
+    pub check_mode: bool,
+    pub diff_mode: bool,
+    pub verbosity: u64,
+    /// The name as written in the task (`ferrox.proxmox.proxmox_kvm` or the short name).
+    pub module_name: String,
+    warnings: Vec<String>,
+    deprecations: Vec<Value>,
+}
+
+impl Module {
+    pub fn warn(&mut self, msg: impl Into<String>) {
+        self.warnings.push(msg.into());
+    }
+
+    pub fn deprecate(&mut self, msg: impl Into<String>, version: &str) {
+        self.deprecations.push(serde_json::json!({
+            "msg": msg.into(),
+            "version": version,
+            "collection_name": "ferrox.proxmox",
+        }));
+    }
+
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+}
+
+/// A successful result under construction.
+#[derive(Debug, Clone, Default)]
+pub struct Output {
+    fields: Map<String, Value>,
+    diff: Option<Diff>,
+}
+
+impl Output {
+    pub fn new(changed: bool, msg: impl Into<String>) -> Output {
+        let mut fields = Map::new();
+        fields.insert("changed".into(), Value::Bool(changed));
+        fields.insert("msg".into(), Value::String(msg.into()));
+        Output { fields, diff: None }
+    }
+    pub fn changed(msg: impl Into<String>) -> Output {
+        Output::new(true, msg)
+    }
+    pub fn unchanged(msg: impl Into<String>) -> Output {
+        Output::new(false, msg)
+    }
+    /// Adds a result key.
+    pub fn with(mut self, key: &str, value: impl Serialize) -> Output {
+        self.set(key, value);
+        self
+    }
+    pub fn set(&mut self, key: &str, value: impl Serialize) {
+        let value = serde_json::to_value(value).unwrap_or(Value::Null);
+        self.fields.insert(key.to_string(), value);
+    }
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.fields.get(key)
+    }
+    pub fn is_changed(&self) -> bool {
+        self.fields.get("changed").and_then(Value::as_bool).unwrap_or(false)
+    }
+    pub fn set_changed(&mut self, changed: bool) {
+        self.fields.insert("changed".into(), Value::Bool(changed));
+    }
+    /// The before/after of the change; printed only under `--diff`.
+    pub fn with_diff(mut self, diff: Diff) -> Output {
+        self.diff = Some(diff);
+        self
+    }
+    pub fn fields(&self) -> &Map<String, Value> {
+        &self.fields
+    }
+}
+
+/// A failed result: a message that names the cause and the fix, plus optional keys
+/// (`vmid`, `status`, ...) that 1.6 also returned on failure.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    pub msg: String,
+    pub extra: Map<String, Value>,
+}
+
+impl Failure {
+    pub fn new(msg: impl Into<String>) -> Failure {
+        Failure { msg: msg.into(), extra: Map::new() }
+    }
+    pub fn with(mut self, key: &str, value: impl Serialize) -> Failure {
+        self.extra
+            .insert(key.to_string(), serde_json::to_value(value).unwrap_or(Value::Null));
+        self
+    }
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(e: anyhow::Error) -> Failure {
+        Failure::new(format!("{e:#}"))
+    }
+}
+
+impl From<String> for Failure {
+    fn from(msg: String) -> Failure {
+        Failure::new(msg)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(msg: &str) -> Failure {
+        Failure::new(msg)
+    }
+}
+
+/// The module body: read the cluster, plan, apply unless `check_mode`, report.
+pub type Body = fn(&mut Module) -> Result<Output, Failure>;
+
+/// Secret values known so far, for the panic hook.
+static SECRETS: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
+
+fn secrets() -> Vec<String> {
+    SECRETS
+        .get()
+        .and_then(|m| m.lock().ok().map(|s| s.clone()))
+        .unwrap_or_default()
+}
+
+fn remember_secrets(values: &[String]) {
+    let lock = SECRETS.get_or_init(|| Mutex::new(Vec::new()));
+    if let Ok(mut s) = lock.lock() {
+        s.extend(values.iter().cloned());
+    }
+}
+
+/// A panic becomes a failed result with a readable message, never a backtrace or
+/// empty output (which ansible would show as a deserialization failure).
+pub fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let detail = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown cause".into());
+        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let mut result = serde_json::json!({
+            "failed": true,
+            "changed": false,
+            "msg": format!("internal error in the module{at}: {detail}. Please report this as a bug of ferrox.proxmox."),
+        });
+        mask_value(&mut result, &secrets());
+        println!("{result}");
+        std::process::exit(1);
+    }));
+}
+
+/// Runs a module: the `main` of every module binary.
+pub fn run(spec: fn() -> ModuleSpec, body: Body) -> ! {
+    install_panic_hook();
+    let spec = spec();
+    let args_path = std::env::args().nth(1);
+    let (result, code) = match args_path {
+        Some(path) => execute(spec, body, &path),
+        None => (
+            failure_json(
+                &format!(
+                    "{} is an Ansible module: run it from a playbook, or by hand as `{} ARGS_FILE` with a JSON object of options in ARGS_FILE.",
+                    spec.name, spec.name
+                ),
+                Map::new(),
+            ),
+            1,
+        ),
+    };
+    println!("{result}");
+    std::process::exit(code);
+}
+
+fn failure_json(msg: &str, extra: Map<String, Value>) -> Value {
+    let mut map = extra;
+    map.insert("failed".into(), Value::Bool(true));
+    map.insert("changed".into(), Value::Bool(false));
+    map.insert("msg".into(), Value::String(msg.to_string()));
+    Value::Object(map)
+}
+
+/// Ansible's switches, split off the task arguments.
+#[derive(Debug, Default)]
+struct Internals {
+    check_mode: bool,
+    diff: bool,
+    verbosity: u64,
+    module_name: Option<String>,
+    ignore_unknown_opts: bool,
+    /// `Some(false)` (2.21+ default) means: leave `invocation` out.
+    inject_invocation: Option<bool>,
+    string_conversion_warn: bool,
+}
+
+fn split_internals(args: Map<String, Value>) -> (Map<String, Value>, Internals) {
+    let mut task = Map::new();
+    let mut int = Internals::default();
+    for (key, value) in args {
+        let Some(name) = key.strip_prefix("_ansible_") else {
+            task.insert(key, value);
+            continue;
+        };
+        match name {
+            "check_mode" => int.check_mode = value.as_bool().unwrap_or(false),
+            "diff" => int.diff = value.as_bool().unwrap_or(false),
+            "verbosity" => int.verbosity = value.as_u64().unwrap_or(0),
+            "module_name" => int.module_name = value.as_str().map(str::to_string),
+            "ignore_unknown_opts" => int.ignore_unknown_opts = value.as_bool().unwrap_or(false),
+            "inject_invocation" => int.inject_invocation = value.as_bool(),
+            "string_conversion_action" => int.string_conversion_warn = value.as_str() == Some("warn"),
+            _ => {}
+        }
+    }
+    (task, int)
+}
+
+/// Reads, validates, runs; returns the result object and the exit code.
+pub fn execute(spec: ModuleSpec, body: Body, args_path: &str) -> (Value, i32) {
+    let text = match std::fs::read_to_string(args_path) {
+        Ok(t) => t,
+        Err(e) => return (failure_json(&format!("cannot read the arguments file {args_path}: {e}"), Map::new()), 1),
+    };
+    let args = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => map,
+        Ok(_) => return (failure_json("the arguments file must hold a JSON object", Map::new()), 1),
+        Err(e) => return (failure_json(&format!("the arguments file is not valid JSON: {e}"), Map::new()), 1),
+    };
+    let (task_args, internals) = split_internals(args);
+    let module_name = internals.module_name.clone().unwrap_or_else(|| spec.name.to_string());
+    let raw_args = task_args.clone();
+
+    let validated = match validate(&module_name, &spec.options, &spec.rules, task_args, internals.ignore_unknown_opts) {
+        Ok(v) => v,
+        Err(msg) => {
+            let secrets = no_log_values(&spec.options, &raw_args);
+            remember_secrets(&secrets);
+            let mut result = failure_json(&msg, Map::new());
+            attach_invocation(&mut result, &spec.options, &raw_args, &internals);
+            mask_value(&mut result, &secrets);
+            return (result, 1);
+        }
+    };
+    remember_secrets(&validated.secrets);
+    let secrets = validated.secrets.clone();
+
+    let mut module = Module {
+        params: Params::new(validated.params.clone()),
+        spec,
+        check_mode: internals.check_mode,
+        diff_mode: internals.diff,
+        verbosity: internals.verbosity,
+        module_name,
+        warnings: if internals.string_conversion_warn { validated.warnings } else { Vec::new() },
+        deprecations: Vec::new(),
+    };
+
+    let outcome = body(&mut module);
+    let (mut result, code) = match outcome {
+        Ok(output) => {
+            let mut map = output.fields;
+            if module.diff_mode {
+                if let Some(diff) = output.diff.filter(|d| !d.is_empty()) {
+                    map.insert("diff".into(), diff.to_value());
+                }
+            }
+            (Value::Object(map), 0)
+        }
+        Err(failure) => (failure_json(&failure.msg, failure.extra), 1),
+    };
+    if let Value::Object(map) = &mut result {
+        if !module.warnings.is_empty() {
+            map.insert("warnings".into(), Value::from(module.warnings.clone()));
+        }
+        if !module.deprecations.is_empty() {
+            map.insert("deprecations".into(), Value::Array(module.deprecations.clone()));
+        }
+    }
+    attach_invocation(&mut result, &module.spec.options, module.params.as_map(), &internals);
+    mask_value(&mut result, &secrets);
+    (result, code)
+}
+
+/// Values of `no_log` options as given, for masking when validation failed early.
+fn no_log_values(options: &[Opt], args: &Map<String, Value>) -> Vec<String> {
+    let mut out = Vec::new();
+    for opt in options.iter().filter(|o| o.no_log) {
+        for name in opt.names() {
+            if let Some(v) = args.get(name) {
+                let s = v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string());
+                if !s.is_empty() && !v.is_null() {
+                    out.push(s);
+                }
+            }
+        }
+        if let Some(v) = opt.env.iter().find_map(|var| std::env::var(var).ok()) {
+            if !v.is_empty() {
+                out.push(v);
+            }
+        }
+    }
+    out
+}
+
+/// `invocation.module_args` as AnsibleModule returns it (no_log values replaced),
+/// unless ansible-core asked not to (2.21's `_ansible_inject_invocation: false`).
+fn attach_invocation(result: &mut Value, options: &[Opt], params: &Map<String, Value>, internals: &Internals) {
+    if internals.inject_invocation == Some(false) {
+        return;
+    }
+    let module_args = Value::Object(hide_no_log(options, params));
+    if let Value::Object(map) = result {
+        map.insert("invocation".into(), serde_json::json!({ "module_args": module_args }));
+    }
+}
+
+fn hide_no_log(options: &[Opt], params: &Map<String, Value>) -> Map<String, Value> {
+    let mut out = params.clone();
+    for opt in options {
+        let Some(value) = out.get_mut(opt.name) else { continue };
+        if opt.no_log && !value.is_null() {
+            *value = Value::String(NO_LOG_PLACEHOLDER.into());
+        } else if let (Some(sub), Value::Object(map)) = (&opt.suboptions, &*value) {
+            *value = Value::Object(hide_no_log(sub, map));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::{Opt, Rules, Support};
+    use serde_json::json;
+
+    fn spec() -> ModuleSpec {
+        ModuleSpec {
+            name: "demo",
+            short_description: "demo",
+            description: vec![],
+            version_added: "0.1.0",
+            options: vec![Opt::str("name").required(), Opt::str("password").no_log()],
+            rules: Rules::default(),
+            check_mode: (Support::Full, ""),
+            diff_mode: (Support::Full, ""),
+            notes: vec![],
+            seealso: vec![],
+            examples: "",
+            returns: "",
+        }
+    }
+
+    fn body(m: &mut Module) -> Result<Output, Failure> {
+        let name = m.params.str("name").unwrap().to_string();
+        if name == "boom" {
+            return Err(Failure::new(format!("login with {} failed", m.params.str("password").unwrap())).with("vmid", 1));
+        }
+        let mut d = Diff::new("demo");
+        d.change("name", None, Some(json!(name)));
+        Ok(Output::changed(format!("hello {name}")).with("check", m.check_mode).with_diff(d))
+    }
+
+    fn run_with(args: Value) -> (Value, i32) {
+        let dir = std::env::temp_dir().join(format!("ferrox-proto-{}-{}", std::process::id(), rand_suffix()));
+        std::fs::write(&dir, args.to_string()).unwrap();
+        let out = execute(spec(), body, dir.to_str().unwrap());
+        std::fs::remove_file(&dir).ok();
+        out
+    }
+
+    fn rand_suffix() -> u128 {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    }
+
+    #[test]
+    fn success_carries_invocation_and_diff_only_in_diff_mode() {
+        let (r, code) = run_with(json!({"name": "x", "_ansible_check_mode": true, "_ansible_diff": false}));
+        assert_eq!(code, 0);
+        assert_eq!(r["changed"], json!(true));
+        assert_eq!(r["check"], json!(true));
+        assert!(r.get("diff").is_none());
+        assert_eq!(r["invocation"]["module_args"]["name"], json!("x"));
+        let (r, _) = run_with(json!({"name": "x", "_ansible_diff": true}));
+        assert_eq!(r["diff"]["after"], json!({"name": "x"}));
+    }
+
+    #[test]
+    fn failures_mask_secrets_everywhere() {
+        let (r, code) = run_with(json!({"name": "boom", "password": "hunter2"}));
+        assert_eq!(code, 1);
+        assert_eq!(r["failed"], json!(true));
+        assert_eq!(r["msg"], json!("login with ******** failed"));
+        assert_eq!(r["vmid"], json!(1));
+        assert_eq!(r["invocation"]["module_args"]["password"], json!(NO_LOG_PLACEHOLDER));
+        assert!(!r.to_string().contains("hunter2"));
+    }
+
+    #[test]
+    fn validation_errors_fail_with_ansible_text() {
+        let (r, _) = run_with(json!({"password": "hunter2", "bogus": 1, "_ansible_module_name": "ns.col.demo"}));
+        assert_eq!(r["msg"], json!("missing required arguments: name"));
+        let (r, _) = run_with(json!({"name": "a", "bogus": 1, "_ansible_module_name": "ns.col.demo"}));
+        assert_eq!(
+            r["msg"],
+            json!("Unsupported parameters for (ns.col.demo) module: bogus. Supported parameters include: name, password.")
+        );
+        let (r, _) = run_with(json!({"name": "a", "bogus": 1, "_ansible_ignore_unknown_opts": true}));
+        assert_eq!(r["changed"], json!(true));
+    }
+
+    #[test]
+    fn invocation_is_left_out_when_ansible_asks() {
+        let (r, _) = run_with(json!({"name": "x", "_ansible_inject_invocation": false}));
+        assert!(r.get("invocation").is_none());
+    }
+}

@@ -1,0 +1,3 @@
+fn main() {
+    ferrox_common::protocol::run(proxmox_kvm::spec, proxmox_kvm::run)
+}
