@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::diff::Diff;
 use crate::mask::{mask_value, NO_LOG_PLACEHOLDER};
-use crate::options::{validate::validate, ModuleSpec, Opt, Params};
+use crate::options::{coerce::Dialect, validate::validate, ModuleSpec, Opt, Params};
 
 /// The state of one module run: validated options, Ansible's switches, and the
 /// warnings and deprecations collected on the way.
@@ -215,6 +215,7 @@ struct Internals {
     /// `Some(false)` (2.21+ default) means: leave `invocation` out.
     inject_invocation: Option<bool>,
     string_conversion_warn: bool,
+    version: Option<String>,
 }
 
 fn split_internals(args: Map<String, Value>) -> (Map<String, Value>, Internals) {
@@ -233,6 +234,7 @@ fn split_internals(args: Map<String, Value>) -> (Map<String, Value>, Internals) 
             "ignore_unknown_opts" => int.ignore_unknown_opts = value.as_bool().unwrap_or(false),
             "inject_invocation" => int.inject_invocation = value.as_bool(),
             "string_conversion_action" => int.string_conversion_warn = value.as_str() == Some("warn"),
+            "version" => int.version = value.as_str().map(str::to_string),
             _ => {}
         }
     }
@@ -254,7 +256,8 @@ pub fn execute(spec: ModuleSpec, body: Body, args_path: &str) -> (Value, i32) {
     let module_name = internals.module_name.clone().unwrap_or_else(|| spec.name.to_string());
     let raw_args = task_args.clone();
 
-    let validated = match validate(&module_name, &spec.options, &spec.rules, task_args, internals.ignore_unknown_opts) {
+    let dialect = Dialect::from_version(internals.version.as_deref());
+    let validated = match validate(&module_name, &spec.options, &spec.rules, task_args, internals.ignore_unknown_opts, dialect) {
         Ok(v) => v,
         Err(msg) => {
             let secrets = no_log_values(&spec.options, &raw_args);

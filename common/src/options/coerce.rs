@@ -8,7 +8,7 @@ use serde_json::{Map, Number, Value};
 
 use super::spec::Kind;
 
-/// Python's `type(value)` as AnsibleModule prints it in messages.
+/// Python's `type(value)` as AnsibleModule prints it in messages (`<class 'str'>`).
 pub fn python_type(value: &Value) -> &'static str {
     match value {
         Value::Null => "<class 'NoneType'>",
@@ -18,6 +18,40 @@ pub fn python_type(value: &Value) -> &'static str {
         Value::String(_) => "<class 'str'>",
         Value::Array(_) => "<class 'list'>",
         Value::Object(_) => "<class 'dict'>",
+    }
+}
+
+/// The short type name ansible-core 2.19+ prints in "is of type str".
+pub fn python_type_short(value: &Value) -> &'static str {
+    python_type(value).trim_start_matches("<class '").trim_end_matches("'>")
+}
+
+/// Which ansible-core wording to produce: messages changed in 2.19.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Dialect {
+    /// ansible-core 2.17 and 2.18.
+    Legacy,
+    /// ansible-core 2.19 and newer (also when the version is unknown).
+    #[default]
+    Modern,
+}
+
+impl Dialect {
+    /// From `_ansible_version` (`"2.19.14"`).
+    pub fn from_version(version: Option<&str>) -> Dialect {
+        let mut parts = version.unwrap_or("").split('.').map(|p| p.parse::<u32>().unwrap_or(0));
+        match (parts.next(), parts.next()) {
+            (Some(2), Some(minor)) if minor < 19 => Dialect::Legacy,
+            _ => Dialect::Modern,
+        }
+    }
+
+    /// `type(value)` as this version prints it after "is of type".
+    pub fn type_name(self, value: &Value) -> &'static str {
+        match self {
+            Dialect::Legacy => python_type(value),
+            Dialect::Modern => python_type_short(value),
+        }
     }
 }
 
@@ -92,9 +126,10 @@ pub fn parse_bool(value: &Value) -> Option<bool> {
     }
 }
 
-fn bool_error(value: &Value) -> String {
+fn bool_error(value: &Value, dialect: Dialect) -> String {
+    let gap = if dialect == Dialect::Legacy { "  " } else { " " };
     format!(
-        "The value '{}' is not a valid boolean.  Valid booleans include: {}",
+        "The value '{}' is not a valid boolean.{gap}Valid booleans include: {}",
         python_str(value),
         "'y', 'yes', 'on', '1', 'true', 't', 1, 1.0, True, 'n', 'no', 'off', '0', 'false', 'f', 0, 0.0, False"
     )
@@ -115,18 +150,18 @@ impl From<Value> for Coerced {
 
 /// Convert `value` to `kind` as AnsibleModule does; the error is the detail text that
 /// follows `... and we were unable to convert to {kind}: `.
-pub fn coerce(kind: Kind, value: &Value) -> Result<Coerced, String> {
+pub fn coerce(kind: Kind, value: &Value, dialect: Dialect) -> Result<Coerced, String> {
     match kind {
         Kind::Raw => Ok(value.clone().into()),
         Kind::Str => coerce_str(value),
         Kind::Path => coerce_str(value).map(|c| Value::String(expand_path(c.value.as_str().unwrap_or(""))).into()),
-        Kind::Int => coerce_int(value).map(Into::into),
+        Kind::Int => coerce_int(value, dialect).map(Into::into),
         Kind::Float => coerce_float(value).map(Into::into),
         Kind::Bool => match value {
             Value::Bool(_) => Ok(value.clone().into()),
             Value::String(_) | Value::Number(_) => parse_bool(value)
                 .map(|b| Value::Bool(b).into())
-                .ok_or_else(|| bool_error(value)),
+                .ok_or_else(|| bool_error(value, dialect)),
             other => Err(format!("{} cannot be converted to a bool", python_type(other))),
         },
         Kind::List => match value {
@@ -164,8 +199,11 @@ fn coerce_str(value: &Value) -> Result<Coerced, String> {
     }
 }
 
-fn coerce_int(value: &Value) -> Result<Value, String> {
-    let fail = || format!("{} cannot be converted to an int", python_type(value));
+fn coerce_int(value: &Value, dialect: Dialect) -> Result<Value, String> {
+    let fail = || match dialect {
+        Dialect::Legacy => format!("{} cannot be converted to an int", python_type(value)),
+        Dialect::Modern => format!("\"{}\" cannot be converted to an int", python_repr(value)),
+    };
     match value {
         Value::Bool(b) => Ok(Value::from(*b as i64)),
         Value::Number(n) if n.is_i64() || n.is_u64() => Ok(value.clone()),
@@ -301,55 +339,68 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    const L: Dialect = Dialect::Legacy;
+
+    #[test]
+    fn modern_wording_differs() {
+        assert_eq!(
+            coerce(Kind::Int, &json!("x"), Dialect::Modern).unwrap_err(),
+            "\"'x'\" cannot be converted to an int"
+        );
+        assert_eq!(Dialect::from_version(Some("2.17.14")), Dialect::Legacy);
+        assert_eq!(Dialect::from_version(Some("2.19.1")), Dialect::Modern);
+        assert_eq!(Dialect::from_version(None), Dialect::Modern);
+    }
+
     #[test]
     fn ints_accept_integer_strings_and_whole_floats() {
-        assert_eq!(coerce(Kind::Int, &json!("100")).unwrap().value, json!(100));
-        assert_eq!(coerce(Kind::Int, &json!(2.0)).unwrap().value, json!(2));
+        assert_eq!(coerce(Kind::Int, &json!("100"), L).unwrap().value, json!(100));
+        assert_eq!(coerce(Kind::Int, &json!(2.0), L).unwrap().value, json!(2));
         assert_eq!(
-            coerce(Kind::Int, &json!("abc")).unwrap_err(),
+            coerce(Kind::Int, &json!("abc"), L).unwrap_err(),
             "<class 'str'> cannot be converted to an int"
         );
-        assert!(coerce(Kind::Int, &json!(2.5)).is_err());
+        assert!(coerce(Kind::Int, &json!(2.5), L).is_err());
     }
 
     #[test]
     fn bools_accept_ansible_words_only() {
         for t in ["yes", "On", "1", "TRUE", "t", "y"] {
-            assert_eq!(coerce(Kind::Bool, &json!(t)).unwrap().value, json!(true), "{t}");
+            assert_eq!(coerce(Kind::Bool, &json!(t), L).unwrap().value, json!(true), "{t}");
         }
         for f in ["no", "off", "0", "False", "f", "n"] {
-            assert_eq!(coerce(Kind::Bool, &json!(f)).unwrap().value, json!(false), "{f}");
+            assert_eq!(coerce(Kind::Bool, &json!(f), L).unwrap().value, json!(false), "{f}");
         }
-        assert_eq!(coerce(Kind::Bool, &json!(1)).unwrap().value, json!(true));
-        let err = coerce(Kind::Bool, &json!("maybe")).unwrap_err();
+        assert_eq!(coerce(Kind::Bool, &json!(1), L).unwrap().value, json!(true));
+        let err = coerce(Kind::Bool, &json!("maybe"), L).unwrap_err();
         assert!(err.starts_with("The value 'maybe' is not a valid boolean."), "{err}");
     }
 
     #[test]
     fn strings_convert_with_a_warning() {
-        let c = coerce(Kind::Str, &json!(5)).unwrap();
+        let c = coerce(Kind::Str, &json!(5), L).unwrap();
         assert_eq!(c.value, json!("5"));
         assert!(c.warning.unwrap().contains("(type int) was converted to '5'"));
-        assert_eq!(coerce(Kind::Str, &json!(true)).unwrap().value, json!("True"));
+        assert_eq!(coerce(Kind::Str, &json!(true), L).unwrap().value, json!("True"));
     }
 
     #[test]
     fn lists_split_comma_strings() {
-        assert_eq!(coerce(Kind::List, &json!("a,b")).unwrap().value, json!(["a", "b"]));
-        assert_eq!(coerce(Kind::List, &json!(5)).unwrap().value, json!(["5"]));
+        assert_eq!(coerce(Kind::List, &json!("a,b"), L).unwrap().value, json!(["a", "b"]));
+        assert_eq!(coerce(Kind::List, &json!(5), L).unwrap().value, json!(["5"]));
     }
 
     #[test]
     fn dicts_parse_json_and_key_value_strings() {
         assert_eq!(
-            coerce(Kind::Dict, &json!("{\"a\": 1}")).unwrap().value,
+            coerce(Kind::Dict, &json!("{\"a\": 1}"), L).unwrap().value,
             json!({"a": 1})
         );
         assert_eq!(
-            coerce(Kind::Dict, &json!("a=1, b='x y'")).unwrap().value,
+            coerce(Kind::Dict, &json!("a=1, b='x y'"), L).unwrap().value,
             json!({"a": "1", "b": "x y"})
         );
-        assert!(coerce(Kind::Dict, &json!(3)).is_err());
+        assert!(coerce(Kind::Dict, &json!(3), L).is_err());
     }
 
     #[test]

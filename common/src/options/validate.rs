@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value};
 
-use super::coerce::{coerce, python_str, python_type};
+use super::coerce::{coerce, python_str, Dialect};
 use super::spec::{Kind, Opt, Rules};
 
 /// What validation produced.
@@ -41,14 +41,24 @@ pub fn validate(
     rules: &Rules,
     args: Map<String, Value>,
     ignore_unknown: bool,
+    dialect: Dialect,
 ) -> Result<Validated, String> {
     let mut out = Validated::default();
     let mut unsupported = Vec::new();
-    let params = validate_level(options, rules, args, &[], &mut out, &mut unsupported)?;
-    if !unsupported.is_empty() && !ignore_unknown {
-        // Reported by AnsibleModule only when nothing else failed first.
-        unsupported.sort();
-        let mut supported: Vec<String> = options
+    let params = validate_level(options, rules, args, &[], dialect, &mut out, &mut unsupported)?;
+    if let (false, Some((level, _))) = (ignore_unknown, unsupported.first()) {
+        // Reported by AnsibleModule only when nothing else failed first; the supported
+        // names listed are those of the level where the first unknown key was found.
+        let level = level.clone();
+        let mut names: Vec<String> = unsupported.iter().filter(|(l, _)| *l == level).map(|(_, n)| n.clone()).collect();
+        names.sort();
+        let level_options = level.iter().fold(options, |opts, name| {
+            opts.iter()
+                .find(|o| o.name == name)
+                .and_then(|o| o.suboptions.as_deref())
+                .unwrap_or(opts)
+        });
+        let mut supported: Vec<String> = level_options
             .iter()
             .map(|o| {
                 if o.aliases.is_empty() {
@@ -63,7 +73,7 @@ pub fn validate(
         supported.sort();
         return Err(format!(
             "Unsupported parameters for ({module_name}) module: {}. Supported parameters include: {}.",
-            unsupported.join(", "),
+            names.join(", "),
             supported.join(", ")
         ));
     }
@@ -85,8 +95,9 @@ fn validate_level(
     rules: &Rules,
     mut args: Map<String, Value>,
     ctx: Context,
+    dialect: Dialect,
     out: &mut Validated,
-    unsupported: &mut Vec<String>,
+    unsupported: &mut Vec<(Vec<String>, String)>,
 ) -> Result<Map<String, Value>, String> {
     // Environment fallbacks, only for keys the task did not set at all.
     if ctx.is_empty() {
@@ -115,9 +126,10 @@ fn validate_level(
                 params.insert(opt.name.to_string(), value);
             }
             None => {
-                let mut path: Vec<&str> = ctx.to_vec();
-                path.push(&key);
-                unsupported.push(path.join("."));
+                let level: Vec<String> = ctx.iter().map(|s| s.to_string()).collect();
+                let mut path = level.clone();
+                path.push(key.clone());
+                unsupported.push((level, path.join(".")));
             }
         }
     }
@@ -163,10 +175,10 @@ fn validate_level(
 
     for opt in options {
         let Some(value) = params.get(opt.name) else { continue };
-        if value.is_null() && !opt.required && opt.default.is_none() {
+        if value.is_null() {
             continue;
         }
-        let converted = convert(opt, value, ctx, out)?;
+        let converted = convert(opt, value, ctx, dialect, out)?;
         params.insert(opt.name.to_string(), converted);
     }
 
@@ -179,20 +191,19 @@ fn validate_level(
         for v in values {
             if !opt.choices.contains(v) {
                 let choices: Vec<String> = opt.choices.iter().map(python_str).collect();
+                let got = match (v, dialect) {
+                    (Value::Null, Dialect::Modern) => String::new(),
+                    _ => python_str(v),
+                };
                 let msg = if value.is_array() {
                     format!(
                         "value of {} must be one or more of: {}. Got no match for: {}",
                         opt.name,
                         choices.join(", "),
-                        python_str(v)
+                        got
                     )
                 } else {
-                    format!(
-                        "value of {} must be one of: {}, got: {}",
-                        opt.name,
-                        choices.join(", "),
-                        python_str(v)
-                    )
+                    format!("value of {} must be one of: {}, got: {got}", opt.name, choices.join(", "))
                 };
                 return Err(located(msg, ctx));
             }
@@ -263,7 +274,7 @@ fn validate_level(
         let Some(Value::Object(map)) = params.get(opt.name) else { continue };
         let mut path: Vec<&str> = ctx.to_vec();
         path.push(opt.name);
-        let validated = validate_level(sub, &opt.sub_rules, map.clone(), &path, out, unsupported)?;
+        let validated = validate_level(sub, &opt.sub_rules, map.clone(), &path, dialect, out, unsupported)?;
         params.insert(opt.name.to_string(), Value::Object(validated));
     }
 
@@ -273,9 +284,9 @@ fn validate_level(
     Ok(params)
 }
 
-fn convert(opt: &Opt, value: &Value, ctx: Context, out: &mut Validated) -> Result<Value, String> {
-    let coerced = coerce(opt.kind, value).map_err(|detail| {
-        let mut msg = format!("argument '{}' is of type {}", opt.name, python_type(value));
+fn convert(opt: &Opt, value: &Value, ctx: Context, dialect: Dialect, out: &mut Validated) -> Result<Value, String> {
+    let coerced = coerce(opt.kind, value, dialect).map_err(|detail| {
+        let mut msg = format!("argument '{}' is of type {}", opt.name, dialect.type_name(value));
         if !ctx.is_empty() {
             msg.push_str(&format!(" found in '{}'.", ctx.join(" -> ")));
         }
@@ -288,11 +299,11 @@ fn convert(opt: &Opt, value: &Value, ctx: Context, out: &mut Validated) -> Resul
     if let (Kind::List, Some(element), Value::Array(items)) = (opt.kind, opt.elements, &converted) {
         let mut elements = Vec::with_capacity(items.len());
         for item in items {
-            let c = coerce(element, item).map_err(|detail| {
+            let c = coerce(element, item, dialect).map_err(|detail| {
                 format!(
                     "Elements value for option '{}' is of type {} and we were unable to convert to {}: {detail}",
                     opt.name,
-                    python_type(item),
+                    dialect.type_name(item),
                     element.ansible_name()
                 )
             })?;
@@ -338,7 +349,7 @@ mod tests {
     fn run(args: Value) -> Result<Validated, String> {
         let (opts, rules) = spec();
         let Value::Object(map) = args else { unreachable!() };
-        validate("ferrox.proxmox.test", &opts, &rules, map, false)
+        validate("ferrox.proxmox.test", &opts, &rules, map, false, Dialect::Legacy)
     }
 
     #[test]
@@ -383,6 +394,14 @@ mod tests {
         assert_eq!(
             run(json!({"vmid": 1, "node": "n", "tpmstate0": {"version": "2.0"}})).unwrap_err(),
             "missing required arguments: storage found in tpmstate0"
+        );
+    }
+
+    #[test]
+    fn unknown_suboptions_list_the_sub_level() {
+        assert_eq!(
+            run(json!({"vmid": 1, "node": "n", "tpmstate0": {"storage": "s", "bogus": 1}})).unwrap_err(),
+            "Unsupported parameters for (ferrox.proxmox.test) module: tpmstate0.bogus. Supported parameters include: storage, version."
         );
     }
 
