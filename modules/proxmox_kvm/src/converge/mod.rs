@@ -1,0 +1,187 @@
+//! Convergence: compare the task's wanted config with the VM's config and keep only
+//! what differs, without ever losing data.
+//!
+//! The current config is PVE's view with pending changes applied (`GET .../config`),
+//! so a change already pending is not sent again. Disks ([`disk`]) and NICs ([`nic`])
+//! follow their own safe rules; the other keys compare normalised ([`same_value`]).
+
+pub mod disk;
+pub mod nic;
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use crate::props::{default_key_of, normalise_value, Props};
+use crate::wanted::{url_decode, Config};
+
+/// A disk that only needs to grow.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grow {
+    pub key: String,
+    /// Current size as PVE shows it (`32G`).
+    pub from: String,
+    /// New size as PVE's resize takes it (`40G`).
+    pub to: String,
+}
+
+/// What an update has to do to an existing VM.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Changes {
+    /// Config keys to write, with the value to send.
+    pub set: Config,
+    /// The current value of every key in `set` (`None`: the VM has no such key).
+    pub before: BTreeMap<String, Option<String>>,
+    /// Disks to grow through PVE's resize.
+    pub grow: Vec<Grow>,
+    /// Whether a written key allocates a volume (a new disk, EFI or TPM state).
+    pub allocates: bool,
+}
+
+impl Changes {
+    pub fn is_empty(&self) -> bool {
+        self.set.is_empty() && self.grow.is_empty()
+    }
+
+    /// Every config key that differs, sorted.
+    pub fn keys(&self) -> Vec<String> {
+        let mut keys: Vec<String> = self.set.keys().cloned().collect();
+        keys.extend(self.grow.iter().map(|g| g.key.clone()));
+        keys.sort();
+        keys.dedup();
+        keys
+    }
+}
+
+/// A config value as text (PVE sends numbers for some keys).
+pub fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// The changes that bring `current` to `wanted`; an error when a wanted change would
+/// lose data, naming the safe route.
+pub fn changes(current: &Map<String, Value>, wanted: &Config, vmid: u32) -> Result<Changes, String> {
+    let mut out = Changes::default();
+    let attached = disk::attached_volumes(current);
+    for (key, want) in wanted {
+        let cur = current.get(key).map(text_of);
+        let value = if disk::is_disk_key(key) {
+            let step = disk::converge(key, cur.as_deref(), want, &attached, vmid)?;
+            if let Some(grow) = step.grow {
+                out.grow.push(grow);
+            }
+            out.allocates |= step.allocates;
+            step.set
+        } else if nic::is_net_key(key) {
+            nic::converge(cur.as_deref(), want)
+        } else if key == "cipassword" {
+            // PVE never shows the stored password: set it only when there is none.
+            cur.is_none().then(|| want.clone())
+        } else if key == "smbios1" {
+            merge_named(cur.as_deref(), want)
+        } else if cur.as_deref().is_some_and(|c| same_value(key, c, want)) {
+            None
+        } else {
+            Some(want.clone())
+        };
+        if let Some(v) = value {
+            out.before.insert(key.clone(), cur);
+            out.set.insert(key.clone(), v);
+        }
+    }
+    Ok(out)
+}
+
+/// Whether the VM's value `current` already is what the task wants for `key`.
+pub fn same_value(key: &str, current: &str, wanted: &str) -> bool {
+    match key {
+        "tags" => word_set(current, &[';', ',', ' ']) == word_set(&wanted.to_lowercase(), &[';', ',', ' ']),
+        "sshkeys" => key_lines(&url_decode(current)) == key_lines(&url_decode(wanted)),
+        "nameserver" | "searchdomain" => words(current) == words(wanted),
+        "description" => current.trim_end() == wanted.trim_end(),
+        _ => match default_key_of(key) {
+            Some(default_key) => {
+                let (c, w) = (Props::parse(current, default_key), Props::parse(wanted, default_key));
+                c.default.as_deref().map(normalise_value) == w.default.as_deref().map(normalise_value)
+                    && c.pairs == w.pairs
+            }
+            None => normalise_value(current) == normalise_value(wanted),
+        },
+    }
+}
+
+/// For keys where PVE fills in fields of its own (`smbios1`'s uuid): compare only the
+/// fields the task names, and send the current value with those fields replaced.
+fn merge_named(current: Option<&str>, wanted: &str) -> Option<String> {
+    let Some(current) = current else { return Some(wanted.to_string()) };
+    let (mut cur, want) = (Props::parse(current, None), Props::parse(wanted, None));
+    if cur.differing_named(&want, &[]).is_empty() {
+        return None;
+    }
+    cur.pairs.extend(want.pairs);
+    Some(cur.render())
+}
+
+fn word_set(text: &str, seps: &[char]) -> std::collections::BTreeSet<String> {
+    text.to_lowercase().split(seps).filter(|w| !w.is_empty()).map(str::to_string).collect()
+}
+
+fn words(text: &str) -> Vec<&str> {
+    text.split_whitespace().collect()
+}
+
+fn key_lines(text: &str) -> Vec<String> {
+    text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cfg(v: Value) -> Map<String, Value> {
+        v.as_object().unwrap().clone()
+    }
+
+    fn wanted(pairs: &[(&str, &str)]) -> Config {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn equal_config_means_no_change() {
+        let current = cfg(json!({
+            "name": "web01", "cores": 2, "memory": "2048", "onboot": 1, "agent": "enabled=1",
+            "tags": "prod;web", "nameserver": "1.1.1.1  9.9.9.9",
+            "sshkeys": "ssh-ed25519%20AAAA%2Bb%20me%40host%0A",
+            "smbios1": "uuid=7b1e9c8a,manufacturer=ACME",
+            "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=1",
+            "scsi0": "local-lvm:vm-100-disk-0,discard=on,size=32G",
+            "cipassword": "**********", "digest": "abc",
+        }));
+        let w = wanted(&[
+            ("name", "web01"), ("cores", "2"), ("memory", "2048"), ("onboot", "1"), ("agent", "1"),
+            ("tags", "Web;prod"), ("nameserver", "1.1.1.1 9.9.9.9"),
+            ("sshkeys", "ssh-ed25519%20AAAA%2Bb%20me%40host"), ("smbios1", "manufacturer=ACME"),
+            ("net0", "virtio,firewall=1,bridge=vmbr0"), ("scsi0", "local-lvm:32,discard=on"),
+            ("cipassword", "secret"),
+        ]);
+        let c = changes(&current, &w, 100).unwrap();
+        assert!(c.is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn only_differing_keys_are_sent() {
+        let current = cfg(json!({"name": "web01", "cores": 2, "memory": "2048", "smbios1": "uuid=u1"}));
+        let w = wanted(&[("name", "web01"), ("cores", "4"), ("memory", "2048"), ("balloon", "0"), ("smbios1", "serial=S")]);
+        let c = changes(&current, &w, 100).unwrap();
+        assert_eq!(c.keys(), vec!["balloon", "cores", "smbios1"]);
+        assert_eq!(c.set["cores"], "4");
+        assert_eq!(c.set["smbios1"], "serial=S,uuid=u1");
+        assert_eq!(c.before["cores"].as_deref(), Some("2"));
+        assert_eq!(c.before["balloon"], None);
+    }
+}

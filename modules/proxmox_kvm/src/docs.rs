@@ -1,0 +1,149 @@
+//! The prose of the module's documentation: description, notes (what differs from
+//! community.proxmox 1.6), examples and return values.
+
+pub const SHORT: &str = "Management of QEMU/KVM virtual machines in a Proxmox VE cluster";
+
+pub fn description() -> Vec<String> {
+    [
+        "Creates, clones, restores, converges, starts, stops, suspends, converts to template, migrates and removes QEMU/KVM virtual machines in a Proxmox VE cluster.",
+        "Option-for-option compatible with C(community.proxmox.proxmox_kvm) 1.6: same options, defaults, choices, messages and result keys.",
+        "Convergence: with O(update=true) the task is compared with the VM's config (property strings normalised, O(tags) without regard to order, O(sshkeys) decoded, O(nameservers)/O(searchdomains) as lists) and only the keys that differ are written, guarded by the config digest. Nothing differing means C(changed=false). A VM that does not exist is created. Without O(update), an existing VM is left alone and a warning names the keys that differ from the task.",
+        "Safe disks and NICs: on an existing VM a disk's options change in place and its size only grows, a new disk key is allocated, a NIC keeps its MAC unless the task names one. Shrinking a disk, or changing its storage or bus, fails with a message naming the safe route. O(update_unsafe) is therefore no longer needed.",
+        "Pending changes: changes PVE cannot apply to a running VM are returned in RV(pending) and the message says a restart is needed; O(apply_pending=reboot) reboots the VM to apply them.",
+        "Clone: the rest of the task (cores, memory, net, ipconfig, cloud-init, ...) is applied to the clone in the same task. Without O(newid), an existing VM named O(name) is the clone, so a rerun does not clone again. The result always names the clone.",
+        "Race-free vmid allocation: without O(vmid), when PVE answers that the chosen id was taken meanwhile by a parallel run, the next free id is tried (bounded). C(serial: 1) or C(throttle: 1) are not needed.",
+        "Cluster consistency: after a create or clone the module returns once the VM is listed cluster-wide with its name, so the next task finds it (no C(pause)).",
+        "Check mode and diff mode: the module reads the live cluster, computes the actions it would take and, in check mode, reports them without writing (C(changed) as a real run would report it; a create returns the vmid it would use). With C(--diff) the before/after of the config keys is shown.",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect()
+}
+
+pub fn notes() -> Vec<String> {
+    [
+        "O(node) is required only to create a VM. For an existing VM the node holding it is found from the cluster; a clone is made on the source's node (O(target) moves it elsewhere).",
+        "Waiting: a PVE task that fails fails the module at once with its exit status and the end of its log; a task still running after O(timeout) fails with a message naming the task (the task goes on in PVE). Creating, cloning and restoring wait at least 300 seconds.",
+        "Name lookups consider QEMU VMs only (a container with the same name is not a match); several VMs with the same name fail with their vmids listed.",
+        "RV(mac) and RV(devices) are read from the VM's live config and list every NIC and disk, on every result where the VM exists.",
+        "O(state=paused) and O(state=hibernated) suspend the VM (to RAM, or to disk with C(todisk=1)); O(state=template) with O(force=true) shuts a running VM down first.",
+        "O(force) is sent on create only together with O(archive) (PVE accepts it only for restores). O(target) and O(snapname) are used for clones only, O(pool) and O(storage) for creates and clones.",
+        "The PVE-version gates of 1.6 (dropping options on PVE older than 6 or 8) are not reproduced: Proxmox VE 8 or later is assumed.",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect()
+}
+
+pub const EXAMPLES: &str = r#"
+- name: Create a VM (vmid chosen by PVE, race-free)
+  ferrox.proxmox.proxmox_kvm:
+    node: pve1
+    name: web01
+    cores: 2
+    memory: 2048
+    scsihw: virtio-scsi-single
+    scsi:
+      scsi0: local-lvm:32,discard=on,iothread=1
+    ide:
+      ide2: local-lvm:cloudinit
+    net:
+      net0: virtio,bridge=vmbr0,tag=10
+    ipconfig:
+      ipconfig0: ip=dhcp
+    ciuser: debian
+    sshkeys: "{{ lookup('file', '~/.ssh/id_ed25519.pub') }}"
+  register: vm
+
+- name: Print its MAC
+  ansible.builtin.debug:
+    msg: "{{ vm.mac.net0 }}"
+
+- name: Converge the VM (only differing keys are written; grows scsi0 to 40G)
+  ferrox.proxmox.proxmox_kvm:
+    name: web01
+    update: true
+    cores: 4
+    scsi:
+      scsi0: local-lvm:40,discard=on,iothread=1
+    apply_pending: reboot
+
+- name: Clone a template and configure the clone in one task
+  ferrox.proxmox.proxmox_kvm:
+    clone: base-debian13
+    name: app01
+    full: false
+    memory: 4096
+    net:
+      net0: virtio,bridge=vmbr1
+    ipconfig:
+      ipconfig0: ip=192.0.2.20/24,gw=192.0.2.1
+
+- name: Start it
+  ferrox.proxmox.proxmox_kvm:
+    name: app01
+    state: started
+
+- name: Hibernate it
+  ferrox.proxmox.proxmox_kvm:
+    name: app01
+    state: hibernated
+
+- name: Stop, powering off after 60 s if the guest ignores ACPI
+  ferrox.proxmox.proxmox_kvm:
+    name: app01
+    state: stopped
+    force: true
+    timeout: 60
+
+- name: Remove it
+  ferrox.proxmox.proxmox_kvm:
+    name: app01
+    state: absent
+    purge: true
+"#;
+
+pub const RETURNS: &str = r#"
+vmid:
+  description: The VM's id (for a clone, the clone's id; in check mode, the id a create would use).
+  returned: success
+  type: int
+  sample: 115
+status:
+  description: The VM's power state before the action (C(running) or C(stopped)).
+  returned: success, for the power states and current
+  type: str
+  sample: running
+msg:
+  description: What was done, in community.proxmox 1.6's words.
+  returned: always
+  type: str
+  sample: VM web01 with vmid 115 deployed
+mac:
+  description: MAC address of every NIC (C(netN)) of the VM, read from its live config.
+  returned: success, when the VM exists (state present)
+  type: dict
+  sample: {"net0": "BC:24:11:2E:7F:01"}
+devices:
+  description: Volume of every disk key of the VM, read from its live config.
+  returned: success, when the VM exists (state present)
+  type: dict
+  sample: {"scsi0": "local-lvm:vm-115-disk-0", "ide2": "local-lvm:vm-115-cloudinit"}
+changes:
+  description: Config keys that differ from the task (written by an update; named in a warning otherwise).
+  returned: state present on an existing VM
+  type: list
+  elements: str
+  sample: ["cores", "net0"]
+pending:
+  description: Changes PVE left pending on a running VM, key to pending value; they take effect when the VM restarts (see O(apply_pending)).
+  returned: update of a running VM
+  type: dict
+  sample: {"cores": "4"}
+actions:
+  description: The actions the run took, or in check mode would take, in order.
+  returned: always
+  type: list
+  elements: str
+  sample: ["create VM 115 on pve1", "wait until VM 115 is listed cluster-wide"]
+"#;

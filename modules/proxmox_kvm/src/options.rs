@@ -1,0 +1,223 @@
+//! The options of `proxmox_kvm`, declared once: every option of community.proxmox 1.6
+//! with its type, default and choices, the 2.0 additions, and the few options that
+//! exist only here (`apply_pending`, `vmid_range`, `wait_cluster_timeout`).
+//!
+//! Validation, the sidecar docs and typed access all read this list.
+
+use ferrox_common::connection;
+use ferrox_common::options::{Kind, Opt, Rules};
+
+/// The states a task can ask for.
+pub const STATES: &[&str] =
+    &["present", "started", "absent", "stopped", "restarted", "current", "template", "paused", "hibernated"];
+
+/// Every option: the shared connection options first, then the module's own.
+pub fn all() -> Vec<Opt> {
+    let mut opts = connection::options();
+    opts.extend(vm_config());
+    opts.extend(disks_and_devices());
+    opts.extend(cloud_init());
+    opts.extend(control());
+    opts
+}
+
+/// The constraints between options (community.proxmox 1.6 §2.3), with `node` relaxed:
+/// it is needed only to create a VM, which the module checks itself.
+pub fn rules() -> Rules {
+    Rules::default()
+        .mutually_exclusive(&["delete", "revert"])
+        .mutually_exclusive(&["delete", "update"])
+        .mutually_exclusive(&["revert", "update"])
+        .mutually_exclusive(&["clone", "update"])
+        .mutually_exclusive(&["clone", "delete"])
+        .mutually_exclusive(&["clone", "revert"])
+        .required_one_of(&["name", "vmid"])
+        .merge(connection::rules())
+}
+
+fn bool_key(name: &'static str, what: &str) -> Opt {
+    Opt::bool(name).desc(what.to_string())
+}
+
+fn dict_devices(name: &'static str, what: &str, example: &str) -> Opt {
+    Opt::dict(name)
+        .desc(what.to_string())
+        .desc(format!("Keys are PVE config keys, values PVE property strings, for example C({example})."))
+}
+
+/// Options that map one-to-one onto a VM config key.
+fn vm_config() -> Vec<Opt> {
+    vec![
+        bool_key("acpi", "Enable or disable ACPI."),
+        Opt::str("agent")
+            .desc("Enable the QEMU guest agent. A boolean (C(true)/C(false)) is sent as C(1)/C(0); anything else is sent as a property string, for example C(enabled=1,fstrim_cloned_disks=1)."),
+        Opt::str("args").desc("Arbitrary arguments passed to KVM, for example C(-serial unix:/var/run/qemu-server/<vmid>.serial,server,nowait). Only allowed for C(root@pam) authenticated by password."),
+        bool_key("autostart", "Automatic restart after a crash (currently ignored by PVE)."),
+        Opt::int("balloon").desc("Target amount of RAM for the VM in MiB. C(0) disables the balloon driver."),
+        Opt::str("bios").choices(&["seabios", "ovmf"]).desc("BIOS implementation."),
+        Opt::str("boot").desc("Boot order, for example C(order=scsi0;ide2;net0)."),
+        Opt::str("bootdisk").desc("Boot disk (legacy; prefer O(boot))."),
+        Opt::int("cores").desc("Number of cores per socket."),
+        Opt::str("cpu").desc("Emulated CPU type, for example C(host) or C(x86-64-v3)."),
+        Opt::int("cpulimit").desc("Limit of CPU usage (0 means unlimited)."),
+        Opt::int("cpuunits").desc("CPU weight of the VM."),
+        Opt::str("description").desc("Description of the VM, shown in the web interface's summary."),
+        bool_key("freeze", "Freeze the CPU at startup (use the C(c) monitor command to start execution)."),
+        Opt::str("hookscript").desc("Script run at the VM's lifecycle steps, for example C(local:snippets/hook.pl)."),
+        Opt::str("hotplug").desc("Hotplug features, for example C(network,disk,usb); C(0) disables hotplug."),
+        Opt::str("hugepages").choices(&["any", "2", "1024"]).desc("Enable or disable hugepages memory."),
+        Opt::str("keyboard").desc("Keyboard layout for VNC."),
+        bool_key("kvm", "Enable or disable KVM hardware virtualization."),
+        bool_key("localtime", "Set the real time clock to local time (default for Windows guests)."),
+        Opt::str("lock").choices(&["migrate", "backup", "snapshot", "rollback"]).desc("Lock the VM."),
+        Opt::str("machine").desc("QEMU machine type, for example C(q35)."),
+        Opt::int("memory").desc("Memory size in MiB."),
+        Opt::int("migrate_downtime").desc("Maximum tolerated downtime (seconds) for migrations."),
+        Opt::int("migrate_speed").desc("Maximum speed (MB/s) for migrations (0 means no limit)."),
+        Opt::str("name")
+            .desc("Name of the VM. Also how the VM is found when O(vmid) is not given: only QEMU VMs are considered, and several VMs with that name make the module fail with a list of their vmids.")
+            .desc("When cloning, the name of the new VM."),
+        bool_key("numa_enabled", "Enable NUMA (sent as the C(numa) config key)."),
+        bool_key("onboot", "Start the VM when the node boots."),
+        Opt::str("ostype")
+            .choices(&["other", "wxp", "w2k", "w2k3", "w2k8", "wvista", "win7", "win8", "win10", "win11", "l24", "l26", "solaris"])
+            .desc("Guest operating system, used by PVE to enable OS-specific optimisations."),
+        bool_key("protection", "Protect the VM from removal (and its disks from removal)."),
+        bool_key("reboot", "Allow reboot. If false, the VM exits when it reboots."),
+        Opt::str("rng0").desc("VirtIO random number generator, for example C(source=/dev/urandom)."),
+        Opt::str("scsihw")
+            .choices(&["lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi"])
+            .desc("SCSI controller model."),
+        Opt::int("shares").desc("Amount of memory shares for auto-ballooning."),
+        Opt::str("smbios").desc("SMBIOS type 1 fields (sent as C(smbios1)), for example C(manufacturer=ACME). On update, fields PVE set itself (the C(uuid)) are kept."),
+        Opt::int("sockets").desc("Number of CPU sockets."),
+        Opt::str("startdate").desc("Initial date of the real time clock, C(now) or C(2006-06-17T16:01:21)."),
+        Opt::str("startup").desc("Startup and shutdown behaviour, for example C(order=1,up=30,down=60)."),
+        bool_key("tablet", "Enable the USB tablet device."),
+        Opt::list("tags", Kind::Str)
+            .desc("Tags of the VM. Each must match C(^[a-zA-Z0-9_][a-zA-Z0-9_\\-\\+\\.]*$).")
+            .desc("Compared without regard to order or case (PVE stores them lower case and sorted)."),
+        bool_key("tdf", "Enable time drift fix."),
+        bool_key("template", "Set the C(template) config flag. Prefer O(state=template), which converts the disks too."),
+        Opt::int("vcpus").desc("Number of hotplugged vCPUs."),
+        Opt::str("vga").desc("VGA hardware, for example C(std), C(qxl) or C(serial0)."),
+        Opt::str("watchdog").desc("Virtual watchdog device, for example C(model=i6300esb,action=reset)."),
+        bool_key("allow_ksm", "Allow memory pages of this VM to be merged by KSM (sent as C(allow-ksm)).").added("0.1.0"),
+        Opt::str("spice_enhancements").desc("SPICE enhancements, for example C(foldersharing=1,videostreaming=all).").added("0.1.0"),
+    ]
+}
+
+/// Disks, NICs and other numbered devices.
+fn disks_and_devices() -> Vec<Opt> {
+    vec![
+        dict_devices("audio", "Audio devices.", "audio0: device=ich9-intel-hda,driver=spice"),
+        Opt::dict_of(
+            "efidisk0",
+            vec![
+                Opt::str("storage").desc("Storage to allocate the EFI disk on."),
+                Opt::str("format").choices(&["raw", "cow", "qcow", "qed", "qcow2", "vmdk", "cloop"]).desc("Format of the disk."),
+                Opt::str("efitype").choices(&["2m", "4m"]).desc("Size of the OVMF variables store (C(4m) is needed for Secure Boot)."),
+                Opt::bool("pre_enrolled_keys").desc("Pre-enroll the distribution and Microsoft Secure Boot keys."),
+            ],
+        )
+        .desc("EFI vars disk. Needs O(bios=ovmf) when it is created.")
+        .desc("Unset sub-options are left out (PVE's defaults apply) rather than sent as C(None)."),
+        dict_devices("hostpci", "PCI passthrough devices.", "hostpci0: 0000:01:00.0,pcie=1"),
+        dict_devices("ide", "IDE drives (C(ide0) to C(ide3)).", "ide2: local:iso/debian.iso,media=cdrom")
+            .desc("On an existing VM a drive's options change in place, its size only grows (resize) and its volume is never replaced; see O(scsi)."),
+        dict_devices("net", "Network interfaces (C(net0) to C(net31)).", "net0: virtio,bridge=vmbr0,tag=10")
+            .desc("On an existing VM a NIC keeps its MAC address unless the value names one; other settings change in place. New keys add NICs; NICs not named here are left alone."),
+        dict_devices("numa", "NUMA topology.", "numa0: cpus=0-3,memory=2048"),
+        dict_devices("parallel", "Parallel ports.", "parallel0: /dev/parport0"),
+        dict_devices("sata", "SATA drives (C(sata0) to C(sata5)).", "sata0: local-lvm:32")
+            .desc("Same rules as O(scsi) on an existing VM."),
+        dict_devices("scsi", "SCSI drives (C(scsi0) to C(scsi30)).", "scsi0: local-lvm:32,discard=on,ssd=1")
+            .desc("C(STORAGE:SIZE) (GiB) allocates a new disk when the key is not in use yet. On an existing VM, a drive's options change in place and a larger size grows it (resize); a smaller size, another storage or another bus fail with a message naming the safe route (M(ferrox.proxmox.proxmox_disk) with O(ferrox.proxmox.proxmox_disk#module:state=moved) or O(ferrox.proxmox.proxmox_disk#module:state=resized)). No disk is ever detached, replaced or destroyed by this option."),
+        dict_devices("serial", "Serial ports (C(serial0) to C(serial3)).", "serial0: socket"),
+        Opt::dict_of(
+            "tpmstate0",
+            vec![
+                Opt::str("storage").required().desc("Storage to allocate the TPM state on."),
+                Opt::str("version").default("2.0").choices(&["1.2", "2.0"]).desc("TPM version (cannot change later)."),
+            ],
+        )
+        .desc("TPM state disk, created when the VM has none."),
+        dict_devices("usb", "USB devices.", "usb0: host=1234:5678"),
+        dict_devices("virtio", "VirtIO drives (C(virtio0) to C(virtio15)).", "virtio0: local-lvm:32,iothread=1")
+            .desc("Same rules as O(scsi) on an existing VM."),
+        dict_devices("virtiofs", "Host directories shared with the guest (C(virtiofs0) to C(virtiofs9)).", "virtiofs0: dirid=share1,cache=auto").added("0.1.0"),
+    ]
+}
+
+fn cloud_init() -> Vec<Opt> {
+    vec![
+        Opt::str("cicustom").desc("Custom cloud-init files, for example C(user=local:snippets/user.yml)."),
+        Opt::str("cipassword")
+            .no_log()
+            .desc("Cloud-init password of O(ciuser). PVE never reveals the stored password, so on an existing VM it is set only when the VM has none. To change it, remove it first with O(delete=cipassword) in a separate task."),
+        Opt::str("citype").choices(&["nocloud", "configdrive2"]).desc("Cloud-init configuration format."),
+        Opt::bool("ciupgrade").desc("Upgrade packages on the first boot."),
+        Opt::str("ciuser").desc("Cloud-init user."),
+        dict_devices("ipconfig", "Cloud-init IP configuration per NIC.", "ipconfig0: ip=192.0.2.10/24,gw=192.0.2.1"),
+        Opt::list("nameservers", Kind::Str).desc("DNS servers for cloud-init (sent space-separated as C(nameserver))."),
+        Opt::list("searchdomains", Kind::Str).desc("DNS search domains for cloud-init (sent space-separated as C(searchdomain))."),
+        Opt::str("sshkeys").desc("Public SSH keys for cloud-init, one per line. Compared with the VM's keys after decoding, so an unchanged list is not an update."),
+    ]
+}
+
+/// Options that select the VM and steer the run rather than set config keys.
+fn control() -> Vec<Opt> {
+    vec![
+        Opt::int("vmid").desc("The VM's id. When cloning, the id of the source VM.").desc("When not set, the VM is found by O(name); a new VM gets a free id, see O(vmid_range)."),
+        Opt::list("vmid_range", Kind::Int)
+            .added("0.1.0")
+            .desc("C([first, last]): allocate new vmids (create and clone without O(vmid)/O(newid)) from this inclusive range instead of PVE's C(/cluster/nextid).")
+            .desc("Allocation is race-free either way: when PVE answers that the id was taken meanwhile, the next free id is tried."),
+        Opt::str("node")
+            .desc("Node to create the VM on, and the target node of O(migrate=true).")
+            .desc("Required only to create a VM (without O(clone)). For an existing VM the node that holds it is found from the cluster; a clone is made on the source's node."),
+        Opt::str("pool").desc("Resource pool of a new VM or clone. Not changed on existing VMs."),
+        Opt::str("state")
+            .default("present")
+            .choices(STATES)
+            .desc("V(present) creates the VM (or clones it), and with O(update=true) converges an existing one. V(started), V(stopped), V(restarted), V(paused) (suspend in RAM), V(hibernated) (suspend to disk) change the power state. V(current) reports it. V(template) converts the VM. V(absent) removes it."),
+        Opt::bool("update")
+            .default(false)
+            .desc("Converge an existing VM to the task: the task is compared with the VM's config and only the keys that differ are written, guarded by the config's digest. Creates the VM when it does not exist."),
+        Opt::bool("update_unsafe")
+            .default(false)
+            .desc("Accepted for compatibility and no longer needed: disks and NICs are always updated safely (see O(scsi), O(net))."),
+        Opt::str("apply_pending")
+            .default("keep")
+            .choices(&["keep", "reboot"])
+            .added("0.1.0")
+            .desc("What to do when an update of a running VM leaves changes pending (PVE could not hotplug them). V(keep) leaves them pending and lists them in RV(pending); V(reboot) reboots the VM so they take effect."),
+        Opt::str("clone").desc("Name of the VM to clone (with O(vmid) set, any value: O(vmid) is the source). The rest of the task (cores, memory, net, cloud-init, ...) is applied to the clone in the same run."),
+        Opt::int("newid").desc("vmid of the clone. When not set, a VM named O(name) is taken to be the clone; otherwise a free id is allocated."),
+        Opt::bool("full").default(true).desc("Full clone (V(true)) or linked clone (V(false), from a template)."),
+        Opt::str("format")
+            .choices(&["cloop", "cow", "qcow", "qcow2", "qed", "raw", "vmdk", "unspecified"])
+            .desc("Disk format of a full clone. V(unspecified) means: the storage's default."),
+        Opt::str("snapname").desc("Snapshot to clone from."),
+        Opt::str("storage").desc("Target storage of a full clone, or the storage of a restore from O(archive)."),
+        Opt::str("target").desc("Target node of a clone (needs shared storage)."),
+        Opt::str("archive").desc("Backup archive to restore when creating the VM, for example C(local:backup/vzdump-qemu-100.vma.zst)."),
+        Opt::bool("force")
+            .desc("V(state=stopped): power off when the graceful shutdown did not finish within O(timeout). V(state=restarted): reset instead of reboot. V(state=absent), V(state=template): stop a running VM first. With O(archive): overwrite an existing VM.")
+            .desc("Never sent on update."),
+        Opt::bool("purge").default(false).desc("V(state=absent): also remove the VM from backup jobs, replication and HA."),
+        Opt::bool("destroy_unreferenced_disks")
+            .default(false)
+            .added("0.1.0")
+            .desc("V(state=absent): also destroy volumes of this vmid that are not referenced by its config."),
+        Opt::str("delete").desc("Comma-separated config keys to delete. Keys the VM does not have are skipped, so a rerun reports no change. Deleted disks become C(unusedN), their data stays."),
+        Opt::str("revert").desc("Comma-separated config keys whose pending change is dropped."),
+        Opt::bool("migrate").default(false).desc("Migrate the VM to O(node) (online when running)."),
+        Opt::bool("with_local_disks").default(false).desc("Migrate local disks too."),
+        Opt::str("digest").desc("Only change the config if its SHA1 digest still equals this value. Without it, the digest the module read is used, so a concurrent change is never overwritten."),
+        Opt::bool("skiplock").desc("Ignore locks (only C(root@pam) authenticated by password)."),
+        Opt::int("timeout")
+            .default(30)
+            .desc("Seconds to wait for each PVE task, and the graceful-shutdown time of V(state=stopped). Creating, cloning and restoring wait at least 300 seconds (full clones of big disks take minutes), unless a larger value is given."),
+    ]
+}

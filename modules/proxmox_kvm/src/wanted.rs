@@ -1,0 +1,320 @@
+//! From the task's options to the VM config keys PVE expects (community.proxmox 1.6
+//! §2.7): booleans as 0/1, dict options flattened into numbered keys, `efidisk0` and
+//! `tpmstate0` rendered, lists joined, `sshkeys` URL-encoded, `smbios` as `smbios1`.
+//!
+//! Pure: no API calls. Only config keys come out; the parameters that exist only for
+//! a create, clone or restore (`archive`, `pool`, `storage`, ...) are read elsewhere.
+
+use std::collections::BTreeMap;
+
+use ferrox_common::options::Params;
+use serde_json::Value;
+
+/// Wanted config, key -> value as sent to PVE.
+pub type Config = BTreeMap<String, String>;
+
+/// How an option turns into one config key.
+enum Render {
+    Bool,
+    Int,
+    Text,
+}
+
+/// Options that map onto exactly one config key.
+const SIMPLE: &[(&str, &str, Render)] = &[
+    ("acpi", "acpi", Render::Bool),
+    ("args", "args", Render::Text),
+    ("autostart", "autostart", Render::Bool),
+    ("balloon", "balloon", Render::Int),
+    ("bios", "bios", Render::Text),
+    ("boot", "boot", Render::Text),
+    ("bootdisk", "bootdisk", Render::Text),
+    ("cicustom", "cicustom", Render::Text),
+    ("cipassword", "cipassword", Render::Text),
+    ("citype", "citype", Render::Text),
+    ("ciupgrade", "ciupgrade", Render::Bool),
+    ("ciuser", "ciuser", Render::Text),
+    ("cores", "cores", Render::Int),
+    ("cpu", "cpu", Render::Text),
+    ("cpulimit", "cpulimit", Render::Int),
+    ("cpuunits", "cpuunits", Render::Int),
+    ("description", "description", Render::Text),
+    ("freeze", "freeze", Render::Bool),
+    ("hookscript", "hookscript", Render::Text),
+    ("hotplug", "hotplug", Render::Text),
+    ("hugepages", "hugepages", Render::Text),
+    ("keyboard", "keyboard", Render::Text),
+    ("kvm", "kvm", Render::Bool),
+    ("localtime", "localtime", Render::Bool),
+    ("lock", "lock", Render::Text),
+    ("machine", "machine", Render::Text),
+    ("memory", "memory", Render::Int),
+    ("migrate_downtime", "migrate_downtime", Render::Int),
+    ("migrate_speed", "migrate_speed", Render::Int),
+    ("name", "name", Render::Text),
+    ("numa_enabled", "numa", Render::Bool),
+    ("onboot", "onboot", Render::Bool),
+    ("ostype", "ostype", Render::Text),
+    ("protection", "protection", Render::Bool),
+    ("reboot", "reboot", Render::Bool),
+    ("rng0", "rng0", Render::Text),
+    ("scsihw", "scsihw", Render::Text),
+    ("shares", "shares", Render::Int),
+    ("smbios", "smbios1", Render::Text),
+    ("sockets", "sockets", Render::Int),
+    ("startdate", "startdate", Render::Text),
+    ("startup", "startup", Render::Text),
+    ("tablet", "tablet", Render::Bool),
+    ("tdf", "tdf", Render::Bool),
+    ("template", "template", Render::Bool),
+    ("vcpus", "vcpus", Render::Int),
+    ("vga", "vga", Render::Text),
+    ("watchdog", "watchdog", Render::Text),
+    ("allow_ksm", "allow-ksm", Render::Bool),
+    ("spice_enhancements", "spice_enhancements", Render::Text),
+];
+
+/// Dict options flattened into numbered keys: option, key prefix, highest index.
+pub const NUMBERED: &[(&str, &str, u32)] = &[
+    ("audio", "audio", 0),
+    ("hostpci", "hostpci", 15),
+    ("ide", "ide", 3),
+    ("ipconfig", "ipconfig", 31),
+    ("net", "net", 31),
+    ("numa", "numa", 7),
+    ("parallel", "parallel", 2),
+    ("sata", "sata", 5),
+    ("scsi", "scsi", 30),
+    ("serial", "serial", 3),
+    ("usb", "usb", 29),
+    ("virtio", "virtio", 15),
+    ("virtiofs", "virtiofs", 9),
+];
+
+/// The config keys the task asks for.
+pub fn config(p: &Params) -> Result<Config, String> {
+    let mut out = Config::new();
+    for (option, key, render) in SIMPLE {
+        let Some(value) = p.get(option) else { continue };
+        let text = match render {
+            Render::Bool => bool_01(value.as_bool().unwrap_or(false)),
+            Render::Int | Render::Text => scalar_text(value),
+        };
+        out.insert((*key).to_string(), text);
+    }
+    if let Some(agent) = p.str("agent") {
+        out.insert("agent".into(), agent_value(agent));
+    }
+    for (option, prefix, max) in NUMBERED {
+        if let Some(map) = p.dict(option) {
+            for (key, value) in map {
+                check_numbered_key(option, prefix, *max, key)?;
+                match value {
+                    Value::Null => continue,
+                    Value::Object(_) | Value::Array(_) => {
+                        return Err(format!(
+                            "{option}.{key} must be a PVE property string like the examples of option {option}, got a {}",
+                            if value.is_object() { "dict" } else { "list" }
+                        ))
+                    }
+                    other => out.insert(key.clone(), scalar_text(other)),
+                };
+            }
+        }
+    }
+    if let Some(efi) = p.sub("efidisk0") {
+        out.insert("efidisk0".into(), efidisk(&efi)?);
+    }
+    if let Some(tpm) = p.sub("tpmstate0") {
+        let storage = tpm.str("storage").unwrap_or_default();
+        let version = tpm.str("version").unwrap_or("2.0");
+        out.insert("tpmstate0".into(), format!("{storage}:1,version=v{version}"));
+    }
+    for (option, key) in [("nameservers", "nameserver"), ("searchdomains", "searchdomain")] {
+        if let Some(items) = p.strings(option).filter(|l| !l.is_empty()) {
+            out.insert(key.into(), items.join(" "));
+        }
+    }
+    if let Some(tags) = p.strings("tags").filter(|l| !l.is_empty()) {
+        for tag in &tags {
+            if !valid_tag(tag) {
+                return Err(format!("{tag} is not a valid tag"));
+            }
+        }
+        out.insert("tags".into(), tags.join(";"));
+    }
+    if let Some(keys) = p.str("sshkeys") {
+        out.insert("sshkeys".into(), url_encode(keys));
+    }
+    Ok(out)
+}
+
+/// Fails like 1.6 when `args`/`skiplock` are used without `root@pam` and a password.
+pub fn check_root_only(p: &Params) -> Result<(), String> {
+    let root_by_password = p.str("api_user") == Some("root@pam") && p.non_empty("api_password").is_some();
+    for option in ["args", "skiplock"] {
+        if p.is_set(option) && !root_by_password {
+            return Err(format!("{option} parameter require root@pam user. "));
+        }
+    }
+    Ok(())
+}
+
+fn bool_01(b: bool) -> String {
+    if b { "1" } else { "0" }.to_string()
+}
+
+fn scalar_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Bool(b) => bool_01(*b),
+        other => other.to_string(),
+    }
+}
+
+/// `agent`: a boolean word becomes 0/1, anything else is a property string.
+fn agent_value(text: &str) -> String {
+    match text.to_ascii_lowercase().as_str() {
+        "yes" | "on" | "1" | "true" | "t" | "y" => "1".into(),
+        "no" | "off" | "0" | "false" | "f" | "n" => "0".into(),
+        _ => text.to_string(),
+    }
+}
+
+fn check_numbered_key(option: &str, prefix: &str, max: u32, key: &str) -> Result<(), String> {
+    let index = key.strip_prefix(prefix).and_then(|n| n.parse::<u32>().ok());
+    match index {
+        Some(n) if n <= max && key == format!("{prefix}{n}") => Ok(()),
+        _ => Err(format!(
+            "{option}: '{key}' is not a PVE config key; use {prefix}0{} as keys",
+            if max > 0 { format!(" to {prefix}{max}") } else { String::new() }
+        )),
+    }
+}
+
+/// `efidisk0` as PVE's allocation syntax; unset sub-options are left out.
+fn efidisk(efi: &Params) -> Result<String, String> {
+    let storage = efi
+        .non_empty("storage")
+        .ok_or("efidisk0.storage is required: name the storage to allocate the EFI disk on")?;
+    let mut parts = vec![format!("{storage}:1")];
+    if let Some(f) = efi.str("format") {
+        parts.push(format!("format={f}"));
+    }
+    if let Some(t) = efi.str("efitype") {
+        parts.push(format!("efitype={t}"));
+    }
+    if let Some(k) = efi.bool("pre_enrolled_keys") {
+        parts.push(format!("pre-enrolled-keys={}", bool_01(k)));
+    }
+    Ok(parts.join(","))
+}
+
+fn valid_tag(tag: &str) -> bool {
+    let mut chars = tag.chars();
+    matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || "_-+.".contains(c))
+}
+
+/// Every byte except `A-Z a-z 0-9 _ . - ~` as `%XX`, as PVE stores `sshkeys`.
+pub fn url_encode(text: &str) -> String {
+    let mut out = String::new();
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"_.-~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The inverse of [`url_encode`] (also of other encoders' `+`-free output).
+pub fn url_decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).ok();
+            if let Some(b) = hex.and_then(|h| u8::from_str_radix(h, 16).ok()) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Map};
+
+    fn params(v: Value) -> Params {
+        let mut map: Map<String, Value> = Map::new();
+        for opt in crate::options::all() {
+            map.insert(opt.name.to_string(), Value::Null);
+        }
+        for (k, val) in v.as_object().unwrap() {
+            map.insert(k.clone(), val.clone());
+        }
+        Params::new(map)
+    }
+
+    #[test]
+    fn options_become_config_keys() {
+        let c = config(&params(json!({
+            "name": "web01", "cores": 2, "onboot": true, "numa_enabled": false, "smbios": "manufacturer=X",
+            "agent": "yes", "allow_ksm": true,
+            "net": {"net0": "virtio,bridge=vmbr0"}, "scsi": {"scsi0": "local-lvm:8"},
+            "nameservers": ["1.1.1.1", "9.9.9.9"], "tags": ["web", "Prod"],
+            "efidisk0": {"storage": "local-lvm", "format": null, "efitype": "4m", "pre_enrolled_keys": true},
+            "tpmstate0": {"storage": "local-lvm", "version": "2.0"},
+        })))
+        .unwrap();
+        assert_eq!(c["name"], "web01");
+        assert_eq!(c["cores"], "2");
+        assert_eq!(c["onboot"], "1");
+        assert_eq!(c["numa"], "0");
+        assert_eq!(c["smbios1"], "manufacturer=X");
+        assert_eq!(c["agent"], "1");
+        assert_eq!(c["allow-ksm"], "1");
+        assert_eq!(c["net0"], "virtio,bridge=vmbr0");
+        assert_eq!(c["scsi0"], "local-lvm:8");
+        assert_eq!(c["nameserver"], "1.1.1.1 9.9.9.9");
+        assert_eq!(c["tags"], "web;Prod");
+        assert_eq!(c["efidisk0"], "local-lvm:1,efitype=4m,pre-enrolled-keys=1");
+        assert_eq!(c["tpmstate0"], "local-lvm:1,version=v2.0");
+        assert!(!c.contains_key("memory"));
+    }
+
+    #[test]
+    fn bad_input_names_the_option() {
+        let e = config(&params(json!({"net": {"eth0": "virtio"}}))).unwrap_err();
+        assert_eq!(e, "net: 'eth0' is not a PVE config key; use net0 to net31 as keys");
+        let e = config(&params(json!({"tags": ["ok", "not ok"]}))).unwrap_err();
+        assert_eq!(e, "not ok is not a valid tag");
+        let e = config(&params(json!({"efidisk0": {"storage": null, "format": null, "efitype": "4m", "pre_enrolled_keys": null}}))).unwrap_err();
+        assert!(e.starts_with("efidisk0.storage is required"));
+    }
+
+    #[test]
+    fn sshkeys_round_trip() {
+        let keys = "ssh-ed25519 AAAA+b/c= me@host\nssh-rsa BBB you@x";
+        let enc = url_encode(keys);
+        assert_eq!(&enc[..22], "ssh-ed25519%20AAAA%2Bb");
+        assert_eq!(url_decode(&enc), keys);
+    }
+
+    #[test]
+    fn root_only_options() {
+        let p = params(json!({"args": "-x", "api_user": "ansible@pve", "api_token_id": "t"}));
+        assert_eq!(check_root_only(&p).unwrap_err(), "args parameter require root@pam user. ");
+        let p = params(json!({"args": "-x", "api_user": "root@pam", "api_password": "pw"}));
+        assert!(check_root_only(&p).is_ok());
+    }
+}
