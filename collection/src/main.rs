@@ -1,1 +1,63 @@
-fn main() {}
+//! `cargo collection <command>`: everything between the Rust sources and a playbook.
+//!
+//! - `build [--debug]`: the four module binaries into `plugins/modules/` (release builds
+//!   are statically linked for x86_64 Linux, so they run on any PVE controller host).
+//! - `docs [--check]`: `plugins/modules/<m>.yml` rendered from each module's declaration.
+//! - `tarball`: `build/ferrox-proxmox-<version>.tar.gz` via `ansible-galaxy collection build`.
+//! - `install [--path DIR]`: the tarball installed into DIR (default `build/collections`).
+//! - `setup`: the Python venvs `.venv` (ansible-core 2.19) and `.venv-2.17`.
+//! - `demo`: build, install, start the simulator, run `playbooks/` twice and in check mode.
+//! - `test`: setup, debug build, the whole workspace's tests.
+//! - `spec <module>`: a module's argument_spec as JSON (for the validation-parity test).
+
+mod build;
+mod demo;
+mod docs;
+mod galaxy;
+mod modules;
+mod repo;
+mod setup;
+mod spec_json;
+mod test;
+
+use anyhow::{bail, Result};
+
+const USAGE: &str = "usage: cargo collection <command>
+
+  build [--debug]     build the module binaries into plugins/modules/
+  docs [--check]      render plugins/modules/<module>.yml (--check: fail if stale)
+  tarball             build the collection tarball into build/
+  install [--path D]  install the tarball into D (default build/collections)
+  setup               create the Python venvs .venv (ansible-core 2.19) and .venv-2.17
+  demo                build, install, start pvesim, run playbooks/ twice and in check mode
+  test                setup, debug build, then the whole test suite
+  spec <module>       print a module's argument_spec as JSON";
+
+fn main() {
+    if let Err(e) = run(std::env::args().skip(1).collect()) {
+        eprintln!("error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn run(args: Vec<String>) -> Result<()> {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    match args.as_slice() {
+        ["build"] => build::build(build::Profile::Release),
+        ["build", "--debug"] => build::build(build::Profile::Debug),
+        ["docs"] => docs::write(),
+        ["docs", "--check"] => docs::check(),
+        ["tarball"] => galaxy::tarball().map(|_| ()),
+        ["install"] => galaxy::install(&repo::root().join("build/collections")),
+        ["install", "--path", dir] => galaxy::install(std::path::Path::new(dir)),
+        ["setup"] => setup::setup(),
+        ["demo"] => demo::demo(),
+        ["test", rest @ ..] => test::test(rest),
+        ["spec", module] => spec_json::print(module),
+        ["help"] | ["--help"] | ["-h"] | [] => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        other => bail!("unknown command {:?}\n\n{USAGE}", other.join(" ")),
+    }
+}

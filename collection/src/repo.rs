@@ -1,0 +1,77 @@
+//! Paths of the checkout and running the tools it needs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, Context, Result};
+
+/// The repository root, which is also the collection root.
+pub fn root() -> PathBuf {
+    let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    here.canonicalize().unwrap_or(here)
+}
+
+/// The cargo that runs us (so `+toolchain` and the environment carry over).
+pub fn cargo() -> Command {
+    let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Cargo's target directory, honouring `CARGO_TARGET_DIR` and config.
+pub fn target_dir() -> Result<PathBuf> {
+    let out = cargo()
+        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .output()
+        .context("running cargo metadata")?;
+    if !out.status.success() {
+        bail!("cargo metadata failed: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout)?;
+    meta["target_directory"]
+        .as_str()
+        .map(PathBuf::from)
+        .context("cargo metadata did not name the target directory")
+}
+
+/// A tool of the main venv (`.venv/bin/<name>`), or an error saying how to create it.
+pub fn venv_tool(name: &str) -> Result<PathBuf> {
+    let path = root().join(".venv/bin").join(name);
+    if !path.exists() {
+        bail!("{} is missing: run `cargo collection setup` first", path.display());
+    }
+    Ok(path)
+}
+
+/// Runs a command, echoing it; fails with its exit status.
+pub fn run(cmd: &mut Command) -> Result<()> {
+    eprintln!("+ {}", describe(cmd));
+    let status = cmd.status().with_context(|| format!("starting {}", describe(cmd)))?;
+    if !status.success() {
+        bail!("{} failed ({status})", describe(cmd));
+    }
+    Ok(())
+}
+
+/// Runs a command and returns its stdout (stderr passes through).
+pub fn output(cmd: &mut Command) -> Result<String> {
+    let out = cmd.output().with_context(|| format!("starting {}", describe(cmd)))?;
+    if !out.status.success() {
+        bail!("{} failed ({}): {}", describe(cmd), out.status, String::from_utf8_lossy(&out.stderr));
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn describe(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+/// `path` relative to the repository, for messages.
+pub fn rel(path: &Path) -> String {
+    path.strip_prefix(root()).unwrap_or(path).display().to_string()
+}

@@ -1,0 +1,57 @@
+//! `setup`: the Python environments the tests and the demo run ansible from.
+//!
+//! `.venv` holds the ansible-core the collection is developed against (plus proxmoxer
+//! and requests, which community.proxmox needs, for side-by-side comparisons);
+//! `.venv-2.17` the oldest ansible-core that `meta/runtime.yml` admits. Both are
+//! pinned, created from PyPI, and left alone when already right.
+
+use std::path::Path;
+use std::process::Command;
+
+use anyhow::Result;
+
+use crate::repo;
+
+/// `(venv dir, pip requirements)`.
+pub const VENVS: [(&str, &[&str]); 2] = [
+    (".venv", &["ansible-core==2.19.14", "proxmoxer==2.3.0", "requests==2.34.2"]),
+    (".venv-2.17", &["ansible-core==2.17.14"]),
+];
+
+pub fn setup() -> Result<()> {
+    for (dir, requirements) in VENVS {
+        let venv = repo::root().join(dir);
+        if satisfied(&venv, requirements) {
+            println!("{dir}: up to date ({})", requirements.join(", "));
+            continue;
+        }
+        if !venv.join("bin/python3").exists() {
+            repo::run(Command::new(python()).args(["-m", "venv"]).arg(&venv))?;
+        }
+        let mut pip = Command::new(venv.join("bin/python3"));
+        pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(requirements);
+        repo::run(&mut pip)?;
+        println!("{dir}: installed {}", requirements.join(", "));
+    }
+    Ok(())
+}
+
+/// The interpreter to create venvs with (`FERROX_PYTHON`, else python3).
+fn python() -> String {
+    std::env::var("FERROX_PYTHON").unwrap_or_else(|_| "python3".into())
+}
+
+/// Whether every `name==version` is installed in the venv.
+fn satisfied(venv: &Path, requirements: &[&str]) -> bool {
+    let python = venv.join("bin/python3");
+    if !python.exists() {
+        return false;
+    }
+    let Ok(out) = Command::new(&python).args(["-m", "pip", "freeze", "--disable-pip-version-check"]).output() else {
+        return false;
+    };
+    let frozen = String::from_utf8_lossy(&out.stdout).to_ascii_lowercase().replace('_', "-");
+    requirements
+        .iter()
+        .all(|req| frozen.lines().any(|l| l.trim() == req.to_ascii_lowercase().replace('_', "-")))
+}
