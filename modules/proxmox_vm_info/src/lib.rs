@@ -1,26 +1,76 @@
-//! The `ferrox.proxmox.proxmox_vm_info` module (being written).
+//! The `ferrox.proxmox.proxmox_vm_info` module: QEMU VMs and LXC containers of the
+//! cluster with their status, and on request their config and guest network.
+//!
+//! Compatible with community.proxmox 1.6 (options, filters, result, messages), except
+//! that what 1.6 turned into a failure of the whole task (an unreachable node, a
+//! stopped guest or a missing guest agent with `network: true`) is a warning here.
+//!
+//! - [`spec`]: the declaration (options, rules, docs).
+//! - [`collect`]: what is read from the cluster and how it is merged.
 
-use ferrox_common::options::{ModuleSpec, Rules, Support};
+mod collect;
+mod docs;
+
+use ferrox_common::client::Client;
+use ferrox_common::connection::{self, ConnectionParams};
+use ferrox_common::options::{ModuleSpec, Opt, Rules, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
-use ferrox_common::connection;
+
+pub use collect::{ConfigView, Filters, GuestKind};
 
 pub fn spec() -> ModuleSpec {
+    let mut options = connection::options();
+    options.extend([
+        Opt::str("node")
+            .desc("Restrict the results to guests on this node.")
+            .desc("The node must exist in the cluster, otherwise the module fails."),
+        Opt::str("type")
+            .default("all")
+            .choices(&["all", "qemu", "lxc"])
+            .desc("Restrict the results to QEMU VMs (V(qemu)) or LXC containers (V(lxc)); V(all) lists both."),
+        Opt::int("vmid")
+            .desc("Restrict the results to the guest with this VMID.")
+            .desc("An unknown VMID gives an empty list; V(0) means no filter."),
+        Opt::str("name")
+            .desc("Restrict the results to guests with exactly this name (case-sensitive).")
+            .desc("Names need not be unique, so several guests can match; an unknown name gives an empty list."),
+        Opt::str("config")
+            .default("none")
+            .choices(&["none", "current", "pending"])
+            .desc("Whether to add each guest's configuration as RV(proxmox_vms[].config).")
+            .desc("V(current) is the configuration in effect; V(pending) is the configuration with pending changes applied (what the guest gets at its next restart); V(none) adds nothing.")
+            .desc("Costs one API call per guest."),
+        Opt::bool("network")
+            .default(false)
+            .desc("Whether to add each guest's network interfaces as reported from inside the guest, as RV(proxmox_vms[].network).")
+            .desc("A QEMU VM needs a running QEMU guest agent. A guest that is not running, or a VM whose agent is not configured or not running, is skipped with a warning.")
+            .desc("Costs one API call per running guest."),
+    ]);
     ModuleSpec {
         name: "proxmox_vm_info",
-        short_description: "(being written)",
-        description: vec![],
+        short_description: "Retrieve information about QEMU VMs and LXC containers of a Proxmox VE cluster",
+        description: docs::description(),
         version_added: "0.1.0",
-        options: connection::options(),
+        options,
         rules: Rules::default().merge(connection::rules()),
-        check_mode: (Support::Full, ""),
-        diff_mode: (Support::Full, ""),
-        notes: vec![],
-        seealso: vec![],
-        examples: "",
-        returns: "",
+        check_mode: (Support::Full, "The module only reads, so check mode runs it normally."),
+        diff_mode: (Support::None, "The module changes nothing, so there is nothing to diff."),
+        notes: docs::notes(),
+        seealso: vec!["ferrox.proxmox.proxmox_kvm"],
+        examples: docs::EXAMPLES,
+        returns: docs::RETURN,
     }
 }
 
-pub fn run(_m: &mut Module) -> Result<Output, Failure> {
-    Err(Failure::new("proxmox_vm_info is not implemented yet"))
+pub fn run(m: &mut Module) -> Result<Output, Failure> {
+    let filters = Filters::from_params(&m.params)?;
+    let conn = ConnectionParams::from_params(&m.params)?;
+    let client = Client::connect(&conn)?;
+    let found = collect::collect(&client, &filters)?;
+    for warning in found.warnings {
+        m.warn(warning);
+    }
+    let count = found.guests.len();
+    Ok(Output::unchanged(format!("{count} guest{} found", if count == 1 { "" } else { "s" }))
+        .with("proxmox_vms", found.guests))
 }

@@ -1,0 +1,341 @@
+//! What proxmox_vm_info reads, in as few calls as the request allows:
+//! `/nodes` only when `node` is given, one `/cluster/resources?type=vm`, one guest
+//! listing per node that holds a kept guest, and per-guest calls only for `config`
+//! and `network`.
+
+use ferrox_common::client::{ApiError, ApiErrorKind, Client};
+use ferrox_common::options::Params;
+use ferrox_common::protocol::Failure;
+use serde_json::{Map, Value};
+
+/// The two guest types, in the order 1.6 lists them for `type: all`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestKind {
+    Qemu,
+    Lxc,
+}
+
+impl GuestKind {
+    /// The path segment and the `type` field (`qemu`, `lxc`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuestKind::Qemu => "qemu",
+            GuestKind::Lxc => "lxc",
+        }
+    }
+    /// As 1.6 names it in error messages.
+    fn label(self) -> &'static str {
+        match self {
+            GuestKind::Qemu => "QEMU",
+            GuestKind::Lxc => "LXC",
+        }
+    }
+    fn noun(self) -> &'static str {
+        match self {
+            GuestKind::Qemu => "VM",
+            GuestKind::Lxc => "container",
+        }
+    }
+}
+
+/// Which configuration to attach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConfigView {
+    None,
+    /// `current=1`: the configuration in effect.
+    Current,
+    /// `current=0`: pending changes applied.
+    Pending,
+}
+
+/// The task's filters and extras, typed.
+#[derive(Debug, Clone)]
+pub struct Filters {
+    pub node: Option<String>,
+    pub kinds: Vec<GuestKind>,
+    /// `None` for no filter (also when the task says 0, as 1.6).
+    pub vmid: Option<i64>,
+    pub name: Option<String>,
+    pub config: ConfigView,
+    pub network: bool,
+}
+
+impl Filters {
+    pub fn from_params(p: &Params) -> Result<Filters, Failure> {
+        let kinds = match p.str("type").unwrap_or("all") {
+            "qemu" => vec![GuestKind::Qemu],
+            "lxc" => vec![GuestKind::Lxc],
+            _ => vec![GuestKind::Qemu, GuestKind::Lxc],
+        };
+        let config = match p.str("config").unwrap_or("none") {
+            "current" => ConfigView::Current,
+            "pending" => ConfigView::Pending,
+            _ => ConfigView::None,
+        };
+        Ok(Filters {
+            node: p.str("node").map(str::to_string),
+            kinds,
+            vmid: p.int("vmid").filter(|v| *v != 0),
+            name: p.str("name").map(str::to_string),
+            config,
+            network: p.flag("network"),
+        })
+    }
+
+    fn keeps(&self, kind: GuestKind, entry: &Map<String, Value>) -> bool {
+        entry.get("type").and_then(Value::as_str) == Some(kind.as_str())
+            && self.node.as_deref().is_none_or(|n| entry.get("node").and_then(Value::as_str) == Some(n))
+            && self.vmid.is_none_or(|v| vmid_of(entry) == Some(v))
+            && self.name.as_deref().is_none_or(|n| entry.get("name").and_then(Value::as_str) == Some(n))
+    }
+}
+
+/// The guests found, sorted by vmid, and what could not be read.
+#[derive(Debug, Default)]
+pub struct Found {
+    pub guests: Vec<Value>,
+    pub warnings: Vec<String>,
+}
+
+pub fn collect(client: &Client, f: &Filters) -> Result<Found, Failure> {
+    if let Some(node) = &f.node {
+        let nodes = client
+            .get("/nodes", &[])
+            .map_err(|e| Failure::new(format!("Unable to retrieve Proxmox VE node: {e}")))?;
+        let exists = nodes.as_array().is_some_and(|list| list.iter().any(|n| n["node"].as_str() == Some(node)));
+        if !exists {
+            return Err(Failure::new(format!("Node {node} doesn't exist in PVE cluster")));
+        }
+    }
+    let resources = client
+        .get("/cluster/resources", &[("type", "vm".to_string())])
+        .map_err(|e| Failure::new(format!("Failed to retrieve VMs information from cluster resources: {e}")))?;
+    let resources: Vec<Map<String, Value>> =
+        resources.as_array().into_iter().flatten().filter_map(|v| v.as_object().cloned()).collect();
+
+    let mut found = Found::default();
+    for &kind in &f.kinds {
+        let kept: Vec<&Map<String, Value>> = resources.iter().filter(|e| f.keeps(kind, e)).collect();
+        for node in distinct_nodes(&kept) {
+            let on_node = kept.iter().filter(|e| e.get("node").and_then(Value::as_str) == Some(node.as_str()));
+            let mut reader = NodeReader { client, kind, node: &node, reachable: true, warnings: &mut found.warnings };
+            let listing = reader.listing()?;
+            for entry in on_node {
+                let mut guest = (*entry).clone();
+                if let Some(listed) = listing.iter().find(|l| vmid_of(l) == vmid_of(&guest)) {
+                    guest.extend(listed.clone());
+                }
+                normalise(&mut guest);
+                reader.extras(&mut guest, f)?;
+                found.guests.push(Value::Object(guest));
+            }
+        }
+    }
+    found.guests.sort_by_key(|g| g["vmid"].as_i64().unwrap_or(i64::MAX));
+    Ok(found)
+}
+
+/// Calls about the guests of one node; once the node proves unreachable, no more
+/// calls go to it and one warning says so.
+struct NodeReader<'a> {
+    client: &'a Client,
+    kind: GuestKind,
+    node: &'a str,
+    reachable: bool,
+    warnings: &'a mut Vec<String>,
+}
+
+impl NodeReader<'_> {
+    /// The node's guest listing (`GET /nodes/{node}/{type}`); empty when unreachable.
+    fn listing(&mut self) -> Result<Vec<Map<String, Value>>, Failure> {
+        match self.client.get(&format!("/nodes/{}/{}", self.node, self.kind.as_str()), &[]) {
+            Ok(v) => Ok(v.as_array().into_iter().flatten().filter_map(|g| g.as_object().cloned()).collect()),
+            Err(e) => {
+                self.unreachable_or_fail(e)?;
+                Ok(Vec::new())
+            }
+        }
+    }
+
+    /// `config` and `network` of one guest, as asked.
+    fn extras(&mut self, guest: &mut Map<String, Value>, f: &Filters) -> Result<(), Failure> {
+        let Some(vmid) = vmid_of(guest) else { return Ok(()) };
+        let base = format!("/nodes/{}/{}/{vmid}", self.node, self.kind.as_str());
+        if f.config != ConfigView::None && self.reachable {
+            let current = if f.config == ConfigView::Current { "1" } else { "0" };
+            match self.client.get(&format!("{base}/config"), &[("current", current.to_string())]) {
+                Ok(config) => {
+                    guest.insert("config".into(), config);
+                }
+                Err(e) => self.unreachable_or_fail(e)?,
+            }
+        }
+        if f.network && self.reachable {
+            self.network(guest, &base, vmid)?;
+        }
+        Ok(())
+    }
+
+    fn network(&mut self, guest: &mut Map<String, Value>, base: &str, vmid: i64) -> Result<(), Failure> {
+        let who = format!("{} {vmid}", self.kind.noun());
+        let status = guest.get("status").and_then(Value::as_str).unwrap_or("unknown");
+        if status != "running" {
+            self.warnings.push(format!("No network information for {who}: it is not running (status {status})."));
+            return Ok(());
+        }
+        let path = match self.kind {
+            GuestKind::Qemu => format!("{base}/agent/network-get-interfaces"),
+            GuestKind::Lxc => format!("{base}/interfaces"),
+        };
+        match self.client.get(&path, &[]) {
+            Ok(answer) => {
+                let network = match self.kind {
+                    GuestKind::Qemu => answer.get("result").cloned().unwrap_or(Value::Null),
+                    GuestKind::Lxc => answer,
+                };
+                guest.insert("network".into(), network);
+                Ok(())
+            }
+            Err(e) if is_guest_not_answering(&e) => {
+                self.warnings.push(format!("No network information for {who}: {}.", e.message.trim_end_matches('.')));
+                Ok(())
+            }
+            Err(e) => self.unreachable_or_fail(e),
+        }
+    }
+
+    /// An unreachable node becomes a warning (once); anything else fails as in 1.6.
+    fn unreachable_or_fail(&mut self, e: ApiError) -> Result<(), Failure> {
+        if !is_unreachable(&e) {
+            return Err(Failure::new(format!("Failed to retrieve {} VMs information: {e}", self.kind.label())));
+        }
+        if self.reachable {
+            self.reachable = false;
+            self.warnings.push(format!(
+                "Node {} is unreachable ({e}): its {} guests are listed with the cluster's last known status only.",
+                self.node,
+                self.kind.label()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// PVE's answers for a node it cannot reach (595 connection, 596 TLS), or our own
+/// connection failing mid-run.
+fn is_unreachable(e: &ApiError) -> bool {
+    matches!(e.kind, ApiErrorKind::Connect | ApiErrorKind::Timeout) || matches!(e.status, Some(595 | 596))
+}
+
+/// The guest cannot answer: no agent configured, agent not running, guest stopped.
+fn is_guest_not_answering(e: &ApiError) -> bool {
+    e.status == Some(500) && {
+        let m = e.message.to_ascii_lowercase();
+        m.contains("agent") || m.contains("not running")
+    }
+}
+
+fn distinct_nodes(entries: &[&Map<String, Value>]) -> Vec<String> {
+    let mut nodes: Vec<String> = Vec::new();
+    for e in entries {
+        if let Some(n) = e.get("node").and_then(Value::as_str) {
+            if !nodes.iter().any(|x| x == n) {
+                nodes.push(n.to_string());
+            }
+        }
+    }
+    nodes
+}
+
+/// The vmid as an integer, whether PVE sent a number or a string.
+fn vmid_of(entry: &Map<String, Value>) -> Option<i64> {
+    match entry.get("vmid")? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
+}
+
+/// `vmid` as an integer and `template` as a boolean, for every guest.
+fn normalise(guest: &mut Map<String, Value>) {
+    if let Some(v) = vmid_of(guest) {
+        guest.insert("vmid".into(), Value::from(v));
+    }
+    let template = match guest.get("template") {
+        Some(Value::Number(n)) => n.as_i64() == Some(1),
+        Some(Value::String(s)) => s == "1",
+        Some(Value::Bool(b)) => *b,
+        _ => false,
+    };
+    guest.insert("template".into(), Value::Bool(template));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn obj(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap()
+    }
+
+    fn filters() -> Filters {
+        Filters {
+            node: None,
+            kinds: vec![GuestKind::Qemu, GuestKind::Lxc],
+            vmid: None,
+            name: None,
+            config: ConfigView::None,
+            network: false,
+        }
+    }
+
+    #[test]
+    fn filters_match_type_node_vmid_and_exact_name() {
+        let vm = obj(json!({"type": "qemu", "vmid": 100, "node": "pve1", "name": "web"}));
+        let mut f = filters();
+        assert!(f.keeps(GuestKind::Qemu, &vm));
+        assert!(!f.keeps(GuestKind::Lxc, &vm));
+        f.vmid = Some(100);
+        f.node = Some("pve1".into());
+        f.name = Some("web".into());
+        assert!(f.keeps(GuestKind::Qemu, &vm));
+        f.name = Some("Web".into());
+        assert!(!f.keeps(GuestKind::Qemu, &vm));
+        f.name = Some(String::new());
+        assert!(!f.keeps(GuestKind::Qemu, &vm), "an empty name filter matches only empty names");
+        f.name = None;
+        f.vmid = Some(101);
+        assert!(!f.keeps(GuestKind::Qemu, &vm));
+    }
+
+    #[test]
+    fn vmid_from_string_and_template_as_bool() {
+        let mut g = obj(json!({"vmid": "9000", "template": 1}));
+        normalise(&mut g);
+        assert_eq!(g["vmid"], json!(9000));
+        assert_eq!(g["template"], json!(true));
+        let mut g = obj(json!({"vmid": 100}));
+        normalise(&mut g);
+        assert_eq!(g["template"], json!(false));
+    }
+
+    #[test]
+    fn unreachable_means_595_596_or_transport() {
+        let e = |kind, status| ApiError { kind, status, message: "x".into(), errors: None };
+        assert!(is_unreachable(&e(ApiErrorKind::Http, Some(595))));
+        assert!(is_unreachable(&e(ApiErrorKind::Http, Some(596))));
+        assert!(is_unreachable(&e(ApiErrorKind::Connect, None)));
+        assert!(!is_unreachable(&e(ApiErrorKind::Http, Some(500))));
+        assert!(!is_unreachable(&e(ApiErrorKind::Http, Some(403))));
+    }
+
+    #[test]
+    fn agent_errors_are_recognised() {
+        let e = |m: &str| ApiError { kind: ApiErrorKind::Http, status: Some(500), message: m.into(), errors: None };
+        assert!(is_guest_not_answering(&e("QEMU guest agent is not running")));
+        assert!(is_guest_not_answering(&e("No QEMU guest agent configured")));
+        assert!(is_guest_not_answering(&e("VM 100 is not running")));
+        assert!(!is_guest_not_answering(&e("Configuration file does not exist")));
+    }
+}
