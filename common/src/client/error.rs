@@ -34,9 +34,48 @@ pub struct ApiError {
     pub errors: Option<Map<String, Value>>,
 }
 
+impl ApiError {
+    /// An HTTP error status with PVE's message and (for 400) its `errors` object.
+    pub fn http(status: u16, message: impl Into<String>, errors: Option<Map<String, Value>>) -> ApiError {
+        ApiError {
+            kind: ApiErrorKind::Http,
+            status: Some(status),
+            message: message.into().trim_end_matches('\n').to_string(),
+            errors: errors.filter(|e| !e.is_empty()),
+        }
+    }
+
+    /// A non-HTTP failure whose `message` is the whole explanation.
+    pub fn other(kind: ApiErrorKind, message: impl Into<String>) -> ApiError {
+        ApiError { kind, status: None, message: message.into(), errors: None }
+    }
+
+    /// True for an HTTP error with this status.
+    pub fn is_status(&self, status: u16) -> bool {
+        self.kind == ApiErrorKind::Http && self.status == Some(status)
+    }
+
+    /// The problem PVE reported for one parameter of a 400 (`errors.<param>`).
+    pub fn param_error(&self, param: &str) -> Option<&str> {
+        self.errors.as_ref()?.get(param)?.as_str()
+    }
+}
+
 impl std::fmt::Display for ApiError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        todo!("error: display")
+        match (self.kind, self.status) {
+            (ApiErrorKind::Http, Some(status)) => {
+                match standard_reason(status) {
+                    Some(reason) => write!(f, "{status} {reason}: {}", self.message)?,
+                    None => write!(f, "{status}: {}", self.message)?,
+                }
+                if let Some(errors) = &self.errors {
+                    write!(f, " - {}", python_repr(&Value::Object(errors.clone())))?;
+                }
+                Ok(())
+            }
+            _ => f.write_str(&self.message),
+        }
     }
 }
 
@@ -45,5 +84,156 @@ impl std::error::Error for ApiError {}
 impl From<ApiError> for Failure {
     fn from(e: ApiError) -> Failure {
         Failure::new(e.to_string())
+    }
+}
+
+/// The standard reason phrase of a status, as Python's `http.client.responses` has it
+/// (what 1.6 put between the code and PVE's text). PVE's own 595/596 have none.
+pub fn standard_reason(status: u16) -> Option<&'static str> {
+    Some(match status {
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        402 => "Payment Required",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        408 => "Request Timeout",
+        409 => "Conflict",
+        410 => "Gone",
+        411 => "Length Required",
+        413 => "Request Entity Too Large",
+        414 => "Request-URI Too Long",
+        415 => "Unsupported Media Type",
+        422 => "Unprocessable Entity",
+        423 => "Locked",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        501 => "Not Implemented",
+        502 => "Bad Gateway",
+        503 => "Service Unavailable",
+        504 => "Gateway Timeout",
+        505 => "HTTP Version Not Supported",
+        506 => "Variant Also Negotiates",
+        _ => return None,
+    })
+}
+
+/// A JSON value as Python's `repr()` prints the equivalent Python value: how 1.6 showed
+/// the `errors` object of a 400 (`{'vmid': 'duplicate parameter (already defined in URI)'}`).
+pub fn python_repr(value: &Value) -> String {
+    match value {
+        Value::Null => "None".into(),
+        Value::Bool(true) => "True".into(),
+        Value::Bool(false) => "False".into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => python_str_repr(s),
+        Value::Array(items) => {
+            let inner: Vec<String> = items.iter().map(python_repr).collect();
+            format!("[{}]", inner.join(", "))
+        }
+        Value::Object(map) => {
+            let inner: Vec<String> =
+                map.iter().map(|(k, v)| format!("{}: {}", python_str_repr(k), python_repr(v))).collect();
+            format!("{{{}}}", inner.join(", "))
+        }
+    }
+}
+
+/// Python's string repr: single quotes unless the text holds `'` and no `"`.
+fn python_str_repr(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn errors(v: Value) -> Option<Map<String, Value>> {
+        v.as_object().cloned()
+    }
+
+    #[test]
+    fn http_error_renders_like_1_6() {
+        let e = ApiError::http(500, "unable to create VM 108 - VM 108 already exists on node 'pve1'\n", None);
+        assert_eq!(e.to_string(), "500 Internal Server Error: unable to create VM 108 - VM 108 already exists on node 'pve1'");
+    }
+
+    #[test]
+    fn parameter_errors_render_as_a_python_dict() {
+        let e = ApiError::http(
+            400,
+            "Parameter verification failed.\n",
+            errors(json!({"vmid": "duplicate parameter (already defined in URI)"})),
+        );
+        assert_eq!(
+            e.to_string(),
+            "400 Bad Request: Parameter verification failed. - {'vmid': 'duplicate parameter (already defined in URI)'}"
+        );
+        assert_eq!(e.param_error("vmid"), Some("duplicate parameter (already defined in URI)"));
+    }
+
+    #[test]
+    fn several_parameter_errors_keep_pve_order_and_embedded_newlines() {
+        let e = ApiError::http(
+            400,
+            "Parameter verification failed.",
+            errors(json!({"net0": "invalid format - format error\nnet0.model: bad\n", "memory": "value must have a minimum value of 16"})),
+        );
+        assert_eq!(
+            e.to_string(),
+            "400 Bad Request: Parameter verification failed. - {'net0': 'invalid format - format error\\nnet0.model: bad\\n', 'memory': 'value must have a minimum value of 16'}"
+        );
+    }
+
+    #[test]
+    fn empty_errors_object_is_not_rendered() {
+        let e = ApiError::http(400, "Parameter verification failed.", errors(json!({})));
+        assert_eq!(e.to_string(), "400 Bad Request: Parameter verification failed.");
+    }
+
+    #[test]
+    fn non_standard_status_has_no_reason() {
+        assert_eq!(ApiError::http(595, "No route to host", None).to_string(), "595: No route to host");
+    }
+
+    #[test]
+    fn other_kinds_show_their_message() {
+        let e = ApiError::other(ApiErrorKind::Timeout, "took too long");
+        assert_eq!(e.to_string(), "took too long");
+        assert!(!e.is_status(500));
+    }
+
+    #[test]
+    fn python_repr_quotes_and_escapes_like_python() {
+        assert_eq!(python_repr(&json!("it's")), "\"it's\"");
+        assert_eq!(python_repr(&json!("say \"x\" it's")), "'say \"x\" it\\'s'");
+        assert_eq!(python_repr(&json!("a\\b\tc")), "'a\\\\b\\tc'");
+        assert_eq!(python_repr(&json!({"a": [1, null, true, false, 2.5]})), "{'a': [1, None, True, False, 2.5]}");
+    }
+
+    #[test]
+    fn failure_carries_the_rendered_text() {
+        let f: Failure = ApiError::http(403, "Permission check failed (/vms/100, VM.Allocate)", None).into();
+        assert_eq!(f.msg, "403 Forbidden: Permission check failed (/vms/100, VM.Allocate)");
     }
 }

@@ -3,53 +3,377 @@
 //! rendered them, bounded retries for reads only.
 //!
 //! Paths are relative to `/api2/json` (`/nodes/pve1/qemu`). Every call returns the
-//! `data` member of PVE's envelope.
+//! `data` member of PVE's envelope; other top-level keys (`total`, ...) are ignored.
+//!
+//! The client is generic on purpose: modules build their own paths and parameters.
 
+mod auth;
 mod error;
+pub mod retry;
+pub mod tls;
+mod transport;
+pub mod url;
 
-pub use error::{ApiError, ApiErrorKind};
+pub use error::{python_repr, standard_reason, ApiError, ApiErrorKind};
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::Value;
+use ureq::unversioned::resolver::DefaultResolver;
+use ureq::unversioned::transport::{Connector, TcpConnector};
 
 use crate::connection::ConnectionParams;
+use auth::{Credentials, Login};
+use tls::{Observed, Trust};
+use transport::{ReasonPhrase, TlsConnector};
+use url::Endpoint;
 
 /// Form fields of a POST/PUT body, or query parameters of a GET/DELETE.
 pub type Fields<'a> = &'a [(&'a str, String)];
 
+/// Bodies larger than this are refused (PVE's own answers stay far below it).
+const MAX_BODY: u64 = 64 * 1024 * 1024;
+
 /// A connected, authenticated API client.
 pub struct Client {
-    _private: (),
+    agent: ureq::Agent,
+    endpoint: Endpoint,
+    base_url: String,
+    credentials: Credentials,
+    trust: Trust,
+    timeout_secs: u64,
+    observed: Arc<Observed>,
+    reason: Arc<ReasonPhrase>,
+    sent: AtomicU32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    Get,
+    Post,
+    Put,
+    Delete,
+}
+
+impl Method {
+    fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Delete => "DELETE",
+        }
+    }
+    fn has_body(self) -> bool {
+        matches!(self, Method::Post | Method::Put)
+    }
 }
 
 impl Client {
     /// Builds the TLS configuration and, for password auth, requests a ticket.
     /// Token auth makes no request here: the first real call checks the token.
-    pub fn connect(_params: &ConnectionParams) -> Result<Client, ApiError> {
-        todo!("client: connect")
+    pub fn connect(params: &ConnectionParams) -> Result<Client, ApiError> {
+        let endpoint = Endpoint::parse(&params.host, params.port)
+            .map_err(|m| ApiError::other(ApiErrorKind::Other, m))?;
+        let trust = Trust::from_params(params);
+        let observed = Arc::new(Observed::default());
+        let reason = Arc::new(ReasonPhrase::default());
+        let server_name = rustls::pki_types::ServerName::try_from(endpoint.host.clone()).map_err(|_| {
+            ApiError::other(
+                ApiErrorKind::Other,
+                format!("api_host {} is neither a valid host name nor an IP address", endpoint.host),
+            )
+        })?;
+        let connector = ().chain(TcpConnector::default()).chain(TlsConnector {
+            config: tls::client_config(&trust, observed.clone())?,
+            server_name,
+            reason: reason.clone(),
+        });
+        let timeout_secs = params.timeout_secs.max(1);
+        let config = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .https_only(true)
+            .timeout_global(Some(Duration::from_secs(timeout_secs)))
+            .max_redirects(0)
+            .user_agent(concat!("ferrox.proxmox/", env!("CARGO_PKG_VERSION")))
+            .accept("application/json")
+            .max_idle_connections(1)
+            .max_idle_connections_per_host(1)
+            .build();
+        let agent = ureq::Agent::with_parts(config, connector, DefaultResolver::default());
+        let mut client = Client {
+            agent,
+            base_url: endpoint.base_url(),
+            endpoint,
+            credentials: Credentials::None,
+            trust,
+            timeout_secs,
+            observed,
+            reason,
+            sent: AtomicU32::new(0),
+        };
+        client.credentials = match (&params.password, &params.token_id, &params.token_secret) {
+            (Some(password), _, _) => client.login(&params.user, password, params.otp.as_deref())?,
+            (None, Some(id), Some(secret)) => Credentials::token(&params.user, id, secret),
+            _ => {
+                return Err(ApiError::other(
+                    ApiErrorKind::Auth,
+                    "No valid authentication credentials were supplied: set api_password, or api_token_id and api_token_secret",
+                ))
+            }
+        };
+        Ok(client)
     }
 
     /// GET (retried on connection errors, 5xx, 595/596 with bounded backoff).
-    pub fn get(&self, _path: &str, _query: Fields) -> Result<Value, ApiError> {
-        todo!("client: get")
+    pub fn get(&self, path: &str, query: Fields) -> Result<Value, ApiError> {
+        self.call(Method::Get, path, query)
     }
 
     /// POST a form body (never retried: writes are not idempotent).
-    pub fn post(&self, _path: &str, _form: Fields) -> Result<Value, ApiError> {
-        todo!("client: post")
+    pub fn post(&self, path: &str, form: Fields) -> Result<Value, ApiError> {
+        self.call(Method::Post, path, form)
     }
 
     /// PUT a form body (never retried).
-    pub fn put(&self, _path: &str, _form: Fields) -> Result<Value, ApiError> {
-        todo!("client: put")
+    pub fn put(&self, path: &str, form: Fields) -> Result<Value, ApiError> {
+        self.call(Method::Put, path, form)
     }
 
     /// DELETE with query parameters (never retried).
-    pub fn delete(&self, _path: &str, _query: Fields) -> Result<Value, ApiError> {
-        todo!("client: delete")
+    pub fn delete(&self, path: &str, query: Fields) -> Result<Value, ApiError> {
+        self.call(Method::Delete, path, query)
     }
 
     /// How many HTTP requests this client has sent (for tests and benchmarks).
     pub fn requests_sent(&self) -> u32 {
-        0
+        self.sent.load(Ordering::Relaxed)
+    }
+
+    /// `https://host:port/api2/json`.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Who the requests run as (`API token user@realm!id` or `user user@realm`), for messages.
+    pub fn identity(&self) -> String {
+        self.credentials.who()
+    }
+
+    /// `api_timeout` in seconds.
+    pub fn timeout_secs(&self) -> u64 {
+        self.timeout_secs
+    }
+
+    /// Password login: a ticket, answering a TFA challenge with `api_otp` when asked.
+    fn login(&self, user: &str, password: &str, otp: Option<&str>) -> Result<Credentials, ApiError> {
+        let url = format!("{}/access/ticket", self.base_url);
+        let rejected = || ApiError::other(ApiErrorKind::Auth, format!("Couldn't authenticate user: {user} to {url}"));
+        let ask = |form: &[(&str, String)]| match self.send(Method::Post, "/access/ticket", form) {
+            Ok(data) => Ok(auth::parse_login(&data)),
+            Err(e) if e.is_status(401) || e.is_status(400) => Ok(Login::Rejected),
+            Err(e) if e.kind == ApiErrorKind::Http => Err(ApiError::other(
+                ApiErrorKind::Auth,
+                format!("Couldn't authenticate user: {user} to {url}: {e}"),
+            )),
+            Err(e) => Err(e),
+        };
+        let mut form = vec![("username", user.to_string()), ("password", password.to_string())];
+        if let Some(otp) = otp {
+            form.push(("otp", otp.to_string()));
+        }
+        let answer = match ask(&form)? {
+            Login::NeedTfa { challenge } => {
+                let Some(otp) = otp else {
+                    return Err(ApiError::other(
+                        ApiErrorKind::Auth,
+                        "Couldn't authenticate user: missing Two Factor Authentication (TFA)",
+                    ));
+                };
+                let second = [
+                    ("username", user.to_string()),
+                    ("tfa-challenge", challenge),
+                    ("password", auth::tfa_response(otp)),
+                ];
+                match ask(&second)? {
+                    Login::Ticket { ticket, csrf } => Login::Ticket { ticket, csrf },
+                    _ => {
+                        return Err(ApiError::other(
+                            ApiErrorKind::Auth,
+                            format!("Couldn't authenticate user: {user} to {url}: the second factor in api_otp was not accepted (a TOTP code is valid for 30 seconds)"),
+                        ))
+                    }
+                }
+            }
+            other => other,
+        };
+        match answer {
+            Login::Ticket { ticket, csrf } => Ok(Credentials::Ticket { cookie: ticket, csrf, user: user.to_string() }),
+            _ => Err(rejected()),
+        }
+    }
+
+    /// One API call, retried per [`retry::next_pause`].
+    fn call(&self, method: Method, path: &str, fields: Fields) -> Result<Value, ApiError> {
+        let mut attempt = 1;
+        loop {
+            match self.send(method, path, fields) {
+                Ok(data) => return Ok(data),
+                Err(e) => match retry::next_pause(method.as_str(), attempt, &e) {
+                    Some(pause) => {
+                        std::thread::sleep(pause);
+                        attempt += 1;
+                    }
+                    None => return Err(e),
+                },
+            }
+        }
+    }
+
+    /// One HTTP request and its `data`.
+    fn send(&self, method: Method, path: &str, fields: Fields) -> Result<Value, ApiError> {
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        self.observed.clear();
+        let (status, body) = self.exchange(method, path, fields).map_err(|e| self.transport_error(method, path, e))?;
+        if status >= 400 {
+            return Err(self.http_error(status, &body));
+        }
+        if body.trim().is_empty() {
+            return Ok(Value::Null);
+        }
+        let envelope: Value = serde_json::from_str(&body).map_err(|e| {
+            let start: String = body.chars().take(120).collect();
+            ApiError::other(
+                ApiErrorKind::Other,
+                format!(
+                    "{} {path} at {}: the answer is not JSON ({e}): {start}. Check that api_host and api_port point at the Proxmox VE API.",
+                    method.as_str(),
+                    self.endpoint.origin()
+                ),
+            )
+        })?;
+        Ok(match envelope {
+            Value::Object(mut map) => map.remove("data").unwrap_or(Value::Null),
+            _ => Value::Null,
+        })
+    }
+
+    /// Sends the request; returns the status and the body text.
+    fn exchange(&self, method: Method, path: &str, fields: Fields) -> Result<(u16, String), ureq::Error> {
+        let headers = self.credentials.headers(method != Method::Get);
+        let mut response = if method.has_body() {
+            let url = url::request_url(&self.base_url, path, &[]);
+            let mut req = match method {
+                Method::Put => self.agent.put(&url),
+                _ => self.agent.post(&url),
+            };
+            for (k, v) in &headers {
+                req = req.header(*k, v);
+            }
+            req.content_type("application/x-www-form-urlencoded").send(url::encode_fields(fields))?
+        } else {
+            let url = url::request_url(&self.base_url, path, fields);
+            let mut req = match method {
+                Method::Delete => self.agent.delete(&url),
+                _ => self.agent.get(&url),
+            };
+            for (k, v) in &headers {
+                req = req.header(*k, v);
+            }
+            req.call()?
+        };
+        let status = response.status().as_u16();
+        let body = response.body_mut().with_config().limit(MAX_BODY).read_to_string()?;
+        Ok((status, body))
+    }
+
+    /// An HTTP error status as 1.6 rendered it, with PVE's text from the body's
+    /// `message`, else the status line's reason phrase.
+    fn http_error(&self, status: u16, body: &str) -> ApiError {
+        let json: Option<Value> = serde_json::from_str(body).ok();
+        let body_message = json
+            .as_ref()
+            .and_then(|j| j.get("message"))
+            .and_then(Value::as_str)
+            .map(|m| m.trim_end().to_string())
+            .filter(|m| !m.is_empty());
+        let errors = json.as_ref().and_then(|j| j.get("errors")).and_then(Value::as_object).cloned();
+        let reason = self.reason.for_status(status).filter(|r| !r.is_empty());
+        let mut message = body_message
+            .or(reason)
+            .unwrap_or_else(|| standard_reason(status).unwrap_or("error").to_string());
+        match status {
+            401 => {
+                if message == "Unauthorized" {
+                    message = "authentication failed".into();
+                }
+                message = format!("{message} - {}", self.credentials.unauthorized_hint());
+            }
+            403 if message.starts_with("Permission check failed") => {
+                message = format!("{message} - {} lacks this privilege", self.credentials.who());
+            }
+            _ => {}
+        }
+        ApiError::http(status, message, errors)
+    }
+
+    /// A failure below HTTP: which option to check, never a secret.
+    fn transport_error(&self, method: Method, path: &str, e: ureq::Error) -> ApiError {
+        let origin = self.endpoint.origin();
+        let seen = self.observed.snapshot();
+        if seen.rejection.is_some() || is_tls_error(&e) {
+            return ApiError::other(ApiErrorKind::Tls, tls::failure_message(&self.trust, &origin, &seen, &tls_detail(&e)));
+        }
+        let timeout = || {
+            ApiError::other(
+                ApiErrorKind::Timeout,
+                format!(
+                    "{} {path} to {origin} got no answer within api_timeout ({}s). Raise api_timeout if Proxmox VE is slow to answer (large storage operations), or check that api_host and api_port are reachable.",
+                    method.as_str(),
+                    self.timeout_secs
+                ),
+            )
+        };
+        let connect = |detail: String| {
+            ApiError::other(
+                ApiErrorKind::Connect,
+                format!(
+                    "Could not connect to {origin} ({detail}). Check api_host ({}) and api_port ({}): they must name a running Proxmox VE node reachable from here.",
+                    self.endpoint.host, self.endpoint.port
+                ),
+            )
+        };
+        match e {
+            ureq::Error::Timeout(_) => timeout(),
+            ureq::Error::HostNotFound => connect(format!("host name {} could not be resolved", self.endpoint.host)),
+            ureq::Error::ConnectionFailed => connect("connection failed".into()),
+            ureq::Error::Io(io) => match io.kind() {
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => timeout(),
+                _ => connect(io.to_string()),
+            },
+            other => ApiError::other(
+                ApiErrorKind::Other,
+                format!("{} {path} to {origin} failed: {other}", method.as_str()),
+            ),
+        }
+    }
+}
+
+/// Whether ureq's error came from the TLS layer.
+fn is_tls_error(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::Rustls(_) | ureq::Error::Tls(_) => true,
+        ureq::Error::Io(io) => io.get_ref().is_some_and(|inner| inner.is::<rustls::Error>()),
+        _ => false,
+    }
+}
+
+/// The TLS error text without ureq's wrapping.
+fn tls_detail(e: &ureq::Error) -> String {
+    match e {
+        ureq::Error::Io(io) => io.get_ref().map(|inner| inner.to_string()).unwrap_or_else(|| io.to_string()),
+        other => other.to_string(),
     }
 }

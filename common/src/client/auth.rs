@@ -1,0 +1,132 @@
+//! How requests are authenticated: an API token header on every request, or a ticket
+//! from `POST /access/ticket` sent as cookie (plus the CSRF header on writes).
+
+use serde_json::Value;
+
+/// The credentials attached to each request.
+pub enum Credentials {
+    /// While logging in: nothing to attach.
+    None,
+    /// `Authorization: PVEAPIToken=user!id=secret`.
+    Token { header: String, token: String },
+    /// Cookie `PVEAuthCookie` on every request, header `CSRFPreventionToken` on writes.
+    Ticket { cookie: String, csrf: String, user: String },
+}
+
+impl Credentials {
+    pub fn token(user: &str, token_id: &str, secret: &str) -> Credentials {
+        Credentials::Token {
+            header: format!("PVEAPIToken={user}!{token_id}={secret}"),
+            token: format!("{user}!{token_id}"),
+        }
+    }
+
+    /// Headers for one request (`write`: POST/PUT/DELETE).
+    pub fn headers(&self, write: bool) -> Vec<(&'static str, String)> {
+        match self {
+            Credentials::None => vec![],
+            Credentials::Token { header, .. } => vec![("Authorization", header.clone())],
+            Credentials::Ticket { cookie, csrf, .. } => {
+                let mut h = vec![("Cookie", format!("PVEAuthCookie={cookie}"))];
+                if write {
+                    h.push(("CSRFPreventionToken", csrf.clone()));
+                }
+                h
+            }
+        }
+    }
+
+    /// Who the requests run as, for messages (never the secret).
+    pub fn who(&self) -> String {
+        match self {
+            Credentials::None => "nobody".into(),
+            Credentials::Token { token, .. } => format!("API token {token}"),
+            Credentials::Ticket { user, .. } => format!("user {user}"),
+        }
+    }
+
+    /// What to check after a 401.
+    pub fn unauthorized_hint(&self) -> String {
+        match self {
+            Credentials::Token { token, .. } => format!(
+                "check api_user, api_token_id and api_token_secret (or api_password): the API token {token} was not accepted"
+            ),
+            _ => "check api_user, api_token_id and api_token_secret (or api_password)".into(),
+        }
+    }
+}
+
+/// What the ticket endpoint answered.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Login {
+    Ticket { ticket: String, csrf: String },
+    /// The user has a second factor: answer the challenge (a half ticket).
+    NeedTfa { challenge: String },
+    /// `data` was null or lacked a ticket.
+    Rejected,
+}
+
+/// Reads the `data` of `POST /access/ticket`.
+pub fn parse_login(data: &Value) -> Login {
+    let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_string);
+    let need_tfa = match data.get("NeedTFA") {
+        Some(Value::Number(n)) => n.as_i64() != Some(0),
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => s != "0",
+        _ => false,
+    };
+    match (text("ticket"), text("CSRFPreventionToken")) {
+        (Some(challenge), _) if need_tfa => Login::NeedTfa { challenge },
+        (Some(ticket), Some(csrf)) => Login::Ticket { ticket, csrf },
+        _ => Login::Rejected,
+    }
+}
+
+/// The second factor as the TFA challenge expects it: `type:value`, TOTP by default.
+pub fn tfa_response(otp: &str) -> String {
+    if otp.contains(':') {
+        otp.to_string()
+    } else {
+        format!("totp:{otp}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn token_header_and_no_csrf() {
+        let c = Credentials::token("ansible@pve", "automation", "s3cr3t");
+        assert_eq!(c.headers(true), vec![("Authorization", "PVEAPIToken=ansible@pve!automation=s3cr3t".to_string())]);
+        assert_eq!(c.who(), "API token ansible@pve!automation");
+        assert!(!c.unauthorized_hint().contains("s3cr3t"));
+    }
+
+    #[test]
+    fn ticket_cookie_always_csrf_on_writes_only() {
+        let c = Credentials::Ticket { cookie: "PVE:root@pam:1::sig".into(), csrf: "1:abc".into(), user: "root@pam".into() };
+        assert_eq!(c.headers(false).len(), 1);
+        assert_eq!(c.headers(true)[1], ("CSRFPreventionToken", "1:abc".to_string()));
+    }
+
+    #[test]
+    fn login_answers() {
+        assert_eq!(
+            parse_login(&json!({"ticket": "T", "CSRFPreventionToken": "C", "username": "root@pam"})),
+            Login::Ticket { ticket: "T".into(), csrf: "C".into() }
+        );
+        assert_eq!(
+            parse_login(&json!({"ticket": "PVE:!tfa!x", "NeedTFA": 1, "username": "u@pve"})),
+            Login::NeedTfa { challenge: "PVE:!tfa!x".into() }
+        );
+        assert_eq!(parse_login(&Value::Null), Login::Rejected);
+    }
+
+    #[test]
+    fn tfa_response_defaults_to_totp() {
+        assert_eq!(tfa_response("123456"), "totp:123456");
+        assert_eq!(tfa_response("recovery:abcd"), "recovery:abcd");
+    }
+}

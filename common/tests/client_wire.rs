@@ -1,0 +1,324 @@
+//! The client on the wire, against a small local HTTPS server: TLS modes, headers,
+//! encodings, error texts, retries and timeouts.
+
+mod support;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use ferrox_common::client::{ApiErrorKind, Client};
+use ferrox_common::connection::ConnectionParams;
+use serde_json::json;
+use support::{Cert, Reply, TestServer};
+
+const SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
+const PASSWORD: &str = "pvesim-root";
+
+fn token_params(server: &TestServer) -> ConnectionParams {
+    ConnectionParams {
+        host: "127.0.0.1".into(),
+        port: Some(server.port),
+        user: "ansible@pve".into(),
+        token_id: Some("automation".into()),
+        token_secret: Some(SECRET.into()),
+        validate_certs: false,
+        timeout_secs: 5,
+        ..Default::default()
+    }
+}
+
+fn password_params(server: &TestServer) -> ConnectionParams {
+    ConnectionParams {
+        user: "root@pam".into(),
+        password: Some(PASSWORD.into()),
+        token_id: None,
+        token_secret: None,
+        ..token_params(server)
+    }
+}
+
+fn ok_server() -> TestServer {
+    TestServer::start(Cert::SignedByCa, |_| Reply::json(json!({"data": {"version": "9.1.2"}, "total": 1})))
+}
+
+fn no_secret_in(text: &str) {
+    assert!(!text.contains(SECRET) && !text.contains(PASSWORD), "secret leaked: {text}");
+}
+
+#[test]
+fn token_auth_sends_the_header_and_makes_no_request_at_connect() {
+    let server = ok_server();
+    let client = Client::connect(&token_params(&server)).unwrap();
+    assert_eq!(client.requests_sent(), 0);
+    assert!(server.requests().is_empty());
+    let data = client.get("/version", &[]).unwrap();
+    assert_eq!(data, json!({"version": "9.1.2"}));
+    let seen = server.requests();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].target, "/api2/json/version");
+    assert_eq!(seen[0].header("authorization"), Some(format!("PVEAPIToken=ansible@pve!automation={SECRET}").as_str()));
+    assert_eq!(client.requests_sent(), 1);
+}
+
+#[test]
+fn password_auth_uses_ticket_cookie_and_csrf_on_writes() {
+    let server = TestServer::start(Cert::SignedByCa, |req| {
+        if req.target == "/api2/json/access/ticket" {
+            Reply::json(json!({"data": {"ticket": "PVE:root@pam:6570A1B2::c2ln+/=", "CSRFPreventionToken": "6570A1B2:Y3NyZg", "username": "root@pam"}}))
+        } else {
+            Reply::json(json!({"data": null}))
+        }
+    });
+    let client = Client::connect(&password_params(&server)).unwrap();
+    assert_eq!(client.requests_sent(), 1, "the ticket request");
+    client.get("/cluster/resources", &[("type", "vm".into())]).unwrap();
+    client.put("/nodes/pve1/qemu/100/config", &[("memory", "2048".into())]).unwrap();
+    let seen = server.requests();
+    assert_eq!(seen[0].method, "POST");
+    assert_eq!(seen[0].body, "username=root%40pam&password=pvesim-root");
+    assert_eq!(seen[0].header("authorization"), None);
+    assert_eq!(seen[1].target, "/api2/json/cluster/resources?type=vm");
+    assert_eq!(seen[1].header("cookie"), Some("PVEAuthCookie=PVE:root@pam:6570A1B2::c2ln+/="));
+    assert_eq!(seen[1].header("csrfpreventiontoken"), None, "GET needs no CSRF token");
+    assert_eq!(seen[2].method, "PUT");
+    assert_eq!(seen[2].header("csrfpreventiontoken"), Some("6570A1B2:Y3NyZg"));
+    assert_eq!(seen[2].header("content-type"), Some("application/x-www-form-urlencoded"));
+    assert_eq!(seen[2].body, "memory=2048");
+}
+
+#[test]
+fn wrong_password_fails_like_1_6() {
+    let server = TestServer::start(Cert::SignedByCa, |_| {
+        Reply::status(401, "authentication failure", "{\"data\":null,\"message\":\"authentication failure\\n\"}")
+    });
+    let err = Client::connect(&password_params(&server)).err().expect("login must fail");
+    assert_eq!(err.kind, ApiErrorKind::Auth);
+    assert_eq!(
+        err.to_string(),
+        format!("Couldn't authenticate user: root@pam to https://127.0.0.1:{}/api2/json/access/ticket", server.port)
+    );
+    no_secret_in(&err.to_string());
+}
+
+#[test]
+fn second_factor_is_asked_for_and_answered() {
+    let server = TestServer::start(Cert::SignedByCa, |req| {
+        if req.body.contains("tfa-challenge=") {
+            Reply::json(json!({"data": {"ticket": "PVE:u@pve:1::full", "CSRFPreventionToken": "1:c"}}))
+        } else {
+            Reply::json(json!({"data": {"ticket": "PVE:!tfa!u@pve:1::half", "NeedTFA": 1, "username": "u@pve"}}))
+        }
+    });
+    let mut params = password_params(&server);
+    let err = Client::connect(&params).err().expect("no otp given");
+    assert_eq!(err.to_string(), "Couldn't authenticate user: missing Two Factor Authentication (TFA)");
+
+    params.otp = Some("123456".into());
+    let client = Client::connect(&params).unwrap();
+    assert_eq!(client.requests_sent(), 2);
+    let second = server.requests().last().unwrap().body.clone();
+    assert!(second.contains("tfa-challenge=PVE%3A%21tfa%21u%40pve%3A1%3A%3Ahalf"), "{second}");
+    assert!(second.contains("password=totp%3A123456"), "{second}");
+}
+
+#[test]
+fn form_values_and_query_parameters_are_percent_encoded() {
+    let server = TestServer::start(Cert::SignedByCa, |_| Reply::json(json!({"data": "UPID:pve1:0:0:0:resize:100:root@pam:"})));
+    let client = Client::connect(&token_params(&server)).unwrap();
+    let upid = client.put("/nodes/pve1/qemu/100/resize", &[("disk", "scsi0".into()), ("size", "+2G".into())]).unwrap();
+    assert_eq!(upid, json!("UPID:pve1:0:0:0:resize:100:root@pam:"));
+    client.delete("/nodes/pve1/qemu/100", &[("purge", "1".into()), ("destroy-unreferenced-disks", "1".into())]).unwrap();
+    let seen = server.requests();
+    assert_eq!(seen[0].body, "disk=scsi0&size=%2B2G");
+    assert_eq!(seen[1].method, "DELETE");
+    assert_eq!(seen[1].target, "/api2/json/nodes/pve1/qemu/100?purge=1&destroy-unreferenced-disks=1");
+    assert_eq!(seen[1].body, "");
+}
+
+#[test]
+fn one_connection_serves_the_whole_run() {
+    let server = ok_server();
+    let client = Client::connect(&token_params(&server)).unwrap();
+    for _ in 0..5 {
+        client.get("/version", &[]).unwrap();
+    }
+    // Keep-alive: one TCP connection (and one TLS handshake) for every request of a run.
+    assert_eq!(server.requests().len(), 5);
+    assert_eq!(server.connections(), 1);
+}
+
+#[test]
+fn validate_certs_with_the_ca_in_ca_path_succeeds() {
+    let server = ok_server();
+    let mut params = token_params(&server);
+    params.validate_certs = true;
+    params.ca_path = Some(server.write_ca("ca"));
+    let client = Client::connect(&params).unwrap();
+    client.get("/version", &[]).unwrap();
+}
+
+#[test]
+fn validate_certs_against_web_pki_explains_every_fix_with_the_presented_fingerprint() {
+    let server = ok_server();
+    let mut params = token_params(&server);
+    params.validate_certs = true;
+    let client = Client::connect(&params).unwrap();
+    let err = client.get("/version", &[]).unwrap_err();
+    assert_eq!(err.kind, ApiErrorKind::Tls);
+    let fp = ferrox_common::client::tls::fingerprint(&server.leaf_der);
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "TLS certificate of https://127.0.0.1:{} could not be verified (invalid peer certificate: UnknownIssuer). Proxmox VE uses a self-signed certificate by default: set api_cert_fingerprint to its SHA-256 fingerprint (the server presented {fp}), or ca_path to the CA that signed it (/etc/pve/pve-root-ca.pem on a node), or validate_certs: false to skip verification.",
+            server.port
+        )
+    );
+    assert_eq!(client.requests_sent(), 1, "TLS failures are not retried");
+}
+
+#[test]
+fn a_different_ca_in_ca_path_is_rejected() {
+    let server = ok_server();
+    let other = TestServer::start(Cert::SignedByCa, |_| Reply::json(json!({})));
+    let mut params = token_params(&server);
+    params.validate_certs = true;
+    params.ca_path = Some(other.write_ca("other"));
+    let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
+    assert!(err.to_string().contains("could not be verified against ca_path"), "{err}");
+}
+
+#[test]
+fn fingerprint_pin_accepts_a_self_signed_certificate_and_rejects_a_mismatch() {
+    let server = TestServer::start(Cert::SelfSigned, |_| Reply::json(json!({"data": 1})));
+    let fp = ferrox_common::client::tls::fingerprint(&server.leaf_der);
+    let mut params = token_params(&server);
+    params.validate_certs = true;
+    params.cert_fingerprint = ferrox_common::connection::normalise_fingerprint(&fp);
+    assert_eq!(Client::connect(&params).unwrap().get("/version", &[]).unwrap(), json!(1));
+
+    let wrong = "AB:".repeat(31) + "AB";
+    params.cert_fingerprint = ferrox_common::connection::normalise_fingerprint(&wrong);
+    let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
+    assert_eq!(err.kind, ApiErrorKind::Tls);
+    assert!(err.to_string().contains(&format!("expected {wrong}, the server presented {fp}")), "{err}");
+}
+
+#[test]
+fn a_missing_ca_file_names_ca_path() {
+    let server = ok_server();
+    let mut params = token_params(&server);
+    params.validate_certs = true;
+    params.ca_path = Some("/nonexistent/pve-root-ca.pem".into());
+    let err = Client::connect(&params).err().expect("unreadable ca_path");
+    assert!(err.to_string().starts_with("ca_path /nonexistent/pve-root-ca.pem could not be read"), "{err}");
+}
+
+#[test]
+fn errors_render_like_1_6() {
+    let server = TestServer::start(Cert::SignedByCa, |req| match req.target.as_str() {
+        t if t.ends_with("/bad") => Reply::status(
+            400,
+            "Parameter verification failed.",
+            "{\"data\":null,\"errors\":{\"vmid\":\"duplicate parameter (already defined in URI)\"},\"message\":\"Parameter verification failed.\\n\"}",
+        ),
+        t if t.ends_with("/old") => Reply::status(500, "unable to create VM 108 - VM 108 already exists on node 'pve1'", "{\"data\":null}"),
+        t if t.ends_with("/denied") => Reply::status(
+            403,
+            "Permission check failed (/vms/100, VM.Allocate)",
+            "{\"data\":null,\"message\":\"Permission check failed (/vms/100, VM.Allocate)\\n\"}",
+        ),
+        _ => Reply::status(401, "No ticket", ""),
+    });
+    let client = Client::connect(&token_params(&server)).unwrap();
+    let bad = client.post("/bad", &[("vmid", "100".into())]).unwrap_err();
+    assert_eq!(
+        bad.to_string(),
+        "400 Bad Request: Parameter verification failed. - {'vmid': 'duplicate parameter (already defined in URI)'}"
+    );
+    let old = client.post("/old", &[]).unwrap_err();
+    assert_eq!(old.to_string(), "500 Internal Server Error: unable to create VM 108 - VM 108 already exists on node 'pve1'");
+    let denied = client.post("/denied", &[]).unwrap_err();
+    assert_eq!(
+        denied.to_string(),
+        "403 Forbidden: Permission check failed (/vms/100, VM.Allocate) - API token ansible@pve!automation lacks this privilege"
+    );
+    let unauthorized = client.get("/anything", &[]).unwrap_err();
+    assert_eq!(
+        unauthorized.to_string(),
+        "401 Unauthorized: No ticket - check api_user, api_token_id and api_token_secret (or api_password): the API token ansible@pve!automation was not accepted"
+    );
+    for e in [bad, old, denied, unauthorized] {
+        no_secret_in(&e.to_string());
+    }
+}
+
+#[test]
+fn reads_are_retried_on_server_errors_and_writes_are_not() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let server = TestServer::start(Cert::SignedByCa, move |_| {
+        if counter.fetch_add(1, Ordering::SeqCst) < 2 {
+            Reply::status(503, "Service Unavailable", "")
+        } else {
+            Reply::json(json!({"data": "ok"}))
+        }
+    });
+    let client = Client::connect(&token_params(&server)).unwrap();
+    assert_eq!(client.get("/cluster/resources", &[]).unwrap(), json!("ok"));
+    assert_eq!(client.requests_sent(), 3);
+
+    calls.store(0, Ordering::SeqCst);
+    let err = client.post("/nodes/pve1/qemu", &[]).unwrap_err();
+    assert!(err.is_status(503));
+    assert_eq!(client.requests_sent(), 4, "a failed write is sent once");
+}
+
+#[test]
+fn a_read_that_keeps_failing_gives_up_after_three_attempts() {
+    let server = TestServer::start(Cert::SignedByCa, |_| Reply::status(500, "got timeout", "{\"data\":null,\"message\":\"got timeout\\n\"}"));
+    let client = Client::connect(&token_params(&server)).unwrap();
+    let started = Instant::now();
+    let err = client.get("/cluster/resources", &[]).unwrap_err();
+    assert_eq!(err.to_string(), "500 Internal Server Error: got timeout");
+    assert_eq!(server.requests().len(), 3);
+    assert!(started.elapsed() >= Duration::from_millis(1000), "backoff 200 ms + 800 ms");
+}
+
+#[test]
+fn a_slow_answer_fails_with_api_timeout_named() {
+    let server = TestServer::start(Cert::SignedByCa, |_| Reply::json(json!({"data": 1})).after(Duration::from_millis(2500)));
+    let mut params = token_params(&server);
+    params.timeout_secs = 1;
+    let client = Client::connect(&params).unwrap();
+    let started = Instant::now();
+    let err = client.get("/version", &[]).unwrap_err();
+    assert_eq!(err.kind, ApiErrorKind::Timeout);
+    assert!(err.to_string().contains("within api_timeout (1s)"), "{err}");
+    assert!(started.elapsed() < Duration::from_millis(2400), "one timeout, no retry");
+}
+
+#[test]
+fn a_closed_port_names_api_host_and_api_port() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let params = ConnectionParams {
+        host: "127.0.0.1".into(),
+        port: Some(port),
+        user: "ansible@pve".into(),
+        token_id: Some("automation".into()),
+        token_secret: Some(SECRET.into()),
+        timeout_secs: 5,
+        ..Default::default()
+    };
+    let client = Client::connect(&params).unwrap();
+    let err = client.get("/version", &[]).unwrap_err();
+    assert_eq!(err.kind, ApiErrorKind::Connect);
+    let text = err.to_string();
+    assert!(text.starts_with(&format!("Could not connect to https://127.0.0.1:{port} (")), "{text}");
+    assert!(text.contains("api_host (127.0.0.1)") && text.contains(&format!("api_port ({port})")), "{text}");
+    assert_eq!(client.requests_sent(), 3, "connection errors on reads are retried");
+    no_secret_in(&text);
+}
