@@ -1,0 +1,223 @@
+//! The `/api2/json` pipeline: method check, parameters, routing, authentication,
+//! URI merge, schema validation, permission check, node proxy check, handler.
+
+use crate::auth::{self, Identity};
+use crate::error::{ApiError, ApiResult};
+use crate::params;
+use crate::sim::SimInner;
+use crate::state::Cluster;
+use crate::util::now_secs;
+use hyper::HeaderMap;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+pub struct Request<'a> {
+    pub method: &'a str,
+    /// Path below `/api2/json`, e.g. `/nodes/pve1/qemu`.
+    pub path: &'a str,
+    pub query: Option<&'a str>,
+    pub headers: &'a HeaderMap,
+    pub body: &'a [u8],
+}
+
+pub struct Reply {
+    pub result: ApiResult<Value>,
+    /// Extra top-level keys (e.g. `total` of a task log).
+    pub extra: Map<String, Value>,
+    /// POST config with `background_delay`: wait for this task up to N seconds.
+    pub wait_task: Option<(String, u64)>,
+}
+
+impl Reply {
+    fn err(e: ApiError) -> Reply {
+        Reply { result: Err(e), extra: Map::new(), wait_task: None }
+    }
+}
+
+/// What a handler gets.
+pub struct Ctx<'a> {
+    pub sim: &'a Arc<SimInner>,
+    pub c: &'a mut Cluster,
+    pub who: &'a Identity,
+    pub p: BTreeMap<String, String>,
+    pub extra: Map<String, Value>,
+    pub wait_task: Option<(String, u64)>,
+}
+
+impl Ctx<'_> {
+    pub fn get(&self, k: &str) -> Option<&str> {
+        self.p.get(k).map(String::as_str)
+    }
+    pub fn flag(&self, k: &str) -> bool {
+        self.get(k) == Some("1")
+    }
+    pub fn node(&self) -> String {
+        self.p.get("node").cloned().unwrap_or_default()
+    }
+    pub fn vmid(&self) -> u32 {
+        self.get("vmid").and_then(|v| v.parse().ok()).unwrap_or(0)
+    }
+    pub fn require(&self, path: &str, privilege: &str) -> ApiResult<()> {
+        auth::require(self.c, self.who, path, privilege)
+    }
+}
+
+fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok())
+}
+
+/// Cookie `PVEAuthCookie`, `Authorization: PVEAuthCookie=` or `PVEAPIToken`.
+fn authenticate(sim: &SimInner, c: &Cluster, method: &str, headers: &HeaderMap) -> ApiResult<Identity> {
+    let now = now_secs();
+    let mut ticket = None;
+    for cookie in headers.get_all("cookie") {
+        if let Ok(s) = cookie.to_str() {
+            for part in s.split(';') {
+                if let Some(v) = part.trim().strip_prefix("PVEAuthCookie=") {
+                    ticket = Some(crate::schema::percent_decode(v));
+                }
+            }
+        }
+    }
+    let authz = header(headers, "authorization").map(str::trim);
+    if ticket.is_none() {
+        if let Some(v) = authz.and_then(|a| a.strip_prefix("PVEAuthCookie=")) {
+            ticket = Some(crate::schema::percent_decode(v));
+        }
+    }
+    if let Some(t) = ticket {
+        let user = sim.keys.verify_ticket(&t, now, false).ok_or_else(|| ApiError::unauthorized("Authentication failed!"))?;
+        if !c.user(&user).is_some_and(|u| u.enable) {
+            return Err(ApiError::unauthorized("Authentication failed!"));
+        }
+        if method != "GET" {
+            let ok = header(headers, "csrfpreventiontoken").is_some_and(|tok| sim.keys.verify_csrf(tok, &user, now));
+            if !ok {
+                return Err(ApiError::unauthorized("Permission denied - invalid csrf token"));
+            }
+        }
+        return Ok(Identity { userid: user, tokenid: None });
+    }
+    if let Some(a) = authz {
+        let tok = a.strip_prefix("PVEAPIToken=").or_else(|| a.strip_prefix("PVEAPIToken "));
+        if let Some(tok) = tok {
+            return auth::verify_token(c, tok.trim()).ok_or_else(|| ApiError::unauthorized("Authentication failed!"));
+        }
+    }
+    Err(ApiError::unauthorized("No ticket"))
+}
+
+pub fn handle(sim: &Arc<SimInner>, req: &Request<'_>) -> Reply {
+    match handle_inner(sim, req) {
+        Ok(r) => r,
+        Err(e) => Reply::err(e),
+    }
+}
+
+fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
+    let method = req.method;
+    if !matches!(method, "GET" | "POST" | "PUT" | "DELETE") {
+        return Err(ApiError::status501(format!("method '{method}' not available")));
+    }
+    let mut raw = params::parse(method, req.query, header(req.headers, "content-type"), req.body)?;
+    // `move-disk` is the newer spelling of `move_disk`; both reach the same handler.
+    let routed_path = match req.path.strip_suffix("/move-disk") {
+        Some(base) => format!("{base}/move_disk"),
+        None => req.path.to_string(),
+    };
+    let Some(route) = sim.schema.route(&routed_path) else {
+        return Err(ApiError::not_implemented(method, req.path));
+    };
+    let Some(info) = route.endpoint.info.get(method) else {
+        return Err(ApiError::not_implemented(method, req.path));
+    };
+    let template = route.endpoint.path.clone();
+    let public = template == "/access/ticket";
+    let mut c = sim.cluster();
+    let who = if public {
+        Identity { userid: String::new(), tokenid: None }
+    } else {
+        let who = authenticate(sim, &c, method, req.headers)?;
+        if who.tokenid.is_some() && info.get("allowtoken").is_some_and(|v| !crate::propstring::truthy(Some(v))) {
+            return Err(ApiError::with_status(
+                403,
+                format!("Permission check failed (URI '{}' not available with API token, need proper ticket.)", req.path),
+            ));
+        }
+        who
+    };
+    params::merge_path(&mut raw, &route.path_params)?;
+    let empty = Value::Object(Map::new());
+    let pschema = info.get("parameters").unwrap_or(&empty);
+    let p = crate::schema::validate::validate(&raw, pschema).map_err(ApiError::params)?;
+    if !public {
+        if let Some(check) = info.get("permissions").and_then(|p| p.get("check")) {
+            auth::check_expr(&c, &who, check, &p)?;
+        }
+    }
+    if let Some(node) = route.path_params.get("node") {
+        if c.node(node).is_none() {
+            return Err(ApiError::internal(format!(
+                "hostname lookup '{node}' failed - failed to get address info for: {node}: Name or service not known"
+            )));
+        }
+        if !sim.node_reachable(&c, node) {
+            return Err(ApiError::with_status(595, "No route to host"));
+        }
+    }
+    let mut ctx = Ctx { sim, c: &mut c, who: &who, p, extra: Map::new(), wait_task: None };
+    let result = dispatch(&mut ctx, method, &template, req.path);
+    let (extra, wait_task) = (std::mem::take(&mut ctx.extra), ctx.wait_task.take());
+    if method != "GET" && result.is_ok() {
+        sim.persist(&c);
+    }
+    Ok(Reply { result, extra, wait_task })
+}
+
+fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiResult<Value> {
+    use crate::{access, cluster, nodes, qemu};
+    let rest = template.strip_prefix("/nodes/{node}/qemu/{vmid}").unwrap_or("");
+    match (method, template) {
+        ("GET", "/access/ticket") => Ok(Value::Null),
+        ("POST", "/access/ticket") => access::login(ctx),
+        ("GET", "/version") => cluster::version(ctx),
+        ("GET", "/cluster/nextid") => cluster::nextid(ctx),
+        ("GET", "/cluster/resources") => cluster::resources(ctx),
+        ("GET", "/nodes") => cluster::nodes(ctx),
+        ("GET", "/nodes/{node}/qemu") => qemu::info::list(ctx),
+        ("POST", "/nodes/{node}/qemu") => qemu::create::create(ctx),
+        ("GET", "/nodes/{node}/storage") => nodes::storage_list(ctx),
+        ("GET", "/nodes/{node}/storage/{storage}/content") => nodes::storage_content(ctx),
+        ("GET", "/nodes/{node}/tasks/{upid}/status") => nodes::task_status(ctx),
+        ("GET", "/nodes/{node}/tasks/{upid}/log") => nodes::task_log(ctx),
+        ("GET", "/nodes/{node}/lxc") => nodes::lxc_list(ctx),
+        ("GET", "/nodes/{node}/lxc/{vmid}/config") => nodes::lxc_config(ctx),
+        ("GET", "/nodes/{node}/lxc/{vmid}/status/current") => nodes::lxc_status(ctx),
+        ("GET", "/nodes/{node}/lxc/{vmid}/interfaces") => nodes::lxc_interfaces(ctx),
+        ("DELETE", "/nodes/{node}/qemu/{vmid}") => qemu::lifecycle::destroy(ctx),
+        _ if template.starts_with("/nodes/{node}/qemu/{vmid}/") => match (method, rest) {
+            ("GET", "/config") => qemu::info::config(ctx),
+            ("POST", "/config") => qemu::update::post_config(ctx),
+            ("PUT", "/config") => qemu::update::put_config(ctx),
+            ("GET", "/pending") => qemu::info::pending(ctx),
+            ("GET", "/status/current") => qemu::info::status_current(ctx),
+            ("POST", "/status/start") => qemu::power::start(ctx),
+            ("POST", "/status/stop") => qemu::power::stop(ctx, "qmstop"),
+            ("POST", "/status/shutdown") => qemu::power::stop(ctx, "qmshutdown"),
+            ("POST", "/status/reboot") => qemu::power::reboot(ctx),
+            ("POST", "/status/reset") => qemu::power::simple(ctx, "qmreset"),
+            ("POST", "/status/suspend") => qemu::power::simple(ctx, "qmpause"),
+            ("POST", "/status/resume") => qemu::power::simple(ctx, "qmresume"),
+            ("POST", "/clone") => qemu::lifecycle::clone(ctx),
+            ("POST", "/template") => qemu::lifecycle::template(ctx),
+            ("POST", "/migrate") => qemu::lifecycle::migrate(ctx),
+            ("PUT", "/resize") => qemu::diskops::resize(ctx),
+            ("POST", "/move_disk") => qemu::diskops::move_disk(ctx),
+            ("PUT", "/unlink") => qemu::diskops::unlink(ctx),
+            ("GET", "/agent/network-get-interfaces") => qemu::agent::network_get_interfaces(ctx),
+            _ => Err(ApiError::not_implemented(method, path)),
+        },
+        _ => Err(ApiError::not_implemented(method, path)),
+    }
+}

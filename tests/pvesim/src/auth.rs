@@ -1,0 +1,377 @@
+//! Authentication (tickets, CSRF tokens, API tokens, TOTP) and privilege checks
+//! (ACL paths with propagation, roles, privilege separation of tokens).
+
+use crate::error::ApiError;
+use crate::state::Cluster;
+use base64::Engine;
+use serde_json::Value;
+use sha1::Sha1;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Who is calling.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Identity {
+    pub userid: String,
+    pub tokenid: Option<String>,
+}
+
+impl Identity {
+    /// `root@pam` with a ticket bypasses all permission checks.
+    pub fn is_root(&self) -> bool {
+        self.userid == "root@pam" && self.tokenid.is_none()
+    }
+    /// The user field of a UPID: the full token id for tokens.
+    pub fn upid_user(&self) -> String {
+        match &self.tokenid {
+            Some(t) => format!("{}!{}", self.userid, t),
+            None => self.userid.clone(),
+        }
+    }
+}
+
+pub const TICKET_LIFETIME: u64 = 7200 + 300;
+
+/// Signs tickets and CSRF tokens with a per-run secret.
+pub struct Keys {
+    secret: [u8; 32],
+}
+
+fn b64(data: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(data)
+}
+
+impl Keys {
+    pub fn new() -> Keys {
+        Keys { secret: rand::random() }
+    }
+
+    fn sign(&self, data: &str) -> Vec<u8> {
+        let mut h = Sha256::new();
+        h.update(self.secret);
+        h.update(data.as_bytes());
+        h.finalize().to_vec()
+    }
+
+    /// `PVE:<userid>:<HEX>::<signature>`; `tfa` marks a half-authenticated ticket.
+    pub fn ticket(&self, userid: &str, now: u64, tfa: bool) -> String {
+        let prefix = if tfa { "PVE:!tfa!" } else { "PVE:" };
+        let data = format!("{prefix}{}:{now:08X}", userid.replace(':', "%3A"));
+        let mut sig = self.sign(&data);
+        sig.extend(self.sign(&format!("{data}#2")));
+        sig.extend(self.sign(&format!("{data}#3")));
+        sig.extend(self.sign(&format!("{data}#4")));
+        format!("{data}::{}", b64(&sig))
+    }
+
+    /// Returns the userid of a valid, unexpired ticket.
+    pub fn verify_ticket(&self, ticket: &str, now: u64, tfa: bool) -> Option<String> {
+        let (data, sig) = ticket.split_once("::")?;
+        let prefix = if tfa { "PVE:!tfa!" } else { "PVE:" };
+        let rest = data.strip_prefix(prefix)?;
+        if !tfa && rest.starts_with("!tfa!") {
+            return None;
+        }
+        let (user, hex) = rest.rsplit_once(':')?;
+        let ts = u64::from_str_radix(hex, 16).ok()?;
+        if ts > now + 300 || now > ts + TICKET_LIFETIME {
+            return None;
+        }
+        if self.ticket(&user.replace("%3A", ":"), ts, tfa).split_once("::")?.1 != sig {
+            return None;
+        }
+        Some(user.replace("%3A", ":"))
+    }
+
+    /// `<HEX>:<43 chars of base64>` bound to the user.
+    pub fn csrf(&self, userid: &str, now: u64) -> String {
+        let hex = format!("{now:08X}");
+        let sig = b64(&self.sign(&format!("{hex}:{userid}")));
+        format!("{hex}:{}", &sig[..43])
+    }
+
+    pub fn verify_csrf(&self, token: &str, userid: &str, now: u64) -> bool {
+        let Some((hex, _)) = token.split_once(':') else { return false };
+        let Ok(ts) = u64::from_str_radix(hex, 16) else { return false };
+        if ts > now + 300 || now > ts + 7200 {
+            return false;
+        }
+        self.csrf(userid, ts) == token
+    }
+}
+
+impl Default for Keys {
+    fn default() -> Self {
+        Keys::new()
+    }
+}
+
+/// Check `user@realm!token=secret` against the cluster's tokens.
+pub fn verify_token(cluster: &Cluster, value: &str) -> Option<Identity> {
+    let (full, secret) = value.split_once('=')?;
+    let (userid, tokenid) = full.split_once('!')?;
+    let user = cluster.user(userid)?;
+    if !user.enable {
+        return None;
+    }
+    let tok = user.tokens.iter().find(|t| t.id == tokenid)?;
+    (tok.secret == secret).then(|| Identity { userid: userid.into(), tokenid: Some(tokenid.into()) })
+}
+
+/// RFC 6238 TOTP (SHA-1, 30 s, 6 digits) for `unix_time`.
+pub fn totp(secret_b32: &str, unix_time: u64) -> Option<String> {
+    let key = base32_decode(secret_b32)?;
+    let counter = (unix_time / 30).to_be_bytes();
+    let mac = hmac_sha1(&key, &counter);
+    let off = (mac[19] & 0x0f) as usize;
+    let code = u32::from_be_bytes([mac[off] & 0x7f, mac[off + 1], mac[off + 2], mac[off + 3]]) % 1_000_000;
+    Some(format!("{code:06}"))
+}
+
+/// Accept the code of the current 30 s step or its neighbours.
+pub fn verify_totp(secret: &str, code: &str, now: u64) -> bool {
+    [now.saturating_sub(30), now, now + 30].iter().any(|t| totp(secret, *t).as_deref() == Some(code.trim()))
+}
+
+fn hmac_sha1(key: &[u8], msg: &[u8]) -> [u8; 20] {
+    let mut k = [0u8; 64];
+    if key.len() > 64 {
+        k[..20].copy_from_slice(&Sha1::digest(key));
+    } else {
+        k[..key.len()].copy_from_slice(key);
+    }
+    let mut inner = Sha1::new();
+    inner.update(k.map(|b| b ^ 0x36));
+    inner.update(msg);
+    let mut outer = Sha1::new();
+    outer.update(k.map(|b| b ^ 0x5c));
+    outer.update(inner.finalize());
+    outer.finalize().into()
+}
+
+fn base32_decode(s: &str) -> Option<Vec<u8>> {
+    let mut bits = 0u64;
+    let mut n = 0;
+    let mut out = Vec::new();
+    for c in s.chars().filter(|c| *c != '=' && !c.is_whitespace()) {
+        let v = match c.to_ascii_uppercase() {
+            c @ 'A'..='Z' => c as u64 - 'A' as u64,
+            c @ '2'..='7' => c as u64 - '2' as u64 + 26,
+            _ => return None,
+        };
+        bits = (bits << 5) | v;
+        n += 5;
+        if n >= 8 {
+            n -= 8;
+            out.push((bits >> n) as u8);
+        }
+    }
+    Some(out)
+}
+
+/// Every privilege PVE knows (used for Administrator and `root@pam`).
+pub const ALL_PRIVS: &[&str] = &[
+    "Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Datastore.Audit",
+    "Group.Allocate", "Mapping.Audit", "Mapping.Modify", "Mapping.Use", "Permissions.Modify",
+    "Pool.Allocate", "Pool.Audit", "Realm.Allocate", "Realm.AllocateUser", "SDN.Allocate", "SDN.Audit",
+    "SDN.Use", "Sys.AccessNetwork", "Sys.Audit", "Sys.Console", "Sys.Incoming", "Sys.Modify",
+    "Sys.PowerMgmt", "Sys.Syslog", "User.Modify", "VM.Allocate", "VM.Audit", "VM.Backup", "VM.Clone",
+    "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Cloudinit", "VM.Config.Disk", "VM.Config.HWType",
+    "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options", "VM.Console", "VM.GuestAgent.Audit",
+    "VM.GuestAgent.FileRead", "VM.GuestAgent.FileSystemMgmt", "VM.GuestAgent.FileWrite",
+    "VM.GuestAgent.Unrestricted", "VM.Migrate", "VM.PowerMgmt", "VM.Replicate", "VM.Snapshot",
+    "VM.Snapshot.Rollback",
+];
+
+/// Built-in roles (subset of PVE's).
+pub fn builtin_role(name: &str) -> Option<Vec<&'static str>> {
+    let all = ALL_PRIVS.to_vec();
+    Some(match name {
+        "Administrator" => all,
+        "NoAccess" => vec![],
+        "PVEAuditor" => vec!["Datastore.Audit", "Mapping.Audit", "Pool.Audit", "SDN.Audit", "Sys.Audit", "VM.Audit", "VM.GuestAgent.Audit"],
+        "PVEVMAdmin" => all.into_iter().filter(|p| p.starts_with("VM.")).chain(["Datastore.AllocateSpace", "Datastore.Audit", "SDN.Use", "Sys.Audit"]).collect(),
+        "PVEVMUser" => vec!["VM.Audit", "VM.Backup", "VM.Config.CDROM", "VM.Config.Cloudinit", "VM.Console", "VM.PowerMgmt", "VM.GuestAgent.Audit"],
+        "PVEDatastoreUser" => vec!["Datastore.AllocateSpace", "Datastore.Audit"],
+        "PVESDNUser" => vec!["SDN.Audit", "SDN.Use"],
+        _ => return None,
+    })
+}
+
+fn role_privs(cluster: &Cluster, role: &str) -> Vec<String> {
+    if let Some(p) = cluster.roles.get(role) {
+        return p.clone();
+    }
+    builtin_role(role).unwrap_or_default().into_iter().map(String::from).collect()
+}
+
+/// Privileges of one ACL subject (user or token) on `path`: the deepest path level with
+/// an entry for the subject decides; parents apply only with `propagate`.
+fn subject_privs(cluster: &Cluster, ugid: &str, path: &str) -> BTreeSet<String> {
+    let mut levels = vec!["/".to_string()];
+    let mut acc = String::new();
+    for seg in path.split('/').filter(|s| !s.is_empty()) {
+        acc.push('/');
+        acc.push_str(seg);
+        levels.push(acc.clone());
+    }
+    let mut result = BTreeSet::new();
+    for (i, level) in levels.iter().enumerate() {
+        let exact = i == levels.len() - 1;
+        let entries: Vec<_> = cluster.acls.iter().filter(|a| a.ugid == ugid && &a.path == level && (exact || a.propagate)).collect();
+        if !entries.is_empty() {
+            result.clear();
+            for e in entries {
+                for r in &e.roles {
+                    result.extend(role_privs(cluster, r));
+                }
+            }
+        }
+    }
+    result
+}
+
+/// Effective privileges: tokens with privsep get the intersection of user and token ACLs.
+pub fn privs(cluster: &Cluster, who: &Identity, path: &str) -> BTreeSet<String> {
+    let all = || ALL_PRIVS.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    let user_privs = if who.userid == "root@pam" { all() } else { subject_privs(cluster, &who.userid, path) };
+    match &who.tokenid {
+        None => user_privs,
+        Some(t) => {
+            let privsep = cluster
+                .user(&who.userid)
+                .and_then(|u| u.tokens.iter().find(|x| &x.id == t))
+                .is_none_or(|x| x.privsep);
+            if !privsep {
+                return user_privs;
+            }
+            let tp = subject_privs(cluster, &format!("{}!{}", who.userid, t), path);
+            user_privs.intersection(&tp).cloned().collect()
+        }
+    }
+}
+
+pub fn has(cluster: &Cluster, who: &Identity, path: &str, privilege: &str) -> bool {
+    who.is_root() || privs(cluster, who, path).contains(privilege)
+}
+
+/// Handler-level check with PVE's 403 text.
+pub fn require(cluster: &Cluster, who: &Identity, path: &str, privilege: &str) -> Result<(), ApiError> {
+    if has(cluster, who, path, privilege) { Ok(()) } else { Err(ApiError::forbidden(path, privilege)) }
+}
+
+/// Evaluate a schema `permissions.check` expression.
+pub fn check_expr(cluster: &Cluster, who: &Identity, expr: &Value, params: &BTreeMap<String, String>) -> Result<(), ApiError> {
+    if who.is_root() {
+        return Ok(());
+    }
+    let Some(arr) = expr.as_array() else { return Ok(()) };
+    match arr.first().and_then(Value::as_str) {
+        Some("perm") => {
+            let raw = arr.get(1).and_then(Value::as_str).unwrap_or("/");
+            let path = substitute(raw, params);
+            let privs_list: Vec<&str> = arr.get(2).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+            let mut any = false;
+            let mut i = 3;
+            while i + 1 < arr.len() {
+                match arr[i].as_str() {
+                    Some("any") => any = propstring_truthy(&arr[i + 1]),
+                    Some("require_param") => {
+                        if let Some(p) = arr[i + 1].as_str() {
+                            if !params.contains_key(p) {
+                                return Err(ApiError::forbidden_plain());
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+                i += 2;
+            }
+            let have = privs(cluster, who, &path);
+            let ok = if any { privs_list.iter().any(|p| have.contains(*p)) } else { privs_list.iter().all(|p| have.contains(*p)) };
+            if ok {
+                Ok(())
+            } else if any {
+                Err(ApiError::forbidden(&path, &privs_list.join("|")))
+            } else {
+                let missing = privs_list.iter().find(|p| !have.contains(**p)).copied().unwrap_or("");
+                Err(ApiError::forbidden(&path, missing))
+            }
+        }
+        Some("and") => {
+            for sub in &arr[1..] {
+                check_expr(cluster, who, sub, params)?;
+            }
+            Ok(())
+        }
+        Some("or") => {
+            let mut last = Err(ApiError::forbidden_plain());
+            for sub in &arr[1..] {
+                last = check_expr(cluster, who, sub, params);
+                if last.is_ok() {
+                    return Ok(());
+                }
+            }
+            last
+        }
+        _ => Ok(()),
+    }
+}
+
+fn propstring_truthy(v: &Value) -> bool {
+    crate::propstring::truthy(Some(v))
+}
+
+fn substitute(raw: &str, params: &BTreeMap<String, String>) -> String {
+    let mut out = raw.to_string();
+    for (k, v) in params {
+        out = out.replace(&format!("{{{k}}}"), v);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Scenario;
+
+    #[test]
+    fn ticket_roundtrip_and_expiry() {
+        let k = Keys::new();
+        let t = k.ticket("root@pam", 1_700_000_000, false);
+        assert!(t.starts_with("PVE:root@pam:6553F100::"));
+        assert_eq!(k.verify_ticket(&t, 1_700_000_100, false).as_deref(), Some("root@pam"));
+        assert!(k.verify_ticket(&t, 1_700_000_000 + 8000, false).is_none());
+        assert!(k.verify_ticket(&t.replace("root", "r00t"), 1_700_000_100, false).is_none());
+        let half = k.ticket("mfa@pve", 1_700_000_000, true);
+        assert!(k.verify_ticket(&half, 1_700_000_000, false).is_none(), "half ticket is no login");
+        let c = k.csrf("root@pam", 1_700_000_000);
+        assert_eq!(c.len(), 8 + 1 + 43);
+        assert!(k.verify_csrf(&c, "root@pam", 1_700_000_050));
+        assert!(!k.verify_csrf(&c, "ansible@pve", 1_700_000_050));
+    }
+
+    #[test]
+    fn totp_rfc6238_vector() {
+        // RFC 6238 SHA-1 secret "12345678901234567890" at T=59 -> 94287082 (8 digits) -> 287082.
+        let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
+        assert_eq!(totp(secret, 59).unwrap(), "287082");
+        assert!(verify_totp(secret, "287082", 59));
+    }
+
+    #[test]
+    fn privsep_and_acl_paths() {
+        let c = Scenario::default_cluster().to_cluster().unwrap();
+        let auto = Identity { userid: "ansible@pve".into(), tokenid: Some("automation".into()) };
+        let ro = Identity { userid: "ansible@pve".into(), tokenid: Some("readonly".into()) };
+        assert!(has(&c, &auto, "/vms/100", "VM.Allocate"));
+        assert!(has(&c, &ro, "/vms/100", "VM.Audit"));
+        assert!(!has(&c, &ro, "/vms/100", "VM.PowerMgmt"));
+        let rootok = Identity { userid: "root@pam".into(), tokenid: None };
+        assert!(has(&c, &rootok, "/anything", "Sys.Modify"));
+        let mut c2 = c.clone();
+        c2.acls.push(crate::state::AclDef { path: "/vms/100".into(), ugid: "ansible@pve!automation".into(), roles: vec!["NoAccess".into()], propagate: true });
+        assert!(!has(&c2, &auto, "/vms/100", "VM.Audit"), "deeper ACL overrides");
+        assert!(has(&c2, &auto, "/vms/101", "VM.Audit"));
+    }
+}

@@ -1,0 +1,140 @@
+//! Cluster-wide endpoints: `/version`, `/cluster/nextid`, `/cluster/resources`, `/nodes`.
+
+use crate::api::Ctx;
+use crate::auth;
+use crate::error::{ApiError, ApiResult};
+use crate::state::{Guest, GuestKind};
+use crate::storage;
+use crate::util::now_ms;
+use serde_json::{json, Map, Value};
+
+pub const PVE_VERSION: &str = "9.1.5";
+pub const PVE_RELEASE: &str = "9.1";
+pub const PVE_REPOID: &str = "0a1b2c3d4e5f6a7b";
+
+pub fn version(_ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    Ok(json!({"version": PVE_VERSION, "release": PVE_RELEASE, "repoid": PVE_REPOID}))
+}
+
+/// Lowest free id in [100, 1000000); nothing is reserved. Returned as a string.
+pub fn nextid(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    if let Some(v) = ctx.get("vmid") {
+        let id: u32 = v.parse().unwrap_or(0);
+        if let Some(g) = ctx.c.guests.get(&id) {
+            let what = if g.kind == GuestKind::Lxc { "CT" } else { "VM" };
+            return Err(ApiError::param("vmid", format!("{what} {id} already exists")));
+        }
+        return Ok(json!(id.to_string()));
+    }
+    (100u32..1_000_000)
+        .find(|id| !ctx.c.guests.contains_key(id))
+        .map(|id| json!(id.to_string()))
+        .ok_or_else(|| ApiError::internal("unable to get any free VMID in range [100, 1000000]"))
+}
+
+/// The `/cluster/resources` record of a guest, honouring the status-broadcast lag.
+pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
+    let kind = if g.kind == GuestKind::Qemu { "qemu" } else { "lxc" };
+    let mut m = Map::new();
+    m.insert("id".into(), json!(format!("{kind}/{}", g.vmid)));
+    m.insert("type".into(), json!(kind));
+    m.insert("vmid".into(), json!(g.vmid));
+    m.insert("node".into(), json!(g.node));
+    let lagging = now_ms().saturating_sub(g.created_ms) < ctx.sim.cfg.resources_lag_ms;
+    let reachable = ctx.sim.node_reachable(ctx.c, &g.node);
+    if let Some(lock) = g.conf.current.get("lock") {
+        m.insert("lock".into(), json!(lock));
+    }
+    if let Some(tags) = g.conf.current.get("tags") {
+        m.insert("tags".into(), json!(tags));
+    }
+    if lagging || !reachable {
+        m.insert("status".into(), json!("unknown"));
+        return Value::Object(m);
+    }
+    let s = if g.kind == GuestKind::Lxc { crate::nodes::ct_stats(g) } else { crate::qemu::info::stats(ctx, g) };
+    for k in ["name", "status", "uptime", "cpu", "mem", "memhost", "maxmem", "maxdisk", "disk", "netin", "netout", "diskread", "diskwrite"] {
+        if let Some(v) = s.get(k) {
+            m.insert(k.into(), v.clone());
+        }
+    }
+    if g.paused {
+        m.insert("status".into(), json!("paused"));
+    }
+    m.insert("maxcpu".into(), s.get("cpus").cloned().unwrap_or(json!(1)));
+    m.insert("template".into(), json!(if g.conf.current.get("template").is_some_and(|t| t == "1") { 1 } else { 0 }));
+    Value::Object(m)
+}
+
+fn node_record(ctx: &Ctx<'_>, name: &str, with_id_type: bool) -> Value {
+    let n = ctx.c.node(name).cloned();
+    let online = ctx.sim.node_reachable(ctx.c, name);
+    let mut m = Map::new();
+    m.insert("node".into(), json!(name));
+    m.insert("status".into(), json!(if online { "online" } else { "offline" }));
+    if with_id_type {
+        m.insert("id".into(), json!(format!("node/{name}")));
+        m.insert("type".into(), json!("node"));
+    }
+    if online && auth::has(ctx.c, ctx.who, &format!("/nodes/{name}"), "Sys.Audit") {
+        if let Some(n) = n {
+            let used_mem: u64 = ctx
+                .c
+                .guests
+                .values()
+                .filter(|g| g.node == name && g.running)
+                .map(|g| crate::qemu::info::memory_bytes(g) / 2)
+                .sum();
+            m.insert("maxcpu".into(), json!(n.maxcpu));
+            m.insert("cpu".into(), json!(0.0312));
+            m.insert("maxmem".into(), json!(n.maxmem));
+            m.insert("mem".into(), json!(4_294_967_296u64 + used_mem));
+            m.insert("maxdisk".into(), json!(100u64 << 30));
+            m.insert("disk".into(), json!(9u64 << 30));
+            m.insert("uptime".into(), json!(864_000));
+            m.insert("level".into(), json!(""));
+        }
+    }
+    m.insert("ssl_fingerprint".into(), json!(ctx.sim.fingerprint.clone()));
+    Value::Object(m)
+}
+
+pub fn nodes(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let names: Vec<String> = ctx.c.nodes.iter().map(|n| n.name.clone()).collect();
+    Ok(Value::Array(names.iter().map(|n| node_record(ctx, n, true)).collect()))
+}
+
+pub fn resources(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let ty = ctx.get("type").map(str::to_string);
+    let want = |t: &str| ty.as_deref().is_none_or(|x| x == t);
+    let mut out = Vec::new();
+    if want("vm") {
+        for g in ctx.c.guests.values() {
+            if auth::has(ctx.c, ctx.who, &format!("/vms/{}", g.vmid), "VM.Audit") {
+                out.push(guest_resource(ctx, g));
+            }
+        }
+    }
+    if want("storage") {
+        for sd in &ctx.c.storages {
+            if !auth::has(ctx.c, ctx.who, &format!("/storage/{}", sd.id), "Datastore.Audit") {
+                continue;
+            }
+            for n in ctx.c.nodes.iter().filter(|n| sd.on_node(&n.name)) {
+                let online = ctx.sim.node_reachable(ctx.c, &n.name);
+                out.push(json!({
+                    "id": format!("storage/{}/{}", n.name, sd.id), "type": "storage", "storage": sd.id,
+                    "node": n.name, "plugintype": sd.kind, "status": if online { "available" } else { "unknown" },
+                    "shared": if sd.shared { 1 } else { 0 }, "content": sd.content.join(","),
+                    "disk": storage::used(ctx.c, sd, &n.name), "maxdisk": sd.total,
+                }));
+            }
+        }
+    }
+    if want("node") {
+        for n in ctx.c.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>() {
+            out.push(node_record(ctx, &n, true));
+        }
+    }
+    Ok(Value::Array(out))
+}

@@ -1,0 +1,246 @@
+//! `/_pvesim/...`: measurement (request log) and control (faults, state, reset).
+//! No authentication; not logged.
+
+use crate::sim::SimInner;
+use crate::state::Cluster;
+use regex::Regex;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LogEntry {
+    pub method: String,
+    pub path: String,
+    pub query: String,
+    pub status: u16,
+    pub ms: f64,
+}
+
+/// Requests served under `/api2`: counts by `METHOD path` and the ordered log.
+#[derive(Debug, Default)]
+pub struct RequestLog {
+    pub total: u64,
+    pub counts: BTreeMap<String, u64>,
+    pub log: Vec<LogEntry>,
+}
+
+/// Entries kept in `log` (counts are unbounded).
+const LOG_CAP: usize = 100_000;
+
+impl RequestLog {
+    pub fn record(&mut self, e: LogEntry) {
+        self.total += 1;
+        *self.counts.entry(format!("{} {}", e.method, e.path)).or_default() += 1;
+        if self.log.len() < LOG_CAP {
+            self.log.push(e);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct HttpFault {
+    #[serde(default)]
+    pub method: Option<String>,
+    pub path_regex: String,
+    #[serde(default)]
+    pub status: Option<u16>,
+    #[serde(default)]
+    pub message: Option<String>,
+    #[serde(default)]
+    pub latency_ms: u64,
+    #[serde(default)]
+    pub drop_connection: bool,
+    /// Remaining uses; `None` = forever.
+    #[serde(default)]
+    pub times: Option<u64>,
+    #[serde(skip)]
+    re: Option<Regex>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskFault {
+    pub task_type: String,
+    /// Error text the task ends with.
+    #[serde(default)]
+    pub fail: Option<String>,
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+    #[serde(default)]
+    pub times: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodeFault {
+    pub node: String,
+    #[serde(default)]
+    pub unreachable: bool,
+}
+
+/// Guest agent of a VM: `not_running` (agent never answers) or an error message.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AgentFault {
+    pub agent_vmid: u32,
+    #[serde(default)]
+    pub not_running: bool,
+    #[serde(default)]
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct Faults {
+    pub http: Vec<HttpFault>,
+    pub task: Vec<TaskFault>,
+    pub node: Vec<NodeFault>,
+    pub agent: Vec<AgentFault>,
+}
+
+/// What an HTTP fault does to a request.
+pub struct HttpAction {
+    pub latency_ms: u64,
+    pub drop_connection: bool,
+    pub reply: Option<(u16, String)>,
+}
+
+impl Faults {
+    pub fn match_http(&mut self, method: &str, path: &str) -> Option<HttpAction> {
+        let idx = self.http.iter().position(|f| {
+            f.times != Some(0)
+                && f.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
+                && f.re.as_ref().is_some_and(|r| r.is_match(path))
+        })?;
+        let f = &mut self.http[idx];
+        if let Some(t) = f.times.as_mut() {
+            *t -= 1;
+        }
+        let reply = f.status.map(|s| (s, f.message.clone().unwrap_or_else(|| "simulated failure".into())));
+        Some(HttpAction { latency_ms: f.latency_ms, drop_connection: f.drop_connection, reply })
+    }
+
+    /// (failure text, duration override) for a new task of `kind`.
+    pub fn take_task_fault(&mut self, kind: &str) -> (Option<String>, Option<u64>) {
+        let Some(f) = self.task.iter_mut().find(|f| f.task_type == kind && f.times != Some(0)) else {
+            return (None, None);
+        };
+        if let Some(t) = f.times.as_mut() {
+            *t -= 1;
+        }
+        (f.fail.clone(), f.duration_ms)
+    }
+
+    pub fn node_unreachable(&self, node: &str) -> bool {
+        self.node.iter().any(|f| f.node == node && f.unreachable)
+    }
+
+    pub fn agent(&self, vmid: u32) -> Option<&AgentFault> {
+        self.agent.iter().find(|f| f.agent_vmid == vmid)
+    }
+
+    /// Add a fault from its JSON description (kind recognised by its keys).
+    pub fn add(&mut self, v: Value) -> Result<(), String> {
+        if v.get("path_regex").is_some() {
+            let mut f: HttpFault = serde_json::from_value(v).map_err(|e| e.to_string())?;
+            f.re = Some(Regex::new(&f.path_regex).map_err(|e| format!("bad path_regex: {e}"))?);
+            self.http.push(f);
+        } else if v.get("task_type").is_some() {
+            self.task.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
+        } else if v.get("agent_vmid").is_some() {
+            self.agent.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
+        } else if v.get("node").is_some() {
+            self.node.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
+        } else {
+            return Err("unknown fault: expected path_regex, task_type, node or agent_vmid".into());
+        }
+        Ok(())
+    }
+}
+
+/// Handle a control request; returns (status, JSON body).
+pub fn handle(sim: &Arc<SimInner>, method: &str, path: &str, body: &[u8]) -> (u16, Value) {
+    let parse = || -> Result<Value, (u16, Value)> {
+        if body.is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_json::from_slice(body).map_err(|e| (400, json!({"error": format!("invalid JSON: {e}")})))
+    };
+    match (method, path.trim_end_matches('/')) {
+        ("GET", "/_pvesim/requests") => {
+            let l = sim.log.lock().unwrap_or_else(|e| e.into_inner());
+            (200, json!({"total": l.total, "counts": l.counts, "log": l.log}))
+        }
+        ("DELETE", "/_pvesim/requests") => {
+            *sim.log.lock().unwrap_or_else(|e| e.into_inner()) = RequestLog::default();
+            (200, json!({"ok": true}))
+        }
+        ("GET", "/_pvesim/faults") => (200, serde_json::to_value(&*sim.faults()).unwrap_or_default()),
+        ("POST", "/_pvesim/faults") => match parse() {
+            Err(e) => e,
+            Ok(v) => {
+                let items = match v {
+                    Value::Array(a) => a,
+                    other => vec![other],
+                };
+                let mut f = sim.faults();
+                for it in items {
+                    if let Err(e) = f.add(it) {
+                        return (400, json!({"error": e}));
+                    }
+                }
+                (200, json!({"ok": true}))
+            }
+        },
+        ("DELETE", "/_pvesim/faults") => {
+            *sim.faults() = Faults::default();
+            (200, json!({"ok": true}))
+        }
+        ("GET", "/_pvesim/state") => (200, serde_json::to_value(&*sim.cluster()).unwrap_or_default()),
+        ("POST", "/_pvesim/state") => match parse() {
+            Err(e) => e,
+            Ok(v) => match serde_json::from_value::<Cluster>(v) {
+                Err(e) => (400, json!({"error": format!("invalid state: {e}")})),
+                Ok(mut c) => {
+                    c.settle_tasks();
+                    let mut g = sim.cluster();
+                    *g = c;
+                    sim.persist(&g);
+                    (200, json!({"ok": true}))
+                }
+            },
+        },
+        ("POST", "/_pvesim/reset") => {
+            let mut g = sim.cluster();
+            *g = sim.initial.clone();
+            sim.persist(&g);
+            drop(g);
+            *sim.faults() = Faults::default();
+            (200, json!({"ok": true}))
+        }
+        ("GET", "/_pvesim") | ("GET", "/_pvesim/info") => (
+            200,
+            json!({"endpoints": ["GET|DELETE /_pvesim/requests", "GET|POST|DELETE /_pvesim/faults", "GET|POST /_pvesim/state", "POST /_pvesim/reset"]}),
+        ),
+        _ => (404, json!({"error": format!("no control endpoint {method} {path}")})),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn http_fault_times() {
+        let mut f = Faults::default();
+        f.add(json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu$", "status": 500, "message": "boom", "times": 1})).unwrap();
+        assert!(f.match_http("GET", "/api2/json/nodes/pve1/qemu").is_none());
+        let a = f.match_http("POST", "/api2/json/nodes/pve1/qemu").unwrap();
+        assert_eq!(a.reply, Some((500, "boom".into())));
+        assert!(f.match_http("POST", "/api2/json/nodes/pve1/qemu").is_none(), "used up");
+        f.add(json!({"task_type": "qmcreate", "fail": "x"})).unwrap();
+        assert_eq!(f.take_task_fault("qmcreate").0.as_deref(), Some("x"));
+        assert_eq!(f.take_task_fault("qmcreate").0.as_deref(), Some("x"), "times null = forever");
+        f.add(json!({"node": "pve2", "unreachable": true})).unwrap();
+        assert!(f.node_unreachable("pve2"));
+        assert!(f.add(json!({"foo": 1})).is_err());
+    }
+}

@@ -1,0 +1,76 @@
+//! `pvesim` command line: start a simulator and print one ready line.
+
+use pvesim::{Scenario, SimConfig, Simulator, TlsMode};
+use std::path::PathBuf;
+
+const USAGE: &str = "usage: pvesim [--listen ADDR:PORT] [--schema PATH] [--scenario FILE] [--state FILE] [--reset]
+              [--ca-out FILE] [--token-secret S] [--readonly-token-secret S] [--root-password P]
+              [--tls self-signed|ca] [--task-ms N] [--resources-lag-ms N] [--auth-fail-delay-ms N]
+              [--agent-delay-ms N]
+       pvesim --extract-schema FULL_SCHEMA_JSON   (print the served subset)
+       pvesim --print-scenario                    (print the default scenario)";
+
+fn main() {
+    if let Err(e) = run() {
+        eprintln!("pvesim: {e:#}");
+        std::process::exit(2);
+    }
+}
+
+fn run() -> anyhow::Result<()> {
+    let mut cfg = SimConfig { listen: "127.0.0.1:8006".parse()?, ..SimConfig::default() };
+    let mut ca_out: Option<PathBuf> = None;
+    let mut args = std::env::args().skip(1);
+    let next = |args: &mut dyn Iterator<Item = String>, flag: &str| args.next().ok_or_else(|| anyhow::anyhow!("{flag} needs a value\n{USAGE}"));
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--listen" => cfg.listen = next(&mut args, &a)?.parse()?,
+            "--schema" => cfg.schema_path = Some(next(&mut args, &a)?.into()),
+            "--scenario" => cfg.scenario = Scenario::from_file(next(&mut args, &a)?.as_ref())?,
+            "--state" => cfg.state_file = Some(next(&mut args, &a)?.into()),
+            "--reset" => cfg.reset = true,
+            "--ca-out" => ca_out = Some(next(&mut args, &a)?.into()),
+            "--token-secret" => cfg.token_secret = next(&mut args, &a)?,
+            "--readonly-token-secret" => cfg.readonly_token_secret = next(&mut args, &a)?,
+            "--root-password" => cfg.root_password = next(&mut args, &a)?,
+            "--tls" => {
+                cfg.tls = match next(&mut args, &a)?.as_str() {
+                    "self-signed" => TlsMode::SelfSigned,
+                    "ca" => TlsMode::Ca,
+                    other => anyhow::bail!("--tls must be self-signed or ca, not {other}"),
+                }
+            }
+            "--task-ms" => cfg.task_ms = next(&mut args, &a)?.parse()?,
+            "--resources-lag-ms" => cfg.resources_lag_ms = next(&mut args, &a)?.parse()?,
+            "--auth-fail-delay-ms" => cfg.auth_fail_delay_ms = next(&mut args, &a)?.parse()?,
+            "--agent-delay-ms" => cfg.agent_delay_ms = next(&mut args, &a)?.parse()?,
+            "--extract-schema" => {
+                let full = pvesim::schema::Schema::from_json(&std::fs::read_to_string(next(&mut args, &a)?)?)?;
+                println!("{}", serde_json::to_string_pretty(&full.extract_subset()?)?);
+                return Ok(());
+            }
+            "--print-scenario" => {
+                println!("{}", serde_json::to_string_pretty(&Scenario::default_cluster())?);
+                return Ok(());
+            }
+            "-h" | "--help" => {
+                println!("{USAGE}");
+                return Ok(());
+            }
+            other => anyhow::bail!("unknown argument {other}\n{USAGE}"),
+        }
+    }
+    let sim = Simulator::start(cfg)?;
+    let ca_path = match ca_out {
+        Some(p) => p,
+        None => std::env::temp_dir().join(format!("pvesim-ca-{}.pem", sim.port())),
+    };
+    sim.write_ca(&ca_path)?;
+    println!("pvesim listening on https://{} ca={} fingerprint={}", sim.addr(), ca_path.display(), sim.fingerprint());
+    use std::io::Write;
+    std::io::stdout().flush()?;
+    // Serve until killed.
+    loop {
+        std::thread::park();
+    }
+}

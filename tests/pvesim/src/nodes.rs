@@ -1,0 +1,176 @@
+//! Per-node endpoints other than QEMU: storages, tasks, containers (read-only).
+
+use crate::api::Ctx;
+use crate::auth;
+use crate::error::{ApiError, ApiResult};
+use crate::state::{Guest, GuestKind};
+use crate::storage;
+use serde_json::{json, Map, Value};
+
+pub fn storage_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let node = ctx.node();
+    let content = ctx.get("content").map(str::to_string);
+    let only = ctx.get("storage").map(str::to_string);
+    let mut out = Vec::new();
+    for sd in ctx.c.storages.iter().filter(|s| s.on_node(&node)) {
+        if only.as_ref().is_some_and(|o| o != &sd.id) {
+            continue;
+        }
+        if let Some(c) = &content {
+            if !c.split(',').any(|x| sd.has_content(x)) {
+                continue;
+            }
+        }
+        let path = format!("/storage/{}", sd.id);
+        if !auth::has(ctx.c, ctx.who, &path, "Datastore.Audit") && !auth::has(ctx.c, ctx.who, &path, "Datastore.AllocateSpace") {
+            continue;
+        }
+        let used = storage::used(ctx.c, sd, &node);
+        out.push(json!({
+            "storage": sd.id, "type": sd.kind, "content": sd.content.join(","), "active": 1, "enabled": 1,
+            "shared": if sd.shared { 1 } else { 0 }, "total": sd.total, "used": used,
+            "avail": sd.total.saturating_sub(used), "used_fraction": used as f64 / sd.total.max(1) as f64,
+        }));
+    }
+    Ok(Value::Array(out))
+}
+
+pub fn storage_content(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let node = ctx.node();
+    let sid = ctx.get("storage").unwrap_or("").to_string();
+    let Some(sd) = ctx.c.storage(&sid).cloned() else {
+        return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
+    };
+    if !sd.on_node(&node) {
+        return Err(ApiError::internal(format!("storage '{sid}' is not available on node '{node}'")));
+    }
+    let content = ctx.get("content").map(str::to_string);
+    let vmid: Option<u32> = ctx.get("vmid").and_then(|v| v.parse().ok());
+    let vn = ctx.c.vol_node(&sid, &node);
+    let mut out = Vec::new();
+    for v in ctx.c.volumes.iter().filter(|v| v.storage == sid && v.node == vn) {
+        if content.as_ref().is_some_and(|c| c != &v.content) || vmid.is_some_and(|id| v.vmid != Some(id)) {
+            continue;
+        }
+        let mut m = Map::new();
+        m.insert("volid".into(), json!(v.volid()));
+        m.insert("format".into(), json!(v.format));
+        m.insert("size".into(), json!(v.size));
+        m.insert("content".into(), json!(v.content));
+        m.insert("ctime".into(), json!(v.ctime));
+        if let Some(id) = v.vmid {
+            m.insert("vmid".into(), json!(id));
+        }
+        if v.content == "images" || v.content == "rootdir" {
+            m.insert("used".into(), json!(v.size / 4));
+        }
+        out.push(Value::Object(m));
+    }
+    Ok(Value::Array(out))
+}
+
+pub fn task_status(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let node = ctx.node();
+    crate::tasks::status(ctx.c, ctx.who, &node, ctx.get("upid").unwrap_or(""))
+}
+
+pub fn task_log(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let node = ctx.node();
+    let start = ctx.get("start").and_then(|s| s.parse().ok()).unwrap_or(0);
+    let limit = ctx.get("limit").and_then(|s| s.parse().ok()).unwrap_or(50);
+    let (data, total) = crate::tasks::log(ctx.c, ctx.who, &node, ctx.get("upid").unwrap_or(""), start, limit)?;
+    ctx.extra.insert("total".into(), json!(total));
+    Ok(data)
+}
+
+/// The container on this node, or PVE's "does not exist" error.
+fn ct<'a>(ctx: &'a Ctx<'_>) -> ApiResult<&'a Guest> {
+    let (node, vmid) = (ctx.node(), ctx.vmid());
+    ctx.c
+        .guests
+        .get(&vmid)
+        .filter(|g| g.node == node && g.kind == GuestKind::Lxc)
+        .ok_or_else(|| ApiError::internal(format!("Configuration file 'nodes/{node}/lxc/{vmid}.conf' does not exist")))
+}
+
+pub fn ct_stats(g: &Guest) -> Map<String, Value> {
+    let num = |k: &str, d: u64| g.conf.current.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(d);
+    let rootfs = g.conf.current.get("rootfs").map(|v| crate::qemu::disks::Drive::parse_stored(v));
+    let maxdisk = rootfs.and_then(|d| d.size()).unwrap_or(0);
+    let mut m = Map::new();
+    m.insert("vmid".into(), json!(g.vmid));
+    m.insert("name".into(), json!(g.conf.current.get("hostname").cloned().unwrap_or_else(|| format!("CT{}", g.vmid))));
+    m.insert("status".into(), json!(if g.running { "running" } else { "stopped" }));
+    m.insert("type".into(), json!("lxc"));
+    m.insert("cpus".into(), json!(num("cores", 1)));
+    m.insert("maxmem".into(), json!(num("memory", 512) << 20));
+    m.insert("mem".into(), json!(if g.running { (num("memory", 512) << 20) / 4 } else { 0 }));
+    m.insert("maxswap".into(), json!(num("swap", 512) << 20));
+    m.insert("swap".into(), json!(0));
+    m.insert("maxdisk".into(), json!(maxdisk));
+    m.insert("disk".into(), json!(if g.running { maxdisk / 5 } else { 0 }));
+    m.insert("uptime".into(), json!(crate::qemu::info::uptime(g)));
+    for k in ["cpu", "netin", "netout", "diskread", "diskwrite"] {
+        m.insert(k.into(), json!(0));
+    }
+    if let Some(t) = g.conf.current.get("tags") {
+        m.insert("tags".into(), json!(t));
+    }
+    m
+}
+
+pub fn lxc_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let node = ctx.node();
+    let out: Vec<Value> = ctx
+        .c
+        .guests
+        .values()
+        .filter(|g| g.node == node && g.kind == GuestKind::Lxc)
+        .filter(|g| auth::has(ctx.c, ctx.who, &format!("/vms/{}", g.vmid), "VM.Audit"))
+        .map(|g| Value::Object(ct_stats(g)))
+        .collect();
+    Ok(Value::Array(out))
+}
+
+pub fn lxc_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let g = ct(ctx)?;
+    let mut m = Map::new();
+    for (k, v) in &g.conf.current {
+        let typed = if matches!(k.as_str(), "cores" | "memory" | "swap" | "onboot" | "unprivileged" | "template" | "cpuunits") {
+            v.parse::<i64>().map(Value::from).unwrap_or_else(|_| json!(v))
+        } else {
+            json!(v)
+        };
+        m.insert(k.clone(), typed);
+    }
+    m.insert("digest".into(), json!(crate::qemu::config::digest(&g.conf)));
+    Ok(Value::Object(m))
+}
+
+pub fn lxc_status(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let g = ct(ctx)?;
+    let mut m = ct_stats(g);
+    m.insert("ha".into(), json!({"managed": 0}));
+    Ok(Value::Object(m))
+}
+
+pub fn lxc_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let g = ct(ctx)?;
+    if !g.running {
+        return Err(ApiError::internal(format!("CT {} not running", g.vmid)));
+    }
+    let mut out = vec![json!({"name": "lo", "hwaddr": "00:00:00:00:00:00", "inet": "127.0.0.1/8", "inet6": "::1/128"})];
+    for (k, v) in &g.conf.current {
+        if !crate::qemu::disks::is_net_key(k) {
+            continue;
+        }
+        let props: std::collections::BTreeMap<&str, &str> = v.split(',').filter_map(|p| p.split_once('=')).collect();
+        let idx: u32 = k[3..].parse().unwrap_or(0);
+        out.push(json!({
+            "name": props.get("name").copied().unwrap_or("eth0"),
+            "hwaddr": props.get("hwaddr").copied().unwrap_or(""),
+            "inet": format!("192.0.2.{}/24", 10 + (g.vmid % 200) + idx),
+        }));
+    }
+    Ok(Value::Array(out))
+}

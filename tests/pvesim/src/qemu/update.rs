@@ -1,0 +1,421 @@
+//! Config changes (`POST`/`PUT config`, `unlink`): synchronous checks, then values go to
+//! `[PENDING]` and are applied at once (stopped VM) or as far as hotplug allows.
+
+use super::disks::{self, Drive};
+use super::normalize::{self, DiskCtx, DiskPlan};
+use super::{config, vm, vm_mut};
+use crate::api::Ctx;
+use crate::auth::Identity;
+use crate::error::{ApiError, ApiResult};
+use crate::schema::{formats, validate, Schema};
+use crate::state::{Cluster, Guest};
+use crate::tasks;
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Parameters that are not config keys.
+pub const NON_CONFIG: &[&str] = &[
+    "node", "vmid", "delete", "revert", "force", "digest", "skiplock", "background_delay", "import-working-storage",
+    "storage", "pool", "start", "unique", "archive", "bwlimit", "live-restore", "ha-managed",
+];
+
+/// A value ready to be stored (or a disk still to be allocated).
+pub enum Planned {
+    Value(String),
+    Disk(DiskPlan),
+}
+
+pub struct UpdatePlan {
+    pub sets: Vec<(String, Planned)>,
+    pub deletes: Vec<String>,
+    pub revert: Vec<String>,
+    pub force: bool,
+    pub log_line: String,
+}
+
+/// `cdrom` is an alias of `ide2` (value gets `media=cdrom`).
+pub fn config_params(p: &BTreeMap<String, String>) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (k, v) in p {
+        if NON_CONFIG.contains(&k.as_str()) {
+            continue;
+        }
+        if k == "cdrom" {
+            let v = if v.contains("media=") { v.clone() } else { format!("{v},media=cdrom") };
+            out.push(("ide2".to_string(), v));
+        } else {
+            out.push((k.clone(), v.clone()));
+        }
+    }
+    out
+}
+
+/// `update VM 100: -cores 4 -delete net1 -name x`.
+fn log_line(vmid: u32, p: &BTreeMap<String, String>) -> String {
+    let mut parts = vec![];
+    for (k, v) in p {
+        if k == "node" || k == "vmid" {
+            continue;
+        }
+        let v = if k == "cipassword" { "<hidden>".to_string() } else { v.clone() };
+        parts.push(format!("-{k} {v}"));
+    }
+    format!("update VM {vmid}: {}", parts.join(" "))
+}
+
+/// Privilege needed to change a key (like `check_vm_modify_config_perm`).
+fn key_priv(key: &str, value: Option<&str>) -> &'static str {
+    if key == "ide2" && value.is_none_or(|v| v.contains("media=cdrom") || v == "none") {
+        return "VM.Config.CDROM";
+    }
+    if disks::is_disk_key(key) || disks::is_unused_key(key) {
+        return "VM.Config.Disk";
+    }
+    if disks::is_net_key(key) {
+        return "VM.Config.Network";
+    }
+    match key {
+        "memory" | "balloon" | "shares" => "VM.Config.Memory",
+        "cores" | "sockets" | "vcpus" | "cpu" | "cpulimit" | "cpuunits" | "affinity" | "numa" => "VM.Config.CPU",
+        "ciuser" | "cipassword" | "citype" | "cicustom" | "ciupgrade" | "nameserver" | "searchdomain" | "sshkeys" => "VM.Config.Cloudinit",
+        k if k.starts_with("ipconfig") => "VM.Config.Cloudinit",
+        "name" | "description" | "tags" | "onboot" | "protection" | "startup" | "boot" | "bootdisk" | "ostype" | "agent" | "hotplug" | "keyboard" | "localtime" | "tablet" | "acpi" | "kvm" | "freeze" | "template" | "lock" => "VM.Config.Options",
+        _ => "VM.Config.HWType",
+    }
+}
+
+/// Synchronous part shared by POST/PUT config: parameter checks, lock, digest,
+/// normalisation of nets and planning of disks.
+pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
+    let (node, vmid) = (ctx.node(), ctx.vmid());
+    let schema = &ctx.sim.schema;
+    let props = schema
+        .method("/nodes/{node}/qemu", "POST")
+        .and_then(|m| m["parameters"]["properties"].as_object())
+        .cloned()
+        .unwrap_or_default();
+    let sets_raw = config_params(&ctx.p);
+    let mut deletes = Vec::new();
+    for k in ctx.get("delete").map(formats::split_list).unwrap_or_default() {
+        let k = if k == "cdrom" { "ide2".to_string() } else { k };
+        if validate::find_prop(&props, &k).is_none() || NON_CONFIG.contains(&k.as_str()) {
+            return Err(ApiError::param("delete", format!("unknown option '{k}'")));
+        }
+        if sets_raw.iter().any(|(s, _)| s == &k) {
+            return Err(ApiError::param("delete", format!("you can't use '-{k}' and -delete {k}' at the same time")));
+        }
+        deletes.push(k);
+    }
+    let revert: Vec<String> = ctx.get("revert").map(formats::split_list).unwrap_or_default();
+    for k in &revert {
+        if sets_raw.iter().any(|(s, _)| s == k) || deletes.contains(k) {
+            return Err(ApiError::param("revert", format!("you can't use '-{k}' and -revert {k}' at the same time")));
+        }
+    }
+    if !for_create && sets_raw.is_empty() && deletes.is_empty() && revert.is_empty() {
+        return Err(ApiError::internal("no options specified"));
+    }
+    for (k, v) in &sets_raw {
+        if k == "args" && !ctx.who.is_root() {
+            return Err(ApiError::internal("only root can set 'args' config"));
+        }
+        if !for_create {
+            ctx.require(&format!("/vms/{vmid}"), key_priv(k, Some(v)))?;
+        }
+    }
+    for k in &deletes {
+        ctx.require(&format!("/vms/{vmid}"), key_priv(k, None))?;
+    }
+    let mut view: Vec<(String, String)> = Vec::new();
+    if !for_create {
+        let g = vm(ctx.c, &node, vmid)?;
+        super::check_lock(g, ctx.flag("skiplock")).map_err(ApiError::internal)?;
+        if let Some(d) = ctx.get("digest") {
+            if d != config::digest(&g.conf) {
+                return Err(ApiError::internal("checksum mismatch (file change by other user?)"));
+            }
+        }
+        view = config::merged(&g.conf).into_iter().collect();
+    }
+    view.retain(|(k, _)| !deletes.contains(k));
+    view.extend(sets_raw.iter().cloned());
+    let mem_of = |v: &str| v.split(',').find_map(|p| p.strip_prefix("current=").or((!p.contains('=')).then_some(p))).and_then(|m| m.parse::<u64>().ok());
+    let memory = view.iter().rev().find(|(k, _)| k == "memory").and_then(|(_, v)| mem_of(v)).unwrap_or(512);
+    if let Some((_, b)) = sets_raw.iter().find(|(k, _)| k == "balloon") {
+        if b.parse::<u64>().unwrap_or(0) > memory {
+            return Err(ApiError::internal("balloon value too large (must be smaller than assigned memory)"));
+        }
+    }
+    let mut log = Vec::new();
+    let dc = DiskCtx { schema, who: ctx.who, node: &node, vmid, default_storage: ctx.get("storage"), log: &mut log };
+    let mut sets = Vec::new();
+    for (k, v) in &sets_raw {
+        let planned = if disks::is_net_key(k) {
+            let val = normalize::net(schema, ctx.c, k, v, false)?;
+            if let Some(bridge) = Drive::parse_stored(&val).opts.get("bridge") {
+                ctx.require(&format!("/sdn/zones/localnetwork/{bridge}"), "SDN.Use")?;
+            }
+            Planned::Value(val)
+        } else if disks::is_disk_key(k) {
+            Planned::Disk(normalize::plan_disk(ctx.c, &dc, k, v, &view)?)
+        } else if k == "tags" {
+            Planned::Value(normalize::tags(v))
+        } else if k == "boot" {
+            check_boot(v, &view)?;
+            Planned::Value(v.clone())
+        } else {
+            Planned::Value(v.clone())
+        };
+        sets.push((k.clone(), planned));
+    }
+    Ok(UpdatePlan { sets, deletes, revert, force: ctx.flag("force"), log_line: log_line(vmid, &ctx.p) })
+}
+
+fn check_boot(v: &str, view: &[(String, String)]) -> ApiResult<()> {
+    for part in v.split(',') {
+        if let Some(order) = part.strip_prefix("order=") {
+            for dev in order.split(';').filter(|d| !d.is_empty()) {
+                if !view.iter().any(|(k, _)| k == dev) {
+                    return Err(ApiError::param("boot", format!("invalid bootorder: device '{dev}' does not exist'")));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Hotplug features in effect (`network,disk,usb` by default).
+pub fn hotplug_set(g: &Guest) -> BTreeSet<String> {
+    match g.conf.current.get("hotplug").map(String::as_str) {
+        None | Some("1") => ["network", "disk", "usb"].iter().map(|s| s.to_string()).collect(),
+        Some("0") => BTreeSet::new(),
+        Some(v) => v.split(',').map(str::to_string).collect(),
+    }
+}
+
+const ALWAYS_LIVE: &[&str] = &[
+    "name", "description", "tags", "onboot", "protection", "startup", "hookscript", "lock", "migrate_downtime",
+    "migrate_speed", "shares", "vmstatestorage", "ciuser", "cipassword", "nameserver", "searchdomain", "sshkeys",
+    "citype", "cicustom", "ciupgrade", "cpulimit", "cpuunits",
+];
+const NET_LIVE_KEYS: &[&str] = &["bridge", "tag", "trunks", "firewall", "rate", "link_down"];
+const THROTTLE_PREFIXES: &[&str] = &["mbps", "iops", "bps"];
+
+/// Whether a pending change of `key` can be applied to the running VM.
+pub fn live_ok(g: &Guest, key: &str, old: Option<&str>, new: Option<&str>) -> bool {
+    let hp = hotplug_set(g);
+    if ALWAYS_LIVE.contains(&key) || key.starts_with("ipconfig") || disks::is_unused_key(key) {
+        return true;
+    }
+    if disks::is_net_key(key) {
+        return match (old, new) {
+            (Some(o), Some(n)) => {
+                let (o, n) = (Drive::parse_stored(o), Drive::parse_stored(n));
+                let same_hw = o.file == n.file && ["queues", "mtu"].iter().all(|k| o.opts.get(*k) == n.opts.get(*k));
+                let others_same = o.opts.keys().chain(n.opts.keys()).all(|k| NET_LIVE_KEYS.contains(&k.as_str()) || ["queues", "mtu"].contains(&k.as_str()) || o.opts.get(k) == n.opts.get(k));
+                (same_hw && others_same) || hp.contains("network")
+            }
+            _ => hp.contains("network"),
+        };
+    }
+    if disks::is_disk_key(key) {
+        let never = key.starts_with("ide") || key.starts_with("sata") || key == "efidisk0" || key == "tpmstate0";
+        return match (old, new) {
+            (Some(o), Some(n)) => {
+                let (o, n) = (Drive::parse_stored(o), Drive::parse_stored(n));
+                if o.is_cdrom() && n.is_cdrom() {
+                    return true;
+                }
+                if o.file != n.file {
+                    return !never && hp.contains("disk");
+                }
+                o.opts.keys().chain(n.opts.keys()).all(|k| {
+                    o.opts.get(k) == n.opts.get(k) || k == "size" || THROTTLE_PREFIXES.iter().any(|p| k.starts_with(p))
+                })
+            }
+            _ => !never && hp.contains("disk"),
+        };
+    }
+    match key {
+        "vcpus" => hp.contains("cpu"),
+        "memory" => hp.contains("memory"),
+        "balloon" => old.is_some_and(|o| o != "0") && new.is_some_and(|n| n != "0"),
+        "agent" => {
+            let strip = |v: Option<&str>| v.map(|s| s.split(',').filter(|p| !p.starts_with("fstrim_cloned_disks")).collect::<Vec<_>>().join(","));
+            strip(old) == strip(new)
+        }
+        "tablet" => hp.contains("usb"),
+        k if k.starts_with("usb") => hp.contains("usb"),
+        "hotplug" => {
+            let has_cm = |v: Option<&str>| v.is_some_and(|s| s.contains("cpu") || s.contains("memory"));
+            !has_cm(old) && !has_cm(new)
+        }
+        _ => false,
+    }
+}
+
+/// Apply one pending entry (value or deletion) to the current config.
+/// Returns volumes to free. Old disks become `unusedN` unless forced.
+pub fn apply_key(g: &mut Guest, key: &str) -> Vec<String> {
+    let mut free = Vec::new();
+    if let Some(force) = g.conf.delete.remove(key) {
+        if let Some(old) = g.conf.current.remove(key) {
+            let d = Drive::parse_stored(&old);
+            if let Some(volid) = d.volid().map(str::to_string) {
+                if disks::is_unused_key(key) || force {
+                    if !super::volume_referenced(g, &volid) {
+                        free.push(volid);
+                    }
+                } else if disks::is_disk_key(key) && !d.is_cdrom() && !volid.contains("-cloudinit") && !super::volume_referenced(g, &volid) {
+                    let uk = super::free_unused_key(g);
+                    g.conf.current.insert(uk, volid);
+                } else if volid.contains("-cloudinit") {
+                    free.push(volid);
+                }
+            }
+            remove_from_boot(g, key);
+        }
+    }
+    if let Some(new) = g.conf.pending.remove(key) {
+        let old = g.conf.current.insert(key.to_string(), new.clone());
+        if let (Some(old), true) = (old, disks::is_disk_key(key)) {
+            let (o, n) = (Drive::parse_stored(&old), Drive::parse_stored(&new));
+            if let Some(volid) = o.volid() {
+                if o.file != n.file && !o.is_cdrom() && !super::volume_referenced(g, volid) {
+                    let uk = super::free_unused_key(g);
+                    g.conf.current.insert(uk, volid.to_string());
+                }
+            }
+        }
+    }
+    free
+}
+
+fn remove_from_boot(g: &mut Guest, key: &str) {
+    let Some(boot) = g.conf.current.get("boot").cloned() else { return };
+    let parts: Vec<String> = boot
+        .split(',')
+        .map(|p| match p.strip_prefix("order=") {
+            Some(o) => format!("order={}", o.split(';').filter(|d| *d != key).collect::<Vec<_>>().join(";")),
+            None => p.to_string(),
+        })
+        .collect();
+    g.conf.current.insert("boot".into(), parts.join(","));
+}
+
+/// Apply everything pending (VM stopped, or at stop/start).
+pub fn apply_all_pending(c: &mut Cluster, vmid: u32) {
+    let Some(g) = c.guests.get_mut(&vmid) else { return };
+    let node = g.node.clone();
+    let keys: Vec<String> = g.conf.delete.keys().chain(g.conf.pending.keys()).cloned().collect();
+    let mut free = Vec::new();
+    for k in keys {
+        free.extend(apply_key(g, &k));
+    }
+    for v in free {
+        c.remove_volume(&v, &node);
+    }
+}
+
+/// The work of an update: allocate disks, write pending, apply what can be applied.
+/// Hotplug problems are returned as 400-style errors (change stays pending).
+pub fn execute(c: &mut Cluster, schema: &Schema, who: &Identity, node: &str, vmid: u32, plan: UpdatePlan, log: &mut Vec<String>) -> ApiResult<()> {
+    let mut values = Vec::new();
+    {
+        let mut dc = DiskCtx { schema, who, node, vmid, default_storage: None, log };
+        for (k, p) in plan.sets {
+            let v = match p {
+                Planned::Value(v) => v,
+                Planned::Disk(d) => normalize::execute_disk(c, &mut dc, &k, d).map_err(ApiError::internal)?,
+            };
+            values.push((k, v));
+        }
+    }
+    let running = vm(c, node, vmid)?.running;
+    let bridges: Vec<String> = c.node(node).map(|n| n.bridges.clone()).unwrap_or_default();
+    let g = vm_mut(c, node, vmid)?;
+    for k in &plan.revert {
+        g.conf.pending.remove(k);
+        g.conf.delete.remove(k);
+    }
+    let mut touched = Vec::new();
+    for k in &plan.deletes {
+        let in_cur = g.conf.current.contains_key(k);
+        if g.conf.pending.remove(k).is_some() && !in_cur {
+            continue;
+        }
+        if !in_cur {
+            log.push(format!("cannot delete '{k}' - not set in current configuration!"));
+            continue;
+        }
+        g.conf.delete.insert(k.clone(), plan.force);
+        touched.push(k.clone());
+    }
+    for (k, v) in values {
+        g.conf.delete.remove(&k);
+        if g.conf.current.get(&k) == Some(&v) {
+            g.conf.pending.remove(&k);
+            continue;
+        }
+        g.conf.pending.insert(k.clone(), v);
+        touched.push(k);
+    }
+    let mut free = Vec::new();
+    let mut errors = BTreeMap::new();
+    // Unused volumes are freed right away, running or not.
+    for k in touched.iter().filter(|k| disks::is_unused_key(k)) {
+        free.extend(apply_key(g, k));
+    }
+    for k in &touched {
+        if !running {
+            free.extend(apply_key(g, k));
+            continue;
+        }
+        let old = g.conf.current.get(k).cloned();
+        let new = g.conf.pending.get(k).cloned();
+        if !live_ok(g, k, old.as_deref(), new.as_deref()) {
+            continue;
+        }
+        if let Some(n) = new.as_deref().filter(|_| disks::is_net_key(k)) {
+            if let Some(b) = Drive::parse_stored(n).opts.get("bridge") {
+                if !bridges.contains(b) {
+                    errors.insert(k.clone(), format!("hotplug problem - bridge '{b}' does not exist"));
+                    continue;
+                }
+            }
+        }
+        free.extend(apply_key(g, k));
+    }
+    for v in free {
+        c.remove_volume(&v, node);
+    }
+    if errors.is_empty() { Ok(()) } else { Err(ApiError::params(errors)) }
+}
+
+/// `POST config`: checks now, the work in a `qmconfig` task.
+pub fn post_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let plan = plan(ctx, false)?;
+    let (node, vmid) = (ctx.node(), ctx.vmid());
+    let first = vec![plan.log_line.clone()];
+    let schema_sim = ctx.sim.clone();
+    let who = ctx.who.clone();
+    let node2 = node.clone();
+    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmconfig", &vmid.to_string(), ctx.who, first, Box::new(move |c, t| {
+        t.check_fault()?;
+        super::check_lock(vm(c, &node2, vmid).map_err(tasks::task_err)?, false)?;
+        execute(c, &schema_sim.schema, &who, &node2, vmid, plan, &mut t.log).map_err(tasks::task_err)
+    }));
+    if let Some(delay) = ctx.get("background_delay").and_then(|d| d.parse().ok()) {
+        ctx.wait_task = Some((upid.clone(), delay));
+    }
+    Ok(Value::String(upid))
+}
+
+/// `PUT config`: everything inside the request.
+pub fn put_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let plan = plan(ctx, false)?;
+    let (node, vmid) = (ctx.node(), ctx.vmid());
+    let mut log = Vec::new();
+    execute(ctx.c, &ctx.sim.schema, ctx.who, &node, vmid, plan, &mut log)?;
+    Ok(Value::Null)
+}

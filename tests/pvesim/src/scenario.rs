@@ -1,0 +1,210 @@
+//! Scenarios: the cluster a simulator starts from. The default one makes the usual
+//! playbook examples run as written; others are JSON files (see README).
+
+use crate::state::*;
+use crate::storage;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// A file volume preloaded on a storage (ISOs, import images).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct VolumeSpec {
+    pub storage: String,
+    pub volname: String,
+    /// Bytes, or a size like `628M`.
+    pub size: Value,
+    /// For local storages: the node (default: every node the storage is on).
+    #[serde(default)]
+    pub node: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct GuestSpec {
+    pub vmid: u32,
+    pub node: String,
+    #[serde(rename = "type", default = "qemu")]
+    pub kind: GuestKind,
+    #[serde(default)]
+    pub running: bool,
+    /// Config keys as PVE stores them (numbers or strings). Disk volumes referenced
+    /// here are created on their storages with the given `size=`.
+    pub config: BTreeMap<String, Value>,
+}
+fn qemu() -> GuestKind {
+    GuestKind::Qemu
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Scenario {
+    #[serde(default = "default_name")]
+    pub cluster_name: String,
+    pub nodes: Vec<NodeDef>,
+    pub storages: Vec<StorageDef>,
+    #[serde(default)]
+    pub volumes: Vec<VolumeSpec>,
+    pub users: Vec<UserDef>,
+    #[serde(default)]
+    pub roles: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub acls: Vec<AclDef>,
+    #[serde(default)]
+    pub guests: Vec<GuestSpec>,
+    #[serde(default)]
+    pub mac_prefix: Option<String>,
+}
+fn default_name() -> String {
+    "pvesim".into()
+}
+
+pub const DEFAULT_TOKEN_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
+pub const DEFAULT_READONLY_SECRET: &str = "0a6b2d4c-3e8f-4a1b-9c7d-5e2f1a0b3c4d";
+pub const DEFAULT_ROOT_PASSWORD: &str = "pvesim-root";
+
+impl Scenario {
+    pub fn from_file(p: &Path) -> anyhow::Result<Scenario> {
+        let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("reading scenario {}: {e}", p.display()))?;
+        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("parsing scenario {}: {e}", p.display()))
+    }
+
+    /// Two nodes, the usual storages, a Debian 13 template, a stopped VM, a container,
+    /// and an automation user with two API tokens.
+    pub fn default_cluster() -> Scenario {
+        let text = include_str!("../scenarios/default.json");
+        serde_json::from_str(text).expect("bundled default scenario is valid")
+    }
+
+    /// Replace the credentials the CLI/config may override.
+    pub fn with_credentials(mut self, root_password: &str, token_secret: &str) -> Scenario {
+        for u in &mut self.users {
+            if u.userid == "root@pam" {
+                u.password = Some(root_password.to_string());
+            }
+            if u.userid == "ansible@pve" {
+                for t in &mut u.tokens {
+                    if t.id == "automation" {
+                        t.secret = token_secret.to_string();
+                    }
+                }
+            }
+        }
+        self
+    }
+
+    /// Build the live cluster, creating the volumes guests reference.
+    pub fn to_cluster(&self) -> anyhow::Result<Cluster> {
+        let mut c = Cluster {
+            cluster_name: self.cluster_name.clone(),
+            nodes: self.nodes.clone(),
+            storages: self.storages.clone(),
+            users: self.users.clone(),
+            acls: self.acls.clone(),
+            roles: self.roles.clone(),
+            guests: BTreeMap::new(),
+            volumes: vec![],
+            tasks: BTreeMap::new(),
+            next_pid: 0,
+            mac_prefix: self.mac_prefix.clone(),
+        };
+        for v in &self.volumes {
+            let sd = c.storage(&v.storage).cloned().ok_or_else(|| anyhow::anyhow!("volume on unknown storage {}", v.storage))?;
+            let size = match &v.size {
+                Value::Number(n) => n.as_u64().unwrap_or(0),
+                Value::String(s) => storage::parse_size(s).unwrap_or(0),
+                _ => 0,
+            };
+            let nodes: Vec<Option<String>> = if sd.shared {
+                vec![None]
+            } else if let Some(n) = &v.node {
+                vec![Some(n.clone())]
+            } else {
+                c.nodes.iter().filter(|n| sd.on_node(&n.name)).map(|n| Some(n.name.clone())).collect()
+            };
+            for node in nodes {
+                c.volumes.push(Volume {
+                    storage: v.storage.clone(),
+                    node,
+                    volname: v.volname.clone(),
+                    size,
+                    format: storage::format_of(&v.volname),
+                    vmid: storage::owner_of(&v.volname),
+                    content: storage::content_of(&v.volname).into(),
+                    ctime: 1_760_000_000,
+                });
+            }
+        }
+        for g in &self.guests {
+            anyhow::ensure!(c.node(&g.node).is_some(), "guest {} on unknown node {}", g.vmid, g.node);
+            let mut conf = Config::default();
+            for (k, v) in &g.config {
+                let s = match v {
+                    Value::String(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                conf.current.insert(k.clone(), s);
+            }
+            for (k, v) in conf.current.clone() {
+                if crate::qemu::disks::is_disk_key(&k) || k.starts_with("unused") || k == "rootfs" || k.starts_with("mp") {
+                    register_volume(&mut c, &g.node, g.vmid, &v);
+                }
+            }
+            c.guests.insert(
+                g.vmid,
+                Guest {
+                    vmid: g.vmid,
+                    node: g.node.clone(),
+                    kind: g.kind,
+                    conf,
+                    running: g.running,
+                    paused: false,
+                    started_ms: if g.running { Some(crate::util::now_ms().saturating_sub(3_600_000)) } else { None },
+                    created_ms: 0,
+                },
+            );
+        }
+        Ok(c)
+    }
+}
+
+/// Create the volume a scenario disk value points at (if it is a managed volume).
+fn register_volume(c: &mut Cluster, node: &str, vmid: u32, value: &str) {
+    let first = value.split(',').next().unwrap_or("");
+    let Some((sid, volname)) = first.split_once(':') else { return };
+    let Some(sd) = c.storage(sid).cloned() else { return };
+    if c.find_volume(first, node).is_some() {
+        return;
+    }
+    let size = value
+        .split(',')
+        .find_map(|p| p.strip_prefix("size="))
+        .and_then(storage::parse_size)
+        .unwrap_or(4 << 20);
+    c.volumes.push(Volume {
+        storage: sid.to_string(),
+        node: if sd.shared { None } else { Some(node.to_string()) },
+        volname: volname.to_string(),
+        size,
+        format: storage::format_of(volname),
+        vmid: storage::owner_of(volname).or(Some(vmid)),
+        content: storage::content_of(volname).into(),
+        ctime: 1_760_000_000,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_scenario_builds() {
+        let s = Scenario::default_cluster();
+        let c = s.to_cluster().unwrap();
+        assert_eq!(c.nodes.len(), 2);
+        assert!(c.find_volume("vmdata:9000/base-9000-disk-0.qcow2", "pve2").is_some(), "shared volume visible from pve2");
+        assert!(c.find_volume("isos:iso/debian-13-netinst.iso", "pve1").is_some());
+        assert!(c.find_volume("local:import/debian-13-genericcloud-amd64.qcow2", "pve2").is_some());
+        assert_eq!(c.guests[&9000].conf.current["template"], "1");
+        assert_eq!(c.guests[&200].kind, GuestKind::Lxc);
+    }
+}

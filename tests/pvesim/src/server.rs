@@ -1,0 +1,243 @@
+//! HTTPS front end: TLS (rustls), HTTP/1.1 (hyper), body limits, faults, the request
+//! log, PVE reason phrases; hands `/api2/json` to `api` and `/_pvesim` to `control`.
+
+use crate::api;
+use crate::control::{self, LogEntry};
+use crate::error::ApiError;
+use crate::sim::SimInner;
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::TokioIo;
+use serde_json::{Map, Value};
+use std::io::Write;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio_rustls::TlsAcceptor;
+
+pub const MAX_BODY: usize = 512 * 1024;
+
+type Resp = Response<Full<Bytes>>;
+
+/// Accept loop; ends when `shutdown` flips to true.
+pub async fn serve(listener: TcpListener, acceptor: TlsAcceptor, sim: Arc<SimInner>, mut shutdown: watch::Receiver<bool>) {
+    loop {
+        tokio::select! {
+            _ = shutdown.changed() => break,
+            acc = listener.accept() => {
+                let Ok((tcp, _)) = acc else { continue };
+                let _ = tcp.set_nodelay(true);
+                let acceptor = acceptor.clone();
+                let sim = sim.clone();
+                let mut sd = shutdown.clone();
+                tokio::spawn(async move {
+                    let mut first = [0u8; 1];
+                    let plain = matches!(tokio::time::timeout(Duration::from_secs(10), tcp.peek(&mut first)).await, Ok(Ok(1)) if first[0] != 0x16);
+                    if plain {
+                        let svc = hyper::service::service_fn(|req: Request<Incoming>| async move { Ok::<_, std::io::Error>(redirect(&req)) });
+                        let _ = hyper::server::conn::http1::Builder::new().serve_connection(TokioIo::new(tcp), svc).await;
+                        return;
+                    }
+                    let Ok(Ok(tls)) = tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await else { return };
+                    let svc = hyper::service::service_fn(move |req| handle(sim.clone(), req));
+                    let conn = hyper::server::conn::http1::Builder::new()
+                        .timer(hyper_util::rt::TokioTimer::new())
+                        .keep_alive(true)
+                        .header_read_timeout(Duration::from_secs(30))
+                        .serve_connection(TokioIo::new(tls), svc);
+                    tokio::pin!(conn);
+                    tokio::select! {
+                        r = conn.as_mut() => { if let Err(e) = r { if std::env::var_os("PVESIM_DEBUG").is_some() { eprintln!("pvesim: connection error: {e}"); } } }
+                        _ = sd.changed() => { conn.as_mut().graceful_shutdown(); let _ = conn.await; }
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// Plain HTTP on the TLS port: redirect to https (301 for GET/HEAD, else 308).
+fn redirect(req: &Request<Incoming>) -> Resp {
+    let host = req.headers().get("host").and_then(|h| h.to_str().ok()).unwrap_or("localhost:8006");
+    let loc = format!("https://{host}{}", req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/"));
+    let code = if req.method() == "GET" || req.method() == "HEAD" { 301 } else { 308 };
+    let mut r = Response::new(Full::new(Bytes::new()));
+    *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::MOVED_PERMANENTLY);
+    if let Ok(v) = HeaderValue::from_str(&loc) {
+        r.headers_mut().insert("location", v);
+    }
+    r
+}
+
+fn json_response(status: u16, reason: Option<&str>, body: Option<Vec<u8>>, gzip_ok: bool) -> Resp {
+    let mut body = body.unwrap_or_default();
+    let mut gz = false;
+    if gzip_ok && body.len() > 1024 {
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        if enc.write_all(&body).is_ok() {
+            if let Ok(b) = enc.finish() {
+                body = b;
+                gz = true;
+            }
+        }
+    }
+    let empty = body.is_empty();
+    let mut r = Response::new(Full::new(Bytes::from(body)));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    h.insert("server", HeaderValue::from_static("pve-api-daemon/3.0"));
+    h.insert("cache-control", HeaderValue::from_static("max-age=0"));
+    h.insert("pragma", HeaderValue::from_static("no-cache"));
+    if !empty {
+        h.insert(CONTENT_TYPE, HeaderValue::from_static("application/json;charset=UTF-8"));
+    }
+    if gz {
+        h.insert("content-encoding", HeaderValue::from_static("gzip"));
+    }
+    if let Some(reason) = reason {
+        if let Ok(rp) = hyper::ext::ReasonPhrase::try_from(reason.as_bytes().to_vec()) {
+            r.extensions_mut().insert(rp);
+        }
+    }
+    r
+}
+
+fn error_response(e: &ApiError, gzip_ok: bool) -> Resp {
+    let body = e.body().map(|b| serde_json::to_vec(&b).unwrap_or_default());
+    json_response(e.status, Some(&e.reason()), body, gzip_ok)
+}
+
+async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std::io::Error> {
+    let started = Instant::now();
+    let method = req.method().as_str().to_string();
+    let path = req.uri().path().to_string();
+    let query = req.uri().query().map(str::to_string);
+    let gzip_ok = req.headers().get("accept-encoding").and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("gzip"));
+    let headers = req.headers().clone();
+
+    if path == "/_pvesim" || path.starts_with("/_pvesim/") {
+        let body = match Limited::new(req.into_body(), 64 << 20).collect().await {
+            Ok(b) => b.to_bytes(),
+            Err(_) => Bytes::new(),
+        };
+        let sim2 = sim.clone();
+        let (status, v) = tokio::task::spawn_blocking(move || control::handle(&sim2, &method, &path, &body))
+            .await
+            .unwrap_or((500, Value::Null));
+        return Ok(json_response(status, None, Some(serde_json::to_vec(&v).unwrap_or_default()), gzip_ok));
+    }
+
+    let finish = |status: u16, sim: &SimInner| {
+        let ms = started.elapsed().as_secs_f64() * 1000.0;
+        let mut l = sim.log.lock().unwrap_or_else(|e| e.into_inner());
+        l.record(LogEntry { method: method.clone(), path: path.clone(), query: query.clone().unwrap_or_default(), status, ms: (ms * 1000.0).round() / 1000.0 });
+    };
+
+    // Body: chunked and oversized bodies are refused like pve-http-server does.
+    let chunked = headers.get("transfer-encoding").and_then(|v| v.to_str().ok()).is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    let too_large = headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()).is_some_and(|n| n > MAX_BODY as u64);
+    let pre_error = if chunked {
+        Some(ApiError::status501("chunked transfer encoding not supported"))
+    } else if too_large {
+        Some(ApiError::status501("for data too large"))
+    } else {
+        None
+    };
+    if let Some(e) = pre_error {
+        finish(e.status, &sim);
+        let mut r = error_response(&e, gzip_ok);
+        r.headers_mut().insert("connection", HeaderValue::from_static("close"));
+        return Ok(r);
+    }
+    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            let e = ApiError::status501("for data too large");
+            finish(e.status, &sim);
+            return Ok(error_response(&e, gzip_ok));
+        }
+    };
+
+    let action = sim.faults().match_http(&method, &path);
+    if let Some(a) = action {
+        if a.latency_ms > 0 {
+            tokio::time::sleep(Duration::from_millis(a.latency_ms)).await;
+        }
+        if a.drop_connection {
+            finish(0, &sim);
+            return Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "fault: drop connection"));
+        }
+        if let Some((status, msg)) = a.reply {
+            let e = ApiError::with_status(status, msg);
+            finish(status, &sim);
+            return Ok(error_response(&e, gzip_ok));
+        }
+    }
+
+    let Some(api_path) = path.strip_prefix("/api2/json").filter(|p| p.is_empty() || p.starts_with('/')) else {
+        let e = ApiError::not_implemented(&method, &path);
+        finish(e.status, &sim);
+        return Ok(error_response(&e, gzip_ok));
+    };
+    let api_path = if api_path.is_empty() { "/".to_string() } else { api_path.to_string() };
+    let sim2 = sim.clone();
+    let (m2, q2) = (method.clone(), query.clone());
+    let reply = tokio::task::spawn_blocking(move || {
+        let req = api::Request { method: &m2, path: &api_path, query: q2.as_deref(), headers: &headers, body: &body };
+        api::handle(&sim2, &req)
+    })
+    .await
+    .unwrap_or_else(|_| api::Reply { result: Err(ApiError::internal("internal simulator error")), extra: Map::new(), wait_task: None });
+
+    let mut result = reply.result;
+    if let (Ok(_), Some((upid, delay))) = (&result, reply.wait_task) {
+        result = wait_for_task(&sim, &upid, delay).await;
+    }
+    let resp = match result {
+        Ok(data) => {
+            let mut obj = Map::new();
+            obj.insert("data".into(), data);
+            obj.extend(reply.extra);
+            finish(200, &sim);
+            json_response(200, None, Some(serde_json::to_vec(&Value::Object(obj)).unwrap_or_default()), gzip_ok)
+        }
+        Err(e) => {
+            if e.status == 401 && sim.cfg.auth_fail_delay_ms > 0 {
+                tokio::time::sleep(Duration::from_millis(sim.cfg.auth_fail_delay_ms)).await;
+            }
+            finish(e.status, &sim);
+            error_response(&e, gzip_ok)
+        }
+    };
+    Ok(resp)
+}
+
+/// `background_delay`: OK -> null, error -> 500 `failed to update VM`, running -> UPID.
+async fn wait_for_task(sim: &SimInner, upid: &str, delay_s: u64) -> Result<Value, ApiError> {
+    let deadline = Instant::now() + Duration::from_secs(delay_s);
+    loop {
+        let (running, exit, id) = {
+            let c = sim.cluster();
+            match c.tasks.get(upid) {
+                Some(t) => (t.running, t.exitstatus.clone(), t.id.clone()),
+                None => return Ok(Value::String(upid.to_string())),
+            }
+        };
+        if !running {
+            return match exit.as_deref() {
+                Some("OK") => Ok(Value::Null),
+                Some(e) if e.starts_with("WARNINGS") => Ok(Value::Null),
+                Some(e) => Err(ApiError::internal(format!("failed to update VM {id}: {e}"))),
+                None => Ok(Value::Null),
+            };
+        }
+        if Instant::now() >= deadline {
+            return Ok(Value::String(upid.to_string()));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}

@@ -1,0 +1,65 @@
+//! Shared state of a running simulator: configuration, schema, cluster, faults, log.
+
+use crate::auth::Keys;
+use crate::control::{Faults, RequestLog};
+use crate::schema::Schema;
+use crate::state::Cluster;
+use crate::SimConfig;
+use std::sync::{Mutex, MutexGuard};
+
+pub struct SimInner {
+    pub cfg: SimConfig,
+    pub schema: Schema,
+    pub state: Mutex<Cluster>,
+    /// The scenario's cluster, for `POST /_pvesim/reset`.
+    pub initial: Cluster,
+    pub keys: Keys,
+    pub faults: Mutex<Faults>,
+    pub log: Mutex<RequestLog>,
+    /// SHA-256 fingerprint of the server certificate (shown in `/nodes`).
+    pub fingerprint: String,
+    /// Serialises writes of the state file.
+    persist_lock: Mutex<()>,
+}
+
+impl SimInner {
+    pub fn new(cfg: SimConfig, schema: Schema, initial: Cluster, current: Cluster, fingerprint: String) -> SimInner {
+        SimInner {
+            cfg,
+            schema,
+            state: Mutex::new(current),
+            initial,
+            keys: Keys::new(),
+            faults: Mutex::new(Faults::default()),
+            log: Mutex::new(RequestLog::default()),
+            fingerprint,
+            persist_lock: Mutex::new(()),
+        }
+    }
+
+    /// Lock the cluster; a panic elsewhere must not wedge the simulator.
+    pub fn cluster(&self) -> MutexGuard<'_, Cluster> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn faults(&self) -> MutexGuard<'_, Faults> {
+        self.faults.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Write the state file (if configured) atomically.
+    pub fn persist(&self, cluster: &Cluster) {
+        let Some(path) = &self.cfg.state_file else { return };
+        let _g = self.persist_lock.lock().unwrap_or_else(|e| e.into_inner());
+        if let Ok(text) = serde_json::to_string(cluster) {
+            let tmp = path.with_extension("tmp");
+            if std::fs::write(&tmp, text).is_ok() {
+                let _ = std::fs::rename(&tmp, path);
+            }
+        }
+    }
+
+    /// A node is reachable unless offline in the scenario or by a fault.
+    pub fn node_reachable(&self, cluster: &Cluster, node: &str) -> bool {
+        cluster.node(node).is_some_and(|n| n.online) && !self.faults().node_unreachable(node)
+    }
+}

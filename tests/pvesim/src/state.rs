@@ -1,0 +1,259 @@
+//! The simulated cluster: everything that `/etc/pve` and the storages would hold, plus
+//! runtime facts (power state, tasks). Serialisable so `--state` can persist it.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct NodeDef {
+    pub name: String,
+    #[serde(default = "yes")]
+    pub online: bool,
+    #[serde(default)]
+    pub bridges: Vec<String>,
+    #[serde(default = "default_cpus")]
+    pub maxcpu: u32,
+    #[serde(default = "default_node_mem")]
+    pub maxmem: u64,
+}
+fn default_cpus() -> u32 {
+    16
+}
+fn default_node_mem() -> u64 {
+    64 << 30
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct StorageDef {
+    pub id: String,
+    /// PVE plugin type: dir, nfs, cifs, lvmthin, lvm, zfspool, rbd.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub content: Vec<String>,
+    #[serde(default)]
+    pub shared: bool,
+    /// Nodes the storage is available on (`None` = all).
+    #[serde(default)]
+    pub nodes: Option<Vec<String>>,
+    /// Allowed image formats; default by type (file storages: qcow2,raw,vmdk; else raw).
+    #[serde(default)]
+    pub formats: Option<Vec<String>>,
+    #[serde(default = "default_storage_size")]
+    pub total: u64,
+}
+fn default_storage_size() -> u64 {
+    2 << 40
+}
+
+impl StorageDef {
+    /// File-based storages name volumes `<vmid>/vm-<vmid>-disk-<n>.<fmt>`.
+    pub fn is_file(&self) -> bool {
+        matches!(self.kind.as_str(), "dir" | "nfs" | "cifs" | "glusterfs" | "cephfs" | "btrfs")
+    }
+    pub fn formats(&self) -> Vec<String> {
+        self.formats.clone().unwrap_or_else(|| {
+            if self.is_file() {
+                vec!["qcow2".into(), "raw".into(), "vmdk".into()]
+            } else {
+                vec!["raw".into()]
+            }
+        })
+    }
+    pub fn default_format(&self) -> String {
+        let f = self.formats();
+        if f.iter().any(|x| x == "qcow2") { "qcow2".into() } else { f[0].clone() }
+    }
+    pub fn on_node(&self, node: &str) -> bool {
+        self.nodes.as_ref().is_none_or(|n| n.iter().any(|x| x == node))
+    }
+    pub fn has_content(&self, c: &str) -> bool {
+        self.content.iter().any(|x| x == c)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Volume {
+    pub storage: String,
+    /// Owning node for local storages; `None` on shared storages.
+    #[serde(default)]
+    pub node: Option<String>,
+    pub volname: String,
+    pub size: u64,
+    #[serde(default)]
+    pub format: String,
+    #[serde(default)]
+    pub vmid: Option<u32>,
+    #[serde(default)]
+    pub content: String,
+    #[serde(default)]
+    pub ctime: u64,
+}
+
+impl Volume {
+    pub fn volid(&self) -> String {
+        format!("{}:{}", self.storage, self.volname)
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct TokenDef {
+    pub id: String,
+    pub secret: String,
+    #[serde(default = "yes")]
+    pub privsep: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct UserDef {
+    pub userid: String,
+    #[serde(default)]
+    pub password: Option<String>,
+    #[serde(default = "yes")]
+    pub enable: bool,
+    /// Base32 TOTP secret; when set, password login answers `NeedTFA`.
+    #[serde(default)]
+    pub totp_secret: Option<String>,
+    #[serde(default)]
+    pub tokens: Vec<TokenDef>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct AclDef {
+    pub path: String,
+    /// `user@realm` or a token id `user@realm!token`.
+    pub ugid: String,
+    pub roles: Vec<String>,
+    #[serde(default = "yes")]
+    pub propagate: bool,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum GuestKind {
+    Qemu,
+    Lxc,
+}
+
+/// A guest config file: current values, the `[PENDING]` section and pending deletions
+/// (value = forced). Values are kept as the strings the file would hold.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Config {
+    pub current: BTreeMap<String, String>,
+    #[serde(default)]
+    pub pending: BTreeMap<String, String>,
+    #[serde(default)]
+    pub delete: BTreeMap<String, bool>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Guest {
+    pub vmid: u32,
+    pub node: String,
+    #[serde(rename = "type")]
+    pub kind: GuestKind,
+    pub conf: Config,
+    #[serde(default)]
+    pub running: bool,
+    #[serde(default)]
+    pub paused: bool,
+    /// Epoch milliseconds of the last start (for uptime and agent readiness).
+    #[serde(default)]
+    pub started_ms: Option<u64>,
+    /// Epoch milliseconds of creation (for the `/cluster/resources` lag).
+    #[serde(default)]
+    pub created_ms: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Task {
+    pub upid: String,
+    pub node: String,
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+    pub user: String,
+    pub pid: u32,
+    pub pstart: u64,
+    pub starttime: u64,
+    pub running: bool,
+    #[serde(default)]
+    pub exitstatus: Option<String>,
+    #[serde(default)]
+    pub log: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Cluster {
+    #[serde(default = "default_cluster_name")]
+    pub cluster_name: String,
+    pub nodes: Vec<NodeDef>,
+    pub storages: Vec<StorageDef>,
+    pub users: Vec<UserDef>,
+    #[serde(default)]
+    pub acls: Vec<AclDef>,
+    /// Custom roles (name -> privileges), in addition to PVE's built-in ones.
+    #[serde(default)]
+    pub roles: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
+    pub guests: BTreeMap<u32, Guest>,
+    #[serde(default)]
+    pub volumes: Vec<Volume>,
+    #[serde(default)]
+    pub tasks: BTreeMap<String, Task>,
+    #[serde(default)]
+    pub next_pid: u32,
+    /// datacenter.cfg `mac_prefix` (default `BC:24:11`).
+    #[serde(default)]
+    pub mac_prefix: Option<String>,
+}
+fn default_cluster_name() -> String {
+    "pvesim".into()
+}
+
+impl Cluster {
+    pub fn node(&self, name: &str) -> Option<&NodeDef> {
+        self.nodes.iter().find(|n| n.name == name)
+    }
+    pub fn storage(&self, id: &str) -> Option<&StorageDef> {
+        self.storages.iter().find(|s| s.id == id)
+    }
+    pub fn user(&self, userid: &str) -> Option<&UserDef> {
+        self.users.iter().find(|u| u.userid == userid)
+    }
+
+    /// The node a volume of `storage` lives on when used from `node`.
+    pub fn vol_node(&self, storage: &str, node: &str) -> Option<String> {
+        match self.storage(storage) {
+            Some(s) if s.shared => None,
+            _ => Some(node.to_string()),
+        }
+    }
+
+    pub fn find_volume(&self, volid: &str, node: &str) -> Option<&Volume> {
+        let (sid, name) = volid.split_once(':')?;
+        let vn = self.vol_node(sid, node);
+        self.volumes.iter().find(|v| v.storage == sid && v.volname == name && v.node == vn)
+    }
+
+    pub fn remove_volume(&mut self, volid: &str, node: &str) -> bool {
+        let Some((sid, name)) = volid.split_once(':') else { return false };
+        let vn = self.vol_node(sid, node);
+        let before = self.volumes.len();
+        self.volumes.retain(|v| !(v.storage == sid && v.volname == name && v.node == vn));
+        before != self.volumes.len()
+    }
+
+    /// Mark tasks that were running when the state was saved as ended abnormally.
+    pub fn settle_tasks(&mut self) {
+        for t in self.tasks.values_mut() {
+            if t.running {
+                t.running = false;
+                t.exitstatus = Some("unexpected status".into());
+            }
+        }
+    }
+}

@@ -1,0 +1,195 @@
+//! Worker tasks: UPIDs, durations, logs, exit statuses. The work of a task runs when
+//! its (simulated) duration has passed, under the cluster lock, like a worker that
+//! finishes; until then the task is `running`.
+
+use crate::auth::Identity;
+use crate::error::{ApiError, ApiResult};
+use crate::sim::SimInner;
+use crate::state::{Cluster, Task};
+use crate::util::{now_ms, now_secs};
+use serde_json::{json, Value};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// What a task's work sees: its log and an injected failure (from `/_pvesim/faults`).
+pub struct TaskCtx {
+    pub log: Vec<String>,
+    pub fault: Option<String>,
+    pub warnings: u32,
+}
+
+impl TaskCtx {
+    /// Work calls this where a real failure would happen (after its own checks).
+    pub fn check_fault(&self) -> Result<(), String> {
+        match &self.fault {
+            Some(m) => Err(m.clone()),
+            None => Ok(()),
+        }
+    }
+    pub fn warn(&mut self, msg: impl Into<String>) {
+        self.warnings += 1;
+        self.log.push(format!("WARN: {}", msg.into()));
+    }
+}
+
+pub type Work = Box<dyn FnOnce(&mut Cluster, &mut TaskCtx) -> Result<(), String> + Send + 'static>;
+
+/// Relative duration of task types (clones and moves copy data).
+pub fn duration_factor(kind: &str) -> f64 {
+    match kind {
+        "qmclone" | "qmmove" | "qmigrate" | "qmrestore" => 3.0,
+        "qmcreate" | "qmdestroy" | "qmtemplate" | "qmshutdown" | "qmreboot" => 1.0,
+        "qmstart" => 1.0,
+        _ => 0.5,
+    }
+}
+
+pub fn upid(node: &str, pid: u32, pstart: u64, start: u64, kind: &str, id: &str, user: &str) -> String {
+    format!("UPID:{node}:{pid:08X}:{pstart:08X}:{start:08X}:{kind}:{id}:{user}:")
+}
+
+pub struct ParsedUpid {
+    pub node: String,
+    pub pid: u32,
+    pub pstart: u64,
+    pub starttime: u64,
+    pub kind: String,
+    pub id: String,
+    pub user: String,
+}
+
+pub fn parse_upid(s: &str) -> Option<ParsedUpid> {
+    let p: Vec<&str> = s.split(':').collect();
+    if p.len() != 9 || p[0] != "UPID" || !p[8].is_empty() {
+        return None;
+    }
+    Some(ParsedUpid {
+        node: p[1].to_string(),
+        pid: u32::from_str_radix(p[2], 16).ok()?,
+        pstart: u64::from_str_radix(p[3], 16).ok()?,
+        starttime: u64::from_str_radix(p[4], 16).ok()?,
+        kind: p[5].to_string(),
+        id: p[6].to_string(),
+        user: p[7].to_string(),
+    })
+}
+
+/// Register a task and schedule its work; returns the UPID.
+pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &str, who: &Identity, first_log: Vec<String>, work: Work) -> String {
+    c.next_pid = c.next_pid.wrapping_add(1);
+    let pid = 0x0010_0000 + c.next_pid;
+    let pstart = 0x0100_0000 + now_ms() / 10 % 0x0F00_0000;
+    let start = now_secs();
+    let user = who.upid_user();
+    let upid = upid(node, pid, pstart, start, kind, id, &user);
+    let (fault, dur_override) = sim.faults().take_task_fault(kind);
+    let dur = dur_override.unwrap_or((sim.cfg.task_ms as f64 * duration_factor(kind)) as u64);
+    c.tasks.insert(
+        upid.clone(),
+        Task { upid: upid.clone(), node: node.into(), kind: kind.into(), id: id.into(), user, pid, pstart, starttime: start, running: true, exitstatus: None, log: first_log },
+    );
+    let sim2 = sim.clone();
+    let upid2 = upid.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(dur)).await;
+        let mut c = sim2.cluster();
+        if !c.tasks.contains_key(&upid2) {
+            return; // state was reset or replaced meanwhile
+        }
+        let mut ctx = TaskCtx { log: vec![], fault, warnings: 0 };
+        let res = work(&mut c, &mut ctx);
+        if let Some(t) = c.tasks.get_mut(&upid2) {
+            t.log.extend(ctx.log);
+            t.running = false;
+            match res {
+                Ok(()) if ctx.warnings > 0 => {
+                    t.log.push(format!("TASK WARNINGS: {}", ctx.warnings));
+                    t.exitstatus = Some(format!("WARNINGS: {}", ctx.warnings));
+                }
+                Ok(()) => {
+                    t.log.push("TASK OK".into());
+                    t.exitstatus = Some("OK".into());
+                }
+                Err(e) => {
+                    let e = e.trim_end_matches('\n').replace('\n', " ");
+                    t.log.push(format!("TASK ERROR: {e}"));
+                    t.exitstatus = Some(e);
+                }
+            }
+        }
+        sim2.persist(&c);
+    });
+    upid
+}
+
+/// Convert a handler-style error to the task error text.
+pub fn task_err(e: ApiError) -> String {
+    e.task_text()
+}
+
+fn find<'a>(c: &'a Cluster, node: &str, upid: &str) -> ApiResult<&'a Task> {
+    let Some(p) = parse_upid(upid) else {
+        return Err(ApiError::param("upid", "unable to parse worker upid"));
+    };
+    match c.tasks.get(upid) {
+        Some(t) if p.node == node => Ok(t),
+        _ => Err(ApiError::param("upid", "no such task")),
+    }
+}
+
+/// Owner sees own tasks; others need Sys.Audit on the node.
+fn check_owner(c: &Cluster, who: &Identity, t: &Task, node: &str) -> ApiResult<()> {
+    let owner = t.user.split('!').next().unwrap_or("");
+    if t.user == who.upid_user() || (who.tokenid.is_none() && owner == who.userid) {
+        return Ok(());
+    }
+    crate::auth::require(c, who, &format!("/nodes/{node}"), "Sys.Audit")
+}
+
+pub fn status(c: &Cluster, who: &Identity, node: &str, upid: &str) -> ApiResult<Value> {
+    let t = find(c, node, upid)?;
+    check_owner(c, who, t, node)?;
+    let (user, tokenid) = match t.user.split_once('!') {
+        Some((u, tok)) => (u.to_string(), Some(tok.to_string())),
+        None => (t.user.clone(), None),
+    };
+    let mut v = json!({
+        "upid": t.upid, "node": t.node, "pid": t.pid, "pstart": t.pstart, "starttime": t.starttime,
+        "type": t.kind, "id": t.id, "user": user,
+        "status": if t.running { "running" } else { "stopped" },
+    });
+    if let Some(tok) = tokenid {
+        v["tokenid"] = json!(tok);
+    }
+    if !t.running {
+        v["exitstatus"] = json!(t.exitstatus.clone().unwrap_or_else(|| "unexpected status".into()));
+    }
+    Ok(v)
+}
+
+/// Log lines `{n,t}` with `start`/`limit`; returns (data, total).
+pub fn log(c: &Cluster, who: &Identity, node: &str, upid: &str, start: usize, limit: usize) -> ApiResult<(Value, usize)> {
+    let t = find(c, node, upid)?;
+    check_owner(c, who, t, node)?;
+    if t.log.is_empty() {
+        return Ok((json!([{"n": 1, "t": "no content"}]), 1));
+    }
+    let limit = if limit == 0 { usize::MAX } else { limit };
+    let lines: Vec<Value> = t.log.iter().enumerate().skip(start).take(limit).map(|(i, l)| json!({"n": i + 1, "t": l})).collect();
+    Ok((Value::Array(lines), t.log.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upid_format_roundtrip() {
+        let u = upid("pve1", 0xA1B2C, 0x1F3A4B5, 0x6570A1B2, "qmcreate", "101", "ansible@pve!automation");
+        assert_eq!(u, "UPID:pve1:000A1B2C:01F3A4B5:6570A1B2:qmcreate:101:ansible@pve!automation:");
+        let p = parse_upid(&u).unwrap();
+        assert_eq!((p.node.as_str(), p.kind.as_str(), p.id.as_str(), p.pid), ("pve1", "qmcreate", "101", 0xA1B2C));
+        assert!(parse_upid("UPID:pve1:zz").is_none());
+        assert!(parse_upid("garbage").is_none());
+    }
+}
