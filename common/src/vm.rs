@@ -2,9 +2,11 @@
 //! same name is not a match), and the node that owns it, from one
 //! `GET /cluster/resources?type=vm`.
 
+use std::time::{Duration, Instant};
+
 use serde_json::Value;
 
-use crate::client::{ApiError, Client};
+use crate::client::{ApiError, ApiErrorKind, Client};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GuestType {
@@ -26,9 +28,72 @@ pub struct Guest {
     pub raw: Value,
 }
 
-/// All guests of the cluster.
-pub fn list(_client: &Client) -> Result<Vec<Guest>, ApiError> {
-    todo!("vm: list")
+/// All guests of the cluster, from one `GET /cluster/resources?type=vm`.
+pub fn list(client: &Client) -> Result<Vec<Guest>, ApiError> {
+    let data = client.get("/cluster/resources", &[("type", "vm".to_string())])?;
+    parse_resources(&data)
+}
+
+/// The guests in a `/cluster/resources` answer; entries of other types are skipped.
+pub fn parse_resources(data: &Value) -> Result<Vec<Guest>, ApiError> {
+    let items = data.as_array().ok_or_else(|| {
+        ApiError::other(ApiErrorKind::Other, format!("/cluster/resources did not answer with a list: {data}"))
+    })?;
+    Ok(items.iter().filter_map(parse_guest).collect())
+}
+
+/// One entry: `vmid` may be a number or a string, `template` 0/1, `name` may be missing
+/// (a VM created moments ago is listed before its node's next status broadcast).
+fn parse_guest(item: &Value) -> Option<Guest> {
+    let kind = match item.get("type")?.as_str()? {
+        "qemu" => GuestType::Qemu,
+        "lxc" => GuestType::Lxc,
+        _ => return None,
+    };
+    let vmid = match item.get("vmid")? {
+        Value::Number(n) => u32::try_from(n.as_u64()?).ok()?,
+        Value::String(s) => s.trim().parse().ok()?,
+        _ => return None,
+    };
+    let text = |key: &str| item.get(key).and_then(Value::as_str).map(str::to_string);
+    let template = match item.get("template") {
+        Some(Value::Number(n)) => n.as_i64() == Some(1),
+        Some(Value::Bool(b)) => *b,
+        Some(Value::String(s)) => s == "1",
+        _ => false,
+    };
+    Some(Guest {
+        vmid,
+        node: text("node")?,
+        kind,
+        name: text("name").filter(|n| !n.is_empty()),
+        status: text("status"),
+        template,
+        raw: item.clone(),
+    })
+}
+
+/// Waits until `vmid` is listed in `/cluster/resources` (the cluster-wide VM list), so a
+/// module can return only when any node would find the VM. Polls with pauses from
+/// 100 ms up to 1 s.
+pub fn wait_visible(client: &Client, vmid: u32, timeout: Duration) -> Result<Guest, ApiError> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(100);
+    loop {
+        let guests = list(client)?;
+        if let Some(guest) = by_vmid(&guests, vmid) {
+            return Ok(guest.clone());
+        }
+        let waited = started.elapsed();
+        if waited >= timeout {
+            return Err(ApiError::other(
+                ApiErrorKind::Timeout,
+                format!("VM {vmid} is not listed in /cluster/resources after {}s; the cluster file system may be slow or the node out of quorum", waited.as_secs()),
+            ));
+        }
+        std::thread::sleep(pause.min(timeout - waited));
+        pause = (pause * 2).min(Duration::from_secs(1));
+    }
 }
 
 /// The guest with this vmid, of either type.
@@ -52,5 +117,59 @@ pub fn qemu_by_name<'a>(guests: &'a [Guest], name: &str) -> Result<Option<&'a Gu
                 ids.join(", ")
             ))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample() -> Vec<Guest> {
+        parse_resources(&json!([
+            {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1", "name": "web", "status": "stopped", "template": 0},
+            {"id": "qemu/9000", "type": "qemu", "vmid": "9000", "node": "pve1", "name": "base-debian13", "template": 1},
+            {"id": "lxc/200", "type": "lxc", "vmid": 200, "node": "pve2", "name": "web", "status": "running"},
+            {"id": "qemu/101", "type": "qemu", "vmid": 101, "node": "pve2", "status": "unknown"},
+            {"id": "storage/pve1/local", "type": "storage", "node": "pve1"},
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn parses_numbers_strings_and_missing_names() {
+        let guests = sample();
+        assert_eq!(guests.len(), 4, "the storage entry is skipped");
+        let template = by_vmid(&guests, 9000).unwrap();
+        assert!(template.template);
+        assert_eq!(template.kind, GuestType::Qemu);
+        let fresh = by_vmid(&guests, 101).unwrap();
+        assert_eq!((fresh.name.as_deref(), fresh.node.as_str()), (None, "pve2"));
+        assert_eq!(by_vmid(&guests, 200).unwrap().kind, GuestType::Lxc);
+        assert!(by_vmid(&guests, 999).is_none());
+    }
+
+    #[test]
+    fn name_lookup_is_qemu_only() {
+        let guests = sample();
+        assert_eq!(qemu_by_name(&guests, "web").unwrap().unwrap().vmid, 100);
+        assert!(qemu_by_name(&guests, "Web").unwrap().is_none(), "case-sensitive");
+    }
+
+    #[test]
+    fn duplicate_names_list_the_vmids() {
+        let mut guests = sample();
+        let mut twin = guests[0].clone();
+        twin.vmid = 105;
+        guests.push(twin);
+        assert_eq!(
+            qemu_by_name(&guests, "web").unwrap_err(),
+            "Multiple VMs with name web found (vmids 100, 105), provide vmid instead"
+        );
+    }
+
+    #[test]
+    fn a_non_list_answer_is_an_error() {
+        assert!(parse_resources(&json!({"data": 1})).is_err());
     }
 }

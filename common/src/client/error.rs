@@ -126,7 +126,11 @@ pub fn python_repr(value: &Value) -> String {
         Value::Null => "None".into(),
         Value::Bool(true) => "True".into(),
         Value::Bool(false) => "False".into(),
-        Value::Number(n) => n.to_string(),
+        Value::Number(n) => match n.as_f64() {
+            // Python prints a float that happens to be whole as `2.0`.
+            Some(f) if n.is_f64() && f.fract() == 0.0 && f.abs() < 1e16 => format!("{f:.1}"),
+            _ => n.to_string(),
+        },
         Value::String(s) => python_str_repr(s),
         Value::Array(items) => {
             let inner: Vec<String> = items.iter().map(python_repr).collect();
@@ -228,7 +232,7 @@ mod tests {
         assert_eq!(python_repr(&json!("it's")), "\"it's\"");
         assert_eq!(python_repr(&json!("say \"x\" it's")), "'say \"x\" it\\'s'");
         assert_eq!(python_repr(&json!("a\\b\tc")), "'a\\\\b\\tc'");
-        assert_eq!(python_repr(&json!({"a": [1, null, true, false, 2.5]})), "{'a': [1, None, True, False, 2.5]}");
+        assert_eq!(python_repr(&json!({"a": [1, null, true, false, 2.5, 2.0]})), "{'a': [1, None, True, False, 2.5, 2.0]}");
     }
 
     #[test]

@@ -57,6 +57,13 @@ enum Method {
     Delete,
 }
 
+/// What a call returns: PVE's `data`, or the whole JSON envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Answer {
+    Data,
+    Envelope,
+}
+
 impl Method {
     fn as_str(self) -> &'static str {
         match self {
@@ -129,22 +136,28 @@ impl Client {
 
     /// GET (retried on connection errors, 5xx, 595/596 with bounded backoff).
     pub fn get(&self, path: &str, query: Fields) -> Result<Value, ApiError> {
-        self.call(Method::Get, path, query)
+        self.call(Method::Get, path, query, Answer::Data)
+    }
+
+    /// GET returning the whole envelope (`data` plus `total`, ...), for the few calls
+    /// whose extra keys matter, such as the line count of a task log. Retried like [`Client::get`].
+    pub fn get_envelope(&self, path: &str, query: Fields) -> Result<Value, ApiError> {
+        self.call(Method::Get, path, query, Answer::Envelope)
     }
 
     /// POST a form body (never retried: writes are not idempotent).
     pub fn post(&self, path: &str, form: Fields) -> Result<Value, ApiError> {
-        self.call(Method::Post, path, form)
+        self.call(Method::Post, path, form, Answer::Data)
     }
 
     /// PUT a form body (never retried).
     pub fn put(&self, path: &str, form: Fields) -> Result<Value, ApiError> {
-        self.call(Method::Put, path, form)
+        self.call(Method::Put, path, form, Answer::Data)
     }
 
     /// DELETE with query parameters (never retried).
     pub fn delete(&self, path: &str, query: Fields) -> Result<Value, ApiError> {
-        self.call(Method::Delete, path, query)
+        self.call(Method::Delete, path, query, Answer::Data)
     }
 
     /// How many HTTP requests this client has sent (for tests and benchmarks).
@@ -171,7 +184,7 @@ impl Client {
     fn login(&self, user: &str, password: &str, otp: Option<&str>) -> Result<Credentials, ApiError> {
         let url = format!("{}/access/ticket", self.base_url);
         let rejected = || ApiError::other(ApiErrorKind::Auth, format!("Couldn't authenticate user: {user} to {url}"));
-        let ask = |form: &[(&str, String)]| match self.send(Method::Post, "/access/ticket", form) {
+        let ask = |form: &[(&str, String)]| match self.send(Method::Post, "/access/ticket", form, Answer::Data) {
             Ok(data) => Ok(auth::parse_login(&data)),
             Err(e) if e.is_status(401) || e.is_status(400) => Ok(Login::Rejected),
             Err(e) if e.kind == ApiErrorKind::Http => Err(ApiError::other(
@@ -216,10 +229,10 @@ impl Client {
     }
 
     /// One API call, retried per [`retry::next_pause`].
-    fn call(&self, method: Method, path: &str, fields: Fields) -> Result<Value, ApiError> {
+    fn call(&self, method: Method, path: &str, fields: Fields, answer: Answer) -> Result<Value, ApiError> {
         let mut attempt = 1;
         loop {
-            match self.send(method, path, fields) {
+            match self.send(method, path, fields, answer) {
                 Ok(data) => return Ok(data),
                 Err(e) => match retry::next_pause(method.as_str(), attempt, &e) {
                     Some(pause) => {
@@ -232,8 +245,8 @@ impl Client {
         }
     }
 
-    /// One HTTP request and its `data`.
-    fn send(&self, method: Method, path: &str, fields: Fields) -> Result<Value, ApiError> {
+    /// One HTTP request and its `data` (or whole envelope).
+    fn send(&self, method: Method, path: &str, fields: Fields, answer: Answer) -> Result<Value, ApiError> {
         self.sent.fetch_add(1, Ordering::Relaxed);
         self.observed.clear();
         let (status, body) = self.exchange(method, path, fields).map_err(|e| self.transport_error(method, path, e))?;
@@ -254,9 +267,10 @@ impl Client {
                 ),
             )
         })?;
-        Ok(match envelope {
-            Value::Object(mut map) => map.remove("data").unwrap_or(Value::Null),
-            _ => Value::Null,
+        Ok(match (answer, envelope) {
+            (Answer::Envelope, envelope) => envelope,
+            (Answer::Data, Value::Object(mut map)) => map.remove("data").unwrap_or(Value::Null),
+            (Answer::Data, _) => Value::Null,
         })
     }
 
