@@ -1,1 +1,66 @@
-//! Integration test harness (placeholder).
+//! The integration harness: every test runs real `ansible-playbook` with the built
+//! module binaries against its own [`pvesim`] simulator over HTTPS.
+//!
+//! ```no_run
+//! use ferrox_integration::{Env, PlayOpts};
+//!
+//! let env = Env::start();
+//! let play = env.play(r#"
+//! - name: list
+//!   ferrox.proxmox.proxmox_vm_info:
+//!     vmid: 100
+//!   register: out
+//! "#);
+//! play.assert_ok();
+//! assert_eq!(play.task("list").result["proxmox_vms"][0]["vmid"], 100);
+//! let dry = env.play_with("- ferrox.proxmox.proxmox_vm_info: {}", &PlayOpts { check: true, ..Default::default() });
+//! assert!(!dry.last().changed);
+//! ```
+//!
+//! What [`Env::start`] prepares, in a fresh temp dir (removed on drop; kept when
+//! `FERROX_KEEP_TMP=1`, and its path is printed):
+//! - a simulator ([`pvesim::Simulator`]) on a free port with the default scenario,
+//!   its CA written to `pvesim-ca.pem`;
+//! - `collections/ansible_collections/ferrox/proxmox` → a symlink to the repository
+//!   root, so the plugins under `plugins/` are the ones tested (module binaries are
+//!   expected in `plugins/modules/<name>`: `cargo collection build --debug` puts them there);
+//! - `ansible.cfg` enabling the `ferrox_results` callback
+//!   (`tests/integration/callback_plugins/`), which records every task result as a
+//!   JSON line: [`Play::results`];
+//! - an inventory with only `localhost` (local connection).
+//!
+//! Every play gets `module_defaults` for `group/ferrox.proxmox.proxmox` with token
+//! auth (`ansible@pve!automation`), `validate_certs: true` and `ca_path` = the
+//! simulator CA ([`Env::auth`]); [`PlayOpts::module_defaults`] replaces that block.
+//! `PROXMOX_*` variables of the calling environment are removed; set them through
+//! [`PlayOpts::env`] (which can also override `ANSIBLE_COLLECTIONS_PATH`).
+//!
+//! `ansible-playbook` is `<repo>/.venv/bin/ansible-playbook` unless
+//! `FERROX_ANSIBLE_PLAYBOOK` or [`PlayOpts::ansible`] says otherwise.
+//!
+//! Envs are independent (own simulator, own port, own temp dir), so tests run in
+//! parallel. The harness's own API calls ([`Env::api_get`], [`Env::api`]) appear in
+//! the simulator's request log: call [`Env::clear_requests`] right before the play
+//! whose calls you count.
+
+mod api;
+mod env;
+mod paths;
+mod play;
+
+pub use env::Env;
+pub use paths::{ansible_playbook, module_binary, repo_root, MODULES};
+pub use play::{Play, PlayOpts, TaskOutcome};
+
+/// The default scenario's credentials (see tests/pvesim).
+pub mod creds {
+    /// `root@pam`'s password.
+    pub const ROOT_PASSWORD: &str = "pvesim-root";
+    /// The token `ansible@pve!automation` (may manage VMs).
+    pub const TOKEN_USER: &str = "ansible@pve";
+    pub const TOKEN_ID: &str = "automation";
+    pub const TOKEN_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
+    /// The token `ansible@pve!readonly` (audit rights only).
+    pub const READONLY_TOKEN_ID: &str = "readonly";
+    pub const READONLY_TOKEN_SECRET: &str = "0a6b2d4c-3e8f-4a1b-9c7d-5e2f1a0b3c4d";
+}

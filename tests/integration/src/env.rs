@@ -1,0 +1,197 @@
+//! [`Env`]: one simulator and one temp dir with everything ansible-playbook needs.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde_json::{json, Value};
+
+use crate::api::SimApi;
+use crate::creds;
+use crate::paths::{ansible_playbook, module_binary, python_next_to, repo_root, MODULES};
+use crate::play::{read_results, render_playbook, Play, PlayOpts};
+
+/// A simulator plus a temp dir with ansible.cfg, inventory and collections path.
+pub struct Env {
+    sim: pvesim::Simulator,
+    api: SimApi,
+    dir: tempfile::TempDir,
+    plays: AtomicUsize,
+}
+
+impl Env {
+    /// The default scenario.
+    pub fn start() -> Env {
+        Env::start_with(pvesim::SimConfig::default())
+    }
+
+    pub fn start_with(cfg: pvesim::SimConfig) -> Env {
+        let sim = pvesim::Simulator::start(cfg).unwrap_or_else(|e| panic!("pvesim did not start: {e:#}"));
+        let dir = tempfile::Builder::new().prefix("ferrox-it-").tempdir().expect("temp dir");
+        if std::env::var_os("FERROX_KEEP_TMP").is_some() {
+            eprintln!("ferrox-integration: keeping {}", dir.path().display());
+        }
+        let ca_pem = sim.ca_pem().to_string();
+        std::fs::write(dir.path().join("pvesim-ca.pem"), &ca_pem).expect("write CA");
+        let api = SimApi::new(sim.port(), ca_pem.as_bytes(), creds::ROOT_PASSWORD);
+        let env = Env { sim, api, dir, plays: AtomicUsize::new(0) };
+        env.write_ansible_files();
+        env
+    }
+
+    pub fn sim(&self) -> &pvesim::Simulator {
+        &self.sim
+    }
+
+    /// The temp dir (kept with `FERROX_KEEP_TMP=1`).
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The simulator's CA certificate file.
+    pub fn ca_path(&self) -> PathBuf {
+        self.dir().join("pvesim-ca.pem")
+    }
+
+    /// The default connection options (token auth, validate_certs, ca_path).
+    pub fn auth(&self) -> Value {
+        json!({
+            "api_host": "127.0.0.1",
+            "api_port": self.sim.port(),
+            "api_user": creds::TOKEN_USER,
+            "api_token_id": creds::TOKEN_ID,
+            "api_token_secret": creds::TOKEN_SECRET,
+            "validate_certs": true,
+            "ca_path": self.ca_path().display().to_string(),
+        })
+    }
+
+    /// `module_defaults` carrying `auth` for the collection's action group.
+    pub fn defaults_with(&self, auth: Value) -> Value {
+        json!({ "group/ferrox.proxmox.proxmox": auth })
+    }
+
+    pub fn play(&self, tasks_yaml: &str) -> Play {
+        self.play_with(tasks_yaml, &PlayOpts::default())
+    }
+
+    pub fn play_with(&self, tasks_yaml: &str, o: &PlayOpts) -> Play {
+        for module in MODULES.iter().filter(|m| tasks_yaml.contains(*m)) {
+            module_binary(module);
+        }
+        let n = self.plays.fetch_add(1, Ordering::SeqCst);
+        let playbook = self.dir().join(format!("play-{n}.yml"));
+        let results = self.dir().join(format!("play-{n}.results.jsonl"));
+        let defaults = o.module_defaults.clone().unwrap_or_else(|| self.defaults_with(self.auth()));
+        std::fs::write(&playbook, render_playbook(tasks_yaml, &defaults, &o.vars)).expect("write playbook");
+
+        let program = o.ansible.clone().unwrap_or_else(ansible_playbook);
+        let mut cmd = Command::new(&program);
+        cmd.arg("-i").arg(self.dir().join("inventory")).arg(&playbook);
+        if o.check {
+            cmd.arg("--check");
+        }
+        if o.diff {
+            cmd.arg("--diff");
+        }
+        if o.verbosity > 0 {
+            cmd.arg(format!("-{}", "v".repeat(o.verbosity as usize)));
+        }
+        for (key, _) in std::env::vars_os() {
+            if key.to_string_lossy().starts_with("PROXMOX_") {
+                cmd.env_remove(&key);
+            }
+        }
+        cmd.env("ANSIBLE_CONFIG", self.dir().join("ansible.cfg"))
+            .env("ANSIBLE_COLLECTIONS_PATH", self.dir().join("collections"))
+            .env("ANSIBLE_HOME", self.dir().join("ansible-home"))
+            .env("ANSIBLE_NOCOLOR", "1")
+            .env("ANSIBLE_FORCE_COLOR", "0")
+            .env("FERROX_RESULTS_FILE", &results)
+            .env("PYTHONDONTWRITEBYTECODE", "1");
+        cmd.env("ANSIBLE_PYTHON_INTERPRETER", python_next_to(&program));
+        for (k, v) in &o.env {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+        Play {
+            rc: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            results: read_results(&results),
+        }
+    }
+
+    /// `GET /api2/json{path}` as root@pam; returns `data` (panics on an HTTP error).
+    pub fn api_get(&self, path: &str) -> Value {
+        let (status, body) = self.api.raw("GET", &format!("/api2/json{path}"), &[], true);
+        if status != 200 {
+            panic!("GET {path} answered {status}: {body}");
+        }
+        body["data"].clone()
+    }
+
+    /// Any call to `/api2/json{path}` as root@pam (form fields, or query for GET/DELETE);
+    /// returns the status and the whole body.
+    pub fn api(&self, method: &str, path: &str, form: &[(&str, &str)]) -> (u16, Value) {
+        self.api.raw(method, &format!("/api2/json{path}"), form, true)
+    }
+
+    /// The simulator's request log (counts per `"METHOD /api2/json/path"`).
+    pub fn requests(&self) -> Value {
+        let (status, body) = self.api.raw("GET", "/_pvesim/requests", &[], true);
+        assert_eq!(status, 200, "GET /_pvesim/requests: {body}");
+        unwrap_data(body)
+    }
+
+    pub fn clear_requests(&self) {
+        let (status, body) = self.api.raw("DELETE", "/_pvesim/requests", &[], true);
+        assert!(status < 300, "DELETE /_pvesim/requests answered {status}: {body}");
+    }
+
+    /// Installs a fault (see tests/pvesim's README for the spec format).
+    pub fn fault(&self, spec: Value) {
+        let (status, body) = self.api.post_json("/_pvesim/faults", &spec);
+        assert!(status < 300, "POST /_pvesim/faults {spec} answered {status}: {body}");
+    }
+
+    pub fn clear_faults(&self) {
+        let (status, body) = self.api.raw("DELETE", "/_pvesim/faults", &[], true);
+        assert!(status < 300, "DELETE /_pvesim/faults answered {status}: {body}");
+    }
+
+    fn write_ansible_files(&self) {
+        let dir = self.dir();
+        let ns = dir.join("collections/ansible_collections/ferrox");
+        std::fs::create_dir_all(&ns).expect("collections dir");
+        std::os::unix::fs::symlink(repo_root(), ns.join("proxmox")).expect("collection symlink");
+        let callbacks = repo_root().join("tests/integration/callback_plugins");
+        let cfg = format!(
+            "[defaults]\n\
+             callbacks_enabled = ferrox_results\n\
+             callback_plugins = {callbacks}\n\
+             host_key_checking = False\n\
+             retry_files_enabled = False\n\
+             nocows = True\n\
+             local_tmp = {tmp}/local\n\
+             remote_tmp = {tmp}/remote\n\
+             collections_scan_sys_path = False\n\
+             [persistent_connection]\n\
+             control_path_dir = {tmp}/cp\n",
+            callbacks = callbacks.display(),
+            tmp = dir.join("ansible-tmp").display(),
+        );
+        std::fs::write(dir.join("ansible.cfg"), cfg).expect("ansible.cfg");
+        std::fs::write(dir.join("inventory"), "localhost ansible_connection=local\n").expect("inventory");
+    }
+}
+
+/// Control endpoints may or may not wrap their answer in PVE's `data` envelope.
+fn unwrap_data(body: Value) -> Value {
+    match body {
+        Value::Object(mut map) if map.contains_key("data") => map.remove("data").unwrap_or(Value::Null),
+        other => other,
+    }
+}
