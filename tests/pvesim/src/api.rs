@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// Options only `root@pam` may pass.
+const ROOT_ONLY: &[&str] = &["skiplock", "keepActive", "migratedfrom", "stateuri", "nocheck", "migration_network", "migration_type", "force-cpu"];
+
 pub struct Request<'a> {
     pub method: &'a str,
     /// Path below `/api2/json`, e.g. `/nodes/pve1/qemu`.
@@ -151,6 +154,18 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     let empty = Value::Object(Map::new());
     let pschema = info.get("parameters").unwrap_or(&empty);
     let p = crate::schema::validate::validate(&raw, pschema).map_err(ApiError::params)?;
+    if !public && !who.is_root() {
+        // Root-only options are a parameter error, not a 403.
+        let mut errors = BTreeMap::new();
+        for k in ROOT_ONLY {
+            if p.contains_key(*k) {
+                errors.insert(k.to_string(), "Only root may use this option.".to_string());
+            }
+        }
+        if !errors.is_empty() {
+            return Err(ApiError::params(errors));
+        }
+    }
     if !public {
         if let Some(check) = info.get("permissions").and_then(|p| p.get("check")) {
             auth::check_expr(&c, &who, check, &p)?;
