@@ -27,6 +27,24 @@ pub fn is_net_key(k: &str) -> bool {
     k.strip_prefix("net").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
+/// Order in which PVE walks drives when allocating (ide, sata, scsi, virtio, efidisk0,
+/// tpmstate0), which decides the `disk-<n>` numbers; non-drive keys sort first.
+pub fn drive_rank(k: &str) -> (u8, u32) {
+    if !is_disk_key(k) {
+        return (0, 0);
+    }
+    let n = k.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap_or(0);
+    let bus = match k.trim_end_matches(|c: char| c.is_ascii_digit()) {
+        "ide" => 1,
+        "sata" => 2,
+        "scsi" => 3,
+        "virtio" => 4,
+        "efidisk" => 5,
+        _ => 6,
+    };
+    (bus, n)
+}
+
 /// Bus order PVE searches for the first disk at create (`boot: order=`).
 pub fn boot_search_order() -> Vec<String> {
     let mut v = Vec::new();

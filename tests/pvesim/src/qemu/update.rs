@@ -168,6 +168,7 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
         };
         sets.push((k.clone(), planned));
     }
+    sets.sort_by_key(|(k, _)| disks::drive_rank(k));
     Ok(UpdatePlan { sets, deletes, revert, force: ctx.flag("force"), log_line: log_line(vmid, &ctx.p) })
 }
 
