@@ -4,14 +4,25 @@
 //! ([`wanted`]), compare with the live VM ([`converge`]), plan the actions, execute
 //! them unless in check mode, report.
 
+pub mod api;
+pub mod context;
 pub mod converge;
 pub mod docs;
+pub mod execute;
 pub mod options;
+pub mod plan;
+pub mod present;
 pub mod props;
+pub mod settings;
+pub mod states;
 pub mod wanted;
 
+use ferrox_common::client::Client;
+use ferrox_common::connection::ConnectionParams;
 use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
+
+use context::Ctx;
 
 pub fn spec() -> ModuleSpec {
     ModuleSpec {
@@ -30,6 +41,33 @@ pub fn spec() -> ModuleSpec {
     }
 }
 
-pub fn run(_m: &mut Module) -> Result<Output, Failure> {
-    Err(Failure::new("proxmox_kvm is not implemented yet"))
+/// One run, in 1.6's order: clone, then `delete`, `revert`, `migrate` (each ends the
+/// run), then the state.
+pub fn run(m: &mut Module) -> Result<Output, Failure> {
+    let p = m.params.clone();
+    wanted::check_root_only(&p)?;
+    if p.flag("update_unsafe") {
+        m.warn("update_unsafe is no longer needed: disks and NICs are always updated safely (see the module documentation)");
+    }
+    let conn = ConnectionParams::from_params(&p)?;
+    let client = Client::connect(&conn)?;
+    let mut ctx = Ctx::new(&p, &client, m.check_mode)?;
+    let result = if p.non_empty("clone").is_some() {
+        present::clone(&mut ctx)
+    } else if p.non_empty("delete").is_some() {
+        settings::delete(&mut ctx)
+    } else if p.non_empty("revert").is_some() {
+        settings::revert(&mut ctx)
+    } else if p.flag("migrate") {
+        settings::migrate(&mut ctx)
+    } else {
+        match p.str("state").unwrap_or("present") {
+            "present" => present::present(&mut ctx),
+            state => states::handle(&mut ctx, state),
+        }
+    };
+    for w in ctx.warnings.drain(..) {
+        m.warn(w);
+    }
+    result
 }

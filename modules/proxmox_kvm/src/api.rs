@@ -1,0 +1,157 @@
+//! The PVE calls this module makes, each in one place, with paths built once.
+
+use std::time::Duration;
+
+use ferrox_common::client::{ApiError, Client};
+use ferrox_common::tasks::{self, TaskDone, TaskError};
+use serde_json::{Map, Value};
+
+/// A VM: where it lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Vm {
+    pub node: String,
+    pub vmid: u32,
+}
+
+impl Vm {
+    pub fn path(&self, rest: &str) -> String {
+        format!("/nodes/{}/qemu/{}{rest}", self.node, self.vmid)
+    }
+}
+
+/// Form fields from owned pairs.
+pub fn fields(pairs: &[(String, String)]) -> Vec<(&str, String)> {
+    pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()
+}
+
+/// The VM's config with pending changes applied (what it gets at next start).
+pub fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, ApiError> {
+    Ok(client.get(&vm.path("/config"), &[])?.as_object().cloned().unwrap_or_default())
+}
+
+/// What `GET .../pending` tells.
+#[derive(Debug, Clone, Default)]
+pub struct Pending {
+    /// Keys whose change waits for a restart -> pending value (`(delete)` for deletions).
+    pub waiting: Map<String, Value>,
+    /// The config with pending changes applied.
+    pub effective: Map<String, Value>,
+}
+
+/// Reads the pending-changes listing.
+pub fn pending(client: &Client, vm: &Vm) -> Result<Pending, ApiError> {
+    let items = client.get(&vm.path("/pending"), &[])?;
+    let mut waiting = Map::new();
+    let mut effective = Map::new();
+    for item in items.as_array().into_iter().flatten() {
+        let Some(key) = item.get("key").and_then(Value::as_str) else { continue };
+        let deleted = item.get("delete").and_then(Value::as_i64).unwrap_or(0) > 0;
+        match (item.get("pending"), deleted) {
+            (_, true) => {
+                waiting.insert(key.to_string(), Value::String("(delete)".into()));
+            }
+            (Some(p), false) => {
+                waiting.insert(key.to_string(), p.clone());
+                effective.insert(key.to_string(), p.clone());
+            }
+            (None, false) => {
+                if let Some(v) = item.get("value") {
+                    effective.insert(key.to_string(), v.clone());
+                }
+            }
+        }
+    }
+    Ok(Pending { waiting, effective })
+}
+
+/// Power state as `status/current` reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Power {
+    /// `running` or `stopped`.
+    pub status: String,
+    /// QEMU's view: `paused` for a suspended VM.
+    pub qmpstatus: Option<String>,
+    pub lock: Option<String>,
+}
+
+pub fn power(client: &Client, vm: &Vm) -> Result<Power, ApiError> {
+    let data = client.get(&vm.path("/status/current"), &[])?;
+    let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_string);
+    Ok(Power { status: text("status").unwrap_or_else(|| "unknown".into()), qmpstatus: text("qmpstatus"), lock: text("lock") })
+}
+
+/// Names of the cluster's nodes.
+pub fn nodes(client: &Client) -> Result<Vec<String>, ApiError> {
+    let data = client.get("/nodes", &[])?;
+    Ok(data
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.get("node").and_then(Value::as_str).map(str::to_string))
+        .collect())
+}
+
+/// PVE's next free vmid (sent as a string or a number).
+pub fn next_id(client: &Client) -> Result<u32, ApiError> {
+    let data = client.get("/cluster/nextid", &[])?;
+    let id = match &data {
+        Value::String(s) => s.parse().ok(),
+        Value::Number(n) => n.as_u64().and_then(|n| u32::try_from(n).ok()),
+        _ => None,
+    };
+    id.ok_or_else(|| ApiError {
+        kind: ferrox_common::client::ApiErrorKind::Other,
+        status: None,
+        message: format!("PVE answered /cluster/nextid with {data}, not a vmid"),
+        errors: None,
+    })
+}
+
+/// Waits for a task when `answer` is a UPID (some calls are synchronous on some PVE versions).
+pub fn wait_if_task(client: &Client, answer: &Value, timeout: Duration) -> Result<Option<TaskDone>, TaskError> {
+    match answer.as_str().filter(|s| s.starts_with("UPID:")) {
+        Some(upid) => tasks::wait(client, upid, timeout).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// `mac` (every netN -> MAC) and `devices` (every disk key -> volume) of a config.
+pub fn mac_and_devices(config: &Map<String, Value>) -> (Map<String, Value>, Map<String, Value>) {
+    use crate::converge::{disk::is_disk_key, nic, text_of};
+    let mut mac = Map::new();
+    let mut devices = Map::new();
+    for (key, value) in config {
+        let text = text_of(value);
+        if nic::is_net_key(key) {
+            if let Some(m) = nic::mac_of(&text) {
+                mac.insert(key.clone(), Value::String(m));
+            }
+        } else if is_disk_key(key) {
+            let volume = text.split(',').next().unwrap_or_default().to_string();
+            devices.insert(key.clone(), Value::String(volume));
+        }
+    }
+    (mac, devices)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn mac_and_devices_cover_every_nic_and_disk() {
+        let cfg = json!({
+            "net0": "virtio=BC:24:11:2E:7F:01,bridge=vmbr0", "net3": "e1000=BC:24:11:2E:7F:02",
+            "scsi0": "local-lvm:vm-101-disk-0,size=32G", "ide2": "none,media=cdrom",
+            "efidisk0": "local-lvm:vm-101-disk-1,efitype=4m,size=4M", "unused0": "local-lvm:vm-101-disk-9",
+            "name": "x",
+        });
+        let (mac, devices) = mac_and_devices(cfg.as_object().unwrap());
+        assert_eq!(Value::Object(mac), json!({"net0": "BC:24:11:2E:7F:01", "net3": "BC:24:11:2E:7F:02"}));
+        assert_eq!(
+            Value::Object(devices),
+            json!({"scsi0": "local-lvm:vm-101-disk-0", "ide2": "none", "efidisk0": "local-lvm:vm-101-disk-1"})
+        );
+    }
+}

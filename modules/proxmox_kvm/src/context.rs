@@ -1,0 +1,125 @@
+//! What every part of a run shares: the task, the client, the cluster listing read
+//! once at the start, and the executor settings.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use ferrox_common::client::Client;
+use ferrox_common::options::Params;
+use ferrox_common::protocol::{Failure, Output};
+use ferrox_common::vm::{self, Guest, GuestType};
+use serde_json::Value;
+
+use crate::api::{self, Vm};
+use crate::execute::{Executor, Outcome};
+use crate::plan::Plan;
+
+/// The smallest wait for creating, cloning, restoring, converting and removing.
+pub const LONG_TASK_SECS: u64 = 300;
+
+pub struct Ctx<'a> {
+    pub p: &'a Params,
+    pub client: &'a Client,
+    pub guests: Vec<Guest>,
+    pub check_mode: bool,
+    pub warnings: Vec<String>,
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(p: &'a Params, client: &'a Client, check_mode: bool) -> Result<Ctx<'a>, Failure> {
+        let guests = vm::list(client).map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
+        Ok(Ctx { p, client, guests, check_mode, warnings: Vec::new() })
+    }
+
+    pub fn timeout(&self) -> u64 {
+        self.p.int("timeout").unwrap_or(30).max(1) as u64
+    }
+
+    /// The VM the task names: by `vmid`, else by `name` (QEMU VMs only).
+    pub fn target(&self) -> Result<Option<Guest>, Failure> {
+        match self.p.int("vmid").filter(|id| *id != 0) {
+            Some(id) => self.qemu_by_vmid(id),
+            None => self.qemu_named(self.p.str("name")),
+        }
+    }
+
+    pub fn qemu_by_vmid(&self, id: i64) -> Result<Option<Guest>, Failure> {
+        let id = u32::try_from(id).map_err(|_| Failure::new(format!("vmid must be between 100 and 999999999, got: {id}")))?;
+        match vm::by_vmid(&self.guests, id) {
+            Some(g) if g.kind == GuestType::Lxc => Err(Failure::new(format!(
+                "vmid {id} belongs to a container (LXC) on node {}, not a QEMU VM; choose another vmid",
+                g.node
+            ))
+            .with("vmid", id)),
+            other => Ok(other.cloned()),
+        }
+    }
+
+    pub fn qemu_named(&self, name: Option<&str>) -> Result<Option<Guest>, Failure> {
+        match name {
+            Some(n) => vm::qemu_by_name(&self.guests, n).map(|g| g.cloned()).map_err(Failure::new),
+            None => Ok(None),
+        }
+    }
+
+    /// The name for messages: the task's, else the VM's.
+    pub fn name_of(&self, guest: Option<&Guest>) -> String {
+        self.p
+            .str("name")
+            .map(str::to_string)
+            .or_else(|| guest.and_then(|g| g.name.clone()))
+            .unwrap_or_default()
+    }
+
+    pub fn executor(&self, name: String) -> Executor<'a> {
+        Executor {
+            client: self.client,
+            check_mode: self.check_mode,
+            timeout: Duration::from_secs(self.timeout()),
+            long_timeout: Duration::from_secs(self.timeout().max(LONG_TASK_SECS)),
+            name,
+            skiplock: self.p.flag("skiplock"),
+            used_ids: self.guests.iter().map(|g| g.vmid).collect::<BTreeSet<u32>>(),
+            outcome: Outcome::default(),
+        }
+    }
+
+    /// Runs the plan (unless in check mode) and returns what it found out; the
+    /// `actions` list goes on the result either way.
+    pub fn execute(&mut self, plan: &mut Plan, name: String) -> Result<Outcome, Failure> {
+        let mut exec = self.executor(name);
+        let result = exec.run(plan);
+        self.warnings.append(&mut exec.outcome.warnings);
+        result.map(|_| exec.outcome)
+    }
+
+    /// Adds `mac` and `devices` read from `config`, or from the VM's live config.
+    pub fn with_mac_and_devices(
+        &self,
+        out: Output,
+        vm: &Vm,
+        config: Option<&serde_json::Map<String, Value>>,
+    ) -> Result<Output, Failure> {
+        let fetched;
+        let config = match config {
+            Some(c) => c,
+            None if self.check_mode && !self.guests.iter().any(|g| g.vmid == vm.vmid) => {
+                return Ok(out.with("mac", serde_json::Map::new()).with("devices", serde_json::Map::new()))
+            }
+            None => {
+                fetched = api::config(self.client, vm).map_err(|e| {
+                    Failure::new(format!("Getting information for VM with vmid = {} failed with exception: {e}", vm.vmid))
+                        .with("vmid", vm.vmid)
+                })?;
+                &fetched
+            }
+        };
+        let (mac, devices) = api::mac_and_devices(config);
+        Ok(out.with("mac", mac).with("devices", devices))
+    }
+}
+
+/// The `Vm` of a listed guest.
+pub fn vm_of(g: &Guest) -> Vm {
+    Vm { node: g.node.clone(), vmid: g.vmid }
+}

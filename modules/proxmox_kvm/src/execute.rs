@@ -1,0 +1,334 @@
+//! Runs a [`Plan`]: each action is one PVE call (plus waiting on its task). In check
+//! mode nothing is called; the plan is the report.
+//!
+//! Errors carry community.proxmox 1.6's message for the operation, then PVE's answer;
+//! a failed task is reported at once with its exit status and log tail.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use ferrox_common::client::{ApiError, Client};
+use ferrox_common::protocol::Failure;
+use ferrox_common::tasks::TaskError;
+use ferrox_common::vm;
+use serde_json::{Map, Value};
+
+use crate::api::{self, fields, Vm};
+use crate::converge;
+use crate::plan::{Action, Allocation, Plan, PowerCall};
+
+/// How often a collision on a new vmid is retried before giving up.
+const MAX_ALLOCATION_ATTEMPTS: u32 = 40;
+/// How long to wait for a new VM to be listed with its name (PVE's status broadcast
+/// runs every 10 seconds).
+const LISTED_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What running the plan found out, for the result.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// Changes left pending on a running VM (key -> pending value).
+    pub pending: Map<String, Value>,
+    /// The VM's effective config after an update (pending applied), when read.
+    pub config: Option<Map<String, Value>>,
+    /// Config keys written.
+    pub written: Vec<String>,
+    /// Whether the pending changes were applied by a reboot.
+    pub rebooted_for_pending: bool,
+    pub warnings: Vec<String>,
+}
+
+pub struct Executor<'a> {
+    pub client: &'a Client,
+    pub check_mode: bool,
+    /// `timeout`: budget for each task.
+    pub timeout: Duration,
+    /// Budget for creating, cloning and restoring.
+    pub long_timeout: Duration,
+    /// The VM's name for messages (`name` option, else the VM's name).
+    pub name: String,
+    pub skiplock: bool,
+    /// vmids in use when the plan was made (for range allocation).
+    pub used_ids: BTreeSet<u32>,
+    pub outcome: Outcome,
+}
+
+impl Executor<'_> {
+    /// Runs every action in order; the plan's VM is updated when a new vmid had to be
+    /// chosen because of a collision.
+    pub fn run(&mut self, plan: &mut Plan) -> Result<(), Failure> {
+        if self.check_mode {
+            return Ok(());
+        }
+        for action in plan.actions.clone() {
+            self.run_one(&mut plan.vm, &action)?;
+        }
+        Ok(())
+    }
+
+    fn run_one(&mut self, vm: &mut Vm, action: &Action) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let name = self.name.clone();
+        match action {
+            Action::Create { form, allocation } => {
+                let prefix = |id: u32| format!("creation of qemu VM {name} with vmid {id} failed with exception=");
+                let node = vm.node.clone();
+                let upid = self.allocate_and_post(vm, allocation, &prefix, |c, id| {
+                    let mut body = vec![("vmid".to_string(), id.to_string())];
+                    body.extend(form.iter().cloned());
+                    c.post(&format!("/nodes/{node}/qemu"), &fields(&body))
+                })?;
+                self.wait(&upid, self.long_timeout, "creating", &prefix(vm.vmid), vm.vmid)
+            }
+            Action::Clone { source, form, allocation } => {
+                let prefix = |_: u32| format!("Unable to clone vm {name} from vmid {}: ", source.vmid);
+                let path = source.path("/clone");
+                let upid = self.allocate_and_post(vm, allocation, &prefix, |c, id| {
+                    let mut body = vec![("newid".to_string(), id.to_string())];
+                    body.extend(form.iter().cloned());
+                    c.post(&path, &fields(&body))
+                })?;
+                self.wait(&upid, self.long_timeout, "creating", &prefix(vm.vmid), vm.vmid)
+            }
+            Action::WaitListed { name } => {
+                self.wait_listed(vm.vmid, name.as_deref());
+                Ok(())
+            }
+            Action::Converge { wanted, changes, digest, recompute } => {
+                let prefix = format!("Unable to update vm {name} with vmid {id}: ");
+                let fail = |e: String| Failure::new(format!("{prefix}{e}")).with("vmid", id);
+                let (changes, digest) = if *recompute {
+                    let current = api::config(self.client, vm).map_err(|e| fail(e.to_string()))?;
+                    let digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
+                    (converge::changes(&current, wanted, id).map_err(|e| Failure::new(e).with("vmid", id))?, digest)
+                } else {
+                    (changes.clone(), digest.clone())
+                };
+                if changes.is_empty() {
+                    return Ok(());
+                }
+                if !changes.set.is_empty() {
+                    let mut body: Vec<(String, String)> = changes.set.clone().into_iter().collect();
+                    if let Some(d) = digest {
+                        body.push(("digest".into(), d));
+                    }
+                    if self.skiplock {
+                        body.push(("skiplock".into(), "1".into()));
+                    }
+                    if changes.allocates {
+                        // Allocating storage can outlast an HTTP request: PVE runs it as a task.
+                        let upid = self.client.post(&vm.path("/config"), &fields(&body)).map_err(|e| fail(e.to_string()))?;
+                        self.wait_answer(&upid, self.long_timeout, "updating", &prefix, id)?;
+                    } else {
+                        self.client.put(&vm.path("/config"), &fields(&body)).map_err(|e| fail(e.to_string()))?;
+                    }
+                }
+                for grow in &changes.grow {
+                    let body = [("disk", grow.key.clone()), ("size", grow.to.clone())];
+                    let answer = self.client.put(&vm.path("/resize"), &body).map_err(|e| fail(e.to_string()))?;
+                    self.wait_answer(&answer, self.long_timeout, "resizing disk of", &prefix, id)?;
+                }
+                self.outcome.written = changes.keys();
+                let pending = api::pending(self.client, vm).map_err(|e| fail(e.to_string()))?;
+                self.outcome.pending = pending.waiting;
+                self.outcome.config = Some(pending.effective);
+                Ok(())
+            }
+            Action::RebootIfPending => {
+                if self.outcome.pending.is_empty() {
+                    return Ok(());
+                }
+                let power = api::power(self.client, vm).map_err(|e| Failure::new(e.to_string()))?;
+                if power.status != "running" {
+                    return Ok(());
+                }
+                self.power(vm, &PowerCall::Reboot)?;
+                self.outcome.rebooted_for_pending = true;
+                Ok(())
+            }
+            Action::Power(call) => self.power(vm, call),
+            Action::Template => {
+                let prefix = format!("conversion of VM {id} to template failed with exception: ");
+                let answer = self.client.post(&vm.path("/template"), &[]).map_err(|e| api_fail(&prefix, e, id))?;
+                self.wait_answer(&answer, self.long_timeout, "converting", &prefix, id)
+            }
+            Action::Destroy { purge, unreferenced_disks } => {
+                let prefix = format!("deletion of VM {id} failed with exception: ");
+                let mut query = Vec::new();
+                if *purge {
+                    query.push(("purge", "1".to_string()));
+                }
+                if *unreferenced_disks {
+                    query.push(("destroy-unreferenced-disks", "1".to_string()));
+                }
+                if self.skiplock {
+                    query.push(("skiplock", "1".to_string()));
+                }
+                let answer = self.client.delete(&vm.path(""), &query).map_err(|e| Failure::new(format!("{prefix}{e}")))?;
+                self.wait_answer(&answer, self.long_timeout, "removing", &prefix, id)
+            }
+            Action::Migrate { target, online, with_local_disks } => {
+                let prefix = format!("Unable to migrate VM {id} from {} to {target}: ", vm.node);
+                let body = [
+                    ("target", target.clone()),
+                    ("online", u8::from(*online).to_string()),
+                    ("with-local-disks", u8::from(*with_local_disks).to_string()),
+                ];
+                let answer = self.client.post(&vm.path("/migrate"), &body).map_err(|e| api_fail(&prefix, e, id))?;
+                self.wait_answer(&answer, self.long_timeout, "migrating", &prefix, id)?;
+                vm.node = target.clone();
+                Ok(())
+            }
+            Action::DeleteKeys(keys) => {
+                let prefix = format!("Unable to delete settings on VM {name} with vmid {id}: ");
+                let mut body = vec![("delete", keys.join(","))];
+                if self.skiplock {
+                    body.push(("skiplock", "1".into()));
+                }
+                self.client.put(&vm.path("/config"), &body).map_err(|e| api_fail(&prefix, e, id))?;
+                Ok(())
+            }
+            Action::RevertKeys(keys) => {
+                let prefix = format!("Unable to revert settings on VM {name} with vmid {id}: Maybe is not a pending task...   ");
+                self.client.put(&vm.path("/config"), &[("revert", keys.join(","))]).map_err(|e| api_fail(&prefix, e, id))?;
+                Ok(())
+            }
+        }
+    }
+
+    fn power(&mut self, vm: &Vm, call: &PowerCall) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let (doing, op) = match call {
+            PowerCall::Start | PowerCall::Resume => ("starting", "starting"),
+            PowerCall::Shutdown { .. } => ("stopping", "stopping"),
+            PowerCall::Reboot | PowerCall::Reset => ("restarting", "rebooting"),
+            PowerCall::Suspend { .. } => ("suspending", "suspending"),
+        };
+        let prefix = format!("{doing} of VM {id} failed with exception: ");
+        let mut body: Vec<(&str, String)> = Vec::new();
+        let mut budget = self.timeout;
+        match call {
+            PowerCall::Shutdown { force, timeout } => {
+                body.push(("forceStop", u8::from(*force).to_string()));
+                body.push(("timeout", timeout.to_string()));
+                budget = Duration::from_secs(timeout + 10).max(self.timeout);
+            }
+            PowerCall::Suspend { to_disk: true } => body.push(("todisk", "1".into())),
+            _ => {}
+        }
+        if self.skiplock && !matches!(call, PowerCall::Reboot) {
+            body.push(("skiplock", "1".into()));
+        }
+        let answer = self.client.post(&vm.path(&format!("/status/{}", call.endpoint())), &body).map_err(|e| api_fail(&prefix, e, id))?;
+        self.wait_answer(&answer, budget, op, &prefix, id)
+    }
+
+    /// Posts with a vmid, choosing the next one when PVE says it was taken meanwhile
+    /// (only for vmids the module chose). Returns the task's UPID.
+    fn allocate_and_post(
+        &mut self,
+        vm: &mut Vm,
+        allocation: &Allocation,
+        prefix: &dyn Fn(u32) -> String,
+        post: impl Fn(&Client, u32) -> Result<Value, ApiError>,
+    ) -> Result<String, Failure> {
+        let mut tried = BTreeSet::new();
+        for attempt in 1.. {
+            match post(self.client, vm.vmid) {
+                Ok(answer) => {
+                    return answer.as_str().map(str::to_string).ok_or_else(|| {
+                        Failure::new(format!("{}PVE answered {answer} instead of a task id", prefix(vm.vmid))).with("vmid", vm.vmid)
+                    })
+                }
+                Err(e) if e.message.contains("already exists") && *allocation != Allocation::Given && attempt < MAX_ALLOCATION_ATTEMPTS => {
+                    tried.insert(vm.vmid);
+                    std::thread::sleep(jitter(attempt));
+                    vm.vmid = self.next_candidate(allocation, &tried).map_err(|e| Failure::new(format!("{}{e}", prefix(vm.vmid))))?;
+                }
+                Err(e) => return Err(Failure::new(format!("{}{e}", prefix(vm.vmid))).with("vmid", vm.vmid)),
+            }
+        }
+        unreachable!("the loop returns")
+    }
+
+    fn next_candidate(&self, allocation: &Allocation, tried: &BTreeSet<u32>) -> Result<u32, String> {
+        match allocation {
+            Allocation::Range(first, last) => (*first..=*last)
+                .find(|id| !tried.contains(id) && !self.used_ids.contains(id))
+                .ok_or_else(|| format!("no free vmid left in vmid_range [{first}, {last}]")),
+            _ => {
+                let mut id = api::next_id(self.client).map_err(|e| format!("Unable to retrieve next free vmid: {e}"))?;
+                while tried.contains(&id) {
+                    id += 1;
+                }
+                Ok(id)
+            }
+        }
+    }
+
+    fn wait_answer(&self, answer: &Value, budget: Duration, op: &str, prefix: &str, vmid: u32) -> Result<(), Failure> {
+        match answer.as_str().filter(|s| s.starts_with("UPID:")) {
+            Some(upid) => self.wait(upid, budget, op, prefix, vmid),
+            None => Ok(()),
+        }
+    }
+
+    fn wait(&self, upid: &str, budget: Duration, op: &str, prefix: &str, vmid: u32) -> Result<(), Failure> {
+        match ferrox_common::tasks::wait(self.client, upid, budget) {
+            Ok(_) => Ok(()),
+            Err(e) => Err(Failure::new(task_failure(prefix, op, e)).with("vmid", vmid)),
+        }
+    }
+
+    /// Polls the cluster listing until the VM shows with its name; a warning (not a
+    /// failure) when PVE takes longer.
+    fn wait_listed(&mut self, vmid: u32, name: Option<&str>) {
+        let start = Instant::now();
+        let mut interval = Duration::from_millis(200);
+        loop {
+            if let Ok(guests) = vm::list(self.client) {
+                if let Some(g) = vm::by_vmid(&guests, vmid) {
+                    if name.is_none() || g.name.as_deref() == name {
+                        return;
+                    }
+                }
+            }
+            if start.elapsed() >= LISTED_TIMEOUT {
+                self.outcome.warnings.push(format!(
+                    "VM {vmid} is not yet listed cluster-wide with its name after {} s; a lookup by name right away may not find it",
+                    LISTED_TIMEOUT.as_secs()
+                ));
+                return;
+            }
+            std::thread::sleep(interval);
+            interval = (interval * 2).min(Duration::from_secs(2));
+        }
+    }
+}
+
+fn api_fail(prefix: &str, e: ApiError, vmid: u32) -> Failure {
+    Failure::new(format!("{prefix}{e}")).with("vmid", vmid)
+}
+
+/// A failed or timed-out task in words: 1.6's timeout text, plus what it lacked (the
+/// task's id, how long we waited, the last log line rather than the first).
+pub fn task_failure(prefix: &str, op: &str, e: TaskError) -> String {
+    match e {
+        TaskError::Timeout { upid, waited, last_line } => format!(
+            "Reached timeout while waiting for {op} VM. Last line in task before timeout: {} (task {upid} still running after {} s; it continues in PVE)",
+            last_line.unwrap_or_else(|| "(no output yet)".into()),
+            waited.as_secs()
+        ),
+        TaskError::Failed { upid, exitstatus, log_tail } => {
+            let tail = if log_tail.is_empty() { String::new() } else { format!(" Task log: {}", log_tail.join(" | ")) };
+            format!("{prefix}{exitstatus} (task {upid}).{tail}")
+        }
+        TaskError::Api(e) => format!("{prefix}{e}"),
+    }
+}
+
+/// A short random pause so parallel runs that collided do not collide again.
+fn jitter(attempt: u32) -> Duration {
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let seed = nanos ^ std::process::id().wrapping_mul(2654435761);
+    Duration::from_millis(u64::from(seed % (50 + 25 * attempt.min(8))))
+}

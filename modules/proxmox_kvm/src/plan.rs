@@ -1,0 +1,125 @@
+//! The plan: the list of actions a run takes, computed from the live cluster before
+//! anything is written. Check mode reports it; otherwise [`crate::execute`] runs it.
+
+use crate::api::Vm;
+use crate::converge::Changes;
+use crate::wanted::Config;
+
+/// Where a new vmid comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Allocation {
+    /// The task named it: a collision is an error.
+    Given,
+    /// PVE's `/cluster/nextid`: on a collision, ask again.
+    NextId,
+    /// The lowest free id of `vmid_range`: on a collision, the next one.
+    Range(u32, u32),
+}
+
+/// A power-state call (`POST .../status/<call>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PowerCall {
+    Start,
+    Resume,
+    /// Graceful ACPI shutdown; `force` powers off once `timeout` passed.
+    Shutdown { force: bool, timeout: u64 },
+    Reboot,
+    Reset,
+    Suspend { to_disk: bool },
+}
+
+impl PowerCall {
+    pub fn endpoint(&self) -> &'static str {
+        match self {
+            PowerCall::Start => "start",
+            PowerCall::Resume => "resume",
+            PowerCall::Shutdown { .. } => "shutdown",
+            PowerCall::Reboot => "reboot",
+            PowerCall::Reset => "reset",
+            PowerCall::Suspend { .. } => "suspend",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// `POST /nodes/{node}/qemu` (a restore when `form` holds `archive`).
+    Create { form: Vec<(String, String)>, allocation: Allocation },
+    /// `POST .../clone` from `source` to the plan's VM.
+    Clone { source: Vm, form: Vec<(String, String)>, allocation: Allocation },
+    /// Poll `/cluster/resources` until the VM is listed with its name.
+    WaitListed { name: Option<String> },
+    /// Write the config keys that differ. With `recompute`, the VM was just made
+    /// (clone, restore): the changes are computed again from its real config.
+    Converge { wanted: Config, changes: Changes, digest: Option<String>, recompute: bool },
+    Power(PowerCall),
+    /// Reboot when the update left changes pending (`apply_pending: reboot`).
+    RebootIfPending,
+    Template,
+    Destroy { purge: bool, unreferenced_disks: bool },
+    Migrate { target: String, online: bool, with_local_disks: bool },
+    DeleteKeys(Vec<String>),
+    RevertKeys(Vec<String>),
+}
+
+impl Action {
+    /// One line for the `actions` result.
+    pub fn describe(&self, vm: &Vm) -> String {
+        let id = vm.vmid;
+        match self {
+            Action::Create { form, .. } if form.iter().any(|(k, _)| k == "archive") => {
+                format!("restore VM {id} on {}", vm.node)
+            }
+            Action::Create { .. } => format!("create VM {id} on {}", vm.node),
+            Action::Clone { source, .. } => format!("clone VM {} on {} to VM {id}", source.vmid, source.node),
+            Action::WaitListed { .. } => format!("wait until VM {id} is listed cluster-wide"),
+            Action::Converge { changes, recompute, .. } => {
+                let mut parts = Vec::new();
+                if !changes.set.is_empty() {
+                    parts.push(format!("set {}", changes.set.keys().cloned().collect::<Vec<_>>().join(", ")));
+                }
+                for g in &changes.grow {
+                    parts.push(format!("grow {} from {} to {}", g.key, g.from, g.to));
+                }
+                let what = if parts.is_empty() { "apply the task's config".to_string() } else { parts.join("; ") };
+                let then = if *recompute { " (compared again once it exists)" } else { "" };
+                format!("update VM {id}: {what}{then}")
+            }
+            Action::Power(call) => match call {
+                PowerCall::Shutdown { force: true, timeout } => {
+                    format!("shut down VM {id} (power off after {timeout} s)")
+                }
+                PowerCall::Suspend { to_disk: true } => format!("hibernate VM {id}"),
+                other => format!("{} VM {id}", other.endpoint()),
+            },
+            Action::RebootIfPending => format!("reboot VM {id} if changes are pending"),
+            Action::Template => format!("convert VM {id} to a template"),
+            Action::Destroy { .. } => format!("remove VM {id}"),
+            Action::Migrate { target, .. } => format!("migrate VM {id} from {} to {target}", vm.node),
+            Action::DeleteKeys(keys) => format!("delete {} from VM {id}", keys.join(", ")),
+            Action::RevertKeys(keys) => format!("revert pending {} of VM {id}", keys.join(", ")),
+        }
+    }
+}
+
+/// The actions of one run, against one VM.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub vm: Vm,
+    pub actions: Vec<Action>,
+}
+
+impl Plan {
+    pub fn new(vm: Vm) -> Plan {
+        Plan { vm, actions: Vec::new() }
+    }
+    pub fn push(&mut self, a: Action) {
+        self.actions.push(a);
+    }
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+    pub fn describe(&self) -> Vec<String> {
+        self.actions.iter().map(|a| a.describe(&self.vm)).collect()
+    }
+}

@@ -1,0 +1,282 @@
+//! `state: present`: create (or restore), converge an existing VM (`update: true`),
+//! or report it; and clones.
+
+use ferrox_common::diff::Diff;
+use ferrox_common::protocol::{Failure, Output};
+use ferrox_common::vm::Guest;
+use serde_json::{Map, Value};
+
+use crate::api::{self, Vm};
+use crate::context::{vm_of, Ctx};
+use crate::converge::{self, Changes};
+use crate::plan::{Action, Allocation, Plan};
+use crate::wanted::{self, Config};
+
+pub fn present(ctx: &mut Ctx) -> Result<Output, Failure> {
+    match ctx.target()? {
+        Some(guest) => existing(ctx, &guest),
+        None => create(ctx),
+    }
+}
+
+/// An existing VM: converge it with `update`, else leave it and say what differs.
+fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
+    let vm = vm_of(guest);
+    let name = ctx.name_of(Some(guest));
+    let current = read_config(ctx, &vm)?;
+    let wanted = wanted::config(ctx.p)?;
+    if !ctx.p.flag("update") {
+        let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid)).with("vmid", vm.vmid);
+        match converge::changes(&current, &wanted, vm.vmid) {
+            Ok(c) if !c.is_empty() => ctx.warnings.push(format!(
+                "VM {} differs from the task in: {}. Nothing was changed: add update: true to converge it.",
+                vm.vmid,
+                c.keys().join(", ")
+            )),
+            Ok(_) => {}
+            Err(e) => ctx.warnings.push(format!("VM {} differs from the task: {e}", vm.vmid)),
+        }
+        return ctx.with_mac_and_devices(out.with("actions", Vec::<String>::new()), &vm, Some(&current));
+    }
+    check_efi_bios(ctx, &wanted, Some(&current))?;
+    let changes = converge::changes(&current, &wanted, vm.vmid).map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
+    let mut plan = Plan::new(vm.clone());
+    if changes.is_empty() {
+        let out = Output::unchanged(format!("VM {name} with vmid {} is up to date", vm.vmid))
+            .with("vmid", vm.vmid)
+            .with("changes", Vec::<String>::new())
+            .with("actions", Vec::<String>::new());
+        return ctx.with_mac_and_devices(out, &vm, Some(&current));
+    }
+    let diff = changes_diff(&vm, &changes);
+    let keys = changes.keys();
+    let digest = ctx.p.str("digest").map(str::to_string).or_else(|| current.get("digest").and_then(Value::as_str).map(str::to_string));
+    plan.push(Action::Converge { wanted, changes, digest, recompute: false });
+    if ctx.p.str("apply_pending") == Some("reboot") {
+        plan.push(Action::RebootIfPending);
+    }
+    let outcome = ctx.execute(&mut plan, name.clone())?;
+    let mut msg = format!("VM {name} with vmid {} updated", vm.vmid);
+    if outcome.rebooted_for_pending {
+        msg.push_str(&format!("; rebooted to apply {}", outcome.pending.keys().cloned().collect::<Vec<_>>().join(", ")));
+    } else if !outcome.pending.is_empty() {
+        msg.push_str(&format!(
+            "; pending until the VM restarts: {} (restart it, or use apply_pending: reboot)",
+            outcome.pending.keys().cloned().collect::<Vec<_>>().join(", ")
+        ));
+    }
+    let pending = if outcome.rebooted_for_pending { Map::new() } else { outcome.pending.clone() };
+    let out = Output::changed(msg)
+        .with("vmid", vm.vmid)
+        .with("changes", keys)
+        .with("pending", pending)
+        .with("actions", plan.describe())
+        .with_diff(diff);
+    let config = outcome.config.as_ref().unwrap_or(&current);
+    ctx.with_mac_and_devices(out, &vm, Some(config))
+}
+
+/// A new VM (or a restore from `archive`).
+fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
+    let p = ctx.p;
+    let node = p.non_empty("node").ok_or("node is mandatory for creating/updating VM")?.to_string();
+    let nodes = api::nodes(ctx.client).map_err(|e| Failure::new(format!("Unable to retrieve Proxmox VE node: {e}")))?;
+    if !nodes.contains(&node) {
+        return Err(Failure::new(format!("node '{node}' does not exist in cluster (nodes: {})", nodes.join(", "))));
+    }
+    let wanted = wanted::config(p)?;
+    let (vmid, allocation) = choose_vmid(ctx, p.int("vmid"))?;
+    let vm = Vm { node, vmid };
+    let name = ctx.name_of(None);
+    let mut plan = Plan::new(vm.clone());
+    let mut diff = Diff::new(format!("VM {vmid}"));
+    let archive = p.non_empty("archive");
+    let mut form: Vec<(String, String)> = Vec::new();
+    for option in ["pool", "storage", "archive"] {
+        if let Some(v) = p.non_empty(option) {
+            form.push((option.to_string(), v.to_string()));
+        }
+    }
+    if archive.is_some() {
+        // PVE restores the archive's config and takes no config keys with it: the rest
+        // of the task is applied once the restore is done.
+        if p.flag("force") {
+            form.push(("force".into(), "1".into()));
+        }
+        plan.push(Action::Create { form, allocation });
+        plan.push(Action::WaitListed { name: None });
+        if !wanted.is_empty() {
+            let changes = converge::changes(&Map::new(), &wanted, vmid).unwrap_or_default();
+            plan.push(Action::Converge { wanted: wanted.clone(), changes, digest: None, recompute: true });
+        }
+    } else {
+        check_efi_bios(ctx, &wanted, None)?;
+        form.extend(wanted.iter().map(|(k, v)| (k.clone(), v.clone())));
+        plan.push(Action::Create { form, allocation });
+        plan.push(Action::WaitListed { name: p.str("name").map(str::to_string) });
+    }
+    for (k, v) in &wanted {
+        diff.change(k, None, Some(Value::String(v.clone())));
+    }
+    let outcome = ctx.execute(&mut plan, name.clone())?;
+    let vm = plan.vm.clone();
+    let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
+        .with("vmid", vm.vmid)
+        .with("actions", plan.describe())
+        .with_diff(diff);
+    let out = if outcome.pending.is_empty() { out } else { out.with("pending", outcome.pending.clone()) };
+    ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
+}
+
+/// `clone`: make the clone unless it exists, then apply the rest of the task to it.
+pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
+    let p = ctx.p;
+    let clone_name = p.str("clone").unwrap_or_default().to_string();
+    let source = match p.int("vmid").filter(|id| *id != 0) {
+        Some(id) => ctx.qemu_by_vmid(id)?,
+        None => ctx.qemu_named(Some(&clone_name))?,
+    }
+    .ok_or_else(|| Failure::new(format!("VM with name = {clone_name} does not exist in cluster")))?;
+    let source_vm = vm_of(&source);
+    let existing = match p.int("newid") {
+        Some(id) => ctx.qemu_by_vmid(id)?,
+        None => ctx.qemu_named(p.str("name"))?.filter(|g| g.vmid != source.vmid),
+    };
+    let mut wanted = wanted::config(p)?;
+    let name = ctx.name_of(None);
+    if let Some(clone) = existing {
+        // The clone exists: converge it like an update.
+        let vm = vm_of(&clone);
+        let current = read_config(ctx, &vm)?;
+        let changes = converge::changes(&current, &wanted, vm.vmid).map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
+        if changes.is_empty() {
+            let out = Output::unchanged(format!("vmid {} with VM name {name} already exists", vm.vmid))
+                .with("vmid", vm.vmid)
+                .with("actions", Vec::<String>::new());
+            return ctx.with_mac_and_devices(out, &vm, Some(&current));
+        }
+        let diff = changes_diff(&vm, &changes);
+        let digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
+        let mut plan = Plan::new(vm.clone());
+        plan.push(Action::Converge { wanted, changes, digest, recompute: false });
+        let outcome = ctx.execute(&mut plan, name.clone())?;
+        let out = Output::changed(format!("VM {name} with vmid {} updated", vm.vmid))
+            .with("vmid", vm.vmid)
+            .with("pending", outcome.pending.clone())
+            .with("actions", plan.describe())
+            .with_diff(diff);
+        return ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref());
+    }
+    let (newid, allocation) = choose_vmid(ctx, p.int("newid"))?;
+    let form = clone_form(ctx);
+    let node = p.non_empty("target").unwrap_or(&source.node).to_string();
+    let vm = Vm { node, vmid: newid };
+    let mut plan = Plan::new(vm);
+    let mut diff = Diff::new(format!("VM {newid}"));
+    diff.change("clone of", None, Some(Value::from(source.vmid)));
+    plan.push(Action::Clone { source: source_vm.clone(), form, allocation });
+    plan.push(Action::WaitListed { name: p.str("name").map(str::to_string) });
+    wanted.remove("name");
+    if !wanted.is_empty() {
+        // Planned against the source's config (the clone's copy); compared again once
+        // the clone exists, since its MACs and volumes are its own.
+        let source_config = read_config(ctx, &source_vm)?;
+        let changes = converge::changes(&source_config, &wanted, newid).map_err(|e| Failure::new(e).with("vmid", newid))?;
+        for (k, v) in &changes.set {
+            diff.change(k, changes.before[k].clone().map(Value::String), Some(Value::String(v.clone())));
+        }
+        plan.push(Action::Converge { wanted, changes, digest: None, recompute: true });
+    }
+    let outcome = ctx.execute(&mut plan, name.clone())?;
+    let vm = plan.vm.clone();
+    let out = Output::changed(format!("VM {name} with newid {} cloned from vm with vmid {}", vm.vmid, source.vmid))
+        .with("vmid", vm.vmid)
+        .with("actions", plan.describe())
+        .with_diff(diff);
+    let out = if outcome.pending.is_empty() { out } else { out.with("pending", outcome.pending.clone()) };
+    if ctx.check_mode {
+        let source_config = read_config(ctx, &source_vm)?;
+        return ctx.with_mac_and_devices(out, &vm, Some(&source_config));
+    }
+    ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
+}
+
+/// The clone call's own parameters (besides `newid`).
+fn clone_form(ctx: &Ctx) -> Vec<(String, String)> {
+    let p = ctx.p;
+    let full = p.bool("full").unwrap_or(true);
+    let mut form = vec![("full".to_string(), u8::from(full).to_string())];
+    if let Some(n) = p.non_empty("name") {
+        form.push(("name".into(), n.into()));
+    }
+    for option in ["pool", "snapname", "target"] {
+        if let Some(v) = p.non_empty(option) {
+            form.push((option.into(), v.into()));
+        }
+    }
+    if full {
+        // PVE refuses storage and format for linked clones.
+        if let Some(s) = p.non_empty("storage") {
+            form.push(("storage".into(), s.into()));
+        }
+        if let Some(f) = p.non_empty("format").filter(|f| *f != "unspecified") {
+            form.push(("format".into(), f.into()));
+        }
+    }
+    form
+}
+
+/// The vmid for a new VM or clone and how it was chosen.
+fn choose_vmid(ctx: &Ctx, given: Option<i64>) -> Result<(u32, Allocation), Failure> {
+    if let Some(id) = given.filter(|id| *id != 0) {
+        let id = u32::try_from(id).map_err(|_| Failure::new(format!("vmid must be a positive number, got: {id}")))?;
+        return Ok((id, Allocation::Given));
+    }
+    if let Some(range) = ctx.p.list("vmid_range") {
+        let bounds: Vec<u32> = range.iter().filter_map(Value::as_u64).filter_map(|n| u32::try_from(n).ok()).collect();
+        let [first, last] = bounds[..] else {
+            return Err(Failure::new(format!(
+                "vmid_range must be two vmids [first, last], got: {}",
+                Value::Array(range.clone())
+            )));
+        };
+        if first < 100 || first > last {
+            return Err(Failure::new(format!("vmid_range must satisfy 100 <= first <= last, got: [{first}, {last}]")));
+        }
+        let id = (first..=last)
+            .find(|id| !ctx.guests.iter().any(|g| g.vmid == *id))
+            .ok_or_else(|| Failure::new(format!("no free vmid left in vmid_range [{first}, {last}]")))?;
+        return Ok((id, Allocation::Range(first, last)));
+    }
+    let id = api::next_id(ctx.client).map_err(|e| Failure::new(format!("Unable to retrieve next free vmid: {e}")))?;
+    Ok((id, Allocation::NextId))
+}
+
+fn read_config(ctx: &Ctx, vm: &Vm) -> Result<Map<String, Value>, Failure> {
+    api::config(ctx.client, vm).map_err(|e| {
+        Failure::new(format!("Getting information for VM with vmid = {} failed with exception: {e}", vm.vmid)).with("vmid", vm.vmid)
+    })
+}
+
+/// `efidisk0` is only created together with `bios: ovmf` (in the task or the VM).
+fn check_efi_bios(ctx: &Ctx, wanted: &Config, current: Option<&Map<String, Value>>) -> Result<(), Failure> {
+    if !wanted.contains_key("efidisk0") || current.is_some_and(|c| c.contains_key("efidisk0")) {
+        return Ok(());
+    }
+    let vm_bios = current.and_then(|c| c.get("bios")).and_then(Value::as_str);
+    if ctx.p.str("bios") == Some("ovmf") || (ctx.p.str("bios").is_none() && vm_bios == Some("ovmf")) {
+        return Ok(());
+    }
+    Err(Failure::new("efidisk0 cannot be used if bios is not set to ovmf. "))
+}
+
+fn changes_diff(vm: &Vm, changes: &Changes) -> Diff {
+    let mut diff = Diff::new(format!("VM {}", vm.vmid));
+    for (k, v) in &changes.set {
+        diff.change(k, changes.before[k].clone().map(Value::String), Some(Value::String(v.clone())));
+    }
+    for g in &changes.grow {
+        diff.change(&format!("{} size", g.key), Some(Value::String(g.from.clone())), Some(Value::String(g.to.clone())));
+    }
+    diff
+}

@@ -1,0 +1,110 @@
+//! The power states, `current`, `template` and `absent`: read the VM's status, plan
+//! at most a couple of calls, report the status found before acting (as 1.6 did).
+
+use ferrox_common::diff::Diff;
+use ferrox_common::protocol::{Failure, Output};
+use serde_json::Value;
+
+use crate::api::{self, Power};
+use crate::context::{vm_of, Ctx};
+use crate::plan::{Action, Plan, PowerCall};
+
+pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
+    let Some(guest) = ctx.target()? else {
+        let name = ctx.p.str("name").unwrap_or_default();
+        return match (state, ctx.p.int("vmid")) {
+            ("absent", Some(id)) => Ok(Output::unchanged(format!("VM {id} is already absent")).with("vmid", id)),
+            ("absent", None) => Ok(Output::unchanged(format!("VM with name = {name} is already absent"))),
+            (_, Some(id)) => Err(Failure::new(format!("VM with vmid {id} does not exist in cluster")).with("vmid", id)),
+            _ => Err(Failure::new(format!("VM with name = {name} does not exist in cluster"))),
+        };
+    };
+    let vm = vm_of(&guest);
+    let id = vm.vmid;
+    let name = ctx.name_of(Some(&guest));
+    let power = api::power(ctx.client, &vm)
+        .map_err(|e| Failure::new(format!("Unable to read the status of VM {id}: {e}")).with("vmid", id))?;
+    let running = power.status == "running";
+    let paused = running && power.qmpstatus.as_deref() == Some("paused");
+    let force = ctx.p.flag("force");
+    let timeout = ctx.timeout();
+    let mut plan = Plan::new(vm.clone());
+    let status_out = |o: Output| o.with("vmid", id).with("status", power.status.clone());
+
+    let (msg, after) = match state {
+        "current" => {
+            let shown = if name.is_empty() { "(unnamed)".to_string() } else { name.clone() };
+            return Ok(status_out(Output::unchanged(format!("VM {shown} with vmid = {id} is {}", power.status)))
+                .with("actions", Vec::<String>::new()));
+        }
+        "started" if running && !paused => return Ok(noop(status_out, format!("VM {id} is already running"))),
+        "started" => {
+            plan.push(Action::Power(if paused { PowerCall::Resume } else { PowerCall::Start }));
+            (format!("VM {id} started"), "running")
+        }
+        "stopped" if !running => return Ok(noop(status_out, format!("VM {id} is already stopped"))),
+        "stopped" => {
+            plan.push(Action::Power(PowerCall::Shutdown { force, timeout }));
+            (format!("VM {id} is shutting down"), "stopped")
+        }
+        "restarted" if !running => return Ok(noop(status_out, format!("VM {id} is not running"))),
+        "restarted" => {
+            plan.push(Action::Power(if force { PowerCall::Reset } else { PowerCall::Reboot }));
+            (format!("VM {id} is restarted"), "running")
+        }
+        "paused" | "hibernated" if !running => return Ok(noop(status_out, format!("VM {id} is not running"))),
+        "paused" if paused => return Ok(noop(status_out, format!("VM {id} is already paused"))),
+        "paused" | "hibernated" => {
+            plan.push(Action::Power(PowerCall::Suspend { to_disk: state == "hibernated" }));
+            (format!("VM {id} is suspending"), if state == "paused" { "paused" } else { "hibernated" })
+        }
+        "template" if guest.template => {
+            return Ok(Output::unchanged(format!("VM {id} is already a template")).with("vmid", id).with("actions", Vec::<String>::new()))
+        }
+        "template" => {
+            stop_first(&mut plan, &power, force, timeout, || {
+                format!("conversion of VM {id} to template failed with exception: VM {id} is running; stop it first (state: stopped) or use force: true")
+            })?;
+            plan.push(Action::Template);
+            (format!("VM {id} is converting to template"), "template")
+        }
+        "absent" => {
+            if running && !force {
+                return Ok(Output::unchanged(format!("VM {id} is running. Stop it before deletion or use force=true."))
+                    .with("vmid", id));
+            }
+            stop_first(&mut plan, &power, force, timeout, String::new)?;
+            plan.push(Action::Destroy {
+                purge: ctx.p.flag("purge"),
+                unreferenced_disks: ctx.p.flag("destroy_unreferenced_disks"),
+            });
+            (format!("VM {id} removed"), "absent")
+        }
+        other => return Err(Failure::new(format!("state {other} is not handled here"))),
+    };
+    let mut diff = Diff::new(format!("VM {id}"));
+    let before = if paused { "paused" } else { power.status.as_str() };
+    diff.change("state", Some(Value::from(before)), Some(Value::from(after)));
+    ctx.execute(&mut plan, name)?;
+    let out = Output::changed(msg).with("vmid", id).with("actions", plan.describe()).with_diff(diff);
+    Ok(match state {
+        "template" | "absent" => out,
+        _ => out.with("status", power.status.clone()),
+    })
+}
+
+fn noop(status_out: impl Fn(Output) -> Output, msg: String) -> Output {
+    status_out(Output::unchanged(msg)).with("actions", Vec::<String>::new())
+}
+
+/// A running VM is shut down first (powered off after `timeout`) when `force` allows it.
+fn stop_first(plan: &mut Plan, power: &Power, force: bool, timeout: u64, refuse: impl Fn() -> String) -> Result<(), Failure> {
+    if power.status != "running" {
+        return Ok(());
+    }
+    if !force {
+        return Err(Failure::new(refuse()).with("vmid", plan.vm.vmid));
+    }
+    plan.push(Action::Power(PowerCall::Shutdown { force: true, timeout }));
+    Ok(())
+}
