@@ -100,7 +100,9 @@ pub fn default_boot_order(conf: &std::collections::BTreeMap<String, String>) -> 
     let order = disks::boot_search_order();
     let is_cd = |k: &String| conf.get(k).is_some_and(|v| disks::Drive::parse_stored(v).is_cdrom());
     let disk = order.iter().find(|k| conf.contains_key(*k) && !is_cd(k));
-    let cd = order.iter().find(|k| conf.contains_key(*k) && is_cd(k));
+    // Cloud-init drives are cdroms but never boot devices.
+    let is_ci = |k: &String| conf.get(k).is_some_and(|v| v.split(',').next().is_some_and(|f| f.contains("-cloudinit")));
+    let cd = order.iter().find(|k| conf.contains_key(*k) && is_cd(k) && !is_ci(k));
     let net = (0..32).map(|i| format!("net{i}")).find(|k| conf.contains_key(k));
     let devs: Vec<String> = [disk.cloned(), cd.cloned(), net].into_iter().flatten().collect();
     (!devs.is_empty()).then(|| format!("order={}", devs.join(";")))
