@@ -1,26 +1,114 @@
-//! The `ferrox.proxmox.proxmox_disk` module (being written).
+//! The `ferrox.proxmox.proxmox_disk` module: one disk of a QEMU VM.
+//!
+//! Flow: read the task ([`task`]), find the VM and its node (one
+//! `GET /cluster/resources`), read its config (one GET), compute the [`plan`] (pure),
+//! then report it (check mode, or nothing to do) or [`apply`] it and read the config
+//! back once for the result ([`report`]).
 
-use ferrox_common::options::{ModuleSpec, Rules, Support};
+pub mod apply;
+pub mod current;
+pub mod disk_key;
+mod docs;
+pub mod options;
+pub mod plan;
+pub mod report;
+pub mod task;
+
+use ferrox_common::client::Client;
+use ferrox_common::connection::ConnectionParams;
+use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
-use ferrox_common::connection;
+use ferrox_common::vm::{self, Guest, GuestType};
+
+use current::VmConfig;
+use task::{DiskTask, MoveTarget, State};
 
 pub fn spec() -> ModuleSpec {
     ModuleSpec {
         name: "proxmox_disk",
-        short_description: "(being written)",
-        description: vec![],
+        short_description: "Manage one disk of a QEMU VM in Proxmox VE",
+        description: docs::description(),
         version_added: "0.1.0",
-        options: connection::options(),
-        rules: Rules::default().merge(connection::rules()),
-        check_mode: (Support::Full, ""),
-        diff_mode: (Support::Full, ""),
-        notes: vec![],
-        seealso: vec![],
-        examples: "",
-        returns: "",
+        options: options::options(),
+        rules: options::rules(),
+        check_mode: (Support::Full, "Reads the VM's live configuration and reports exactly what a real run would change, writing nothing."),
+        diff_mode: (Support::Full, "Shows the disk's config entry (and any C(unusedN) entry that keeps a volume) before and after."),
+        notes: docs::notes(),
+        seealso: vec!["ferrox.proxmox.proxmox_kvm", "ferrox.proxmox.proxmox_nic"],
+        examples: docs::EXAMPLES,
+        returns: docs::RETURN,
     }
 }
 
-pub fn run(_m: &mut Module) -> Result<Output, Failure> {
-    Err(Failure::new("proxmox_disk is not implemented yet"))
+pub fn run(m: &mut Module) -> Result<Output, Failure> {
+    let task = DiskTask::from_params(&m.params)?;
+    let conn = ConnectionParams::from_params(&m.params)?;
+    let client = Client::connect(&conn)?;
+    let guests = vm::list(&client).map_err(|e| {
+        let what = match (&task.vmid, &task.name) {
+            (Some(id), _) => format!("vmid {id}"),
+            (None, Some(name)) => format!("name {name}"),
+            _ => String::new(),
+        };
+        Failure::new(format!("Unable to retrieve list of VMs filtered by {what}: {e}"))
+    })?;
+    let guest = locate(&guests, &task)?;
+    let vmid = guest.vmid;
+    let vm = read_config(&client, guest)?;
+    let target_vm = match (&task.state, &task.target) {
+        (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) if *t != vmid => {
+            let target = vm::by_vmid(&guests, *t)
+                .filter(|g| g.kind == GuestType::Qemu)
+                .ok_or_else(|| Failure::new(format!("VM with vmid {t} does not exist in cluster")).with("vmid", vmid))?;
+            Some(read_config(&client, target)?)
+        }
+        _ => None,
+    };
+
+    let plan = plan::plan(&task, &vm, target_vm.as_ref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+    for w in &plan.warnings {
+        m.warn(w.clone());
+    }
+    if m.check_mode || !plan.changed() {
+        return Ok(report::predicted(&plan, &vm));
+    }
+
+    let applied = apply::apply(&client, &vm, &task.disk.key, task.state, &plan.actions, task.timeout)
+        .map_err(|e| Failure::new(e).with("vmid", vmid))?;
+    for w in applied.warnings {
+        m.warn(w);
+    }
+    let after_vm = match (&target_vm, &plan.after) {
+        (Some(t), Some((loc, _))) if loc.vmid == t.vmid => t,
+        _ => &vm,
+    };
+    let after_vm = VmConfig::new(after_vm.vmid, after_vm.node.clone(), read_raw_config(&client, after_vm.vmid, &after_vm.node)?);
+    Ok(report::actual(&plan, &vm, &after_vm, &task.disk.key))
+}
+
+/// The VM the task names: by vmid (wins), else by name over QEMU VMs.
+fn locate<'a>(guests: &'a [Guest], task: &DiskTask) -> Result<&'a Guest, Failure> {
+    let guest = match (task.vmid, &task.name) {
+        (Some(id), _) => vm::by_vmid(guests, id).ok_or_else(|| format!("VM with vmid {id} does not exist in cluster"))?,
+        (None, Some(name)) => vm::qemu_by_name(guests, name)?.ok_or_else(|| format!("No VM with name {name} found"))?,
+        (None, None) => return Err(Failure::new("one of the following is required: name, vmid")),
+    };
+    if guest.kind != GuestType::Qemu {
+        return Err(Failure::new(format!(
+            "{} is an LXC container; proxmox_disk manages disks of QEMU VMs",
+            guest.vmid
+        ))
+        .with("vmid", guest.vmid));
+    }
+    Ok(guest)
+}
+
+fn read_config(client: &Client, guest: &Guest) -> Result<VmConfig, Failure> {
+    Ok(VmConfig::new(guest.vmid, guest.node.clone(), read_raw_config(client, guest.vmid, &guest.node)?))
+}
+
+fn read_raw_config(client: &Client, vmid: u32, node: &str) -> Result<serde_json::Value, Failure> {
+    client
+        .get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[])
+        .map_err(|e| Failure::new(format!("Getting information for VM {vmid} failed with exception: {e}")).with("vmid", vmid))
 }

@@ -1,0 +1,103 @@
+//! Executes a plan's actions, in order, waiting for each PVE task. The first write
+//! carries the config `digest` read for the plan, so a config changed by someone else
+//! in between fails the write instead of being overwritten.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use ferrox_common::client::{ApiError, Client};
+use ferrox_common::tasks::{self, TaskError};
+
+use crate::current::VmConfig;
+use crate::plan::Action;
+use crate::task::{MoveTarget, State};
+
+/// What running the actions left to say: warnings of tasks that ended `WARNINGS: n`.
+#[derive(Debug, Default)]
+pub struct Applied {
+    pub warnings: Vec<String>,
+}
+
+/// Runs `actions` on `vm`. Errors carry 1.6's wording for the state.
+pub fn apply(client: &Client, vm: &VmConfig, disk: &str, state: State, actions: &[Action], timeout: Duration) -> Result<Applied, String> {
+    let base = format!("/nodes/{}/qemu/{}", vm.node, vm.vmid);
+    let mut digest = vm.digest();
+    let mut applied = Applied::default();
+    for action in actions {
+        let mut form: Vec<(&str, String)> = Vec::new();
+        let (method, path, doing) = match action {
+            Action::SetDrive { key, value } => {
+                form.push((key.as_str(), value.clone()));
+                ("POST", format!("{base}/config"), "creating or updating the disk")
+            }
+            Action::Resize { key, size } => {
+                form.push(("disk", key.clone()));
+                form.push(("size", size.clone()));
+                ("PUT", format!("{base}/resize"), "resizing disk")
+            }
+            Action::Move { key, target, format, delete, bwlimit } => {
+                form.push(("disk", key.clone()));
+                match target {
+                    MoveTarget::Storage(storage) => form.push(("storage", storage.clone())),
+                    MoveTarget::Vm { vmid, disk } => {
+                        form.push(("target-vmid", vmid.to_string()));
+                        form.push(("target-disk", disk.clone()));
+                    }
+                }
+                if let Some(f) = format {
+                    form.push(("format", f.clone()));
+                }
+                form.push(("delete", if *delete { "1" } else { "0" }.into()));
+                if let Some(limit) = bwlimit {
+                    form.push(("bwlimit", limit.to_string()));
+                }
+                ("POST", format!("{base}/move_disk"), "waiting for moving VM disk")
+            }
+            Action::Unlink { key, force } => {
+                form.push(("idlist", key.clone()));
+                form.push(("force", if *force { "1" } else { "0" }.into()));
+                ("PUT", format!("{base}/unlink"), "")
+            }
+        };
+        // unlink takes no digest; every other write is guarded by the digest of the read.
+        if !matches!(action, Action::Unlink { .. }) {
+            if let Some(d) = digest.take() {
+                form.push(("digest", d));
+            }
+        }
+        let reply = if method == "POST" { client.post(&path, &form) } else { client.put(&path, &form) };
+        let reply = reply.map_err(|e| api_failure(state, disk, vm.vmid, &e))?;
+        if let Value::String(upid) = reply {
+            let done = tasks::wait(client, &upid, timeout).map_err(|e| task_failure(doing, &e))?;
+            applied.warnings.extend(done.warnings.iter().map(|w| format!("Proxmox VE task {upid}: {w}")));
+            if done.warnings.is_empty() && done.exitstatus.starts_with("WARNINGS") {
+                applied.warnings.push(format!("Proxmox VE task {upid} ended with {}", done.exitstatus));
+            }
+        }
+        digest = None;
+    }
+    Ok(applied)
+}
+
+fn api_failure(state: State, disk: &str, vmid: u32, e: &ApiError) -> String {
+    match state {
+        State::Present => format!("Unable to create/update disk {disk} in VM {vmid}: {e}"),
+        State::Resized => format!("Failed to resize disk {disk} in VM {vmid} with exception: {e}"),
+        State::Moved => format!("Failed to move disk {disk} in VM {vmid} with exception: {e}"),
+        State::Detached => format!("Failed to detach disk {disk} from VM {vmid} with exception: {e}"),
+        State::Absent => format!("Unable to remove disk {disk} from VM {vmid}: {e}"),
+    }
+}
+
+fn task_failure(doing: &str, e: &TaskError) -> String {
+    match e {
+        TaskError::Failed { exitstatus, .. } => format!("Error occurred on task execution: {exitstatus}"),
+        TaskError::Timeout { upid, waited, last_line } => format!(
+            "Reached timeout while {doing} ({}s): task {upid} is still running in Proxmox VE; run the task again once it has finished. Last line in task before timeout: {}",
+            waited.as_secs(),
+            last_line.as_deref().unwrap_or("(no log yet)")
+        ),
+        TaskError::Api(api) => format!("Unable to follow the Proxmox VE task while {doing}: {api}"),
+    }
+}

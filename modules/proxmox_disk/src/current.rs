@@ -1,0 +1,115 @@
+//! A VM's configuration as read from PVE, and the drive entries in it.
+
+use serde_json::{Map, Value};
+
+use ferrox_common::propstring::{self, Format, PropString};
+use ferrox_common::size;
+
+/// `GET /nodes/{node}/qemu/{vmid}/config` of one VM.
+#[derive(Debug, Clone)]
+pub struct VmConfig {
+    pub vmid: u32,
+    pub node: String,
+    pub config: Map<String, Value>,
+}
+
+impl VmConfig {
+    pub fn new(vmid: u32, node: impl Into<String>, config: Value) -> VmConfig {
+        let config = match config {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        VmConfig { vmid, node: node.into(), config }
+    }
+
+    /// A config value as text (PVE sends some numbers as JSON numbers).
+    pub fn text(&self, key: &str) -> Option<String> {
+        match self.config.get(key)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Null => None,
+            other => Some(other.to_string()),
+        }
+    }
+
+    pub fn has(&self, key: &str) -> bool {
+        self.text(key).is_some()
+    }
+
+    pub fn digest(&self) -> Option<String> {
+        self.text("digest")
+    }
+
+    pub fn lock(&self) -> Option<String> {
+        self.text("lock")
+    }
+
+    /// The drive at `key`, parsed in `format`.
+    pub fn drive(&self, key: &str, format: &'static Format) -> Result<Option<Drive>, String> {
+        let Some(text) = self.text(key) else { return Ok(None) };
+        let props = propstring::parse(&text, format)
+            .map_err(|e| format!("cannot read {key} of VM {} ({text}): {e}", self.vmid))?;
+        Ok(Some(Drive { text, props, format }))
+    }
+
+    /// The lowest `unusedN` key that is free (PVE's choice for a volume it keeps).
+    pub fn free_unused(&self) -> Option<String> {
+        (0..=255).map(|n| format!("unused{n}")).find(|k| !self.has(k))
+    }
+
+    /// The `unusedN` key holding `volume`, if any.
+    pub fn unused_holding(&self, volume: &str) -> Option<String> {
+        (0..=255).map(|n| format!("unused{n}")).find(|k| self.text(k).as_deref() == Some(volume))
+    }
+}
+
+/// One drive entry (`scsi1`, `ide2`, `efidisk0`, `unused0`).
+#[derive(Debug, Clone)]
+pub struct Drive {
+    pub text: String,
+    pub props: PropString,
+    pub format: &'static Format,
+}
+
+impl Drive {
+    /// The `file`: a volume id, `none`, `cdrom` or a device path.
+    pub fn file(&self) -> &str {
+        self.props.get("file").unwrap_or("")
+    }
+
+    /// A storage volume (`storage:volname`), as opposed to `none`, `cdrom` or a path.
+    pub fn is_volume(&self) -> bool {
+        let f = self.file();
+        !f.starts_with('/') && f.contains(':')
+    }
+
+    /// The storage of a volume.
+    pub fn storage(&self) -> Option<&str> {
+        self.is_volume().then(|| self.file().split(':').next().unwrap_or(""))
+    }
+
+    pub fn is_cdrom(&self) -> bool {
+        self.props.get("media") == Some("cdrom") || matches!(self.file(), "none" | "cdrom")
+    }
+
+    /// A volume the VM owns, which PVE keeps as `unusedN` when the drive is replaced
+    /// or detached (not an ISO image, not an empty drive, not a device path).
+    pub fn keeps_volume_when_detached(&self) -> bool {
+        self.is_volume() && !self.is_cdrom()
+    }
+
+    pub fn size_bytes(&self) -> Option<u64> {
+        self.props.get("size").and_then(|s| size::parse(s).ok())
+    }
+
+    /// The data format: the `format` key, else the volume's file extension.
+    pub fn volume_format(&self) -> Option<String> {
+        if let Some(f) = self.props.get("format") {
+            return Some(f.to_string());
+        }
+        let name = self.file().rsplit('/').next().unwrap_or("");
+        ["qcow2", "raw", "vmdk", "qed", "qcow", "cloop"]
+            .into_iter()
+            .find(|ext| name.ends_with(&format!(".{ext}")))
+            .map(str::to_string)
+    }
+}
