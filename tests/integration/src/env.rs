@@ -139,6 +139,27 @@ impl Env {
         self.api.raw(method, &format!("/api2/json{path}"), form, true)
     }
 
+    /// A task-starting call as root@pam, waited for: returns the task's final status
+    /// (panics unless it ends `OK`), e.g. `env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[])`.
+    pub fn run_task(&self, method: &str, path: &str, form: &[(&str, &str)]) -> Value {
+        let (status, body) = self.api(method, path, form);
+        let upid = match body["data"].as_str() {
+            Some(u) if status == 200 => u.to_string(),
+            _ => panic!("{method} {path} did not start a task ({status}): {body}"),
+        };
+        let node = upid.split(':').nth(1).unwrap_or_default().to_string();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        loop {
+            let task = self.api_get(&format!("/nodes/{node}/tasks/{upid}/status"));
+            if task["status"] == "stopped" {
+                assert_eq!(task["exitstatus"], "OK", "task {upid} failed: {task}");
+                return task;
+            }
+            assert!(std::time::Instant::now() < deadline, "task {upid} still running after 60 s");
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+    }
+
     /// The simulator's request log (counts per `"METHOD /api2/json/path"`).
     pub fn requests(&self) -> Value {
         let (status, body) = self.api.raw("GET", "/_pvesim/requests", &[], true);
