@@ -1,26 +1,138 @@
-//! The `ferrox.proxmox.proxmox_nic` module (being written).
+//! The `ferrox.proxmox.proxmox_nic` module: one network interface (`netN`) of a QEMU VM.
+//!
+//! Flow: read the task ([`task`]), find the VM and its node (one
+//! `GET /cluster/resources`), read its config (one GET), compute the [`plan`] (pure),
+//! then report it (check mode, or nothing to do) or write it with one
+//! `PUT .../config` guarded by the config `digest`.
 
-use ferrox_common::options::{ModuleSpec, Rules, Support};
+mod docs;
+pub mod options;
+pub mod plan;
+pub mod task;
+
+use serde_json::Value;
+
+use ferrox_common::client::Client;
+use ferrox_common::connection::ConnectionParams;
+use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
-use ferrox_common::connection;
+use ferrox_common::vm::{self, Guest, GuestType};
+
+use plan::{Action, Plan};
+use task::NicTask;
 
 pub fn spec() -> ModuleSpec {
     ModuleSpec {
         name: "proxmox_nic",
-        short_description: "(being written)",
-        description: vec![],
+        short_description: "Manage one network interface of a QEMU VM in Proxmox VE",
+        description: docs::description(),
         version_added: "0.1.0",
-        options: connection::options(),
-        rules: Rules::default().merge(connection::rules()),
-        check_mode: (Support::Full, ""),
-        diff_mode: (Support::Full, ""),
-        notes: vec![],
-        seealso: vec![],
-        examples: "",
-        returns: "",
+        options: options::options(),
+        rules: options::rules(),
+        check_mode: (Support::Full, "Reads the VM's live configuration and reports exactly what a real run would change, writing nothing."),
+        diff_mode: (Support::Full, "Shows the interface's config entry before and after."),
+        notes: docs::notes(),
+        seealso: vec!["ferrox.proxmox.proxmox_kvm", "ferrox.proxmox.proxmox_disk"],
+        examples: docs::EXAMPLES,
+        returns: docs::RETURN,
     }
 }
 
-pub fn run(_m: &mut Module) -> Result<Output, Failure> {
-    Err(Failure::new("proxmox_nic is not implemented yet"))
+pub fn run(m: &mut Module) -> Result<Output, Failure> {
+    let task = NicTask::from_params(&m.params)?;
+    let conn = ConnectionParams::from_params(&m.params)?;
+    let client = Client::connect(&conn)?;
+    let guests = vm::list(&client).map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
+    let guest = locate(&guests, &task)?;
+    let (vmid, node) = (guest.vmid, guest.node.clone());
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        let verb = if task.absent { "delete" } else { "change" };
+        Failure::new(format!("Unable to {verb} nic {} on VM with vmid {vmid}: {what}{e}", task.interface)).with("vmid", vmid)
+    };
+    let config = client
+        .get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[])
+        .map_err(|e| Failure::new(format!("Getting information for VM with vmid = {vmid} failed with exception: {e}")).with("vmid", vmid))?;
+    let current = text(&config, &task.interface);
+    let plan = plan::plan(&task, vmid, current.as_deref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+    for w in &plan.warnings {
+        m.warn(w.clone());
+    }
+    let Some(action) = plan.action.clone() else {
+        return Ok(report(&plan, vmid, &task));
+    };
+    if let Some(lock) = text(&config, "lock") {
+        return Err(Failure::new(format!(
+            "VM {vmid} is locked ({lock}): wait until the {lock} operation has finished, then run the task again"
+        ))
+        .with("vmid", vmid));
+    }
+    if let Some(bridge) = &plan.new_bridge {
+        check_bridge(&client, &node, bridge).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+    }
+    if m.check_mode {
+        return Ok(report(&plan, vmid, &task));
+    }
+
+    let mut form: Vec<(&str, String)> = match &action {
+        Action::Set { key, value } => vec![(key.as_str(), value.clone())],
+        Action::Delete { key } => vec![("delete", key.clone())],
+    };
+    if let Some(digest) = text(&config, "digest") {
+        form.push(("digest", digest));
+    }
+    client.put(&format!("/nodes/{node}/qemu/{vmid}/config"), &form).map_err(|e| fail("", &e))?;
+
+    let mut plan = plan;
+    if plan.mac.is_none() {
+        // A new NIC without a given MAC: read back the one PVE generated.
+        let after = client.get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[]).map_err(|e| fail("reading it back: ", &e))?;
+        plan.after = text(&after, &task.interface);
+        plan.mac = plan.after.as_deref().and_then(plan::mac_of);
+    }
+    Ok(report(&plan, vmid, &task))
+}
+
+fn report(plan: &Plan, vmid: u32, task: &NicTask) -> Output {
+    Output::new(plan.changed(), plan.msg.clone())
+        .with("vmid", vmid)
+        .with("interface", &task.interface)
+        .with("mac", &plan.mac)
+        .with("nic_config", &plan.after)
+        .with("changes", &plan.changes)
+        .with_diff(plan.diff.clone())
+}
+
+/// A bridge that does not exist on the node fails before anything is written. When the
+/// node's interfaces cannot be listed (no `Sys.Audit`), the check is skipped.
+fn check_bridge(client: &Client, node: &str, bridge: &str) -> Result<(), String> {
+    let Ok(Value::Array(ifaces)) = client.get(&format!("/nodes/{node}/network"), &[("type", "any_bridge".into())]) else {
+        return Ok(());
+    };
+    let names: Vec<&str> = ifaces.iter().filter_map(|i| i["iface"].as_str()).collect();
+    if names.is_empty() || names.contains(&bridge) {
+        return Ok(());
+    }
+    Err(format!("bridge {bridge} does not exist on node {node} (bridges there: {})", names.join(", ")))
+}
+
+fn text(config: &Value, key: &str) -> Option<String> {
+    match config.get(key)? {
+        Value::String(s) => Some(s.clone()),
+        Value::Null => None,
+        other => Some(other.to_string()),
+    }
+}
+
+/// The VM the task names: by vmid (wins), else by name over QEMU VMs.
+fn locate<'a>(guests: &'a [Guest], task: &NicTask) -> Result<&'a Guest, Failure> {
+    let guest = match (task.vmid, &task.name) {
+        (Some(id), _) => vm::by_vmid(guests, id).ok_or_else(|| format!("VM with vmid {id} does not exist in cluster"))?,
+        (None, Some(name)) => vm::qemu_by_name(guests, name)?.ok_or_else(|| format!("No VM with name {name} found"))?,
+        (None, None) => return Err(Failure::new("one of the following is required: name, vmid")),
+    };
+    if guest.kind != GuestType::Qemu {
+        return Err(Failure::new(format!("{} is an LXC container; proxmox_nic manages NICs of QEMU VMs", guest.vmid))
+            .with("vmid", guest.vmid));
+    }
+    Ok(guest)
 }
