@@ -1,0 +1,263 @@
+//! The client, task waiting and guest lookup against the PVE simulator, in-process:
+//! real authentication, privileges, tasks and injected faults.
+
+use std::time::{Duration, Instant};
+
+use ferrox_common::client::{ApiErrorKind, Client};
+use ferrox_common::connection::{normalise_fingerprint, ConnectionParams};
+use ferrox_common::tasks::{self, TaskError};
+use ferrox_common::vm;
+use pvesim::{SimConfig, Simulator};
+use serde_json::{json, Value};
+
+const AUTOMATION_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
+const READONLY_SECRET: &str = "0a6b2d4c-3e8f-4a1b-9c7d-5e2f1a0b3c4d";
+const ROOT_PASSWORD: &str = "pvesim-root";
+
+fn start() -> Simulator {
+    Simulator::start(SimConfig::default()).expect("simulator starts")
+}
+
+/// Token auth as `ansible@pve!automation`, trusting the simulator's CA.
+fn token(sim: &Simulator) -> ConnectionParams {
+    let ca = std::env::temp_dir().join(format!("ferrox-pvesim-ca-{}-{}.pem", std::process::id(), sim.port()));
+    sim.write_ca(&ca).unwrap();
+    ConnectionParams {
+        host: "127.0.0.1".into(),
+        port: Some(sim.port()),
+        user: "ansible@pve".into(),
+        token_id: Some("automation".into()),
+        token_secret: Some(AUTOMATION_SECRET.into()),
+        validate_certs: true,
+        ca_path: Some(ca),
+        timeout_secs: 5,
+        ..Default::default()
+    }
+}
+
+fn password(sim: &Simulator) -> ConnectionParams {
+    ConnectionParams {
+        user: "root@pam".into(),
+        password: Some(ROOT_PASSWORD.into()),
+        token_id: None,
+        token_secret: None,
+        ..token(sim)
+    }
+}
+
+/// The simulator's control endpoints (`/_pvesim/...`), outside the API client on purpose.
+struct Control {
+    agent: ureq::Agent,
+    base: String,
+}
+
+impl Control {
+    fn of(sim: &Simulator) -> Control {
+        let tls = ureq::tls::TlsConfig::builder().disable_verification(true).build();
+        let agent = ureq::Agent::config_builder().tls_config(tls).build().new_agent();
+        Control { agent, base: format!("https://127.0.0.1:{}/_pvesim", sim.port()) }
+    }
+    fn fault(&self, fault: Value) {
+        self.agent
+            .post(&format!("{}/faults", self.base))
+            .header("Content-Type", "application/json")
+            .send(fault.to_string())
+            .expect("fault accepted");
+    }
+    /// How many times `METHOD /api2/json/path` was served.
+    fn count(&self, key: &str) -> u64 {
+        let body = self.agent.get(&format!("{}/requests", self.base)).call().unwrap().body_mut().read_to_string().unwrap();
+        let log: Value = serde_json::from_str(&body).unwrap();
+        log["counts"][key].as_u64().unwrap_or(0)
+    }
+}
+
+fn no_secret_in(text: &str) {
+    for s in [AUTOMATION_SECRET, READONLY_SECRET, ROOT_PASSWORD] {
+        assert!(!text.contains(s), "secret leaked: {text}");
+    }
+}
+
+#[test]
+fn token_auth_reads_with_one_request() {
+    let sim = start();
+    let client = Client::connect(&token(&sim)).unwrap();
+    let version = client.get("/version", &[]).unwrap();
+    assert!(version["version"].is_string(), "{version}");
+    assert_eq!(client.requests_sent(), 1, "no request at connect, none for /version validation");
+    assert_eq!(Control::of(&sim).count("GET /api2/json/version"), 1);
+}
+
+#[test]
+fn password_auth_gets_a_ticket_and_writes_with_the_csrf_token() {
+    let sim = start();
+    let client = Client::connect(&password(&sim)).unwrap();
+    assert_eq!(client.requests_sent(), 1);
+    let upid = client.post("/nodes/pve1/qemu/100/status/start", &[]).unwrap();
+    let upid = upid.as_str().expect("a UPID");
+    let done = tasks::wait(&client, upid, Duration::from_secs(10)).unwrap();
+    assert_eq!(done.exitstatus, "OK");
+    let control = Control::of(&sim);
+    assert_eq!(control.count("POST /api2/json/access/ticket"), 1);
+    assert_eq!(control.count("POST /api2/json/nodes/pve1/qemu/100/status/start"), 1);
+}
+
+#[test]
+fn a_wrong_password_fails_like_1_6() {
+    let sim = start();
+    let mut params = password(&sim);
+    params.password = Some("not-the-password".into());
+    let err = Client::connect(&params).err().expect("login fails");
+    assert_eq!(
+        err.to_string(),
+        format!("Couldn't authenticate user: root@pam to https://127.0.0.1:{}/api2/json/access/ticket", sim.port())
+    );
+    assert!(!err.to_string().contains("not-the-password"));
+}
+
+#[test]
+fn a_wrong_token_secret_is_a_clear_401() {
+    let sim = start();
+    let mut params = token(&sim);
+    params.token_secret = Some("00000000-0000-0000-0000-000000000000".into());
+    let client = Client::connect(&params).unwrap();
+    let err = client.get("/cluster/resources", &[]).unwrap_err();
+    assert!(err.is_status(401), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "401 Unauthorized: Authentication failed! - check api_user, api_token_id and api_token_secret (or api_password): the API token ansible@pve!automation was not accepted"
+    );
+    assert_eq!(client.requests_sent(), 1, "a 401 is not retried");
+}
+
+#[test]
+fn a_missing_privilege_is_a_403_naming_it_and_the_token() {
+    let sim = start();
+    let mut params = token(&sim);
+    params.token_id = Some("readonly".into());
+    params.token_secret = Some(READONLY_SECRET.into());
+    let client = Client::connect(&params).unwrap();
+    let err = client.post("/nodes/pve1/qemu/100/status/start", &[]).unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("403 Forbidden: Permission check failed (/vms/100, VM.PowerMgmt)"), "{text}");
+    assert!(text.ends_with(" - API token ansible@pve!readonly lacks this privilege"), "{text}");
+    no_secret_in(&text);
+}
+
+#[test]
+fn the_simulator_ca_in_ca_path_is_trusted() {
+    let sim = start();
+    let guests = vm::list(&Client::connect(&token(&sim)).unwrap()).unwrap();
+    let template = vm::by_vmid(&guests, 9000).expect("template 9000");
+    assert!(template.template);
+    assert_eq!(vm::qemu_by_name(&guests, "base-debian13").unwrap().unwrap().vmid, 9000);
+    assert_eq!(vm::by_vmid(&guests, 200).unwrap().kind, vm::GuestType::Lxc);
+}
+
+#[test]
+fn fingerprint_pinning_accepts_the_presented_certificate_and_rejects_another() {
+    let sim = start();
+    let mut params = token(&sim);
+    params.ca_path = None;
+    params.cert_fingerprint = normalise_fingerprint(&sim.fingerprint());
+    Client::connect(&params).unwrap().get("/version", &[]).unwrap();
+
+    let other = "01:".repeat(31) + "01";
+    params.cert_fingerprint = normalise_fingerprint(&other);
+    let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
+    assert_eq!(err.kind, ApiErrorKind::Tls);
+    assert!(err.to_string().contains(&format!("expected {other}, the server presented {}", sim.fingerprint())), "{err}");
+}
+
+#[test]
+fn validate_certs_without_ca_path_says_how_to_fix_it() {
+    let sim = start();
+    let mut params = token(&sim);
+    params.ca_path = None;
+    let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "TLS certificate of https://127.0.0.1:{} could not be verified (invalid peer certificate: UnknownIssuer). Proxmox VE uses a self-signed certificate by default: set api_cert_fingerprint to its SHA-256 fingerprint (the server presented {}), or ca_path to the CA that signed it (/etc/pve/pve-root-ca.pem on a node), or validate_certs: false to skip verification.",
+            sim.port(),
+            sim.fingerprint()
+        )
+    );
+}
+
+#[test]
+fn a_stopped_simulator_is_connection_refused() {
+    let sim = start();
+    let params = token(&sim);
+    sim.shutdown();
+    let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
+    assert_eq!(err.kind, ApiErrorKind::Connect, "{err}");
+    assert!(err.to_string().contains(&format!("api_port ({})", params.port.unwrap())), "{err}");
+}
+
+#[test]
+fn a_slow_api_hits_api_timeout() {
+    let sim = start();
+    Control::of(&sim).fault(json!({"path_regex": "^/api2/json/version$", "latency_ms": 2500}));
+    let mut params = token(&sim);
+    params.timeout_secs = 1;
+    let started = Instant::now();
+    let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
+    assert_eq!(err.kind, ApiErrorKind::Timeout, "{err}");
+    assert!(err.to_string().contains("api_timeout (1s)"), "{err}");
+    assert!(started.elapsed() < Duration::from_millis(2400));
+}
+
+#[test]
+fn an_injected_500_is_retried_for_reads_only() {
+    let sim = start();
+    let control = Control::of(&sim);
+    control.fault(json!({"method": "GET", "path_regex": "^/api2/json/cluster/resources$", "status": 500, "message": "cfs-lock timeout", "times": 1}));
+    let client = Client::connect(&token(&sim)).unwrap();
+    assert!(!vm::list(&client).unwrap().is_empty());
+    assert_eq!(control.count("GET /api2/json/cluster/resources"), 2);
+
+    control.fault(json!({"method": "POST", "path_regex": "status/start$", "status": 500, "message": "cfs-lock timeout", "times": 1}));
+    let err = client.post("/nodes/pve1/qemu/100/status/start", &[]).unwrap_err();
+    assert_eq!(err.to_string(), "500 Internal Server Error: cfs-lock timeout");
+    assert_eq!(control.count("POST /api2/json/nodes/pve1/qemu/100/status/start"), 1);
+}
+
+#[test]
+fn a_failed_task_is_reported_at_once_with_its_error() {
+    let sim = start();
+    Control::of(&sim).fault(json!({"task_type": "qmstart", "fail": "start failed: QEMU exited with code 1", "times": 1}));
+    let client = Client::connect(&token(&sim)).unwrap();
+    let upid = client.post("/nodes/pve1/qemu/100/status/start", &[]).unwrap();
+    let started = Instant::now();
+    let err = tasks::wait(&client, upid.as_str().unwrap(), Duration::from_secs(30)).unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let TaskError::Failed { exitstatus, log_tail, .. } = &err else { panic!("{err:?}") };
+    assert_eq!(exitstatus, "start failed: QEMU exited with code 1");
+    assert_eq!(log_tail.last().map(String::as_str), Some("TASK ERROR: start failed: QEMU exited with code 1"));
+    assert!(err.to_string().starts_with(&format!("task {} failed: start failed: QEMU exited with code 1", upid.as_str().unwrap())));
+}
+
+#[test]
+fn a_long_task_times_out_with_its_last_log_line() {
+    let sim = start();
+    Control::of(&sim).fault(json!({"task_type": "qmstart", "duration_ms": 5000, "times": 1}));
+    let client = Client::connect(&token(&sim)).unwrap();
+    let upid = client.post("/nodes/pve1/qemu/100/status/start", &[]).unwrap();
+    let err = tasks::wait(&client, upid.as_str().unwrap(), Duration::from_secs(1)).unwrap_err();
+    let TaskError::Timeout { waited, .. } = &err else { panic!("{err:?}") };
+    assert!(*waited >= Duration::from_secs(1) && *waited < Duration::from_secs(2), "{waited:?}");
+    assert!(err.to_string().contains("the task keeps running on the node"), "{err}");
+}
+
+#[test]
+fn a_new_vm_becomes_visible_cluster_wide() {
+    let sim = start();
+    let client = Client::connect(&token(&sim)).unwrap();
+    let upid = client
+        .post("/nodes/pve2/qemu", &[("vmid", "321".into()), ("name", "fresh".into()), ("memory", "512".into())])
+        .unwrap();
+    tasks::wait(&client, upid.as_str().unwrap(), Duration::from_secs(10)).unwrap();
+    let guest = vm::wait_visible(&client, 321, Duration::from_secs(5)).unwrap();
+    assert_eq!(guest.node, "pve2");
+}
