@@ -17,11 +17,16 @@ impl Endpoint {
     /// Parses `api_host` (`pve1`, `pve1:8443`, `10.0.0.1`, `[2001:db8::1]:8006`, `2001:db8::1`).
     pub fn parse(api_host: &str, api_port: Option<u16>) -> Result<Endpoint, String> {
         let text = api_host.trim();
+        if text.contains("://") || text.contains('/') {
+            return Err(format!(
+                "api_host must be a host name or IP address, optionally with :port (like pve1 or pve1:8006), not a URL; got: {api_host}"
+            ));
+        }
         let (host, port_in_host) = split_host_port(text)?;
         if host.is_empty() {
             return Err(format!("api_host must name a host (a name or an IP address), got: {api_host:?}"));
         }
-        if host.chars().any(|c| c.is_whitespace() || "/?#@".contains(c)) {
+        if host.chars().any(|c| c.is_whitespace() || "?#@".contains(c)) {
             return Err(format!(
                 "api_host must be a host name or IP address, optionally with :port (like pve1 or pve1:8006), not a URL; got: {api_host}"
             ));
@@ -152,10 +157,11 @@ mod tests {
 
     #[test]
     fn bad_hosts_name_api_host() {
-        for bad in ["pve1:abc", "pve1:0", "[::1", "[::1]x", "", "https://pve1"] {
+        for bad in ["pve1:abc", "pve1:0", "[::1", "[::1]x", "", "https://pve1", "pve1/api2/json", "pve 1"] {
             let err = Endpoint::parse(bad, None).unwrap_err();
             assert!(err.contains("api_host"), "{bad}: {err}");
         }
+        assert!(Endpoint::parse("https://pve1:8006", None).unwrap_err().contains("not a URL"));
     }
 
     #[test]
