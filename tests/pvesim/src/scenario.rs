@@ -208,3 +208,19 @@ mod tests {
         assert_eq!(c.guests[&200].kind, GuestKind::Lxc);
     }
 }
+
+#[cfg(test)]
+mod example_tests {
+    use super::*;
+
+    /// The example scenario in the README must load and build.
+    #[test]
+    fn example_scenario_loads() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/example-single-node.json");
+        let s = Scenario::from_file(&p).unwrap();
+        let c = s.to_cluster().unwrap();
+        assert_eq!(c.nodes[0].name, "lab1");
+        assert!(c.find_volume("tank:vm-500-disk-0", "lab1").is_some());
+        assert!(c.guests[&500].running);
+    }
+}
