@@ -149,6 +149,18 @@ fn one_connection_serves_the_whole_run() {
 }
 
 #[test]
+fn ipv6_literals_work_with_and_without_brackets() {
+    let server = TestServer::start_on("[::1]:0", Cert::SignedByCa, |_| Reply::json(json!({"data": "v6"})));
+    let ca = server.write_ca("v6");
+    for (host, port) in [("::1".to_string(), Some(server.port)), (format!("[::1]:{}", server.port), None)] {
+        let params = ConnectionParams { host: host.clone(), port, validate_certs: true, ca_path: Some(ca.clone()), ..token_params(&server) };
+        let client = Client::connect(&params).unwrap();
+        assert_eq!(client.base_url(), format!("https://[::1]:{}/api2/json", server.port));
+        assert_eq!(client.get("/version", &[]).unwrap(), json!("v6"), "{host}");
+    }
+}
+
+#[test]
 fn validate_certs_with_the_ca_in_ca_path_succeeds() {
     let server = ok_server();
     let mut params = token_params(&server);
@@ -321,4 +333,15 @@ fn a_closed_port_names_api_host_and_api_port() {
     assert!(text.contains("api_host (127.0.0.1)") && text.contains(&format!("api_port ({port})")), "{text}");
     assert_eq!(client.requests_sent(), 3, "connection errors on reads are retried");
     no_secret_in(&text);
+}
+
+#[test]
+fn the_client_can_be_shared_across_threads_and_debug_shows_no_secret() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<Client>();
+    let server = ok_server();
+    let client = Client::connect(&token_params(&server)).unwrap();
+    let shown = format!("{client:?}");
+    assert!(shown.contains("ansible@pve!automation"), "{shown}");
+    no_secret_in(&shown);
 }

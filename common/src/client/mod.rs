@@ -49,6 +49,18 @@ pub struct Client {
     sent: AtomicU32,
 }
 
+/// Shows where and as whom, never a secret.
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base_url", &self.base_url)
+            .field("identity", &self.credentials.who())
+            .field("trust", &self.trust)
+            .field("requests_sent", &self.requests_sent())
+            .finish()
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Method {
     Get,

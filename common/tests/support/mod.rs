@@ -74,6 +74,11 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start(cert: Cert, handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> TestServer {
+        TestServer::start_on("127.0.0.1:0", cert, handler)
+    }
+
+    /// Like [`TestServer::start`], listening on `addr` (`[::1]:0` for IPv6).
+    pub fn start_on(addr: &str, cert: Cert, handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> TestServer {
         let (chain, key, ca_pem) = certificates(cert);
         let leaf_der = chain[0].to_vec();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -84,7 +89,7 @@ impl TestServer {
             .with_single_cert(chain, key)
             .unwrap();
         let config = Arc::new(config);
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let listener = TcpListener::bind(addr).unwrap();
         let port = listener.local_addr().unwrap().port();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let handler: Handler = Arc::new(handler);
@@ -119,7 +124,7 @@ impl TestServer {
 }
 
 fn certificates(kind: Cert) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>, String) {
-    let names = vec!["localhost".to_string(), "127.0.0.1".to_string()];
+    let names = vec!["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()];
     let leaf_key = KeyPair::generate().unwrap();
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(leaf_key.serialize_der()));
     match kind {
