@@ -33,6 +33,9 @@ use url::Endpoint;
 /// Form fields of a POST/PUT body, or query parameters of a GET/DELETE.
 pub type Fields<'a> = &'a [(&'a str, String)];
 
+/// A kept-alive connection idle longer than this is not reused.
+const IDLE_REUSE_LIMIT: Duration = Duration::from_secs(3);
+
 /// Bodies larger than this are refused (PVE's own answers stay far below it).
 const MAX_BODY: u64 = 64 * 1024 * 1024;
 
@@ -120,6 +123,10 @@ impl Client {
             .accept("application/json")
             .max_idle_connections(1)
             .max_idle_connections_per_host(1)
+            // PVE's API server closes idle keep-alive connections after a few seconds; a
+            // request sent just as it closes one would fail, and a write is not retried.
+            // Reconnecting after a pause this long costs one handshake and avoids that race.
+            .max_idle_age(IDLE_REUSE_LIMIT)
             .build();
         let agent = ureq::Agent::with_parts(config, connector, DefaultResolver::default());
         let mut client = Client {
