@@ -185,6 +185,20 @@ impl Anchor {
         self.control("DELETE", "/_pvesim/requests");
     }
 
+    /// Installs a simulator fault (see tests/pvesim's README for the spec).
+    pub fn fault(&self, spec: Value) {
+        let url = format!("https://127.0.0.1:{}/_pvesim/faults", self.sim.port());
+        let mut resp = self
+            .control
+            .post(&url)
+            .header("Content-Type", "application/json")
+            .send(spec.to_string())
+            .unwrap_or_else(|e| panic!("POST /_pvesim/faults: {e}"));
+        let status = resp.status().as_u16();
+        let text = resp.body_mut().read_to_string().unwrap_or_default();
+        assert!(status < 300, "POST /_pvesim/faults {spec} answered {status}: {text}");
+    }
+
     /// A call to a control endpoint (`/_pvesim/...`, no authentication); its JSON answer.
     pub fn control(&self, method: &str, path: &str) -> Value {
         let url = format!("https://127.0.0.1:{}{path}", self.sim.port());

@@ -83,3 +83,19 @@ fn proxmox_vm_info_filters_and_failures() {
     // An audit-only token still sees every VM (VM.Audit).
     assert_eq!(run.task("readonly token lists").ok().vmids(), vec![100, 9000]);
 }
+
+#[test]
+fn proxmox_vm_info_with_an_offline_node() {
+    let anchor = Anchor::start();
+    anchor.fault(serde_json::json!({"node": "pve2", "unreachable": true}));
+    let run = anchor.run("vm_info_offline.yml");
+
+    // 1.6 defect: the container's node cannot be listed, so the whole module fails.
+    let all = run.task("all with pve2 offline (1.6 defect)").failed();
+    assert!(
+        all.msg().starts_with("Failed to retrieve LXC VMs information: 595"),
+        "PVE answers 595 for an unreachable node: {}",
+        all.result
+    );
+    assert_eq!(run.task("qemu only").ok().vmids(), vec![100, 9000]);
+}
