@@ -173,3 +173,18 @@ fn wait_visible_polls_until_the_vm_is_listed() {
     let err = vm::wait_visible(&c, 999, Duration::from_millis(300)).unwrap_err();
     assert!(err.to_string().starts_with("VM 999 is not listed in /cluster/resources"), "{err}");
 }
+
+#[test]
+fn a_failed_task_stays_failed_when_its_log_cannot_be_read() {
+    let server = TestServer::start(Cert::SignedByCa, |req: &Seen| {
+        if req.target.contains("/status") {
+            Reply::json(json!({"data": {"status": "stopped", "exitstatus": "migration aborted"}}))
+        } else {
+            Reply::status(403, "Permission check failed (/nodes/pve2, Sys.Audit)", "")
+        }
+    });
+    let err = tasks::wait(&client(&server), UPID, Duration::from_secs(5)).unwrap_err();
+    let TaskError::Failed { exitstatus, log_tail, .. } = &err else { panic!("{err:?}") };
+    assert_eq!((exitstatus.as_str(), log_tail.len()), ("migration aborted", 0));
+    assert_eq!(err.to_string(), format!("task {UPID} failed: migration aborted"));
+}

@@ -14,11 +14,18 @@ pub enum Credentials {
 }
 
 impl Credentials {
-    pub fn token(user: &str, token_id: &str, secret: &str) -> Credentials {
-        Credentials::Token {
-            header: format!("PVEAPIToken={user}!{token_id}={secret}"),
-            token: format!("{user}!{token_id}"),
-        }
+    /// `token_id` is the token's name; the full id `user!name` of `api_user` is accepted too.
+    pub fn token(user: &str, token_id: &str, secret: &str) -> Result<Credentials, String> {
+        let name = match token_id.split_once('!') {
+            None => token_id,
+            Some((owner, name)) if owner == user => name,
+            Some((owner, _)) => {
+                return Err(format!(
+                    "api_token_id {token_id} belongs to {owner}, but api_user is {user}: set api_token_id to the token name only and api_user to the user owning it"
+                ))
+            }
+        };
+        Ok(Credentials::Token { header: format!("PVEAPIToken={user}!{name}={secret}"), token: format!("{user}!{name}") })
     }
 
     /// Headers for one request (`write`: POST/PUT/DELETE).
@@ -98,10 +105,18 @@ mod tests {
 
     #[test]
     fn token_header_and_no_csrf() {
-        let c = Credentials::token("ansible@pve", "automation", "s3cr3t");
+        let c = Credentials::token("ansible@pve", "automation", "s3cr3t").unwrap();
         assert_eq!(c.headers(true), vec![("Authorization", "PVEAPIToken=ansible@pve!automation=s3cr3t".to_string())]);
         assert_eq!(c.who(), "API token ansible@pve!automation");
         assert!(!c.unauthorized_hint().contains("s3cr3t"));
+    }
+
+    #[test]
+    fn a_full_token_id_of_the_same_user_is_accepted() {
+        let full = Credentials::token("ansible@pve", "ansible@pve!automation", "s").unwrap();
+        assert_eq!(full.who(), "API token ansible@pve!automation");
+        let other = Credentials::token("ansible@pve", "root@pam!automation", "s").err().unwrap();
+        assert!(other.starts_with("api_token_id root@pam!automation belongs to root@pam, but api_user is ansible@pve"), "{other}");
     }
 
     #[test]

@@ -142,7 +142,8 @@ impl Client {
         };
         client.credentials = match (&params.password, &params.token_id, &params.token_secret) {
             (Some(password), _, _) => client.login(&params.user, password, params.otp.as_deref())?,
-            (None, Some(id), Some(secret)) => Credentials::token(&params.user, id, secret),
+            (None, Some(id), Some(secret)) => Credentials::token(&params.user, id, secret)
+                .map_err(|m| ApiError::other(ApiErrorKind::Auth, m))?,
             _ => {
                 return Err(ApiError::other(
                     ApiErrorKind::Auth,
