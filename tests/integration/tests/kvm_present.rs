@@ -1,0 +1,258 @@
+//! proxmox_kvm `state: present` through ansible-playbook against the simulator:
+//! create, no-op, convergence with `update`, create-or-update, safe disks and NICs,
+//! pending changes, check mode and diff.
+
+use ferrox_integration::{Env, PlayOpts};
+use serde_json::{json, Value};
+
+const CREATE: &str = r#"
+- name: create
+  ferrox.proxmox.proxmox_kvm:
+    node: pve1
+    name: app07
+    cores: 2
+    memory: 2048
+    scsihw: virtio-scsi-single
+    scsi:
+      scsi0: local-lvm:8,discard=on
+    net:
+      net0: virtio,bridge=vmbr0,tag=10
+    tags: [web, prod]
+"#;
+
+fn check() -> PlayOpts {
+    PlayOpts { check: true, diff: true, ..Default::default() }
+}
+
+fn config(env: &Env, vmid: u64) -> Value {
+    env.api_get(&format!("/nodes/pve1/qemu/{vmid}/config"))
+}
+
+fn qemu_named(env: &Env, name: &str) -> Vec<u64> {
+    env.api_get("/cluster/resources?type=vm")
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["name"] == name && g["type"] == "qemu")
+        .map(|g| g["vmid"].as_u64().unwrap())
+        .collect()
+}
+
+#[test]
+fn create_returns_vmid_mac_devices_and_a_rerun_changes_nothing() {
+    let env = Env::start();
+    let play = env.play(CREATE);
+    play.assert_ok();
+    let r = &play.task("create").result;
+    assert!(play.task("create").changed);
+    let vmid = r["vmid"].as_u64().expect("vmid is an integer");
+    assert_eq!(r["msg"], format!("VM app07 with vmid {vmid} deployed"));
+    let cfg = config(&env, vmid);
+    let mac = cfg["net0"].as_str().unwrap().split(['=', ',']).nth(1).unwrap().to_string();
+    assert_eq!(r["mac"], json!({"net0": mac}));
+    assert_eq!(r["devices"], json!({"scsi0": format!("local-lvm:vm-{vmid}-disk-0")}));
+    assert_eq!(cfg["cores"], json!(2));
+    // Visible cluster-wide by name when the task returns.
+    assert_eq!(qemu_named(&env, "app07"), vec![vmid]);
+
+    let again = env.play(CREATE);
+    again.assert_ok();
+    let r2 = &again.task("create").result;
+    assert!(!again.task("create").changed);
+    assert_eq!(r2["msg"], format!("VM with vmid <{vmid}> already exists"));
+    assert_eq!(r2["mac"], r["mac"]);
+    assert_eq!(r2["devices"], r["devices"]);
+    assert!(again.task("create").warnings().is_empty(), "{:?}", again.task("create").warnings());
+    assert_eq!(qemu_named(&env, "app07"), vec![vmid], "no second VM");
+}
+
+#[test]
+fn check_mode_create_reports_the_vmid_and_writes_nothing() {
+    let env = Env::start();
+    let dry = env.play_with(CREATE, &check());
+    dry.assert_ok();
+    let r = &dry.task("create").result;
+    assert!(dry.task("create").changed);
+    assert_eq!(r["vmid"], json!(101));
+    assert_eq!(r["diff"]["after"]["cores"], json!("2"));
+    assert!(qemu_named(&env, "app07").is_empty());
+    let real = env.play(CREATE);
+    assert_eq!(real.task("create").result["vmid"], json!(101));
+    assert_eq!(real.task("create").result["actions"], r["actions"]);
+}
+
+#[test]
+fn existing_vm_without_update_warns_about_differences() {
+    let env = Env::start();
+    let play = env.play("- name: look\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    cores: 4\n");
+    play.assert_ok();
+    let t = play.task("look");
+    assert!(!t.changed);
+    assert_eq!(t.msg(), "VM with vmid <100> already exists");
+    assert!(t.warnings().iter().any(|w| w.contains("differs from the task in: cores")), "{:?}", t.warnings());
+    assert_eq!(t.result["mac"], json!({"net0": "BC:24:11:10:00:01"}));
+    assert_eq!(t.result["devices"], json!({"scsi0": "local-lvm:vm-100-disk-0", "ide2": "none"}));
+    assert_eq!(config(&env, 100)["cores"], json!(2));
+}
+
+const UPDATE: &str = r#"
+- name: update
+  ferrox.proxmox.proxmox_kvm:
+    name: web01
+    update: true
+    cores: 4
+    memory: 4096
+    tags: [B, a]
+    net:
+      net0: virtio,bridge=vmbr1,firewall=1
+      net1: virtio,bridge=vmbr0
+    scsi:
+      scsi0: local-lvm:40,iothread=1
+      scsi1: local-lvm:4
+    ipconfig:
+      ipconfig0: ip=dhcp
+    sshkeys: |
+      ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIB+test me@host
+    nameservers: [192.0.2.53, 192.0.2.54]
+"#;
+
+#[test]
+fn update_converges_and_a_rerun_is_up_to_date() {
+    let env = Env::start();
+    let dry = env.play_with(UPDATE, &check());
+    dry.assert_ok();
+    let planned = dry.task("update").result.clone();
+    assert!(dry.task("update").changed);
+    assert_eq!(config(&env, 100)["cores"], json!(2), "check mode writes nothing");
+
+    let play = env.play_with(UPDATE, &PlayOpts { diff: true, ..Default::default() });
+    play.assert_ok();
+    let t = play.task("update");
+    assert!(t.changed);
+    assert_eq!(t.msg(), "VM web01 with vmid 100 updated");
+    assert_eq!(t.result["changes"], planned["changes"], "check mode planned the same changes");
+    assert_eq!(t.result["actions"], planned["actions"]);
+    assert_eq!(t.result["diff"]["before"]["cores"], json!("2"));
+    assert_eq!(t.result["diff"]["after"]["cores"], json!("4"));
+    let cfg = config(&env, 100);
+    assert_eq!(cfg["cores"], json!(4));
+    assert_eq!(cfg["net0"], json!("virtio=BC:24:11:10:00:01,bridge=vmbr1,firewall=1"), "the MAC is kept");
+    assert!(cfg["scsi0"].as_str().unwrap().starts_with("local-lvm:vm-100-disk-0,"), "same volume: {}", cfg["scsi0"]);
+    assert!(cfg["scsi0"].as_str().unwrap().contains("size=40G"), "grown: {}", cfg["scsi0"]);
+    assert!(cfg["scsi1"].as_str().unwrap().starts_with("local-lvm:vm-100-disk-1"));
+    assert_eq!(t.result["mac"]["net0"], json!("BC:24:11:10:00:01"));
+    assert!(t.result["mac"]["net1"].is_string());
+    assert_eq!(t.result["devices"]["scsi1"], json!("local-lvm:vm-100-disk-1"));
+
+    let again = env.play(UPDATE);
+    again.assert_ok();
+    let t = again.task("update");
+    assert!(!t.changed, "{}", t.result);
+    assert_eq!(t.msg(), "VM web01 with vmid 100 is up to date");
+    assert_eq!(t.result["mac"], play.task("update").result["mac"]);
+    let dry = env.play_with(UPDATE, &check());
+    assert!(!dry.task("update").changed);
+}
+
+#[test]
+fn update_of_a_missing_vm_creates_it() {
+    let env = Env::start();
+    let play = env.play("- name: cu\n  ferrox.proxmox.proxmox_kvm:\n    node: pve2\n    name: fresh\n    update: true\n    memory: 1024\n");
+    play.assert_ok();
+    let t = play.task("cu");
+    assert!(t.changed);
+    let vmid = t.result["vmid"].as_u64().unwrap();
+    assert_eq!(t.msg(), format!("VM fresh with vmid {vmid} deployed"));
+    assert_eq!(env.api_get(&format!("/nodes/pve2/qemu/{vmid}/config"))["memory"], json!("1024"));
+}
+
+#[test]
+fn unsafe_disk_changes_fail_with_the_safe_route_and_change_nothing() {
+    let env = Env::start();
+    let before = config(&env, 100);
+    for (value, expect) in [
+        ("local-lvm:16", "cannot shrink"),
+        ("vmdata:32", "state: moved, disk: scsi0, target_storage: vmdata"),
+    ] {
+        let play = env.play(&format!(
+            "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 8\n    scsi:\n      scsi0: {value}\n"
+        ));
+        let t = play.task("u");
+        assert!(t.failed, "{}", t.result);
+        assert!(t.msg().contains(expect), "{}", t.msg());
+        assert!(t.msg().contains("ferrox.proxmox.proxmox_disk") || expect == "cannot shrink", "{}", t.msg());
+    }
+    assert_eq!(config(&env, 100), before);
+}
+
+#[test]
+fn running_vm_reports_pending_changes_and_can_reboot_to_apply_them() {
+    let env = Env::start();
+    env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
+    let play = env.play("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 6\n    onboot: true\n");
+    play.assert_ok();
+    let t = play.task("u");
+    assert!(t.changed);
+    assert_eq!(t.result["pending"]["cores"], json!(6));
+    assert!(t.result["pending"].get("onboot").is_none(), "onboot applies live: {}", t.result["pending"]);
+    assert!(t.msg().contains("pending until the VM restarts: cores"), "{}", t.msg());
+    // A rerun sees the pending value as wanted: nothing to do.
+    let again = env.play("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 6\n    onboot: true\n");
+    assert!(!again.task("u").changed, "{}", again.task("u").result);
+
+    let play = env.play("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 3\n    apply_pending: reboot\n");
+    play.assert_ok();
+    let t = play.task("u");
+    assert!(t.msg().contains("rebooted to apply cores"), "{}", t.msg());
+    assert_eq!(t.result["pending"], json!({}));
+    let pending = env.api_get("/nodes/pve1/qemu/100/pending");
+    assert!(pending.as_array().unwrap().iter().all(|i| i.get("pending").is_none()), "{pending}");
+}
+
+#[test]
+fn bad_input_is_named_before_anything_is_written() {
+    let env = Env::start();
+    let play = env.play("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: bad\n    net:\n      eth0: virtio,bridge=vmbr0\n");
+    assert_eq!(play.task("b").msg(), "net: 'eth0' is not a PVE config key; use net0 to net31 as keys");
+    let play = env.play("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    node: pve9\n    name: bad\n");
+    assert!(play.task("b").msg().starts_with("node 'pve9' does not exist in cluster"), "{}", play.task("b").msg());
+    let play = env.play("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    name: bad\n");
+    assert_eq!(play.task("b").msg(), "node is mandatory for creating/updating VM");
+    let play = env.play("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: bad\n    net:\n      net0: virtio,bridge=vmbr0,tag=99999\n");
+    assert!(play.task("b").failed);
+    assert!(play.task("b").msg().starts_with("creation of qemu VM bad with vmid 101 failed with exception="), "{}", play.task("b").msg());
+    let play = env.play("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 200\n    cores: 2\n");
+    assert!(play.task("b").msg().contains("belongs to a container"), "{}", play.task("b").msg());
+    assert!(qemu_named(&env, "bad").is_empty());
+}
+
+#[test]
+fn secrets_never_appear_in_results_or_diffs() {
+    let env = Env::start();
+    let yaml = "- name: s\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: ci01\n    ciuser: debian\n    cipassword: Sup3r-Secret-pw\n";
+    let play = env.play_with(yaml, &PlayOpts { diff: true, verbosity: 3, ..Default::default() });
+    play.assert_ok();
+    assert!(!play.stdout.contains("Sup3r-Secret-pw"), "secret leaked in output");
+    assert!(!play.task("s").result.to_string().contains("Sup3r-Secret-pw"));
+    let again = env.play_with(&yaml.replace("Sup3r-Secret-pw", "other"), &PlayOpts { diff: true, ..Default::default() });
+    assert!(!again.task("s").changed);
+}
+
+#[test]
+fn api_calls_per_operation() {
+    let env = Env::start();
+    env.clear_requests();
+    env.play(CREATE).assert_ok();
+    let create = env.requests();
+    env.clear_requests();
+    env.play(CREATE).assert_ok();
+    let noop = env.requests();
+    env.clear_requests();
+    env.play(&CREATE.replace("cores: 2", "cores: 3").replace("    node: pve1\n", "    update: true\n")).assert_ok();
+    let update = env.requests();
+    eprintln!("API calls: create {} {}\nno-op {} {}\nupdate {} {}", create["total"], create["counts"], noop["total"], noop["counts"], update["total"], update["counts"]);
+    assert_eq!(noop["total"], json!(2), "no-op: the cluster listing and the config");
+    assert!(create["counts"]["POST /api2/json/nodes/pve1/qemu"] == json!(1));
+    assert!(update["counts"]["PUT /api2/json/nodes/pve1/qemu/101/config"] == json!(1));
+    assert!(update["total"].as_u64().unwrap() <= 4, "{}", update["counts"]);
+}
