@@ -58,7 +58,10 @@ impl Credentials {
             Credentials::Token { token, .. } => format!(
                 "check api_user, api_token_id and api_token_secret (or api_password): the API token {token} was not accepted"
             ),
-            _ => "check api_user, api_token_id and api_token_secret (or api_password)".into(),
+            Credentials::Ticket { user, .. } => {
+                format!("the ticket of {user} was not accepted (expired or revoked); check api_user and api_password")
+            }
+            Credentials::None => "check api_user, api_token_id and api_token_secret (or api_password)".into(),
         }
     }
 }

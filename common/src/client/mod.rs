@@ -9,6 +9,7 @@
 
 mod auth;
 mod error;
+mod login;
 pub mod retry;
 pub mod tls;
 mod transport;
@@ -25,7 +26,7 @@ use ureq::unversioned::resolver::DefaultResolver;
 use ureq::unversioned::transport::{Connector, TcpConnector};
 
 use crate::connection::ConnectionParams;
-use auth::{Credentials, Login};
+use auth::Credentials;
 use tls::{Observed, Trust};
 use transport::{ReasonPhrase, TlsConnector};
 use url::Endpoint;
@@ -198,54 +199,6 @@ impl Client {
     /// `api_timeout` in seconds.
     pub fn timeout_secs(&self) -> u64 {
         self.timeout_secs
-    }
-
-    /// Password login: a ticket, answering a TFA challenge with `api_otp` when asked.
-    fn login(&self, user: &str, password: &str, otp: Option<&str>) -> Result<Credentials, ApiError> {
-        let url = format!("{}/access/ticket", self.base_url);
-        let rejected = || ApiError::other(ApiErrorKind::Auth, format!("Couldn't authenticate user: {user} to {url}"));
-        let ask = |form: &[(&str, String)]| match self.send(Method::Post, "/access/ticket", form, Answer::Data) {
-            Ok(data) => Ok(auth::parse_login(&data)),
-            Err(e) if e.is_status(401) || e.is_status(400) => Ok(Login::Rejected),
-            Err(e) if e.kind == ApiErrorKind::Http => Err(ApiError::other(
-                ApiErrorKind::Auth,
-                format!("Couldn't authenticate user: {user} to {url}: {e}"),
-            )),
-            Err(e) => Err(e),
-        };
-        let mut form = vec![("username", user.to_string()), ("password", password.to_string())];
-        if let Some(otp) = otp {
-            form.push(("otp", otp.to_string()));
-        }
-        let answer = match ask(&form)? {
-            Login::NeedTfa { challenge } => {
-                let Some(otp) = otp else {
-                    return Err(ApiError::other(
-                        ApiErrorKind::Auth,
-                        "Couldn't authenticate user: missing Two Factor Authentication (TFA)",
-                    ));
-                };
-                let second = [
-                    ("username", user.to_string()),
-                    ("tfa-challenge", challenge),
-                    ("password", auth::tfa_response(otp)),
-                ];
-                match ask(&second)? {
-                    Login::Ticket { ticket, csrf } => Login::Ticket { ticket, csrf },
-                    _ => {
-                        return Err(ApiError::other(
-                            ApiErrorKind::Auth,
-                            format!("Couldn't authenticate user: {user} to {url}: the second factor in api_otp was not accepted (a TOTP code is valid for 30 seconds)"),
-                        ))
-                    }
-                }
-            }
-            other => other,
-        };
-        match answer {
-            Login::Ticket { ticket, csrf } => Ok(Credentials::Ticket { cookie: ticket, csrf, user: user.to_string() }),
-            _ => Err(rejected()),
-        }
     }
 
     /// One API call, retried per [`retry::next_pause`].
