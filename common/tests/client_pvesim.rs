@@ -261,3 +261,24 @@ fn a_new_vm_becomes_visible_cluster_wide() {
     let guest = vm::wait_visible(&client, 321, Duration::from_secs(5)).unwrap();
     assert_eq!(guest.node, "pve2");
 }
+
+#[test]
+fn a_user_with_a_second_factor_needs_api_otp() {
+    let sim = start();
+    let mut params = password(&sim);
+    params.user = "mfa@pve".into();
+    params.password = Some("mfa-pass".into());
+    let err = Client::connect(&params).err().expect("no otp given");
+    assert_eq!(err.to_string(), "Couldn't authenticate user: missing Two Factor Authentication (TFA)");
+
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    params.otp = pvesim::auth::totp("JBSWY3DPEHPK3PXP", now);
+    let client = Client::connect(&params).unwrap();
+    client.get("/version", &[]).unwrap();
+
+    params.otp = Some("99999x".into()); // never a valid TOTP code
+    let err = Client::connect(&params).err().expect("wrong otp");
+    assert_eq!(err.kind, ApiErrorKind::Auth);
+    assert!(err.to_string().starts_with("Couldn't authenticate user: mfa@pve to https://127.0.0.1:"), "{err}");
+    assert!(!err.to_string().contains("mfa-pass"));
+}
