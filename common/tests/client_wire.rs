@@ -345,3 +345,31 @@ fn the_client_can_be_shared_across_threads_and_debug_shows_no_secret() {
     assert!(shown.contains("ansible@pve!automation"), "{shown}");
     no_secret_in(&shown);
 }
+
+#[test]
+fn a_plain_http_port_is_a_tls_handshake_failure_naming_the_endpoint_options() {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0u8; 1024];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        }
+    });
+    let params = ConnectionParams {
+        host: "127.0.0.1".into(),
+        port: Some(port),
+        user: "ansible@pve".into(),
+        token_id: Some("automation".into()),
+        token_secret: Some(SECRET.into()),
+        timeout_secs: 5,
+        ..Default::default()
+    };
+    let err = Client::connect(&params).unwrap().post("/nodes/pve1/qemu", &[]).unwrap_err();
+    assert_eq!(err.kind, ApiErrorKind::Tls, "{err}");
+    let text = err.to_string();
+    assert!(text.starts_with(&format!("TLS handshake with https://127.0.0.1:{port} failed: ")), "{text}");
+    assert!(text.contains("api_host and api_port"), "{text}");
+}
