@@ -1,0 +1,74 @@
+//! proxmox_kvm clones: the rest of the task is applied to the clone, a rerun does not
+//! clone again, and the result names the clone.
+
+use ferrox_integration::{Env, PlayOpts};
+use serde_json::json;
+
+const CLONE: &str = r#"
+- name: clone
+  ferrox.proxmox.proxmox_kvm:
+    clone: base-debian13
+    name: app01
+    full: false
+    cores: 4
+    memory: 4096
+    net:
+      net0: virtio,bridge=vmbr1
+    ipconfig:
+      ipconfig0: ip=192.0.2.20/24,gw=192.0.2.1
+    ciuser: debian
+"#;
+
+#[test]
+fn clone_is_configured_in_the_same_task_and_not_repeated() {
+    let env = Env::start();
+    let dry = env.play_with(CLONE, &PlayOpts { check: true, diff: true, ..Default::default() });
+    dry.assert_ok();
+    assert!(dry.task("clone").changed);
+    let planned = dry.task("clone").result.clone();
+    assert_eq!(planned["vmid"], json!(101));
+
+    let play = env.play(CLONE);
+    play.assert_ok();
+    let t = play.task("clone");
+    assert!(t.changed);
+    assert_eq!(t.msg(), "VM app01 with newid 101 cloned from vm with vmid 9000");
+    assert_eq!(t.result["vmid"], json!(101));
+    assert_eq!(t.result["actions"], planned["actions"]);
+    let cfg = env.api_get("/nodes/pve1/qemu/101/config");
+    assert_eq!(cfg["cores"], json!(4));
+    assert_eq!(cfg["memory"], json!("4096"));
+    assert_eq!(cfg["ipconfig0"], json!("ip=192.0.2.20/24,gw=192.0.2.1"));
+    let net0 = cfg["net0"].as_str().unwrap();
+    assert!(net0.contains("bridge=vmbr1"), "{net0}");
+    assert_ne!(net0, "virtio=BC:24:11:90:00:01,bridge=vmbr1", "the clone has its own MAC");
+    assert_eq!(t.result["mac"]["net0"], json!(net0.split(['=', ',']).nth(1).unwrap()));
+
+    let again = env.play(CLONE);
+    again.assert_ok();
+    let t = again.task("clone");
+    assert!(!t.changed, "{}", t.result);
+    assert_eq!(t.msg(), "vmid 101 with VM name app01 already exists");
+    assert_eq!(t.result["vmid"], json!(101));
+}
+
+#[test]
+fn existing_newid_names_the_clone_and_converges_it() {
+    let env = Env::start();
+    let first = env.play("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: x\n    vmid: 9000\n    newid: 150\n    name: app02\n");
+    first.assert_ok();
+    assert_eq!(first.task("c").result["vmid"], json!(150));
+    let play = env.play("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: x\n    vmid: 9000\n    newid: 150\n    name: app02\n    cores: 3\n");
+    play.assert_ok();
+    let t = play.task("c");
+    assert_eq!(t.result["vmid"], json!(150), "the clone, not the source");
+    assert_eq!(t.msg(), "VM app02 with vmid 150 updated");
+    assert_eq!(env.api_get("/nodes/pve1/qemu/150/config")["cores"], json!(3));
+}
+
+#[test]
+fn unknown_source_fails() {
+    let env = Env::start();
+    let play = env.play("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: nosuch\n    name: x1\n");
+    assert_eq!(play.task("c").msg(), "VM with name = nosuch does not exist in cluster");
+}
