@@ -17,6 +17,7 @@
 //! - [`propstring`]: PVE property strings (`virtio=..,bridge=vmbr0`), parse, format, compare.
 //! - [`size`]: disk sizes as PVE spells them.
 //! - [`diff`]: before/after rendering for `--diff`.
+//! - [`python`]: Python's `repr()` of values, as the messages of AnsibleModule and 1.6 print them.
 //!
 //! This crate never prints except through [`protocol`], and never panics on user input.
 
@@ -28,6 +29,7 @@ pub mod mask;
 pub mod options;
 pub mod propstring;
 pub mod protocol;
+pub mod python;
 pub mod size;
 pub mod tasks;
 pub mod vm;

@@ -7,6 +7,7 @@
 use serde_json::{Map, Number, Value};
 
 use super::spec::Kind;
+pub use crate::python::python_repr;
 
 /// Python's `type(value)` as AnsibleModule prints it in messages (`<class 'str'>`).
 pub fn python_type(value: &Value) -> &'static str {
@@ -60,43 +61,6 @@ pub fn python_str(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
         _ => python_repr(value),
-    }
-}
-
-/// Python's `repr(value)` for JSON values (lists and dicts print their items this way).
-pub fn python_repr(value: &Value) -> String {
-    match value {
-        Value::Null => "None".into(),
-        Value::Bool(true) => "True".into(),
-        Value::Bool(false) => "False".into(),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if n.is_f64() => {
-                if f.fract() == 0.0 && f.abs() < 1e16 {
-                    format!("{f:.1}")
-                } else {
-                    format!("{f}")
-                }
-            }
-            _ => n.to_string(),
-        },
-        Value::String(s) => {
-            if s.contains('\'') && !s.contains('"') {
-                format!("\"{s}\"")
-            } else {
-                format!("'{}'", s.replace('\\', "\\\\").replace('\'', "\\'"))
-            }
-        }
-        Value::Array(items) => {
-            let inner: Vec<String> = items.iter().map(python_repr).collect();
-            format!("[{}]", inner.join(", "))
-        }
-        Value::Object(map) => {
-            let inner: Vec<String> = map
-                .iter()
-                .map(|(k, v)| format!("'{k}': {}", python_repr(v)))
-                .collect();
-            format!("{{{}}}", inner.join(", "))
-        }
     }
 }
 
