@@ -4,9 +4,10 @@
 """Records every task result, with its wall time, as one JSON line.
 
 Used by the anchor tests and the comparison benchmark: the file named by
-ANCHOR_RESULTS_FILE gets {"name", "host", "outcome", "changed", "seconds", "result"}
-per task and host. `seconds` runs from the task's start on that host to its result,
-so it is the module's wall time as Ansible sees it (transfer + run + parse).
+ANCHOR_RESULTS_FILE gets {"name", "host", "outcome", "changed", "seconds", "start",
+"end", "result"} per task and host. `seconds` runs from the task's start on that host to
+its result, so it is the module's wall time as Ansible sees it (transfer + run + parse);
+`start`/`end` are the same instants as Unix times, to measure a batch of parallel hosts.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ class CallbackModule(CallbackBase):
         self._started = {}
 
     def v2_runner_on_start(self, host, task):
-        self._started[(host.get_name(), task._uuid)] = time.monotonic()
+        self._started[(host.get_name(), task._uuid)] = (time.monotonic(), time.time())
 
     def _record(self, result, outcome):
         if not self._path:
@@ -53,7 +54,7 @@ class CallbackModule(CallbackBase):
         task = result._task
         host = result._host.get_name()
         started = self._started.pop((host, task._uuid), None)
-        seconds = None if started is None else round(time.monotonic() - started, 3)
+        seconds = None if started is None else round(time.monotonic() - started[0], 3)
         payload = _plain(dict(result._result))
         line = {
             "name": str(task.get_name()),
@@ -61,6 +62,8 @@ class CallbackModule(CallbackBase):
             "outcome": outcome,
             "changed": bool(payload.get("changed", False)),
             "seconds": seconds,
+            "start": None if started is None else started[1],
+            "end": time.time(),
             "result": payload,
         }
         with open(self._path, "a", encoding="utf-8") as out:

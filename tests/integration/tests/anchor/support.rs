@@ -260,6 +260,9 @@ pub struct Outcome {
     pub skipped: bool,
     /// Wall time from the task's start on the host to its result.
     pub seconds: f64,
+    /// The same instants as Unix times (for batches of parallel hosts).
+    pub start: f64,
+    pub end: f64,
     pub result: Value,
 }
 
@@ -332,6 +335,11 @@ impl Run {
         })
     }
 
+    /// Every result of the task with this name (one per host).
+    pub fn all(&self, name: &str) -> Vec<&Outcome> {
+        self.results.iter().filter(|t| t.name == name).collect()
+    }
+
     /// Panics (showing the output) unless ansible-playbook exited 0.
     pub fn assert_ok(&self) -> &Self {
         assert_eq!(self.rc, 0, "ansible-playbook exited with {}\n{}", self.rc, self.transcript());
@@ -357,6 +365,8 @@ fn read_results(path: &Path) -> Vec<Outcome> {
                 skipped: outcome == "skipped",
                 changed: v["changed"].as_bool().unwrap_or(false),
                 seconds: v["seconds"].as_f64().unwrap_or(f64::NAN),
+                start: v["start"].as_f64().unwrap_or(f64::NAN),
+                end: v["end"].as_f64().unwrap_or(f64::NAN),
                 result: v["result"].clone(),
             }
         })
