@@ -67,8 +67,19 @@ pub struct TaskFault {
     pub fail: Option<String>,
     #[serde(default)]
     pub duration_ms: Option<u64>,
+    /// Successful tasks end with `WARNINGS: n` instead of `OK`.
+    #[serde(default)]
+    pub warnings: Option<u32>,
     #[serde(default)]
     pub times: Option<u64>,
+}
+
+/// What a task fault does to one task.
+#[derive(Debug, Default, Clone)]
+pub struct TaskFaultAction {
+    pub fail: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub warnings: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -118,15 +129,15 @@ impl Faults {
         Some(HttpAction { latency_ms: f.latency_ms, drop_connection: f.drop_connection, reply })
     }
 
-    /// (failure text, duration override) for a new task of `kind`.
-    pub fn take_task_fault(&mut self, kind: &str) -> (Option<String>, Option<u64>) {
+    /// What the next task of `kind` suffers (nothing if no fault matches).
+    pub fn take_task_fault(&mut self, kind: &str) -> TaskFaultAction {
         let Some(f) = self.task.iter_mut().find(|f| f.task_type == kind && f.times != Some(0)) else {
-            return (None, None);
+            return TaskFaultAction::default();
         };
         if let Some(t) = f.times.as_mut() {
             *t -= 1;
         }
-        (f.fail.clone(), f.duration_ms)
+        TaskFaultAction { fail: f.fail.clone(), duration_ms: f.duration_ms, warnings: f.warnings.unwrap_or(0) }
     }
 
     pub fn node_unreachable(&self, node: &str) -> bool {
@@ -237,8 +248,9 @@ mod tests {
         assert_eq!(a.reply, Some((500, "boom".into())));
         assert!(f.match_http("POST", "/api2/json/nodes/pve1/qemu").is_none(), "used up");
         f.add(json!({"task_type": "qmcreate", "fail": "x"})).unwrap();
-        assert_eq!(f.take_task_fault("qmcreate").0.as_deref(), Some("x"));
-        assert_eq!(f.take_task_fault("qmcreate").0.as_deref(), Some("x"), "times null = forever");
+        assert_eq!(f.take_task_fault("qmcreate").fail.as_deref(), Some("x"));
+        assert_eq!(f.take_task_fault("qmcreate").fail.as_deref(), Some("x"), "times null = forever");
+        assert_eq!(f.take_task_fault("qmstart").fail, None);
         f.add(json!({"node": "pve2", "unreachable": true})).unwrap();
         assert!(f.node_unreachable("pve2"));
         assert!(f.add(json!({"foo": 1})).is_err());

@@ -148,6 +148,16 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
         None
     };
     if let Some(e) = pre_error {
+        // Drain (bounded) what the client is sending, so closing the connection does not
+        // reset it before the client has read the answer.
+        let mut body = req.into_body();
+        let mut seen = 0usize;
+        while seen < (16 << 20) {
+            match body.frame().await {
+                Some(Ok(f)) => seen += f.data_ref().map(|d| d.len()).unwrap_or(0),
+                _ => break,
+            }
+        }
         finish(e.status, &sim);
         let mut r = error_response(&e, gzip_ok);
         r.headers_mut().insert("connection", HeaderValue::from_static("close"));

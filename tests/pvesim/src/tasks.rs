@@ -82,8 +82,9 @@ pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &
     let start = now_secs();
     let user = who.upid_user();
     let upid = upid(node, pid, pstart, start, kind, id, &user);
-    let (fault, dur_override) = sim.faults().take_task_fault(kind);
-    let dur = dur_override.unwrap_or((sim.cfg.task_ms as f64 * duration_factor(kind)) as u64);
+    let action = sim.faults().take_task_fault(kind);
+    let (fault, extra_warnings) = (action.fail, action.warnings);
+    let dur = action.duration_ms.unwrap_or((sim.cfg.task_ms as f64 * duration_factor(kind)) as u64);
     c.tasks.insert(
         upid.clone(),
         Task { upid: upid.clone(), node: node.into(), kind: kind.into(), id: id.into(), user, pid, pstart, starttime: start, running: true, exitstatus: None, log: first_log },
@@ -98,6 +99,11 @@ pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &
         }
         let mut ctx = TaskCtx { log: vec![], fault, warnings: 0 };
         let res = work(&mut c, &mut ctx);
+        if res.is_ok() {
+            for i in 0..extra_warnings {
+                ctx.warn(format!("simulated warning {}", i + 1));
+            }
+        }
         if let Some(t) = c.tasks.get_mut(&upid2) {
             t.log.extend(ctx.log);
             t.running = false;

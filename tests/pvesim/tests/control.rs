@@ -42,6 +42,12 @@ fn http_task_node_faults() {
     assert_eq!(api.task_log(&upid).last().unwrap(), "TASK ERROR: unable to create VM 171 - lvcreate failed");
     assert_eq!(api.get("/nodes/pve1/qemu/171/config").status, 500);
     assert!(api.get("/nodes/pve1/storage/local-lvm/content?vmid=171").data().as_array().unwrap().is_empty());
+    // Warnings: success, but `WARNINGS: n` and a matching last log line.
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmstop", "warnings": 2, "times": 1})));
+    let r = api.post("/nodes/pve1/qemu/170/status/stop", &[]);
+    let upid = r.data().as_str().unwrap().to_string();
+    assert_eq!(api.wait_task(&upid)["exitstatus"], "WARNINGS: 2");
+    assert_eq!(api.task_log(&upid).last().unwrap(), "TASK WARNINGS: 2");
     // Slow tasks.
     api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmstart", "duration_ms": 400, "times": 1})));
     let r = api.post("/nodes/pve1/qemu/170/status/start", &[]);

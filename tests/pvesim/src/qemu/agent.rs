@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 pub fn network_get_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let g = vm(ctx.c, &node, vmid)?;
-    let Some(agent) = g.conf.current.get("agent") else {
+    if !g.conf.current.get("agent").is_some_and(|a| agent_enabled(a)) {
         return Err(ApiError::internal("No QEMU guest agent configured"));
-    };
+    }
     if !g.running {
         return Err(ApiError::internal(format!("VM {vmid} is not running")));
     }
@@ -21,7 +21,7 @@ pub fn network_get_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         return Err(ApiError::internal(msg));
     }
     let booted = g.started_ms.is_some_and(|s| now_ms().saturating_sub(s) >= ctx.sim.cfg.agent_delay_ms);
-    if !agent_enabled(agent) || !booted {
+    if !booted {
         return Err(ApiError::internal("QEMU guest agent is not running"));
     }
     let up = super::info::uptime(g).max(1);

@@ -19,7 +19,11 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         return Err(ApiError::internal("restore from backup archives is not supported by pvesim"));
     }
     match ctx.get("pool") {
-        Some(pool) => ctx.require(&format!("/pool/{pool}"), "VM.Allocate")?,
+        Some(pool) => {
+            ctx.require(&format!("/pool/{pool}"), "VM.Allocate")?;
+            // Pools are not simulated: none exists.
+            return Err(ApiError::internal(format!("pool '{pool}' does not exist")));
+        }
         None => ctx.require(&format!("/vms/{vmid}"), "VM.Allocate")?,
     }
     if let Some(existing) = ctx.c.guests.get(&vmid) {

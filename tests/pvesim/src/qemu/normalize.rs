@@ -38,7 +38,7 @@ pub fn net(schema: &Schema, c: &Cluster, key: &str, value: &str, fresh_mac: bool
     let mut p = propstring::parse(&fmt, value).map_err(|e| ApiError::param(key, format!("invalid format - {e}")))?;
     let model = p.remove("model").unwrap_or_else(|| "virtio".into());
     let mac = match p.remove("macaddr") {
-        Some(m) if !fresh_mac => m.to_uppercase(),
+        Some(m) if !fresh_mac => m,
         _ => gen_mac(mac_prefix(c).as_deref()),
     };
     for (k, v) in p.iter_mut() {
@@ -243,7 +243,7 @@ mod tests {
         assert!(v.starts_with("virtio=BC:24:11:"), "{v}");
         assert!(v.ends_with(",bridge=vmbr0,firewall=1,tag=20"), "{v}");
         let v = net(&s, &c, "net1", "e1000=aa:bb:cc:dd:ee:ff,bridge=vmbr1", false).unwrap();
-        assert_eq!(v, "e1000=AA:BB:CC:DD:EE:FF,bridge=vmbr1");
+        assert_eq!(v, "e1000=aa:bb:cc:dd:ee:ff,bridge=vmbr1", "given MACs are kept as sent");
     }
 
     #[test]
