@@ -401,9 +401,10 @@ pub fn post_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let schema_sim = ctx.sim.clone();
     let who = ctx.who.clone();
     let node2 = node.clone();
+    let skiplock = ctx.flag("skiplock");
     let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmconfig", &vmid.to_string(), ctx.who, first, Box::new(move |c, t| {
         t.check_fault()?;
-        super::check_lock(vm(c, &node2, vmid).map_err(tasks::task_err)?, false)?;
+        super::check_lock(vm(c, &node2, vmid).map_err(tasks::task_err)?, skiplock)?;
         execute(c, &schema_sim.schema, &who, &node2, vmid, plan, &mut t.log).map_err(tasks::task_err)
     }));
     if let Some(delay) = ctx.get("background_delay").and_then(|d| d.parse().ok()) {
@@ -419,4 +420,54 @@ pub fn put_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let mut log = Vec::new();
     execute(ctx.c, &ctx.sim.schema, ctx.who, &node, vmid, plan, &mut log)?;
     Ok(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::{Config, GuestKind};
+
+    fn guest(hotplug: Option<&str>) -> Guest {
+        let mut conf = Config::default();
+        if let Some(h) = hotplug {
+            conf.current.insert("hotplug".into(), h.into());
+        }
+        conf.current.insert("scsi0".into(), "local-lvm:vm-1-disk-0,size=1G".into());
+        Guest { vmid: 1, node: "pve1".into(), kind: GuestKind::Qemu, conf, running: true, paused: false, started_ms: None, created_ms: 0 }
+    }
+
+    #[test]
+    fn hotplug_table() {
+        let g = guest(None);
+        assert!(live_ok(&g, "name", Some("a"), Some("b")));
+        assert!(!live_ok(&g, "cores", Some("1"), Some("2")));
+        assert!(live_ok(&g, "net1", None, Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")), "network hotplug by default");
+        assert!(live_ok(&g, "scsi1", None, Some("local-lvm:vm-1-disk-1,size=1G")));
+        assert!(!live_ok(&g, "sata1", None, Some("local-lvm:vm-1-disk-1,size=1G")), "sata never");
+        assert!(!live_ok(&g, "memory", Some("1024"), Some("2048")), "memory needs memory hotplug");
+        assert!(live_ok(&g, "balloon", Some("512"), Some("1024")));
+        assert!(!live_ok(&g, "balloon", Some("0"), Some("1024")));
+        let g = guest(Some("0"));
+        assert!(!live_ok(&g, "net1", None, Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")));
+        assert!(live_ok(&g, "net0", Some("virtio=BC:24:11:00:00:01,bridge=vmbr0"), Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5")), "bridge/tag change needs no hotplug");
+        assert!(!live_ok(&g, "net0", Some("virtio=BC:24:11:00:00:01,bridge=vmbr0"), Some("e1000=BC:24:11:00:00:01,bridge=vmbr0")));
+        assert!(live_ok(&g, "scsi0", Some("local-lvm:vm-1-disk-0,size=1G"), Some("local-lvm:vm-1-disk-0,mbps_rd=10,size=1G")), "throttling is live");
+        assert!(!live_ok(&g, "scsi0", Some("local-lvm:vm-1-disk-0,size=1G"), Some("local-lvm:vm-1-disk-0,cache=writeback,size=1G")));
+        let g = guest(Some("network,disk,cpu,memory"));
+        assert!(live_ok(&g, "vcpus", Some("1"), Some("2")));
+        assert!(!live_ok(&g, "hotplug", Some("network,disk,cpu,memory"), Some("network")));
+    }
+
+    #[test]
+    fn replaced_and_deleted_disks_become_unused() {
+        let mut g = guest(None);
+        g.conf.pending.insert("scsi0".into(), "local-lvm:vm-1-disk-1,size=2G".into());
+        assert!(apply_key(&mut g, "scsi0").is_empty());
+        assert_eq!(g.conf.current["unused0"], "local-lvm:vm-1-disk-0");
+        g.conf.delete.insert("scsi0".into(), false);
+        apply_key(&mut g, "scsi0");
+        assert_eq!(g.conf.current["unused1"], "local-lvm:vm-1-disk-1");
+        g.conf.delete.insert("unused0".into(), false);
+        assert_eq!(apply_key(&mut g, "unused0"), vec!["local-lvm:vm-1-disk-0".to_string()], "deleting unusedN frees it");
+    }
 }
