@@ -91,6 +91,17 @@ pub fn nodes(client: &Client) -> Result<Vec<String>, ApiError> {
         .collect())
 }
 
+/// The bridges of a node (`GET /nodes/{node}/network?type=any_bridge`).
+pub fn bridges(client: &Client, node: &str) -> Result<Vec<String>, ApiError> {
+    let data = client.get(&format!("/nodes/{node}/network"), &[("type", "any_bridge".to_string())])?;
+    Ok(data
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.get("iface").and_then(Value::as_str).map(str::to_string))
+        .collect())
+}
+
 /// PVE's next free vmid (sent as a string or a number).
 pub fn next_id(client: &Client) -> Result<u32, ApiError> {
     let data = client.get("/cluster/nextid", &[])?;

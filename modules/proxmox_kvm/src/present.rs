@@ -48,6 +48,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
             .with("actions", Vec::<String>::new());
         return ctx.with_mac_and_devices(out, &vm, Some(&current));
     }
+    check_bridges(ctx, &vm.node, changes.set.iter())?;
     let diff = changes_diff(&vm, &changes);
     let keys = changes.keys();
     let digest = ctx.p.str("digest").map(str::to_string).or_else(|| current.get("digest").and_then(Value::as_str).map(str::to_string));
@@ -85,6 +86,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         return Err(Failure::new(format!("node '{node}' does not exist in cluster (nodes: {})", nodes.join(", "))));
     }
     let wanted = wanted::config(p)?;
+    check_bridges(ctx, &node, wanted.iter())?;
     let (vmid, allocation) = choose_vmid(ctx, p.int("vmid"))?;
     let vm = Vm { node, vmid };
     let name = ctx.name_of(None);
@@ -155,6 +157,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
                 .with("actions", Vec::<String>::new());
             return ctx.with_mac_and_devices(out, &vm, Some(&current));
         }
+        check_bridges(ctx, &vm.node, changes.set.iter())?;
         let diff = changes_diff(&vm, &changes);
         let digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
         let mut plan = Plan::new(vm.clone());
@@ -170,6 +173,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
     let (newid, allocation) = choose_vmid(ctx, p.int("newid"))?;
     let form = clone_form(ctx);
     let node = p.non_empty("target").unwrap_or(&source.node).to_string();
+    check_bridges(ctx, &node, wanted.iter())?;
     let vm = Vm { node, vmid: newid };
     let mut plan = Plan::new(vm);
     let mut diff = Diff::new(format!("VM {newid}"));
@@ -270,6 +274,32 @@ fn check_efi_bios(ctx: &Ctx, wanted: &Config, current: Option<&Map<String, Value
     Err(Failure::new("efidisk0 cannot be used if bios is not set to ovmf. "))
 }
 
+/// Bridges named by the NICs the run writes must exist on the node: PVE accepts an
+/// unknown bridge and only the next start fails. When the node's bridges cannot be
+/// listed (no Sys.Audit), PVE's own checks are left to answer.
+fn check_bridges<'v>(ctx: &Ctx, node: &str, nets: impl Iterator<Item = (&'v String, &'v String)>) -> Result<(), Failure> {
+    let wanted: Vec<(String, String)> = nets
+        .filter(|(k, _)| crate::converge::nic::is_net_key(k))
+        .filter_map(|(k, v)| crate::converge::nic::parse(v).rest.get("bridge").map(|b| (k.clone(), b.to_string())))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let Ok(bridges) = api::bridges(ctx.client, node) else { return Ok(()) };
+    match unknown_bridge(&wanted, &bridges) {
+        Some((key, bridge)) => Err(Failure::new(format!(
+            "{key}: bridge {bridge} does not exist on node {node} (bridges: {})",
+            bridges.join(", ")
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// The first NIC whose bridge is not among `bridges`.
+pub fn unknown_bridge<'a>(wanted: &'a [(String, String)], bridges: &[String]) -> Option<&'a (String, String)> {
+    wanted.iter().find(|(_, b)| !bridges.contains(b))
+}
+
 fn changes_diff(vm: &Vm, changes: &Changes) -> Diff {
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     for (k, v) in &changes.set {
@@ -279,4 +309,17 @@ fn changes_diff(vm: &Vm, changes: &Changes) -> Diff {
         diff.change(&format!("{} size", g.key), Some(Value::String(g.from.clone())), Some(Value::String(g.to.clone())));
     }
     diff
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_bridges_are_found() {
+        let wanted = vec![("net0".to_string(), "vmbr0".to_string()), ("net1".to_string(), "vmbr9".to_string())];
+        let bridges = vec!["vmbr0".to_string(), "vmbr1".to_string()];
+        assert_eq!(unknown_bridge(&wanted, &bridges), Some(&("net1".to_string(), "vmbr9".to_string())));
+        assert_eq!(unknown_bridge(&wanted[..1], &bridges), None);
+    }
 }
