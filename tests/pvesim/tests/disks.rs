@@ -78,7 +78,7 @@ fn cloud_init_tpm_cdrom_and_running_disks() {
     assert_eq!(c["tpmstate0"], "local-lvm:vm-300-disk-1,size=4M,version=v2.0");
     assert_eq!(c["ide2"], "isos:iso/virtio-win.iso,media=cdrom,size=708M");
     assert_eq!(c["cipassword"], "**********");
-    assert_eq!(c["boot"], "order=scsi0;ide2", "first disk, first cdrom (not the cloud-init drive)");
+    assert_eq!(c["boot"], "order=scsi0;ide0", "first disk, first cdrom (the cloud-init drive counts as one)");
     let r = api.put("/nodes/pve2/qemu/300/config", &[("sata1", "local-lvm:cloudinit")]);
     assert_eq!(r.error("sata1"), "sata1 - cloud-init drive is already attached at 'ide0'");
     // Running VM: scsi disk hotplugs; sata stays pending; cdrom media change is live.

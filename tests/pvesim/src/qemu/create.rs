@@ -104,9 +104,9 @@ pub fn default_boot_order(conf: &std::collections::BTreeMap<String, String>) -> 
     let order = disks::boot_search_order();
     let is_cd = |k: &String| conf.get(k).is_some_and(|v| disks::Drive::parse_stored(v).is_cdrom());
     let disk = order.iter().find(|k| conf.contains_key(*k) && !is_cd(k));
-    // Cloud-init drives are cdroms but never boot devices.
-    let is_ci = |k: &String| conf.get(k).is_some_and(|v| v.split(',').next().is_some_and(|f| f.contains("-cloudinit")));
-    let cd = order.iter().find(|k| conf.contains_key(*k) && is_cd(k) && !is_ci(k));
+    // A cloud-init drive (media=cdrom) counts as a cdrom here: qemu-server's
+    // resolve_first_disk calls drive_is_cdrom without its exclude_cloudinit flag.
+    let cd = order.iter().find(|k| conf.contains_key(*k) && is_cd(k));
     let net = (0..32).map(|i| format!("net{i}")).find(|k| conf.contains_key(k));
     let devs: Vec<String> = [disk.cloned(), cd.cloned(), net].into_iter().flatten().collect();
     (!devs.is_empty()).then(|| format!("order={}", devs.join(";")))
@@ -125,5 +125,14 @@ mod tests {
         c.insert("ide0".to_string(), "local-lvm:vm-1-disk-1,size=1G".to_string());
         assert_eq!(default_boot_order(&c).unwrap(), "order=ide0;ide2;net0");
         assert!(default_boot_order(&Default::default()).is_none());
+    }
+
+    #[test]
+    fn a_cloud_init_drive_is_the_first_cdrom_when_it_comes_first() {
+        let mut c = std::collections::BTreeMap::new();
+        c.insert("scsi0".to_string(), "local-lvm:vm-1-disk-0,size=1G".to_string());
+        c.insert("ide0".to_string(), "local-lvm:vm-1-cloudinit,media=cdrom".to_string());
+        c.insert("ide2".to_string(), "isos:iso/virtio-win.iso,media=cdrom,size=708M".to_string());
+        assert_eq!(default_boot_order(&c).unwrap(), "order=scsi0;ide0");
     }
 }
