@@ -108,8 +108,11 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
     }
     let revert: Vec<String> = ctx.get("revert").map(formats::split_list).unwrap_or_default();
     for k in &revert {
-        if sets_raw.iter().any(|(s, _)| s == k) || deletes.contains(k) {
-            return Err(ApiError::param("revert", format!("you can't use '-{k}' and -revert {k}' at the same time")));
+        if sets_raw.iter().any(|(s, _)| s == k) {
+            return Err(ApiError::param("revert", format!("you can't use '-{k}' and '-revert {k}' at the same time")));
+        }
+        if deletes.contains(k) {
+            return Err(ApiError::param("revert", format!("you can't use '-delete {k}' and '-revert {k}' at the same time")));
         }
     }
     if !for_create && sets_raw.is_empty() && deletes.is_empty() && revert.is_empty() {
