@@ -114,6 +114,23 @@ pub fn encode_fields(fields: &[(&str, String)]) -> String {
         .join("&")
 }
 
+/// Percent-encodes the bytes a URI path may not hold as they are (RFC 3986 `pchar`
+/// plus `/`), keeping PVE's usual `:`, `@`, `!` readable. A UPID of a disk reassign
+/// (`qmmove:100-scsi1>101-scsi3`) holds `>`, which an HTTP client refuses unencoded.
+pub fn encode_path(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for byte in path.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => out.push(byte as char),
+            b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b',' | b';' | b'=' | b':' | b'@' | b'/' | b'%' => {
+                out.push(byte as char)
+            }
+            _ => out.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    out
+}
+
 /// The full URL of an API path (`/nodes/pve1/qemu`) with its query string.
 pub fn request_url(base: &str, path: &str, query: &[(&str, String)]) -> String {
     let mut url = String::with_capacity(base.len() + path.len() + 32);
@@ -121,7 +138,7 @@ pub fn request_url(base: &str, path: &str, query: &[(&str, String)]) -> String {
     if !path.starts_with('/') {
         url.push('/');
     }
-    url.push_str(path);
+    url.push_str(&encode_path(path));
     if !query.is_empty() {
         url.push('?');
         url.push_str(&encode_fields(query));
@@ -162,6 +179,16 @@ mod tests {
             assert!(err.contains("api_host"), "{bad}: {err}");
         }
         assert!(Endpoint::parse("https://pve1:8006", None).unwrap_err().contains("not a URL"));
+    }
+
+    #[test]
+    fn paths_keep_pve_characters_and_encode_the_rest() {
+        let upid = "/nodes/pve1/tasks/UPID:pve1:0001:02:03:qmmove:100-scsi1>101-scsi3:ansible@pve!automation:/status";
+        assert_eq!(
+            request_url("https://h:8006/api2/json", upid, &[]),
+            "https://h:8006/api2/json/nodes/pve1/tasks/UPID:pve1:0001:02:03:qmmove:100-scsi1%3E101-scsi3:ansible@pve!automation:/status"
+        );
+        assert_eq!(encode_path("/a b/{c}"), "/a%20b/%7Bc%7D");
     }
 
     #[test]
