@@ -15,6 +15,8 @@ mod support;
 mod disk;
 #[path = "anchor/kvm.rs"]
 mod kvm;
+#[path = "anchor/kvm_config.rs"]
+mod kvm_config;
 #[path = "anchor/kvm_edges.rs"]
 mod kvm_edges;
 #[path = "anchor/nic.rs"]
