@@ -256,3 +256,49 @@ fn api_calls_per_operation() {
     assert!(update["counts"]["PUT /api2/json/nodes/pve1/qemu/101/config"] == json!(1));
     assert!(update["total"].as_u64().unwrap() <= 4, "{}", update["counts"]);
 }
+
+#[test]
+fn duplicate_names_fail_listing_the_vmids_and_containers_do_not_count() {
+    let env = Env::start();
+    env.run_task("POST", "/nodes/pve2/qemu", &[("vmid", "150"), ("name", "web01")]);
+    let play = env.play("- name: d\n  ferrox.proxmox.proxmox_kvm:\n    name: web01\n    state: current\n");
+    assert_eq!(play.task("d").msg(), "Multiple VMs with name web01 found (vmids 100, 150), provide vmid instead");
+    // The LXC container ct-dns is not a QEMU VM of that name: a VM gets created.
+    let play = env.play("- name: d\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: ct-dns\n");
+    play.assert_ok();
+    assert!(play.task("d").changed);
+}
+
+#[test]
+fn vmid_range_efi_tpm_and_update_unsafe() {
+    let env = Env::start();
+    let yaml = r#"
+- name: r
+  ferrox.proxmox.proxmox_kvm:
+    node: pve1
+    name: uefi01
+    vmid_range: [5000, 5999]
+    bios: ovmf
+    machine: q35
+    efidisk0:
+      storage: local-lvm
+      efitype: 4m
+      pre_enrolled_keys: true
+    tpmstate0:
+      storage: local-lvm
+"#;
+    let play = env.play(yaml);
+    play.assert_ok();
+    let t = play.task("r");
+    assert_eq!(t.result["vmid"], json!(5000));
+    let cfg = env.api_get("/nodes/pve1/qemu/5000/config");
+    assert!(cfg["efidisk0"].as_str().unwrap().contains("efitype=4m"), "{cfg}");
+    assert!(cfg["tpmstate0"].as_str().unwrap().contains("version=v2.0"), "{cfg}");
+    assert_eq!(t.result["devices"]["efidisk0"], json!("local-lvm:vm-5000-disk-0"));
+    let again = env.play(&yaml.replace("    node: pve1\n", "    update: true\n    update_unsafe: true\n"));
+    again.assert_ok();
+    assert!(!again.task("r").changed, "{}", again.task("r").result);
+    assert!(again.task("r").warnings().iter().any(|w| w.contains("update_unsafe is no longer needed")));
+    let efi_without_ovmf = env.play("- name: e\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: e1\n    efidisk0:\n      storage: local-lvm\n");
+    assert_eq!(efi_without_ovmf.task("e").msg(), "efidisk0 cannot be used if bios is not set to ovmf. ");
+}
