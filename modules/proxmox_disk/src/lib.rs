@@ -69,6 +69,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     for w in &plan.warnings {
         m.warn(w.clone());
     }
+    if let (true, Some(storage)) = (plan.changed(), &plan.allocates_on) {
+        check_storage(&client, &vm.node, storage).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+    }
     if m.check_mode || !plan.changed() {
         return Ok(report::predicted(&plan, &vm));
     }
@@ -84,6 +87,26 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     };
     let after_vm = VmConfig::new(after_vm.vmid, after_vm.node.clone(), read_raw_config(&client, after_vm.vmid, &after_vm.node)?);
     Ok(report::actual(&plan, &vm, &after_vm, &task.disk.key))
+}
+
+/// A storage that does not exist on the node, or holds no disk images, fails before
+/// anything is written (in check mode too). When the node's storages cannot be listed
+/// (missing `Datastore.Audit`), the check is skipped and PVE's own error applies.
+fn check_storage(client: &Client, node: &str, storage: &str) -> Result<(), String> {
+    let Ok(serde_json::Value::Array(list)) = client.get(&format!("/nodes/{node}/storage"), &[]) else {
+        return Ok(());
+    };
+    let holds_images = |s: &serde_json::Value| s["content"].as_str().unwrap_or("").split(',').any(|c| c == "images");
+    let usable: Vec<&str> = list.iter().filter(|s| holds_images(s)).filter_map(|s| s["storage"].as_str()).collect();
+    match list.iter().find(|s| s["storage"] == storage) {
+        Some(s) if holds_images(s) => Ok(()),
+        Some(s) => Err(format!(
+            "storage {storage} on node {node} does not hold disk images (content: {}); use one of: {}",
+            s["content"].as_str().unwrap_or(""),
+            usable.join(", ")
+        )),
+        None => Err(format!("storage {storage} does not exist on node {node}; storages for disk images there: {}", usable.join(", "))),
+    }
 }
 
 /// The VM the task names: by vmid (wins), else by name over QEMU VMs.

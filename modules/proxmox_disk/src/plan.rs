@@ -45,6 +45,8 @@ pub struct Plan {
     pub kept_as: Option<(String, String)>,
     pub warnings: Vec<String>,
     pub diff: Diff,
+    /// A storage the plan allocates a volume on (checked before anything is written).
+    pub allocates_on: Option<String>,
 }
 
 impl Plan {
@@ -62,6 +64,7 @@ impl Plan {
             kept_as: None,
             warnings: Vec::new(),
             diff: Diff::new(format!("VM {}", vm.vmid)),
+            allocates_on: None,
         }
     }
 }
@@ -182,6 +185,7 @@ fn create(task: &DiskTask, vm: &VmConfig, old: Option<&Drive>) -> Result<Plan, P
         props.set(k, v);
     }
     let value = props.to_canonical(format);
+    let is_media = task.import_from.is_none() && (task.iso_image.is_some() || task.options.get("media") == Some("cdrom"));
     let mut changes = vec![change];
     let kept_as = match old {
         Some(d) if d.keeps_volume_when_detached() => {
@@ -199,6 +203,7 @@ fn create(task: &DiskTask, vm: &VmConfig, old: Option<&Drive>) -> Result<Plan, P
         kept_as,
         warnings: Vec::new(),
         diff: Diff::default(),
+        allocates_on: if task.import_from.is_some() || !is_media { task.storage.clone() } else { None },
     })
 }
 
@@ -289,6 +294,7 @@ fn converge(task: &DiskTask, vm: &VmConfig, d: &Drive) -> Result<Plan, PlanError
         kept_as: None,
         warnings,
         diff: Diff::default(),
+        allocates_on: None,
     })
 }
 
@@ -339,6 +345,7 @@ fn resized(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>) -> Result<Plan
         kept_as: None,
         warnings: Vec::new(),
         diff: Diff::default(),
+        allocates_on: None,
     })
 }
 
@@ -403,6 +410,10 @@ fn moved(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>, target_vm: Optio
     if let Some((unused, volume)) = &kept_as {
         changes.push(format!("keep the source volume {volume} as {unused}"));
     }
+    let allocates_on = match &target {
+        MoveTarget::Storage(storage) => Some(storage.clone()),
+        MoveTarget::Vm { .. } => None,
+    };
     Ok(Plan {
         msg: format!("Disk {disk} moved from VM {vmid} storage {source}"),
         actions: vec![Action::Move {
@@ -413,6 +424,7 @@ fn moved(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>, target_vm: Optio
             bwlimit: task.bwlimit,
         }],
         changes,
+        allocates_on,
         after: Some((after, props.to_canonical(format))),
         kept_as,
         warnings: Vec::new(),
@@ -453,6 +465,7 @@ fn detached(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>) -> Plan {
         kept_as,
         warnings: Vec::new(),
         diff: Diff::default(),
+        allocates_on: None,
     }
 }
 
@@ -474,6 +487,7 @@ fn absent(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>) -> Plan {
         kept_as: None,
         warnings: Vec::new(),
         diff: Diff::default(),
+        allocates_on: None,
     }
 }
 

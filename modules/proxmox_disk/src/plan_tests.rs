@@ -43,6 +43,7 @@ fn create_sends_storage_and_gib_then_options_sorted() {
     assert_eq!(p.msg, "Disk scsi2 created in VM 100");
     assert_eq!(p.changes, vec!["create scsi2 on local-lvm (16G)"]);
     assert_eq!(p.diff.after["scsi2"], json!("local-lvm:16,discard=on,ssd=1"));
+    assert_eq!(p.allocates_on.as_deref(), Some("local-lvm"));
     let half = plan_of(json!({"vmid": 100, "disk": "virtio0", "storage": "vmdata", "size": "512M"})).unwrap();
     assert_eq!(half.actions, vec![Action::SetDrive { key: "virtio0".into(), value: "vmdata:0.5".into() }]);
 }
@@ -108,6 +109,7 @@ fn cdrom_media_changes_and_is_idempotent() {
     assert!(!none.changed());
     let e = plan_of(json!({"vmid": 100, "disk": "scsi1", "media": "cdrom", "iso_image": "none"})).unwrap_err();
     assert!(e.contains("not a CD-ROM") && e.contains("state: detached"), "{e}");
+    assert_eq!(p.allocates_on, None);
     let new = plan_of(json!({"vmid": 100, "disk": "ide0", "media": "cdrom", "iso_image": "cdrom"})).unwrap();
     assert_eq!(new.msg, "CD-ROM was created on ide0 bus in VM 100");
     assert_eq!(new.actions, vec![Action::SetDrive { key: "ide0".into(), value: "cdrom,media=cdrom".into() }]);
@@ -161,6 +163,7 @@ fn moved_to_storage_keeps_source_unless_deleted() {
     assert_eq!(p.kept_as, Some(("unused1".into(), "local-lvm:vm-100-disk-1".into())));
     let del = plan_of(json!({"vmid": 100, "disk": "scsi1", "state": "moved", "target_storage": "vmdata", "delete_moved": true})).unwrap();
     assert_eq!(del.kept_as, None);
+    assert_eq!(del.allocates_on.as_deref(), Some("vmdata"));
     assert!(matches!(&del.actions[0], Action::Move { delete: true, .. }));
     let there = plan_of(json!({"vmid": 100, "disk": "scsi1", "state": "moved", "target_storage": "local-lvm"})).unwrap();
     assert_eq!(there.msg, "Disk scsi1 already at local-lvm storage");
