@@ -21,5 +21,7 @@ mod kvm_config;
 mod kvm_edges;
 #[path = "anchor/nic.rs"]
 mod nic;
+#[path = "anchor/running.rs"]
+mod running;
 #[path = "anchor/vm_info.rs"]
 mod vm_info;
