@@ -11,6 +11,8 @@
 #[path = "anchor/support.rs"]
 mod support;
 
+#[path = "anchor/clone.rs"]
+mod clone;
 #[path = "anchor/disk.rs"]
 mod disk;
 #[path = "anchor/kvm.rs"]
