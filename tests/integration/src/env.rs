@@ -48,6 +48,11 @@ impl Env {
         self.dir.path()
     }
 
+    /// The `ANSIBLE_COLLECTIONS_PATH` the plays use (ferrox.proxmox → the repository).
+    pub fn collections_path(&self) -> PathBuf {
+        self.dir().join("collections")
+    }
+
     /// The simulator's CA certificate file.
     pub fn ca_path(&self) -> PathBuf {
         self.dir().join("pvesim-ca.pem")
@@ -103,7 +108,7 @@ impl Env {
             }
         }
         cmd.env("ANSIBLE_CONFIG", self.dir().join("ansible.cfg"))
-            .env("ANSIBLE_COLLECTIONS_PATH", self.dir().join("collections"))
+            .env("ANSIBLE_COLLECTIONS_PATH", self.collections_path())
             .env("ANSIBLE_HOME", self.dir().join("ansible-home"))
             .env("ANSIBLE_NOCOLOR", "1")
             .env("ANSIBLE_FORCE_COLOR", "0")

@@ -1,0 +1,94 @@
+//! The collection as users get it: the galaxy tarball installs and runs, ansible-doc
+//! reads the sidecar docs, the docs are current, and the oldest supported
+//! ansible-core (2.17) runs the modules too.
+
+use std::process::Command;
+
+use ferrox_integration::{module_binary, repo_root, Env, PlayOpts};
+
+fn venv_tool(venv: &str, tool: &str) -> std::path::PathBuf {
+    let path = repo_root().join(venv).join("bin").join(tool);
+    assert!(path.exists(), "{} is missing: run `cargo collection setup`", path.display());
+    path
+}
+
+fn run(cmd: &mut Command) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{cmd:?} failed:\n{text}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn the_galaxy_tarball_holds_the_collection_only_and_runs_once_installed() {
+    module_binary("proxmox_vm_info");
+    let tmp = tempfile::tempdir().unwrap();
+    let galaxy = venv_tool(".venv", "ansible-galaxy");
+    run(Command::new(&galaxy)
+        .current_dir(repo_root())
+        .args(["collection", "build", "--force", "--output-path"])
+        .arg(tmp.path())
+        .arg(repo_root()));
+    let tarball = tmp.path().join("ferrox-proxmox-0.1.0.tar.gz");
+    let listing = run(Command::new("tar").arg("tzf").arg(&tarball));
+    let files: Vec<&str> = listing.lines().collect();
+    for wanted in ["MANIFEST.json", "FILES.json", "meta/runtime.yml", "README.md", "COPYING", "plugins/modules/proxmox_vm_info", "plugins/modules/proxmox_vm_info.yml"] {
+        assert!(files.contains(&wanted), "{wanted} missing from the tarball: {files:?}");
+    }
+    for unwanted in ["Cargo.toml", "Cargo.lock", "common/", "modules/", "collection/", "tests/pvesim/", "tests/integration/", ".venv", "target", ".cargo", ".ci"] {
+        assert!(!files.iter().any(|f| f.starts_with(unwanted)), "{unwanted} must not ship: {files:?}");
+    }
+
+    let installed = tmp.path().join("collections");
+    run(Command::new(&galaxy).args(["collection", "install", "--force", "-p"]).arg(&installed).arg(&tarball));
+    let binary = installed.join("ansible_collections/ferrox/proxmox/plugins/modules/proxmox_vm_info");
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&binary).unwrap().permissions());
+    assert_eq!(mode & 0o111, 0o111, "the installed binary must stay executable");
+
+    let env = Env::start();
+    let opts = PlayOpts {
+        env: vec![("ANSIBLE_COLLECTIONS_PATH".into(), installed.display().to_string())],
+        ..Default::default()
+    };
+    let play = env.play_with("- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100}\n", &opts);
+    play.assert_ok();
+    assert_eq!(play.task("info").result["proxmox_vms"][0]["name"], "web01");
+}
+
+#[test]
+fn ansible_doc_shows_the_declared_options() {
+    let env = Env::start();
+    let out = run(Command::new(venv_tool(".venv", "ansible-doc"))
+        .arg("ferrox.proxmox.proxmox_vm_info")
+        .env("ANSIBLE_COLLECTIONS_PATH", env.collections_path())
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("PAGER", "cat"));
+    for word in ["api_cert_fingerprint", "api_token_secret", "validate_certs", "network", "config", "vmid", "proxmox_vms", "EXAMPLES"] {
+        assert!(out.contains(word), "ansible-doc lacks {word}:\n{out}");
+    }
+}
+
+#[test]
+fn committed_docs_match_the_declarations() {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .current_dir(repo_root())
+        .args(["run", "-q", "-p", "collection", "--", "docs", "--check"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn ansible_core_2_17_runs_the_module() {
+    let env = Env::start();
+    let opts = PlayOpts { ansible: Some(venv_tool(".venv-2.17", "ansible-playbook")), ..Default::default() };
+    let play = env.play_with(
+        "- name: info\n  ferrox.proxmox.proxmox_vm_info: {type: qemu}\n- name: bad\n  ferrox.proxmox.proxmox_vm_info: {type: vm}\n  ignore_errors: true\n",
+        &opts,
+    );
+    let info = play.task("info");
+    assert!(!info.failed && !info.changed, "{}", info.result);
+    assert_eq!(info.result["proxmox_vms"].as_array().map(Vec::len), Some(2));
+    assert_eq!(play.task("bad").msg(), "value of type must be one of: all, qemu, lxc, got: vm");
+}
