@@ -37,9 +37,15 @@ fn changes_to_a_running_vm() {
     // Imported from a 3G image onto block storage.
     assert_eq!(pending["scsi3"].as_str().map(|s| s.ends_with(",size=3G")), Some(true), "{pending}");
 
+    // revert drops a pending change (1.6 reports it unconditionally as changed).
+    run.task("revert pending memory").ok().changed(true).msg_is("Settings has reverted on VM web01 with vmid 100");
+    let reverted = run.task("config pending after revert").ok().config().clone();
+    assert_eq!(reverted["memory"], "2048", "{reverted}");
+    assert_eq!(reverted["sata1"], "local-lvm:vm-100-disk-2,size=1G", "other pending changes stay: {reverted}");
+
     run.task("stop").ok().changed(true).msg_is("VM 100 is shutting down");
     let after = run.task("config current after stop").ok().config().clone();
-    assert_eq!(after["memory"], "4096", "a stop applies pending changes: {after}");
-    assert_eq!(after["sata1"], "local-lvm:vm-100-disk-2,size=1G");
+    assert_eq!(after["memory"], "2048", "{after}");
+    assert_eq!(after["sata1"], "local-lvm:vm-100-disk-2,size=1G", "a stop applies pending changes: {after}");
     assert_eq!(after["scsi2"], "local-lvm:vm-100-disk-1,cache=writeback,size=1G", "the pending string wins, stale size and all");
 }
