@@ -3,7 +3,8 @@
 //! `.venv` holds the ansible-core the collection is developed against (plus proxmoxer
 //! and requests, which community.proxmox needs, for side-by-side comparisons);
 //! `.venv-2.17` the oldest ansible-core that `meta/runtime.yml` admits. Both are
-//! pinned, created from PyPI, and left alone when already right.
+//! pinned, created from PyPI, and left alone when already right. Then community.proxmox
+//! 1.6 is put into build/anchor for the tests that compare against it.
 
 use std::path::Path;
 use std::process::Command;
@@ -32,6 +33,18 @@ pub fn setup() -> Result<()> {
         pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(requirements);
         repo::run(&mut pip)?;
         println!("{dir}: installed {}", requirements.join(", "));
+    }
+    anchor()
+}
+
+/// community.proxmox 1.6 itself, which the simulator's fidelity tests run against
+/// (tests/anchor/setup is idempotent and pins what it fetches).
+fn anchor() -> Result<()> {
+    let script = repo::root().join("tests/anchor/setup");
+    if script.is_file() {
+        let mut cmd = Command::new("bash");
+        cmd.arg(&script).env("ANCHOR_PYTHON", repo::root().join(".venv/bin/python3"));
+        repo::run(&mut cmd)?;
     }
     Ok(())
 }

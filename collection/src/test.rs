@@ -11,9 +11,9 @@ pub fn test(extra: &[&str]) -> Result<()> {
     docs::check()?;
     let mut cmd = repo::cargo();
     if nextest_available() {
-        cmd.args(["nextest", "run", "--workspace"]);
+        cmd.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
     } else {
-        cmd.args(["test", "--workspace"]);
+        cmd.args(["test", "--workspace", "--no-fail-fast"]);
     }
     cmd.args(extra);
     repo::run(&mut cmd)
