@@ -138,7 +138,8 @@ pub fn mac_and_devices(config: &Map<String, Value>) -> (Map<String, Value>, Map<
                 mac.insert(key.clone(), Value::String(m));
             }
         } else if is_disk_key(key) {
-            let volume = text.split(',').next().unwrap_or_default().to_string();
+            let volume = crate::converge::disk::volume_of(key, &text)
+                .unwrap_or_else(|| text.split(',').next().unwrap_or_default().to_string());
             devices.insert(key.clone(), Value::String(volume));
         }
     }

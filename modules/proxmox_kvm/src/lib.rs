@@ -12,7 +12,6 @@ pub mod execute;
 pub mod options;
 pub mod plan;
 pub mod present;
-pub mod props;
 pub mod settings;
 pub mod states;
 pub mod wanted;

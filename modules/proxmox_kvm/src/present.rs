@@ -280,7 +280,7 @@ fn check_efi_bios(ctx: &Ctx, wanted: &Config, current: Option<&Map<String, Value
 fn check_bridges<'v>(ctx: &Ctx, node: &str, nets: impl Iterator<Item = (&'v String, &'v String)>) -> Result<(), Failure> {
     let wanted: Vec<(String, String)> = nets
         .filter(|(k, _)| crate::converge::nic::is_net_key(k))
-        .filter_map(|(k, v)| crate::converge::nic::parse(v).rest.get("bridge").map(|b| (k.clone(), b.to_string())))
+        .filter_map(|(k, v)| crate::converge::nic::bridge_of(v).map(|b| (k.clone(), b)))
         .collect();
     if wanted.is_empty() {
         return Ok(());

@@ -8,6 +8,7 @@
 use std::collections::BTreeMap;
 
 use ferrox_common::options::Params;
+use ferrox_common::propstring::{self, formats};
 use serde_json::Value;
 
 /// Wanted config, key -> value as sent to PVE.
@@ -74,7 +75,8 @@ const SIMPLE: &[(&str, &str, Render)] = &[
     ("spice_enhancements", "spice_enhancements", Render::Text),
 ];
 
-/// Dict options flattened into numbered keys: option, key prefix, highest index.
+/// Dict options flattened into numbered keys: option, key prefix, highest index
+/// (PVE's own ranges from `propstring` take precedence).
 pub const NUMBERED: &[(&str, &str, u32)] = &[
     ("audio", "audio", 0),
     ("hostpci", "hostpci", 15),
@@ -100,15 +102,18 @@ pub fn config(p: &Params) -> Result<Config, String> {
             Render::Bool => bool_01(value.as_bool().unwrap_or(false)),
             Render::Int | Render::Text => scalar_text(value),
         };
+        check_property_string(option, key, &text)?;
         out.insert((*key).to_string(), text);
     }
     if let Some(agent) = p.str("agent") {
-        out.insert("agent".into(), agent_value(agent));
+        let value = agent_value(agent);
+        check_property_string("agent", "agent", &value)?;
+        out.insert("agent".into(), value);
     }
     for (option, prefix, max) in NUMBERED {
         if let Some(map) = p.dict(option) {
             for (key, value) in map {
-                check_numbered_key(option, prefix, *max, key)?;
+                check_numbered_key(option, prefix, propstring::max_index(prefix).unwrap_or(*max), key)?;
                 match value {
                     Value::Null => continue,
                     Value::Object(_) | Value::Array(_) => {
@@ -117,7 +122,11 @@ pub fn config(p: &Params) -> Result<Config, String> {
                             if value.is_object() { "dict" } else { "list" }
                         ))
                     }
-                    other => out.insert(key.clone(), scalar_text(other)),
+                    other => {
+                        let text = scalar_text(other);
+                        check_property_string(option, key, &text)?;
+                        out.insert(key.clone(), text)
+                    }
                 };
             }
         }
@@ -158,6 +167,16 @@ pub fn check_root_only(p: &Params) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A value of a property-string key must parse in PVE's format for that key; the
+/// message names the option, the key and the bad field.
+fn check_property_string(option: &str, key: &str, value: &str) -> Result<(), String> {
+    let Some(f) = formats::for_config_key(key) else { return Ok(()) };
+    propstring::parse(value, f).map(|_| ()).map_err(|e| {
+        let at = if option == key { key.to_string() } else { format!("{option}.{key}") };
+        format!("{at}: {e}")
+    })
 }
 
 fn bool_01(b: bool) -> String {
@@ -296,6 +315,10 @@ mod tests {
     fn bad_input_names_the_option() {
         let e = config(&params(json!({"net": {"eth0": "virtio"}}))).unwrap_err();
         assert_eq!(e, "net: 'eth0' is not a PVE config key; use net0 to net31 as keys");
+        let e = config(&params(json!({"net": {"net0": "virtio,bridge=vmbr0,speed=fast"}}))).unwrap_err();
+        assert!(e.starts_with("net.net0: unknown key 'speed'"), "{e}");
+        let e = config(&params(json!({"scsi": {"scsi0": "local-lvm:8,cache=fast"}}))).unwrap_err();
+        assert!(e.starts_with("scsi.scsi0: invalid value 'fast' for key 'cache'"), "{e}");
         let e = config(&params(json!({"tags": ["ok", "not ok"]}))).unwrap_err();
         assert_eq!(e, "not ok is not a valid tag");
         let e = config(&params(json!({"efidisk0": {"storage": null, "format": null, "efitype": "4m", "pre_enrolled_keys": null}}))).unwrap_err();

@@ -5,12 +5,16 @@
 
 use std::collections::BTreeMap;
 
+use ferrox_common::propstring::{self, formats, Format, PropString};
+use ferrox_common::size;
 use serde_json::{Map, Value};
 
 use super::{text_of, Grow};
-use crate::props::Props;
 
 const DISK_MODULE: &str = "ferrox.proxmox.proxmox_disk";
+
+/// Keys PVE fills in or that only matter when a volume is allocated: not compared.
+const NOT_COMPARED: &[&str] = &["file", "size", "format", "import-from"];
 
 /// One disk key's part of an update.
 #[derive(Debug, Default)]
@@ -29,13 +33,23 @@ pub fn is_disk_key(key: &str) -> bool {
     })
 }
 
+fn format_of(key: &str) -> Result<&'static Format, String> {
+    formats::for_config_key(key).ok_or_else(|| format!("{key} is not a disk key PVE knows"))
+}
+
+/// The volume of a drive value (`local-lvm:vm-100-disk-0`, `none`, an ISO).
+pub fn volume_of(key: &str, text: &str) -> Option<String> {
+    let f = formats::for_config_key(key)?;
+    propstring::parse(text, f).ok()?.get("file").map(str::to_string)
+}
+
 /// Volume -> disk key, for every disk of the current config.
 pub fn attached_volumes(current: &Map<String, Value>) -> BTreeMap<String, String> {
     current
         .iter()
         .filter(|(k, _)| is_disk_key(k))
         .filter_map(|(k, v)| {
-            let volume = Props::parse(&text_of(v), None).default?;
+            let volume = volume_of(k, &text_of(v))?;
             (volume != "none" && volume != "cdrom").then(|| (volume, k.clone()))
         })
         .collect()
@@ -54,8 +68,8 @@ enum Source<'a> {
     Volume(&'a str),
 }
 
-fn source<'a>(file: &'a str, props: &Props) -> Source<'a> {
-    if props.pairs.contains_key("import-from") {
+fn source<'a>(file: &'a str, props: &PropString) -> Source<'a> {
+    if props.contains("import-from") {
         return Source::Import;
     }
     if let Some((storage, rest)) = file.split_once(':') {
@@ -69,6 +83,29 @@ fn source<'a>(file: &'a str, props: &Props) -> Source<'a> {
     Source::Volume(file)
 }
 
+fn is_cdrom(p: &PropString) -> bool {
+    p.get("media") == Some("cdrom") || matches!(p.get("file"), Some("none" | "cdrom"))
+}
+
+fn storage_of(volume: &str) -> &str {
+    volume.split_once(':').map(|(s, _)| s).unwrap_or("")
+}
+
+/// The options of `want` that differ from `cur`, volume and size aside.
+fn differing_options(cur: &PropString, want: &PropString, f: &Format) -> Vec<String> {
+    propstring::differing_keys(cur, want, f).into_iter().filter(|k| !NOT_COMPARED.contains(&k.as_str())).collect()
+}
+
+/// `cur` with `want`'s values for `keys`, without `size=` (PVE keeps the real one).
+fn with_options(cur: &PropString, want: &PropString, keys: &[String], f: &Format) -> String {
+    let mut next = cur.clone();
+    next.remove("size");
+    for k in keys {
+        next.set(k, want.get(k).unwrap_or_default());
+    }
+    next.to_canonical(f)
+}
+
 /// Plans one disk key; `attached` maps the VM's volumes to their keys.
 pub fn converge(
     key: &str,
@@ -77,8 +114,9 @@ pub fn converge(
     attached: &BTreeMap<String, String>,
     vmid: u32,
 ) -> Result<Step, String> {
-    let want = Props::parse(wanted, Some("file"));
-    let want_file = want.default.clone().unwrap_or_default();
+    let f = format_of(key)?;
+    let want = propstring::parse(wanted, f).map_err(|e| format!("{key}: {e}"))?;
+    let want_file = want.get("file").unwrap_or_default().to_string();
     let want_source = source(&want_file, &want);
     let Some(current) = current else {
         if let Source::Volume(volume) = want_source {
@@ -91,21 +129,18 @@ pub fn converge(
         let allocates = !matches!(want_source, Source::Volume(_));
         return Ok(Step { set: Some(wanted.to_string()), allocates, grow: None });
     };
-    let cur = Props::parse(current, Some("file"));
-    let cur_file = cur.default.clone().unwrap_or_default();
-    let cur_storage = cur_file.split_once(':').map(|(s, _)| s).unwrap_or("");
-    let is_cdrom = |p: &Props, file: &str| p.get("media") == Some("cdrom") || file == "none" || file == "cdrom";
-    let mut step = Step::default();
-
+    let cur = propstring::parse(current, f).map_err(|e| format!("{key} of VM {vmid} ({current}): {e}"))?;
+    let cur_file = cur.get("file").unwrap_or_default().to_string();
+    let cur_storage = storage_of(&cur_file);
     if key == "efidisk0" || key == "tpmstate0" {
-        return special(key, &cur, &cur_file, &want, &want_source, vmid);
+        return fixed_at_creation(key, &cur, &want, &want_source, f, vmid);
     }
+    let mut step = Step::default();
     match want_source {
         Source::Allocate { storage, gib } => {
-            if is_cdrom(&cur, &cur_file) {
+            if is_cdrom(&cur) {
                 return Err(format!(
-                    "{key} of VM {vmid} is a CD-ROM drive ({cur_file}); a disk is not put in its place. Use another {}N key for the new disk, or remove the drive first with {DISK_MODULE} (state: absent).",
-                    key.trim_end_matches(|c: char| c.is_ascii_digit())
+                    "{key} of VM {vmid} is a CD-ROM drive ({cur_file}); a disk is not put in its place. Use a free key for the new disk, or remove the drive first with {DISK_MODULE} (state: absent)."
                 ));
             }
             if storage != cur_storage {
@@ -113,16 +148,17 @@ pub fn converge(
                     "{key} of VM {vmid} is on storage {cur_storage} ({cur_file}), the task asks for {storage}. Changing a disk's storage copies it: use {DISK_MODULE} with state: moved, disk: {key}, target_storage: {storage}."
                 ));
             }
-            let have = cur.get("size").and_then(size_bytes);
-            let want_bytes = (gib * GIB).round() as u64;
+            let have = cur.get("size").and_then(|s| size::parse(s).ok());
+            let want_bytes = (gib * size::GIB as f64).round() as u64;
             match have {
                 Some(h) if want_bytes > h => {
-                    step.grow = Some(Grow { key: key.into(), from: cur.get("size").unwrap_or("").into(), to: size_text(gib) });
+                    step.grow = Some(Grow { key: key.into(), from: cur.get("size").unwrap_or("").into(), to: size::format(want_bytes) });
                 }
                 Some(h) if want_bytes < h => {
                     return Err(format!(
                         "{key} of VM {vmid} is {} and the task asks for {}: PVE cannot shrink a disk without losing data. Keep the size, or create a smaller disk under a new key and copy the data in the guest.",
-                        cur.get("size").unwrap_or(""), size_text(gib)
+                        cur.get("size").unwrap_or(""),
+                        size::format(want_bytes)
                     ));
                 }
                 _ => {}
@@ -130,9 +166,7 @@ pub fn converge(
         }
         Source::CloudInit { storage } => {
             if !cur_file.contains("cloudinit") {
-                return Err(format!(
-                    "{key} of VM {vmid} holds {cur_file}, not a cloud-init drive; put the cloud-init drive under a free key."
-                ));
+                return Err(format!("{key} of VM {vmid} holds {cur_file}, not a cloud-init drive; put the cloud-init drive under a free key."));
             }
             if storage != cur_storage {
                 return Err(format!(
@@ -142,39 +176,30 @@ pub fn converge(
             return Ok(step);
         }
         Source::Import => return Ok(step),
-        Source::Volume(volume) => {
-            let media_change = is_cdrom(&want, volume) && is_cdrom(&cur, &cur_file);
-            if volume != cur_file && !media_change {
+        Source::Volume(volume) if volume != cur_file => {
+            if !(is_cdrom(&want) && is_cdrom(&cur)) {
                 return Err(format!(
                     "{key} of VM {vmid} holds {cur_file}; putting {volume} in its place would detach that disk. Detach it first with {DISK_MODULE} (state: detached), or use a free key."
                 ));
             }
-            if volume != cur_file {
-                // A CD-ROM gets another medium: nothing is lost.
-                let mut next = cur.clone();
-                next.default = Some(volume.to_string());
-                next.pairs.remove("size");
-                next.pairs.extend(want.pairs.clone());
-                step.set = Some(next.render());
-                return Ok(step);
-            }
+            // A CD-ROM drive gets another medium: nothing is lost.
+            let mut keys = differing_options(&cur, &want, f);
+            keys.push("file".into());
+            step.set = Some(with_options(&cur, &want, &keys, f));
+            return Ok(step);
         }
+        Source::Volume(_) => {}
     }
-    let differing = cur.differing_named(&want, &["size", "format", "import-from"]);
+    let differing = differing_options(&cur, &want, f);
     if !differing.is_empty() {
-        let mut next = cur.clone();
-        next.pairs.remove("size");
-        for k in differing {
-            next.pairs.insert(k.clone(), want.pairs[&k].clone());
-        }
-        step.set = Some(next.render());
+        step.set = Some(with_options(&cur, &want, &differing, f));
     }
     Ok(step)
 }
 
 /// `efidisk0`/`tpmstate0`: created when missing, never re-created.
-fn special(key: &str, cur: &Props, cur_file: &str, want: &Props, source: &Source, vmid: u32) -> Result<Step, String> {
-    let cur_storage = cur_file.split_once(':').map(|(s, _)| s).unwrap_or("");
+fn fixed_at_creation(key: &str, cur: &PropString, want: &PropString, source: &Source, f: &Format, vmid: u32) -> Result<Step, String> {
+    let cur_storage = storage_of(cur.get("file").unwrap_or_default());
     if let Source::Allocate { storage, .. } = source {
         if *storage != cur_storage {
             return Err(format!(
@@ -182,45 +207,17 @@ fn special(key: &str, cur: &Props, cur_file: &str, want: &Props, source: &Source
             ));
         }
     }
-    let differing = cur.differing_named(want, &["size", "format"]);
+    let differing = differing_options(cur, want, f);
     if differing.is_empty() {
         return Ok(Step::default());
     }
+    let show = |p: &PropString| differing.iter().map(|k| format!("{k}={}", p.get(k).unwrap_or("(unset)"))).collect::<Vec<_>>().join(", ");
     Err(format!(
         "{key} of VM {vmid} has {} but the task asks for {}: these are fixed when the {} is created and changing them means a new one (its content is lost). Remove it explicitly with delete: {key} first if that is intended.",
-        differing.iter().map(|k| format!("{k}={}", cur.get(k).unwrap_or("(unset)"))).collect::<Vec<_>>().join(", "),
-        differing.iter().map(|k| format!("{k}={}", want.pairs[k])).collect::<Vec<_>>().join(", "),
+        show(cur),
+        show(want),
         if key == "efidisk0" { "EFI disk" } else { "TPM state" },
     ))
-}
-
-const GIB: f64 = 1024.0 * 1024.0 * 1024.0;
-
-/// PVE's `size=` (`32G`, `528K`, `4M`, bytes; optional `iB`) in bytes.
-pub fn size_bytes(text: &str) -> Option<u64> {
-    let t = text.trim().trim_end_matches("iB");
-    let (num, unit) = match t.char_indices().last()? {
-        (i, c) if c.is_ascii_alphabetic() => (&t[..i], c.to_ascii_uppercase()),
-        _ => (t, 'B'),
-    };
-    let factor: f64 = match unit {
-        'B' => 1.0,
-        'K' => 1024.0,
-        'M' => 1024.0 * 1024.0,
-        'G' => GIB,
-        'T' => GIB * 1024.0,
-        _ => return None,
-    };
-    num.parse::<f64>().ok().map(|n| (n * factor).round() as u64)
-}
-
-/// GiB as PVE's resize takes it: `40G`, or `40.5G`.
-fn size_text(gib: f64) -> String {
-    if gib.fract() == 0.0 {
-        format!("{}G", gib as u64)
-    } else {
-        format!("{gib}G")
-    }
 }
 
 #[cfg(test)]
@@ -235,6 +232,8 @@ mod tests {
     fn same_disk_is_no_change() {
         let s = converge("scsi0", Some("local-lvm:vm-100-disk-0,discard=on,size=32G"), "local-lvm:32,discard=on", &none(), 100).unwrap();
         assert!(s.set.is_none() && s.grow.is_none());
+        let s = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:32,backup=1", &none(), 100).unwrap();
+        assert!(s.set.is_none(), "a default equals its absence");
     }
 
     #[test]
@@ -249,6 +248,8 @@ mod tests {
         let s = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:40", &none(), 100).unwrap();
         assert_eq!(s.grow, Some(Grow { key: "scsi0".into(), from: "32G".into(), to: "40G".into() }));
         assert!(s.set.is_none());
+        let s = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32768M"), "local-lvm:32", &none(), 100).unwrap();
+        assert!(s.grow.is_none(), "32768M is 32G");
     }
 
     #[test]
@@ -262,6 +263,12 @@ mod tests {
         let attached: BTreeMap<_, _> = [("local-lvm:vm-100-disk-0".to_string(), "scsi0".to_string())].into();
         let e = converge("virtio0", None, "local-lvm:vm-100-disk-0", &attached, 100).unwrap_err();
         assert!(e.contains("already attached to VM 100 as scsi0"), "{e}");
+    }
+
+    #[test]
+    fn bad_options_are_named() {
+        let e = converge("scsi0", None, "local-lvm:8,cache=fast", &none(), 100).unwrap_err();
+        assert!(e.starts_with("scsi0: invalid value 'fast' for key 'cache'"), "{e}");
     }
 
     #[test]
@@ -280,13 +287,5 @@ mod tests {
         assert!(s.set.is_none());
         let e = converge("tpmstate0", Some("local-lvm:vm-100-disk-2,size=4M,version=v1.2"), "local-lvm:1,version=v2.0", &none(), 100).unwrap_err();
         assert!(e.contains("version=v1.2"), "{e}");
-    }
-
-    #[test]
-    fn sizes_parse() {
-        assert_eq!(size_bytes("32G"), Some(32 * 1024 * 1024 * 1024));
-        assert_eq!(size_bytes("528K"), Some(528 * 1024));
-        assert_eq!(size_bytes("4MiB"), Some(4 * 1024 * 1024));
-        assert_eq!(size_bytes("1000"), Some(1000));
     }
 }

@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use crate::props::{default_key_of, normalise_value, Props};
+use ferrox_common::propstring::{self, formats};
+
 use crate::wanted::{url_decode, Config};
 
 /// A disk that only needs to grow.
@@ -81,8 +82,8 @@ pub fn changes(current: &Map<String, Value>, wanted: &Config, vmid: u32) -> Resu
         } else if key == "cipassword" {
             // PVE never shows the stored password: set it only when there is none.
             cur.is_none().then(|| want.clone())
-        } else if key == "smbios1" {
-            merge_named(cur.as_deref(), want)
+        } else if formats::for_config_key(key).is_some() {
+            merge_named(key, cur.as_deref(), want)
         } else if cur.as_deref().is_some_and(|c| same_value(key, c, want)) {
             None
         } else {
@@ -96,34 +97,44 @@ pub fn changes(current: &Map<String, Value>, wanted: &Config, vmid: u32) -> Resu
     Ok(out)
 }
 
-/// Whether the VM's value `current` already is what the task wants for `key`.
+/// Whether the VM's value `current` already is what the task wants for `key` (keys
+/// that are not property strings).
 pub fn same_value(key: &str, current: &str, wanted: &str) -> bool {
     match key {
-        "tags" => word_set(current, &[';', ',', ' ']) == word_set(&wanted.to_lowercase(), &[';', ',', ' ']),
+        "tags" => word_set(current, &[';', ',', ' ']) == word_set(wanted, &[';', ',', ' ']),
         "sshkeys" => key_lines(&url_decode(current)) == key_lines(&url_decode(wanted)),
         "nameserver" | "searchdomain" => words(current) == words(wanted),
         "description" => current.trim_end() == wanted.trim_end(),
-        _ => match default_key_of(key) {
-            Some(default_key) => {
-                let (c, w) = (Props::parse(current, default_key), Props::parse(wanted, default_key));
-                c.default.as_deref().map(normalise_value) == w.default.as_deref().map(normalise_value)
-                    && c.pairs == w.pairs
-            }
-            None => normalise_value(current) == normalise_value(wanted),
-        },
+        _ => current == wanted || same_number(current, wanted) || same_bool(current, wanted),
     }
 }
 
-/// For keys where PVE fills in fields of its own (`smbios1`'s uuid): compare only the
-/// fields the task names, and send the current value with those fields replaced.
-fn merge_named(current: Option<&str>, wanted: &str) -> Option<String> {
-    let Some(current) = current else { return Some(wanted.to_string()) };
-    let (mut cur, want) = (Props::parse(current, None), Props::parse(wanted, None));
-    if cur.differing_named(&want, &[]).is_empty() {
+fn same_number(a: &str, b: &str) -> bool {
+    matches!((a.parse::<f64>(), b.parse::<f64>()), (Ok(x), Ok(y)) if x == y)
+}
+
+fn same_bool(a: &str, b: &str) -> bool {
+    let as_bool = |v: &str| propstring::normalise(propstring::Kind::Bool, v).ok();
+    as_bool(a).is_some() && as_bool(a) == as_bool(b)
+}
+
+/// Property-string keys (`cpu`, `smbios1`, `ipconfig0`, ...): only the fields the task
+/// names are compared (PVE fills in others, like `smbios1`'s uuid); when one differs,
+/// the current value is sent with the task's fields replaced.
+fn merge_named(key: &str, current: Option<&str>, wanted: &str) -> Option<String> {
+    let (Some(current), Some(f)) = (current, formats::for_config_key(key)) else { return Some(wanted.to_string()) };
+    let (Ok(cur), Ok(want)) = (propstring::parse(current, f), propstring::parse(wanted, f)) else {
+        return (current != wanted).then(|| wanted.to_string());
+    };
+    let differing = propstring::differing_keys(&cur, &want, f);
+    if differing.is_empty() {
         return None;
     }
-    cur.pairs.extend(want.pairs);
-    Some(cur.render())
+    let mut next = cur;
+    for k in differing {
+        next.set(&k, want.get(&k).unwrap_or_default());
+    }
+    Some(next.to_canonical(f))
 }
 
 fn word_set(text: &str, seps: &[char]) -> std::collections::BTreeSet<String> {
@@ -183,5 +194,8 @@ mod tests {
         assert_eq!(c.set["smbios1"], "serial=S,uuid=u1");
         assert_eq!(c.before["cores"].as_deref(), Some("2"));
         assert_eq!(c.before["balloon"], None);
+        let c = changes(&current, &wanted(&[("cpu", "host"), ("agent", "enabled=1,fstrim_cloned_disks=1")]), 100).unwrap();
+        assert_eq!(c.set["cpu"], "host");
+        assert_eq!(c.set["agent"], "enabled=1,fstrim_cloned_disks=1");
     }
 }

@@ -1,73 +1,41 @@
-//! NICs on an existing VM: a NIC keeps its MAC unless the task names one; its other
-//! settings (model, bridge, VLAN, firewall, ...) change in place.
+//! NICs on an existing VM: a NIC keeps its MAC unless the task names one; the settings
+//! the task names (model, bridge, VLAN, firewall, ...) change in place, the others stay.
 
-use crate::props::Props;
+use ferrox_common::propstring::{self, formats, PropString};
 
 pub fn is_net_key(key: &str) -> bool {
     key.strip_prefix("net").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// A NIC in one shape: model, MAC (upper case) and the other settings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Nic {
-    pub model: Option<String>,
-    pub mac: Option<String>,
-    pub rest: Props,
+fn parse(text: &str) -> Option<PropString> {
+    propstring::parse(text, &formats::NET).ok()
 }
 
-/// Reads `virtio=AA:..,bridge=..`, `virtio,bridge=..` or `model=virtio,macaddr=..`.
-pub fn parse(text: &str) -> Nic {
-    let mut rest = Props::parse(text, None);
-    let mut model = rest.pairs.remove("model");
-    let mut mac = rest.pairs.remove("macaddr");
-    if let Some(first) = rest.default.take() {
-        model = Some(first);
-    }
-    // `virtio=AA:BB:..` parses as a pair whose key is the model.
-    if model.is_none() {
-        if let Some(k) = rest.pairs.keys().find(|k| looks_like_model(k, &rest)).cloned() {
-            mac = rest.pairs.remove(&k);
-            model = Some(k);
-        }
-    }
-    Nic { model, mac: mac.map(|m| m.to_ascii_uppercase()), rest }
-}
-
-fn looks_like_model(key: &str, props: &Props) -> bool {
-    props.pairs.get(key).is_some_and(|v| v.len() == 17 && v.matches(':').count() == 5)
-}
-
-/// The MAC of a stored net value, if any.
+/// The MAC of a net value (`virtio=AA:..`, `model=virtio,macaddr=AA:..`), upper case.
 pub fn mac_of(text: &str) -> Option<String> {
-    parse(text).mac
+    parse(text)?.get("macaddr").map(str::to_ascii_uppercase)
 }
 
-impl Nic {
-    /// PVE's stored form: `model=MAC` first, then the other settings sorted.
-    pub fn render(&self) -> String {
-        let head = match (&self.model, &self.mac) {
-            (Some(m), Some(mac)) => format!("{m}={mac}"),
-            (Some(m), None) => m.clone(),
-            (None, Some(mac)) => format!("macaddr={mac}"),
-            (None, None) => String::new(),
-        };
-        let rest = self.rest.render();
-        [head, rest].into_iter().filter(|s| !s.is_empty()).collect::<Vec<_>>().join(",")
-    }
+/// The bridge a net value names.
+pub fn bridge_of(text: &str) -> Option<String> {
+    parse(text)?.get("bridge").map(str::to_string)
 }
 
 /// The value to write for a NIC, or `None` when it already is as wanted.
 pub fn converge(current: Option<&str>, wanted: &str) -> Option<String> {
     let Some(current) = current else { return Some(wanted.to_string()) };
-    let cur = parse(current);
-    let mut want = parse(wanted);
-    if want.mac.is_none() {
-        want.mac = cur.mac.clone();
+    let (Some(cur), Some(want)) = (parse(current), parse(wanted)) else {
+        return (current != wanted).then(|| wanted.to_string());
+    };
+    let differing = propstring::differing_keys(&cur, &want, &formats::NET);
+    if differing.is_empty() {
+        return None;
     }
-    if want.model.is_none() {
-        want.model = cur.model.clone();
+    let mut next = cur;
+    for key in differing {
+        next.set(&key, want.get(&key).unwrap_or_default());
     }
-    (want != cur).then(|| want.render())
+    Some(next.to_canonical(&formats::NET))
 }
 
 #[cfg(test)]
@@ -80,16 +48,17 @@ mod tests {
     fn same_nic_without_mac_is_no_change() {
         assert_eq!(converge(Some(CUR), "virtio,bridge=vmbr0,firewall=1"), None);
         assert_eq!(converge(Some(CUR), "model=virtio,bridge=vmbr0,firewall=true"), None);
+        assert_eq!(converge(Some(CUR), "virtio,bridge=vmbr0"), None, "unnamed settings are kept");
     }
 
     #[test]
     fn changes_keep_the_mac() {
         assert_eq!(
-            converge(Some(CUR), "virtio,bridge=vmbr1,tag=20,firewall=1").as_deref(),
+            converge(Some(CUR), "virtio,bridge=vmbr1,tag=20").as_deref(),
             Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,firewall=1,tag=20")
         );
         assert_eq!(
-            converge(Some(CUR), "e1000,bridge=vmbr0,firewall=1").as_deref(),
+            converge(Some(CUR), "e1000,bridge=vmbr0").as_deref(),
             Some("e1000=BC:24:11:00:00:01,bridge=vmbr0,firewall=1")
         );
     }
@@ -97,9 +66,11 @@ mod tests {
     #[test]
     fn a_named_mac_is_applied() {
         assert_eq!(
-            converge(Some(CUR), "virtio=bc:24:11:00:00:02,bridge=vmbr0,firewall=1").as_deref(),
-            Some("virtio=BC:24:11:00:00:02,bridge=vmbr0,firewall=1")
+            converge(Some(CUR), "virtio=bc:24:11:00:00:02,bridge=vmbr0").as_deref(),
+            Some("virtio=bc:24:11:00:00:02,bridge=vmbr0,firewall=1")
         );
+        assert_eq!(converge(Some(CUR), "virtio=bc:24:11:00:00:01"), None, "MAC case does not matter");
         assert_eq!(mac_of(CUR).as_deref(), Some("BC:24:11:00:00:01"));
+        assert_eq!(bridge_of(CUR).as_deref(), Some("vmbr0"));
     }
 }
