@@ -35,6 +35,8 @@ pub struct Outcome {
     /// Whether the pending changes were applied by a reboot.
     pub rebooted_for_pending: bool,
     pub warnings: Vec<String>,
+    /// What was done so far, so a failure half-way says what already changed.
+    pub done: Vec<String>,
 }
 
 pub struct Executor<'a> {
@@ -60,7 +62,20 @@ impl Executor<'_> {
             return Ok(());
         }
         for action in plan.actions.clone() {
-            self.run_one(&mut plan.vm, &action)?;
+            if let Err(mut failure) = self.run_one(&mut plan.vm, &action) {
+                if !self.outcome.done.is_empty() {
+                    failure.msg.push_str(&format!(
+                        " Already done before this failure: {}. A rerun continues from there.",
+                        self.outcome.done.join("; ")
+                    ));
+                    failure = failure.with("done", &self.outcome.done);
+                }
+                return Err(failure);
+            }
+            // An update records its own steps (config written, each disk grown).
+            if !matches!(action, Action::Converge { .. } | Action::WaitListed { .. } | Action::RebootIfPending) {
+                self.outcome.done.push(action.describe(&plan.vm));
+            }
         }
         Ok(())
     }
@@ -121,11 +136,13 @@ impl Executor<'_> {
                     } else {
                         self.client.put(&vm.path("/config"), &fields(&body)).map_err(|e| fail(e.to_string()))?;
                     }
+                    self.outcome.done.push(format!("set {} of VM {id}", changes.set.keys().cloned().collect::<Vec<_>>().join(", ")));
                 }
                 for grow in &changes.grow {
                     let body = [("disk", grow.key.clone()), ("size", grow.to.clone())];
                     let answer = self.client.put(&vm.path("/resize"), &body).map_err(|e| fail(e.to_string()))?;
                     self.wait_answer(&answer, self.long_timeout, "resizing disk of", &prefix, id)?;
+                    self.outcome.done.push(format!("grew {} of VM {id} to {}", grow.key, grow.to));
                 }
                 self.outcome.written = changes.keys();
                 let pending = api::pending(self.client, vm).map_err(|e| fail(e.to_string()))?;
@@ -143,6 +160,7 @@ impl Executor<'_> {
                 }
                 self.power(vm, &PowerCall::Reboot)?;
                 self.outcome.rebooted_for_pending = true;
+                self.outcome.done.push(format!("rebooted VM {id} to apply pending changes"));
                 Ok(())
             }
             Action::Power(call) => self.power(vm, call),

@@ -117,3 +117,30 @@ fn unknown_storage_bridge_and_iso_fail_without_leaving_a_vm() {
         assert_eq!(vms_named(&env, &name), 0, "no VM left behind");
     }
 }
+
+#[test]
+fn a_failure_half_way_says_what_was_already_done_and_a_rerun_finishes() {
+    let env = Env::start();
+    env.fault(json!({"method": "PUT", "path_regex": "^/api2/json/nodes/pve1/qemu/100/resize$", "status": 500, "message": "storage is busy", "times": 1}));
+    let yaml = "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 4\n    scsi:\n      scsi0: local-lvm:40,iothread=1\n";
+    let play = env.play(yaml);
+    let t = play.task("u");
+    assert!(t.failed);
+    assert!(t.msg().contains("storage is busy"), "{}", t.msg());
+    assert!(t.msg().contains("Already done before this failure: set cores of VM 100."), "{}", t.msg());
+    assert_eq!(t.result["done"], json!(["set cores of VM 100"]));
+    let again = env.play(yaml);
+    again.assert_ok();
+    assert_eq!(again.task("u").result["changes"], json!(["scsi0"]), "only the growth is left");
+    assert!(env.api_get("/nodes/pve1/qemu/100/config")["scsi0"].as_str().unwrap().contains("size=40G"));
+}
+
+#[test]
+fn a_stale_digest_guards_against_concurrent_changes() {
+    let env = Env::start();
+    let play = env.play("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 4\n    digest: 0000000000000000000000000000000000000000\n");
+    let t = play.task("u");
+    assert!(t.failed);
+    assert!(t.msg().contains("checksum mismatch"), "{}", t.msg());
+    assert_eq!(env.api_get("/nodes/pve1/qemu/100/config")["cores"], json!(2));
+}
