@@ -10,7 +10,7 @@ pub const GIB: u64 = 1 << 30;
 pub fn format_size(bytes: u64) -> String {
     for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
         let f = 1u64 << shift;
-        if bytes >= f && bytes % f == 0 {
+        if bytes >= f && bytes.is_multiple_of(f) {
             return format!("{}{unit}", bytes / f);
         }
     }
@@ -29,7 +29,7 @@ pub fn parse_size(s: &str) -> Option<u64> {
         _ => (s, 1),
     };
     let v: f64 = num.parse().ok()?;
-    if !(v >= 0.0) {
+    if v.is_nan() || v < 0.0 {
         return None;
     }
     Some((v * mult as f64).round() as u64)

@@ -75,6 +75,7 @@ pub fn parse_upid(s: &str) -> Option<ParsedUpid> {
 }
 
 /// Register a task and schedule its work; returns the UPID.
+#[allow(clippy::too_many_arguments)]
 pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &str, who: &Identity, first_log: Vec<String>, work: Work) -> String {
     c.next_pid = c.next_pid.wrapping_add(1);
     let pid = 0x0010_0000 + c.next_pid;

@@ -102,3 +102,18 @@ fn cloud_init_tpm_cdrom_and_running_disks() {
     assert_eq!(c["sata0"], "local-lvm:vm-300-disk-2,size=1G");
     assert_eq!(c["unused0"], "local-lvm:vm-300-disk-3");
 }
+
+#[test]
+fn an_explicit_format_must_be_the_volumes_own() {
+    let api = Api::start(quick());
+    // Re-attaching with the volume's own format is fine and keeps format= in the string.
+    assert_eq!(api.put("/nodes/pve1/qemu/100/config", &[("scsi0", "local-lvm:vm-100-disk-0,format=raw")]).status, 200);
+    assert_eq!(api.config("pve1", 100)["scsi0"], "local-lvm:vm-100-disk-0,format=raw,size=32G");
+    // Another format: PVE's create_disks refuses (in the task for POST, 500 for PUT).
+    let refused = "drive 'scsi0' - volume 'local-lvm:vm-100-disk-0' - 'format=qcow2' option different from storage format 'raw'";
+    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/config", &[("scsi0", "local-lvm:vm-100-disk-0,format=qcow2")]), refused);
+    let r = api.put("/nodes/pve1/qemu/100/config", &[("scsi0", "local-lvm:vm-100-disk-0,format=qcow2")]);
+    assert_eq!((r.status, r.message()), (500, format!("{refused}\n")));
+    // ISO volumes count as raw.
+    assert_eq!(api.put("/nodes/pve1/qemu/100/config", &[("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom,format=raw")]).status, 200);
+}

@@ -334,7 +334,7 @@ pub fn migrate(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         if let Some(g) = c.guests.get_mut(&vmid) {
             g.node = target.clone();
         }
-        t.log.push(format!("migration finished successfully (duration 00:00:01)"));
+        t.log.push("migration finished successfully (duration 00:00:01)".to_string());
         Ok(())
     }));
     Ok(Value::String(upid))

@@ -185,6 +185,15 @@ pub fn execute_disk(c: &mut Cluster, dc: &mut DiskCtx<'_>, key: &str, plan: Disk
         DiskPlan::Keep(mut d) => {
             if let Some(volid) = d.volid().map(str::to_string) {
                 if let Some(v) = c.find_volume(&volid, dc.node) {
+                    // qemu-server create_disks: an explicit format must be the volume's own
+                    // (ISO volumes count as raw); checked where the disks are written, so
+                    // inside the task for POST config and create.
+                    let own = if v.content == "iso" { "raw" } else { v.format.as_str() };
+                    if let Some(f) = d.opts.get("format").filter(|f| f.as_str() != own) {
+                        return Err(format!(
+                            "drive '{key}' - volume '{volid}' - 'format={f}' option different from storage format '{own}'"
+                        ));
+                    }
                     d.opts.insert("size".into(), storage::format_size(v.size));
                 }
             }

@@ -34,7 +34,7 @@ pub fn split_list(v: &str) -> Vec<String> {
 
 pub fn check(format: &str, value: &str) -> Result<(), String> {
     match format {
-        "pve-vmid" => ok_if(VMID.is_match(value), format!("value does not look like a valid VM ID\n")),
+        "pve-vmid" => ok_if(VMID.is_match(value), "value does not look like a valid VM ID\n".into()),
         "pve-node" => ok_if(NODE.is_match(value), "value does not look like a valid node name\n".into()),
         "pve-storage-id" => ok_if(STORAGE_ID.is_match(value), format!("storage ID '{value}' contains illegal characters\n")),
         "pve-configid" => configid(value),

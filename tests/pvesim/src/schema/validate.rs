@@ -242,7 +242,7 @@ pub fn validate(params: &BTreeMap<String, Value>, pschema: &Value) -> Result<BTr
             add(&mut errors, k, "property is missing and it is not optional".into());
         }
     }
-    for (k, _) in params {
+    for k in params.keys() {
         if let Some(req) = find_prop(props, k).and_then(|s| s.get("requires")).and_then(Value::as_str) {
             if !params.contains_key(req) {
                 add(&mut errors, req, format!("missing property required by '{k}'"));
