@@ -49,7 +49,7 @@ fn http_task_node_faults() {
     assert_eq!(api.wait_task(&upid)["exitstatus"], "WARNINGS: 2");
     assert_eq!(api.task_log(&upid).last().unwrap(), "TASK WARNINGS: 2");
     // Slow tasks.
-    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmstart", "duration_ms": 400, "times": 1})));
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmstart", "duration_ms": 1500, "times": 1})));
     let r = api.post("/nodes/pve1/qemu/170/status/start", &[]);
     std::thread::sleep(std::time::Duration::from_millis(150));
     let st = api.get(&format!("/nodes/pve1/tasks/{}/status", urlencode(r.data().as_str().unwrap())));

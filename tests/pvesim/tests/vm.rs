@@ -13,7 +13,8 @@ fn s(v: &Value) -> &str {
 
 #[test]
 fn create_locks_then_normalises() {
-    let api = Api::start(SimConfig { task_ms: 500, ..quick() });
+    // Long enough that the checks below run while the create task is still going.
+    let api = Api::start(SimConfig { task_ms: 1500, ..quick() });
     let r = api.get("/cluster/nextid");
     assert_eq!(r.data(), &Value::from("101"), "nextid is a string");
     let r = api.post(
@@ -75,7 +76,7 @@ fn create_locks_then_normalises() {
 
 #[test]
 fn cluster_resources_lag_behind() {
-    let api = Api::start(SimConfig { resources_lag_ms: 600, ..quick() });
+    let api = Api::start(SimConfig { resources_lag_ms: 1500, ..quick() });
     let upid = s(api.post("/nodes/pve1/qemu", &[("vmid", "120"), ("name", "lagging")]).data()).to_string();
     api.wait_task(&upid);
     let vm = |api: &Api| {
@@ -86,7 +87,7 @@ fn cluster_resources_lag_behind() {
     assert_eq!(e["status"], "unknown");
     assert_eq!(e["id"], "qemu/120");
     assert!(e.get("name").is_none() && e.get("maxmem").is_none(), "{e}");
-    std::thread::sleep(Duration::from_millis(650));
+    std::thread::sleep(Duration::from_millis(1550));
     let e = vm(&api);
     assert_eq!(e["name"], "lagging");
     assert_eq!(e["status"], "stopped");
