@@ -17,6 +17,8 @@ mod clone;
 mod disk;
 #[path = "anchor/disk_format.rs"]
 mod disk_format;
+#[path = "anchor/faults.rs"]
+mod faults;
 #[path = "anchor/kvm.rs"]
 mod kvm;
 #[path = "anchor/kvm_config.rs"]
