@@ -59,6 +59,11 @@ fn proxmox_kvm_edge_cases() {
         denied.result
     );
 
+    // Ticket auth: writes carry the CSRF token; `args` is root-only.
+    run.task("create as root with password and args").ok().changed(true).msg_is("VM by-root with vmid 310 deployed");
+    assert_eq!(run.task("root config").ok().config()["args"], "-no-reboot");
+    run.task("absent as root with password").ok().changed(true).msg_is("VM 310 removed");
+
     let listing = run.task("listing at the end").ok();
     assert_eq!(listing.vmids(), vec![100, 302, 9000]);
     let converted = listing.result["proxmox_vms"].as_array().unwrap().iter().find(|g| g["vmid"] == 302).unwrap();

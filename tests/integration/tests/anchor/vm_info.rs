@@ -72,6 +72,10 @@ fn proxmox_vm_info_filters_and_failures() {
         "Couldn't authenticate user: root@pam to https://127.0.0.1:{}/api2/json/access/ticket code: 401",
         anchor.sim().port()
     ));
+    // PVE answers a TFA user's password with NeedTFA; proxmoxer then fails the challenge.
+    run.task("two-factor user without otp")
+        .failed()
+        .msg_is("Couldn't authenticate user: missing Two Factor Authentication (TFA)");
     let unverified = run.task("validate_certs unset").ok();
     assert_eq!(unverified.vmids(), vec![9000]);
     let deprecations = unverified.result["deprecations"].to_string();
