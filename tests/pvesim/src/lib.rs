@@ -55,6 +55,9 @@ pub struct SimConfig {
     pub task_ms: u64,
     /// How long a new VM shows only `status: unknown` in `/cluster/resources`.
     pub resources_lag_ms: u64,
+    /// How long `/cluster/resources` keeps showing the power state from before a
+    /// start/stop (PVE: up to 10 s; default 0 = immediate).
+    pub status_lag_ms: u64,
     /// Delay before answering 401s (PVE: 3 s).
     pub auth_fail_delay_ms: u64,
     /// How long after start the guest agent answers.
@@ -76,6 +79,7 @@ impl Default for SimConfig {
             root_password: scenario::DEFAULT_ROOT_PASSWORD.into(),
             task_ms: 150,
             resources_lag_ms: 300,
+            status_lag_ms: 0,
             auth_fail_delay_ms: 0,
             agent_delay_ms: 300,
             schema_path: None,

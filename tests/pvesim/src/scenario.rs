@@ -160,6 +160,7 @@ impl Scenario {
                     paused: false,
                     started_ms: if g.running { Some(crate::util::now_ms().saturating_sub(3_600_000)) } else { None },
                     created_ms: 0,
+                    power_change: None,
                 },
             );
         }

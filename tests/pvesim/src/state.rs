@@ -166,6 +166,25 @@ pub struct Guest {
     /// Epoch milliseconds of creation (for the `/cluster/resources` lag).
     #[serde(default)]
     pub created_ms: u64,
+    /// Last power change, for the status-broadcast lag of `/cluster/resources`.
+    #[serde(default)]
+    pub power_change: Option<PowerChange>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+pub struct PowerChange {
+    pub was_running: bool,
+    pub at_ms: u64,
+}
+
+impl Guest {
+    /// Record a start or stop (only real changes count).
+    pub fn set_running(&mut self, running: bool, now_ms: u64) {
+        if self.running != running {
+            self.power_change = Some(PowerChange { was_running: self.running, at_ms: now_ms });
+        }
+        self.running = running;
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -111,6 +111,20 @@ fn cluster_resources_lag_behind() {
 }
 
 #[test]
+fn power_state_lags_in_cluster_resources_when_configured() {
+    let api = Api::start(SimConfig { status_lag_ms: 800, ..quick() });
+    let status = |api: &Api| {
+        let r = api.get("/cluster/resources?type=vm");
+        r.data().as_array().unwrap().iter().find(|v| v["vmid"] == 100).unwrap()["status"].as_str().unwrap().to_string()
+    };
+    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]), "OK");
+    assert_eq!(api.get("/nodes/pve1/qemu/100/status/current").data()["status"], "running", "the node knows at once");
+    assert_eq!(status(&api), "stopped", "the broadcast has not caught up");
+    std::thread::sleep(Duration::from_millis(850));
+    assert_eq!(status(&api), "running");
+}
+
+#[test]
 fn concurrent_creates_with_the_same_id_collide_like_pve() {
     let api = Api::start(quick());
     for round in 0..5 {

@@ -131,7 +131,7 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     conf.current.insert("lock".into(), "clone".into());
     ctx.c.guests.insert(
         newid,
-        Guest { vmid: newid, node: target.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms() },
+        Guest { vmid: newid, node: target.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None },
     );
     let name = ctx.get("name").map(str::to_string);
     let description = ctx.get("description").map(str::to_string);

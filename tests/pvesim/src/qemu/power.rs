@@ -45,7 +45,7 @@ pub fn spawn_start(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, vmid: u32, 
         t.check_fault()?;
         update::apply_all_pending(c, vmid);
         let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
-        g.running = true;
+        g.set_running(true, now_ms());
         g.paused = false;
         g.started_ms = Some(now_ms());
         Ok(())
@@ -85,7 +85,7 @@ pub fn stop(ctx: &mut Ctx<'_>, kind: &str) -> ApiResult<Value> {
 /// QEMU exited: pending changes are applied.
 pub fn stop_now(c: &mut Cluster, vmid: u32) {
     if let Some(g) = c.guests.get_mut(&vmid) {
-        g.running = false;
+        g.set_running(false, now_ms());
         g.paused = false;
         g.started_ms = None;
     }
@@ -115,7 +115,7 @@ pub fn reboot(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         stop_now(c, vmid);
         // The host's event daemon starts it again.
         if let Some(g) = c.guests.get_mut(&vmid) {
-            g.running = true;
+            g.set_running(true, now_ms());
             g.started_ms = Some(now_ms());
         }
         Ok(())

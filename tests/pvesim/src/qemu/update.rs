@@ -436,7 +436,7 @@ mod tests {
             conf.current.insert("hotplug".into(), h.into());
         }
         conf.current.insert("scsi0".into(), "local-lvm:vm-1-disk-0,size=1G".into());
-        Guest { vmid: 1, node: "pve1".into(), kind: GuestKind::Qemu, conf, running: true, paused: false, started_ms: None, created_ms: 0 }
+        Guest { vmid: 1, node: "pve1".into(), kind: GuestKind::Qemu, conf, running: true, paused: false, started_ms: None, created_ms: 0, power_change: None }
     }
 
     #[test]
