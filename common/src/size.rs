@@ -7,6 +7,9 @@
 //! [`parse_gib_default`] (GiB). Everything here is exact integer arithmetic on bytes,
 //! so `32G` and `32768M` compare equal.
 
+// `u64::is_multiple_of` is newer than the workspace's rust-version (1.85).
+#![allow(clippy::manual_is_multiple_of)]
+
 const UNITS: [(char, u64); 4] = [('T', 1 << 40), ('G', 1 << 30), ('M', 1 << 20), ('K', 1 << 10)];
 
 /// Bytes in one GiB.

@@ -5,12 +5,16 @@ use serde_json::{Map, Value};
 use ferrox_common::propstring::{self, Format, PropString};
 use ferrox_common::size;
 
-/// `GET /nodes/{node}/qemu/{vmid}/config` of one VM.
+/// `GET /nodes/{node}/qemu/{vmid}/config` of one VM (pending changes applied, as PVE
+/// returns it by default).
 #[derive(Debug, Clone)]
 pub struct VmConfig {
     pub vmid: u32,
     pub node: String,
     pub config: Map<String, Value>,
+    /// Keys whose value (or deletion) waits for the VM's next restart; known only for
+    /// a config built from `GET .../pending` ([`VmConfig::from_pending`]).
+    pub pending: Vec<String>,
 }
 
 impl VmConfig {
@@ -19,7 +23,27 @@ impl VmConfig {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        VmConfig { vmid, node: node.into(), config }
+        VmConfig { vmid, node: node.into(), config, pending: Vec::new() }
+    }
+
+    /// From `GET .../pending` (same cost as a config read): the config as the VM gets
+    /// it at its next start, and which keys are still pending.
+    pub fn from_pending(vmid: u32, node: impl Into<String>, items: &Value) -> VmConfig {
+        let mut config = Map::new();
+        let mut pending = Vec::new();
+        for item in items.as_array().into_iter().flatten() {
+            let Some(key) = item["key"].as_str() else { continue };
+            let deleted = item.get("delete").is_some_and(|d| !d.is_null() && d != 0);
+            if item.get("pending").is_some() || deleted {
+                pending.push(key.to_string());
+            }
+            if deleted {
+                continue;
+            }
+            let value = item.get("pending").or_else(|| item.get("value")).cloned().unwrap_or(Value::Null);
+            config.insert(key.to_string(), value);
+        }
+        VmConfig { vmid, node: node.into(), config, pending }
     }
 
     /// A config value as text (PVE sends some numbers as JSON numbers).
@@ -111,5 +135,28 @@ impl Drive {
             .into_iter()
             .find(|ext| name.ends_with(&format!(".{ext}")))
             .map(str::to_string)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pending_list_becomes_the_next_start_config() {
+        let items = json!([
+            {"key": "digest", "value": "abc"},
+            {"key": "scsi0", "value": "local-lvm:vm-100-disk-0,size=32G"},
+            {"key": "scsi1", "value": "local-lvm:vm-100-disk-1,size=8G", "pending": "local-lvm:vm-100-disk-1,cache=none,size=8G"},
+            {"key": "scsi2", "value": "local-lvm:vm-100-disk-2,size=1G", "delete": 1},
+            {"key": "net1", "pending": "virtio=BC:24:11:00:00:02,bridge=vmbr0"},
+        ]);
+        let vm = VmConfig::from_pending(100, "pve1", &items);
+        assert_eq!(vm.text("scsi1").as_deref(), Some("local-lvm:vm-100-disk-1,cache=none,size=8G"));
+        assert!(!vm.has("scsi2"));
+        assert!(vm.has("net1"));
+        assert_eq!(vm.digest().as_deref(), Some("abc"));
+        assert_eq!(vm.pending, vec!["scsi1", "scsi2", "net1"]);
     }
 }

@@ -138,6 +138,11 @@ size_bytes:
   returned: success, when the disk has a size
   type: int
   sample: 34359738368
+pending:
+  description: Whether the change waits for the VM's next restart (Proxmox VE could not apply it to the running VM, for example a cache mode change, or an IDE disk added or removed while running). A warning says so too. Not known in check mode.
+  returned: success, after a change (always false for a stopped VM)
+  type: bool
+  sample: false
 unused:
   description: The C(unusedN) key that keeps the volume replaced (O(create=forced)), detached (O(state=detached)) or left behind by a move (O(state=moved) without O(delete_moved)).
   returned: when a volume was kept

@@ -81,12 +81,24 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     for w in applied.warnings {
         m.warn(w);
     }
+    let running = guest.status.as_deref() == Some("running");
+    if plan.after.is_none() && plan.kept_as.is_none() && !running {
+        // A deleted disk of a stopped VM: gone at once, nothing to read back.
+        return Ok(report::predicted(&plan, &vm).with("pending", false));
+    }
     let after_vm = match (&target_vm, &plan.after) {
         (Some(t), Some((loc, _))) if loc.vmid == t.vmid => t,
         _ => &vm,
     };
-    let after_vm = VmConfig::new(after_vm.vmid, after_vm.node.clone(), read_raw_config(&client, after_vm.vmid, &after_vm.node)?);
-    Ok(report::actual(&plan, &vm, &after_vm, &task.disk.key))
+    let after_vm = read_back(&client, after_vm.vmid, &after_vm.node)?;
+    let out = report::actual(&plan, &vm, &after_vm, &task.disk.key);
+    if out.get("pending") == Some(&serde_json::Value::Bool(true)) {
+        m.warn(format!(
+            "The change of {} waits for the next restart of VM {}: Proxmox VE could not apply it to the running VM",
+            task.disk.key, after_vm.vmid
+        ));
+    }
+    Ok(out)
 }
 
 /// A storage that does not exist on the node, or holds no disk images, fails before
@@ -128,6 +140,15 @@ fn locate<'a>(guests: &'a [Guest], task: &DiskTask) -> Result<&'a Guest, Failure
 
 fn read_config(client: &Client, guest: &Guest) -> Result<VmConfig, Failure> {
     Ok(VmConfig::new(guest.vmid, guest.node.clone(), read_raw_config(client, guest.vmid, &guest.node)?))
+}
+
+/// The config after the writes, from `GET .../pending`, so a change that waits for a
+/// restart is known as such.
+fn read_back(client: &Client, vmid: u32, node: &str) -> Result<VmConfig, Failure> {
+    let items = client
+        .get(&format!("/nodes/{node}/qemu/{vmid}/pending"), &[])
+        .map_err(|e| Failure::new(format!("The change was made, but reading VM {vmid} back failed: {e}")).with("vmid", vmid))?;
+    Ok(VmConfig::from_pending(vmid, node, &items))
 }
 
 fn read_raw_config(client: &Client, vmid: u32, node: &str) -> Result<serde_json::Value, Failure> {

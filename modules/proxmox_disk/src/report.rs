@@ -24,9 +24,12 @@ pub fn actual(plan: &Plan, before: &VmConfig, after_vm: &VmConfig, disk: &str) -
     let kept = plan.kept_as.as_ref().map(|(predicted, volume)| {
         (after_vm.unused_holding(volume).unwrap_or_else(|| predicted.clone()), volume.clone())
     });
+    let pending = after.as_ref().is_some_and(|(loc, _)| after_vm.pending.contains(&loc.key))
+        || kept.as_ref().is_some_and(|(unused, _)| after_vm.pending.contains(unused))
+        || (after.is_none() && after_vm.pending.iter().any(|k| k == disk));
     let before_text = before.text(disk);
     let diff = diff_of(before.vmid, disk, before_text.as_deref(), after.as_ref(), kept.as_ref());
-    build(plan, before.vmid, after.as_ref(), kept.as_ref()).with_diff(diff)
+    build(plan, before.vmid, after.as_ref(), kept.as_ref()).with_diff(diff).with("pending", pending)
 }
 
 fn build(plan: &Plan, vmid: u32, after: Option<&(Location, String)>, kept: Option<&(String, String)>) -> Output {

@@ -295,3 +295,15 @@ fn locked_vm_failing_slow_and_5xx_lose_nothing_and_a_rerun_converges() {
     let rerun = converge(&env, DISK, "{vmid: 100, disk: scsi0, cache: none}");
     assert!(rerun.real.changed);
 }
+
+#[test]
+fn changes_a_running_vm_cannot_take_are_reported_pending() {
+    let env = Env::start();
+    env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
+    // Throttling applies live; a cache mode waits for the restart.
+    let live = converge(&env, DISK, "{vmid: 100, disk: scsi0, mbps: 100}");
+    assert_eq!(live.real.result["pending"], json!(false), "{}", live.real.result);
+    let cache = converge(&env, DISK, "{vmid: 100, disk: scsi0, cache: writeback}");
+    assert_eq!(cache.real.result["pending"], json!(true), "{}", cache.real.result);
+    assert!(cache.real.warnings().iter().any(|w| w.contains("waits for the next restart of VM 100")), "{:?}", cache.real.warnings());
+}
