@@ -188,7 +188,10 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
         }
     }
 
-    let Some(api_path) = path.strip_prefix("/api2/json").filter(|p| p.is_empty() || p.starts_with('/')) else {
+    // `/api2/extjs` is the same API in the web UI's envelope (always 200 but for 401s).
+    let extjs = path.starts_with("/api2/extjs");
+    let prefix = if extjs { "/api2/extjs" } else { "/api2/json" };
+    let Some(api_path) = path.strip_prefix(prefix).filter(|p| p.is_empty() || p.starts_with('/')) else {
         let e = ApiError::not_implemented(&method, &path);
         finish(e.status, &sim);
         return Ok(error_response(&e, gzip_ok));
@@ -206,6 +209,27 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
     let mut result = reply.result;
     if let (Ok(_), Some((upid, delay))) = (&result, reply.wait_task) {
         result = wait_for_task(&sim, &upid, delay).await;
+    }
+    if extjs && !matches!(&result, Err(e) if e.status == 401) {
+        let mut obj = Map::new();
+        match result {
+            Ok(data) => {
+                obj.insert("data".into(), data);
+                obj.extend(reply.extra);
+                obj.insert("success".into(), Value::from(1));
+            }
+            Err(e) => {
+                obj.insert("data".into(), Value::Null);
+                obj.insert("success".into(), Value::from(0));
+                obj.insert("status".into(), Value::from(e.status));
+                obj.insert("message".into(), Value::from(e.body().and_then(|b| b["message"].as_str().map(str::to_string)).unwrap_or_default()));
+                if let Some(errs) = &e.errors {
+                    obj.insert("errors".into(), serde_json::to_value(errs).unwrap_or_default());
+                }
+            }
+        }
+        finish(200, &sim);
+        return Ok(json_response(200, None, Some(serde_json::to_vec(&Value::Object(obj)).unwrap_or_default()), gzip_ok));
     }
     let resp = match result {
         Ok(data) => {

@@ -135,6 +135,12 @@ fn hostile_http_input_gets_pve_answers() {
     let _ = tcp.read_to_string(&mut out);
     assert!(out.starts_with("HTTP/1.1 301"), "{out}");
     assert!(out.to_lowercase().contains("location: https://localhost:8006/api2/json/version"), "{out}");
+    // The ExtJS envelope: always 200, success flag, real status in the body.
+    let r = req(format!("GET /api2/extjs/nodes/pve1/qemu/999/config HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"));
+    assert!(status_line(&r).starts_with("HTTP/1.1 200"), "{r}");
+    assert!(r.contains(r#""success":0"#) && r.contains(r#""status":500"#), "{r}");
+    let r = req(format!("GET /api2/extjs/version HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"));
+    assert!(r.contains(r#""success":1"#), "{r}");
     // Still serving.
     assert_eq!(api.get("/version").status, 200);
 }
