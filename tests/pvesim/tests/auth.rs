@@ -153,3 +153,21 @@ fn tls_fingerprint_and_self_signed_mode() {
         let _ = std::fs::remove_file(dir);
     }
 }
+
+#[test]
+fn create_checks_per_key_config_privileges() {
+    let mut scenario = pvesim::Scenario::default_cluster();
+    scenario.roles.insert("AllocOnly".into(), vec!["VM.Allocate".into(), "VM.Audit".into(), "Datastore.AllocateSpace".into()]);
+    let user = scenario.users.iter_mut().find(|u| u.userid == "ansible@pve").unwrap();
+    user.tokens.push(pvesim::state::TokenDef { id: "alloc".into(), secret: "abc".into(), privsep: false });
+    scenario.acls.retain(|a| a.ugid != "ansible@pve");
+    scenario.acls.push(pvesim::state::AclDef { path: "/".into(), ugid: "ansible@pve".into(), roles: vec!["AllocOnly".into()], propagate: true });
+    let mut api = Api::start(SimConfig { scenario, ..quick() });
+    api.with_auth(vec![("Authorization", "PVEAPIToken=ansible@pve!alloc=abc")]);
+    let r = api.post("/nodes/pve1/qemu", &[("vmid", "150"), ("cores", "2")]);
+    assert_eq!((r.status, r.message().as_str()), (403, "Permission check failed (/vms/150, VM.Config.CPU)\n"));
+    let r = api.post("/nodes/pve1/qemu", &[("vmid", "150"), ("net0", "virtio,bridge=vmbr0")]);
+    assert_eq!(r.message(), "Permission check failed (/vms/150, VM.Config.Network)\n");
+    let r = api.post("/nodes/pve1/qemu", &[("vmid", "150")]);
+    assert_eq!(r.status, 200, "a bare create needs only VM.Allocate: {}", r.raw);
+}

@@ -122,9 +122,8 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
         if k == "args" && !ctx.who.is_root() {
             return Err(ApiError::internal("only root can set 'args' config"));
         }
-        if !for_create {
-            ctx.require(&format!("/vms/{vmid}"), key_priv(k, Some(v)))?;
-        }
+        // Create checks the same per-key privileges as an update.
+        ctx.require(&format!("/vms/{vmid}"), key_priv(k, Some(v)))?;
     }
     for k in &deletes {
         ctx.require(&format!("/vms/{vmid}"), key_priv(k, None))?;
