@@ -74,9 +74,25 @@ pub fn parse_upid(s: &str) -> Option<ParsedUpid> {
     })
 }
 
+/// Finished tasks kept (like PVE's task index, older ones are forgotten).
+pub const KEEP_FINISHED: usize = 10_000;
+
+fn prune(c: &mut Cluster) {
+    let finished = c.tasks.values().filter(|t| !t.running).count();
+    if finished <= KEEP_FINISHED {
+        return;
+    }
+    let mut old: Vec<(u32, String)> = c.tasks.values().filter(|t| !t.running).map(|t| (t.pid, t.upid.clone())).collect();
+    old.sort();
+    for (_, upid) in old.into_iter().take(finished - KEEP_FINISHED) {
+        c.tasks.remove(&upid);
+    }
+}
+
 /// Register a task and schedule its work; returns the UPID.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &str, who: &Identity, first_log: Vec<String>, work: Work) -> String {
+    prune(c);
     c.next_pid = c.next_pid.wrapping_add(1);
     let pid = 0x0010_0000 + c.next_pid;
     let pstart = 0x0100_0000 + now_ms() / 10 % 0x0F00_0000;
