@@ -199,7 +199,7 @@ fn control() -> Vec<Opt> {
             .choices(&["cloop", "cow", "qcow", "qcow2", "qed", "raw", "vmdk", "unspecified"])
             .desc("Disk format of a full clone. V(unspecified) means: the storage's default."),
         Opt::str("snapname").desc("Snapshot to clone from."),
-        Opt::str("storage").desc("Target storage of a full clone, or the storage of a restore from O(archive)."),
+        Opt::str("storage").desc("Target storage of a full clone (PVE refuses it for linked clones), or the storage of a restore from O(archive)."),
         Opt::str("target").desc("Target node of a clone (needs shared storage)."),
         Opt::str("archive").desc("Backup archive to restore when creating the VM, for example C(local:backup/vzdump-qemu-100.vma.zst)."),
         Opt::bool("force")

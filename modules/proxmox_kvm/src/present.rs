@@ -218,14 +218,12 @@ fn clone_form(ctx: &Ctx) -> Vec<(String, String)> {
             form.push((option.into(), v.into()));
         }
     }
-    if full {
-        // PVE refuses storage and format for linked clones.
-        if let Some(s) = p.non_empty("storage") {
-            form.push(("storage".into(), s.into()));
-        }
-        if let Some(f) = p.non_empty("format").filter(|f| *f != "unspecified") {
-            form.push(("format".into(), f.into()));
-        }
+    // PVE refuses storage and format for linked clones, with a message that says so.
+    if let Some(st) = p.non_empty("storage") {
+        form.push(("storage".into(), st.into()));
+    }
+    if let Some(f) = p.non_empty("format").filter(|f| *f != "unspecified") {
+        form.push(("format".into(), f.into()));
     }
     form
 }

@@ -63,7 +63,7 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
         }
         "template" => {
             stop_first(&mut plan, &power, force, timeout, || {
-                format!("conversion of VM {id} to template failed with exception: VM {id} is running; stop it first (state: stopped) or use force: true")
+                format!("conversion of VM {id} to template failed with exception: you can't convert a VM to template if VM is running; stop it first (state: stopped) or use force: true")
             })?;
             plan.push(Action::Template);
             (format!("VM {id} is converting to template"), "template")
