@@ -117,3 +117,22 @@ fn an_explicit_format_must_be_the_volumes_own() {
     // ISO volumes count as raw.
     assert_eq!(api.put("/nodes/pve1/qemu/100/config", &[("ide2", "isos:iso/debian-13-netinst.iso,media=cdrom,format=raw")]).status, 200);
 }
+
+#[test]
+fn reassign_refusals_in_pve_order() {
+    let api = Api::start(quick());
+    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "160"), ("scsi0", "local-lvm:1")]), "OK");
+    assert_eq!(api.run_task("POST", "/nodes/pve2/qemu", &[("vmid", "170")]), "OK");
+    let refused = |form: &[(&str, &str)]| api.post("/nodes/pve1/qemu/100/move_disk", form).message();
+    assert_eq!(refused(&[("disk", "scsi0"), ("target-vmid", "9000")]), "Can't move disks from or to template VMs\n");
+    assert_eq!(refused(&[("disk", "scsi0"), ("target-vmid", "170")]), "Both VMs need to be on the same node (pve1 != pve2)\n");
+    assert_eq!(refused(&[("disk", "scsi0"), ("target-vmid", "160")]), "Target disk key 'scsi0' is already in use for VM '160'\n");
+    assert_eq!(refused(&[("disk", "scsi7"), ("target-vmid", "160")]), "Disk 'scsi7' for VM '100' does not exist\n");
+    assert_eq!(refused(&[("disk", "ide2"), ("target-vmid", "160")]), "CD drive contents can't be moved to another VM\n");
+    assert_eq!(refused(&[("disk", "scsi0"), ("target-vmid", "4242")]), "could not find target VM 4242\n");
+    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]), "OK");
+    assert_eq!(
+        refused(&[("disk", "scsi0"), ("target-vmid", "160"), ("target-disk", "scsi1")]),
+        "Cannot move disk to another VM while the source VM is running - detach first\n"
+    );
+}

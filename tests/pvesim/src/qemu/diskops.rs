@@ -81,6 +81,9 @@ pub fn move_disk(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         return Err(ApiError::params(e));
     }
     let g = vm(ctx.c, &node, vmid)?.clone();
+    if let Some(target) = target_vmid {
+        return reassign(ctx, &g, &disk, &target);
+    }
     check_lock(&g, false).map_err(ApiError::internal)?;
     if ctx.get("digest").is_some_and(|d| d != config::digest(&g.conf)) {
         return Err(ApiError::internal("detected modified configuration - file changed by other user? Try again."));
@@ -94,9 +97,6 @@ pub fn move_disk(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     let volid = d.volid().ok_or_else(|| ApiError::internal(format!("disk '{disk}' has no volume")))?.to_string();
     let delete = ctx.flag("delete");
-    if let Some(target) = target_vmid {
-        return reassign(ctx, &g, &disk, &volid, &target);
-    }
     let sid = storage_p.unwrap_or_default();
     let (old_sid, old_name) = volid.split_once(':').unwrap_or(("", ""));
     let old_fmt = storage::format_of(old_name);
@@ -135,21 +135,48 @@ pub fn move_disk(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     Ok(Value::String(upid))
 }
 
-/// Reassign a disk to another VM on the same node.
-fn reassign(ctx: &mut Ctx<'_>, g: &crate::state::Guest, disk: &str, volid: &str, target: &str) -> ApiResult<Value> {
+/// Reassign a disk to another VM on the same node. The synchronous checks, their order
+/// and texts are qemu-server's load_and_check_reassign_configs (they differ from a
+/// storage move's: e.g. a missing disk or a cdrom is worded differently).
+fn reassign(ctx: &mut Ctx<'_>, g: &crate::state::Guest, disk: &str, target: &str) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let tid: u32 = target.parse().unwrap_or(0);
     let tdisk = ctx.get("target-disk").unwrap_or(disk).to_string();
-    if g.running {
-        return Err(ApiError::internal("Cannot move disk to another VM while the source VM is running - detach first"));
+    let Some(tnode) = ctx.c.guests.get(&tid).map(|t| t.node.clone()) else {
+        return Err(ApiError::internal(format!("could not find target VM {tid}")));
+    };
+    if tnode != node {
+        return Err(ApiError::internal(format!("Both VMs need to be on the same node ({node} != {tnode})")));
     }
+    check_lock(g, false).map_err(ApiError::internal)?;
     let tg = vm(ctx.c, &node, tid)?;
     check_lock(tg, false).map_err(ApiError::internal)?;
-    if ctx.get("target-digest").is_some_and(|d| d != config::digest(&tg.conf)) {
-        return Err(ApiError::internal("detected modified configuration - file changed by other user? Try again."));
+    if super::is_template(g) || super::is_template(tg) {
+        return Err(ApiError::internal("Can't move disks from or to template VMs"));
     }
+    let modified = "detected modified configuration - file changed by other user? Try again.";
+    if ctx.get("digest").is_some_and(|d| d != config::digest(&g.conf)) {
+        return Err(ApiError::internal(format!("VM {vmid}: {modified}")));
+    }
+    if ctx.get("target-digest").is_some_and(|d| d != config::digest(&tg.conf)) {
+        return Err(ApiError::internal(format!("VM {tid}: {modified}")));
+    }
+    let Some(val) = g.conf.current.get(disk) else {
+        return Err(ApiError::internal(format!("Disk '{disk}' for VM '{vmid}' does not exist")));
+    };
     if tg.conf.current.contains_key(&tdisk) {
         return Err(ApiError::internal(format!("Target disk key '{tdisk}' is already in use for VM '{tid}'")));
+    }
+    let d = Drive::parse_stored(val);
+    // drive_is_cdrom($drive, 1): a cloud-init drive is not a cdrom here.
+    if d.is_cdrom() && !d.file.contains("-cloudinit") {
+        return Err(ApiError::internal("CD drive contents can't be moved to another VM"));
+    }
+    let Some(volid) = d.volid().map(str::to_string) else {
+        return Err(ApiError::internal(format!("disk '{disk}' has no associated volume")));
+    };
+    if g.running && !disks::is_unused_key(disk) {
+        return Err(ApiError::internal("Cannot move disk to another VM while the source VM is running - detach first"));
     }
     let (volid, disk, node2) = (volid.to_string(), disk.to_string(), node.clone());
     let id = format!("{vmid}-{disk}>{tid}-{tdisk}");
