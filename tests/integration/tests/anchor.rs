@@ -15,6 +15,8 @@ mod support;
 mod clone;
 #[path = "anchor/disk.rs"]
 mod disk;
+#[path = "anchor/disk_moves.rs"]
+mod disk_moves;
 #[path = "anchor/disk_format.rs"]
 mod disk_format;
 #[path = "anchor/faults.rs"]
