@@ -26,6 +26,8 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
         .map_err(|e| Failure::new(format!("Unable to read the status of VM {id}: {e}")).with("vmid", id))?;
     let running = power.status == "running";
     let paused = running && power.qmpstatus.as_deref() == Some("paused");
+    // Suspended to disk: stopped, locked `suspended`; PVE's resume starts it from its saved state.
+    let hibernated = !running && power.lock.as_deref() == Some("suspended");
     let force = ctx.p.flag("force");
     let timeout = ctx.timeout();
     let mut plan = Plan::new(vm.clone());
@@ -39,7 +41,7 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
         }
         "started" if running && !paused => return Ok(noop(status_out, format!("VM {id} is already running"))),
         "started" => {
-            plan.push(Action::Power(if paused { PowerCall::Resume } else { PowerCall::Start }));
+            plan.push(Action::Power(if paused || hibernated { PowerCall::Resume } else { PowerCall::Start }));
             (format!("VM {id} started"), "running")
         }
         "stopped" if !running => return Ok(noop(status_out, format!("VM {id} is already stopped"))),
@@ -73,6 +75,18 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
                 return Ok(Output::unchanged(format!("VM {id} is running. Stop it before deletion or use force=true."))
                     .with("vmid", id));
             }
+            if hibernated {
+                // PVE refuses to remove a VM locked `suspended`; waking it up and
+                // powering it off clears the lock.
+                if !force {
+                    return Err(Failure::new(format!(
+                        "deletion of VM {id} failed with exception: VM {id} is hibernated (locked 'suspended'); use force: true to wake it up and power it off first, or start it (state: started)"
+                    ))
+                    .with("vmid", id));
+                }
+                plan.push(Action::Power(PowerCall::Resume));
+                plan.push(Action::Power(PowerCall::Shutdown { force: true, timeout }));
+            }
             stop_first(&mut plan, &power, force, timeout, String::new)?;
             plan.push(Action::Destroy {
                 purge: ctx.p.flag("purge"),
@@ -83,7 +97,13 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
         other => return Err(Failure::new(format!("state {other} is not handled here"))),
     };
     let mut diff = Diff::new(format!("VM {id}"));
-    let before = if paused { "paused" } else { power.status.as_str() };
+    let before = if paused {
+        "paused"
+    } else if hibernated {
+        "hibernated"
+    } else {
+        power.status.as_str()
+    };
     diff.change("state", Some(Value::from(before)), Some(Value::from(after)));
     ctx.execute(&mut plan, name)?;
     let out = Output::changed(msg).with("vmid", id).with("actions", plan.describe()).with_diff(diff);

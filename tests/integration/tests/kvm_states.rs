@@ -75,6 +75,11 @@ fn paused_and_hibernated_work() {
     assert_eq!(st["lock"], "suspended");
     let again = env.play(&task(100, "    state: hibernated\n"));
     assert_eq!(again.task("t").msg(), "VM 100 is not running");
+    // A hibernated VM is locked: removing it needs force, which wakes it up first.
+    let refused = env.play(&task(100, "    state: absent\n"));
+    assert!(refused.task("t").msg().contains("is hibernated"), "{}", refused.task("t").msg());
+    let dry = env.play_with(&task(100, "    state: absent\n    force: true\n"), &check());
+    assert_eq!(dry.task("t").result["actions"], json!(["resume VM 100", "shut down VM 100 (power off after 30 s)", "remove VM 100"]));
 }
 
 #[test]
