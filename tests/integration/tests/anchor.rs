@@ -29,6 +29,8 @@ mod kvm_config;
 mod kvm_edges;
 #[path = "anchor/nic.rs"]
 mod nic;
+#[path = "anchor/paused.rs"]
+mod paused;
 #[path = "anchor/running.rs"]
 mod running;
 #[path = "anchor/vm_info.rs"]
