@@ -140,6 +140,16 @@ pending:
   returned: update of a running VM
   type: dict
   sample: {"cores": "4"}
+done:
+  description: On a failure half-way through, the steps that were already done (the message says the same); a rerun continues from there.
+  returned: failure after a partial change
+  type: list
+  elements: str
+  sample: ["set cores of VM 100"]
+diff:
+  description: Before and after of the config keys (or power state) that change, with C(--diff).
+  returned: changed, in diff mode
+  type: dict
 actions:
   description: The actions the run took, or in check mode would take, in order.
   returned: always

@@ -192,9 +192,7 @@ impl Executor<'_> {
                     ("with-local-disks", u8::from(*with_local_disks).to_string()),
                 ];
                 let answer = self.client.post(&vm.path("/migrate"), &body).map_err(|e| api_fail(&prefix, e, id))?;
-                self.wait_answer(&answer, self.long_timeout, "migrating", &prefix, id)?;
-                vm.node = target.clone();
-                Ok(())
+                self.wait_answer(&answer, self.long_timeout, "migrating", &prefix, id)
             }
             Action::DeleteKeys(keys) => {
                 let prefix = format!("Unable to delete settings on VM {name} with vmid {id}: ");

@@ -25,6 +25,12 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     let name = ctx.name_of(Some(guest));
     let current = read_config(ctx, &vm)?;
     let wanted = wanted::config(ctx.p)?;
+    if let Some(node) = ctx.p.non_empty("node").filter(|n| *n != vm.node) {
+        ctx.warnings.push(format!(
+            "VM {} is on node {}, not {node}: node only says where to create a VM (use migrate: true to move it)",
+            vm.vmid, vm.node
+        ));
+    }
     if !ctx.p.flag("update") {
         let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid)).with("vmid", vm.vmid);
         match converge::changes(&current, &wanted, vm.vmid) {
