@@ -348,3 +348,37 @@ fn jitter(attempt: u32) -> Duration {
     let seed = nanos ^ std::process::id().wrapping_mul(2654435761);
     Duration::from_millis(u64::from(seed % (50 + 25 * attempt.min(8))))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_failures_name_the_task_and_what_it_said() {
+        let timeout = TaskError::Timeout {
+            upid: "UPID:pve1:1:2:3:qmclone:9000:root@pam:".into(),
+            waited: Duration::from_secs(300),
+            last_line: Some("transferred 1.0 GiB of 32.0 GiB (3.12%)".into()),
+        };
+        assert_eq!(
+            task_failure("Unable to clone vm x from vmid 9000: ", "creating", timeout),
+            "Reached timeout while waiting for creating VM. Last line in task before timeout: transferred 1.0 GiB of 32.0 GiB (3.12%) (task UPID:pve1:1:2:3:qmclone:9000:root@pam: still running after 300 s; it continues in PVE)"
+        );
+        let failed = TaskError::Failed {
+            upid: "UPID:pve1:1:2:3:qmstart:100:root@pam:".into(),
+            exitstatus: "start failed: bridge 'vmbr9' does not exist".into(),
+            log_tail: vec!["TASK ERROR: start failed: bridge 'vmbr9' does not exist".into()],
+        };
+        assert_eq!(
+            task_failure("starting of VM 100 failed with exception: ", "starting", failed),
+            "starting of VM 100 failed with exception: start failed: bridge 'vmbr9' does not exist (task UPID:pve1:1:2:3:qmstart:100:root@pam:). Task log: TASK ERROR: start failed: bridge 'vmbr9' does not exist"
+        );
+    }
+
+    #[test]
+    fn jitter_stays_short() {
+        for attempt in 1..50 {
+            assert!(jitter(attempt) < Duration::from_millis(250));
+        }
+    }
+}

@@ -234,6 +234,8 @@ fn secrets_never_appear_in_results_or_diffs() {
     play.assert_ok();
     assert!(!play.stdout.contains("Sup3r-Secret-pw"), "secret leaked in output");
     assert!(!play.task("s").result.to_string().contains("Sup3r-Secret-pw"));
+    assert_eq!(play.task("s").result["diff"]["after"]["cipassword"], json!("********"), "masked in the diff");
+    assert_eq!(play.task("s").result["diff"]["after"]["ciuser"], json!("debian"));
     let again = env.play_with(&yaml.replace("Sup3r-Secret-pw", "other"), &PlayOpts { diff: true, ..Default::default() });
     assert!(!again.task("s").changed);
 }
