@@ -27,6 +27,8 @@ mod kvm;
 mod kvm_config;
 #[path = "anchor/kvm_edges.rs"]
 mod kvm_edges;
+#[path = "anchor/lag.rs"]
+mod lag;
 #[path = "anchor/nic.rs"]
 mod nic;
 #[path = "anchor/paused.rs"]
