@@ -203,6 +203,7 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("GET", "/nodes/{node}/qemu") => qemu::info::list(ctx),
         ("POST", "/nodes/{node}/qemu") => qemu::create::create(ctx),
         ("GET", "/nodes/{node}/storage") => nodes::storage_list(ctx),
+        ("GET", "/nodes/{node}/network") => nodes::network_list(ctx),
         ("GET", "/nodes/{node}/storage/{storage}/content") => nodes::storage_content(ctx),
         ("GET", "/nodes/{node}/tasks/{upid}/status") => nodes::task_status(ctx),
         ("GET", "/nodes/{node}/tasks/{upid}/log") => nodes::task_log(ctx),

@@ -35,6 +35,34 @@ pub fn storage_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     Ok(Value::Array(out))
 }
 
+/// `GET /nodes/{node}/network`: the node's bridges (and the NIC each one bridges), so a
+/// client can check that a bridge exists before attaching a NIC to it.
+pub fn network_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let node = ctx.node();
+    let bridges = ctx.c.node(&node).map(|n| n.bridges.clone()).unwrap_or_default();
+    let kind = ctx.get("type").unwrap_or("");
+    let want_bridges = matches!(kind, "" | "bridge" | "any_bridge" | "any_local_bridge" | "include_sdn");
+    let want_eth = matches!(kind, "" | "eth");
+    let mut out = Vec::new();
+    for (i, bridge) in bridges.iter().enumerate() {
+        let port = format!("eno{}", i + 1);
+        if want_eth {
+            out.push(json!({
+                "iface": port, "type": "eth", "active": 1, "autostart": 0, "exists": 1,
+                "families": ["inet"], "method": "manual", "method6": "manual", "priority": i * 2 + 1,
+            }));
+        }
+        if want_bridges {
+            out.push(json!({
+                "iface": bridge, "type": "bridge", "active": 1, "autostart": 1,
+                "bridge_ports": port, "bridge_stp": "off", "bridge_fd": "0",
+                "families": ["inet"], "method": "manual", "method6": "manual", "priority": i * 2 + 2,
+            }));
+        }
+    }
+    Ok(Value::Array(out))
+}
+
 pub fn storage_content(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
     let sid = ctx.get("storage").unwrap_or("").to_string();

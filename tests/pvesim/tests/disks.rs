@@ -136,3 +136,15 @@ fn reassign_refusals_in_pve_order() {
         "Cannot move disk to another VM while the source VM is running - detach first\n"
     );
 }
+
+#[test]
+fn bridges_are_listed_per_node() {
+    let api = Api::start(quick());
+    let r = api.get("/nodes/pve1/network?type=any_bridge");
+    assert_eq!(r.status, 200);
+    let names: Vec<&str> = r.data().as_array().unwrap().iter().map(|i| i["iface"].as_str().unwrap()).collect();
+    assert_eq!(names, ["vmbr0", "vmbr1"]);
+    assert!(r.data().as_array().unwrap().iter().all(|i| i["type"] == "bridge"));
+    let r = api.get("/nodes/pve1/network?type=nonsense");
+    assert_eq!(r.status, 400);
+}
