@@ -206,12 +206,22 @@ fn parallel_batch(collection: &str, label: &str, task_extra: &str) -> Batch {
     }
 }
 
+/// Where the ferrox binaries come from, and their sizes.
+fn modules_dir() -> std::path::PathBuf {
+    support::ferrox_modules_dir().unwrap_or_else(|| ferrox_integration::repo_root().join("plugins/modules"))
+}
+
 fn binary_note() -> String {
-    let path = ferrox_integration::repo_root().join("plugins/modules/proxmox_kvm");
-    match std::fs::metadata(&path) {
-        Ok(m) => format!("{:.1} MB", m.len() as f64 / 1e6),
-        Err(_) => "missing".into(),
-    }
+    let dir = modules_dir();
+    let sizes: Vec<String> = ferrox_integration::MODULES
+        .iter()
+        .map(|m| match std::fs::metadata(dir.join(m)) {
+            Ok(meta) => format!("{m} {:.1} MB", meta.len() as f64 / 1e6),
+            Err(_) => format!("{m} missing"),
+        })
+        .collect();
+    let shown = dir.strip_prefix(ferrox_integration::repo_root()).map(|p| p.display().to_string()).unwrap_or_else(|_| dir.display().to_string());
+    format!("from `{shown}` ({})", sizes.join(", "))
 }
 
 fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> String {
@@ -221,7 +231,7 @@ fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> Strin
         md,
         "Written by `bench/compare`. Same playbooks, only the collection prefix changed; a fresh \
          simulator (default scenario, default timings) per collection and per batch. \
-         ferrox binaries: `plugins/modules/proxmox_kvm` {}. Wall time = task start to result \
+         ferrox binaries {}. Wall time = task start to result \
          as Ansible sees it (module transfer, interpreter start, API calls, waits).\n",
         binary_note()
     );
@@ -288,7 +298,8 @@ fn upids_are_folded_into_one_endpoint() {
 #[ignore = "benchmark (minutes): run bench/compare"]
 fn compare_community_and_ferrox() {
     for module in ferrox_integration::MODULES {
-        ferrox_integration::module_binary(module);
+        let path = modules_dir().join(module);
+        assert!(path.is_file(), "{} is missing: build the modules first (bench/compare --release does)", path.display());
     }
     let community = measure_operations(COMMUNITY);
     let ours = measure_operations(FERROX);

@@ -217,10 +217,22 @@ impl Anchor {
 
     fn write_ansible_files(&self) {
         let dir = self.dir();
-        // ferrox.proxmox (the repository root) next to community.proxmox, for the benchmark.
+        // ferrox.proxmox next to community.proxmox, for the benchmark: the repository root,
+        // or, with FERROX_MODULES_DIR, a collection made of the repository's meta/ and the
+        // module binaries found in that directory (e.g. a release build's target dir).
         let ns = dir.join("collections/ansible_collections/ferrox");
         std::fs::create_dir_all(&ns).expect("collections dir");
-        std::os::unix::fs::symlink(repo_root(), ns.join("proxmox")).expect("collection symlink");
+        match ferrox_modules_dir() {
+            None => std::os::unix::fs::symlink(repo_root(), ns.join("proxmox")).expect("collection symlink"),
+            Some(bins) => {
+                let root = ns.join("proxmox");
+                std::fs::create_dir_all(root.join("plugins/modules")).expect("modules dir");
+                std::os::unix::fs::symlink(repo_root().join("meta"), root.join("meta")).expect("meta symlink");
+                for m in ferrox_integration::MODULES {
+                    std::os::unix::fs::symlink(bins.join(m), root.join("plugins/modules").join(m)).expect("module symlink");
+                }
+            }
+        }
         let cfg = format!(
             "[defaults]\n\
              callbacks_enabled = anchor_results\n\
@@ -236,6 +248,12 @@ impl Anchor {
         );
         std::fs::write(dir.join("ansible.cfg"), cfg).expect("ansible.cfg");
     }
+}
+
+/// `FERROX_MODULES_DIR`: where the ferrox module binaries to run are (default: the
+/// repository's `plugins/modules/`).
+pub fn ferrox_modules_dir() -> Option<PathBuf> {
+    std::env::var_os("FERROX_MODULES_DIR").map(PathBuf::from)
 }
 
 fn control_agent(ca_pem: &[u8]) -> ureq::Agent {
