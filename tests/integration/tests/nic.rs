@@ -150,7 +150,6 @@ fn locked_vm_and_api_errors_lose_nothing() {
 }
 
 #[test]
-#[ignore = "needs GET /nodes/{node}/network in pvesim"]
 fn a_missing_bridge_fails_before_writing() {
     let env = Env::start();
     env.clear_requests();
