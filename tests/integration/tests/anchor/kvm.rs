@@ -91,6 +91,11 @@ fn proxmox_kvm_lifecycle() {
     let again = run.task("clone again onto existing newid").ok().changed(false);
     again.msg_is("vmid 102 with VM name anchor-clone already exists");
     assert_eq!(again.result["vmid"], 9000);
+    // 1.6 defect: without newid every run clones again (same name, next free id).
+    run.task("clone again without newid (1.6 defect)")
+        .ok()
+        .changed(true)
+        .msg_is("VM anchor-clone with newid 103 cloned from vm with vmid 9000");
     let clone_cfg = run.task("clone config").ok().config().clone();
     assert_eq!(clone_cfg["name"], "anchor-clone");
     assert!(clone_cfg.get("template").is_none(), "a clone is no template: {clone_cfg}");
@@ -107,5 +112,6 @@ fn proxmox_kvm_lifecycle() {
     assert_eq!(gone.result["vmid"], 101);
     run.task("absent again by name").ok().changed(false).msg_is("VM with name = anchor-web is already absent");
     run.task("absent clone with purge").ok().changed(true).msg_is("VM 102 removed");
+    run.task("absent second clone").ok().changed(true).msg_is("VM 103 removed");
     assert_eq!(run.task("listing after absent").ok().vmids(), vec![100, 9000]);
 }
