@@ -40,7 +40,13 @@ fn proxmox_nic_lifecycle() {
     run.task("delete again").ok().changed(false).msg_is("Nic net1 does not exist on VM with vmid 100");
     run.task("missing vm").failed().msg_is("VM with vmid 4242 does not exist in cluster");
 
+    // 1.6 defect: options the task does not mention are dropped from the NIC.
+    run.task("tag net0 without repeating firewall (1.6 defect)")
+        .ok()
+        .changed(true)
+        .msg_is("Nic net0 updated on VM with vmid 100");
+
     let config = run.task("config after delete").ok().config().clone();
     assert!(config.get("net1").is_none(), "{config}");
-    assert_eq!(config["net0"], "virtio=BC:24:11:10:00:01,bridge=vmbr0,firewall=1");
+    assert_eq!(config["net0"], "virtio=BC:24:11:10:00:01,bridge=vmbr0,tag=5", "firewall=1 is gone, the MAC kept");
 }
