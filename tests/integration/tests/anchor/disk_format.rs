@@ -21,4 +21,8 @@ fn proxmox_disk_format_round_trip() {
     );
     let end = run.task("config at the end").ok().config()["scsi1"].clone();
     assert_eq!(end, "local-lvm:vm-100-disk-1,format=raw,size=1G", "an attached volume keeps format and gets its size");
+    // A size without unit is bytes to PVE: 2048 bytes is a shrink of the 1G disk.
+    run.task("resize with a bare number (1.6 pitfall)")
+        .failed()
+        .msg_is("Error occurred on task execution: shrinking disks is not supported");
 }
