@@ -95,7 +95,9 @@ fn bool_error(value: &Value, dialect: Dialect) -> String {
     format!(
         "The value '{}' is not a valid boolean.{gap}Valid booleans include: {}",
         python_str(value),
-        "'y', 'yes', 'on', '1', 'true', 't', 1, 1.0, True, 'n', 'no', 'off', '0', 'false', 'f', 0, 0.0, False"
+        // AnsibleModule prints a Python set, where 1, 1.0 and True are one element (so are
+        // 0, 0.0 and False); its order follows the hash seed, so any fixed order is as right.
+        "'y', 'yes', 'on', '1', 'true', 't', 1, 'n', 'no', 'off', '0', 'false', 'f', 0"
     )
 }
 
