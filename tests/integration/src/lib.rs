@@ -38,6 +38,11 @@
 //! `ansible-playbook` is `<repo>/.venv/bin/ansible-playbook` unless
 //! `FERROX_ANSIBLE_PLAYBOOK` or [`PlayOpts::ansible`] says otherwise.
 //!
+//! Helpers beyond the core API: [`Env::auth`] / [`Env::defaults_with`] (build a
+//! changed auth block), [`Env::run_task`] (a task-starting call, waited for),
+//! [`Env::ca_path`], [`Env::collections_path`], [`Play::recap`], [`TaskOutcome::msg`],
+//! [`TaskOutcome::warnings`], and the scenario's credentials in [`creds`].
+//!
 //! Envs are independent (own simulator, own port, own temp dir), so tests run in
 //! parallel. The harness's own API calls ([`Env::api_get`], [`Env::api`]) appear in
 //! the simulator's request log: call [`Env::clear_requests`] right before the play
