@@ -57,12 +57,20 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     check_bridges(ctx, &vm.node, changes.set.iter())?;
     let diff = changes_diff(&vm, &changes);
     let keys = changes.keys();
+    let running = guest.status.as_deref() == Some("running");
+    let predicted = if running { changes.predicted_pending(&current) } else { Map::new() };
+    let reboot = ctx.p.str("apply_pending") == Some("reboot");
     let digest = ctx.p.str("digest").map(str::to_string).or_else(|| current.get("digest").and_then(Value::as_str).map(str::to_string));
     plan.push(Action::Converge { wanted, changes, digest, recompute: false });
-    if ctx.p.str("apply_pending") == Some("reboot") {
+    if reboot {
         plan.push(Action::RebootIfPending);
     }
-    let outcome = ctx.execute(&mut plan, name.clone())?;
+    let mut outcome = ctx.execute(&mut plan, name.clone())?;
+    if ctx.check_mode {
+        // Nothing was written: report what PVE's hotplug rules would leave pending.
+        outcome.rebooted_for_pending = reboot && !predicted.is_empty();
+        outcome.pending = predicted;
+    }
     let mut msg = format!("VM {name} with vmid {} updated", vm.vmid);
     if outcome.rebooted_for_pending {
         msg.push_str(&format!("; rebooted to apply {}", outcome.pending.keys().cloned().collect::<Vec<_>>().join(", ")));

@@ -304,3 +304,20 @@ fn vmid_range_efi_tpm_and_update_unsafe() {
     let efi_without_ovmf = env.play("- name: e\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: e1\n    efidisk0:\n      storage: local-lvm\n");
     assert_eq!(efi_without_ovmf.task("e").msg(), "efidisk0 cannot be used if bios is not set to ovmf. ");
 }
+
+#[test]
+fn check_mode_predicts_the_pending_changes_a_real_run_reports() {
+    let env = Env::start();
+    env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
+    let yaml = "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 4\n    cpu: host\n    onboot: true\n    description: web\n    net:\n      net0: virtio,bridge=vmbr1\n      net1: virtio,bridge=vmbr0\n    scsi:\n      scsi1: local-lvm:2\n";
+    let dry = env.play_with(yaml, &check());
+    dry.assert_ok();
+    let real = env.play(yaml);
+    real.assert_ok();
+    let predicted = &dry.task("u").result["pending"];
+    let pending = &real.task("u").result["pending"];
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(predicted), keys(pending), "check mode: {predicted}, real: {pending}");
+    assert_eq!(keys(pending), vec!["cores", "cpu"]);
+    assert_eq!(dry.task("u").msg(), real.task("u").msg());
+}

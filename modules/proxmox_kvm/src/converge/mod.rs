@@ -6,6 +6,7 @@
 //! follow their own safe rules; the other keys compare normalised ([`same_value`]).
 
 pub mod disk;
+pub mod hotplug;
 pub mod nic;
 
 use std::collections::BTreeMap;
@@ -51,6 +52,19 @@ impl Changes {
         keys.sort();
         keys.dedup();
         keys
+    }
+}
+
+impl Changes {
+    /// The keys a running VM would keep pending (key -> new value), by PVE's hotplug
+    /// rules and the VM's `hotplug` setting: what check mode reports as `pending`.
+    pub fn predicted_pending(&self, current: &Map<String, Value>) -> Map<String, Value> {
+        let features = hotplug::features(current.get("hotplug").map(text_of).as_deref());
+        self.set
+            .iter()
+            .filter(|(k, v)| hotplug::stays_pending(k, self.before[*k].as_deref(), v, &features))
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect()
     }
 }
 
