@@ -26,7 +26,11 @@ pub fn fields(pairs: &[(String, String)]) -> Vec<(&str, String)> {
 
 /// The VM's config with pending changes applied (what it gets at next start).
 pub fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, ApiError> {
-    Ok(client.get(&vm.path("/config"), &[])?.as_object().cloned().unwrap_or_default())
+    Ok(client
+        .get(&vm.path("/config"), &[])?
+        .as_object()
+        .cloned()
+        .unwrap_or_default())
 }
 
 /// What `GET .../pending` tells.
@@ -44,7 +48,9 @@ pub fn pending(client: &Client, vm: &Vm) -> Result<Pending, ApiError> {
     let mut waiting = Map::new();
     let mut effective = Map::new();
     for item in items.as_array().into_iter().flatten() {
-        let Some(key) = item.get("key").and_then(Value::as_str) else { continue };
+        let Some(key) = item.get("key").and_then(Value::as_str) else {
+            continue;
+        };
         let deleted = item.get("delete").and_then(Value::as_i64).unwrap_or(0) > 0;
         match (item.get("pending"), deleted) {
             (_, true) => {
@@ -77,7 +83,11 @@ pub struct Power {
 pub fn power(client: &Client, vm: &Vm) -> Result<Power, ApiError> {
     let data = client.get(&vm.path("/status/current"), &[])?;
     let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_string);
-    Ok(Power { status: text("status").unwrap_or_else(|| "unknown".into()), qmpstatus: text("qmpstatus"), lock: text("lock") })
+    Ok(Power {
+        status: text("status").unwrap_or_else(|| "unknown".into()),
+        qmpstatus: text("qmpstatus"),
+        lock: text("lock"),
+    })
 }
 
 /// Names of the cluster's nodes.
@@ -93,7 +103,10 @@ pub fn nodes(client: &Client) -> Result<Vec<String>, ApiError> {
 
 /// The bridges of a node (`GET /nodes/{node}/network?type=any_bridge`).
 pub fn bridges(client: &Client, node: &str) -> Result<Vec<String>, ApiError> {
-    let data = client.get(&format!("/nodes/{node}/network"), &[("type", "any_bridge".to_string())])?;
+    let data = client.get(
+        &format!("/nodes/{node}/network"),
+        &[("type", "any_bridge".to_string())],
+    )?;
     Ok(data
         .as_array()
         .into_iter()
@@ -119,7 +132,11 @@ pub fn next_id(client: &Client) -> Result<u32, ApiError> {
 }
 
 /// Waits for a task when `answer` is a UPID (some calls are synchronous on some PVE versions).
-pub fn wait_if_task(client: &Client, answer: &Value, timeout: Duration) -> Result<Option<TaskDone>, TaskError> {
+pub fn wait_if_task(
+    client: &Client,
+    answer: &Value,
+    timeout: Duration,
+) -> Result<Option<TaskDone>, TaskError> {
     match answer.as_str().filter(|s| s.starts_with("UPID:")) {
         Some(upid) => tasks::wait(client, upid, timeout).map(Some),
         None => Ok(None),
@@ -160,7 +177,10 @@ mod tests {
             "name": "x",
         });
         let (mac, devices) = mac_and_devices(cfg.as_object().unwrap());
-        assert_eq!(Value::Object(mac), json!({"net0": "BC:24:11:2E:7F:01", "net3": "BC:24:11:2E:7F:02"}));
+        assert_eq!(
+            Value::Object(mac),
+            json!({"net0": "BC:24:11:2E:7F:01", "net3": "BC:24:11:2E:7F:02"})
+        );
         assert_eq!(
             Value::Object(devices),
             json!({"scsi0": "local-lvm:vm-101-disk-0", "ide2": "none", "efidisk0": "local-lvm:vm-101-disk-1"})

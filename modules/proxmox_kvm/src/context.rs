@@ -27,8 +27,15 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn new(p: &'a Params, client: &'a Client, check_mode: bool) -> Result<Ctx<'a>, Failure> {
-        let guests = vm::list(client).map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
-        Ok(Ctx { p, client, guests, check_mode, warnings: Vec::new() })
+        let guests = vm::list(client)
+            .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
+        Ok(Ctx {
+            p,
+            client,
+            guests,
+            check_mode,
+            warnings: Vec::new(),
+        })
     }
 
     pub fn timeout(&self) -> u64 {
@@ -44,7 +51,9 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn qemu_by_vmid(&self, id: i64) -> Result<Option<Guest>, Failure> {
-        let id = u32::try_from(id).map_err(|_| Failure::new(format!("vmid must be between 100 and 999999999, got: {id}")))?;
+        let id = u32::try_from(id).map_err(|_| {
+            Failure::new(format!("vmid must be between 100 and 999999999, got: {id}"))
+        })?;
         match vm::by_vmid(&self.guests, id) {
             Some(g) if g.kind == GuestType::Lxc => Err(Failure::new(format!(
                 "vmid {id} belongs to a container (LXC) on node {}, not a QEMU VM; choose another vmid",
@@ -57,7 +66,9 @@ impl<'a> Ctx<'a> {
 
     pub fn qemu_named(&self, name: Option<&str>) -> Result<Option<Guest>, Failure> {
         match name {
-            Some(n) => vm::qemu_by_name(&self.guests, n).map(|g| g.cloned()).map_err(Failure::new),
+            Some(n) => vm::qemu_by_name(&self.guests, n)
+                .map(|g| g.cloned())
+                .map_err(Failure::new),
             None => Ok(None),
         }
     }
@@ -79,7 +90,11 @@ impl<'a> Ctx<'a> {
             long_timeout: Duration::from_secs(self.timeout().max(LONG_TASK_SECS)),
             name,
             skiplock: self.p.flag("skiplock"),
-            used_ids: self.guests.iter().map(|g| g.vmid).collect::<BTreeSet<u32>>(),
+            used_ids: self
+                .guests
+                .iter()
+                .map(|g| g.vmid)
+                .collect::<BTreeSet<u32>>(),
             outcome: Outcome::default(),
         }
     }
@@ -104,12 +119,17 @@ impl<'a> Ctx<'a> {
         let config = match config {
             Some(c) => c,
             None if self.check_mode && !self.guests.iter().any(|g| g.vmid == vm.vmid) => {
-                return Ok(out.with("mac", serde_json::Map::new()).with("devices", serde_json::Map::new()))
+                return Ok(out
+                    .with("mac", serde_json::Map::new())
+                    .with("devices", serde_json::Map::new()))
             }
             None => {
                 fetched = api::config(self.client, vm).map_err(|e| {
-                    Failure::new(format!("Getting information for VM with vmid = {} failed with exception: {e}", vm.vmid))
-                        .with("vmid", vm.vmid)
+                    Failure::new(format!(
+                        "Getting information for VM with vmid = {} failed with exception: {e}",
+                        vm.vmid
+                    ))
+                    .with("vmid", vm.vmid)
                 })?;
                 &fetched
             }
@@ -121,5 +141,8 @@ impl<'a> Ctx<'a> {
 
 /// The `Vm` of a listed guest.
 pub fn vm_of(g: &Guest) -> Vm {
-    Vm { node: g.node.clone(), vmid: g.vmid }
+    Vm {
+        node: g.node.clone(),
+        vmid: g.vmid,
+    }
 }

@@ -73,7 +73,10 @@ impl Executor<'_> {
                 return Err(failure);
             }
             // An update records its own steps (config written, each disk grown).
-            if !matches!(action, Action::Converge { .. } | Action::WaitListed { .. } | Action::RebootIfPending) {
+            if !matches!(
+                action,
+                Action::Converge { .. } | Action::WaitListed { .. } | Action::RebootIfPending
+            ) {
                 self.outcome.done.push(action.describe(&plan.vm));
             }
         }
@@ -85,36 +88,67 @@ impl Executor<'_> {
         let name = self.name.clone();
         match action {
             Action::Create { form, allocation } => {
-                let prefix = |id: u32| format!("creation of qemu VM {name} with vmid {id} failed with exception=");
+                let prefix = |id: u32| {
+                    format!("creation of qemu VM {name} with vmid {id} failed with exception=")
+                };
                 let node = vm.node.clone();
                 let upid = self.allocate_and_post(vm, allocation, &prefix, |c, id| {
                     let mut body = vec![("vmid".to_string(), id.to_string())];
                     body.extend(form.iter().cloned());
                     c.post(&format!("/nodes/{node}/qemu"), &fields(&body))
                 })?;
-                self.wait(&upid, self.long_timeout, "creating", &prefix(vm.vmid), vm.vmid)
+                self.wait(
+                    &upid,
+                    self.long_timeout,
+                    "creating",
+                    &prefix(vm.vmid),
+                    vm.vmid,
+                )
             }
-            Action::Clone { source, form, allocation } => {
-                let prefix = |_: u32| format!("Unable to clone vm {name} from vmid {}: ", source.vmid);
+            Action::Clone {
+                source,
+                form,
+                allocation,
+            } => {
+                let prefix =
+                    |_: u32| format!("Unable to clone vm {name} from vmid {}: ", source.vmid);
                 let path = source.path("/clone");
                 let upid = self.allocate_and_post(vm, allocation, &prefix, |c, id| {
                     let mut body = vec![("newid".to_string(), id.to_string())];
                     body.extend(form.iter().cloned());
                     c.post(&path, &fields(&body))
                 })?;
-                self.wait(&upid, self.long_timeout, "creating", &prefix(vm.vmid), vm.vmid)
+                self.wait(
+                    &upid,
+                    self.long_timeout,
+                    "creating",
+                    &prefix(vm.vmid),
+                    vm.vmid,
+                )
             }
             Action::WaitListed { name } => {
                 self.wait_listed(vm.vmid, name.as_deref());
                 Ok(())
             }
-            Action::Converge { wanted, changes, digest, recompute } => {
+            Action::Converge {
+                wanted,
+                changes,
+                digest,
+                recompute,
+            } => {
                 let prefix = format!("Unable to update vm {name} with vmid {id}: ");
                 let fail = |e: String| Failure::new(format!("{prefix}{e}")).with("vmid", id);
                 let (changes, digest) = if *recompute {
                     let current = api::config(self.client, vm).map_err(|e| fail(e.to_string()))?;
-                    let digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
-                    (converge::changes(&current, wanted, id).map_err(|e| Failure::new(e).with("vmid", id))?, digest)
+                    let digest = current
+                        .get("digest")
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                    (
+                        converge::changes(&current, wanted, id)
+                            .map_err(|e| Failure::new(e).with("vmid", id))?,
+                        digest,
+                    )
                 } else {
                     (changes.clone(), digest.clone())
                 };
@@ -131,18 +165,31 @@ impl Executor<'_> {
                     }
                     if changes.allocates {
                         // Allocating storage can outlast an HTTP request: PVE runs it as a task.
-                        let upid = self.client.post(&vm.path("/config"), &fields(&body)).map_err(|e| fail(e.to_string()))?;
+                        let upid = self
+                            .client
+                            .post(&vm.path("/config"), &fields(&body))
+                            .map_err(|e| fail(e.to_string()))?;
                         self.wait_answer(&upid, self.long_timeout, "updating", &prefix, id)?;
                     } else {
-                        self.client.put(&vm.path("/config"), &fields(&body)).map_err(|e| fail(e.to_string()))?;
+                        self.client
+                            .put(&vm.path("/config"), &fields(&body))
+                            .map_err(|e| fail(e.to_string()))?;
                     }
-                    self.outcome.done.push(format!("set {} of VM {id}", changes.set.keys().cloned().collect::<Vec<_>>().join(", ")));
+                    self.outcome.done.push(format!(
+                        "set {} of VM {id}",
+                        changes.set.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ));
                 }
                 for grow in &changes.grow {
                     let body = [("disk", grow.key.clone()), ("size", grow.to.clone())];
-                    let answer = self.client.put(&vm.path("/resize"), &body).map_err(|e| fail(e.to_string()))?;
+                    let answer = self
+                        .client
+                        .put(&vm.path("/resize"), &body)
+                        .map_err(|e| fail(e.to_string()))?;
                     self.wait_answer(&answer, self.long_timeout, "resizing disk of", &prefix, id)?;
-                    self.outcome.done.push(format!("grew {} of VM {id} to {}", grow.key, grow.to));
+                    self.outcome
+                        .done
+                        .push(format!("grew {} of VM {id} to {}", grow.key, grow.to));
                 }
                 self.outcome.written = changes.keys();
                 let pending = api::pending(self.client, vm).map_err(|e| fail(e.to_string()))?;
@@ -160,16 +207,24 @@ impl Executor<'_> {
                 }
                 self.power(vm, &PowerCall::Reboot)?;
                 self.outcome.rebooted_for_pending = true;
-                self.outcome.done.push(format!("rebooted VM {id} to apply pending changes"));
+                self.outcome
+                    .done
+                    .push(format!("rebooted VM {id} to apply pending changes"));
                 Ok(())
             }
             Action::Power(call) => self.power(vm, call),
             Action::Template => {
                 let prefix = format!("conversion of VM {id} to template failed with exception: ");
-                let answer = self.client.post(&vm.path("/template"), &[]).map_err(|e| api_fail(&prefix, e, id))?;
+                let answer = self
+                    .client
+                    .post(&vm.path("/template"), &[])
+                    .map_err(|e| api_fail(&prefix, e, id))?;
                 self.wait_answer(&answer, self.long_timeout, "converting", &prefix, id)
             }
-            Action::Destroy { purge, unreferenced_disks } => {
+            Action::Destroy {
+                purge,
+                unreferenced_disks,
+            } => {
                 let prefix = format!("deletion of VM {id} failed with exception: ");
                 let mut query = Vec::new();
                 if *purge {
@@ -181,17 +236,27 @@ impl Executor<'_> {
                 if self.skiplock {
                     query.push(("skiplock", "1".to_string()));
                 }
-                let answer = self.client.delete(&vm.path(""), &query).map_err(|e| Failure::new(format!("{prefix}{e}")))?;
+                let answer = self
+                    .client
+                    .delete(&vm.path(""), &query)
+                    .map_err(|e| Failure::new(format!("{prefix}{e}")))?;
                 self.wait_answer(&answer, self.long_timeout, "removing", &prefix, id)
             }
-            Action::Migrate { target, online, with_local_disks } => {
+            Action::Migrate {
+                target,
+                online,
+                with_local_disks,
+            } => {
                 let prefix = format!("Unable to migrate VM {id} from {} to {target}: ", vm.node);
                 let body = [
                     ("target", target.clone()),
                     ("online", u8::from(*online).to_string()),
                     ("with-local-disks", u8::from(*with_local_disks).to_string()),
                 ];
-                let answer = self.client.post(&vm.path("/migrate"), &body).map_err(|e| api_fail(&prefix, e, id))?;
+                let answer = self
+                    .client
+                    .post(&vm.path("/migrate"), &body)
+                    .map_err(|e| api_fail(&prefix, e, id))?;
                 self.wait_answer(&answer, self.long_timeout, "migrating", &prefix, id)
             }
             Action::DeleteKeys(keys) => {
@@ -200,12 +265,16 @@ impl Executor<'_> {
                 if self.skiplock {
                     body.push(("skiplock", "1".into()));
                 }
-                self.client.put(&vm.path("/config"), &body).map_err(|e| api_fail(&prefix, e, id))?;
+                self.client
+                    .put(&vm.path("/config"), &body)
+                    .map_err(|e| api_fail(&prefix, e, id))?;
                 Ok(())
             }
             Action::RevertKeys(keys) => {
                 let prefix = format!("Unable to revert settings on VM {name} with vmid {id}: Maybe is not a pending task...   ");
-                self.client.put(&vm.path("/config"), &[("revert", keys.join(","))]).map_err(|e| api_fail(&prefix, e, id))?;
+                self.client
+                    .put(&vm.path("/config"), &[("revert", keys.join(","))])
+                    .map_err(|e| api_fail(&prefix, e, id))?;
                 Ok(())
             }
         }
@@ -234,7 +303,10 @@ impl Executor<'_> {
         if self.skiplock && !matches!(call, PowerCall::Reboot) {
             body.push(("skiplock", "1".into()));
         }
-        let answer = self.client.post(&vm.path(&format!("/status/{}", call.endpoint())), &body).map_err(|e| api_fail(&prefix, e, id))?;
+        let answer = self
+            .client
+            .post(&vm.path(&format!("/status/{}", call.endpoint())), &body)
+            .map_err(|e| api_fail(&prefix, e, id))?;
         self.wait_answer(&answer, budget, op, &prefix, id)
     }
 
@@ -252,27 +324,46 @@ impl Executor<'_> {
             match post(self.client, vm.vmid) {
                 Ok(answer) => {
                     return answer.as_str().map(str::to_string).ok_or_else(|| {
-                        Failure::new(format!("{}PVE answered {answer} instead of a task id", prefix(vm.vmid))).with("vmid", vm.vmid)
+                        Failure::new(format!(
+                            "{}PVE answered {answer} instead of a task id",
+                            prefix(vm.vmid)
+                        ))
+                        .with("vmid", vm.vmid)
                     })
                 }
-                Err(e) if e.message.contains("already exists") && *allocation != Allocation::Given && attempt < MAX_ALLOCATION_ATTEMPTS => {
+                Err(e)
+                    if e.message.contains("already exists")
+                        && *allocation != Allocation::Given
+                        && attempt < MAX_ALLOCATION_ATTEMPTS =>
+                {
                     tried.insert(vm.vmid);
                     std::thread::sleep(jitter(attempt));
-                    vm.vmid = self.next_candidate(allocation, &tried).map_err(|e| Failure::new(format!("{}{e}", prefix(vm.vmid))))?;
+                    vm.vmid = self
+                        .next_candidate(allocation, &tried)
+                        .map_err(|e| Failure::new(format!("{}{e}", prefix(vm.vmid))))?;
                 }
-                Err(e) => return Err(Failure::new(format!("{}{e}", prefix(vm.vmid))).with("vmid", vm.vmid)),
+                Err(e) => {
+                    return Err(
+                        Failure::new(format!("{}{e}", prefix(vm.vmid))).with("vmid", vm.vmid)
+                    )
+                }
             }
         }
         unreachable!("the loop returns")
     }
 
-    fn next_candidate(&self, allocation: &Allocation, tried: &BTreeSet<u32>) -> Result<u32, String> {
+    fn next_candidate(
+        &self,
+        allocation: &Allocation,
+        tried: &BTreeSet<u32>,
+    ) -> Result<u32, String> {
         match allocation {
             Allocation::Range(first, last) => (*first..=*last)
                 .find(|id| !tried.contains(id) && !self.used_ids.contains(id))
                 .ok_or_else(|| format!("no free vmid left in vmid_range [{first}, {last}]")),
             _ => {
-                let mut id = api::next_id(self.client).map_err(|e| format!("Unable to retrieve next free vmid: {e}"))?;
+                let mut id = api::next_id(self.client)
+                    .map_err(|e| format!("Unable to retrieve next free vmid: {e}"))?;
                 while tried.contains(&id) {
                     id += 1;
                 }
@@ -281,14 +372,28 @@ impl Executor<'_> {
         }
     }
 
-    fn wait_answer(&self, answer: &Value, budget: Duration, op: &str, prefix: &str, vmid: u32) -> Result<(), Failure> {
+    fn wait_answer(
+        &self,
+        answer: &Value,
+        budget: Duration,
+        op: &str,
+        prefix: &str,
+        vmid: u32,
+    ) -> Result<(), Failure> {
         match answer.as_str().filter(|s| s.starts_with("UPID:")) {
             Some(upid) => self.wait(upid, budget, op, prefix, vmid),
             None => Ok(()),
         }
     }
 
-    fn wait(&self, upid: &str, budget: Duration, op: &str, prefix: &str, vmid: u32) -> Result<(), Failure> {
+    fn wait(
+        &self,
+        upid: &str,
+        budget: Duration,
+        op: &str,
+        prefix: &str,
+        vmid: u32,
+    ) -> Result<(), Failure> {
         match ferrox_common::tasks::wait(self.client, upid, budget) {
             Ok(_) => Ok(()),
             Err(e) => Err(Failure::new(task_failure(prefix, op, e)).with("vmid", vmid)),
@@ -344,7 +449,10 @@ pub fn task_failure(prefix: &str, op: &str, e: TaskError) -> String {
 
 /// A short random pause so parallel runs that collided do not collide again.
 fn jitter(attempt: u32) -> Duration {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.subsec_nanos()).unwrap_or(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or(0);
     let seed = nanos ^ std::process::id().wrapping_mul(2654435761);
     Duration::from_millis(u64::from(seed % (50 + 25 * attempt.min(8))))
 }

@@ -5,6 +5,7 @@
 //! them unless in check mode, report.
 
 pub mod api;
+pub mod clone;
 pub mod context;
 pub mod converge;
 pub mod docs;
@@ -52,7 +53,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let client = Client::connect(&conn)?;
     let mut ctx = Ctx::new(&p, &client, m.check_mode)?;
     let result = if p.non_empty("clone").is_some() {
-        present::clone(&mut ctx)
+        clone::clone(&mut ctx)
     } else if p.non_empty("delete").is_some() {
         settings::delete(&mut ctx)
     } else if p.non_empty("revert").is_some() {

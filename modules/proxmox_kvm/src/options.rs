@@ -8,8 +8,17 @@ use ferrox_common::connection;
 use ferrox_common::options::{Kind, Opt, Rules};
 
 /// The states a task can ask for.
-pub const STATES: &[&str] =
-    &["present", "started", "absent", "stopped", "restarted", "current", "template", "paused", "hibernated"];
+pub const STATES: &[&str] = &[
+    "present",
+    "started",
+    "absent",
+    "stopped",
+    "restarted",
+    "current",
+    "template",
+    "paused",
+    "hibernated",
+];
 
 /// Every option: the shared connection options first, then the module's own.
 pub fn all() -> Vec<Opt> {
@@ -40,9 +49,9 @@ fn bool_key(name: &'static str, what: &str) -> Opt {
 }
 
 fn dict_devices(name: &'static str, what: &str, example: &str) -> Opt {
-    Opt::dict(name)
-        .desc(what.to_string())
-        .desc(format!("Keys are PVE config keys, values PVE property strings, for example C({example})."))
+    Opt::dict(name).desc(what.to_string()).desc(format!(
+        "Keys are PVE config keys, values PVE property strings, for example C({example})."
+    ))
 }
 
 /// Options that map one-to-one onto a VM config key.

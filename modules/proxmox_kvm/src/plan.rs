@@ -22,10 +22,15 @@ pub enum PowerCall {
     Start,
     Resume,
     /// Graceful ACPI shutdown; `force` powers off once `timeout` passed.
-    Shutdown { force: bool, timeout: u64 },
+    Shutdown {
+        force: bool,
+        timeout: u64,
+    },
     Reboot,
     Reset,
-    Suspend { to_disk: bool },
+    Suspend {
+        to_disk: bool,
+    },
 }
 
 impl PowerCall {
@@ -44,20 +49,41 @@ impl PowerCall {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
     /// `POST /nodes/{node}/qemu` (a restore when `form` holds `archive`).
-    Create { form: Vec<(String, String)>, allocation: Allocation },
+    Create {
+        form: Vec<(String, String)>,
+        allocation: Allocation,
+    },
     /// `POST .../clone` from `source` to the plan's VM.
-    Clone { source: Vm, form: Vec<(String, String)>, allocation: Allocation },
+    Clone {
+        source: Vm,
+        form: Vec<(String, String)>,
+        allocation: Allocation,
+    },
     /// Poll `/cluster/resources` until the VM is listed with its name.
-    WaitListed { name: Option<String> },
+    WaitListed {
+        name: Option<String>,
+    },
     /// Write the config keys that differ. With `recompute`, the VM was just made
     /// (clone, restore): the changes are computed again from its real config.
-    Converge { wanted: Config, changes: Changes, digest: Option<String>, recompute: bool },
+    Converge {
+        wanted: Config,
+        changes: Changes,
+        digest: Option<String>,
+        recompute: bool,
+    },
     Power(PowerCall),
     /// Reboot when the update left changes pending (`apply_pending: reboot`).
     RebootIfPending,
     Template,
-    Destroy { purge: bool, unreferenced_disks: bool },
-    Migrate { target: String, online: bool, with_local_disks: bool },
+    Destroy {
+        purge: bool,
+        unreferenced_disks: bool,
+    },
+    Migrate {
+        target: String,
+        online: bool,
+        with_local_disks: bool,
+    },
     DeleteKeys(Vec<String>),
     RevertKeys(Vec<String>),
 }
@@ -71,22 +97,40 @@ impl Action {
                 format!("restore VM {id} on {}", vm.node)
             }
             Action::Create { .. } => format!("create VM {id} on {}", vm.node),
-            Action::Clone { source, .. } => format!("clone VM {} on {} to VM {id}", source.vmid, source.node),
+            Action::Clone { source, .. } => {
+                format!("clone VM {} on {} to VM {id}", source.vmid, source.node)
+            }
             Action::WaitListed { .. } => format!("wait until VM {id} is listed cluster-wide"),
-            Action::Converge { changes, recompute, .. } => {
+            Action::Converge {
+                changes, recompute, ..
+            } => {
                 let mut parts = Vec::new();
                 if !changes.set.is_empty() {
-                    parts.push(format!("set {}", changes.set.keys().cloned().collect::<Vec<_>>().join(", ")));
+                    parts.push(format!(
+                        "set {}",
+                        changes.set.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ));
                 }
                 for g in &changes.grow {
                     parts.push(format!("grow {} from {} to {}", g.key, g.from, g.to));
                 }
-                let what = if parts.is_empty() { "apply the task's config".to_string() } else { parts.join("; ") };
-                let then = if *recompute { " (compared again once it exists)" } else { "" };
+                let what = if parts.is_empty() {
+                    "apply the task's config".to_string()
+                } else {
+                    parts.join("; ")
+                };
+                let then = if *recompute {
+                    " (compared again once it exists)"
+                } else {
+                    ""
+                };
                 format!("update VM {id}: {what}{then}")
             }
             Action::Power(call) => match call {
-                PowerCall::Shutdown { force: true, timeout } => {
+                PowerCall::Shutdown {
+                    force: true,
+                    timeout,
+                } => {
                     format!("shut down VM {id} (power off after {timeout} s)")
                 }
                 PowerCall::Suspend { to_disk: true } => format!("hibernate VM {id}"),
@@ -95,7 +139,9 @@ impl Action {
             Action::RebootIfPending => format!("reboot VM {id} if changes are pending"),
             Action::Template => format!("convert VM {id} to a template"),
             Action::Destroy { .. } => format!("remove VM {id}"),
-            Action::Migrate { target, .. } => format!("migrate VM {id} from {} to {target}", vm.node),
+            Action::Migrate { target, .. } => {
+                format!("migrate VM {id} from {} to {target}", vm.node)
+            }
             Action::DeleteKeys(keys) => format!("delete {} from VM {id}", keys.join(", ")),
             Action::RevertKeys(keys) => format!("revert pending {} of VM {id}", keys.join(", ")),
         }
@@ -111,7 +157,10 @@ pub struct Plan {
 
 impl Plan {
     pub fn new(vm: Vm) -> Plan {
-        Plan { vm, actions: Vec::new() }
+        Plan {
+            vm,
+            actions: Vec::new(),
+        }
     }
     pub fn push(&mut self, a: Action) {
         self.actions.push(a);

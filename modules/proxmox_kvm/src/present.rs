@@ -1,5 +1,5 @@
 //! `state: present`: create (or restore), converge an existing VM (`update: true`),
-//! or report it; and clones.
+//! or report it. Clones are in [`crate::clone`], which shares the helpers here.
 
 use ferrox_common::diff::Diff;
 use ferrox_common::protocol::{Failure, Output};
@@ -32,7 +32,8 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
         ));
     }
     if !ctx.p.flag("update") {
-        let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid)).with("vmid", vm.vmid);
+        let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid))
+            .with("vmid", vm.vmid);
         match converge::changes(&current, &wanted, vm.vmid) {
             Ok(c) if !c.is_empty() => ctx.warnings.push(format!(
                 "VM {} differs from the task in: {}. Nothing was changed: add update: true to converge it.",
@@ -42,10 +43,15 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
             Ok(_) => {}
             Err(e) => ctx.warnings.push(format!("VM {} differs from the task: {e}", vm.vmid)),
         }
-        return ctx.with_mac_and_devices(out.with("actions", Vec::<String>::new()), &vm, Some(&current));
+        return ctx.with_mac_and_devices(
+            out.with("actions", Vec::<String>::new()),
+            &vm,
+            Some(&current),
+        );
     }
     check_efi_bios(ctx, &wanted, Some(&current))?;
-    let changes = converge::changes(&current, &wanted, vm.vmid).map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
+    let changes = converge::changes(&current, &wanted, vm.vmid)
+        .map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
     let mut plan = Plan::new(vm.clone());
     if changes.is_empty() {
         let out = Output::unchanged(format!("VM {name} with vmid {} is up to date", vm.vmid))
@@ -58,10 +64,24 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     let diff = changes_diff(&vm, &changes);
     let keys = changes.keys();
     let running = guest.status.as_deref() == Some("running");
-    let predicted = if running { changes.predicted_pending(&current) } else { Map::new() };
+    let predicted = if running {
+        changes.predicted_pending(&current)
+    } else {
+        Map::new()
+    };
     let reboot = ctx.p.str("apply_pending") == Some("reboot");
-    let digest = ctx.p.str("digest").map(str::to_string).or_else(|| current.get("digest").and_then(Value::as_str).map(str::to_string));
-    plan.push(Action::Converge { wanted, changes, digest, recompute: false });
+    let digest = ctx.p.str("digest").map(str::to_string).or_else(|| {
+        current
+            .get("digest")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    plan.push(Action::Converge {
+        wanted,
+        changes,
+        digest,
+        recompute: false,
+    });
     if reboot {
         plan.push(Action::RebootIfPending);
     }
@@ -73,14 +93,31 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     }
     let mut msg = format!("VM {name} with vmid {} updated", vm.vmid);
     if outcome.rebooted_for_pending {
-        msg.push_str(&format!("; rebooted to apply {}", outcome.pending.keys().cloned().collect::<Vec<_>>().join(", ")));
+        msg.push_str(&format!(
+            "; rebooted to apply {}",
+            outcome
+                .pending
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
     } else if !outcome.pending.is_empty() {
         msg.push_str(&format!(
             "; pending until the VM restarts: {} (restart it, or use apply_pending: reboot)",
-            outcome.pending.keys().cloned().collect::<Vec<_>>().join(", ")
+            outcome
+                .pending
+                .keys()
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
         ));
     }
-    let pending = if outcome.rebooted_for_pending { Map::new() } else { outcome.pending.clone() };
+    let pending = if outcome.rebooted_for_pending {
+        Map::new()
+    } else {
+        outcome.pending.clone()
+    };
     let out = Output::changed(msg)
         .with("vmid", vm.vmid)
         .with("changes", keys)
@@ -94,10 +131,17 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
 /// A new VM (or a restore from `archive`).
 fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     let p = ctx.p;
-    let node = p.non_empty("node").ok_or("node is mandatory for creating/updating VM")?.to_string();
-    let nodes = api::nodes(ctx.client).map_err(|e| Failure::new(format!("Unable to retrieve Proxmox VE node: {e}")))?;
+    let node = p
+        .non_empty("node")
+        .ok_or("node is mandatory for creating/updating VM")?
+        .to_string();
+    let nodes = api::nodes(ctx.client)
+        .map_err(|e| Failure::new(format!("Unable to retrieve Proxmox VE node: {e}")))?;
     if !nodes.contains(&node) {
-        return Err(Failure::new(format!("node '{node}' does not exist in cluster (nodes: {})", nodes.join(", "))));
+        return Err(Failure::new(format!(
+            "node '{node}' does not exist in cluster (nodes: {})",
+            nodes.join(", ")
+        )));
     }
     let wanted = wanted::config(p)?;
     check_bridges(ctx, &node, wanted.iter())?;
@@ -123,13 +167,20 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         plan.push(Action::WaitListed { name: None });
         if !wanted.is_empty() {
             let changes = converge::changes(&Map::new(), &wanted, vmid).unwrap_or_default();
-            plan.push(Action::Converge { wanted: wanted.clone(), changes, digest: None, recompute: true });
+            plan.push(Action::Converge {
+                wanted: wanted.clone(),
+                changes,
+                digest: None,
+                recompute: true,
+            });
         }
     } else {
         check_efi_bios(ctx, &wanted, None)?;
         form.extend(wanted.iter().map(|(k, v)| (k.clone(), v.clone())));
         plan.push(Action::Create { form, allocation });
-        plan.push(Action::WaitListed { name: p.str("name").map(str::to_string) });
+        plan.push(Action::WaitListed {
+            name: p.str("name").map(str::to_string),
+        });
     }
     for (k, v) in &wanted {
         diff.change(k, None, Some(Value::String(v.clone())));
@@ -140,116 +191,27 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         .with("vmid", vm.vmid)
         .with("actions", plan.describe())
         .with_diff(diff);
-    let out = if outcome.pending.is_empty() { out } else { out.with("pending", outcome.pending.clone()) };
-    ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
-}
-
-/// `clone`: make the clone unless it exists, then apply the rest of the task to it.
-pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
-    let p = ctx.p;
-    let clone_name = p.str("clone").unwrap_or_default().to_string();
-    let source = match p.int("vmid").filter(|id| *id != 0) {
-        Some(id) => ctx.qemu_by_vmid(id)?,
-        None => ctx.qemu_named(Some(&clone_name))?,
-    }
-    .ok_or_else(|| Failure::new(format!("VM with name = {clone_name} does not exist in cluster")))?;
-    let source_vm = vm_of(&source);
-    let existing = match p.int("newid") {
-        Some(id) => ctx.qemu_by_vmid(id)?,
-        None => ctx.qemu_named(p.str("name"))?.filter(|g| g.vmid != source.vmid),
+    let out = if outcome.pending.is_empty() {
+        out
+    } else {
+        out.with("pending", outcome.pending.clone())
     };
-    let mut wanted = wanted::config(p)?;
-    let name = ctx.name_of(None);
-    if let Some(clone) = existing {
-        // The clone exists: converge it like an update.
-        let vm = vm_of(&clone);
-        let current = read_config(ctx, &vm)?;
-        let changes = converge::changes(&current, &wanted, vm.vmid).map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
-        if changes.is_empty() {
-            let out = Output::unchanged(format!("vmid {} with VM name {name} already exists", vm.vmid))
-                .with("vmid", vm.vmid)
-                .with("actions", Vec::<String>::new());
-            return ctx.with_mac_and_devices(out, &vm, Some(&current));
-        }
-        check_bridges(ctx, &vm.node, changes.set.iter())?;
-        let diff = changes_diff(&vm, &changes);
-        let digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
-        let mut plan = Plan::new(vm.clone());
-        plan.push(Action::Converge { wanted, changes, digest, recompute: false });
-        let outcome = ctx.execute(&mut plan, name.clone())?;
-        let out = Output::changed(format!("VM {name} with vmid {} updated", vm.vmid))
-            .with("vmid", vm.vmid)
-            .with("pending", outcome.pending.clone())
-            .with("actions", plan.describe())
-            .with_diff(diff);
-        return ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref());
-    }
-    let (newid, allocation) = choose_vmid(ctx, p.int("newid"))?;
-    let form = clone_form(ctx);
-    let node = p.non_empty("target").unwrap_or(&source.node).to_string();
-    check_bridges(ctx, &node, wanted.iter())?;
-    let vm = Vm { node, vmid: newid };
-    let mut plan = Plan::new(vm);
-    let mut diff = Diff::new(format!("VM {newid}"));
-    diff.change("clone of", None, Some(Value::from(source.vmid)));
-    plan.push(Action::Clone { source: source_vm.clone(), form, allocation });
-    plan.push(Action::WaitListed { name: p.str("name").map(str::to_string) });
-    wanted.remove("name");
-    if !wanted.is_empty() {
-        // Planned against the source's config (the clone's copy); compared again once
-        // the clone exists, since its MACs and volumes are its own.
-        let source_config = read_config(ctx, &source_vm)?;
-        let changes = converge::changes(&source_config, &wanted, newid).map_err(|e| Failure::new(e).with("vmid", newid))?;
-        for (k, v) in &changes.set {
-            diff.change(k, changes.before[k].clone().map(Value::String), Some(Value::String(v.clone())));
-        }
-        plan.push(Action::Converge { wanted, changes, digest: None, recompute: true });
-    }
-    let outcome = ctx.execute(&mut plan, name.clone())?;
-    let vm = plan.vm.clone();
-    let out = Output::changed(format!("VM {name} with newid {} cloned from vm with vmid {}", vm.vmid, source.vmid))
-        .with("vmid", vm.vmid)
-        .with("actions", plan.describe())
-        .with_diff(diff);
-    let out = if outcome.pending.is_empty() { out } else { out.with("pending", outcome.pending.clone()) };
-    if ctx.check_mode {
-        let source_config = read_config(ctx, &source_vm)?;
-        return ctx.with_mac_and_devices(out, &vm, Some(&source_config));
-    }
     ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
-}
-
-/// The clone call's own parameters (besides `newid`).
-fn clone_form(ctx: &Ctx) -> Vec<(String, String)> {
-    let p = ctx.p;
-    let full = p.bool("full").unwrap_or(true);
-    let mut form = vec![("full".to_string(), u8::from(full).to_string())];
-    if let Some(n) = p.non_empty("name") {
-        form.push(("name".into(), n.into()));
-    }
-    for option in ["pool", "snapname", "target"] {
-        if let Some(v) = p.non_empty(option) {
-            form.push((option.into(), v.into()));
-        }
-    }
-    // PVE refuses storage and format for linked clones, with a message that says so.
-    if let Some(st) = p.non_empty("storage") {
-        form.push(("storage".into(), st.into()));
-    }
-    if let Some(f) = p.non_empty("format").filter(|f| *f != "unspecified") {
-        form.push(("format".into(), f.into()));
-    }
-    form
 }
 
 /// The vmid for a new VM or clone and how it was chosen.
-fn choose_vmid(ctx: &Ctx, given: Option<i64>) -> Result<(u32, Allocation), Failure> {
+pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<i64>) -> Result<(u32, Allocation), Failure> {
     if let Some(id) = given.filter(|id| *id != 0) {
-        let id = u32::try_from(id).map_err(|_| Failure::new(format!("vmid must be a positive number, got: {id}")))?;
+        let id = u32::try_from(id)
+            .map_err(|_| Failure::new(format!("vmid must be a positive number, got: {id}")))?;
         return Ok((id, Allocation::Given));
     }
     if let Some(range) = ctx.p.list("vmid_range") {
-        let bounds: Vec<u32> = range.iter().filter_map(Value::as_u64).filter_map(|n| u32::try_from(n).ok()).collect();
+        let bounds: Vec<u32> = range
+            .iter()
+            .filter_map(Value::as_u64)
+            .filter_map(|n| u32::try_from(n).ok())
+            .collect();
         let [first, last] = bounds[..] else {
             return Err(Failure::new(format!(
                 "vmid_range must be two vmids [first, last], got: {}",
@@ -257,39 +219,59 @@ fn choose_vmid(ctx: &Ctx, given: Option<i64>) -> Result<(u32, Allocation), Failu
             )));
         };
         if first < 100 || first > last {
-            return Err(Failure::new(format!("vmid_range must satisfy 100 <= first <= last, got: [{first}, {last}]")));
+            return Err(Failure::new(format!(
+                "vmid_range must satisfy 100 <= first <= last, got: [{first}, {last}]"
+            )));
         }
         let id = (first..=last)
             .find(|id| !ctx.guests.iter().any(|g| g.vmid == *id))
-            .ok_or_else(|| Failure::new(format!("no free vmid left in vmid_range [{first}, {last}]")))?;
+            .ok_or_else(|| {
+                Failure::new(format!("no free vmid left in vmid_range [{first}, {last}]"))
+            })?;
         return Ok((id, Allocation::Range(first, last)));
     }
-    let id = api::next_id(ctx.client).map_err(|e| Failure::new(format!("Unable to retrieve next free vmid: {e}")))?;
+    let id = api::next_id(ctx.client)
+        .map_err(|e| Failure::new(format!("Unable to retrieve next free vmid: {e}")))?;
     Ok((id, Allocation::NextId))
 }
 
-fn read_config(ctx: &Ctx, vm: &Vm) -> Result<Map<String, Value>, Failure> {
+pub(crate) fn read_config(ctx: &Ctx, vm: &Vm) -> Result<Map<String, Value>, Failure> {
     api::config(ctx.client, vm).map_err(|e| {
-        Failure::new(format!("Getting information for VM with vmid = {} failed with exception: {e}", vm.vmid)).with("vmid", vm.vmid)
+        Failure::new(format!(
+            "Getting information for VM with vmid = {} failed with exception: {e}",
+            vm.vmid
+        ))
+        .with("vmid", vm.vmid)
     })
 }
 
 /// `efidisk0` is only created together with `bios: ovmf` (in the task or the VM).
-fn check_efi_bios(ctx: &Ctx, wanted: &Config, current: Option<&Map<String, Value>>) -> Result<(), Failure> {
+pub(crate) fn check_efi_bios(
+    ctx: &Ctx,
+    wanted: &Config,
+    current: Option<&Map<String, Value>>,
+) -> Result<(), Failure> {
     if !wanted.contains_key("efidisk0") || current.is_some_and(|c| c.contains_key("efidisk0")) {
         return Ok(());
     }
     let vm_bios = current.and_then(|c| c.get("bios")).and_then(Value::as_str);
-    if ctx.p.str("bios") == Some("ovmf") || (ctx.p.str("bios").is_none() && vm_bios == Some("ovmf")) {
+    if ctx.p.str("bios") == Some("ovmf") || (ctx.p.str("bios").is_none() && vm_bios == Some("ovmf"))
+    {
         return Ok(());
     }
-    Err(Failure::new("efidisk0 cannot be used if bios is not set to ovmf. "))
+    Err(Failure::new(
+        "efidisk0 cannot be used if bios is not set to ovmf. ",
+    ))
 }
 
 /// Bridges named by the NICs the run writes must exist on the node: PVE accepts an
 /// unknown bridge and only the next start fails. When the node's bridges cannot be
 /// listed (no Sys.Audit), PVE's own checks are left to answer.
-fn check_bridges<'v>(ctx: &Ctx, node: &str, nets: impl Iterator<Item = (&'v String, &'v String)>) -> Result<(), Failure> {
+pub(crate) fn check_bridges<'v>(
+    ctx: &Ctx,
+    node: &str,
+    nets: impl Iterator<Item = (&'v String, &'v String)>,
+) -> Result<(), Failure> {
     let wanted: Vec<(String, String)> = nets
         .filter(|(k, _)| crate::converge::nic::is_net_key(k))
         .filter_map(|(k, v)| crate::converge::nic::bridge_of(v).map(|b| (k.clone(), b)))
@@ -297,7 +279,9 @@ fn check_bridges<'v>(ctx: &Ctx, node: &str, nets: impl Iterator<Item = (&'v Stri
     if wanted.is_empty() {
         return Ok(());
     }
-    let Ok(bridges) = api::bridges(ctx.client, node) else { return Ok(()) };
+    let Ok(bridges) = api::bridges(ctx.client, node) else {
+        return Ok(());
+    };
     match unknown_bridge(&wanted, &bridges) {
         Some((key, bridge)) => Err(Failure::new(format!(
             "{key}: bridge {bridge} does not exist on node {node} (bridges: {})",
@@ -308,17 +292,28 @@ fn check_bridges<'v>(ctx: &Ctx, node: &str, nets: impl Iterator<Item = (&'v Stri
 }
 
 /// The first NIC whose bridge is not among `bridges`.
-pub fn unknown_bridge<'a>(wanted: &'a [(String, String)], bridges: &[String]) -> Option<&'a (String, String)> {
+pub fn unknown_bridge<'a>(
+    wanted: &'a [(String, String)],
+    bridges: &[String],
+) -> Option<&'a (String, String)> {
     wanted.iter().find(|(_, b)| !bridges.contains(b))
 }
 
-fn changes_diff(vm: &Vm, changes: &Changes) -> Diff {
+pub(crate) fn changes_diff(vm: &Vm, changes: &Changes) -> Diff {
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     for (k, v) in &changes.set {
-        diff.change(k, changes.before[k].clone().map(Value::String), Some(Value::String(v.clone())));
+        diff.change(
+            k,
+            changes.before[k].clone().map(Value::String),
+            Some(Value::String(v.clone())),
+        );
     }
     for g in &changes.grow {
-        diff.change(&format!("{} size", g.key), Some(Value::String(g.from.clone())), Some(Value::String(g.to.clone())));
+        diff.change(
+            &format!("{} size", g.key),
+            Some(Value::String(g.from.clone())),
+            Some(Value::String(g.to.clone())),
+        );
     }
     diff
 }
@@ -329,9 +324,15 @@ mod tests {
 
     #[test]
     fn unknown_bridges_are_found() {
-        let wanted = vec![("net0".to_string(), "vmbr0".to_string()), ("net1".to_string(), "vmbr9".to_string())];
+        let wanted = vec![
+            ("net0".to_string(), "vmbr0".to_string()),
+            ("net1".to_string(), "vmbr9".to_string()),
+        ];
         let bridges = vec!["vmbr0".to_string(), "vmbr1".to_string()];
-        assert_eq!(unknown_bridge(&wanted, &bridges), Some(&("net1".to_string(), "vmbr9".to_string())));
+        assert_eq!(
+            unknown_bridge(&wanted, &bridges),
+            Some(&("net1".to_string(), "vmbr9".to_string()))
+        );
         assert_eq!(unknown_bridge(&wanted[..1], &bridges), None);
     }
 }

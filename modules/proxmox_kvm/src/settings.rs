@@ -11,13 +11,21 @@ use crate::converge::text_of;
 use crate::plan::{Action, Plan};
 
 fn keys_of(list: &str) -> Vec<String> {
-    list.split([',', ';', ' ']).filter(|k| !k.is_empty()).map(str::to_string).collect()
+    list.split([',', ';', ' '])
+        .filter(|k| !k.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 fn target(ctx: &Ctx) -> Result<ferrox_common::vm::Guest, Failure> {
     ctx.target()?.ok_or_else(|| match ctx.p.int("vmid") {
-        Some(id) => Failure::new(format!("VM with vmid {id} does not exist in cluster")).with("vmid", id),
-        None => Failure::new(format!("VM with name = {} does not exist in cluster", ctx.p.str("name").unwrap_or_default())),
+        Some(id) => {
+            Failure::new(format!("VM with vmid {id} does not exist in cluster")).with("vmid", id)
+        }
+        None => Failure::new(format!(
+            "VM with name = {} does not exist in cluster",
+            ctx.p.str("name").unwrap_or_default()
+        )),
     })
 }
 
@@ -27,13 +35,25 @@ pub fn delete(ctx: &mut Ctx) -> Result<Output, Failure> {
     let name = ctx.name_of(Some(&guest));
     let wanted = keys_of(ctx.p.str("delete").unwrap_or_default());
     let config = api::config(ctx.client, &vm).map_err(|e| {
-        Failure::new(format!("Unable to delete settings on VM {name} with vmid {}: {e}", vm.vmid)).with("vmid", vm.vmid)
+        Failure::new(format!(
+            "Unable to delete settings on VM {name} with vmid {}: {e}",
+            vm.vmid
+        ))
+        .with("vmid", vm.vmid)
     })?;
-    let present: Vec<String> = wanted.iter().filter(|k| config.contains_key(k.as_str())).cloned().collect();
+    let present: Vec<String> = wanted
+        .iter()
+        .filter(|k| config.contains_key(k.as_str()))
+        .cloned()
+        .collect();
     if present.is_empty() {
-        return Ok(Output::unchanged(format!("Settings {} are not set on VM {name} with vmid {}", wanted.join(", "), vm.vmid))
-            .with("vmid", vm.vmid)
-            .with("actions", Vec::<String>::new()));
+        return Ok(Output::unchanged(format!(
+            "Settings {} are not set on VM {name} with vmid {}",
+            wanted.join(", "),
+            vm.vmid
+        ))
+        .with("vmid", vm.vmid)
+        .with("actions", Vec::<String>::new()));
     }
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     for k in &present {
@@ -42,10 +62,13 @@ pub fn delete(ctx: &mut Ctx) -> Result<Output, Failure> {
     let mut plan = Plan::new(vm.clone());
     plan.push(Action::DeleteKeys(present));
     ctx.execute(&mut plan, name.clone())?;
-    Ok(Output::changed(format!("Settings has deleted on VM {name} with vmid {}", vm.vmid))
-        .with("vmid", vm.vmid)
-        .with("actions", plan.describe())
-        .with_diff(diff))
+    Ok(Output::changed(format!(
+        "Settings has deleted on VM {name} with vmid {}",
+        vm.vmid
+    ))
+    .with("vmid", vm.vmid)
+    .with("actions", plan.describe())
+    .with_diff(diff))
 }
 
 pub fn revert(ctx: &mut Ctx) -> Result<Output, Failure> {
@@ -58,11 +81,19 @@ pub fn revert(ctx: &mut Ctx) -> Result<Output, Failure> {
             .with("vmid", vm.vmid)
     })?
     .waiting;
-    let pending_keys: Vec<String> = wanted.iter().filter(|k| pending.contains_key(k.as_str())).cloned().collect();
+    let pending_keys: Vec<String> = wanted
+        .iter()
+        .filter(|k| pending.contains_key(k.as_str()))
+        .cloned()
+        .collect();
     if pending_keys.is_empty() {
-        return Ok(Output::unchanged(format!("No pending changes of {} on VM {name} with vmid {}", wanted.join(", "), vm.vmid))
-            .with("vmid", vm.vmid)
-            .with("actions", Vec::<String>::new()));
+        return Ok(Output::unchanged(format!(
+            "No pending changes of {} on VM {name} with vmid {}",
+            wanted.join(", "),
+            vm.vmid
+        ))
+        .with("vmid", vm.vmid)
+        .with("actions", Vec::<String>::new()));
     }
     let mut diff = Diff::new(format!("VM {} pending", vm.vmid));
     for k in &pending_keys {
@@ -71,29 +102,51 @@ pub fn revert(ctx: &mut Ctx) -> Result<Output, Failure> {
     let mut plan = Plan::new(vm.clone());
     plan.push(Action::RevertKeys(pending_keys));
     ctx.execute(&mut plan, name.clone())?;
-    Ok(Output::changed(format!("Settings has reverted on VM {name} with vmid {}", vm.vmid))
-        .with("vmid", vm.vmid)
-        .with("actions", plan.describe())
-        .with_diff(diff))
+    Ok(Output::changed(format!(
+        "Settings has reverted on VM {name} with vmid {}",
+        vm.vmid
+    ))
+    .with("vmid", vm.vmid)
+    .with("actions", plan.describe())
+    .with_diff(diff))
 }
 
 pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
     let guest = target(ctx)?;
     let vm = vm_of(&guest);
     let id = vm.vmid;
-    let node = ctx.p.non_empty("node").ok_or("node is mandatory for migrating VM: set node to the target node")?.to_string();
+    let node = ctx
+        .p
+        .non_empty("node")
+        .ok_or("node is mandatory for migrating VM: set node to the target node")?
+        .to_string();
     if vm.node == node {
-        return Ok(Output::unchanged(format!("VM {id} is already on {node}")).with("vmid", id).with("actions", Vec::<String>::new()));
+        return Ok(Output::unchanged(format!("VM {id} is already on {node}"))
+            .with("vmid", id)
+            .with("actions", Vec::<String>::new()));
     }
-    let running = api::power(ctx.client, &vm).map(|p| p.status == "running").unwrap_or(true);
+    let running = api::power(ctx.client, &vm)
+        .map(|p| p.status == "running")
+        .unwrap_or(true);
     let mut diff = Diff::new(format!("VM {id}"));
-    diff.change("node", Some(Value::from(vm.node.clone())), Some(Value::from(node.clone())));
+    diff.change(
+        "node",
+        Some(Value::from(vm.node.clone())),
+        Some(Value::from(node.clone())),
+    );
     let mut plan = Plan::new(vm.clone());
-    plan.push(Action::Migrate { target: node.clone(), online: running, with_local_disks: ctx.p.flag("with_local_disks") });
+    plan.push(Action::Migrate {
+        target: node.clone(),
+        online: running,
+        with_local_disks: ctx.p.flag("with_local_disks"),
+    });
     let name = ctx.name_of(Some(&guest));
     ctx.execute(&mut plan, name)?;
-    Ok(Output::changed(format!("VM {id} has been migrated from {} to {node}", vm.node))
-        .with("vmid", id)
-        .with("actions", plan.describe())
-        .with_diff(diff))
+    Ok(Output::changed(format!(
+        "VM {id} has been migrated from {} to {node}",
+        vm.node
+    ))
+    .with("vmid", id)
+    .with("actions", plan.describe())
+    .with_diff(diff))
 }

@@ -13,17 +13,27 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
     let Some(guest) = ctx.target()? else {
         let name = ctx.p.str("name").unwrap_or_default();
         return match (state, ctx.p.int("vmid")) {
-            ("absent", Some(id)) => Ok(Output::unchanged(format!("VM {id} is already absent")).with("vmid", id)),
-            ("absent", None) => Ok(Output::unchanged(format!("VM with name = {name} is already absent"))),
-            (_, Some(id)) => Err(Failure::new(format!("VM with vmid {id} does not exist in cluster")).with("vmid", id)),
-            _ => Err(Failure::new(format!("VM with name = {name} does not exist in cluster"))),
+            ("absent", Some(id)) => {
+                Ok(Output::unchanged(format!("VM {id} is already absent")).with("vmid", id))
+            }
+            ("absent", None) => Ok(Output::unchanged(format!(
+                "VM with name = {name} is already absent"
+            ))),
+            (_, Some(id)) => Err(Failure::new(format!(
+                "VM with vmid {id} does not exist in cluster"
+            ))
+            .with("vmid", id)),
+            _ => Err(Failure::new(format!(
+                "VM with name = {name} does not exist in cluster"
+            ))),
         };
     };
     let vm = vm_of(&guest);
     let id = vm.vmid;
     let name = ctx.name_of(Some(&guest));
-    let power = api::power(ctx.client, &vm)
-        .map_err(|e| Failure::new(format!("Unable to read the status of VM {id}: {e}")).with("vmid", id))?;
+    let power = api::power(ctx.client, &vm).map_err(|e| {
+        Failure::new(format!("Unable to read the status of VM {id}: {e}")).with("vmid", id)
+    })?;
     let running = power.status == "running";
     let paused = running && power.qmpstatus.as_deref() == Some("paused");
     // Suspended to disk: stopped, locked `suspended`; PVE's resume starts it from its saved state.
@@ -35,33 +45,65 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
 
     let (msg, after) = match state {
         "current" => {
-            let shown = if name.is_empty() { "(unnamed)".to_string() } else { name.clone() };
-            return Ok(status_out(Output::unchanged(format!("VM {shown} with vmid = {id} is {}", power.status)))
-                .with("actions", Vec::<String>::new()));
+            let shown = if name.is_empty() {
+                "(unnamed)".to_string()
+            } else {
+                name.clone()
+            };
+            return Ok(status_out(Output::unchanged(format!(
+                "VM {shown} with vmid = {id} is {}",
+                power.status
+            )))
+            .with("actions", Vec::<String>::new()));
         }
-        "started" if running && !paused => return Ok(noop(status_out, format!("VM {id} is already running"))),
+        "started" if running && !paused => {
+            return Ok(noop(status_out, format!("VM {id} is already running")))
+        }
         "started" => {
-            plan.push(Action::Power(if paused || hibernated { PowerCall::Resume } else { PowerCall::Start }));
+            plan.push(Action::Power(if paused || hibernated {
+                PowerCall::Resume
+            } else {
+                PowerCall::Start
+            }));
             (format!("VM {id} started"), "running")
         }
-        "stopped" if !running => return Ok(noop(status_out, format!("VM {id} is already stopped"))),
+        "stopped" if !running => {
+            return Ok(noop(status_out, format!("VM {id} is already stopped")))
+        }
         "stopped" => {
             plan.push(Action::Power(PowerCall::Shutdown { force, timeout }));
             (format!("VM {id} is shutting down"), "stopped")
         }
         "restarted" if !running => return Ok(noop(status_out, format!("VM {id} is not running"))),
         "restarted" => {
-            plan.push(Action::Power(if force { PowerCall::Reset } else { PowerCall::Reboot }));
+            plan.push(Action::Power(if force {
+                PowerCall::Reset
+            } else {
+                PowerCall::Reboot
+            }));
             (format!("VM {id} is restarted"), "running")
         }
-        "paused" | "hibernated" if !running => return Ok(noop(status_out, format!("VM {id} is not running"))),
+        "paused" | "hibernated" if !running => {
+            return Ok(noop(status_out, format!("VM {id} is not running")))
+        }
         "paused" if paused => return Ok(noop(status_out, format!("VM {id} is already paused"))),
         "paused" | "hibernated" => {
-            plan.push(Action::Power(PowerCall::Suspend { to_disk: state == "hibernated" }));
-            (format!("VM {id} is suspending"), if state == "paused" { "paused" } else { "hibernated" })
+            plan.push(Action::Power(PowerCall::Suspend {
+                to_disk: state == "hibernated",
+            }));
+            (
+                format!("VM {id} is suspending"),
+                if state == "paused" {
+                    "paused"
+                } else {
+                    "hibernated"
+                },
+            )
         }
         "template" if guest.template => {
-            return Ok(Output::unchanged(format!("VM {id} is already a template")).with("vmid", id).with("actions", Vec::<String>::new()))
+            return Ok(Output::unchanged(format!("VM {id} is already a template"))
+                .with("vmid", id)
+                .with("actions", Vec::<String>::new()))
         }
         "template" => {
             stop_first(&mut plan, &power, force, timeout, || {
@@ -72,8 +114,10 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
         }
         "absent" => {
             if running && !force {
-                return Ok(Output::unchanged(format!("VM {id} is running. Stop it before deletion or use force=true."))
-                    .with("vmid", id));
+                return Ok(Output::unchanged(format!(
+                    "VM {id} is running. Stop it before deletion or use force=true."
+                ))
+                .with("vmid", id));
             }
             if hibernated {
                 // PVE refuses to remove a VM locked `suspended`; waking it up and
@@ -85,7 +129,10 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
                     .with("vmid", id));
                 }
                 plan.push(Action::Power(PowerCall::Resume));
-                plan.push(Action::Power(PowerCall::Shutdown { force: true, timeout }));
+                plan.push(Action::Power(PowerCall::Shutdown {
+                    force: true,
+                    timeout,
+                }));
             }
             stop_first(&mut plan, &power, force, timeout, String::new)?;
             plan.push(Action::Destroy {
@@ -106,7 +153,10 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
     };
     diff.change("state", Some(Value::from(before)), Some(Value::from(after)));
     ctx.execute(&mut plan, name)?;
-    let out = Output::changed(msg).with("vmid", id).with("actions", plan.describe()).with_diff(diff);
+    let out = Output::changed(msg)
+        .with("vmid", id)
+        .with("actions", plan.describe())
+        .with_diff(diff);
     Ok(match state {
         "template" | "absent" => out,
         _ => out.with("status", power.status.clone()),
@@ -118,13 +168,22 @@ fn noop(status_out: impl Fn(Output) -> Output, msg: String) -> Output {
 }
 
 /// A running VM is shut down first (powered off after `timeout`) when `force` allows it.
-fn stop_first(plan: &mut Plan, power: &Power, force: bool, timeout: u64, refuse: impl Fn() -> String) -> Result<(), Failure> {
+fn stop_first(
+    plan: &mut Plan,
+    power: &Power,
+    force: bool,
+    timeout: u64,
+    refuse: impl Fn() -> String,
+) -> Result<(), Failure> {
     if power.status != "running" {
         return Ok(());
     }
     if !force {
         return Err(Failure::new(refuse()).with("vmid", plan.vm.vmid));
     }
-    plan.push(Action::Power(PowerCall::Shutdown { force: true, timeout }));
+    plan.push(Action::Power(PowerCall::Shutdown {
+        force: true,
+        timeout,
+    }));
     Ok(())
 }

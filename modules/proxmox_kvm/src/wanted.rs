@@ -113,7 +113,12 @@ pub fn config(p: &Params) -> Result<Config, String> {
     for (option, prefix, max) in NUMBERED {
         if let Some(map) = p.dict(option) {
             for (key, value) in map {
-                check_numbered_key(option, prefix, propstring::max_index(prefix).unwrap_or(*max), key)?;
+                check_numbered_key(
+                    option,
+                    prefix,
+                    propstring::max_index(prefix).unwrap_or(*max),
+                    key,
+                )?;
                 match value {
                     Value::Null => continue,
                     Value::Object(_) | Value::Array(_) => {
@@ -137,9 +142,15 @@ pub fn config(p: &Params) -> Result<Config, String> {
     if let Some(tpm) = p.sub("tpmstate0") {
         let storage = tpm.str("storage").unwrap_or_default();
         let version = tpm.str("version").unwrap_or("2.0");
-        out.insert("tpmstate0".into(), format!("{storage}:1,version=v{version}"));
+        out.insert(
+            "tpmstate0".into(),
+            format!("{storage}:1,version=v{version}"),
+        );
     }
-    for (option, key) in [("nameservers", "nameserver"), ("searchdomains", "searchdomain")] {
+    for (option, key) in [
+        ("nameservers", "nameserver"),
+        ("searchdomains", "searchdomain"),
+    ] {
         if let Some(items) = p.strings(option).filter(|l| !l.is_empty()) {
             out.insert(key.into(), items.join(" "));
         }
@@ -160,7 +171,8 @@ pub fn config(p: &Params) -> Result<Config, String> {
 
 /// Fails like 1.6 when `args`/`skiplock` are used without `root@pam` and a password.
 pub fn check_root_only(p: &Params) -> Result<(), String> {
-    let root_by_password = p.str("api_user") == Some("root@pam") && p.non_empty("api_password").is_some();
+    let root_by_password =
+        p.str("api_user") == Some("root@pam") && p.non_empty("api_password").is_some();
     for option in ["args", "skiplock"] {
         if p.is_set(option) && !root_by_password {
             return Err(format!("{option} parameter require root@pam user. "));
@@ -172,9 +184,15 @@ pub fn check_root_only(p: &Params) -> Result<(), String> {
 /// A value of a property-string key must parse in PVE's format for that key; the
 /// message names the option, the key and the bad field.
 fn check_property_string(option: &str, key: &str, value: &str) -> Result<(), String> {
-    let Some(f) = formats::for_config_key(key) else { return Ok(()) };
+    let Some(f) = formats::for_config_key(key) else {
+        return Ok(());
+    };
     propstring::parse(value, f).map(|_| ()).map_err(|e| {
-        let at = if option == key { key.to_string() } else { format!("{option}.{key}") };
+        let at = if option == key {
+            key.to_string()
+        } else {
+            format!("{option}.{key}")
+        };
         format!("{at}: {e}")
     })
 }
@@ -206,7 +224,11 @@ fn check_numbered_key(option: &str, prefix: &str, max: u32, key: &str) -> Result
         Some(n) if n <= max && key == format!("{prefix}{n}") => Ok(()),
         _ => Err(format!(
             "{option}: '{key}' is not a PVE config key; use {prefix}0{} as keys",
-            if max > 0 { format!(" to {prefix}{max}") } else { String::new() }
+            if max > 0 {
+                format!(" to {prefix}{max}")
+            } else {
+                String::new()
+            }
         )),
     }
 }
@@ -314,11 +336,23 @@ mod tests {
     #[test]
     fn bad_input_names_the_option() {
         let e = config(&params(json!({"net": {"eth0": "virtio"}}))).unwrap_err();
-        assert_eq!(e, "net: 'eth0' is not a PVE config key; use net0 to net31 as keys");
-        let e = config(&params(json!({"net": {"net0": "virtio,bridge=vmbr0,speed=fast"}}))).unwrap_err();
+        assert_eq!(
+            e,
+            "net: 'eth0' is not a PVE config key; use net0 to net31 as keys"
+        );
+        let e = config(&params(
+            json!({"net": {"net0": "virtio,bridge=vmbr0,speed=fast"}}),
+        ))
+        .unwrap_err();
         assert!(e.starts_with("net.net0: unknown key 'speed'"), "{e}");
-        let e = config(&params(json!({"scsi": {"scsi0": "local-lvm:8,cache=fast"}}))).unwrap_err();
-        assert!(e.starts_with("scsi.scsi0: invalid value 'fast' for key 'cache'"), "{e}");
+        let e = config(&params(
+            json!({"scsi": {"scsi0": "local-lvm:8,cache=fast"}}),
+        ))
+        .unwrap_err();
+        assert!(
+            e.starts_with("scsi.scsi0: invalid value 'fast' for key 'cache'"),
+            "{e}"
+        );
         let e = config(&params(json!({"tags": ["ok", "not ok"]}))).unwrap_err();
         assert_eq!(e, "not ok is not a valid tag");
         let e = config(&params(json!({"efidisk0": {"storage": null, "format": null, "efitype": "4m", "pre_enrolled_keys": null}}))).unwrap_err();
@@ -336,7 +370,10 @@ mod tests {
     #[test]
     fn root_only_options() {
         let p = params(json!({"args": "-x", "api_user": "ansible@pve", "api_token_id": "t"}));
-        assert_eq!(check_root_only(&p).unwrap_err(), "args parameter require root@pam user. ");
+        assert_eq!(
+            check_root_only(&p).unwrap_err(),
+            "args parameter require root@pam user. "
+        );
         let p = params(json!({"args": "-x", "api_user": "root@pam", "api_password": "pw"}));
         assert!(check_root_only(&p).is_ok());
     }

@@ -29,7 +29,8 @@ pub fn is_disk_key(key: &str) -> bool {
         return true;
     }
     ["ide", "sata", "scsi", "virtio"].iter().any(|bus| {
-        key.strip_prefix(bus).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        key.strip_prefix(bus)
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
     })
 }
 
@@ -40,7 +41,10 @@ fn format_of(key: &str) -> Result<&'static Format, String> {
 /// The volume of a drive value (`local-lvm:vm-100-disk-0`, `none`, an ISO).
 pub fn volume_of(key: &str, text: &str) -> Option<String> {
     let f = formats::for_config_key(key)?;
-    propstring::parse(text, f).ok()?.get("file").map(str::to_string)
+    propstring::parse(text, f)
+        .ok()?
+        .get("file")
+        .map(str::to_string)
 }
 
 /// Volume -> disk key, for every disk of the current config.
@@ -93,7 +97,10 @@ fn storage_of(volume: &str) -> &str {
 
 /// The options of `want` that differ from `cur`, volume and size aside.
 fn differing_options(cur: &PropString, want: &PropString, f: &Format) -> Vec<String> {
-    propstring::differing_keys(cur, want, f).into_iter().filter(|k| !NOT_COMPARED.contains(&k.as_str())).collect()
+    propstring::differing_keys(cur, want, f)
+        .into_iter()
+        .filter(|k| !NOT_COMPARED.contains(&k.as_str()))
+        .collect()
 }
 
 /// `cur` with `want`'s values for `keys`, without `size=` (PVE keeps the real one).
@@ -127,9 +134,14 @@ pub fn converge(
             }
         }
         let allocates = !matches!(want_source, Source::Volume(_));
-        return Ok(Step { set: Some(wanted.to_string()), allocates, grow: None });
+        return Ok(Step {
+            set: Some(wanted.to_string()),
+            allocates,
+            grow: None,
+        });
     };
-    let cur = propstring::parse(current, f).map_err(|e| format!("{key} of VM {vmid} ({current}): {e}"))?;
+    let cur = propstring::parse(current, f)
+        .map_err(|e| format!("{key} of VM {vmid} ({current}): {e}"))?;
     let cur_file = cur.get("file").unwrap_or_default().to_string();
     let cur_storage = storage_of(&cur_file);
     if key == "efidisk0" || key == "tpmstate0" {
@@ -152,7 +164,11 @@ pub fn converge(
             let want_bytes = (gib * size::GIB as f64).round() as u64;
             match have {
                 Some(h) if want_bytes > h => {
-                    step.grow = Some(Grow { key: key.into(), from: cur.get("size").unwrap_or("").into(), to: size::format(want_bytes) });
+                    step.grow = Some(Grow {
+                        key: key.into(),
+                        from: cur.get("size").unwrap_or("").into(),
+                        to: size::format(want_bytes),
+                    });
                 }
                 Some(h) if want_bytes < h => {
                     return Err(format!(
@@ -198,7 +214,14 @@ pub fn converge(
 }
 
 /// `efidisk0`/`tpmstate0`: created when missing, never re-created.
-fn fixed_at_creation(key: &str, cur: &PropString, want: &PropString, source: &Source, f: &Format, vmid: u32) -> Result<Step, String> {
+fn fixed_at_creation(
+    key: &str,
+    cur: &PropString,
+    want: &PropString,
+    source: &Source,
+    f: &Format,
+    vmid: u32,
+) -> Result<Step, String> {
     let cur_storage = storage_of(cur.get("file").unwrap_or_default());
     if let Source::Allocate { storage, .. } = source {
         if *storage != cur_storage {
@@ -211,7 +234,13 @@ fn fixed_at_creation(key: &str, cur: &PropString, want: &PropString, source: &So
     if differing.is_empty() {
         return Ok(Step::default());
     }
-    let show = |p: &PropString| differing.iter().map(|k| format!("{k}={}", p.get(k).unwrap_or("(unset)"))).collect::<Vec<_>>().join(", ");
+    let show = |p: &PropString| {
+        differing
+            .iter()
+            .map(|k| format!("{k}={}", p.get(k).unwrap_or("(unset)")))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
     Err(format!(
         "{key} of VM {vmid} has {} but the task asks for {}: these are fixed when the {} is created and changing them means a new one (its content is lost). Remove it explicitly with delete: {key} first if that is intended.",
         show(cur),
@@ -230,37 +259,107 @@ mod tests {
 
     #[test]
     fn same_disk_is_no_change() {
-        let s = converge("scsi0", Some("local-lvm:vm-100-disk-0,discard=on,size=32G"), "local-lvm:32,discard=on", &none(), 100).unwrap();
+        let s = converge(
+            "scsi0",
+            Some("local-lvm:vm-100-disk-0,discard=on,size=32G"),
+            "local-lvm:32,discard=on",
+            &none(),
+            100,
+        )
+        .unwrap();
         assert!(s.set.is_none() && s.grow.is_none());
-        let s = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:32,backup=1", &none(), 100).unwrap();
+        let s = converge(
+            "scsi0",
+            Some("local-lvm:vm-100-disk-0,size=32G"),
+            "local-lvm:32,backup=1",
+            &none(),
+            100,
+        )
+        .unwrap();
         assert!(s.set.is_none(), "a default equals its absence");
     }
 
     #[test]
     fn options_change_in_place_on_the_same_volume() {
-        let s = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:32,ssd=1,discard=on", &none(), 100).unwrap();
-        assert_eq!(s.set.as_deref(), Some("local-lvm:vm-100-disk-0,discard=on,ssd=1"));
+        let s = converge(
+            "scsi0",
+            Some("local-lvm:vm-100-disk-0,size=32G"),
+            "local-lvm:32,ssd=1,discard=on",
+            &none(),
+            100,
+        )
+        .unwrap();
+        assert_eq!(
+            s.set.as_deref(),
+            Some("local-lvm:vm-100-disk-0,discard=on,ssd=1")
+        );
         assert!(!s.allocates);
     }
 
     #[test]
     fn larger_size_grows() {
-        let s = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:40", &none(), 100).unwrap();
-        assert_eq!(s.grow, Some(Grow { key: "scsi0".into(), from: "32G".into(), to: "40G".into() }));
+        let s = converge(
+            "scsi0",
+            Some("local-lvm:vm-100-disk-0,size=32G"),
+            "local-lvm:40",
+            &none(),
+            100,
+        )
+        .unwrap();
+        assert_eq!(
+            s.grow,
+            Some(Grow {
+                key: "scsi0".into(),
+                from: "32G".into(),
+                to: "40G".into()
+            })
+        );
         assert!(s.set.is_none());
-        let s = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32768M"), "local-lvm:32", &none(), 100).unwrap();
+        let s = converge(
+            "scsi0",
+            Some("local-lvm:vm-100-disk-0,size=32768M"),
+            "local-lvm:32",
+            &none(),
+            100,
+        )
+        .unwrap();
         assert!(s.grow.is_none(), "32768M is 32G");
     }
 
     #[test]
     fn unsafe_changes_name_the_safe_route() {
-        let e = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:16", &none(), 100).unwrap_err();
+        let e = converge(
+            "scsi0",
+            Some("local-lvm:vm-100-disk-0,size=32G"),
+            "local-lvm:16",
+            &none(),
+            100,
+        )
+        .unwrap_err();
         assert!(e.contains("cannot shrink"), "{e}");
-        let e = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "vmdata:32", &none(), 100).unwrap_err();
-        assert!(e.contains("state: moved, disk: scsi0, target_storage: vmdata"), "{e}");
-        let e = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), "local-lvm:vm-100-disk-7", &none(), 100).unwrap_err();
+        let e = converge(
+            "scsi0",
+            Some("local-lvm:vm-100-disk-0,size=32G"),
+            "vmdata:32",
+            &none(),
+            100,
+        )
+        .unwrap_err();
+        assert!(
+            e.contains("state: moved, disk: scsi0, target_storage: vmdata"),
+            "{e}"
+        );
+        let e = converge(
+            "scsi0",
+            Some("local-lvm:vm-100-disk-0,size=32G"),
+            "local-lvm:vm-100-disk-7",
+            &none(),
+            100,
+        )
+        .unwrap_err();
         assert!(e.contains("state: detached"), "{e}");
-        let attached: BTreeMap<_, _> = [("local-lvm:vm-100-disk-0".to_string(), "scsi0".to_string())].into();
+        let attached: BTreeMap<_, _> =
+            [("local-lvm:vm-100-disk-0".to_string(), "scsi0".to_string())].into();
         let e = converge("virtio0", None, "local-lvm:vm-100-disk-0", &attached, 100).unwrap_err();
         assert!(e.contains("already attached to VM 100 as scsi0"), "{e}");
     }
@@ -268,24 +367,58 @@ mod tests {
     #[test]
     fn bad_options_are_named() {
         let e = converge("scsi0", None, "local-lvm:8,cache=fast", &none(), 100).unwrap_err();
-        assert!(e.starts_with("scsi0: invalid value 'fast' for key 'cache'"), "{e}");
+        assert!(
+            e.starts_with("scsi0: invalid value 'fast' for key 'cache'"),
+            "{e}"
+        );
     }
 
     #[test]
     fn new_disk_allocates_and_cdrom_media_changes() {
         let s = converge("scsi1", None, "local-lvm:8", &none(), 100).unwrap();
         assert!(s.allocates);
-        let s = converge("ide2", Some("none,media=cdrom"), "isos:iso/debian-13-netinst.iso,media=cdrom", &none(), 100).unwrap();
-        assert_eq!(s.set.as_deref(), Some("isos:iso/debian-13-netinst.iso,media=cdrom"));
-        let s = converge("ide0", Some("local-lvm:vm-100-cloudinit,media=cdrom"), "local-lvm:cloudinit", &none(), 100).unwrap();
+        let s = converge(
+            "ide2",
+            Some("none,media=cdrom"),
+            "isos:iso/debian-13-netinst.iso,media=cdrom",
+            &none(),
+            100,
+        )
+        .unwrap();
+        assert_eq!(
+            s.set.as_deref(),
+            Some("isos:iso/debian-13-netinst.iso,media=cdrom")
+        );
+        let s = converge(
+            "ide0",
+            Some("local-lvm:vm-100-cloudinit,media=cdrom"),
+            "local-lvm:cloudinit",
+            &none(),
+            100,
+        )
+        .unwrap();
         assert!(s.set.is_none());
     }
 
     #[test]
     fn efi_and_tpm_are_never_recreated() {
-        let s = converge("efidisk0", Some("local-lvm:vm-100-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M"), "local-lvm:1,efitype=4m,pre-enrolled-keys=1", &none(), 100).unwrap();
+        let s = converge(
+            "efidisk0",
+            Some("local-lvm:vm-100-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M"),
+            "local-lvm:1,efitype=4m,pre-enrolled-keys=1",
+            &none(),
+            100,
+        )
+        .unwrap();
         assert!(s.set.is_none());
-        let e = converge("tpmstate0", Some("local-lvm:vm-100-disk-2,size=4M,version=v1.2"), "local-lvm:1,version=v2.0", &none(), 100).unwrap_err();
+        let e = converge(
+            "tpmstate0",
+            Some("local-lvm:vm-100-disk-2,size=4M,version=v1.2"),
+            "local-lvm:1,version=v2.0",
+            &none(),
+            100,
+        )
+        .unwrap_err();
         assert!(e.contains("version=v1.2"), "{e}");
     }
 }

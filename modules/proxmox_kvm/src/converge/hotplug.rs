@@ -9,9 +9,28 @@ use super::nic::is_net_key;
 
 /// Keys PVE only writes to the config: always applied at once.
 const CONFIG_ONLY: &[&str] = &[
-    "name", "description", "tags", "onboot", "protection", "startup", "hookscript", "lock",
-    "migrate_downtime", "migrate_speed", "shares", "vmstatestorage", "cpulimit", "cpuunits",
-    "ciuser", "cipassword", "nameserver", "searchdomain", "sshkeys", "citype", "cicustom", "ciupgrade",
+    "name",
+    "description",
+    "tags",
+    "onboot",
+    "protection",
+    "startup",
+    "hookscript",
+    "lock",
+    "migrate_downtime",
+    "migrate_speed",
+    "shares",
+    "vmstatestorage",
+    "cpulimit",
+    "cpuunits",
+    "ciuser",
+    "cipassword",
+    "nameserver",
+    "searchdomain",
+    "sshkeys",
+    "citype",
+    "cicustom",
+    "ciupgrade",
 ];
 
 /// NIC settings PVE changes on a running NIC without the `network` hotplug feature.
@@ -38,23 +57,40 @@ pub fn stays_pending(key: &str, current: Option<&str>, new: &str, features: &[St
         return false;
     }
     if is_net_key(key) {
-        let Some(current) = current else { return !has("network") };
-        let (Ok(cur), Ok(next)) = (propstring::parse(current, &formats::NET), propstring::parse(new, &formats::NET)) else {
+        let Some(current) = current else {
+            return !has("network");
+        };
+        let (Ok(cur), Ok(next)) = (
+            propstring::parse(current, &formats::NET),
+            propstring::parse(new, &formats::NET),
+        ) else {
             return true;
         };
         let changed = propstring::differing_keys(&cur, &next, &formats::NET);
         return !changed.iter().all(|k| NIC_LIVE.contains(&k.as_str())) && !has("network");
     }
     if is_disk_key(key) {
-        if key == "efidisk0" || key == "tpmstate0" || key.starts_with("ide") || key.starts_with("sata") {
+        if key == "efidisk0"
+            || key == "tpmstate0"
+            || key.starts_with("ide")
+            || key.starts_with("sata")
+        {
             // Never hotplugged; a CD-ROM medium change is the exception.
             return !(current.is_some() && new.contains("media=cdrom"));
         }
-        let Some(current) = current else { return !has("disk") };
-        let Some(f) = formats::for_config_key(key) else { return true };
-        let (Ok(cur), Ok(next)) = (propstring::parse(current, f), propstring::parse(new, f)) else { return true };
+        let Some(current) = current else {
+            return !has("disk");
+        };
+        let Some(f) = formats::for_config_key(key) else {
+            return true;
+        };
+        let (Ok(cur), Ok(next)) = (propstring::parse(current, f), propstring::parse(new, f)) else {
+            return true;
+        };
         let changed = propstring::differing_keys(&cur, &next, f);
-        return !changed.iter().all(|k| disk_option_is_live(k) || k == "size");
+        return !changed
+            .iter()
+            .all(|k| disk_option_is_live(k) || k == "size");
     }
     match key {
         "vcpus" => !has("cpu"),
@@ -84,16 +120,41 @@ mod tests {
         assert!(!stays_pending("onboot", None, "1", &default()));
         assert!(!stays_pending("ipconfig0", None, "ip=dhcp", &default()));
         assert!(stays_pending("memory", Some("2048"), "4096", &default()));
-        assert!(!stays_pending("memory", Some("2048"), "4096", &features(Some("memory,cpu"))));
+        assert!(!stays_pending(
+            "memory",
+            Some("2048"),
+            "4096",
+            &features(Some("memory,cpu"))
+        ));
     }
 
     #[test]
     fn nics_follow_the_network_feature() {
         let cur = "virtio=BC:24:11:00:00:01,bridge=vmbr0";
-        assert!(!stays_pending("net0", Some(cur), "virtio=BC:24:11:00:00:01,bridge=vmbr1", &features(Some("0"))));
-        assert!(stays_pending("net0", Some(cur), "e1000=BC:24:11:00:00:01,bridge=vmbr0", &features(Some("0"))));
-        assert!(!stays_pending("net1", None, "virtio,bridge=vmbr0", &default()));
-        assert!(stays_pending("net1", None, "virtio,bridge=vmbr0", &features(Some("disk"))));
+        assert!(!stays_pending(
+            "net0",
+            Some(cur),
+            "virtio=BC:24:11:00:00:01,bridge=vmbr1",
+            &features(Some("0"))
+        ));
+        assert!(stays_pending(
+            "net0",
+            Some(cur),
+            "e1000=BC:24:11:00:00:01,bridge=vmbr0",
+            &features(Some("0"))
+        ));
+        assert!(!stays_pending(
+            "net1",
+            None,
+            "virtio,bridge=vmbr0",
+            &default()
+        ));
+        assert!(stays_pending(
+            "net1",
+            None,
+            "virtio,bridge=vmbr0",
+            &features(Some("disk"))
+        ));
     }
 
     #[test]
@@ -101,8 +162,23 @@ mod tests {
         assert!(!stays_pending("scsi1", None, "local-lvm:8", &default()));
         assert!(stays_pending("sata1", None, "local-lvm:8", &default()));
         let cur = "local-lvm:vm-100-disk-0,size=32G";
-        assert!(stays_pending("scsi0", Some(cur), "local-lvm:vm-100-disk-0,cache=writeback", &default()));
-        assert!(!stays_pending("scsi0", Some(cur), "local-lvm:vm-100-disk-0,mbps_rd=100", &default()));
-        assert!(!stays_pending("ide2", Some("none,media=cdrom"), "isos:iso/x.iso,media=cdrom", &default()));
+        assert!(stays_pending(
+            "scsi0",
+            Some(cur),
+            "local-lvm:vm-100-disk-0,cache=writeback",
+            &default()
+        ));
+        assert!(!stays_pending(
+            "scsi0",
+            Some(cur),
+            "local-lvm:vm-100-disk-0,mbps_rd=100",
+            &default()
+        ));
+        assert!(!stays_pending(
+            "ide2",
+            Some("none,media=cdrom"),
+            "isos:iso/x.iso,media=cdrom",
+            &default()
+        ));
     }
 }

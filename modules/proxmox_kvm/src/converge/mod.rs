@@ -79,7 +79,11 @@ pub fn text_of(v: &Value) -> String {
 
 /// The changes that bring `current` to `wanted`; an error when a wanted change would
 /// lose data, naming the safe route.
-pub fn changes(current: &Map<String, Value>, wanted: &Config, vmid: u32) -> Result<Changes, String> {
+pub fn changes(
+    current: &Map<String, Value>,
+    wanted: &Config,
+    vmid: u32,
+) -> Result<Changes, String> {
     let mut out = Changes::default();
     let attached = disk::attached_volumes(current);
     for (key, want) in wanted {
@@ -136,7 +140,9 @@ fn same_bool(a: &str, b: &str) -> bool {
 /// names are compared (PVE fills in others, like `smbios1`'s uuid); when one differs,
 /// the current value is sent with the task's fields replaced.
 fn merge_named(key: &str, current: Option<&str>, wanted: &str) -> Option<String> {
-    let (Some(current), Some(f)) = (current, formats::for_config_key(key)) else { return Some(wanted.to_string()) };
+    let (Some(current), Some(f)) = (current, formats::for_config_key(key)) else {
+        return Some(wanted.to_string());
+    };
     let (Ok(cur), Ok(want)) = (propstring::parse(current, f), propstring::parse(wanted, f)) else {
         return (current != wanted).then(|| wanted.to_string());
     };
@@ -152,7 +158,11 @@ fn merge_named(key: &str, current: Option<&str>, wanted: &str) -> Option<String>
 }
 
 fn word_set(text: &str, seps: &[char]) -> std::collections::BTreeSet<String> {
-    text.to_lowercase().split(seps).filter(|w| !w.is_empty()).map(str::to_string).collect()
+    text.to_lowercase()
+        .split(seps)
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 fn words(text: &str) -> Vec<&str> {
@@ -160,7 +170,11 @@ fn words(text: &str) -> Vec<&str> {
 }
 
 fn key_lines(text: &str) -> Vec<String> {
-    text.lines().map(str::trim).filter(|l| !l.is_empty()).map(str::to_string).collect()
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 #[cfg(test)]
@@ -173,7 +187,10 @@ mod tests {
     }
 
     fn wanted(pairs: &[(&str, &str)]) -> Config {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     #[test]
@@ -188,10 +205,17 @@ mod tests {
             "cipassword": "**********", "digest": "abc",
         }));
         let w = wanted(&[
-            ("name", "web01"), ("cores", "2"), ("memory", "2048"), ("onboot", "1"), ("agent", "1"),
-            ("tags", "Web;prod"), ("nameserver", "1.1.1.1 9.9.9.9"),
-            ("sshkeys", "ssh-ed25519%20AAAA%2Bb%20me%40host"), ("smbios1", "manufacturer=ACME"),
-            ("net0", "virtio,firewall=1,bridge=vmbr0"), ("scsi0", "local-lvm:32,discard=on"),
+            ("name", "web01"),
+            ("cores", "2"),
+            ("memory", "2048"),
+            ("onboot", "1"),
+            ("agent", "1"),
+            ("tags", "Web;prod"),
+            ("nameserver", "1.1.1.1 9.9.9.9"),
+            ("sshkeys", "ssh-ed25519%20AAAA%2Bb%20me%40host"),
+            ("smbios1", "manufacturer=ACME"),
+            ("net0", "virtio,firewall=1,bridge=vmbr0"),
+            ("scsi0", "local-lvm:32,discard=on"),
             ("cipassword", "secret"),
         ]);
         let c = changes(&current, &w, 100).unwrap();
@@ -200,15 +224,30 @@ mod tests {
 
     #[test]
     fn only_differing_keys_are_sent() {
-        let current = cfg(json!({"name": "web01", "cores": 2, "memory": "2048", "smbios1": "uuid=u1"}));
-        let w = wanted(&[("name", "web01"), ("cores", "4"), ("memory", "2048"), ("balloon", "0"), ("smbios1", "serial=S")]);
+        let current =
+            cfg(json!({"name": "web01", "cores": 2, "memory": "2048", "smbios1": "uuid=u1"}));
+        let w = wanted(&[
+            ("name", "web01"),
+            ("cores", "4"),
+            ("memory", "2048"),
+            ("balloon", "0"),
+            ("smbios1", "serial=S"),
+        ]);
         let c = changes(&current, &w, 100).unwrap();
         assert_eq!(c.keys(), vec!["balloon", "cores", "smbios1"]);
         assert_eq!(c.set["cores"], "4");
         assert_eq!(c.set["smbios1"], "serial=S,uuid=u1");
         assert_eq!(c.before["cores"].as_deref(), Some("2"));
         assert_eq!(c.before["balloon"], None);
-        let c = changes(&current, &wanted(&[("cpu", "host"), ("agent", "enabled=1,fstrim_cloned_disks=1")]), 100).unwrap();
+        let c = changes(
+            &current,
+            &wanted(&[
+                ("cpu", "host"),
+                ("agent", "enabled=1,fstrim_cloned_disks=1"),
+            ]),
+            100,
+        )
+        .unwrap();
         assert_eq!(c.set["cpu"], "host");
         assert_eq!(c.set["agent"], "enabled=1,fstrim_cloned_disks=1");
     }

@@ -4,7 +4,8 @@
 use ferrox_common::propstring::{self, formats, PropString};
 
 pub fn is_net_key(key: &str) -> bool {
-    key.strip_prefix("net").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    key.strip_prefix("net")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
 fn parse(text: &str) -> Option<PropString> {
@@ -23,7 +24,9 @@ pub fn bridge_of(text: &str) -> Option<String> {
 
 /// The value to write for a NIC, or `None` when it already is as wanted.
 pub fn converge(current: Option<&str>, wanted: &str) -> Option<String> {
-    let Some(current) = current else { return Some(wanted.to_string()) };
+    let Some(current) = current else {
+        return Some(wanted.to_string());
+    };
     let (Some(cur), Some(want)) = (parse(current), parse(wanted)) else {
         return (current != wanted).then(|| wanted.to_string());
     };
@@ -47,8 +50,15 @@ mod tests {
     #[test]
     fn same_nic_without_mac_is_no_change() {
         assert_eq!(converge(Some(CUR), "virtio,bridge=vmbr0,firewall=1"), None);
-        assert_eq!(converge(Some(CUR), "model=virtio,bridge=vmbr0,firewall=true"), None);
-        assert_eq!(converge(Some(CUR), "virtio,bridge=vmbr0"), None, "unnamed settings are kept");
+        assert_eq!(
+            converge(Some(CUR), "model=virtio,bridge=vmbr0,firewall=true"),
+            None
+        );
+        assert_eq!(
+            converge(Some(CUR), "virtio,bridge=vmbr0"),
+            None,
+            "unnamed settings are kept"
+        );
     }
 
     #[test]
@@ -69,7 +79,11 @@ mod tests {
             converge(Some(CUR), "virtio=bc:24:11:00:00:02,bridge=vmbr0").as_deref(),
             Some("virtio=bc:24:11:00:00:02,bridge=vmbr0,firewall=1")
         );
-        assert_eq!(converge(Some(CUR), "virtio=bc:24:11:00:00:01"), None, "MAC case does not matter");
+        assert_eq!(
+            converge(Some(CUR), "virtio=bc:24:11:00:00:01"),
+            None,
+            "MAC case does not matter"
+        );
         assert_eq!(mac_of(CUR).as_deref(), Some("BC:24:11:00:00:01"));
         assert_eq!(bridge_of(CUR).as_deref(), Some("vmbr0"));
     }

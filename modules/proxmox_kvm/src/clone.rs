@@ -1,0 +1,152 @@
+//! `clone`: make the clone unless it exists, then apply the rest of the task to it in
+//! the same run. Without `newid`, a VM named `name` (other than the source) is the clone.
+
+use ferrox_common::diff::Diff;
+use ferrox_common::protocol::{Failure, Output};
+use serde_json::Value;
+
+use crate::api::Vm;
+use crate::context::{vm_of, Ctx};
+use crate::converge;
+use crate::plan::{Action, Plan};
+use crate::present::{changes_diff, check_bridges, choose_vmid, read_config};
+use crate::wanted;
+
+/// `clone`: make the clone unless it exists, then apply the rest of the task to it.
+pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
+    let p = ctx.p;
+    let clone_name = p.str("clone").unwrap_or_default().to_string();
+    let source = match p.int("vmid").filter(|id| *id != 0) {
+        Some(id) => ctx.qemu_by_vmid(id)?,
+        None => ctx.qemu_named(Some(&clone_name))?,
+    }
+    .ok_or_else(|| {
+        Failure::new(format!(
+            "VM with name = {clone_name} does not exist in cluster"
+        ))
+    })?;
+    let source_vm = vm_of(&source);
+    let existing = match p.int("newid") {
+        Some(id) => ctx.qemu_by_vmid(id)?,
+        None => ctx
+            .qemu_named(p.str("name"))?
+            .filter(|g| g.vmid != source.vmid),
+    };
+    let mut wanted = wanted::config(p)?;
+    let name = ctx.name_of(None);
+    if let Some(clone) = existing {
+        // The clone exists: converge it like an update.
+        let vm = vm_of(&clone);
+        let current = read_config(ctx, &vm)?;
+        let changes = converge::changes(&current, &wanted, vm.vmid)
+            .map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
+        if changes.is_empty() {
+            let out = Output::unchanged(format!(
+                "vmid {} with VM name {name} already exists",
+                vm.vmid
+            ))
+            .with("vmid", vm.vmid)
+            .with("actions", Vec::<String>::new());
+            return ctx.with_mac_and_devices(out, &vm, Some(&current));
+        }
+        check_bridges(ctx, &vm.node, changes.set.iter())?;
+        let diff = changes_diff(&vm, &changes);
+        let digest = current
+            .get("digest")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let mut plan = Plan::new(vm.clone());
+        plan.push(Action::Converge {
+            wanted,
+            changes,
+            digest,
+            recompute: false,
+        });
+        let outcome = ctx.execute(&mut plan, name.clone())?;
+        let out = Output::changed(format!("VM {name} with vmid {} updated", vm.vmid))
+            .with("vmid", vm.vmid)
+            .with("pending", outcome.pending.clone())
+            .with("actions", plan.describe())
+            .with_diff(diff);
+        return ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref());
+    }
+    let (newid, allocation) = choose_vmid(ctx, p.int("newid"))?;
+    let form = clone_form(ctx);
+    let node = p.non_empty("target").unwrap_or(&source.node).to_string();
+    check_bridges(ctx, &node, wanted.iter())?;
+    let vm = Vm { node, vmid: newid };
+    let mut plan = Plan::new(vm);
+    let mut diff = Diff::new(format!("VM {newid}"));
+    diff.change("clone of", None, Some(Value::from(source.vmid)));
+    plan.push(Action::Clone {
+        source: source_vm.clone(),
+        form,
+        allocation,
+    });
+    plan.push(Action::WaitListed {
+        name: p.str("name").map(str::to_string),
+    });
+    wanted.remove("name");
+    if !wanted.is_empty() {
+        // Planned against the source's config (the clone's copy); compared again once
+        // the clone exists, since its MACs and volumes are its own.
+        let source_config = read_config(ctx, &source_vm)?;
+        let changes = converge::changes(&source_config, &wanted, newid)
+            .map_err(|e| Failure::new(e).with("vmid", newid))?;
+        for (k, v) in &changes.set {
+            diff.change(
+                k,
+                changes.before[k].clone().map(Value::String),
+                Some(Value::String(v.clone())),
+            );
+        }
+        plan.push(Action::Converge {
+            wanted,
+            changes,
+            digest: None,
+            recompute: true,
+        });
+    }
+    let outcome = ctx.execute(&mut plan, name.clone())?;
+    let vm = plan.vm.clone();
+    let out = Output::changed(format!(
+        "VM {name} with newid {} cloned from vm with vmid {}",
+        vm.vmid, source.vmid
+    ))
+    .with("vmid", vm.vmid)
+    .with("actions", plan.describe())
+    .with_diff(diff);
+    let out = if outcome.pending.is_empty() {
+        out
+    } else {
+        out.with("pending", outcome.pending.clone())
+    };
+    if ctx.check_mode {
+        let source_config = read_config(ctx, &source_vm)?;
+        return ctx.with_mac_and_devices(out, &vm, Some(&source_config));
+    }
+    ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
+}
+
+/// The clone call's own parameters (besides `newid`).
+fn clone_form(ctx: &Ctx) -> Vec<(String, String)> {
+    let p = ctx.p;
+    let full = p.bool("full").unwrap_or(true);
+    let mut form = vec![("full".to_string(), u8::from(full).to_string())];
+    if let Some(n) = p.non_empty("name") {
+        form.push(("name".into(), n.into()));
+    }
+    for option in ["pool", "snapname", "target"] {
+        if let Some(v) = p.non_empty(option) {
+            form.push((option.into(), v.into()));
+        }
+    }
+    // PVE refuses storage and format for linked clones, with a message that says so.
+    if let Some(st) = p.non_empty("storage") {
+        form.push(("storage".into(), st.into()));
+    }
+    if let Some(f) = p.non_empty("format").filter(|f| *f != "unspecified") {
+        form.push(("format".into(), f.into()));
+    }
+    form
+}
