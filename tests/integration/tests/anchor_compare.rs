@@ -160,10 +160,14 @@ struct Batch {
     label: String,
     wall: f64,
     ok: usize,
+    /// Results that report a new VM (`changed`).
+    created: usize,
     failed: usize,
     distinct_vmids: usize,
     vms_listed: usize,
     first_failure: String,
+    /// An ok but unchanged result: a create that silently did nothing.
+    first_silent_noop: String,
 }
 
 const PARALLEL: usize = 20;
@@ -199,10 +203,12 @@ fn parallel_batch(collection: &str, label: &str, task_extra: &str) -> Batch {
         label: label.to_string(),
         wall: end - start,
         ok: ok.len(),
+        created: ok.iter().filter(|o| o.changed).count(),
         failed: creates.len() - ok.len(),
         distinct_vmids: vmids.len(),
         vms_listed,
         first_failure: creates.iter().find(|o| o.failed).map(|o| o.msg().to_string()).unwrap_or_default(),
+        first_silent_noop: ok.iter().find(|o| !o.changed).map(|o| format!("{}: {}", o.host, o.msg())).unwrap_or_default(),
     }
 }
 
@@ -259,13 +265,28 @@ fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> Strin
     );
 
     let _ = writeln!(md, "## {PARALLEL} VMs created in parallel without vmid\n");
-    let _ = writeln!(md, "| run | wall seconds | ok | failed | distinct vmids | VMs listed after |");
-    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        md,
+        "Wall seconds = first task start to last result. \"ok\" counts results that did not fail; \
+         \"created\" those that reported a new VM; an ok result that created nothing is a create \
+         that silently lost the race (it found another host's VM under the vmid it was given).\n"
+    );
+    let _ = writeln!(md, "| run | wall seconds | ok | created | failed | distinct vmids | VMs listed after |");
+    let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
     for b in batches {
-        let _ = writeln!(md, "| {} | {:.1} | {} | {} | {} | {} |", b.label, b.wall, b.ok, b.failed, b.distinct_vmids, b.vms_listed);
+        let _ = writeln!(
+            md,
+            "| {} | {:.1} | {} | {} | {} | {} | {} |",
+            b.label, b.wall, b.ok, b.created, b.failed, b.distinct_vmids, b.vms_listed
+        );
     }
-    for b in batches.iter().filter(|b| b.failed > 0) {
-        let _ = writeln!(md, "\nFirst failure of \"{}\": `{}`", b.label, b.first_failure);
+    for b in batches {
+        if b.failed > 0 {
+            let _ = writeln!(md, "\nFirst failure of \"{}\": `{}`", b.label, b.first_failure);
+        }
+        if !b.first_silent_noop.is_empty() {
+            let _ = writeln!(md, "\nA silent no-op of \"{}\": `{}`", b.label, b.first_silent_noop);
+        }
     }
 
     let _ = writeln!(md, "\n## Calls by endpoint\n");
