@@ -72,6 +72,9 @@ fn proxmox_vm_info_filters_and_failures() {
         "Couldn't authenticate user: root@pam to https://127.0.0.1:{}/api2/json/access/ticket code: 401",
         anchor.sim().port()
     ));
+    // A bad token: 401 with PVE's (>= 9.1.5) reason phrase and an empty body, which
+    // proxmoxer renders as {'errors': b''}; the connection test (GET /version) fails with it.
+    run.task("wrong token secret").failed().msg_is("401 Unauthorized: Authentication failed! - {'errors': b''}");
     // PVE answers a TFA user's password with NeedTFA; proxmoxer then fails the challenge.
     run.task("two-factor user without otp")
         .failed()
