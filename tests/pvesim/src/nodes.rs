@@ -182,23 +182,34 @@ pub fn lxc_status(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     Ok(Value::Object(m))
 }
 
+/// What pve-container's get_interfaces returns: `ip --json a` inside the container
+/// (MACs in lower case), or `null` when the CT is not running (no pid; not an error).
 pub fn lxc_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let g = ct(ctx)?;
     if !g.running {
-        return Err(ApiError::internal(format!("CT {} not running", g.vmid)));
+        return Ok(Value::Null);
     }
-    let mut out = vec![json!({"name": "lo", "hwaddr": "00:00:00:00:00:00", "inet": "127.0.0.1/8", "inet6": "::1/128"})];
+    let iface = |name: &str, mac: &str, addrs: &[(&str, String, u8)]| {
+        let mut o = json!({"name": name, "hardware-address": mac, "hwaddr": mac});
+        for (family, ip, prefix) in addrs {
+            o[*family] = json!(format!("{ip}/{prefix}"));
+        }
+        o["ip-addresses"] = addrs
+            .iter()
+            .map(|(family, ip, prefix)| json!({"ip-address-type": family, "ip-address": ip, "prefix": prefix}))
+            .collect();
+        o
+    };
+    let mut out = vec![iface("lo", "00:00:00:00:00:00", &[("inet", "127.0.0.1".into(), 8), ("inet6", "::1".into(), 128)])];
     for (k, v) in &g.conf.current {
         if !crate::qemu::disks::is_net_key(k) {
             continue;
         }
         let props: std::collections::BTreeMap<&str, &str> = v.split(',').filter_map(|p| p.split_once('=')).collect();
         let idx: u32 = k[3..].parse().unwrap_or(0);
-        out.push(json!({
-            "name": props.get("name").copied().unwrap_or("eth0"),
-            "hwaddr": props.get("hwaddr").copied().unwrap_or(""),
-            "inet": format!("192.0.2.{}/24", 10 + (g.vmid % 200) + idx),
-        }));
+        let mac = props.get("hwaddr").copied().unwrap_or("").to_ascii_lowercase();
+        let ip = format!("192.0.2.{}", 10 + (g.vmid % 200) + idx);
+        out.push(iface(props.get("name").copied().unwrap_or("eth0"), &mac, &[("inet", ip, 24)]));
     }
     Ok(Value::Array(out))
 }

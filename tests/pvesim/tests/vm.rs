@@ -357,7 +357,11 @@ fn guest_agent_and_power_states() {
     assert_eq!(l.data()[0]["name"], "ct-dns");
     assert_eq!(api.get("/nodes/pve2/lxc/200/config").data()["hostname"], "ct-dns");
     let i = api.get("/nodes/pve2/lxc/200/interfaces");
-    assert_eq!(i.data()[1]["hwaddr"], "BC:24:11:20:00:01");
+    // `ip --json a` inside the container: lower-case MACs, both key spellings.
+    assert_eq!(i.data()[1]["hwaddr"], "bc:24:11:20:00:01");
+    assert_eq!(i.data()[1]["hardware-address"], "bc:24:11:20:00:01");
+    assert_eq!(i.data()[1]["ip-addresses"][0]["ip-address-type"], "inet");
+    assert_eq!(i.data()[0]["inet6"], "::1/128");
     // Create with start=1 starts the VM after the create task.
     assert_eq!(api.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "141"), ("start", "1")]), "OK");
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
@@ -365,4 +369,16 @@ fn guest_agent_and_power_states() {
         assert!(std::time::Instant::now() < deadline, "start=1 did not start the VM");
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+#[test]
+fn a_stopped_containers_interfaces_are_null() {
+    // pve-container's get_interfaces finds no pid and returns nothing: data null, no error.
+    let api = Api::start(quick());
+    let mut state = api.control("GET", "/_pvesim/state", None);
+    state["guests"]["200"]["running"] = Value::Bool(false);
+    api.control("POST", "/_pvesim/state", Some(state));
+    let r = api.get("/nodes/pve2/lxc/200/interfaces");
+    assert_eq!(r.status, 200);
+    assert!(r.data().is_null(), "{:?}", r.data());
 }
