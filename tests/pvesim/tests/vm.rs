@@ -355,6 +355,7 @@ fn guest_agent_and_power_states() {
     // LXC views.
     let l = api.get("/nodes/pve2/lxc");
     assert_eq!(l.data()[0]["name"], "ct-dns");
+    assert!(l.data()[0]["pid"].is_u64(), "a running CT has a pid: {:?}", l.data());
     assert_eq!(api.get("/nodes/pve2/lxc/200/config").data()["hostname"], "ct-dns");
     let i = api.get("/nodes/pve2/lxc/200/interfaces");
     // `ip --json a` inside the container: lower-case MACs, both key spellings.
