@@ -32,6 +32,7 @@ fn proxmox_vm_info_filters_and_failures() {
     let ct = guest(&all.result, 200);
     assert_eq!((&ct["type"], &ct["node"], &ct["status"]), (&"lxc".into(), &"pve2".into(), &"running".into()), "{ct}");
     assert!(ct["uptime"].as_u64().unwrap_or(0) > 0, "a running container has uptime: {ct}");
+    assert!(ct["pid"].is_u64() && web.get("pid").is_none(), "pid only for running guests: {ct} {web}");
 
     assert_eq!(run.task("type qemu").ok().vmids(), vec![100, 9000]);
     assert_eq!(run.task("type lxc").ok().vmids(), vec![200]);
