@@ -62,7 +62,11 @@ fn proxmox_vm_info_filters_and_failures() {
         .msg_is("Failed to retrieve QEMU VMs information: 500 Internal Server Error: VM 9000 is not running");
     let net = run.task("network of running container").ok();
     let ifaces = net.result["proxmox_vms"][0]["network"].as_array().cloned().unwrap_or_default();
-    assert!(ifaces.iter().any(|i| i["name"] == "eth0"), "container interfaces: {}", net.result);
+    assert!(
+        ifaces.iter().any(|i| i["name"] == "eth0" && i["hwaddr"] == "bc:24:11:20:00:01"),
+        "container interfaces as `ip --json a` reports them (lower-case MAC): {}",
+        net.result
+    );
 
     let check = run.task("check mode").ok().changed(false);
     assert_eq!(check.vmids(), vec![100, 9000], "vm_info runs in check mode");
