@@ -74,7 +74,11 @@ fn kvm_playbook_is_drop_in() {
     assert_compatible(
         "kvm.yml",
         &["paused (1.6 defect)", "hibernated (1.6 defect)"],
-        &[("update again", "update compares with the VM: nothing differs, nothing changes")],
+        &[
+            ("update again", "update compares with the VM: nothing differs, nothing changes"),
+            ("clone again without newid (1.6 defect)", "without newid, the VM named like the clone is the clone: no second clone"),
+            ("absent second clone", "there is no second clone: the first was removed by the task before"),
+        ],
     );
 }
 
@@ -100,6 +104,7 @@ fn kvm_edges_playbook_is_drop_in() {
             ("template of running vm with force (1.6 defect)", "force shuts the VM down first, then converts it"),
             ("start template fails as timeout (1.6 defect)", FAILED_TASKS_AT_ONCE),
             ("create with audit-only token", TOKEN_HINT),
+            ("create with a bare nic (1.6 defect)", "mac and devices are read from the live config, so a NIC without options does not fail the create"),
         ],
     );
 }
