@@ -7,8 +7,10 @@ use serde_json::json;
 
 use crate::support::{Anchor, RunOpts};
 
-/// New VMs show only id/node/status "unknown" this long (PVE: up to 10 s).
-const LAG_MS: u64 = 8_000;
+/// New VMs show only id/node/status "unknown" this long. PVE's window is up to 10 s; a
+/// wider one keeps the first two tasks inside it on a loaded machine (each community
+/// module run costs a Python start of a second or more).
+const LAG_MS: u64 = 20_000;
 
 #[test]
 fn name_lookup_within_the_status_lag() {
