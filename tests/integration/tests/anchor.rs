@@ -15,10 +15,10 @@ mod support;
 mod clone;
 #[path = "anchor/disk.rs"]
 mod disk;
-#[path = "anchor/disk_moves.rs"]
-mod disk_moves;
 #[path = "anchor/disk_format.rs"]
 mod disk_format;
+#[path = "anchor/disk_moves.rs"]
+mod disk_moves;
 #[path = "anchor/faults.rs"]
 mod faults;
 #[path = "anchor/kvm.rs"]

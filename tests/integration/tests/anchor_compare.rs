@@ -74,11 +74,20 @@ const OPERATIONS: [(&str, &str); 6] = [
           interface: net1
           bridge: vmbr1",
     ),
-    ("vm_info (all guests)", "community.proxmox.proxmox_vm_info: {}"),
+    (
+        "vm_info (all guests)",
+        "community.proxmox.proxmox_vm_info: {}",
+    ),
 ];
 
 /// A play with the connection as module_defaults of `collection`'s action group.
-fn playbook(collection: &str, hosts: &str, task_name: &str, task: &str, task_extra: &str) -> String {
+fn playbook(
+    collection: &str,
+    hosts: &str,
+    task_name: &str,
+    task: &str,
+    task_extra: &str,
+) -> String {
     let text = format!(
         "- hosts: {hosts}
   gather_facts: false
@@ -134,7 +143,11 @@ fn measure_operations(collection: &str) -> Vec<OpResult> {
         .iter()
         .enumerate()
         .map(|(i, (label, task))| {
-            let path = write(&anchor, &format!("op-{i}.yml"), &playbook(collection, "localhost", label, task, ""));
+            let path = write(
+                &anchor,
+                &format!("op-{i}.yml"),
+                &playbook(collection, "localhost", label, task, ""),
+            );
             anchor.clear_requests();
             let run = anchor.run_file(&path, &RunOpts::default());
             let log = anchor.requests();
@@ -144,7 +157,9 @@ fn measure_operations(collection: &str) -> Vec<OpResult> {
                 *by_endpoint.entry(without_upid(endpoint)).or_default() += n.as_u64().unwrap_or(0);
             }
             OpResult {
-                calls: log["total"].as_u64().unwrap_or_else(|| by_endpoint.values().sum()),
+                calls: log["total"]
+                    .as_u64()
+                    .unwrap_or_else(|| by_endpoint.values().sum()),
                 by_endpoint,
                 seconds: outcome.seconds,
                 changed: outcome.changed,
@@ -183,21 +198,52 @@ fn parallel_batch(collection: &str, label: &str, task_extra: &str) -> Batch {
           net:
             net0: virtio,bridge=vmbr0";
     let mut text = playbook(collection, "vm*", "create", create, task_extra);
-    text.push_str(&playbook(collection, "localhost", "listing", "community.proxmox.proxmox_vm_info: {type: qemu}", ""));
+    text.push_str(&playbook(
+        collection,
+        "localhost",
+        "listing",
+        "community.proxmox.proxmox_vm_info: {type: qemu}",
+        "",
+    ));
     let path = write(&anchor, "parallel.yml", &text);
-    let run: Run = anchor.run_file(&path, &RunOpts { hosts, forks: Some(PARALLEL), vars: Value::Null });
+    let run: Run = anchor.run_file(
+        &path,
+        &RunOpts {
+            hosts,
+            forks: Some(PARALLEL),
+            vars: Value::Null,
+        },
+    );
     let creates = run.all("create");
-    assert_eq!(creates.len(), PARALLEL, "one result per host\n{}", run.transcript());
-    let start = creates.iter().map(|o| o.start).fold(f64::INFINITY, f64::min);
-    let end = creates.iter().map(|o| o.end).fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(
+        creates.len(),
+        PARALLEL,
+        "one result per host\n{}",
+        run.transcript()
+    );
+    let start = creates
+        .iter()
+        .map(|o| o.start)
+        .fold(f64::INFINITY, f64::min);
+    let end = creates
+        .iter()
+        .map(|o| o.end)
+        .fold(f64::NEG_INFINITY, f64::max);
     let ok: Vec<_> = creates.iter().filter(|o| !o.failed).collect();
-    let mut vmids: Vec<u64> = ok.iter().filter_map(|o| o.result["vmid"].as_u64()).collect();
+    let mut vmids: Vec<u64> = ok
+        .iter()
+        .filter_map(|o| o.result["vmid"].as_u64())
+        .collect();
     vmids.sort_unstable();
     vmids.dedup();
     let listing = run.task("listing");
     let vms_listed = listing.result["proxmox_vms"]
         .as_array()
-        .map(|a| a.iter().filter(|g| g["name"].as_str().is_some_and(|n| n.starts_with("par-"))).count())
+        .map(|a| {
+            a.iter()
+                .filter(|g| g["name"].as_str().is_some_and(|n| n.starts_with("par-")))
+                .count()
+        })
         .unwrap_or(0);
     Batch {
         label: label.to_string(),
@@ -207,14 +253,23 @@ fn parallel_batch(collection: &str, label: &str, task_extra: &str) -> Batch {
         failed: creates.len() - ok.len(),
         distinct_vmids: vmids.len(),
         vms_listed,
-        first_failure: creates.iter().find(|o| o.failed).map(|o| o.msg().to_string()).unwrap_or_default(),
-        first_silent_noop: ok.iter().find(|o| !o.changed).map(|o| format!("{}: {}", o.host, o.msg())).unwrap_or_default(),
+        first_failure: creates
+            .iter()
+            .find(|o| o.failed)
+            .map(|o| o.msg().to_string())
+            .unwrap_or_default(),
+        first_silent_noop: ok
+            .iter()
+            .find(|o| !o.changed)
+            .map(|o| format!("{}: {}", o.host, o.msg()))
+            .unwrap_or_default(),
     }
 }
 
 /// Where the ferrox binaries come from, and their sizes.
 fn modules_dir() -> std::path::PathBuf {
-    support::ferrox_modules_dir().unwrap_or_else(|| ferrox_integration::repo_root().join("plugins/modules"))
+    support::ferrox_modules_dir()
+        .unwrap_or_else(|| ferrox_integration::repo_root().join("plugins/modules"))
 }
 
 fn binary_note() -> String {
@@ -226,13 +281,19 @@ fn binary_note() -> String {
             Err(_) => format!("{m} missing"),
         })
         .collect();
-    let shown = dir.strip_prefix(ferrox_integration::repo_root()).map(|p| p.display().to_string()).unwrap_or_else(|_| dir.display().to_string());
+    let shown = dir
+        .strip_prefix(ferrox_integration::repo_root())
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| dir.display().to_string());
     format!("from `{shown}` ({})", sizes.join(", "))
 }
 
 fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> String {
     let mut md = String::new();
-    let _ = writeln!(md, "# community.proxmox 1.6.0 vs ferrox.proxmox on pvesim\n");
+    let _ = writeln!(
+        md,
+        "# community.proxmox 1.6.0 vs ferrox.proxmox on pvesim\n"
+    );
     let _ = writeln!(
         md,
         "Written by `bench/compare`. Same playbooks, only the collection prefix changed; a fresh \
@@ -246,11 +307,22 @@ fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> Strin
     let _ = writeln!(md, "|---|---:|---:|---:|---:|---|");
     for (i, (label, _)) in OPERATIONS.iter().enumerate() {
         let (c, f) = (&community[i], &ours[i]);
-        let flag = |r: &OpResult| if r.failed { "FAILED".to_string() } else { r.changed.to_string() };
+        let flag = |r: &OpResult| {
+            if r.failed {
+                "FAILED".to_string()
+            } else {
+                r.changed.to_string()
+            }
+        };
         let _ = writeln!(
             md,
             "| {label} | {} | {} | {:.2} | {:.2} | {} / {} |",
-            c.calls, f.calls, c.seconds, f.seconds, flag(c), flag(f)
+            c.calls,
+            f.calls,
+            c.seconds,
+            f.seconds,
+            flag(c),
+            flag(f)
         );
     }
     let total = |rs: &[OpResult]| rs.iter().map(|r| r.calls).sum::<u64>();
@@ -271,7 +343,10 @@ fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> Strin
          \"created\" those that reported a new VM; an ok result that created nothing is a create \
          that silently lost the race (it found another host's VM under the vmid it was given).\n"
     );
-    let _ = writeln!(md, "| run | wall seconds | ok | created | failed | distinct vmids | VMs listed after |");
+    let _ = writeln!(
+        md,
+        "| run | wall seconds | ok | created | failed | distinct vmids | VMs listed after |"
+    );
     let _ = writeln!(md, "|---|---:|---:|---:|---:|---:|---:|");
     for b in batches {
         let _ = writeln!(
@@ -282,10 +357,18 @@ fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> Strin
     }
     for b in batches {
         if b.failed > 0 {
-            let _ = writeln!(md, "\nFirst failure of \"{}\": `{}`", b.label, b.first_failure);
+            let _ = writeln!(
+                md,
+                "\nFirst failure of \"{}\": `{}`",
+                b.label, b.first_failure
+            );
         }
         if !b.first_silent_noop.is_empty() {
-            let _ = writeln!(md, "\nA silent no-op of \"{}\": `{}`", b.label, b.first_silent_noop);
+            let _ = writeln!(
+                md,
+                "\nA silent no-op of \"{}\": `{}`",
+                b.label, b.first_silent_noop
+            );
         }
     }
 
@@ -294,14 +377,22 @@ fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> Strin
         let _ = writeln!(md, "### {label}\n");
         let _ = writeln!(md, "| endpoint | community | ferrox |");
         let _ = writeln!(md, "|---|---:|---:|");
-        let mut keys: Vec<&String> = community[i].by_endpoint.keys().chain(ours[i].by_endpoint.keys()).collect();
+        let mut keys: Vec<&String> = community[i]
+            .by_endpoint
+            .keys()
+            .chain(ours[i].by_endpoint.keys())
+            .collect();
         keys.sort();
         keys.dedup();
         for k in keys {
             let get = |r: &OpResult| r.by_endpoint.get(k).copied().unwrap_or(0);
             let _ = writeln!(md, "| `{k}` | {} | {} |", get(&community[i]), get(&ours[i]));
         }
-        let _ = writeln!(md, "\nmsg community: `{}`  \nmsg ferrox: `{}`\n", community[i].msg, ours[i].msg);
+        let _ = writeln!(
+            md,
+            "\nmsg community: `{}`  \nmsg ferrox: `{}`\n",
+            community[i].msg, ours[i].msg
+        );
     }
     md
 }
@@ -312,7 +403,10 @@ fn upids_are_folded_into_one_endpoint() {
         without_upid("GET /api2/json/nodes/pve1/tasks/UPID:pve1:00100001:0ADF0211:6B0C7857:qmcreate:101:ansible@pve!automation:/status"),
         "GET /api2/json/nodes/pve1/tasks/{upid}/status"
     );
-    assert_eq!(without_upid("GET /api2/json/version"), "GET /api2/json/version");
+    assert_eq!(
+        without_upid("GET /api2/json/version"),
+        "GET /api2/json/version"
+    );
 }
 
 #[test]
@@ -320,13 +414,21 @@ fn upids_are_folded_into_one_endpoint() {
 fn compare_community_and_ferrox() {
     for module in ferrox_integration::MODULES {
         let path = modules_dir().join(module);
-        assert!(path.is_file(), "{} is missing: build the modules first (bench/compare --release does)", path.display());
+        assert!(
+            path.is_file(),
+            "{} is missing: build the modules first (bench/compare --release does)",
+            path.display()
+        );
     }
     let community = measure_operations(COMMUNITY);
     let ours = measure_operations(FERROX);
     let batches = vec![
         parallel_batch(FERROX, "ferrox.proxmox, forks 20", ""),
-        parallel_batch(COMMUNITY, "community.proxmox, throttle: 1", "      throttle: 1\n"),
+        parallel_batch(
+            COMMUNITY,
+            "community.proxmox, throttle: 1",
+            "      throttle: 1\n",
+        ),
         parallel_batch(COMMUNITY, "community.proxmox, forks 20 (no throttle)", ""),
     ];
     let md = report(&community, &ours, &batches);
@@ -339,5 +441,8 @@ fn compare_community_and_ferrox() {
         std::fs::write(out, &md).expect("write the results");
     }
     // The measurement must have measured something real.
-    assert!(community.iter().chain(&ours).all(|r| r.calls > 0), "every operation made API calls");
+    assert!(
+        community.iter().chain(&ours).all(|r| r.calls > 0),
+        "every operation made API calls"
+    );
 }

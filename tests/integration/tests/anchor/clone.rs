@@ -21,33 +21,64 @@ fn proxmox_kvm_clones() {
 
     let linked = run.task("linked clone").ok().changed(true);
     linked.msg_is("VM linked with newid 501 cloned from vm with vmid 9000");
-    assert_eq!(linked.result["vmid"], 501, "an explicit newid comes back as given: {}", linked.result);
+    assert_eq!(
+        linked.result["vmid"], 501,
+        "an explicit newid comes back as given: {}",
+        linked.result
+    );
     run.task("linked clone with storage").failed().msg_is(
         "Unable to clone vm linked-two from vmid 9000: 500 Internal Server Error: parameter 'storage' not allowed for linked clones",
     );
-    run.task("clone to other node").ok().changed(true).msg_is("VM remote with newid 502 cloned from vm with vmid 9000");
+    run.task("clone to other node")
+        .ok()
+        .changed(true)
+        .msg_is("VM remote with newid 502 cloned from vm with vmid 9000");
     run.task("clone local vm to other node").failed().msg_is(
         "Unable to clone vm nope from vmid 100: 500 Internal Server Error: can't clone VM to node 'pve2' (VM uses local storage)",
     );
-    run.task("full clone onto other storage").ok().changed(true).msg_is("VM copy with newid 504 cloned from vm with vmid 100");
-    run.task("clone of unknown source").failed().msg_is("VM with name = no-such-vm does not exist in cluster");
+    run.task("full clone onto other storage")
+        .ok()
+        .changed(true)
+        .msg_is("VM copy with newid 504 cloned from vm with vmid 100");
+    run.task("clone of unknown source")
+        .failed()
+        .msg_is("VM with name = no-such-vm does not exist in cluster");
 
     // A linked clone on file storage points at the template's base volume; the cloud-init
     // drive is always copied in full; every NIC gets a new MAC.
     let l = run.task("linked config").ok().config().clone();
-    assert_eq!(l["scsi0"], "vmdata:9000/base-9000-disk-0.qcow2/501/vm-501-disk-0.qcow2,discard=on,size=3G", "{l}");
-    assert_eq!(l["ide2"], "vmdata:501/vm-501-cloudinit.qcow2,media=cdrom", "{l}");
+    assert_eq!(
+        l["scsi0"], "vmdata:9000/base-9000-disk-0.qcow2/501/vm-501-disk-0.qcow2,discard=on,size=3G",
+        "{l}"
+    );
+    assert_eq!(
+        l["ide2"], "vmdata:501/vm-501-cloudinit.qcow2,media=cdrom",
+        "{l}"
+    );
     let net = l["net0"].as_str().unwrap_or_default();
-    assert!(net.starts_with("virtio=BC:24:11:") && !net.contains("90:00:01"), "{l}");
+    assert!(
+        net.starts_with("virtio=BC:24:11:") && !net.contains("90:00:01"),
+        "{l}"
+    );
     assert!(l.get("template").is_none(), "{l}");
 
     let c = run.task("copy config").ok().config().clone();
-    assert_eq!(c["scsi0"], "nvme-pool:vm-504-disk-0,iothread=1,size=32G", "{c}");
-    assert_eq!(c["ide2"], "none,media=cdrom", "an empty cdrom is copied as configuration: {c}");
+    assert_eq!(
+        c["scsi0"], "nvme-pool:vm-504-disk-0,iothread=1,size=32G",
+        "{c}"
+    );
+    assert_eq!(
+        c["ide2"], "none,media=cdrom",
+        "an empty cdrom is copied as configuration: {c}"
+    );
     assert_eq!(c["name"], "copy");
 
     let listing = run.task("listing").ok();
     assert_eq!(listing.vmids(), vec![100, 501, 502, 504, 9000]);
-    assert_eq!(node_of(&listing.result, 502), "pve2", "target moves the clone to the other node");
+    assert_eq!(
+        node_of(&listing.result, 502),
+        "pve2",
+        "target moves the clone to the other node"
+    );
     assert_eq!(node_of(&listing.result, 501), "pve1");
 }

@@ -10,8 +10,13 @@ fn community_proxmox_under_faults() {
 
     // 1.6 defect: proxmox_disk accepts only exitstatus OK, so WARNINGS fail the task
     // although PVE created the disk (the next run finds it up to date).
-    run.task("disk create ending with warnings (1.6 defect)").failed().msg_is("Error occurred on task execution: WARNINGS: 1");
-    run.task("disk after warnings").ok().changed(false).msg_is("Disk scsi1 is up to date in VM 100");
+    run.task("disk create ending with warnings (1.6 defect)")
+        .failed()
+        .msg_is("Error occurred on task execution: WARNINGS: 1");
+    run.task("disk after warnings")
+        .ok()
+        .changed(false)
+        .msg_is("Disk scsi1 is up to date in VM 100");
 
     // 1.6 defect: a failed create task is only seen as a timeout, with the log's first line.
     // PVE prefixes a failed create with "unable to create VM <id> - ".
@@ -19,14 +24,36 @@ fn community_proxmox_under_faults() {
         "Reached timeout while waiting for creating VM. Last line in task before timeout: [{'n': 1, 't': 'TASK ERROR: unable to create VM 120 - simulated storage failure'}]",
     );
     // PVE removes the config of a failed create, so the same vmid can be created again.
-    run.task("create after the failure").ok().changed(true).msg_is("VM failing with vmid 120 deployed");
+    run.task("create after the failure")
+        .ok()
+        .changed(true)
+        .msg_is("VM failing with vmid 120 deployed");
 
-    let mac = run.task("create with agent").ok().result["mac"]["net0"].as_str().unwrap_or_default().to_lowercase();
+    let mac = run.task("create with agent").ok().result["mac"]["net0"]
+        .as_str()
+        .unwrap_or_default()
+        .to_lowercase();
     // proxmox_kvm, unlike proxmox_disk, counts WARNINGS as success.
-    run.task("start with agent").ok().changed(true).msg_is("VM 121 started");
-    let network = run.results.iter().rev().find(|t| t.name == "network through the agent").expect("network task ran").ok();
-    let ifaces = network.result["proxmox_vms"][0]["network"].as_array().cloned().unwrap_or_default();
-    assert!(ifaces.iter().any(|i| i["name"] == "lo"), "{}", network.result);
+    run.task("start with agent")
+        .ok()
+        .changed(true)
+        .msg_is("VM 121 started");
+    let network = run
+        .results
+        .iter()
+        .rev()
+        .find(|t| t.name == "network through the agent")
+        .expect("network task ran")
+        .ok();
+    let ifaces = network.result["proxmox_vms"][0]["network"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        ifaces.iter().any(|i| i["name"] == "lo"),
+        "{}",
+        network.result
+    );
     assert!(
         ifaces.iter().any(|i| i["hardware-address"] == mac.as_str()),
         "the guest reports its NIC's MAC ({mac}, lower case): {}",

@@ -14,15 +14,33 @@ const LAG_MS: u64 = 20_000;
 
 #[test]
 fn name_lookup_within_the_status_lag() {
-    let anchor = Anchor::start_with(pvesim::SimConfig { resources_lag_ms: LAG_MS, ..Default::default() });
+    let anchor = Anchor::start_with(pvesim::SimConfig {
+        resources_lag_ms: LAG_MS,
+        ..Default::default()
+    });
     let run = anchor.run_file(
         &crate::support::anchor_dir().join("lag.yml"),
-        &RunOpts { vars: json!({"anchor_lag_seconds": LAG_MS / 1000 + 1}), ..Default::default() },
+        &RunOpts {
+            vars: json!({"anchor_lag_seconds": LAG_MS / 1000 + 1}),
+            ..Default::default()
+        },
     );
 
-    run.task("create by name").ok().changed(true).msg_is("VM lag-web with vmid 101 deployed");
-    run.task("create again within the lag").ok().changed(true).msg_is("VM lag-web with vmid 102 deployed");
-    run.task("current within the lag").ok().msg_is("VM (unnamed) with vmid = 101 is stopped");
-    run.task("create again after the lag").failed().msg_is("Multiple VMs with name lag-web found, provide vmid instead");
-    run.task("current after the lag").ok().msg_is("VM lag-web with vmid = 101 is stopped");
+    run.task("create by name")
+        .ok()
+        .changed(true)
+        .msg_is("VM lag-web with vmid 101 deployed");
+    run.task("create again within the lag")
+        .ok()
+        .changed(true)
+        .msg_is("VM lag-web with vmid 102 deployed");
+    run.task("current within the lag")
+        .ok()
+        .msg_is("VM (unnamed) with vmid = 101 is stopped");
+    run.task("create again after the lag")
+        .failed()
+        .msg_is("Multiple VMs with name lag-web found, provide vmid instead");
+    run.task("current after the lag")
+        .ok()
+        .msg_is("VM lag-web with vmid = 101 is stopped");
 }

@@ -69,7 +69,10 @@ impl Anchor {
     pub fn start_with(cfg: pvesim::SimConfig) -> Anchor {
         ensure_collection();
         let sim = pvesim::Simulator::start(cfg).expect("start the simulator");
-        let tmp = tempfile::Builder::new().prefix("ferrox-anchor-").tempdir().expect("temp dir");
+        let tmp = tempfile::Builder::new()
+            .prefix("ferrox-anchor-")
+            .tempdir()
+            .expect("temp dir");
         let dir = tmp.path().to_path_buf();
         let cleanup = if std::env::var_os("FERROX_KEEP_TMP").is_some() {
             eprintln!("anchor: keeping {}", tmp.keep().display());
@@ -80,7 +83,13 @@ impl Anchor {
         let ca = dir.join("pvesim-ca.pem");
         std::fs::write(&ca, sim.ca_pem()).expect("write the simulator CA");
         let control = control_agent(sim.ca_pem().as_bytes());
-        let anchor = Anchor { sim, dir, _cleanup: cleanup, runs: AtomicUsize::new(0), control };
+        let anchor = Anchor {
+            sim,
+            dir,
+            _cleanup: cleanup,
+            runs: AtomicUsize::new(0),
+            control,
+        };
         anchor.write_ansible_files();
         anchor
     }
@@ -138,7 +147,10 @@ impl Anchor {
         let program = ansible_playbook();
         let python = program.with_file_name("python3");
         let mut cmd = Command::new(&program);
-        cmd.arg("-i").arg(&inventory).arg("-e").arg(format!("@{}", vars_file.display()));
+        cmd.arg("-i")
+            .arg(&inventory)
+            .arg("-e")
+            .arg(format!("@{}", vars_file.display()));
         if let Some(f) = o.forks {
             cmd.arg("--forks").arg(f.to_string());
         }
@@ -163,7 +175,9 @@ impl Anchor {
             .env("PYTHONDONTWRITEBYTECODE", "1")
             // community.proxmox 1.6 ignores ca_path: requests must be told about the CA.
             .env("REQUESTS_CA_BUNDLE", self.ca_path());
-        let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+        let out = cmd
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
         Run {
             rc: out.status.code().unwrap_or(-1),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
@@ -176,7 +190,9 @@ impl Anchor {
     pub fn requests(&self) -> Value {
         let v = self.control("GET", "/_pvesim/requests");
         match v {
-            Value::Object(mut m) if m.contains_key("data") => m.remove("data").unwrap_or(Value::Null),
+            Value::Object(mut m) if m.contains_key("data") => {
+                m.remove("data").unwrap_or(Value::Null)
+            }
             other => other,
         }
     }
@@ -196,7 +212,10 @@ impl Anchor {
             .unwrap_or_else(|e| panic!("POST /_pvesim/faults: {e}"));
         let status = resp.status().as_u16();
         let text = resp.body_mut().read_to_string().unwrap_or_default();
-        assert!(status < 300, "POST /_pvesim/faults {spec} answered {status}: {text}");
+        assert!(
+            status < 300,
+            "POST /_pvesim/faults {spec} answered {status}: {text}"
+        );
     }
 
     /// A call to a control endpoint (`/_pvesim/...`, no authentication); its JSON answer.
@@ -223,13 +242,16 @@ impl Anchor {
         let ns = dir.join("collections/ansible_collections/ferrox");
         std::fs::create_dir_all(&ns).expect("collections dir");
         match ferrox_modules_dir() {
-            None => std::os::unix::fs::symlink(repo_root(), ns.join("proxmox")).expect("collection symlink"),
+            None => std::os::unix::fs::symlink(repo_root(), ns.join("proxmox"))
+                .expect("collection symlink"),
             Some(bins) => {
                 let root = ns.join("proxmox");
                 std::fs::create_dir_all(root.join("plugins/modules")).expect("modules dir");
-                std::os::unix::fs::symlink(repo_root().join("meta"), root.join("meta")).expect("meta symlink");
+                std::os::unix::fs::symlink(repo_root().join("meta"), root.join("meta"))
+                    .expect("meta symlink");
                 for m in ferrox_integration::MODULES {
-                    std::os::unix::fs::symlink(bins.join(m), root.join("plugins/modules").join(m)).expect("module symlink");
+                    std::os::unix::fs::symlink(bins.join(m), root.join("plugins/modules").join(m))
+                        .expect("module symlink");
                 }
             }
         }
@@ -258,8 +280,12 @@ pub fn ferrox_modules_dir() -> Option<PathBuf> {
 
 fn control_agent(ca_pem: &[u8]) -> ureq::Agent {
     use ureq::tls::{Certificate, RootCerts, TlsConfig};
-    let ca = Certificate::from_pem(ca_pem).expect("the simulator's CA is valid PEM").to_owned();
-    let tls = TlsConfig::builder().root_certs(RootCerts::Specific(Arc::new(vec![ca]))).build();
+    let ca = Certificate::from_pem(ca_pem)
+        .expect("the simulator's CA is valid PEM")
+        .to_owned();
+    let tls = TlsConfig::builder()
+        .root_certs(RootCerts::Specific(Arc::new(vec![ca])))
+        .build();
     ureq::Agent::config_builder()
         .tls_config(tls)
         .http_status_as_error(false)
@@ -301,9 +327,18 @@ impl Outcome {
     pub fn vmids(&self) -> Vec<u64> {
         self.result["proxmox_vms"]
             .as_array()
-            .unwrap_or_else(|| panic!("task {:?} returned no proxmox_vms: {}", self.name, self.result))
+            .unwrap_or_else(|| {
+                panic!(
+                    "task {:?} returned no proxmox_vms: {}",
+                    self.name, self.result
+                )
+            })
             .iter()
-            .map(|g| g["vmid"].as_u64().unwrap_or_else(|| panic!("vmid not an integer in {g}")))
+            .map(|g| {
+                g["vmid"]
+                    .as_u64()
+                    .unwrap_or_else(|| panic!("vmid not an integer in {g}"))
+            })
             .collect()
     }
 
@@ -320,17 +355,31 @@ impl Outcome {
 
     /// Panics with the whole result unless the task failed.
     pub fn failed(&self) -> &Self {
-        assert!(self.failed, "task {:?} should have failed: {}", self.name, self.result);
+        assert!(
+            self.failed,
+            "task {:?} should have failed: {}",
+            self.name, self.result
+        );
         self
     }
 
     pub fn changed(&self, expected: bool) -> &Self {
-        assert_eq!(self.changed, expected, "task {:?} changed: {}", self.name, self.result);
+        assert_eq!(
+            self.changed, expected,
+            "task {:?} changed: {}",
+            self.name, self.result
+        );
         self
     }
 
     pub fn msg_is(&self, expected: &str) -> &Self {
-        assert_eq!(self.msg(), expected, "task {:?}: {}", self.name, self.result);
+        assert_eq!(
+            self.msg(),
+            expected,
+            "task {:?}: {}",
+            self.name,
+            self.result
+        );
         self
     }
 }
@@ -347,10 +396,16 @@ pub struct Run {
 impl Run {
     /// The result of the task with this name (on localhost).
     pub fn task(&self, name: &str) -> &Outcome {
-        self.results.iter().find(|t| t.name == name).unwrap_or_else(|| {
-            let names: Vec<&str> = self.results.iter().map(|t| t.name.as_str()).collect();
-            panic!("no result for task {name:?}; tasks run: {names:?}\n{}", self.transcript())
-        })
+        self.results
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| {
+                let names: Vec<&str> = self.results.iter().map(|t| t.name.as_str()).collect();
+                panic!(
+                    "no result for task {name:?}; tasks run: {names:?}\n{}",
+                    self.transcript()
+                )
+            })
     }
 
     /// Every result of the task with this name (one per host).
@@ -360,12 +415,21 @@ impl Run {
 
     /// Panics (showing the output) unless ansible-playbook exited 0.
     pub fn assert_ok(&self) -> &Self {
-        assert_eq!(self.rc, 0, "ansible-playbook exited with {}\n{}", self.rc, self.transcript());
+        assert_eq!(
+            self.rc,
+            0,
+            "ansible-playbook exited with {}\n{}",
+            self.rc,
+            self.transcript()
+        );
         self
     }
 
     pub fn transcript(&self) -> String {
-        format!("--- stdout ---\n{}\n--- stderr ---\n{}", self.stdout, self.stderr)
+        format!(
+            "--- stdout ---\n{}\n--- stderr ---\n{}",
+            self.stdout, self.stderr
+        )
     }
 }
 
@@ -374,7 +438,8 @@ fn read_results(path: &Path) -> Vec<Outcome> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
-            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("bad result line {l}: {e}"));
+            let v: Value =
+                serde_json::from_str(l).unwrap_or_else(|e| panic!("bad result line {l}: {e}"));
             let outcome = v["outcome"].as_str().unwrap_or("");
             Outcome {
                 name: v["name"].as_str().unwrap_or("").to_string(),
