@@ -373,7 +373,7 @@ impl Executor<'_> {
     }
 
     fn wait_answer(
-        &self,
+        &mut self,
         answer: &Value,
         budget: Duration,
         op: &str,
@@ -386,8 +386,10 @@ impl Executor<'_> {
         }
     }
 
+    /// Waits for the task; warnings it ended with (`WARNINGS: n`) become warnings of
+    /// the result.
     fn wait(
-        &self,
+        &mut self,
         upid: &str,
         budget: Duration,
         op: &str,
@@ -395,7 +397,14 @@ impl Executor<'_> {
         vmid: u32,
     ) -> Result<(), Failure> {
         match ferrox_common::tasks::wait(self.client, upid, budget) {
-            Ok(_) => Ok(()),
+            Ok(done) => {
+                self.outcome.warnings.extend(
+                    done.warnings
+                        .into_iter()
+                        .map(|w| format!("task {upid}: {w}")),
+                );
+                Ok(())
+            }
             Err(e) => Err(Failure::new(task_failure(prefix, op, e)).with("vmid", vmid)),
         }
     }
