@@ -352,6 +352,20 @@ fn guest_agent_and_power_states() {
     assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/reboot", &[]), "OK");
     assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/shutdown", &[]), "OK");
     assert_eq!(api.get("/nodes/pve1/qemu/140/status/current").data()["status"], "stopped");
+    // Hibernate: stopped with `lock: suspended`; other changes are refused, but both
+    // resume and start bring it back from its saved state and drop the lock.
+    for wake in ["resume", "start"] {
+        assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/start", &[]), "OK");
+        assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/suspend", &[("todisk", "1")]), "OK");
+        assert_eq!(api.get("/nodes/pve1/qemu/140/status/current").data()["status"], "stopped");
+        assert_eq!(api.config("pve1", 140)["lock"], "suspended");
+        let r = api.put("/nodes/pve1/qemu/140/config", &[("cores", "3")]);
+        assert_eq!(r.message(), "VM is locked (suspended)\n");
+        assert_eq!(api.run_task("POST", &format!("/nodes/pve1/qemu/140/status/{wake}"), &[]), "OK", "{wake}");
+        assert_eq!(api.get("/nodes/pve1/qemu/140/status/current").data()["status"], "running", "{wake}");
+        assert!(api.config("pve1", 140).get("lock").is_none(), "{wake}");
+        assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/stop", &[]), "OK");
+    }
     // LXC views.
     let l = api.get("/nodes/pve2/lxc");
     assert_eq!(l.data()[0]["name"], "ct-dns");

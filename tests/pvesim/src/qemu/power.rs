@@ -28,7 +28,10 @@ pub fn spawn_start(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, vmid: u32, 
         if g.running {
             return Err(format!("VM {vmid} already running"));
         }
-        check_lock(g, skiplock)?;
+        // A VM suspended to disk starts from its saved state despite its lock.
+        if !is_suspended_to_disk(g) {
+            check_lock(g, skiplock)?;
+        }
         if is_template(g) {
             return Err("you can't start a vm if it's a template".into());
         }
@@ -45,11 +48,19 @@ pub fn spawn_start(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, vmid: u32, 
         t.check_fault()?;
         update::apply_all_pending(c, vmid);
         let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
+        if is_suspended_to_disk(g) {
+            g.conf.current.remove("lock");
+        }
         g.set_running(true, now_ms());
         g.paused = false;
         g.started_ms = Some(now_ms());
         Ok(())
     }))
+}
+
+/// `lock: suspended`: hibernated (`suspend todisk=1`), resumed by start or resume.
+fn is_suspended_to_disk(g: &crate::state::Guest) -> bool {
+    !g.running && g.conf.current.get("lock").is_some_and(|l| l == "suspended")
 }
 
 pub fn start(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
@@ -128,6 +139,21 @@ pub fn simple(ctx: &mut Ctx<'_>, kind: &str) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     if kind == "qmresume" && !exists(ctx.c, &node, vmid) {
         return Err(missing_conf(&node, vmid));
+    }
+    if kind == "qmresume" && is_suspended_to_disk(vm(ctx.c, &node, vmid)?) {
+        // PVE's resume starts a VM suspended to disk from its saved state.
+        let node2 = node.clone();
+        let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmresume", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
+            vm(c, &node2, vmid).map_err(|e| e.message)?;
+            t.check_fault()?;
+            let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
+            g.conf.current.remove("lock");
+            g.set_running(true, now_ms());
+            g.paused = false;
+            g.started_ms = Some(now_ms());
+            Ok(())
+        }));
+        return Ok(Value::String(upid));
     }
     require_running(ctx, &node, vmid)?;
     let kind = if kind == "qmpause" && ctx.flag("todisk") { "qmsuspend" } else { kind };
