@@ -62,9 +62,10 @@ fn proxmox_kvm_clones() {
     );
     assert!(l.get("template").is_none(), "{l}");
 
+    // Read after the copy became a template (below): its disk is a base volume by then.
     let c = run.task("copy config").ok().config().clone();
     assert_eq!(
-        c["scsi0"], "nvme-pool:vm-504-disk-0,iothread=1,size=32G",
+        c["scsi0"], "nvme-pool:base-504-disk-0,iothread=1,size=32G",
         "{c}"
     );
     assert_eq!(
@@ -73,8 +74,29 @@ fn proxmox_kvm_clones() {
     );
     assert_eq!(c["name"], "copy");
 
+    // Converting renames the disks to base volumes; a linked clone on zfs builds on them.
+    run.task("convert the copy to a template")
+        .ok()
+        .changed(true)
+        .msg_is("VM 504 is converting to template");
+    let t = run.task("template config").ok().config().clone();
+    assert_eq!(
+        t["scsi0"], "nvme-pool:base-504-disk-0,iothread=1,size=32G",
+        "{t}"
+    );
+    assert_eq!(t["template"], 1, "{t}");
+    run.task("linked clone of the new template")
+        .ok()
+        .changed(true)
+        .msg_is("VM linked-copy with newid 506 cloned from vm with vmid 504");
+    let lc = run.task("linked copy config").ok().config().clone();
+    assert_eq!(
+        lc["scsi0"], "nvme-pool:base-504-disk-0/vm-506-disk-0,iothread=1,size=32G",
+        "{lc}"
+    );
+
     let listing = run.task("listing").ok();
-    assert_eq!(listing.vmids(), vec![100, 501, 502, 504, 9000]);
+    assert_eq!(listing.vmids(), vec![100, 501, 502, 504, 506, 9000]);
     assert_eq!(
         node_of(&listing.result, 502),
         "pve2",
