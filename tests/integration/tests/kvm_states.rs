@@ -80,6 +80,16 @@ fn paused_and_hibernated_work() {
     assert!(refused.task("t").msg().contains("is hibernated"), "{}", refused.task("t").msg());
     let dry = env.play_with(&task(100, "    state: absent\n    force: true\n"), &check());
     assert_eq!(dry.task("t").result["actions"], json!(["resume VM 100", "shut down VM 100 (power off after 30 s)", "remove VM 100"]));
+    // started wakes a hibernated VM from its saved state.
+    let woke = env.play(&task(100, "    state: started\n"));
+    assert!(woke.task("t").changed, "{}", woke.task("t").result);
+    assert_eq!(status(&env, 100)["status"], "running");
+    assert!(status(&env, 100).get("lock").is_none());
+    // And absent with force removes a hibernated VM, as the dry run said.
+    env.play(&task(100, "    state: hibernated\n")).assert_ok();
+    let gone = env.play(&task(100, "    state: absent\n    force: true\n"));
+    gone.assert_ok();
+    assert_eq!(gone.task("t").msg(), "VM 100 removed");
 }
 
 #[test]
