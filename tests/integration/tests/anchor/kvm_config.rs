@@ -92,6 +92,30 @@ fn proxmox_kvm_configuration_round_trip() {
         "PVE adds vmgenid and meta: {c}"
     );
 
+    // 1.6 defect: with update_unsafe, a NIC given without MAC gets a new one from PVE.
+    run.task("unsafe update of the nic (1.6 defect)")
+        .ok()
+        .changed(true)
+        .msg_is("VM cloud with vmid 410 updated");
+    // 1.6 defect: disk keys are dropped without update_unsafe, yet read back afterwards,
+    // so the applied update reports a KeyError.
+    run.task("update naming a disk the vm lacks (1.6 defect)")
+        .failed()
+        .msg_is("Unable to update vm cloud with vmid 410: 'scsi7'");
+    let updated = run.task("config after updates").ok().config().clone();
+    let net0 = updated["net0"].as_str().unwrap_or_default();
+    assert!(
+        net0.starts_with("virtio=BC:24:11:")
+            && net0.ends_with(",bridge=vmbr0,tag=20")
+            && !net0.contains(&mac),
+        "a new MAC replaced {mac}: {updated}"
+    );
+    assert_eq!(
+        updated["cores"], 4,
+        "the update was applied before the failure: {updated}"
+    );
+    assert!(updated.get("scsi7").is_none(), "{updated}");
+
     // 1.6 defect: unset efidisk0 sub-options are sent as the text None, which PVE rejects.
     let efi_none = run
         .task("efidisk0 with unset sub-options (1.6 defect)")
