@@ -397,3 +397,24 @@ fn a_stopped_containers_interfaces_are_null() {
     assert_eq!(r.status, 200);
     assert!(r.data().is_null(), "{:?}", r.data());
 }
+
+#[test]
+fn clones_copy_cloud_init_in_full_onto_the_target_storage() {
+    // qemu-server clone_vm: cloud-init (and TPM state) are always full copies, made by
+    // clone_disk in sorted key order, each logged "create full clone of drive ...".
+    let api = Api::start(quick());
+    let r = api.post("/nodes/pve1/qemu/9000/clone", &[("newid", "124"), ("full", "1"), ("storage", "nvme-pool")]);
+    let upid = s(r.data()).to_string();
+    assert_eq!(api.wait_task(&upid)["exitstatus"], "OK");
+    let log = api.task_log(&upid);
+    assert_eq!(log[0], "create full clone of drive ide2 (vmdata:9000/vm-9000-cloudinit.qcow2)", "{log:?}");
+    assert!(log.iter().any(|l| l == "create full clone of drive scsi0 (vmdata:9000/base-9000-disk-0.qcow2)"), "{log:?}");
+    let c = api.config("pve1", 124);
+    assert_eq!(c["ide2"], "nvme-pool:vm-124-cloudinit,media=cdrom");
+    // A linked clone still copies cloud-init in full, on the source storage.
+    let r = api.post("/nodes/pve1/qemu/9000/clone", &[("newid", "125")]);
+    let upid = s(r.data()).to_string();
+    assert_eq!(api.wait_task(&upid)["exitstatus"], "OK");
+    assert_eq!(api.task_log(&upid)[0], "create full clone of drive ide2 (vmdata:9000/vm-9000-cloudinit.qcow2)");
+    assert_eq!(api.config("pve1", 125)["ide2"], "vmdata:125/vm-125-cloudinit.qcow2,media=cdrom");
+}

@@ -167,9 +167,13 @@ fn clone_work(
             let (sid, volname) = volid.split_once(':').unwrap_or(("", ""));
             let size = c.find_volume(&volid, &src.node).map(|x| x.size).or(d.size()).unwrap_or(0);
             if volid.contains("-cloudinit") {
-                let sd = c.storage(sid).cloned().ok_or("storage vanished")?;
+                // qemu-server clone_vm/clone_disk: a cloud-init drive is always copied in
+                // full (and logged like one), onto the target storage when one is given.
+                t.log.push(format!("create full clone of drive {k} ({volid})"));
+                let dest = target_storage.unwrap_or(sid);
+                let sd = c.storage(dest).cloned().ok_or_else(|| format!("storage '{dest}' does not exist"))?;
                 let vn = if sd.is_file() { format!("{newid}/vm-{newid}-cloudinit.qcow2") } else { format!("vm-{newid}-cloudinit") };
-                d.file = storage::alloc_named(c, sid, target, &vn, size, newid);
+                d.file = storage::alloc_named(c, dest, target, &vn, size, newid);
                 new.insert(k.clone(), d.print(None));
                 continue;
             }
@@ -177,7 +181,8 @@ fn clone_work(
                 new.insert(k.clone(), v.clone());
                 continue;
             }
-            if full {
+            // TPM state is never linked: clone_vm copies it in full like cloud-init.
+            if full || k == "tpmstate0" {
                 t.log.push(format!("create full clone of drive {k} ({volid})"));
                 let dest = target_storage.unwrap_or(sid);
                 let dsd = c.storage(dest).cloned().ok_or_else(|| format!("storage '{dest}' does not exist"))?;
