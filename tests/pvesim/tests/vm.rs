@@ -403,10 +403,14 @@ fn clones_copy_cloud_init_in_full_onto_the_target_storage() {
     // qemu-server clone_vm: cloud-init (and TPM state) are always full copies, made by
     // clone_disk in sorted key order, each logged "create full clone of drive ...".
     let api = Api::start(quick());
+    api.control("POST", "/_pvesim/faults", Some(serde_json::json!({"task_type": "qmclone", "duration_ms": 1500, "times": 1})));
     let r = api.post("/nodes/pve1/qemu/9000/clone", &[("newid", "124"), ("full", "1"), ("storage", "nvme-pool")]);
     let upid = s(r.data()).to_string();
+    // While it runs, the log already shows the first copy (PVE prints it as the copy starts).
+    assert_eq!(api.task_log(&upid), vec!["create full clone of drive ide2 (vmdata:9000/vm-9000-cloudinit.qcow2)".to_string()]);
     assert_eq!(api.wait_task(&upid)["exitstatus"], "OK");
     let log = api.task_log(&upid);
+    assert_eq!(log.iter().filter(|l| l.starts_with("create full clone of drive ide2")).count(), 1, "{log:?}");
     assert_eq!(log[0], "create full clone of drive ide2 (vmdata:9000/vm-9000-cloudinit.qcow2)", "{log:?}");
     assert!(log.iter().any(|l| l == "create full clone of drive scsi0 (vmdata:9000/base-9000-disk-0.qcow2)"), "{log:?}");
     let c = api.config("pve1", 124);

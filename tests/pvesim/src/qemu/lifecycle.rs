@@ -137,9 +137,15 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let description = ctx.get("description").map(str::to_string);
     let node2 = node.clone();
     let schema_sim = ctx.sim.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmclone", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
+    // A running clone already shows its first copy line (clients quote it on timeouts).
+    let first = first_clone_line(&src, full);
+    let first_log: Vec<String> = first.iter().cloned().collect();
+    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmclone", &vmid.to_string(), ctx.who, first_log, Box::new(move |c, t| {
         let before = c.volumes.len();
         let res = clone_work(c, &schema_sim.schema, &src, newid, &target, full, target_storage.as_deref(), format.as_deref(), name, description, t);
+        if let Some(i) = first.as_ref().and_then(|line| t.log.iter().position(|l| l == line)) {
+            t.log.remove(i); // logged at spawn already
+        }
         if let Err(e) = res {
             c.volumes.truncate(before);
             c.guests.remove(&newid);
@@ -149,6 +155,20 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         Ok(())
     }));
     Ok(Value::String(upid))
+}
+
+/// The first line of a clone task's log: clone_disk's message for the first drive in
+/// sorted key order (cloud-init and TPM state are always copied in full).
+fn first_clone_line(src: &Guest, full: bool) -> Option<String> {
+    src.conf.current.iter().filter(|(k, _)| disks::is_disk_key(k)).find_map(|(k, v)| {
+        let d = Drive::parse_stored(v);
+        let cloud_init = d.file.contains("-cloudinit");
+        if d.volid().is_none() || (d.is_cdrom() && !cloud_init) {
+            return None;
+        }
+        let kind = if full || cloud_init || k == "tpmstate0" { "full" } else { "linked" };
+        Some(format!("create {kind} clone of drive {k} ({})", d.file))
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
