@@ -63,6 +63,12 @@ fn community_proxmox_under_faults() {
         .failed()
         .msg_is("Failed to retrieve QEMU VMs information: 500 Internal Server Error: QEMU guest agent is not running");
 
+    // A clone outliving `timeout`: 1.6 quotes the first line of the running task's log,
+    // which PVE writes as the copy of the first drive (sorted keys: the cloud-init ide2).
+    run.task("clone slower than timeout").failed().msg_is(
+        "Reached timeout while waiting for creating VM. Last line in task before timeout: [{'n': 1, 't': 'create full clone of drive ide2 (vmdata:9000/vm-9000-cloudinit.qcow2)'}]",
+    );
+
     // api_timeout bounds each HTTP call; the slow GET /nodes surfaces as requests' text.
     run.task("api_timeout exceeded").failed().msg_is(&format!(
         "Unable to retrieve Proxmox VE node: HTTPSConnectionPool(host='127.0.0.1', port={}): Read timed out. (read timeout=1)",
