@@ -148,3 +148,16 @@ fn bridges_are_listed_per_node() {
     let r = api.get("/nodes/pve1/network?type=nonsense");
     assert_eq!(r.status, 400);
 }
+
+#[test]
+fn a_running_move_shows_its_copy_line() {
+    let api = Api::start(quick());
+    api.control("POST", "/_pvesim/faults", Some(serde_json::json!({"task_type": "qmmove", "duration_ms": 1500, "times": 1})));
+    let r = api.post("/nodes/pve1/qemu/100/move_disk", &[("disk", "scsi0"), ("storage", "nvme-pool")]);
+    let upid = r.data().as_str().expect("UPID").to_string();
+    assert_eq!(api.task_log(&upid), vec!["create full clone of drive scsi0 (local-lvm:vm-100-disk-0)".to_string()]);
+    assert_eq!(api.wait_task(&upid)["exitstatus"], "OK");
+    let log = api.task_log(&upid);
+    assert_eq!(log[0], "create full clone of drive scsi0 (local-lvm:vm-100-disk-0)");
+    assert_eq!(log.iter().filter(|l| l.starts_with("create full clone")).count(), 1, "{log:?}");
+}

@@ -112,11 +112,12 @@ pub fn move_disk(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
     let node2 = node.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmmove", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
+    // clone_disk prints this as the copy starts: a running move already shows it.
+    let first = vec![format!("create full clone of drive {disk} ({volid})")];
+    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmmove", &vmid.to_string(), ctx.who, first, Box::new(move |c, t| {
         check_lock(vm(c, &node2, vmid).map_err(|e| e.message)?, false)?;
         let size = c.find_volume(&volid, &node2).map(|v| v.size).or(d.size()).unwrap_or(0);
         t.check_fault()?;
-        t.log.push(format!("create full clone of drive {disk} ({volid})"));
         let newvol = storage::alloc(c, &sid, &node2, vmid, size, Some(&fmt))?;
         t.log.push(format!("transferred {} of {} (100.00%)", storage::format_size(size), storage::format_size(size)));
         let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
