@@ -69,6 +69,10 @@ fn community_proxmox_under_faults() {
         "Reached timeout while waiting for creating VM. Last line in task before timeout: [{'n': 1, 't': 'create full clone of drive ide2 (vmdata:9000/vm-9000-cloudinit.qcow2)'}]",
     );
 
+    run.task("move slower than timeout").failed().msg_is(
+        "Reached timeout while waiting for moving VM disk. Last line in task before timeout: [{'n': 1, 't': 'create full clone of drive scsi1 (local-lvm:vm-100-disk-1)'}]",
+    );
+
     // api_timeout bounds each HTTP call; the slow GET /nodes surfaces as requests' text.
     run.task("api_timeout exceeded").failed().msg_is(&format!(
         "Unable to retrieve Proxmox VE node: HTTPSConnectionPool(host='127.0.0.1', port={}): Read timed out. (read timeout=1)",
