@@ -307,3 +307,16 @@ fn changes_a_running_vm_cannot_take_are_reported_pending() {
     assert_eq!(cache.real.result["pending"], json!(true), "{}", cache.real.result);
     assert!(cache.real.warnings().iter().any(|w| w.contains("waits for the next restart of VM 100")), "{:?}", cache.real.warnings());
 }
+
+#[test]
+fn a_task_ending_with_warnings_succeeds_and_says_so() {
+    let env = Env::start();
+    env.fault(json!({"task_type": "qmconfig", "warnings": 2, "times": 1}));
+    let t = once(&env, DISK, "{vmid: 100, disk: scsi1, storage: local-lvm, size: 2}", false);
+    assert!(t.changed && !t.failed, "{}", t.result);
+    assert_eq!(t.msg(), "Disk scsi1 created in VM 100");
+    let warnings = t.warnings();
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    assert!(warnings.iter().all(|w| w.contains("WARN: simulated warning")), "{warnings:?}");
+    assert_eq!(config(&env, 100)["scsi1"], json!("local-lvm:vm-100-disk-1,size=2G"));
+}
