@@ -6,7 +6,9 @@
 //!
 //! Not part of the default run (it takes minutes): `bench/compare` runs it and saves the
 //! table to `bench/results/compare.md` (or: `cargo test -p ferrox-integration --test
-//! anchor_compare -- --ignored --nocapture`, with `FERROX_BENCH_OUT=<file>`).
+//! anchor_compare -- --ignored --nocapture`, with `FERROX_BENCH_OUT=<file>`). The ferrox
+//! binaries are `plugins/modules/*`, or those in `FERROX_MODULES_DIR` (`bench/compare
+//! --release` points it at a release build).
 
 #[path = "anchor/support.rs"]
 mod support;
