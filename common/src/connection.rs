@@ -75,6 +75,10 @@ pub fn rules() -> Rules {
         .required_one_of(&["api_password", "api_token_id"])
 }
 
+/// The longest `api_timeout` accepted: a day per request is already far beyond any
+/// answer PVE gives, and larger values overflow the clock arithmetic of the HTTP client.
+pub const MAX_API_TIMEOUT_SECS: i64 = 86_400;
+
 /// How to reach and authenticate to the API, in typed form.
 #[derive(Debug, Clone, Default)]
 pub struct ConnectionParams {
@@ -108,8 +112,10 @@ impl ConnectionParams {
             None => None,
         };
         let timeout = p.int("api_timeout").unwrap_or(5);
-        if timeout < 1 {
-            return Err(format!("api_timeout must be at least 1 (seconds), got: {timeout}"));
+        if !(1..=MAX_API_TIMEOUT_SECS).contains(&timeout) {
+            return Err(format!(
+                "api_timeout must be from 1 to {MAX_API_TIMEOUT_SECS} (seconds, per request), got: {timeout}"
+            ));
         }
         Ok(ConnectionParams {
             host: p.str("api_host").unwrap_or_default().to_string(),
@@ -136,6 +142,22 @@ pub fn normalise_fingerprint(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn params(extra: serde_json::Value) -> Params {
+        let mut map: serde_json::Map<String, serde_json::Value> =
+            options().iter().map(|o| (o.name.to_string(), serde_json::Value::Null)).collect();
+        map.extend(serde_json::json!({"api_host": "pve1", "api_user": "root@pam", "api_password": "x"}).as_object().unwrap().clone());
+        map.extend(extra.as_object().unwrap().clone());
+        Params::new(map)
+    }
+
+    #[test]
+    fn api_timeout_is_bounded_so_the_clock_cannot_overflow() {
+        assert_eq!(ConnectionParams::from_params(&params(serde_json::json!({"api_timeout": 86400}))).unwrap().timeout_secs, 86400);
+        let e = ConnectionParams::from_params(&params(serde_json::json!({"api_timeout": i64::MAX}))).unwrap_err();
+        assert!(e.starts_with("api_timeout must be from 1 to 86400"), "{e}");
+        assert!(ConnectionParams::from_params(&params(serde_json::json!({"api_timeout": 0}))).is_err());
+    }
 
     #[test]
     fn fingerprints_normalise() {
