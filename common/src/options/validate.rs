@@ -134,14 +134,6 @@ fn validate_level(
         }
     }
 
-    for opt in options.iter().filter(|o| o.no_log) {
-        if let Some(Value::String(s)) = params.get(opt.name) {
-            if !s.is_empty() {
-                out.secrets.push(s.clone());
-            }
-        }
-    }
-
     let violated: Vec<String> = rules
         .mutually_exclusive
         .iter()
@@ -180,6 +172,16 @@ fn validate_level(
         }
         let converted = convert(opt, value, ctx, dialect, out)?;
         params.insert(opt.name.to_string(), converted);
+    }
+
+    // After conversion, so a secret written as a number (`api_otp: 123456`) is masked
+    // as the string it became, as AnsibleModule does.
+    for opt in options.iter().filter(|o| o.no_log) {
+        if let Some(Value::String(s)) = params.get(opt.name) {
+            if !s.is_empty() {
+                out.secrets.push(s.clone());
+            }
+        }
     }
 
     for opt in options.iter().filter(|o| !o.choices.is_empty()) {
@@ -415,5 +417,7 @@ mod tests {
     fn secrets_are_collected() {
         let v = run(json!({"vmid": 1, "node": "n", "secret": "hunter2"})).unwrap();
         assert_eq!(v.secrets, vec!["hunter2".to_string()]);
+        let v = run(json!({"vmid": 1, "node": "n", "secret": 123456})).unwrap();
+        assert_eq!(v.secrets, vec!["123456".to_string()], "a numeric secret is masked as the text it became");
     }
 }
