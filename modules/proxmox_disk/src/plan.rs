@@ -331,7 +331,15 @@ fn resized(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>) -> Result<Plan
         (Resize::By(0), _) => {
             return Ok(Plan::unchanged(format!("Disk {disk} is already {} size", size_text(current)), vm, task));
         }
-        (Resize::By(bytes), cur) => (cur.map(|c| c + bytes), format!("+{}", size::format(bytes))),
+        (Resize::By(bytes), cur) => {
+            let grown = match cur {
+                Some(c) => Some(c.checked_add(bytes).ok_or_else(|| {
+                    format!("size {text} would grow disk {disk} of VM {vmid} past the largest size there is; give a smaller growth")
+                })?),
+                None => None,
+            };
+            (grown, format!("+{}", size::format(bytes)))
+        }
     };
     let mut props = d.props.clone();
     if let Some(b) = new_size {

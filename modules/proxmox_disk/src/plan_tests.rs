@@ -154,6 +154,8 @@ fn resized_absolute_relative_and_refusals() {
     let e = plan_of(json!({"vmid": 100, "disk": "scsi9", "state": "resized", "size": "40G"})).unwrap_err();
     assert_eq!(e, "Unable to process missing disk scsi9 in VM 100");
     assert!(plan_of(json!({"vmid": 100, "disk": "ide2", "state": "resized", "size": "4G"})).unwrap_err().contains("CD-ROM"));
+    let huge = plan_of(json!({"vmid": 100, "disk": "scsi1", "state": "resized", "size": "+17179869183G"})).unwrap_err();
+    assert!(huge.contains("past the largest size"), "a growth overflowing u64 fails instead of panicking: {huge}");
 }
 
 #[test]
