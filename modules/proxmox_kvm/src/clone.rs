@@ -121,10 +121,8 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
     } else {
         out.with("pending", outcome.pending.clone())
     };
-    if ctx.check_mode {
-        let source_config = read_config(ctx, &source_vm)?;
-        return ctx.with_mac_and_devices(out, &vm, Some(&source_config));
-    }
+    // In check mode the clone does not exist: its MACs and volumes are not known yet
+    // (PVE gives a clone new ones), so none are reported rather than the source's.
     ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
 }
 

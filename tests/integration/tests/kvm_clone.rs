@@ -27,6 +27,9 @@ fn clone_is_configured_in_the_same_task_and_not_repeated() {
     assert!(dry.task("clone").changed);
     let planned = dry.task("clone").result.clone();
     assert_eq!(planned["vmid"], json!(101));
+    let source_net0 = env.api_get("/nodes/pve1/qemu/9000/config")["net0"].clone();
+    assert_eq!(planned["mac"], json!({}), "a dry run does not pass the source's MACs ({source_net0}) off as the clone's");
+    assert_eq!(planned["devices"], json!({}), "nor the source's volumes");
 
     let play = env.play(CLONE);
     play.assert_ok();
