@@ -125,6 +125,14 @@ pub fn converge(
     let want = propstring::parse(wanted, f).map_err(|e| format!("{key}: {e}"))?;
     let want_file = want.get("file").unwrap_or_default().to_string();
     let want_source = source(&want_file, &want);
+    if let Source::Allocate { storage, gib } = want_source {
+        // `f64` parsing takes NaN, inf and negatives, which no volume can be.
+        if !gib.is_finite() || gib < 0.0 {
+            return Err(format!(
+                "{key}: {want_file} does not give a size PVE can allocate; write the size in GiB, like {storage}:32"
+            ));
+        }
+    }
     let Some(current) = current else {
         if let Source::Volume(volume) = want_source {
             if let Some(other) = attached.get(volume) {
@@ -362,6 +370,15 @@ mod tests {
             [("local-lvm:vm-100-disk-0".to_string(), "scsi0".to_string())].into();
         let e = converge("virtio0", None, "local-lvm:vm-100-disk-0", &attached, 100).unwrap_err();
         assert!(e.contains("already attached to VM 100 as scsi0"), "{e}");
+    }
+
+    #[test]
+    fn sizes_that_are_no_number_of_gib_are_refused() {
+        for bad in ["local-lvm:NaN", "local-lvm:inf", "local-lvm:-5"] {
+            let e = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), bad, &none(), 100).unwrap_err();
+            assert!(e.contains("does not give a size PVE can allocate"), "{bad}: {e}");
+            assert!(converge("scsi1", None, bad, &none(), 100).is_err(), "{bad} on a new key");
+        }
     }
 
     #[test]
