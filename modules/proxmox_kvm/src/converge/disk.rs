@@ -126,8 +126,8 @@ pub fn converge(
     let want_file = want.get("file").unwrap_or_default().to_string();
     let want_source = source(&want_file, &want);
     if let Source::Allocate { storage, gib } = want_source {
-        // `f64` parsing takes NaN, inf and negatives, which no volume can be.
-        if !gib.is_finite() || gib < 0.0 {
+        // `f64` parsing takes NaN, inf, negatives and sizes past 16 EiB, which no volume can be.
+        if !gib.is_finite() || gib < 0.0 || gib * size::GIB as f64 >= u64::MAX as f64 {
             return Err(format!(
                 "{key}: {want_file} does not give a size PVE can allocate; write the size in GiB, like {storage}:32"
             ));
@@ -374,7 +374,7 @@ mod tests {
 
     #[test]
     fn sizes_that_are_no_number_of_gib_are_refused() {
-        for bad in ["local-lvm:NaN", "local-lvm:inf", "local-lvm:-5"] {
+        for bad in ["local-lvm:NaN", "local-lvm:inf", "local-lvm:-5", "local-lvm:1e30"] {
             let e = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), bad, &none(), 100).unwrap_err();
             assert!(e.contains("does not give a size PVE can allocate"), "{bad}: {e}");
             assert!(converge("scsi1", None, bad, &none(), 100).is_err(), "{bad} on a new key");
