@@ -64,8 +64,8 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     let diff = changes_diff(&vm, &changes);
     let keys = changes.keys();
     let running = guest.status.as_deref() == Some("running");
-    let predicted = if running {
-        changes.predicted_pending(&current)
+    let predicted = if running && ctx.check_mode {
+        predict_pending(ctx, &vm, &changes, &current)?
     } else {
         Map::new()
     };
@@ -126,6 +126,35 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
         .with_diff(diff);
     let config = outcome.config.as_ref().unwrap_or(&current);
     ctx.with_mac_and_devices(out, &vm, Some(config))
+}
+
+/// What a real update of the running `vm` would report as pending: the changes PVE's
+/// hotplug rules keep pending, plus the changes already pending that the task leaves
+/// alone (a real run reads them back with its own, and a reboot applies them too).
+fn predict_pending(
+    ctx: &Ctx,
+    vm: &Vm,
+    changes: &Changes,
+    current: &Map<String, Value>,
+) -> Result<Map<String, Value>, Failure> {
+    let already = api::pending(ctx.client, vm)
+        .map_err(|e| {
+            Failure::new(format!(
+                "Getting information for VM with vmid = {} failed with exception: {e}",
+                vm.vmid
+            ))
+            .with("vmid", vm.vmid)
+        })?
+        .waiting;
+    let mut predicted: std::collections::BTreeMap<String, Value> =
+        changes.predicted_pending(current).into_iter().collect();
+    for (key, value) in already {
+        if !changes.set.contains_key(&key) {
+            predicted.entry(key).or_insert(value);
+        }
+    }
+    // In key order, as PVE lists pending changes.
+    Ok(predicted.into_iter().collect())
 }
 
 /// A new VM (or a restore from `archive`).

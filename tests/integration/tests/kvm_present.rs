@@ -321,3 +321,20 @@ fn check_mode_predicts_the_pending_changes_a_real_run_reports() {
     assert_eq!(keys(pending), vec!["cores", "cpu"]);
     assert_eq!(dry.task("u").msg(), real.task("u").msg());
 }
+
+#[test]
+fn check_mode_counts_changes_already_pending_as_a_real_run_does() {
+    let env = Env::start();
+    env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
+    env.play("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 6\n").assert_ok();
+    let yaml = "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 6\n    memory: 4096\n";
+    let dry = env.play_with(yaml, &check());
+    dry.assert_ok();
+    let real = env.play(yaml);
+    real.assert_ok();
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    let (predicted, pending) = (&dry.task("u").result["pending"], &real.task("u").result["pending"]);
+    assert_eq!(keys(pending), vec!["cores", "memory"], "the earlier change of cores is still pending");
+    assert_eq!(keys(predicted), keys(pending), "check mode: {predicted}, real: {pending}");
+    assert_eq!(dry.task("u").msg(), real.task("u").msg());
+}
