@@ -52,7 +52,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         };
         Failure::new(format!("Unable to retrieve list of VMs filtered by {what}: {e}"))
     })?;
-    let guest = locate(&guests, &task)?;
+    let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_disk manages disks of QEMU VMs")?;
     let vmid = guest.vmid;
     let vm = read_config(&client, guest)?;
     let target_vm = match (&task.state, &task.target) {
@@ -121,22 +121,6 @@ fn check_storage(client: &Client, node: &str, storage: &str) -> Result<(), Strin
     }
 }
 
-/// The VM the task names: by vmid (wins), else by name over QEMU VMs.
-fn locate<'a>(guests: &'a [Guest], task: &DiskTask) -> Result<&'a Guest, Failure> {
-    let guest = match (task.vmid, &task.name) {
-        (Some(id), _) => vm::by_vmid(guests, id).ok_or_else(|| format!("VM with vmid {id} does not exist in cluster"))?,
-        (None, Some(name)) => vm::qemu_by_name(guests, name)?.ok_or_else(|| format!("No VM with name {name} found"))?,
-        (None, None) => return Err(Failure::new("one of the following is required: name, vmid")),
-    };
-    if guest.kind != GuestType::Qemu {
-        return Err(Failure::new(format!(
-            "{} is an LXC container; proxmox_disk manages disks of QEMU VMs",
-            guest.vmid
-        ))
-        .with("vmid", guest.vmid));
-    }
-    Ok(guest)
-}
 
 fn read_config(client: &Client, guest: &Guest) -> Result<VmConfig, Failure> {
     Ok(VmConfig::new(guest.vmid, guest.node.clone(), read_raw_config(client, guest.vmid, &guest.node)?))

@@ -16,7 +16,7 @@ use ferrox_common::client::Client;
 use ferrox_common::connection::ConnectionParams;
 use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
-use ferrox_common::vm::{self, Guest, GuestType};
+use ferrox_common::vm;
 
 use plan::{Action, Plan};
 use task::NicTask;
@@ -43,7 +43,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?;
     let guests = vm::list(&client).map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
-    let guest = locate(&guests, &task)?;
+    let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_nic manages NICs of QEMU VMs")?;
     let (vmid, node) = (guest.vmid, guest.node.clone());
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         let verb = if task.absent { "delete" } else { "change" };
@@ -123,16 +123,3 @@ fn text(config: &Value, key: &str) -> Option<String> {
     }
 }
 
-/// The VM the task names: by vmid (wins), else by name over QEMU VMs.
-fn locate<'a>(guests: &'a [Guest], task: &NicTask) -> Result<&'a Guest, Failure> {
-    let guest = match (task.vmid, &task.name) {
-        (Some(id), _) => vm::by_vmid(guests, id).ok_or_else(|| format!("VM with vmid {id} does not exist in cluster"))?,
-        (None, Some(name)) => vm::qemu_by_name(guests, name)?.ok_or_else(|| format!("No VM with name {name} found"))?,
-        (None, None) => return Err(Failure::new("one of the following is required: name, vmid")),
-    };
-    if guest.kind != GuestType::Qemu {
-        return Err(Failure::new(format!("{} is an LXC container; proxmox_nic manages NICs of QEMU VMs", guest.vmid))
-            .with("vmid", guest.vmid));
-    }
-    Ok(guest)
-}
