@@ -219,7 +219,7 @@ fn control() -> Vec<Opt> {
             .default(false)
             .added("0.1.0")
             .desc("V(state=absent): also destroy volumes of this vmid that are not referenced by its config."),
-        Opt::str("delete").desc("Comma-separated config keys to delete. Keys the VM does not have are skipped, so a rerun reports no change. Deleted disks become C(unusedN), their data stays."),
+        Opt::str("delete").desc("Comma-separated config keys to delete. Keys the VM does not have are skipped, so a rerun reports no change. Deleted disks become C(unusedN), their data stays; deleting an C(unusedN) key frees its volume, and its data is lost."),
         Opt::str("revert").desc("Comma-separated config keys whose pending change is dropped."),
         Opt::bool("migrate").default(false).desc("Migrate the VM to O(node) (online when running)."),
         Opt::bool("with_local_disks").default(false).desc("Migrate local disks too."),
