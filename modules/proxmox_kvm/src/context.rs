@@ -99,6 +99,19 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// PVE refuses every change to a VM holding a lock (`backup`, `migrate`, ...) unless
+    /// `skiplock` is set; refusing before the plan runs lets check mode report the
+    /// failure the real run would meet.
+    pub fn refuse_locked(&self, vmid: u32, lock: Option<&str>, prefix: &str) -> Result<(), Failure> {
+        match lock {
+            Some(lock) if !self.p.flag("skiplock") => Err(Failure::new(format!(
+                "{prefix}VM is locked ({lock}): wait until the {lock} operation has finished and run the task again (root@pam can override with skiplock: true)"
+            ))
+            .with("vmid", vmid)),
+            _ => Ok(()),
+        }
+    }
+
     /// Runs the plan (unless in check mode) and returns what it found out; the
     /// `actions` list goes on the result either way.
     pub fn execute(&mut self, plan: &mut Plan, name: String) -> Result<Outcome, Failure> {

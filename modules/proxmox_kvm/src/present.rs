@@ -60,6 +60,11 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
             .with("actions", Vec::<String>::new());
         return ctx.with_mac_and_devices(out, &vm, Some(&current));
     }
+    ctx.refuse_locked(
+        vm.vmid,
+        current.get("lock").and_then(Value::as_str),
+        &format!("Unable to update vm {name} with vmid {}: ", vm.vmid),
+    )?;
     check_bridges(ctx, &vm.node, changes.set.iter())?;
     let diff = changes_diff(&vm, &changes);
     let keys = changes.keys();

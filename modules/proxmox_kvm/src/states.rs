@@ -143,6 +143,10 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
         }
         other => return Err(Failure::new(format!("state {other} is not handled here"))),
     };
+    // A hibernated VM's `suspended` lock is handled above (resume, or force to remove).
+    if !hibernated {
+        ctx.refuse_locked(id, power.lock.as_deref(), &format!("Unable to {} VM {id}: ", describe_state(state)))?;
+    }
     let mut diff = Diff::new(format!("VM {id}"));
     let before = if paused {
         "paused"
@@ -161,6 +165,20 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
         "template" | "absent" => out,
         _ => out.with("status", power.status.clone()),
     })
+}
+
+/// The state as a verb phrase for messages.
+fn describe_state(state: &str) -> &str {
+    match state {
+        "started" => "start",
+        "stopped" => "stop",
+        "restarted" => "restart",
+        "paused" => "pause",
+        "hibernated" => "hibernate",
+        "template" => "convert to template",
+        "absent" => "remove",
+        other => other,
+    }
 }
 
 fn noop(status_out: impl Fn(Output) -> Output, msg: String) -> Output {

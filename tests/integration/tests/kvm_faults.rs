@@ -78,8 +78,17 @@ fn locked_vm_and_missing_privileges_are_named() {
     let env = Env::start();
     let (status, body) = env.api("PUT", "/nodes/pve1/qemu/100/config", &[("lock", "backup")]);
     assert_eq!(status, 200, "{body}");
-    let play = env.play("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 5\n");
+    let update = "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 5\n";
+    let play = env.play(update);
     assert!(play.task("u").msg().contains("VM is locked (backup)"), "{}", play.task("u").msg());
+    // A dry run meets the lock too, instead of promising a change the real run cannot make.
+    for yaml in [update, "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: started\n"] {
+        let dry = env.play_with(yaml, &PlayOpts { check: true, ..Default::default() });
+        let t = dry.task("u");
+        assert!(t.failed && t.msg().contains("VM is locked (backup)"), "{}", t.result);
+        let real = env.play(yaml);
+        assert!(real.task("u").failed && real.task("u").msg().contains("VM is locked (backup)"), "{}", real.task("u").result);
+    }
 
     let readonly = json!({"group/ferrox.proxmox.proxmox": {
         "api_host": "127.0.0.1", "api_port": env.sim().port(), "api_user": creds::TOKEN_USER,
