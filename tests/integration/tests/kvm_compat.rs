@@ -87,7 +87,11 @@ fn kvm_config_playbook_is_drop_in() {
     assert_compatible(
         "kvm_config.yml",
         &[],
-        &[("efidisk0 with unset sub-options (1.6 defect)", "unset efidisk0 sub-options are left out instead of sent as None")],
+        &[
+            ("efidisk0 with unset sub-options (1.6 defect)", "unset efidisk0 sub-options are left out instead of sent as None"),
+            ("unsafe update of the nic (1.6 defect)", "the NIC already is as asked: it keeps its MAC instead of being re-created with a new one"),
+            ("update naming a disk the vm lacks (1.6 defect)", "update adds the missing disk instead of dropping it and then failing to read it back"),
+        ],
     );
 }
 
