@@ -18,7 +18,7 @@ use ferrox_common::client::Client;
 use ferrox_common::connection::ConnectionParams;
 use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
-use ferrox_common::vm::{self, Guest, GuestType};
+use ferrox_common::vm::{self, Guest};
 
 use current::VmConfig;
 use task::{DiskTask, MoveTarget, State};
@@ -57,9 +57,8 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let vm = read_config(&client, guest)?;
     let target_vm = match (&task.state, &task.target) {
         (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) if *t != vmid => {
-            let target = vm::by_vmid(&guests, *t)
-                .filter(|g| g.kind == GuestType::Qemu)
-                .ok_or_else(|| Failure::new(format!("VM with vmid {t} does not exist in cluster")).with("vmid", vmid))?;
+            let target = vm::locate_qemu(&guests, Some(*t), None, "target_vmid must name a QEMU VM")
+                .map_err(|e| Failure::new(e.msg).with("vmid", vmid))?;
             Some(read_config(&client, target)?)
         }
         _ => None,

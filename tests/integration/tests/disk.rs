@@ -249,6 +249,7 @@ fn bad_input_fails_with_the_option_named_and_nothing_written() {
         ("{vmid: 555, disk: scsi1, storage: local-lvm, size: 1}", "VM with vmid 555 does not exist in cluster"),
         ("{name: nosuchvm, disk: scsi1, storage: local-lvm, size: 1}", "No VM with name nosuchvm found"),
         ("{vmid: 200, disk: scsi1, storage: local-lvm, size: 1}", "LXC container"),
+        ("{vmid: 100, disk: scsi0, state: moved, target_vmid: 200}", "200 is an LXC container; target_vmid must name a QEMU VM"),
         ("{vmid: 100, disk: scsi0, cyls: 4}", "cyls is not accepted by Proxmox VE 9"),
     ];
     let yaml: String = cases
