@@ -283,11 +283,15 @@ fn binary_note() -> String {
             Err(_) => format!("{m} missing"),
         })
         .collect();
-    let shown = dir
-        .strip_prefix(ferrox_integration::repo_root())
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| dir.display().to_string());
-    format!("from `{shown}` ({})", sizes.join(", "))
+    // Name the build, not this machine's paths.
+    let shown = match dir.strip_prefix(ferrox_integration::repo_root()) {
+        Ok(inside) => format!("`{}`", inside.display()),
+        Err(_) if dir.ends_with("release") => {
+            "a release build (`bench/compare --release`)".to_string()
+        }
+        Err(_) => "`$FERROX_MODULES_DIR`".to_string(),
+    };
+    format!("from {shown} ({})", sizes.join(", "))
 }
 
 fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> String {
