@@ -34,6 +34,7 @@ impl Module {
         self.warnings.push(msg.into());
     }
 
+    /// A deprecation notice, printed by ansible-core as `[DEPRECATION WARNING]`.
     pub fn deprecate(&mut self, msg: impl Into<String>, version: &str) {
         self.deprecations.push(serde_json::json!({
             "msg": msg.into(),
@@ -78,12 +79,6 @@ impl Output {
     }
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.fields.get(key)
-    }
-    pub fn is_changed(&self) -> bool {
-        self.fields.get("changed").and_then(Value::as_bool).unwrap_or(false)
-    }
-    pub fn set_changed(&mut self, changed: bool) {
-        self.fields.insert("changed".into(), Value::Bool(changed));
     }
     /// The before/after of the change; printed only under `--diff`.
     pub fn with_diff(mut self, diff: Diff) -> Output {
@@ -382,6 +377,10 @@ mod tests {
         if name == "boom" {
             return Err(Failure::new(format!("login with {} failed", m.params.str("password").unwrap())).with("vmid", 1));
         }
+        if name == "old" {
+            m.deprecate("name: old is deprecated", "2.0.0");
+            m.warn("careful");
+        }
         let mut d = Diff::new("demo");
         d.change("name", None, Some(json!(name)));
         Ok(Output::changed(format!("hello {name}")).with("check", m.check_mode).with_diff(d))
@@ -433,6 +432,18 @@ mod tests {
         );
         let (r, _) = run_with(json!({"name": "a", "bogus": 1, "_ansible_ignore_unknown_opts": true}));
         assert_eq!(r["changed"], json!(true));
+    }
+
+    #[test]
+    fn warnings_and_deprecations_are_lists_as_ansible_reads_them() {
+        let (r, _) = run_with(json!({"name": "old"}));
+        assert_eq!(r["warnings"], json!(["careful"]));
+        assert_eq!(
+            r["deprecations"],
+            json!([{"msg": "name: old is deprecated", "version": "2.0.0", "collection_name": "ferrox.proxmox"}])
+        );
+        let (r, _) = run_with(json!({"name": "x"}));
+        assert!(r.get("warnings").is_none() && r.get("deprecations").is_none());
     }
 
     #[test]

@@ -74,22 +74,27 @@ fn parse_guest(item: &Value) -> Option<Guest> {
     })
 }
 
-/// Waits until `vmid` is listed in `/cluster/resources` (the cluster-wide VM list), so a
-/// module can return only when any node would find the VM. Polls with pauses from
-/// 100 ms up to 1 s.
-pub fn wait_visible(client: &Client, vmid: u32, timeout: Duration) -> Result<Guest, ApiError> {
+/// Waits until `vmid` is listed in `/cluster/resources` (the cluster-wide VM list) — with
+/// `name`, when given, since PVE shows a new VM's name only after its node's next status
+/// broadcast — so a module can return only when any node, and a lookup by name, would
+/// find the VM. Polls with pauses from 100 ms up to 1 s.
+pub fn wait_visible(client: &Client, vmid: u32, name: Option<&str>, timeout: Duration) -> Result<Guest, ApiError> {
     let started = Instant::now();
     let mut pause = Duration::from_millis(100);
     loop {
         let guests = list(client)?;
-        if let Some(guest) = by_vmid(&guests, vmid) {
+        if let Some(guest) = by_vmid(&guests, vmid).filter(|g| name.is_none() || g.name.as_deref() == name) {
             return Ok(guest.clone());
         }
         let waited = started.elapsed();
         if waited >= timeout {
             return Err(ApiError::other(
                 ApiErrorKind::Timeout,
-                format!("VM {vmid} is not listed in /cluster/resources after {}s; the cluster file system may be slow or the node out of quorum", waited.as_secs()),
+                format!(
+                    "VM {vmid} is not listed{} in /cluster/resources after {}s; the cluster file system may be slow or the node out of quorum",
+                    name.map(|n| format!(" with name {n}")).unwrap_or_default(),
+                    waited.as_secs()
+                ),
             ));
         }
         std::thread::sleep(pause.min(timeout - waited));

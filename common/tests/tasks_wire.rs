@@ -167,10 +167,10 @@ fn wait_visible_polls_until_the_vm_is_listed() {
         Reply::json(json!({"data": data}))
     });
     let c = client(&server);
-    let guest = vm::wait_visible(&c, 123, Duration::from_secs(5)).unwrap();
+    let guest = vm::wait_visible(&c, 123, None, Duration::from_secs(5)).unwrap();
     assert_eq!((guest.vmid, guest.name), (123, None));
     assert_eq!(server.requests().len(), 3);
-    let err = vm::wait_visible(&c, 999, Duration::from_millis(300)).unwrap_err();
+    let err = vm::wait_visible(&c, 999, None, Duration::from_millis(300)).unwrap_err();
     assert!(err.to_string().starts_with("VM 999 is not listed in /cluster/resources"), "{err}");
 }
 

@@ -5,7 +5,7 @@
 //! a failed task is reported at once with its exit status and log tail.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ferrox_common::client::{ApiError, Client};
 use ferrox_common::protocol::Failure;
@@ -412,25 +412,10 @@ impl Executor<'_> {
     /// Polls the cluster listing until the VM shows with its name; a warning (not a
     /// failure) when PVE takes longer.
     fn wait_listed(&mut self, vmid: u32, name: Option<&str>) {
-        let start = Instant::now();
-        let mut interval = Duration::from_millis(200);
-        loop {
-            if let Ok(guests) = vm::list(self.client) {
-                if let Some(g) = vm::by_vmid(&guests, vmid) {
-                    if name.is_none() || g.name.as_deref() == name {
-                        return;
-                    }
-                }
-            }
-            if start.elapsed() >= LISTED_TIMEOUT {
-                self.outcome.warnings.push(format!(
-                    "VM {vmid} is not yet listed cluster-wide with its name after {} s; a lookup by name right away may not find it",
-                    LISTED_TIMEOUT.as_secs()
-                ));
-                return;
-            }
-            std::thread::sleep(interval);
-            interval = (interval * 2).min(Duration::from_secs(2));
+        if let Err(e) = vm::wait_visible(self.client, vmid, name, LISTED_TIMEOUT) {
+            self.outcome
+                .warnings
+                .push(format!("{e}; a lookup by name right away may not find VM {vmid}"));
         }
     }
 }
