@@ -130,7 +130,8 @@ impl From<&str> for Failure {
 /// The module body: read the cluster, plan, apply unless `check_mode`, report.
 pub type Body = fn(&mut Module) -> Result<Output, Failure>;
 
-/// Secret values known so far, for the panic hook.
+/// Secret values known so far: no_log option values, and credentials the run obtained
+/// (a login ticket). Every output is masked against this list.
 static SECRETS: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
 
 fn secrets() -> Vec<String> {
@@ -138,6 +139,13 @@ fn secrets() -> Vec<String> {
         .get()
         .and_then(|m| m.lock().ok().map(|s| s.clone()))
         .unwrap_or_default()
+}
+
+/// Adds a value that must never appear in any output (e.g. a ticket obtained at login).
+pub fn register_secret(value: &str) {
+    if !value.is_empty() {
+        remember_secrets(&[value.to_string()]);
+    }
 }
 
 fn remember_secrets(values: &[String]) {
@@ -264,7 +272,6 @@ pub fn execute(spec: ModuleSpec, body: Body, args_path: &str) -> (Value, i32) {
         }
     };
     remember_secrets(&validated.secrets);
-    let secrets = validated.secrets.clone();
 
     let mut module = Module {
         params: Params::new(validated.params.clone()),
@@ -299,7 +306,7 @@ pub fn execute(spec: ModuleSpec, body: Body, args_path: &str) -> (Value, i32) {
         }
     }
     attach_invocation(&mut result, &module.spec.options, module.params.as_map(), &internals);
-    mask_value(&mut result, &secrets);
+    mask_value(&mut result, &secrets());
     (result, code)
 }
 
@@ -377,6 +384,10 @@ mod tests {
         if name == "boom" {
             return Err(Failure::new(format!("login with {} failed", m.params.str("password").unwrap())).with("vmid", 1));
         }
+        if name == "leak" {
+            register_secret("TICKET-abc");
+            return Err(Failure::new("server said: PVEAuthCookie=TICKET-abc"));
+        }
         if name == "old" {
             m.deprecate("name: old is deprecated", "2.0.0");
             m.warn("careful");
@@ -444,6 +455,12 @@ mod tests {
         );
         let (r, _) = run_with(json!({"name": "x"}));
         assert!(r.get("warnings").is_none() && r.get("deprecations").is_none());
+    }
+
+    #[test]
+    fn registered_secrets_are_masked_too() {
+        let (r, _) = run_with(json!({"name": "leak"}));
+        assert_eq!(r["msg"], json!("server said: PVEAuthCookie=********"));
     }
 
     #[test]

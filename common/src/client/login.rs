@@ -48,7 +48,12 @@ impl Client {
             other => other,
         };
         match answer {
-            Login::Ticket { ticket, csrf } => Ok(Credentials::Ticket { cookie: ticket, csrf, user: user.to_string() }),
+            Login::Ticket { ticket, csrf } => {
+                // A ticket is as good as the password for two hours: never print it.
+                crate::protocol::register_secret(&ticket);
+                crate::protocol::register_secret(&csrf);
+                Ok(Credentials::Ticket { cookie: ticket, csrf, user: user.to_string() })
+            }
             _ => Err(rejected()),
         }
     }
