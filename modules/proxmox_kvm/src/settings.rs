@@ -29,6 +29,12 @@ fn target(ctx: &Ctx) -> Result<ferrox_common::vm::Guest, Failure> {
     })
 }
 
+/// The VM's config lock as the cluster lists it (`backup`, `migrate`, ...): a locked VM
+/// refuses these changes, and check mode must say so as the real run would.
+fn lock_of(guest: &ferrox_common::vm::Guest) -> Option<&str> {
+    guest.raw.get("lock").and_then(Value::as_str)
+}
+
 pub fn delete(ctx: &mut Ctx) -> Result<Output, Failure> {
     let guest = target(ctx)?;
     let vm = vm_of(&guest);
@@ -55,6 +61,7 @@ pub fn delete(ctx: &mut Ctx) -> Result<Output, Failure> {
         .with("vmid", vm.vmid)
         .with("actions", Vec::<String>::new()));
     }
+    ctx.refuse_locked(vm.vmid, lock_of(&guest), &format!("Unable to delete settings on VM {name} with vmid {}: ", vm.vmid))?;
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     for k in &present {
         diff.change(k, config.get(k).map(|v| Value::String(text_of(v))), None);
@@ -95,6 +102,7 @@ pub fn revert(ctx: &mut Ctx) -> Result<Output, Failure> {
         .with("vmid", vm.vmid)
         .with("actions", Vec::<String>::new()));
     }
+    ctx.refuse_locked(vm.vmid, lock_of(&guest), &format!("Unable to revert settings on VM {name} with vmid {}: ", vm.vmid))?;
     let mut diff = Diff::new(format!("VM {} pending", vm.vmid));
     for k in &pending_keys {
         diff.change(k, pending.get(k).cloned(), None);
@@ -125,6 +133,7 @@ pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
             .with("vmid", id)
             .with("actions", Vec::<String>::new()));
     }
+    ctx.refuse_locked(id, lock_of(&guest), &format!("Unable to migrate VM {id} from {} to {node}: ", vm.node))?;
     let running = api::power(ctx.client, &vm)
         .map(|p| p.status == "running")
         .unwrap_or(true);

@@ -82,7 +82,12 @@ fn locked_vm_and_missing_privileges_are_named() {
     let play = env.play(update);
     assert!(play.task("u").msg().contains("VM is locked (backup)"), "{}", play.task("u").msg());
     // A dry run meets the lock too, instead of promising a change the real run cannot make.
-    for yaml in [update, "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: started\n"] {
+    for yaml in [
+        update,
+        "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: started\n",
+        "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    delete: name\n",
+        "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    migrate: true\n    node: pve2\n",
+    ] {
         let dry = env.play_with(yaml, &PlayOpts { check: true, ..Default::default() });
         let t = dry.task("u");
         assert!(t.failed && t.msg().contains("VM is locked (backup)"), "{}", t.result);
