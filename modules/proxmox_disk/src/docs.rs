@@ -119,7 +119,9 @@ disk_config:
   type: str
   sample: local-lvm:vm-100-disk-1,discard=on,iothread=1,size=32G,ssd=1
 volume:
-  description: The volume id (or C(none), C(cdrom), a device path) of the disk after the task.
+  description:
+    - The volume id (or C(none), C(cdrom), a device path) of the disk after the task.
+    - In check mode, null for a disk still to be allocated, since Proxmox VE names the volume when it creates it; RV(size) then gives the size that would be allocated.
   returned: success, when the disk exists after the task
   type: str
   sample: local-lvm:vm-100-disk-1

@@ -32,6 +32,13 @@ pub fn actual(plan: &Plan, before: &VmConfig, after_vm: &VmConfig, disk: &str) -
     build(plan, before.vmid, after.as_ref(), kept.as_ref()).with_diff(diff).with("pending", pending)
 }
 
+/// `STORAGE:SIZE` (GiB) as a disk to be allocated: its size in bytes.
+fn allocation_bytes(file: &str) -> Option<u64> {
+    let (_, amount) = file.split_once(':')?;
+    let gib: f64 = amount.parse().ok().filter(|g: &f64| g.is_finite() && *g >= 0.0)?;
+    Some((gib * 1024.0 * 1024.0 * 1024.0).round() as u64)
+}
+
 fn build(plan: &Plan, vmid: u32, after: Option<&(Location, String)>, kept: Option<&(String, String)>) -> Output {
     let mut out = Output::new(plan.changed(), plan.msg.clone()).with("vmid", vmid).with("changes", &plan.changes);
     match after {
@@ -42,7 +49,13 @@ fn build(plan: &Plan, vmid: u32, after: Option<&(Location, String)>, kept: Optio
                 .as_deref()
                 .filter(|f| !f.starts_with('/') && f.contains(':'))
                 .map(|f| f.split(':').next().unwrap_or_default().to_string());
-            let size_text = parsed.as_ref().and_then(|p| p.get("size")).map(str::to_string);
+            // A dry run of a create knows the size asked for, not the volume PVE will name.
+            let allocation = file.as_deref().and_then(allocation_bytes);
+            let file = if allocation.is_some() { None } else { file };
+            let size_text = match allocation {
+                Some(bytes) => Some(size::format(bytes)),
+                None => parsed.as_ref().and_then(|p| p.get("size")).map(str::to_string),
+            };
             out.set("disk", &loc.key);
             out.set("disk_vmid", loc.vmid);
             out.set("disk_config", text);

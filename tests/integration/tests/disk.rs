@@ -44,6 +44,10 @@ fn present_creates_then_converges_options_and_grows() {
     assert_eq!(created.real.result["storage"], json!("local-lvm"));
     assert_eq!(created.real.result["size"], json!("8G"));
     assert_eq!(created.dry.result["diff"]["after"]["scsi1"], json!("local-lvm:8,cache=writeback,discard=on"));
+    // The dry run knows the size, not the volume name PVE will pick.
+    assert_eq!(created.dry.result["volume"], Value::Null);
+    assert_eq!(created.dry.result["size"], json!("8G"));
+    assert_eq!(created.dry.result["storage"], json!("local-lvm"));
     assert_eq!(created.again.msg(), "Disk scsi1 is up to date in VM 100");
     assert_eq!(writes(&created.real_calls), 1);
 
