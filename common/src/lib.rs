@@ -13,6 +13,7 @@
 //! - [`connection`]: the shared connection options and their typed form.
 //! - [`client`]: the PVE REST API client (TLS, auth, retries, error texts).
 //! - [`tasks`]: waiting on PVE tasks (UPIDs).
+//! - [`hotplug`]: which changes a running VM takes at once and which stay pending.
 //! - [`vm`]: finding a VM by vmid or name, and its node.
 //! - [`propstring`]: PVE property strings (`virtio=..,bridge=vmbr0`), parse, format, compare.
 //! - [`size`]: disk sizes as PVE spells them.
@@ -25,6 +26,7 @@ pub mod client;
 pub mod connection;
 pub mod diff;
 pub mod docs;
+pub mod hotplug;
 pub mod mask;
 pub mod options;
 pub mod propstring;

@@ -33,22 +33,12 @@ const CONFIG_ONLY: &[&str] = &[
     "ciupgrade",
 ];
 
-/// NIC settings PVE changes on a running NIC without the `network` hotplug feature.
-const NIC_LIVE: &[&str] = &["bridge", "tag", "trunks", "firewall", "rate", "link_down"];
-
 /// Disk settings PVE changes on a running disk (I/O throttling).
 fn disk_option_is_live(option: &str) -> bool {
     option.starts_with("mbps") || option.starts_with("iops") || option.starts_with("bps")
 }
 
-/// The VM's hotplug features (`hotplug` absent or `1`: network, disk, usb).
-pub fn features(hotplug: Option<&str>) -> Vec<String> {
-    match hotplug.map(str::trim) {
-        None | Some("1") => vec!["network".into(), "disk".into(), "usb".into()],
-        Some("0") | Some("") => Vec::new(),
-        Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
-    }
-}
+pub use ferrox_common::hotplug::features;
 
 /// Whether writing `key` (from `current` to `new`) on a running VM stays pending.
 pub fn stays_pending(key: &str, current: Option<&str>, new: &str, features: &[String]) -> bool {
@@ -57,17 +47,7 @@ pub fn stays_pending(key: &str, current: Option<&str>, new: &str, features: &[St
         return false;
     }
     if is_net_key(key) {
-        let Some(current) = current else {
-            return !has("network");
-        };
-        let (Ok(cur), Ok(next)) = (
-            propstring::parse(current, &formats::NET),
-            propstring::parse(new, &formats::NET),
-        ) else {
-            return true;
-        };
-        let changed = propstring::differing_keys(&cur, &next, &formats::NET);
-        return !changed.iter().all(|k| NIC_LIVE.contains(&k.as_str())) && !has("network");
+        return ferrox_common::hotplug::nic_stays_pending(current, Some(new), features);
     }
     if is_disk_key(key) {
         if key == "efidisk0"

@@ -1,0 +1,61 @@
+//! Which changes a running VM takes at once and which PVE keeps pending until it
+//! restarts (pve-api.md §8), for the rules more than one module needs: the VM's hotplug
+//! features and NICs. A dry run uses them to report `pending` as a real run would; a
+//! real run reads the truth from `GET .../pending` after writing.
+
+use crate::propstring::{self, formats};
+
+/// NIC settings PVE changes on a running NIC without the `network` hotplug feature.
+const NIC_LIVE: &[&str] = &["bridge", "tag", "trunks", "firewall", "rate", "link_down"];
+
+/// The VM's hotplug features from its `hotplug` key (absent or `1`: network, disk, usb).
+pub fn features(hotplug: Option<&str>) -> Vec<String> {
+    match hotplug.map(str::trim) {
+        None | Some("1") => vec!["network".into(), "disk".into(), "usb".into()],
+        Some("0") | Some("") => Vec::new(),
+        Some(list) => list.split(',').map(|s| s.trim().to_string()).collect(),
+    }
+}
+
+/// Whether a NIC change on a running VM stays pending: `current`/`new` are the `netN`
+/// entries before and after (`None`: absent, i.e. a new NIC or a deletion).
+pub fn nic_stays_pending(current: Option<&str>, new: Option<&str>, features: &[String]) -> bool {
+    if features.iter().any(|f| f == "network") {
+        return false;
+    }
+    let (Some(current), Some(new)) = (current, new) else {
+        // Adding or removing a NIC needs the network hotplug feature.
+        return true;
+    };
+    let (Ok(cur), Ok(next)) = (propstring::parse(current, &formats::NET), propstring::parse(new, &formats::NET)) else {
+        return true;
+    };
+    let changed = propstring::differing_keys(&cur, &next, &formats::NET);
+    !changed.iter().all(|k| NIC_LIVE.contains(&k.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CUR: &str = "virtio=BC:24:11:00:00:01,bridge=vmbr0";
+
+    #[test]
+    fn features_default_to_network_disk_usb() {
+        assert_eq!(features(None), ["network", "disk", "usb"]);
+        assert_eq!(features(Some("1")), ["network", "disk", "usb"]);
+        assert!(features(Some("0")).is_empty());
+        assert_eq!(features(Some("disk,cpu")), ["disk", "cpu"]);
+    }
+
+    #[test]
+    fn nics_follow_the_network_feature() {
+        let none = features(Some("0"));
+        assert!(!nic_stays_pending(Some(CUR), Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5"), &none));
+        assert!(nic_stays_pending(Some(CUR), Some("e1000=BC:24:11:00:00:01,bridge=vmbr0"), &none));
+        assert!(nic_stays_pending(None, Some(CUR), &none));
+        assert!(nic_stays_pending(Some(CUR), None, &none));
+        assert!(!nic_stays_pending(None, Some(CUR), &features(None)));
+        assert!(!nic_stays_pending(Some(CUR), Some("e1000=BC:24:11:00:00:01,bridge=vmbr0"), &features(None)));
+    }
+}
