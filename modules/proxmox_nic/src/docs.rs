@@ -95,4 +95,11 @@ changes:
   type: list
   elements: str
   sample: ["tag: 10 -> 20", "firewall: unset -> 1"]
+pending:
+  description:
+    - True when the VM is running and Proxmox VE keeps the change pending until it restarts (a new or removed NIC, or a model, MAC, queues or MTU change, on a VM without the C(network) hotplug feature). A warning says so too.
+    - In check mode, predicted from the VM's hotplug setting; after a real run, read back from Proxmox VE.
+  returned: success
+  type: bool
+  sample: false
 "#;

@@ -13,6 +13,7 @@ pub mod task;
 use serde_json::Value;
 
 use ferrox_common::client::Client;
+use ferrox_common::hotplug;
 use ferrox_common::connection::ConnectionParams;
 use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
@@ -49,8 +50,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         let verb = if task.absent { "delete" } else { "change" };
         Failure::new(format!("Unable to {verb} nic {} on VM with vmid {vmid}: {what}{e}", task.interface)).with("vmid", vmid)
     };
-    let config = client
-        .get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[])
+    // A running VM may already hold pending changes: read them with the config (one call).
+    let running = guest.status.as_deref() == Some("running");
+    let (config, already_pending) = read_config(&client, &node, vmid, running, &task.interface)
         .map_err(|e| Failure::new(format!("Getting information for VM with vmid = {vmid} failed with exception: {e}")).with("vmid", vmid))?;
     let current = text(&config, &task.interface);
     let plan = plan::plan(&task, vmid, current.as_deref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
@@ -58,8 +60,13 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         m.warn(w.clone());
     }
     let Some(action) = plan.action.clone() else {
-        return Ok(report(&plan, vmid, &task));
+        return Ok(report(&plan, vmid, &task, false));
     };
+    // A running VM without the network hotplug feature keeps some NIC changes pending,
+    // and a NIC that already has a pending change stays pending whatever changes next.
+    let predicted_pending = running
+        && (already_pending
+            || hotplug::nic_stays_pending(current.as_deref(), plan.after.as_deref(), &hotplug::features(text(&config, "hotplug").as_deref())));
     if let Some(lock) = text(&config, "lock") {
         return Err(Failure::new(format!(
             "VM {vmid} is locked ({lock}): wait until the {lock} operation has finished, then run the task again"
@@ -70,7 +77,8 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         check_bridge(&client, &node, bridge).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     }
     if m.check_mode {
-        return Ok(report(&plan, vmid, &task));
+        warn_pending(m, &task, vmid, predicted_pending);
+        return Ok(report(&plan, vmid, &task, predicted_pending));
     }
 
     let mut form: Vec<(&str, String)> = match &action {
@@ -83,22 +91,69 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     client.put(&format!("/nodes/{node}/qemu/{vmid}/config"), &form).map_err(|e| fail("", &e))?;
 
     let mut plan = plan;
-    if plan.mac.is_none() {
+    let mut pending = false;
+    if running {
+        // What the VM took and what waits for a restart, and a generated MAC, in one read.
+        let entries = client.get(&format!("/nodes/{node}/qemu/{vmid}/pending"), &[]).map_err(|e| fail("reading it back: ", &e))?;
+        let entry = entries.as_array().into_iter().flatten().find(|e| e["key"] == task.interface.as_str());
+        pending = entry.is_some_and(|e| e.get("pending").is_some() || e.get("delete").is_some());
+        if plan.mac.is_none() {
+            plan.after = entry.and_then(|e| text(e, "pending").or_else(|| text(e, "value")));
+            plan.mac = plan.after.as_deref().and_then(plan::mac_of);
+        }
+    } else if plan.mac.is_none() {
         // A new NIC without a given MAC: read back the one PVE generated.
         let after = client.get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[]).map_err(|e| fail("reading it back: ", &e))?;
         plan.after = text(&after, &task.interface);
         plan.mac = plan.after.as_deref().and_then(plan::mac_of);
     }
-    Ok(report(&plan, vmid, &task))
+    warn_pending(m, &task, vmid, pending);
+    Ok(report(&plan, vmid, &task, pending))
 }
 
-fn report(plan: &Plan, vmid: u32, task: &NicTask) -> Output {
+/// The VM's config as its next start will see it (pending changes applied, pending
+/// deletions gone) and whether `interface` has a pending change. For a running VM this
+/// comes from `GET .../pending`, which shows both; a stopped VM has nothing pending.
+fn read_config(client: &Client, node: &str, vmid: u32, running: bool, interface: &str) -> Result<(Value, bool), ferrox_common::client::ApiError> {
+    if !running {
+        return Ok((client.get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[])?, false));
+    }
+    let entries = client.get(&format!("/nodes/{node}/qemu/{vmid}/pending"), &[])?;
+    let mut config = serde_json::Map::new();
+    let mut pending = false;
+    for e in entries.as_array().into_iter().flatten() {
+        let Some(key) = e["key"].as_str() else { continue };
+        let waiting = e.get("pending").is_some() || e.get("delete").is_some();
+        if key == interface && waiting {
+            pending = true;
+        }
+        if e.get("delete").is_some() {
+            continue;
+        }
+        if let Some(v) = e.get("pending").or_else(|| e.get("value")) {
+            config.insert(key.to_string(), v.clone());
+        }
+    }
+    Ok((Value::Object(config), pending))
+}
+
+fn warn_pending(m: &mut Module, task: &NicTask, vmid: u32, pending: bool) {
+    if pending {
+        m.warn(format!(
+            "{} of VM {vmid} is running and has no network hotplug: the change is pending until the VM restarts (ferrox.proxmox.proxmox_kvm with state: restarted)",
+            task.interface
+        ));
+    }
+}
+
+fn report(plan: &Plan, vmid: u32, task: &NicTask, pending: bool) -> Output {
     Output::new(plan.changed(), plan.msg.clone())
         .with("vmid", vmid)
         .with("interface", &task.interface)
         .with("mac", &plan.mac)
         .with("nic_config", &plan.after)
         .with("changes", &plan.changes)
+        .with("pending", pending)
         .with_diff(plan.diff.clone())
 }
 

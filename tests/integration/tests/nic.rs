@@ -157,3 +157,37 @@ fn a_missing_bridge_fails_before_writing() {
     assert!(t.failed && t.msg().contains("bridge vmbr9 does not exist on node pve1"), "{}", t.msg());
     assert_eq!(writes(&calls(&env)), 0);
 }
+
+#[test]
+fn a_running_vm_without_network_hotplug_reports_pending_changes_in_check_mode_and_for_real() {
+    let env = Env::start();
+    let (status, body) = env.api("PUT", "/nodes/pve1/qemu/100/config", &[("hotplug", "disk,usb")]);
+    assert_eq!(status, 200, "{body}");
+    env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
+    // A model change needs network hotplug: pending, predicted and then confirmed.
+    let dry = once(&env, NIC, "{vmid: 100, interface: net0, model: e1000}", true);
+    assert!(dry.changed && dry.result["pending"] == json!(true), "{}", dry.result);
+    assert!(dry.warnings().iter().any(|w| w.contains("pending until the VM restarts")), "{:?}", dry.warnings());
+    let real = once(&env, NIC, "{vmid: 100, interface: net0, model: e1000}", false);
+    assert_eq!(real.result["pending"], json!(true), "{}", real.result);
+    assert_eq!(real.result["mac"], dry.result["mac"]);
+    let pending = env.api_get("/nodes/pve1/qemu/100/pending");
+    let entry = pending.as_array().unwrap().iter().find(|e| e["key"] == "net0").unwrap().clone();
+    assert!(entry["pending"].as_str().unwrap().starts_with("e1000="), "{entry}");
+    // Once pending, a NIC stays pending whatever changes next: both runs say so.
+    let dry = once(&env, NIC, "{vmid: 100, interface: net0, tag: 30}", true);
+    assert_eq!(dry.result["pending"], json!(true), "{}", dry.result);
+    let real = once(&env, NIC, "{vmid: 100, interface: net0, tag: 30}", false);
+    assert_eq!(real.result["pending"], json!(true), "{}", real.result);
+    // A new NIC needs network hotplug.
+    let dry = once(&env, NIC, "{vmid: 100, interface: net1, bridge: vmbr0}", true);
+    assert_eq!(dry.result["pending"], json!(true), "{}", dry.result);
+    // After a restart, a tag change applies live even without the feature.
+    env.run_task("POST", "/nodes/pve1/qemu/100/status/stop", &[]);
+    env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
+    let dry = once(&env, NIC, "{vmid: 100, interface: net0, tag: 31}", true);
+    assert_eq!(dry.result["pending"], json!(false), "{}", dry.result);
+    let real = once(&env, NIC, "{vmid: 100, interface: net0, tag: 31}", false);
+    assert_eq!(real.result["pending"], json!(false), "{}", real.result);
+    assert_eq!(net(&env, "net0"), json!("e1000=BC:24:11:10:00:01,bridge=vmbr0,firewall=1,tag=31"));
+}
