@@ -121,11 +121,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
     .with("vmid", vm.vmid)
     .with("actions", plan.describe())
     .with_diff(diff);
-    let out = if outcome.pending.is_empty() {
-        out
-    } else {
-        out.with("pending", outcome.pending.clone())
-    };
+    let out = outcome.with_pending(out);
     // In check mode the clone does not exist: its MACs and volumes are not known yet
     // (PVE gives a clone new ones), so none are reported rather than the source's.
     ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())

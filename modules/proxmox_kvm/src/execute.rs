@@ -39,6 +39,18 @@ pub struct Outcome {
     pub done: Vec<String>,
 }
 
+impl Outcome {
+    /// Adds `pending` to a result when the run left changes pending (left out otherwise,
+    /// as the result of a VM that takes every change at once).
+    pub fn with_pending(&self, out: ferrox_common::protocol::Output) -> ferrox_common::protocol::Output {
+        if self.pending.is_empty() {
+            out
+        } else {
+            out.with("pending", self.pending.clone())
+        }
+    }
+}
+
 pub struct Executor<'a> {
     pub client: &'a Client,
     pub check_mode: bool,

@@ -225,11 +225,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         .with("vmid", vm.vmid)
         .with("actions", plan.describe())
         .with_diff(diff);
-    let out = if outcome.pending.is_empty() {
-        out
-    } else {
-        out.with("pending", outcome.pending.clone())
-    };
+    let out = outcome.with_pending(out);
     ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
 }
 
