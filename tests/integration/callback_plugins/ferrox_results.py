@@ -3,9 +3,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """Records every task result as one JSON line, for the integration test harness.
 
-The harness (tests/integration/src/lib.rs) enables this callback and reads the file
-named by FERROX_RESULTS_FILE after the play; the normal screen output is unchanged,
-so a failing test still shows what ansible-playbook printed.
+The harness (tests/integration/src/lib.rs), the anchor tests and the comparison
+benchmark enable this callback and read the file named by FERROX_RESULTS_FILE after the
+play: {"name", "host", "outcome", "changed", "seconds", "start", "end", "result"} per task
+and host. `seconds` runs from the task's start on that host to its result (the module's
+wall time as Ansible sees it); `start`/`end` are the same instants as Unix times, to
+measure a batch of parallel hosts. The normal screen output is unchanged, so a failing
+test still shows what ansible-playbook printed.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ requirements:
 
 import json
 import os
+import time
 
 from ansible.plugins.callback import CallbackBase
 
@@ -40,6 +45,10 @@ class CallbackModule(CallbackBase):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self._path = os.environ.get("FERROX_RESULTS_FILE")
+        self._started = {}
+
+    def v2_runner_on_start(self, host, task):
+        self._started[(host.get_name(), task._uuid)] = (time.monotonic(), time.time())
 
     def _record(self, result, outcome):
         if not self._path:
@@ -49,11 +58,18 @@ class CallbackModule(CallbackBase):
             raw = getattr(result, "result", {})
         task = getattr(result, "_task", None) or getattr(result, "task", None)
         name = task.get_name() if task is not None else ""
+        host_obj = getattr(result, "_host", None) or getattr(result, "host", None)
+        host = host_obj.get_name() if host_obj is not None else ""
+        started = self._started.pop((host, getattr(task, "_uuid", None)), None)
         payload = _plain(dict(raw))
         line = {
             "name": str(name),
+            "host": host,
             "outcome": outcome,
             "changed": bool(payload.get("changed", False)),
+            "seconds": None if started is None else round(time.monotonic() - started[0], 3),
+            "start": None if started is None else started[1],
+            "end": time.time(),
             "result": payload,
         }
         with open(self._path, "a", encoding="utf-8") as out:

@@ -1,6 +1,6 @@
 //! Runs the anchor playbooks (`tests/anchor/*.yml`) — community.proxmox 1.6.0, unchanged —
 //! with the venv's ansible-playbook against an in-process simulator, and reads back every
-//! task result (with its wall time) through the `anchor_results` callback.
+//! task result (with its wall time) through the harness's `ferrox_results` callback.
 //!
 //! Deliberately independent of the module binaries: the anchor judges the simulator, so it
 //! must run before (and without) any ferrox.proxmox module. The comparison benchmark uses
@@ -171,7 +171,7 @@ impl Anchor {
             .env("ANSIBLE_HOME", self.dir().join("ansible-home"))
             .env("ANSIBLE_PYTHON_INTERPRETER", &python)
             .env("ANSIBLE_NOCOLOR", "1")
-            .env("ANCHOR_RESULTS_FILE", &results)
+            .env("FERROX_RESULTS_FILE", &results)
             .env("PYTHONDONTWRITEBYTECODE", "1")
             // community.proxmox 1.6 ignores ca_path: requests must be told about the CA.
             .env("REQUESTS_CA_BUNDLE", self.ca_path());
@@ -257,7 +257,7 @@ impl Anchor {
         }
         let cfg = format!(
             "[defaults]\n\
-             callbacks_enabled = anchor_results\n\
+             callbacks_enabled = ferrox_results\n\
              callback_plugins = {callbacks}\n\
              host_key_checking = False\n\
              retry_files_enabled = False\n\
@@ -265,7 +265,7 @@ impl Anchor {
              local_tmp = {tmp}/local\n\
              remote_tmp = {tmp}/remote\n\
              collections_scan_sys_path = False\n",
-            callbacks = anchor_dir().join("callback_plugins").display(),
+            callbacks = repo_root().join("tests/integration/callback_plugins").display(),
             tmp = dir.join("ansible-tmp").display(),
         );
         std::fs::write(dir.join("ansible.cfg"), cfg).expect("ansible.cfg");
