@@ -17,16 +17,7 @@ fn caps(ctx: &Ctx<'_>, who: &Identity) -> Value {
         ("vms", "/vms", &["VM.", "Permissions.Modify"]),
         ("storage", "/storage", &["Datastore.", "Permissions.Modify"]),
         ("nodes", "/nodes", &["Sys.", "Permissions.Modify"]),
-        (
-            "access",
-            "/access",
-            &[
-                "User.Modify",
-                "Group.Allocate",
-                "Permissions.Modify",
-                "Realm.",
-            ],
-        ),
+        ("access", "/access", &["User.Modify", "Group.Allocate", "Permissions.Modify", "Realm."]),
         ("sdn", "/sdn", &["SDN.", "Permissions.Modify"]),
         ("dc", "/", &["Sys.Audit", "Sys.Modify", "SDN.", "Pool."]),
         ("mapping", "/mapping", &["Mapping.", "Permissions.Modify"]),
@@ -35,10 +26,7 @@ fn caps(ctx: &Ctx<'_>, who: &Identity) -> Value {
     for (name, path, prefixes) in areas {
         let have = auth::privs(ctx.c, who, path);
         let mut m = Map::new();
-        for p in have
-            .iter()
-            .filter(|p| prefixes.iter().any(|x| p.starts_with(x)))
-        {
+        for p in have.iter().filter(|p| prefixes.iter().any(|x| p.starts_with(x))) {
             m.insert(p.clone(), json!(1));
         }
         out.insert(name.into(), Value::Object(m));
@@ -61,10 +49,7 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     let keys = &ctx.sim.keys;
     let full = |ctx: &Ctx<'_>| {
-        let who = Identity {
-            userid: username.clone(),
-            tokenid: None,
-        };
+        let who = Identity { userid: username.clone(), tokenid: None };
         let mut v = json!({
             "username": username,
             "ticket": keys.ticket(&username, now, false),
@@ -78,19 +63,10 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     };
     // Second step of TFA: the half ticket plus `totp:<code>` as password.
     if let Some(challenge) = ctx.get("tfa-challenge") {
-        let ok_user = keys
-            .verify_ticket(challenge, now, true)
-            .is_some_and(|u| u == username);
+        let ok_user = keys.verify_ticket(challenge, now, true).is_some_and(|u| u == username);
         let code = password.strip_prefix("totp:").unwrap_or(&password);
-        let ok_code = user
-            .totp_secret
-            .as_deref()
-            .is_some_and(|s| auth::verify_totp(s, code, now));
-        return if ok_user && ok_code {
-            Ok(full(ctx))
-        } else {
-            Err(failure())
-        };
+        let ok_code = user.totp_secret.as_deref().is_some_and(|s| auth::verify_totp(s, code, now));
+        return if ok_user && ok_code { Ok(full(ctx)) } else { Err(failure()) };
     }
     // Renewal: a valid ticket as password.
     if password.starts_with("PVE:") {
@@ -104,11 +80,7 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     if let Some(secret) = &user.totp_secret {
         if let Some(otp) = ctx.get("otp") {
-            return if auth::verify_totp(secret, otp, now) {
-                Ok(full(ctx))
-            } else {
-                Err(failure())
-            };
+            return if auth::verify_totp(secret, otp, now) { Ok(full(ctx)) } else { Err(failure()) };
         }
         return Ok(json!({
             "username": username,

@@ -13,16 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Options only `root@pam` may pass.
-const ROOT_ONLY: &[&str] = &[
-    "skiplock",
-    "keepActive",
-    "migratedfrom",
-    "stateuri",
-    "nocheck",
-    "migration_network",
-    "migration_type",
-    "force-cpu",
-];
+const ROOT_ONLY: &[&str] = &["skiplock", "keepActive", "migratedfrom", "stateuri", "nocheck", "migration_network", "migration_type", "force-cpu"];
 
 pub struct Request<'a> {
     pub method: &'a str,
@@ -43,11 +34,7 @@ pub struct Reply {
 
 impl Reply {
     fn err(e: ApiError) -> Reply {
-        Reply {
-            result: Err(e),
-            extra: Map::new(),
-            wait_task: None,
-        }
+        Reply { result: Err(e), extra: Map::new(), wait_task: None }
     }
 }
 
@@ -84,12 +71,7 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
 }
 
 /// Cookie `PVEAuthCookie`, `Authorization: PVEAuthCookie=` or `PVEAPIToken`.
-fn authenticate(
-    sim: &SimInner,
-    c: &Cluster,
-    method: &str,
-    headers: &HeaderMap,
-) -> ApiResult<Identity> {
+fn authenticate(sim: &SimInner, c: &Cluster, method: &str, headers: &HeaderMap) -> ApiResult<Identity> {
     let now = now_secs();
     let mut ticket = None;
     for cookie in headers.get_all("cookie") {
@@ -108,34 +90,22 @@ fn authenticate(
         }
     }
     if let Some(t) = ticket {
-        let user = sim
-            .keys
-            .verify_ticket(&t, now, false)
-            .ok_or_else(|| ApiError::unauthorized("Authentication failed!"))?;
+        let user = sim.keys.verify_ticket(&t, now, false).ok_or_else(|| ApiError::unauthorized("Authentication failed!"))?;
         if !c.user(&user).is_some_and(|u| u.enable) {
             return Err(ApiError::unauthorized("Authentication failed!"));
         }
         if method != "GET" {
-            let ok = header(headers, "csrfpreventiontoken")
-                .is_some_and(|tok| sim.keys.verify_csrf(tok, &user, now));
+            let ok = header(headers, "csrfpreventiontoken").is_some_and(|tok| sim.keys.verify_csrf(tok, &user, now));
             if !ok {
-                return Err(ApiError::unauthorized(
-                    "Permission denied - invalid csrf token",
-                ));
+                return Err(ApiError::unauthorized("Permission denied - invalid csrf token"));
             }
         }
-        return Ok(Identity {
-            userid: user,
-            tokenid: None,
-        });
+        return Ok(Identity { userid: user, tokenid: None });
     }
     if let Some(a) = authz {
-        let tok = a
-            .strip_prefix("PVEAPIToken=")
-            .or_else(|| a.strip_prefix("PVEAPIToken "));
+        let tok = a.strip_prefix("PVEAPIToken=").or_else(|| a.strip_prefix("PVEAPIToken "));
         if let Some(tok) = tok {
-            return auth::verify_token(c, tok.trim())
-                .ok_or_else(|| ApiError::unauthorized("Authentication failed!"));
+            return auth::verify_token(c, tok.trim()).ok_or_else(|| ApiError::unauthorized("Authentication failed!"));
         }
     }
     Err(ApiError::unauthorized("No ticket"))
@@ -151,16 +121,9 @@ pub fn handle(sim: &Arc<SimInner>, req: &Request<'_>) -> Reply {
 fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     let method = req.method;
     if !matches!(method, "GET" | "POST" | "PUT" | "DELETE") {
-        return Err(ApiError::status501(format!(
-            "method '{method}' not available"
-        )));
+        return Err(ApiError::status501(format!("method '{method}' not available")));
     }
-    let mut raw = params::parse(
-        method,
-        req.query,
-        header(req.headers, "content-type"),
-        req.body,
-    )?;
+    let mut raw = params::parse(method, req.query, header(req.headers, "content-type"), req.body)?;
     // `move-disk` is the newer spelling of `move_disk`; both reach the same handler.
     let routed_path = match req.path.strip_suffix("/move-disk") {
         Some(base) => format!("{base}/move_disk"),
@@ -176,17 +139,10 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     let public = template == "/access/ticket";
     let mut c = sim.cluster();
     let who = if public {
-        Identity {
-            userid: String::new(),
-            tokenid: None,
-        }
+        Identity { userid: String::new(), tokenid: None }
     } else {
         let who = authenticate(sim, &c, method, req.headers)?;
-        if who.tokenid.is_some()
-            && info
-                .get("allowtoken")
-                .is_some_and(|v| !crate::propstring::truthy(Some(v)))
-        {
+        if who.tokenid.is_some() && info.get("allowtoken").is_some_and(|v| !crate::propstring::truthy(Some(v))) {
             return Err(ApiError::with_status(
                 403,
                 format!("Permission check failed (URI '{}' not available with API token, need proper ticket.)", req.path),
@@ -225,31 +181,18 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
             return Err(ApiError::proxy_failure(595, "No route to host"));
         }
     }
-    let mut ctx = Ctx {
-        sim,
-        c: &mut c,
-        who: &who,
-        p,
-        extra: Map::new(),
-        wait_task: None,
-    };
+    let mut ctx = Ctx { sim, c: &mut c, who: &who, p, extra: Map::new(), wait_task: None };
     let result = dispatch(&mut ctx, method, &template, req.path);
     let (extra, wait_task) = (std::mem::take(&mut ctx.extra), ctx.wait_task.take());
     if method != "GET" && result.is_ok() {
         sim.persist(&c);
     }
-    Ok(Reply {
-        result,
-        extra,
-        wait_task,
-    })
+    Ok(Reply { result, extra, wait_task })
 }
 
 fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiResult<Value> {
     use crate::{access, cluster, nodes, qemu};
-    let rest = template
-        .strip_prefix("/nodes/{node}/qemu/{vmid}")
-        .unwrap_or("");
+    let rest = template.strip_prefix("/nodes/{node}/qemu/{vmid}").unwrap_or("");
     match (method, template) {
         ("GET", "/access/ticket") => Ok(Value::Null),
         ("POST", "/access/ticket") => access::login(ctx),

@@ -43,9 +43,7 @@ fn b64(data: &[u8]) -> String {
 
 impl Keys {
     pub fn new() -> Keys {
-        Keys {
-            secret: rand::random(),
-        }
+        Keys { secret: rand::random() }
     }
 
     fn sign(&self, data: &str) -> Vec<u8> {
@@ -79,12 +77,7 @@ impl Keys {
         if ts > now + 300 || now > ts + TICKET_LIFETIME {
             return None;
         }
-        if self
-            .ticket(&user.replace("%3A", ":"), ts, tfa)
-            .split_once("::")?
-            .1
-            != sig
-        {
+        if self.ticket(&user.replace("%3A", ":"), ts, tfa).split_once("::")?.1 != sig {
             return None;
         }
         Some(user.replace("%3A", ":"))
@@ -98,12 +91,8 @@ impl Keys {
     }
 
     pub fn verify_csrf(&self, token: &str, userid: &str, now: u64) -> bool {
-        let Some((hex, _)) = token.split_once(':') else {
-            return false;
-        };
-        let Ok(ts) = u64::from_str_radix(hex, 16) else {
-            return false;
-        };
+        let Some((hex, _)) = token.split_once(':') else { return false };
+        let Ok(ts) = u64::from_str_radix(hex, 16) else { return false };
         if ts > now + 300 || now > ts + 7200 {
             return false;
         }
@@ -126,10 +115,7 @@ pub fn verify_token(cluster: &Cluster, value: &str) -> Option<Identity> {
         return None;
     }
     let tok = user.tokens.iter().find(|t| t.id == tokenid)?;
-    (tok.secret == secret).then(|| Identity {
-        userid: userid.into(),
-        tokenid: Some(tokenid.into()),
-    })
+    (tok.secret == secret).then(|| Identity { userid: userid.into(), tokenid: Some(tokenid.into()) })
 }
 
 /// RFC 6238 TOTP (SHA-1, 30 s, 6 digits) for `unix_time`.
@@ -138,16 +124,13 @@ pub fn totp(secret_b32: &str, unix_time: u64) -> Option<String> {
     let counter = (unix_time / 30).to_be_bytes();
     let mac = hmac_sha1(&key, &counter);
     let off = (mac[19] & 0x0f) as usize;
-    let code =
-        u32::from_be_bytes([mac[off] & 0x7f, mac[off + 1], mac[off + 2], mac[off + 3]]) % 1_000_000;
+    let code = u32::from_be_bytes([mac[off] & 0x7f, mac[off + 1], mac[off + 2], mac[off + 3]]) % 1_000_000;
     Some(format!("{code:06}"))
 }
 
 /// Accept the code of the current 30 s step or its neighbours.
 pub fn verify_totp(secret: &str, code: &str, now: u64) -> bool {
-    [now.saturating_sub(30), now, now + 30]
-        .iter()
-        .any(|t| totp(secret, *t).as_deref() == Some(code.trim()))
+    [now.saturating_sub(30), now, now + 30].iter().any(|t| totp(secret, *t).as_deref() == Some(code.trim()))
 }
 
 fn hmac_sha1(key: &[u8], msg: &[u8]) -> [u8; 20] {
@@ -188,52 +171,15 @@ fn base32_decode(s: &str) -> Option<Vec<u8>> {
 
 /// Every privilege PVE knows (used for Administrator and `root@pam`).
 pub const ALL_PRIVS: &[&str] = &[
-    "Datastore.Allocate",
-    "Datastore.AllocateSpace",
-    "Datastore.AllocateTemplate",
-    "Datastore.Audit",
-    "Group.Allocate",
-    "Mapping.Audit",
-    "Mapping.Modify",
-    "Mapping.Use",
-    "Permissions.Modify",
-    "Pool.Allocate",
-    "Pool.Audit",
-    "Realm.Allocate",
-    "Realm.AllocateUser",
-    "SDN.Allocate",
-    "SDN.Audit",
-    "SDN.Use",
-    "Sys.AccessNetwork",
-    "Sys.Audit",
-    "Sys.Console",
-    "Sys.Incoming",
-    "Sys.Modify",
-    "Sys.PowerMgmt",
-    "Sys.Syslog",
-    "User.Modify",
-    "VM.Allocate",
-    "VM.Audit",
-    "VM.Backup",
-    "VM.Clone",
-    "VM.Config.CDROM",
-    "VM.Config.CPU",
-    "VM.Config.Cloudinit",
-    "VM.Config.Disk",
-    "VM.Config.HWType",
-    "VM.Config.Memory",
-    "VM.Config.Network",
-    "VM.Config.Options",
-    "VM.Console",
-    "VM.GuestAgent.Audit",
-    "VM.GuestAgent.FileRead",
-    "VM.GuestAgent.FileSystemMgmt",
-    "VM.GuestAgent.FileWrite",
-    "VM.GuestAgent.Unrestricted",
-    "VM.Migrate",
-    "VM.PowerMgmt",
-    "VM.Replicate",
-    "VM.Snapshot",
+    "Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Datastore.Audit",
+    "Group.Allocate", "Mapping.Audit", "Mapping.Modify", "Mapping.Use", "Permissions.Modify",
+    "Pool.Allocate", "Pool.Audit", "Realm.Allocate", "Realm.AllocateUser", "SDN.Allocate", "SDN.Audit",
+    "SDN.Use", "Sys.AccessNetwork", "Sys.Audit", "Sys.Console", "Sys.Incoming", "Sys.Modify",
+    "Sys.PowerMgmt", "Sys.Syslog", "User.Modify", "VM.Allocate", "VM.Audit", "VM.Backup", "VM.Clone",
+    "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Cloudinit", "VM.Config.Disk", "VM.Config.HWType",
+    "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options", "VM.Console", "VM.GuestAgent.Audit",
+    "VM.GuestAgent.FileRead", "VM.GuestAgent.FileSystemMgmt", "VM.GuestAgent.FileWrite",
+    "VM.GuestAgent.Unrestricted", "VM.Migrate", "VM.PowerMgmt", "VM.Replicate", "VM.Snapshot",
     "VM.Snapshot.Rollback",
 ];
 
@@ -243,34 +189,9 @@ pub fn builtin_role(name: &str) -> Option<Vec<&'static str>> {
     Some(match name {
         "Administrator" => all,
         "NoAccess" => vec![],
-        "PVEAuditor" => vec![
-            "Datastore.Audit",
-            "Mapping.Audit",
-            "Pool.Audit",
-            "SDN.Audit",
-            "Sys.Audit",
-            "VM.Audit",
-            "VM.GuestAgent.Audit",
-        ],
-        "PVEVMAdmin" => all
-            .into_iter()
-            .filter(|p| p.starts_with("VM."))
-            .chain([
-                "Datastore.AllocateSpace",
-                "Datastore.Audit",
-                "SDN.Use",
-                "Sys.Audit",
-            ])
-            .collect(),
-        "PVEVMUser" => vec![
-            "VM.Audit",
-            "VM.Backup",
-            "VM.Config.CDROM",
-            "VM.Config.Cloudinit",
-            "VM.Console",
-            "VM.PowerMgmt",
-            "VM.GuestAgent.Audit",
-        ],
+        "PVEAuditor" => vec!["Datastore.Audit", "Mapping.Audit", "Pool.Audit", "SDN.Audit", "Sys.Audit", "VM.Audit", "VM.GuestAgent.Audit"],
+        "PVEVMAdmin" => all.into_iter().filter(|p| p.starts_with("VM.")).chain(["Datastore.AllocateSpace", "Datastore.Audit", "SDN.Use", "Sys.Audit"]).collect(),
+        "PVEVMUser" => vec!["VM.Audit", "VM.Backup", "VM.Config.CDROM", "VM.Config.Cloudinit", "VM.Console", "VM.PowerMgmt", "VM.GuestAgent.Audit"],
         "PVEDatastoreUser" => vec!["Datastore.AllocateSpace", "Datastore.Audit"],
         "PVESDNUser" => vec!["SDN.Audit", "SDN.Use"],
         _ => return None,
@@ -281,11 +202,7 @@ fn role_privs(cluster: &Cluster, role: &str) -> Vec<String> {
     if let Some(p) = cluster.roles.get(role) {
         return p.clone();
     }
-    builtin_role(role)
-        .unwrap_or_default()
-        .into_iter()
-        .map(String::from)
-        .collect()
+    builtin_role(role).unwrap_or_default().into_iter().map(String::from).collect()
 }
 
 /// Privileges of one ACL subject (user or token) on `path`: the deepest path level with
@@ -301,11 +218,7 @@ fn subject_privs(cluster: &Cluster, ugid: &str, path: &str) -> BTreeSet<String> 
     let mut result = BTreeSet::new();
     for (i, level) in levels.iter().enumerate() {
         let exact = i == levels.len() - 1;
-        let entries: Vec<_> = cluster
-            .acls
-            .iter()
-            .filter(|a| a.ugid == ugid && &a.path == level && (exact || a.propagate))
-            .collect();
+        let entries: Vec<_> = cluster.acls.iter().filter(|a| a.ugid == ugid && &a.path == level && (exact || a.propagate)).collect();
         if !entries.is_empty() {
             result.clear();
             for e in entries {
@@ -320,17 +233,8 @@ fn subject_privs(cluster: &Cluster, ugid: &str, path: &str) -> BTreeSet<String> 
 
 /// Effective privileges: tokens with privsep get the intersection of user and token ACLs.
 pub fn privs(cluster: &Cluster, who: &Identity, path: &str) -> BTreeSet<String> {
-    let all = || {
-        ALL_PRIVS
-            .iter()
-            .map(|s| s.to_string())
-            .collect::<BTreeSet<_>>()
-    };
-    let user_privs = if who.userid == "root@pam" {
-        all()
-    } else {
-        subject_privs(cluster, &who.userid, path)
-    };
+    let all = || ALL_PRIVS.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+    let user_privs = if who.userid == "root@pam" { all() } else { subject_privs(cluster, &who.userid, path) };
     match &who.tokenid {
         None => user_privs,
         Some(t) => {
@@ -352,41 +256,21 @@ pub fn has(cluster: &Cluster, who: &Identity, path: &str, privilege: &str) -> bo
 }
 
 /// Handler-level check with PVE's 403 text.
-pub fn require(
-    cluster: &Cluster,
-    who: &Identity,
-    path: &str,
-    privilege: &str,
-) -> Result<(), ApiError> {
-    if has(cluster, who, path, privilege) {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden(path, privilege))
-    }
+pub fn require(cluster: &Cluster, who: &Identity, path: &str, privilege: &str) -> Result<(), ApiError> {
+    if has(cluster, who, path, privilege) { Ok(()) } else { Err(ApiError::forbidden(path, privilege)) }
 }
 
 /// Evaluate a schema `permissions.check` expression.
-pub fn check_expr(
-    cluster: &Cluster,
-    who: &Identity,
-    expr: &Value,
-    params: &BTreeMap<String, String>,
-) -> Result<(), ApiError> {
+pub fn check_expr(cluster: &Cluster, who: &Identity, expr: &Value, params: &BTreeMap<String, String>) -> Result<(), ApiError> {
     if who.is_root() {
         return Ok(());
     }
-    let Some(arr) = expr.as_array() else {
-        return Ok(());
-    };
+    let Some(arr) = expr.as_array() else { return Ok(()) };
     match arr.first().and_then(Value::as_str) {
         Some("perm") => {
             let raw = arr.get(1).and_then(Value::as_str).unwrap_or("/");
             let path = substitute(raw, params);
-            let privs_list: Vec<&str> = arr
-                .get(2)
-                .and_then(Value::as_array)
-                .map(|a| a.iter().filter_map(Value::as_str).collect())
-                .unwrap_or_default();
+            let privs_list: Vec<&str> = arr.get(2).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
             let mut any = false;
             let mut i = 3;
             while i + 1 < arr.len() {
@@ -404,21 +288,13 @@ pub fn check_expr(
                 i += 2;
             }
             let have = privs(cluster, who, &path);
-            let ok = if any {
-                privs_list.iter().any(|p| have.contains(*p))
-            } else {
-                privs_list.iter().all(|p| have.contains(*p))
-            };
+            let ok = if any { privs_list.iter().any(|p| have.contains(*p)) } else { privs_list.iter().all(|p| have.contains(*p)) };
             if ok {
                 Ok(())
             } else if any {
                 Err(ApiError::forbidden(&path, &privs_list.join("|")))
             } else {
-                let missing = privs_list
-                    .iter()
-                    .find(|p| !have.contains(**p))
-                    .copied()
-                    .unwrap_or("");
+                let missing = privs_list.iter().find(|p| !have.contains(**p)).copied().unwrap_or("");
                 Err(ApiError::forbidden(&path, missing))
             }
         }
@@ -464,19 +340,11 @@ mod tests {
         let k = Keys::new();
         let t = k.ticket("root@pam", 1_700_000_000, false);
         assert!(t.starts_with("PVE:root@pam:6553F100::"));
-        assert_eq!(
-            k.verify_ticket(&t, 1_700_000_100, false).as_deref(),
-            Some("root@pam")
-        );
+        assert_eq!(k.verify_ticket(&t, 1_700_000_100, false).as_deref(), Some("root@pam"));
         assert!(k.verify_ticket(&t, 1_700_000_000 + 8000, false).is_none());
-        assert!(k
-            .verify_ticket(&t.replace("root", "r00t"), 1_700_000_100, false)
-            .is_none());
+        assert!(k.verify_ticket(&t.replace("root", "r00t"), 1_700_000_100, false).is_none());
         let half = k.ticket("mfa@pve", 1_700_000_000, true);
-        assert!(
-            k.verify_ticket(&half, 1_700_000_000, false).is_none(),
-            "half ticket is no login"
-        );
+        assert!(k.verify_ticket(&half, 1_700_000_000, false).is_none(), "half ticket is no login");
         let c = k.csrf("root@pam", 1_700_000_000);
         assert_eq!(c.len(), 8 + 1 + 43);
         assert!(k.verify_csrf(&c, "root@pam", 1_700_000_050));
@@ -494,33 +362,16 @@ mod tests {
     #[test]
     fn privsep_and_acl_paths() {
         let c = Scenario::default_cluster().to_cluster().unwrap();
-        let auto = Identity {
-            userid: "ansible@pve".into(),
-            tokenid: Some("automation".into()),
-        };
-        let ro = Identity {
-            userid: "ansible@pve".into(),
-            tokenid: Some("readonly".into()),
-        };
+        let auto = Identity { userid: "ansible@pve".into(), tokenid: Some("automation".into()) };
+        let ro = Identity { userid: "ansible@pve".into(), tokenid: Some("readonly".into()) };
         assert!(has(&c, &auto, "/vms/100", "VM.Allocate"));
         assert!(has(&c, &ro, "/vms/100", "VM.Audit"));
         assert!(!has(&c, &ro, "/vms/100", "VM.PowerMgmt"));
-        let rootok = Identity {
-            userid: "root@pam".into(),
-            tokenid: None,
-        };
+        let rootok = Identity { userid: "root@pam".into(), tokenid: None };
         assert!(has(&c, &rootok, "/anything", "Sys.Modify"));
         let mut c2 = c.clone();
-        c2.acls.push(crate::state::AclDef {
-            path: "/vms/100".into(),
-            ugid: "ansible@pve!automation".into(),
-            roles: vec!["NoAccess".into()],
-            propagate: true,
-        });
-        assert!(
-            !has(&c2, &auto, "/vms/100", "VM.Audit"),
-            "deeper ACL overrides"
-        );
+        c2.acls.push(crate::state::AclDef { path: "/vms/100".into(), ugid: "ansible@pve!automation".into(), roles: vec!["NoAccess".into()], propagate: true });
+        assert!(!has(&c2, &auto, "/vms/100", "VM.Audit"), "deeper ACL overrides");
         assert!(has(&c2, &auto, "/vms/101", "VM.Audit"));
     }
 }

@@ -22,10 +22,7 @@ pub fn nextid(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         let id: u32 = v.parse().unwrap_or(0);
         if let Some(g) = ctx.c.guests.get(&id) {
             let what = if g.kind == GuestKind::Lxc { "CT" } else { "VM" };
-            return Err(ApiError::param(
-                "vmid",
-                format!("{what} {id} already exists"),
-            ));
+            return Err(ApiError::param("vmid", format!("{what} {id} already exists")));
         }
         return Ok(json!(id.to_string()));
     }
@@ -37,11 +34,7 @@ pub fn nextid(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 
 /// The `/cluster/resources` record of a guest, honouring the status-broadcast lag.
 pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
-    let kind = if g.kind == GuestKind::Qemu {
-        "qemu"
-    } else {
-        "lxc"
-    };
+    let kind = if g.kind == GuestKind::Qemu { "qemu" } else { "lxc" };
     let mut m = Map::new();
     m.insert("id".into(), json!(format!("{kind}/{}", g.vmid)));
     m.insert("type".into(), json!(kind));
@@ -59,26 +52,8 @@ pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
         m.insert("status".into(), json!("unknown"));
         return Value::Object(m);
     }
-    let s = if g.kind == GuestKind::Lxc {
-        crate::nodes::ct_stats(g)
-    } else {
-        crate::qemu::info::stats(ctx, g)
-    };
-    for k in [
-        "name",
-        "status",
-        "uptime",
-        "cpu",
-        "mem",
-        "memhost",
-        "maxmem",
-        "maxdisk",
-        "disk",
-        "netin",
-        "netout",
-        "diskread",
-        "diskwrite",
-    ] {
+    let s = if g.kind == GuestKind::Lxc { crate::nodes::ct_stats(g) } else { crate::qemu::info::stats(ctx, g) };
+    for k in ["name", "status", "uptime", "cpu", "mem", "memhost", "maxmem", "maxdisk", "disk", "netin", "netout", "diskread", "diskwrite"] {
         if let Some(v) = s.get(k) {
             m.insert(k.into(), v.clone());
         }
@@ -87,29 +62,14 @@ pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
         m.insert("status".into(), json!("paused"));
     }
     // The status daemon has not broadcast the last start/stop yet.
-    if let Some(pc) = g
-        .power_change
-        .filter(|pc| now_ms().saturating_sub(pc.at_ms) < ctx.sim.cfg.status_lag_ms)
-    {
-        m.insert(
-            "status".into(),
-            json!(if pc.was_running { "running" } else { "stopped" }),
-        );
+    if let Some(pc) = g.power_change.filter(|pc| now_ms().saturating_sub(pc.at_ms) < ctx.sim.cfg.status_lag_ms) {
+        m.insert("status".into(), json!(if pc.was_running { "running" } else { "stopped" }));
         if !pc.was_running {
             m.insert("uptime".into(), json!(0));
         }
     }
     m.insert("maxcpu".into(), s.get("cpus").cloned().unwrap_or(json!(1)));
-    m.insert(
-        "template".into(),
-        json!(
-            if g.conf.current.get("template").is_some_and(|t| t == "1") {
-                1
-            } else {
-                0
-            }
-        ),
-    );
+    m.insert("template".into(), json!(if g.conf.current.get("template").is_some_and(|t| t == "1") { 1 } else { 0 }));
     Value::Object(m)
 }
 
@@ -118,10 +78,7 @@ fn node_record(ctx: &Ctx<'_>, name: &str, with_id_type: bool) -> Value {
     let online = ctx.sim.node_reachable(ctx.c, name);
     let mut m = Map::new();
     m.insert("node".into(), json!(name));
-    m.insert(
-        "status".into(),
-        json!(if online { "online" } else { "offline" }),
-    );
+    m.insert("status".into(), json!(if online { "online" } else { "offline" }));
     if with_id_type {
         m.insert("id".into(), json!(format!("node/{name}")));
         m.insert("type".into(), json!("node"));
@@ -151,9 +108,7 @@ fn node_record(ctx: &Ctx<'_>, name: &str, with_id_type: bool) -> Value {
 
 pub fn nodes(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let names: Vec<String> = ctx.c.nodes.iter().map(|n| n.name.clone()).collect();
-    Ok(Value::Array(
-        names.iter().map(|n| node_record(ctx, n, true)).collect(),
-    ))
+    Ok(Value::Array(names.iter().map(|n| node_record(ctx, n, true)).collect()))
 }
 
 pub fn resources(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
@@ -169,12 +124,7 @@ pub fn resources(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     if want("storage") {
         for sd in &ctx.c.storages {
-            if !auth::has(
-                ctx.c,
-                ctx.who,
-                &format!("/storage/{}", sd.id),
-                "Datastore.Audit",
-            ) {
+            if !auth::has(ctx.c, ctx.who, &format!("/storage/{}", sd.id), "Datastore.Audit") {
                 continue;
             }
             for n in ctx.c.nodes.iter().filter(|n| sd.on_node(&n.name)) {
@@ -189,13 +139,7 @@ pub fn resources(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         }
     }
     if want("node") {
-        for n in ctx
-            .c
-            .nodes
-            .iter()
-            .map(|n| n.name.clone())
-            .collect::<Vec<_>>()
-        {
+        for n in ctx.c.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>() {
             out.push(node_record(ctx, &n, true));
         }
     }

@@ -32,10 +32,7 @@ const LOG_CAP: usize = 100_000;
 impl RequestLog {
     pub fn record(&mut self, e: LogEntry) {
         self.total += 1;
-        *self
-            .counts
-            .entry(format!("{} {}", e.method, e.path))
-            .or_default() += 1;
+        *self.counts.entry(format!("{} {}", e.method, e.path)).or_default() += 1;
         if self.log.len() < LOG_CAP {
             self.log.push(e);
         }
@@ -137,41 +134,22 @@ impl Faults {
     pub fn match_http(&mut self, method: &str, path: &str) -> Option<HttpAction> {
         let idx = self.http.iter().position(|f| {
             f.times != Some(0)
-                && f.method
-                    .as_deref()
-                    .is_none_or(|m| m.eq_ignore_ascii_case(method))
+                && f.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
                 && f.re.as_ref().is_some_and(|r| r.is_match(path))
         })?;
         let f = &mut self.http[idx];
         if let Some(t) = f.times.as_mut() {
             *t -= 1;
         }
-        let reply = f.status.map(|s| {
-            (
-                s,
-                f.message
-                    .clone()
-                    .unwrap_or_else(|| "simulated failure".into()),
-            )
-        });
+        let reply = f.status.map(|s| (s, f.message.clone().unwrap_or_else(|| "simulated failure".into())));
         // `after` alone means the answer is lost: the connection drops.
-        let drop_connection =
-            f.drop_connection || (f.after && reply.is_none() && f.latency_ms == 0);
-        Some(HttpAction {
-            latency_ms: f.latency_ms,
-            drop_connection,
-            after: f.after,
-            reply,
-        })
+        let drop_connection = f.drop_connection || (f.after && reply.is_none() && f.latency_ms == 0);
+        Some(HttpAction { latency_ms: f.latency_ms, drop_connection, after: f.after, reply })
     }
 
     /// Whether the next new connection is to be closed before its TLS handshake.
     pub fn take_connection_fault(&mut self) -> bool {
-        let Some(f) = self
-            .connection
-            .iter_mut()
-            .find(|f| f.refuse_connections && f.times != Some(0))
-        else {
+        let Some(f) = self.connection.iter_mut().find(|f| f.refuse_connections && f.times != Some(0)) else {
             return false;
         };
         if let Some(t) = f.times.as_mut() {
@@ -182,21 +160,13 @@ impl Faults {
 
     /// What the next task of `kind` suffers (nothing if no fault matches).
     pub fn take_task_fault(&mut self, kind: &str) -> TaskFaultAction {
-        let Some(f) = self
-            .task
-            .iter_mut()
-            .find(|f| f.task_type == kind && f.times != Some(0))
-        else {
+        let Some(f) = self.task.iter_mut().find(|f| f.task_type == kind && f.times != Some(0)) else {
             return TaskFaultAction::default();
         };
         if let Some(t) = f.times.as_mut() {
             *t -= 1;
         }
-        TaskFaultAction {
-            fail: f.fail.clone(),
-            duration_ms: f.duration_ms,
-            warnings: f.warnings.unwrap_or(0),
-        }
+        TaskFaultAction { fail: f.fail.clone(), duration_ms: f.duration_ms, warnings: f.warnings.unwrap_or(0) }
     }
 
     pub fn node_unreachable(&self, node: &str) -> bool {
@@ -214,17 +184,13 @@ impl Faults {
             f.re = Some(Regex::new(&f.path_regex).map_err(|e| format!("bad path_regex: {e}"))?);
             self.http.push(f);
         } else if v.get("task_type").is_some() {
-            self.task
-                .push(serde_json::from_value(v).map_err(|e| e.to_string())?);
+            self.task.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
         } else if v.get("agent_vmid").is_some() {
-            self.agent
-                .push(serde_json::from_value(v).map_err(|e| e.to_string())?);
+            self.agent.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
         } else if v.get("node").is_some() {
-            self.node
-                .push(serde_json::from_value(v).map_err(|e| e.to_string())?);
+            self.node.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
         } else if v.get("refuse_connections").is_some() {
-            self.connection
-                .push(serde_json::from_value(v).map_err(|e| e.to_string())?);
+            self.connection.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
         } else {
             return Err("unknown fault: expected path_regex, task_type, node, agent_vmid or refuse_connections".into());
         }
@@ -238,25 +204,18 @@ pub fn handle(sim: &Arc<SimInner>, method: &str, path: &str, body: &[u8]) -> (u1
         if body.is_empty() {
             return Ok(Value::Null);
         }
-        serde_json::from_slice(body)
-            .map_err(|e| (400, json!({"error": format!("invalid JSON: {e}")})))
+        serde_json::from_slice(body).map_err(|e| (400, json!({"error": format!("invalid JSON: {e}")})))
     };
     match (method, path.trim_end_matches('/')) {
         ("GET", "/_pvesim/requests") => {
             let l = sim.log.lock().unwrap_or_else(|e| e.into_inner());
-            (
-                200,
-                json!({"total": l.total, "counts": l.counts, "log": l.log}),
-            )
+            (200, json!({"total": l.total, "counts": l.counts, "log": l.log}))
         }
         ("DELETE", "/_pvesim/requests") => {
             *sim.log.lock().unwrap_or_else(|e| e.into_inner()) = RequestLog::default();
             (200, json!({"ok": true}))
         }
-        ("GET", "/_pvesim/faults") => (
-            200,
-            serde_json::to_value(&*sim.faults()).unwrap_or_default(),
-        ),
+        ("GET", "/_pvesim/faults") => (200, serde_json::to_value(&*sim.faults()).unwrap_or_default()),
         ("POST", "/_pvesim/faults") => match parse() {
             Err(e) => e,
             Ok(v) => {
@@ -277,10 +236,7 @@ pub fn handle(sim: &Arc<SimInner>, method: &str, path: &str, body: &[u8]) -> (u1
             *sim.faults() = Faults::default();
             (200, json!({"ok": true}))
         }
-        ("GET", "/_pvesim/state") => (
-            200,
-            serde_json::to_value(&*sim.cluster()).unwrap_or_default(),
-        ),
+        ("GET", "/_pvesim/state") => (200, serde_json::to_value(&*sim.cluster()).unwrap_or_default()),
         ("POST", "/_pvesim/state") => match parse() {
             Err(e) => e,
             Ok(v) => match serde_json::from_value::<Cluster>(v) {
@@ -306,10 +262,7 @@ pub fn handle(sim: &Arc<SimInner>, method: &str, path: &str, body: &[u8]) -> (u1
             200,
             json!({"endpoints": ["GET|DELETE /_pvesim/requests", "GET|POST|DELETE /_pvesim/faults", "GET|POST /_pvesim/state", "POST /_pvesim/reset"]}),
         ),
-        _ => (
-            404,
-            json!({"error": format!("no control endpoint {method} {path}")}),
-        ),
+        _ => (404, json!({"error": format!("no control endpoint {method} {path}")})),
     }
 }
 
@@ -320,10 +273,8 @@ mod tests {
     #[test]
     fn after_alone_loses_the_answer_and_with_latency_delays_it() {
         let mut f = Faults::default();
-        f.add(json!({"path_regex": "^/a$", "after": true, "times": 1}))
-            .unwrap();
-        f.add(json!({"path_regex": "^/b$", "after": true, "latency_ms": 50, "times": 1}))
-            .unwrap();
+        f.add(json!({"path_regex": "^/a$", "after": true, "times": 1})).unwrap();
+        f.add(json!({"path_regex": "^/b$", "after": true, "latency_ms": 50, "times": 1})).unwrap();
         let a = f.match_http("POST", "/a").unwrap();
         assert!(a.after && a.drop_connection && a.reply.is_none());
         let b = f.match_http("PUT", "/b").unwrap();
@@ -337,23 +288,14 @@ mod tests {
         assert!(f.match_http("GET", "/api2/json/nodes/pve1/qemu").is_none());
         let a = f.match_http("POST", "/api2/json/nodes/pve1/qemu").unwrap();
         assert_eq!(a.reply, Some((500, "boom".into())));
-        assert!(
-            f.match_http("POST", "/api2/json/nodes/pve1/qemu").is_none(),
-            "used up"
-        );
-        f.add(json!({"task_type": "qmcreate", "fail": "x"}))
-            .unwrap();
+        assert!(f.match_http("POST", "/api2/json/nodes/pve1/qemu").is_none(), "used up");
+        f.add(json!({"task_type": "qmcreate", "fail": "x"})).unwrap();
         assert_eq!(f.take_task_fault("qmcreate").fail.as_deref(), Some("x"));
-        assert_eq!(
-            f.take_task_fault("qmcreate").fail.as_deref(),
-            Some("x"),
-            "times null = forever"
-        );
+        assert_eq!(f.take_task_fault("qmcreate").fail.as_deref(), Some("x"), "times null = forever");
         assert_eq!(f.take_task_fault("qmstart").fail, None);
         f.add(json!({"node": "pve2", "unreachable": true})).unwrap();
         assert!(f.node_unreachable("pve2"));
-        f.add(json!({"refuse_connections": true, "times": 1}))
-            .unwrap();
+        f.add(json!({"refuse_connections": true, "times": 1})).unwrap();
         assert!(f.take_connection_fault());
         assert!(!f.take_connection_fault(), "used up");
         assert!(f.add(json!({"foo": 1})).is_err());

@@ -18,16 +18,10 @@ fn main() {
 }
 
 fn run() -> anyhow::Result<()> {
-    let mut cfg = SimConfig {
-        listen: "127.0.0.1:8006".parse()?,
-        ..SimConfig::default()
-    };
+    let mut cfg = SimConfig { listen: "127.0.0.1:8006".parse()?, ..SimConfig::default() };
     let mut ca_out: Option<PathBuf> = None;
     let mut args = std::env::args().skip(1);
-    let next = |args: &mut dyn Iterator<Item = String>, flag: &str| {
-        args.next()
-            .ok_or_else(|| anyhow::anyhow!("{flag} needs a value\n{USAGE}"))
-    };
+    let next = |args: &mut dyn Iterator<Item = String>, flag: &str| args.next().ok_or_else(|| anyhow::anyhow!("{flag} needs a value\n{USAGE}"));
     while let Some(a) = args.next() {
         match a.as_str() {
             "--listen" => cfg.listen = next(&mut args, &a)?.parse()?,
@@ -52,17 +46,12 @@ fn run() -> anyhow::Result<()> {
             "--auth-fail-delay-ms" => cfg.auth_fail_delay_ms = next(&mut args, &a)?.parse()?,
             "--agent-delay-ms" => cfg.agent_delay_ms = next(&mut args, &a)?.parse()?,
             "--extract-schema" => {
-                let full = pvesim::schema::Schema::from_json(&std::fs::read_to_string(next(
-                    &mut args, &a,
-                )?)?)?;
+                let full = pvesim::schema::Schema::from_json(&std::fs::read_to_string(next(&mut args, &a)?)?)?;
                 println!("{}", serde_json::to_string_pretty(&full.extract_subset()?)?);
                 return Ok(());
             }
             "--print-scenario" => {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&Scenario::default_cluster())?
-                );
+                println!("{}", serde_json::to_string_pretty(&Scenario::default_cluster())?);
                 return Ok(());
             }
             "-h" | "--help" => {
@@ -78,12 +67,7 @@ fn run() -> anyhow::Result<()> {
         None => std::env::temp_dir().join(format!("pvesim-ca-{}.pem", sim.port())),
     };
     sim.write_ca(&ca_path)?;
-    println!(
-        "pvesim listening on https://{} ca={} fingerprint={}",
-        sim.addr(),
-        ca_path.display(),
-        sim.fingerprint()
-    );
+    println!("pvesim listening on https://{} ca={} fingerprint={}", sim.addr(), ca_path.display(), sim.fingerprint());
     use std::io::Write;
     std::io::stdout().flush()?;
     // Serve until killed.

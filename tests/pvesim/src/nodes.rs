@@ -22,9 +22,7 @@ pub fn storage_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             }
         }
         let path = format!("/storage/{}", sd.id);
-        if !auth::has(ctx.c, ctx.who, &path, "Datastore.Audit")
-            && !auth::has(ctx.c, ctx.who, &path, "Datastore.AllocateSpace")
-        {
+        if !auth::has(ctx.c, ctx.who, &path, "Datastore.Audit") && !auth::has(ctx.c, ctx.who, &path, "Datastore.AllocateSpace") {
             continue;
         }
         let used = storage::used(ctx.c, sd, &node);
@@ -41,16 +39,9 @@ pub fn storage_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 /// client can check that a bridge exists before attaching a NIC to it.
 pub fn network_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
-    let bridges = ctx
-        .c
-        .node(&node)
-        .map(|n| n.bridges.clone())
-        .unwrap_or_default();
+    let bridges = ctx.c.node(&node).map(|n| n.bridges.clone()).unwrap_or_default();
     let kind = ctx.get("type").unwrap_or("");
-    let want_bridges = matches!(
-        kind,
-        "" | "bridge" | "any_bridge" | "any_local_bridge" | "include_sdn"
-    );
+    let want_bridges = matches!(kind, "" | "bridge" | "any_bridge" | "any_local_bridge" | "include_sdn");
     let want_eth = matches!(kind, "" | "eth");
     let mut out = Vec::new();
     for (i, bridge) in bridges.iter().enumerate() {
@@ -76,28 +67,17 @@ pub fn storage_content(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
     let sid = ctx.get("storage").unwrap_or("").to_string();
     let Some(sd) = ctx.c.storage(&sid).cloned() else {
-        return Err(ApiError::internal(format!(
-            "storage '{sid}' does not exist"
-        )));
+        return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
     };
     if !sd.on_node(&node) {
-        return Err(ApiError::internal(format!(
-            "storage '{sid}' is not available on node '{node}'"
-        )));
+        return Err(ApiError::internal(format!("storage '{sid}' is not available on node '{node}'")));
     }
     let content = ctx.get("content").map(str::to_string);
     let vmid: Option<u32> = ctx.get("vmid").and_then(|v| v.parse().ok());
     let vn = ctx.c.vol_node(&sid, &node);
     let mut out = Vec::new();
-    for v in ctx
-        .c
-        .volumes
-        .iter()
-        .filter(|v| v.storage == sid && v.node == vn)
-    {
-        if content.as_ref().is_some_and(|c| c != &v.content)
-            || vmid.is_some_and(|id| v.vmid != Some(id))
-        {
+    for v in ctx.c.volumes.iter().filter(|v| v.storage == sid && v.node == vn) {
+        if content.as_ref().is_some_and(|c| c != &v.content) || vmid.is_some_and(|id| v.vmid != Some(id)) {
             continue;
         }
         let mut m = Map::new();
@@ -131,12 +111,7 @@ pub fn task_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let statuses = if errors {
         Some(vec!["warning".into(), "error".into(), "unknown".into()])
     } else {
-        text("statusfilter").map(|s| {
-            s.split([',', ';', ' '])
-                .filter(|x| !x.is_empty())
-                .map(str::to_lowercase)
-                .collect()
-        })
+        text("statusfilter").map(|s| s.split([',', ';', ' ']).filter(|x| !x.is_empty()).map(str::to_lowercase).collect())
     };
     let filter = crate::tasks::ListFilter {
         start: num("start").unwrap_or(0) as usize,
@@ -158,14 +133,7 @@ pub fn task_log(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
     let start = ctx.get("start").and_then(|s| s.parse().ok()).unwrap_or(0);
     let limit = ctx.get("limit").and_then(|s| s.parse().ok()).unwrap_or(50);
-    let (data, total) = crate::tasks::log(
-        ctx.c,
-        ctx.who,
-        &node,
-        ctx.get("upid").unwrap_or(""),
-        start,
-        limit,
-    )?;
+    let (data, total) = crate::tasks::log(ctx.c, ctx.who, &node, ctx.get("upid").unwrap_or(""), start, limit)?;
     ctx.extra.insert("total".into(), json!(total));
     Ok(data)
 }
@@ -177,60 +145,25 @@ fn ct<'a>(ctx: &'a Ctx<'_>) -> ApiResult<&'a Guest> {
         .guests
         .get(&vmid)
         .filter(|g| g.node == node && g.kind == GuestKind::Lxc)
-        .ok_or_else(|| {
-            ApiError::internal(format!(
-                "Configuration file 'nodes/{node}/lxc/{vmid}.conf' does not exist"
-            ))
-        })
+        .ok_or_else(|| ApiError::internal(format!("Configuration file 'nodes/{node}/lxc/{vmid}.conf' does not exist")))
 }
 
 pub fn ct_stats(g: &Guest) -> Map<String, Value> {
-    let num = |k: &str, d: u64| {
-        g.conf
-            .current
-            .get(k)
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(d)
-    };
-    let rootfs = g
-        .conf
-        .current
-        .get("rootfs")
-        .map(|v| crate::qemu::disks::Drive::parse_stored(v));
+    let num = |k: &str, d: u64| g.conf.current.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(d);
+    let rootfs = g.conf.current.get("rootfs").map(|v| crate::qemu::disks::Drive::parse_stored(v));
     let maxdisk = rootfs.and_then(|d| d.size()).unwrap_or(0);
     let mut m = Map::new();
     m.insert("vmid".into(), json!(g.vmid));
-    m.insert(
-        "name".into(),
-        json!(g
-            .conf
-            .current
-            .get("hostname")
-            .cloned()
-            .unwrap_or_else(|| format!("CT{}", g.vmid))),
-    );
-    m.insert(
-        "status".into(),
-        json!(if g.running { "running" } else { "stopped" }),
-    );
+    m.insert("name".into(), json!(g.conf.current.get("hostname").cloned().unwrap_or_else(|| format!("CT{}", g.vmid))));
+    m.insert("status".into(), json!(if g.running { "running" } else { "stopped" }));
     m.insert("type".into(), json!("lxc"));
     m.insert("cpus".into(), json!(num("cores", 1)));
     m.insert("maxmem".into(), json!(num("memory", 512) << 20));
-    m.insert(
-        "mem".into(),
-        json!(if g.running {
-            (num("memory", 512) << 20) / 4
-        } else {
-            0
-        }),
-    );
+    m.insert("mem".into(), json!(if g.running { (num("memory", 512) << 20) / 4 } else { 0 }));
     m.insert("maxswap".into(), json!(num("swap", 512) << 20));
     m.insert("swap".into(), json!(0));
     m.insert("maxdisk".into(), json!(maxdisk));
-    m.insert(
-        "disk".into(),
-        json!(if g.running { maxdisk / 5 } else { 0 }),
-    );
+    m.insert("disk".into(), json!(if g.running { maxdisk / 5 } else { 0 }));
     m.insert("uptime".into(), json!(crate::qemu::info::uptime(g)));
     if g.running {
         // pve-container's vmstatus: the container's init pid, for running CTs only.
@@ -262,13 +195,8 @@ pub fn lxc_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let g = ct(ctx)?;
     let mut m = Map::new();
     for (k, v) in &g.conf.current {
-        let typed = if matches!(
-            k.as_str(),
-            "cores" | "memory" | "swap" | "onboot" | "unprivileged" | "template" | "cpuunits"
-        ) {
-            v.parse::<i64>()
-                .map(Value::from)
-                .unwrap_or_else(|_| json!(v))
+        let typed = if matches!(k.as_str(), "cores" | "memory" | "swap" | "onboot" | "unprivileged" | "template" | "cpuunits") {
+            v.parse::<i64>().map(Value::from).unwrap_or_else(|_| json!(v))
         } else {
             json!(v)
         };
@@ -303,32 +231,16 @@ pub fn lxc_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             .collect();
         o
     };
-    let mut out = vec![iface(
-        "lo",
-        "00:00:00:00:00:00",
-        &[
-            ("inet", "127.0.0.1".into(), 8),
-            ("inet6", "::1".into(), 128),
-        ],
-    )];
+    let mut out = vec![iface("lo", "00:00:00:00:00:00", &[("inet", "127.0.0.1".into(), 8), ("inet6", "::1".into(), 128)])];
     for (k, v) in &g.conf.current {
         if !crate::qemu::disks::is_net_key(k) {
             continue;
         }
-        let props: std::collections::BTreeMap<&str, &str> =
-            v.split(',').filter_map(|p| p.split_once('=')).collect();
+        let props: std::collections::BTreeMap<&str, &str> = v.split(',').filter_map(|p| p.split_once('=')).collect();
         let idx: u32 = k[3..].parse().unwrap_or(0);
-        let mac = props
-            .get("hwaddr")
-            .copied()
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let mac = props.get("hwaddr").copied().unwrap_or("").to_ascii_lowercase();
         let ip = format!("192.0.2.{}", 10 + (g.vmid % 200) + idx);
-        out.push(iface(
-            props.get("name").copied().unwrap_or("eth0"),
-            &mac,
-            &[("inet", ip, 24)],
-        ));
+        out.push(iface(props.get("name").copied().unwrap_or("eth0"), &mac, &[("inet", ip, 24)]));
     }
     Ok(Value::Array(out))
 }

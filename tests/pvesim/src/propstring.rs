@@ -10,10 +10,7 @@ pub type Props = BTreeMap<String, String>;
 
 /// The key marked `default_key` in a format, if any.
 pub fn default_key(format: &Map<String, Value>) -> Option<&str> {
-    format
-        .iter()
-        .find(|(_, s)| truthy(s.get("default_key")))
-        .map(|(k, _)| k.as_str())
+    format.iter().find(|(_, s)| truthy(s.get("default_key"))).map(|(k, _)| k.as_str())
 }
 
 pub fn truthy(v: Option<&Value>) -> bool {
@@ -39,27 +36,21 @@ pub fn parse(format: &Map<String, Value>, input: &str) -> Result<Props, String> 
                 return Err("missing key in comma-separated list property\n".into());
             }
             let Some(schema) = format.get(k).and_then(Value::as_object) else {
-                return Err(format!(
-                    "invalid key in comma-separated list property: {k}\n"
-                ));
+                return Err(format!("invalid key in comma-separated list property: {k}\n"));
             };
             let mut key = k.to_string();
             if let Some(alias) = schema.get("alias").and_then(Value::as_str) {
                 if let Some(ka) = schema.get("keyAlias").and_then(Value::as_str) {
                     // `virtio=MAC`: the key names the value of another key.
                     if res.contains_key(ka) {
-                        return Err(format!(
-                            "duplicate key in comma-separated list property: {ka}\n"
-                        ));
+                        return Err(format!("duplicate key in comma-separated list property: {ka}\n"));
                     }
                     res.insert(ka.to_string(), k.to_string());
                 }
                 key = alias.to_string();
             }
             if res.contains_key(&key) {
-                return Err(format!(
-                    "duplicate key in comma-separated list property: {key}\n"
-                ));
+                return Err(format!("duplicate key in comma-separated list property: {key}\n"));
             }
             res.insert(key, v.to_string());
         } else {
@@ -67,9 +58,7 @@ pub fn parse(format: &Map<String, Value>, input: &str) -> Result<Props, String> 
                 return Err("value without key, but schema does not define a default key\n".into());
             };
             if res.contains_key(dk) {
-                return Err(format!(
-                    "duplicate key in comma-separated list property: {dk}\n"
-                ));
+                return Err(format!("duplicate key in comma-separated list property: {dk}\n"));
             }
             res.insert(dk.to_string(), part.to_string());
         }
@@ -142,31 +131,19 @@ mod tests {
         let p = parse(&f, "virtio=BC:24:11:00:00:01,bridge=vmbr0").unwrap();
         assert_eq!(p["model"], "virtio");
         assert_eq!(p["macaddr"], "BC:24:11:00:00:01");
-        assert_eq!(
-            print(Some(&f), &p),
-            "virtio,bridge=vmbr0,macaddr=BC:24:11:00:00:01"
-        );
+        assert_eq!(print(Some(&f), &p), "virtio,bridge=vmbr0,macaddr=BC:24:11:00:00:01");
     }
 
     #[test]
     fn grammar_errors() {
         let f = net_format();
-        assert_eq!(
-            parse(&f, "foo=1").unwrap_err(),
-            "invalid key in comma-separated list property: foo\n"
-        );
+        assert_eq!(parse(&f, "foo=1").unwrap_err(), "invalid key in comma-separated list property: foo\n");
         assert_eq!(
             parse(&f, "virtio,bridge=a,bridge=b").unwrap_err(),
             "duplicate key in comma-separated list property: bridge\n"
         );
-        assert_eq!(
-            parse(&f, "bridge=").unwrap_err(),
-            "missing key in comma-separated list property\n"
-        );
-        assert_eq!(
-            parse(&f, "virtio,e1000").unwrap_err(),
-            "duplicate key in comma-separated list property: model\n"
-        );
+        assert_eq!(parse(&f, "bridge=").unwrap_err(), "missing key in comma-separated list property\n");
+        assert_eq!(parse(&f, "virtio,e1000").unwrap_err(), "duplicate key in comma-separated list property: model\n");
         let mut nodefault = f.clone();
         nodefault.remove("model");
         assert_eq!(

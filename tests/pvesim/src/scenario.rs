@@ -64,10 +64,8 @@ pub const DEFAULT_ROOT_PASSWORD: &str = "pvesim-root";
 
 impl Scenario {
     pub fn from_file(p: &Path) -> anyhow::Result<Scenario> {
-        let text = std::fs::read_to_string(p)
-            .map_err(|e| anyhow::anyhow!("reading scenario {}: {e}", p.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| anyhow::anyhow!("parsing scenario {}: {e}", p.display()))
+        let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("reading scenario {}: {e}", p.display()))?;
+        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("parsing scenario {}: {e}", p.display()))
     }
 
     /// Two nodes, the usual storages, a Debian 13 template, a stopped VM, a container,
@@ -110,10 +108,7 @@ impl Scenario {
             mac_prefix: self.mac_prefix.clone(),
         };
         for v in &self.volumes {
-            let sd = c
-                .storage(&v.storage)
-                .cloned()
-                .ok_or_else(|| anyhow::anyhow!("volume on unknown storage {}", v.storage))?;
+            let sd = c.storage(&v.storage).cloned().ok_or_else(|| anyhow::anyhow!("volume on unknown storage {}", v.storage))?;
             let size = match &v.size {
                 Value::Number(n) => n.as_u64().unwrap_or(0),
                 Value::String(s) => storage::parse_size(s).unwrap_or(0),
@@ -124,11 +119,7 @@ impl Scenario {
             } else if let Some(n) = &v.node {
                 vec![Some(n.clone())]
             } else {
-                c.nodes
-                    .iter()
-                    .filter(|n| sd.on_node(&n.name))
-                    .map(|n| Some(n.name.clone()))
-                    .collect()
+                c.nodes.iter().filter(|n| sd.on_node(&n.name)).map(|n| Some(n.name.clone())).collect()
             };
             for node in nodes {
                 c.volumes.push(Volume {
@@ -144,12 +135,7 @@ impl Scenario {
             }
         }
         for g in &self.guests {
-            anyhow::ensure!(
-                c.node(&g.node).is_some(),
-                "guest {} on unknown node {}",
-                g.vmid,
-                g.node
-            );
+            anyhow::ensure!(c.node(&g.node).is_some(), "guest {} on unknown node {}", g.vmid, g.node);
             let mut conf = Config::default();
             for (k, v) in &g.config {
                 let s = match v {
@@ -159,11 +145,7 @@ impl Scenario {
                 conf.current.insert(k.clone(), s);
             }
             for (k, v) in conf.current.clone() {
-                if crate::qemu::disks::is_disk_key(&k)
-                    || k.starts_with("unused")
-                    || k == "rootfs"
-                    || k.starts_with("mp")
-                {
+                if crate::qemu::disks::is_disk_key(&k) || k.starts_with("unused") || k == "rootfs" || k.starts_with("mp") {
                     register_volume(&mut c, &g.node, g.vmid, &v);
                 }
             }
@@ -176,11 +158,7 @@ impl Scenario {
                     conf,
                     running: g.running,
                     paused: false,
-                    started_ms: if g.running {
-                        Some(crate::util::now_ms().saturating_sub(3_600_000))
-                    } else {
-                        None
-                    },
+                    started_ms: if g.running { Some(crate::util::now_ms().saturating_sub(3_600_000)) } else { None },
                     created_ms: 0,
                     power_change: None,
                 },
@@ -193,12 +171,8 @@ impl Scenario {
 /// Create the volume a scenario disk value points at (if it is a managed volume).
 fn register_volume(c: &mut Cluster, node: &str, vmid: u32, value: &str) {
     let first = value.split(',').next().unwrap_or("");
-    let Some((sid, volname)) = first.split_once(':') else {
-        return;
-    };
-    let Some(sd) = c.storage(sid).cloned() else {
-        return;
-    };
+    let Some((sid, volname)) = first.split_once(':') else { return };
+    let Some(sd) = c.storage(sid).cloned() else { return };
     if c.find_volume(first, node).is_some() {
         return;
     }
@@ -209,11 +183,7 @@ fn register_volume(c: &mut Cluster, node: &str, vmid: u32, value: &str) {
         .unwrap_or(4 << 20);
     c.volumes.push(Volume {
         storage: sid.to_string(),
-        node: if sd.shared {
-            None
-        } else {
-            Some(node.to_string())
-        },
+        node: if sd.shared { None } else { Some(node.to_string()) },
         volname: volname.to_string(),
         size,
         format: storage::format_of(volname),
@@ -232,17 +202,9 @@ mod tests {
         let s = Scenario::default_cluster();
         let c = s.to_cluster().unwrap();
         assert_eq!(c.nodes.len(), 2);
-        assert!(
-            c.find_volume("vmdata:9000/base-9000-disk-0.qcow2", "pve2")
-                .is_some(),
-            "shared volume visible from pve2"
-        );
-        assert!(c
-            .find_volume("isos:iso/debian-13-netinst.iso", "pve1")
-            .is_some());
-        assert!(c
-            .find_volume("local:import/debian-13-genericcloud-amd64.qcow2", "pve2")
-            .is_some());
+        assert!(c.find_volume("vmdata:9000/base-9000-disk-0.qcow2", "pve2").is_some(), "shared volume visible from pve2");
+        assert!(c.find_volume("isos:iso/debian-13-netinst.iso", "pve1").is_some());
+        assert!(c.find_volume("local:import/debian-13-genericcloud-amd64.qcow2", "pve2").is_some());
         assert_eq!(c.guests[&9000].conf.current["template"], "1");
         assert_eq!(c.guests[&200].kind, GuestKind::Lxc);
     }

@@ -23,13 +23,7 @@ pub struct SimInner {
 }
 
 impl SimInner {
-    pub fn new(
-        cfg: SimConfig,
-        schema: Schema,
-        initial: Cluster,
-        current: Cluster,
-        fingerprint: String,
-    ) -> SimInner {
+    pub fn new(cfg: SimConfig, schema: Schema, initial: Cluster, current: Cluster, fingerprint: String) -> SimInner {
         SimInner {
             cfg,
             schema,
@@ -54,9 +48,7 @@ impl SimInner {
 
     /// Write the state file (if configured) atomically.
     pub fn persist(&self, cluster: &Cluster) {
-        let Some(path) = &self.cfg.state_file else {
-            return;
-        };
+        let Some(path) = &self.cfg.state_file else { return };
         let _g = self.persist_lock.lock().unwrap_or_else(|e| e.into_inner());
         if let Ok(text) = serde_json::to_string(cluster) {
             let tmp = path.with_extension("tmp");

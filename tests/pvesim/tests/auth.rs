@@ -9,16 +9,10 @@ use std::time::Instant;
 fn ticket_login_cookie_and_csrf() {
     let mut api = Api::start(quick());
     api.with_auth(vec![]);
-    let r = api.post(
-        "/access/ticket",
-        &[("username", "root@pam"), ("password", "pvesim-root")],
-    );
+    let r = api.post("/access/ticket", &[("username", "root@pam"), ("password", "pvesim-root")]);
     assert_eq!(r.status, 200, "{}", r.raw);
     let ticket = r.data()["ticket"].as_str().unwrap().to_string();
-    let csrf = r.data()["CSRFPreventionToken"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let csrf = r.data()["CSRFPreventionToken"].as_str().unwrap().to_string();
     assert!(ticket.starts_with("PVE:root@pam:"), "{ticket}");
     assert_eq!(csrf.len(), 52);
     assert_eq!(r.data()["username"], "root@pam");
@@ -36,64 +30,37 @@ fn ticket_login_cookie_and_csrf() {
         &api.sim,
         format!("PUT /api2/json/nodes/pve1/qemu/100/config HTTP/1.1\r\nHost: localhost\r\nCookie: {cookie}\r\nContent-Length: 13\r\nContent-Type: application/x-www-form-urlencoded\r\nConnection: close\r\n\r\ndescription=x").as_bytes(),
     );
-    assert_eq!(
-        status_line(&raw),
-        "HTTP/1.1 401 Permission denied - invalid csrf token"
-    );
+    assert_eq!(status_line(&raw), "HTTP/1.1 401 Permission denied - invalid csrf token");
     api.with_auth(vec![("Cookie", &cookie), ("CSRFPreventionToken", &csrf)]);
     let r = api.put("/nodes/pve1/qemu/100/config", &[("description", "x")]);
     assert_eq!(r.status, 200, "{}", r.raw);
     assert_eq!(r.body, serde_json::json!({"data": null}));
     // Root bypasses permission checks and may use root-only options.
-    let r = api.put(
-        "/nodes/pve1/qemu/100/config",
-        &[("description", "y"), ("skiplock", "1")],
-    );
+    let r = api.put("/nodes/pve1/qemu/100/config", &[("description", "y"), ("skiplock", "1")]);
     assert_eq!(r.status, 200, "{}", r.raw);
     // Renewal: the ticket as password.
     api.with_auth(vec![]);
-    let r = api.post(
-        "/access/ticket",
-        &[("username", "root@pam"), ("password", &ticket)],
-    );
+    let r = api.post("/access/ticket", &[("username", "root@pam"), ("password", &ticket)]);
     assert_eq!(r.status, 200, "{}", r.raw);
 }
 
 #[test]
 fn login_failures_and_missing_auth() {
-    let mut api = Api::start(SimConfig {
-        auth_fail_delay_ms: 150,
-        ..quick()
-    });
+    let mut api = Api::start(SimConfig { auth_fail_delay_ms: 150, ..quick() });
     api.with_auth(vec![]);
     let t = Instant::now();
-    let r = api.post(
-        "/access/ticket",
-        &[("username", "root@pam"), ("password", "wrong")],
-    );
+    let r = api.post("/access/ticket", &[("username", "root@pam"), ("password", "wrong")]);
     assert!(t.elapsed().as_millis() >= 150, "401s are delayed");
     assert_eq!(r.status, 401);
     assert_eq!(r.message(), "authentication failure\n");
-    let r = api.post(
-        "/access/ticket",
-        &[("username", "nobody@pve"), ("password", "x")],
-    );
-    assert_eq!(
-        (r.status, r.message().as_str()),
-        (401, "authentication failure\n")
-    );
+    let r = api.post("/access/ticket", &[("username", "nobody@pve"), ("password", "x")]);
+    assert_eq!((r.status, r.message().as_str()), (401, "authentication failure\n"));
     // No credentials at all.
-    let raw = raw_tls(
-        &api.sim,
-        b"GET /api2/json/version HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
-    );
+    let raw = raw_tls(&api.sim, b"GET /api2/json/version HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
     assert_eq!(status_line(&raw), "HTTP/1.1 401 No ticket");
     assert!(raw.ends_with("\r\n\r\n"), "empty body: {raw}");
     // Wrong token secret.
-    api.with_auth(vec![(
-        "Authorization",
-        "PVEAPIToken=ansible@pve!automation=00000000-0000-0000-0000-000000000000",
-    )]);
+    api.with_auth(vec![("Authorization", "PVEAPIToken=ansible@pve!automation=00000000-0000-0000-0000-000000000000")]);
     let r = api.get("/version");
     assert_eq!((r.status, r.raw.as_str()), (401, ""));
     let raw = raw_tls(
@@ -102,16 +69,10 @@ fn login_failures_and_missing_auth() {
     );
     assert_eq!(status_line(&raw), "HTTP/1.1 401 Authentication failed!");
     // Space separator is accepted too.
-    api.with_auth(vec![(
-        "Authorization",
-        "PVEAPIToken ansible@pve!automation=5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13",
-    )]);
+    api.with_auth(vec![("Authorization", "PVEAPIToken ansible@pve!automation=5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13")]);
     assert_eq!(api.get("/version").status, 200);
     // Bad ticket.
-    api.with_auth(vec![(
-        "Cookie",
-        "PVEAuthCookie=PVE:root@pam:00000000::AAAA",
-    )]);
+    api.with_auth(vec![("Cookie", "PVEAuthCookie=PVE:root@pam:00000000::AAAA")]);
     assert_eq!(api.get("/version").status, 401);
 }
 
@@ -119,51 +80,28 @@ fn login_failures_and_missing_auth() {
 fn privilege_separation_403_and_root_only_options() {
     let mut api = Api::start(quick());
     api.with_auth(vec![("Authorization", READONLY)]);
-    assert_eq!(
-        api.get("/nodes/pve1/qemu/100/config").status,
-        200,
-        "audit is allowed"
-    );
+    assert_eq!(api.get("/nodes/pve1/qemu/100/config").status, 200, "audit is allowed");
     let r = api.post("/nodes/pve1/qemu/100/status/start", &[]);
     assert_eq!(r.status, 403);
-    assert_eq!(
-        r.message(),
-        "Permission check failed (/vms/100, VM.PowerMgmt)\n"
-    );
+    assert_eq!(r.message(), "Permission check failed (/vms/100, VM.PowerMgmt)\n");
     let raw = raw_tls(
         &api.sim,
         format!("POST /api2/json/nodes/pve1/qemu/100/status/start HTTP/1.1\r\nHost: localhost\r\nAuthorization: {READONLY}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").as_bytes(),
     );
-    assert_eq!(
-        status_line(&raw),
-        "HTTP/1.1 403 Permission check failed (/vms/100, VM.PowerMgmt)"
-    );
+    assert_eq!(status_line(&raw), "HTTP/1.1 403 Permission check failed (/vms/100, VM.PowerMgmt)");
     let r = api.put("/nodes/pve1/qemu/100/config", &[("cores", "4")]);
     assert_eq!(r.status, 403);
-    assert!(
-        r.message()
-            .starts_with("Permission check failed (/vms/100, VM.Config.Disk|VM.Config.CDROM"),
-        "{}",
-        r.message()
-    );
+    assert!(r.message().starts_with("Permission check failed (/vms/100, VM.Config.Disk|VM.Config.CDROM"), "{}", r.message());
     // Automation token: allowed, but skiplock is root-only.
     api.with_auth(vec![("Authorization", TOKEN)]);
-    let r = api.put(
-        "/nodes/pve1/qemu/100/config",
-        &[("cores", "4"), ("skiplock", "1")],
-    );
+    let r = api.put("/nodes/pve1/qemu/100/config", &[("cores", "4"), ("skiplock", "1")]);
     assert_eq!(r.status, 400);
     assert_eq!(r.error("skiplock"), "Only root may use this option.");
     // Storage allocation needs Datastore.AllocateSpace for the token too.
     let r = api.put("/nodes/pve1/qemu/100/config", &[("cores", "4")]);
     assert_eq!(r.status, 200, "{}", r.raw);
     // Tasks of others need Sys.Audit; the readonly token has it via PVEAuditor.
-    let upid = api
-        .post("/nodes/pve1/qemu/100/status/start", &[])
-        .data()
-        .as_str()
-        .unwrap()
-        .to_string();
+    let upid = api.post("/nodes/pve1/qemu/100/status/start", &[]).data().as_str().unwrap().to_string();
     api.with_auth(vec![("Authorization", READONLY)]);
     let st = api.wait_task(&upid);
     assert_eq!(st["user"], "ansible@pve");
@@ -174,77 +112,31 @@ fn privilege_separation_403_and_root_only_options() {
 fn totp_second_factor() {
     let mut api = Api::start(quick());
     api.with_auth(vec![]);
-    let r = api.post(
-        "/access/ticket",
-        &[("username", "mfa@pve"), ("password", "mfa-pass")],
-    );
+    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", "mfa-pass")]);
     assert_eq!(r.status, 200, "{}", r.raw);
     assert_eq!(r.data()["NeedTFA"], 1);
     assert!(r.data().get("cap").is_none());
     let half = r.data()["ticket"].as_str().unwrap().to_string();
     // The half ticket does not authenticate.
-    api.with_auth(vec![(
-        "Cookie",
-        &format!("PVEAuthCookie={}", urlencode(&half)),
-    )]);
+    api.with_auth(vec![("Cookie", &format!("PVEAuthCookie={}", urlencode(&half)))]);
     assert_eq!(api.get("/version").status, 401);
     api.with_auth(vec![]);
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_secs();
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let code = pvesim::auth::totp("JBSWY3DPEHPK3PXP", now).unwrap();
-    let r = api.post(
-        "/access/ticket",
-        &[
-            ("username", "mfa@pve"),
-            ("password", &format!("totp:{code}")),
-            ("tfa-challenge", &half),
-        ],
-    );
+    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", &format!("totp:{code}")), ("tfa-challenge", &half)]);
     assert_eq!(r.status, 200, "{}", r.raw);
-    assert!(r.data()["ticket"]
-        .as_str()
-        .unwrap()
-        .starts_with("PVE:mfa@pve:"));
-    let r = api.post(
-        "/access/ticket",
-        &[
-            ("username", "mfa@pve"),
-            ("password", "mfa-pass"),
-            ("otp", &code),
-        ],
-    );
-    assert!(
-        r.data()["ticket"]
-            .as_str()
-            .unwrap()
-            .starts_with("PVE:mfa@pve:"),
-        "otp in the first request"
-    );
-    let r = api.post(
-        "/access/ticket",
-        &[
-            ("username", "mfa@pve"),
-            ("password", "totp:000000"),
-            ("tfa-challenge", &half),
-        ],
-    );
+    assert!(r.data()["ticket"].as_str().unwrap().starts_with("PVE:mfa@pve:"));
+    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", "mfa-pass"), ("otp", &code)]);
+    assert!(r.data()["ticket"].as_str().unwrap().starts_with("PVE:mfa@pve:"), "otp in the first request");
+    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", "totp:000000"), ("tfa-challenge", &half)]);
     assert_eq!(r.status, 401);
 }
 
 #[test]
 fn tls_fingerprint_and_self_signed_mode() {
     for mode in [TlsMode::Ca, TlsMode::SelfSigned] {
-        let api = Api::start(SimConfig {
-            tls: mode,
-            ..quick()
-        });
-        assert_eq!(
-            api.get("/version").status,
-            200,
-            "{mode:?}: client trusts ca_pem"
-        );
+        let api = Api::start(SimConfig { tls: mode, ..quick() });
+        assert_eq!(api.get("/version").status, 200, "{mode:?}: client trusts ca_pem");
         let fp = api.sim.fingerprint();
         assert_eq!(fp.len(), 95);
         let nodes = api.get("/nodes");
@@ -257,9 +149,7 @@ fn tls_fingerprint_and_self_signed_mode() {
         }
         let dir = std::env::temp_dir().join(format!("pvesim-ca-test-{}.pem", api.sim.port()));
         api.sim.write_ca(&dir).unwrap();
-        assert!(std::fs::read_to_string(&dir)
-            .unwrap()
-            .contains("BEGIN CERTIFICATE"));
+        assert!(std::fs::read_to_string(&dir).unwrap().contains("BEGIN CERTIFICATE"));
         let _ = std::fs::remove_file(dir);
     }
 }
@@ -267,53 +157,17 @@ fn tls_fingerprint_and_self_signed_mode() {
 #[test]
 fn create_checks_per_key_config_privileges() {
     let mut scenario = pvesim::Scenario::default_cluster();
-    scenario.roles.insert(
-        "AllocOnly".into(),
-        vec![
-            "VM.Allocate".into(),
-            "VM.Audit".into(),
-            "Datastore.AllocateSpace".into(),
-        ],
-    );
-    let user = scenario
-        .users
-        .iter_mut()
-        .find(|u| u.userid == "ansible@pve")
-        .unwrap();
-    user.tokens.push(pvesim::state::TokenDef {
-        id: "alloc".into(),
-        secret: "abc".into(),
-        privsep: false,
-    });
+    scenario.roles.insert("AllocOnly".into(), vec!["VM.Allocate".into(), "VM.Audit".into(), "Datastore.AllocateSpace".into()]);
+    let user = scenario.users.iter_mut().find(|u| u.userid == "ansible@pve").unwrap();
+    user.tokens.push(pvesim::state::TokenDef { id: "alloc".into(), secret: "abc".into(), privsep: false });
     scenario.acls.retain(|a| a.ugid != "ansible@pve");
-    scenario.acls.push(pvesim::state::AclDef {
-        path: "/".into(),
-        ugid: "ansible@pve".into(),
-        roles: vec!["AllocOnly".into()],
-        propagate: true,
-    });
-    let mut api = Api::start(SimConfig {
-        scenario,
-        ..quick()
-    });
+    scenario.acls.push(pvesim::state::AclDef { path: "/".into(), ugid: "ansible@pve".into(), roles: vec!["AllocOnly".into()], propagate: true });
+    let mut api = Api::start(SimConfig { scenario, ..quick() });
     api.with_auth(vec![("Authorization", "PVEAPIToken=ansible@pve!alloc=abc")]);
     let r = api.post("/nodes/pve1/qemu", &[("vmid", "150"), ("cores", "2")]);
-    assert_eq!(
-        (r.status, r.message().as_str()),
-        (403, "Permission check failed (/vms/150, VM.Config.CPU)\n")
-    );
-    let r = api.post(
-        "/nodes/pve1/qemu",
-        &[("vmid", "150"), ("net0", "virtio,bridge=vmbr0")],
-    );
-    assert_eq!(
-        r.message(),
-        "Permission check failed (/vms/150, VM.Config.Network)\n"
-    );
+    assert_eq!((r.status, r.message().as_str()), (403, "Permission check failed (/vms/150, VM.Config.CPU)\n"));
+    let r = api.post("/nodes/pve1/qemu", &[("vmid", "150"), ("net0", "virtio,bridge=vmbr0")]);
+    assert_eq!(r.message(), "Permission check failed (/vms/150, VM.Config.Network)\n");
     let r = api.post("/nodes/pve1/qemu", &[("vmid", "150")]);
-    assert_eq!(
-        r.status, 200,
-        "a bare create needs only VM.Allocate: {}",
-        r.raw
-    );
+    assert_eq!(r.status, 200, "a bare create needs only VM.Allocate: {}", r.raw);
 }

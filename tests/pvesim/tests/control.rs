@@ -16,14 +16,8 @@ fn request_log_counts_api_calls_only() {
     let log = api.control("GET", "/_pvesim/requests", None);
     assert_eq!(log["total"], 4);
     assert_eq!(log["counts"]["GET /api2/json/version"], 2);
-    assert_eq!(
-        log["counts"]["GET /api2/json/nodes/pve1/qemu/100/config"],
-        1
-    );
-    assert_eq!(
-        log["counts"]["POST /api2/json/nodes/pve1/qemu/100/status/start"],
-        1
-    );
+    assert_eq!(log["counts"]["GET /api2/json/nodes/pve1/qemu/100/config"], 1);
+    assert_eq!(log["counts"]["POST /api2/json/nodes/pve1/qemu/100/status/start"], 1);
     let entries = log["log"].as_array().unwrap();
     assert_eq!(entries[2]["query"], "current=1");
     assert_eq!(entries[3]["status"], 200);
@@ -37,108 +31,43 @@ fn http_task_node_faults() {
     let api = Api::start(quick());
     api.control("POST", "/_pvesim/faults", Some(json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu$", "status": 500, "message": "cluster not ready - no quorum?", "times": 1})));
     let r = api.post("/nodes/pve1/qemu", &[("vmid", "170")]);
-    assert_eq!(
-        (r.status, r.message().as_str()),
-        (500, "cluster not ready - no quorum?\n")
-    );
-    assert_eq!(
-        api.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "170")]),
-        "OK",
-        "fault used up"
-    );
+    assert_eq!((r.status, r.message().as_str()), (500, "cluster not ready - no quorum?\n"));
+    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "170")]), "OK", "fault used up");
     // Task fault: create fails in the task, config removed.
-    api.control(
-        "POST",
-        "/_pvesim/faults",
-        Some(json!({"task_type": "qmcreate", "fail": "lvcreate failed", "times": 1})),
-    );
-    let r = api.post(
-        "/nodes/pve1/qemu",
-        &[("vmid", "171"), ("scsi0", "local-lvm:1")],
-    );
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmcreate", "fail": "lvcreate failed", "times": 1})));
+    let r = api.post("/nodes/pve1/qemu", &[("vmid", "171"), ("scsi0", "local-lvm:1")]);
     let upid = r.data().as_str().unwrap().to_string();
     let st = api.wait_task(&upid);
-    assert_eq!(
-        st["exitstatus"],
-        "unable to create VM 171 - lvcreate failed"
-    );
-    assert_eq!(
-        api.task_log(&upid).last().unwrap(),
-        "TASK ERROR: unable to create VM 171 - lvcreate failed"
-    );
+    assert_eq!(st["exitstatus"], "unable to create VM 171 - lvcreate failed");
+    assert_eq!(api.task_log(&upid).last().unwrap(), "TASK ERROR: unable to create VM 171 - lvcreate failed");
     assert_eq!(api.get("/nodes/pve1/qemu/171/config").status, 500);
-    assert!(api
-        .get("/nodes/pve1/storage/local-lvm/content?vmid=171")
-        .data()
-        .as_array()
-        .unwrap()
-        .is_empty());
+    assert!(api.get("/nodes/pve1/storage/local-lvm/content?vmid=171").data().as_array().unwrap().is_empty());
     // Warnings: success, but `WARNINGS: n` and a matching last log line.
-    api.control(
-        "POST",
-        "/_pvesim/faults",
-        Some(json!({"task_type": "qmstop", "warnings": 2, "times": 1})),
-    );
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmstop", "warnings": 2, "times": 1})));
     let r = api.post("/nodes/pve1/qemu/170/status/stop", &[]);
     let upid = r.data().as_str().unwrap().to_string();
     assert_eq!(api.wait_task(&upid)["exitstatus"], "WARNINGS: 2");
     assert_eq!(api.task_log(&upid).last().unwrap(), "TASK WARNINGS: 2");
     // Slow tasks.
-    api.control(
-        "POST",
-        "/_pvesim/faults",
-        Some(json!({"task_type": "qmstart", "duration_ms": 1500, "times": 1})),
-    );
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmstart", "duration_ms": 1500, "times": 1})));
     let r = api.post("/nodes/pve1/qemu/170/status/start", &[]);
     std::thread::sleep(std::time::Duration::from_millis(150));
-    let st = api.get(&format!(
-        "/nodes/pve1/tasks/{}/status",
-        urlencode(r.data().as_str().unwrap())
-    ));
+    let st = api.get(&format!("/nodes/pve1/tasks/{}/status", urlencode(r.data().as_str().unwrap())));
     assert_eq!(st.data()["status"], "running");
-    assert!(
-        st.data().get("exitstatus").is_none(),
-        "exitstatus only when stopped"
-    );
+    assert!(st.data().get("exitstatus").is_none(), "exitstatus only when stopped");
     // Unreachable node.
-    api.control(
-        "POST",
-        "/_pvesim/faults",
-        Some(json!({"node": "pve2", "unreachable": true})),
-    );
+    api.control("POST", "/_pvesim/faults", Some(json!({"node": "pve2", "unreachable": true})));
     let r = api.get("/nodes/pve2/qemu");
     assert_eq!(r.status, 595);
     let nodes = api.get("/nodes");
-    let pve2 = nodes
-        .data()
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|n| n["node"] == "pve2")
-        .unwrap()
-        .clone();
+    let pve2 = nodes.data().as_array().unwrap().iter().find(|n| n["node"] == "pve2").unwrap().clone();
     assert_eq!(pve2["status"], "offline");
     let res = api.get("/cluster/resources?type=vm");
-    let ct = res
-        .data()
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|v| v["vmid"] == 200)
-        .unwrap()
-        .clone();
+    let ct = res.data().as_array().unwrap().iter().find(|v| v["vmid"] == 200).unwrap().clone();
     assert_eq!(ct["status"], "unknown");
     // Dropped connection.
-    api.control(
-        "POST",
-        "/_pvesim/faults",
-        Some(json!({"path_regex": "^/api2/json/version$", "drop_connection": true, "times": 1})),
-    );
-    let raw = raw_tls(
-        &api.sim,
-        format!("GET /api2/json/version HTTP/1.1\r\nHost: x\r\nAuthorization: {TOKEN}\r\n\r\n")
-            .as_bytes(),
-    );
+    api.control("POST", "/_pvesim/faults", Some(json!({"path_regex": "^/api2/json/version$", "drop_connection": true, "times": 1})));
+    let raw = raw_tls(&api.sim, format!("GET /api2/json/version HTTP/1.1\r\nHost: x\r\nAuthorization: {TOKEN}\r\n\r\n").as_bytes());
     assert_eq!(raw, "", "connection closed without a response");
     let faults = api.control("GET", "/_pvesim/faults", None);
     assert_eq!(faults["node"][0]["node"], "pve2");
@@ -150,20 +79,10 @@ fn http_task_node_faults() {
 fn state_persists_across_runs_and_resets() {
     let path = std::env::temp_dir().join(format!("pvesim-state-{}.json", std::process::id()));
     let _ = std::fs::remove_file(&path);
-    let cfg = SimConfig {
-        state_file: Some(path.clone()),
-        ..quick()
-    };
+    let cfg = SimConfig { state_file: Some(path.clone()), ..quick() };
     {
         let api = Api::start(cfg.clone());
-        assert_eq!(
-            api.run_task(
-                "POST",
-                "/nodes/pve1/qemu",
-                &[("vmid", "180"), ("name", "persisted")]
-            ),
-            "OK"
-        );
+        assert_eq!(api.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "180"), ("name", "persisted")]), "OK");
         api.sim.shutdown();
     }
     {
@@ -179,11 +98,7 @@ fn state_persists_across_runs_and_resets() {
     }
     {
         let api = Api::start(SimConfig { reset: true, ..cfg });
-        assert_eq!(
-            api.get("/nodes/pve1/qemu/180/config").status,
-            500,
-            "--reset starts from the scenario"
-        );
+        assert_eq!(api.get("/nodes/pve1/qemu/180/config").status, 500, "--reset starts from the scenario");
     }
     let _ = std::fs::remove_file(&path);
 }
@@ -194,35 +109,20 @@ fn hostile_http_input_gets_pve_answers() {
     let auth = format!("Authorization: {TOKEN}\r\n");
     let req = |s: String| raw_tls(&api.sim, s.as_bytes());
     let r = req(format!("POST /api2/json/nodes/pve1/qemu/100/config HTTP/1.1\r\nHost: x\r\n{auth}Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n5\r\nx=1&y\r\n0\r\n\r\n"));
-    assert_eq!(
-        status_line(&r),
-        "HTTP/1.1 501 chunked transfer encoding not supported"
-    );
+    assert_eq!(status_line(&r), "HTTP/1.1 501 chunked transfer encoding not supported");
     let big = "a".repeat(600 * 1024);
     let r = req(format!("POST /api2/json/nodes/pve1/qemu/100/config HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: {}\r\nConnection: close\r\n\r\n{big}", big.len()));
     assert_eq!(status_line(&r), "HTTP/1.1 501 for data too large");
     let r = req(format!("PUT /api2/json/nodes/pve1/qemu/100/config HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{{bad}}"));
     assert!(status_line(&r).starts_with("HTTP/1.1 400 "), "{r}");
     let r = req(format!("PUT /api2/json/nodes/pve1/qemu/100/config HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: 13\r\nConnection: close\r\n\r\n{{\"cores\":\"x\"}}"));
-    assert!(
-        r.contains(r#""cores":"type check ('integer') failed - got 'x'""#),
-        "{r}"
-    );
+    assert!(r.contains(r#""cores":"type check ('integer') failed - got 'x'""#), "{r}");
     let r = req(format!("PUT /api2/json/nodes/pve1/qemu/100/config HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: application/json\r\nContent-Length: 25\r\nConnection: close\r\n\r\n{{\"cores\":2,\"onboot\":true}}"));
-    assert!(
-        status_line(&r).starts_with("HTTP/1.1 200"),
-        "JSON booleans are fine: {r}"
-    );
+    assert!(status_line(&r).starts_with("HTTP/1.1 200"), "JSON booleans are fine: {r}");
     let r = req(format!("POST /api2/json/nodes/pve1/qemu/100/config HTTP/1.1\r\nHost: x\r\n{auth}Content-Type: text/plain\r\nContent-Length: 3\r\nConnection: close\r\n\r\nabc"));
-    assert_eq!(
-        status_line(&r),
-        "HTTP/1.1 506 upload 'Content-Type 'text/plain' not implemented"
-    );
+    assert_eq!(status_line(&r), "HTTP/1.1 506 upload 'Content-Type 'text/plain' not implemented");
     let r = req(format!("DELETE /api2/json/nodes/pve1/qemu/100 HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: 3\r\nConnection: close\r\n\r\nx=1"));
-    assert_eq!(
-        status_line(&r),
-        "HTTP/1.1 501 Unexpected content for method 'DELETE'"
-    );
+    assert_eq!(status_line(&r), "HTTP/1.1 501 Unexpected content for method 'DELETE'");
     let r = req(format!("PUT /api2/json/nodes/pve1/qemu/100/config HTTP/1.1\r\nHost: x\r\n{auth}Content-Length: 11\r\nConnection: close\r\n\r\ncores=%ZZ&&"));
     assert!(status_line(&r).starts_with("HTTP/1.1 400"), "{r}");
     let r = req("garbage\r\n\r\n".into());
@@ -230,28 +130,16 @@ fn hostile_http_input_gets_pve_answers() {
     // Plain HTTP on the TLS port: redirect.
     use std::io::{Read, Write};
     let mut tcp = std::net::TcpStream::connect(api.sim.addr()).unwrap();
-    tcp.write_all(
-        b"GET /api2/json/version HTTP/1.1\r\nHost: localhost:8006\r\nConnection: close\r\n\r\n",
-    )
-    .unwrap();
+    tcp.write_all(b"GET /api2/json/version HTTP/1.1\r\nHost: localhost:8006\r\nConnection: close\r\n\r\n").unwrap();
     let mut out = String::new();
     let _ = tcp.read_to_string(&mut out);
     assert!(out.starts_with("HTTP/1.1 301"), "{out}");
-    assert!(
-        out.to_lowercase()
-            .contains("location: https://localhost:8006/api2/json/version"),
-        "{out}"
-    );
+    assert!(out.to_lowercase().contains("location: https://localhost:8006/api2/json/version"), "{out}");
     // The ExtJS envelope: always 200, success flag, real status in the body.
     let r = req(format!("GET /api2/extjs/nodes/pve1/qemu/999/config HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"));
     assert!(status_line(&r).starts_with("HTTP/1.1 200"), "{r}");
-    assert!(
-        r.contains(r#""success":0"#) && r.contains(r#""status":500"#),
-        "{r}"
-    );
-    let r = req(format!(
-        "GET /api2/extjs/version HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"
-    ));
+    assert!(r.contains(r#""success":0"#) && r.contains(r#""status":500"#), "{r}");
+    let r = req(format!("GET /api2/extjs/version HTTP/1.1\r\nHost: x\r\n{auth}Connection: close\r\n\r\n"));
     assert!(r.contains(r#""success":1"#), "{r}");
     // Still serving.
     assert_eq!(api.get("/version").status, 200);

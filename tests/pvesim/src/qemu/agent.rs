@@ -10,27 +10,17 @@ use serde_json::{json, Value};
 pub fn network_get_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let g = vm(ctx.c, &node, vmid)?;
-    if !g
-        .conf
-        .current
-        .get("agent")
-        .is_some_and(|a| agent_enabled(a))
-    {
+    if !g.conf.current.get("agent").is_some_and(|a| agent_enabled(a)) {
         return Err(ApiError::internal("No QEMU guest agent configured"));
     }
     if !g.running {
         return Err(ApiError::internal(format!("VM {vmid} is not running")));
     }
     if let Some(f) = ctx.sim.faults().agent(vmid) {
-        let msg = f
-            .message
-            .clone()
-            .unwrap_or_else(|| "QEMU guest agent is not running".into());
+        let msg = f.message.clone().unwrap_or_else(|| "QEMU guest agent is not running".into());
         return Err(ApiError::internal(msg));
     }
-    let booted = g
-        .started_ms
-        .is_some_and(|s| now_ms().saturating_sub(s) >= ctx.sim.cfg.agent_delay_ms);
+    let booted = g.started_ms.is_some_and(|s| now_ms().saturating_sub(s) >= ctx.sim.cfg.agent_delay_ms);
     if !booted {
         return Err(ApiError::internal("QEMU guest agent is not running"));
     }
@@ -49,23 +39,13 @@ pub fn network_get_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     })];
     let conf = &g.conf.current;
     for i in 0..32u32 {
-        let Some(v) = conf.get(&format!("net{i}")) else {
-            continue;
-        };
-        let mac = v
-            .split(',')
-            .next()
-            .and_then(|p| p.split_once('='))
-            .map(|(_, m)| m.to_lowercase())
-            .unwrap_or_default();
+        let Some(v) = conf.get(&format!("net{i}")) else { continue };
+        let mac = v.split(',').next().and_then(|p| p.split_once('=')).map(|(_, m)| m.to_lowercase()).unwrap_or_default();
         let host = 10 + (vmid % 240);
         let ll: Vec<String> = mac.split(':').map(str::to_string).collect();
         let v6 = if ll.len() == 6 {
             let b0 = u8::from_str_radix(&ll[0], 16).unwrap_or(0) ^ 0x02;
-            format!(
-                "fe80::{:02x}{}:{}ff:fe{}:{}{}",
-                b0, ll[1], ll[2], ll[3], ll[4], ll[5]
-            )
+            format!("fe80::{:02x}{}:{}ff:fe{}:{}{}", b0, ll[1], ll[2], ll[3], ll[4], ll[5])
         } else {
             "fe80::1".into()
         };

@@ -16,9 +16,7 @@ pub const QEMU_VERSION: &str = "10.0.2";
 pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     if ctx.get("archive").is_some() {
-        return Err(ApiError::internal(
-            "restore from backup archives is not supported by pvesim",
-        ));
+        return Err(ApiError::internal("restore from backup archives is not supported by pvesim"));
     }
     match ctx.get("pool") {
         Some(pool) => {
@@ -29,11 +27,7 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         None => ctx.require(&format!("/vms/{vmid}"), "VM.Allocate")?,
     }
     if let Some(existing) = ctx.c.guests.get(&vmid) {
-        let what = if existing.kind == GuestKind::Lxc {
-            "CT"
-        } else {
-            "VM"
-        };
+        let what = if existing.kind == GuestKind::Lxc { "CT" } else { "VM" };
         return Err(ApiError::internal(format!(
             "unable to create VM {vmid} - {what} {vmid} already exists on node '{}'",
             existing.node
@@ -46,39 +40,18 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     conf.current.insert("lock".into(), "create".into());
     ctx.c.guests.insert(
         vmid,
-        Guest {
-            vmid,
-            node: node.clone(),
-            kind: GuestKind::Qemu,
-            conf,
-            running: false,
-            paused: false,
-            started_ms: None,
-            created_ms: now_ms(),
-            power_change: None,
-        },
+        Guest { vmid, node: node.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None },
     );
     let sim = ctx.sim.clone();
     let who = ctx.who.clone();
     let node2 = node.clone();
     let work: tasks::Work = Box::new(move |c, t| {
-        let before: Vec<String> = c
-            .volumes
-            .iter()
-            .map(|v| format!("{:?}:{}", v.node, v.volid()))
-            .collect();
+        let before: Vec<String> = c.volumes.iter().map(|v| format!("{:?}:{}", v.node, v.volid())).collect();
         let result = (|| -> Result<(), String> {
             t.check_fault()?;
             let mut values = Vec::new();
             {
-                let mut dc = super::normalize::DiskCtx {
-                    schema: &sim.schema,
-                    who: &who,
-                    node: &node2,
-                    vmid,
-                    default_storage: None,
-                    log: &mut t.log,
-                };
+                let mut dc = super::normalize::DiskCtx { schema: &sim.schema, who: &who, node: &node2, vmid, default_storage: None, log: &mut t.log };
                 for (k, p) in plan.sets {
                     let v = match p {
                         Planned::Value(v) => v,
@@ -87,10 +60,7 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                     values.push((k, v));
                 }
             }
-            let g = c
-                .guests
-                .get_mut(&vmid)
-                .ok_or_else(|| format!("VM {vmid} vanished"))?;
+            let g = c.guests.get_mut(&vmid).ok_or_else(|| format!("VM {vmid} vanished"))?;
             let cur = &mut g.conf.current;
             cur.clear();
             for (k, v) in values {
@@ -101,8 +71,7 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                     cur.insert("boot".into(), order);
                 }
             }
-            cur.entry("smbios1".into())
-                .or_insert_with(|| format!("uuid={}", uuid4()));
+            cur.entry("smbios1".into()).or_insert_with(|| format!("uuid={}", uuid4()));
             match cur.get("vmgenid").map(String::as_str) {
                 Some("0") => {
                     cur.remove("vmgenid");
@@ -112,16 +81,12 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                 }
                 _ => {}
             }
-            cur.insert(
-                "meta".into(),
-                format!("creation-qemu={QEMU_VERSION},ctime={}", now_secs()),
-            );
+            cur.insert("meta".into(), format!("creation-qemu={QEMU_VERSION},ctime={}", now_secs()));
             Ok(())
         })();
         if let Err(e) = result {
             // Free what this task allocated and remove the config file.
-            c.volumes
-                .retain(|v| before.contains(&format!("{:?}:{}", v.node, v.volid())));
+            c.volumes.retain(|v| before.contains(&format!("{:?}:{}", v.node, v.volid())));
             c.guests.remove(&vmid);
             return Err(format!("unable to create VM {vmid} - {e}"));
         }
@@ -131,36 +96,19 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         }
         Ok(())
     });
-    Ok(Value::String(tasks::spawn(
-        ctx.sim,
-        ctx.c,
-        &node,
-        "qmcreate",
-        &vmid.to_string(),
-        ctx.who,
-        vec![],
-        work,
-    )))
+    Ok(Value::String(tasks::spawn(ctx.sim, ctx.c, &node, "qmcreate", &vmid.to_string(), ctx.who, vec![], work)))
 }
 
 /// `order=<first disk>;<first cdrom>;<first net>` as PVE sets it at create.
 pub fn default_boot_order(conf: &std::collections::BTreeMap<String, String>) -> Option<String> {
     let order = disks::boot_search_order();
-    let is_cd = |k: &String| {
-        conf.get(k)
-            .is_some_and(|v| disks::Drive::parse_stored(v).is_cdrom())
-    };
+    let is_cd = |k: &String| conf.get(k).is_some_and(|v| disks::Drive::parse_stored(v).is_cdrom());
     let disk = order.iter().find(|k| conf.contains_key(*k) && !is_cd(k));
     // A cloud-init drive (media=cdrom) counts as a cdrom here: qemu-server's
     // resolve_first_disk calls drive_is_cdrom without its exclude_cloudinit flag.
     let cd = order.iter().find(|k| conf.contains_key(*k) && is_cd(k));
-    let net = (0..32)
-        .map(|i| format!("net{i}"))
-        .find(|k| conf.contains_key(k));
-    let devs: Vec<String> = [disk.cloned(), cd.cloned(), net]
-        .into_iter()
-        .flatten()
-        .collect();
+    let net = (0..32).map(|i| format!("net{i}")).find(|k| conf.contains_key(k));
+    let devs: Vec<String> = [disk.cloned(), cd.cloned(), net].into_iter().flatten().collect();
     (!devs.is_empty()).then(|| format!("order={}", devs.join(";")))
 }
 
@@ -171,16 +119,10 @@ mod tests {
     #[test]
     fn boot_order_at_create() {
         let mut c = std::collections::BTreeMap::new();
-        c.insert(
-            "scsi0".to_string(),
-            "local-lvm:vm-1-disk-0,size=1G".to_string(),
-        );
+        c.insert("scsi0".to_string(), "local-lvm:vm-1-disk-0,size=1G".to_string());
         c.insert("ide2".to_string(), "none,media=cdrom".to_string());
         c.insert("net0".to_string(), "virtio=BC:24:11:00:00:01".to_string());
-        c.insert(
-            "ide0".to_string(),
-            "local-lvm:vm-1-disk-1,size=1G".to_string(),
-        );
+        c.insert("ide0".to_string(), "local-lvm:vm-1-disk-1,size=1G".to_string());
         assert_eq!(default_boot_order(&c).unwrap(), "order=ide0;ide2;net0");
         assert!(default_boot_order(&Default::default()).is_none());
     }
@@ -188,18 +130,9 @@ mod tests {
     #[test]
     fn a_cloud_init_drive_is_the_first_cdrom_when_it_comes_first() {
         let mut c = std::collections::BTreeMap::new();
-        c.insert(
-            "scsi0".to_string(),
-            "local-lvm:vm-1-disk-0,size=1G".to_string(),
-        );
-        c.insert(
-            "ide0".to_string(),
-            "local-lvm:vm-1-cloudinit,media=cdrom".to_string(),
-        );
-        c.insert(
-            "ide2".to_string(),
-            "isos:iso/virtio-win.iso,media=cdrom,size=708M".to_string(),
-        );
+        c.insert("scsi0".to_string(), "local-lvm:vm-1-disk-0,size=1G".to_string());
+        c.insert("ide0".to_string(), "local-lvm:vm-1-cloudinit,media=cdrom".to_string());
+        c.insert("ide2".to_string(), "isos:iso/virtio-win.iso,media=cdrom,size=708M".to_string());
         assert_eq!(default_boot_order(&c).unwrap(), "order=scsi0;ide0");
     }
 }

@@ -11,10 +11,7 @@ pub fn is_disk_key(k: &str) -> bool {
     }
     for (base, max) in [("ide", 3u32), ("sata", 5), ("scsi", 30), ("virtio", 15)] {
         if let Some(n) = k.strip_prefix(base) {
-            if !n.is_empty()
-                && n.chars().all(|c| c.is_ascii_digit())
-                && !(n.len() > 1 && n.starts_with('0'))
-            {
+            if !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()) && !(n.len() > 1 && n.starts_with('0')) {
                 return n.parse::<u32>().is_ok_and(|i| i <= max);
             }
         }
@@ -23,13 +20,11 @@ pub fn is_disk_key(k: &str) -> bool {
 }
 
 pub fn is_unused_key(k: &str) -> bool {
-    k.strip_prefix("unused")
-        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    k.strip_prefix("unused").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
 pub fn is_net_key(k: &str) -> bool {
-    k.strip_prefix("net")
-        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    k.strip_prefix("net").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// Order in which PVE walks drives when allocating (ide, sata, scsi, virtio, efidisk0,
@@ -38,10 +33,7 @@ pub fn drive_rank(k: &str) -> (u8, u32) {
     if !is_disk_key(k) {
         return (0, 0);
     }
-    let n = k
-        .trim_start_matches(|c: char| c.is_ascii_alphabetic())
-        .parse()
-        .unwrap_or(0);
+    let n = k.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap_or(0);
     let bus = match k.trim_end_matches(|c: char| c.is_ascii_digit()) {
         "ide" => 1,
         "sata" => 2,
@@ -66,15 +58,8 @@ pub fn boot_search_order() -> Vec<String> {
 
 /// Inline property-string format of a config key (from the create method's schema).
 pub fn key_format(schema: &Schema, key: &str) -> Option<Map<String, Value>> {
-    let props = schema
-        .method("/nodes/{node}/qemu", "POST")?
-        .get("parameters")?
-        .get("properties")?
-        .as_object()?;
-    crate::schema::validate::find_prop(props, key)?
-        .get("format")?
-        .as_object()
-        .cloned()
+    let props = schema.method("/nodes/{node}/qemu", "POST")?.get("parameters")?.get("properties")?.as_object()?;
+    crate::schema::validate::find_prop(props, key)?.get("format")?.as_object().cloned()
 }
 
 /// Type of a config key per schema (`integer`, `boolean`, `number`, `string`).
@@ -110,10 +95,7 @@ impl Drive {
     pub fn parse_stored(value: &str) -> Drive {
         let mut parts = value.split(',');
         let file = parts.next().unwrap_or("").to_string();
-        let opts = parts
-            .filter_map(|p| p.split_once('='))
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        let opts = parts.filter_map(|p| p.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
         Drive { file, opts }
     }
 
@@ -127,9 +109,7 @@ impl Drive {
     }
 
     pub fn size(&self) -> Option<u64> {
-        self.opts
-            .get("size")
-            .and_then(|s| crate::storage::parse_size(s))
+        self.opts.get("size").and_then(|s| crate::storage::parse_size(s))
     }
 
     /// Canonical text: file first, then options sorted, booleans as 1/0.
@@ -169,10 +149,7 @@ mod tests {
         let d = Drive::parse(&s, "scsi0", "local-lvm:32,ssd=on,iothread=1,discard=on").unwrap();
         assert_eq!(d.file, "local-lvm:32");
         let fmt = key_format(&s, "scsi0");
-        assert_eq!(
-            d.print(fmt.as_ref()),
-            "local-lvm:32,discard=on,iothread=1,ssd=1"
-        );
+        assert_eq!(d.print(fmt.as_ref()), "local-lvm:32,discard=on,iothread=1,ssd=1");
         let d = Drive::parse(&s, "ide2", "volume=isos:iso/x.iso,media=cdrom").unwrap();
         assert!(d.is_cdrom());
         assert_eq!(d.volid(), Some("isos:iso/x.iso"));

@@ -21,10 +21,7 @@ fn owned_volumes(g: &Guest) -> Vec<String> {
         .filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k))
         .filter_map(|(_, val)| {
             let d = Drive::parse_stored(val);
-            let owned = d
-                .volid()
-                .and_then(|id| storage::owner_of(id.split(':').nth(1)?))
-                == Some(g.vmid);
+            let owned = d.volid().and_then(|id| storage::owner_of(id.split(':').nth(1)?)) == Some(g.vmid);
             (owned && (!d.is_cdrom() || d.file.contains("-cloudinit"))).then(|| d.file.clone())
         })
         .collect();
@@ -37,63 +34,40 @@ pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let g = vm(ctx.c, &node, vmid)?;
     if g.conf.current.get("protection").is_some_and(|p| p == "1") {
-        return Err(ApiError::internal(format!(
-            "can't remove VM {vmid} - protection mode enabled"
-        )));
+        return Err(ApiError::internal(format!("can't remove VM {vmid} - protection mode enabled")));
     }
     if g.running {
-        return Err(ApiError::internal(format!(
-            "VM {vmid} is running - destroy failed"
-        )));
+        return Err(ApiError::internal(format!("VM {vmid} is running - destroy failed")));
     }
     let skiplock = ctx.flag("skiplock");
     let unreferenced = ctx.flag("destroy-unreferenced-disks");
     let node2 = node.clone();
-    let upid = tasks::spawn(
-        ctx.sim,
-        ctx.c,
-        &node,
-        "qmdestroy",
-        &vmid.to_string(),
-        ctx.who,
-        vec![],
-        Box::new(move |c, t| {
-            let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
-            check_lock(g, skiplock)?;
-            let owned = owned_volumes(g);
-            if is_template(g) {
-                for volid in &owned {
-                    let base = volid.split(':').nth(1).unwrap_or("");
-                    let used = c.guests.values().filter(|o| o.vmid != vmid).any(|o| {
-                        o.conf.current.values().any(|v| {
-                            v.split(',').next().is_some_and(|f| {
-                                f.contains(&format!("{base}/"))
-                                    && f.starts_with(volid.split(':').next().unwrap_or(""))
-                            })
-                        })
-                    });
-                    if used {
-                        return Err(format!(
-                            "base volume '{volid}' is still in use by linked cloned"
-                        ));
-                    }
+    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmdestroy", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
+        let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
+        check_lock(g, skiplock)?;
+        let owned = owned_volumes(g);
+        if is_template(g) {
+            for volid in &owned {
+                let base = volid.split(':').nth(1).unwrap_or("");
+                let used = c.guests.values().filter(|o| o.vmid != vmid).any(|o| {
+                    o.conf.current.values().any(|v| v.split(',').next().is_some_and(|f| f.contains(&format!("{base}/")) && f.starts_with(volid.split(':').next().unwrap_or(""))))
+                });
+                if used {
+                    return Err(format!("base volume '{volid}' is still in use by linked cloned"));
                 }
             }
-            t.check_fault()?;
-            for volid in &owned {
-                c.remove_volume(volid, &node2);
-            }
-            if unreferenced {
-                c.volumes.retain(|v| {
-                    !(v.vmid == Some(vmid)
-                        && (v.node.is_none() || v.node.as_deref() == Some(node2.as_str())))
-                });
-            }
-            c.guests.remove(&vmid);
-            c.acls.retain(|a| a.path != format!("/vms/{vmid}"));
-            Ok(())
-        }),
-    );
+        }
+        t.check_fault()?;
+        for volid in &owned {
+            c.remove_volume(volid, &node2);
+        }
+        if unreferenced {
+            c.volumes.retain(|v| !(v.vmid == Some(vmid) && (v.node.is_none() || v.node.as_deref() == Some(node2.as_str()))));
+        }
+        c.guests.remove(&vmid);
+        c.acls.retain(|a| a.path != format!("/vms/{vmid}"));
+        Ok(())
+    }));
     Ok(Value::String(upid))
 }
 
@@ -106,29 +80,21 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         return Err(ApiError::internal(format!("snapshot '{s}' does not exist")));
     }
     if ctx.c.guests.contains_key(&newid) {
-        return Err(ApiError::internal(format!(
-            "unable to create VM {newid}: config file already exists"
-        )));
+        return Err(ApiError::internal(format!("unable to create VM {newid}: config file already exists")));
     }
     let template = is_template(&src);
     let full = ctx.get("full").map(|f| f == "1").unwrap_or(!template);
     let target_storage = ctx.get("storage").map(str::to_string);
     let format = ctx.get("format").map(str::to_string);
     if !full && target_storage.is_some() {
-        return Err(ApiError::internal(
-            "parameter 'storage' not allowed for linked clones",
-        ));
+        return Err(ApiError::internal("parameter 'storage' not allowed for linked clones"));
     }
     if !full && format.is_some() {
-        return Err(ApiError::internal(
-            "parameter 'format' not allowed for linked clones",
-        ));
+        return Err(ApiError::internal("parameter 'format' not allowed for linked clones"));
     }
     let target = ctx.get("target").unwrap_or(&node).to_string();
     if ctx.c.node(&target).is_none() {
-        return Err(ApiError::internal(format!(
-            "no such cluster node '{target}'"
-        )));
+        return Err(ApiError::internal(format!("no such cluster node '{target}'")));
     }
     let disk_keys: Vec<(String, Drive)> = src
         .conf
@@ -139,37 +105,20 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         .filter(|(_, d)| d.volid().is_some() && !d.is_cdrom())
         .collect();
     if target != node {
-        let local = src
-            .conf
-            .current
-            .iter()
-            .filter(|(k, _)| disks::is_disk_key(k))
-            .any(|(_, v)| {
-                let d = Drive::parse_stored(v);
-                d.volid()
-                    .and_then(|id| ctx.c.storage(id.split(':').next().unwrap_or("")))
-                    .is_some_and(|s| !s.shared)
-            });
-        if local
-            && target_storage
-                .as_ref()
-                .is_none_or(|s| ctx.c.storage(s).is_some_and(|sd| !sd.shared))
-        {
-            return Err(ApiError::internal(format!(
-                "can't clone VM to node '{target}' (VM uses local storage)"
-            )));
+        let local = src.conf.current.iter().filter(|(k, _)| disks::is_disk_key(k)).any(|(_, v)| {
+            let d = Drive::parse_stored(v);
+            d.volid().and_then(|id| ctx.c.storage(id.split(':').next().unwrap_or(""))).is_some_and(|s| !s.shared)
+        });
+        if local && target_storage.as_ref().is_none_or(|s| ctx.c.storage(s).is_some_and(|sd| !sd.shared)) {
+            return Err(ApiError::internal(format!("can't clone VM to node '{target}' (VM uses local storage)")));
         }
     }
     if let Some(sid) = &target_storage {
         let Some(sd) = ctx.c.storage(sid) else {
-            return Err(ApiError::internal(format!(
-                "storage '{sid}' does not exist"
-            )));
+            return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
         };
         if !sd.has_content("images") {
-            return Err(ApiError::internal(format!(
-                "storage '{sid}' does not support vm images"
-            )));
+            return Err(ApiError::internal(format!("storage '{sid}' does not support vm images")));
         }
         ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
     } else {
@@ -182,17 +131,7 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     conf.current.insert("lock".into(), "clone".into());
     ctx.c.guests.insert(
         newid,
-        Guest {
-            vmid: newid,
-            node: target.clone(),
-            kind: GuestKind::Qemu,
-            conf,
-            running: false,
-            paused: false,
-            started_ms: None,
-            created_ms: now_ms(),
-            power_change: None,
-        },
+        Guest { vmid: newid, node: target.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None },
     );
     let name = ctx.get("name").map(str::to_string);
     let description = ctx.get("description").map(str::to_string);
@@ -201,124 +140,59 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     // A running clone already shows its first copy line (clients quote it on timeouts).
     let first = first_clone_line(&src, full);
     let first_log: Vec<String> = first.iter().cloned().collect();
-    let upid = tasks::spawn(
-        ctx.sim,
-        ctx.c,
-        &node,
-        "qmclone",
-        &vmid.to_string(),
-        ctx.who,
-        first_log,
-        Box::new(move |c, t| {
-            let before = c.volumes.len();
-            let res = clone_work(
-                c,
-                &schema_sim.schema,
-                &src,
-                newid,
-                &target,
-                full,
-                target_storage.as_deref(),
-                format.as_deref(),
-                name,
-                description,
-                t,
-            );
-            if let Some(i) = first
-                .as_ref()
-                .and_then(|line| t.log.iter().position(|l| l == line))
-            {
-                t.log.remove(i); // logged at spawn already
-            }
-            if let Err(e) = res {
-                c.volumes.truncate(before);
-                c.guests.remove(&newid);
-                let _ = node2;
-                return Err(format!("clone failed: {e}"));
-            }
-            Ok(())
-        }),
-    );
+    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmclone", &vmid.to_string(), ctx.who, first_log, Box::new(move |c, t| {
+        let before = c.volumes.len();
+        let res = clone_work(c, &schema_sim.schema, &src, newid, &target, full, target_storage.as_deref(), format.as_deref(), name, description, t);
+        if let Some(i) = first.as_ref().and_then(|line| t.log.iter().position(|l| l == line)) {
+            t.log.remove(i); // logged at spawn already
+        }
+        if let Err(e) = res {
+            c.volumes.truncate(before);
+            c.guests.remove(&newid);
+            let _ = node2;
+            return Err(format!("clone failed: {e}"));
+        }
+        Ok(())
+    }));
     Ok(Value::String(upid))
 }
 
 /// The first line of a clone task's log: clone_disk's message for the first drive in
 /// sorted key order (cloud-init and TPM state are always copied in full).
 fn first_clone_line(src: &Guest, full: bool) -> Option<String> {
-    src.conf
-        .current
-        .iter()
-        .filter(|(k, _)| disks::is_disk_key(k))
-        .find_map(|(k, v)| {
-            let d = Drive::parse_stored(v);
-            let cloud_init = d.file.contains("-cloudinit");
-            if d.volid().is_none() || (d.is_cdrom() && !cloud_init) {
-                return None;
-            }
-            let kind = if full || cloud_init || k == "tpmstate0" {
-                "full"
-            } else {
-                "linked"
-            };
-            Some(format!("create {kind} clone of drive {k} ({})", d.file))
-        })
+    src.conf.current.iter().filter(|(k, _)| disks::is_disk_key(k)).find_map(|(k, v)| {
+        let d = Drive::parse_stored(v);
+        let cloud_init = d.file.contains("-cloudinit");
+        if d.volid().is_none() || (d.is_cdrom() && !cloud_init) {
+            return None;
+        }
+        let kind = if full || cloud_init || k == "tpmstate0" { "full" } else { "linked" };
+        Some(format!("create {kind} clone of drive {k} ({})", d.file))
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
 fn clone_work(
-    c: &mut Cluster,
-    schema: &crate::schema::Schema,
-    src: &Guest,
-    newid: u32,
-    target: &str,
-    full: bool,
-    target_storage: Option<&str>,
-    format: Option<&str>,
-    name: Option<String>,
-    description: Option<String>,
-    t: &mut tasks::TaskCtx,
+    c: &mut Cluster, schema: &crate::schema::Schema, src: &Guest, newid: u32, target: &str, full: bool,
+    target_storage: Option<&str>, format: Option<&str>, name: Option<String>, description: Option<String>, t: &mut tasks::TaskCtx,
 ) -> Result<(), String> {
     let mut new = std::collections::BTreeMap::new();
     for (k, v) in &src.conf.current {
-        if disks::is_unused_key(k)
-            || matches!(
-                k.as_str(),
-                "template"
-                    | "lock"
-                    | "parent"
-                    | "snaptime"
-                    | "vmstate"
-                    | "runningmachine"
-                    | "runningcpu"
-                    | "meta"
-            )
-        {
+        if disks::is_unused_key(k) || matches!(k.as_str(), "template" | "lock" | "parent" | "snaptime" | "vmstate" | "runningmachine" | "runningcpu" | "meta") {
             continue;
         }
         let mut d = Drive::parse_stored(v);
         if disks::is_disk_key(k) && d.volid().is_some() {
             let volid = d.file.clone();
             let (sid, volname) = volid.split_once(':').unwrap_or(("", ""));
-            let size = c
-                .find_volume(&volid, &src.node)
-                .map(|x| x.size)
-                .or(d.size())
-                .unwrap_or(0);
+            let size = c.find_volume(&volid, &src.node).map(|x| x.size).or(d.size()).unwrap_or(0);
             if volid.contains("-cloudinit") {
                 // qemu-server clone_vm/clone_disk: a cloud-init drive is always copied in
                 // full (and logged like one), onto the target storage when one is given.
-                t.log
-                    .push(format!("create full clone of drive {k} ({volid})"));
+                t.log.push(format!("create full clone of drive {k} ({volid})"));
                 let dest = target_storage.unwrap_or(sid);
-                let sd = c
-                    .storage(dest)
-                    .cloned()
-                    .ok_or_else(|| format!("storage '{dest}' does not exist"))?;
-                let vn = if sd.is_file() {
-                    format!("{newid}/vm-{newid}-cloudinit.qcow2")
-                } else {
-                    format!("vm-{newid}-cloudinit")
-                };
+                let sd = c.storage(dest).cloned().ok_or_else(|| format!("storage '{dest}' does not exist"))?;
+                let vn = if sd.is_file() { format!("{newid}/vm-{newid}-cloudinit.qcow2") } else { format!("vm-{newid}-cloudinit") };
                 d.file = storage::alloc_named(c, dest, target, &vn, size, newid);
                 new.insert(k.clone(), d.print(None));
                 continue;
@@ -329,30 +203,15 @@ fn clone_work(
             }
             // TPM state is never linked: clone_vm copies it in full like cloud-init.
             if full || k == "tpmstate0" {
-                t.log
-                    .push(format!("create full clone of drive {k} ({volid})"));
+                t.log.push(format!("create full clone of drive {k} ({volid})"));
                 let dest = target_storage.unwrap_or(sid);
-                let dsd = c
-                    .storage(dest)
-                    .cloned()
-                    .ok_or_else(|| format!("storage '{dest}' does not exist"))?;
+                let dsd = c.storage(dest).cloned().ok_or_else(|| format!("storage '{dest}' does not exist"))?;
                 let src_fmt = storage::format_of(volname);
-                let fmt = format.map(str::to_string).unwrap_or_else(|| {
-                    if dsd.formats().contains(&src_fmt) {
-                        src_fmt
-                    } else {
-                        dsd.default_format()
-                    }
-                });
+                let fmt = format.map(str::to_string).unwrap_or_else(|| if dsd.formats().contains(&src_fmt) { src_fmt } else { dsd.default_format() });
                 d.file = storage::alloc(c, dest, target, newid, size, Some(&fmt))?;
-                t.log.push(format!(
-                    "transferred {} of {} (100.00%)",
-                    storage::format_size(size),
-                    storage::format_size(size)
-                ));
+                t.log.push(format!("transferred {} of {} (100.00%)", storage::format_size(size), storage::format_size(size)));
             } else {
-                t.log
-                    .push(format!("create linked clone of drive {k} ({volid})"));
+                t.log.push(format!("create linked clone of drive {k} ({volid})"));
                 let sd = c.storage(sid).cloned().ok_or("storage vanished")?;
                 let base = volname.rsplit('/').next().unwrap_or(volname);
                 if !base.starts_with("base-") {
@@ -377,10 +236,7 @@ fn clone_work(
     }
     for (k, v) in new.clone() {
         if disks::is_net_key(&k) {
-            new.insert(
-                k.clone(),
-                normalize::net(schema, c, &k, &v, true).map_err(|e| e.message)?,
-            );
+            new.insert(k.clone(), normalize::net(schema, c, &k, &v, true).map_err(|e| e.message)?);
         }
     }
     if let Some(s) = new.get("smbios1").cloned() {
@@ -392,16 +248,8 @@ fn clone_work(
     if new.contains_key("vmgenid") {
         new.insert("vmgenid".into(), uuid4());
     }
-    let src_name = src
-        .conf
-        .current
-        .get("name")
-        .cloned()
-        .unwrap_or_else(|| src.vmid.to_string());
-    new.insert(
-        "name".into(),
-        name.unwrap_or_else(|| format!("Copy-of-VM-{src_name}")),
-    );
+    let src_name = src.conf.current.get("name").cloned().unwrap_or_else(|| src.vmid.to_string());
+    new.insert("name".into(), name.unwrap_or_else(|| format!("Copy-of-VM-{src_name}")));
     if let Some(d) = description {
         new.insert("description".into(), d);
     }
@@ -416,59 +264,41 @@ pub fn template(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let g = vm(ctx.c, &node, vmid)?;
     check_lock(g, false).map_err(ApiError::internal)?;
     if is_template(g) {
-        return Err(ApiError::internal(
-            "you can't convert a template to a template",
-        ));
+        return Err(ApiError::internal("you can't convert a template to a template"));
     }
     if g.running {
-        return Err(ApiError::internal(
-            "you can't convert a VM to template if VM is running",
-        ));
+        return Err(ApiError::internal("you can't convert a VM to template if VM is running"));
     }
     let only = ctx.get("disk").map(str::to_string);
     let node2 = node.clone();
-    let upid = tasks::spawn(
-        ctx.sim,
-        ctx.c,
-        &node,
-        "qmtemplate",
-        &vmid.to_string(),
-        ctx.who,
-        vec![],
-        Box::new(move |c, t| {
-            t.check_fault()?;
-            let g = vm(c, &node2, vmid).map_err(|e| e.message)?.clone();
-            let mut conf = g.conf.current.clone();
-            for (k, v) in &g.conf.current {
-                if !disks::is_disk_key(k) || only.as_ref().is_some_and(|o| o != k) {
-                    continue;
-                }
-                let mut d = Drive::parse_stored(v);
-                if d.is_cdrom() || d.volid().is_none() {
-                    continue;
-                }
-                let volid = d.file.clone();
-                let newvolid =
-                    volid.replace(&format!("vm-{vmid}-disk-"), &format!("base-{vmid}-disk-"));
-                if newvolid != volid {
-                    let (sid, newname) = newvolid.split_once(':').unwrap_or(("", ""));
-                    let vn = c.vol_node(sid, &node2);
-                    if let Some(vol) = c
-                        .volumes
-                        .iter_mut()
-                        .find(|x| x.volid() == volid && x.node == vn)
-                    {
-                        vol.volname = newname.to_string();
-                    }
-                    d.file = newvolid;
-                    conf.insert(k.clone(), d.print(None));
-                }
+    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmtemplate", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
+        t.check_fault()?;
+        let g = vm(c, &node2, vmid).map_err(|e| e.message)?.clone();
+        let mut conf = g.conf.current.clone();
+        for (k, v) in &g.conf.current {
+            if !disks::is_disk_key(k) || only.as_ref().is_some_and(|o| o != k) {
+                continue;
             }
-            conf.insert("template".into(), "1".into());
-            c.guests.get_mut(&vmid).ok_or("vanished")?.conf.current = conf;
-            Ok(())
-        }),
-    );
+            let mut d = Drive::parse_stored(v);
+            if d.is_cdrom() || d.volid().is_none() {
+                continue;
+            }
+            let volid = d.file.clone();
+            let newvolid = volid.replace(&format!("vm-{vmid}-disk-"), &format!("base-{vmid}-disk-"));
+            if newvolid != volid {
+                let (sid, newname) = newvolid.split_once(':').unwrap_or(("", ""));
+                let vn = c.vol_node(sid, &node2);
+                if let Some(vol) = c.volumes.iter_mut().find(|x| x.volid() == volid && x.node == vn) {
+                    vol.volname = newname.to_string();
+                }
+                d.file = newvolid;
+                conf.insert(k.clone(), d.print(None));
+            }
+        }
+        conf.insert("template".into(), "1".into());
+        c.guests.get_mut(&vmid).ok_or("vanished")?.conf.current = conf;
+        Ok(())
+    }));
     Ok(Value::String(upid))
 }
 
@@ -480,90 +310,57 @@ pub fn migrate(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         return Err(ApiError::param("target", "target is local node."));
     }
     if ctx.c.node(&target).is_none() {
-        return Err(ApiError::internal(format!(
-            "no such cluster node '{target}'"
-        )));
+        return Err(ApiError::internal(format!("no such cluster node '{target}'")));
     }
     if !ctx.sim.node_reachable(ctx.c, &target) {
-        return Err(ApiError::internal(format!(
-            "target node '{target}' is not online"
-        )));
+        return Err(ApiError::internal(format!("target node '{target}' is not online")));
     }
     check_lock(g, false).map_err(ApiError::internal)?;
     if g.running && !ctx.flag("online") {
-        return Err(ApiError::internal(
-            "can't migrate running VM without --online",
-        ));
+        return Err(ApiError::internal("can't migrate running VM without --online"));
     }
     let with_local = ctx.flag("with-local-disks");
     let node2 = node.clone();
-    ctx.c
-        .guests
-        .get_mut(&vmid)
-        .ok_or_else(|| super::missing_conf(&node, vmid))?
-        .conf
-        .current
-        .insert("lock".into(), "migrate".into());
-    let upid = tasks::spawn(
-        ctx.sim,
-        ctx.c,
-        &node,
-        "qmigrate",
-        &vmid.to_string(),
-        ctx.who,
-        vec![format!(
-            "starting migration of VM {vmid} to node '{target}'"
-        )],
-        Box::new(move |c, t| {
-            let unlock = |c: &mut Cluster| {
-                if let Some(g) = c.guests.get_mut(&vmid) {
-                    g.conf.current.remove("lock");
-                }
-            };
-            let g = c.guests.get(&vmid).cloned().ok_or("vanished")?;
-            let local: Vec<String> = g
-                .conf
-                .current
-                .iter()
-                .filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k))
-                .filter_map(|(_, v)| {
-                    let d = Drive::parse_stored(v);
-                    let id = d.volid()?.to_string();
-                    (!d.is_cdrom() && c.storage(id.split(':').next()?).is_some_and(|s| !s.shared))
-                        .then_some(id)
-                })
-                .collect();
-            if !local.is_empty() && !with_local {
-                unlock(c);
-                return Err(format!(
-                    "can't migrate local disk '{}': use --with-local-disks to enable",
-                    local[0]
-                ));
-            }
-            if let Err(e) = t.check_fault() {
-                unlock(c);
-                return Err(format!("migration aborted: {e}"));
-            }
-            for id in &local {
-                let (sid, name) = id.split_once(':').unwrap_or(("", ""));
-                if let Some(v) = c.volumes.iter_mut().find(|v| {
-                    v.storage == sid
-                        && v.volname == name
-                        && v.node.as_deref() == Some(node2.as_str())
-                }) {
-                    v.node = Some(target.clone());
-                }
-                t.log
-                    .push(format!("copying local disk '{id}' to node '{target}'"));
-            }
-            unlock(c);
+    ctx.c.guests.get_mut(&vmid).ok_or_else(|| super::missing_conf(&node, vmid))?.conf.current.insert("lock".into(), "migrate".into());
+    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmigrate", &vmid.to_string(), ctx.who, vec![format!("starting migration of VM {vmid} to node '{target}'")], Box::new(move |c, t| {
+        let unlock = |c: &mut Cluster| {
             if let Some(g) = c.guests.get_mut(&vmid) {
-                g.node = target.clone();
+                g.conf.current.remove("lock");
             }
-            t.log
-                .push("migration finished successfully (duration 00:00:01)".to_string());
-            Ok(())
-        }),
-    );
+        };
+        let g = c.guests.get(&vmid).cloned().ok_or("vanished")?;
+        let local: Vec<String> = g
+            .conf
+            .current
+            .iter()
+            .filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k))
+            .filter_map(|(_, v)| {
+                let d = Drive::parse_stored(v);
+                let id = d.volid()?.to_string();
+                (!d.is_cdrom() && c.storage(id.split(':').next()?).is_some_and(|s| !s.shared)).then_some(id)
+            })
+            .collect();
+        if !local.is_empty() && !with_local {
+            unlock(c);
+            return Err(format!("can't migrate local disk '{}': use --with-local-disks to enable", local[0]));
+        }
+        if let Err(e) = t.check_fault() {
+            unlock(c);
+            return Err(format!("migration aborted: {e}"));
+        }
+        for id in &local {
+            let (sid, name) = id.split_once(':').unwrap_or(("", ""));
+            if let Some(v) = c.volumes.iter_mut().find(|v| v.storage == sid && v.volname == name && v.node.as_deref() == Some(node2.as_str())) {
+                v.node = Some(target.clone());
+            }
+            t.log.push(format!("copying local disk '{id}' to node '{target}'"));
+        }
+        unlock(c);
+        if let Some(g) = c.guests.get_mut(&vmid) {
+            g.node = target.clone();
+        }
+        t.log.push("migration finished successfully (duration 00:00:01)".to_string());
+        Ok(())
+    }));
     Ok(Value::String(upid))
 }

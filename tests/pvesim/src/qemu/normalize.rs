@@ -23,10 +23,7 @@ pub fn gen_mac(prefix: Option<&str>) -> String {
         }
         _ => {
             let first = (b[0] & 0xfe) | 0x02;
-            format!(
-                "{first:02X}:{:02X}:{:02X}:{:02X}:{:02X}:{:02X}",
-                b[1], b[2], b[3], b[4], b[5]
-            )
+            format!("{first:02X}:{:02X}:{:02X}:{:02X}:{:02X}:{:02X}", b[1], b[2], b[3], b[4], b[5])
         }
     }
 }
@@ -36,48 +33,27 @@ pub fn mac_prefix(c: &Cluster) -> Option<String> {
 }
 
 /// `virtio,bridge=vmbr0` -> `virtio=BC:24:11:..,bridge=vmbr0` (booleans as 1/0).
-pub fn net(
-    schema: &Schema,
-    c: &Cluster,
-    key: &str,
-    value: &str,
-    fresh_mac: bool,
-) -> ApiResult<String> {
-    let fmt = disks::key_format(schema, key)
-        .ok_or_else(|| ApiError::param(key, "unknown network key"))?;
-    let mut p = propstring::parse(&fmt, value)
-        .map_err(|e| ApiError::param(key, format!("invalid format - {e}")))?;
+pub fn net(schema: &Schema, c: &Cluster, key: &str, value: &str, fresh_mac: bool) -> ApiResult<String> {
+    let fmt = disks::key_format(schema, key).ok_or_else(|| ApiError::param(key, "unknown network key"))?;
+    let mut p = propstring::parse(&fmt, value).map_err(|e| ApiError::param(key, format!("invalid format - {e}")))?;
     let model = p.remove("model").unwrap_or_else(|| "virtio".into());
     let mac = match p.remove("macaddr") {
         Some(m) if !fresh_mac => m,
         _ => gen_mac(mac_prefix(c).as_deref()),
     };
     for (k, v) in p.iter_mut() {
-        if fmt
-            .get(k)
-            .and_then(|s| s.get("type"))
-            .and_then(|t| t.as_str())
-            == Some("boolean")
-        {
+        if fmt.get(k).and_then(|s| s.get("type")).and_then(|t| t.as_str()) == Some("boolean") {
             if let Some(b) = propstring::parse_bool(v) {
                 *v = b.into();
             }
         }
     }
-    Ok(propstring::print_with_head(
-        &format!("{model}={mac}"),
-        &p,
-        &[],
-    ))
+    Ok(propstring::print_with_head(&format!("{model}={mac}"), &p, &[]))
 }
 
 /// `B,a;c` -> `a;b;c`.
 pub fn tags(value: &str) -> String {
-    let mut t: Vec<String> = value
-        .split([';', ',', ' '])
-        .filter(|s| !s.is_empty())
-        .map(str::to_lowercase)
-        .collect();
+    let mut t: Vec<String> = value.split([';', ',', ' ']).filter(|s| !s.is_empty()).map(str::to_lowercase).collect();
     t.sort();
     t.dedup();
     t.join(";")
@@ -99,104 +75,56 @@ pub struct DiskCtx<'a> {
 pub enum DiskPlan {
     /// Store as is (after canonical printing).
     Keep(Drive),
-    Alloc {
-        drive: Drive,
-        storage: String,
-        size: u64,
-        format: Option<String>,
-    },
-    Import {
-        drive: Drive,
-        storage: String,
-        source: String,
-        format: Option<String>,
-    },
-    CloudInit {
-        drive: Drive,
-        storage: String,
-    },
+    Alloc { drive: Drive, storage: String, size: u64, format: Option<String> },
+    Import { drive: Drive, storage: String, source: String, format: Option<String> },
+    CloudInit { drive: Drive, storage: String },
 }
 
-static ALLOC_RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-    regex::Regex::new(r"^(?:([a-zA-Z][a-zA-Z0-9\-_.]*[a-zA-Z0-9]):)?(\d+(?:\.\d+)?)$").unwrap()
-});
+static ALLOC_RE: std::sync::LazyLock<regex::Regex> =
+    std::sync::LazyLock::new(|| regex::Regex::new(r"^(?:([a-zA-Z][a-zA-Z0-9\-_.]*[a-zA-Z0-9]):)?(\d+(?:\.\d+)?)$").unwrap());
 
 /// Synchronous checks of a disk value (errors PVE raises before any task).
-pub fn plan_disk(
-    c: &Cluster,
-    dc: &DiskCtx<'_>,
-    key: &str,
-    value: &str,
-    others: &[(String, String)],
-) -> ApiResult<DiskPlan> {
-    let drive = Drive::parse(dc.schema, key, value)
-        .ok_or_else(|| ApiError::param(key, "unable to parse drive options"))?;
+pub fn plan_disk(c: &Cluster, dc: &DiskCtx<'_>, key: &str, value: &str, others: &[(String, String)]) -> ApiResult<DiskPlan> {
+    let drive = Drive::parse(dc.schema, key, value).ok_or_else(|| ApiError::param(key, "unable to parse drive options"))?;
     if let Some(src) = drive.opts.get("import-from").cloned() {
         let caps = ALLOC_RE.captures(&drive.file);
         let Some(caps) = caps.filter(|cp| cp.get(1).is_some() && &cp[2] == "0") else {
-            return Err(ApiError::param(
-                key,
-                "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>",
-            ));
+            return Err(ApiError::param(key, "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>"));
         };
         if key == "efidisk0" && !drive.opts.contains_key("efitype") {
-            return Err(ApiError::param(
-                key,
-                "need to specify 'efitype' when using 'import-from'",
-            ));
+            return Err(ApiError::param(key, "need to specify 'efitype' when using 'import-from'"));
         }
         if key == "tpmstate0" && !drive.opts.contains_key("version") {
-            return Err(ApiError::param(
-                key,
-                "need to specify 'version' when using 'import-from'",
-            ));
+            return Err(ApiError::param(key, "need to specify 'version' when using 'import-from'"));
         }
         let sid = caps[1].to_string();
         check_storage(c, dc, &sid)?;
         if src.starts_with('/') {
             if !dc.who.is_root() {
-                return Err(ApiError::with_status(
-                    403,
-                    "Permission check failed (only root may import from absolute paths)",
-                ));
+                return Err(ApiError::with_status(403, "Permission check failed (only root may import from absolute paths)"));
             }
         } else if c.find_volume(&src, dc.node).is_none() {
             return Err(ApiError::internal(format!("volume '{src}' does not exist")));
         }
         let format = drive.opts.get("format").cloned();
-        return Ok(DiskPlan::Import {
-            drive,
-            storage: sid,
-            source: src,
-            format,
-        });
+        return Ok(DiskPlan::Import { drive, storage: sid, source: src, format });
     }
     if let Some(sid) = drive.file.strip_suffix(":cloudinit") {
         for (k, v) in others {
-            if k != key
-                && disks::is_disk_key(k)
-                && v.split(',')
-                    .next()
-                    .is_some_and(|f| f.contains("-cloudinit"))
-            {
-                return Err(ApiError::param(
-                    key,
-                    format!("{key} - cloud-init drive is already attached at '{k}'"),
-                ));
+            if k != key && disks::is_disk_key(k) && v.split(',').next().is_some_and(|f| f.contains("-cloudinit")) {
+                return Err(ApiError::param(key, format!("{key} - cloud-init drive is already attached at '{k}'")));
             }
         }
         check_storage(c, dc, sid)?;
-        return Ok(DiskPlan::CloudInit {
-            storage: sid.to_string(),
-            drive,
-        });
+        return Ok(DiskPlan::CloudInit { storage: sid.to_string(), drive });
     }
     if let Some(caps) = ALLOC_RE.captures(&drive.file) {
         let sid = match caps.get(1) {
             Some(s) => s.as_str().to_string(),
-            None => dc.default_storage.map(str::to_string).ok_or_else(|| {
-                ApiError::param(key, "no storage ID specified (and no default storage)")
-            })?,
+            None => dc
+                .default_storage
+                .map(str::to_string)
+                .ok_or_else(|| ApiError::param(key, "no storage ID specified (and no default storage)"))?,
         };
         check_storage(c, dc, &sid)?;
         let gib: f64 = caps[2].parse().unwrap_or(0.0);
@@ -216,81 +144,42 @@ pub fn plan_disk(
         let format = drive.opts.get("format").cloned();
         if let (Some(f), Some(sd)) = (&format, c.storage(&sid)) {
             if !sd.formats().contains(f) {
-                return Err(ApiError::param(
-                    key,
-                    format!("unsupported format '{f}' for storage '{sid}'"),
-                ));
+                return Err(ApiError::param(key, format!("unsupported format '{f}' for storage '{sid}'")));
             }
         }
-        return Ok(DiskPlan::Alloc {
-            drive,
-            storage: sid,
-            size,
-            format,
-        });
+        return Ok(DiskPlan::Alloc { drive, storage: sid, size, format });
     }
     if let Some(volid) = drive.volid() {
         let Some(vol) = c.find_volume(volid, dc.node) else {
-            return Err(ApiError::internal(format!(
-                "volume '{volid}' does not exist"
-            )));
+            return Err(ApiError::internal(format!("volume '{volid}' does not exist")));
         };
         if vol.content == "iso" && !drive.is_cdrom() {
-            return Err(ApiError::param(
-                key,
-                "explicit 'media=cdrom' is required for iso images",
-            ));
+            return Err(ApiError::param(key, "explicit 'media=cdrom' is required for iso images"));
         }
         let sid = volid.split(':').next().unwrap_or("");
-        auth::require(
-            c,
-            dc.who,
-            &format!("/storage/{sid}"),
-            "Datastore.AllocateSpace",
-        )
-        .or_else(|_| auth::require(c, dc.who, &format!("/storage/{sid}"), "Datastore.Audit"))?;
+        auth::require(c, dc.who, &format!("/storage/{sid}"), "Datastore.AllocateSpace")
+            .or_else(|_| auth::require(c, dc.who, &format!("/storage/{sid}"), "Datastore.Audit"))?;
     } else if drive.file.starts_with('/') && !dc.who.is_root() {
-        return Err(ApiError::with_status(
-            403,
-            format!("Permission check failed ({}, root only)", drive.file),
-        ));
+        return Err(ApiError::with_status(403, format!("Permission check failed ({}, root only)", drive.file)));
     }
     Ok(DiskPlan::Keep(drive))
 }
 
 fn check_storage(c: &Cluster, dc: &DiskCtx<'_>, sid: &str) -> ApiResult<()> {
     let Some(sd) = c.storage(sid) else {
-        return Err(ApiError::internal(format!(
-            "storage '{sid}' does not exist"
-        )));
+        return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
     };
     if !sd.on_node(dc.node) {
-        return Err(ApiError::internal(format!(
-            "storage '{sid}' is not available on node '{}'",
-            dc.node
-        )));
+        return Err(ApiError::internal(format!("storage '{sid}' is not available on node '{}'", dc.node)));
     }
     if !sd.has_content("images") {
-        return Err(ApiError::param(
-            "storage",
-            format!("storage '{sid}' does not support vm images"),
-        ));
+        return Err(ApiError::param("storage", format!("storage '{sid}' does not support vm images")));
     }
-    auth::require(
-        c,
-        dc.who,
-        &format!("/storage/{sid}"),
-        "Datastore.AllocateSpace",
-    )
+    auth::require(c, dc.who, &format!("/storage/{sid}"), "Datastore.AllocateSpace")
 }
 
 /// Carry out a plan (allocation happens here) and return the value to store.
-pub fn execute_disk(
-    c: &mut Cluster,
-    dc: &mut DiskCtx<'_>,
-    key: &str,
-    plan: DiskPlan,
-) -> Result<String, String> {
+pub fn execute_disk(c: &mut Cluster, dc: &mut DiskCtx<'_>, key: &str, plan: DiskPlan) -> Result<String, String> {
     let fmt = disks::key_format(dc.schema, key);
     let (mut drive, volid, size) = match plan {
         DiskPlan::Keep(mut d) => {
@@ -299,11 +188,7 @@ pub fn execute_disk(
                     // qemu-server create_disks: an explicit format must be the volume's own
                     // (ISO volumes count as raw); checked where the disks are written, so
                     // inside the task for POST config and create.
-                    let own = if v.content == "iso" {
-                        "raw"
-                    } else {
-                        v.format.as_str()
-                    };
+                    let own = if v.content == "iso" { "raw" } else { v.format.as_str() };
                     if let Some(f) = d.opts.get("format").filter(|f| f.as_str() != own) {
                         return Err(format!(
                             "drive '{key}' - volume '{volid}' - 'format={f}' option different from storage format '{own}'"
@@ -314,43 +199,19 @@ pub fn execute_disk(
             }
             return Ok(d.print(fmt.as_ref()));
         }
-        DiskPlan::Alloc {
-            drive,
-            storage: sid,
-            size,
-            format,
-        } => {
+        DiskPlan::Alloc { drive, storage: sid, size, format } => {
             let volid = storage::alloc(c, &sid, dc.node, dc.vmid, size, format.as_deref())?;
             (drive, volid, size)
         }
-        DiskPlan::Import {
-            drive,
-            storage: sid,
-            source,
-            format,
-        } => {
-            let size = c
-                .find_volume(&source, dc.node)
-                .map(|v| v.size)
-                .unwrap_or(8 << 30);
+        DiskPlan::Import { drive, storage: sid, source, format } => {
+            let size = c.find_volume(&source, dc.node).map(|v| v.size).unwrap_or(8 << 30);
             let volid = storage::alloc(c, &sid, dc.node, dc.vmid, size, format.as_deref())?;
-            dc.log
-                .push(format!("importing disk '{source}' to VM {} ...", dc.vmid));
-            dc.log.push(format!(
-                "transferred {} of {} (100.00%)",
-                storage::format_size(size),
-                storage::format_size(size)
-            ));
+            dc.log.push(format!("importing disk '{source}' to VM {} ...", dc.vmid));
+            dc.log.push(format!("transferred {} of {} (100.00%)", storage::format_size(size), storage::format_size(size)));
             (drive, volid, size)
         }
-        DiskPlan::CloudInit {
-            mut drive,
-            storage: sid,
-        } => {
-            let sd = c
-                .storage(&sid)
-                .cloned()
-                .ok_or_else(|| format!("storage '{sid}' does not exist"))?;
+        DiskPlan::CloudInit { mut drive, storage: sid } => {
+            let sd = c.storage(&sid).cloned().ok_or_else(|| format!("storage '{sid}' does not exist"))?;
             let volname = if sd.is_file() {
                 format!("{}/vm-{}-cloudinit.qcow2", dc.vmid, dc.vmid)
             } else {
@@ -366,10 +227,7 @@ pub fn execute_disk(
     drive.opts.remove("format");
     drive.file = volid.clone();
     drive.opts.insert("size".into(), storage::format_size(size));
-    dc.log.push(format!(
-        "{key}: successfully created disk '{volid},size={}'",
-        storage::format_size(size)
-    ));
+    dc.log.push(format!("{key}: successfully created disk '{volid},size={}'", storage::format_size(size)));
     Ok(drive.print(fmt.as_ref()))
 }
 
@@ -389,31 +247,12 @@ mod tests {
     #[test]
     fn net_canonical() {
         let s = Schema::embedded();
-        let c = crate::scenario::Scenario::default_cluster()
-            .to_cluster()
-            .unwrap();
-        let v = net(
-            &s,
-            &c,
-            "net0",
-            "model=virtio,firewall=on,bridge=vmbr0,tag=20",
-            false,
-        )
-        .unwrap();
+        let c = crate::scenario::Scenario::default_cluster().to_cluster().unwrap();
+        let v = net(&s, &c, "net0", "model=virtio,firewall=on,bridge=vmbr0,tag=20", false).unwrap();
         assert!(v.starts_with("virtio=BC:24:11:"), "{v}");
         assert!(v.ends_with(",bridge=vmbr0,firewall=1,tag=20"), "{v}");
-        let v = net(
-            &s,
-            &c,
-            "net1",
-            "e1000=aa:bb:cc:dd:ee:ff,bridge=vmbr1",
-            false,
-        )
-        .unwrap();
-        assert_eq!(
-            v, "e1000=aa:bb:cc:dd:ee:ff,bridge=vmbr1",
-            "given MACs are kept as sent"
-        );
+        let v = net(&s, &c, "net1", "e1000=aa:bb:cc:dd:ee:ff,bridge=vmbr1", false).unwrap();
+        assert_eq!(v, "e1000=aa:bb:cc:dd:ee:ff,bridge=vmbr1", "given MACs are kept as sent");
     }
 
     #[test]

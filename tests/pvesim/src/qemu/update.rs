@@ -15,23 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Parameters that are not config keys.
 pub const NON_CONFIG: &[&str] = &[
-    "node",
-    "vmid",
-    "delete",
-    "revert",
-    "force",
-    "digest",
-    "skiplock",
-    "background_delay",
-    "import-working-storage",
-    "storage",
-    "pool",
-    "start",
-    "unique",
-    "archive",
-    "bwlimit",
-    "live-restore",
-    "ha-managed",
+    "node", "vmid", "delete", "revert", "force", "digest", "skiplock", "background_delay", "import-working-storage",
+    "storage", "pool", "start", "unique", "archive", "bwlimit", "live-restore", "ha-managed",
 ];
 
 /// A value ready to be stored (or a disk still to be allocated).
@@ -56,11 +41,7 @@ pub fn config_params(p: &BTreeMap<String, String>) -> Vec<(String, String)> {
             continue;
         }
         if k == "cdrom" {
-            let v = if v.contains("media=") {
-                v.clone()
-            } else {
-                format!("{v},media=cdrom")
-            };
+            let v = if v.contains("media=") { v.clone() } else { format!("{v},media=cdrom") };
             out.push(("ide2".to_string(), v));
         } else {
             out.push((k.clone(), v.clone()));
@@ -76,11 +57,7 @@ fn log_line(vmid: u32, p: &BTreeMap<String, String>) -> String {
         if k == "node" || k == "vmid" {
             continue;
         }
-        let v = if k == "cipassword" {
-            "<hidden>".to_string()
-        } else {
-            v.clone()
-        };
+        let v = if k == "cipassword" { "<hidden>".to_string() } else { v.clone() };
         parts.push(format!("-{k} {v}"));
     }
     format!("update VM {vmid}: {}", parts.join(" "))
@@ -99,15 +76,10 @@ fn key_priv(key: &str, value: Option<&str>) -> &'static str {
     }
     match key {
         "memory" | "balloon" | "shares" => "VM.Config.Memory",
-        "cores" | "sockets" | "vcpus" | "cpu" | "cpulimit" | "cpuunits" | "affinity" | "numa" => {
-            "VM.Config.CPU"
-        }
-        "ciuser" | "cipassword" | "citype" | "cicustom" | "ciupgrade" | "nameserver"
-        | "searchdomain" | "sshkeys" => "VM.Config.Cloudinit",
+        "cores" | "sockets" | "vcpus" | "cpu" | "cpulimit" | "cpuunits" | "affinity" | "numa" => "VM.Config.CPU",
+        "ciuser" | "cipassword" | "citype" | "cicustom" | "ciupgrade" | "nameserver" | "searchdomain" | "sshkeys" => "VM.Config.Cloudinit",
         k if k.starts_with("ipconfig") => "VM.Config.Cloudinit",
-        "name" | "description" | "tags" | "onboot" | "protection" | "startup" | "boot"
-        | "bootdisk" | "ostype" | "agent" | "hotplug" | "keyboard" | "localtime" | "tablet"
-        | "acpi" | "kvm" | "freeze" | "template" | "lock" => "VM.Config.Options",
+        "name" | "description" | "tags" | "onboot" | "protection" | "startup" | "boot" | "bootdisk" | "ostype" | "agent" | "hotplug" | "keyboard" | "localtime" | "tablet" | "acpi" | "kvm" | "freeze" | "template" | "lock" => "VM.Config.Options",
         _ => "VM.Config.HWType",
     }
 }
@@ -124,39 +96,23 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
         .unwrap_or_default();
     let sets_raw = config_params(&ctx.p);
     let mut deletes = Vec::new();
-    for k in ctx
-        .get("delete")
-        .map(formats::split_list)
-        .unwrap_or_default()
-    {
+    for k in ctx.get("delete").map(formats::split_list).unwrap_or_default() {
         let k = if k == "cdrom" { "ide2".to_string() } else { k };
         if validate::find_prop(&props, &k).is_none() || NON_CONFIG.contains(&k.as_str()) {
             return Err(ApiError::param("delete", format!("unknown option '{k}'")));
         }
         if sets_raw.iter().any(|(s, _)| s == &k) {
-            return Err(ApiError::param(
-                "delete",
-                format!("you can't use '-{k}' and -delete {k}' at the same time"),
-            ));
+            return Err(ApiError::param("delete", format!("you can't use '-{k}' and -delete {k}' at the same time")));
         }
         deletes.push(k);
     }
-    let revert: Vec<String> = ctx
-        .get("revert")
-        .map(formats::split_list)
-        .unwrap_or_default();
+    let revert: Vec<String> = ctx.get("revert").map(formats::split_list).unwrap_or_default();
     for k in &revert {
         if sets_raw.iter().any(|(s, _)| s == k) {
-            return Err(ApiError::param(
-                "revert",
-                format!("you can't use '-{k}' and '-revert {k}' at the same time"),
-            ));
+            return Err(ApiError::param("revert", format!("you can't use '-{k}' and '-revert {k}' at the same time")));
         }
         if deletes.contains(k) {
-            return Err(ApiError::param(
-                "revert",
-                format!("you can't use '-delete {k}' and '-revert {k}' at the same time"),
-            ));
+            return Err(ApiError::param("revert", format!("you can't use '-delete {k}' and '-revert {k}' at the same time")));
         }
     }
     if !for_create && sets_raw.is_empty() && deletes.is_empty() && revert.is_empty() {
@@ -178,45 +134,22 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
         super::check_lock(g, ctx.flag("skiplock")).map_err(ApiError::internal)?;
         if let Some(d) = ctx.get("digest") {
             if d != config::digest(&g.conf) {
-                return Err(ApiError::internal(
-                    "checksum mismatch (file change by other user?)",
-                ));
+                return Err(ApiError::internal("checksum mismatch (file change by other user?)"));
             }
         }
         view = config::merged(&g.conf).into_iter().collect();
     }
     view.retain(|(k, _)| !deletes.contains(k));
     view.extend(sets_raw.iter().cloned());
-    let mem_of = |v: &str| {
-        v.split(',')
-            .find_map(|p| {
-                p.strip_prefix("current=")
-                    .or((!p.contains('=')).then_some(p))
-            })
-            .and_then(|m| m.parse::<u64>().ok())
-    };
-    let memory = view
-        .iter()
-        .rev()
-        .find(|(k, _)| k == "memory")
-        .and_then(|(_, v)| mem_of(v))
-        .unwrap_or(512);
+    let mem_of = |v: &str| v.split(',').find_map(|p| p.strip_prefix("current=").or((!p.contains('=')).then_some(p))).and_then(|m| m.parse::<u64>().ok());
+    let memory = view.iter().rev().find(|(k, _)| k == "memory").and_then(|(_, v)| mem_of(v)).unwrap_or(512);
     if let Some((_, b)) = sets_raw.iter().find(|(k, _)| k == "balloon") {
         if b.parse::<u64>().unwrap_or(0) > memory {
-            return Err(ApiError::internal(
-                "balloon value too large (must be smaller than assigned memory)",
-            ));
+            return Err(ApiError::internal("balloon value too large (must be smaller than assigned memory)"));
         }
     }
     let mut log = Vec::new();
-    let dc = DiskCtx {
-        schema,
-        who: ctx.who,
-        node: &node,
-        vmid,
-        default_storage: ctx.get("storage"),
-        log: &mut log,
-    };
+    let dc = DiskCtx { schema, who: ctx.who, node: &node, vmid, default_storage: ctx.get("storage"), log: &mut log };
     let mut sets = Vec::new();
     for (k, v) in &sets_raw {
         let planned = if disks::is_net_key(k) {
@@ -238,13 +171,7 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
         sets.push((k.clone(), planned));
     }
     sets.sort_by_key(|(k, _)| disks::drive_rank(k));
-    Ok(UpdatePlan {
-        sets,
-        deletes,
-        revert,
-        force: ctx.flag("force"),
-        log_line: log_line(vmid, &ctx.p),
-    })
+    Ok(UpdatePlan { sets, deletes, revert, force: ctx.flag("force"), log_line: log_line(vmid, &ctx.p) })
 }
 
 fn check_boot(v: &str, view: &[(String, String)]) -> ApiResult<()> {
@@ -252,10 +179,7 @@ fn check_boot(v: &str, view: &[(String, String)]) -> ApiResult<()> {
         if let Some(order) = part.strip_prefix("order=") {
             for dev in order.split(';').filter(|d| !d.is_empty()) {
                 if !view.iter().any(|(k, _)| k == dev) {
-                    return Err(ApiError::param(
-                        "boot",
-                        format!("invalid bootorder: device '{dev}' does not exist'"),
-                    ));
+                    return Err(ApiError::param("boot", format!("invalid bootorder: device '{dev}' does not exist'")));
                 }
             }
         }
@@ -266,38 +190,16 @@ fn check_boot(v: &str, view: &[(String, String)]) -> ApiResult<()> {
 /// Hotplug features in effect (`network,disk,usb` by default).
 pub fn hotplug_set(g: &Guest) -> BTreeSet<String> {
     match g.conf.current.get("hotplug").map(String::as_str) {
-        None | Some("1") => ["network", "disk", "usb"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
+        None | Some("1") => ["network", "disk", "usb"].iter().map(|s| s.to_string()).collect(),
         Some("0") => BTreeSet::new(),
         Some(v) => v.split(',').map(str::to_string).collect(),
     }
 }
 
 const ALWAYS_LIVE: &[&str] = &[
-    "name",
-    "description",
-    "tags",
-    "onboot",
-    "protection",
-    "startup",
-    "hookscript",
-    "lock",
-    "migrate_downtime",
-    "migrate_speed",
-    "shares",
-    "vmstatestorage",
-    "ciuser",
-    "cipassword",
-    "nameserver",
-    "searchdomain",
-    "sshkeys",
-    "citype",
-    "cicustom",
-    "ciupgrade",
-    "cpulimit",
-    "cpuunits",
+    "name", "description", "tags", "onboot", "protection", "startup", "hookscript", "lock", "migrate_downtime",
+    "migrate_speed", "shares", "vmstatestorage", "ciuser", "cipassword", "nameserver", "searchdomain", "sshkeys",
+    "citype", "cicustom", "ciupgrade", "cpulimit", "cpuunits",
 ];
 const NET_LIVE_KEYS: &[&str] = &["bridge", "tag", "trunks", "firewall", "rate", "link_down"];
 const THROTTLE_PREFIXES: &[&str] = &["mbps", "iops", "bps"];
@@ -312,25 +214,15 @@ pub fn live_ok(g: &Guest, key: &str, old: Option<&str>, new: Option<&str>) -> bo
         return match (old, new) {
             (Some(o), Some(n)) => {
                 let (o, n) = (Drive::parse_stored(o), Drive::parse_stored(n));
-                let same_hw = o.file == n.file
-                    && ["queues", "mtu"]
-                        .iter()
-                        .all(|k| o.opts.get(*k) == n.opts.get(*k));
-                let others_same = o.opts.keys().chain(n.opts.keys()).all(|k| {
-                    NET_LIVE_KEYS.contains(&k.as_str())
-                        || ["queues", "mtu"].contains(&k.as_str())
-                        || o.opts.get(k) == n.opts.get(k)
-                });
+                let same_hw = o.file == n.file && ["queues", "mtu"].iter().all(|k| o.opts.get(*k) == n.opts.get(*k));
+                let others_same = o.opts.keys().chain(n.opts.keys()).all(|k| NET_LIVE_KEYS.contains(&k.as_str()) || ["queues", "mtu"].contains(&k.as_str()) || o.opts.get(k) == n.opts.get(k));
                 (same_hw && others_same) || hp.contains("network")
             }
             _ => hp.contains("network"),
         };
     }
     if disks::is_disk_key(key) {
-        let never = key.starts_with("ide")
-            || key.starts_with("sata")
-            || key == "efidisk0"
-            || key == "tpmstate0";
+        let never = key.starts_with("ide") || key.starts_with("sata") || key == "efidisk0" || key == "tpmstate0";
         return match (old, new) {
             (Some(o), Some(n)) => {
                 let (o, n) = (Drive::parse_stored(o), Drive::parse_stored(n));
@@ -341,9 +233,7 @@ pub fn live_ok(g: &Guest, key: &str, old: Option<&str>, new: Option<&str>) -> bo
                     return !never && hp.contains("disk");
                 }
                 o.opts.keys().chain(n.opts.keys()).all(|k| {
-                    o.opts.get(k) == n.opts.get(k)
-                        || k == "size"
-                        || THROTTLE_PREFIXES.iter().any(|p| k.starts_with(p))
+                    o.opts.get(k) == n.opts.get(k) || k == "size" || THROTTLE_PREFIXES.iter().any(|p| k.starts_with(p))
                 })
             }
             _ => !never && hp.contains("disk"),
@@ -354,21 +244,13 @@ pub fn live_ok(g: &Guest, key: &str, old: Option<&str>, new: Option<&str>) -> bo
         "memory" => hp.contains("memory"),
         "balloon" => old.is_some_and(|o| o != "0") && new.is_some_and(|n| n != "0"),
         "agent" => {
-            let strip = |v: Option<&str>| {
-                v.map(|s| {
-                    s.split(',')
-                        .filter(|p| !p.starts_with("fstrim_cloned_disks"))
-                        .collect::<Vec<_>>()
-                        .join(",")
-                })
-            };
+            let strip = |v: Option<&str>| v.map(|s| s.split(',').filter(|p| !p.starts_with("fstrim_cloned_disks")).collect::<Vec<_>>().join(","));
             strip(old) == strip(new)
         }
         "tablet" => hp.contains("usb"),
         k if k.starts_with("usb") => hp.contains("usb"),
         "hotplug" => {
-            let has_cm =
-                |v: Option<&str>| v.is_some_and(|s| s.contains("cpu") || s.contains("memory"));
+            let has_cm = |v: Option<&str>| v.is_some_and(|s| s.contains("cpu") || s.contains("memory"));
             !has_cm(old) && !has_cm(new)
         }
         _ => false,
@@ -387,11 +269,7 @@ pub fn apply_key(g: &mut Guest, key: &str) -> Vec<String> {
                     if !super::volume_referenced(g, &volid) {
                         free.push(volid);
                     }
-                } else if disks::is_disk_key(key)
-                    && !d.is_cdrom()
-                    && !volid.contains("-cloudinit")
-                    && !super::volume_referenced(g, &volid)
-                {
+                } else if disks::is_disk_key(key) && !d.is_cdrom() && !volid.contains("-cloudinit") && !super::volume_referenced(g, &volid) {
                     let uk = super::free_unused_key(g);
                     g.conf.current.insert(uk, volid);
                 } else if volid.contains("-cloudinit") {
@@ -417,19 +295,11 @@ pub fn apply_key(g: &mut Guest, key: &str) -> Vec<String> {
 }
 
 fn remove_from_boot(g: &mut Guest, key: &str) {
-    let Some(boot) = g.conf.current.get("boot").cloned() else {
-        return;
-    };
+    let Some(boot) = g.conf.current.get("boot").cloned() else { return };
     let parts: Vec<String> = boot
         .split(',')
         .map(|p| match p.strip_prefix("order=") {
-            Some(o) => format!(
-                "order={}",
-                o.split(';')
-                    .filter(|d| *d != key)
-                    .collect::<Vec<_>>()
-                    .join(";")
-            ),
+            Some(o) => format!("order={}", o.split(';').filter(|d| *d != key).collect::<Vec<_>>().join(";")),
             None => p.to_string(),
         })
         .collect();
@@ -438,17 +308,9 @@ fn remove_from_boot(g: &mut Guest, key: &str) {
 
 /// Apply everything pending (VM stopped, or at stop/start).
 pub fn apply_all_pending(c: &mut Cluster, vmid: u32) {
-    let Some(g) = c.guests.get_mut(&vmid) else {
-        return;
-    };
+    let Some(g) = c.guests.get_mut(&vmid) else { return };
     let node = g.node.clone();
-    let keys: Vec<String> = g
-        .conf
-        .delete
-        .keys()
-        .chain(g.conf.pending.keys())
-        .cloned()
-        .collect();
+    let keys: Vec<String> = g.conf.delete.keys().chain(g.conf.pending.keys()).cloned().collect();
     let mut free = Vec::new();
     for k in keys {
         free.extend(apply_key(g, &k));
@@ -460,31 +322,14 @@ pub fn apply_all_pending(c: &mut Cluster, vmid: u32) {
 
 /// The work of an update: allocate disks, write pending, apply what can be applied.
 /// Hotplug problems are returned as 400-style errors (change stays pending).
-pub fn execute(
-    c: &mut Cluster,
-    schema: &Schema,
-    who: &Identity,
-    node: &str,
-    vmid: u32,
-    plan: UpdatePlan,
-    log: &mut Vec<String>,
-) -> ApiResult<()> {
+pub fn execute(c: &mut Cluster, schema: &Schema, who: &Identity, node: &str, vmid: u32, plan: UpdatePlan, log: &mut Vec<String>) -> ApiResult<()> {
     let mut values = Vec::new();
     {
-        let mut dc = DiskCtx {
-            schema,
-            who,
-            node,
-            vmid,
-            default_storage: None,
-            log,
-        };
+        let mut dc = DiskCtx { schema, who, node, vmid, default_storage: None, log };
         for (k, p) in plan.sets {
             let v = match p {
                 Planned::Value(v) => v,
-                Planned::Disk(d) => {
-                    normalize::execute_disk(c, &mut dc, &k, d).map_err(ApiError::internal)?
-                }
+                Planned::Disk(d) => normalize::execute_disk(c, &mut dc, &k, d).map_err(ApiError::internal)?,
             };
             values.push((k, v));
         }
@@ -503,9 +348,7 @@ pub fn execute(
             continue;
         }
         if !in_cur {
-            log.push(format!(
-                "cannot delete '{k}' - not set in current configuration!"
-            ));
+            log.push(format!("cannot delete '{k}' - not set in current configuration!"));
             continue;
         }
         g.conf.delete.insert(k.clone(), plan.force);
@@ -539,10 +382,7 @@ pub fn execute(
         if let Some(n) = new.as_deref().filter(|_| disks::is_net_key(k)) {
             if let Some(b) = Drive::parse_stored(n).opts.get("bridge") {
                 if !bridges.contains(b) {
-                    errors.insert(
-                        k.clone(),
-                        format!("hotplug problem - bridge '{b}' does not exist"),
-                    );
+                    errors.insert(k.clone(), format!("hotplug problem - bridge '{b}' does not exist"));
                     continue;
                 }
             }
@@ -552,11 +392,7 @@ pub fn execute(
     for v in free {
         c.remove_volume(&v, node);
     }
-    if errors.is_empty() {
-        Ok(())
-    } else {
-        Err(ApiError::params(errors))
-    }
+    if errors.is_empty() { Ok(()) } else { Err(ApiError::params(errors)) }
 }
 
 /// `POST config`: checks now, the work in a `qmconfig` task.
@@ -568,21 +404,11 @@ pub fn post_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let who = ctx.who.clone();
     let node2 = node.clone();
     let skiplock = ctx.flag("skiplock");
-    let upid = tasks::spawn(
-        ctx.sim,
-        ctx.c,
-        &node,
-        "qmconfig",
-        &vmid.to_string(),
-        ctx.who,
-        first,
-        Box::new(move |c, t| {
-            t.check_fault()?;
-            super::check_lock(vm(c, &node2, vmid).map_err(tasks::task_err)?, skiplock)?;
-            execute(c, &schema_sim.schema, &who, &node2, vmid, plan, &mut t.log)
-                .map_err(tasks::task_err)
-        }),
-    );
+    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmconfig", &vmid.to_string(), ctx.who, first, Box::new(move |c, t| {
+        t.check_fault()?;
+        super::check_lock(vm(c, &node2, vmid).map_err(tasks::task_err)?, skiplock)?;
+        execute(c, &schema_sim.schema, &who, &node2, vmid, plan, &mut t.log).map_err(tasks::task_err)
+    }));
     if let Some(delay) = ctx.get("background_delay").and_then(|d| d.parse().ok()) {
         ctx.wait_task = Some((upid.clone(), delay));
     }
@@ -608,19 +434,8 @@ mod tests {
         if let Some(h) = hotplug {
             conf.current.insert("hotplug".into(), h.into());
         }
-        conf.current
-            .insert("scsi0".into(), "local-lvm:vm-1-disk-0,size=1G".into());
-        Guest {
-            vmid: 1,
-            node: "pve1".into(),
-            kind: GuestKind::Qemu,
-            conf,
-            running: true,
-            paused: false,
-            started_ms: None,
-            created_ms: 0,
-            power_change: None,
-        }
+        conf.current.insert("scsi0".into(), "local-lvm:vm-1-disk-0,size=1G".into());
+        Guest { vmid: 1, node: "pve1".into(), kind: GuestKind::Qemu, conf, running: true, paused: false, started_ms: None, created_ms: 0, power_change: None }
     }
 
     #[test]
@@ -628,94 +443,33 @@ mod tests {
         let g = guest(None);
         assert!(live_ok(&g, "name", Some("a"), Some("b")));
         assert!(!live_ok(&g, "cores", Some("1"), Some("2")));
-        assert!(
-            live_ok(
-                &g,
-                "net1",
-                None,
-                Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")
-            ),
-            "network hotplug by default"
-        );
-        assert!(live_ok(
-            &g,
-            "scsi1",
-            None,
-            Some("local-lvm:vm-1-disk-1,size=1G")
-        ));
-        assert!(
-            !live_ok(&g, "sata1", None, Some("local-lvm:vm-1-disk-1,size=1G")),
-            "sata never"
-        );
-        assert!(
-            !live_ok(&g, "memory", Some("1024"), Some("2048")),
-            "memory needs memory hotplug"
-        );
+        assert!(live_ok(&g, "net1", None, Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")), "network hotplug by default");
+        assert!(live_ok(&g, "scsi1", None, Some("local-lvm:vm-1-disk-1,size=1G")));
+        assert!(!live_ok(&g, "sata1", None, Some("local-lvm:vm-1-disk-1,size=1G")), "sata never");
+        assert!(!live_ok(&g, "memory", Some("1024"), Some("2048")), "memory needs memory hotplug");
         assert!(live_ok(&g, "balloon", Some("512"), Some("1024")));
         assert!(!live_ok(&g, "balloon", Some("0"), Some("1024")));
         let g = guest(Some("0"));
-        assert!(!live_ok(
-            &g,
-            "net1",
-            None,
-            Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")
-        ));
-        assert!(
-            live_ok(
-                &g,
-                "net0",
-                Some("virtio=BC:24:11:00:00:01,bridge=vmbr0"),
-                Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5")
-            ),
-            "bridge/tag change needs no hotplug"
-        );
-        assert!(!live_ok(
-            &g,
-            "net0",
-            Some("virtio=BC:24:11:00:00:01,bridge=vmbr0"),
-            Some("e1000=BC:24:11:00:00:01,bridge=vmbr0")
-        ));
-        assert!(
-            live_ok(
-                &g,
-                "scsi0",
-                Some("local-lvm:vm-1-disk-0,size=1G"),
-                Some("local-lvm:vm-1-disk-0,mbps_rd=10,size=1G")
-            ),
-            "throttling is live"
-        );
-        assert!(!live_ok(
-            &g,
-            "scsi0",
-            Some("local-lvm:vm-1-disk-0,size=1G"),
-            Some("local-lvm:vm-1-disk-0,cache=writeback,size=1G")
-        ));
+        assert!(!live_ok(&g, "net1", None, Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")));
+        assert!(live_ok(&g, "net0", Some("virtio=BC:24:11:00:00:01,bridge=vmbr0"), Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5")), "bridge/tag change needs no hotplug");
+        assert!(!live_ok(&g, "net0", Some("virtio=BC:24:11:00:00:01,bridge=vmbr0"), Some("e1000=BC:24:11:00:00:01,bridge=vmbr0")));
+        assert!(live_ok(&g, "scsi0", Some("local-lvm:vm-1-disk-0,size=1G"), Some("local-lvm:vm-1-disk-0,mbps_rd=10,size=1G")), "throttling is live");
+        assert!(!live_ok(&g, "scsi0", Some("local-lvm:vm-1-disk-0,size=1G"), Some("local-lvm:vm-1-disk-0,cache=writeback,size=1G")));
         let g = guest(Some("network,disk,cpu,memory"));
         assert!(live_ok(&g, "vcpus", Some("1"), Some("2")));
-        assert!(!live_ok(
-            &g,
-            "hotplug",
-            Some("network,disk,cpu,memory"),
-            Some("network")
-        ));
+        assert!(!live_ok(&g, "hotplug", Some("network,disk,cpu,memory"), Some("network")));
     }
 
     #[test]
     fn replaced_and_deleted_disks_become_unused() {
         let mut g = guest(None);
-        g.conf
-            .pending
-            .insert("scsi0".into(), "local-lvm:vm-1-disk-1,size=2G".into());
+        g.conf.pending.insert("scsi0".into(), "local-lvm:vm-1-disk-1,size=2G".into());
         assert!(apply_key(&mut g, "scsi0").is_empty());
         assert_eq!(g.conf.current["unused0"], "local-lvm:vm-1-disk-0");
         g.conf.delete.insert("scsi0".into(), false);
         apply_key(&mut g, "scsi0");
         assert_eq!(g.conf.current["unused1"], "local-lvm:vm-1-disk-1");
         g.conf.delete.insert("unused0".into(), false);
-        assert_eq!(
-            apply_key(&mut g, "unused0"),
-            vec!["local-lvm:vm-1-disk-0".to_string()],
-            "deleting unusedN frees it"
-        );
+        assert_eq!(apply_key(&mut g, "unused0"), vec!["local-lvm:vm-1-disk-0".to_string()], "deleting unusedN frees it");
     }
 }

@@ -14,10 +14,7 @@ macro_rules! re {
 re!(NODE, r"^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$");
 re!(STORAGE_ID, r"(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$");
 re!(CONFIGID, r"(?i)^[a-z][a-z0-9_]+$");
-re!(
-    DNS,
-    r"^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)*$"
-);
+re!(DNS, r"^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)*$");
 re!(MAC, r"(?i)^[a-f0-9][02468ace](:[a-f0-9]{2}){5}$");
 re!(TAG, r"(?i)^[a-z0-9_][a-z0-9_\-+.]*$");
 re!(DISK_SIZE, r"^\d+(\.\d+)?[KMGT]?$");
@@ -32,27 +29,14 @@ re!(LIST_SPLIT, r"[,;\s]+");
 
 /// Split a `-list` value the way PVE does (`,`, `;` or whitespace).
 pub fn split_list(v: &str) -> Vec<String> {
-    LIST_SPLIT
-        .split(v)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-        .collect()
+    LIST_SPLIT.split(v).filter(|s| !s.is_empty()).map(str::to_string).collect()
 }
 
 pub fn check(format: &str, value: &str) -> Result<(), String> {
     match format {
-        "pve-vmid" => ok_if(
-            VMID.is_match(value),
-            "value does not look like a valid VM ID\n".into(),
-        ),
-        "pve-node" => ok_if(
-            NODE.is_match(value),
-            "value does not look like a valid node name\n".into(),
-        ),
-        "pve-storage-id" => ok_if(
-            STORAGE_ID.is_match(value),
-            format!("storage ID '{value}' contains illegal characters\n"),
-        ),
+        "pve-vmid" => ok_if(VMID.is_match(value), "value does not look like a valid VM ID\n".into()),
+        "pve-node" => ok_if(NODE.is_match(value), "value does not look like a valid node name\n".into()),
+        "pve-storage-id" => ok_if(STORAGE_ID.is_match(value), format!("storage ID '{value}' contains illegal characters\n")),
         "pve-configid" => configid(value),
         "pve-configid-list" => {
             for id in split_list(value) {
@@ -60,19 +44,10 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
             }
             Ok(())
         }
-        "dns-name" => ok_if(
-            DNS.is_match(value),
-            "value does not look like a valid DNS name\n".into(),
-        ),
-        "mac-addr" => ok_if(
-            MAC.is_match(value),
-            "value does not look like a valid unicast MAC address\n".into(),
-        ),
+        "dns-name" => ok_if(DNS.is_match(value), "value does not look like a valid DNS name\n".into()),
+        "mac-addr" => ok_if(MAC.is_match(value), "value does not look like a valid unicast MAC address\n".into()),
         "pve-tag-list" => {
-            let tags: Vec<&str> = value
-                .split([';', ',', ' '])
-                .filter(|s| !s.is_empty())
-                .collect();
+            let tags: Vec<&str> = value.split([';', ',', ' ']).filter(|s| !s.is_empty()).collect();
             if tags.is_empty() {
                 return Err("invalid tag format\n".into());
             }
@@ -83,31 +58,16 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
             }
             Ok(())
         }
-        "disk-size" => ok_if(
-            DISK_SIZE.is_match(value),
-            format!("unable to parse size '{value}'\n"),
-        ),
-        "pve-bridge-id" => ok_if(
-            BRIDGE.is_match(value),
-            format!("invalid bridge ID '{value}'\n"),
-        ),
+        "disk-size" => ok_if(DISK_SIZE.is_match(value), format!("unable to parse size '{value}'\n")),
+        "pve-bridge-id" => ok_if(BRIDGE.is_match(value), format!("invalid bridge ID '{value}'\n")),
         "pve-poolid" => ok_if(POOL.is_match(value), format!("invalid pool ID '{value}'\n")),
-        "pve-volume-id" => ok_if(
-            VOLID.is_match(value),
-            format!("unable to parse volume ID '{value}'\n"),
-        ),
+        "pve-volume-id" => ok_if(VOLID.is_match(value), format!("unable to parse volume ID '{value}'\n")),
         "pve-volume-id-or-qm-path" | "pve-volume-id-or-absolute-path" => ok_if(
             value == "none" || value == "cdrom" || value.starts_with('/') || VOLID.is_match(value),
             format!("unable to parse volume ID '{value}'\n"),
         ),
-        "urlencoded" => ok_if(
-            URLENC.is_match(value),
-            format!("invalid urlencoded string: {value}\n"),
-        ),
-        "pve-qm-bootdisk" => ok_if(
-            BOOTDISK.is_match(value),
-            format!("invalid boot disk '{value}'\n"),
-        ),
+        "urlencoded" => ok_if(URLENC.is_match(value), format!("invalid urlencoded string: {value}\n")),
+        "pve-qm-bootdisk" => ok_if(BOOTDISK.is_match(value), format!("invalid boot disk '{value}'\n")),
         "pve-hotplug-features" => {
             if value == "0" || value == "1" {
                 return Ok(());
@@ -124,18 +84,11 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
 }
 
 fn configid(id: &str) -> Result<(), String> {
-    ok_if(
-        CONFIGID.is_match(id),
-        format!("invalid configuration ID '{id}'\n"),
-    )
+    ok_if(CONFIGID.is_match(id), format!("invalid configuration ID '{id}'\n"))
 }
 
 fn ok_if(ok: bool, msg: String) -> Result<(), String> {
-    if ok {
-        Ok(())
-    } else {
-        Err(msg)
-    }
+    if ok { Ok(()) } else { Err(msg) }
 }
 
 pub fn is_volid(v: &str) -> bool {
@@ -149,19 +102,10 @@ mod tests {
     #[test]
     fn formats() {
         assert!(check("dns-name", "web01.example.com").is_ok());
-        assert_eq!(
-            check("dns-name", "web_01").unwrap_err(),
-            "value does not look like a valid DNS name\n"
-        );
+        assert_eq!(check("dns-name", "web_01").unwrap_err(), "value does not look like a valid DNS name\n");
         assert!(check("mac-addr", "BC:24:11:AA:BB:CC").is_ok());
-        assert!(
-            check("mac-addr", "01:24:11:AA:BB:CC").is_err(),
-            "multicast bit set"
-        );
-        assert_eq!(
-            check("pve-configid-list", "net0,1abc").unwrap_err(),
-            "invalid configuration ID '1abc'\n"
-        );
+        assert!(check("mac-addr", "01:24:11:AA:BB:CC").is_err(), "multicast bit set");
+        assert_eq!(check("pve-configid-list", "net0,1abc").unwrap_err(), "invalid configuration ID '1abc'\n");
         assert!(check("pve-configid-list", "net0; scsi1 ide2").is_ok());
         assert!(check("pve-tag-list", "a;B;c-d").is_ok());
         assert!(check("pve-tag-list", "a;b!").is_err());

@@ -42,10 +42,7 @@ pub fn served_methods() -> Vec<(String, String)> {
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .filter_map(|l| {
-            l.split_once(' ')
-                .map(|(m, p)| (m.to_string(), p.to_string()))
-        })
+        .filter_map(|l| l.split_once(' ').map(|(m, p)| (m.to_string(), p.to_string())))
         .collect()
 }
 
@@ -59,8 +56,7 @@ impl Schema {
         let v: Value = serde_json::from_str(text)?;
         let mut endpoints = Vec::new();
         fn walk(n: &Value, out: &mut Vec<Endpoint>) {
-            if let (Some(path), Some(info)) = (n.get("path").and_then(Value::as_str), n.get("info"))
-            {
+            if let (Some(path), Some(info)) = (n.get("path").and_then(Value::as_str), n.get("info")) {
                 if let Some(info) = info.as_object() {
                     let segments = split(path)
                         .into_iter()
@@ -85,10 +81,7 @@ impl Schema {
                 }
             }
         }
-        for n in v
-            .as_array()
-            .ok_or_else(|| anyhow::anyhow!("schema must be a JSON array"))?
-        {
+        for n in v.as_array().ok_or_else(|| anyhow::anyhow!("schema must be a JSON array"))? {
             walk(n, &mut endpoints);
         }
         anyhow::ensure!(!endpoints.is_empty(), "schema has no paths");
@@ -104,10 +97,7 @@ impl Schema {
                 .iter()
                 .find(|e| e.path == path)
                 .ok_or_else(|| anyhow::anyhow!("schema lacks {path}"))?;
-            let info = ep
-                .info
-                .get(&method)
-                .ok_or_else(|| anyhow::anyhow!("schema lacks {method} {path}"))?;
+            let info = ep.info.get(&method).ok_or_else(|| anyhow::anyhow!("schema lacks {method} {path}"))?;
             if let Some(last) = out.last_mut().filter(|l| l["path"] == path) {
                 last["info"][&method] = info.clone();
             } else {
@@ -141,13 +131,7 @@ impl Schema {
                 }
             }
             if ok && best.as_ref().is_none_or(|(n, _)| literals > *n) {
-                best = Some((
-                    literals,
-                    Route {
-                        endpoint: ep,
-                        path_params: params,
-                    },
-                ));
+                best = Some((literals, Route { endpoint: ep, path_params: params }));
             }
         }
         best.map(|(_, r)| r)
@@ -155,10 +139,7 @@ impl Schema {
 
     /// Property schema of a create/config key (for value typing of configs).
     pub fn method(&self, path: &str, method: &str) -> Option<&Value> {
-        self.endpoints
-            .iter()
-            .find(|e| e.path == path)
-            .and_then(|e| e.info.get(method))
+        self.endpoints.iter().find(|e| e.path == path).and_then(|e| e.info.get(method))
     }
 }
 
@@ -167,9 +148,7 @@ fn split(path: &str) -> Vec<&str> {
 }
 
 pub fn percent_decode(s: &str) -> String {
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8_lossy()
-        .into_owned()
+    percent_encoding::percent_decode_str(s).decode_utf8_lossy().into_owned()
 }
 
 #[cfg(test)]
@@ -199,8 +178,7 @@ mod tests {
     /// subset must be exactly what extraction yields.
     #[test]
     fn subset_matches_full_schema_when_present() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../../shared/pve-api/pve-api-schema.json");
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/pve-api/pve-api-schema.json");
         let alt = std::path::Path::new("/work/shared/pve-api/pve-api-schema.json");
         let Some(p) = [root.as_path(), alt].into_iter().find(|p| p.exists()) else {
             eprintln!("full schema not present; skipping");
@@ -209,9 +187,6 @@ mod tests {
         let full = Schema::from_json(&std::fs::read_to_string(p).unwrap()).unwrap();
         let extracted = full.extract_subset().unwrap();
         let committed: Value = serde_json::from_str(EMBEDDED_SUBSET).unwrap();
-        assert_eq!(
-            extracted, committed,
-            "schema/pve-api-subset.json is stale: run schema/extract.py"
-        );
+        assert_eq!(extracted, committed, "schema/pve-api-subset.json is stale: run schema/extract.py");
     }
 }

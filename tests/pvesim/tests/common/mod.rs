@@ -38,34 +38,19 @@ pub struct Api {
 
 pub fn agent_for(sim: &Simulator) -> ureq::Agent {
     let cert = ureq::tls::Certificate::from_pem(sim.ca_pem().as_bytes()).unwrap();
-    let tls = ureq::tls::TlsConfig::builder()
-        .root_certs(ureq::tls::RootCerts::Specific(Arc::new(vec![cert])))
-        .build();
-    ureq::Agent::config_builder()
-        .tls_config(tls)
-        .http_status_as_error(false)
-        .build()
-        .new_agent()
+    let tls = ureq::tls::TlsConfig::builder().root_certs(ureq::tls::RootCerts::Specific(Arc::new(vec![cert]))).build();
+    ureq::Agent::config_builder().tls_config(tls).http_status_as_error(false).build().new_agent()
 }
 
 pub fn quick() -> SimConfig {
-    SimConfig {
-        task_ms: 60,
-        resources_lag_ms: 200,
-        agent_delay_ms: 100,
-        ..SimConfig::default()
-    }
+    SimConfig { task_ms: 60, resources_lag_ms: 200, agent_delay_ms: 100, ..SimConfig::default() }
 }
 
 impl Api {
     pub fn start(cfg: SimConfig) -> Api {
         let sim = Simulator::start(cfg).expect("simulator starts");
         let agent = agent_for(&sim);
-        Api {
-            sim,
-            agent,
-            auth: vec![("Authorization".into(), TOKEN.into())],
-        }
+        Api { sim, agent, auth: vec![("Authorization".into(), TOKEN.into())] }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -73,10 +58,7 @@ impl Api {
     }
 
     pub fn with_auth(&mut self, headers: Vec<(&str, &str)>) {
-        self.auth = headers
-            .into_iter()
-            .map(|(a, b)| (a.to_string(), b.to_string()))
-            .collect();
+        self.auth = headers.into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
     }
 
     fn finish(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Resp {
@@ -100,25 +82,15 @@ impl Api {
         let pairs: Vec<(&str, &str)> = form.to_vec();
         match method {
             "POST" | "PUT" => {
-                let mut rb = if method == "POST" {
-                    self.agent.post(url)
-                } else {
-                    self.agent.put(url)
-                };
+                let mut rb = if method == "POST" { self.agent.post(url) } else { self.agent.put(url) };
                 for (k, v) in &self.auth {
                     rb = rb.header(k, v);
                 }
                 Self::finish(rb.send_form(pairs))
             }
             _ => {
-                let q: String = form_urlencoded::Serializer::new(String::new())
-                    .extend_pairs(pairs)
-                    .finish();
-                let full = if q.is_empty() {
-                    url
-                } else {
-                    format!("{url}?{q}")
-                };
+                let q: String = form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
+                let full = if q.is_empty() { url } else { format!("{url}?{q}") };
                 let mut rb = self.agent.delete(full);
                 for (k, v) in &self.auth {
                     rb = rb.header(k, v);
@@ -144,11 +116,7 @@ impl Api {
         let r = match method {
             "GET" => self.agent.get(url).call(),
             "DELETE" => self.agent.delete(url).call(),
-            _ => self
-                .agent
-                .post(url)
-                .header("content-type", "application/json")
-                .send(body.unwrap_or(Value::Null).to_string()),
+            _ => self.agent.post(url).header("content-type", "application/json").send(body.unwrap_or(Value::Null).to_string()),
         };
         let mut r = r.expect("control call");
         serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
@@ -174,24 +142,13 @@ impl Api {
         let r = self.send(method, path, form);
         assert_eq!(r.status, 200, "{method} {path}: {}", r.raw);
         let upid = r.data().as_str().expect("UPID").to_string();
-        self.wait_task(&upid)["exitstatus"]
-            .as_str()
-            .unwrap()
-            .to_string()
+        self.wait_task(&upid)["exitstatus"].as_str().unwrap().to_string()
     }
 
     pub fn task_log(&self, upid: &str) -> Vec<String> {
         let node = upid.split(':').nth(1).unwrap();
-        let r = self.get(&format!(
-            "/nodes/{node}/tasks/{}/log?limit=0",
-            urlencode(upid)
-        ));
-        r.data()
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|l| l["t"].as_str().unwrap().to_string())
-            .collect()
+        let r = self.get(&format!("/nodes/{node}/tasks/{}/log?limit=0", urlencode(upid)));
+        r.data().as_array().unwrap().iter().map(|l| l["t"].as_str().unwrap().to_string()).collect()
     }
 
     pub fn config(&self, node: &str, vmid: u32) -> Value {
@@ -210,18 +167,14 @@ pub fn urlencode(s: &str) -> String {
 pub fn raw_tls(sim: &Simulator, request: &[u8]) -> String {
     use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
     let mut roots = rustls::RootCertStore::empty();
-    roots
-        .add(CertificateDer::from_pem_slice(sim.ca_pem().as_bytes()).unwrap())
-        .unwrap();
+    roots.add(CertificateDer::from_pem_slice(sim.ca_pem().as_bytes()).unwrap()).unwrap();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let cfg = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .unwrap()
         .with_root_certificates(roots)
         .with_no_client_auth();
-    let conn =
-        rustls::ClientConnection::new(Arc::new(cfg), ServerName::try_from("localhost").unwrap())
-            .unwrap();
+    let conn = rustls::ClientConnection::new(Arc::new(cfg), ServerName::try_from("localhost").unwrap()).unwrap();
     let tcp = std::net::TcpStream::connect(sim.addr()).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut tls = rustls::StreamOwned::new(conn, tcp);
@@ -248,16 +201,10 @@ pub fn raw_tls(sim: &Simulator, request: &[u8]) -> String {
 /// Headers seen and Content-Length bytes of body received.
 fn response_complete(buf: &[u8]) -> bool {
     let text = String::from_utf8_lossy(buf);
-    let Some(end) = text.find("\r\n\r\n") else {
-        return false;
-    };
+    let Some(end) = text.find("\r\n\r\n") else { return false };
     let len = text[..end]
         .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
-        })
+        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
         .unwrap_or(0);
     buf.len() >= end + 4 + len
 }
