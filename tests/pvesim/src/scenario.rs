@@ -18,6 +18,25 @@ pub struct VolumeSpec {
     /// For local storages: the node (default: every node the storage is on).
     #[serde(default)]
     pub node: Option<String>,
+    /// For a backup archive (`dump/vzdump-qemu-<vmid>-….vma.zst`): the VM config it
+    /// holds; a restore with `archive` brings it back with new disks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub config: Option<BTreeMap<String, Value>>,
+}
+
+/// A snapshot of a guest: its config at the time (default: the guest's config).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SnapshotSpec {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default)]
+    pub snaptime: Option<u64>,
+    #[serde(default)]
+    pub vmstate: bool,
+    /// Config keys at snapshot time; absent = the guest's current config.
+    #[serde(default)]
+    pub config: Option<BTreeMap<String, Value>>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -31,6 +50,10 @@ pub struct GuestSpec {
     /// Config keys as PVE stores them (numbers or strings). Disk volumes referenced
     /// here are created on their storages with the given `size=`.
     pub config: BTreeMap<String, Value>,
+    /// Snapshots, oldest first: each is the parent of the next; the last is the
+    /// current config's `parent`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub snapshots: Vec<SnapshotSpec>,
 }
 fn qemu() -> GuestKind {
     GuestKind::Qemu
@@ -53,6 +76,12 @@ pub struct Scenario {
     pub guests: Vec<GuestSpec>,
     #[serde(default)]
     pub mac_prefix: Option<String>,
+    /// Resource pools and their members.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pools: Vec<PoolDef>,
+    /// HA resources (`vm:<vmid>`, requested state).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ha_resources: Vec<HaResource>,
 }
 fn default_name() -> String {
     "pvesim".into()
@@ -106,7 +135,18 @@ impl Scenario {
             tasks: BTreeMap::new(),
             next_pid: 0,
             mac_prefix: self.mac_prefix.clone(),
+            pools: self.pools.clone(),
+            ha_resources: self.ha_resources.clone(),
         };
+        for p in &self.pools {
+            for id in &p.vms {
+                anyhow::ensure!(self.guests.iter().any(|g| g.vmid == *id), "pool {} names unknown guest {id}", p.poolid);
+            }
+        }
+        for r in &self.ha_resources {
+            let id = r.vmid().ok_or_else(|| anyhow::anyhow!("HA resource '{}' is not vm:<vmid> or ct:<vmid>", r.sid))?;
+            anyhow::ensure!(self.guests.iter().any(|g| g.vmid == id), "HA resource {} names unknown guest", r.sid);
+        }
         for v in &self.volumes {
             let sd = c.storage(&v.storage).cloned().ok_or_else(|| anyhow::anyhow!("volume on unknown storage {}", v.storage))?;
             let size = match &v.size {
@@ -131,20 +171,30 @@ impl Scenario {
                     vmid: storage::owner_of(&v.volname),
                     content: storage::content_of(&v.volname).into(),
                     ctime: 1_760_000_000,
+                    backup_config: v.config.as_ref().map(config_strings),
                 });
             }
         }
         for g in &self.guests {
             anyhow::ensure!(c.node(&g.node).is_some(), "guest {} on unknown node {}", g.vmid, g.node);
-            let mut conf = Config::default();
-            for (k, v) in &g.config {
-                let s = match v {
-                    Value::String(s) => s.clone(),
-                    other => other.to_string(),
+            let mut conf = Config { current: config_strings(&g.config), ..Config::default() };
+            let mut parent: Option<String> = None;
+            for s in &g.snapshots {
+                let snap = Snapshot {
+                    description: s.description.clone(),
+                    snaptime: s.snaptime.unwrap_or(1_760_000_000),
+                    vmstate: s.vmstate,
+                    parent: parent.clone(),
+                    conf: s.config.as_ref().map(config_strings).unwrap_or_else(|| conf.current.clone()),
                 };
-                conf.current.insert(k.clone(), s);
+                conf.snapshots.insert(s.name.clone(), snap);
+                parent = Some(s.name.clone());
             }
-            for (k, v) in conf.current.clone() {
+            if let Some(p) = parent {
+                conf.current.insert("parent".into(), p);
+            }
+            let snapshot_values = conf.snapshots.values().flat_map(|s| s.conf.clone());
+            for (k, v) in conf.current.clone().into_iter().chain(snapshot_values) {
                 if crate::qemu::disks::is_disk_key(&k) || k.starts_with("unused") || k == "rootfs" || k.starts_with("mp") {
                     register_volume(&mut c, &g.node, g.vmid, &v);
                 }
@@ -166,6 +216,19 @@ impl Scenario {
         }
         Ok(c)
     }
+}
+
+/// Config values as the file holds them (numbers written as they are).
+fn config_strings(m: &BTreeMap<String, Value>) -> BTreeMap<String, String> {
+    m.iter()
+        .map(|(k, v)| {
+            let s = match v {
+                Value::String(s) => s.clone(),
+                other => other.to_string(),
+            };
+            (k.clone(), s)
+        })
+        .collect()
 }
 
 /// Create the volume a scenario disk value points at (if it is a managed volume).
@@ -190,6 +253,7 @@ fn register_volume(c: &mut Cluster, node: &str, vmid: u32, value: &str) {
         vmid: storage::owner_of(volname).or(Some(vmid)),
         content: storage::content_of(volname).into(),
         ctime: 1_760_000_000,
+        backup_config: None,
     });
 }
 

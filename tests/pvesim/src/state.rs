@@ -19,6 +19,19 @@ pub struct NodeDef {
     pub maxcpu: u32,
     #[serde(default = "default_node_mem")]
     pub maxmem: u64,
+    /// Addresses configured on the node's interfaces (`/etc/network/interfaces`):
+    /// interface name (usually a bridge) -> address.
+    #[serde(default)]
+    pub addresses: BTreeMap<String, IfaceAddress>,
+}
+
+/// An IPv4 address of a node interface, as `/nodes/{node}/network` reports it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct IfaceAddress {
+    /// `192.0.2.11/24`.
+    pub cidr: String,
+    #[serde(default)]
+    pub gateway: Option<String>,
 }
 fn default_cpus() -> u32 {
     16
@@ -91,6 +104,10 @@ pub struct Volume {
     pub content: String,
     #[serde(default)]
     pub ctime: u64,
+    /// For a backup archive (`content: backup`): the VM config it holds, which a
+    /// restore (`POST /nodes/{node}/qemu` with `archive`) brings back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub backup_config: Option<BTreeMap<String, String>>,
 }
 
 impl Volume {
@@ -147,6 +164,62 @@ pub struct Config {
     pub pending: BTreeMap<String, String>,
     #[serde(default)]
     pub delete: BTreeMap<String, bool>,
+    /// Snapshot sections of the config file, by name.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub snapshots: BTreeMap<String, Snapshot>,
+}
+
+/// A `[snapname]` section: the config as it was, plus the snapshot's own keys.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Snapshot {
+    #[serde(default)]
+    pub description: String,
+    /// Epoch seconds.
+    #[serde(default)]
+    pub snaptime: u64,
+    /// Whether the RAM was saved (`vmstate`).
+    #[serde(default)]
+    pub vmstate: bool,
+    #[serde(default)]
+    pub parent: Option<String>,
+    /// The config keys at snapshot time.
+    #[serde(default)]
+    pub conf: BTreeMap<String, String>,
+}
+
+/// A resource pool (`user.cfg` `pool:` line): its members.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct PoolDef {
+    pub poolid: String,
+    #[serde(default)]
+    pub comment: Option<String>,
+    /// Guests in the pool.
+    #[serde(default)]
+    pub vms: Vec<u32>,
+    /// Storages in the pool.
+    #[serde(default)]
+    pub storage: Vec<String>,
+}
+
+/// An HA resource (`/etc/pve/ha/resources.cfg`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct HaResource {
+    /// `vm:<vmid>` (or `ct:<vmid>`).
+    pub sid: String,
+    /// Requested state: started, stopped, disabled, ignored.
+    #[serde(default = "ha_started")]
+    pub state: String,
+    #[serde(default)]
+    pub comment: Option<String>,
+}
+fn ha_started() -> String {
+    "started".into()
+}
+
+impl HaResource {
+    pub fn vmid(&self) -> Option<u32> {
+        self.sid.split_once(':').and_then(|(_, id)| id.parse().ok())
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -231,6 +304,10 @@ pub struct Cluster {
     /// datacenter.cfg `mac_prefix` (default `BC:24:11`).
     #[serde(default)]
     pub mac_prefix: Option<String>,
+    #[serde(default)]
+    pub pools: Vec<PoolDef>,
+    #[serde(default)]
+    pub ha_resources: Vec<HaResource>,
 }
 fn default_cluster_name() -> String {
     "pvesim".into()
@@ -245,6 +322,17 @@ impl Cluster {
     }
     pub fn user(&self, userid: &str) -> Option<&UserDef> {
         self.users.iter().find(|u| u.userid == userid)
+    }
+    pub fn pool(&self, poolid: &str) -> Option<&PoolDef> {
+        self.pools.iter().find(|p| p.poolid == poolid)
+    }
+    /// The pool a guest belongs to (a guest is in at most one pool).
+    pub fn pool_of(&self, vmid: u32) -> Option<&PoolDef> {
+        self.pools.iter().find(|p| p.vms.contains(&vmid))
+    }
+    /// The HA resource of a guest, if it is HA-managed.
+    pub fn ha_resource(&self, vmid: u32) -> Option<&HaResource> {
+        self.ha_resources.iter().find(|r| r.vmid() == Some(vmid))
     }
 
     /// The node a volume of `storage` lives on when used from `node`.

@@ -128,6 +128,7 @@ fn push(cluster: &mut Cluster, sd: &StorageDef, node: &str, volname: String, siz
         vmid,
         content: content.to_string(),
         ctime: now_secs(),
+        backup_config: None,
     });
 }
 
