@@ -18,6 +18,7 @@
 //! - [`propstring`]: PVE property strings (`virtio=..,bridge=vmbr0`), parse, format, compare.
 //! - [`size`]: disk sizes as PVE spells them.
 //! - [`diff`]: before/after rendering for `--diff`.
+//! - [`plan`]: the check-mode plan shared by the tasks of one playbook run, and the cluster seen through it.
 //! - [`python`]: Python's `repr()` of values, as the messages of AnsibleModule and 1.6 print them.
 //!
 //! This crate never prints except through [`protocol`], and never panics on user input.
@@ -29,6 +30,7 @@ pub mod docs;
 pub mod hotplug;
 pub mod mask;
 pub mod options;
+pub mod plan;
 pub mod propstring;
 pub mod protocol;
 pub mod python;

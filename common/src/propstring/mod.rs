@@ -160,6 +160,10 @@ pub fn parse_config_value(config_key: &str, text: &str) -> Result<(PropString, &
 /// The comparable form of a value of this kind, or why it is not one.
 pub fn normalise(kind: Kind, value: &str) -> Result<String, String> {
     let v = value.trim();
+    // A dry run's stand-in for what PVE decides (a new NIC's MAC) is a value of any kind.
+    if v == crate::plan::UNKNOWN {
+        return Ok(v.to_string());
+    }
     match kind {
         Kind::Bool => match v.to_ascii_lowercase().as_str() {
             "1" | "on" | "yes" | "true" => Ok("1".into()),

@@ -1,0 +1,295 @@
+//! The plan of one `ansible-playbook` run and each VM as the plan leaves it: the
+//! effects recorded so far, folded per vmid. Pure: no I/O.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::effect::Effect;
+
+/// The plan as the controller hands it to a module (`_ferrox_plan`): every effect
+/// recorded by the earlier check-mode tasks of the run, in order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    #[serde(default)]
+    pub effects: Vec<Effect>,
+}
+
+impl Plan {
+    /// Reads `_ferrox_plan`; the message names what is wrong (a shim bug, never user input).
+    pub fn from_value(value: &Value) -> Result<Plan, String> {
+        serde_json::from_value(value.clone()).map_err(|e| {
+            format!("the check-mode plan handed to the module (_ferrox_plan) is not readable: {e}")
+        })
+    }
+
+    /// The vmids the plan has taken for new VMs: a later prediction must not use them,
+    /// even when the VM is planned to be removed again.
+    pub fn reserved(&self) -> BTreeSet<u32> {
+        self.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Create { vmid, .. } => Some(*vmid),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Every VM the plan touches, as the plan leaves it.
+    pub fn vms(&self) -> BTreeMap<u32, PlannedVm> {
+        let mut vms: BTreeMap<u32, PlannedVm> = BTreeMap::new();
+        for effect in &self.effects {
+            let vmid = effect.vmid();
+            match effect {
+                Effect::Create {
+                    node,
+                    name,
+                    config,
+                    clone_of,
+                    ..
+                } => {
+                    vms.insert(
+                        vmid,
+                        PlannedVm::created(vmid, node, name.clone(), config.clone(), *clone_of),
+                    );
+                }
+                other => vms
+                    .entry(vmid)
+                    .or_insert_with(|| PlannedVm::existing(vmid, node_of(other)))
+                    .apply(other),
+            }
+        }
+        vms
+    }
+}
+
+fn node_of(e: &Effect) -> &str {
+    match e {
+        Effect::Create { node, .. }
+        | Effect::Config { node, .. }
+        | Effect::Power { node, .. }
+        | Effect::Template { node, .. }
+        | Effect::Migrate { node, .. }
+        | Effect::Remove { node, .. } => node,
+    }
+}
+
+/// One VM with the plan applied. For a VM that exists, only the differences are known
+/// here; the overlay lays them over what PVE answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlannedVm {
+    pub vmid: u32,
+    /// Where the VM is after the plan (a planned migration moves it).
+    pub node: String,
+    /// Where PVE has it now (for reading an existing VM).
+    pub real_node: String,
+    /// Created by the plan: PVE does not know it; `base` is its whole config.
+    pub created: bool,
+    pub base: Map<String, Value>,
+    pub clone_of: Option<u32>,
+    /// Keys written (the config at next start), and keys deleted.
+    pub set: Map<String, Value>,
+    pub deleted: BTreeSet<String>,
+    /// Keys whose planned change waits for a restart: new value, or `None` for a deletion.
+    pub pending: BTreeMap<String, Option<Value>>,
+    /// Keys whose pending change (PVE's own too) is reverted.
+    pub reverted: BTreeSet<String>,
+    /// A restart applies every pending change, PVE's own included.
+    pub pending_applied: bool,
+    /// `running`, `stopped`, `paused`, `hibernated`; `None`: as PVE says.
+    pub status: Option<String>,
+    pub removed: bool,
+    /// What changes, in words, for the plan summary and messages.
+    pub what: Vec<String>,
+}
+
+impl PlannedVm {
+    fn created(
+        vmid: u32,
+        node: &str,
+        name: Option<String>,
+        mut config: Map<String, Value>,
+        clone_of: Option<u32>,
+    ) -> PlannedVm {
+        if let Some(n) = name {
+            config.entry("name").or_insert(Value::String(n));
+        }
+        PlannedVm {
+            created: true,
+            base: config,
+            clone_of,
+            status: Some("stopped".into()),
+            ..PlannedVm::existing(vmid, node)
+        }
+    }
+
+    fn existing(vmid: u32, node: &str) -> PlannedVm {
+        PlannedVm {
+            vmid,
+            node: node.to_string(),
+            real_node: node.to_string(),
+            created: false,
+            base: Map::new(),
+            clone_of: None,
+            set: Map::new(),
+            deleted: BTreeSet::new(),
+            pending: BTreeMap::new(),
+            reverted: BTreeSet::new(),
+            pending_applied: false,
+            status: None,
+            removed: false,
+            what: Vec::new(),
+        }
+    }
+
+    fn apply(&mut self, effect: &Effect) {
+        match effect {
+            Effect::Create { .. } => {}
+            Effect::Config {
+                set,
+                delete,
+                pending,
+                revert,
+                what,
+                ..
+            } => {
+                for (k, v) in set {
+                    self.set.insert(k.clone(), v.clone());
+                    self.deleted.remove(k);
+                    self.track_pending(k, pending, Some(v.clone()));
+                }
+                for k in delete {
+                    self.set.remove(k);
+                    self.deleted.insert(k.clone());
+                    self.track_pending(k, pending, None);
+                }
+                for k in revert {
+                    self.pending.remove(k);
+                    self.reverted.insert(k.clone());
+                }
+                self.what.extend(what.iter().cloned());
+            }
+            Effect::Power {
+                status,
+                applies_pending,
+                ..
+            } => {
+                self.status = Some(status.clone());
+                if *applies_pending {
+                    self.pending.clear();
+                    self.pending_applied = true;
+                }
+            }
+            Effect::Template { .. } => {
+                self.set.insert("template".into(), Value::from(1));
+            }
+            Effect::Migrate { to, .. } => self.node = to.clone(),
+            Effect::Remove { .. } => self.removed = true,
+        }
+    }
+
+    fn track_pending(&mut self, key: &str, pending: &[String], value: Option<Value>) {
+        if pending.iter().any(|p| p == key) {
+            self.pending.insert(key.to_string(), value);
+        } else {
+            self.pending.remove(key);
+        }
+    }
+
+    /// The VM's name after the plan, when the plan knows it.
+    pub fn name(&self) -> Option<&str> {
+        self.set
+            .get("name")
+            .or_else(|| self.base.get("name"))
+            .and_then(Value::as_str)
+    }
+
+    pub fn is_template(&self) -> Option<bool> {
+        let t = self
+            .set
+            .get("template")
+            .or_else(|| self.base.get("template"))?;
+        Some(
+            matches!(t, Value::Number(n) if n.as_i64() == Some(1))
+                || t == "1"
+                || t == &Value::Bool(true),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn plan(effects: Value) -> Plan {
+        Plan::from_value(&json!({ "effects": effects })).unwrap()
+    }
+
+    #[test]
+    fn effects_fold_per_vm_in_order() {
+        let p = plan(json!([
+            {"kind": "create", "vmid": 101, "node": "pve1", "name": "web1", "config": {"memory": "2048"}},
+            {"kind": "config", "vmid": 101, "node": "pve1", "set": {"scsi1": "local-lvm:(known after apply),size=32G"}},
+            {"kind": "power", "vmid": 101, "node": "pve1", "status": "running"},
+            {"kind": "config", "vmid": 101, "node": "pve1", "set": {"net1": "virtio=(known after apply),bridge=vmbr0"}, "pending": ["net1"]},
+            {"kind": "config", "vmid": 100, "node": "pve1", "delete": ["ide2"]},
+            {"kind": "remove", "vmid": 100, "node": "pve1"},
+        ]));
+        let vms = p.vms();
+        let web1 = &vms[&101];
+        assert!(web1.created);
+        assert_eq!(web1.name(), Some("web1"));
+        assert_eq!(web1.status.as_deref(), Some("running"));
+        assert_eq!(
+            web1.pending.get("net1"),
+            Some(&Some(json!("virtio=(known after apply),bridge=vmbr0")))
+        );
+        assert!(web1.set.contains_key("scsi1"));
+        let old = &vms[&100];
+        assert!(!old.created && old.removed);
+        assert!(old.deleted.contains("ide2"));
+        assert_eq!(p.reserved(), BTreeSet::from([101]));
+    }
+
+    #[test]
+    fn a_restart_applies_pending_and_a_later_set_clears_it() {
+        let p = plan(json!([
+            {"kind": "config", "vmid": 100, "node": "pve1", "set": {"memory": "4096"}, "pending": ["memory"]},
+            {"kind": "power", "vmid": 100, "node": "pve1", "status": "running", "applies_pending": true},
+        ]));
+        let vm = &p.vms()[&100];
+        assert!(vm.pending.is_empty() && vm.pending_applied);
+        assert_eq!(vm.set["memory"], json!("4096"));
+        let p = plan(json!([
+            {"kind": "config", "vmid": 100, "node": "pve1", "delete": ["net1"], "pending": ["net1"]},
+            {"kind": "config", "vmid": 100, "node": "pve1", "set": {"net1": "e1000,bridge=vmbr1"}},
+        ]));
+        let vm = &p.vms()[&100];
+        assert!(vm.pending.is_empty() && !vm.deleted.contains("net1"));
+    }
+
+    #[test]
+    fn migration_moves_and_template_marks() {
+        let p = plan(json!([
+            {"kind": "migrate", "vmid": 100, "node": "pve1", "to": "pve2"},
+            {"kind": "template", "vmid": 100, "node": "pve2"},
+        ]));
+        let vm = &p.vms()[&100];
+        assert_eq!((vm.node.as_str(), vm.real_node.as_str()), ("pve2", "pve1"));
+        assert_eq!(vm.is_template(), Some(true));
+    }
+
+    #[test]
+    fn an_unreadable_plan_says_so() {
+        let e = Plan::from_value(&json!({"effects": [{"kind": "teleport"}]})).unwrap_err();
+        assert!(
+            e.starts_with(
+                "the check-mode plan handed to the module (_ferrox_plan) is not readable"
+            ),
+            "{e}"
+        );
+        assert_eq!(Plan::from_value(&json!({})).unwrap(), Plan::default());
+    }
+}
