@@ -13,6 +13,8 @@ use serde_json::{Map, Value};
 use crate::diff::Diff;
 use crate::mask::{mask_value, NO_LOG_PLACEHOLDER};
 use crate::options::{coerce::Dialect, validate::validate, ModuleSpec, Opt, Params};
+use crate::plan::{Effect, Plan, PlanView, EFFECTS_KEY, PLAN_ARG};
+use std::sync::Arc;
 
 /// The state of one module run: validated options, Ansible's switches, and the
 /// warnings and deprecations collected on the way.
@@ -27,9 +29,27 @@ pub struct Module {
     pub module_name: String,
     warnings: Vec<String>,
     deprecations: Vec<Value>,
+    /// The run's check-mode plan (given by the action plugin, check mode only).
+    plan: Option<Arc<PlanView>>,
+    /// What this check-mode run plans, for the plan (returned only when a plan came in).
+    effects: Vec<Effect>,
 }
 
 impl Module {
+    /// The check-mode plan of the playbook run, for [`crate::client::Client::seeing`];
+    /// `None` in real runs and when no action plugin handed one over.
+    pub fn plan(&self) -> Option<Arc<PlanView>> {
+        self.plan.clone()
+    }
+
+    /// Records what this run would do, for the later tasks of the run (kept only in
+    /// check mode with a plan; a no-op effect is dropped).
+    pub fn plan_effect(&mut self, effect: Effect) {
+        if self.plan.is_some() && !effect.is_noop() {
+            self.effects.push(effect);
+        }
+    }
+
     pub fn warn(&mut self, msg: impl Into<String>) {
         self.warnings.push(msg.into());
     }
@@ -219,12 +239,18 @@ struct Internals {
     inject_invocation: Option<bool>,
     string_conversion_warn: bool,
     version: Option<String>,
+    /// `_ferrox_plan`: read only in check mode.
+    plan: Option<Value>,
 }
 
 fn split_internals(args: Map<String, Value>) -> (Map<String, Value>, Internals) {
     let mut task = Map::new();
     let mut int = Internals::default();
     for (key, value) in args {
+        if key == PLAN_ARG {
+            int.plan = Some(value);
+            continue;
+        }
         let Some(name) = key.strip_prefix("_ansible_") else {
             task.insert(key, value);
             continue;
@@ -272,6 +298,12 @@ pub fn execute(spec: ModuleSpec, body: Body, args_path: &str) -> (Value, i32) {
         }
     };
     remember_secrets(&validated.secrets);
+    // Real runs never read a plan; a plan that cannot be read is the action plugin's bug.
+    let plan = match internals.plan.as_ref().filter(|_| internals.check_mode).map(Plan::from_value) {
+        Some(Ok(plan)) => Some(Arc::new(PlanView::new(&plan))),
+        Some(Err(msg)) => return (failure_json(&msg, Map::new()), 1),
+        None => None,
+    };
 
     let mut module = Module {
         params: Params::new(validated.params.clone()),
@@ -282,6 +314,8 @@ pub fn execute(spec: ModuleSpec, body: Body, args_path: &str) -> (Value, i32) {
         module_name,
         warnings: if internals.string_conversion_warn { validated.warnings } else { Vec::new() },
         deprecations: Vec::new(),
+        plan,
+        effects: Vec::new(),
     };
 
     let outcome = body(&mut module);
@@ -292,6 +326,9 @@ pub fn execute(spec: ModuleSpec, body: Body, args_path: &str) -> (Value, i32) {
                 if let Some(diff) = output.diff.filter(|d| !d.is_empty()) {
                     map.insert("diff".into(), diff.to_value());
                 }
+            }
+            if module.plan.is_some() {
+                map.insert(EFFECTS_KEY.into(), serde_json::to_value(&module.effects).unwrap_or(Value::Null));
             }
             (Value::Object(map), 0)
         }
@@ -388,6 +425,11 @@ mod tests {
             register_secret("TICKET-abc");
             return Err(Failure::new("server said: PVEAuthCookie=TICKET-abc"));
         }
+        if name == "plans" {
+            m.plan_effect(crate::plan::Effect::Remove { vmid: 100, node: "pve1".into() });
+            let seen = m.plan().map(|p| p.is_planned(101));
+            return Ok(Output::changed("planned").with("sees_101", seen));
+        }
         if name == "old" {
             m.deprecate("name: old is deprecated", "2.0.0");
             m.warn("careful");
@@ -461,6 +503,24 @@ mod tests {
     fn registered_secrets_are_masked_too() {
         let (r, _) = run_with(json!({"name": "leak"}));
         assert_eq!(r["msg"], json!("server said: PVEAuthCookie=********"));
+    }
+
+    #[test]
+    fn a_plan_is_read_in_check_mode_only_and_never_echoed() {
+        let plan = json!({"effects": [{"kind": "create", "vmid": 101, "node": "pve1", "config": {}}]});
+        let (r, code) = run_with(json!({"name": "plans", "_ferrox_plan": plan, "_ansible_check_mode": true}));
+        assert_eq!(code, 0, "{r}");
+        assert_eq!(r["sees_101"], json!(true));
+        assert_eq!(r[EFFECTS_KEY], json!([{"kind": "remove", "vmid": 100, "node": "pve1"}]));
+        assert!(r["invocation"]["module_args"].get(PLAN_ARG).is_none());
+        let (r, _) = run_with(json!({"name": "plans", "_ferrox_plan": plan}));
+        assert_eq!(r["sees_101"], json!(null), "a real run reads no plan");
+        assert!(r.get(EFFECTS_KEY).is_none());
+        let (r, _) = run_with(json!({"name": "plans", "_ansible_check_mode": true}));
+        assert!(r.get(EFFECTS_KEY).is_none(), "no plan given, none returned: {r}");
+        let (r, code) = run_with(json!({"name": "x", "_ferrox_plan": {"effects": 3}, "_ansible_check_mode": true}));
+        assert_eq!(code, 1);
+        assert!(r["msg"].as_str().unwrap().contains("_ferrox_plan"), "{r}");
     }
 
     #[test]

@@ -26,6 +26,7 @@ use ureq::unversioned::resolver::DefaultResolver;
 use ureq::unversioned::transport::{Connector, TcpConnector};
 
 use crate::connection::ConnectionParams;
+use crate::plan::PlanView;
 use auth::Credentials;
 use tls::{Observed, Trust};
 use transport::{ReasonPhrase, TlsConnector};
@@ -51,6 +52,8 @@ pub struct Client {
     observed: Arc<Observed>,
     reason: Arc<ReasonPhrase>,
     sent: AtomicU32,
+    /// In a check-mode run with a plan: reads see the cluster as the plan leaves it.
+    plan: Option<Arc<PlanView>>,
 }
 
 /// Shows where and as whom, never a secret.
@@ -140,6 +143,7 @@ impl Client {
             observed,
             reason,
             sent: AtomicU32::new(0),
+            plan: None,
         };
         client.credentials = match (&params.password, &params.token_id, &params.token_secret) {
             (Some(password), _, _) => client.login(&params.user, password, params.otp.as_deref())?,
@@ -155,9 +159,25 @@ impl Client {
         Ok(client)
     }
 
-    /// GET (retried on connection errors, 5xx, 595/596 with bounded backoff).
+    /// Reads see the cluster with `plan` applied (check mode with a plan); `None`
+    /// leaves the client as it was.
+    pub fn seeing(mut self, plan: Option<Arc<PlanView>>) -> Client {
+        self.plan = plan;
+        self
+    }
+
+    /// The plan reads go through, if any.
+    pub fn plan(&self) -> Option<&PlanView> {
+        self.plan.as_deref()
+    }
+
+    /// GET (retried on connection errors, 5xx, 595/596 with bounded backoff); with a
+    /// plan, the answer is the plan's view of it.
     pub fn get(&self, path: &str, query: Fields) -> Result<Value, ApiError> {
-        self.call(Method::Get, path, query, Answer::Data)
+        match &self.plan {
+            Some(plan) => plan.get(path, query, &|p, q| self.call(Method::Get, p, q, Answer::Data)),
+            None => self.call(Method::Get, path, query, Answer::Data),
+        }
     }
 
     /// GET returning the whole envelope (`data` plus `total`, ...), for the few calls
@@ -203,6 +223,13 @@ impl Client {
 
     /// One API call, retried per [`retry::next_pause`].
     fn call(&self, method: Method, path: &str, fields: Fields, answer: Answer) -> Result<Value, ApiError> {
+        if self.plan.is_some() && method != Method::Get {
+            // A plan is only ever given in check mode: a write here is a bug, never sent.
+            return Err(ApiError::other(
+                ApiErrorKind::Other,
+                format!("{} {path} refused: this is a check-mode run, which writes nothing. Please report this as a bug of ferrox.proxmox.", method.as_str()),
+            ));
+        }
         let mut attempt = 1;
         loop {
             match self.send(method, path, fields, answer) {

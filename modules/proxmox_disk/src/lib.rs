@@ -43,7 +43,7 @@ pub fn spec() -> ModuleSpec {
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = DiskTask::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
-    let client = Client::connect(&conn)?;
+    let client = Client::connect(&conn)?.seeing(m.plan());
     let guests = vm::list(&client).map_err(|e| {
         let what = match (&task.vmid, &task.name) {
             (Some(id), _) => format!("vmid {id}"),

@@ -50,7 +50,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         m.warn("update_unsafe is no longer needed: disks and NICs are always updated safely (see the module documentation)");
     }
     let conn = ConnectionParams::from_params(&p)?;
-    let client = Client::connect(&conn)?;
+    let client = Client::connect(&conn)?.seeing(m.plan());
     let mut ctx = Ctx::new(&p, &client, m.check_mode)?;
     let result = if p.non_empty("clone").is_some() {
         clone::clone(&mut ctx)

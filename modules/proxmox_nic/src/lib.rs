@@ -42,7 +42,7 @@ pub fn spec() -> ModuleSpec {
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = NicTask::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
-    let client = Client::connect(&conn)?;
+    let client = Client::connect(&conn)?.seeing(m.plan());
     let guests = vm::list(&client).map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
     let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_nic manages NICs of QEMU VMs")?;
     let (vmid, node) = (guest.vmid, guest.node.clone());

@@ -65,7 +65,7 @@ pub fn spec() -> ModuleSpec {
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let filters = Filters::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
-    let client = Client::connect(&conn)?;
+    let client = Client::connect(&conn)?.seeing(m.plan());
     let found = collect::collect(&client, &filters)?;
     for warning in found.warnings {
         m.warn(warning);
