@@ -200,6 +200,8 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("GET", "/cluster/nextid") => cluster::nextid(ctx),
         ("GET", "/cluster/resources") => cluster::resources(ctx),
         ("GET", "/nodes") => cluster::nodes(ctx),
+        ("GET", "/pools") => crate::pools::index(ctx),
+        ("GET", "/pools/{poolid}") => crate::pools::read(ctx),
         ("GET", "/nodes/{node}/qemu") => qemu::info::list(ctx),
         ("POST", "/nodes/{node}/qemu") => qemu::create::create(ctx),
         ("GET", "/nodes/{node}/storage") => nodes::storage_list(ctx),

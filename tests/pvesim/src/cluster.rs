@@ -48,6 +48,15 @@ pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
     if let Some(tags) = g.conf.current.get("tags") {
         m.insert("tags".into(), json!(tags));
     }
+    // Pool membership (user.cfg) and HA state are not part of the status broadcast.
+    if let Some(p) = ctx.c.pool_of(g.vmid) {
+        if auth::has(ctx.c, ctx.who, &format!("/pool/{}", p.poolid), "Pool.Audit") {
+            m.insert("pool".into(), json!(p.poolid));
+        }
+    }
+    if let Some(r) = ctx.c.ha_resource(g.vmid) {
+        m.insert("hastate".into(), json!(r.state));
+    }
     if lagging || !reachable {
         m.insert("status".into(), json!("unknown"));
         return Value::Object(m);
@@ -111,15 +120,42 @@ pub fn nodes(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     Ok(Value::Array(names.iter().map(|n| node_record(ctx, n, true)).collect()))
 }
 
+/// A storage's `/cluster/resources` record on one node.
+pub fn storage_resource(ctx: &Ctx<'_>, sd: &crate::state::StorageDef, node: &str) -> Value {
+    let online = ctx.sim.node_reachable(ctx.c, node);
+    json!({
+        "id": format!("storage/{node}/{}", sd.id), "type": "storage", "storage": sd.id,
+        "node": node, "plugintype": sd.kind, "status": if online { "available" } else { "unknown" },
+        "shared": if sd.shared { 1 } else { 0 }, "content": sd.content.join(","),
+        "disk": storage::used(ctx.c, sd, node), "maxdisk": sd.total,
+    })
+}
+
+/// In PVE's order: pools, guests, nodes, storages, then (without a `type` filter
+/// only: the schema's enum has no `network`) each node's SDN zone `localnetwork`.
 pub fn resources(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let ty = ctx.get("type").map(str::to_string);
     let want = |t: &str| ty.as_deref().is_none_or(|x| x == t);
     let mut out = Vec::new();
+    if want("pool") {
+        let mut pools: Vec<&String> = ctx.c.pools.iter().map(|p| &p.poolid).collect();
+        pools.sort();
+        for p in pools {
+            if auth::has(ctx.c, ctx.who, &format!("/pool/{p}"), "Pool.Audit") {
+                out.push(json!({"id": format!("/pool/{p}"), "pool": p, "type": "pool"}));
+            }
+        }
+    }
     if want("vm") {
         for g in ctx.c.guests.values() {
             if auth::has(ctx.c, ctx.who, &format!("/vms/{}", g.vmid), "VM.Audit") {
                 out.push(guest_resource(ctx, g));
             }
+        }
+    }
+    if want("node") {
+        for n in ctx.c.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>() {
+            out.push(node_record(ctx, &n, true));
         }
     }
     if want("storage") {
@@ -128,19 +164,16 @@ pub fn resources(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                 continue;
             }
             for n in ctx.c.nodes.iter().filter(|n| sd.on_node(&n.name)) {
-                let online = ctx.sim.node_reachable(ctx.c, &n.name);
-                out.push(json!({
-                    "id": format!("storage/{}/{}", n.name, sd.id), "type": "storage", "storage": sd.id,
-                    "node": n.name, "plugintype": sd.kind, "status": if online { "available" } else { "unknown" },
-                    "shared": if sd.shared { 1 } else { 0 }, "content": sd.content.join(","),
-                    "disk": storage::used(ctx.c, sd, &n.name), "maxdisk": sd.total,
-                }));
+                out.push(storage_resource(ctx, sd, &n.name));
             }
         }
     }
-    if want("node") {
-        for n in ctx.c.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>() {
-            out.push(node_record(ctx, &n, true));
+    if ty.is_none() && auth::has(ctx.c, ctx.who, "/sdn/zones/localnetwork", "SDN.Audit") {
+        for n in &ctx.c.nodes {
+            out.push(json!({
+                "id": format!("network/{}/zone/localnetwork", n.name), "type": "network",
+                "network-type": "zone", "network": "localnetwork", "node": n.name, "status": "ok",
+            }));
         }
     }
     Ok(Value::Array(out))

@@ -17,6 +17,7 @@ pub mod control;
 pub mod error;
 pub mod nodes;
 pub mod params;
+pub mod pools;
 pub mod propstring;
 pub mod qemu;
 pub mod scenario;

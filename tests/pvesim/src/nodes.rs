@@ -39,7 +39,7 @@ pub fn storage_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 /// client can check that a bridge exists before attaching a NIC to it.
 pub fn network_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
-    let bridges = ctx.c.node(&node).map(|n| n.bridges.clone()).unwrap_or_default();
+    let (bridges, addresses) = ctx.c.node(&node).map(|n| (n.bridges.clone(), n.addresses.clone())).unwrap_or_default();
     let kind = ctx.get("type").unwrap_or("");
     let want_bridges = matches!(kind, "" | "bridge" | "any_bridge" | "any_local_bridge" | "include_sdn");
     let want_eth = matches!(kind, "" | "eth");
@@ -47,17 +47,32 @@ pub fn network_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     for (i, bridge) in bridges.iter().enumerate() {
         let port = format!("eno{}", i + 1);
         if want_eth {
+            // `altnames`: the kernel's alternative names of the port (`ip link`).
             out.push(json!({
                 "iface": port, "type": "eth", "active": 1, "autostart": 0, "exists": 1,
+                "altnames": [format!("enp{}s0", i + 1)],
                 "families": ["inet"], "method": "manual", "method6": "manual", "priority": i * 2 + 1,
             }));
         }
         if want_bridges {
-            out.push(json!({
+            let mut b = json!({
                 "iface": bridge, "type": "bridge", "active": 1, "autostart": 1,
                 "bridge_ports": port, "bridge_stp": "off", "bridge_fd": "0",
                 "families": ["inet"], "method": "manual", "method6": "manual", "priority": i * 2 + 2,
-            }));
+            });
+            // A configured address: `address`/`netmask` split from the CIDR (netmask as
+            // prefix length, like pve-common's interfaces parser), `method: static`.
+            if let Some(a) = addresses.get(bridge) {
+                let (addr, prefix) = a.cidr.split_once('/').unwrap_or((a.cidr.as_str(), "32"));
+                b["cidr"] = json!(a.cidr);
+                b["address"] = json!(addr);
+                b["netmask"] = json!(prefix);
+                b["method"] = json!("static");
+                if let Some(gw) = &a.gateway {
+                    b["gateway"] = json!(gw);
+                }
+            }
+            out.push(b);
         }
     }
     Ok(Value::Array(out))

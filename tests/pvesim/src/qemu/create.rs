@@ -18,13 +18,14 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if ctx.get("archive").is_some() {
         return Err(ApiError::internal("restore from backup archives is not supported by pvesim"));
     }
-    match ctx.get("pool") {
-        Some(pool) => {
-            ctx.require(&format!("/pool/{pool}"), "VM.Allocate")?;
-            // Pools are not simulated: none exists.
-            return Err(ApiError::internal(format!("pool '{pool}' does not exist")));
-        }
-        None => ctx.require(&format!("/vms/{vmid}"), "VM.Allocate")?,
+    let pool = ctx.get("pool").map(str::to_string);
+    if let Some(p) = &pool {
+        crate::pools::check_exists(ctx.c, p)?;
+    }
+    // VM.Allocate on the VM, or on the pool it is created in.
+    let on_pool = pool.as_ref().is_some_and(|p| crate::auth::has(ctx.c, ctx.who, &format!("/pool/{p}"), "VM.Allocate"));
+    if !on_pool {
+        ctx.require(&format!("/vms/{vmid}"), "VM.Allocate")?;
     }
     if let Some(existing) = ctx.c.guests.get(&vmid) {
         let what = if existing.kind == GuestKind::Lxc { "CT" } else { "VM" };
@@ -82,6 +83,9 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                 _ => {}
             }
             cur.insert("meta".into(), format!("creation-qemu={QEMU_VERSION},ctime={}", now_secs()));
+            if let Some(p) = &pool {
+                crate::pools::add_vm(c, p, vmid);
+            }
             Ok(())
         })();
         if let Err(e) = result {

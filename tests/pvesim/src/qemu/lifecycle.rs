@@ -36,6 +36,10 @@ pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if g.conf.current.get("protection").is_some_and(|p| p == "1") {
         return Err(ApiError::internal(format!("can't remove VM {vmid} - protection mode enabled")));
     }
+    let purge = ctx.flag("purge");
+    if ctx.c.ha_resource(vmid).is_some() && !purge {
+        return Err(ApiError::internal(format!("unable to remove VM {vmid} - used in HA resources and purge parameter not set.")));
+    }
     if g.running {
         return Err(ApiError::internal(format!("VM {vmid} is running - destroy failed")));
     }
@@ -65,7 +69,16 @@ pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             c.volumes.retain(|v| !(v.vmid == Some(vmid) && (v.node.is_none() || v.node.as_deref() == Some(node2.as_str()))));
         }
         c.guests.remove(&vmid);
+        // remove_vm_access: ACLs and pool membership go with the VM.
         c.acls.retain(|a| a.path != format!("/vms/{vmid}"));
+        crate::pools::remove_vm(c, vmid);
+        if purge {
+            t.log.push(format!("purging VM {vmid} from related configurations.."));
+            if c.ha_resource(vmid).is_some() {
+                c.ha_resources.retain(|r| r.vmid() != Some(vmid));
+                t.log.push(format!("NOTE: removed VM {vmid} from HA resource configuration."));
+            }
+        }
         Ok(())
     }));
     Ok(Value::String(upid))
@@ -78,6 +91,10 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     check_lock(&src, false).map_err(ApiError::internal)?;
     if let Some(s) = ctx.get("snapname") {
         return Err(ApiError::internal(format!("snapshot '{s}' does not exist")));
+    }
+    let pool = ctx.get("pool").map(str::to_string);
+    if let Some(p) = &pool {
+        crate::pools::check_exists(ctx.c, p)?;
     }
     if ctx.c.guests.contains_key(&newid) {
         return Err(ApiError::internal(format!("unable to create VM {newid}: config file already exists")));
@@ -151,6 +168,9 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             c.guests.remove(&newid);
             let _ = node2;
             return Err(format!("clone failed: {e}"));
+        }
+        if let Some(p) = &pool {
+            crate::pools::add_vm(c, p, newid);
         }
         Ok(())
     }));
