@@ -1,6 +1,7 @@
 //! `demo`: the collection as a user meets it, against the simulator.
 //!
-//! Builds the release binaries, installs the tarball into `build/collections`, starts
+//! Creates the main venv when it is missing (a fresh clone needs nothing else first),
+//! builds the release binaries, installs the tarball into `build/collections`, starts
 //! `pvesim` on a free port, then runs the example playbooks of `playbooks/`:
 //! `create`, `start`, `info`, any others (alphabetically) — once to converge, once more
 //! (which must change nothing), once with `--check` (which must change nothing
@@ -13,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::{build, galaxy, repo};
+use crate::{build, galaxy, repo, setup};
 
 /// Playbooks run in this order when present; others go after them, before teardown.
 const ORDER: [&str; 3] = ["create", "start", "info"];
@@ -24,6 +25,7 @@ const TOKEN: (&str, &str, &str) = ("ansible@pve", "automation", "5f1c9e0a-7d3b-4
 
 pub fn demo() -> Result<()> {
     let root = repo::root();
+    setup::main_venv()?;
     build::build(build::Profile::Release)?;
     let collections = root.join("build/collections");
     galaxy::install(&collections)?;

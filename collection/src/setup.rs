@@ -21,20 +21,34 @@ pub const VENVS: [(&str, &[&str]); 2] = [
 
 pub fn setup() -> Result<()> {
     for (dir, requirements) in VENVS {
-        let venv = repo::root().join(dir);
-        if satisfied(&venv, requirements) {
-            println!("{dir}: up to date ({})", requirements.join(", "));
-            continue;
-        }
-        if !venv.join("bin/python3").exists() {
-            repo::run(Command::new(python()).args(["-m", "venv"]).arg(&venv))?;
-        }
-        let mut pip = Command::new(venv.join("bin/python3"));
-        pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(requirements);
-        repo::run(&mut pip)?;
-        println!("{dir}: installed {}", requirements.join(", "));
+        venv(dir, requirements)?;
     }
     anchor()
+}
+
+/// Only the main venv (ansible-galaxy, ansible-playbook): what the demo and the
+/// conformance run need, so that they work on a fresh clone without `setup` first.
+pub fn main_venv() -> Result<()> {
+    let (dir, requirements) = VENVS[0];
+    venv(dir, requirements)
+}
+
+/// Creates the venv `dir` (relative to the repository) with `requirements`, unless
+/// it already has them.
+fn venv(dir: &str, requirements: &[&str]) -> Result<()> {
+    let venv = repo::root().join(dir);
+    if satisfied(&venv, requirements) {
+        println!("{dir}: up to date ({})", requirements.join(", "));
+        return Ok(());
+    }
+    if !venv.join("bin/python3").exists() {
+        repo::run(Command::new(python()).args(["-m", "venv"]).arg(&venv))?;
+    }
+    let mut pip = Command::new(venv.join("bin/python3"));
+    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(requirements);
+    repo::run(&mut pip)?;
+    println!("{dir}: installed {}", requirements.join(", "));
+    Ok(())
 }
 
 /// community.proxmox 1.6 itself, which the simulator's fidelity tests run against
