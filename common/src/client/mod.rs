@@ -12,6 +12,7 @@ mod error;
 mod login;
 pub mod retry;
 pub mod tls;
+pub mod trace;
 mod transport;
 pub mod url;
 
@@ -249,7 +250,10 @@ impl Client {
     fn send(&self, method: Method, path: &str, fields: Fields, answer: Answer) -> Result<Value, ApiError> {
         self.sent.fetch_add(1, Ordering::Relaxed);
         self.observed.clear();
-        let (status, body) = self.exchange(method, path, fields).map_err(|e| self.transport_error(method, path, e))?;
+        let started = std::time::Instant::now();
+        let exchanged = self.exchange(method, path, fields);
+        trace::record(method.as_str(), path, exchanged.as_ref().ok().map(|(s, _)| *s), started.elapsed());
+        let (status, body) = exchanged.map_err(|e| self.transport_error(method, path, e))?;
         if status >= 400 {
             return Err(self.http_error(status, &body));
         }
