@@ -8,9 +8,11 @@
 //! - `setup`: the Python venvs `.venv` (ansible-core 2.19) and `.venv-2.17`.
 //! - `demo`: build, install, start the simulator, run `playbooks/` twice and in check mode.
 //! - `test`: setup, debug build, the whole workspace's tests.
+//! - `conformance`: the playbooks of `tests/conformance/` against a real Proxmox VE.
 //! - `spec <module>`: a module's argument_spec as JSON (for the validation-parity test).
 
 mod build;
+mod conformance;
 mod demo;
 mod docs;
 mod galaxy;
@@ -31,6 +33,9 @@ const USAGE: &str = "usage: cargo collection <command>
   setup               create the Python venvs .venv (ansible-core 2.19) and .venv-2.17
   demo                build, install, start pvesim, run playbooks/ twice and in check mode
   test                setup, debug build, then the whole test suite
+  conformance [--debug|--no-build] [--report FILE] [--work DIR] [SCENARIO...]
+                      run tests/conformance/ against the PVE of PROXMOX_HOST
+                      (see the README, section Testing against your cluster)
   spec <module>       print a module's argument_spec as JSON";
 
 fn main() {
@@ -53,6 +58,7 @@ fn run(args: Vec<String>) -> Result<()> {
         ["setup"] => setup::setup(),
         ["demo"] => demo::demo(),
         ["test", rest @ ..] => test::test(rest),
+        ["conformance", rest @ ..] => conformance::conformance(rest),
         ["spec", module] => spec_json::print(module),
         ["help"] | ["--help"] | ["-h"] | [] => {
             println!("{USAGE}");
