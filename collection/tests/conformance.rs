@@ -100,6 +100,12 @@ impl Pvesim {
             )
             .unwrap();
         ferrox_common::tasks::wait(&c, upid.as_str().unwrap(), Duration::from_secs(30)).unwrap();
+        // Listed cluster-wide with its name, as the run will see it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !self.high_guests().iter().any(|(id, n)| *id == u64::from(vmid) && n == name) {
+            assert!(Instant::now() < deadline, "VM {vmid} not listed with its name");
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
 
     /// `(vmid, name)` of every guest with a vmid of 990000 or more.
