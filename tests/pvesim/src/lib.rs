@@ -15,6 +15,7 @@ pub mod auth;
 pub mod cluster;
 pub mod control;
 pub mod error;
+pub mod import;
 pub mod nodes;
 pub mod params;
 pub mod pools;

@@ -8,7 +8,11 @@ const USAGE: &str = "usage: pvesim [--listen ADDR:PORT] [--schema PATH] [--scena
               [--tls self-signed|ca] [--task-ms N] [--resources-lag-ms N] [--status-lag-ms N] [--auth-fail-delay-ms N]
               [--agent-delay-ms N]
        pvesim --extract-schema FULL_SCHEMA_JSON   (print the served subset)
-       pvesim --print-scenario                    (print the default scenario)";
+       pvesim --print-scenario                    (print the default scenario)
+       pvesim --print-scenario-schema             (print the JSON Schema of scenario files)
+       pvesim import --url https://HOST:8006 --token-id USER@REALM!ID --token-secret S
+                     [--fingerprint AB:CD:... | --ca FILE] [--insecure] [--name NAME] > twin.json
+                                                  (read a real cluster into a scenario; read-only)";
 
 fn main() {
     if let Err(e) = run() {
@@ -20,6 +24,9 @@ fn main() {
 fn run() -> anyhow::Result<()> {
     let mut cfg = SimConfig { listen: "127.0.0.1:8006".parse()?, ..SimConfig::default() };
     let mut ca_out: Option<PathBuf> = None;
+    if std::env::args().nth(1).as_deref() == Some("import") {
+        return import(std::env::args().skip(2).collect());
+    }
     let mut args = std::env::args().skip(1);
     let next = |args: &mut dyn Iterator<Item = String>, flag: &str| args.next().ok_or_else(|| anyhow::anyhow!("{flag} needs a value\n{USAGE}"));
     while let Some(a) = args.next() {
@@ -50,6 +57,10 @@ fn run() -> anyhow::Result<()> {
                 println!("{}", serde_json::to_string_pretty(&full.extract_subset()?)?);
                 return Ok(());
             }
+            "--print-scenario-schema" => {
+                println!("{}", serde_json::to_string_pretty(&Scenario::json_schema())?);
+                return Ok(());
+            }
             "--print-scenario" => {
                 println!("{}", serde_json::to_string_pretty(&Scenario::default_cluster())?);
                 return Ok(());
@@ -74,4 +85,32 @@ fn run() -> anyhow::Result<()> {
     loop {
         std::thread::park();
     }
+}
+
+/// `pvesim import ...`: the scenario of a real cluster on stdout.
+fn import(args: Vec<String>) -> anyhow::Result<()> {
+    use pvesim::import::http::{Reader, Trust};
+    let (mut url, mut token_id, mut secret, mut name) = (None, None, None, None);
+    let mut trust = Trust::WebPki;
+    let mut it = args.into_iter();
+    while let Some(a) = it.next() {
+        let mut value = || it.next().ok_or_else(|| anyhow::anyhow!("{a} needs a value\n{USAGE}"));
+        match a.as_str() {
+            "--url" => url = Some(value()?),
+            "--token-id" => token_id = Some(value()?),
+            "--token-secret" => secret = Some(value()?),
+            "--fingerprint" => trust = Trust::Fingerprint(value()?),
+            "--ca" => trust = Trust::Ca(value()?.into()),
+            "--insecure" => trust = Trust::Insecure,
+            "--name" => name = Some(value()?),
+            other => anyhow::bail!("unknown import argument {other}\n{USAGE}"),
+        }
+    }
+    let need = |v: Option<String>, flag: &str| v.ok_or_else(|| anyhow::anyhow!("import needs {flag}\n{USAGE}"));
+    // The secret may come from the environment, to keep it out of shell history.
+    let secret = secret.or_else(|| std::env::var("PVESIM_IMPORT_TOKEN_SECRET").ok());
+    let reader = Reader::new(&need(url, "--url")?, &need(token_id, "--token-id")?, &need(secret, "--token-secret (or PVESIM_IMPORT_TOKEN_SECRET)")?, trust)?;
+    let scenario = pvesim::import::import(&reader, name)?;
+    println!("{}", serde_json::to_string_pretty(&scenario)?);
+    Ok(())
 }

@@ -9,7 +9,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A file volume preloaded on a storage (ISOs, import images).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct VolumeSpec {
     pub storage: String,
     pub volname: String,
@@ -22,10 +23,14 @@ pub struct VolumeSpec {
     /// holds; a restore with `archive` brings it back with new disks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<BTreeMap<String, Value>>,
+    /// Creation time (epoch seconds) as the storage lists it; default 1760000000.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ctime: Option<u64>,
 }
 
 /// A snapshot of a guest: its config at the time (default: the guest's config).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct SnapshotSpec {
     pub name: String,
     #[serde(default)]
@@ -39,7 +44,9 @@ pub struct SnapshotSpec {
     pub config: Option<BTreeMap<String, Value>>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// A VM or container.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct GuestSpec {
     pub vmid: u32,
     pub node: String,
@@ -59,21 +66,29 @@ fn qemu() -> GuestKind {
     GuestKind::Qemu
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+/// A cluster for pvesim to start from (`pvesim --scenario FILE`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct Scenario {
+    /// Shown in the ticket response.
     #[serde(default = "default_name")]
     pub cluster_name: String,
     pub nodes: Vec<NodeDef>,
     pub storages: Vec<StorageDef>,
+    /// Files preloaded on storages (ISOs, import images, backups); disks named in guest
+    /// configs need no entry.
     #[serde(default)]
     pub volumes: Vec<VolumeSpec>,
     pub users: Vec<UserDef>,
+    /// Custom roles: name -> privileges (the built-in roles always exist).
     #[serde(default)]
     pub roles: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     pub acls: Vec<AclDef>,
+    /// VMs and containers.
     #[serde(default)]
     pub guests: Vec<GuestSpec>,
+    /// The datacenter's `mac_prefix` (default `BC:24:11`; empty: random MACs).
     #[serde(default)]
     pub mac_prefix: Option<String>,
     /// Resource pools and their members.
@@ -94,14 +109,31 @@ pub const DEFAULT_ROOT_PASSWORD: &str = "pvesim-root";
 impl Scenario {
     pub fn from_file(p: &Path) -> anyhow::Result<Scenario> {
         let text = std::fs::read_to_string(p).map_err(|e| anyhow::anyhow!("reading scenario {}: {e}", p.display()))?;
-        serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("parsing scenario {}: {e}", p.display()))
+        Scenario::from_json(&text).map_err(|e| anyhow::anyhow!("scenario {}: {e}", p.display()))
+    }
+
+    /// Parses a scenario; a value that does not fit the format (see [`Scenario::json_schema`])
+    /// is refused with the path of the bad field, like `guests[2].config.memory: ...`.
+    pub fn from_json(text: &str) -> anyhow::Result<Scenario> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let place = if path == "." { "the top level".to_string() } else { path };
+            anyhow::anyhow!("{place}: {} (the format: pvesim --print-scenario-schema)", e.inner())
+        })
+    }
+
+    /// The JSON Schema of the scenario format, derived from these types (published as
+    /// `tests/pvesim/scenario.schema.json`; a test keeps that file current).
+    pub fn json_schema() -> Value {
+        serde_json::to_value(schemars::schema_for!(Scenario)).expect("a schema is JSON")
     }
 
     /// Two nodes, the usual storages, a Debian 13 template, a stopped VM, a container,
     /// and an automation user with two API tokens.
     pub fn default_cluster() -> Scenario {
         let text = include_str!("../scenarios/default.json");
-        serde_json::from_str(text).expect("bundled default scenario is valid")
+        Scenario::from_json(text).expect("bundled default scenario is valid")
     }
 
     /// Replace the credentials the CLI/config may override.
@@ -170,7 +202,7 @@ impl Scenario {
                     format: storage::format_of(&v.volname),
                     vmid: storage::owner_of(&v.volname),
                     content: storage::content_of(&v.volname).into(),
-                    ctime: 1_760_000_000,
+                    ctime: v.ctime.unwrap_or(1_760_000_000),
                     backup_config: v.config.as_ref().map(config_strings),
                 });
             }

@@ -8,7 +8,8 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct NodeDef {
     pub name: String,
     #[serde(default = "yes")]
@@ -26,7 +27,8 @@ pub struct NodeDef {
 }
 
 /// An IPv4 address of a node interface, as `/nodes/{node}/network` reports it.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct IfaceAddress {
     /// `192.0.2.11/24`.
     pub cidr: String,
@@ -40,7 +42,8 @@ fn default_node_mem() -> u64 {
     64 << 30
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct StorageDef {
     pub id: String,
     /// PVE plugin type: dir, nfs, cifs, lvmthin, lvm, zfspool, rbd.
@@ -116,7 +119,8 @@ impl Volume {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct TokenDef {
     pub id: String,
     pub secret: String,
@@ -124,7 +128,8 @@ pub struct TokenDef {
     pub privsep: bool,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct UserDef {
     pub userid: String,
     #[serde(default)]
@@ -138,7 +143,8 @@ pub struct UserDef {
     pub tokens: Vec<TokenDef>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct AclDef {
     pub path: String,
     /// `user@realm` or a token id `user@realm!token`.
@@ -148,7 +154,7 @@ pub struct AclDef {
     pub propagate: bool,
 }
 
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum GuestKind {
     Qemu,
@@ -188,7 +194,8 @@ pub struct Snapshot {
 }
 
 /// A resource pool (`user.cfg` `pool:` line): its members.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct PoolDef {
     pub poolid: String,
     #[serde(default)]
@@ -202,7 +209,8 @@ pub struct PoolDef {
 }
 
 /// An HA resource (`/etc/pve/ha/resources.cfg`).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
 pub struct HaResource {
     /// `vm:<vmid>` (or `ct:<vmid>`).
     pub sid: String,
