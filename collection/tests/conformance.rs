@@ -13,6 +13,10 @@ use ferrox_common::connection::ConnectionParams;
 use serde_json::Value;
 
 const TOKEN_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
+const CONFORMANCE_SECRET: &str = "7d0c3a52-1f4e-4b8a-9c6d-2e5f8a1b4c7d";
+
+/// The role of the README's "Testing against your cluster", word for word.
+const README_PRIVILEGES: &str = "VM.Allocate VM.Audit VM.Clone VM.PowerMgmt VM.Config.CPU VM.Config.Memory VM.Config.Disk VM.Config.Network VM.Config.Options VM.Config.HWType Datastore.AllocateSpace Datastore.Audit SDN.Use";
 
 /// A `pvesim` process on a free port with its CA written to `dir`; killed on drop.
 struct Pvesim {
@@ -22,16 +26,41 @@ struct Pvesim {
 }
 
 impl Pvesim {
-    fn start(dir: &Path) -> Pvesim {
+    fn binary() -> PathBuf {
         let collection = PathBuf::from(env!("CARGO_BIN_EXE_collection"));
         let binary = collection.with_file_name("pvesim");
-        assert!(
-            binary.is_file(),
-            "{} is missing: cargo build -p pvesim",
-            binary.display()
-        );
+        assert!(binary.is_file(), "{} is missing: cargo build -p pvesim", binary.display());
+        binary
+    }
+
+    fn start(dir: &Path) -> Pvesim {
+        Pvesim::start_with(dir, &[])
+    }
+
+    /// With the README's conformance user: the default scenario plus `conformance@pve`,
+    /// whose token `run` has exactly the privileges the README lists, on its paths.
+    fn start_with_readme_token(dir: &Path) -> Pvesim {
+        let out = Command::new(Pvesim::binary()).arg("--print-scenario").output().unwrap();
+        let mut scenario: Value = serde_json::from_slice(&out.stdout).unwrap();
+        scenario["roles"]["FerroxConformance"] = README_PRIVILEGES.split_whitespace().collect::<Vec<_>>().into();
+        scenario["users"].as_array_mut().unwrap().push(serde_json::json!({
+            "userid": "conformance@pve",
+            "tokens": [{"id": "run", "secret": CONFORMANCE_SECRET, "privsep": false}],
+        }));
+        for path in ["/vms", "/storage/local-lvm", "/sdn/zones/localnetwork/vmbr0"] {
+            scenario["acls"].as_array_mut().unwrap().push(serde_json::json!({
+                "path": path, "ugid": "conformance@pve", "roles": ["FerroxConformance"],
+            }));
+        }
+        let file = dir.join("scenario.json");
+        std::fs::write(&file, scenario.to_string()).unwrap();
+        Pvesim::start_with(dir, &["--scenario".as_ref(), file.as_os_str()])
+    }
+
+    fn start_with(dir: &Path, extra: &[&std::ffi::OsStr]) -> Pvesim {
         let ca = dir.join("ca.pem");
-        let mut child = Command::new(&binary)
+        let mut child = Command::new(Pvesim::binary())
+            .args(extra)
             // Shorter tasks than the defaults: the flows wait for them all the same.
             .args(["--listen", "127.0.0.1:0", "--task-ms", "30", "--ca-out"])
             .arg(&ca)
@@ -188,12 +217,19 @@ fn refuses_to_start_when_the_range_holds_a_foreign_vm() {
 }
 
 #[test]
-fn passes_reports_and_cleans_up_what_an_earlier_run_left() {
+fn passes_with_the_readme_privileges_reports_and_cleans_up_what_an_earlier_run_left() {
     let work = workdir("full");
-    let sim = Pvesim::start(&work);
+    let sim = Pvesim::start_with_readme_token(&work);
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    assert!(readme.contains(&format!("pveum role add FerroxConformance --privs \"{README_PRIVILEGES}\"")), "the README lists these privileges");
     // As an interrupted run leaves it: a VM of the range that carries the prefix.
     sim.create_vm(990_004, "ferroxconf-create");
-    let out = conformance(&sim, &work, &[]).output().unwrap();
+    let out = conformance(&sim, &work, &[])
+        .env("PROXMOX_USER", "conformance@pve")
+        .env("PROXMOX_TOKEN_ID", "run")
+        .env("PROXMOX_TOKEN_SECRET", CONFORMANCE_SECRET)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
@@ -258,7 +294,7 @@ fn passes_reports_and_cleans_up_what_an_earlier_run_left() {
         report["cleanup"]
     );
     let text = std::fs::read_to_string(work.join("report.json")).unwrap();
-    assert!(!text.contains(TOKEN_SECRET), "the report carries no secret");
+    assert!(!text.contains(CONFORMANCE_SECRET), "the report carries no secret");
     assert_eq!(sim.high_guests(), [], "nothing is left in the range");
     // Only the range was used: the scenario's guests (100, 200, 9000) are as before.
     let all = sim
