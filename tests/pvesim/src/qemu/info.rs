@@ -72,6 +72,18 @@ pub fn stats(_ctx: &Ctx<'_>, g: &Guest) -> Map<String, Value> {
     }
     if running {
         m.insert("pid".into(), json!(10_000 + g.vmid % 50_000));
+        // PVE 9: the VM cgroup's pressure stall averages over 10 s (numbers).
+        for (k, v) in [("pressurecpusome", 0.12), ("pressurecpufull", 0.0), ("pressureiosome", 0.05), ("pressureiofull", 0.03), ("pressurememorysome", 0.0), ("pressurememoryfull", 0.0)] {
+            m.insert(k.into(), json!(v));
+        }
+    }
+    if let Some(min) = balloon_mib(g).filter(|b| *b > 0) {
+        // Set from the config whenever a balloon target is configured.
+        m.insert("balloon_min".into(), json!(min << 20));
+        m.insert("shares".into(), json!(c.get("shares").and_then(|v| v.parse::<u64>().ok()).unwrap_or(1000)));
+    }
+    if c.keys().any(|k| k.strip_prefix("serial").is_some_and(|n| n.parse::<u8>().is_ok_and(|n| n < 4))) {
+        m.insert("serial".into(), json!(1));
     }
     if super::is_template(g) {
         m.insert("template".into(), json!(1));
@@ -85,6 +97,75 @@ pub fn stats(_ctx: &Ctx<'_>, g: &Guest) -> Map<String, Value> {
     m
 }
 
+/// `balloon` of the config in MiB (0 = no balloon device).
+fn balloon_mib(g: &Guest) -> Option<u64> {
+    g.conf.current.get("balloon").and_then(|v| v.parse().ok())
+}
+
+/// What vmstatus adds with `full` for a running VM: QMP answers (status, machine,
+/// version, balloon, block stats, Proxmox support) and per-tap NIC counters.
+fn full_stats(g: &Guest, m: &mut Map<String, Value>) {
+    if !g.running {
+        return;
+    }
+    let c = &g.conf.current;
+    let up = uptime(g);
+    m.insert("qmpstatus".into(), json!(if g.paused { "paused" } else { "running" }));
+    m.insert("running-machine".into(), json!("pc-i440fx-10.0+pve0"));
+    m.insert("running-qemu".into(), json!(super::create::QEMU_VERSION));
+    m.insert(
+        "proxmox-support".into(),
+        json!({
+            "backup-fleecing": true, "backup-max-workers": true, "pbs-dirty-bitmap": true,
+            "pbs-dirty-bitmap-migration": true, "pbs-dirty-bitmap-savevm": true,
+            "pbs-library-version": "1.5.2 (UNKNOWN)", "pbs-masterkey": true, "query-bitmap-info": true,
+        }),
+    );
+    let mut blockstat = Map::new();
+    let (mut rd, mut wr) = (0u64, 0u64);
+    for (k, v) in c.iter().filter(|(k, _)| super::disks::is_disk_key(k)) {
+        let cdrom = Drive::parse_stored(v).is_cdrom();
+        let (r, w) = if cdrom { (0, 0) } else { (up * 30_000, up * 15_000) };
+        rd += r;
+        wr += w;
+        blockstat.insert(
+            k.clone(),
+            json!({
+                "rd_bytes": r, "wr_bytes": w, "rd_operations": r / 4096, "wr_operations": w / 4096,
+                "flush_operations": w / 65_536, "rd_merged": 0, "wr_merged": 0, "unmap_bytes": 0,
+                "unmap_operations": 0, "rd_total_time_ns": r * 10, "wr_total_time_ns": w * 20,
+                "flush_total_time_ns": 0, "failed_rd_operations": 0, "failed_wr_operations": 0,
+                "invalid_rd_operations": 0, "invalid_wr_operations": 0, "account_failed": true,
+                "account_invalid": true, "idle_time_ns": 1_000_000, "timed_stats": [],
+            }),
+        );
+    }
+    m.insert("blockstat".into(), Value::Object(blockstat));
+    m.insert("diskread".into(), json!(rd));
+    m.insert("diskwrite".into(), json!(wr));
+    let mut nics = Map::new();
+    for k in c.keys().filter(|k| super::disks::is_net_key(k)) {
+        nics.insert(format!("tap{}i{}", g.vmid, &k[3..]), json!({"netin": up * 1200, "netout": up * 800}));
+    }
+    m.insert("nics".into(), Value::Object(nics));
+    if balloon_mib(g) != Some(0) {
+        // query-balloon: only with a balloon device (`balloon: 0` has none).
+        let max = memory_bytes(g);
+        let free = max / 2;
+        m.insert("balloon".into(), json!(max));
+        m.insert("freemem".into(), json!(free));
+        m.insert("mem".into(), json!(max - free));
+        m.insert(
+            "ballooninfo".into(),
+            json!({
+                "actual": max, "max_mem": max, "total_mem": max, "free_mem": free,
+                "mem_swapped_in": 0, "mem_swapped_out": 0, "major_page_faults": 120,
+                "minor_page_faults": 250_000, "last_update": crate::util::now_secs(),
+            }),
+        );
+    }
+}
+
 pub fn list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
     let full = ctx.flag("full");
@@ -94,9 +175,8 @@ pub fn list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             continue;
         }
         let mut m = stats(ctx, g);
-        if full && g.running {
-            m.insert("qmpstatus".into(), json!(if g.paused { "paused" } else { "running" }));
-            m.insert("running-qemu".into(), json!(super::create::QEMU_VERSION));
+        if full {
+            full_stats(g, &mut m);
         }
         out.push(Value::Object(m));
     }
@@ -127,16 +207,23 @@ pub fn pending(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 pub fn status_current(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let g = vm(ctx.c, &ctx.node(), ctx.vmid())?;
     let mut m = stats(ctx, g);
-    let qmp = if g.running { if g.paused { "paused" } else { "running" } } else { "stopped" };
-    m.insert("qmpstatus".into(), json!(qmp));
-    m.insert("ha".into(), json!({"managed": 0}));
+    full_stats(g, &mut m);
+    if !g.running {
+        m.insert("qmpstatus".into(), json!("stopped"));
+    }
+    m.insert("ha".into(), super::ha::service_status(ctx.c, g.vmid));
     let agent_on = g.conf.current.get("agent").is_some_and(|a| agent_enabled(a));
     if agent_on {
         m.insert("agent".into(), json!(1));
     }
-    if g.running {
-        m.insert("running-machine".into(), json!("pc-i440fx-10.0+pve0"));
-        m.insert("running-qemu".into(), json!(super::create::QEMU_VERSION));
+    if let Some(vga) = g.conf.current.get("vga") {
+        // SPICE-capable display (qxl*, virtio*), and the clipboard option (null if unset).
+        let ty = vga.split(',').find_map(|p| p.strip_prefix("type=").or((!p.contains('=')).then_some(p))).unwrap_or("");
+        if ty.starts_with("qxl") || ty.starts_with("virtio") {
+            m.insert("spice".into(), json!(1));
+        }
+        let clipboard = vga.split(',').find_map(|p| p.strip_prefix("clipboard="));
+        m.insert("clipboard".into(), clipboard.map_or(Value::Null, |c| json!(c)));
     }
     Ok(Value::Object(m))
 }

@@ -5,6 +5,7 @@ pub mod config;
 pub mod create;
 pub mod diskops;
 pub mod disks;
+pub mod ha;
 pub mod info;
 pub mod lifecycle;
 pub mod normalize;

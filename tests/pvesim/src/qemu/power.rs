@@ -65,6 +65,9 @@ fn is_suspended_to_disk(g: &crate::state::Guest) -> bool {
 
 pub fn start(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
+    if super::ha::managed(ctx.c, vmid) && exists(ctx.c, &node, vmid) {
+        return super::ha::start(ctx);
+    }
     let skiplock = ctx.flag("skiplock");
     Ok(Value::String(spawn_start(ctx.sim, ctx.c, &node, vmid, ctx.who, skiplock)))
 }
@@ -78,6 +81,12 @@ pub fn stop(ctx: &mut Ctx<'_>, kind: &str) -> ApiResult<Value> {
                 return Err(ApiError::internal("VM is paused - cannot shutdown"));
             }
         }
+    }
+    if super::ha::managed(ctx.c, vmid) && exists(ctx.c, &node, vmid) {
+        if kind == "qmstop" && ctx.flag("overrule-shutdown") {
+            return Err(ApiError::param("overrule-shutdown", "Not applicable for HA resources."));
+        }
+        return super::ha::stop(ctx, kind == "qmshutdown");
     }
     let skiplock = ctx.flag("skiplock");
     let node2 = node.clone();
@@ -156,6 +165,9 @@ pub fn simple(ctx: &mut Ctx<'_>, kind: &str) -> ApiResult<Value> {
         return Ok(Value::String(upid));
     }
     require_running(ctx, &node, vmid)?;
+    if kind == "qmpause" && ctx.flag("todisk") && super::ha::managed(ctx.c, vmid) {
+        return Err(ApiError::internal("Cannot suspend HA managed VM to disk"));
+    }
     let kind = if kind == "qmpause" && ctx.flag("todisk") { "qmsuspend" } else { kind };
     let skiplock = ctx.flag("skiplock");
     let node2 = node.clone();
