@@ -42,7 +42,10 @@ pub struct Outcome {
 impl Outcome {
     /// Adds `pending` to a result when the run left changes pending (left out otherwise,
     /// as the result of a VM that takes every change at once).
-    pub fn with_pending(&self, out: ferrox_common::protocol::Output) -> ferrox_common::protocol::Output {
+    pub fn with_pending(
+        &self,
+        out: ferrox_common::protocol::Output,
+    ) -> ferrox_common::protocol::Output {
         if self.pending.is_empty() {
             out
         } else {
@@ -315,11 +318,49 @@ impl Executor<'_> {
         if self.skiplock && !matches!(call, PowerCall::Reboot) {
             body.push(("skiplock", "1".into()));
         }
+        let started = std::time::Instant::now();
         let answer = self
             .client
             .post(&vm.path(&format!("/status/{}", call.endpoint())), &body)
             .map_err(|e| api_fail(&prefix, e, id))?;
-        self.wait_answer(&answer, budget, op, &prefix, id)
+        self.wait_answer(&answer, budget, op, &prefix, id)?;
+        // An HA-managed VM: the task only handed the request to the HA manager, which
+        // starts or stops the VM later in its own task. Done means the state is reached.
+        if let Some(want) = answer.as_str().and_then(ha_request_target) {
+            let left = budget.saturating_sub(started.elapsed());
+            self.wait_power_state(vm, want, left, op, &prefix)?;
+        }
+        Ok(())
+    }
+
+    /// Polls `status/current` until the VM is `want` (after an HA request).
+    fn wait_power_state(
+        &mut self,
+        vm: &Vm,
+        want: &str,
+        budget: Duration,
+        op: &str,
+        prefix: &str,
+    ) -> Result<(), Failure> {
+        let t0 = std::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let power = api::power(self.client, vm).map_err(|e| api_fail(prefix, e, vm.vmid))?;
+            if power.status == want {
+                return Ok(());
+            }
+            if t0.elapsed() >= budget {
+                return Err(Failure::new(format!(
+                    "Reached timeout while waiting for {op} VM. VM {} is HA-managed: the HA manager accepted the request, but the VM was still {} after {} s (check `ha-manager status` on the cluster, or raise timeout)",
+                    vm.vmid,
+                    power.status,
+                    t0.elapsed().as_secs()
+                ))
+                .with("vmid", vm.vmid));
+            }
+            std::thread::sleep(pause.min(budget.saturating_sub(t0.elapsed())));
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
     }
 
     /// Posts with a vmid, choosing the next one when PVE says it was taken meanwhile
@@ -425,10 +466,20 @@ impl Executor<'_> {
     /// failure) when PVE takes longer.
     fn wait_listed(&mut self, vmid: u32, name: Option<&str>) {
         if let Err(e) = vm::wait_visible(self.client, vmid, name, LISTED_TIMEOUT) {
-            self.outcome
-                .warnings
-                .push(format!("{e}; a lookup by name right away may not find VM {vmid}"));
+            self.outcome.warnings.push(format!(
+                "{e}; a lookup by name right away may not find VM {vmid}"
+            ));
         }
+    }
+}
+
+/// The power state an HA request's task (`hastart`/`hastop` in the UPID's type field)
+/// leads to once the HA manager has acted.
+pub fn ha_request_target(upid: &str) -> Option<&'static str> {
+    match upid.split(':').nth(5)? {
+        "hastart" => Some("running"),
+        "hastop" => Some("stopped"),
+        _ => None,
     }
 }
 
@@ -487,6 +538,23 @@ mod tests {
             task_failure("starting of VM 100 failed with exception: ", "starting", failed),
             "starting of VM 100 failed with exception: start failed: bridge 'vmbr9' does not exist (task UPID:pve1:1:2:3:qmstart:100:root@pam:). Task log: TASK ERROR: start failed: bridge 'vmbr9' does not exist"
         );
+    }
+
+    #[test]
+    fn ha_requests_are_recognised_by_their_task_type() {
+        assert_eq!(
+            ha_request_target("UPID:pve1:00100001:01000000:6570A1B2:hastart:100:root@pam:"),
+            Some("running")
+        );
+        assert_eq!(
+            ha_request_target("UPID:pve1:00100001:01000000:6570A1B2:hastop:100:root@pam:"),
+            Some("stopped")
+        );
+        assert_eq!(
+            ha_request_target("UPID:pve1:00100001:01000000:6570A1B2:qmstart:100:root@pam:"),
+            None
+        );
+        assert_eq!(ha_request_target("not a upid"), None);
     }
 
     #[test]

@@ -1,0 +1,142 @@
+//! What production clusters have and the default scenario does not: HA-managed VMs,
+//! resource pools, backups restored with `archive`. Each through proxmox_kvm end to end.
+
+use ferrox_integration::Env;
+use pvesim::state::{HaResource, PoolDef};
+use serde_json::Value;
+
+fn task(extra: &str) -> String {
+    format!("- name: t\n  ferrox.proxmox.proxmox_kvm:\n{extra}")
+}
+
+fn status(env: &Env, vmid: u64) -> String {
+    env.api_get(&format!("/nodes/pve1/qemu/{vmid}/status/current"))["status"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn resource(env: &Env, vmid: u64) -> Value {
+    let all = env.api_get("/cluster/resources?type=vm");
+    all.as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["vmid"] == vmid)
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
+/// An HA request's task ends before the VM changes state: the module must wait for the
+/// state, so the next task (and the reported result) sees the VM running/stopped.
+#[test]
+fn ha_managed_vm_is_started_and_stopped_through_the_ha_manager() {
+    let mut scenario = pvesim::scenario::Scenario::default_cluster();
+    scenario.ha_resources.push(HaResource {
+        sid: "vm:100".into(),
+        state: "stopped".into(),
+        comment: None,
+    });
+    let env = Env::start_with(pvesim::SimConfig {
+        scenario,
+        ..Default::default()
+    });
+    assert_eq!(resource(&env, 100)["hastate"], "stopped");
+    // The HA manager acts a while after the request (PVE: its 10 s loop): its start
+    // task takes 3 s, long after the hastart task has ended.
+    env.fault(serde_json::json!({"task_type": "qmstart", "duration_ms": 3000, "times": 1}));
+    env.clear_requests();
+    let play = env.play(&task("    vmid: 100\n    state: started\n"));
+    let t = play.task("t");
+    assert!(t.changed, "{}", play.transcript());
+    assert_eq!(t.msg(), "VM 100 started");
+    assert_eq!(
+        status(&env, 100),
+        "running",
+        "the module returned only once the VM ran"
+    );
+    assert_eq!(resource(&env, 100)["hastate"], "started");
+    // After the start request's task, the module polled the VM's state.
+    let log = env.requests()["log"].as_array().unwrap().clone();
+    let call = |e: &Value| {
+        format!(
+            "{} {}",
+            e["method"].as_str().unwrap(),
+            e["path"].as_str().unwrap()
+        )
+    };
+    let posted = log
+        .iter()
+        .position(|e| call(e) == "POST /api2/json/nodes/pve1/qemu/100/status/start")
+        .expect("start posted");
+    assert!(
+        log[posted..]
+            .iter()
+            .any(|e| call(e) == "GET /api2/json/nodes/pve1/qemu/100/status/current"),
+        "no state poll after the HA request: {:?}",
+        log.iter().map(call).collect::<Vec<_>>()
+    );
+    let again = env.play(&task("    vmid: 100\n    state: started\n"));
+    assert!(!again.task("t").changed);
+
+    env.fault(serde_json::json!({"task_type": "qmshutdown", "duration_ms": 3000, "times": 1}));
+    let stop = env.play(&task(
+        "    vmid: 100\n    state: stopped\n    timeout: 20\n",
+    ));
+    assert_eq!(stop.task("t").msg(), "VM 100 is shutting down");
+    assert_eq!(status(&env, 100), "stopped");
+    assert_eq!(resource(&env, 100)["hastate"], "stopped");
+
+    // Removing an HA resource's VM needs purge (PVE's own refusal otherwise).
+    let refused = env.play(&task("    vmid: 100\n    state: absent\n"));
+    assert!(refused.task("t").failed);
+    assert!(
+        refused
+            .task("t")
+            .msg()
+            .contains("used in HA resources and purge parameter not set"),
+        "{}",
+        refused.task("t").msg()
+    );
+    let gone = env.play(&task("    vmid: 100\n    state: absent\n    purge: true\n"));
+    assert!(gone.task("t").changed, "{}", gone.transcript());
+    assert_eq!(resource(&env, 100), Value::Null);
+}
+
+#[test]
+fn a_vm_is_created_and_cloned_into_a_pool() {
+    let mut scenario = pvesim::scenario::Scenario::default_cluster();
+    scenario.pools.push(PoolDef {
+        poolid: "web".into(),
+        comment: Some("web tier".into()),
+        ..Default::default()
+    });
+    let env = Env::start_with(pvesim::SimConfig {
+        scenario,
+        ..Default::default()
+    });
+    let play = env.play(&task(
+        "    node: pve1\n    name: web02\n    vmid: 140\n    pool: web\n    cores: 2\n",
+    ));
+    assert!(play.task("t").changed, "{}", play.transcript());
+    assert_eq!(resource(&env, 140)["pool"], "web");
+    let again = env.play(&task(
+        "    node: pve1\n    name: web02\n    vmid: 140\n    pool: web\n    cores: 2\n",
+    ));
+    assert!(!again.task("t").changed, "{}", again.transcript());
+    let clone = env.play(&task("    node: pve1\n    clone: base-debian13\n    vmid: 9000\n    newid: 141\n    name: web03\n    pool: prod\n"));
+    assert!(clone.task("t").changed, "{}", clone.transcript());
+    assert_eq!(resource(&env, 141)["pool"], "prod");
+    let members = env.api_get("/pools?poolid=web");
+    assert_eq!(members[0]["members"][0]["vmid"], 140);
+    // A pool that does not exist: PVE's answer, nothing created.
+    let bad = env.play(&task(
+        "    node: pve1\n    name: web04\n    vmid: 142\n    pool: nope\n",
+    ));
+    assert!(bad.task("t").failed);
+    assert!(
+        bad.task("t").msg().contains("pool 'nope' does not exist"),
+        "{}",
+        bad.task("t").msg()
+    );
+    assert_eq!(resource(&env, 142), Value::Null);
+}
