@@ -4,16 +4,16 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
+use crate::build;
 use crate::modules;
 use crate::repo;
 
-/// `build/ferrox-proxmox-<version>.tar.gz`, with the binaries currently in plugins/modules.
+/// `build/ferrox-proxmox-<version>.tar.gz`, with the binaries currently in
+/// `plugins/modules/__bin/<platform>/` (every platform folder present, each complete).
 pub fn tarball() -> Result<PathBuf> {
     let root = repo::root();
-    let missing: Vec<&str> = modules::names().filter(|m| !root.join("plugins/modules").join(m).is_file()).collect();
-    if !missing.is_empty() {
-        bail!("plugins/modules/ lacks {}: run `cargo collection build` first", missing.join(", "));
-    }
+    let platforms = shipped_platforms()?;
+    println!("platforms in the tarball: {}", platforms.join(", "));
     let out_dir = root.join("build");
     std::fs::create_dir_all(&out_dir)?;
     let mut cmd = std::process::Command::new(repo::venv_tool("ansible-galaxy")?);
@@ -28,6 +28,45 @@ pub fn tarball() -> Result<PathBuf> {
     }
     println!("{}", path.display());
     Ok(path)
+}
+
+/// The platform folders of `plugins/modules/__bin/`; fails when there is none or one
+/// lacks a module (a platform half shipped would fail tasks at run time).
+fn shipped_platforms() -> Result<Vec<String>> {
+    let bin_root = build::bin_root();
+    let mut platforms = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&bin_root) {
+        for entry in entries {
+            let path = entry?.path();
+            if !path.is_dir() {
+                continue;
+            }
+            let name = path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let missing: Vec<&str> = modules::names()
+                .filter(|m| !path.join(m).is_file())
+                .collect();
+            if !missing.is_empty() {
+                bail!(
+                    "{} lacks {}: run `cargo collection build` (on a {name} machine)",
+                    repo::rel(&path),
+                    missing.join(", ")
+                );
+            }
+            platforms.push(name);
+        }
+    }
+    if platforms.is_empty() {
+        bail!(
+            "{} holds no module binaries: run `cargo collection build` first",
+            repo::rel(&bin_root)
+        );
+    }
+    platforms.sort();
+    Ok(platforms)
 }
 
 /// Builds the tarball and installs it into `dir` (an `ansible_collections` parent).

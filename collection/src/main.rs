@@ -1,8 +1,8 @@
 //! `cargo collection <command>`: everything between the Rust sources and a playbook.
 //!
-//! - `build [--debug]`: the four module binaries into `plugins/modules/` (release builds
-//!   are statically linked for x86_64 Linux, so they run on any PVE controller host).
-//! - `docs [--check]`: `plugins/modules/<m>.yml` rendered from each module's declaration.
+//! - `build [--debug]`: the four module binaries, for the host's platform, into
+//!   `plugins/modules/__bin/<platform>/` (release builds are static on Linux).
+//! - `docs [--check]`: the docs-only `plugins/modules/<m>.py` rendered from each module's declaration.
 //! - `tarball`: `build/ferrox-proxmox-<version>.tar.gz` via `ansible-galaxy collection build`.
 //! - `install [--path DIR]`: the tarball installed into DIR (default `build/collections`).
 //! - `setup`: the Python venvs `.venv` (ansible-core 2.19) and `.venv-2.17`.
@@ -17,7 +17,9 @@ mod demo;
 mod docs;
 mod galaxy;
 mod modules;
+mod platform;
 mod repo;
+mod sanity;
 mod setup;
 mod spec_json;
 mod test;
@@ -26,8 +28,8 @@ use anyhow::{bail, Result};
 
 const USAGE: &str = "usage: cargo collection <command>
 
-  build [--debug]     build the module binaries into plugins/modules/
-  docs [--check]      render plugins/modules/<module>.yml (--check: fail if stale)
+  build [--debug]     build the module binaries into plugins/modules/__bin/<host platform>/
+  docs [--check]      render plugins/modules/<module>.py (--check: fail if stale)
   tarball             build the collection tarball into build/
   install [--path D]  install the tarball into D (default build/collections)
   setup               create the Python venvs .venv (ansible-core 2.19) and .venv-2.17

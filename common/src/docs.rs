@@ -1,5 +1,8 @@
-//! The sidecar documentation (`plugins/modules/<name>.yml`) rendered from a module's
-//! declaration, so `ansible-doc` shows exactly the options the binary validates.
+//! The docs-only module file (`plugins/modules/<name>.py`) rendered from a module's
+//! declaration, so `ansible-doc` (and its `-l` listing, Galaxy, ansible-lint) shows
+//! exactly the options the binary validates. The file holds only DOCUMENTATION, EXAMPLES
+//! and RETURN: the action plugin of the same name runs the binary from
+//! `plugins/modules/__bin/<platform>/`.
 //!
 //! `collection docs` writes these files and `collection docs --check` fails when a
 //! committed file differs from what the declaration renders.
@@ -8,65 +11,117 @@ use serde_json::Value;
 
 use crate::options::{ModuleSpec, Opt};
 
-const HEADER: &str = "# Copyright (c) ferrox.proxmox contributors
+const HEADER: &str = "# -*- coding: utf-8 -*-
+# Copyright (c) ferrox.proxmox contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Generated from the module's option declaration by `cargo collection docs`; do not edit.
----
+# Documentation only: the action plugin plugins/action/{name}.py runs the module's
+# binary, plugins/modules/__bin/<platform>/{name}, for the task's target platform.
+
+from __future__ import annotations
+
 ";
 
-/// The whole sidecar file for a module.
-pub fn render_sidecar(spec: &ModuleSpec) -> String {
-    let mut y = String::from(HEADER);
-    y.push_str("DOCUMENTATION:\n");
-    line(&mut y, 1, "module", &scalar(spec.name));
-    line(&mut y, 1, "short_description", &scalar(spec.short_description));
-    line(&mut y, 1, "version_added", &quoted(spec.version_added));
-    list(&mut y, 1, "description", &spec.description);
-    y.push_str("  author:\n    - ferrox.proxmox contributors\n");
-    y.push_str("  options:\n");
+/// The author line (validate-modules wants a GitHub handle or `!UNKNOWN`).
+const AUTHOR: &str = "ferrox.proxmox contributors (!UNKNOWN)";
+
+/// What the action plugin in front of every binary adds to the module's attributes.
+const ACTION_ATTRIBUTES: &str = "  action:
+    support: full
+    details: The action plugin picks the binary built for the target's platform (C(uname -sm), or the controller's own platform on a local connection).
+  async:
+    support: full
+    details: Like every binary module, C(async) needs Python on the target host for ansible-core's async wrapper.
+  bypass_host_loop:
+    support: none
+  platform:
+    support: full
+    platforms: posix
+    details: Binaries run on the host the task targets, usually the controller (C(delegate_to) C(localhost)) or a Proxmox VE node; the collection's README lists the platforms shipped.
+";
+
+/// The whole `plugins/modules/<name>.py` for a module.
+pub fn render_stub(spec: &ModuleSpec) -> String {
+    let mut py = HEADER.replace("{name}", spec.name);
+    py.push_str(&python_block("DOCUMENTATION", &documentation(spec)));
+    py.push('\n');
+    py.push_str(&python_block("EXAMPLES", &verbatim(spec.examples)));
+    py.push('\n');
+    py.push_str(&python_block("RETURN", &verbatim(spec.returns)));
+    py
+}
+
+/// `NAME = r"""\n<yaml>"""`; the YAML may not hold a triple quote (checked).
+fn python_block(name: &str, yaml: &str) -> String {
+    assert!(
+        !yaml.contains("\"\"\""),
+        "{name} of a module must not contain a triple quote"
+    );
+    format!("{name} = r\"\"\"\n{yaml}\"\"\"\n")
+}
+
+fn verbatim(text: &str) -> String {
+    let mut y = String::new();
+    for l in text.trim_matches('\n').lines() {
+        y.push_str(l.trim_end());
+        y.push('\n');
+    }
+    y
+}
+
+/// The DOCUMENTATION mapping, top-level keys at column 0.
+fn documentation(spec: &ModuleSpec) -> String {
+    let mut y = String::new();
+    line(&mut y, 0, "module", &scalar(spec.name));
+    line(
+        &mut y,
+        0,
+        "short_description",
+        &scalar(spec.short_description),
+    );
+    line(&mut y, 0, "version_added", &quoted(spec.version_added));
+    list(&mut y, 0, "description", &spec.description);
+    list(&mut y, 0, "author", &[AUTHOR.to_string()]);
+    y.push_str("options:\n");
     let mut options: Vec<&Opt> = spec.options.iter().collect();
     options.sort_by_key(|o| o.name);
     for opt in options {
-        render_option(&mut y, 2, opt);
+        render_option(&mut y, 1, opt);
     }
-    y.push_str("  attributes:\n");
-    attribute(&mut y, "check_mode", spec.check_mode.0.as_str(), spec.check_mode.1);
-    attribute(&mut y, "diff_mode", spec.diff_mode.0.as_str(), spec.diff_mode.1);
-    y.push_str("    action_group:\n      description: Use C(group/ferrox.proxmox.proxmox) in C(module_defaults) to set defaults for this module.\n      support: full\n      membership:\n        - ferrox.proxmox.proxmox\n");
+    y.push_str("extends_documentation_fragment:\n  - ansible.builtin.action_common_attributes\n  - ansible.builtin.action_common_attributes.flow\n");
+    y.push_str("attributes:\n");
+    y.push_str(ACTION_ATTRIBUTES);
+    attribute(
+        &mut y,
+        "check_mode",
+        spec.check_mode.0.as_str(),
+        spec.check_mode.1,
+    );
+    attribute(
+        &mut y,
+        "diff_mode",
+        spec.diff_mode.0.as_str(),
+        spec.diff_mode.1,
+    );
+    y.push_str("  action_group:\n    description: Use C(group/ferrox.proxmox.proxmox) in C(module_defaults) to set defaults for this module.\n    support: full\n    membership:\n      - ferrox.proxmox.proxmox\n");
     if !spec.notes.is_empty() {
-        list(&mut y, 1, "notes", &spec.notes);
+        list(&mut y, 0, "notes", &spec.notes);
     }
     if !spec.seealso.is_empty() {
-        y.push_str("  seealso:\n");
+        y.push_str("seealso:\n");
         for s in &spec.seealso {
-            y.push_str(&format!("    - module: {s}\n"));
-        }
-    }
-    y.push_str("\nEXAMPLES: |\n");
-    for l in spec.examples.trim_matches('\n').lines() {
-        if l.is_empty() {
-            y.push('\n');
-        } else {
-            y.push_str(&format!("  {l}\n"));
-        }
-    }
-    y.push_str("\nRETURN:\n");
-    for l in spec.returns.trim_matches('\n').lines() {
-        if l.is_empty() {
-            y.push('\n');
-        } else {
-            y.push_str(&format!("  {l}\n"));
+            y.push_str(&format!("  - module: {s}\n"));
         }
     }
     y
 }
 
 fn attribute(y: &mut String, name: &str, support: &str, description: &str) {
-    y.push_str(&format!("    {name}:\n      support: {support}\n"));
+    y.push_str(&format!("  {name}:\n    support: {support}\n"));
     if !description.is_empty() {
-        y.push_str(&format!("      details: {}\n", scalar(description)));
+        y.push_str(&format!("    details: {}\n", scalar(description)));
     }
 }
 

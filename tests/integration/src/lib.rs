@@ -23,7 +23,8 @@
 //!   its CA written to `pvesim-ca.pem`;
 //! - `collections/ansible_collections/ferrox/proxmox` → a symlink to the repository
 //!   root, so the plugins under `plugins/` are the ones tested (module binaries are
-//!   expected in `plugins/modules/<name>`: `cargo collection build --debug` puts them there);
+//!   expected in `plugins/modules/__bin/<host platform>/<name>`: `cargo collection build
+//!   --debug` puts them there);
 //! - `ansible.cfg` enabling the `ferrox_results` callback
 //!   (`tests/integration/callback_plugins/`), which records every task result as a
 //!   JSON line: [`Play::results`];
@@ -54,7 +55,7 @@ mod paths;
 mod play;
 
 pub use env::Env;
-pub use paths::{ansible_playbook, module_binary, repo_root, MODULES};
+pub use paths::{ansible_playbook, host_platform, module_binary, repo_root, MODULES};
 pub use play::{Play, PlayOpts, TaskOutcome};
 
 /// The default scenario's credentials (see tests/pvesim).

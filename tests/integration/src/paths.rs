@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// The collection's modules, each a binary in `plugins/modules/`.
+/// The collection's modules, each a binary in `plugins/modules/__bin/<platform>/`.
 pub const MODULES: [&str; 4] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info"];
 
 /// The repository root (it is also the collection root: galaxy.yml, meta/, plugins/).
@@ -12,12 +12,27 @@ pub fn repo_root() -> PathBuf {
     root.canonicalize().unwrap_or(root)
 }
 
-/// `plugins/modules/<name>`, or a panic saying how to build it.
+/// The `plugins/modules/__bin/` folder of the machine running the tests (the names the
+/// action plugins and `cargo collection build` use).
+pub fn host_platform() -> &'static str {
+    match (std::env::consts::OS, std::env::consts::ARCH) {
+        ("linux", "x86_64") => "linux_x86_64",
+        ("linux", "aarch64") => "linux_aarch64",
+        ("macos", "aarch64") => "darwin_arm64",
+        ("macos", "x86_64") => "darwin_x86_64",
+        (os, arch) => panic!("no module binaries are built for {os}/{arch}"),
+    }
+}
+
+/// `plugins/modules/__bin/<host platform>/<name>`, or a panic saying how to build it.
 pub fn module_binary(name: &str) -> PathBuf {
-    let path = repo_root().join("plugins/modules").join(name);
+    let path = repo_root()
+        .join("plugins/modules/__bin")
+        .join(host_platform())
+        .join(name);
     if !path.is_file() {
         panic!(
-            "module binary {} is missing: run `cargo collection build --debug` (or copy target/debug/{name} there) before the integration tests",
+            "module binary {} is missing: run `cargo collection build --debug` before the integration tests",
             path.display()
         );
     }

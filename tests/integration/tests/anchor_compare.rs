@@ -7,7 +7,7 @@
 //! Not part of the default run (it takes minutes): `bench/compare` runs it and saves the
 //! table to `bench/results/compare.md` (or: `cargo test -p ferrox-integration --test
 //! anchor_compare -- --ignored --nocapture`, with `FERROX_BENCH_OUT=<file>`). The ferrox
-//! binaries are `plugins/modules/*`, or those in `FERROX_MODULES_DIR` (`bench/compare
+//! binaries are `plugins/modules/__bin/<host platform>/*`, or those in `FERROX_MODULES_DIR` (`bench/compare
 //! --release` points it at a release build).
 
 #[path = "anchor/support.rs"]
@@ -271,7 +271,11 @@ fn parallel_batch(collection: &str, label: &str, task_extra: &str) -> Batch {
 /// Where the ferrox binaries come from, and their sizes.
 fn modules_dir() -> std::path::PathBuf {
     support::ferrox_modules_dir()
-        .unwrap_or_else(|| ferrox_integration::repo_root().join("plugins/modules"))
+        .unwrap_or_else(|| {
+            ferrox_integration::repo_root()
+                .join("plugins/modules/__bin")
+                .join(ferrox_integration::host_platform())
+        })
 }
 
 fn binary_note() -> String {

@@ -1,10 +1,10 @@
 //! The collection as users get it: the galaxy tarball installs and runs, ansible-doc
-//! reads the sidecar docs, the docs are current, and the oldest supported
+//! reads the docs stubs, the docs are current, and the oldest supported
 //! ansible-core (2.17) runs the modules too.
 
 use std::process::Command;
 
-use ferrox_integration::{module_binary, repo_root, Env, PlayOpts};
+use ferrox_integration::{host_platform, module_binary, repo_root, Env, PlayOpts};
 
 fn venv_tool(venv: &str, tool: &str) -> std::path::PathBuf {
     let path = repo_root().join(venv).join("bin").join(tool);
@@ -32,16 +32,18 @@ fn the_galaxy_tarball_holds_the_collection_only_and_runs_once_installed() {
     let tarball = tmp.path().join("ferrox-proxmox-0.1.0.tar.gz");
     let listing = run(Command::new("tar").arg("tzf").arg(&tarball));
     let files: Vec<&str> = listing.lines().collect();
-    for wanted in ["MANIFEST.json", "FILES.json", "meta/runtime.yml", "README.md", "COPYING", "plugins/modules/proxmox_vm_info", "plugins/modules/proxmox_vm_info.yml"] {
+    let binary = format!("plugins/modules/__bin/{}/proxmox_vm_info", host_platform());
+    let stubs = ["plugins/modules/proxmox_vm_info.py", "plugins/action/proxmox_vm_info.py", "plugins/plugin_utils/binary_module.py"];
+    for wanted in ["MANIFEST.json", "FILES.json", "meta/runtime.yml", "README.md", "COPYING", &binary].into_iter().chain(stubs) {
         assert!(files.contains(&wanted), "{wanted} missing from the tarball: {files:?}");
     }
-    for unwanted in ["Cargo.toml", "Cargo.lock", "common/", "modules/", "collection/", "tests/pvesim/", "tests/integration/", ".venv", "target", ".cargo", ".ci"] {
+    for unwanted in ["Cargo.toml", "Cargo.lock", "common/", "modules/", "collection/", "tests/pvesim/", "tests/integration/", ".venv", "target", ".cargo", ".ci", ".config"] {
         assert!(!files.iter().any(|f| f.starts_with(unwanted)), "{unwanted} must not ship: {files:?}");
     }
 
     let installed = tmp.path().join("collections");
     run(Command::new(&galaxy).args(["collection", "install", "--force", "-p"]).arg(&installed).arg(&tarball));
-    let binary = installed.join("ansible_collections/ferrox/proxmox/plugins/modules/proxmox_vm_info");
+    let binary = installed.join("ansible_collections/ferrox/proxmox").join(&binary);
     let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&binary).unwrap().permissions());
     assert_eq!(mode & 0o111, 0o111, "the installed binary must stay executable");
 

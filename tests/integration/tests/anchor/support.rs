@@ -237,21 +237,32 @@ impl Anchor {
     fn write_ansible_files(&self) {
         let dir = self.dir();
         // ferrox.proxmox next to community.proxmox, for the benchmark: the repository root,
-        // or, with FERROX_MODULES_DIR, a collection made of the repository's meta/ and the
-        // module binaries found in that directory (e.g. a release build's target dir).
+        // or, with FERROX_MODULES_DIR, a collection made of the repository's meta/, action
+        // plugins and docs stubs, with the module binaries found in that directory (e.g. a
+        // release build's target dir) as the host platform's `__bin/` entries.
         let ns = dir.join("collections/ansible_collections/ferrox");
         std::fs::create_dir_all(&ns).expect("collections dir");
         match ferrox_modules_dir() {
             None => std::os::unix::fs::symlink(repo_root(), ns.join("proxmox"))
                 .expect("collection symlink"),
             Some(bins) => {
+                use std::os::unix::fs::symlink;
                 let root = ns.join("proxmox");
-                std::fs::create_dir_all(root.join("plugins/modules")).expect("modules dir");
-                std::os::unix::fs::symlink(repo_root().join("meta"), root.join("meta"))
-                    .expect("meta symlink");
+                let bin_dir = root
+                    .join("plugins/modules/__bin")
+                    .join(ferrox_integration::host_platform());
+                std::fs::create_dir_all(&bin_dir).expect("modules dir");
+                for part in ["meta", "plugins/action", "plugins/plugin_utils"] {
+                    symlink(repo_root().join(part), root.join(part)).expect("collection symlink");
+                }
                 for m in ferrox_integration::MODULES {
-                    std::os::unix::fs::symlink(bins.join(m), root.join("plugins/modules").join(m))
-                        .expect("module symlink");
+                    let stub = format!("{m}.py");
+                    symlink(
+                        repo_root().join("plugins/modules").join(&stub),
+                        root.join("plugins/modules").join(&stub),
+                    )
+                    .expect("docs stub symlink");
+                    symlink(bins.join(m), bin_dir.join(m)).expect("module symlink");
                 }
             }
         }
@@ -273,7 +284,7 @@ impl Anchor {
 }
 
 /// `FERROX_MODULES_DIR`: where the ferrox module binaries to run are (default: the
-/// repository's `plugins/modules/`).
+/// repository's `plugins/modules/__bin/<host platform>/`).
 pub fn ferrox_modules_dir() -> Option<PathBuf> {
     std::env::var_os("FERROX_MODULES_DIR").map(PathBuf::from)
 }

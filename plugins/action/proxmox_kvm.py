@@ -1,0 +1,13 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) ferrox.proxmox contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Runs the proxmox_kvm binary built for the task's target platform."""
+
+from __future__ import annotations
+
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils.binary_module import BinaryModuleAction
+
+
+class ActionModule(BinaryModuleAction):
+    MODULE = 'proxmox_kvm'

@@ -1,0 +1,781 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) ferrox.proxmox contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Generated from the module's option declaration by `cargo collection docs`; do not edit.
+# Documentation only: the action plugin plugins/action/proxmox_kvm.py runs the module's
+# binary, plugins/modules/__bin/<platform>/proxmox_kvm, for the task's target platform.
+
+from __future__ import annotations
+
+DOCUMENTATION = r"""
+module: proxmox_kvm
+short_description: Management of QEMU/KVM virtual machines in a Proxmox VE cluster
+version_added: "0.1.0"
+description:
+  - Creates, clones, restores, converges, starts, stops, suspends, converts to template, migrates and removes QEMU/KVM virtual machines in a Proxmox VE cluster.
+  - "Option-for-option compatible with C(community.proxmox.proxmox_kvm) 1.6: same options, defaults, choices, messages and result keys."
+  - "Convergence: with O(update=true) the task is compared with the VM's config (property strings normalised, O(tags) without regard to order, O(sshkeys) decoded, O(nameservers)/O(searchdomains) as lists) and only the keys that differ are written, guarded by the config digest. Nothing differing means C(changed=false). A VM that does not exist is created. Without O(update), an existing VM is left alone and a warning names the keys that differ from the task."
+  - "Safe disks and NICs: on an existing VM a disk's options change in place and its size only grows, a new disk key is allocated, a NIC keeps its MAC unless the task names one. Shrinking a disk, or changing its storage or bus, fails with a message naming the safe route. O(update_unsafe) is therefore no longer needed."
+  - "Pending changes: changes PVE cannot apply to a running VM are returned in RV(pending) (read back from PVE after the write; predicted from PVE's hotplug rules in check mode) and the message says a restart is needed; O(apply_pending=reboot) reboots the VM to apply them."
+  - "Clone: the rest of the task (cores, memory, net, ipconfig, cloud-init, ...) is applied to the clone in the same task. Without O(newid), an existing VM named O(name) is the clone, so a rerun does not clone again. The result always names the clone."
+  - "Race-free vmid allocation: without O(vmid), when PVE answers that the chosen id was taken meanwhile by a parallel run, the next free id is tried (bounded). C(serial: 1) or C(throttle: 1) are not needed."
+  - "Cluster consistency: after a create or clone the module returns once the VM is listed cluster-wide with its name, so the next task finds it (no C(pause)). On a real cluster this can take up to the 10 seconds of PVE's status broadcast."
+  - "Check mode and diff mode: the module reads the live cluster, computes the actions it would take and, in check mode, reports them without writing (C(changed) as a real run would report it; a create returns the vmid it would use). With C(--diff) the before/after of the config keys is shown."
+author:
+  - ferrox.proxmox contributors (!UNKNOWN)
+options:
+  acpi:
+    description:
+      - Enable or disable ACPI.
+    type: bool
+  agent:
+    description:
+      - Enable the QEMU guest agent. A boolean (C(true)/C(false)) is sent as C(1)/C(0); anything else is sent as a property string, for example C(enabled=1,fstrim_cloned_disks=1).
+    type: str
+  allow_ksm:
+    description:
+      - Allow memory pages of this VM to be merged by KSM (sent as C(allow-ksm)).
+    type: bool
+    version_added: "0.1.0"
+  api_cert_fingerprint:
+    description:
+      - "SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed certificate."
+      - If not set, the value of the E(PROXMOX_CERT_FINGERPRINT) environment variable is used.
+    type: str
+    version_added: "0.1.0"
+  api_host:
+    description:
+      - Host name or IP address of any node of the Proxmox VE cluster. May carry a port (C(pve1:8443)); IPv6 literals are accepted with or without brackets.
+      - If not set, the value of the E(PROXMOX_HOST) environment variable is used.
+    type: str
+    required: true
+  api_otp:
+    description:
+      - One-time password (TOTP) for users with two-factor authentication; only used with O(api_password).
+      - If not set, the value of the E(PROXMOX_OTP) environment variable is used.
+    type: str
+  api_password:
+    description:
+      - Password of O(api_user). When set, a ticket is requested and the token options are ignored.
+      - If not set, the value of the E(PROXMOX_PASSWORD) environment variable is used.
+    type: str
+  api_port:
+    description:
+      - Port of the Proxmox VE API. Defaults to C(8006) when neither this option nor O(api_host) gives a port.
+      - If not set, the value of the E(PROXMOX_PORT) environment variable is used.
+    type: int
+  api_timeout:
+    description:
+      - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the modules' O(timeout) options instead.
+      - If not set, the value of the E(PROXMOX_API_TIMEOUT) environment variable is used.
+    type: int
+    default: 5
+  api_token_id:
+    description:
+      - Name of the API token of O(api_user), without the user part (C(automation), not C(ansible@pve!automation)).
+      - If not set, the value of the E(PROXMOX_TOKEN_ID) environment variable is used.
+    type: str
+  api_token_secret:
+    description:
+      - Secret (a UUID) of the API token O(api_token_id).
+      - If not set, the value of the E(PROXMOX_TOKEN_SECRET) environment variable is used.
+    type: str
+  api_user:
+    description:
+      - User to authenticate as, with its realm, for example C(root@pam). With token authentication, the user owning the token.
+      - If not set, the value of the E(PROXMOX_USER) environment variable is used.
+    type: str
+    required: true
+  apply_pending:
+    description:
+      - What to do when an update of a running VM leaves changes pending (PVE could not hotplug them). V(keep) leaves them pending and lists them in RV(pending); V(reboot) reboots the VM so they take effect.
+    type: str
+    default: keep
+    choices:
+      - keep
+      - reboot
+    version_added: "0.1.0"
+  archive:
+    description:
+      - Backup archive to restore when creating the VM, for example C(local:backup/vzdump-qemu-100.vma.zst).
+    type: str
+  args:
+    description:
+      - Arbitrary arguments passed to KVM, for example C(-serial unix:/var/run/qemu-server/<vmid>.serial,server,nowait). Only allowed for C(root@pam) authenticated by password.
+    type: str
+  audio:
+    description:
+      - Audio devices.
+      - "Keys are PVE config keys, values PVE property strings, for example C(audio0: device=ich9-intel-hda,driver=spice)."
+    type: dict
+  autostart:
+    description:
+      - Automatic restart after a crash (currently ignored by PVE).
+    type: bool
+  balloon:
+    description:
+      - Target amount of RAM for the VM in MiB. C(0) disables the balloon driver.
+    type: int
+  bios:
+    description:
+      - BIOS implementation.
+    type: str
+    choices:
+      - seabios
+      - ovmf
+  boot:
+    description:
+      - Boot order, for example C(order=scsi0;ide2;net0).
+    type: str
+  bootdisk:
+    description:
+      - Boot disk (legacy; prefer O(boot)).
+    type: str
+  ca_path:
+    description:
+      - PEM file with the CA certificate(s) to trust for the API's certificate instead of the built-in web PKI roots. Ignored when O(validate_certs=false).
+      - If not set, the value of the E(PROXMOX_CA_PATH) environment variable is used.
+    type: path
+  cicustom:
+    description:
+      - Custom cloud-init files, for example C(user=local:snippets/user.yml).
+    type: str
+  cipassword:
+    description:
+      - Cloud-init password of O(ciuser). PVE never reveals the stored password, so on an existing VM it is set only when the VM has none. To change it, remove it first with O(delete=cipassword) in a separate task.
+    type: str
+  citype:
+    description:
+      - Cloud-init configuration format.
+    type: str
+    choices:
+      - nocloud
+      - configdrive2
+  ciupgrade:
+    description:
+      - Upgrade packages on the first boot.
+    type: bool
+  ciuser:
+    description:
+      - Cloud-init user.
+    type: str
+  clone:
+    description:
+      - "Name of the VM to clone (with O(vmid) set, any value: O(vmid) is the source). The rest of the task (cores, memory, net, cloud-init, ...) is applied to the clone in the same run."
+    type: str
+  cores:
+    description:
+      - Number of cores per socket.
+    type: int
+  cpu:
+    description:
+      - Emulated CPU type, for example C(host) or C(x86-64-v3).
+    type: str
+  cpulimit:
+    description:
+      - Limit of CPU usage (0 means unlimited).
+    type: int
+  cpuunits:
+    description:
+      - CPU weight of the VM.
+    type: int
+  delete:
+    description:
+      - Comma-separated config keys to delete. Keys the VM does not have are skipped, so a rerun reports no change. Deleted disks become C(unusedN), their data stays; deleting an C(unusedN) key frees its volume, and its data is lost.
+    type: str
+  description:
+    description:
+      - Description of the VM, shown in the web interface's summary.
+    type: str
+  destroy_unreferenced_disks:
+    description:
+      - "V(state=absent): also destroy volumes of this vmid that are not referenced by its config."
+    type: bool
+    default: false
+    version_added: "0.1.0"
+  digest:
+    description:
+      - Only change the config if its SHA1 digest still equals this value. Without it, the digest the module read is used, so a concurrent change is never overwritten.
+    type: str
+  efidisk0:
+    description:
+      - EFI vars disk. Needs O(bios=ovmf) when it is created.
+      - Unset sub-options are left out (PVE's defaults apply) rather than sent as C(None).
+    type: dict
+    suboptions:
+      efitype:
+        description:
+          - Size of the OVMF variables store (C(4m) is needed for Secure Boot).
+        type: str
+        choices:
+          - "2m"
+          - "4m"
+      format:
+        description:
+          - Format of the disk.
+        type: str
+        choices:
+          - raw
+          - cow
+          - qcow
+          - qed
+          - qcow2
+          - vmdk
+          - cloop
+      pre_enrolled_keys:
+        description:
+          - Pre-enroll the distribution and Microsoft Secure Boot keys.
+        type: bool
+      storage:
+        description:
+          - Storage to allocate the EFI disk on.
+        type: str
+  force:
+    description:
+      - "V(state=stopped): power off when the graceful shutdown did not finish within O(timeout). V(state=restarted): reset instead of reboot. V(state=absent), V(state=template): stop a running VM first. With O(archive): overwrite an existing VM."
+      - Never sent on update.
+    type: bool
+  format:
+    description:
+      - "Disk format of a full clone. V(unspecified) means: the storage's default."
+    type: str
+    choices:
+      - cloop
+      - cow
+      - qcow
+      - qcow2
+      - qed
+      - raw
+      - vmdk
+      - unspecified
+  freeze:
+    description:
+      - Freeze the CPU at startup (use the C(c) monitor command to start execution).
+    type: bool
+  full:
+    description:
+      - Full clone (V(true)) or linked clone (V(false), from a template).
+    type: bool
+    default: true
+  hookscript:
+    description:
+      - Script run at the VM's lifecycle steps, for example C(local:snippets/hook.pl).
+    type: str
+  hostpci:
+    description:
+      - PCI passthrough devices.
+      - "Keys are PVE config keys, values PVE property strings, for example C(hostpci0: 0000:01:00.0,pcie=1)."
+    type: dict
+  hotplug:
+    description:
+      - Hotplug features, for example C(network,disk,usb); C(0) disables hotplug.
+    type: str
+  hugepages:
+    description:
+      - Enable or disable hugepages memory.
+    type: str
+    choices:
+      - any
+      - "2"
+      - "1024"
+  ide:
+    description:
+      - IDE drives (C(ide0) to C(ide3)).
+      - "Keys are PVE config keys, values PVE property strings, for example C(ide2: local:iso/debian.iso,media=cdrom)."
+      - On an existing VM a drive's options change in place, its size only grows (resize) and its volume is never replaced; see O(scsi).
+    type: dict
+  ipconfig:
+    description:
+      - Cloud-init IP configuration per NIC.
+      - "Keys are PVE config keys, values PVE property strings, for example C(ipconfig0: ip=192.0.2.10/24,gw=192.0.2.1)."
+    type: dict
+  keyboard:
+    description:
+      - Keyboard layout for VNC.
+    type: str
+  kvm:
+    description:
+      - Enable or disable KVM hardware virtualization.
+    type: bool
+  localtime:
+    description:
+      - Set the real time clock to local time (default for Windows guests).
+    type: bool
+  lock:
+    description:
+      - Lock the VM.
+    type: str
+    choices:
+      - migrate
+      - backup
+      - snapshot
+      - rollback
+  machine:
+    description:
+      - QEMU machine type, for example C(q35).
+    type: str
+  memory:
+    description:
+      - Memory size in MiB.
+    type: int
+  migrate:
+    description:
+      - Migrate the VM to O(node) (online when running).
+    type: bool
+    default: false
+  migrate_downtime:
+    description:
+      - Maximum tolerated downtime (seconds) for migrations.
+    type: int
+  migrate_speed:
+    description:
+      - Maximum speed (MB/s) for migrations (0 means no limit).
+    type: int
+  name:
+    description:
+      - "Name of the VM. Also how the VM is found when O(vmid) is not given: only QEMU VMs are considered, and several VMs with that name make the module fail with a list of their vmids."
+      - When cloning, the name of the new VM.
+    type: str
+  nameservers:
+    description:
+      - DNS servers for cloud-init (sent space-separated as C(nameserver)).
+    type: list
+    elements: str
+  net:
+    description:
+      - Network interfaces (C(net0) to C(net31)).
+      - "Keys are PVE config keys, values PVE property strings, for example C(net0: virtio,bridge=vmbr0,tag=10)."
+      - On an existing VM a NIC keeps its MAC address unless the value names one; other settings change in place. New keys add NICs; NICs not named here are left alone.
+    type: dict
+  newid:
+    description:
+      - vmid of the clone. When not set, a VM named O(name) is taken to be the clone; otherwise a free id is allocated.
+    type: int
+  node:
+    description:
+      - Node to create the VM on, and the target node of O(migrate=true).
+      - Required only to create a VM (without O(clone)). For an existing VM the node that holds it is found from the cluster; a clone is made on the source's node.
+    type: str
+  numa:
+    description:
+      - NUMA topology.
+      - "Keys are PVE config keys, values PVE property strings, for example C(numa0: cpus=0-3,memory=2048)."
+    type: dict
+  numa_enabled:
+    description:
+      - Enable NUMA (sent as the C(numa) config key).
+    type: bool
+  onboot:
+    description:
+      - Start the VM when the node boots.
+    type: bool
+  ostype:
+    description:
+      - Guest operating system, used by PVE to enable OS-specific optimisations.
+    type: str
+    choices:
+      - other
+      - wxp
+      - w2k
+      - w2k3
+      - w2k8
+      - wvista
+      - win7
+      - win8
+      - win10
+      - win11
+      - l24
+      - l26
+      - solaris
+  parallel:
+    description:
+      - Parallel ports.
+      - "Keys are PVE config keys, values PVE property strings, for example C(parallel0: /dev/parport0)."
+    type: dict
+  pool:
+    description:
+      - Resource pool of a new VM or clone. Not changed on existing VMs.
+    type: str
+  protection:
+    description:
+      - Protect the VM from removal (and its disks from removal).
+    type: bool
+  purge:
+    description:
+      - "V(state=absent): also remove the VM from backup jobs, replication and HA."
+    type: bool
+    default: false
+  reboot:
+    description:
+      - Allow reboot. If false, the VM exits when it reboots.
+    type: bool
+  revert:
+    description:
+      - Comma-separated config keys whose pending change is dropped.
+    type: str
+  rng0:
+    description:
+      - VirtIO random number generator, for example C(source=/dev/urandom).
+    type: str
+  sata:
+    description:
+      - SATA drives (C(sata0) to C(sata5)).
+      - "Keys are PVE config keys, values PVE property strings, for example C(sata0: local-lvm:32)."
+      - Same rules as O(scsi) on an existing VM.
+    type: dict
+  scsi:
+    description:
+      - SCSI drives (C(scsi0) to C(scsi30)).
+      - "Keys are PVE config keys, values PVE property strings, for example C(scsi0: local-lvm:32,discard=on,ssd=1)."
+      - C(STORAGE:SIZE) (GiB) allocates a new disk when the key is not in use yet. On an existing VM, a drive's options change in place and a larger size grows it (resize); a smaller size, another storage or another bus fail with a message naming the safe route (M(ferrox.proxmox.proxmox_disk) with O(ferrox.proxmox.proxmox_disk#module:state=moved) or O(ferrox.proxmox.proxmox_disk#module:state=resized)). No disk is ever detached, replaced or destroyed by this option.
+    type: dict
+  scsihw:
+    description:
+      - SCSI controller model.
+    type: str
+    choices:
+      - lsi
+      - lsi53c810
+      - virtio-scsi-pci
+      - virtio-scsi-single
+      - megasas
+      - pvscsi
+  searchdomains:
+    description:
+      - DNS search domains for cloud-init (sent space-separated as C(searchdomain)).
+    type: list
+    elements: str
+  serial:
+    description:
+      - Serial ports (C(serial0) to C(serial3)).
+      - "Keys are PVE config keys, values PVE property strings, for example C(serial0: socket)."
+    type: dict
+  shares:
+    description:
+      - Amount of memory shares for auto-ballooning.
+    type: int
+  skiplock:
+    description:
+      - Ignore locks (only C(root@pam) authenticated by password).
+    type: bool
+  smbios:
+    description:
+      - SMBIOS type 1 fields (sent as C(smbios1)), for example C(manufacturer=ACME). On update, fields PVE set itself (the C(uuid)) are kept.
+    type: str
+  snapname:
+    description:
+      - Snapshot to clone from.
+    type: str
+  sockets:
+    description:
+      - Number of CPU sockets.
+    type: int
+  spice_enhancements:
+    description:
+      - SPICE enhancements, for example C(foldersharing=1,videostreaming=all).
+    type: str
+    version_added: "0.1.0"
+  sshkeys:
+    description:
+      - Public SSH keys for cloud-init, one per line. Compared with the VM's keys after decoding, so an unchanged list is not an update.
+    type: str
+  startdate:
+    description:
+      - Initial date of the real time clock, C(now) or C(2006-06-17T16:01:21).
+    type: str
+  startup:
+    description:
+      - Startup and shutdown behaviour, for example C(order=1,up=30,down=60).
+    type: str
+  state:
+    description:
+      - V(present) creates the VM (or clones it), and with O(update=true) converges an existing one. V(started), V(stopped), V(restarted), V(paused) (suspend in RAM), V(hibernated) (suspend to disk) change the power state. V(current) reports it. V(template) converts the VM. V(absent) removes it.
+    type: str
+    default: present
+    choices:
+      - present
+      - started
+      - absent
+      - stopped
+      - restarted
+      - current
+      - template
+      - paused
+      - hibernated
+  storage:
+    description:
+      - Target storage of a full clone (PVE refuses it for linked clones), or the storage of a restore from O(archive).
+    type: str
+  tablet:
+    description:
+      - Enable the USB tablet device.
+    type: bool
+  tags:
+    description:
+      - Tags of the VM. Each must match C(^[a-zA-Z0-9_][a-zA-Z0-9_\-\+\.]*$).
+      - Compared without regard to order or case (PVE stores them lower case and sorted).
+    type: list
+    elements: str
+  target:
+    description:
+      - Target node of a clone (needs shared storage).
+    type: str
+  tdf:
+    description:
+      - Enable time drift fix.
+    type: bool
+  template:
+    description:
+      - Set the C(template) config flag. Prefer O(state=template), which converts the disks too.
+    type: bool
+  timeout:
+    description:
+      - Seconds to wait for each PVE task, and the graceful-shutdown time of V(state=stopped). Creating, cloning and restoring wait at least 300 seconds (full clones of big disks take minutes), unless a larger value is given.
+    type: int
+    default: 30
+  tpmstate0:
+    description:
+      - TPM state disk, created when the VM has none.
+    type: dict
+    suboptions:
+      storage:
+        description:
+          - Storage to allocate the TPM state on.
+        type: str
+        required: true
+      version:
+        description:
+          - TPM version (cannot change later).
+        type: str
+        default: "2.0"
+        choices:
+          - "1.2"
+          - "2.0"
+  update:
+    description:
+      - "Converge an existing VM to the task: the task is compared with the VM's config and only the keys that differ are written, guarded by the config's digest. Creates the VM when it does not exist."
+    type: bool
+    default: false
+  update_unsafe:
+    description:
+      - "Accepted for compatibility and no longer needed: disks and NICs are always updated safely (see O(scsi), O(net))."
+    type: bool
+    default: false
+  usb:
+    description:
+      - USB devices.
+      - "Keys are PVE config keys, values PVE property strings, for example C(usb0: host=1234:5678)."
+    type: dict
+  validate_certs:
+    description:
+      - Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation warning).
+      - For Proxmox VE's self-signed certificate, prefer O(api_cert_fingerprint) or O(ca_path) to turning verification off.
+      - If not set, the value of the E(PROXMOX_VALIDATE_CERTS) environment variable is used.
+    type: bool
+    default: true
+  vcpus:
+    description:
+      - Number of hotplugged vCPUs.
+    type: int
+  vga:
+    description:
+      - VGA hardware, for example C(std), C(qxl) or C(serial0).
+    type: str
+  virtio:
+    description:
+      - VirtIO drives (C(virtio0) to C(virtio15)).
+      - "Keys are PVE config keys, values PVE property strings, for example C(virtio0: local-lvm:32,iothread=1)."
+      - Same rules as O(scsi) on an existing VM.
+    type: dict
+  virtiofs:
+    description:
+      - Host directories shared with the guest (C(virtiofs0) to C(virtiofs9)).
+      - "Keys are PVE config keys, values PVE property strings, for example C(virtiofs0: dirid=share1,cache=auto)."
+    type: dict
+    version_added: "0.1.0"
+  vmid:
+    description:
+      - The VM's id. When cloning, the id of the source VM.
+      - When not set, the VM is found by O(name); a new VM gets a free id, see O(vmid_range).
+    type: int
+  vmid_range:
+    description:
+      - "C([first, last]): allocate new vmids (create and clone without O(vmid)/O(newid)) from this inclusive range instead of PVE's C(/cluster/nextid)."
+      - "Allocation is race-free either way: when PVE answers that the id was taken meanwhile, the next free id is tried."
+    type: list
+    elements: int
+    version_added: "0.1.0"
+  watchdog:
+    description:
+      - Virtual watchdog device, for example C(model=i6300esb,action=reset).
+    type: str
+  with_local_disks:
+    description:
+      - Migrate local disks too.
+    type: bool
+    default: false
+extends_documentation_fragment:
+  - ansible.builtin.action_common_attributes
+  - ansible.builtin.action_common_attributes.flow
+attributes:
+  action:
+    support: full
+    details: The action plugin picks the binary built for the target's platform (C(uname -sm), or the controller's own platform on a local connection).
+  async:
+    support: full
+    details: Like every binary module, C(async) needs Python on the target host for ansible-core's async wrapper.
+  bypass_host_loop:
+    support: none
+  platform:
+    support: full
+    platforms: posix
+    details: Binaries run on the host the task targets, usually the controller (C(delegate_to) C(localhost)) or a Proxmox VE node; the collection's README lists the platforms shipped.
+  check_mode:
+    support: full
+    details: Reads the live cluster and reports exactly the actions a real run would take, writing nothing.
+  diff_mode:
+    support: full
+    details: Before and after of the config keys (or power state) that change; secrets masked.
+  action_group:
+    description: Use C(group/ferrox.proxmox.proxmox) in C(module_defaults) to set defaults for this module.
+    support: full
+    membership:
+      - ferrox.proxmox.proxmox
+notes:
+  - O(node) is required only to create a VM. For an existing VM the node holding it is found from the cluster; a clone is made on the source's node (O(target) moves it elsewhere).
+  - "Waiting: a PVE task that fails fails the module at once with its exit status and the end of its log; a task still running after O(timeout) fails with a message naming the task (the task goes on in PVE). Creating, cloning and restoring wait at least 300 seconds."
+  - Name lookups consider QEMU VMs only (a container with the same name is not a match); several VMs with the same name fail with their vmids listed.
+  - RV(mac) and RV(devices) are read from the VM's live config and list every NIC and disk, on every result where the VM exists.
+  - O(state=paused) and O(state=hibernated) suspend the VM (to RAM, or to disk with C(todisk=1)); O(state=template) with O(force=true) shuts a running VM down first.
+  - O(force) is sent on create only together with O(archive) (PVE accepts it only for restores). O(target) and O(snapname) are used for clones only, O(pool) and O(storage) for creates and clones.
+  - "The PVE-version gates of 1.6 (dropping options on PVE older than 6 or 8) are not reproduced: Proxmox VE 8 or later is assumed."
+seealso:
+  - module: ferrox.proxmox.proxmox_disk
+  - module: ferrox.proxmox.proxmox_nic
+  - module: ferrox.proxmox.proxmox_vm_info
+"""
+
+EXAMPLES = r"""
+- name: Create a VM (vmid chosen by PVE, race-free)
+  ferrox.proxmox.proxmox_kvm:
+    node: pve1
+    name: web01
+    cores: 2
+    memory: 2048
+    scsihw: virtio-scsi-single
+    scsi:
+      scsi0: local-lvm:32,discard=on,iothread=1
+    ide:
+      ide2: local-lvm:cloudinit
+    net:
+      net0: virtio,bridge=vmbr0,tag=10
+    ipconfig:
+      ipconfig0: ip=dhcp
+    ciuser: debian
+    sshkeys: "{{ lookup('file', '~/.ssh/id_ed25519.pub') }}"
+  register: vm
+
+- name: Print its MAC
+  ansible.builtin.debug:
+    msg: "{{ vm.mac.net0 }}"
+
+- name: Converge the VM (only differing keys are written; grows scsi0 to 40G)
+  ferrox.proxmox.proxmox_kvm:
+    name: web01
+    update: true
+    cores: 4
+    scsi:
+      scsi0: local-lvm:40,discard=on,iothread=1
+    apply_pending: reboot
+
+- name: Clone a template and configure the clone in one task
+  ferrox.proxmox.proxmox_kvm:
+    clone: base-debian13
+    name: app01
+    full: false
+    memory: 4096
+    net:
+      net0: virtio,bridge=vmbr1
+    ipconfig:
+      ipconfig0: ip=192.0.2.20/24,gw=192.0.2.1
+
+- name: Start it
+  ferrox.proxmox.proxmox_kvm:
+    name: app01
+    state: started
+
+- name: Hibernate it
+  ferrox.proxmox.proxmox_kvm:
+    name: app01
+    state: hibernated
+
+- name: Stop, powering off after 60 s if the guest ignores ACPI
+  ferrox.proxmox.proxmox_kvm:
+    name: app01
+    state: stopped
+    force: true
+    timeout: 60
+
+- name: Remove it
+  ferrox.proxmox.proxmox_kvm:
+    name: app01
+    state: absent
+    purge: true
+"""
+
+RETURN = r"""
+vmid:
+  description: The VM's id (for a clone, the clone's id; in check mode, the id a create would use).
+  returned: success
+  type: int
+  sample: 115
+status:
+  description: The VM's power state before the action (C(running) or C(stopped)).
+  returned: success, for the power states and current
+  type: str
+  sample: running
+msg:
+  description: What was done, in community.proxmox 1.6's words.
+  returned: always
+  type: str
+  sample: VM web01 with vmid 115 deployed
+mac:
+  description: MAC address of every NIC (C(netN)) of the VM, read from its live config.
+  returned: success, when the VM exists (state present)
+  type: dict
+  sample: {"net0": "BC:24:11:2E:7F:01"}
+devices:
+  description: Volume of every disk key of the VM, read from its live config.
+  returned: success, when the VM exists (state present)
+  type: dict
+  sample: {"scsi0": "local-lvm:vm-115-disk-0", "ide2": "local-lvm:vm-115-cloudinit"}
+changes:
+  description: Config keys that differ from the task (written by an update; named in a warning otherwise).
+  returned: state present on an existing VM
+  type: list
+  elements: str
+  sample: ["cores", "net0"]
+pending:
+  description: Changes PVE left pending on a running VM, key to pending value; they take effect when the VM restarts (see O(apply_pending)).
+  returned: update of a running VM
+  type: dict
+  sample: {"cores": "4"}
+done:
+  description: On a failure half-way through, the steps that were already done (the message says the same); a rerun continues from there.
+  returned: failure after a partial change
+  type: list
+  elements: str
+  sample: ["set cores of VM 100"]
+diff:
+  description: Before and after of the config keys (or power state) that change, with C(--diff).
+  returned: changed, in diff mode
+  type: dict
+actions:
+  description: The actions the run took, or in check mode would take, in order.
+  returned: always
+  type: list
+  elements: str
+  sample: ["create VM 115 on pve1", "wait until VM 115 is listed cluster-wide"]
+"""

@@ -1,0 +1,146 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) ferrox.proxmox contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""The controller-side shim in front of every ferrox.proxmox module.
+
+Each module is a static binary per platform in ``plugins/modules/__bin/<platform>/``
+(hidden from ``ansible-doc -l``, which lists the docs-only ``plugins/modules/<m>.py``).
+The action plugin of the same name picks the binary for the task's target and runs it
+with ``_execute_module``, so copying, become, async, check mode, diff, no_log and
+module_defaults work as for any module.
+
+Platform of the target, first answer wins:
+  1. the task variable ``ferrox_platform`` (e.g. ``linux_aarch64``);
+  2. ``FERROX_PLATFORM`` in the controller's environment;
+  3. a local connection (``delegate_to: localhost``): Python's ``platform`` module;
+  4. gathered facts of the host the task runs on (``system``, ``architecture``);
+  5. one ``uname -sm`` on the target.
+
+A platform without a shipped binary fails the task before anything runs.
+
+Seams for subclasses: ``module_args`` builds what the binary receives,
+``post_process`` edits its result.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+
+from ansible.plugins.action import ActionBase
+from ansible.utils.vars import merge_hash
+
+COLLECTION = 'ferrox.proxmox'
+PLATFORM_VAR = 'ferrox_platform'
+PLATFORM_ENV = 'FERROX_PLATFORM'
+
+# plugins/modules/__bin, next to this file's plugins/plugin_utils.
+BIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules', '__bin')
+
+# (system, machine) as uname/platform spell them -> the __bin folder name.
+# collection/src/platform.rs names the same folders for the build.
+_PLATFORMS = {
+    ('linux', 'x86_64'): 'linux_x86_64',
+    ('linux', 'amd64'): 'linux_x86_64',
+    ('linux', 'aarch64'): 'linux_aarch64',
+    ('linux', 'arm64'): 'linux_aarch64',
+    ('darwin', 'arm64'): 'darwin_arm64',
+    ('darwin', 'aarch64'): 'darwin_arm64',
+    ('darwin', 'x86_64'): 'darwin_x86_64',
+}
+
+
+def platform_name(system, machine):
+    """The ``__bin`` folder for a system/machine pair (unknown pairs get a descriptive name)."""
+    key = (str(system).strip().lower(), str(machine).strip().lower())
+    return _PLATFORMS.get(key, '%s_%s' % key)
+
+
+def shipped_platforms(module):
+    """The platforms this installation carries a binary of ``module`` for."""
+    try:
+        names = os.listdir(BIN_ROOT)
+    except OSError:
+        return []
+    return sorted(n for n in names if os.path.isfile(os.path.join(BIN_ROOT, n, module)))
+
+
+def missing_platform_message(module, target, how, shipped):
+    return (
+        "%s.%s has no binary for platform %s (%s). Platforms shipped in this installation: %s. "
+        "Either build the binaries on such a machine with `cargo collection build` and install the "
+        "collection from there (see the collection's README, \"Platforms\"), or run the task on a "
+        "Linux host such as a Proxmox VE node with delegate_to."
+        % (COLLECTION, module, target, how, ', '.join(shipped) or 'none')
+    )
+
+
+class BinaryModuleAction(ActionBase):
+    """Runs ``MODULE``'s binary for the task's target platform."""
+
+    MODULE = ''
+    _supports_check_mode = True
+    _supports_async = True
+
+    def run(self, tmp=None, task_vars=None):
+        task_vars = task_vars or {}
+        result = super(BinaryModuleAction, self).run(tmp, task_vars)
+        del tmp  # tmp no longer has any effect
+
+        target, how = self.target_platform(task_vars)
+        shipped = shipped_platforms(self.MODULE)
+        if target not in shipped:
+            result.update(failed=True, changed=False, msg=missing_platform_message(self.MODULE, target, how, shipped))
+            return result
+
+        wrap_async = self._task.async_val and not self._connection.has_native_async
+        module_result = self._execute_module(
+            module_name='%s.__bin.%s.%s' % (COLLECTION, target, self.MODULE),
+            module_args=self.module_args(task_vars),
+            task_vars=task_vars,
+            wrap_async=wrap_async,
+        )
+        result = merge_hash(result, self.post_process(module_result, task_vars))
+        if not wrap_async:
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+        return result
+
+    def module_args(self, task_vars):
+        """The task's arguments (module_defaults already applied) the binary receives."""
+        return dict(self._task.args)
+
+    def post_process(self, module_result, task_vars):
+        """The binary's result as the task reports it."""
+        return module_result
+
+    def _update_module_args(self, module_name, module_args, task_vars, *args, **kwargs):
+        # The binary names itself in messages ("Unsupported parameters for (...) module")
+        # after _ansible_module_name: keep that the name the task used, not __bin.<platform>.
+        super(BinaryModuleAction, self)._update_module_args(module_name, module_args, task_vars, *args, **kwargs)
+        module_args['_ansible_module_name'] = self._task.action
+
+    def target_platform(self, task_vars):
+        """``(platform, how it was found)`` for the host the task runs on."""
+        override = task_vars.get(PLATFORM_VAR)
+        if override:
+            return str(override), 'from the variable %s' % PLATFORM_VAR
+        override = os.environ.get(PLATFORM_ENV)
+        if override:
+            return override, 'from %s in the controller environment' % PLATFORM_ENV
+        if self._connection.transport in ('local', 'ansible.builtin.local'):
+            return platform_name(platform.system(), platform.machine()), 'the controller, local connection'
+        facts = self._target_facts(task_vars)
+        if facts.get('system') and facts.get('architecture'):
+            return platform_name(facts['system'], facts['architecture']), 'from gathered facts'
+        res = self._low_level_execute_command('uname -sm', sudoable=False)
+        words = res.get('stdout', '').split()
+        if res.get('rc') != 0 or len(words) != 2:
+            return 'unknown', '`uname -sm` on the target answered %r' % (res.get('stdout', '') + res.get('stderr', '')).strip()
+        return platform_name(words[0], words[1]), 'from `uname -sm` on the target'
+
+    def _target_facts(self, task_vars):
+        if self._task.delegate_to:
+            hostvars = task_vars.get('hostvars', {}).get(self._task.delegate_to, {})
+            return hostvars.get('ansible_facts', {}) or {}
+        return task_vars.get('ansible_facts', {}) or {}
