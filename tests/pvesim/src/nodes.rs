@@ -104,6 +104,9 @@ pub fn storage_content(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         if let Some(id) = v.vmid {
             m.insert("vmid".into(), json!(id));
         }
+        if v.content == "backup" && v.volname.contains("vzdump-qemu-") {
+            m.insert("subtype".into(), json!("qemu"));
+        }
         if v.content == "images" || v.content == "rootdir" {
             m.insert("used".into(), json!(v.size / 4));
         }

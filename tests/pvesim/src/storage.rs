@@ -50,7 +50,7 @@ pub fn content_of(volname: &str) -> &'static str {
 
 /// Format of a volume from its name (`.qcow2` etc.; block volumes are raw).
 pub fn format_of(volname: &str) -> String {
-    for f in ["qcow2", "raw", "vmdk", "iso", "img", "ova", "tar.zst", "tar.gz"] {
+    for f in ["qcow2", "raw", "vmdk", "iso", "img", "ova", "tar.zst", "tar.gz", "vma.zst", "vma.gz", "vma.lzo", "vma"] {
         if volname.ends_with(&format!(".{f}")) {
             return f.to_string();
         }

@@ -12,8 +12,9 @@ use serde_json::Value;
 const READONLY_SECRET: &str = "0a6b2d4c-3e8f-4a1b-9c7d-5e2f1a0b3c4d";
 
 /// Counters that move on their own on a real cluster (and in pvesim with time), and the
-/// fingerprint of the server's certificate (the twin is another server).
-const VOLATILE: [&str; 10] = ["uptime", "cpu", "mem", "netin", "netout", "diskread", "diskwrite", "pid", "freemem", "ssl_fingerprint"];
+/// fingerprint of the server's certificate (the twin is another server). `blockstat`
+/// and `ballooninfo` are QMP's per-drive and balloon counters.
+const VOLATILE: [&str; 12] = ["uptime", "cpu", "mem", "netin", "netout", "diskread", "diskwrite", "pid", "freemem", "ssl_fingerprint", "blockstat", "ballooninfo"];
 
 fn strip_volatile(v: &mut Value) {
     match v {

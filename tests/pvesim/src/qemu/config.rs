@@ -19,6 +19,21 @@ pub fn serialize(conf: &Config) -> String {
             out.push_str(&format!("delete: {}\n", list.join(",")));
         }
     }
+    for (name, snap) in &conf.snapshots {
+        out.push_str(&format!("\n[{name}]\n"));
+        let mut section = snap.conf.clone();
+        section.insert("snaptime".into(), snap.snaptime.to_string());
+        if !snap.description.is_empty() {
+            section.insert("description".into(), snap.description.clone());
+        }
+        if let Some(p) = &snap.parent {
+            section.insert("parent".into(), p.clone());
+        }
+        if snap.vmstate {
+            section.insert("vmstate".into(), "1".into());
+        }
+        write_section(&mut out, &section);
+    }
     out
 }
 

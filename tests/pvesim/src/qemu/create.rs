@@ -15,9 +15,6 @@ pub const QEMU_VERSION: &str = "10.0.2";
 
 pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
-    if ctx.get("archive").is_some() {
-        return Err(ApiError::internal("restore from backup archives is not supported by pvesim"));
-    }
     let pool = ctx.get("pool").map(str::to_string);
     if let Some(p) = &pool {
         crate::pools::check_exists(ctx.c, p)?;
@@ -26,6 +23,9 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let on_pool = pool.as_ref().is_some_and(|p| crate::auth::has(ctx.c, ctx.who, &format!("/pool/{p}"), "VM.Allocate"));
     if !on_pool {
         ctx.require(&format!("/vms/{vmid}"), "VM.Allocate")?;
+    }
+    if let Some(archive) = ctx.get("archive").map(str::to_string) {
+        return super::backup::restore(ctx, &archive, pool);
     }
     if let Some(existing) = ctx.c.guests.get(&vmid) {
         let what = if existing.kind == GuestKind::Lxc { "CT" } else { "VM" };

@@ -192,8 +192,8 @@ pub fn config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             e.insert("current".to_string(), "option conflicts with option 'snapshot'".to_string());
             return Err(ApiError::params(e));
         }
-        vm(ctx.c, &node, vmid)?;
-        return Err(ApiError::internal(format!("snapshot '{snap}' does not exist")));
+        let snap = snap.to_string();
+        return super::snapshot::config(ctx, &snap);
     }
     let g = vm(ctx.c, &node, vmid)?;
     Ok(config::to_json(&ctx.sim.schema, &g.conf, ctx.flag("current")))

@@ -87,10 +87,12 @@ pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let newid: u32 = ctx.get("newid").and_then(|v| v.parse().ok()).unwrap_or(0);
-    let src = vm(ctx.c, &node, vmid)?.clone();
+    let mut src = vm(ctx.c, &node, vmid)?.clone();
     check_lock(&src, false).map_err(ApiError::internal)?;
     if let Some(s) = ctx.get("snapname") {
-        return Err(ApiError::internal(format!("snapshot '{s}' does not exist")));
+        // A clone from a snapshot copies the config of that moment.
+        let snap = src.conf.snapshots.get(s).ok_or_else(|| ApiError::internal(format!("snapshot '{s}' does not exist")))?;
+        src.conf.current = snap.conf.clone();
     }
     let pool = ctx.get("pool").map(str::to_string);
     if let Some(p) = &pool {
@@ -283,6 +285,9 @@ pub fn template(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let g = vm(ctx.c, &node, vmid)?;
     check_lock(g, false).map_err(ApiError::internal)?;
+    if !g.conf.snapshots.is_empty() {
+        return Err(ApiError::internal("unable to create template, because VM contains snapshots"));
+    }
     if is_template(g) {
         return Err(ApiError::internal("you can't convert a template to a template"));
     }

@@ -1,6 +1,7 @@
 //! QEMU guests: config normalisation, pending/hotplug, tasks and endpoints.
 
 pub mod agent;
+pub mod backup;
 pub mod config;
 pub mod create;
 pub mod diskops;
@@ -10,6 +11,7 @@ pub mod info;
 pub mod lifecycle;
 pub mod normalize;
 pub mod power;
+pub mod snapshot;
 pub mod update;
 
 use crate::error::{ApiError, ApiResult};

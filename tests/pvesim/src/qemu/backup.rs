@@ -1,0 +1,281 @@
+//! Backups and restores: `POST /nodes/{node}/vzdump` writes a backup archive
+//! (`dump/vzdump-qemu-<vmid>-<time>.vma.zst`) holding the VM's config on a storage
+//! with `backup` content; `POST /nodes/{node}/qemu` with `archive` restores one as
+//! qemu-server's restore_vma_archive does: new disks on `storage` (or each disk's
+//! original storage), the archive's config with `lock`/`unusedN`/`parent` dropped, a
+//! new `vmgenid`, the same MACs unless `unique`, other create parameters merged in.
+
+use super::disks::{self, Drive};
+use super::{free_unused_key, vm};
+use crate::api::Ctx;
+use crate::error::{ApiError, ApiResult};
+use crate::state::{Config, Guest, GuestKind, Volume};
+use crate::tasks;
+use crate::util::{now_ms, now_secs, uuid4};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// Archive name of a backup made at epoch `secs` (UTC, PVE's `YYYY_MM_DD-HH_MM_SS`).
+pub fn archive_name(vmid: u32, secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("dump/vzdump-qemu-{vmid}-{y:04}_{m:02}_{d:02}-{:02}_{:02}_{:02}.vma.zst", rem / 3600, rem % 3600 / 60, rem % 60)
+}
+
+/// `POST /nodes/{node}/vzdump` for one VM (`vmid`) to a backup storage.
+pub fn vzdump(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let node = ctx.node();
+    let Some(vmid) = ctx.get("vmid").and_then(|v| v.parse::<u32>().ok()) else {
+        return Err(ApiError::param("vmid", "pvesim backs up one VM per call: give vmid"));
+    };
+    ctx.require(&format!("/vms/{vmid}"), "VM.Backup")?;
+    let sid = ctx.get("storage").unwrap_or("local").to_string();
+    let Some(sd) = ctx.c.storage(&sid).cloned() else {
+        return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
+    };
+    if !sd.has_content("backup") {
+        return Err(ApiError::internal(format!("storage '{sid}' does not support backups")));
+    }
+    ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
+    let mode = ctx.get("mode").unwrap_or("snapshot").to_string();
+    let node2 = node.clone();
+    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "vzdump", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
+        let g = vm(c, &node2, vmid).map_err(|_| format!("guest {vmid} not found on node '{node2}'"))?;
+        if let Some(l) = g.conf.current.get("lock") {
+            return Err(format!("VM is locked ({l})"));
+        }
+        t.log.push(format!("INFO: Starting Backup of VM {vmid} (qemu)"));
+        t.log.push(format!("INFO: Backup mode: {mode}"));
+        t.check_fault()?;
+        let mut conf = g.conf.current.clone();
+        conf.remove("lock");
+        let size: u64 = conf
+            .iter()
+            .filter(|(k, _)| disks::is_disk_key(k))
+            .filter_map(|(_, v)| Some(Drive::parse_stored(v)).filter(|d| !d.is_cdrom()).and_then(|d| d.size()))
+            .sum::<u64>()
+            / 10;
+        let volname = archive_name(vmid, now_secs());
+        t.log.push(format!("INFO: creating vzdump archive '{sid}:{volname}'"));
+        let vn = if sd.shared { None } else { Some(node2.clone()) };
+        c.volumes.push(Volume {
+            storage: sid.clone(),
+            node: vn,
+            volname,
+            size: size.max(1 << 20),
+            format: "vma.zst".into(),
+            vmid: Some(vmid),
+            content: "backup".into(),
+            ctime: now_secs(),
+            backup_config: Some(conf),
+        });
+        t.log.push(format!("INFO: Finished Backup of VM {vmid}"));
+        Ok(())
+    }));
+    Ok(Value::String(upid))
+}
+
+/// The restore half of `POST /nodes/{node}/qemu` (`archive` given). Pool and
+/// permission checks are done by the caller.
+pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiResult<Value> {
+    let (node, vmid) = (ctx.node(), ctx.vmid());
+    let mut conflicts = BTreeMap::new();
+    for k in ctx.p.keys().filter(|k| disks::is_disk_key(k)) {
+        conflicts.insert(k.clone(), "option conflicts with option 'archive'".to_string());
+    }
+    if !conflicts.is_empty() {
+        return Err(ApiError::params(conflicts));
+    }
+    let Some((sid, _)) = archive.split_once(':') else {
+        return Err(ApiError::internal(format!("unable to parse volume ID '{archive}'")));
+    };
+    if ctx.c.storage(sid).is_none() {
+        return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
+    }
+    let Some(vol) = ctx.c.find_volume(archive, &node).cloned() else {
+        return Err(ApiError::internal(format!("volume '{archive}' does not exist")));
+    };
+    if vol.content != "backup" {
+        return Err(ApiError::internal(format!("volume '{archive}' is not a backup archive")));
+    }
+    if let Some(target) = ctx.get("storage") {
+        if ctx.c.storage(target).is_none() {
+            return Err(ApiError::internal(format!("storage '{target}' does not exist")));
+        }
+    }
+    let emsg = format!("unable to restore VM {vmid} -");
+    let force = ctx.flag("force");
+    let old = ctx.c.guests.get(&vmid).cloned();
+    if let Some(g) = &old {
+        if !force || g.node != node || g.kind != GuestKind::Qemu {
+            let what = if g.kind == GuestKind::Lxc { "CT" } else { "VM" };
+            return Err(ApiError::internal(format!("{emsg} {what} {vmid} already exists on node '{}'", g.node)));
+        }
+        if g.conf.current.get("protection").is_some_and(|p| p == "1") {
+            return Err(ApiError::internal(format!("{emsg} protection mode enabled")));
+        }
+        if g.running {
+            return Err(ApiError::internal(format!("{emsg} vm is running")));
+        }
+        if let Some(l) = g.conf.current.get("lock") {
+            return Err(ApiError::internal(format!("{emsg} VM is locked ({l})")));
+        }
+    }
+    // Other config parameters given with the archive override the archive's values.
+    let overrides = super::update::plan(ctx, true)?;
+    let target = ctx.get("storage").map(str::to_string);
+    let unique = ctx.flag("unique");
+    let start = ctx.flag("start");
+    match ctx.c.guests.get_mut(&vmid) {
+        Some(g) => {
+            g.conf.current.insert("lock".into(), "create".into());
+        }
+        None => {
+            let mut conf = Config::default();
+            conf.current.insert("lock".into(), "create".into());
+            ctx.c.guests.insert(
+                vmid,
+                Guest { vmid, node: node.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None },
+            );
+        }
+    }
+    let (sim, who, node2, archive) = (ctx.sim.clone(), ctx.who.clone(), node.clone(), archive.to_string());
+    let work: tasks::Work = Box::new(move |c, t| {
+        let before = c.volumes.len();
+        t.log.push(format!("restore vma archive: zstd -q -d -c /var/lib/vz/{} | vma extract -v -r /var/tmp/vzdumptmp.fifo - /var/tmp/vzdumptmp", archive.split_once(':').map_or("", |x| x.1)));
+        let result = (|| -> Result<BTreeMap<String, String>, String> {
+            t.check_fault()?;
+            let backup = vol.backup_config.clone().unwrap_or_default();
+            let mut conf = BTreeMap::new();
+            for (k, v) in &backup {
+                if k == "lock" || k == "parent" || disks::is_unused_key(k) {
+                    continue;
+                }
+                if !disks::is_disk_key(k) {
+                    conf.insert(k.clone(), v.clone());
+                    continue;
+                }
+                let mut d = Drive::parse_stored(v);
+                let Some(volid) = d.volid().map(str::to_string).filter(|_| !d.is_cdrom()) else {
+                    conf.insert(k.clone(), v.clone());
+                    continue;
+                };
+                if d.opts.get("backup").is_some_and(|b| b == "0") {
+                    continue; // excluded from the backup: not restored
+                }
+                let sid = target.clone().unwrap_or_else(|| volid.split(':').next().unwrap_or("").to_string());
+                let size = d.size().unwrap_or(4 << 20);
+                d.opts.remove("format");
+                let new = crate::storage::alloc(c, &sid, &node2, vmid, size, None)?;
+                t.log.push(format!("map '{k}' to '{new}' (write zeros = 0)"));
+                d.file = new;
+                conf.insert(k.clone(), d.print(None));
+            }
+            match conf.get("vmgenid").map(String::as_str) {
+                Some("0") | None => {}
+                Some(_) => {
+                    conf.insert("vmgenid".into(), uuid4());
+                }
+            }
+            if unique {
+                let prefix = super::normalize::mac_prefix(c);
+                for (_, v) in conf.iter_mut().filter(|(k, _)| disks::is_net_key(k)) {
+                    let (model_mac, rest) = v.split_once(',').unwrap_or((v.as_str(), ""));
+                    let model = model_mac.split('=').next().unwrap_or("virtio").to_string();
+                    let mac = super::normalize::gen_mac(prefix.as_deref());
+                    *v = if rest.is_empty() { format!("{model}={mac}") } else { format!("{model}={mac},{rest}") };
+                }
+                if let Some(s) = conf.get_mut("smbios1") {
+                    let rest: Vec<&str> = s.split(',').filter(|p| !p.starts_with("uuid=")).collect();
+                    *s = std::iter::once(format!("uuid={}", uuid4())).chain(rest.iter().map(|r| r.to_string())).collect::<Vec<_>>().join(",");
+                }
+            }
+            Ok(conf)
+        })();
+        let mut conf = match result {
+            Ok(conf) => conf,
+            Err(e) => {
+                c.volumes.truncate(before);
+                match &old {
+                    Some(o) => {
+                        c.guests.insert(vmid, o.clone());
+                    }
+                    None => {
+                        c.guests.remove(&vmid);
+                    }
+                }
+                return Err(format!("unable to restore VM {vmid} - {e}"));
+            }
+        };
+        {
+            let mut dc = super::normalize::DiskCtx { schema: &sim.schema, who: &who, node: &node2, vmid, default_storage: None, log: &mut t.log };
+            for (k, p) in overrides.sets {
+                let v = match p {
+                    super::update::Planned::Value(v) => v,
+                    super::update::Planned::Disk(d) => super::normalize::execute_disk(c, &mut dc, &k, d)?,
+                };
+                conf.insert(k, v);
+            }
+        }
+        // Overwriting a VM (force): disks the archive restores are replaced and freed,
+        // the old VM's other disks are kept as unusedN.
+        if let Some(o) = &old {
+            let mut g = o.clone();
+            g.conf.current = conf.clone();
+            for (k, v) in o.conf.current.iter().filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k)) {
+                let d = Drive::parse_stored(v);
+                let Some(volid) = d.volid() else { continue };
+                if d.is_cdrom() || crate::storage::owner_of(volid.split(':').nth(1).unwrap_or("")) != Some(vmid) {
+                    continue;
+                }
+                if backup_restores(&backup_keys(&vol), k) {
+                    c.remove_volume(volid, &node2);
+                } else if !super::volume_referenced(&g, volid) {
+                    let key = free_unused_key(&g);
+                    g.conf.current.insert(key, volid.to_string());
+                }
+            }
+            conf = g.conf.current;
+        }
+        let g = c.guests.get_mut(&vmid).ok_or_else(|| format!("VM {vmid} vanished"))?;
+        g.conf = Config { current: conf, ..Config::default() };
+        if let Some(p) = &pool {
+            crate::pools::add_vm(c, p, vmid);
+        }
+        if start {
+            t.log.push("Execute autostart".into());
+            super::power::spawn_start(&sim, c, &node2, vmid, &who, false);
+        }
+        Ok(())
+    });
+    Ok(Value::String(tasks::spawn(ctx.sim, ctx.c, &node, "qmrestore", &vmid.to_string(), ctx.who, vec![], work)))
+}
+
+fn backup_keys(vol: &Volume) -> Vec<String> {
+    vol.backup_config.as_ref().map(|c| c.keys().cloned().collect()).unwrap_or_default()
+}
+
+fn backup_restores(keys: &[String], key: &str) -> bool {
+    keys.iter().any(|k| k == key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn archive_names_use_utc_dates() {
+        assert_eq!(archive_name(100, 0), "dump/vzdump-qemu-100-1970_01_01-00_00_00.vma.zst");
+        assert_eq!(archive_name(101, 1_764_506_096), "dump/vzdump-qemu-101-2025_11_30-12_34_56.vma.zst");
+    }
+}
