@@ -140,3 +140,65 @@ fn a_vm_is_created_and_cloned_into_a_pool() {
     );
     assert_eq!(resource(&env, 142), Value::Null);
 }
+
+/// `archive`: the restore, then the rest of the task applied to the restored VM as an
+/// update; the second run changes nothing.
+#[test]
+fn archive_restores_a_backup_then_applies_the_rest_of_the_task() {
+    let env = Env::start();
+    env.run_task(
+        "POST",
+        "/nodes/pve1/vzdump",
+        &[("vmid", "100"), ("storage", "local"), ("mode", "snapshot")],
+    );
+    let backups = env.api_get("/nodes/pve1/storage/local/content?content=backup");
+    let volid = backups[0]["volid"].as_str().unwrap().to_string();
+    let source = env.api_get("/nodes/pve1/qemu/100/config");
+    let restore = format!(
+        "    node: pve1\n    vmid: 170\n    name: web01-restored\n    archive: {volid}\n    storage: nvme-pool\n    cores: 4\n    pool: prod\n"
+    );
+    let dry = env.play_with(
+        &task(&restore),
+        &ferrox_integration::PlayOpts {
+            check: true,
+            ..Default::default()
+        },
+    );
+    assert!(dry.task("t").changed, "{}", dry.transcript());
+    assert_eq!(
+        resource(&env, 170),
+        Value::Null,
+        "check mode restores nothing"
+    );
+
+    let play = env.play(&task(&restore));
+    let t = play.task("t");
+    assert!(t.changed, "{}", play.transcript());
+    assert_eq!(t.msg(), "VM web01-restored with vmid 170 deployed");
+    let c = env.api_get("/nodes/pve1/qemu/170/config");
+    assert_eq!(c["name"], "web01-restored");
+    assert_eq!(c["cores"], 4, "the task's cores applied after the restore");
+    assert_eq!(c["scsi0"], "nvme-pool:vm-170-disk-0,iothread=1,size=32G");
+    assert_eq!(c["net0"], source["net0"], "the backup's NIC and MAC");
+    assert_eq!(
+        t.result["mac"]["net0"],
+        source["net0"]
+            .as_str()
+            .unwrap()
+            .split(['=', ','])
+            .nth(1)
+            .unwrap()
+    );
+    assert_eq!(resource(&env, 170)["pool"], "prod");
+    let actions: Vec<&str> = t.result["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a.as_str().unwrap())
+        .collect();
+    assert_eq!(actions[0], "restore VM 170 on pve1", "{actions:?}");
+
+    let again = env.play(&task(&restore));
+    assert!(!again.task("t").changed, "{}", again.transcript());
+    assert_eq!(again.task("t").msg(), "VM with vmid <170> already exists");
+}
