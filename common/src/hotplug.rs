@@ -34,6 +34,37 @@ pub fn nic_stays_pending(current: Option<&str>, new: Option<&str>, features: &[S
     !changed.iter().all(|k| NIC_LIVE.contains(&k.as_str()))
 }
 
+/// Disk settings PVE changes on a running disk (I/O throttling; the size grows live).
+fn disk_option_is_live(option: &str) -> bool {
+    option.starts_with("mbps") || option.starts_with("iops") || option.starts_with("bps") || option == "size"
+}
+
+/// Whether a change of drive `key` on a running VM stays pending: `current`/`new` are
+/// the entries before and after (`None`: a new drive, or a removal). ide/sata drives,
+/// `efidisk0` and `tpmstate0` are never hotplugged (a CD-ROM medium change is live);
+/// scsi/virtio drives come and go with the `disk` feature; of a drive's settings only
+/// throttling and the size change live.
+pub fn disk_stays_pending(key: &str, current: Option<&str>, new: Option<&str>, features: &[String]) -> bool {
+    let hotpluggable_bus = key.starts_with("scsi") || key.starts_with("virtio");
+    let (Some(current), Some(new)) = (current, new) else {
+        if key.starts_with("unused") {
+            return false;
+        }
+        return !hotpluggable_bus || !features.iter().any(|f| f == "disk");
+    };
+    if !hotpluggable_bus {
+        return !new.contains("media=cdrom");
+    }
+    let Some(f) = formats::for_config_key(key) else { return true };
+    let (Ok(cur), Ok(next)) = (propstring::parse(current, f), propstring::parse(new, f)) else {
+        return true;
+    };
+    if cur.get("file") != next.get("file") {
+        return !features.iter().any(|f| f == "disk");
+    }
+    !propstring::differing_keys(&cur, &next, f).iter().all(|k| disk_option_is_live(k))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -46,6 +77,21 @@ mod tests {
         assert_eq!(features(Some("1")), ["network", "disk", "usb"]);
         assert!(features(Some("0")).is_empty());
         assert_eq!(features(Some("disk,cpu")), ["disk", "cpu"]);
+    }
+
+    #[test]
+    fn disks_follow_the_bus_and_the_disk_feature() {
+        let all = features(None);
+        let cur = "local-lvm:vm-100-disk-1,size=8G";
+        assert!(!disk_stays_pending("scsi1", None, Some("local-lvm:8"), &all));
+        assert!(disk_stays_pending("scsi1", None, Some("local-lvm:8"), &features(Some("network"))));
+        assert!(disk_stays_pending("sata1", None, Some("local-lvm:8"), &all));
+        assert!(!disk_stays_pending("scsi1", Some(cur), None, &all));
+        assert!(disk_stays_pending("ide1", Some(cur), None, &all));
+        assert!(disk_stays_pending("scsi1", Some(cur), Some("local-lvm:vm-100-disk-1,cache=none,size=8G"), &all));
+        assert!(!disk_stays_pending("scsi1", Some(cur), Some("local-lvm:vm-100-disk-1,mbps_rd=10,size=16G"), &all));
+        assert!(!disk_stays_pending("ide2", Some("none,media=cdrom"), Some("isos:iso/x.iso,media=cdrom"), &all));
+        assert!(!disk_stays_pending("unused0", Some("local-lvm:vm-100-disk-1"), None, &all));
     }
 
     #[test]

@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::api;
 use crate::context::{vm_of, Ctx};
-use crate::converge::text_of;
+use crate::converge::{hotplug, text_of};
+use serde_json::Map;
 use crate::plan::{Action, Plan};
 
 fn keys_of(list: &str) -> Vec<String> {
@@ -66,16 +67,46 @@ pub fn delete(ctx: &mut Ctx) -> Result<Output, Failure> {
     for k in &present {
         diff.change(k, config.get(k).map(|v| Value::String(text_of(v))), None);
     }
+    let running = guest.status.as_deref() == Some("running");
+    let features = hotplug::features(config.get("hotplug").map(text_of).as_deref());
+    let predicted: Map<String, Value> = present
+        .iter()
+        .filter(|k| running && hotplug::deletion_stays_pending(k, &config.get(k.as_str()).map(text_of).unwrap_or_default(), &features))
+        .map(|k| (k.clone(), Value::String("(delete)".into())))
+        .collect();
     let mut plan = Plan::new(vm.clone());
-    plan.push(Action::DeleteKeys(present));
+    plan.push(Action::DeleteKeys(present.clone()));
+    ctx.known.current = Some(config.clone());
+    ctx.known.pending_deletes = predicted.keys().cloned().collect();
     ctx.execute(&mut plan, name.clone())?;
-    Ok(Output::changed(format!(
+    // What waits for a restart: predicted in check mode, read back otherwise.
+    let pending = if !running {
+        predicted
+    } else if ctx.check_mode {
+        // A real run reads back what was already pending too.
+        let mut all = read_pending(ctx, &vm, "Unable to delete settings on VM", &name)?;
+        all.extend(predicted);
+        all.retain(|k, v| !(present.contains(k) && v != "(delete)"));
+        all.sort_keys();
+        all
+    } else {
+        read_pending(ctx, &vm, "Unable to delete settings on VM", &name)?
+    };
+    let out = Output::changed(format!(
         "Settings has deleted on VM {name} with vmid {}",
         vm.vmid
     ))
     .with("vmid", vm.vmid)
     .with("actions", plan.describe())
-    .with_diff(diff))
+    .with_diff(diff);
+    Ok(if pending.is_empty() { out } else { out.with("pending", pending) })
+}
+
+/// The changes a running VM keeps pending, read back after a write.
+fn read_pending(ctx: &Ctx, vm: &crate::api::Vm, what: &str, name: &str) -> Result<Map<String, Value>, Failure> {
+    api::pending(ctx.client, vm)
+        .map(|p| p.waiting)
+        .map_err(|e| Failure::new(format!("{what} {name} with vmid {}: the change was made, but reading it back failed: {e}", vm.vmid)).with("vmid", vm.vmid))
 }
 
 pub fn revert(ctx: &mut Ctx) -> Result<Output, Failure> {
@@ -108,15 +139,22 @@ pub fn revert(ctx: &mut Ctx) -> Result<Output, Failure> {
         diff.change(k, pending.get(k).cloned(), None);
     }
     let mut plan = Plan::new(vm.clone());
-    plan.push(Action::RevertKeys(pending_keys));
+    plan.push(Action::RevertKeys(pending_keys.clone()));
     ctx.execute(&mut plan, name.clone())?;
-    Ok(Output::changed(format!(
+    // The pending changes the task leaves alone stay pending.
+    let left = if ctx.check_mode {
+        pending.into_iter().filter(|(k, _)| !pending_keys.contains(k)).collect()
+    } else {
+        read_pending(ctx, &vm, "Unable to revert settings on VM", &name)?
+    };
+    let out = Output::changed(format!(
         "Settings has reverted on VM {name} with vmid {}",
         vm.vmid
     ))
     .with("vmid", vm.vmid)
     .with("actions", plan.describe())
-    .with_diff(diff))
+    .with_diff(diff);
+    Ok(if left.is_empty() { out } else { out.with("pending", left) })
 }
 
 pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {

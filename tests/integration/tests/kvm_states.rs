@@ -169,3 +169,24 @@ fn missing_vm_fails_clearly_for_power_states() {
     let play = env.play("- name: t\n  ferrox.proxmox.proxmox_kvm:\n    name: nosuch\n    state: started\n");
     assert_eq!(play.task("t").msg(), "VM with name = nosuch does not exist in cluster");
 }
+
+#[test]
+fn delete_and_revert_on_a_running_vm_predict_the_pending_the_real_run_reads_back() {
+    let env = Env::start();
+    env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
+    env.play(&task(100, "    update: true\n    cores: 8\n    memory: 4096\n")).assert_ok();
+    let check = PlayOpts { check: true, ..Default::default() };
+    // ide2 (a CD-ROM on IDE) cannot go while running; tags can.
+    let delete = task(100, "    delete: ide2,tags\n");
+    let dry = env.play_with(&delete, &check);
+    let real = env.play(&delete);
+    real.assert_ok();
+    assert_eq!(real.task("t").result["pending"], json!({"cores": 8, "ide2": "(delete)", "memory": "4096"}));
+    assert_eq!(dry.task("t").result["pending"], real.task("t").result["pending"], "check mode predicts what the real run reads back");
+    let revert = task(100, "    revert: cores\n");
+    let dry = env.play_with(&revert, &check);
+    let real = env.play(&revert);
+    real.assert_ok();
+    assert_eq!(real.task("t").result["pending"], json!({"ide2": "(delete)", "memory": "4096"}));
+    assert_eq!(dry.task("t").result["pending"], real.task("t").result["pending"]);
+}

@@ -86,6 +86,20 @@ pub fn stays_pending(key: &str, current: Option<&str>, new: &str, features: &[St
     }
 }
 
+/// Whether deleting `key` (now `current`) from a running VM stays pending.
+pub fn deletion_stays_pending(key: &str, current: &str, features: &[String]) -> bool {
+    if CONFIG_ONLY.contains(&key) || key.starts_with("ipconfig") || key.starts_with("unused") {
+        return false;
+    }
+    if is_net_key(key) {
+        return ferrox_common::hotplug::nic_stays_pending(Some(current), None, features);
+    }
+    if is_disk_key(key) {
+        return ferrox_common::hotplug::disk_stays_pending(key, Some(current), None, features);
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,6 +120,15 @@ mod tests {
             "4096",
             &features(Some("memory,cpu"))
         ));
+    }
+
+    #[test]
+    fn deletions_follow_the_same_rules() {
+        assert!(!deletion_stays_pending("tags", "a", &default()));
+        assert!(!deletion_stays_pending("net1", "virtio=BC:24:11:00:00:01,bridge=vmbr0", &default()));
+        assert!(deletion_stays_pending("net1", "virtio=BC:24:11:00:00:01,bridge=vmbr0", &features(Some("disk"))));
+        assert!(deletion_stays_pending("ide2", "none,media=cdrom", &default()));
+        assert!(deletion_stays_pending("cpu", "host", &default()));
     }
 
     #[test]
