@@ -67,6 +67,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
             digest,
             recompute: false,
         });
+        ctx.known.current = Some(current.clone());
         let outcome = ctx.execute(&mut plan, name.clone())?;
         let out = Output::changed(format!("VM {name} with vmid {} updated", vm.vmid))
             .with("vmid", vm.vmid)
@@ -74,6 +75,16 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
             .with("actions", plan.describe())
             .with_diff(diff);
         return ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref());
+    }
+    if !p.bool("full").unwrap_or(true) && !source.template {
+        // PVE makes linked clones of templates only; found out before anything is written.
+        return Err(Failure::new(format!(
+            "Unable to clone vm {} from vmid {}: VM {} is not a template, and a linked clone (full: false) needs one. Convert it first (state: template), or make a full clone (full: true)",
+            p.str("name").unwrap_or_default(),
+            source.vmid,
+            source.vmid
+        ))
+        .with("vmid", source.vmid));
     }
     let (newid, allocation) = choose_vmid(ctx, p.int("newid"))?;
     let form = clone_form(ctx);
@@ -92,10 +103,17 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
         name: p.str("name").map(str::to_string),
     });
     wanted.remove("name");
+    if ctx.check_mode {
+        // The plan's clone starts as a copy of the source's config.
+        ctx.known.clone_source = Some(read_config(ctx, &source_vm)?);
+    }
     if !wanted.is_empty() {
         // Planned against the source's config (the clone's copy); compared again once
         // the clone exists, since its MACs and volumes are its own.
-        let source_config = read_config(ctx, &source_vm)?;
+        let source_config = match &ctx.known.clone_source {
+            Some(c) => c.clone(),
+            None => read_config(ctx, &source_vm)?,
+        };
         let changes = converge::changes(&source_config, &wanted, newid)
             .map_err(|e| Failure::new(e).with("vmid", newid))?;
         for (k, v) in &changes.set {
