@@ -495,7 +495,7 @@ disk_vmid:
 disk_config:
   description:
     - The disk's config entry after the task, as Proxmox VE stores it. Null after O(state=detached) and O(state=absent).
-    - In check mode, the entry that would be written (a new volume shows as C(STORAGE:SIZE) or C(STORAGE:<new volume>)).
+    - In check mode, the entry that would be written (a volume Proxmox VE has yet to allocate shows as C(STORAGE:(known after apply)), and RV(volume) is null and listed in RV(known_after_apply)).
   returned: success
   type: str
   sample: local-lvm:vm-100-disk-1,discard=on,iothread=1,size=32G,ssd=1
@@ -522,7 +522,7 @@ size_bytes:
   type: int
   sample: 34359738368
 pending:
-  description: Whether the change waits for the VM's next restart (Proxmox VE could not apply it to the running VM, for example a cache mode change, or an IDE disk added or removed while running). A warning says so too. Not known in check mode.
+  description: Whether the change waits for the VM's next restart (Proxmox VE could not apply it to the running VM, for example a cache mode change, or an IDE disk added or removed while running). A warning says so too. In check mode, predicted from the hotplug rules of Proxmox VE.
   returned: success, after a change (always false for a stopped VM)
   type: bool
   sample: false
@@ -536,4 +536,11 @@ unused_volume:
   returned: when a volume was kept
   type: str
   sample: local-lvm:vm-100-disk-1
+known_after_apply:
+  description:
+    - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the volume of a disk still to be allocated or moved; the size of an imported or EFI disk); they are null in the result, and the config values in RV(diff) and RV(disk_config) show C((known after apply)) in their place.
+  returned: check mode, when such a value is part of the result
+  type: list
+  elements: str
+  sample: ["volume"]
 """

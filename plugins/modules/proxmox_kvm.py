@@ -742,7 +742,7 @@ msg:
   type: str
   sample: VM web01 with vmid 115 deployed
 mac:
-  description: MAC address of every NIC (C(netN)) of the VM, read from its live config.
+  description: MAC address of every NIC (C(netN)) of the VM, read from its live config (in check mode, null for a NIC Proxmox VE has yet to give a MAC, see RV(known_after_apply)).
   returned: success, when the VM exists (state present)
   type: dict
   sample: {"net0": "BC:24:11:2E:7F:01"}
@@ -778,4 +778,11 @@ actions:
   type: list
   elements: str
   sample: ["create VM 115 on pve1", "wait until VM 115 is listed cluster-wide"]
+known_after_apply:
+  description:
+    - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the MAC of a new NIC, the volume of a new disk); they are null in the result, and the config values in RV(diff) and RV(actions) show C((known after apply)) in their place.
+  returned: check mode, when such a value is part of the result
+  type: list
+  elements: str
+  sample: ["mac.net0", "devices.scsi0"]
 """

@@ -16,7 +16,7 @@ pub const RESULT_KEY: &str = "known_after_apply";
 
 /// Whether a value (or a part of a property string) is only known after apply.
 pub fn is_unknown(text: &str) -> bool {
-    text.contains(UNKNOWN)
+    text.to_ascii_lowercase().contains(UNKNOWN)
 }
 
 /// A config value as PVE would store it once written: a NIC gets a MAC, a disk to

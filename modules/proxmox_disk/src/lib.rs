@@ -11,6 +11,7 @@ pub mod disk_key;
 mod docs;
 pub mod options;
 pub mod plan;
+pub mod planned;
 pub mod report;
 pub mod task;
 
@@ -71,8 +72,17 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     if let (true, Some(storage)) = (plan.changed(), &plan.allocates_on) {
         check_storage(&client, &vm.node, storage).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     }
-    if m.check_mode || !plan.changed() {
+    let running = guest.status.as_deref() == Some("running");
+    if !plan.changed() {
         return Ok(report::predicted(&plan, &vm));
+    }
+    if m.check_mode {
+        // What a real run would read back: whether the running VM keeps it pending.
+        let pending = planned::stays_pending(&plan, &vm, &task.disk.key, running);
+        for effect in planned::effects(&plan, &vm, target_vm.as_ref(), &task.disk.key, pending) {
+            m.plan_effect(effect);
+        }
+        return Ok(report::predicted(&plan, &vm).with("pending", pending));
     }
 
     let applied = apply::apply(&client, &vm, &task.disk.key, task.state, &plan.actions, task.timeout)
@@ -80,7 +90,6 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     for w in applied.warnings {
         m.warn(w);
     }
-    let running = guest.status.as_deref() == Some("running");
     if plan.after.is_none() && plan.kept_as.is_none() && !running {
         // A deleted disk of a stopped VM: gone at once, nothing to read back.
         return Ok(report::predicted(&plan, &vm).with("pending", false));

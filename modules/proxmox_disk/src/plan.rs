@@ -5,6 +5,7 @@
 use serde_json::json;
 
 use ferrox_common::diff::Diff;
+use ferrox_common::plan::unknown;
 use ferrox_common::propstring::{differing_keys, PropString};
 use ferrox_common::size::{self, Resize};
 
@@ -195,11 +196,13 @@ fn create(task: &DiskTask, vm: &VmConfig, old: Option<&Drive>) -> Result<Plan, P
         }
         _ => None,
     };
+    // The entry as PVE will store it: the volume it allocates is known after apply.
+    let after = unknown::after_write(disk, &value);
     Ok(Plan {
         msg,
         actions: vec![Action::SetDrive { key: disk.clone(), value: value.clone() }],
         changes,
-        after: Some((Location { vmid, key: disk.clone() }, value)),
+        after: Some((Location { vmid, key: disk.clone() }, after)),
         kept_as,
         warnings: Vec::new(),
         diff: Diff::default(),
@@ -393,7 +396,7 @@ fn moved(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>, target_vm: Optio
             if *storage == source && !converts {
                 return Ok(Plan::unchanged(format!("Disk {disk} already at {storage} storage"), vm, task));
             }
-            props.set("file", format!("{storage}:<new volume>"));
+            props.set("file", format!("{storage}:{}", unknown::UNKNOWN));
             if let Some(f) = &task.format {
                 props.set("format", f.clone());
             }

@@ -42,7 +42,7 @@ fn create_sends_storage_and_gib_then_options_sorted() {
     assert_eq!(p.actions, vec![Action::SetDrive { key: "scsi2".into(), value: "local-lvm:16,discard=on,ssd=1".into() }]);
     assert_eq!(p.msg, "Disk scsi2 created in VM 100");
     assert_eq!(p.changes, vec!["create scsi2 on local-lvm (16G)"]);
-    assert_eq!(p.diff.after["scsi2"], json!("local-lvm:16,discard=on,ssd=1"));
+    assert_eq!(p.diff.after["scsi2"], json!("local-lvm:(known after apply),discard=on,size=16G,ssd=1"));
     assert_eq!(p.allocates_on.as_deref(), Some("local-lvm"));
     let half = plan_of(json!({"vmid": 100, "disk": "virtio0", "storage": "vmdata", "size": "512M"})).unwrap();
     assert_eq!(half.actions, vec![Action::SetDrive { key: "virtio0".into(), value: "vmdata:0.5".into() }]);

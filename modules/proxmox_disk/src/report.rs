@@ -1,6 +1,7 @@
 //! The module's result: the plan's message and changes, plus the disk as it is after
 //! the run (read back from PVE) or would be (check mode, predicted).
 
+use ferrox_common::plan::unknown;
 use ferrox_common::propstring::{self, formats};
 use ferrox_common::protocol::Output;
 use ferrox_common::size;
@@ -32,13 +33,6 @@ pub fn actual(plan: &Plan, before: &VmConfig, after_vm: &VmConfig, disk: &str) -
     build(plan, before.vmid, after.as_ref(), kept.as_ref()).with_diff(diff).with("pending", pending)
 }
 
-/// `STORAGE:SIZE` (GiB) as a disk to be allocated: its size in bytes.
-fn allocation_bytes(file: &str) -> Option<u64> {
-    let (_, amount) = file.split_once(':')?;
-    let gib: f64 = amount.parse().ok().filter(|g: &f64| g.is_finite() && *g >= 0.0)?;
-    Some((gib * 1024.0 * 1024.0 * 1024.0).round() as u64)
-}
-
 fn build(plan: &Plan, vmid: u32, after: Option<&(Location, String)>, kept: Option<&(String, String)>) -> Output {
     let mut out = Output::new(plan.changed(), plan.msg.clone()).with("vmid", vmid).with("changes", &plan.changes);
     match after {
@@ -49,13 +43,25 @@ fn build(plan: &Plan, vmid: u32, after: Option<&(Location, String)>, kept: Optio
                 .as_deref()
                 .filter(|f| !f.starts_with('/') && f.contains(':'))
                 .map(|f| f.split(':').next().unwrap_or_default().to_string());
-            // A dry run of a create knows the size asked for, not the volume PVE will name.
-            let allocation = file.as_deref().and_then(allocation_bytes);
-            let file = if allocation.is_some() { None } else { file };
-            let size_text = match allocation {
-                Some(bytes) => Some(size::format(bytes)),
-                None => parsed.as_ref().and_then(|p| p.get("size")).map(str::to_string),
+            // A dry run knows the size asked for, not the volume PVE will name.
+            let mut later = Vec::new();
+            let file = match file {
+                Some(f) if unknown::is_unknown(&f) => {
+                    later.push("volume");
+                    None
+                }
+                other => other,
             };
+            let size_text = match parsed.as_ref().and_then(|p| p.get("size")) {
+                Some(s) if unknown::is_unknown(s) => {
+                    later.extend(["size", "size_bytes"]);
+                    None
+                }
+                other => other.map(str::to_string),
+            };
+            if !later.is_empty() {
+                out.set(unknown::RESULT_KEY, later);
+            }
             out.set("disk", &loc.key);
             out.set("disk_vmid", loc.vmid);
             out.set("disk_config", text);

@@ -13,6 +13,8 @@ use serde_json::Value;
 use crate::api::{self, Vm};
 use crate::execute::{Executor, Outcome};
 use crate::plan::Plan;
+use crate::planned::{self, Known};
+use ferrox_common::plan::{unknown, Effect};
 
 /// The smallest wait for creating, cloning, restoring, converting and removing.
 pub const LONG_TASK_SECS: u64 = 300;
@@ -23,6 +25,10 @@ pub struct Ctx<'a> {
     pub guests: Vec<Guest>,
     pub check_mode: bool,
     pub warnings: Vec<String>,
+    /// What the flow knew when planning, for the effects of a check-mode run.
+    pub known: Known,
+    /// The effects a check-mode run would have (for the playbook run's plan).
+    pub effects: Vec<Effect>,
 }
 
 impl<'a> Ctx<'a> {
@@ -35,6 +41,8 @@ impl<'a> Ctx<'a> {
             guests,
             check_mode,
             warnings: Vec::new(),
+            known: Known::default(),
+            effects: Vec::new(),
         })
     }
 
@@ -118,7 +126,23 @@ impl<'a> Ctx<'a> {
         let mut exec = self.executor(name);
         let result = exec.run(plan);
         self.warnings.append(&mut exec.outcome.warnings);
+        if self.check_mode && result.is_ok() {
+            self.effects.extend(planned::effects(plan, self.p.str("name"), &self.known));
+        }
         result.map(|_| exec.outcome)
+    }
+
+    /// The config a check-mode run predicts for the VM once its effects are applied
+    /// (`real`: the config read; `None` for a VM the run creates).
+    fn predicted_config(
+        &self,
+        vmid: u32,
+        real: Option<&serde_json::Map<String, Value>>,
+    ) -> Option<serde_json::Map<String, Value>> {
+        let plan = ferrox_common::plan::Plan { effects: self.effects.clone() };
+        let vm = plan.vms().remove(&vmid)?;
+        let real = real.filter(|_| !vm.created).cloned().map(Value::Object);
+        Some(ferrox_common::plan::overlay::config(&vm, real, false))
     }
 
     /// Adds `mac` and `devices` read from `config`, or from the VM's live config.
@@ -132,9 +156,17 @@ impl<'a> Ctx<'a> {
         let config = match config {
             Some(c) => c,
             None if self.check_mode && !self.guests.iter().any(|g| g.vmid == vm.vmid) => {
-                return Ok(out
-                    .with("mac", serde_json::Map::new())
-                    .with("devices", serde_json::Map::new()))
+                match self.predicted_config(vm.vmid, None) {
+                    Some(c) => {
+                        fetched = c;
+                        &fetched
+                    }
+                    None => {
+                        return Ok(out
+                            .with("mac", serde_json::Map::new())
+                            .with("devices", serde_json::Map::new()))
+                    }
+                }
             }
             None => {
                 fetched = api::config(self.client, vm).map_err(|e| {
@@ -147,8 +179,13 @@ impl<'a> Ctx<'a> {
                 &fetched
             }
         };
-        let (mac, devices) = api::mac_and_devices(config);
-        Ok(out.with("mac", mac).with("devices", devices))
+        let predicted = self.check_mode.then(|| self.predicted_config(vm.vmid, Some(config))).flatten();
+        let (mut mac, mut devices) = api::mac_and_devices(predicted.as_ref().unwrap_or(config));
+        // A dry run does not know what PVE will decide: null, and listed as such.
+        let mut later = unknown::null_unknowns(&mut mac, "mac");
+        later.extend(unknown::null_unknowns(&mut devices, "devices"));
+        let out = out.with("mac", mac).with("devices", devices);
+        Ok(if later.is_empty() { out } else { out.with(unknown::RESULT_KEY, later) })
     }
 }
 

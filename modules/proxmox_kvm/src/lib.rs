@@ -12,6 +12,7 @@ pub mod docs;
 pub mod execute;
 pub mod options;
 pub mod plan;
+pub mod planned;
 pub mod present;
 pub mod settings;
 pub mod states;
@@ -68,6 +69,11 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     };
     for w in ctx.warnings.drain(..) {
         m.warn(w);
+    }
+    if result.is_ok() {
+        for e in ctx.effects.drain(..) {
+            m.plan_effect(e);
+        }
     }
     result
 }

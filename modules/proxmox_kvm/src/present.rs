@@ -90,6 +90,8 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     if reboot {
         plan.push(Action::RebootIfPending);
     }
+    ctx.known.current = Some(current.clone());
+    ctx.known.pending = predicted.clone();
     let mut outcome = ctx.execute(&mut plan, name.clone())?;
     if ctx.check_mode {
         // Nothing was written: report what PVE's hotplug rules would leave pending.

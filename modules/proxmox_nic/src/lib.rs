@@ -17,6 +17,7 @@ use ferrox_common::hotplug;
 use ferrox_common::connection::ConnectionParams;
 use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
+use ferrox_common::plan::{unknown, Effect};
 use ferrox_common::vm;
 
 use plan::{Action, Plan};
@@ -78,6 +79,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     }
     if m.check_mode {
         warn_pending(m, &task, vmid, predicted_pending);
+        m.plan_effect(effect(&action, &plan, vmid, &node, predicted_pending));
         return Ok(report(&plan, vmid, &task, predicted_pending));
     }
 
@@ -107,8 +109,36 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         plan.after = text(&after, &task.interface);
         plan.mac = plan.after.as_deref().and_then(plan::mac_of);
     }
+    if let Some(after) = plan.after.clone().filter(|a| !unknown::is_unknown(a)) {
+        // The diff shows the MAC PVE gave the NIC, not the dry run's placeholder.
+        if plan.diff.after.contains_key(&task.interface) {
+            plan.diff.after.insert(task.interface.clone(), Value::String(after));
+        }
+    }
     warn_pending(m, &task, vmid, pending);
     Ok(report(&plan, vmid, &task, pending))
+}
+
+/// The planned change for the playbook run's plan.
+fn effect(action: &Action, plan: &Plan, vmid: u32, node: &str, pending: bool) -> Effect {
+    let mut e = Effect::config(vmid, node);
+    if let Effect::Config { set, delete, pending: waiting, what, .. } = &mut e {
+        let key = match action {
+            Action::Set { key, .. } => {
+                set.insert(key.clone(), Value::String(plan.after.clone().unwrap_or_default()));
+                key
+            }
+            Action::Delete { key } => {
+                delete.push(key.clone());
+                key
+            }
+        };
+        if pending {
+            waiting.push(key.clone());
+        }
+        what.extend(plan.changes.iter().map(|c| format!("nic {c}")));
+    }
+    e
 }
 
 /// The VM's config as its next start will see it (pending changes applied, pending
@@ -147,14 +177,18 @@ fn warn_pending(m: &mut Module, task: &NicTask, vmid: u32, pending: bool) {
 }
 
 fn report(plan: &Plan, vmid: u32, task: &NicTask, pending: bool) -> Output {
-    Output::new(plan.changed(), plan.msg.clone())
+    let out = Output::new(plan.changed(), plan.msg.clone())
         .with("vmid", vmid)
         .with("interface", &task.interface)
         .with("mac", &plan.mac)
         .with("nic_config", &plan.after)
         .with("changes", &plan.changes)
         .with("pending", pending)
-        .with_diff(plan.diff.clone())
+        .with_diff(plan.diff.clone());
+    match &plan.after {
+        Some(after) if plan.mac.is_none() && unknown::is_unknown(after) => out.with(unknown::RESULT_KEY, ["mac"]),
+        _ => out,
+    }
 }
 
 /// A bridge that does not exist on the node fails before anything is written. When the

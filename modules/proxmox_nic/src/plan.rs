@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use ferrox_common::diff::Diff;
+use ferrox_common::plan::unknown;
 use ferrox_common::propstring::{formats::NET, parse, same_value, PropString};
 
 use crate::task::{NicTask, Want};
@@ -129,8 +130,10 @@ pub fn plan(task: &NicTask, vmid: u32, current: Option<&str>) -> Result<Plan, St
     if changed {
         plan.msg = format!("Nic {key} updated on VM with vmid {vmid}");
         plan.action = Some(Action::Set { key: key.clone(), value: value.clone() });
-        plan.diff.change(key, current.map(|c| json!(c)), Some(json!(value)));
-        plan.after = Some(value);
+        // As PVE will store it: a new NIC's MAC is known after apply.
+        let shown = unknown::after_write(key, &value);
+        plan.diff.change(key, current.map(|c| json!(c)), Some(json!(shown)));
+        plan.after = Some(shown);
     } else {
         plan.msg = format!("Nic {key} unchanged on VM with vmid {vmid}");
     }

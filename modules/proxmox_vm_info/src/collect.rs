@@ -178,6 +178,10 @@ impl NodeReader<'_> {
 
     fn network(&mut self, guest: &mut Map<String, Value>, base: &str, vmid: i64) -> Result<(), Failure> {
         let who = format!("{} {vmid}", self.kind.noun());
+        if guest.get(ferrox_common::plan::overlay::PLANNED_KEY) == Some(&Value::Bool(true)) {
+            self.warnings.push(format!("No network information for {who}: it exists only in the plan of this check-mode run."));
+            return Ok(());
+        }
         let status = guest.get("status").and_then(Value::as_str).unwrap_or("unknown");
         if status != "running" {
             self.warnings.push(format!("No network information for {who}: it is not running (status {status})."));

@@ -111,6 +111,15 @@ proxmox_vms:
       returned: always
       type: bool
       sample: false
+    planned:
+      description:
+        - V(true) for a VM that does not exist yet and that an earlier task of this C(--check) run would create
+          (through the collection's action plugins, every check-mode task of a playbook run plans against the
+          cluster as the earlier tasks would leave it).
+        - Values Proxmox VE decides when it creates the VM (MAC addresses, volume names) read C((known after apply)) in its RV(proxmox_vms[].config).
+      returned: only for such VMs, only in check mode
+      type: bool
+      sample: true
     cpu:
       description: CPU usage as a fraction of RV(proxmox_vms[].maxcpu).
       returned: when known

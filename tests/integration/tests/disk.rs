@@ -43,9 +43,10 @@ fn present_creates_then_converges_options_and_grows() {
     assert_eq!(created.real.result["volume"], json!("local-lvm:vm-100-disk-1"));
     assert_eq!(created.real.result["storage"], json!("local-lvm"));
     assert_eq!(created.real.result["size"], json!("8G"));
-    assert_eq!(created.dry.result["diff"]["after"]["scsi1"], json!("local-lvm:8,cache=writeback,discard=on"));
+    assert_eq!(created.dry.result["diff"]["after"]["scsi1"], json!("local-lvm:(known after apply),cache=writeback,discard=on,size=8G"));
     // The dry run knows the size, not the volume name PVE will pick.
     assert_eq!(created.dry.result["volume"], Value::Null);
+    assert_eq!(created.dry.result["known_after_apply"], json!(["volume"]));
     assert_eq!(created.dry.result["size"], json!("8G"));
     assert_eq!(created.dry.result["storage"], json!("local-lvm"));
     assert_eq!(created.again.msg(), "Disk scsi1 is up to date in VM 100");

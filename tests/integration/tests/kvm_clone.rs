@@ -28,8 +28,9 @@ fn clone_is_configured_in_the_same_task_and_not_repeated() {
     let planned = dry.task("clone").result.clone();
     assert_eq!(planned["vmid"], json!(101));
     let source_net0 = env.api_get("/nodes/pve1/qemu/9000/config")["net0"].clone();
-    assert_eq!(planned["mac"], json!({}), "a dry run does not pass the source's MACs ({source_net0}) off as the clone's");
-    assert_eq!(planned["devices"], json!({}), "nor the source's volumes");
+    assert_eq!(planned["mac"], json!({"net0": null}), "a dry run does not pass the source's MACs ({source_net0}) off as the clone's");
+    assert_eq!(planned["devices"], json!({"ide2": null, "scsi0": null}), "nor the source's volumes");
+    assert_eq!(planned["known_after_apply"], json!(["mac.net0", "devices.ide2", "devices.scsi0"]));
 
     let play = env.play(CLONE);
     play.assert_ok();

@@ -23,11 +23,15 @@ fn creates_a_nic_and_returns_the_generated_mac() {
     eprintln!("API calls, nic create: {:?}", runs.real_calls);
     assert_eq!(runs.real.msg(), "Nic net1 updated on VM with vmid 100");
     assert_eq!(runs.dry.result["mac"], Value::Null);
-    assert_eq!(runs.dry.result["nic_config"], json!("virtio,bridge=vmbr1,tag=20"));
+    assert_eq!(runs.dry.result["nic_config"], json!("virtio=(known after apply),bridge=vmbr1,tag=20"));
+    assert_eq!(runs.dry.result["known_after_apply"], json!(["mac"]));
+    assert_eq!(runs.dry.result["diff"]["after"]["net1"], json!("virtio=(known after apply),bridge=vmbr1,tag=20"));
     let mac = runs.real.result["mac"].as_str().expect("mac on the result").to_string();
     assert!(mac.starts_with("BC:24:11:"), "{mac}");
     assert_eq!(net(&env, "net1"), json!(format!("virtio={mac},bridge=vmbr1,tag=20")));
     assert_eq!(runs.real.result["nic_config"], net(&env, "net1"));
+    assert_eq!(runs.real.result["diff"]["after"]["net1"], net(&env, "net1"), "the real diff shows the MAC PVE gave");
+    assert!(runs.real.result.get("known_after_apply").is_none());
     assert_eq!(runs.again.msg(), "Nic net1 unchanged on VM with vmid 100");
     assert_eq!(runs.again.result["mac"], json!(mac));
     assert_eq!(writes(&runs.real_calls), 1);

@@ -1,0 +1,281 @@
+//! What a check-mode run of this module adds to the playbook run's plan: each action
+//! of the run's [`Plan`] as the [`Effect`] it would have, with values only PVE decides
+//! left unknown. The plan's later tasks read the cluster through these.
+
+use ferrox_common::plan::unknown::{after_write, config_after_write};
+use ferrox_common::plan::Effect;
+use ferrox_common::propstring::{self, formats};
+use serde_json::{Map, Value};
+
+use crate::converge::{disk::is_disk_key, nic::is_net_key, text_of};
+use crate::plan::{Action, Plan, PowerCall};
+
+/// What the flow knew when it planned, beyond the actions.
+#[derive(Debug, Default, Clone)]
+pub struct Known {
+    /// The VM's config the plan was made against (existing VM).
+    pub current: Option<Map<String, Value>>,
+    /// The config a clone copies from its source.
+    pub clone_source: Option<Map<String, Value>>,
+    /// Keys a running VM keeps pending (predicted), with their new values.
+    pub pending: Map<String, Value>,
+    /// Deletions a running VM keeps pending (predicted).
+    pub pending_deletes: Vec<String>,
+}
+
+/// Form fields of a create that are not config keys.
+const NOT_CONFIG: &[&str] = &["vmid", "pool", "storage", "archive", "force", "unique", "start", "live-restore"];
+
+pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
+    let (vmid, node) = (plan.vm.vmid, plan.vm.node.as_str());
+    let mut out: Vec<Effect> = Vec::new();
+    for action in &plan.actions {
+        // A clone or restore is converged against what it will be, not its source.
+        let made = out.iter().rev().find_map(|e| match e {
+            Effect::Create { config, .. } => Some(config.clone()),
+            _ => None,
+        });
+        match action {
+            Action::Create { form, .. } => {
+                let config: Map<String, Value> = form
+                    .iter()
+                    .filter(|(k, _)| !NOT_CONFIG.contains(&k.as_str()))
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect();
+                out.push(Effect::Create {
+                    vmid,
+                    node: node.to_string(),
+                    name: name.map(str::to_string),
+                    config: config_after_write(&config),
+                    clone_of: None,
+                });
+            }
+            Action::Clone { source, .. } => out.push(Effect::Create {
+                vmid,
+                node: node.to_string(),
+                name: name.map(str::to_string),
+                config: clone_config(known.clone_source.as_ref(), name),
+                clone_of: Some(source.vmid),
+            }),
+            Action::WaitListed { .. } => {}
+            Action::Converge { changes, wanted, recompute, .. } => {
+                let recomputed;
+                let (changes, current) = match (&made, recompute) {
+                    (Some(config), true) => {
+                        recomputed = crate::converge::changes(config, wanted, vmid).unwrap_or_else(|_| changes.clone());
+                        (&recomputed, Some(config))
+                    }
+                    _ => (changes, known.current.as_ref()),
+                };
+                let mut e = Effect::config(vmid, node);
+                if let Effect::Config { set, pending, what, .. } = &mut e {
+                    for (k, v) in &changes.set {
+                        let before = current.and_then(|c| c.get(k)).map(text_of);
+                        set.insert(k.clone(), Value::String(keep_size(k, before.as_deref(), &after_write(k, v))));
+                    }
+                    for g in &changes.grow {
+                        let base = set
+                            .get(&g.key)
+                            .map(text_of)
+                            .or_else(|| current.and_then(|c| c.get(&g.key)).map(text_of))
+                            .unwrap_or_default();
+                        set.insert(g.key.clone(), Value::String(with_size(&g.key, &base, &g.to)));
+                        what.push(format!("grow {} from {} to {}", g.key, g.from, g.to));
+                    }
+                    pending.extend(known.pending.keys().filter(|k| set.contains_key(*k)).cloned());
+                    if !changes.set.is_empty() {
+                        what.push(format!("set {}", changes.set.keys().cloned().collect::<Vec<_>>().join(", ")));
+                    }
+                }
+                out.push(e);
+            }
+            Action::Power(call) => {
+                let (status, applies_pending) = match call {
+                    PowerCall::Start | PowerCall::Resume | PowerCall::Reboot => ("running", true),
+                    PowerCall::Reset => ("running", false),
+                    PowerCall::Shutdown { .. } => ("stopped", false),
+                    PowerCall::Suspend { to_disk: false } => ("paused", false),
+                    PowerCall::Suspend { to_disk: true } => ("hibernated", false),
+                };
+                out.push(Effect::Power { vmid, node: node.to_string(), status: status.into(), applies_pending });
+            }
+            Action::RebootIfPending if !known.pending.is_empty() => out.push(Effect::Power {
+                vmid,
+                node: node.to_string(),
+                status: "running".into(),
+                applies_pending: true,
+            }),
+            Action::RebootIfPending => {}
+            Action::Template => out.push(Effect::Template { vmid, node: node.to_string() }),
+            Action::Destroy { .. } => out.push(Effect::Remove { vmid, node: node.to_string() }),
+            Action::Migrate { target, .. } => out.push(Effect::Migrate { vmid, node: node.to_string(), to: target.clone() }),
+            Action::DeleteKeys(keys) => {
+                let mut e = Effect::config(vmid, node);
+                if let Effect::Config { delete, pending, what, .. } = &mut e {
+                    delete.extend(keys.iter().cloned());
+                    pending.extend(known.pending_deletes.iter().cloned());
+                    what.push(format!("delete {}", keys.join(", ")));
+                }
+                out.push(e);
+            }
+            Action::RevertKeys(keys) => {
+                let mut e = Effect::config(vmid, node);
+                if let Effect::Config { revert, what, .. } = &mut e {
+                    revert.extend(keys.iter().cloned());
+                    what.push(format!("revert pending {}", keys.join(", ")));
+                }
+                out.push(e);
+            }
+        }
+    }
+    out
+}
+
+/// A clone's config: the source's, with what PVE gives every clone anew (MACs,
+/// volumes, the SMBIOS uuid, the VM generation id) unknown, and not a template.
+fn clone_config(source: Option<&Map<String, Value>>, name: Option<&str>) -> Map<String, Value> {
+    let mut config = Map::new();
+    for (k, v) in source.into_iter().flatten() {
+        if matches!(k.as_str(), "template" | "digest" | "lock" | "vmgenid" | "meta") || k.starts_with("unused") {
+            continue;
+        }
+        let text = text_of(v);
+        let value = if is_net_key(k) {
+            renew(k, &text, "macaddr")
+        } else if is_disk_key(k) && !is_shared_medium(&text) {
+            renew(k, &text, "file")
+        } else if k == "smbios1" {
+            renew(k, &text, "uuid")
+        } else {
+            v.clone()
+        };
+        config.insert(k.clone(), value);
+    }
+    if let Some(n) = name {
+        config.insert("name".into(), Value::String(n.to_string()));
+    }
+    config
+}
+
+/// A drive a clone shares with its source: an ISO image, an empty or host CD-ROM.
+fn is_shared_medium(text: &str) -> bool {
+    let file = text.split(',').next().unwrap_or_default();
+    matches!(file, "none" | "cdrom") || file.starts_with('/') || file.split_once(':').is_some_and(|(_, v)| v.starts_with("iso/"))
+}
+
+/// `text` with `field` made unknown (a volume keeps its storage).
+fn renew(key: &str, text: &str, field: &str) -> Value {
+    let Some(f) = formats::for_config_key(key) else { return Value::String(text.to_string()) };
+    let Ok(mut props) = propstring::parse(text, f) else { return Value::String(text.to_string()) };
+    let unknown = ferrox_common::plan::UNKNOWN;
+    let value = match (field, props.get(field)) {
+        ("file", Some(file)) => match file.split_once(':') {
+            Some((storage, _)) => format!("{storage}:{unknown}"),
+            None => return Value::String(text.to_string()),
+        },
+        _ => unknown.to_string(),
+    };
+    props.set(field, value);
+    Value::String(props.to_canonical(f))
+}
+
+/// A disk's new value keeps the size PVE keeps (an option change sends no `size`).
+fn keep_size(key: &str, before: Option<&str>, after: &str) -> String {
+    let size = before.filter(|_| is_disk_key(key)).and_then(|b| {
+        let f = formats::for_config_key(key)?;
+        propstring::parse(b, f).ok()?.get("size").map(str::to_string)
+    });
+    match size {
+        Some(s) if !after.contains("size=") => with_size(key, after, &s),
+        _ => after.to_string(),
+    }
+}
+
+fn with_size(key: &str, text: &str, size: &str) -> String {
+    let Some(f) = formats::for_config_key(key) else { return text.to_string() };
+    let Ok(mut props) = propstring::parse(text, f) else { return text.to_string() };
+    props.set("size", size);
+    props.to_canonical(f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::api::Vm;
+    use crate::converge::{Changes, Grow};
+    use crate::plan::Allocation;
+    use serde_json::json;
+
+    fn plan(actions: Vec<Action>) -> Plan {
+        let mut p = Plan::new(Vm { node: "pve1".into(), vmid: 101 });
+        for a in actions {
+            p.push(a);
+        }
+        p
+    }
+
+    #[test]
+    fn a_create_plans_the_vm_with_unknown_macs_and_volumes() {
+        let form = vec![
+            ("pool".to_string(), "web".to_string()),
+            ("name".to_string(), "web1".to_string()),
+            ("net0".to_string(), "virtio,bridge=vmbr0".to_string()),
+            ("scsi0".to_string(), "local-lvm:32".to_string()),
+        ];
+        let e = effects(&plan(vec![Action::Create { form, allocation: Allocation::NextId }]), Some("web1"), &Known::default());
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!([{"kind": "create", "vmid": 101, "node": "pve1", "name": "web1", "config": {
+                "name": "web1", "net0": "virtio=(known after apply),bridge=vmbr0", "scsi0": "local-lvm:(known after apply),size=32G"}}])
+        );
+    }
+
+    #[test]
+    fn an_update_keeps_sizes_grows_and_marks_pending() {
+        let mut changes = Changes::default();
+        changes.set.insert("scsi0".into(), "local-lvm:vm-101-disk-0,cache=none".into());
+        changes.set.insert("cores".into(), "4".into());
+        changes.grow.push(Grow { key: "scsi0".into(), from: "32G".into(), to: "40G".into() });
+        let known = Known {
+            current: Some(json!({"scsi0": "local-lvm:vm-101-disk-0,size=32G", "cores": 2}).as_object().unwrap().clone()),
+            pending: json!({"cores": "4"}).as_object().unwrap().clone(),
+            ..Known::default()
+        };
+        let e = effects(&plan(vec![Action::Converge { wanted: Default::default(), changes, digest: None, recompute: false }]), None, &known);
+        let Effect::Config { set, pending, .. } = &e[0] else { panic!("{e:?}") };
+        assert_eq!(set["scsi0"], json!("local-lvm:vm-101-disk-0,cache=none,size=40G"));
+        assert_eq!(pending, &["cores"]);
+    }
+
+    #[test]
+    fn a_clone_renews_what_pve_renews() {
+        let source = json!({"name": "base", "template": 1, "net0": "virtio=BC:24:11:90:00:01,bridge=vmbr0",
+            "scsi0": "vmdata:9000/base-9000-disk-0.qcow2,size=3G", "ide2": "vmdata:9000/vm-9000-cloudinit.qcow2,media=cdrom",
+            "ide0": "isos:iso/debian.iso,media=cdrom", "smbios1": "uuid=6a1c"});
+        let known = Known { clone_source: source.as_object().cloned(), ..Known::default() };
+        let src = Vm { node: "pve1".into(), vmid: 9000 };
+        let e = effects(&plan(vec![Action::Clone { source: src, form: vec![], allocation: Allocation::NextId }]), Some("web2"), &known);
+        let Effect::Create { config, clone_of, .. } = &e[0] else { panic!("{e:?}") };
+        assert_eq!(*clone_of, Some(9000));
+        assert_eq!(
+            Value::Object(config.clone()),
+            json!({"name": "web2", "net0": "virtio=(known after apply),bridge=vmbr0", "scsi0": "vmdata:(known after apply),size=3G",
+                   "ide2": "vmdata:(known after apply),media=cdrom", "ide0": "isos:iso/debian.iso,media=cdrom",
+                   "smbios1": "uuid=(known after apply)"})
+        );
+    }
+
+    #[test]
+    fn power_calls_and_removal() {
+        let e = effects(
+            &plan(vec![Action::Power(PowerCall::Shutdown { force: true, timeout: 5 }), Action::Destroy { purge: false, unreferenced_disks: false }]),
+            None,
+            &Known::default(),
+        );
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!([{"kind": "power", "vmid": 101, "node": "pve1", "status": "stopped", "applies_pending": false},
+                   {"kind": "remove", "vmid": 101, "node": "pve1"}])
+        );
+    }
+}
