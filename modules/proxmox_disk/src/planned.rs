@@ -17,20 +17,37 @@ pub fn stays_pending(plan: &Plan, vm: &VmConfig, disk: &str, running: bool) -> b
     let features = hotplug::features(vm.text("hotplug").as_deref());
     let before = vm.text(disk);
     plan.actions.iter().any(|a| match a {
-        Action::SetDrive { key, value } => hotplug::disk_stays_pending(key, before.as_deref(), Some(value), &features),
-        Action::Unlink { key, .. } => hotplug::disk_stays_pending(key, before.as_deref(), None, &features),
+        Action::SetDrive { key, value } => {
+            hotplug::disk_stays_pending(key, before.as_deref(), Some(value), &features)
+        }
+        Action::Unlink { key, .. } => {
+            hotplug::disk_stays_pending(key, before.as_deref(), None, &features)
+        }
         Action::Resize { .. } | Action::Move { .. } => false,
     })
 }
 
 /// The plan's effects on `vm` (and on the target VM of a move to another VM).
-pub fn effects(plan: &Plan, vm: &VmConfig, target: Option<&VmConfig>, disk: &str, pending: bool) -> Vec<Effect> {
+pub fn effects(
+    plan: &Plan,
+    vm: &VmConfig,
+    target: Option<&VmConfig>,
+    disk: &str,
+    pending: bool,
+) -> Vec<Effect> {
     if !plan.changed() {
         return Vec::new();
     }
     let mut own = Effect::config(vm.vmid, &vm.node);
     let mut other = None;
-    if let Effect::Config { set, delete, pending: waiting, what, .. } = &mut own {
+    if let Effect::Config {
+        set,
+        delete,
+        pending: waiting,
+        what,
+        ..
+    } = &mut own
+    {
         match &plan.after {
             Some((loc, text)) if loc.vmid == vm.vmid => {
                 if loc.key != disk {
@@ -70,12 +87,24 @@ mod tests {
     use ferrox_common::diff::Diff;
     use serde_json::json;
 
-    fn plan(actions: Vec<Action>, after: Option<(u32, &str, &str)>, kept: Option<(&str, &str)>) -> Plan {
+    fn plan(
+        actions: Vec<Action>,
+        after: Option<(u32, &str, &str)>,
+        kept: Option<(&str, &str)>,
+    ) -> Plan {
         Plan {
             msg: String::new(),
             actions,
             changes: vec!["create scsi1 on local-lvm (8G)".into()],
-            after: after.map(|(vmid, key, text)| (Location { vmid, key: key.into() }, text.into())),
+            after: after.map(|(vmid, key, text)| {
+                (
+                    Location {
+                        vmid,
+                        key: key.into(),
+                    },
+                    text.into(),
+                )
+            }),
             kept_as: kept.map(|(u, v)| (u.into(), v.into())),
             warnings: vec![],
             diff: Diff::default(),
@@ -87,7 +116,10 @@ mod tests {
     fn a_new_disk_is_set_with_an_unknown_volume() {
         let vm = VmConfig::new(101, "pve1", json!({}));
         let p = plan(
-            vec![Action::SetDrive { key: "scsi1".into(), value: "local-lvm:8".into() }],
+            vec![Action::SetDrive {
+                key: "scsi1".into(),
+                value: "local-lvm:8".into(),
+            }],
             Some((101, "scsi1", "local-lvm:(known after apply),size=8G")),
             None,
         );
@@ -101,24 +133,62 @@ mod tests {
 
     #[test]
     fn a_detach_deletes_the_key_and_keeps_the_volume() {
-        let vm = VmConfig::new(100, "pve1", json!({"sata1": "local-lvm:vm-100-disk-1,size=8G"}));
-        let p = plan(vec![Action::Unlink { key: "sata1".into(), force: false }], None, Some(("unused0", "local-lvm:vm-100-disk-1")));
+        let vm = VmConfig::new(
+            100,
+            "pve1",
+            json!({"sata1": "local-lvm:vm-100-disk-1,size=8G"}),
+        );
+        let p = plan(
+            vec![Action::Unlink {
+                key: "sata1".into(),
+                force: false,
+            }],
+            None,
+            Some(("unused0", "local-lvm:vm-100-disk-1")),
+        );
         assert!(stays_pending(&p, &vm, "sata1", true));
         assert!(!stays_pending(&p, &vm, "sata1", false));
         let e = effects(&p, &vm, None, "sata1", true);
-        let Effect::Config { set, delete, pending, .. } = &e[0] else { panic!() };
-        assert_eq!((delete.as_slice(), pending.as_slice()), (&["sata1".to_string()][..], &["sata1".to_string()][..]));
+        let Effect::Config {
+            set,
+            delete,
+            pending,
+            ..
+        } = &e[0]
+        else {
+            panic!()
+        };
+        assert_eq!(
+            (delete.as_slice(), pending.as_slice()),
+            (&["sata1".to_string()][..], &["sata1".to_string()][..])
+        );
         assert_eq!(set["unused0"], json!("local-lvm:vm-100-disk-1"));
     }
 
     #[test]
     fn a_move_to_another_vm_touches_both() {
-        let vm = VmConfig::new(100, "pve1", json!({"scsi1": "local-lvm:vm-100-disk-1,size=8G"}));
+        let vm = VmConfig::new(
+            100,
+            "pve1",
+            json!({"scsi1": "local-lvm:vm-100-disk-1,size=8G"}),
+        );
         let target = VmConfig::new(101, "pve2", json!({}));
-        let p = plan(vec![], Some((101, "scsi2", "local-lvm:vm-100-disk-1,size=8G")), None);
-        let p = Plan { actions: vec![Action::Unlink { key: "x".into(), force: false }], ..p };
+        let p = plan(
+            vec![],
+            Some((101, "scsi2", "local-lvm:vm-100-disk-1,size=8G")),
+            None,
+        );
+        let p = Plan {
+            actions: vec![Action::Unlink {
+                key: "x".into(),
+                force: false,
+            }],
+            ..p
+        };
         let e = effects(&p, &vm, Some(&target), "scsi1", false);
         assert_eq!(e.len(), 2);
-        assert!(matches!(&e[1], Effect::Config { vmid: 101, node, set, .. } if node == "pve2" && set.contains_key("scsi2")));
+        assert!(
+            matches!(&e[1], Effect::Config { vmid: 101, node, set, .. } if node == "pve2" && set.contains_key("scsi2"))
+        );
     }
 }

@@ -24,7 +24,16 @@ pub struct Known {
 }
 
 /// Form fields of a create that are not config keys.
-const NOT_CONFIG: &[&str] = &["vmid", "pool", "storage", "archive", "force", "unique", "start", "live-restore"];
+const NOT_CONFIG: &[&str] = &[
+    "vmid",
+    "pool",
+    "storage",
+    "archive",
+    "force",
+    "unique",
+    "start",
+    "live-restore",
+];
 
 pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
     let (vmid, node) = (plan.vm.vmid, plan.vm.node.as_str());
@@ -58,20 +67,32 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
                 clone_of: Some(source.vmid),
             }),
             Action::WaitListed { .. } => {}
-            Action::Converge { changes, wanted, recompute, .. } => {
+            Action::Converge {
+                changes,
+                wanted,
+                recompute,
+                ..
+            } => {
                 let recomputed;
                 let (changes, current) = match (&made, recompute) {
                     (Some(config), true) => {
-                        recomputed = crate::converge::changes(config, wanted, vmid).unwrap_or_else(|_| changes.clone());
+                        recomputed = crate::converge::changes(config, wanted, vmid)
+                            .unwrap_or_else(|_| changes.clone());
                         (&recomputed, Some(config))
                     }
                     _ => (changes, known.current.as_ref()),
                 };
                 let mut e = Effect::config(vmid, node);
-                if let Effect::Config { set, pending, what, .. } = &mut e {
+                if let Effect::Config {
+                    set, pending, what, ..
+                } = &mut e
+                {
                     for (k, v) in &changes.set {
                         let before = current.and_then(|c| c.get(k)).map(text_of);
-                        set.insert(k.clone(), Value::String(keep_size(k, before.as_deref(), &after_write(k, v))));
+                        set.insert(
+                            k.clone(),
+                            Value::String(keep_size(k, before.as_deref(), &after_write(k, v))),
+                        );
                     }
                     for g in &changes.grow {
                         let base = set
@@ -79,12 +100,24 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
                             .map(text_of)
                             .or_else(|| current.and_then(|c| c.get(&g.key)).map(text_of))
                             .unwrap_or_default();
-                        set.insert(g.key.clone(), Value::String(with_size(&g.key, &base, &g.to)));
+                        set.insert(
+                            g.key.clone(),
+                            Value::String(with_size(&g.key, &base, &g.to)),
+                        );
                         what.push(format!("grow {} from {} to {}", g.key, g.from, g.to));
                     }
-                    pending.extend(known.pending.keys().filter(|k| set.contains_key(*k)).cloned());
+                    pending.extend(
+                        known
+                            .pending
+                            .keys()
+                            .filter(|k| set.contains_key(*k))
+                            .cloned(),
+                    );
                     if !changes.set.is_empty() {
-                        what.push(format!("set {}", changes.set.keys().cloned().collect::<Vec<_>>().join(", ")));
+                        what.push(format!(
+                            "set {}",
+                            changes.set.keys().cloned().collect::<Vec<_>>().join(", ")
+                        ));
                     }
                 }
                 out.push(e);
@@ -97,7 +130,12 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
                     PowerCall::Suspend { to_disk: false } => ("paused", false),
                     PowerCall::Suspend { to_disk: true } => ("hibernated", false),
                 };
-                out.push(Effect::Power { vmid, node: node.to_string(), status: status.into(), applies_pending });
+                out.push(Effect::Power {
+                    vmid,
+                    node: node.to_string(),
+                    status: status.into(),
+                    applies_pending,
+                });
             }
             Action::RebootIfPending if !known.pending.is_empty() => out.push(Effect::Power {
                 vmid,
@@ -106,12 +144,28 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
                 applies_pending: true,
             }),
             Action::RebootIfPending => {}
-            Action::Template => out.push(Effect::Template { vmid, node: node.to_string() }),
-            Action::Destroy { .. } => out.push(Effect::Remove { vmid, node: node.to_string() }),
-            Action::Migrate { target, .. } => out.push(Effect::Migrate { vmid, node: node.to_string(), to: target.clone() }),
+            Action::Template => out.push(Effect::Template {
+                vmid,
+                node: node.to_string(),
+            }),
+            Action::Destroy { .. } => out.push(Effect::Remove {
+                vmid,
+                node: node.to_string(),
+            }),
+            Action::Migrate { target, .. } => out.push(Effect::Migrate {
+                vmid,
+                node: node.to_string(),
+                to: target.clone(),
+            }),
             Action::DeleteKeys(keys) => {
                 let mut e = Effect::config(vmid, node);
-                if let Effect::Config { delete, pending, what, .. } = &mut e {
+                if let Effect::Config {
+                    delete,
+                    pending,
+                    what,
+                    ..
+                } = &mut e
+                {
                     delete.extend(keys.iter().cloned());
                     pending.extend(known.pending_deletes.iter().cloned());
                     what.push(format!("delete {}", keys.join(", ")));
@@ -136,7 +190,11 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
 fn clone_config(source: Option<&Map<String, Value>>, name: Option<&str>) -> Map<String, Value> {
     let mut config = Map::new();
     for (k, v) in source.into_iter().flatten() {
-        if matches!(k.as_str(), "template" | "digest" | "lock" | "vmgenid" | "meta") || k.starts_with("unused") {
+        if matches!(
+            k.as_str(),
+            "template" | "digest" | "lock" | "vmgenid" | "meta"
+        ) || k.starts_with("unused")
+        {
             continue;
         }
         let text = text_of(v);
@@ -160,13 +218,21 @@ fn clone_config(source: Option<&Map<String, Value>>, name: Option<&str>) -> Map<
 /// A drive a clone shares with its source: an ISO image, an empty or host CD-ROM.
 fn is_shared_medium(text: &str) -> bool {
     let file = text.split(',').next().unwrap_or_default();
-    matches!(file, "none" | "cdrom") || file.starts_with('/') || file.split_once(':').is_some_and(|(_, v)| v.starts_with("iso/"))
+    matches!(file, "none" | "cdrom")
+        || file.starts_with('/')
+        || file
+            .split_once(':')
+            .is_some_and(|(_, v)| v.starts_with("iso/"))
 }
 
 /// `text` with `field` made unknown (a volume keeps its storage).
 fn renew(key: &str, text: &str, field: &str) -> Value {
-    let Some(f) = formats::for_config_key(key) else { return Value::String(text.to_string()) };
-    let Ok(mut props) = propstring::parse(text, f) else { return Value::String(text.to_string()) };
+    let Some(f) = formats::for_config_key(key) else {
+        return Value::String(text.to_string());
+    };
+    let Ok(mut props) = propstring::parse(text, f) else {
+        return Value::String(text.to_string());
+    };
     let unknown = ferrox_common::plan::UNKNOWN;
     let value = match (field, props.get(field)) {
         ("file", Some(file)) => match file.split_once(':') {
@@ -183,7 +249,10 @@ fn renew(key: &str, text: &str, field: &str) -> Value {
 fn keep_size(key: &str, before: Option<&str>, after: &str) -> String {
     let size = before.filter(|_| is_disk_key(key)).and_then(|b| {
         let f = formats::for_config_key(key)?;
-        propstring::parse(b, f).ok()?.get("size").map(str::to_string)
+        propstring::parse(b, f)
+            .ok()?
+            .get("size")
+            .map(str::to_string)
     });
     match size {
         Some(s) if !after.contains("size=") => with_size(key, after, &s),
@@ -192,8 +261,12 @@ fn keep_size(key: &str, before: Option<&str>, after: &str) -> String {
 }
 
 fn with_size(key: &str, text: &str, size: &str) -> String {
-    let Some(f) = formats::for_config_key(key) else { return text.to_string() };
-    let Ok(mut props) = propstring::parse(text, f) else { return text.to_string() };
+    let Some(f) = formats::for_config_key(key) else {
+        return text.to_string();
+    };
+    let Ok(mut props) = propstring::parse(text, f) else {
+        return text.to_string();
+    };
     props.set("size", size);
     props.to_canonical(f)
 }
@@ -207,7 +280,10 @@ mod tests {
     use serde_json::json;
 
     fn plan(actions: Vec<Action>) -> Plan {
-        let mut p = Plan::new(Vm { node: "pve1".into(), vmid: 101 });
+        let mut p = Plan::new(Vm {
+            node: "pve1".into(),
+            vmid: 101,
+        });
         for a in actions {
             p.push(a);
         }
@@ -222,7 +298,14 @@ mod tests {
             ("net0".to_string(), "virtio,bridge=vmbr0".to_string()),
             ("scsi0".to_string(), "local-lvm:32".to_string()),
         ];
-        let e = effects(&plan(vec![Action::Create { form, allocation: Allocation::NextId }]), Some("web1"), &Known::default());
+        let e = effects(
+            &plan(vec![Action::Create {
+                form,
+                allocation: Allocation::NextId,
+            }]),
+            Some("web1"),
+            &Known::default(),
+        );
         assert_eq!(
             serde_json::to_value(&e).unwrap(),
             json!([{"kind": "create", "vmid": 101, "node": "pve1", "name": "web1", "config": {
@@ -233,17 +316,42 @@ mod tests {
     #[test]
     fn an_update_keeps_sizes_grows_and_marks_pending() {
         let mut changes = Changes::default();
-        changes.set.insert("scsi0".into(), "local-lvm:vm-101-disk-0,cache=none".into());
+        changes
+            .set
+            .insert("scsi0".into(), "local-lvm:vm-101-disk-0,cache=none".into());
         changes.set.insert("cores".into(), "4".into());
-        changes.grow.push(Grow { key: "scsi0".into(), from: "32G".into(), to: "40G".into() });
+        changes.grow.push(Grow {
+            key: "scsi0".into(),
+            from: "32G".into(),
+            to: "40G".into(),
+        });
         let known = Known {
-            current: Some(json!({"scsi0": "local-lvm:vm-101-disk-0,size=32G", "cores": 2}).as_object().unwrap().clone()),
+            current: Some(
+                json!({"scsi0": "local-lvm:vm-101-disk-0,size=32G", "cores": 2})
+                    .as_object()
+                    .unwrap()
+                    .clone(),
+            ),
             pending: json!({"cores": "4"}).as_object().unwrap().clone(),
             ..Known::default()
         };
-        let e = effects(&plan(vec![Action::Converge { wanted: Default::default(), changes, digest: None, recompute: false }]), None, &known);
-        let Effect::Config { set, pending, .. } = &e[0] else { panic!("{e:?}") };
-        assert_eq!(set["scsi0"], json!("local-lvm:vm-101-disk-0,cache=none,size=40G"));
+        let e = effects(
+            &plan(vec![Action::Converge {
+                wanted: Default::default(),
+                changes,
+                digest: None,
+                recompute: false,
+            }]),
+            None,
+            &known,
+        );
+        let Effect::Config { set, pending, .. } = &e[0] else {
+            panic!("{e:?}")
+        };
+        assert_eq!(
+            set["scsi0"],
+            json!("local-lvm:vm-101-disk-0,cache=none,size=40G")
+        );
         assert_eq!(pending, &["cores"]);
     }
 
@@ -252,10 +360,29 @@ mod tests {
         let source = json!({"name": "base", "template": 1, "net0": "virtio=BC:24:11:90:00:01,bridge=vmbr0",
             "scsi0": "vmdata:9000/base-9000-disk-0.qcow2,size=3G", "ide2": "vmdata:9000/vm-9000-cloudinit.qcow2,media=cdrom",
             "ide0": "isos:iso/debian.iso,media=cdrom", "smbios1": "uuid=6a1c"});
-        let known = Known { clone_source: source.as_object().cloned(), ..Known::default() };
-        let src = Vm { node: "pve1".into(), vmid: 9000 };
-        let e = effects(&plan(vec![Action::Clone { source: src, form: vec![], allocation: Allocation::NextId }]), Some("web2"), &known);
-        let Effect::Create { config, clone_of, .. } = &e[0] else { panic!("{e:?}") };
+        let known = Known {
+            clone_source: source.as_object().cloned(),
+            ..Known::default()
+        };
+        let src = Vm {
+            node: "pve1".into(),
+            vmid: 9000,
+        };
+        let e = effects(
+            &plan(vec![Action::Clone {
+                source: src,
+                form: vec![],
+                allocation: Allocation::NextId,
+            }]),
+            Some("web2"),
+            &known,
+        );
+        let Effect::Create {
+            config, clone_of, ..
+        } = &e[0]
+        else {
+            panic!("{e:?}")
+        };
         assert_eq!(*clone_of, Some(9000));
         assert_eq!(
             Value::Object(config.clone()),
@@ -268,7 +395,16 @@ mod tests {
     #[test]
     fn power_calls_and_removal() {
         let e = effects(
-            &plan(vec![Action::Power(PowerCall::Shutdown { force: true, timeout: 5 }), Action::Destroy { purge: false, unreferenced_disks: false }]),
+            &plan(vec![
+                Action::Power(PowerCall::Shutdown {
+                    force: true,
+                    timeout: 5,
+                }),
+                Action::Destroy {
+                    purge: false,
+                    unreferenced_disks: false,
+                },
+            ]),
             None,
             &Known::default(),
         );
