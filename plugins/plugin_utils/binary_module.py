@@ -21,6 +21,9 @@ A platform without a shipped binary fails the task before anything runs.
 
 Seams for subclasses: ``module_args`` builds what the binary receives,
 ``post_process`` edits its result.
+
+In check mode the binary also gets the playbook run's plan and returns its own planned
+effects (``planning.py``), so every check-mode task sees what the earlier ones would do.
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ import platform
 
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
+
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils.planning import run_planned
 
 COLLECTION = 'ferrox.proxmox'
 PLATFORM_VAR = 'ferrox_platform'
@@ -95,12 +100,22 @@ class BinaryModuleAction(ActionBase):
             return result
 
         wrap_async = self._task.async_val and not self._connection.has_native_async
-        module_result = self._execute_module(
-            module_name='%s.__bin.%s.%s' % (COLLECTION, target, self.MODULE),
-            module_args=self.module_args(task_vars),
-            task_vars=task_vars,
-            wrap_async=wrap_async,
-        )
+
+        def execute(module_args):
+            return self._execute_module(
+                module_name='%s.__bin.%s.%s' % (COLLECTION, target, self.MODULE),
+                module_args=module_args,
+                task_vars=task_vars,
+                wrap_async=wrap_async,
+            )
+
+        module_args = self.module_args(task_vars)
+        if self._task.check_mode and not wrap_async:
+            # One plan for the whole --check run: the binary plans against the cluster as
+            # the earlier tasks would leave it, and its effects join the plan.
+            module_result = run_planned(execute, module_args)
+        else:
+            module_result = execute(module_args)
         result = merge_hash(result, self.post_process(module_result, task_vars))
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)
