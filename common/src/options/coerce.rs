@@ -165,19 +165,51 @@ fn coerce_str(value: &Value) -> Result<Coerced, String> {
     }
 }
 
+/// `check_type_int`. ansible-core 2.19 converts through `Decimal`, so a whole number
+/// written as `"1e3"` or `2.0` is accepted; 2.17/2.18 take integer strings only. A
+/// whole number past the 64-bit range fails instead of being clamped (Python would
+/// take `1e300` as that exact number; PVE has no integer that large).
 fn coerce_int(value: &Value, dialect: Dialect) -> Result<Value, String> {
     let fail = || match dialect {
         Dialect::Legacy => format!("{} cannot be converted to an int", python_type(value)),
         Dialect::Modern => format!("\"{}\" cannot be converted to an int", python_repr(value)),
     };
+    let out_of_range = || {
+        format!(
+            "{} is out of range: an int option takes whole numbers from {} to {}",
+            python_repr(value),
+            i64::MIN,
+            i64::MAX
+        )
+    };
+    let whole = |f: f64| -> Result<Value, String> {
+        if !f.is_finite() || f.fract() != 0.0 {
+            return Err(fail());
+        }
+        // i64::MAX as f64 rounds up to 2^63, which does not fit.
+        if f < i64::MIN as f64 || f >= i64::MAX as f64 {
+            return Err(out_of_range());
+        }
+        Ok(Value::from(f as i64))
+    };
     match value {
         Value::Bool(b) => Ok(Value::from(*b as i64)),
-        Value::Number(n) if n.is_i64() || n.is_u64() => Ok(value.clone()),
-        Value::Number(n) => match n.as_f64() {
-            Some(f) if f.fract() == 0.0 => Ok(Value::from(f as i64)),
-            _ => Err(fail()),
+        Value::Number(n) if n.is_i64() => Ok(value.clone()),
+        Value::Number(n) if n.is_u64() => Err(out_of_range()),
+        Value::Number(n) => n.as_f64().map_or_else(|| Err(fail()), whole),
+        Value::String(s) => match s.trim().parse::<i64>() {
+            Ok(i) => Ok(Value::from(i)),
+            Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow) => {
+                Err(out_of_range())
+            }
+            Err(_) if dialect == Dialect::Modern => match s.trim().parse::<f64>() {
+                // Decimal("1e3"); Rust also reads "inf"/"nan", which Decimal turns into
+                // values int() refuses.
+                Ok(f) if s.trim().chars().all(|c| c.is_ascii_digit() || "+-.eE".contains(c)) => whole(f),
+                _ => Err(fail()),
+            },
+            Err(_) => Err(fail()),
         },
-        Value::String(s) => s.trim().parse::<i64>().map(Value::from).map_err(|_| fail()),
         _ => Err(fail()),
     }
 }
@@ -316,6 +348,23 @@ mod tests {
         assert_eq!(Dialect::from_version(Some("2.17.14")), Dialect::Legacy);
         assert_eq!(Dialect::from_version(Some("2.19.1")), Dialect::Modern);
         assert_eq!(Dialect::from_version(None), Dialect::Modern);
+    }
+
+    #[test]
+    fn ints_past_64_bits_fail_instead_of_clamping() {
+        assert_eq!(
+            coerce(Kind::Int, &json!(1e300), L).unwrap_err(),
+            "1e+300 is out of range: an int option takes whole numbers from -9223372036854775808 to 9223372036854775807"
+        );
+        assert!(coerce(Kind::Int, &json!("1e300"), Dialect::Modern).unwrap_err().contains("is out of range"));
+        assert!(coerce(Kind::Int, &json!("99999999999999999999"), L).unwrap_err().contains("is out of range"));
+        assert!(coerce(Kind::Int, &json!(18446744073709551615u64), L).unwrap_err().contains("is out of range"));
+        // 2.19 reads whole decimals through Decimal; 2.17 only integer strings.
+        assert_eq!(coerce(Kind::Int, &json!("1e3"), Dialect::Modern).unwrap().value, json!(1000));
+        assert_eq!(coerce(Kind::Int, &json!("1e3"), L).unwrap_err(), "<class 'str'> cannot be converted to an int");
+        assert!(coerce(Kind::Int, &json!("1.5"), Dialect::Modern).is_err());
+        assert!(coerce(Kind::Int, &json!("inf"), Dialect::Modern).is_err());
+        assert_eq!(coerce(Kind::Int, &json!(-5), L).unwrap().value, json!(-5));
     }
 
     #[test]

@@ -37,6 +37,9 @@ impl Kind {
 }
 
 /// One option of a module.
+/// PVE's largest vmid (`pve-vmid`: 100 - 999999999).
+pub const VMID_MAX: i64 = 999_999_999;
+
 #[derive(Debug, Clone)]
 pub struct Opt {
     pub name: &'static str,
@@ -56,6 +59,8 @@ pub struct Opt {
     pub suboptions: Option<Vec<Opt>>,
     /// Constraints between sub-options (only for `dict` options with `suboptions`).
     pub sub_rules: Rules,
+    /// Smallest and largest value of an `int` option (checked with the choices).
+    pub bounds: (Option<i64>, Option<i64>),
 }
 
 impl Opt {
@@ -74,6 +79,7 @@ impl Opt {
             version_added: None,
             suboptions: None,
             sub_rules: Rules::default(),
+            bounds: (None, None),
         }
     }
     pub fn str(name: &'static str) -> Opt {
@@ -81,6 +87,10 @@ impl Opt {
     }
     pub fn int(name: &'static str) -> Opt {
         Opt::new(name, Kind::Int)
+    }
+    /// A VM id: an `int` up to PVE's largest vmid; 0 keeps 1.6's meaning of "not given".
+    pub fn vmid(name: &'static str) -> Opt {
+        Opt::int(name).at_least(0).at_most(VMID_MAX)
     }
     pub fn float(name: &'static str) -> Opt {
         Opt::new(name, Kind::Float)
@@ -141,6 +151,16 @@ impl Opt {
     }
     pub fn added(mut self, version: &'static str) -> Opt {
         self.version_added = Some(version);
+        self
+    }
+    /// Smallest value an `int` option takes.
+    pub fn at_least(mut self, min: i64) -> Opt {
+        self.bounds.0 = Some(min);
+        self
+    }
+    /// Largest value an `int` option takes.
+    pub fn at_most(mut self, max: i64) -> Opt {
+        self.bounds.1 = Some(max);
         self
     }
     pub fn rules(mut self, rules: Rules) -> Opt {

@@ -184,6 +184,20 @@ fn validate_level(
         }
     }
 
+    // Ranges, in the words of AnsibleModule's choices check ("value of x must be ...").
+    for opt in options.iter().filter(|o| o.bounds != (None, None)) {
+        let Some(n) = params.get(opt.name).and_then(Value::as_i64) else { continue };
+        let msg = match opt.bounds {
+            (Some(min), Some(max)) if n < min || n > max => {
+                format!("value of {} must be between {min} and {max}, got: {n}", opt.name)
+            }
+            (Some(min), None) if n < min => format!("value of {} must be at least {min}, got: {n}", opt.name),
+            (None, Some(max)) if n > max => format!("value of {} must be at most {max}, got: {n}", opt.name),
+            _ => continue,
+        };
+        return Err(located(msg, ctx));
+    }
+
     for opt in options.iter().filter(|o| !o.choices.is_empty()) {
         let Some(value) = params.get(opt.name) else { continue };
         let values: Vec<&Value> = match value {
@@ -326,7 +340,8 @@ mod tests {
         (
             vec![
                 Opt::str("name").aliases(&["vm_name"]),
-                Opt::int("vmid"),
+                Opt::vmid("vmid"),
+                Opt::int("timeout").at_least(1),
                 Opt::str("state").default("present").choices(&["present", "absent"]),
                 Opt::str("node"),
                 Opt::str("secret").no_log(),
@@ -355,6 +370,23 @@ mod tests {
     }
 
     #[test]
+    fn int_bounds_are_one_rule_with_ansible_wording() {
+        assert_eq!(
+            run(json!({"vmid": 1, "node": "n", "timeout": 0})).unwrap_err(),
+            "value of timeout must be at least 1, got: 0"
+        );
+        assert_eq!(
+            run(json!({"vmid": 1_000_000_000, "node": "n"})).unwrap_err(),
+            "value of vmid must be between 0 and 999999999, got: 1000000000"
+        );
+        assert_eq!(
+            run(json!({"vmid": 1e300, "node": "n"})).unwrap_err(),
+            "argument 'vmid' is of type <class 'float'> and we were unable to convert to int: 1e+300 is out of range: an int option takes whole numbers from -9223372036854775808 to 9223372036854775807"
+        );
+        assert!(run(json!({"vmid": 0, "name": "x", "node": "n", "timeout": 1})).is_ok());
+    }
+
+    #[test]
     fn fills_defaults_and_coerces() {
         let v = run(json!({"vmid": "100", "node": "pve1", "update": "yes", "trunks": "10,20"})).unwrap();
         assert_eq!(v.params["vmid"], json!(100));
@@ -374,7 +406,7 @@ mod tests {
     fn messages_match_ansible_module() {
         assert_eq!(
             run(json!({"vmid": 1, "node": "n", "bogus": 1, "other": 2})).unwrap_err(),
-            "Unsupported parameters for (ferrox.proxmox.test) module: bogus, other. Supported parameters include: clone, name (vm_name), node, secret, state, tpmstate0, trunks, update, vmid."
+            "Unsupported parameters for (ferrox.proxmox.test) module: bogus, other. Supported parameters include: clone, name (vm_name), node, secret, state, timeout, tpmstate0, trunks, update, vmid."
         );
         assert_eq!(
             run(json!({"vmid": 1, "clone": "a", "update": false})).unwrap_err(),

@@ -75,7 +75,7 @@ pub fn options() -> Vec<Opt> {
     let mut opts = connection::options();
     opts.extend([
         Opt::str("name").desc("The name of the VM. Used only when O(vmid) is not given; must match exactly one QEMU VM."),
-        Opt::int("vmid").desc("The VMID of the VM. Takes precedence over O(name)."),
+        Opt::vmid("vmid").desc("The VMID of the VM. Takes precedence over O(name)."),
         Opt::str("disk")
             .required()
             .desc("The disk's config key: C(ide0)-C(ide3), C(sata0)-C(sata5), C(scsi0)-C(scsi30), C(virtio0)-C(virtio15), C(unused0)-C(unused255), C(efidisk0) or C(tpmstate0)."),
@@ -99,9 +99,10 @@ pub fn options() -> Vec<Opt> {
         Opt::bool("delete_moved").desc("With O(state=moved) to another storage: delete the source volume after the copy. When false or unset the source volume is kept as C(unusedN), named by RV(unused)."),
         Opt::str("target_disk").desc("With O(state=moved) and O(target_vmid): the disk key on the target VM. Defaults to O(disk)."),
         Opt::str("target_storage").desc("With O(state=moved): the storage to move the disk to (same VM). Already there: no change."),
-        Opt::int("target_vmid").desc("With O(state=moved): the VM to move the disk to (the volume is reassigned, not copied). When the disk is already on the target VM (and gone from the source), the task succeeds without change."),
+        Opt::vmid("target_vmid").desc("With O(state=moved): the VM to move the disk to (the volume is reassigned, not copied). When the disk is already on the target VM (and gone from the source), the task succeeds without change."),
         Opt::int("timeout")
             .default(600)
+            .at_least(1)
             .desc("Seconds to wait for the Proxmox VE task of a create, import, resize or move. When it runs longer the module fails, says the task is still running, and a rerun converges once it finished."),
         Opt::str("iso_image").desc("The CD-ROM media: C(STORAGE:iso/NAME), V(cdrom) (the host's drive) or V(none) (empty). Requires O(media=cdrom)."),
     ]);

@@ -71,10 +71,8 @@ impl DiskTask {
             "forced" => Create::Forced,
             _ => Create::Regular,
         };
+        // At least 1: the option's declared bound, checked with the other arguments.
         let timeout = p.int("timeout").unwrap_or(600);
-        if timeout < 1 {
-            return Err(format!("timeout must be at least 1 (seconds), got: {timeout}"));
-        }
         let target = match (p.non_empty("target_storage"), p.int("target_vmid")) {
             (Some(storage), _) => Some(MoveTarget::Storage(storage.to_string())),
             (None, Some(id)) => {

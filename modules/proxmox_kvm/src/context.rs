@@ -47,7 +47,8 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn timeout(&self) -> u64 {
-        self.p.int("timeout").unwrap_or(30).max(1) as u64
+        // At least 1: the option's declared bound, checked with the other arguments.
+        self.p.int("timeout").unwrap_or(30) as u64
     }
 
     /// The VM the task names: by `vmid`, else by `name` (QEMU VMs only).

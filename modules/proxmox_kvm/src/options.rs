@@ -177,7 +177,7 @@ fn cloud_init() -> Vec<Opt> {
 /// Options that select the VM and steer the run rather than set config keys.
 fn control() -> Vec<Opt> {
     vec![
-        Opt::int("vmid").desc("The VM's id. When cloning, the id of the source VM.").desc("When not set, the VM is found by O(name); a new VM gets a free id, see O(vmid_range)."),
+        Opt::vmid("vmid").desc("The VM's id. When cloning, the id of the source VM.").desc("When not set, the VM is found by O(name); a new VM gets a free id, see O(vmid_range)."),
         Opt::list("vmid_range", Kind::Int)
             .added("0.1.0")
             .desc("C([first, last]): allocate new vmids (create and clone without O(vmid)/O(newid)) from this inclusive range instead of PVE's C(/cluster/nextid).")
@@ -202,7 +202,7 @@ fn control() -> Vec<Opt> {
             .added("0.1.0")
             .desc("What to do when an update of a running VM leaves changes pending (PVE could not hotplug them). V(keep) leaves them pending and lists them in RV(pending); V(reboot) reboots the VM so they take effect."),
         Opt::str("clone").desc("Name of the VM to clone (with O(vmid) set, any value: O(vmid) is the source). The rest of the task (cores, memory, net, cloud-init, ...) is applied to the clone in the same run."),
-        Opt::int("newid").desc("vmid of the clone. When not set, a VM named O(name) is taken to be the clone; otherwise a free id is allocated."),
+        Opt::vmid("newid").desc("vmid of the clone. When not set, a VM named O(name) is taken to be the clone; otherwise a free id is allocated."),
         Opt::bool("full").default(true).desc("Full clone (V(true)) or linked clone (V(false), from a template)."),
         Opt::str("format")
             .choices(&["cloop", "cow", "qcow", "qcow2", "qed", "raw", "vmdk", "unspecified"])
@@ -227,6 +227,7 @@ fn control() -> Vec<Opt> {
         Opt::bool("skiplock").desc("Ignore locks (only C(root@pam) authenticated by password)."),
         Opt::int("timeout")
             .default(30)
+            .at_least(1)
             .desc("Seconds to wait for each PVE task, and the graceful-shutdown time of V(state=stopped). Creating, cloning and restoring wait at least 300 seconds (full clones of big disks take minutes), unless a larger value is given."),
     ]
 }

@@ -140,7 +140,9 @@ pub fn config(p: &Params) -> Result<Config, String> {
         out.insert("efidisk0".into(), efidisk(&efi)?);
     }
     if let Some(tpm) = p.sub("tpmstate0") {
-        let storage = tpm.str("storage").unwrap_or_default();
+        let storage = tpm
+            .non_empty("storage")
+            .ok_or("tpmstate0.storage is required: name the storage to allocate the TPM state on")?;
         let version = tpm.str("version").unwrap_or("2.0");
         out.insert(
             "tpmstate0".into(),
@@ -357,6 +359,10 @@ mod tests {
         assert_eq!(e, "not ok is not a valid tag");
         let e = config(&params(json!({"efidisk0": {"storage": null, "format": null, "efitype": "4m", "pre_enrolled_keys": null}}))).unwrap_err();
         assert!(e.starts_with("efidisk0.storage is required"));
+        // An empty storage is refused like a missing one (AnsibleModule's `required`
+        // only checks presence; PVE would be sent `:1,version=v2.0`).
+        let e = config(&params(json!({"tpmstate0": {"storage": "", "version": "2.0"}}))).unwrap_err();
+        assert_eq!(e, "tpmstate0.storage is required: name the storage to allocate the TPM state on");
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub fn options() -> Vec<Opt> {
             .default("present")
             .choices(&["present", "absent"])
             .desc("V(present) creates the NIC or converges the options the task gives; V(absent) removes it."),
-        Opt::int("vmid").desc("The VMID of the VM. Takes precedence over O(name)."),
+        Opt::vmid("vmid").desc("The VMID of the VM. Takes precedence over O(name)."),
         Opt::str("name").desc("The name of the VM. Used only when O(vmid) is not given; must match exactly one QEMU VM."),
         Opt::str("model")
             .choices(MODELS)

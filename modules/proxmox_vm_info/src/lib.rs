@@ -28,7 +28,7 @@ pub fn spec() -> ModuleSpec {
             .default("all")
             .choices(&["all", "qemu", "lxc"])
             .desc("Restrict the results to QEMU VMs (V(qemu)) or LXC containers (V(lxc)); V(all) lists both."),
-        Opt::int("vmid")
+        Opt::vmid("vmid")
             .desc("Restrict the results to the guest with this VMID.")
             .desc("An unknown VMID gives an empty list; V(0) means no filter."),
         Opt::str("name")
