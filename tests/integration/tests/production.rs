@@ -202,3 +202,66 @@ fn archive_restores_a_backup_then_applies_the_rest_of_the_task() {
     assert!(!again.task("t").changed, "{}", again.transcript());
     assert_eq!(again.task("t").msg(), "VM with vmid <170> already exists");
 }
+
+/// Every module on a cluster that answers with everything PVE 9 adds: pools and
+/// `type: network` entries in the cluster listing, `hastate`/`pool` on guests,
+/// `pid`/`serial`/`pressure*` in listings, `ballooninfo`/`blockstat`/`nics`/... in
+/// status, snapshots (`parent` in the config), bridge addresses and altnames. Keys a
+/// module does not know are ignored; vm_info passes the guest's keys through.
+#[test]
+fn every_module_tolerates_the_keys_and_entries_pve9_adds() {
+    let mut scenario = pvesim::scenario::Scenario::default_cluster();
+    scenario.pools[0].vms.push(100);
+    scenario.ha_resources.push(HaResource {
+        sid: "vm:100".into(),
+        state: "started".into(),
+        comment: None,
+    });
+    let web = scenario.guests.iter_mut().find(|g| g.vmid == 100).unwrap();
+    web.running = true;
+    web.config.insert("serial0".into(), "socket".into());
+    web.config.insert("balloon".into(), 1024.into());
+    web.snapshots.push(pvesim::scenario::SnapshotSpec {
+        name: "before-upgrade".into(),
+        description: "taken by the scenario".into(),
+        snaptime: None,
+        vmstate: false,
+        config: None,
+    });
+    let env = Env::start_with(pvesim::SimConfig {
+        scenario,
+        ..Default::default()
+    });
+    let all = env.api_get("/cluster/resources");
+    assert!(
+        all.as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["type"] == "network")
+            && all.as_array().unwrap().iter().any(|e| e["type"] == "pool")
+    );
+
+    let play = env.play(
+        "- name: current\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: current\n\
+         - name: by name\n  ferrox.proxmox.proxmox_kvm:\n    name: web01\n    node: pve1\n    update: true\n    cores: 2\n\
+         - name: nic\n  ferrox.proxmox.proxmox_nic:\n    name: web01\n    interface: net1\n    bridge: vmbr1\n\
+         - name: disk\n  ferrox.proxmox.proxmox_disk:\n    vmid: 100\n    disk: scsi1\n    storage: local-lvm\n    size: 1\n\
+         - name: info\n  ferrox.proxmox.proxmox_vm_info:\n    vmid: 100\n    config: current\n",
+    );
+    for name in ["current", "by name", "nic", "disk", "info"] {
+        assert!(!play.task(name).failed, "{name}: {}", play.transcript());
+    }
+    assert_eq!(
+        play.task("current").msg(),
+        "VM web01 with vmid = 100 is running"
+    );
+    let vm = &play.task("info").result["proxmox_vms"][0];
+    assert_eq!(vm["hastate"], "started");
+    assert_eq!(vm["pool"], "prod");
+    assert_eq!(vm["serial"], 1);
+    assert!(
+        vm["pid"].is_u64() && vm["pressurecpusome"].is_number(),
+        "{vm}"
+    );
+    assert_eq!(vm["config"]["parent"], "before-upgrade");
+}
