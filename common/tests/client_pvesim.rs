@@ -282,3 +282,55 @@ fn a_user_with_a_second_factor_needs_api_otp() {
     assert!(err.to_string().starts_with("Couldn't authenticate user: mfa@pve to https://127.0.0.1:"), "{err}");
     assert!(!err.to_string().contains("mfa-pass"));
 }
+
+#[test]
+fn a_lost_answer_names_the_call_and_is_not_could_not_connect() {
+    let sim = start();
+    let control = Control::of(&sim);
+    control.fault(json!({"method": "PUT", "path_regex": "/qemu/100/config$", "after": true, "times": 1}));
+    let client = Client::connect(&token(&sim)).unwrap();
+    let err = client.put("/nodes/pve1/qemu/100/config", &[("cores", "3".into())]).unwrap_err();
+    assert_eq!(err.kind, ApiErrorKind::Dropped, "{err}");
+    assert!(err.answer_lost());
+    let text = err.to_string();
+    assert!(text.starts_with(&format!("PUT /nodes/pve1/qemu/100/config to https://127.0.0.1:{}: the connection was closed after the request was sent, ", sim.port())), "{text}");
+    assert!(text.contains("s into the call") && text.contains("whether it was carried out is unknown"), "{text}");
+    assert!(!text.contains("Could not connect") && !text.contains("api_port"), "{text}");
+    assert!(!text.contains(AUTOMATION_SECRET), "{text}");
+    assert_eq!(control.count("PUT /api2/json/nodes/pve1/qemu/100/config"), 1, "a write whose answer was lost is not sent again");
+    let config = client.get("/nodes/pve1/qemu/100/config", &[]).unwrap();
+    assert_eq!(config["cores"], json!(3), "PVE carried it out");
+
+    // A read whose answer was lost is simply read again.
+    control.fault(json!({"method": "GET", "path_regex": "^/api2/json/version$", "after": true, "times": 1}));
+    assert!(client.get("/version", &[]).is_ok());
+    assert_eq!(control.count("GET /api2/json/version"), 2);
+}
+
+#[test]
+fn a_late_answer_to_a_sent_write_is_a_timeout_that_may_have_acted() {
+    let sim = start();
+    Control::of(&sim).fault(json!({"method": "PUT", "path_regex": "/qemu/100/config$", "after": true, "latency_ms": 2500, "times": 1}));
+    let mut params = token(&sim);
+    params.timeout_secs = 1;
+    let client = Client::connect(&params).unwrap();
+    let err = client.put("/nodes/pve1/qemu/100/config", &[("cores", "5".into())]).unwrap_err();
+    assert_eq!(err.kind, ApiErrorKind::Timeout, "{err}");
+    assert!(err.answer_lost());
+    assert!(err.to_string().contains("got no answer within api_timeout (1s); the request was sent"), "{err}");
+    assert_eq!(client.get("/nodes/pve1/qemu/100/config", &[]).unwrap()["cores"], json!(5));
+}
+
+#[test]
+fn a_refused_connection_is_retried_even_for_a_create() {
+    let sim = start();
+    let control = Control::of(&sim);
+    control.fault(json!({"refuse_connections": true, "times": 2}));
+    let client = Client::connect(&token(&sim)).unwrap();
+    let upid = client.post("/nodes/pve1/qemu", &[("vmid", "150".into())]).unwrap();
+    assert!(upid.as_str().unwrap().starts_with("UPID:pve1:"), "{upid}");
+    assert!(client.knows_upid(upid.as_str().unwrap()));
+    assert_eq!(control.count("POST /api2/json/nodes/pve1/qemu"), 1, "PVE saw it once");
+    assert_eq!(client.repeated_writes().len(), 2, "{:?}", client.repeated_writes());
+    assert!(client.repeated_writes()[0].contains("Could not connect"), "{:?}", client.repeated_writes());
+}

@@ -266,7 +266,7 @@ fn errors_render_like_1_6() {
 }
 
 #[test]
-fn reads_are_retried_on_server_errors_and_writes_are_not() {
+fn a_503_is_repeated_for_reads_and_writes_a_500_only_for_reads() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counter = calls.clone();
     let server = TestServer::start(Cert::SignedByCa, move |_| {
@@ -280,21 +280,54 @@ fn reads_are_retried_on_server_errors_and_writes_are_not() {
     assert_eq!(client.get("/cluster/resources", &[]).unwrap(), json!("ok"));
     assert_eq!(client.requests_sent(), 3);
 
+    // pveproxy's 503: the request never reached a worker, so a write is sent again too.
     calls.store(0, Ordering::SeqCst);
-    let err = client.post("/nodes/pve1/qemu", &[]).unwrap_err();
-    assert!(err.is_status(503));
-    assert_eq!(client.requests_sent(), 4, "a failed write is sent once");
+    assert_eq!(client.post("/nodes/pve1/qemu", &[]).unwrap(), json!("ok"));
+    assert_eq!(client.requests_sent(), 6);
+    assert_eq!(client.repeated_writes().len(), 2, "{:?}", client.repeated_writes());
+    assert!(client.repeated_writes()[0].starts_with("POST /nodes/pve1/qemu (503"), "{:?}", client.repeated_writes());
 }
 
 #[test]
-fn a_read_that_keeps_failing_gives_up_after_three_attempts() {
+fn a_500_write_is_sent_once_but_a_lock_timeout_is_repeated() {
+    let lock = "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout";
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let server = TestServer::start(Cert::SignedByCa, move |_| {
+        let n = counter.fetch_add(1, Ordering::SeqCst);
+        match n {
+            0 => Reply::status(500, "VM is locked (backup)", "{\"data\":null,\"message\":\"VM is locked (backup)\\n\"}"),
+            1 => Reply::status(500, lock, &format!("{{\"data\":null,\"message\":\"{lock}\\n\"}}")),
+            _ => Reply::json(json!({"data": null})),
+        }
+    });
+    let client = Client::connect(&token_params(&server)).unwrap();
+    let err = client.put("/nodes/pve1/qemu/100/config", &[]).unwrap_err();
+    assert_eq!(err.to_string(), "500 Internal Server Error: VM is locked (backup)");
+    assert_eq!(client.requests_sent(), 1, "a failed write is sent once");
+    assert_eq!(client.put("/nodes/pve1/qemu/100/config", &[]).unwrap(), json!(null));
+    assert_eq!(client.requests_sent(), 3, "PVE takes the lock before writing: safe to repeat");
+}
+
+#[test]
+fn a_read_that_keeps_failing_gives_up_after_four_jittered_attempts() {
     let server = TestServer::start(Cert::SignedByCa, |_| Reply::status(500, "got timeout", "{\"data\":null,\"message\":\"got timeout\\n\"}"));
     let client = Client::connect(&token_params(&server)).unwrap();
     let started = Instant::now();
     let err = client.get("/cluster/resources", &[]).unwrap_err();
     assert_eq!(err.to_string(), "500 Internal Server Error: got timeout");
-    assert_eq!(server.requests().len(), 3);
-    assert!(started.elapsed() >= Duration::from_millis(1000), "backoff 200 ms + 800 ms");
+    assert_eq!(server.requests().len(), 4);
+    // Pauses of [125, 250] + [250, 500] + [500, 1000] ms.
+    assert!(started.elapsed() >= Duration::from_millis(875), "{:?}", started.elapsed());
+}
+
+#[test]
+fn retries_stop_at_the_budget() {
+    let server = TestServer::start(Cert::SignedByCa, |_| Reply::status(503, "Service Unavailable", ""));
+    let client = Client::connect(&token_params(&server)).unwrap();
+    client.set_retry_budget(Duration::from_millis(100));
+    assert!(client.get("/version", &[]).unwrap_err().is_status(503));
+    assert_eq!(server.requests().len(), 1, "the first pause (>= 125 ms) would pass the budget");
 }
 
 #[test]
@@ -331,7 +364,7 @@ fn a_closed_port_names_api_host_and_api_port() {
     let text = err.to_string();
     assert!(text.starts_with(&format!("Could not connect to https://127.0.0.1:{port} (")), "{text}");
     assert!(text.contains("api_host (127.0.0.1)") && text.contains(&format!("api_port ({port})")), "{text}");
-    assert_eq!(client.requests_sent(), 3, "connection errors on reads are retried");
+    assert_eq!(client.requests_sent(), 4, "a connection never made is retried, for any method");
     no_secret_in(&text);
 }
 

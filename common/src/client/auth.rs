@@ -52,6 +52,18 @@ impl Credentials {
         }
     }
 
+    /// The `user` and `tokenid` PVE records on tasks started with these credentials.
+    pub fn task_owner(&self) -> (String, Option<String>) {
+        match self {
+            Credentials::None => (String::new(), None),
+            Credentials::Token { token, .. } => match token.split_once('!') {
+                Some((user, name)) => (user.to_string(), Some(name.to_string())),
+                None => (token.clone(), None),
+            },
+            Credentials::Ticket { user, .. } => (user.clone(), None),
+        }
+    }
+
     /// What to check after a 401.
     pub fn unauthorized_hint(&self) -> String {
         match self {

@@ -11,12 +11,17 @@ use crate::protocol::Failure;
 pub enum ApiErrorKind {
     /// PVE answered with an HTTP error status.
     Http,
-    /// The host could not be reached (DNS, refused, unreachable).
+    /// The host could not be reached (DNS, refused, unreachable, closed before the request
+    /// was sent): Proxmox VE never saw the request.
     Connect,
     /// The TLS handshake or certificate verification failed.
     Tls,
-    /// A request took longer than `api_timeout`.
+    /// The request was sent but no answer came within `api_timeout`: whether Proxmox VE
+    /// carried it out is unknown.
     Timeout,
+    /// The connection closed after the request was sent and before the answer: whether
+    /// Proxmox VE carried it out is unknown.
+    Dropped,
     /// Login failed (password, OTP) or credentials were rejected.
     Auth,
     /// Anything else (a malformed answer).
@@ -50,6 +55,21 @@ impl ApiError {
     /// A non-HTTP failure whose `message` is the whole explanation.
     pub fn other(kind: ApiErrorKind, message: impl Into<String>) -> ApiError {
         ApiError { kind, status: None, message: message.into(), errors: None }
+    }
+
+    /// The request reached Proxmox VE (or may have) but its answer was lost: a write may
+    /// or may not have taken effect, so the cluster must be read to learn which.
+    pub fn answer_lost(&self) -> bool {
+        matches!(self.kind, ApiErrorKind::Timeout | ApiErrorKind::Dropped)
+    }
+
+    /// PVE could not take its per-VM file lock (`can't lock file '…' - got timeout`). It
+    /// takes that lock before changing anything, so nothing was written.
+    pub fn is_lock_timeout(&self) -> bool {
+        self.kind == ApiErrorKind::Http
+            && self.status == Some(500)
+            && self.message.contains("can't lock file")
+            && self.message.contains("got timeout")
     }
 
     /// True for an HTTP error with this status.

@@ -1,6 +1,7 @@
 //! The PVE REST API client: one keep-alive HTTPS connection per run (ureq + rustls),
 //! token or ticket authentication, errors rendered the way community.proxmox 1.6
-//! rendered them, bounded retries for reads only.
+//! rendered them, bounded and jittered retries where repeating is provably safe
+//! ([`retry`]), and errors that tell a connection never made from an answer lost.
 //!
 //! Paths are relative to `/api2/json` (`/nodes/pve1/qemu`). Every call returns the
 //! `data` member of PVE's envelope; other top-level keys (`total`, ...) are ignored.
@@ -18,9 +19,9 @@ pub mod url;
 
 pub use error::{python_repr, standard_reason, ApiError, ApiErrorKind};
 
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 use ureq::unversioned::resolver::DefaultResolver;
@@ -30,7 +31,7 @@ use crate::connection::ConnectionParams;
 use crate::plan::PlanView;
 use auth::Credentials;
 use tls::{Observed, Trust};
-use transport::{ReasonPhrase, TlsConnector};
+use transport::{ReasonPhrase, RequestProgress, TlsConnector};
 use url::Endpoint;
 
 /// Form fields of a POST/PUT body, or query parameters of a GET/DELETE.
@@ -42,6 +43,9 @@ const IDLE_REUSE_LIMIT: Duration = Duration::from_secs(3);
 /// Bodies larger than this are refused (PVE's own answers stay far below it).
 const MAX_BODY: u64 = 64 * 1024 * 1024;
 
+/// How long retries of one call may take unless the module sets its `timeout`.
+const DEFAULT_RETRY_BUDGET: Duration = Duration::from_secs(30);
+
 /// A connected, authenticated API client.
 pub struct Client {
     agent: ureq::Agent,
@@ -52,9 +56,16 @@ pub struct Client {
     timeout_secs: u64,
     observed: Arc<Observed>,
     reason: Arc<ReasonPhrase>,
+    progress: Arc<RequestProgress>,
     sent: AtomicU32,
     /// In a check-mode run with a plan: reads see the cluster as the plan leaves it.
     plan: Option<Arc<PlanView>>,
+    retry_budget_ms: AtomicU64,
+    /// UPIDs this client was answered with, so a task found after a lost answer is
+    /// known not to be one it already followed.
+    upids: Mutex<Vec<String>>,
+    /// Calls repeated after a failure that proved PVE had not acted, for the result.
+    repeated: Mutex<Vec<String>>,
 }
 
 /// Shows where and as whom, never a secret.
@@ -107,6 +118,7 @@ impl Client {
         let trust = Trust::from_params(params);
         let observed = Arc::new(Observed::default());
         let reason = Arc::new(ReasonPhrase::default());
+        let progress = Arc::new(RequestProgress::default());
         let server_name = rustls::pki_types::ServerName::try_from(endpoint.host.clone()).map_err(|_| {
             ApiError::other(
                 ApiErrorKind::Other,
@@ -117,6 +129,7 @@ impl Client {
             config: tls::client_config(&trust, observed.clone())?,
             server_name,
             reason: reason.clone(),
+            progress: progress.clone(),
         });
         let timeout_secs = params.timeout_secs.max(1);
         let config = ureq::Agent::config_builder()
@@ -143,8 +156,12 @@ impl Client {
             timeout_secs,
             observed,
             reason,
+            progress,
             sent: AtomicU32::new(0),
             plan: None,
+            retry_budget_ms: AtomicU64::new(DEFAULT_RETRY_BUDGET.as_millis() as u64),
+            upids: Mutex::new(Vec::new()),
+            repeated: Mutex::new(Vec::new()),
         };
         client.credentials = match (&params.password, &params.token_id, &params.token_secret) {
             (Some(password), _, _) => client.login(&params.user, password, params.otp.as_deref())?,
@@ -172,7 +189,7 @@ impl Client {
         self.plan.as_deref()
     }
 
-    /// GET (retried on connection errors, 5xx, 595/596 with bounded backoff); with a
+    /// GET (retried on connection errors, dropped answers, 5xx, 595/596 with bounded backoff); with a
     /// plan, the answer is the plan's view of it.
     pub fn get(&self, path: &str, query: Fields) -> Result<Value, ApiError> {
         match &self.plan {
@@ -187,17 +204,17 @@ impl Client {
         self.call(Method::Get, path, query, Answer::Envelope)
     }
 
-    /// POST a form body (never retried: writes are not idempotent).
+    /// POST a form body (repeated only when PVE provably did not act: see [`retry`]).
     pub fn post(&self, path: &str, form: Fields) -> Result<Value, ApiError> {
         self.call(Method::Post, path, form, Answer::Data)
     }
 
-    /// PUT a form body (never retried).
+    /// PUT a form body (repeated only when PVE provably did not act).
     pub fn put(&self, path: &str, form: Fields) -> Result<Value, ApiError> {
         self.call(Method::Put, path, form, Answer::Data)
     }
 
-    /// DELETE with query parameters (never retried).
+    /// DELETE with query parameters (repeated only when PVE provably did not act).
     pub fn delete(&self, path: &str, query: Fields) -> Result<Value, ApiError> {
         self.call(Method::Delete, path, query, Answer::Data)
     }
@@ -217,6 +234,32 @@ impl Client {
         self.credentials.who()
     }
 
+    /// How long the retries of one call may take in all: the module's `timeout`.
+    pub fn set_retry_budget(&self, budget: Duration) {
+        self.retry_budget_ms.store(budget.as_millis() as u64, Ordering::Relaxed);
+    }
+
+    fn retry_budget(&self) -> Duration {
+        Duration::from_millis(self.retry_budget_ms.load(Ordering::Relaxed))
+    }
+
+    /// Whether this client was answered with `upid` (a task it started and knows of).
+    pub fn knows_upid(&self, upid: &str) -> bool {
+        self.upids.lock().map(|u| u.iter().any(|x| x == upid)).unwrap_or(false)
+    }
+
+    /// Writes that were sent again after PVE had provably not acted on them (lock
+    /// timeout, 503, connection refused), as `POST /path (503 …)`; for warnings.
+    pub fn repeated_writes(&self) -> Vec<String> {
+        self.repeated.lock().map(|r| r.clone()).unwrap_or_default()
+    }
+
+    /// The user and token name tasks started by this client carry (`ansible@pve`,
+    /// `Some("automation")`), to recognise its own tasks in a task list.
+    pub fn task_owner(&self) -> (String, Option<String>) {
+        self.credentials.task_owner()
+    }
+
     /// `api_timeout` in seconds.
     pub fn timeout_secs(&self) -> u64 {
         self.timeout_secs
@@ -231,17 +274,34 @@ impl Client {
                 format!("{} {path} refused: this is a check-mode run, which writes nothing. Please report this as a bug of ferrox.proxmox.", method.as_str()),
             ));
         }
+        let started = Instant::now();
         let mut attempt = 1;
         loop {
             match self.send(method, path, fields, answer) {
-                Ok(data) => return Ok(data),
-                Err(e) => match retry::next_pause(method.as_str(), attempt, &e) {
-                    Some(pause) => {
-                        std::thread::sleep(pause);
-                        attempt += 1;
+                Ok(data) => {
+                    if let Some(upid) = data.as_str().filter(|s| s.starts_with("UPID:")) {
+                        if let Ok(mut u) = self.upids.lock() {
+                            u.push(upid.to_string());
+                        }
                     }
-                    None => return Err(e),
-                },
+                    return Ok(data);
+                }
+                Err(e) => {
+                    let pause =
+                        retry::next_pause(method.as_str(), attempt, &e, started.elapsed(), self.retry_budget(), retry::jitter());
+                    match pause {
+                        Some(pause) => {
+                            if method != Method::Get {
+                                if let Ok(mut r) = self.repeated.lock() {
+                                    r.push(format!("{} {path} ({})", method.as_str(), first_line(&e.to_string())));
+                                }
+                            }
+                            std::thread::sleep(pause);
+                            attempt += 1;
+                        }
+                        None => return Err(e),
+                    }
+                }
             }
         }
     }
@@ -250,10 +310,11 @@ impl Client {
     fn send(&self, method: Method, path: &str, fields: Fields, answer: Answer) -> Result<Value, ApiError> {
         self.sent.fetch_add(1, Ordering::Relaxed);
         self.observed.clear();
-        let started = std::time::Instant::now();
+        self.progress.clear();
+        let started = Instant::now();
         let exchanged = self.exchange(method, path, fields);
         trace::record(method.as_str(), path, exchanged.as_ref().ok().map(|(s, _)| *s), started.elapsed());
-        let (status, body) = exchanged.map_err(|e| self.transport_error(method, path, e))?;
+        let (status, body) = exchanged.map_err(|e| self.transport_error(method, path, e, started.elapsed()))?;
         if status >= 400 {
             return Err(self.http_error(status, &body));
         }
@@ -337,23 +398,18 @@ impl Client {
         ApiError::http(status, message, errors)
     }
 
-    /// A failure below HTTP: which option to check, never a secret.
-    fn transport_error(&self, method: Method, path: &str, e: ureq::Error) -> ApiError {
+    /// A failure below HTTP: which option to check, never a secret. Whether the request
+    /// had been sent decides between "could not connect" (PVE never saw it) and a lost
+    /// answer (it may have acted).
+    fn transport_error(&self, method: Method, path: &str, e: ureq::Error, after: Duration) -> ApiError {
         let origin = self.endpoint.origin();
         let seen = self.observed.snapshot();
         if seen.rejection.is_some() || is_tls_error(&e) {
             return ApiError::other(ApiErrorKind::Tls, tls::failure_message(&self.trust, &origin, &seen, &tls_detail(&e)));
         }
-        let timeout = || {
-            ApiError::other(
-                ApiErrorKind::Timeout,
-                format!(
-                    "{} {path} to {origin} got no answer within api_timeout ({}s). Raise api_timeout if Proxmox VE is slow to answer (large storage operations), or check that api_host and api_port are reachable.",
-                    method.as_str(),
-                    self.timeout_secs
-                ),
-            )
-        };
+        if self.progress.was_sent() {
+            return self.lost_answer(method, path, &e, after);
+        }
         let connect = |detail: String| {
             ApiError::other(
                 ApiErrorKind::Connect,
@@ -364,19 +420,56 @@ impl Client {
             )
         };
         match e {
-            ureq::Error::Timeout(_) => timeout(),
+            ureq::Error::Timeout(_) => connect(format!("no connection within api_timeout ({}s)", self.timeout_secs)),
             ureq::Error::HostNotFound => connect(format!("host name {} could not be resolved", self.endpoint.host)),
             ureq::Error::ConnectionFailed => connect("connection failed".into()),
             ureq::Error::Io(io) => match io.kind() {
-                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => timeout(),
+                std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
+                    connect(format!("no connection within api_timeout ({}s)", self.timeout_secs))
+                }
+                std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset => {
+                    connect(format!("the server closed the connection before the request was sent: {io}"))
+                }
                 _ => connect(io.to_string()),
             },
-            other => ApiError::other(
-                ApiErrorKind::Other,
-                format!("{} {path} to {origin} failed: {other}", method.as_str()),
-            ),
+            other => ApiError::other(ApiErrorKind::Other, format!("{} {path} to {origin} failed: {other}", method.as_str())),
         }
     }
+
+    /// The request went out and no answer came back: say which call, after how long, and
+    /// that its effect is unknown. Never the "could not connect" advice: the connection was
+    /// made and used.
+    fn lost_answer(&self, method: Method, path: &str, e: &ureq::Error, after: Duration) -> ApiError {
+        let origin = self.endpoint.origin();
+        let call = format!("{} {path} to {origin}", method.as_str());
+        let timed_out = matches!(e, ureq::Error::Timeout(_))
+            || matches!(e, ureq::Error::Io(io) if matches!(io.kind(), std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock));
+        if timed_out {
+            return ApiError::other(
+                ApiErrorKind::Timeout,
+                format!(
+                    "{call} got no answer within api_timeout ({}s); the request was sent, so Proxmox VE may still carry it out. Raise api_timeout if Proxmox VE is slow to answer (large storage operations).",
+                    self.timeout_secs
+                ),
+            );
+        }
+        let detail = match e {
+            ureq::Error::Io(io) => io.to_string(),
+            other => other.to_string(),
+        };
+        ApiError::other(
+            ApiErrorKind::Dropped,
+            format!(
+                "{call}: the connection was closed after the request was sent, {:.1}s into the call, before Proxmox VE answered ({detail}); whether it was carried out is unknown",
+                after.as_secs_f64()
+            ),
+        )
+    }
+}
+
+/// The first line of a message (for compact lists).
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
 }
 
 /// Whether ureq's error came from the TLS layer.

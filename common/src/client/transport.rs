@@ -8,6 +8,7 @@
 //! first bytes read after the request was written.
 
 use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rustls::pki_types::ServerName;
@@ -35,6 +36,26 @@ impl ReasonPhrase {
     }
 }
 
+/// Whether the current request's bytes left this host: a failure before that point means
+/// Proxmox VE never saw the request, one after it leaves its fate unknown.
+#[derive(Debug, Default)]
+pub struct RequestProgress {
+    sent: AtomicBool,
+}
+
+impl RequestProgress {
+    /// A new request begins.
+    pub fn clear(&self) {
+        self.sent.store(false, Ordering::Relaxed);
+    }
+    pub fn was_sent(&self) -> bool {
+        self.sent.load(Ordering::Relaxed)
+    }
+    fn mark_sent(&self) {
+        self.sent.store(true, Ordering::Relaxed);
+    }
+}
+
 /// `HTTP/1.1 401 No ticket` to `(401, "No ticket")`.
 pub fn parse_status_line(line: &str) -> Option<(u16, String)> {
     let rest = line.strip_prefix("HTTP/")?;
@@ -48,6 +69,7 @@ pub struct TlsConnector {
     pub config: Arc<ClientConfig>,
     pub server_name: ServerName<'static>,
     pub reason: Arc<ReasonPhrase>,
+    pub progress: Arc<RequestProgress>,
 }
 
 impl std::fmt::Debug for TlsConnector {
@@ -75,6 +97,7 @@ impl<In: Transport> Connector<In> for TlsConnector {
             buffers,
             stream: StreamOwned { conn, sock },
             status_line: StatusLineTap { reason: self.reason.clone(), pending: Some(Vec::new()) },
+            progress: self.progress.clone(),
         })))
     }
 }
@@ -112,6 +135,7 @@ pub struct TlsTransport {
     buffers: LazyBuffers,
     stream: StreamOwned<ClientConnection, TransportAdapter>,
     status_line: StatusLineTap,
+    progress: Arc<RequestProgress>,
 }
 
 impl std::fmt::Debug for TlsTransport {
@@ -129,6 +153,9 @@ impl Transport for TlsTransport {
         self.stream.get_mut().set_timeout(timeout);
         let output = &self.buffers.output()[..amount];
         self.stream.write_all(output)?;
+        // A request cut short while being written is incomplete and cannot run; once a
+        // write has gone through, PVE may have all of it.
+        self.progress.mark_sent();
         self.status_line.request_sent();
         Ok(())
     }

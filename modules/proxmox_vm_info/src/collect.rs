@@ -228,7 +228,7 @@ impl NodeReader<'_> {
 /// PVE's answers for a node it cannot reach (595 connection, 596 TLS), or our own
 /// connection failing mid-run.
 fn is_unreachable(e: &ApiError) -> bool {
-    matches!(e.kind, ApiErrorKind::Connect | ApiErrorKind::Timeout) || matches!(e.status, Some(595 | 596))
+    matches!(e.kind, ApiErrorKind::Connect | ApiErrorKind::Timeout | ApiErrorKind::Dropped) || matches!(e.status, Some(595 | 596))
 }
 
 /// The guest cannot answer: no agent configured, agent not running, guest stopped.
