@@ -13,6 +13,7 @@
 //! - [`connection`]: the shared connection options and their typed form.
 //! - [`client`]: the PVE REST API client (TLS, auth, retries, error texts).
 //! - [`tasks`]: waiting on PVE tasks (UPIDs).
+//! - [`recover`]: after a lost answer, finding out from the cluster what PVE did.
 //! - [`hotplug`]: which changes a running VM takes at once and which stay pending.
 //! - [`vm`]: finding a VM by vmid or name, and its node.
 //! - [`propstring`]: PVE property strings (`virtio=..,bridge=vmbr0`), parse, format, compare.
@@ -33,6 +34,7 @@ pub mod options;
 pub mod plan;
 pub mod propstring;
 pub mod protocol;
+pub mod recover;
 pub mod python;
 pub mod size;
 pub mod tasks;

@@ -1,12 +1,17 @@
 //! Executes a plan's actions, in order, waiting for each PVE task. The first write
 //! carries the config `digest` read for the plan, so a config changed by someone else
 //! in between fails the write instead of being overwritten.
+//!
+//! A write whose answer was lost stops the run with [`Stop::Lost`] once the task it may
+//! have started has been found and waited for; the caller then re-reads the config and
+//! re-plans (the new digest keeps a change from being applied twice).
 
 use std::time::Duration;
 
 use serde_json::Value;
 
 use ferrox_common::client::{ApiError, Client};
+use ferrox_common::recover::{self, Search};
 use ferrox_common::tasks::{self, TaskError};
 
 use crate::current::VmConfig;
@@ -19,22 +24,31 @@ pub struct Applied {
     pub warnings: Vec<String>,
 }
 
-/// Runs `actions` on `vm`. Errors carry 1.6's wording for the state.
-pub fn apply(client: &Client, vm: &VmConfig, disk: &str, state: State, actions: &[Action], timeout: Duration) -> Result<Applied, String> {
+/// Why applying stopped.
+#[derive(Debug)]
+pub enum Stop {
+    /// A failure, in 1.6's wording for the state.
+    Failed(String),
+    /// A write's answer was lost (its task, if any, has ended): re-read and re-plan.
+    Lost(ApiError),
+}
+
+/// Runs `actions` on `vm`.
+pub fn apply(client: &Client, vm: &VmConfig, disk: &str, state: State, actions: &[Action], timeout: Duration) -> Result<Applied, Stop> {
     let base = format!("/nodes/{}/qemu/{}", vm.node, vm.vmid);
     let mut digest = vm.digest();
     let mut applied = Applied::default();
     for action in actions {
         let mut form: Vec<(&str, String)> = Vec::new();
-        let (method, path, doing) = match action {
+        let (method, path, doing, task_kind) = match action {
             Action::SetDrive { key, value } => {
                 form.push((key.as_str(), value.clone()));
-                ("POST", format!("{base}/config"), "creating or updating the disk")
+                ("POST", format!("{base}/config"), "creating or updating the disk", Some("qmconfig"))
             }
             Action::Resize { key, size } => {
                 form.push(("disk", key.clone()));
                 form.push(("size", size.clone()));
-                ("PUT", format!("{base}/resize"), "resizing disk")
+                ("PUT", format!("{base}/resize"), "resizing disk", Some("resize"))
             }
             Action::Move { key, target, format, delete, bwlimit } => {
                 form.push(("disk", key.clone()));
@@ -52,12 +66,15 @@ pub fn apply(client: &Client, vm: &VmConfig, disk: &str, state: State, actions: 
                 if let Some(limit) = bwlimit {
                     form.push(("bwlimit", limit.to_string()));
                 }
-                ("POST", format!("{base}/move_disk"), "waiting for moving VM disk")
+                // A reassignment's task id is not the vmid: it is not looked up, the
+                // re-read config tells.
+                let kind = matches!(target, MoveTarget::Storage(_)).then_some("qmmove");
+                ("POST", format!("{base}/move_disk"), "waiting for moving VM disk", kind)
             }
             Action::Unlink { key, force } => {
                 form.push(("idlist", key.clone()));
                 form.push(("force", if *force { "1" } else { "0" }.into()));
-                ("PUT", format!("{base}/unlink"), "")
+                ("PUT", format!("{base}/unlink"), "", None)
             }
         };
         // unlink takes no digest; every other write is guarded by the digest of the read.
@@ -66,10 +83,21 @@ pub fn apply(client: &Client, vm: &VmConfig, disk: &str, state: State, actions: 
                 form.push(("digest", d));
             }
         }
+        let since = recover::now();
         let reply = if method == "POST" { client.post(&path, &form) } else { client.put(&path, &form) };
-        let reply = reply.map_err(|e| api_failure(state, disk, vm.vmid, &e))?;
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(e) if e.answer_lost() => {
+                if let Some(kind) = task_kind {
+                    let search = Search { node: &vm.node, kind, vmid: vm.vmid, since };
+                    recover::find_and_wait(client, &search, timeout).map_err(|e| Stop::Failed(task_failure(doing, &e)))?;
+                }
+                return Err(Stop::Lost(e));
+            }
+            Err(e) => return Err(Stop::Failed(api_failure(state, disk, vm.vmid, &e))),
+        };
         if let Value::String(upid) = reply {
-            let done = tasks::wait(client, &upid, timeout).map_err(|e| task_failure(doing, &e))?;
+            let done = tasks::wait(client, &upid, timeout).map_err(|e| Stop::Failed(task_failure(doing, &e)))?;
             applied.warnings.extend(done.warnings.iter().map(|w| format!("Proxmox VE task {upid}: {w}")));
             if done.warnings.is_empty() && done.exitstatus.starts_with("WARNINGS") {
                 applied.warnings.push(format!("Proxmox VE task {upid} ended with {}", done.exitstatus));

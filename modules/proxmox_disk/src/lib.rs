@@ -19,6 +19,7 @@ use ferrox_common::client::Client;
 use ferrox_common::connection::ConnectionParams;
 use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
+use ferrox_common::recover;
 use ferrox_common::vm::{self, Guest};
 
 use current::VmConfig;
@@ -45,6 +46,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = DiskTask::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
+    client.set_retry_budget(task.timeout);
     let guests = vm::list(&client).map_err(|e| {
         let what = match (&task.vmid, &task.name) {
             (Some(id), _) => format!("vmid {id}"),
@@ -85,10 +87,38 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         return Ok(report::predicted(&plan, &vm).with("pending", pending));
     }
 
-    let applied = apply::apply(&client, &vm, &task.disk.key, task.state, &plan.actions, task.timeout)
-        .map_err(|e| Failure::new(e).with("vmid", vmid))?;
-    for w in applied.warnings {
-        m.warn(w);
+    // A lost answer: re-read the VM(s) and re-plan; what was applied drops out of the plan.
+    let mut actions = plan.actions.clone();
+    let mut current = vm.clone();
+    for resend in 0.. {
+        match apply::apply(&client, &current, &task.disk.key, task.state, &actions, task.timeout) {
+            Ok(applied) => {
+                for w in applied.warnings {
+                    m.warn(w);
+                }
+                break;
+            }
+            Err(apply::Stop::Lost(e)) if resend < recover::MAX_RESENDS => {
+                current = read_config(&client, guest)?;
+                let target = match &target_vm {
+                    Some(t) => Some(VmConfig::new(t.vmid, t.node.clone(), read_raw_config(&client, t.vmid, &t.node)?)),
+                    None => None,
+                };
+                let again = plan::plan(&task, &current, target.as_ref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+                actions = again.actions;
+                let found = if actions.is_empty() {
+                    format!("the config of VM {vmid} shows the change made")
+                } else {
+                    format!("the config of VM {vmid} lacks part of the change; the rest is sent again")
+                };
+                m.warn(recover::warning(&e, &found));
+                if actions.is_empty() {
+                    break;
+                }
+            }
+            Err(apply::Stop::Lost(e)) => return Err(Failure::new(e.to_string()).with("vmid", vmid)),
+            Err(apply::Stop::Failed(msg)) => return Err(Failure::new(msg).with("vmid", vmid)),
+        }
     }
     if plan.after.is_none() && plan.kept_as.is_none() && !running {
         // A deleted disk of a stopped VM: gone at once, nothing to read back.

@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use ferrox_common::client::{ApiError, Client};
 use ferrox_common::protocol::Failure;
+use ferrox_common::recover::{self, Search};
 use ferrox_common::tasks::TaskError;
 use ferrox_common::vm;
 use serde_json::{Map, Value};
@@ -107,18 +108,15 @@ impl Executor<'_> {
                     format!("creation of qemu VM {name} with vmid {id} failed with exception=")
                 };
                 let node = vm.node.clone();
-                let upid = self.allocate_and_post(vm, allocation, &prefix, |c, id| {
+                let posted = self.allocate_and_post(vm, allocation, &prefix, None, |c, id| {
                     let mut body = vec![("vmid".to_string(), id.to_string())];
                     body.extend(form.iter().cloned());
                     c.post(&format!("/nodes/{node}/qemu"), &fields(&body))
                 })?;
-                self.wait(
-                    &upid,
-                    self.long_timeout,
-                    "creating",
-                    &prefix(vm.vmid),
-                    vm.vmid,
-                )
+                match posted {
+                    Some(upid) => self.wait(&upid, self.long_timeout, "creating", &prefix(vm.vmid), vm.vmid),
+                    None => Ok(()),
+                }
             }
             Action::Clone {
                 source,
@@ -128,18 +126,15 @@ impl Executor<'_> {
                 let prefix =
                     |_: u32| format!("Unable to clone vm {name} from vmid {}: ", source.vmid);
                 let path = source.path("/clone");
-                let upid = self.allocate_and_post(vm, allocation, &prefix, |c, id| {
+                let posted = self.allocate_and_post(vm, allocation, &prefix, Some(source), |c, id| {
                     let mut body = vec![("newid".to_string(), id.to_string())];
                     body.extend(form.iter().cloned());
                     c.post(&path, &fields(&body))
                 })?;
-                self.wait(
-                    &upid,
-                    self.long_timeout,
-                    "creating",
-                    &prefix(vm.vmid),
-                    vm.vmid,
-                )
+                match posted {
+                    Some(upid) => self.wait(&upid, self.long_timeout, "creating", &prefix(vm.vmid), vm.vmid),
+                    None => Ok(()),
+                }
             }
             Action::WaitListed { name } => {
                 self.wait_listed(vm.vmid, name.as_deref());
@@ -153,7 +148,7 @@ impl Executor<'_> {
             } => {
                 let prefix = format!("Unable to update vm {name} with vmid {id}: ");
                 let fail = |e: String| Failure::new(format!("{prefix}{e}")).with("vmid", id);
-                let (changes, digest) = if *recompute {
+                let (mut changes, mut digest) = if *recompute {
                     let current = api::config(self.client, vm).map_err(|e| fail(e.to_string()))?;
                     let digest = current
                         .get("digest")
@@ -170,43 +165,63 @@ impl Executor<'_> {
                 if changes.is_empty() {
                     return Ok(());
                 }
-                if !changes.set.is_empty() {
+                let written = changes.keys();
+                let mut resends = 0;
+                while !changes.set.is_empty() {
                     let mut body: Vec<(String, String)> = changes.set.clone().into_iter().collect();
-                    if let Some(d) = digest {
+                    if let Some(d) = digest.clone() {
                         body.push(("digest".into(), d));
                     }
                     if self.skiplock {
                         body.push(("skiplock".into(), "1".into()));
                     }
-                    if changes.allocates {
-                        // Allocating storage can outlast an HTTP request: PVE runs it as a task.
-                        let upid = self
-                            .client
-                            .post(&vm.path("/config"), &fields(&body))
-                            .map_err(|e| fail(e.to_string()))?;
-                        self.wait_answer(&upid, self.long_timeout, "updating", &prefix, id)?;
+                    let since = recover::now();
+                    // Allocating storage can outlast an HTTP request: PVE runs it as a task.
+                    let sent = if changes.allocates {
+                        self.client.post(&vm.path("/config"), &fields(&body))
                     } else {
-                        self.client
-                            .put(&vm.path("/config"), &fields(&body))
-                            .map_err(|e| fail(e.to_string()))?;
+                        self.client.put(&vm.path("/config"), &fields(&body))
+                    };
+                    match sent {
+                        Ok(answer) => {
+                            self.wait_answer(&answer, self.long_timeout, "updating", &prefix, id)?;
+                            self.outcome.done.push(format!(
+                                "set {} of VM {id}",
+                                changes.set.keys().cloned().collect::<Vec<_>>().join(", ")
+                            ));
+                            break;
+                        }
+                        Err(e) if e.answer_lost() && resends < recover::MAX_RESENDS => {
+                            resends += 1;
+                            // Let a config task of the lost call finish, then re-read and
+                            // re-plan: what it applied drops out of the plan, and the new
+                            // digest keeps anything from being applied twice.
+                            let search = Search { node: &vm.node, kind: "qmconfig", vmid: id, since };
+                            if changes.allocates {
+                                recover::find_and_wait(self.client, &search, self.long_timeout)
+                                    .map_err(|te| fail(task_failure("", "updating", te)))?;
+                            }
+                            let current = api::config(self.client, vm).map_err(|e| fail(e.to_string()))?;
+                            digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
+                            changes = converge::changes(&current, wanted, id)
+                                .map_err(|e| Failure::new(e).with("vmid", id))?;
+                            let found = if changes.set.is_empty() {
+                                format!("the config of VM {id} shows the change applied")
+                            } else {
+                                format!("the config of VM {id} lacks the change; it is sent again")
+                            };
+                            self.outcome.warnings.push(recover::warning(&e, &found));
+                        }
+                        Err(e) => return Err(fail(e.to_string())),
                     }
-                    self.outcome.done.push(format!(
-                        "set {} of VM {id}",
-                        changes.set.keys().cloned().collect::<Vec<_>>().join(", ")
-                    ));
                 }
                 for grow in &changes.grow {
-                    let body = [("disk", grow.key.clone()), ("size", grow.to.clone())];
-                    let answer = self
-                        .client
-                        .put(&vm.path("/resize"), &body)
-                        .map_err(|e| fail(e.to_string()))?;
-                    self.wait_answer(&answer, self.long_timeout, "resizing disk of", &prefix, id)?;
+                    self.grow(vm, grow, &prefix)?;
                     self.outcome
                         .done
                         .push(format!("grew {} of VM {id} to {}", grow.key, grow.to));
                 }
-                self.outcome.written = changes.keys();
+                self.outcome.written = written;
                 let pending = api::pending(self.client, vm).map_err(|e| fail(e.to_string()))?;
                 self.outcome.pending = pending.waiting;
                 self.outcome.config = Some(pending.effective);
@@ -251,11 +266,30 @@ impl Executor<'_> {
                 if self.skiplock {
                     query.push(("skiplock", "1".to_string()));
                 }
-                let answer = self
-                    .client
-                    .delete(&vm.path(""), &query)
-                    .map_err(|e| Failure::new(format!("{prefix}{e}")))?;
-                self.wait_answer(&answer, self.long_timeout, "removing", &prefix, id)
+                for resend in 0.. {
+                    let since = recover::now();
+                    match self.client.delete(&vm.path(""), &query) {
+                        Ok(answer) => return self.wait_answer(&answer, self.long_timeout, "removing", &prefix, id),
+                        Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
+                            let search = Search { node: &vm.node, kind: "qmdestroy", vmid: id, since };
+                            let found = recover::find_and_wait(self.client, &search, self.long_timeout)
+                                .map_err(|te| Failure::new(task_failure(&prefix, "removing", te)).with("vmid", id))?;
+                            if let Some(done) = found {
+                                self.outcome.warnings.push(recover::warning(&e, &format!("task {} removed VM {id}", done.upid)));
+                                return Ok(());
+                            }
+                            if !self.exists(vm).map_err(|e| api_fail(&prefix, e, id))? {
+                                self.outcome.warnings.push(recover::warning(&e, &format!("VM {id} is gone")));
+                                return Ok(());
+                            }
+                            self.outcome
+                                .warnings
+                                .push(recover::warning(&e, &format!("VM {id} is still there and no removal task was started; sent again")));
+                        }
+                        Err(e) => return Err(Failure::new(format!("{prefix}{e}"))),
+                    }
+                }
+                unreachable!("the loop returns")
             }
             Action::Migrate {
                 target,
@@ -364,25 +398,70 @@ impl Executor<'_> {
     }
 
     /// Posts with a vmid, choosing the next one when PVE says it was taken meanwhile
-    /// (only for vmids the module chose). Returns the task's UPID.
+    /// (only for vmids the module chose). Returns the task's UPID, or `None` when a lost
+    /// answer was recovered and the new VM is already complete.
+    ///
+    /// A lost answer is reconciled: the create's (clone's) task is looked up and followed;
+    /// with none and no new VM, the same vmid is posted again; a VM there without our task
+    /// is someone else's, which counts as a collision.
     fn allocate_and_post(
         &mut self,
         vm: &mut Vm,
         allocation: &Allocation,
         prefix: &dyn Fn(u32) -> String,
+        clone_of: Option<&Vm>,
         post: impl Fn(&Client, u32) -> Result<Value, ApiError>,
-    ) -> Result<String, Failure> {
+    ) -> Result<Option<String>, Failure> {
         let mut tried = BTreeSet::new();
+        let mut resends = 0;
         for attempt in 1.. {
+            let since = recover::now();
             match post(self.client, vm.vmid) {
                 Ok(answer) => {
-                    return answer.as_str().map(str::to_string).ok_or_else(|| {
+                    return answer.as_str().map(|s| Some(s.to_string())).ok_or_else(|| {
                         Failure::new(format!(
                             "{}PVE answered {answer} instead of a task id",
                             prefix(vm.vmid)
                         ))
                         .with("vmid", vm.vmid)
                     })
+                }
+                Err(e) if e.answer_lost() && resends < recover::MAX_RESENDS => {
+                    resends += 1;
+                    let fail = |e: ApiError| Failure::new(format!("{}{e}", prefix(vm.vmid))).with("vmid", vm.vmid);
+                    match self.reconcile_new(vm, clone_of, since).map_err(fail)? {
+                        NewVm::Task(upid) => {
+                            self.outcome.warnings.push(recover::warning(
+                                &e,
+                                &format!("VM {} is being created by task {upid}, which was followed", vm.vmid),
+                            ));
+                            return Ok(Some(upid));
+                        }
+                        NewVm::Complete => {
+                            self.outcome
+                                .warnings
+                                .push(recover::warning(&e, &format!("VM {} was created", vm.vmid)));
+                            return Ok(None);
+                        }
+                        NewVm::Absent => self.outcome.warnings.push(recover::warning(
+                            &e,
+                            &format!("VM {} does not exist and no task was started for it; sent again", vm.vmid),
+                        )),
+                        NewVm::Foreign if *allocation != Allocation::Given && attempt < MAX_ALLOCATION_ATTEMPTS => {
+                            tried.insert(vm.vmid);
+                            vm.vmid = self
+                                .next_candidate(allocation, &tried)
+                                .map_err(|e| Failure::new(format!("{}{e}", prefix(vm.vmid))))?;
+                        }
+                        NewVm::Foreign => {
+                            return Err(Failure::new(format!(
+                                "{}{e}; VM {} exists now, but not by a task of this run: another client created it",
+                                prefix(vm.vmid),
+                                vm.vmid
+                            ))
+                            .with("vmid", vm.vmid))
+                        }
+                    }
                 }
                 Err(e)
                     if e.message.contains("already exists")
@@ -400,6 +479,93 @@ impl Executor<'_> {
                         Failure::new(format!("{}{e}", prefix(vm.vmid))).with("vmid", vm.vmid)
                     )
                 }
+            }
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// What became of a create (or clone) whose answer was lost.
+    fn reconcile_new(&self, vm: &Vm, clone_of: Option<&Vm>, since: u64) -> Result<NewVm, ApiError> {
+        match clone_of {
+            None => {
+                let search = Search { node: &vm.node, kind: "qmcreate", vmid: vm.vmid, since };
+                if let Some(upid) = recover::find_one(self.client, &search)? {
+                    return Ok(NewVm::Task(upid));
+                }
+                Ok(if self.exists(vm)? { NewVm::Foreign } else { NewVm::Absent })
+            }
+            Some(source) => {
+                // A clone's task carries the source's vmid, so parallel clones of one
+                // template cannot be told apart by their tasks: the new VM's config
+                // (created with `lock: clone` before PVE answers) decides.
+                if !self.exists(vm)? {
+                    return Ok(NewVm::Absent);
+                }
+                let search = Search { node: &source.node, kind: "qmclone", vmid: source.vmid, since };
+                let source_id = source.vmid.to_string();
+                let mine = recover::find(self.client, &search, &|id| id == source_id)?;
+                if mine.is_empty() {
+                    return Ok(NewVm::Foreign);
+                }
+                if mine.len() == 1 {
+                    return Ok(NewVm::Task(mine[0].clone()));
+                }
+                self.wait_unlocked(vm)?;
+                Ok(if self.exists(vm)? { NewVm::Complete } else { NewVm::Absent })
+            }
+        }
+    }
+
+    /// Whether the VM's config exists on its node.
+    fn exists(&self, vm: &Vm) -> Result<bool, ApiError> {
+        match api::config(self.client, vm) {
+            Ok(_) => Ok(true),
+            Err(e) if e.message.contains("does not exist") => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Waits until the VM's config has no `lock` (its create or clone task ended) or is gone.
+    fn wait_unlocked(&self, vm: &Vm) -> Result<(), ApiError> {
+        let started = std::time::Instant::now();
+        while started.elapsed() < self.long_timeout {
+            match api::config(self.client, vm) {
+                Ok(c) if c.get("lock").is_none() => return Ok(()),
+                Ok(_) => std::thread::sleep(Duration::from_millis(300)),
+                Err(e) if e.message.contains("does not exist") => return Ok(()),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Grows a disk; a lost answer is reconciled through the `resize` task (an absolute
+    /// size may be sent again: PVE leaves a disk of that size as it is).
+    fn grow(&mut self, vm: &Vm, grow: &converge::Grow, prefix: &str) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let body = [("disk", grow.key.clone()), ("size", grow.to.clone())];
+        for resend in 0.. {
+            let since = recover::now();
+            match self.client.put(&vm.path("/resize"), &body) {
+                Ok(answer) => return self.wait_answer(&answer, self.long_timeout, "resizing disk of", prefix, id),
+                Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
+                    let search = Search { node: &vm.node, kind: "resize", vmid: id, since };
+                    let found = recover::find_and_wait(self.client, &search, self.long_timeout)
+                        .map_err(|te| Failure::new(task_failure(prefix, "resizing disk of", te)).with("vmid", id))?;
+                    match found {
+                        Some(done) => {
+                            self.outcome
+                                .warnings
+                                .push(recover::warning(&e, &format!("task {} grew {} of VM {id}", done.upid, grow.key)));
+                            return Ok(());
+                        }
+                        None => self.outcome.warnings.push(recover::warning(
+                            &e,
+                            &format!("no resize task was started for {} of VM {id}; sent again", grow.key),
+                        )),
+                    }
+                }
+                Err(e) => return Err(Failure::new(format!("{prefix}{e}")).with("vmid", id)),
             }
         }
         unreachable!("the loop returns")
@@ -481,6 +647,18 @@ pub fn ha_request_target(upid: &str) -> Option<&'static str> {
         "hastop" => Some("stopped"),
         _ => None,
     }
+}
+
+/// What a create or clone whose answer was lost left behind.
+enum NewVm {
+    /// Our task for it: follow it as if it had been answered.
+    Task(String),
+    /// The VM exists and its create/clone has ended.
+    Complete,
+    /// No VM and no task: PVE never acted; post again.
+    Absent,
+    /// A VM with that vmid, but no task of ours: someone else's.
+    Foreign,
 }
 
 fn api_fail(prefix: &str, e: ApiError, vmid: u32) -> Failure {

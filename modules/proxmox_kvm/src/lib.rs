@@ -52,6 +52,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     }
     let conn = ConnectionParams::from_params(&p)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
+    client.set_retry_budget(std::time::Duration::from_secs(p.int("timeout").unwrap_or(30).max(1) as u64));
     let mut ctx = Ctx::new(&p, &client, m.check_mode)?;
     let result = if p.non_empty("clone").is_some() {
         clone::clone(&mut ctx)

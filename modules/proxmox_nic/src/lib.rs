@@ -18,6 +18,7 @@ use ferrox_common::connection::ConnectionParams;
 use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
 use ferrox_common::plan::{unknown, Effect};
+use ferrox_common::recover;
 use ferrox_common::vm;
 
 use plan::{Action, Plan};
@@ -83,14 +84,44 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         return Ok(report(&plan, vmid, &task, predicted_pending));
     }
 
-    let mut form: Vec<(&str, String)> = match &action {
-        Action::Set { key, value } => vec![(key.as_str(), value.clone())],
-        Action::Delete { key } => vec![("delete", key.clone())],
+    let form_of = |action: &Action, config: &serde_json::Value| {
+        let mut form: Vec<(&'static str, String)> = Vec::new();
+        let (key, value) = match action {
+            Action::Set { key, value } => (key.clone(), value.clone()),
+            Action::Delete { key } => ("delete".to_string(), key.clone()),
+        };
+        if let Some(digest) = text(config, "digest") {
+            form.push(("digest", digest));
+        }
+        (key, value, form)
     };
-    if let Some(digest) = text(&config, "digest") {
-        form.push(("digest", digest));
+    let (mut key, mut value, mut rest) = form_of(&action, &config);
+    for resend in 0.. {
+        let mut form: Vec<(&str, String)> = vec![(key.as_str(), value.clone())];
+        form.extend(rest.iter().cloned());
+        match client.put(&format!("/nodes/{node}/qemu/{vmid}/config"), &form) {
+            Ok(_) => break,
+            // The answer was lost: re-read and re-plan; the digest keeps the change from
+            // being applied twice.
+            Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
+                let (again, _) = read_config(&client, &node, vmid, running, &task.interface)
+                    .map_err(|e| fail("reading it back: ", &e))?;
+                let replan = plan::plan(&task, vmid, text(&again, &task.interface).as_deref())
+                    .map_err(|e| Failure::new(e).with("vmid", vmid))?;
+                match &replan.action {
+                    None => {
+                        m.warn(recover::warning(&e, &format!("the config of VM {vmid} shows the change of {} made", task.interface)));
+                        break;
+                    }
+                    Some(next) => {
+                        m.warn(recover::warning(&e, &format!("the config of VM {vmid} lacks the change of {}; sent again", task.interface)));
+                        (key, value, rest) = form_of(next, &again);
+                    }
+                }
+            }
+            Err(e) => return Err(fail("", &e)),
+        }
     }
-    client.put(&format!("/nodes/{node}/qemu/{vmid}/config"), &form).map_err(|e| fail("", &e))?;
 
     let mut plan = plan;
     let mut pending = false;

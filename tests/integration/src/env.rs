@@ -88,11 +88,18 @@ impl Env {
         let playbook = self.dir().join(format!("play-{n}.yml"));
         let results = self.dir().join(format!("play-{n}.results.jsonl"));
         let defaults = o.module_defaults.clone().unwrap_or_else(|| self.defaults_with(self.auth()));
-        std::fs::write(&playbook, render_playbook(tasks_yaml, &defaults, &o.vars)).expect("write playbook");
+        let mut text = render_playbook(tasks_yaml, &defaults, &o.vars);
+        let mut inventory = self.dir().join("inventory");
+        if let Some((hosts, inventory_text)) = &o.hosts {
+            text = text.replacen("- hosts: localhost\n", &format!("- hosts: {hosts}\n"), 1);
+            inventory = self.dir().join(format!("play-{n}.inventory"));
+            std::fs::write(&inventory, inventory_text).expect("write inventory");
+        }
+        std::fs::write(&playbook, text).expect("write playbook");
 
         let program = o.ansible.clone().unwrap_or_else(ansible_playbook);
         let mut cmd = Command::new(&program);
-        cmd.arg("-i").arg(self.dir().join("inventory")).arg(&playbook);
+        cmd.arg("-i").arg(&inventory).arg(&playbook);
         if o.check {
             cmd.arg("--check");
         }

@@ -23,12 +23,17 @@ pub struct PlayOpts {
     pub module_defaults: Option<Value>,
     /// Another ansible-playbook (e.g. `<repo>/.venv-2.17/bin/ansible-playbook`).
     pub ansible: Option<PathBuf>,
+    /// The play's `hosts:` (default `localhost`) and, with it, the inventory's text
+    /// (default: just `localhost`), for plays over many hosts.
+    pub hosts: Option<(String, String)>,
 }
 
 /// The result of one task, as the `ferrox_results` callback recorded it.
 #[derive(Debug, Clone)]
 pub struct TaskOutcome {
     pub name: String,
+    /// The inventory host the result is for.
+    pub host: String,
     /// The registered result (for a module task: the module's JSON plus ansible's keys).
     pub result: Value,
     pub failed: bool,
@@ -142,6 +147,7 @@ pub(crate) fn read_results(path: &Path) -> Vec<TaskOutcome> {
             let outcome = v["outcome"].as_str().unwrap_or("");
             TaskOutcome {
                 name: v["name"].as_str().unwrap_or("").to_string(),
+                host: v["host"].as_str().unwrap_or("").to_string(),
                 failed: outcome == "failed" || outcome == "unreachable",
                 skipped: outcome == "skipped",
                 changed: v["changed"].as_bool().unwrap_or(false),
