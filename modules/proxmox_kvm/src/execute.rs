@@ -108,7 +108,8 @@ impl Executor<'_> {
                     format!("creation of qemu VM {name} with vmid {id} failed with exception=")
                 };
                 let node = vm.node.clone();
-                let posted = self.allocate_and_post(vm, allocation, &prefix, None, |c, id| {
+                let named = name_in(form);
+                let posted = self.allocate_and_post(vm, allocation, &prefix, None, named.as_deref(), |c, id| {
                     let mut body = vec![("vmid".to_string(), id.to_string())];
                     body.extend(form.iter().cloned());
                     c.post(&format!("/nodes/{node}/qemu"), &fields(&body))
@@ -126,7 +127,8 @@ impl Executor<'_> {
                 let prefix =
                     |_: u32| format!("Unable to clone vm {name} from vmid {}: ", source.vmid);
                 let path = source.path("/clone");
-                let posted = self.allocate_and_post(vm, allocation, &prefix, Some(source), |c, id| {
+                let named = name_in(form);
+                let posted = self.allocate_and_post(vm, allocation, &prefix, Some(source), named.as_deref(), |c, id| {
                     let mut body = vec![("newid".to_string(), id.to_string())];
                     body.extend(form.iter().cloned());
                     c.post(&path, &fields(&body))
@@ -410,6 +412,7 @@ impl Executor<'_> {
         allocation: &Allocation,
         prefix: &dyn Fn(u32) -> String,
         clone_of: Option<&Vm>,
+        named: Option<&str>,
         post: impl Fn(&Client, u32) -> Result<Value, ApiError>,
     ) -> Result<Option<String>, Failure> {
         let mut tried = BTreeSet::new();
@@ -429,24 +432,12 @@ impl Executor<'_> {
                 Err(e) if e.answer_lost() && resends < recover::MAX_RESENDS => {
                     resends += 1;
                     let fail = |e: ApiError| Failure::new(format!("{}{e}", prefix(vm.vmid))).with("vmid", vm.vmid);
-                    match self.reconcile_new(vm, clone_of, since).map_err(fail)? {
-                        NewVm::Task(upid) => {
-                            self.outcome.warnings.push(recover::warning(
-                                &e,
-                                &format!("VM {} is being created by task {upid}, which was followed", vm.vmid),
-                            ));
-                            return Ok(Some(upid));
-                        }
-                        NewVm::Complete => {
-                            self.outcome
-                                .warnings
-                                .push(recover::warning(&e, &format!("VM {} was created", vm.vmid)));
+                    match self.reconcile_new(vm, clone_of, named, since).map_err(fail)? {
+                        NewVm::Complete(how) => {
+                            self.outcome.warnings.push(recover::warning(&e, &how));
                             return Ok(None);
                         }
-                        NewVm::Absent => self.outcome.warnings.push(recover::warning(
-                            &e,
-                            &format!("VM {} does not exist and no task was started for it; sent again", vm.vmid),
-                        )),
+                        NewVm::Absent(why) => self.outcome.warnings.push(recover::warning(&e, &format!("{why}; sent again"))),
                         NewVm::Foreign if *allocation != Allocation::Given && attempt < MAX_ALLOCATION_ATTEMPTS => {
                             tried.insert(vm.vmid);
                             vm.vmid = self
@@ -485,34 +476,49 @@ impl Executor<'_> {
     }
 
     /// What became of a create (or clone) whose answer was lost.
-    fn reconcile_new(&self, vm: &Vm, clone_of: Option<&Vm>, since: u64) -> Result<NewVm, ApiError> {
-        match clone_of {
-            None => {
-                let search = Search { node: &vm.node, kind: "qmcreate", vmid: vm.vmid, since };
-                if let Some(upid) = recover::find_one(self.client, &search)? {
-                    return Ok(NewVm::Task(upid));
+    ///
+    /// Parallel runs share the API user, so a task of "ours" may be another run's that
+    /// posted the same vmid: a VM counts as ours only once its config carries our name.
+    fn reconcile_new(&self, vm: &Vm, clone_of: Option<&Vm>, named: Option<&str>, since: u64) -> Result<NewVm, ApiError> {
+        let id = vm.vmid;
+        let mut followed = None;
+        if clone_of.is_none() {
+            let search = Search { node: &vm.node, kind: "qmcreate", vmid: id, since };
+            if let Some(upid) = recover::find_one(self.client, &search)? {
+                followed = Some(upid.clone());
+                match ferrox_common::tasks::wait(self.client, &upid, self.long_timeout) {
+                    Ok(_) => {}
+                    // Ours or another run's: unknown. The failed create has cleaned up,
+                    // so posting again is safe; if it was ours and fails again, that
+                    // failure is reported with its own task log.
+                    Err(TaskError::Failed { exitstatus, .. }) => {
+                        return Ok(NewVm::Absent(format!(
+                            "a create task for VM {id} by the same user ({upid}) failed ({exitstatus}), maybe another run's"
+                        )))
+                    }
+                    Err(TaskError::Api(e)) => return Err(e),
+                    Err(timeout) => return Err(ApiError::other(ferrox_common::client::ApiErrorKind::Other, timeout.to_string())),
                 }
-                Ok(if self.exists(vm)? { NewVm::Foreign } else { NewVm::Absent })
             }
-            Some(source) => {
-                // A clone's task carries the source's vmid, so parallel clones of one
-                // template cannot be told apart by their tasks: the new VM's config
-                // (created with `lock: clone` before PVE answers) decides.
-                if !self.exists(vm)? {
-                    return Ok(NewVm::Absent);
-                }
-                let search = Search { node: &source.node, kind: "qmclone", vmid: source.vmid, since };
-                let source_id = source.vmid.to_string();
-                let mine = recover::find(self.client, &search, &|id| id == source_id)?;
-                if mine.is_empty() {
-                    return Ok(NewVm::Foreign);
-                }
-                if mine.len() == 1 {
-                    return Ok(NewVm::Task(mine[0].clone()));
-                }
-                self.wait_unlocked(vm)?;
-                Ok(if self.exists(vm)? { NewVm::Complete } else { NewVm::Absent })
+        } else {
+            // A clone's task carries the source's vmid, so parallel clones of one template
+            // cannot be told apart by their tasks: the new VM's config (created with
+            // `lock: clone` before PVE answers) decides.
+            self.wait_unlocked(vm)?;
+        }
+        match api::config(self.client, vm) {
+            Ok(c) if is_ours(&c, named) => {
+                let named = named.map(|n| format!(" with the name {n}")).unwrap_or_default();
+                Ok(NewVm::Complete(match followed {
+                    Some(upid) => format!("task {upid} created VM {id}{named}"),
+                    None => format!("VM {id} exists{named}"),
+                }))
             }
+            Ok(_) => Ok(NewVm::Foreign),
+            Err(e) if e.message.contains("does not exist") => {
+                Ok(NewVm::Absent(format!("VM {id} does not exist and no task of this run created it")))
+            }
+            Err(e) => Err(e),
         }
     }
 
@@ -651,14 +657,23 @@ pub fn ha_request_target(upid: &str) -> Option<&'static str> {
 
 /// What a create or clone whose answer was lost left behind.
 enum NewVm {
-    /// Our task for it: follow it as if it had been answered.
-    Task(String),
-    /// The VM exists and its create/clone has ended.
-    Complete,
-    /// No VM and no task: PVE never acted; post again.
-    Absent,
-    /// A VM with that vmid, but no task of ours: someone else's.
+    /// Our VM exists, its create/clone has ended (how it was found).
+    Complete(String),
+    /// No VM of ours and nothing running for it (why): post again.
+    Absent(String),
+    /// A VM with that vmid that is not ours: another run took the vmid.
     Foreign,
+}
+
+/// The `name` a create or clone form gives the new VM.
+fn name_in(form: &[(String, String)]) -> Option<String> {
+    form.iter().find(|(k, _)| k == "name").map(|(_, v)| v.clone())
+}
+
+/// Whether a config whose create or clone has ended is the VM this task makes: the name
+/// the task gave it (without one, a VM there is taken as ours: nothing tells otherwise).
+fn is_ours(config: &Map<String, Value>, named: Option<&str>) -> bool {
+    config.get("lock").is_none() && named.is_none_or(|n| config.get("name").and_then(Value::as_str) == Some(n))
 }
 
 fn api_fail(prefix: &str, e: ApiError, vmid: u32) -> Failure {
