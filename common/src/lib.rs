@@ -20,6 +20,7 @@
 //! - [`size`]: disk sizes as PVE spells them.
 //! - [`diff`]: before/after rendering for `--diff`.
 //! - [`plan`]: the check-mode plan shared by the tasks of one playbook run, and the cluster seen through it.
+//! - [`references`]: storages, ISO images and volumes a task names, checked before any write.
 //! - [`python`]: Python's `repr()` of values, as the messages of AnsibleModule and 1.6 print them.
 //!
 //! This crate never prints except through [`protocol`], and never panics on user input.
@@ -36,6 +37,7 @@ pub mod propstring;
 pub mod protocol;
 pub mod recover;
 pub mod python;
+pub mod references;
 pub mod size;
 pub mod tasks;
 pub mod vm;

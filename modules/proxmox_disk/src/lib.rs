@@ -20,6 +20,7 @@ use ferrox_common::connection::ConnectionParams;
 use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
 use ferrox_common::recover;
+use ferrox_common::references;
 use ferrox_common::vm::{self, Guest};
 
 use current::VmConfig;
@@ -71,6 +72,19 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     for w in &plan.warnings {
         m.warn(w.clone());
     }
+    // An ISO image or an import source the task names must be there (references.rs).
+    let named: Vec<references::DriveRef> = plan
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            plan::Action::SetDrive { key, value } => Some(references::drive_refs(key, value)),
+            _ => None,
+        })
+        .flatten()
+        // The volume already attached there is no new reference.
+        .filter(|r| !matches!(r, references::DriveRef::Volume { key, volid, .. } if vm.text(key).is_some_and(|t| t.split(',').next() == Some(volid.as_str()))))
+        .collect();
+    references::verify_volumes(&client, &vm.node, &named).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     if let (true, Some(storage)) = (plan.changed(), &plan.allocates_on) {
         check_storage(&client, &vm.node, storage).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     }

@@ -9,7 +9,9 @@ use crate::api::Vm;
 use crate::context::{vm_of, Ctx};
 use crate::converge;
 use crate::plan::{Action, Plan};
-use crate::present::{changes_diff, check_bridges, choose_vmid, read_config};
+use crate::present::{
+    changes_diff, check_bridges, check_drives, check_pool, choose_vmid, newly_referenced, read_config,
+};
 use crate::wanted;
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
@@ -55,6 +57,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
             &format!("Unable to update vm {name} with vmid {}: ", vm.vmid),
         )?;
         check_bridges(ctx, &vm.node, changes.set.iter())?;
+        check_drives(ctx, &vm.node, newly_referenced(&changes, &current))?;
         let diff = changes_diff(&vm, &changes);
         let digest = current
             .get("digest")
@@ -90,6 +93,8 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
     let form = clone_form(ctx);
     let node = p.non_empty("target").unwrap_or(&source.node).to_string();
     check_bridges(ctx, &node, wanted.iter())?;
+    check_drives(ctx, &node, wanted.iter())?;
+    check_pool(ctx)?;
     let vm = Vm { node, vmid: newid };
     let mut plan = Plan::new(vm);
     let mut diff = Diff::new(format!("VM {newid}"));

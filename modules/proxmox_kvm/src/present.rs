@@ -2,6 +2,7 @@
 //! or report it. Clones are in [`crate::clone`], which shares the helpers here.
 
 use ferrox_common::diff::Diff;
+use ferrox_common::references;
 use ferrox_common::protocol::{Failure, Output};
 use ferrox_common::vm::Guest;
 use serde_json::{Map, Value};
@@ -66,6 +67,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
         &format!("Unable to update vm {name} with vmid {}: ", vm.vmid),
     )?;
     check_bridges(ctx, &vm.node, changes.set.iter())?;
+    check_drives(ctx, &vm.node, newly_referenced(&changes, &current))?;
     let diff = changes_diff(&vm, &changes);
     let keys = changes.keys();
     let running = guest.status.as_deref() == Some("running");
@@ -181,6 +183,8 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     }
     let wanted = wanted::config(p)?;
     check_bridges(ctx, &node, wanted.iter())?;
+    check_drives(ctx, &node, wanted.iter())?;
+    check_pool(ctx)?;
     let (vmid, allocation) = choose_vmid(ctx, p.int("vmid"))?;
     let vm = Vm { node, vmid };
     let name = ctx.name_of(None);
@@ -320,6 +324,54 @@ pub(crate) fn check_bridges<'v>(
             bridges.join(", ")
         ))),
         None => Ok(()),
+    }
+}
+
+/// The storages, ISO images and volumes the drive entries a run writes name must be
+/// there (`common::references`): PVE would fail half-way, and a dry run would say yes.
+pub(crate) fn check_drives<'v>(
+    ctx: &Ctx,
+    node: &str,
+    entries: impl Iterator<Item = (&'v String, &'v String)>,
+) -> Result<(), Failure> {
+    references::verify(ctx.client, node, entries.map(|(k, v)| (k.as_str(), v.as_str())))
+        .map_err(Failure::new)
+}
+
+/// The entries of `changes` that name a volume the VM does not have there already (an
+/// option change of an attached disk references nothing new).
+pub(crate) fn newly_referenced<'c>(
+    changes: &'c Changes,
+    current: &'c Map<String, Value>,
+) -> impl Iterator<Item = (&'c String, &'c String)> {
+    use crate::converge::disk::volume_of;
+    changes.set.iter().filter(move |(k, v)| {
+        let now = current.get(*k).map(crate::converge::text_of);
+        now.as_deref().and_then(|c| volume_of(k, c)) != volume_of(k, v) || now.is_none()
+    })
+}
+
+/// The task's `pool` must exist (`GET /pools/{pool}`, only when the task names one).
+/// A pool the caller may not audit is left to PVE's own check.
+pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
+    let Some(pool) = ctx.p.non_empty("pool") else {
+        return Ok(());
+    };
+    match ctx.client.get(&format!("/pools/{pool}"), &[]) {
+        Err(e) if e.message.contains("does not exist") => {
+            let known: Vec<String> = match ctx.client.get("/pools", &[]) {
+                Ok(Value::Array(list)) => list
+                    .iter()
+                    .filter_map(|p| p["poolid"].as_str().map(str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            Err(Failure::new(format!(
+                "pool {pool} does not exist (pools: {}); create it first (pveum pool add {pool}) or leave pool out",
+                if known.is_empty() { "none visible".to_string() } else { known.join(", ") }
+            )))
+        }
+        _ => Ok(()),
     }
 }
 
