@@ -105,10 +105,26 @@ class CallbackModule(CallbackBase):
     CALLBACK_NAME = 'ferrox.proxmox.plan'
     CALLBACK_NEEDS_ENABLED = True
 
+    def __init__(self, *args, **kwargs):
+        super(CallbackModule, self).__init__(*args, **kwargs)
+        # vmid -> name, learnt from the results (effects on existing VMs carry no name).
+        self.names = {}
+
+    def v2_runner_on_ok(self, result):
+        res = getattr(result, '_result', None) or {}
+        for vm in res.get('proxmox_vms') or []:
+            if isinstance(vm, dict) and vm.get('vmid') is not None and vm.get('name'):
+                self.names[vm['vmid']] = vm['name']
+        name = ((res.get('invocation') or {}).get('module_args') or {}).get('name')
+        if res.get('vmid') is not None and name:
+            self.names.setdefault(res['vmid'], name)
+
     def v2_playbook_on_stats(self, stats):
         if not context.CLIARGS.get('check'):
             return
         vms = summarize(read_plan().get('effects', []))
+        for vm in vms:
+            vm['name'] = vm['name'] or self.names.get(vm['vmid'])
         lines, totals = render(vms)
         if not lines:
             return

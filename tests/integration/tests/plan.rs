@@ -209,3 +209,34 @@ fn twenty_hosts_in_check_mode_predict_twenty_distinct_vmids() {
     assert_eq!(ids, (100..120).collect::<Vec<u64>>());
     assert_eq!(writes(&env), Vec::<String>::new());
 }
+
+#[test]
+fn the_plan_summary_names_changes_and_removals() {
+    let env = Env::start();
+    let opts = PlayOpts {
+        env: vec![("ANSIBLE_CALLBACKS_ENABLED".into(), "ferrox_results,ferrox.proxmox.plan".into())],
+        check: true,
+        ..Default::default()
+    };
+    let dry = env.play_with(
+        r#"
+        - name: more memory
+          ferrox.proxmox.proxmox_kvm: {name: web01, update: true, memory: 4096}
+        - name: another NIC
+          ferrox.proxmox.proxmox_nic: {vmid: 100, interface: net1, bridge: vmbr1}
+        - name: no more template
+          ferrox.proxmox.proxmox_kvm: {name: base-debian13, state: absent}
+        - name: the template is gone for the rest of the run
+          ferrox.proxmox.proxmox_vm_info: {vmid: 9000}
+          register: gone
+        "#,
+        &opts,
+    );
+    dry.assert_ok();
+    assert_eq!(dry.task("the template is gone for the rest of the run").result["proxmox_vms"], json!([]));
+    let summary = dry.stdout.split("FERROX PLAN").nth(1).unwrap_or_else(|| panic!("no plan summary\n{}", dry.stdout));
+    assert!(summary.contains("  ~ VM 100 web01 on pve1: memory, net1\n"), "{summary}");
+    assert!(summary.contains("  - VM 9000 base-debian13 on pve1: destroy\n"), "{summary}");
+    assert!(summary.contains("Plan: 0 to create, 1 to change, 1 to destroy."), "{summary}");
+    assert_eq!(env.api_get("/nodes/pve1/qemu/100/config")["memory"], json!("2048"), "nothing written");
+}
