@@ -38,6 +38,8 @@ fn ha_power_requests_end_before_the_vm_changes_state() {
     assert_eq!(api.get("/nodes/pve1/qemu/100/status/current").data()["ha"], json!({"managed": 1, "state": "stopped", "request_state": "stopped"}));
     assert!(hastate_absent_for_others(&api));
 
+    // The HA manager's own start task takes a while (PVE: its 10 s loop, then the start).
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmstart", "duration_ms": 1500, "times": 1})));
     let r = api.post("/nodes/pve1/qemu/100/status/start", &[]);
     let upid = r.data().as_str().unwrap().to_string();
     assert!(upid.contains(":hastart:100:"), "{upid}");
@@ -48,6 +50,7 @@ fn ha_power_requests_end_before_the_vm_changes_state() {
     assert_eq!(hastate(&api), "started");
     wait_status(&api, "running");
 
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmshutdown", "duration_ms": 1500, "times": 1})));
     let r = api.post("/nodes/pve1/qemu/100/status/shutdown", &[("timeout", "30")]);
     let upid = r.data().as_str().unwrap().to_string();
     assert!(upid.contains(":hastop:100:"), "{upid}");
