@@ -63,7 +63,7 @@ pub fn options() -> Vec<Opt> {
         Opt::int("api_timeout")
             .default(5)
             .env(&["PROXMOX_API_TIMEOUT"])
-            .desc("Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the modules' O(timeout) options instead.")
+            .desc("Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the C(timeout) option of the modules that wait for them.")
             .desc("If not set, the value of the E(PROXMOX_API_TIMEOUT) environment variable is used."),
     ]
 }

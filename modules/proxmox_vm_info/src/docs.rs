@@ -209,5 +209,8 @@ proxmox_vms:
       returned: when O(network=true) and the guest answered
       type: list
       elements: dict
-      sample: [{"name": "eth0", "hardware-address": "bc:24:11:12:34:56", "ip-addresses": [{"ip-address": "192.0.2.10", "ip-address-type": "ipv4", "prefix": 24}]}]
+      sample:
+        - name: eth0
+          hardware-address: "bc:24:11:12:34:56"
+          ip-addresses: [{"ip-address": "192.0.2.10", "ip-address-type": "ipv4", "prefix": 24}]
 "#;
