@@ -45,12 +45,96 @@ const ACTION_ATTRIBUTES: &str = "  action:
 /// The whole `plugins/modules/<name>.py` for a module.
 pub fn render_stub(spec: &ModuleSpec) -> String {
     let mut py = HEADER.replace("{name}", spec.name);
-    py.push_str(&python_block("DOCUMENTATION", &documentation(spec)));
+    py.push_str(&python_block("DOCUMENTATION", &wrap_long_lines(&documentation(spec))));
     py.push('\n');
     py.push_str(&python_block("EXAMPLES", &verbatim(spec.examples)));
     py.push('\n');
-    py.push_str(&python_block("RETURN", &verbatim(spec.returns)));
+    py.push_str(&python_block("RETURN", &wrap_long_lines(&verbatim(spec.returns))));
     py
+}
+
+/// Lines stay within what pep8 (ansible-test's, 160 columns) accepts.
+const MAX_LINE: usize = 159;
+
+/// Folds every over-long `- text` or `key: text` line whose value is a plain or
+/// double-quoted scalar onto continuation lines. YAML folds a line break inside such a
+/// scalar back into the single space it replaced, so the value reads the same; breaks go
+/// only at single spaces and never before a word YAML could take for syntax.
+fn wrap_long_lines(yaml: &str) -> String {
+    let mut out = String::new();
+    // Inside a literal or folded block (`key: |`), every line is content: left alone.
+    let mut block_indent: Option<usize> = None;
+    for l in yaml.lines() {
+        let indent = l.len() - l.trim_start().len();
+        if block_indent.is_some_and(|b| l.trim().is_empty() || indent > b) {
+            out.push_str(l);
+            out.push('\n');
+            continue;
+        }
+        let t = l.trim_end();
+        block_indent = [" |", " >", " |-", " >-", "- |", "- >"].iter().any(|e| t.ends_with(e)).then_some(indent);
+        match split_scalar_line(l) {
+            Some((head, value, cont_indent)) if l.chars().count() > MAX_LINE => {
+                fold(&mut out, head, value, cont_indent);
+            }
+            _ => {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+/// `(head, value, continuation indent)` of a `- value` or `key: value` line.
+fn split_scalar_line(l: &str) -> Option<(&str, &str, usize)> {
+    let indent = l.len() - l.trim_start().len();
+    let rest = &l[indent..];
+    let value_at = if let Some(v) = rest.strip_prefix("- ") {
+        l.len() - v.len()
+    } else {
+        let colon = rest.find(": ")?;
+        if !rest[..colon].chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            return None;
+        }
+        indent + colon + 2
+    };
+    let value = &l[value_at..];
+    let quoted = value.starts_with('"') && value.ends_with('"') && value.len() > 1;
+    let plain = !value.starts_with(|c: char| "|>'\"[]{}&*!%@`#".contains(c));
+    (quoted || plain).then_some((&l[..value_at], value, indent + 2))
+}
+
+fn fold(out: &mut String, head: &str, value: &str, cont_indent: usize) {
+    let chars: Vec<char> = value.chars().collect();
+    let mut line = String::from(head);
+    let mut width = head.chars().count();
+    let mut start = 0;
+    let mut last_break = None;
+    for i in 0..chars.len() {
+        let breakable = chars[i] == ' '
+            && i > 0
+            && chars[i - 1] != ' '
+            && chars[i - 1] != '\\'
+            && chars.get(i + 1).is_some_and(|c| !" -#?:,[]{}&*!|>'\"%@`".contains(*c));
+        if breakable {
+            last_break = Some(i);
+        }
+        if width + (i - start) >= MAX_LINE {
+            if let Some(b) = last_break.filter(|b| *b > start) {
+                line.extend(&chars[start..b]);
+                out.push_str(&line);
+                out.push('\n');
+                line = " ".repeat(cont_indent);
+                width = cont_indent;
+                start = b + 1;
+                last_break = None;
+            }
+        }
+    }
+    line.extend(&chars[start..]);
+    out.push_str(&line);
+    out.push('\n');
 }
 
 /// `NAME = r"""\n<yaml>"""`; the YAML may not hold a triple quote (checked).
@@ -216,6 +300,21 @@ fn scalar(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_lines_fold_at_spaces_and_unfold_to_the_same_text() {
+        let long = "word ".repeat(60) + "end";
+        for line in [format!("  - {long}"), format!("    description: {long}"), format!("  - \"{long}: x\"")] {
+            let wrapped = wrap_long_lines(&line);
+            let lines: Vec<&str> = wrapped.lines().collect();
+            assert!(lines.len() > 1 && lines.iter().all(|l| l.chars().count() <= MAX_LINE), "{wrapped}");
+            let unfolded: Vec<&str> = lines.iter().enumerate().map(|(i, l)| if i == 0 { *l } else { l.trim_start() }).collect();
+            assert_eq!(unfolded.join(" "), line);
+        }
+        assert_eq!(wrap_long_lines("short: line\n"), "short: line\n");
+        let block = format!("key: |\n  a: {long}\n");
+        assert_eq!(wrap_long_lines(&block), block);
+    }
 
     #[test]
     fn scalars_quote_when_yaml_would_misread() {

@@ -30,7 +30,9 @@ options:
       - io_uring
   api_cert_fingerprint:
     description:
-      - "SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed certificate."
+      - "SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not
+        matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed
+        certificate."
       - If not set, the value of the E(PROXMOX_CERT_FINGERPRINT) environment variable is used.
     type: str
     version_added: "0.1.0"
@@ -57,7 +59,8 @@ options:
     type: int
   api_timeout:
     description:
-      - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the modules' O(timeout) options instead.
+      - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the C(timeout) option of the modules
+        that wait for them.
       - If not set, the value of the E(PROXMOX_API_TIMEOUT) environment variable is used.
     type: int
     default: 5
@@ -114,7 +117,8 @@ options:
       - directsync
   create:
     description:
-      - "With O(state=present): V(regular) creates the disk when the key is free and converges it otherwise; V(disabled) never creates, only converges an existing disk; V(forced) always creates a new volume, and an existing one is kept as C(unusedN) (named by RV(unused)), never deleted."
+      - "With O(state=present): V(regular) creates the disk when the key is free and converges it otherwise; V(disabled) never creates, only converges an
+        existing disk; V(forced) always creates a new volume, and an existing one is kept as C(unusedN) (named by RV(unused)), never deleted."
     type: str
     default: regular
     choices:
@@ -127,7 +131,8 @@ options:
     type: int
   delete_moved:
     description:
-      - "With O(state=moved) to another storage: delete the source volume after the copy. When false or unset the source volume is kept as C(unusedN), named by RV(unused)."
+      - "With O(state=moved) to another storage: delete the source volume after the copy. When false or unset the source volume is kept as C(unusedN), named by
+        RV(unused)."
     type: bool
   detect_zeroes:
     description:
@@ -142,12 +147,14 @@ options:
       - "on"
   disk:
     description:
-      - "The disk's config key: C(ide0)-C(ide3), C(sata0)-C(sata5), C(scsi0)-C(scsi30), C(virtio0)-C(virtio15), C(unused0)-C(unused255), C(efidisk0) or C(tpmstate0)."
+      - "The disk's config key: C(ide0)-C(ide3), C(sata0)-C(sata5), C(scsi0)-C(scsi30), C(virtio0)-C(virtio15), C(unused0)-C(unused255), C(efidisk0) or
+        C(tpmstate0)."
     type: str
     required: true
   format:
     description:
-      - "The drive's backing file's data format. For O(state=moved), the format of the moved copy. The format of an existing disk cannot change in place: a different value fails and names O(state=moved) with O(format)."
+      - "The drive's backing file's data format. For O(state=moved), the format of the moved copy. The format of an existing disk cannot change in place: a
+        different value fails and names O(state=moved) with O(format)."
     type: str
     choices:
       - raw
@@ -163,7 +170,8 @@ options:
     type: int
   import_from:
     description:
-      - "Import an existing volume as the new disk: C(STORAGE:VMID/FILE), C(STORAGE:import/FILE) (Proxmox VE 9) or an absolute path (root only). Used only when the disk is created; O(storage) is where the copy goes. Mutually exclusive with O(size)."
+      - "Import an existing volume as the new disk: C(STORAGE:VMID/FILE), C(STORAGE:import/FILE) (Proxmox VE 9) or an absolute path (root only). Used only when
+        the disk is created; O(storage) is where the copy goes. Mutually exclusive with O(size)."
     type: str
   iops:
     description:
@@ -282,8 +290,11 @@ options:
     type: bool
   size:
     description:
-      - "With O(state=present): the size of a new disk, in GiB when a bare number (V(32)), or with a unit V(K), V(M), V(G), V(T) (V(512M)). For an existing disk a larger size grows it; a smaller one fails (disks never shrink)."
-      - "With O(state=resized): an absolute size with a unit (V(500G): no change when the disk already has it; a smaller size fails) or a relative one (V(+100G)). A relative size grows the disk on B(every) run, as in community.proxmox: prefer an absolute size for idempotent playbooks. A bare number is rejected, because Proxmox VE would read it as bytes."
+      - "With O(state=present): the size of a new disk, in GiB when a bare number (V(32)), or with a unit V(K), V(M), V(G), V(T) (V(512M)). For an existing
+        disk a larger size grows it; a smaller one fails (disks never shrink)."
+      - "With O(state=resized): an absolute size with a unit (V(500G): no change when the disk already has it; a smaller size fails) or a relative one
+        (V(+100G)). A relative size grows the disk on B(every) run, as in community.proxmox: prefer an absolute size for idempotent playbooks. A bare number is
+        rejected, because Proxmox VE would read it as bytes."
     type: str
   snapshot:
     description:
@@ -322,11 +333,13 @@ options:
     type: str
   target_vmid:
     description:
-      - "With O(state=moved): the VM to move the disk to (the volume is reassigned, not copied). When the disk is already on the target VM (and gone from the source), the task succeeds without change."
+      - "With O(state=moved): the VM to move the disk to (the volume is reassigned, not copied). When the disk is already on the target VM (and gone from the
+        source), the task succeeds without change."
     type: int
   timeout:
     description:
-      - Seconds to wait for the Proxmox VE task of a create, import, resize or move. When it runs longer the module fails, says the task is still running, and a rerun converges once it finished.
+      - Seconds to wait for the Proxmox VE task of a create, import, resize or move. When it runs longer the module fails, says the task is still running, and
+        a rerun converges once it finished.
     type: int
     default: 600
   trans:
@@ -339,7 +352,8 @@ options:
       - none
   validate_certs:
     description:
-      - Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation warning).
+      - Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation
+        warning).
       - For Proxmox VE's self-signed certificate, prefer O(api_cert_fingerprint) or O(ca_path) to turning verification off.
       - If not set, the value of the E(PROXMOX_VALIDATE_CERTS) environment variable is used.
     type: bool
@@ -376,7 +390,8 @@ attributes:
   platform:
     support: full
     platforms: posix
-    details: Binaries run on the host the task targets, usually the controller (C(delegate_to) C(localhost)) or a Proxmox VE node; the collection's README lists the platforms shipped.
+    details: Binaries run on the host the task targets, usually the controller (C(delegate_to) C(localhost)) or a Proxmox VE node; the collection's README
+      lists the platforms shipped.
   check_mode:
     support: full
     details: Reads the VM's live configuration and reports exactly what a real run would change, writing nothing.
@@ -389,12 +404,16 @@ attributes:
     membership:
       - ferrox.proxmox.proxmox
 notes:
-  - "O(state=present) converges: options are compared with the disk's current options after normalising (V(on) = V(1), V(10) = V(10.0), V(32G) = V(32768M), defaults), only what differs is written, and options the task does not mention are kept (community.proxmox 1.6 removed them)."
-  - Nothing deletes a volume except O(state=absent). O(create=forced), O(state=detached) and O(state=moved) without O(delete_moved) keep the old volume as an C(unusedN) entry and return its key as RV(unused).
+  - "O(state=present) converges: options are compared with the disk's current options after normalising (V(on) = V(1), V(10) = V(10.0), V(32G) = V(32768M),
+    defaults), only what differs is written, and options the task does not mention are kept (community.proxmox 1.6 removed them)."
+  - Nothing deletes a volume except O(state=absent). O(create=forced), O(state=detached) and O(state=moved) without O(delete_moved) keep the old volume as an
+    C(unusedN) entry and return its key as RV(unused).
   - "Disks never shrink: a smaller O(size) fails with the current size in the message."
-  - Every configuration write carries the config C(digest) read for the plan, so a concurrent change makes the task fail instead of being overwritten; rerun it to converge.
+  - Every configuration write carries the config C(digest) read for the plan, so a concurrent change makes the task fail instead of being overwritten; rerun it
+    to converge.
   - A Proxmox VE task that ends with warnings counts as success; the warnings are returned.
-  - "Requests made: one C(GET /cluster/resources), one config read (two for a move to another VM), and on change the write(s), the task polls, and one config read for the result."
+  - "Requests made: one C(GET /cluster/resources), one config read (two for a move to another VM), and on change the write(s), the task polls, and one config
+    read for the result."
 seealso:
   - module: ferrox.proxmox.proxmox_kvm
   - module: ferrox.proxmox.proxmox_nic
@@ -495,14 +514,16 @@ disk_vmid:
 disk_config:
   description:
     - The disk's config entry after the task, as Proxmox VE stores it. Null after O(state=detached) and O(state=absent).
-    - In check mode, the entry that would be written (a volume Proxmox VE has yet to allocate shows as C(STORAGE:(known after apply)), and RV(volume) is null and listed in RV(known_after_apply)).
+    - In check mode, the entry that would be written (a volume Proxmox VE has yet to allocate shows as C(STORAGE:(known after apply)), and RV(volume) is null
+      and listed in RV(known_after_apply)).
   returned: success
   type: str
   sample: local-lvm:vm-100-disk-1,discard=on,iothread=1,size=32G,ssd=1
 volume:
   description:
     - The volume id (or C(none), C(cdrom), a device path) of the disk after the task.
-    - In check mode, null for a disk still to be allocated, since Proxmox VE names the volume when it creates it; RV(size) then gives the size that would be allocated.
+    - In check mode, null for a disk still to be allocated, since Proxmox VE names the volume when it creates it; RV(size) then gives the size that would be
+      allocated.
   returned: success, when the disk exists after the task
   type: str
   sample: local-lvm:vm-100-disk-1
@@ -522,12 +543,14 @@ size_bytes:
   type: int
   sample: 34359738368
 pending:
-  description: Whether the change waits for the VM's next restart (Proxmox VE could not apply it to the running VM, for example a cache mode change, or an IDE disk added or removed while running). A warning says so too. In check mode, predicted from the hotplug rules of Proxmox VE.
+  description: Whether the change waits for the VM's next restart (Proxmox VE could not apply it to the running VM, for example a cache mode change, or an IDE
+    disk added or removed while running). A warning says so too. In check mode, predicted from the hotplug rules of Proxmox VE.
   returned: success, after a change (always false for a stopped VM)
   type: bool
   sample: false
 unused:
-  description: The C(unusedN) key that keeps the volume replaced (O(create=forced)), detached (O(state=detached)) or left behind by a move (O(state=moved) without O(delete_moved)).
+  description: The C(unusedN) key that keeps the volume replaced (O(create=forced)), detached (O(state=detached)) or left behind by a move (O(state=moved)
+    without O(delete_moved)).
   returned: when a volume was kept
   type: str
   sample: unused0
@@ -538,7 +561,9 @@ unused_volume:
   sample: local-lvm:vm-100-disk-1
 known_after_apply:
   description:
-    - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the volume of a disk still to be allocated or moved; the size of an imported or EFI disk); they are null in the result, and the config values in RV(diff) and RV(disk_config) show C((known after apply)) in their place.
+    - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the volume of a disk still to be allocated or moved; the
+      size of an imported or EFI disk); they are null in the result, and the config values in RV(diff) and RV(disk_config) show C((known after apply)) in their
+      place.
   returned: check mode, when such a value is part of the result
   type: list
   elements: str

@@ -14,15 +14,26 @@ module: proxmox_kvm
 short_description: Management of QEMU/KVM virtual machines in a Proxmox VE cluster
 version_added: "0.1.0"
 description:
-  - Creates, clones, restores, converges, starts, stops, suspends, converts to template, migrates and removes QEMU/KVM virtual machines in a Proxmox VE cluster.
+  - Creates, clones, restores, converges, starts, stops, suspends, converts to template, migrates and removes QEMU/KVM virtual machines in a Proxmox VE
+    cluster.
   - "Option-for-option compatible with C(community.proxmox.proxmox_kvm) 1.6: same options, defaults, choices, messages and result keys."
-  - "Convergence: with O(update=true) the task is compared with the VM's config (property strings normalised, O(tags) without regard to order, O(sshkeys) decoded, O(nameservers)/O(searchdomains) as lists) and only the keys that differ are written, guarded by the config digest. Nothing differing means C(changed=false). A VM that does not exist is created. Without O(update), an existing VM is left alone and a warning names the keys that differ from the task."
-  - "Safe disks and NICs: on an existing VM a disk's options change in place and its size only grows, a new disk key is allocated, a NIC keeps its MAC unless the task names one. Shrinking a disk, or changing its storage or bus, fails with a message naming the safe route. O(update_unsafe) is therefore no longer needed."
-  - "Pending changes: changes PVE cannot apply to a running VM are returned in RV(pending) (read back from PVE after the write; predicted from PVE's hotplug rules in check mode) and the message says a restart is needed; O(apply_pending=reboot) reboots the VM to apply them."
-  - "Clone: the rest of the task (cores, memory, net, ipconfig, cloud-init, ...) is applied to the clone in the same task. Without O(newid), an existing VM named O(name) is the clone, so a rerun does not clone again. The result always names the clone."
-  - "Race-free vmid allocation: without O(vmid), when PVE answers that the chosen id was taken meanwhile by a parallel run, the next free id is tried (bounded). C(serial: 1) or C(throttle: 1) are not needed."
-  - "Cluster consistency: after a create or clone the module returns once the VM is listed cluster-wide with its name, so the next task finds it (no C(pause)). On a real cluster this can take up to the 10 seconds of PVE's status broadcast."
-  - "Check mode and diff mode: the module reads the live cluster, computes the actions it would take and, in check mode, reports them without writing (C(changed) as a real run would report it; a create returns the vmid it would use). With C(--diff) the before/after of the config keys is shown."
+  - "Convergence: with O(update=true) the task is compared with the VM's config (property strings normalised, O(tags) without regard to order, O(sshkeys)
+    decoded, O(nameservers)/O(searchdomains) as lists) and only the keys that differ are written, guarded by the config digest. Nothing differing means
+    C(changed=false). A VM that does not exist is created. Without O(update), an existing VM is left alone and a warning names the keys that differ from the
+    task."
+  - "Safe disks and NICs: on an existing VM a disk's options change in place and its size only grows, a new disk key is allocated, a NIC keeps its MAC unless
+    the task names one. Shrinking a disk, or changing its storage or bus, fails with a message naming the safe route. O(update_unsafe) is therefore no longer
+    needed."
+  - "Pending changes: changes PVE cannot apply to a running VM are returned in RV(pending) (read back from PVE after the write; predicted from PVE's hotplug
+    rules in check mode) and the message says a restart is needed; O(apply_pending=reboot) reboots the VM to apply them."
+  - "Clone: the rest of the task (cores, memory, net, ipconfig, cloud-init, ...) is applied to the clone in the same task. Without O(newid), an existing VM
+    named O(name) is the clone, so a rerun does not clone again. The result always names the clone."
+  - "Race-free vmid allocation: without O(vmid), when PVE answers that the chosen id was taken meanwhile by a parallel run, the next free id is tried
+    (bounded). C(serial: 1) or C(throttle: 1) are not needed."
+  - "Cluster consistency: after a create or clone the module returns once the VM is listed cluster-wide with its name, so the next task finds it (no C(pause)).
+    On a real cluster this can take up to the 10 seconds of PVE's status broadcast."
+  - "Check mode and diff mode: the module reads the live cluster, computes the actions it would take and, in check mode, reports them without writing
+    (C(changed) as a real run would report it; a create returns the vmid it would use). With C(--diff) the before/after of the config keys is shown."
 author:
   - ferrox.proxmox contributors (!UNKNOWN)
 options:
@@ -32,7 +43,8 @@ options:
     type: bool
   agent:
     description:
-      - Enable the QEMU guest agent. A boolean (C(true)/C(false)) is sent as C(1)/C(0); anything else is sent as a property string, for example C(enabled=1,fstrim_cloned_disks=1).
+      - Enable the QEMU guest agent. A boolean (C(true)/C(false)) is sent as C(1)/C(0); anything else is sent as a property string, for example
+        C(enabled=1,fstrim_cloned_disks=1).
     type: str
   allow_ksm:
     description:
@@ -41,7 +53,9 @@ options:
     version_added: "0.1.0"
   api_cert_fingerprint:
     description:
-      - "SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed certificate."
+      - "SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not
+        matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed
+        certificate."
       - If not set, the value of the E(PROXMOX_CERT_FINGERPRINT) environment variable is used.
     type: str
     version_added: "0.1.0"
@@ -68,7 +82,8 @@ options:
     type: int
   api_timeout:
     description:
-      - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the modules' O(timeout) options instead.
+      - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the C(timeout) option of the modules
+        that wait for them.
       - If not set, the value of the E(PROXMOX_API_TIMEOUT) environment variable is used.
     type: int
     default: 5
@@ -90,7 +105,8 @@ options:
     required: true
   apply_pending:
     description:
-      - What to do when an update of a running VM leaves changes pending (PVE could not hotplug them). V(keep) leaves them pending and lists them in RV(pending); V(reboot) reboots the VM so they take effect.
+      - What to do when an update of a running VM leaves changes pending (PVE could not hotplug them). V(keep) leaves them pending and lists them in
+        RV(pending); V(reboot) reboots the VM so they take effect.
     type: str
     default: keep
     choices:
@@ -103,7 +119,8 @@ options:
     type: str
   args:
     description:
-      - Arbitrary arguments passed to KVM, for example C(-serial unix:/var/run/qemu-server/<vmid>.serial,server,nowait). Only allowed for C(root@pam) authenticated by password.
+      - Arbitrary arguments passed to KVM, for example C(-serial unix:/var/run/qemu-server/<vmid>.serial,server,nowait). Only allowed for C(root@pam)
+        authenticated by password.
     type: str
   audio:
     description:
@@ -144,7 +161,8 @@ options:
     type: str
   cipassword:
     description:
-      - Cloud-init password of O(ciuser). PVE never reveals the stored password, so on an existing VM it is set only when the VM has none. To change it, remove it first with O(delete=cipassword) in a separate task.
+      - Cloud-init password of O(ciuser). PVE never reveals the stored password, so on an existing VM it is set only when the VM has none. To change it, remove
+        it first with O(delete=cipassword) in a separate task.
     type: str
   citype:
     description:
@@ -163,7 +181,8 @@ options:
     type: str
   clone:
     description:
-      - "Name of the VM to clone (with O(vmid) set, any value: O(vmid) is the source). The rest of the task (cores, memory, net, cloud-init, ...) is applied to the clone in the same run."
+      - "Name of the VM to clone (with O(vmid) set, any value: O(vmid) is the source). The rest of the task (cores, memory, net, cloud-init, ...) is applied to
+        the clone in the same run."
     type: str
   cores:
     description:
@@ -183,7 +202,8 @@ options:
     type: int
   delete:
     description:
-      - Comma-separated config keys to delete. Keys the VM does not have are skipped, so a rerun reports no change. Deleted disks become C(unusedN), their data stays; deleting an C(unusedN) key frees its volume, and its data is lost.
+      - Comma-separated config keys to delete. Keys the VM does not have are skipped, so a rerun reports no change. Deleted disks become C(unusedN), their data
+        stays; deleting an C(unusedN) key frees its volume, and its data is lost.
     type: str
   description:
     description:
@@ -197,7 +217,8 @@ options:
     version_added: "0.1.0"
   digest:
     description:
-      - Only change the config if its SHA1 digest still equals this value. Without it, the digest the module read is used, so a concurrent change is never overwritten.
+      - Only change the config if its SHA1 digest still equals this value. Without it, the digest the module read is used, so a concurrent change is never
+        overwritten.
     type: str
   efidisk0:
     description:
@@ -234,7 +255,8 @@ options:
         type: str
   force:
     description:
-      - "V(state=stopped): power off when the graceful shutdown did not finish within O(timeout). V(state=restarted): reset instead of reboot. V(state=absent), V(state=template): stop a running VM first. With O(archive): overwrite an existing VM."
+      - "V(state=stopped): power off when the graceful shutdown did not finish within O(timeout). V(state=restarted): reset instead of reboot. V(state=absent),
+        V(state=template): stop a running VM first. With O(archive): overwrite an existing VM."
       - Never sent on update.
     type: bool
   format:
@@ -335,7 +357,8 @@ options:
     type: int
   name:
     description:
-      - "Name of the VM. Also how the VM is found when O(vmid) is not given: only QEMU VMs are considered, and several VMs with that name make the module fail with a list of their vmids."
+      - "Name of the VM. Also how the VM is found when O(vmid) is not given: only QEMU VMs are considered, and several VMs with that name make the module fail
+        with a list of their vmids."
       - When cloning, the name of the new VM.
     type: str
   nameservers:
@@ -347,7 +370,8 @@ options:
     description:
       - Network interfaces (C(net0) to C(net31)).
       - "Keys are PVE config keys, values PVE property strings, for example C(net0: virtio,bridge=vmbr0,tag=10)."
-      - On an existing VM a NIC keeps its MAC address unless the value names one; other settings change in place. New keys add NICs; NICs not named here are left alone.
+      - On an existing VM a NIC keeps its MAC address unless the value names one; other settings change in place. New keys add NICs; NICs not named here are
+        left alone.
     type: dict
   newid:
     description:
@@ -356,7 +380,8 @@ options:
   node:
     description:
       - Node to create the VM on, and the target node of O(migrate=true).
-      - Required only to create a VM (without O(clone)). For an existing VM the node that holds it is found from the cluster; a clone is made on the source's node.
+      - Required only to create a VM (without O(clone)). For an existing VM the node that holds it is found from the cluster; a clone is made on the source's
+        node.
     type: str
   numa:
     description:
@@ -429,7 +454,10 @@ options:
     description:
       - SCSI drives (C(scsi0) to C(scsi30)).
       - "Keys are PVE config keys, values PVE property strings, for example C(scsi0: local-lvm:32,discard=on,ssd=1)."
-      - C(STORAGE:SIZE) (GiB) allocates a new disk when the key is not in use yet. On an existing VM, a drive's options change in place and a larger size grows it (resize); a smaller size, another storage or another bus fail with a message naming the safe route (M(ferrox.proxmox.proxmox_disk) with O(ferrox.proxmox.proxmox_disk#module:state=moved) or O(ferrox.proxmox.proxmox_disk#module:state=resized)). No disk is ever detached, replaced or destroyed by this option.
+      - C(STORAGE:SIZE) (GiB) allocates a new disk when the key is not in use yet. On an existing VM, a drive's options change in place and a larger size grows
+        it (resize); a smaller size, another storage or another bus fail with a message naming the safe route (M(ferrox.proxmox.proxmox_disk) with
+        O(ferrox.proxmox.proxmox_disk#module:state=moved) or O(ferrox.proxmox.proxmox_disk#module:state=resized)). No disk is ever detached, replaced or
+        destroyed by this option.
     type: dict
   scsihw:
     description:
@@ -491,7 +519,8 @@ options:
     type: str
   state:
     description:
-      - V(present) creates the VM (or clones it), and with O(update=true) converges an existing one. V(started), V(stopped), V(restarted), V(paused) (suspend in RAM), V(hibernated) (suspend to disk) change the power state. V(current) reports it. V(template) converts the VM. V(absent) removes it.
+      - V(present) creates the VM (or clones it), and with O(update=true) converges an existing one. V(started), V(stopped), V(restarted), V(paused) (suspend
+        in RAM), V(hibernated) (suspend to disk) change the power state. V(current) reports it. V(template) converts the VM. V(absent) removes it.
     type: str
     default: present
     choices:
@@ -532,7 +561,8 @@ options:
     type: bool
   timeout:
     description:
-      - Seconds to wait for each PVE task, and the graceful-shutdown time of V(state=stopped). Creating, cloning and restoring wait at least 300 seconds (full clones of big disks take minutes), unless a larger value is given.
+      - Seconds to wait for each PVE task, and the graceful-shutdown time of V(state=stopped). Creating, cloning and restoring wait at least 300 seconds (full
+        clones of big disks take minutes), unless a larger value is given.
     type: int
     default: 30
   tpmstate0:
@@ -555,7 +585,8 @@ options:
           - "2.0"
   update:
     description:
-      - "Converge an existing VM to the task: the task is compared with the VM's config and only the keys that differ are written, guarded by the config's digest. Creates the VM when it does not exist."
+      - "Converge an existing VM to the task: the task is compared with the VM's config and only the keys that differ are written, guarded by the config's
+        digest. Creates the VM when it does not exist."
     type: bool
     default: false
   update_unsafe:
@@ -570,7 +601,8 @@ options:
     type: dict
   validate_certs:
     description:
-      - Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation warning).
+      - Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation
+        warning).
       - For Proxmox VE's self-signed certificate, prefer O(api_cert_fingerprint) or O(ca_path) to turning verification off.
       - If not set, the value of the E(PROXMOX_VALIDATE_CERTS) environment variable is used.
     type: bool
@@ -631,7 +663,8 @@ attributes:
   platform:
     support: full
     platforms: posix
-    details: Binaries run on the host the task targets, usually the controller (C(delegate_to) C(localhost)) or a Proxmox VE node; the collection's README lists the platforms shipped.
+    details: Binaries run on the host the task targets, usually the controller (C(delegate_to) C(localhost)) or a Proxmox VE node; the collection's README
+      lists the platforms shipped.
   check_mode:
     support: full
     details: Reads the live cluster and reports exactly the actions a real run would take, writing nothing.
@@ -644,12 +677,16 @@ attributes:
     membership:
       - ferrox.proxmox.proxmox
 notes:
-  - O(node) is required only to create a VM. For an existing VM the node holding it is found from the cluster; a clone is made on the source's node (O(target) moves it elsewhere).
-  - "Waiting: a PVE task that fails fails the module at once with its exit status and the end of its log; a task still running after O(timeout) fails with a message naming the task (the task goes on in PVE). Creating, cloning and restoring wait at least 300 seconds."
+  - O(node) is required only to create a VM. For an existing VM the node holding it is found from the cluster; a clone is made on the source's node (O(target)
+    moves it elsewhere).
+  - "Waiting: a PVE task that fails fails the module at once with its exit status and the end of its log; a task still running after O(timeout) fails with a
+    message naming the task (the task goes on in PVE). Creating, cloning and restoring wait at least 300 seconds."
   - Name lookups consider QEMU VMs only (a container with the same name is not a match); several VMs with the same name fail with their vmids listed.
   - RV(mac) and RV(devices) are read from the VM's live config and list every NIC and disk, on every result where the VM exists.
-  - O(state=paused) and O(state=hibernated) suspend the VM (to RAM, or to disk with C(todisk=1)); O(state=template) with O(force=true) shuts a running VM down first.
-  - O(force) is sent on create only together with O(archive) (PVE accepts it only for restores). O(target) and O(snapname) are used for clones only, O(pool) and O(storage) for creates and clones.
+  - O(state=paused) and O(state=hibernated) suspend the VM (to RAM, or to disk with C(todisk=1)); O(state=template) with O(force=true) shuts a running VM down
+    first.
+  - O(force) is sent on create only together with O(archive) (PVE accepts it only for restores). O(target) and O(snapname) are used for clones only, O(pool)
+    and O(storage) for creates and clones.
   - "The PVE-version gates of 1.6 (dropping options on PVE older than 6 or 8) are not reproduced: Proxmox VE 8 or later is assumed."
 seealso:
   - module: ferrox.proxmox.proxmox_disk
@@ -742,7 +779,8 @@ msg:
   type: str
   sample: VM web01 with vmid 115 deployed
 mac:
-  description: MAC address of every NIC (C(netN)) of the VM, read from its live config (in check mode, null for a NIC Proxmox VE has yet to give a MAC, see RV(known_after_apply)).
+  description: MAC address of every NIC (C(netN)) of the VM, read from its live config (in check mode, null for a NIC Proxmox VE has yet to give a MAC, see
+    RV(known_after_apply)).
   returned: success, when the VM exists (state present)
   type: dict
   sample: {"net0": "BC:24:11:2E:7F:01"}
@@ -780,7 +818,8 @@ actions:
   sample: ["create VM 115 on pve1", "wait until VM 115 is listed cluster-wide"]
 known_after_apply:
   description:
-    - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the MAC of a new NIC, the volume of a new disk); they are null in the result, and the config values in RV(diff) and RV(actions) show C((known after apply)) in their place.
+    - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the MAC of a new NIC, the volume of a new disk); they are
+      null in the result, and the config values in RV(diff) and RV(actions) show C((known after apply)) in their place.
   returned: check mode, when such a value is part of the result
   type: list
   elements: str

@@ -22,7 +22,9 @@ author:
 options:
   api_cert_fingerprint:
     description:
-      - "SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed certificate."
+      - "SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not
+        matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed
+        certificate."
       - If not set, the value of the E(PROXMOX_CERT_FINGERPRINT) environment variable is used.
     type: str
     version_added: "0.1.0"
@@ -49,7 +51,8 @@ options:
     type: int
   api_timeout:
     description:
-      - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the modules' O(timeout) options instead.
+      - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the C(timeout) option of the modules
+        that wait for them.
       - If not set, the value of the E(PROXMOX_API_TIMEOUT) environment variable is used.
     type: int
     default: 5
@@ -77,7 +80,8 @@ options:
   config:
     description:
       - Whether to add each guest's configuration as RV(proxmox_vms[].config).
-      - V(current) is the configuration in effect; V(pending) is the configuration with pending changes applied (what the guest gets at its next restart); V(none) adds nothing.
+      - V(current) is the configuration in effect; V(pending) is the configuration with pending changes applied (what the guest gets at its next restart);
+        V(none) adds nothing.
       - Costs one API call per guest.
     type: str
     default: none
@@ -93,7 +97,8 @@ options:
   network:
     description:
       - Whether to add each guest's network interfaces as reported from inside the guest, as RV(proxmox_vms[].network).
-      - A QEMU VM needs a running QEMU guest agent. A guest that is not running, or a VM whose agent is not configured or not running, is skipped with a warning.
+      - A QEMU VM needs a running QEMU guest agent. A guest that is not running, or a VM whose agent is not configured or not running, is skipped with a
+        warning.
       - Costs one API call per running guest.
     type: bool
     default: false
@@ -113,7 +118,8 @@ options:
       - lxc
   validate_certs:
     description:
-      - Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation warning).
+      - Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation
+        warning).
       - For Proxmox VE's self-signed certificate, prefer O(api_cert_fingerprint) or O(ca_path) to turning verification off.
       - If not set, the value of the E(PROXMOX_VALIDATE_CERTS) environment variable is used.
     type: bool
@@ -138,7 +144,8 @@ attributes:
   platform:
     support: full
     platforms: posix
-    details: Binaries run on the host the task targets, usually the controller (C(delegate_to) C(localhost)) or a Proxmox VE node; the collection's README lists the platforms shipped.
+    details: Binaries run on the host the task targets, usually the controller (C(delegate_to) C(localhost)) or a Proxmox VE node; the collection's README
+      lists the platforms shipped.
   check_mode:
     support: full
     details: The module only reads, so check mode runs it normally.
@@ -151,10 +158,13 @@ attributes:
     membership:
       - ferrox.proxmox.proxmox
 notes:
-  - "Unlike community.proxmox 1.6, an unreachable node does not fail the task: its guests are listed with the cluster's last known status (without RV(proxmox_vms[].config) and RV(proxmox_vms[].network)) and a warning names the node."
-  - Unlike community.proxmox 1.6, O(network=true) does not fail on a guest that is not running or a VM whose guest agent is missing or not running; that guest gets no RV(proxmox_vms[].network) and a warning says why.
+  - "Unlike community.proxmox 1.6, an unreachable node does not fail the task: its guests are listed with the cluster's last known status (without
+    RV(proxmox_vms[].config) and RV(proxmox_vms[].network)) and a warning names the node."
+  - Unlike community.proxmox 1.6, O(network=true) does not fail on a guest that is not running or a VM whose guest agent is missing or not running; that guest
+    gets no RV(proxmox_vms[].network) and a warning says why.
   - The results include only the guests the API user may audit (C(VM.Audit)); others are silently left out, as by the Proxmox VE API itself.
-  - "Requests made: C(GET /nodes) only with O(node), one C(GET /cluster/resources), one guest listing per node holding a matching guest, and one call per guest for O(config) and for O(network)."
+  - "Requests made: C(GET /nodes) only with O(node), one C(GET /cluster/resources), one guest listing per node holding a matching guest, and one call per guest
+    for O(config) and for O(network)."
 seealso:
   - module: ferrox.proxmox.proxmox_kvm
 """
@@ -213,7 +223,8 @@ RETURN = r"""
 proxmox_vms:
   description:
     - The matching guests, sorted by VMID.
-    - Each item is the guest's record from the cluster resources (C(/cluster/resources)) overlaid with its node's guest listing; which keys are present depends on the guest's type and state and on the Proxmox VE version.
+    - Each item is the guest's record from the cluster resources (C(/cluster/resources)) overlaid with its node's guest listing; which keys are present depends
+      on the guest's type and state and on the Proxmox VE version.
   returned: always
   type: list
   elements: dict
@@ -351,5 +362,8 @@ proxmox_vms:
       returned: when O(network=true) and the guest answered
       type: list
       elements: dict
-      sample: [{"name": "eth0", "hardware-address": "bc:24:11:12:34:56", "ip-addresses": [{"ip-address": "192.0.2.10", "ip-address-type": "ipv4", "prefix": 24}]}]
+      sample:
+        - name: eth0
+          hardware-address: "bc:24:11:12:34:56"
+          ip-addresses: [{"ip-address": "192.0.2.10", "ip-address-type": "ipv4", "prefix": 24}]
 """
