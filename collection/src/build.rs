@@ -65,9 +65,9 @@ pub fn build(profile: Profile) -> Result<()> {
     );
     for m in modules::names() {
         let dest = dest_dir.join(m);
-        install_binary(&out_dir.join(m), &dest)?;
+        install_binary(&out_dir.join(m), &dest, profile)?;
         let linkage = match profile {
-            Profile::Debug => "dynamic (debug)".to_string(),
+            Profile::Debug => "dynamic (debug, DWARF stripped)".to_string(),
             Profile::Release => verify_linkage(&dest, host)?,
         };
         let size = std::fs::metadata(&dest)?.len();
@@ -93,13 +93,23 @@ fn remove_flat_binaries() -> Result<()> {
 }
 
 /// Copies (replacing, never writing into a file that may be running) with mode 0755.
-fn install_binary(built: &Path, dest: &Path) -> Result<()> {
+/// Debug copies lose their DWARF sections (about 40 MB → 10 MB each): ansible copies
+/// the file for every task and the test tarball packs it, while panics keep their
+/// file:line (those are strings in the binary, not debug info).
+fn install_binary(built: &Path, dest: &Path, profile: Profile) -> Result<()> {
     if !built.is_file() {
         bail!("cargo did not produce {}", built.display());
     }
     let tmp = dest.with_extension("new");
     std::fs::copy(built, &tmp)
         .with_context(|| format!("copying {} to {}", built.display(), tmp.display()))?;
+    if profile == Profile::Debug {
+        let flag = if cfg!(target_os = "macos") { "-S" } else { "--strip-debug" };
+        let stripped = Command::new("strip").arg(flag).arg(&tmp).status().is_ok_and(|s| s.success());
+        if !stripped {
+            eprintln!("warning: `strip {flag}` failed on {}; keeping its debug info", tmp.display());
+        }
+    }
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
     std::fs::rename(&tmp, dest)?;
     Ok(())
