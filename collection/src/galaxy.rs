@@ -11,15 +11,19 @@ use crate::repo;
 /// `build/ferrox-proxmox-<version>.tar.gz`, with the binaries currently in
 /// `plugins/modules/__bin/<platform>/` (every platform folder present, each complete).
 pub fn tarball() -> Result<PathBuf> {
+    tarball_into(&repo::root().join("build"))
+}
+
+/// The tarball, written into `out_dir`.
+fn tarball_into(out_dir: &Path) -> Result<PathBuf> {
     let root = repo::root();
     let platforms = shipped_platforms()?;
     println!("platforms in the tarball: {}", platforms.join(", "));
-    let out_dir = root.join("build");
-    std::fs::create_dir_all(&out_dir)?;
+    std::fs::create_dir_all(out_dir)?;
     let mut cmd = std::process::Command::new(repo::venv_tool("ansible-galaxy")?);
     cmd.current_dir(&root)
         .args(["collection", "build", "--force", "--output-path"])
-        .arg(&out_dir)
+        .arg(out_dir)
         .arg(&root);
     repo::run(&mut cmd)?;
     let path = out_dir.join(format!("ferrox-proxmox-{}.tar.gz", version()?));
@@ -71,10 +75,28 @@ fn shipped_platforms() -> Result<Vec<String>> {
 
 /// Builds the tarball and installs it into `dir` (an `ansible_collections` parent).
 pub fn install(dir: &Path) -> Result<()> {
-    let tarball = tarball()?;
+    install_tarball(&tarball()?, dir)
+}
+
+/// Where the end-to-end tests find the collection: the tarball of the debug build,
+/// installed like a user installs it (tests/integration/src/paths.rs reads it there).
+pub fn test_collections() -> PathBuf {
+    repo::root().join("build/test-collections")
+}
+
+/// Builds a tarball of what is in the tree now (debug binaries included) and installs
+/// it where the end-to-end tests look, leaving `build/`'s release tarball alone.
+pub fn install_for_tests() -> Result<()> {
+    let dir = test_collections();
+    let tarball = tarball_into(&repo::root().join("build/test-tarball"))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    install_tarball(&tarball, &dir)
+}
+
+fn install_tarball(tarball: &Path, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut cmd = std::process::Command::new(repo::venv_tool("ansible-galaxy")?);
-    cmd.args(["collection", "install", "--force", "-p"]).arg(dir).arg(&tarball);
+    cmd.args(["collection", "install", "--force", "-p"]).arg(dir).arg(tarball);
     repo::run(&mut cmd)?;
     println!("installed into {} (use ANSIBLE_COLLECTIONS_PATH={})", dir.display(), dir.display());
     Ok(())

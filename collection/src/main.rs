@@ -5,6 +5,7 @@
 //! - `docs [--check]`: the docs-only `plugins/modules/<m>.py` rendered from each module's declaration.
 //! - `tarball`: `build/ferrox-proxmox-<version>.tar.gz` via `ansible-galaxy collection build`.
 //! - `install [--path DIR]`: the tarball installed into DIR (default `build/collections`).
+//! - `sanity`: `ansible-test sanity` on 2.19 and 2.17, run on the installed tarball.
 //! - `setup`: the Python venvs `.venv` (ansible-core 2.19) and `.venv-2.17`.
 //! - `demo`: build, install, start the simulator, run `playbooks/` twice and in check mode.
 //! - `test`: setup, debug build, the whole workspace's tests.
@@ -32,6 +33,8 @@ const USAGE: &str = "usage: cargo collection <command>
   docs [--check]      render plugins/modules/<module>.py (--check: fail if stale)
   tarball             build the collection tarball into build/
   install [--path D]  install the tarball into D (default build/collections)
+  install --for-tests the tree as it is (debug binaries too) into build/test-collections
+  sanity              ansible-test sanity (ansible-core 2.19 and 2.17) of the installed tarball
   setup               create the Python venvs .venv (ansible-core 2.19) and .venv-2.17
   demo                build, install, start pvesim, run playbooks/ twice and in check mode
   test                setup, debug build, then the whole test suite
@@ -57,7 +60,9 @@ fn run(args: Vec<String>) -> Result<()> {
         ["tarball"] => galaxy::tarball().map(|_| ()),
         ["install"] => galaxy::install(&repo::root().join("build/collections")),
         ["install", "--path", dir] => galaxy::install(std::path::Path::new(dir)),
+        ["install", "--for-tests"] => galaxy::install_for_tests(),
         ["setup"] => setup::setup(),
+        ["sanity"] => sanity::sanity(false, sanity::Scope::Full),
         ["demo"] => demo::demo(),
         ["test", rest @ ..] => test::test(rest),
         ["conformance", rest @ ..] => conformance::conformance(rest),

@@ -8,8 +8,9 @@
 //! shipped in the tarball, whose installed copy is what the sanity run checks.
 
 use std::path::Path;
+use std::process::Command;
 
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 
 use crate::modules;
 use crate::repo;
@@ -52,4 +53,116 @@ fn ignore_lines(bin_root: &Path) -> Result<String> {
         }
     }
     Ok(text)
+}
+
+/// The ansible-core venvs sanity runs with (`cargo collection setup` makes them).
+const CORES: [(&str, &str); 2] = [("2.19", ".venv"), ("2.17", ".venv-2.17")];
+
+/// What `cargo collection test` (so CI) runs on 2.17: the tests this layout is about
+/// (binaries, docs stubs, action plugins, ignore file, runtime.yml). All 24 on 2.17 too
+/// would add about as much again, mostly creating ansible-test's per-test venvs;
+/// `cargo collection sanity` runs them all on both.
+const QUICK_2_17: [&str; 5] = ["validate-modules", "ansible-doc", "action-plugin-docs", "ignores", "runtime-metadata"];
+
+/// How much `sanity` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every test on every ansible-core.
+    Full,
+    /// Every test on 2.19, [`QUICK_2_17`] on 2.17 (the CI run).
+    Ci,
+}
+
+/// `sanity`: `ansible-test sanity` of each supported ansible-core on the collection as the
+/// tarball installs it (`build/test-collections`, refreshed first unless `fresh`: the
+/// test command has just installed it).
+///
+/// ansible-test lists files through git and keeps its per-test venvs under `~/.ansible`;
+/// so the installed copy goes to `build/sanity/ansible_collections/ferrox/proxmox` with a
+/// `git init`, and ansible-test runs with `HOME=build/sanity/home`. Those venvs bootstrap
+/// pip with a script ansible-test downloads from its CI host, which need not be reachable:
+/// a stand-in in that cache runs `ensurepip` and then pip, from PyPI like every other
+/// requirement.
+pub fn sanity(fresh: bool, scope: Scope) -> Result<()> {
+    if !fresh {
+        crate::galaxy::install_for_tests()?;
+    }
+    let installed = crate::galaxy::test_collections().join("ansible_collections/ferrox/proxmox");
+    let work = repo::root().join("build/sanity");
+    let tree = work.join("ansible_collections/ferrox/proxmox");
+    let home = work.join("home");
+    let _ = std::fs::remove_dir_all(work.join("ansible_collections"));
+    std::fs::create_dir_all(tree.parent().context("tree has a parent")?)?;
+    repo::run(Command::new("cp").arg("-a").arg(&installed).arg(&tree))?;
+    repo::run(Command::new("git").args(["init", "-q"]).current_dir(&tree))?;
+
+    let mut failed = Vec::new();
+    for (core, venv) in CORES {
+        let bin = repo::root().join(venv).join("bin");
+        let ansible_test = bin.join("ansible-test");
+        if !ansible_test.exists() {
+            bail!("{} is missing: run `cargo collection setup`", ansible_test.display());
+        }
+        write_pip_bootstrap(&home, &bin)?;
+        let python = repo::output(Command::new(bin.join("python3")).args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]))?;
+        let mut cmd = Command::new(&ansible_test);
+        cmd.args(["sanity", "--color", "no", "--python", python.trim()]);
+        if scope == Scope::Ci && core == "2.17" {
+            for t in QUICK_2_17 {
+                cmd.args(["--test", t]);
+            }
+        } else if !tree.join("changelogs/config.yaml").is_file() {
+            // The changelog test needs changelogs/config.yaml (antsibull-changelog's).
+            cmd.args(["--skip-test", "changelog"]);
+        }
+        let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+        cmd.current_dir(&tree).env("HOME", &home).env("PATH", path);
+        let start = std::time::Instant::now();
+        let ok = repo::run(&mut cmd).is_ok();
+        println!("ansible-test sanity (ansible-core {core}): {} in {:.0} s", if ok { "passed" } else { "FAILED" }, start.elapsed().as_secs_f64());
+        if !ok {
+            failed.push(core);
+        }
+    }
+    if !failed.is_empty() {
+        bail!("ansible-test sanity failed on ansible-core {}", failed.join(", "));
+    }
+    Ok(())
+}
+
+/// The `get_pip_<version>.py` stand-in for the pip version this ansible-test pins. pip's
+/// settings of this environment (index, certificates, proxy) are carried into it, since
+/// ansible-test runs pip with a filtered environment.
+fn write_pip_bootstrap(home: &Path, venv_bin: &Path) -> Result<()> {
+    let lib = venv_bin.parent().context("venv")?.join("lib");
+    let requirements = std::fs::read_dir(&lib)?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path().join("site-packages/ansible_test/_internal/python_requirements.py"))
+        .find(|p| p.is_file())
+        .context("ansible_test is not installed in the venv")?;
+    let text = std::fs::read_to_string(&requirements)?;
+    let version = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("pip='").and_then(|v| v.strip_suffix("',")))
+        .context("cannot find the pip version ansible-test pins")?;
+    let carried: serde_json::Map<String, serde_json::Value> = std::env::vars()
+        .filter(|(k, _)| {
+            let k = k.to_ascii_uppercase();
+            k.starts_with("PIP_") || k.starts_with("SSL_CERT_") || k == "REQUESTS_CA_BUNDLE" || k.ends_with("_PROXY")
+        })
+        .map(|(k, v)| (k, serde_json::Value::String(v)))
+        .collect();
+    let script = format!(
+        "# Stand-in for pip's get-pip.py, written by `cargo collection sanity`.\n\
+         import ensurepip, os, subprocess, sys\n\
+         os.environ.update({env})\n\
+         ensurepip.bootstrap(upgrade=True)\n\
+         args = [a for a in sys.argv[1:] if a not in ('--no-setuptools', '--no-wheel')]\n\
+         subprocess.check_call([sys.executable, '-m', 'pip', 'install'] + args)\n",
+        env = serde_json::Value::Object(carried),
+    );
+    let cache = home.join(".ansible/test/cache");
+    std::fs::create_dir_all(&cache)?;
+    std::fs::write(cache.join(format!("get_pip_{}.py", version.replace('.', "_"))), script)?;
+    Ok(())
 }

@@ -1,14 +1,19 @@
 //! `test`: what CI runs. The venvs, the module binaries (debug: the suite exercises
-//! behaviour, not size), the docs check, then every test of the workspace.
+//! behaviour, not size), the docs check, the collection tarball installed where the
+//! end-to-end tests run it from, `ansible-test sanity` on it, then every test of the
+//! workspace.
 
 use anyhow::Result;
 
-use crate::{build, docs, repo, setup};
+use crate::{build, docs, galaxy, repo, sanity, setup};
 
 pub fn test(extra: &[&str]) -> Result<()> {
     setup::setup()?;
     build::build(build::Profile::Debug)?;
     docs::check()?;
+    galaxy::install_for_tests()?;
+    // A sanity failure is reported after the tests, which run either way.
+    let sanity = sanity::sanity(true, sanity::Scope::Ci);
     let mut cmd = repo::cargo();
     if nextest_available() {
         cmd.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
@@ -16,7 +21,8 @@ pub fn test(extra: &[&str]) -> Result<()> {
         cmd.args(["test", "--workspace", "--no-fail-fast"]);
     }
     cmd.args(extra);
-    repo::run(&mut cmd)
+    let tests = repo::run(&mut cmd);
+    sanity.and(tests)
 }
 
 fn nextest_available() -> bool {

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use crate::api::SimApi;
 use crate::creds;
-use crate::paths::{ansible_playbook, module_binary, python_next_to, repo_root, MODULES};
+use crate::paths::{ansible_playbook, installed_collection, python_next_to, repo_root};
 use crate::play::{read_results, render_playbook, Play, PlayOpts};
 
 /// A simulator plus a temp dir with ansible.cfg, inventory and collections path.
@@ -48,7 +48,8 @@ impl Env {
         self.dir.path()
     }
 
-    /// The `ANSIBLE_COLLECTIONS_PATH` the plays use (ferrox.proxmox → the repository).
+    /// The `ANSIBLE_COLLECTIONS_PATH` the plays use (ferrox.proxmox → the installed tarball,
+    /// see [`crate::installed_collection`]).
     pub fn collections_path(&self) -> PathBuf {
         self.dir().join("collections")
     }
@@ -81,9 +82,6 @@ impl Env {
     }
 
     pub fn play_with(&self, tasks_yaml: &str, o: &PlayOpts) -> Play {
-        for module in MODULES.iter().filter(|m| tasks_yaml.contains(*m)) {
-            module_binary(module);
-        }
         let n = self.plays.fetch_add(1, Ordering::SeqCst);
         let playbook = self.dir().join(format!("play-{n}.yml"));
         let results = self.dir().join(format!("play-{n}.results.jsonl"));
@@ -199,7 +197,7 @@ impl Env {
         let dir = self.dir();
         let ns = dir.join("collections/ansible_collections/ferrox");
         std::fs::create_dir_all(&ns).expect("collections dir");
-        std::os::unix::fs::symlink(repo_root(), ns.join("proxmox")).expect("collection symlink");
+        std::os::unix::fs::symlink(installed_collection(), ns.join("proxmox")).expect("collection symlink");
         let callbacks = repo_root().join("tests/integration/callback_plugins");
         let cfg = format!(
             "[defaults]\n\

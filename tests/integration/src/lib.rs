@@ -21,10 +21,12 @@
 //! `FERROX_KEEP_TMP=1`, and its path is printed):
 //! - a simulator ([`pvesim::Simulator`]) on a free port with the default scenario,
 //!   its CA written to `pvesim-ca.pem`;
-//! - `collections/ansible_collections/ferrox/proxmox` → a symlink to the repository
-//!   root, so the plugins under `plugins/` are the ones tested (module binaries are
-//!   expected in `plugins/modules/__bin/<host platform>/<name>`: `cargo collection build
-//!   --debug` puts them there);
+//! - `collections/ansible_collections/ferrox/proxmox` → the collection as users get it:
+//!   the galaxy tarball of the tree (debug binaries in `plugins/modules/__bin/<host
+//!   platform>/`) installed into `build/test-collections` by `cargo collection test`, or
+//!   `cargo collection build --debug && cargo collection install --for-tests` when you run
+//!   a test file directly; a missing or stale install fails the test saying so
+//!   ([`installed_collection`]);
 //! - `ansible.cfg` enabling the `ferrox_results` callback
 //!   (`tests/integration/callback_plugins/`), which records every task result as a
 //!   JSON line: [`Play::results`];
@@ -55,7 +57,7 @@ mod paths;
 mod play;
 
 pub use env::Env;
-pub use paths::{ansible_playbook, host_platform, module_binary, repo_root, MODULES};
+pub use paths::{ansible_playbook, host_platform, installed_collection, module_binary, repo_root, MODULES};
 pub use play::{Play, PlayOpts, TaskOutcome};
 
 /// The default scenario's credentials (see tests/pvesim).

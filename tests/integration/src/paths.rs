@@ -39,6 +39,63 @@ pub fn module_binary(name: &str) -> PathBuf {
     path
 }
 
+/// The collection the end-to-end tests run: the tarball installed into
+/// `build/test-collections` by `cargo collection test` (or `cargo collection install
+/// --for-tests`), checked once per test process to be at least as new as every file of
+/// the tree it was built from, so a test never runs a stale build. Returns the
+/// `ansible_collections/ferrox/proxmox` directory.
+pub fn installed_collection() -> PathBuf {
+    static CHECKED: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
+    CHECKED.get_or_init(check_installed).clone().unwrap_or_else(|why| panic!("{why}"))
+}
+
+fn check_installed() -> Result<PathBuf, String> {
+    let installed = repo_root().join("build/test-collections/ansible_collections/ferrox/proxmox");
+    let fix = "run `cargo collection test` (or, after `cargo collection build --debug`, `cargo collection install --for-tests`) before the end-to-end tests";
+    let mut sources = vec![repo_root().join("meta/runtime.yml")];
+    for dir in ["plugins/modules", "plugins/action", "plugins/plugin_utils"] {
+        collect_files(&repo_root().join(dir), &mut sources);
+    }
+    for module in MODULES {
+        let binary = module_binary(module);
+        if !sources.contains(&binary) {
+            sources.push(binary);
+        }
+    }
+    for source in sources {
+        let rel = source.strip_prefix(repo_root()).expect("inside the repository");
+        let copy = installed.join(rel);
+        let (Ok(src), Ok(dst)) = (std::fs::metadata(&source), std::fs::metadata(&copy)) else {
+            return Err(format!("{} is not installed in {}: {fix}", rel.display(), installed.display()));
+        };
+        let newer = match (src.modified(), dst.modified()) {
+            (Ok(s), Ok(d)) => s > d,
+            _ => false,
+        };
+        if src.len() != dst.len() || newer {
+            return Err(format!("the installed {} is older than the tree's: {fix}", rel.display()));
+        }
+    }
+    Ok(installed)
+}
+
+fn collect_files(dir: &std::path::Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if name == "__pycache__" || name.ends_with(".new") {
+            continue;
+        }
+        if path.is_dir() {
+            collect_files(&path, out);
+        } else {
+            out.push(path);
+        }
+    }
+}
+
 /// The ansible-playbook to run: `FERROX_ANSIBLE_PLAYBOOK`, else `<repo>/.venv/bin/ansible-playbook`.
 pub fn ansible_playbook() -> PathBuf {
     let path = std::env::var_os("FERROX_ANSIBLE_PLAYBOOK")

@@ -1,10 +1,10 @@
-//! The collection as users get it: the galaxy tarball installs and runs, ansible-doc
+//! The collection as users get it: the installed galaxy tarball holds what it should and runs, ansible-doc
 //! reads the docs stubs, the docs are current, and the oldest supported
 //! ansible-core (2.17) runs the modules too.
 
 use std::process::Command;
 
-use ferrox_integration::{host_platform, module_binary, repo_root, Env, PlayOpts};
+use ferrox_integration::{host_platform, installed_collection, repo_root, Env, PlayOpts};
 
 fn venv_tool(venv: &str, tool: &str) -> std::path::PathBuf {
     let path = repo_root().join(venv).join("bin").join(tool);
@@ -19,40 +19,24 @@ fn run(cmd: &mut Command) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Every end-to-end test runs this installed tarball (see `installed_collection`); here
+/// its content: the collection and nothing of the build.
 #[test]
-fn the_galaxy_tarball_holds_the_collection_only_and_runs_once_installed() {
-    module_binary("proxmox_vm_info");
-    let tmp = tempfile::tempdir().unwrap();
-    let galaxy = venv_tool(".venv", "ansible-galaxy");
-    run(Command::new(&galaxy)
-        .current_dir(repo_root())
-        .args(["collection", "build", "--force", "--output-path"])
-        .arg(tmp.path())
-        .arg(repo_root()));
-    let tarball = tmp.path().join("ferrox-proxmox-0.1.0.tar.gz");
-    let listing = run(Command::new("tar").arg("tzf").arg(&tarball));
-    let files: Vec<&str> = listing.lines().collect();
+fn the_installed_tarball_holds_the_collection_only_and_runs() {
+    let installed = installed_collection();
     let binary = format!("plugins/modules/__bin/{}/proxmox_vm_info", host_platform());
     let stubs = ["plugins/modules/proxmox_vm_info.py", "plugins/action/proxmox_vm_info.py", "plugins/plugin_utils/binary_module.py"];
     for wanted in ["MANIFEST.json", "FILES.json", "meta/runtime.yml", "README.md", "COPYING", &binary].into_iter().chain(stubs) {
-        assert!(files.contains(&wanted), "{wanted} missing from the tarball: {files:?}");
+        assert!(installed.join(wanted).is_file(), "{wanted} missing from the tarball");
     }
-    for unwanted in ["Cargo.toml", "Cargo.lock", "common/", "modules/", "collection/", "tests/pvesim/", "tests/integration/", ".venv", "target", ".cargo", ".ci", ".config"] {
-        assert!(!files.iter().any(|f| f.starts_with(unwanted)), "{unwanted} must not ship: {files:?}");
+    for unwanted in ["Cargo.toml", "Cargo.lock", "common", "modules", "collection", "tests/pvesim", "tests/integration", ".venv", "target", ".cargo", ".ci", ".config", ".gitignore"] {
+        assert!(!installed.join(unwanted).exists(), "{unwanted} must not ship");
     }
-
-    let installed = tmp.path().join("collections");
-    run(Command::new(&galaxy).args(["collection", "install", "--force", "-p"]).arg(&installed).arg(&tarball));
-    let binary = installed.join("ansible_collections/ferrox/proxmox").join(&binary);
-    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(&binary).unwrap().permissions());
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(installed.join(&binary)).unwrap().permissions());
     assert_eq!(mode & 0o111, 0o111, "the installed binary must stay executable");
 
     let env = Env::start();
-    let opts = PlayOpts {
-        env: vec![("ANSIBLE_COLLECTIONS_PATH".into(), installed.display().to_string())],
-        ..Default::default()
-    };
-    let play = env.play_with("- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100}\n", &opts);
+    let play = env.play("- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100}\n");
     play.assert_ok();
     assert_eq!(play.task("info").result["proxmox_vms"][0]["name"], "web01");
 }

@@ -236,15 +236,18 @@ impl Anchor {
 
     fn write_ansible_files(&self) {
         let dir = self.dir();
-        // ferrox.proxmox next to community.proxmox, for the benchmark: the repository root,
+        // ferrox.proxmox next to community.proxmox: the installed test collection,
         // or, with FERROX_MODULES_DIR, a collection made of the repository's meta/, action
         // plugins and docs stubs, with the module binaries found in that directory (e.g. a
         // release build's target dir) as the host platform's `__bin/` entries.
         let ns = dir.join("collections/ansible_collections/ferrox");
         std::fs::create_dir_all(&ns).expect("collections dir");
         match ferrox_modules_dir() {
-            None => std::os::unix::fs::symlink(repo_root(), ns.join("proxmox"))
-                .expect("collection symlink"),
+            None => std::os::unix::fs::symlink(
+                ferrox_integration::installed_collection(),
+                ns.join("proxmox"),
+            )
+            .expect("collection symlink"),
             Some(bins) => {
                 use std::os::unix::fs::symlink;
                 let root = ns.join("proxmox");
