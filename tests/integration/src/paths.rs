@@ -53,9 +53,7 @@ fn check_installed() -> Result<PathBuf, String> {
     let installed = repo_root().join("build/test-collections/ansible_collections/ferrox/proxmox");
     let fix = "run `cargo collection test` (or, after `cargo collection build --debug`, `cargo collection install --for-tests`) before the end-to-end tests";
     let mut sources = vec![repo_root().join("meta/runtime.yml")];
-    for dir in ["plugins/modules", "plugins/action", "plugins/plugin_utils"] {
-        collect_files(&repo_root().join(dir), &mut sources);
-    }
+    collect_files(&repo_root().join("plugins"), &mut sources);
     for module in MODULES {
         let binary = module_binary(module);
         if !sources.contains(&binary) {
