@@ -1,9 +1,13 @@
-//! Waiting on PVE tasks: poll the UPID's node with short adaptive intervals, report a
-//! failed task at once with its exit status and log tail, surface `WARNINGS: n`.
+//! Waiting on PVE tasks: poll the UPID's node, report a failed task at once with its
+//! exit status and log tail, surface `WARNINGS: n`.
 //!
-//! 1.6 polled every second and took a failed task for a running one until its timeout;
-//! here the first poll comes after 50 ms, pauses double up to 1 s, and a task that
-//! stopped with an error ends the wait at once.
+//! The cadence is PVE's own: its web UI (the task progress window and task viewer of
+//! proxmox-widget-toolkit) and proxmoxer's `blocking_status` read
+//! `GET /nodes/{node}/tasks/{upid}/status` once a second. Unlike them we do not poll the
+//! instant the UPID arrives — a task just forked has not finished — but after a short
+//! first pause that most config, disk-allocation and power tasks end within, so a wait
+//! usually costs one request. 1.6 took a failed task for a running one until its
+//! timeout; here a task that stopped with an error ends the wait at once.
 
 use std::time::{Duration, Instant};
 
@@ -12,10 +16,10 @@ use serde_json::Value;
 use crate::client::{ApiError, ApiErrorKind, Client};
 use crate::protocol::Failure;
 
-/// First pause between polls; most config and power tasks finish within it.
-const FIRST_PAUSE: Duration = Duration::from_millis(50);
-/// Longest pause between polls.
-const MAX_PAUSE: Duration = Duration::from_secs(1);
+/// Pause before the first poll; most config and power tasks finish within it.
+const FIRST_PAUSE: Duration = Duration::from_millis(200);
+/// Pause between later polls: PVE's web UI and proxmoxer poll once a second.
+const PAUSE: Duration = Duration::from_secs(1);
 /// How many log lines a failure shows.
 const TAIL_LINES: usize = 5;
 /// Lines fetched with the first log request; logs this short need no second one.
@@ -100,9 +104,13 @@ pub fn ending(exitstatus: &str) -> Ending {
     }
 }
 
-/// The pause after one of `previous` length: doubling, capped at [`MAX_PAUSE`].
-pub fn next_pause(previous: Duration) -> Duration {
-    (previous * 2).min(MAX_PAUSE)
+/// The pause before status request number `poll` (0-based).
+pub fn pause_before(poll: u32) -> Duration {
+    if poll == 0 {
+        FIRST_PAUSE
+    } else {
+        PAUSE
+    }
 }
 
 /// Waits until the task stops or `timeout` passes.
@@ -116,8 +124,8 @@ pub fn wait(client: &Client, upid: &str, timeout: Duration) -> Result<TaskDone, 
     let log = TaskLog { client, node, upid };
     let status_path = format!("/nodes/{node}/tasks/{upid}/status");
     let started = Instant::now();
-    let mut pause = FIRST_PAUSE;
-    loop {
+    for poll in 0.. {
+        std::thread::sleep(pause_before(poll).min(timeout.saturating_sub(started.elapsed())));
         let status = client.get(&status_path, &[])?;
         if status.get("status").and_then(Value::as_str) == Some("stopped") {
             let exitstatus =
@@ -142,9 +150,8 @@ pub fn wait(client: &Client, upid: &str, timeout: Duration) -> Result<TaskDone, 
             let last_line = log.tail(1).unwrap_or_default().pop();
             return Err(TaskError::Timeout { upid: upid.to_string(), waited, last_line });
         }
-        std::thread::sleep(pause.min(timeout - waited));
-        pause = next_pause(pause);
     }
+    unreachable!("the poll loop returns")
 }
 
 /// Reading a task's log (`GET /nodes/{node}/tasks/{upid}/log`).
@@ -237,15 +244,9 @@ mod tests {
     }
 
     #[test]
-    fn pauses_grow_to_a_second() {
-        let mut p = FIRST_PAUSE;
-        let mut seen = vec![p];
-        for _ in 0..6 {
-            p = next_pause(p);
-            seen.push(p);
-        }
-        let ms: Vec<u128> = seen.iter().map(|d| d.as_millis()).collect();
-        assert_eq!(ms, vec![50, 100, 200, 400, 800, 1000, 1000]);
+    fn a_short_first_pause_then_once_a_second() {
+        let ms: Vec<u128> = (0..4).map(|poll| pause_before(poll).as_millis()).collect();
+        assert_eq!(ms, vec![200, 1000, 1000, 1000]);
     }
 
     #[test]

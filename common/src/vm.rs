@@ -1,6 +1,7 @@
 //! Finding a guest: by vmid, or by name over QEMU VMs only (an LXC container with the
 //! same name is not a match), and the node that owns it, from one
-//! `GET /cluster/resources?type=vm`.
+//! `GET /cluster/resources`. Unfiltered, that one call also lists the nodes and each
+//! node's storages ([`cluster`]), so a module needs no `/nodes` or storage listing.
 
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,94 @@ pub struct Guest {
 pub fn list(client: &Client) -> Result<Vec<Guest>, ApiError> {
     let data = client.get("/cluster/resources", &[("type", "vm".to_string())])?;
     parse_resources(&data)
+}
+
+/// A node as `/cluster/resources` lists it (listed whatever the caller's rights).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Node {
+    pub name: String,
+    /// `online`, `offline` or `unknown`.
+    pub status: String,
+}
+
+/// One storage on one node, as `/cluster/resources` lists it: only storages enabled on
+/// that node, and only those the caller may audit (`Datastore.Audit`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Storage {
+    pub storage: String,
+    pub node: String,
+    /// Content types (`images`, `iso`, `rootdir`, ...).
+    pub content: Vec<String>,
+}
+
+impl Storage {
+    pub fn holds_images(&self) -> bool {
+        self.content.iter().any(|c| c == "images")
+    }
+}
+
+/// Guests, nodes and storages of the whole cluster.
+#[derive(Debug, Clone, Default)]
+pub struct Cluster {
+    pub guests: Vec<Guest>,
+    pub nodes: Vec<Node>,
+    pub storages: Vec<Storage>,
+}
+
+impl Cluster {
+    pub fn node_names(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.name.clone()).collect()
+    }
+
+    /// The storages the caller can see on `node`.
+    pub fn storages_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Storage> + 'a {
+        self.storages.iter().filter(move |s| s.node == node)
+    }
+}
+
+/// Guests, nodes and storages from one unfiltered `GET /cluster/resources`.
+pub fn cluster(client: &Client) -> Result<Cluster, ApiError> {
+    let data = client.get("/cluster/resources", &[])?;
+    parse_cluster(&data)
+}
+
+/// The guests, nodes and storages in a `/cluster/resources` answer (other types skipped).
+pub fn parse_cluster(data: &Value) -> Result<Cluster, ApiError> {
+    let guests = parse_resources(data)?;
+    let items = data.as_array().map(Vec::as_slice).unwrap_or_default();
+    let text = |item: &Value, key: &str| item.get(key).and_then(Value::as_str).map(str::to_string);
+    let of_type = |t: &'static str| {
+        items
+            .iter()
+            .filter(move |i| i.get("type").and_then(Value::as_str) == Some(t))
+    };
+    let nodes = of_type("node")
+        .filter_map(|i| {
+            Some(Node {
+                name: text(i, "node")?,
+                status: text(i, "status").unwrap_or_default(),
+            })
+        })
+        .collect();
+    let storages = of_type("storage")
+        .filter_map(|i| {
+            Some(Storage {
+                storage: text(i, "storage")?,
+                node: text(i, "node")?,
+                content: text(i, "content")
+                    .unwrap_or_default()
+                    .split(',')
+                    .filter(|c| !c.is_empty())
+                    .map(str::to_string)
+                    .collect(),
+            })
+        })
+        .collect();
+    Ok(Cluster {
+        guests,
+        nodes,
+        storages,
+    })
 }
 
 /// The guests in a `/cluster/resources` answer; entries of other types are skipped.
@@ -205,6 +294,28 @@ mod tests {
         let lxc = locate_qemu(&guests, Some(200), None, does).unwrap_err();
         assert_eq!(lxc.msg, "200 is an LXC container; demo manages QEMU VMs");
         assert_eq!(lxc.extra["vmid"], json!(200));
+    }
+
+    #[test]
+    fn one_unfiltered_listing_gives_guests_nodes_and_storages() {
+        let c = parse_cluster(&json!([
+            {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1", "name": "web"},
+            {"id": "node/pve1", "type": "node", "node": "pve1", "status": "online"},
+            {"id": "node/pve2", "type": "node", "node": "pve2", "status": "offline"},
+            {"id": "storage/pve1/local-lvm", "type": "storage", "storage": "local-lvm", "node": "pve1", "content": "images,rootdir"},
+            {"id": "storage/pve1/local", "type": "storage", "storage": "local", "node": "pve1", "content": "iso,vztmpl,backup"},
+            {"id": "sdn/pve1/localnetwork", "type": "sdn", "sdn": "localnetwork", "node": "pve1"},
+        ]))
+        .unwrap();
+        assert_eq!(c.guests.len(), 1);
+        assert_eq!(c.node_names(), vec!["pve1", "pve2"]);
+        assert_eq!(c.nodes[1].status, "offline");
+        let on_pve1: Vec<(&str, bool)> = c
+            .storages_on("pve1")
+            .map(|s| (s.storage.as_str(), s.holds_images()))
+            .collect();
+        assert_eq!(on_pve1, vec![("local-lvm", true), ("local", false)]);
+        assert_eq!(c.storages_on("pve2").count(), 0);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The `ferrox.proxmox.proxmox_disk` module: one disk of a QEMU VM.
 //!
-//! Flow: read the task ([`task`]), find the VM and its node (one
-//! `GET /cluster/resources`), read its config (one GET), compute the [`plan`] (pure),
+//! Flow: read the task ([`task`]), find the VM and its node (one unfiltered
+//! `GET /cluster/resources`, which also lists the storages), read its config (one
+//! GET), compute the [`plan`] (pure),
 //! then report it (check mode, or nothing to do) or [`apply`] it and read the config
 //! back once for the result ([`report`]).
 
@@ -48,7 +49,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     client.set_retry_budget(task.timeout);
-    let guests = vm::list(&client).map_err(|e| {
+    let cluster = vm::cluster(&client).map_err(|e| {
         let what = match (&task.vmid, &task.name) {
             (Some(id), _) => format!("vmid {id}"),
             (None, Some(name)) => format!("name {name}"),
@@ -56,12 +57,13 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         };
         Failure::new(format!("Unable to retrieve list of VMs filtered by {what}: {e}"))
     })?;
-    let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_disk manages disks of QEMU VMs")?;
+    let guests = &cluster.guests;
+    let guest = vm::locate_qemu(guests, task.vmid, task.name.as_deref(), "proxmox_disk manages disks of QEMU VMs")?;
     let vmid = guest.vmid;
     let vm = read_config(&client, guest)?;
     let target_vm = match (&task.state, &task.target) {
         (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) if *t != vmid => {
-            let target = vm::locate_qemu(&guests, Some(*t), None, "target_vmid must name a QEMU VM")
+            let target = vm::locate_qemu(guests, Some(*t), None, "target_vmid must name a QEMU VM")
                 .map_err(|e| Failure::new(e.msg).with("vmid", vmid))?;
             Some(read_config(&client, target)?)
         }
@@ -86,7 +88,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         .collect();
     references::verify_volumes(&client, &vm.node, &named).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     if let (true, Some(storage)) = (plan.changed(), &plan.allocates_on) {
-        check_storage(&client, &vm.node, storage).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+        check_storage(&client, &cluster, &vm.node, storage).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     }
     let running = guest.status.as_deref() == Some("running");
     if !plan.changed() {
@@ -154,25 +156,42 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 }
 
 /// A storage that does not exist on the node, or holds no disk images, fails before
-/// anything is written (in check mode too). When the node's storages cannot be listed
-/// (missing `Datastore.Audit`), the check is skipped and PVE's own error applies.
-fn check_storage(client: &Client, node: &str, storage: &str) -> Result<(), String> {
-    let Ok(serde_json::Value::Array(list)) = client.get(&format!("/nodes/{node}/storage"), &[]) else {
-        return Ok(());
+/// anything is written (in check mode too). The cluster listing already names the
+/// storages the caller may audit; only a storage missing there is looked up on the node
+/// (`GET /nodes/{node}/storage` also shows storages the caller may only allocate on).
+/// When that listing is refused, the check is skipped and PVE's own error applies.
+fn check_storage(client: &Client, cluster: &vm::Cluster, node: &str, storage: &str) -> Result<(), String> {
+    let listed: Vec<(String, Vec<String>)> = match cluster.storages_on(node).find(|s| s.storage == storage) {
+        Some(_) => cluster.storages_on(node).map(|s| (s.storage.clone(), s.content.clone())).collect(),
+        None => match client.get(&format!("/nodes/{node}/storage"), &[]) {
+            Ok(serde_json::Value::Array(list)) => list
+                .iter()
+                .filter_map(|s| {
+                    let content = s["content"].as_str().unwrap_or("").split(',').map(str::to_string).collect();
+                    Some((s["storage"].as_str()?.to_string(), content))
+                })
+                .collect(),
+            _ => return Ok(()),
+        },
     };
-    let holds_images = |s: &serde_json::Value| s["content"].as_str().unwrap_or("").split(',').any(|c| c == "images");
-    let usable: Vec<&str> = list.iter().filter(|s| holds_images(s)).filter_map(|s| s["storage"].as_str()).collect();
-    match list.iter().find(|s| s["storage"] == storage) {
-        Some(s) if holds_images(s) => Ok(()),
-        Some(s) => Err(format!(
+    storage_verdict(&listed, node, storage)
+}
+
+/// Whether `storage` is among the node's `listed` storages (name, content types) and
+/// holds disk images.
+fn storage_verdict(listed: &[(String, Vec<String>)], node: &str, storage: &str) -> Result<(), String> {
+    let holds_images = |content: &[String]| content.iter().any(|c| c == "images");
+    let usable: Vec<&str> = listed.iter().filter(|(_, c)| holds_images(c)).map(|(s, _)| s.as_str()).collect();
+    match listed.iter().find(|(s, _)| s == storage) {
+        Some((_, content)) if holds_images(content) => Ok(()),
+        Some((_, content)) => Err(format!(
             "storage {storage} on node {node} does not hold disk images (content: {}); use one of: {}",
-            s["content"].as_str().unwrap_or(""),
+            content.join(","),
             usable.join(", ")
         )),
         None => Err(format!("storage {storage} does not exist on node {node}; storages for disk images there: {}", usable.join(", "))),
     }
 }
-
 
 fn read_config(client: &Client, guest: &Guest) -> Result<VmConfig, Failure> {
     Ok(VmConfig::new(guest.vmid, guest.node.clone(), read_raw_config(client, guest.vmid, &guest.node)?))

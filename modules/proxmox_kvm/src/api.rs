@@ -90,17 +90,6 @@ pub fn power(client: &Client, vm: &Vm) -> Result<Power, ApiError> {
     })
 }
 
-/// Names of the cluster's nodes.
-pub fn nodes(client: &Client) -> Result<Vec<String>, ApiError> {
-    let data = client.get("/nodes", &[])?;
-    Ok(data
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|n| n.get("node").and_then(Value::as_str).map(str::to_string))
-        .collect())
-}
-
 /// The bridges of a node (`GET /nodes/{node}/network?type=any_bridge`).
 pub fn bridges(client: &Client, node: &str) -> Result<Vec<String>, ApiError> {
     let data = client.get(

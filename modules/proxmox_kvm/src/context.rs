@@ -1,5 +1,6 @@
 //! What every part of a run shares: the task, the client, the cluster listing read
-//! once at the start, and the executor settings.
+//! once at the start (one unfiltered `/cluster/resources`: guests and nodes), and the
+//! executor settings.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
@@ -23,6 +24,8 @@ pub struct Ctx<'a> {
     pub p: &'a Params,
     pub client: &'a Client,
     pub guests: Vec<Guest>,
+    /// The cluster's node names, from the same listing.
+    pub nodes: Vec<String>,
     pub check_mode: bool,
     pub warnings: Vec<String>,
     /// What the flow knew when planning, for the effects of a check-mode run.
@@ -33,12 +36,13 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn new(p: &'a Params, client: &'a Client, check_mode: bool) -> Result<Ctx<'a>, Failure> {
-        let guests = vm::list(client)
+        let cluster = vm::cluster(client)
             .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
         Ok(Ctx {
             p,
             client,
-            guests,
+            nodes: cluster.node_names(),
+            guests: cluster.guests,
             check_mode,
             warnings: Vec::new(),
             known: Known::default(),

@@ -173,12 +173,10 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         .non_empty("node")
         .ok_or("node is mandatory for creating/updating VM")?
         .to_string();
-    let nodes = api::nodes(ctx.client)
-        .map_err(|e| Failure::new(format!("Unable to retrieve Proxmox VE node: {e}")))?;
-    if !nodes.contains(&node) {
+    if !ctx.nodes.contains(&node) {
         return Err(Failure::new(format!(
             "node '{node}' does not exist in cluster (nodes: {})",
-            nodes.join(", ")
+            ctx.nodes.join(", ")
         )));
     }
     let wanted = wanted::config(p)?;

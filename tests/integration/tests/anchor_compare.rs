@@ -10,6 +10,8 @@
 //! binaries are `plugins/modules/__bin/<host platform>/*`, or those in `FERROX_MODULES_DIR` (`bench/compare
 //! --release` points it at a release build).
 
+#[path = "anchor/operations.rs"]
+mod operations;
 #[path = "anchor/support.rs"]
 mod support;
 
@@ -19,68 +21,11 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use operations::OPERATIONS;
 use support::{Anchor, Run, RunOpts};
 
 const COMMUNITY: &str = "community.proxmox";
 const FERROX: &str = "ferrox.proxmox";
-
-/// The measured operations, in order, on one simulator: (label, task YAML).
-const OPERATIONS: [(&str, &str); 6] = [
-    (
-        "kvm create (by name, no vmid)",
-        "community.proxmox.proxmox_kvm:
-          name: bench-web
-          node: pve1
-          cores: 2
-          memory: 1024
-          scsihw: virtio-scsi-single
-          scsi:
-            scsi0: local-lvm:4
-          net:
-            net0: virtio,bridge=vmbr0",
-    ),
-    (
-        "kvm present again (no-op)",
-        "community.proxmox.proxmox_kvm:
-          name: bench-web
-          node: pve1
-          cores: 2
-          memory: 1024
-          scsihw: virtio-scsi-single
-          scsi:
-            scsi0: local-lvm:4
-          net:
-            net0: virtio,bridge=vmbr0",
-    ),
-    (
-        "kvm update (memory)",
-        "community.proxmox.proxmox_kvm:
-          name: bench-web
-          node: pve1
-          update: true
-          cores: 2
-          memory: 2048",
-    ),
-    (
-        "disk create",
-        "community.proxmox.proxmox_disk:
-          vmid: 100
-          disk: scsi1
-          storage: local-lvm
-          size: 8",
-    ),
-    (
-        "nic create",
-        "community.proxmox.proxmox_nic:
-          vmid: 100
-          interface: net1
-          bridge: vmbr1",
-    ),
-    (
-        "vm_info (all guests)",
-        "community.proxmox.proxmox_vm_info: {}",
-    ),
-];
 
 /// A play with the connection as module_defaults of `collection`'s action group.
 fn playbook(
