@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::diff::Diff;
 use crate::mask::{mask_value, NO_LOG_PLACEHOLDER};
-use crate::options::{coerce::Dialect, validate::validate, ModuleSpec, Opt, Params};
+use crate::options::{coerce::Dialect, validate::validate, Hint, ModuleSpec, Opt, Params};
 use crate::plan::{Effect, Plan, PlanView, EFFECTS_KEY, PLAN_ARG};
 use std::sync::Arc;
 
@@ -317,6 +317,13 @@ pub fn execute(spec: ModuleSpec, body: Body, args_path: &str) -> (Value, i32) {
         plan,
         effects: Vec::new(),
     };
+    for hint in module.spec.options.iter().flat_map(|o| &o.hints) {
+        if let Hint::Warning { when, text } = hint {
+            if when(&module.params) {
+                module.warnings.push(text.to_string());
+            }
+        }
+    }
 
     let outcome = body(&mut module);
     let (mut result, code) = match outcome {
@@ -440,15 +447,49 @@ mod tests {
     }
 
     fn run_with(args: Value) -> (Value, i32) {
+        run_spec(spec(), args)
+    }
+
+    fn run_spec(spec: ModuleSpec, args: Value) -> (Value, i32) {
         let dir = std::env::temp_dir().join(format!("ferrox-proto-{}-{}", std::process::id(), rand_suffix()));
         std::fs::write(&dir, args.to_string()).unwrap();
-        let out = execute(spec(), body, dir.to_str().unwrap());
+        let out = execute(spec, body, dir.to_str().unwrap());
         std::fs::remove_file(&dir).ok();
         out
     }
 
     fn rand_suffix() -> u128 {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    }
+
+    #[test]
+    fn declared_hints_follow_ansible_wording_or_warn() {
+        let hinted = || {
+            let mut s = spec();
+            s.options.push(Opt::dict("layout").type_hint("layout is a dict; to turn it on, use layout_enabled: true."));
+            s.options.push(Opt::bool("legacy").warn_when(|p| p.flag("legacy"), "legacy is no longer needed."));
+            s
+        };
+        let plain = || {
+            let mut s = spec();
+            s.options.push(Opt::dict("layout"));
+            s
+        };
+        for version in ["2.17.14", "2.19.14"] {
+            let args = json!({"name": "x", "layout": true, "_ansible_version": version});
+            let (r, code) = run_spec(hinted(), args.clone());
+            assert_eq!(code, 1);
+            let (ansible, _) = run_spec(plain(), args);
+            let ansible = ansible["msg"].as_str().unwrap().to_string();
+            assert!(ansible.starts_with("argument 'layout' is of type "), "{ansible}");
+            assert_eq!(r["msg"], json!(format!("{ansible}. layout is a dict; to turn it on, use layout_enabled: true.")));
+        }
+        let (r, code) = run_spec(hinted(), json!({"name": "x", "legacy": true}));
+        assert_eq!(code, 0);
+        assert_eq!(r["warnings"], json!(["legacy is no longer needed."]));
+        let (r, _) = run_spec(hinted(), json!({"name": "x", "legacy": false}));
+        assert!(r.get("warnings").is_none());
+        assert_eq!(hinted().option("layout").unwrap().description, vec!["layout is a dict; to turn it on, use layout_enabled: true."]);
     }
 
     #[test]

@@ -145,6 +145,8 @@ options:
   boot:
     description:
       - Boot order, for example C(order=scsi0;ide2;net0).
+      - "boot in legacy letters (c: the bootdisk, d: CD-ROM, n: network) is deprecated by Proxmox VE: name the devices in order instead, for example boot:
+        order=scsi0;ide2;net0."
     type: str
   bootdisk:
     description:
@@ -385,8 +387,8 @@ options:
     type: str
   numa:
     description:
-      - NUMA topology.
-      - "Keys are PVE config keys, values PVE property strings, for example C(numa0: cpus=0-3,memory=2048)."
+      - "numa is the NUMA topology, a dict of numaN entries (PVE property strings) such as numa0: cpus=0-3,memory=2048; to turn NUMA on, use numa_enabled:
+        true."
     type: dict
   numa_enabled:
     description:
@@ -443,6 +445,8 @@ options:
   rng0:
     description:
       - VirtIO random number generator, for example C(source=/dev/urandom).
+      - "Network boot of a UEFI VM (bios: ovmf) needs a random number generator since Proxmox VE 8.3.5 (its UEFI firmware will not start the network stack
+        without one): add rng0: source=/dev/urandom."
     type: str
   sata:
     description:
@@ -591,7 +595,8 @@ options:
     default: false
   update_unsafe:
     description:
-      - "Accepted for compatibility and no longer needed: disks and NICs are always updated safely (see O(scsi), O(net))."
+      - Accepted for compatibility (see O(scsi), O(net)).
+      - "update_unsafe is no longer needed: disks and NICs are always updated safely, a NIC keeps its MAC and a disk its volume; leave it out."
     type: bool
     default: false
   usb:

@@ -5,7 +5,7 @@ pub mod coerce;
 pub mod spec;
 pub mod validate;
 
-pub use spec::{Kind, ModuleSpec, Opt, RequiredIf, Rules, Support};
+pub use spec::{Hint, Kind, ModuleSpec, Opt, RequiredIf, Rules, Support};
 
 use serde_json::{Map, Value};
 

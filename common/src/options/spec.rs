@@ -5,6 +5,8 @@
 
 use serde_json::Value;
 
+use super::Params;
+
 /// The option types AnsibleModule knows, with its coercion rules (see `coerce.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
@@ -61,6 +63,30 @@ pub struct Opt {
     pub sub_rules: Rules,
     /// Smallest and largest value of an `int` option (checked with the choices).
     pub bounds: (Option<i64>, Option<i64>),
+    /// Known mistakes with this option and what to do instead.
+    pub hints: Vec<Hint>,
+}
+
+/// A known mistake with an option and what to do instead, declared with the option:
+/// the error or warning a user meets and the option's documentation show the same text.
+#[derive(Debug, Clone)]
+pub enum Hint {
+    /// Appended to AnsibleModule's type error for this option (its wording stays first,
+    /// so what matched the Python module's message still matches).
+    OnTypeError(&'static str),
+    /// A warning when `when` holds for the validated task (top-level options only).
+    Warning {
+        when: fn(&Params) -> bool,
+        text: &'static str,
+    },
+}
+
+impl Hint {
+    pub fn text(&self) -> &'static str {
+        match self {
+            Hint::OnTypeError(text) | Hint::Warning { text, .. } => text,
+        }
+    }
 }
 
 impl Opt {
@@ -80,6 +106,7 @@ impl Opt {
             suboptions: None,
             sub_rules: Rules::default(),
             bounds: (None, None),
+            hints: Vec::new(),
         }
     }
     pub fn str(name: &'static str) -> Opt {
@@ -166,6 +193,27 @@ impl Opt {
     pub fn rules(mut self, rules: Rules) -> Opt {
         self.sub_rules = rules;
         self
+    }
+    /// Says what to do instead when the value has the wrong type (after AnsibleModule's
+    /// message); the text is also a paragraph of the option's documentation.
+    pub fn type_hint(mut self, text: &'static str) -> Opt {
+        self.hints.push(Hint::OnTypeError(text));
+        self.description.push(text.to_string());
+        self
+    }
+    /// Warns with `text` when `when` holds for the validated task; the text is also a
+    /// paragraph of the option's documentation.
+    pub fn warn_when(mut self, when: fn(&Params) -> bool, text: &'static str) -> Opt {
+        self.hints.push(Hint::Warning { when, text });
+        self.description.push(text.to_string());
+        self
+    }
+    /// The type-error hint, if declared.
+    pub fn type_error_hint(&self) -> Option<&'static str> {
+        self.hints.iter().find_map(|h| match h {
+            Hint::OnTypeError(text) => Some(*text),
+            Hint::Warning { .. } => None,
+        })
     }
 
     /// Every name the option answers to.

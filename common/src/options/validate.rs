@@ -306,7 +306,11 @@ fn convert(opt: &Opt, value: &Value, ctx: Context, dialect: Dialect, out: &mut V
         if !ctx.is_empty() {
             msg.push_str(&format!(" found in '{}'.", ctx.join(" -> ")));
         }
-        format!("{msg} and we were unable to convert to {}: {detail}", opt.kind.ansible_name())
+        let msg = format!("{msg} and we were unable to convert to {}: {detail}", opt.kind.ansible_name());
+        match opt.type_error_hint() {
+            Some(hint) => format!("{msg}. {hint}"),
+            None => msg,
+        }
     })?;
     if let Some(w) = coerced.warning {
         out.warnings.push(w);

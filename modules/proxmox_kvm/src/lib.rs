@@ -47,9 +47,6 @@ pub fn spec() -> ModuleSpec {
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let p = m.params.clone();
     wanted::check_root_only(&p)?;
-    if p.flag("update_unsafe") {
-        m.warn("update_unsafe is no longer needed: disks and NICs are always updated safely (see the module documentation)");
-    }
     let conn = ConnectionParams::from_params(&p)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     client.set_retry_budget(std::time::Duration::from_secs(p.int("timeout").unwrap_or(30).max(1) as u64));

@@ -5,7 +5,7 @@
 //! Validation, the sidecar docs and typed access all read this list.
 
 use ferrox_common::connection;
-use ferrox_common::options::{Kind, Opt, Rules};
+use ferrox_common::options::{Kind, Opt, Params, Rules};
 
 /// The states a task can ask for.
 pub const STATES: &[&str] = &[
@@ -64,7 +64,12 @@ fn vm_config() -> Vec<Opt> {
         bool_key("autostart", "Automatic restart after a crash (currently ignored by PVE)."),
         Opt::int("balloon").desc("Target amount of RAM for the VM in MiB. C(0) disables the balloon driver."),
         Opt::str("bios").choices(&["seabios", "ovmf"]).desc("BIOS implementation."),
-        Opt::str("boot").desc("Boot order, for example C(order=scsi0;ide2;net0)."),
+        Opt::str("boot")
+            .desc("Boot order, for example C(order=scsi0;ide2;net0).")
+            .warn_when(
+                |p| p.str("boot").is_some_and(is_legacy_boot),
+                "boot in legacy letters (c: the bootdisk, d: CD-ROM, n: network) is deprecated by Proxmox VE: name the devices in order instead, for example boot: order=scsi0;ide2;net0.",
+            ),
         Opt::str("bootdisk").desc("Boot disk (legacy; prefer O(boot))."),
         Opt::int("cores").desc("Number of cores per socket."),
         Opt::str("cpu").desc("Emulated CPU type, for example C(host) or C(x86-64-v3)."),
@@ -93,7 +98,12 @@ fn vm_config() -> Vec<Opt> {
             .desc("Guest operating system, used by PVE to enable OS-specific optimisations."),
         bool_key("protection", "Protect the VM from removal (and its disks from removal)."),
         bool_key("reboot", "Allow reboot. If false, the VM exits when it reboots."),
-        Opt::str("rng0").desc("VirtIO random number generator, for example C(source=/dev/urandom)."),
+        Opt::str("rng0")
+            .desc("VirtIO random number generator, for example C(source=/dev/urandom).")
+            .warn_when(
+                needs_rng_for_network_boot,
+                "Network boot of a UEFI VM (bios: ovmf) needs a random number generator since Proxmox VE 8.3.5 (its UEFI firmware will not start the network stack without one): add rng0: source=/dev/urandom.",
+            ),
         Opt::str("scsihw")
             .choices(&["lsi", "lsi53c810", "virtio-scsi-pci", "virtio-scsi-single", "megasas", "pvscsi"])
             .desc("SCSI controller model."),
@@ -136,7 +146,9 @@ fn disks_and_devices() -> Vec<Opt> {
             .desc("On an existing VM a drive's options change in place, its size only grows (resize) and its volume is never replaced; see O(scsi)."),
         dict_devices("net", "Network interfaces (C(net0) to C(net31)).", "net0: virtio,bridge=vmbr0,tag=10")
             .desc("On an existing VM a NIC keeps its MAC address unless the value names one; other settings change in place. New keys add NICs; NICs not named here are left alone."),
-        dict_devices("numa", "NUMA topology.", "numa0: cpus=0-3,memory=2048"),
+        Opt::dict("numa").type_hint(
+            "numa is the NUMA topology, a dict of numaN entries (PVE property strings) such as numa0: cpus=0-3,memory=2048; to turn NUMA on, use numa_enabled: true.",
+        ),
         dict_devices("parallel", "Parallel ports.", "parallel0: /dev/parport0"),
         dict_devices("sata", "SATA drives (C(sata0) to C(sata5)).", "sata0: local-lvm:32")
             .desc("Same rules as O(scsi) on an existing VM."),
@@ -195,7 +207,11 @@ fn control() -> Vec<Opt> {
             .desc("Converge an existing VM to the task: the task is compared with the VM's config and only the keys that differ are written, guarded by the config's digest. Creates the VM when it does not exist."),
         Opt::bool("update_unsafe")
             .default(false)
-            .desc("Accepted for compatibility and no longer needed: disks and NICs are always updated safely (see O(scsi), O(net))."),
+            .desc("Accepted for compatibility (see O(scsi), O(net)).")
+            .warn_when(
+                |p| p.flag("update_unsafe"),
+                "update_unsafe is no longer needed: disks and NICs are always updated safely, a NIC keeps its MAC and a disk its volume; leave it out.",
+            ),
         Opt::str("apply_pending")
             .default("keep")
             .choices(&["keep", "reboot"])
@@ -230,4 +246,70 @@ fn control() -> Vec<Opt> {
             .at_least(1)
             .desc("Seconds to wait for each PVE task, and the graceful-shutdown time of V(state=stopped). Creating, cloning and restoring wait at least 300 seconds (full clones of big disks take minutes), unless a larger value is given."),
     ]
+}
+
+/// `boot` in PVE's legacy form: up to four of the letters `a`, `c`, `d`, `n`, alone or
+/// as `legacy=` (instead of `order=`).
+fn is_legacy_boot(boot: &str) -> bool {
+    boot.split(',').any(|part| {
+        let letters = part.trim().strip_prefix("legacy=").unwrap_or(part.trim());
+        (1..=4).contains(&letters.len()) && letters.chars().all(|c| "acdn".contains(c))
+    })
+}
+
+/// An OVMF VM whose boot order (as the task gives it) names a NIC, without `rng0`.
+fn needs_rng_for_network_boot(p: &Params) -> bool {
+    let boots_from_network = p.str("boot").is_some_and(|boot| {
+        boot.split(',')
+            .any(|part| match part.trim().strip_prefix("order=") {
+                Some(order) => order.split(';').any(|dev| dev.trim().starts_with("net")),
+                None => is_legacy_boot(part) && part.contains('n'),
+            })
+    });
+    boots_from_network && p.str("bios") == Some("ovmf") && p.non_empty("rng0").is_none()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{json, Map, Value};
+
+    fn params(set: Value) -> Params {
+        let mut values: Map<String, Value> = all()
+            .iter()
+            .map(|o| (o.name.to_string(), Value::Null))
+            .collect();
+        for (k, v) in set.as_object().unwrap() {
+            values.insert(k.clone(), v.clone());
+        }
+        Params::new(values)
+    }
+
+    #[test]
+    fn legacy_boot_letters_are_recognised() {
+        for legacy in ["c", "cdn", "legacy=dc", "cdn,order=scsi0"] {
+            assert!(is_legacy_boot(legacy), "{legacy}");
+        }
+        for modern in ["order=scsi0;net0", "", "acdnx", "order=net0"] {
+            assert!(!is_legacy_boot(modern), "{modern}");
+        }
+    }
+
+    #[test]
+    fn network_boot_of_ovmf_without_rng_is_found() {
+        let ovmf_net = json!({"bios": "ovmf", "boot": "order=scsi0;net0"});
+        assert!(needs_rng_for_network_boot(&params(ovmf_net.clone())));
+        assert!(needs_rng_for_network_boot(&params(
+            json!({"bios": "ovmf", "boot": "cn"})
+        )));
+        let mut with_rng = ovmf_net;
+        with_rng["rng0"] = json!("source=/dev/urandom");
+        assert!(!needs_rng_for_network_boot(&params(with_rng)));
+        assert!(!needs_rng_for_network_boot(&params(
+            json!({"bios": "seabios", "boot": "order=net0"})
+        )));
+        assert!(!needs_rng_for_network_boot(&params(
+            json!({"bios": "ovmf", "boot": "order=scsi0;ide2"})
+        )));
+    }
 }
