@@ -103,7 +103,7 @@ fn install_tarball(tarball: &Path, dir: &Path) -> Result<()> {
 }
 
 /// The `version:` of galaxy.yml.
-fn version() -> Result<String> {
+pub fn version() -> Result<String> {
     let text = std::fs::read_to_string(repo::root().join("galaxy.yml")).context("reading galaxy.yml")?;
     text.lines()
         .find_map(|l| l.strip_prefix("version:"))

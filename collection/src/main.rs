@@ -11,12 +11,18 @@
 //! - `test`: setup, debug build, the whole workspace's tests.
 //! - `conformance`: the playbooks of `tests/conformance/` against a real Proxmox VE.
 //! - `spec <module>`: a module's argument_spec as JSON (for the validation-parity test).
+//! - `changelog add|check|release|generate`: the antsibull-changelog changelog.
+//! - `lint`: ansible-lint (production profile) of playbooks/, examples/ and README's YAML.
+//! - `ee`: execution environment checks (ansible-builder introspect and create).
 
 mod build;
+mod changelog;
 mod conformance;
+mod ee;
 mod demo;
 mod docs;
 mod galaxy;
+mod lint;
 mod modules;
 mod platform;
 mod repo;
@@ -41,7 +47,14 @@ const USAGE: &str = "usage: cargo collection <command>
   conformance [--debug|--no-build] [--report FILE] [--work DIR] [SCENARIO...]
                       run tests/conformance/ against the PVE of PROXMOX_HOST
                       (see the README, section Testing against your cluster)
-  spec <module>       print a module's argument_spec as JSON";
+  spec <module>       print a module's argument_spec as JSON
+  changelog add <section> <text>
+                      write a fragment to changelogs/fragments/
+  changelog check     fragments valid; a change to plugins/, modules/, common/ has one
+  changelog release   turn the fragments into the release of galaxy.yml's version
+  changelog generate  CHANGELOG.md again from changelogs/changelog.yaml
+  lint                ansible-lint (production) of playbooks/, examples/, README's YAML
+  ee                  execution environment: introspection and ansible-builder create";
 
 fn main() {
     if let Err(e) = run(std::env::args().skip(1).collect()) {
@@ -67,6 +80,9 @@ fn run(args: Vec<String>) -> Result<()> {
         ["test", rest @ ..] => test::test(rest),
         ["conformance", rest @ ..] => conformance::conformance(rest),
         ["spec", module] => spec_json::print(module),
+        ["changelog", rest @ ..] => changelog::command(rest),
+        ["lint"] => lint::lint(),
+        ["ee"] => ee::check(),
         ["help"] | ["--help"] | ["-h"] | [] => {
             println!("{USAGE}");
             Ok(())

@@ -1,7 +1,8 @@
 //! `setup`: the Python environments the tests and the demo run ansible from.
 //!
 //! `.venv` holds the ansible-core the collection is developed against (plus proxmoxer
-//! and requests, which community.proxmox needs, for side-by-side comparisons);
+//! and requests, which community.proxmox needs, for side-by-side comparisons, and the
+//! ecosystem tools: antsibull-changelog, ansible-lint, ansible-builder);
 //! `.venv-2.17` the oldest ansible-core that `meta/runtime.yml` admits. Both are
 //! pinned, created from PyPI, and left alone when already right. Then community.proxmox
 //! 1.6 is put into build/anchor for the tests that compare against it.
@@ -15,7 +16,18 @@ use crate::repo;
 
 /// `(venv dir, pip requirements)`.
 pub const VENVS: [(&str, &[&str]); 2] = [
-    (".venv", &["ansible-core==2.19.14", "proxmoxer==2.3.0", "requests==2.34.2"]),
+    (
+        ".venv",
+        &[
+            "ansible-core==2.19.14",
+            "proxmoxer==2.3.0",
+            "requests==2.34.2",
+            // The ecosystem checks of `cargo collection test`: changelog, lint, EE.
+            "antsibull-changelog==0.36.0",
+            "ansible-lint==26.10.1",
+            "ansible-builder==3.2.0",
+        ],
+    ),
     (".venv-2.17", &["ansible-core==2.17.14"]),
 ];
 

@@ -1,16 +1,20 @@
 //! `test`: what CI runs. The venvs, the module binaries (debug: the suite exercises
-//! behaviour, not size), the docs check, the collection tarball installed where the
-//! end-to-end tests run it from, `ansible-test sanity` on it, then every test of the
-//! workspace.
+//! behaviour, not size), the docs check, the changelog check, ansible-lint of what
+//! users copy, the execution environment checks, the collection tarball installed where
+//! the end-to-end tests run it from, `ansible-test sanity` on it, then every test of
+//! the workspace.
 
 use anyhow::Result;
 
-use crate::{build, docs, galaxy, repo, sanity, setup};
+use crate::{build, changelog, docs, ee, galaxy, lint, repo, sanity, setup};
 
 pub fn test(extra: &[&str]) -> Result<()> {
     setup::setup()?;
     build::build(build::Profile::Debug)?;
     docs::check()?;
+    changelog::check()?;
+    lint::lint()?;
+    ee::check()?;
     galaxy::install_for_tests()?;
     // A sanity failure is reported after the tests, which run either way.
     let sanity = sanity::sanity(true, sanity::Scope::Ci);

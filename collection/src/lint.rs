@@ -1,0 +1,123 @@
+//! `lint`: what users copy passes ansible-lint's `production` profile — the shipped
+//! `playbooks/`, the example execution environment in `examples/`, and every YAML
+//! code block of `README.md`, extracted here so the README cannot drift from what is
+//! checked. The collection is linked into a collections path first, so every
+//! `ferrox.proxmox.*` module name must resolve. Settings: `.ansible-lint`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{Context, Result};
+
+use crate::repo;
+
+/// What ships to users and is linted as it is.
+const SHIPPED: [&str; 2] = ["playbooks", "examples"];
+
+pub fn lint() -> Result<()> {
+    let tool = repo::venv_tool("ansible-lint")?;
+    let work = repo::root().join("build/lint");
+    if work.exists() {
+        std::fs::remove_dir_all(&work).with_context(|| format!("clearing {}", work.display()))?;
+    }
+    let collections = work.join("collections");
+    link_collection(&collections)?;
+    let readme = std::fs::read_to_string(repo::root().join("README.md")).context("reading README.md")?;
+    let blocks = yaml_blocks(&readme);
+    let readme_dir = work.join("readme");
+    let mut paths: Vec<PathBuf> = SHIPPED.iter().map(|d| repo::root().join(d)).collect();
+    for (i, block) in blocks.iter().enumerate() {
+        let path = readme_dir.join(block_file(i + 1, &block.text));
+        std::fs::create_dir_all(path.parent().expect("a parent"))?;
+        std::fs::write(&path, format!("---\n# README.md line {}\n{}", block.line, block.text))?;
+        paths.push(path);
+    }
+    println!("ansible-lint: {} and {} YAML block(s) of README.md", SHIPPED.join("/, "), blocks.len());
+    let bin = tool.parent().expect("venv bin dir").to_path_buf();
+    let mut search = vec![bin];
+    search.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
+    let mut cmd = Command::new(&tool);
+    cmd.current_dir(repo::root())
+        .args(["--config-file", ".ansible-lint", "--nocolor"])
+        .args(&paths)
+        .env("PATH", std::env::join_paths(search)?)
+        .env("ANSIBLE_COLLECTIONS_PATH", &collections)
+        .env("ANSIBLE_HOME", work.join("ansible-home"));
+    repo::run(&mut cmd)
+}
+
+/// `<dir>/ansible_collections/ferrox/proxmox` -> the repository root.
+pub fn link_collection(dir: &Path) -> Result<()> {
+    let ns = dir.join("ansible_collections/ferrox");
+    std::fs::create_dir_all(&ns)?;
+    std::os::unix::fs::symlink(repo::root(), ns.join("proxmox")).context("linking the collection")?;
+    Ok(())
+}
+
+/// A fenced ```yaml block of a Markdown text, with the line its code starts on.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Block {
+    pub line: usize,
+    pub text: String,
+}
+
+/// Every ```yaml (or ```yml) fenced block.
+pub fn yaml_blocks(markdown: &str) -> Vec<Block> {
+    let mut blocks = Vec::new();
+    let mut open: Option<Block> = None;
+    for (n, line) in markdown.lines().enumerate() {
+        let fence = line.trim_start();
+        match &mut open {
+            None if matches!(fence.trim_end(), "```yaml" | "```yml") => {
+                open = Some(Block { line: n + 2, text: String::new() });
+            }
+            Some(_) if fence.trim_end() == "```" => blocks.push(open.take().expect("open")),
+            Some(block) => {
+                block.text.push_str(line);
+                block.text.push('\n');
+            }
+            None => {}
+        }
+    }
+    blocks
+}
+
+/// Where a block is written, which tells ansible-lint what it is: a playbook (a list of
+/// plays), a task list (under `tasks/`), or an execution environment definition.
+pub fn block_file(n: usize, text: &str) -> String {
+    let first_key = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#') && *l != "---")
+        .unwrap_or("");
+    if text.lines().any(|l| l.starts_with("images:") || l.starts_with("dependencies:")) {
+        format!("ee-{n}/execution-environment.yml")
+    } else if text.lines().any(|l| l.trim_start().starts_with("hosts:")) || !first_key.starts_with('-') {
+        format!("readme-{n}.yml")
+    } else {
+        format!("tasks/readme-{n}.yml")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MD: &str = "# T\n\n```sh\nls\n```\n\n```yaml\n- name: Play\n  hosts: localhost\n```\n\ntext\n\n```yml\n- name: A task\n  ferrox.proxmox.proxmox_vm_info: {}\n```\n";
+
+    #[test]
+    fn yaml_blocks_are_found_with_their_lines() {
+        let blocks = yaml_blocks(MD);
+        assert_eq!(blocks.len(), 2);
+        assert_eq!(blocks[0], Block { line: 8, text: "- name: Play\n  hosts: localhost\n".into() });
+        assert_eq!(blocks[1].line, 15);
+    }
+
+    #[test]
+    fn a_block_is_filed_as_what_it_is() {
+        let blocks = yaml_blocks(MD);
+        assert_eq!(block_file(1, &blocks[0].text), "readme-1.yml");
+        assert_eq!(block_file(2, &blocks[1].text), "tasks/readme-2.yml");
+        assert_eq!(block_file(3, "version: 3\nimages:\n  base_image: {}\n"), "ee-3/execution-environment.yml");
+    }
+}
