@@ -3,14 +3,16 @@
 //! real runs alike: PVE itself would only fail half-way (`volume ... does not exist`),
 //! and a dry run would have said yes. Failures name what is missing and what is there.
 //!
-//! Costs: one storage listing of the node when a task writes a drive, plus one content
-//! listing per storage holding a volume the task names. Listings the caller may not
+//! Costs: one storage listing of the node when a task writes a drive on a storage the
+//! cluster listing did not show ([`verify_listed`]), plus one content listing per
+//! storage holding a volume the task names. Listings the caller may not
 //! read (no `Datastore.Audit`) skip the check and leave PVE's own error to answer.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use crate::client::Client;
 use crate::propstring::{self, formats};
+use crate::vm::Storage;
 
 /// One thing a drive value needs to exist.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -134,11 +136,30 @@ fn list_or_none(items: &[&str]) -> String {
 
 /// Checks every reference of the `(key, value)` drive entries a task writes on `node`.
 pub fn verify<'a>(client: &Client, node: &str, entries: impl Iterator<Item = (&'a str, &'a str)>) -> Result<(), String> {
+    verify_listed(client, node, &[], entries)
+}
+
+/// [`verify`], given the storages the cluster listing (`/cluster/resources`) already
+/// showed: the node's own storage listing is asked for only when a referenced storage
+/// is not among them (that listing also shows storages the caller may only allocate
+/// on), so a task whose storages are listed costs no extra call.
+pub fn verify_listed<'a>(
+    client: &Client,
+    node: &str,
+    listed: &[Storage],
+    entries: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Result<(), String> {
     let refs: Vec<DriveRef> = entries.flat_map(|(k, v)| drive_refs(k, v)).collect();
     if refs.is_empty() {
         return Ok(());
     }
-    if let Ok(storages) = client.get(&format!("/nodes/{node}/storage"), &[]) {
+    let on_node: Vec<&Storage> = listed.iter().filter(|s| s.node == node).collect();
+    let storages = if refs.iter().all(|r| on_node.iter().any(|s| s.storage == r.storage())) {
+        Ok(Value::Array(on_node.iter().map(|s| json!({"storage": s.storage, "content": s.content.join(",")})).collect()))
+    } else {
+        client.get(&format!("/nodes/{node}/storage"), &[])
+    };
+    if let Ok(storages) = storages {
         for r in &refs {
             check_storage(&storages, node, r.key(), r.storage(), r.content())?;
         }

@@ -26,6 +26,8 @@ pub struct Ctx<'a> {
     pub guests: Vec<Guest>,
     /// The cluster's node names, from the same listing.
     pub nodes: Vec<String>,
+    /// The storages per node the caller may audit, from the same listing.
+    pub storages: Vec<vm::Storage>,
     pub check_mode: bool,
     pub warnings: Vec<String>,
     /// What the flow knew when planning, for the effects of a check-mode run.
@@ -42,6 +44,7 @@ impl<'a> Ctx<'a> {
             p,
             client,
             nodes: cluster.node_names(),
+            storages: cluster.storages,
             guests: cluster.guests,
             check_mode,
             warnings: Vec::new(),

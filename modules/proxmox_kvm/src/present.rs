@@ -332,7 +332,7 @@ pub(crate) fn check_drives<'v>(
     node: &str,
     entries: impl Iterator<Item = (&'v String, &'v String)>,
 ) -> Result<(), Failure> {
-    references::verify(ctx.client, node, entries.map(|(k, v)| (k.as_str(), v.as_str())))
+    references::verify_listed(ctx.client, node, &ctx.storages, entries.map(|(k, v)| (k.as_str(), v.as_str())))
         .map_err(Failure::new)
 }
 
