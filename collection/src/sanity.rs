@@ -111,8 +111,10 @@ pub fn sanity(fresh: bool, scope: Scope) -> Result<()> {
             for t in QUICK_2_17 {
                 cmd.args(["--test", t]);
             }
-        } else if !tree.join("changelogs/config.yaml").is_file() {
-            // The changelog test needs changelogs/config.yaml (antsibull-changelog's).
+        } else {
+            // `cargo collection changelog check` lints the changelog with the
+            // antsibull-changelog of .venv; ansible-test's copy of that check would
+            // install antsibull-changelog into a venv of its own first.
             cmd.args(["--skip-test", "changelog"]);
         }
         let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
