@@ -365,7 +365,7 @@ pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
                 _ => Vec::new(),
             };
             Err(Failure::new(format!(
-                "pool {pool} does not exist (pools: {}); create it first (pveum pool add {pool}) or leave pool out",
+                "pool '{pool}' does not exist (pools: {}); create it first (pveum pool add {pool}) or leave pool out",
                 if known.is_empty() { "none visible".to_string() } else { known.join(", ") }
             )))
         }

@@ -111,16 +111,20 @@ fn locked_vm_and_missing_privileges_are_named() {
 #[test]
 fn unknown_storage_bridge_and_iso_fail_without_leaving_a_vm() {
     let env = Env::start();
-    // PVE itself accepts an unknown bridge; the module checks the node's bridges.
-    let cases = [("scsi", "scsi0: nosuch:8"), ("ide", "ide2: isos:iso/nope.iso,media=cdrom"), ("net", "net0: virtio,bridge=vmbr9")];
-    for (i, (option, value)) in cases.iter().enumerate() {
+    // PVE itself accepts an unknown bridge; the module checks the node's bridges, and
+    // the storages and ISO images, before anything is written.
+    let cases = [
+        ("scsi", "scsi0: nosuch:8", "scsi0: storage nosuch does not exist on node pve1; storages for disk images there: "),
+        ("ide", "ide2: isos:iso/nope.iso,media=cdrom", "ide2: volume isos:iso/nope.iso does not exist on node pve1; ISO images on storage isos: "),
+        ("net", "net0: virtio,bridge=vmbr9", "net0: bridge vmbr9 does not exist on node pve1"),
+    ];
+    for (i, (option, value, expected)) in cases.iter().enumerate() {
         let name = format!("bad{i}");
         let play = env.play(&format!("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: {name}\n    {option}:\n      {value}\n"));
         let t = play.task("c");
         eprintln!("{option}: {}", t.msg());
         assert!(t.failed, "{option}: {}", t.result);
-        let expected = if *option == "net" { "net0: bridge vmbr9 does not exist on node pve1".to_string() } else { format!("creation of qemu VM {name} with vmid") };
-        assert!(t.msg().starts_with(&expected), "{}", t.msg());
+        assert!(t.msg().starts_with(expected), "{}", t.msg());
         assert_eq!(vms_named(&env, &name), 0, "no VM left behind");
     }
 }

@@ -47,7 +47,7 @@ fn a_storage_must_be_on_the_node_and_hold_disk_images() {
 fn a_missing_pool_and_a_linked_clone_of_a_plain_vm_fail_before_any_write() {
     let env = Env::start();
     let msg = refused_alike(&env, "- name: t\n  ferrox.proxmox.proxmox_kvm: {node: pve1, name: web9, pool: nosuch}\n");
-    assert!(msg.starts_with("pool nosuch does not exist (pools: "), "{msg}");
+    assert!(msg.starts_with("pool 'nosuch' does not exist (pools: "), "{msg}");
     let msg = refused_alike(&env, "- name: t\n  ferrox.proxmox.proxmox_kvm: {clone: web01, name: web9, full: false}\n");
     assert!(msg.contains("VM 100 is not a template, and a linked clone (full: false) needs one"), "{msg}");
 }
