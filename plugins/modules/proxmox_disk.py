@@ -562,8 +562,8 @@ unused_volume:
 known_after_apply:
   description:
     - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the volume of a disk still to be allocated or moved; the
-      size of an imported or EFI disk); they are null in the result, and the config values in RV(diff) and RV(disk_config) show C((known after apply)) in their
-      place.
+      size of an imported or EFI disk); they are null in the result, and the config values in the C(diff) and RV(disk_config) show C((known after apply)) in
+      their place.
   returned: check mode, when such a value is part of the result
   type: list
   elements: str

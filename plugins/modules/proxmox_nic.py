@@ -298,7 +298,7 @@ pending:
 known_after_apply:
   description:
     - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the MAC of a new NIC without O(mac)); they are null in the
-      result, and the config values in RV(diff) and RV(nic_config) show C((known after apply)) in their place.
+      result, and the config values in the C(diff) and RV(nic_config) show C((known after apply)) in their place.
   returned: check mode, when such a value is part of the result
   type: list
   elements: str
