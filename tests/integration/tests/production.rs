@@ -133,9 +133,9 @@ fn a_vm_is_created_and_cloned_into_a_pool() {
         "    node: pve1\n    name: web04\n    vmid: 142\n    pool: nope\n",
     ));
     assert!(bad.task("t").failed);
-    // Checked before any write (PVE would answer `pool 'nope' does not exist`).
+    // Checked before any write, in PVE's words, with the pools that do exist.
     assert!(
-        bad.task("t").msg().contains("pool nope does not exist"),
+        bad.task("t").msg().contains("pool 'nope' does not exist (pools: prod, web)"),
         "{}",
         bad.task("t").msg()
     );
