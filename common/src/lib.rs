@@ -16,6 +16,7 @@
 //! - [`recover`]: after a lost answer, finding out from the cluster what PVE did.
 //! - [`hotplug`]: which changes a running VM takes at once and which stay pending.
 //! - [`vm`]: finding a VM by vmid or name, and its node.
+//! - [`per_node`]: by-name lookups where a node is given (one template per node, same name).
 //! - [`propstring`]: PVE property strings (`virtio=..,bridge=vmbr0`), parse, format, compare.
 //! - [`size`]: disk sizes as PVE spells them.
 //! - [`diff`]: before/after rendering for `--diff`.
@@ -32,6 +33,7 @@ pub mod docs;
 pub mod hotplug;
 pub mod mask;
 pub mod options;
+pub mod per_node;
 pub mod plan;
 pub mod propstring;
 pub mod protocol;

@@ -185,6 +185,8 @@ options:
     description:
       - "Name of the VM to clone (with O(vmid) set, any value: O(vmid) is the source). The rest of the task (cores, memory, net, cloud-init, ...) is applied to
         the clone in the same run."
+      - When several VMs have that name (one template per node with local storage), the one on the node the clone is to be made on (O(target), else O(node)) is
+        cloned; the module fails listing the candidates per node when that node holds none or several.
     type: str
   cores:
     description:
@@ -359,8 +361,8 @@ options:
     type: int
   name:
     description:
-      - "Name of the VM. Also how the VM is found when O(vmid) is not given: only QEMU VMs are considered, and several VMs with that name make the module fail
-        with a list of their vmids."
+      - "Name of the VM. Also how the VM is found when O(vmid) is not given: only QEMU VMs are considered. When several VMs have that name and O(node) is
+        given, the one on O(node) is meant; otherwise (or when O(node) holds none or several of them) the module fails with a list of their vmids."
       - When cloning, the name of the new VM.
     type: str
   nameservers:

@@ -18,9 +18,11 @@ use crate::wanted;
 pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
     let p = ctx.p;
     let clone_name = p.str("clone").unwrap_or_default().to_string();
+    // The node the clone is to be made on picks among same-named templates.
+    let clone_node = p.non_empty("target").or(p.non_empty("node"));
     let source = match p.int("vmid").filter(|id| *id != 0) {
         Some(id) => ctx.qemu_by_vmid(id)?,
-        None => ctx.qemu_named(Some(&clone_name))?,
+        None => ctx.qemu_named(Some(&clone_name), clone_node)?,
     }
     .ok_or_else(|| {
         Failure::new(format!(
@@ -31,7 +33,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
     let existing = match p.int("newid") {
         Some(id) => ctx.qemu_by_vmid(id)?,
         None => ctx
-            .qemu_named(p.str("name"))?
+            .qemu_named(p.str("name"), clone_node)?
             .filter(|g| g.vmid != source.vmid),
     };
     let mut wanted = wanted::config(p)?;

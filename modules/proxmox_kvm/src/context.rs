@@ -8,6 +8,7 @@ use std::time::Duration;
 use ferrox_common::client::Client;
 use ferrox_common::options::Params;
 use ferrox_common::protocol::{Failure, Output};
+use ferrox_common::per_node;
 use ferrox_common::vm::{self, Guest, GuestType};
 use serde_json::Value;
 
@@ -58,11 +59,14 @@ impl<'a> Ctx<'a> {
         self.p.int("timeout").unwrap_or(30) as u64
     }
 
-    /// The VM the task names: by `vmid`, else by `name` (QEMU VMs only).
+    /// The VM the task names: by `vmid`, else by `name` (QEMU VMs only; when several
+    /// share the name, the one on `node`, except for `migrate`, whose `node` is the
+    /// destination).
     pub fn target(&self) -> Result<Option<Guest>, Failure> {
         match self.p.int("vmid").filter(|id| *id != 0) {
             Some(id) => self.qemu_by_vmid(id),
-            None => self.qemu_named(self.p.str("name")),
+            None if self.p.flag("migrate") => self.qemu_named(self.p.str("name"), None),
+            None => self.qemu_named(self.p.str("name"), self.p.non_empty("node")),
         }
     }
 
@@ -80,9 +84,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    pub fn qemu_named(&self, name: Option<&str>) -> Result<Option<Guest>, Failure> {
+    /// The QEMU VM with this name; when several have it, the one on `node` (if given).
+    pub fn qemu_named(&self, name: Option<&str>, node: Option<&str>) -> Result<Option<Guest>, Failure> {
         match name {
-            Some(n) => vm::qemu_by_name(&self.guests, n)
+            Some(n) => per_node::qemu_by_name_on(&self.guests, n, node)
                 .map(|g| g.cloned())
                 .map_err(Failure::new),
             None => Ok(None),

@@ -89,7 +89,7 @@ fn vm_config() -> Vec<Opt> {
         Opt::int("migrate_downtime").desc("Maximum tolerated downtime (seconds) for migrations."),
         Opt::int("migrate_speed").desc("Maximum speed (MB/s) for migrations (0 means no limit)."),
         Opt::str("name")
-            .desc("Name of the VM. Also how the VM is found when O(vmid) is not given: only QEMU VMs are considered, and several VMs with that name make the module fail with a list of their vmids.")
+            .desc("Name of the VM. Also how the VM is found when O(vmid) is not given: only QEMU VMs are considered. When several VMs have that name and O(node) is given, the one on O(node) is meant; otherwise (or when O(node) holds none or several of them) the module fails with a list of their vmids.")
             .desc("When cloning, the name of the new VM."),
         bool_key("numa_enabled", "Enable NUMA (sent as the C(numa) config key)."),
         bool_key("onboot", "Start the VM when the node boots."),
@@ -217,7 +217,8 @@ fn control() -> Vec<Opt> {
             .choices(&["keep", "reboot"])
             .added("0.1.0")
             .desc("What to do when an update of a running VM leaves changes pending (PVE could not hotplug them). V(keep) leaves them pending and lists them in RV(pending); V(reboot) reboots the VM so they take effect."),
-        Opt::str("clone").desc("Name of the VM to clone (with O(vmid) set, any value: O(vmid) is the source). The rest of the task (cores, memory, net, cloud-init, ...) is applied to the clone in the same run."),
+        Opt::str("clone").desc("Name of the VM to clone (with O(vmid) set, any value: O(vmid) is the source). The rest of the task (cores, memory, net, cloud-init, ...) is applied to the clone in the same run.")
+            .desc("When several VMs have that name (one template per node with local storage), the one on the node the clone is to be made on (O(target), else O(node)) is cloned; the module fails listing the candidates per node when that node holds none or several."),
         Opt::vmid("newid").desc("vmid of the clone. When not set, a VM named O(name) is taken to be the clone; otherwise a free id is allocated."),
         Opt::bool("full").default(true).desc("Full clone (V(true)) or linked clone (V(false), from a template)."),
         Opt::str("format")

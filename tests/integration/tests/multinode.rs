@@ -1,0 +1,120 @@
+//! Multi-node clusters as they are run: local storage on each node, one template per
+//! node under the same name, clones that must end on another node.
+
+use std::collections::BTreeMap;
+
+use ferrox_integration::{Env, Play, PlayOpts};
+use pvesim::scenario::{GuestSpec, Scenario};
+use serde_json::json;
+
+/// The default cluster with its template on pve1's local-lvm (not the shared vmdata),
+/// plus, with `twin`, a template of the same name on pve2's local-lvm (vmid 9001).
+fn local_templates(twin: bool) -> Scenario {
+    let mut s = Scenario::default_cluster();
+    let t = s.guests.iter_mut().find(|g| g.vmid == 9000).unwrap();
+    t.config.insert("scsi0".into(), json!("local-lvm:base-9000-disk-0,discard=on,size=3G"));
+    t.config.insert("ide2".into(), json!("local-lvm:vm-9000-cloudinit,media=cdrom"));
+    if twin {
+        let mut other: GuestSpec = t.clone();
+        other.vmid = 9001;
+        other.node = "pve2".into();
+        other.config.insert("scsi0".into(), json!("local-lvm:base-9001-disk-0,discard=on,size=3G"));
+        other.config.insert("ide2".into(), json!("local-lvm:vm-9001-cloudinit,media=cdrom"));
+        s.guests.push(other);
+    }
+    s
+}
+
+fn start(scenario: Scenario) -> Env {
+    Env::start_with(pvesim::SimConfig { scenario, ..Default::default() })
+}
+
+/// The cluster's QEMU VMs whose name starts with `prefix`: name -> [(vmid, node)].
+fn vms_named(env: &Env, prefix: &str) -> BTreeMap<String, Vec<(u64, String)>> {
+    let mut out: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
+    for g in env.api_get("/cluster/resources?type=vm").as_array().unwrap() {
+        if let Some(name) = g["name"].as_str().filter(|n| n.starts_with(prefix)) {
+            out.entry(name.to_string())
+                .or_default()
+                .push((g["vmid"].as_u64().unwrap(), g["node"].as_str().unwrap().to_string()));
+        }
+    }
+    out
+}
+
+fn fleet(env: &Env, tasks: &str, hosts: usize, forks: usize) -> Play {
+    let inventory: String = (1..=hosts)
+        .map(|i| format!("h{i:02} ansible_connection=local pve_node=pve{}\n", 1 + i % 2))
+        .collect();
+    let opts = PlayOpts {
+        hosts: Some(("all".into(), format!("[all]\n{inventory}"))),
+        env: vec![("ANSIBLE_FORKS".into(), forks.to_string())],
+        ..Default::default()
+    };
+    env.play_with(tasks, &opts)
+}
+
+fn failures(play: &Play) -> Vec<String> {
+    play.results.iter().filter(|r| r.failed).map(|r| format!("{}: {}", r.host, r.msg())).collect()
+}
+
+fn changed(play: &Play) -> usize {
+    play.results.iter().filter(|r| r.changed).count()
+}
+
+const FLEET: &str = r#"
+- name: clone
+  ferrox.proxmox.proxmox_kvm:
+    clone: base-debian13
+    name: "fleet-{{ inventory_hostname }}"
+    node: "{{ pve_node }}"
+    cores: 4
+    timeout: 120
+"#;
+
+/// Ten clones by name, half on each node, each from its own node's template (the only
+/// way a clone lands on the node without `target`); a rerun changes nothing.
+#[test]
+fn a_fleet_clones_each_vm_from_its_own_nodes_template() {
+    let env = start(local_templates(true));
+    let first = fleet(&env, FLEET, 10, 5);
+    assert_eq!(failures(&first), Vec::<String>::new(), "{}", first.transcript());
+    assert_eq!(changed(&first), 10);
+    let vms = vms_named(&env, "fleet-");
+    assert_eq!(vms.len(), 10, "{vms:?}");
+    for (name, list) in &vms {
+        assert_eq!(list.len(), 1, "one VM per name: {name} {list:?}");
+        let host: usize = name.trim_start_matches("fleet-h").parse().unwrap();
+        let (vmid, node) = &list[0];
+        assert_eq!(node, &format!("pve{}", 1 + host % 2), "{name}");
+        let config = env.api_get(&format!("/nodes/{node}/qemu/{vmid}/config"));
+        assert!(config["scsi0"].as_str().unwrap().starts_with(&format!("local-lvm:vm-{vmid}-disk-")), "{config}");
+        assert_eq!(config["cores"], json!(4));
+    }
+    for r in &first.results {
+        let from = if r.host.trim_start_matches('h').parse::<usize>().unwrap() % 2 == 1 { 9001 } else { 9000 };
+        assert!(r.msg().ends_with(&format!("cloned from vm with vmid {from}")), "{}: {}", r.host, r.msg());
+    }
+
+    let again = fleet(&env, FLEET, 10, 5);
+    assert_eq!(failures(&again), Vec::<String>::new());
+    assert_eq!(changed(&again), 0, "{}", again.transcript());
+}
+
+/// Still ambiguous on the node: the message lists the candidates per node.
+#[test]
+fn same_named_templates_without_one_on_the_node_are_listed_per_node() {
+    let mut scenario = local_templates(true);
+    let mut third = scenario.guests.iter().find(|g| g.vmid == 9001).unwrap().clone();
+    third.vmid = 9002;
+    third.config.insert("scsi0".into(), json!("local-lvm:base-9002-disk-0,size=3G"));
+    third.config.insert("ide2".into(), json!("none,media=cdrom"));
+    scenario.guests.push(third);
+    let env = start(scenario);
+    let play = env.play("- name: t\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: x\n    node: pve2\n");
+    assert_eq!(
+        play.task("t").msg(),
+        "Multiple VMs with name base-debian13 found (pve1: 9000; pve2: 9001, 9002), 2 of them on node pve2: provide vmid instead"
+    );
+    assert!(vms_named(&env, "x").is_empty());
+}
