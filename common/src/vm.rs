@@ -5,6 +5,8 @@
 
 use std::time::{Duration, Instant};
 
+use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::client::{ApiError, ApiErrorKind, Client};
@@ -16,7 +18,7 @@ pub enum GuestType {
     Lxc,
 }
 
-/// One guest as `/cluster/resources` lists it.
+/// One guest as `/cluster/resources` lists it: only the fields the modules use.
 #[derive(Debug, Clone)]
 pub struct Guest {
     pub vmid: u32,
@@ -26,14 +28,14 @@ pub struct Guest {
     pub name: Option<String>,
     pub status: Option<String>,
     pub template: bool,
-    /// The record as PVE sent it.
-    pub raw: Value,
+    /// The config lock (`backup`, `migrate`, ...), if any.
+    pub lock: Option<String>,
 }
 
 /// All guests of the cluster, from one `GET /cluster/resources?type=vm`.
 pub fn list(client: &Client) -> Result<Vec<Guest>, ApiError> {
-    let data = client.get("/cluster/resources", &[("type", "vm".to_string())])?;
-    parse_resources(&data)
+    let listing: Cluster = client.get_decoded("/cluster/resources", &[("type", "vm".to_string())])?;
+    Ok(listing.guests)
 }
 
 /// A node as `/cluster/resources` lists it (listed whatever the caller's rights).
@@ -77,90 +79,178 @@ impl Cluster {
     pub fn storages_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Storage> + 'a {
         self.storages.iter().filter(move |s| s.node == node)
     }
+
+    fn add(&mut self, entry: Entry) {
+        match entry.kind.as_str() {
+            Some("qemu" | "lxc") => self.guests.extend(entry.into_guest()),
+            Some("node") => {
+                if let Some(name) = entry.node.text() {
+                    self.nodes.push(Node { name, status: entry.status.text().unwrap_or_default() });
+                }
+            }
+            Some("storage") => {
+                if let (Some(storage), Some(node)) = (entry.storage.text(), entry.node.text()) {
+                    let content = entry.content.text().unwrap_or_default();
+                    let content = content.split(',').filter(|c| !c.is_empty()).map(str::to_string).collect();
+                    self.storages.push(Storage { storage, node, content });
+                }
+            }
+            _ => {}
+        }
+    }
 }
 
-/// Guests, nodes and storages from one unfiltered `GET /cluster/resources`.
+/// Guests, nodes and storages from one unfiltered `GET /cluster/resources`, decoded as
+/// the answer arrives (only the fields above; other types skipped).
 pub fn cluster(client: &Client) -> Result<Cluster, ApiError> {
-    let data = client.get("/cluster/resources", &[])?;
-    parse_cluster(&data)
+    client.get_decoded("/cluster/resources", &[])
 }
 
 /// The guests, nodes and storages in a `/cluster/resources` answer (other types skipped).
 pub fn parse_cluster(data: &Value) -> Result<Cluster, ApiError> {
-    let guests = parse_resources(data)?;
-    let items = data.as_array().map(Vec::as_slice).unwrap_or_default();
-    let text = |item: &Value, key: &str| item.get(key).and_then(Value::as_str).map(str::to_string);
-    let of_type = |t: &'static str| {
-        items
-            .iter()
-            .filter(move |i| i.get("type").and_then(Value::as_str) == Some(t))
-    };
-    let nodes = of_type("node")
-        .filter_map(|i| {
-            Some(Node {
-                name: text(i, "node")?,
-                status: text(i, "status").unwrap_or_default(),
-            })
-        })
-        .collect();
-    let storages = of_type("storage")
-        .filter_map(|i| {
-            Some(Storage {
-                storage: text(i, "storage")?,
-                node: text(i, "node")?,
-                content: text(i, "content")
-                    .unwrap_or_default()
-                    .split(',')
-                    .filter(|c| !c.is_empty())
-                    .map(str::to_string)
-                    .collect(),
-            })
-        })
-        .collect();
-    Ok(Cluster {
-        guests,
-        nodes,
-        storages,
+    Cluster::deserialize(data).map_err(|e| {
+        ApiError::other(ApiErrorKind::Other, format!("/cluster/resources did not answer with a list ({e}): {data}"))
     })
 }
 
 /// The guests in a `/cluster/resources` answer; entries of other types are skipped.
 pub fn parse_resources(data: &Value) -> Result<Vec<Guest>, ApiError> {
-    let items = data.as_array().ok_or_else(|| {
-        ApiError::other(ApiErrorKind::Other, format!("/cluster/resources did not answer with a list: {data}"))
-    })?;
-    Ok(items.iter().filter_map(parse_guest).collect())
+    Ok(parse_cluster(data)?.guests)
 }
 
-/// One entry: `vmid` may be a number or a string, `template` 0/1, `name` may be missing
-/// (a VM created moments ago is listed before its node's next status broadcast).
-fn parse_guest(item: &Value) -> Option<Guest> {
-    let kind = match item.get("type")?.as_str()? {
-        "qemu" => GuestType::Qemu,
-        "lxc" => GuestType::Lxc,
-        _ => return None,
-    };
-    let vmid = match item.get("vmid")? {
-        Value::Number(n) => u32::try_from(n.as_u64()?).ok()?,
-        Value::String(s) => s.trim().parse().ok()?,
-        _ => return None,
-    };
-    let text = |key: &str| item.get(key).and_then(Value::as_str).map(str::to_string);
-    let template = match item.get("template") {
-        Some(Value::Number(n)) => n.as_i64() == Some(1),
-        Some(Value::Bool(b)) => *b,
-        Some(Value::String(s)) => s == "1",
-        _ => false,
-    };
-    Some(Guest {
-        vmid,
-        node: text("node")?,
-        kind,
-        name: text("name").filter(|n| !n.is_empty()),
-        status: text("status"),
-        template,
-        raw: item.clone(),
-    })
+/// A `/cluster/resources` list decoded one entry at a time: each entry is reduced to
+/// what [`Cluster`] keeps before the next is read, so no tree of the whole list exists.
+impl<'de> Deserialize<'de> for Cluster {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Cluster, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = Cluster;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of cluster resources")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Cluster, A::Error> {
+                let mut cluster = Cluster::default();
+                while let Some(entry) = seq.next_element::<Entry>()? {
+                    cluster.add(entry);
+                }
+                Ok(cluster)
+            }
+        }
+        d.deserialize_seq(Entries)
+    }
+}
+
+/// The fields of one `/cluster/resources` entry the modules use; the rest is skipped
+/// unread. `vmid` may be a number or a string, `template` 0/1, `name` may be missing (a
+/// VM created moments ago is listed before its node's next status broadcast).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Entry {
+    #[serde(rename = "type")]
+    kind: Loose,
+    vmid: Loose,
+    node: Loose,
+    name: Loose,
+    status: Loose,
+    template: Loose,
+    lock: Loose,
+    storage: Loose,
+    content: Loose,
+}
+
+impl Entry {
+    fn into_guest(self) -> Option<Guest> {
+        let kind = match self.kind.as_str()? {
+            "qemu" => GuestType::Qemu,
+            "lxc" => GuestType::Lxc,
+            _ => return None,
+        };
+        let vmid = match self.vmid {
+            Loose::Int(n) => u32::try_from(n).ok()?,
+            Loose::Text(s) => s.trim().parse().ok()?,
+            _ => return None,
+        };
+        let template = match self.template {
+            Loose::Int(n) => n == 1,
+            Loose::Bool(b) => b,
+            Loose::Text(s) => s == "1",
+            Loose::Other => false,
+        };
+        Some(Guest {
+            vmid,
+            node: self.node.text()?,
+            kind,
+            name: self.name.text().filter(|n| !n.is_empty()),
+            status: self.status.text(),
+            template,
+            lock: self.lock.text().filter(|l| !l.is_empty()),
+        })
+    }
+}
+
+/// A scalar PVE sends as a number, a string or a boolean depending on version and path.
+#[derive(Default)]
+enum Loose {
+    Int(i64),
+    Text(String),
+    Bool(bool),
+    #[default]
+    Other,
+}
+
+impl Loose {
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Loose::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The string, if PVE sent one (as before: anything else counts as absent).
+    fn text(self) -> Option<String> {
+        match self {
+            Loose::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Loose {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Loose, D::Error> {
+        struct Scalar;
+        impl<'de> Visitor<'de> for Scalar {
+            type Value = Loose;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number, string or boolean")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Loose, E> {
+                Ok(Loose::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Loose, E> {
+                Ok(i64::try_from(v).map_or(Loose::Other, Loose::Int))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Loose, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Loose, E> {
+                Ok(Loose::Text(v.to_string()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Loose, E> {
+                Ok(Loose::Bool(v))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Loose, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Loose, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Loose::Other)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Loose, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Loose::Other)
+            }
+        }
+        d.deserialize_any(Scalar)
+    }
 }
 
 /// Waits until `vmid` is listed in `/cluster/resources` (the cluster-wide VM list) — with
@@ -316,6 +406,18 @@ mod tests {
             .collect();
         assert_eq!(on_pve1, vec![("local-lvm", true), ("local", false)]);
         assert_eq!(c.storages_on("pve2").count(), 0);
+    }
+
+    #[test]
+    fn only_the_used_fields_are_kept_and_odd_types_are_absent() {
+        let c = parse_cluster(&json!([
+            {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1", "name": "web", "lock": "backup",
+             "maxmem": 2147483648u64, "tags": ["odd"], "hastate": {"x": 1}, "cpu": 0.5},
+            {"id": "qemu/101", "type": "qemu", "vmid": 101, "node": "pve1", "name": 7, "lock": ""},
+        ]))
+        .unwrap();
+        assert_eq!(c.guests[0].lock.as_deref(), Some("backup"));
+        assert_eq!((c.guests[1].name.as_deref(), c.guests[1].lock.as_deref()), (None, None));
     }
 
     #[test]

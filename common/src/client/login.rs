@@ -9,7 +9,7 @@ impl Client {
     pub(super) fn login(&self, user: &str, password: &str, otp: Option<&str>) -> Result<Credentials, ApiError> {
         let url = format!("{}/access/ticket", self.base_url);
         let rejected = || ApiError::other(ApiErrorKind::Auth, format!("Couldn't authenticate user: {user} to {url}"));
-        let ask = |form: &[(&str, String)]| match self.send(Method::Post, "/access/ticket", form, Answer::Data) {
+        let ask = |form: &[(&str, String)]| match self.send_value(Method::Post, "/access/ticket", form, Answer::Data) {
             Ok(data) => Ok(auth::parse_login(&data)),
             Err(e) if e.is_status(401) || e.is_status(400) => Ok(Login::Rejected),
             Err(e) if e.kind == ApiErrorKind::Http => Err(ApiError::other(

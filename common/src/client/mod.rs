@@ -23,7 +23,10 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
+use std::io::Read;
 use ureq::unversioned::resolver::DefaultResolver;
 use ureq::unversioned::transport::{Connector, TcpConnector};
 
@@ -265,8 +268,51 @@ impl Client {
         self.timeout_secs
     }
 
-    /// One API call, retried per [`retry::next_pause`].
+    /// One API call, retried per [`retry::next_pause`]; its answer as a JSON value.
     fn call(&self, method: Method, path: &str, fields: Fields, answer: Answer) -> Result<Value, ApiError> {
+        let data = self.call_decoded(method, path, fields, &mut |body| decode_value(body, answer))?;
+        if let Some(upid) = data.as_str().filter(|s| s.starts_with("UPID:")) {
+            if let Ok(mut u) = self.upids.lock() {
+                u.push(upid.to_string());
+            }
+        }
+        Ok(data)
+    }
+
+    /// GET whose `data` is decoded by `T` straight from the (decompressed) answer as it
+    /// arrives: no JSON tree of the whole answer is built, so a `T` that keeps only the
+    /// fields it needs keeps memory bounded by what it keeps, not by the cluster. With a
+    /// plan (check mode), the plan's view of the answer is decoded instead.
+    pub fn get_decoded<T: DeserializeOwned>(&self, path: &str, query: Fields) -> Result<T, ApiError> {
+        if self.plan.is_some() {
+            let data = self.get(path, query)?;
+            return T::deserialize(data).map_err(|e| self.undecodable(Method::Get, path, &e));
+        }
+        self.call_decoded(Method::Get, path, query, &mut |body| {
+            let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(64 * 1024, body));
+            let envelope = Envelope::<T>::deserialize(&mut de)?;
+            de.end()?;
+            Ok(envelope.data)
+        })
+    }
+
+    /// GET of a list answer keeping only the entries `keep` accepts, decoded one entry at
+    /// a time as the answer arrives: memory holds the kept entries, never the whole list.
+    pub fn get_kept(&self, path: &str, query: Fields, keep: &dyn Fn(&Value) -> bool) -> Result<Vec<Value>, ApiError> {
+        if self.plan.is_some() {
+            let data = self.get(path, query)?;
+            return KeptSeed(keep).deserialize(data).map_err(|e| self.undecodable(Method::Get, path, &e));
+        }
+        self.call_decoded(Method::Get, path, query, &mut |body| {
+            let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(64 * 1024, body));
+            let kept = EnvelopeSeed(KeptSeed(keep)).deserialize(&mut de)?;
+            de.end()?;
+            Ok(kept)
+        })
+    }
+
+    /// One API call with its answer decoded by `decode`, retried per [`retry::next_pause`].
+    fn call_decoded<R>(&self, method: Method, path: &str, fields: Fields, decode: Decoder<R>) -> Result<R, ApiError> {
         if self.plan.is_some() && method != Method::Get {
             // A plan is only ever given in check mode: a write here is a bug, never sent.
             return Err(ApiError::other(
@@ -277,15 +323,8 @@ impl Client {
         let started = Instant::now();
         let mut attempt = 1;
         loop {
-            match self.send(method, path, fields, answer) {
-                Ok(data) => {
-                    if let Some(upid) = data.as_str().filter(|s| s.starts_with("UPID:")) {
-                        if let Ok(mut u) = self.upids.lock() {
-                            u.push(upid.to_string());
-                        }
-                    }
-                    return Ok(data);
-                }
+            match self.send(method, path, fields, decode) {
+                Ok(data) => return Ok(data),
                 Err(e) => {
                     let pause =
                         retry::next_pause(method.as_str(), attempt, &e, started.elapsed(), self.retry_budget(), retry::jitter());
@@ -306,43 +345,54 @@ impl Client {
         }
     }
 
-    /// One HTTP request and its `data` (or whole envelope).
-    fn send(&self, method: Method, path: &str, fields: Fields, answer: Answer) -> Result<Value, ApiError> {
+    /// One HTTP request (not retried) and its answer as a JSON value.
+    fn send_value(&self, method: Method, path: &str, fields: Fields, answer: Answer) -> Result<Value, ApiError> {
+        self.send(method, path, fields, &mut |body| decode_value(body, answer))
+    }
+
+    /// One HTTP request, its answer decoded by `decode` as the body arrives.
+    fn send<R>(&self, method: Method, path: &str, fields: Fields, decode: Decoder<R>) -> Result<R, ApiError> {
         self.sent.fetch_add(1, Ordering::Relaxed);
         self.observed.clear();
         self.progress.clear();
         let started = Instant::now();
         let exchanged = self.exchange(method, path, fields);
-        trace::record(method.as_str(), path, exchanged.as_ref().ok().map(|(s, _)| *s), started.elapsed());
-        let (status, body) = exchanged.map_err(|e| self.transport_error(method, path, e, started.elapsed()))?;
+        trace::record(method.as_str(), path, exchanged.as_ref().ok().map(|r| r.status().as_u16()), started.elapsed());
+        let mut response = exchanged.map_err(|e| self.transport_error(method, path, e, started.elapsed()))?;
+        let status = response.status().as_u16();
+        let body = response.body_mut().with_config().limit(MAX_BODY);
         if status >= 400 {
-            return Err(self.http_error(status, &body));
+            let text = body.read_to_string().unwrap_or_default();
+            return Err(self.http_error(status, &text));
         }
-        if body.trim().is_empty() {
-            return Ok(Value::Null);
+        let mut reader = Watched { inner: body.reader(), error: None };
+        let decoded = decode(&mut reader);
+        match (decoded, reader.error.take()) {
+            (Ok(data), _) => Ok(data),
+            (Err(_), Some(io)) => {
+                let e = io.downcast::<ureq::Error>().unwrap_or_else(ureq::Error::Io);
+                Err(self.transport_error(method, path, e, started.elapsed()))
+            }
+            (Err(e), None) => Err(self.undecodable(method, path, &e)),
         }
-        let envelope: Value = serde_json::from_str(&body).map_err(|e| {
-            let start: String = body.chars().take(120).collect();
-            ApiError::other(
-                ApiErrorKind::Other,
-                format!(
-                    "{} {path} at {}: the answer is not JSON ({e}): {start}. Check that api_host and api_port point at the Proxmox VE API.",
-                    method.as_str(),
-                    self.endpoint.origin()
-                ),
-            )
-        })?;
-        Ok(match (answer, envelope) {
-            (Answer::Envelope, envelope) => envelope,
-            (Answer::Data, Value::Object(mut map)) => map.remove("data").unwrap_or(Value::Null),
-            (Answer::Data, _) => Value::Null,
-        })
     }
 
-    /// Sends the request; returns the status and the body text.
-    fn exchange(&self, method: Method, path: &str, fields: Fields) -> Result<(u16, String), ureq::Error> {
+    /// An answer that is not the JSON expected (not JSON at all, or not PVE's shape).
+    fn undecodable(&self, method: Method, path: &str, e: &serde_json::Error) -> ApiError {
+        ApiError::other(
+            ApiErrorKind::Other,
+            format!(
+                "{} {path} at {}: the answer is not the JSON expected ({e}). Check that api_host and api_port point at the Proxmox VE API.",
+                method.as_str(),
+                self.endpoint.origin()
+            ),
+        )
+    }
+
+    /// Sends the request; the response's body is left unread.
+    fn exchange(&self, method: Method, path: &str, fields: Fields) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
         let headers = self.credentials.headers(method != Method::Get);
-        let mut response = if method.has_body() {
+        if method.has_body() {
             let url = url::request_url(&self.base_url, path, &[]);
             let mut req = match method {
                 Method::Put => self.agent.put(&url),
@@ -351,7 +401,7 @@ impl Client {
             for (k, v) in &headers {
                 req = req.header(*k, v);
             }
-            req.content_type("application/x-www-form-urlencoded").send(url::encode_fields(fields))?
+            req.content_type("application/x-www-form-urlencoded").send(url::encode_fields(fields))
         } else {
             let url = url::request_url(&self.base_url, path, fields);
             let mut req = match method {
@@ -361,11 +411,8 @@ impl Client {
             for (k, v) in &headers {
                 req = req.header(*k, v);
             }
-            req.call()?
-        };
-        let status = response.status().as_u16();
-        let body = response.body_mut().with_config().limit(MAX_BODY).read_to_string()?;
-        Ok((status, body))
+            req.call()
+        }
     }
 
     /// An HTTP error status as 1.6 rendered it, with PVE's text from the body's
@@ -486,5 +533,105 @@ fn tls_detail(e: &ureq::Error) -> String {
     match e {
         ureq::Error::Io(io) => io.get_ref().map(|inner| inner.to_string()).unwrap_or_else(|| io.to_string()),
         other => other.to_string(),
+    }
+}
+
+/// Decodes one answer's body; an error reading the body itself is kept by [`Watched`].
+type Decoder<'d, R> = &'d mut dyn FnMut(&mut dyn Read) -> Result<R, serde_json::Error>;
+
+/// PVE's envelope, of which only `data` is decoded (`total`, ... are skipped).
+#[derive(Deserialize)]
+struct Envelope<T> {
+    data: T,
+}
+
+/// Decodes `{"data": <list>, ...}` with the seed given for the list.
+struct EnvelopeSeed<S>(S);
+
+impl<'de, S: DeserializeSeed<'de> + Copy> DeserializeSeed<'de> for EnvelopeSeed<S> {
+    type Value = S::Value;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
+        struct Fields<S>(S);
+        impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Fields<S> {
+            type Value = S::Value;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object with data")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<S::Value, A::Error> {
+                let mut data = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "data" && data.is_none() {
+                        data = Some(map.next_value_seed(self.0)?);
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                data.ok_or_else(|| serde::de::Error::missing_field("data"))
+            }
+        }
+        d.deserialize_map(Fields(self.0))
+    }
+}
+
+/// A list of which only the entries `keep` accepts are kept, each dropped as soon as it
+/// is judged.
+#[derive(Clone, Copy)]
+struct KeptSeed<'k>(&'k dyn Fn(&Value) -> bool);
+
+impl<'de> DeserializeSeed<'de> for KeptSeed<'_> {
+    type Value = Vec<Value>;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<Value>, D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeptSeed<'_> {
+    type Value = Vec<Value>;
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
+        let mut kept = Vec::new();
+        while let Some(entry) = seq.next_element::<Value>()? {
+            if (self.0)(&entry) {
+                kept.push(entry);
+            }
+        }
+        Ok(kept)
+    }
+}
+
+/// The whole answer as a JSON value: its `data` (or the envelope); an empty body is null.
+fn decode_value(body: &mut dyn Read, answer: Answer) -> Result<Value, serde_json::Error> {
+    let mut text = Vec::new();
+    body.read_to_end(&mut text).map_err(serde_json::Error::io)?;
+    if text.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Value::Null);
+    }
+    let parsed = serde_json::from_slice(&text).map_err(|e| {
+        let start: String = String::from_utf8_lossy(&text).chars().take(120).collect();
+        <serde_json::Error as serde::de::Error>::custom(format!("{e}: {start}"))
+    })?;
+    Ok(match (answer, parsed) {
+        (Answer::Envelope, envelope) => envelope,
+        (Answer::Data, Value::Object(mut map)) => map.remove("data").unwrap_or(Value::Null),
+        (Answer::Data, _) => Value::Null,
+    })
+}
+
+/// A body reader that keeps the first I/O error (a dropped connection, a timeout), so a
+/// failure while decoding is told apart from an answer that is not JSON.
+struct Watched<R> {
+    inner: R,
+    error: Option<std::io::Error>,
+}
+
+impl<R: Read> Read for Watched<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        self.inner.read(buf).map_err(|e| {
+            let kind = e.kind();
+            self.error.get_or_insert(e);
+            std::io::Error::new(kind, "reading the answer failed")
+        })
     }
 }

@@ -33,7 +33,7 @@ fn target(ctx: &Ctx) -> Result<ferrox_common::vm::Guest, Failure> {
 /// The VM's config lock as the cluster lists it (`backup`, `migrate`, ...): a locked VM
 /// refuses these changes, and check mode must say so as the real run would.
 fn lock_of(guest: &ferrox_common::vm::Guest) -> Option<&str> {
-    guest.raw.get("lock").and_then(Value::as_str)
+    guest.lock.as_deref()
 }
 
 pub fn delete(ctx: &mut Ctx) -> Result<Output, Failure> {

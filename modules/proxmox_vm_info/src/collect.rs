@@ -1,7 +1,9 @@
 //! What proxmox_vm_info reads, in as few calls as the request allows:
-//! `/nodes` only when `node` is given, one `/cluster/resources?type=vm`, one guest
-//! listing per node that holds a kept guest, and per-guest calls only for `config`
-//! and `network`.
+//! `/nodes` only when `node` is given, one `/cluster/resources?type=vm`, then per node
+//! that holds kept guests either the one guest's `status/current` (a node holding a
+//! single kept guest: the answer does not grow with the node) or the node's guest
+//! listing, and per-guest calls only for `config` and `network`. Listings are decoded
+//! as they arrive, keeping only the entries of kept guests.
 
 use ferrox_common::client::{ApiError, ApiErrorKind, Client};
 use ferrox_common::options::Params;
@@ -107,21 +109,32 @@ pub fn collect(client: &Client, f: &Filters) -> Result<Found, Failure> {
             return Err(Failure::new(format!("Node {node} doesn't exist in PVE cluster")));
         }
     }
+    let keep = |entry: &Value| entry.as_object().is_some_and(|e| f.kinds.iter().any(|&k| f.keeps(k, e)));
     let resources = client
-        .get("/cluster/resources", &[("type", "vm".to_string())])
+        .get_kept("/cluster/resources", &[("type", "vm".to_string())], &keep)
         .map_err(|e| Failure::new(format!("Failed to retrieve VMs information from cluster resources: {e}")))?;
-    let resources: Vec<Map<String, Value>> =
-        resources.as_array().into_iter().flatten().filter_map(|v| v.as_object().cloned()).collect();
+    let resources: Vec<Map<String, Value>> = resources
+        .into_iter()
+        .filter_map(|v| match v {
+            Value::Object(m) => Some(m),
+            _ => None,
+        })
+        .collect();
 
     let mut found = Found::default();
     for &kind in &f.kinds {
         let kept: Vec<&Map<String, Value>> = resources.iter().filter(|e| f.keeps(kind, e)).collect();
         for node in distinct_nodes(&kept) {
-            let on_node = kept.iter().filter(|e| e.get("node").and_then(Value::as_str) == Some(node.as_str()));
+            let on_node: Vec<&Map<String, Value>> =
+                kept.iter().copied().filter(|e| e.get("node").and_then(Value::as_str) == Some(node.as_str())).collect();
             let mut reader = NodeReader { client, kind, node: &node, reachable: true, warnings: &mut found.warnings };
-            let listing = reader.listing()?;
+            let vmids: Vec<i64> = on_node.iter().filter_map(|e| vmid_of(e)).collect();
+            let listing = match vmids.as_slice() {
+                [one] => reader.one_status(*one)?.into_iter().collect(),
+                _ => reader.listing(&vmids)?,
+            };
             for entry in on_node {
-                let mut guest = (*entry).clone();
+                let mut guest = entry.clone();
                 if let Some(listed) = listing.iter().find(|l| vmid_of(l) == vmid_of(&guest)) {
                     guest.extend(listed.clone());
                 }
@@ -135,6 +148,19 @@ pub fn collect(client: &Client, f: &Filters) -> Result<Found, Failure> {
     Ok(found)
 }
 
+/// What `status/current` adds to a guest's entry of its node's listing: the answers of
+/// `vmstatus` with `full` (QEMU monitor queries) and of the status call itself. Left
+/// out, the one-guest answer gives the keys the listing gives, as 1.6 returned them.
+fn status_only_keys(kind: GuestKind) -> &'static [&'static str] {
+    match kind {
+        GuestKind::Qemu => &[
+            "ha", "agent", "spice", "clipboard", "qmpstatus", "running-machine", "running-qemu",
+            "proxmox-support", "blockstat", "nics", "balloon", "freemem", "ballooninfo",
+        ],
+        GuestKind::Lxc => &["ha"],
+    }
+}
+
 /// Calls about the guests of one node; once the node proves unreachable, no more
 /// calls go to it and one warning says so.
 struct NodeReader<'a> {
@@ -146,13 +172,37 @@ struct NodeReader<'a> {
 }
 
 impl NodeReader<'_> {
-    /// The node's guest listing (`GET /nodes/{node}/{type}`); empty when unreachable.
-    fn listing(&mut self) -> Result<Vec<Map<String, Value>>, Failure> {
-        match self.client.get(&format!("/nodes/{}/{}", self.node, self.kind.as_str()), &[]) {
-            Ok(v) => Ok(v.as_array().into_iter().flatten().filter_map(|g| g.as_object().cloned()).collect()),
+    /// The entries of `vmids` in the node's guest listing (`GET /nodes/{node}/{type}`);
+    /// empty when unreachable.
+    fn listing(&mut self, vmids: &[i64]) -> Result<Vec<Map<String, Value>>, Failure> {
+        let keep = |g: &Value| g.as_object().and_then(vmid_of).is_some_and(|v| vmids.contains(&v));
+        match self.client.get_kept(&format!("/nodes/{}/{}", self.node, self.kind.as_str()), &[], &keep) {
+            Ok(v) => Ok(v.into_iter().filter_map(|g| g.as_object().cloned()).collect()),
             Err(e) => {
                 self.unreachable_or_fail(e)?;
                 Ok(Vec::new())
+            }
+        }
+    }
+
+    /// One guest's entry as its node's listing gives it, from `status/current`; none when
+    /// the node is unreachable or the guest went away since the cluster listing (as it
+    /// would then be missing from the node's listing).
+    fn one_status(&mut self, vmid: i64) -> Result<Option<Map<String, Value>>, Failure> {
+        let path = format!("/nodes/{}/{}/{vmid}/status/current", self.node, self.kind.as_str());
+        match self.client.get(&path, &[]) {
+            Ok(Value::Object(mut status)) => {
+                for key in status_only_keys(self.kind) {
+                    status.remove(*key);
+                }
+                status.insert("vmid".into(), Value::from(vmid));
+                Ok(Some(status))
+            }
+            Ok(_) => Ok(None),
+            Err(e) if e.status == Some(500) && e.message.contains("does not exist") => Ok(None),
+            Err(e) => {
+                self.unreachable_or_fail(e)?;
+                Ok(None)
             }
         }
     }

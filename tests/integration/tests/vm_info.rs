@@ -196,6 +196,32 @@ fn check_mode_runs_normally_and_changes_nothing() {
     assert_eq!(guest(t, 100)["config"]["name"], json!("web01"));
 }
 
+/// A guest read through its own `status/current` has exactly the keys 1.6 returned: its
+/// `/cluster/resources` entry merged with its entry of the node's listing (running, so
+/// the status call's extra monitor answers would show).
+#[test]
+fn one_guest_has_the_keys_of_the_listing_merge() {
+    let env = Env::start();
+    start_vm(&env, "pve1", 100);
+    let resources = env.api_get("/cluster/resources?type=vm");
+    let play = infos(&env, &[("vm", "{vmid: 100}"), ("ct", "{name: ct-dns}")]);
+    for (task, node, kind, vmid) in [("vm", "pve1", "qemu", 100), ("ct", "pve2", "lxc", 200)] {
+        let listed = env.api_get(&format!("/nodes/{node}/{kind}"));
+        let mut expected: Vec<String> = [&resources, &listed]
+            .iter()
+            .filter_map(|l| l.as_array()?.iter().find(|g| g["vmid"] == json!(vmid)))
+            .flat_map(|g| g.as_object().unwrap().keys().cloned())
+            .collect();
+        expected.sort();
+        expected.dedup();
+        let t = play.task(task);
+        assert_eq!(guest(t, vmid)["status"], json!("running"));
+        let mut got: Vec<String> = guest(t, vmid).as_object().unwrap().keys().cloned().collect();
+        got.sort();
+        assert_eq!(got, expected, "{task}");
+    }
+}
+
 /// Requests per variant: no /version, /nodes only with `node`, listings only for
 /// nodes that hold a match, per-guest calls only for config/network.
 #[test]
@@ -210,14 +236,15 @@ fn each_variant_makes_the_fewest_api_calls() {
     let c = count("{}");
     assert_eq!(
         c,
-        json!({"GET /api2/json/cluster/resources": 1, "GET /api2/json/nodes/pve1/qemu": 1, "GET /api2/json/nodes/pve2/lxc": 1})
+        json!({"GET /api2/json/cluster/resources": 1, "GET /api2/json/nodes/pve1/qemu": 1, "GET /api2/json/nodes/pve2/lxc/200/status/current": 1}),
+        "a node listing for two guests, the one guest's status for one"
     );
     let c = count("{vmid: 100}");
-    assert_eq!(c, json!({"GET /api2/json/cluster/resources": 1, "GET /api2/json/nodes/pve1/qemu": 1}));
+    assert_eq!(c, json!({"GET /api2/json/cluster/resources": 1, "GET /api2/json/nodes/pve1/qemu/100/status/current": 1}));
     let c = count("{node: pve2}");
     assert_eq!(
         c,
-        json!({"GET /api2/json/cluster/resources": 1, "GET /api2/json/nodes": 1, "GET /api2/json/nodes/pve2/lxc": 1})
+        json!({"GET /api2/json/cluster/resources": 1, "GET /api2/json/nodes": 1, "GET /api2/json/nodes/pve2/lxc/200/status/current": 1})
     );
     let c = count("{vmid: 555}");
     assert_eq!(c, json!({"GET /api2/json/cluster/resources": 1}));
