@@ -91,3 +91,31 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     Ok(full(ctx))
 }
+
+/// `GET /access/permissions`: the caller's own (or an owned token's) privileges; anyone
+/// else's needs `Sys.Audit` on `/access`. With `path`: that path only, even when empty.
+pub fn permissions(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let asked = ctx.get("userid").map(str::to_string).unwrap_or_else(|| ctx.who.upid_user());
+    let (user, token) = match asked.split_once('!') {
+        Some((u, t)) => (u.to_string(), Some(t.to_string())),
+        None => (asked.clone(), None),
+    };
+    let own = asked == ctx.who.upid_user() || (token.is_some() && user == ctx.who.upid_user());
+    if !own {
+        ctx.require("/access", "Sys.Audit")?;
+    }
+    let target = Identity { userid: user, tokenid: token };
+    let flags = |privs: crate::acl::Privs| Value::Object(privs.into_iter().map(|(p, prop)| (p, json!(u8::from(prop)))).collect());
+    let mut out = Map::new();
+    match ctx.get("path") {
+        Some(path) => {
+            out.insert(path.to_string(), flags(crate::acl::permissions(ctx.c, &target, path)));
+        }
+        None => {
+            for (path, privs) in crate::acl::effective(ctx.c, &target) {
+                out.insert(path, flags(privs));
+            }
+        }
+    }
+    Ok(Value::Object(out))
+}

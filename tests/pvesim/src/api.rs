@@ -196,6 +196,7 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
     match (method, template) {
         ("GET", "/access/ticket") => Ok(Value::Null),
         ("POST", "/access/ticket") => access::login(ctx),
+        ("GET", "/access/permissions") => access::permissions(ctx),
         ("GET", "/version") => cluster::version(ctx),
         ("GET", "/cluster/nextid") => cluster::nextid(ctx),
         ("GET", "/cluster/resources") => cluster::resources(ctx),

@@ -169,86 +169,9 @@ fn base32_decode(s: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// Every privilege PVE knows (used for Administrator and `root@pam`).
-pub const ALL_PRIVS: &[&str] = &[
-    "Datastore.Allocate", "Datastore.AllocateSpace", "Datastore.AllocateTemplate", "Datastore.Audit",
-    "Group.Allocate", "Mapping.Audit", "Mapping.Modify", "Mapping.Use", "Permissions.Modify",
-    "Pool.Allocate", "Pool.Audit", "Realm.Allocate", "Realm.AllocateUser", "SDN.Allocate", "SDN.Audit",
-    "SDN.Use", "Sys.AccessNetwork", "Sys.Audit", "Sys.Console", "Sys.Incoming", "Sys.Modify",
-    "Sys.PowerMgmt", "Sys.Syslog", "User.Modify", "VM.Allocate", "VM.Audit", "VM.Backup", "VM.Clone",
-    "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Cloudinit", "VM.Config.Disk", "VM.Config.HWType",
-    "VM.Config.Memory", "VM.Config.Network", "VM.Config.Options", "VM.Console", "VM.GuestAgent.Audit",
-    "VM.GuestAgent.FileRead", "VM.GuestAgent.FileSystemMgmt", "VM.GuestAgent.FileWrite",
-    "VM.GuestAgent.Unrestricted", "VM.Migrate", "VM.PowerMgmt", "VM.Replicate", "VM.Snapshot",
-    "VM.Snapshot.Rollback",
-];
-
-/// Built-in roles (subset of PVE's).
-pub fn builtin_role(name: &str) -> Option<Vec<&'static str>> {
-    let all = ALL_PRIVS.to_vec();
-    Some(match name {
-        "Administrator" => all,
-        "NoAccess" => vec![],
-        "PVEAuditor" => vec!["Datastore.Audit", "Mapping.Audit", "Pool.Audit", "SDN.Audit", "Sys.Audit", "VM.Audit", "VM.GuestAgent.Audit"],
-        "PVEVMAdmin" => all.into_iter().filter(|p| p.starts_with("VM.")).chain(["Datastore.AllocateSpace", "Datastore.Audit", "SDN.Use", "Sys.Audit"]).collect(),
-        "PVEVMUser" => vec!["VM.Audit", "VM.Backup", "VM.Config.CDROM", "VM.Config.Cloudinit", "VM.Console", "VM.PowerMgmt", "VM.GuestAgent.Audit"],
-        "PVEDatastoreUser" => vec!["Datastore.AllocateSpace", "Datastore.Audit"],
-        "PVESDNUser" => vec!["SDN.Audit", "SDN.Use"],
-        _ => return None,
-    })
-}
-
-fn role_privs(cluster: &Cluster, role: &str) -> Vec<String> {
-    if let Some(p) = cluster.roles.get(role) {
-        return p.clone();
-    }
-    builtin_role(role).unwrap_or_default().into_iter().map(String::from).collect()
-}
-
-/// Privileges of one ACL subject (user or token) on `path`: the deepest path level with
-/// an entry for the subject decides; parents apply only with `propagate`.
-fn subject_privs(cluster: &Cluster, ugid: &str, path: &str) -> BTreeSet<String> {
-    let mut levels = vec!["/".to_string()];
-    let mut acc = String::new();
-    for seg in path.split('/').filter(|s| !s.is_empty()) {
-        acc.push('/');
-        acc.push_str(seg);
-        levels.push(acc.clone());
-    }
-    let mut result = BTreeSet::new();
-    for (i, level) in levels.iter().enumerate() {
-        let exact = i == levels.len() - 1;
-        let entries: Vec<_> = cluster.acls.iter().filter(|a| a.ugid == ugid && &a.path == level && (exact || a.propagate)).collect();
-        if !entries.is_empty() {
-            result.clear();
-            for e in entries {
-                for r in &e.roles {
-                    result.extend(role_privs(cluster, r));
-                }
-            }
-        }
-    }
-    result
-}
-
-/// Effective privileges: tokens with privsep get the intersection of user and token ACLs.
+/// Effective privileges of the caller on `path` (see [`crate::acl::permissions`]).
 pub fn privs(cluster: &Cluster, who: &Identity, path: &str) -> BTreeSet<String> {
-    let all = || ALL_PRIVS.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
-    let user_privs = if who.userid == "root@pam" { all() } else { subject_privs(cluster, &who.userid, path) };
-    match &who.tokenid {
-        None => user_privs,
-        Some(t) => {
-            let privsep = cluster
-                .user(&who.userid)
-                .and_then(|u| u.tokens.iter().find(|x| &x.id == t))
-                .is_none_or(|x| x.privsep);
-            if !privsep {
-                return user_privs;
-            }
-            let tp = subject_privs(cluster, &format!("{}!{}", who.userid, t), path);
-            user_privs.intersection(&tp).cloned().collect()
-        }
-    }
+    crate::acl::permissions(cluster, who, path).into_keys().collect()
 }
 
 pub fn has(cluster: &Cluster, who: &Identity, path: &str, privilege: &str) -> bool {

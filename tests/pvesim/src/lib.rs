@@ -10,6 +10,7 @@
 //! `/_pvesim/` (see README).
 
 pub mod access;
+pub mod acl;
 pub mod api;
 pub mod auth;
 pub mod cluster;

@@ -54,7 +54,9 @@ pub fn network_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                 "families": ["inet"], "method": "manual", "method6": "manual", "priority": i * 2 + 1,
             }));
         }
-        if want_bridges {
+        // A bridge the caller has no SDN privilege on (nor on a VLAN of it) is left out.
+        let visible = ctx.who.is_root() || crate::acl::bridge_visible(ctx.c, ctx.who, "localnetwork", bridge, &["SDN.Audit", "SDN.Use"]);
+        if want_bridges && visible {
             let mut b = json!({
                 "iface": bridge, "type": "bridge", "active": 1, "autostart": 1,
                 "bridge_ports": port, "bridge_stp": "off", "bridge_fd": "0",

@@ -19,6 +19,16 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if let Some(p) = &pool {
         crate::pools::check_exists(ctx.c, p)?;
     }
+    if let Some(sid) = ctx.get("storage") {
+        ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
+    }
+    if ctx.flag("ha-managed") {
+        ctx.require("/", "Sys.Console")?;
+    }
+    // The start after create runs inside the task, so its privilege is checked here.
+    if ctx.flag("start") {
+        super::perms::check_vm_perm(ctx.c, ctx.who, vmid, pool.as_deref(), &["VM.PowerMgmt"], false)?;
+    }
     // VM.Allocate on the VM, or on the pool it is created in.
     let on_pool = pool.as_ref().is_some_and(|p| crate::auth::has(ctx.c, ctx.who, &format!("/pool/{p}"), "VM.Allocate"));
     if !on_pool {
@@ -60,6 +70,9 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                     };
                     values.push((k, v));
                 }
+            }
+            if values.iter().any(|(k, _)| k == "tags") {
+                super::perms::check_tags(c, &who, vmid).map_err(|e| e.message)?;
             }
             let g = c.guests.get_mut(&vmid).ok_or_else(|| format!("VM {vmid} vanished"))?;
             let cur = &mut g.conf.current;

@@ -21,6 +21,7 @@ pub fn resize(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let digest = ctx.get("digest").map(str::to_string);
     let skiplock = ctx.flag("skiplock");
     let node2 = node.clone();
+    let who = ctx.who.clone();
     let upid = tasks::spawn(ctx.sim, ctx.c, &node, "resize", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
         let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
         if digest.as_ref().is_some_and(|d| d != &config::digest(&g.conf)) {
@@ -35,6 +36,8 @@ pub fn resize(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             return Err("you can't resize a cdrom".into());
         }
         let volid = d.volid().ok_or_else(|| format!("disk '{disk}' has no volume"))?.to_string();
+        let sid = volid.split(':').next().unwrap_or("");
+        crate::auth::require(c, &who, &format!("/storage/{sid}"), "Datastore.AllocateSpace").map_err(|e| e.message)?;
         let cur = c.find_volume(&volid, &node2).map(|v| v.size).or(d.size()).unwrap_or(0);
         let caps = SIZE_RE.captures(&size).ok_or_else(|| format!("unable to parse size '{size}'"))?;
         let mult: u64 = match caps.get(3).map(|m| m.as_str()) {
@@ -216,7 +219,7 @@ pub fn unlink(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             return Err(ApiError::param("idlist", format!("invalid disk key '{k}'")));
         }
     }
-    let plan = UpdatePlan { sets: vec![], deletes: ids, revert: vec![], force: ctx.flag("force"), log_line: String::new() };
+    let plan = UpdatePlan { sets: vec![], raw_sets: vec![], deletes: ids, revert: vec![], force: ctx.flag("force"), log_line: String::new() };
     let mut log = Vec::new();
     update::execute(ctx.c, &ctx.sim.schema, ctx.who, &node, vmid, plan, &mut log)?;
     Ok(Value::Null)

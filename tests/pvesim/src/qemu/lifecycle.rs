@@ -146,6 +146,19 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
         }
     }
+    // check_mapping_access: raw host devices of the source are root-only in the copy too.
+    if !ctx.who.is_root() {
+        for (k, v) in &src.conf.current {
+            let host = Drive::parse_stored(v).opts.get("host").cloned().or_else(|| (!v.contains('=')).then(|| v.clone()));
+            if k.starts_with("hostpci") && !v.contains("mapping=") {
+                return Err(ApiError::internal(format!("only root can set '{k}' config for non-mapped devices")));
+            }
+            if k.starts_with("usb") && host.is_some_and(|h| !h.eq_ignore_ascii_case("spice")) && !v.contains("mapping=") {
+                return Err(ApiError::internal(format!("only root can set '{k}' config for real devices")));
+            }
+        }
+    }
+    super::perms::check_bridges(ctx.c, ctx.who, src.conf.current.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     let mut conf = Config::default();
     conf.current.insert("lock".into(), "clone".into());
     ctx.c.guests.insert(

@@ -10,6 +10,7 @@ pub mod ha;
 pub mod info;
 pub mod lifecycle;
 pub mod normalize;
+pub mod perms;
 pub mod power;
 pub mod snapshot;
 pub mod update;

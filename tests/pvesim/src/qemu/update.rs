@@ -3,6 +3,7 @@
 
 use super::disks::{self, Drive};
 use super::normalize::{self, DiskCtx, DiskPlan};
+use super::perms;
 use super::{config, vm, vm_mut};
 use crate::api::Ctx;
 use crate::auth::Identity;
@@ -27,6 +28,8 @@ pub enum Planned {
 
 pub struct UpdatePlan {
     pub sets: Vec<(String, Planned)>,
+    /// The values as the request gave them (for the checks made under the config lock).
+    pub raw_sets: Vec<(String, String)>,
     pub deletes: Vec<String>,
     pub revert: Vec<String>,
     pub force: bool,
@@ -63,27 +66,6 @@ fn log_line(vmid: u32, p: &BTreeMap<String, String>) -> String {
     format!("update VM {vmid}: {}", parts.join(" "))
 }
 
-/// Privilege needed to change a key (like `check_vm_modify_config_perm`).
-fn key_priv(key: &str, value: Option<&str>) -> &'static str {
-    if key == "ide2" && value.is_none_or(|v| v.contains("media=cdrom") || v == "none") {
-        return "VM.Config.CDROM";
-    }
-    if disks::is_disk_key(key) || disks::is_unused_key(key) {
-        return "VM.Config.Disk";
-    }
-    if disks::is_net_key(key) {
-        return "VM.Config.Network";
-    }
-    match key {
-        "memory" | "balloon" | "shares" => "VM.Config.Memory",
-        "cores" | "sockets" | "vcpus" | "cpu" | "cpulimit" | "cpuunits" | "affinity" | "numa" => "VM.Config.CPU",
-        "ciuser" | "cipassword" | "citype" | "cicustom" | "ciupgrade" | "nameserver" | "searchdomain" | "sshkeys" => "VM.Config.Cloudinit",
-        k if k.starts_with("ipconfig") => "VM.Config.Cloudinit",
-        "name" | "description" | "tags" | "onboot" | "protection" | "startup" | "boot" | "bootdisk" | "ostype" | "agent" | "hotplug" | "keyboard" | "localtime" | "tablet" | "acpi" | "kvm" | "freeze" | "template" | "lock" => "VM.Config.Options",
-        _ => "VM.Config.HWType",
-    }
-}
-
 /// Synchronous part shared by POST/PUT config: parameter checks, lock, digest,
 /// normalisation of nets and planning of disks.
 pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
@@ -118,16 +100,15 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
     if !for_create && sets_raw.is_empty() && deletes.is_empty() && revert.is_empty() {
         return Err(ApiError::internal("no options specified"));
     }
-    for (k, v) in &sets_raw {
-        if k == "args" && !ctx.who.is_root() {
-            return Err(ApiError::internal("only root can set 'args' config"));
-        }
-        // Create checks the same per-key privileges as an update.
-        ctx.require(&format!("/vms/{vmid}"), key_priv(k, Some(v)))?;
+    // The per-key classes; a create also counts privileges on the pool it creates in.
+    let pool = if for_create { ctx.get("pool") } else { None };
+    let set_keys: Vec<&str> = sets_raw.iter().map(|(k, _)| k.as_str()).collect();
+    perms::check_modify_config(ctx.c, ctx.who, vmid, None, &deletes.iter().map(String::as_str).collect::<Vec<_>>())?;
+    perms::check_modify_config(ctx.c, ctx.who, vmid, pool, &set_keys)?;
+    if for_create {
+        perms::check_create_devices(ctx.c, ctx.who, vmid, pool, &sets_raw)?;
     }
-    for k in &deletes {
-        ctx.require(&format!("/vms/{vmid}"), key_priv(k, None))?;
-    }
+    perms::check_bridges(ctx.c, ctx.who, sets_raw.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     let mut view: Vec<(String, String)> = Vec::new();
     if !for_create {
         let g = vm(ctx.c, &node, vmid)?;
@@ -153,11 +134,7 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
     let mut sets = Vec::new();
     for (k, v) in &sets_raw {
         let planned = if disks::is_net_key(k) {
-            let val = normalize::net(schema, ctx.c, k, v, false)?;
-            if let Some(bridge) = Drive::parse_stored(&val).opts.get("bridge") {
-                ctx.require(&format!("/sdn/zones/localnetwork/{bridge}"), "SDN.Use")?;
-            }
-            Planned::Value(val)
+            Planned::Value(normalize::net(schema, ctx.c, k, v, false)?)
         } else if disks::is_disk_key(k) {
             Planned::Disk(normalize::plan_disk(ctx.c, &dc, k, v, &view)?)
         } else if k == "tags" {
@@ -171,7 +148,7 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
         sets.push((k.clone(), planned));
     }
     sets.sort_by_key(|(k, _)| disks::drive_rank(k));
-    Ok(UpdatePlan { sets, deletes, revert, force: ctx.flag("force"), log_line: log_line(vmid, &ctx.p) })
+    Ok(UpdatePlan { sets, raw_sets: sets_raw, deletes, revert, force: ctx.flag("force"), log_line: log_line(vmid, &ctx.p) })
 }
 
 fn check_boot(v: &str, view: &[(String, String)]) -> ApiResult<()> {
@@ -323,6 +300,7 @@ pub fn apply_all_pending(c: &mut Cluster, vmid: u32) {
 /// The work of an update: allocate disks, write pending, apply what can be applied.
 /// Hotplug problems are returned as 400-style errors (change stays pending).
 pub fn execute(c: &mut Cluster, schema: &Schema, who: &Identity, node: &str, vmid: u32, plan: UpdatePlan, log: &mut Vec<String>) -> ApiResult<()> {
+    locked_checks(c, who, node, vmid, &plan)?;
     let mut values = Vec::new();
     {
         let mut dc = DiskCtx { schema, who, node, vmid, default_storage: None, log };
@@ -393,6 +371,51 @@ pub fn execute(c: &mut Cluster, schema: &Schema, who: &Identity, node: &str, vmi
         c.remove_volume(&v, node);
     }
     if errors.is_empty() { Ok(()) } else { Err(ApiError::params(errors)) }
+}
+
+/// The checks qemu-server makes per key under the config lock, against the value being
+/// replaced or deleted as well as the new one (a `POST config` fails its task with them).
+fn locked_checks(c: &Cluster, who: &Identity, node: &str, vmid: u32, plan: &UpdatePlan) -> ApiResult<()> {
+    let g = vm(c, node, vmid)?;
+    let old = |k: &str| g.conf.current.get(k).or_else(|| g.conf.pending.get(k)).cloned();
+    for k in &plan.deletes {
+        let Some(val) = old(k) else { continue };
+        if disks::is_unused_key(k) {
+            perms::check_vm_perm(c, who, vmid, None, &["VM.Config.Disk"], false)?;
+        } else if disks::is_disk_key(k) {
+            perms::check_drive(c, who, vmid, &val)?;
+        } else if k == "tags" {
+            perms::check_tags(c, who, vmid)?;
+        } else if disks::is_net_key(k) {
+            perms::check_bridges(c, who, [(k.as_str(), val.as_str())])?;
+        } else {
+            perms::check_device(c, who, vmid, None, k, &val, "delete")?;
+        }
+    }
+    for (k, v) in &plan.raw_sets {
+        let before = g.conf.current.get(k).cloned();
+        if disks::is_disk_key(k) {
+            if let Some(o) = &before {
+                perms::check_drive(c, who, vmid, o)?;
+            }
+            perms::check_drive(c, who, vmid, v)?;
+        } else if k == "tags" {
+            perms::check_tags(c, who, vmid)?;
+        } else if disks::is_net_key(k) {
+            if let Some(o) = &before {
+                perms::check_bridges(c, who, [(k.as_str(), o.as_str())])?;
+            }
+        } else if k.starts_with("serial") {
+            let socket_only = before.as_deref().is_none_or(|o| o == "socket") && v == "socket";
+            perms::check_device(c, who, vmid, None, k, if socket_only { "socket" } else { "" }, "modify")?;
+        } else {
+            if let Some(o) = &before {
+                perms::check_device(c, who, vmid, None, k, o, "set")?;
+            }
+            perms::check_device(c, who, vmid, None, k, v, "set")?;
+        }
+    }
+    Ok(())
 }
 
 /// `POST config`: checks now, the work in a `qmconfig` task.
