@@ -136,11 +136,14 @@ fn delete_and_migrate_converge() {
     let again = env.play(&task(100, "    delete: ide2\n"));
     assert!(!again.task("t").changed);
 
+    // Live, local disks go along only with with_local_disks (offline they always do).
+    env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
     let refused = env.play(&task(100, "    migrate: true\n    node: pve2\n"));
-    assert!(refused.task("t").msg().contains("use --with-local-disks"), "the failed task says why: {}", refused.task("t").msg());
+    assert!(refused.task("t").msg().contains("without with-local-disks option"), "the failed task says why: {}", refused.task("t").msg());
     let play = env.play(&task(100, "    migrate: true\n    node: pve2\n    with_local_disks: true\n"));
     play.assert_ok();
     assert_eq!(play.task("t").msg(), "VM 100 has been migrated from pve1 to pve2");
+    env.run_task("POST", "/nodes/pve2/qemu/100/status/stop", &[]);
     env.api_get("/nodes/pve2/qemu/100/config");
     let again = env.play(&task(100, "    migrate: true\n    node: pve2\n"));
     assert_eq!(again.task("t").msg(), "VM 100 is already on pve2");

@@ -312,10 +312,20 @@ fn clone_template_destroy_and_import() {
     assert_eq!((r.status, r.message().as_str()), (500, "Configuration file 'nodes/pve1/qemu-server/126.conf' does not exist\n"));
     let content = api.get("/nodes/pve1/storage/nvme-pool/content");
     assert!(content.data().as_array().unwrap().iter().all(|v| v["vmid"] != 126), "{}", content.raw);
-    // Migrate a VM with local disks needs with-local-disks.
-    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/migrate", &[("target", "pve2")]), "can't migrate local disk 'local-lvm:vm-100-disk-0': use --with-local-disks to enable");
-    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/migrate", &[("target", "pve2"), ("with-local-disks", "1")]), "OK");
-    assert_eq!(api.get("/nodes/pve2/qemu/100/config").status, 200);
+    // Offline, local disks go along; live, only with with-local-disks.
+    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]), "OK");
+    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/migrate", &[("target", "pve2"), ("online", "1")]), "Problem found while scanning volumes - can't migrate VM - check log");
+    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/status/stop", &[]), "OK");
+    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/migrate", &[("target", "pve2")]), "OK");
+    assert_eq!(api.config("pve2", 100)["scsi0"], "local-lvm:vm-100-disk-0,iothread=1,size=32G");
+    assert!(api.get("/nodes/pve2/storage/local-lvm/content").raw.contains("local-lvm:vm-100-disk-0"));
+    assert!(!api.get("/nodes/pve1/storage/local-lvm/content").raw.contains("local-lvm:vm-100-disk-0"));
+    // targetstorage: the disks land on that storage of the target node.
+    let r = api.post("/nodes/pve2/qemu/100/migrate", &[("target", "pve1"), ("targetstorage", "isos")]);
+    assert_eq!(r.status, 400, "{}", r.raw);
+    assert_eq!(api.run_task("POST", "/nodes/pve2/qemu/100/migrate", &[("target", "pve1"), ("targetstorage", "nvme-pool")]), "OK");
+    assert_eq!(api.config("pve1", 100)["scsi0"], "nvme-pool:vm-100-disk-0,iothread=1,size=32G");
+    assert!(!api.get("/nodes/pve2/storage/local-lvm/content").raw.contains("vm-100-disk-0"), "the source volume is gone");
 }
 
 #[test]

@@ -123,6 +123,18 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         .map(|(k, v)| (k.clone(), Drive::parse_stored(v)))
         .filter(|(_, d)| d.volid().is_some() && !d.is_cdrom())
         .collect();
+    if let Some(sid) = target_storage.as_ref().filter(|_| target != node) {
+        // qemu-server clone_vm: a clone to another node needs the storage there, shared.
+        let Some(sd) = ctx.c.storage(sid) else {
+            return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
+        };
+        if !sd.on_node(&target) {
+            return Err(ApiError::internal(format!("storage '{sid}' is not available on node '{target}'")));
+        }
+        if !sd.shared {
+            return Err(ApiError::internal(format!("can't clone to non-shared storage '{sid}'")));
+        }
+    }
     if target != node {
         let local = src.conf.current.iter().filter(|(k, _)| disks::is_disk_key(k)).any(|(_, v)| {
             let d = Drive::parse_stored(v);
@@ -354,9 +366,14 @@ pub fn migrate(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         return Err(ApiError::internal(format!("target node '{target}' is not online")));
     }
     check_lock(g, false).map_err(ApiError::internal)?;
-    if g.running && !ctx.flag("online") {
+    let running = g.running;
+    if running && !ctx.flag("online") {
         return Err(ApiError::internal("can't migrate running VM without --online"));
     }
+    let storage_map = match ctx.get("targetstorage") {
+        Some(spec) => Some(target_storage_map(ctx, spec, &target)?),
+        None => None,
+    };
     let with_local = ctx.flag("with-local-disks");
     let node2 = node.clone();
     ctx.c.guests.get_mut(&vmid).ok_or_else(|| super::missing_conf(&node, vmid))?.conf.current.insert("lock".into(), "migrate".into());
@@ -367,38 +384,110 @@ pub fn migrate(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             }
         };
         let g = c.guests.get(&vmid).cloned().ok_or("vanished")?;
-        let local: Vec<String> = g
+        // Volumes on local storages, by config key (qemu-server scan_local_volumes).
+        let local: Vec<(String, Drive)> = g
             .conf
             .current
             .iter()
             .filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k))
-            .filter_map(|(_, v)| {
+            .filter_map(|(k, v)| {
                 let d = Drive::parse_stored(v);
                 let id = d.volid()?.to_string();
-                (!d.is_cdrom() && c.storage(id.split(':').next()?).is_some_and(|s| !s.shared)).then_some(id)
+                (!d.is_cdrom() || id.contains("-cloudinit")).then_some(())?;
+                c.storage(id.split(':').next()?).is_some_and(|s| !s.shared).then_some((k.clone(), d))
             })
             .collect();
-        if !local.is_empty() && !with_local {
+        for (_, d) in &local {
+            t.log.push(format!("found local disk '{}' (in current VM config)", d.file));
+        }
+        // Offline, local disks are copied to the target; a live migration copies them
+        // only when asked to.
+        if running && !local.is_empty() && !with_local {
             unlock(c);
-            return Err(format!("can't migrate local disk '{}': use --with-local-disks to enable", local[0]));
+            t.log.push(format!("can't migrate local disk '{}': can't live migrate attached local disks without with-local-disks option", local[0].1.file));
+            return Err("Problem found while scanning volumes - can't migrate VM - check log".into());
         }
         if let Err(e) = t.check_fault() {
             unlock(c);
             return Err(format!("migration aborted: {e}"));
         }
-        for id in &local {
+        let mut conf = g.conf.current.clone();
+        for (key, d) in &local {
+            let id = d.file.clone();
             let (sid, name) = id.split_once(':').unwrap_or(("", ""));
-            if let Some(v) = c.volumes.iter_mut().find(|v| v.storage == sid && v.volname == name && v.node.as_deref() == Some(node2.as_str())) {
-                v.node = Some(target.clone());
+            let dest = storage_map.as_ref().and_then(|m| m.dest(sid)).unwrap_or(sid).to_string();
+            let pos = c.volumes.iter().position(|v| v.storage == sid && v.volname == name && v.node.as_deref() == Some(node2.as_str()));
+            if dest == sid {
+                if let Some(i) = pos {
+                    c.volumes[i].node = Some(target.clone());
+                }
+                t.log.push(format!("copying local disk '{id}' to node '{target}'"));
+                continue;
             }
-            t.log.push(format!("copying local disk '{id}' to node '{target}'"));
+            let size = pos.map(|i| c.volumes[i].size).unwrap_or(0);
+            let dsd = c.storage(&dest).cloned().ok_or_else(|| format!("storage '{dest}' does not exist"))?;
+            let src_fmt = storage::format_of(name);
+            let fmt = if dsd.formats().contains(&src_fmt) { src_fmt } else { dsd.default_format() };
+            let new_id = if id.contains("-cloudinit") {
+                let vn = if dsd.is_file() { format!("{vmid}/vm-{vmid}-cloudinit.{fmt}") } else { format!("vm-{vmid}-cloudinit") };
+                storage::alloc_named(c, &dest, &target, &vn, size, vmid)
+            } else {
+                storage::alloc(c, &dest, &target, vmid, size, Some(&fmt))?
+            };
+            if let Some(i) = pos {
+                c.volumes.remove(i);
+            }
+            t.log.push(format!("mapped: {id} => {new_id}"));
+            t.log.push(format!("copying local disk '{id}' to node '{target}' as '{new_id}'"));
+            let mut moved = d.clone();
+            moved.file = new_id;
+            conf.insert(key.clone(), moved.print(None));
         }
-        unlock(c);
         if let Some(g) = c.guests.get_mut(&vmid) {
+            g.conf.current = conf;
             g.node = target.clone();
         }
+        unlock(c);
         t.log.push("migration finished successfully (duration 00:00:01)".to_string());
         Ok(())
     }));
     Ok(Value::String(upid))
+}
+
+/// `targetstorage` (a storage-pair-list): one storage for all, `1` for each storage to
+/// itself, or `source:target` pairs; every target checked as qemu-server's migrate_vm does.
+struct StorageMap {
+    default: Option<String>,
+    pairs: Vec<(String, String)>,
+}
+
+impl StorageMap {
+    fn dest<'a>(&'a self, source: &str) -> Option<&'a str> {
+        self.pairs.iter().find(|(s, _)| s == source).map(|(_, d)| d.as_str()).or(self.default.as_deref())
+    }
+}
+
+fn target_storage_map(ctx: &Ctx<'_>, spec: &str, target: &str) -> ApiResult<StorageMap> {
+    let mut map = StorageMap { default: None, pairs: Vec::new() };
+    for part in spec.split([',', ';', ' ', '\0']).filter(|p| !p.is_empty()) {
+        match part.split_once(':') {
+            Some((s, d)) => map.pairs.push((s.to_string(), d.to_string())),
+            None if part == "1" => {}
+            None => map.default = Some(part.to_string()),
+        }
+    }
+    let targets = map.pairs.iter().map(|(_, d)| d.clone()).chain(map.default.clone());
+    for sid in targets {
+        let Some(sd) = ctx.c.storage(&sid) else {
+            return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
+        };
+        if !sd.on_node(target) {
+            return Err(ApiError::internal(format!("storage '{sid}' is not available on node '{target}'")));
+        }
+        ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
+        if !sd.has_content("images") {
+            return Err(ApiError::param("targetstorage", format!("storage '{sid}' does not support vm images")));
+        }
+    }
+    Ok(map)
 }
