@@ -54,6 +54,8 @@ pub struct Storage {
     pub node: String,
     /// Content types (`images`, `iso`, `rootdir`, ...).
     pub content: Vec<String>,
+    /// Shared by the nodes (NFS, Ceph, ...): a clone to another node needs one.
+    pub shared: bool,
 }
 
 impl Storage {
@@ -92,7 +94,8 @@ impl Cluster {
                 if let (Some(storage), Some(node)) = (entry.storage.text(), entry.node.text()) {
                     let content = entry.content.text().unwrap_or_default();
                     let content = content.split(',').filter(|c| !c.is_empty()).map(str::to_string).collect();
-                    self.storages.push(Storage { storage, node, content });
+                    let shared = matches!(entry.shared, Loose::Int(1) | Loose::Bool(true)) || entry.shared.as_str() == Some("1");
+                    self.storages.push(Storage { storage, node, content, shared });
                 }
             }
             _ => {}
@@ -156,6 +159,7 @@ struct Entry {
     lock: Loose,
     storage: Loose,
     content: Loose,
+    shared: Loose,
 }
 
 impl Entry {
@@ -393,7 +397,8 @@ mod tests {
             {"id": "node/pve1", "type": "node", "node": "pve1", "status": "online"},
             {"id": "node/pve2", "type": "node", "node": "pve2", "status": "offline"},
             {"id": "storage/pve1/local-lvm", "type": "storage", "storage": "local-lvm", "node": "pve1", "content": "images,rootdir"},
-            {"id": "storage/pve1/local", "type": "storage", "storage": "local", "node": "pve1", "content": "iso,vztmpl,backup"},
+            {"id": "storage/pve1/local", "type": "storage", "storage": "local", "node": "pve1", "content": "iso,vztmpl,backup", "shared": 0},
+            {"id": "storage/pve1/vmdata", "type": "storage", "storage": "vmdata", "node": "pve1", "content": "images", "shared": 1},
             {"id": "sdn/pve1/localnetwork", "type": "sdn", "sdn": "localnetwork", "node": "pve1"},
         ]))
         .unwrap();
@@ -404,7 +409,9 @@ mod tests {
             .storages_on("pve1")
             .map(|s| (s.storage.as_str(), s.holds_images()))
             .collect();
-        assert_eq!(on_pve1, vec![("local-lvm", true), ("local", false)]);
+        assert_eq!(on_pve1, vec![("local-lvm", true), ("local", false), ("vmdata", true)]);
+        let shared: Vec<bool> = c.storages.iter().map(|s| s.shared).collect();
+        assert_eq!(shared, vec![false, false, true], "absent counts as not shared");
         assert_eq!(c.storages_on("pve2").count(), 0);
     }
 

@@ -555,7 +555,9 @@ options:
     elements: str
   target:
     description:
-      - Target node of a clone (needs shared storage).
+      - Target node of a clone. With the source's disks on shared storage (or a shared O(storage)), PVE clones straight there.
+      - When they are on storage local to the source's node, the clone is made there, migrated offline to O(target) (its disks onto O(storage) there, else onto
+        storages of the same names), then configured, in the same task; a rerun finds it on O(target). A linked clone (O(full=false)) cannot move and fails.
     type: str
   tdf:
     description:

@@ -6,6 +6,7 @@ use ferrox_common::protocol::{Failure, Output};
 use serde_json::Value;
 
 use crate::api::Vm;
+use crate::clone_move;
 use crate::context::{vm_of, Ctx};
 use crate::converge;
 use crate::plan::{Action, Plan};
@@ -42,6 +43,9 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
         // The clone exists: converge it like an update.
         let vm = vm_of(&clone);
         let current = read_config(ctx, &vm)?;
+        if let Some(out) = continue_move(ctx, &clone, &source, &current, &wanted, &name)? {
+            return Ok(out);
+        }
         let changes = converge::changes(&current, &wanted, vm.vmid)
             .map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
         if changes.is_empty() {
@@ -91,14 +95,28 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
         ))
         .with("vmid", source.vmid));
     }
-    let (newid, allocation) = choose_vmid(ctx, p.int("newid"))?;
-    let form = clone_form(ctx);
     let node = p.non_empty("target").unwrap_or(&source.node).to_string();
+    // The source's config: the clone's start (check mode), what the rest of the task is
+    // compared with, and where its disks are (a clone to another node).
+    let source_config = if ctx.check_mode || node != source.node || wanted.keys().any(|k| k != "name") {
+        Some(read_config(ctx, &source_vm)?)
+    } else {
+        None
+    };
+    let route = match &source_config {
+        Some(c) => clone_move::route(ctx, source.vmid, &source.node, &node, c)?,
+        None => None,
+    };
+    let (newid, allocation) = choose_vmid(ctx, p.int("newid"))?;
+    let form = match &route {
+        Some(r) => clone_move::form(clone_form(ctx), r),
+        None => clone_form(ctx),
+    };
     check_bridges(ctx, &node, wanted.iter())?;
     check_drives(ctx, &node, wanted.iter())?;
     check_pool(ctx)?;
-    let vm = Vm { node, vmid: newid };
-    let mut plan = Plan::new(vm);
+    let made_on = route.as_ref().map_or(node.clone(), |r| r.via.clone());
+    let mut plan = Plan::new(Vm { node: made_on, vmid: newid });
     let mut diff = Diff::new(format!("VM {newid}"));
     diff.change("clone of", None, Some(Value::from(source.vmid)));
     plan.push(Action::Clone {
@@ -109,16 +127,24 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
     plan.push(Action::WaitListed {
         name: p.str("name").map(str::to_string),
     });
+    if let Some(r) = &route {
+        diff.change("node", None, Some(Value::from(r.to.clone())));
+        plan.push(Action::MoveClone {
+            from: r.via.clone(),
+            to: r.to.clone(),
+            targetstorage: r.targetstorage.clone(),
+        });
+    }
     wanted.remove("name");
     if ctx.check_mode {
         // The plan's clone starts as a copy of the source's config.
-        ctx.known.clone_source = Some(read_config(ctx, &source_vm)?);
+        ctx.known.clone_source = source_config.clone();
     }
     if !wanted.is_empty() {
         // Planned against the source's config (the clone's copy); compared again once
         // the clone exists, since its MACs and volumes are its own.
-        let source_config = match &ctx.known.clone_source {
-            Some(c) => c.clone(),
+        let source_config = match source_config {
+            Some(c) => c,
             None => read_config(ctx, &source_vm)?,
         };
         let changes = converge::changes(&source_config, &wanted, newid)
@@ -173,4 +199,63 @@ fn clone_form(ctx: &Ctx) -> Vec<(String, String)> {
         form.push(("format".into(), f.into()));
     }
     form
+}
+
+/// A clone that a run interrupted before its move: still on the source's node, stopped,
+/// while the task wants it on `target` and its disks cannot be cloned there. The rerun
+/// continues from there: the move, then the rest of the task.
+fn continue_move(
+    ctx: &mut Ctx,
+    clone: &ferrox_common::vm::Guest,
+    source: &ferrox_common::vm::Guest,
+    current: &serde_json::Map<String, Value>,
+    wanted: &wanted::Config,
+    name: &str,
+) -> Result<Option<Output>, Failure> {
+    let Some(target) = ctx.p.non_empty("target").filter(|t| *t != clone.node) else {
+        return Ok(None);
+    };
+    if clone.node != source.node || clone.status.as_deref() != Some("stopped") {
+        return Ok(None);
+    }
+    let Some(route) = clone_move::route(ctx, clone.vmid, &clone.node, target, current)? else {
+        return Ok(None);
+    };
+    let vm = vm_of(clone);
+    ctx.refuse_locked(
+        vm.vmid,
+        current.get("lock").and_then(Value::as_str),
+        &format!("Unable to clone vm {name}: the clone VM {} was made on {}, its move to {target} failed: ", vm.vmid, vm.node),
+    )?;
+    let mut wanted = wanted.clone();
+    wanted.remove("name");
+    let changes = converge::changes(current, &wanted, vm.vmid).map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
+    let mut diff = changes_diff(&vm, &changes);
+    diff.change("node", Some(Value::from(vm.node.clone())), Some(Value::from(target.to_string())));
+    let mut plan = Plan::new(vm.clone());
+    plan.push(Action::MoveClone {
+        from: route.via,
+        to: route.to,
+        targetstorage: route.targetstorage,
+    });
+    if !changes.is_empty() {
+        plan.push(Action::Converge {
+            wanted,
+            changes,
+            digest: None,
+            recompute: true,
+        });
+    }
+    ctx.known.current = Some(current.clone());
+    let outcome = ctx.execute(&mut plan, name.to_string())?;
+    let moved = plan.vm.clone();
+    let out = Output::changed(format!(
+        "VM {name} with vmid {} moved from {} to {target}, where the clone is to be",
+        vm.vmid, vm.node
+    ))
+    .with("vmid", vm.vmid)
+    .with("actions", plan.describe())
+    .with_diff(diff);
+    let out = outcome.with_pending(out);
+    ctx.with_mac_and_devices(out, &moved, outcome.config.as_ref()).map(Some)
 }

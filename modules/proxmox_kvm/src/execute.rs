@@ -310,6 +310,12 @@ impl Executor<'_> {
                     .map_err(|e| api_fail(&prefix, e, id))?;
                 self.wait_answer(&answer, self.long_timeout, "migrating", &prefix, id)
             }
+            Action::MoveClone { from, to, targetstorage } => {
+                let prefix = format!("Unable to clone vm {name}: the clone VM {id} was made on {from}, its move to {to} failed: ");
+                self.move_clone(vm, to, targetstorage.as_deref(), &prefix)?;
+                vm.node = to.clone();
+                Ok(())
+            }
             Action::DeleteKeys(keys) => {
                 let prefix = format!("Unable to delete settings on VM {name} with vmid {id}: ");
                 let mut body = vec![("delete", keys.join(","))];
@@ -329,6 +335,42 @@ impl Executor<'_> {
                 Ok(())
             }
         }
+    }
+
+    /// Migrates a fresh clone offline to `to` (disks onto `targetstorage`). A lost answer
+    /// is reconciled: the `qmigrate` task is found and followed, or the cluster listing
+    /// shows the VM on `to` already; only when neither is the request sent again.
+    fn move_clone(&mut self, vm: &Vm, to: &str, targetstorage: Option<&str>, prefix: &str) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let mut body = vec![("target", to.to_string()), ("online", "0".to_string())];
+        if let Some(st) = targetstorage {
+            body.push(("targetstorage", st.to_string()));
+        }
+        for resend in 0.. {
+            let since = recover::now();
+            match self.client.post(&vm.path("/migrate"), &body) {
+                Ok(answer) => return self.wait_answer(&answer, self.long_timeout, "migrating", prefix, id),
+                Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
+                    let search = Search { node: &vm.node, kind: "qmigrate", vmid: id, since };
+                    let found = recover::find_and_wait(self.client, &search, self.long_timeout)
+                        .map_err(|te| Failure::new(task_failure(prefix, "migrating", te)).with("vmid", id))?;
+                    if let Some(done) = found {
+                        self.outcome.warnings.push(recover::warning(&e, &format!("task {} moved VM {id} to {to}", done.upid)));
+                        return Ok(());
+                    }
+                    let guests = vm::list(self.client).map_err(|e| api_fail(prefix, e, id))?;
+                    if vm::by_vmid(&guests, id).is_some_and(|g| g.node == to) {
+                        self.outcome.warnings.push(recover::warning(&e, &format!("VM {id} is on {to}")));
+                        return Ok(());
+                    }
+                    self.outcome
+                        .warnings
+                        .push(recover::warning(&e, &format!("no migration task was started for VM {id}; sent again")));
+                }
+                Err(e) => return Err(api_fail(prefix, e, id)),
+            }
+        }
+        unreachable!("the loop returns")
     }
 
     fn power(&mut self, vm: &Vm, call: &PowerCall) -> Result<(), Failure> {

@@ -6,6 +6,7 @@
 
 pub mod api;
 pub mod clone;
+pub mod clone_move;
 pub mod context;
 pub mod converge;
 pub mod docs;

@@ -226,7 +226,9 @@ fn control() -> Vec<Opt> {
             .desc("Disk format of a full clone. V(unspecified) means: the storage's default."),
         Opt::str("snapname").desc("Snapshot to clone from."),
         Opt::str("storage").desc("Target storage of a full clone (PVE refuses it for linked clones), or the storage of a restore from O(archive)."),
-        Opt::str("target").desc("Target node of a clone (needs shared storage)."),
+        Opt::str("target")
+            .desc("Target node of a clone. With the source's disks on shared storage (or a shared O(storage)), PVE clones straight there.")
+            .desc("When they are on storage local to the source's node, the clone is made there, migrated offline to O(target) (its disks onto O(storage) there, else onto storages of the same names), then configured, in the same task; a rerun finds it on O(target). A linked clone (O(full=false)) cannot move and fails."),
         Opt::str("archive").desc("Backup archive to restore when creating the VM, for example C(local:backup/vzdump-qemu-100.vma.zst)."),
         Opt::bool("force")
             .desc("V(state=stopped): power off when the graceful shutdown did not finish within O(timeout). V(state=restarted): reset instead of reboot. V(state=absent), V(state=template): stop a running VM first. With O(archive): overwrite an existing VM.")

@@ -84,6 +84,13 @@ pub enum Action {
         online: bool,
         with_local_disks: bool,
     },
+    /// Offline migration of a VM just cloned on `from` (its disks on storage local to
+    /// that node) to `to`, its disks onto `targetstorage` there (else the same storage ids).
+    MoveClone {
+        from: String,
+        to: String,
+        targetstorage: Option<String>,
+    },
     DeleteKeys(Vec<String>),
     RevertKeys(Vec<String>),
 }
@@ -142,6 +149,10 @@ impl Action {
             Action::Migrate { target, .. } => {
                 format!("migrate VM {id} from {} to {target}", vm.node)
             }
+            Action::MoveClone { from, to, targetstorage } => format!(
+                "migrate VM {id} offline from {from} to {to}{}",
+                targetstorage.as_ref().map(|s| format!(", its disks onto {s}")).unwrap_or_default()
+            ),
             Action::DeleteKeys(keys) => format!("delete {} from VM {id}", keys.join(", ")),
             Action::RevertKeys(keys) => format!("revert pending {} of VM {id}", keys.join(", ")),
         }

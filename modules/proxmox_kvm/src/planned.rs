@@ -36,7 +36,9 @@ const NOT_CONFIG: &[&str] = &[
 ];
 
 pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
-    let (vmid, node) = (plan.vm.vmid, plan.vm.node.as_str());
+    let vmid = plan.vm.vmid;
+    // The node the VM is on at each step (a clone moved to another node changes it).
+    let mut node = plan.vm.node.as_str();
     let mut out: Vec<Effect> = Vec::new();
     for action in &plan.actions {
         // A clone or restore is converged against what it will be, not its source.
@@ -157,6 +159,14 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
                 node: node.to_string(),
                 to: target.clone(),
             }),
+            Action::MoveClone { from, to, .. } => {
+                out.push(Effect::Migrate {
+                    vmid,
+                    node: from.clone(),
+                    to: to.clone(),
+                });
+                node = to.as_str();
+            }
             Action::DeleteKeys(keys) => {
                 let mut e = Effect::config(vmid, node);
                 if let Effect::Config {

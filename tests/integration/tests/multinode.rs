@@ -118,3 +118,103 @@ fn same_named_templates_without_one_on_the_node_are_listed_per_node() {
     );
     assert!(vms_named(&env, "x").is_empty());
 }
+
+fn writes(env: &Env) -> Vec<String> {
+    env.requests()["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["method"] != "GET")
+        .map(|e| format!("{} {}", e["method"].as_str().unwrap(), e["path"].as_str().unwrap()))
+        .filter(|w| !w.ends_with("/access/ticket"))
+        .collect()
+}
+
+const TO_PVE2: &str = r#"
+- name: clone
+  ferrox.proxmox.proxmox_kvm:
+    clone: base-debian13
+    name: app-pve2
+    node: pve1
+    target: pve2
+    storage: local-lvm
+    cores: 4
+    net:
+      net0: virtio,bridge=vmbr1
+    timeout: 120
+"#;
+
+/// pve1's template cloned to pve2's local-lvm: PVE refuses `target` for local disks, so
+/// the clone is made on pve1, migrated offline, then configured, as one task.
+#[test]
+fn a_clone_to_another_nodes_local_storage_is_cloned_moved_and_configured() {
+    let env = start(local_templates(false));
+    env.clear_requests();
+    let dry = env.play_with(TO_PVE2, &PlayOpts { check: true, diff: true, ..Default::default() });
+    dry.assert_ok();
+    let planned = dry.task("clone").result.clone();
+    assert!(dry.task("clone").changed);
+    assert_eq!(
+        planned["actions"],
+        json!([
+            "clone VM 9000 on pve1 to VM 101",
+            "wait until VM 101 is listed cluster-wide",
+            "migrate VM 101 offline from pve1 to pve2, its disks onto local-lvm",
+            "update VM 101: set cores, net0 (compared again once it exists)"
+        ])
+    );
+    assert_eq!(writes(&env), Vec::<String>::new(), "check mode writes nothing");
+
+    let play = env.play(TO_PVE2);
+    play.assert_ok();
+    let t = play.task("clone");
+    assert!(t.changed);
+    assert_eq!(t.msg(), "VM app-pve2 with newid 101 cloned from vm with vmid 9000");
+    assert_eq!(t.result["actions"], planned["actions"]);
+    assert_eq!(vms_named(&env, "app-pve2")["app-pve2"], vec![(101, "pve2".to_string())]);
+    let c = env.api_get("/nodes/pve2/qemu/101/config");
+    assert_eq!(c["cores"], json!(4));
+    assert!(c["net0"].as_str().unwrap().contains("bridge=vmbr1"), "{c}");
+    assert!(c["scsi0"].as_str().unwrap().starts_with("local-lvm:vm-101-disk-"), "{c}");
+    let on_pve2 = env.api_get("/nodes/pve2/storage/local-lvm/content").to_string();
+    assert!(on_pve2.contains("vm-101-disk-"), "{on_pve2}");
+    let on_pve1 = env.api_get("/nodes/pve1/storage/local-lvm/content").to_string();
+    assert!(!on_pve1.contains("vm-101-"), "nothing of the clone is left on pve1: {on_pve1}");
+    assert_eq!(t.result["mac"]["net0"], json!(c["net0"].as_str().unwrap().split(['=', ',']).nth(1).unwrap()));
+
+    let again = env.play(TO_PVE2);
+    again.assert_ok();
+    assert!(!again.task("clone").changed, "{}", again.task("clone").result);
+    assert_eq!(again.task("clone").msg(), "vmid 101 with VM name app-pve2 already exists");
+}
+
+/// Lost answers to the clone and to the migration are reconciled, not sent twice; a
+/// clone a run left on the source's node is moved by the rerun; a linked clone fails.
+#[test]
+fn a_moved_clone_survives_lost_answers_and_interruptions_and_a_linked_one_is_refused() {
+    let env = start(local_templates(false));
+    env.fault(json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu/9000/clone$", "after": true, "times": 1}));
+    env.fault(json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu/\\d+/migrate$", "after": true, "times": 1}));
+    let play = env.play(TO_PVE2);
+    play.assert_ok();
+    let warnings = play.task("clone").warnings().join("\n");
+    assert_eq!(warnings.matches("Recovered by reading the cluster").count(), 2, "{warnings}");
+    assert_eq!(vms_named(&env, "app-pve2")["app-pve2"], vec![(101, "pve2".to_string())]);
+    assert_eq!(env.api_get("/nodes/pve2/qemu/101/config")["cores"], json!(4));
+
+    // A run that ended after the clone: the rerun moves and configures it.
+    env.run_task("POST", "/nodes/pve1/qemu/9000/clone", &[("newid", "150"), ("name", "half-made"), ("full", "1")]);
+    let rerun = env.play(&TO_PVE2.replace("app-pve2", "half-made"));
+    rerun.assert_ok();
+    let t = rerun.task("clone");
+    assert_eq!(t.msg(), "VM half-made with vmid 150 moved from pve1 to pve2, where the clone is to be");
+    assert_eq!(vms_named(&env, "half-made")["half-made"], vec![(150, "pve2".to_string())]);
+    assert_eq!(env.api_get("/nodes/pve2/qemu/150/config")["cores"], json!(4));
+
+    let linked = env.play(&TO_PVE2.replace("app-pve2", "linked").replace("    storage: local-lvm\n", "    full: false\n"));
+    assert_eq!(
+        linked.task("clone").msg(),
+        "Unable to clone vm linked from vmid 9000: a linked clone (full: false) cannot be made on node pve2: it stays on the storage of its template's disks (local-lvm), local to pve1, and a linked clone cannot be moved. Make a full clone (full: true), or clone on pve1 (target: pve1)"
+    );
+    assert!(vms_named(&env, "linked").is_empty());
+}
