@@ -153,6 +153,47 @@ fn concurrent_creates_with_the_same_id_collide_like_pve() {
     }
 }
 
+/// qemu-server's create takes the vmid before the worker forks: under the vmid's
+/// config lock it checks the cluster-wide VM list (`check_vmid_unused`) and writes a
+/// config holding only `lock: create`. So one vmid is created once across all nodes,
+/// the losers get HTTP 500 naming the winner's node, and the id is taken from the
+/// moment the create is accepted.
+#[test]
+fn concurrent_creates_of_one_vmid_on_different_nodes_collide_cluster_wide() {
+    let api = Api::start(SimConfig { task_ms: 1500, ..quick() });
+    let barrier = std::sync::Arc::new(std::sync::Barrier::new(4));
+    let results: Vec<(&str, u16, String)> = std::thread::scope(|sc| {
+        let hs: Vec<_> = ["pve1", "pve2", "pve1", "pve2"]
+            .into_iter()
+            .map(|node| {
+                let (b, api) = (barrier.clone(), &api);
+                sc.spawn(move || {
+                    b.wait();
+                    let r = api.post(&format!("/nodes/{node}/qemu"), &[("vmid", "170"), ("name", "twin")]);
+                    (node, r.status, r.message())
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    let winners: Vec<&str> = results.iter().filter(|r| r.1 == 200).map(|r| r.0).collect();
+    assert_eq!(winners.len(), 1, "exactly one create wins: {results:?}");
+    let winner = winners[0];
+    for (_, status, msg) in results.iter().filter(|r| r.1 != 200) {
+        assert_eq!((*status, msg.as_str()), (500, format!("unable to create VM 170 - VM 170 already exists on node '{winner}'\n").as_str()));
+    }
+    // Taken from the moment it was accepted: the config holds only the lock, the
+    // cluster lists the vmid (without a name yet), and a later create is refused too.
+    let c = api.config(winner, 170);
+    assert_eq!(c["lock"], "create", "{c}");
+    assert!(c.get("name").is_none(), "the name arrives with the create task: {c}");
+    let listed = api.get("/cluster/resources?type=vm");
+    assert!(listed.data().as_array().unwrap().iter().any(|v| v["vmid"] == 170 && v["node"] == winner));
+    let other = if winner == "pve1" { "pve2" } else { "pve1" };
+    let r = api.post(&format!("/nodes/{other}/qemu"), &[("vmid", "170")]);
+    assert_eq!((r.status, r.message()), (500, format!("unable to create VM 170 - VM 170 already exists on node '{winner}'\n")));
+}
+
 #[test]
 fn pending_versus_hotplug_and_digest() {
     let api = Api::start(quick());
