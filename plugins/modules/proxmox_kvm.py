@@ -644,7 +644,12 @@ options:
   vmid_range:
     description:
       - "C([first, last]): allocate new vmids (create and clone without O(vmid)/O(newid)) from this inclusive range instead of PVE's C(/cluster/nextid)."
-      - "Allocation is race-free either way: when PVE answers that the id was taken meanwhile, the next free id is tried."
+      - "The vmid is derived from O(name): the first id tried is C(first) plus the 64-bit FNV-1a hash of its UTF-8 bytes modulo the number of ids in the range,
+        then each next id upward, wrapping from C(last) to C(first); an id held by a VM of another name is skipped. Without O(name), ids are tried from
+        C(first) upward. A range whose ids are all held by other names fails, naming the range."
+      - So two runs creating the same name at once ask PVE for the same vmid, PVE creates it only once, and the other run converges onto that VM (C(changed)
+        only if it had to change something). This is the way to run the same play several times at once.
+      - "The order is stable across versions: a rerun picks the same id for a name not yet created. Should it ever change, the changelog says so."
     type: list
     elements: int
     version_added: "0.1.0"

@@ -37,6 +37,12 @@ impl PlanView {
         self.vms.get(&vmid)
     }
 
+    /// The vmids earlier tasks of the run took for new VMs (kept even when a later task
+    /// removes the VM again), so a prediction does not hand them out twice.
+    pub fn reserved(&self) -> &BTreeSet<u32> {
+        &self.reserved
+    }
+
     /// Whether the plan creates this VM (it does not exist in PVE yet).
     pub fn is_planned(&self, vmid: u32) -> bool {
         self.vms.get(&vmid).is_some_and(|v| v.created && !v.removed)

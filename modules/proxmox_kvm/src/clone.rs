@@ -164,6 +164,11 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
         });
     }
     let outcome = ctx.execute(&mut plan, name.clone())?;
+    if let Some(found) = outcome.adopted {
+        // Another run made this clone at the same moment: that VM is the clone.
+        ctx.learn_name(&found, &name);
+        return clone(ctx);
+    }
     let vm = plan.vm.clone();
     let out = Output::changed(format!(
         "VM {name} with newid {} cloned from vm with vmid {}",

@@ -2,7 +2,6 @@
 //! once at the start (one unfiltered `/cluster/resources`: guests and nodes), and the
 //! executor settings.
 
-use std::collections::BTreeSet;
 use std::time::Duration;
 
 use ferrox_common::client::Client;
@@ -94,6 +93,26 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Records that `vm` carries `name` (the listing may not show it yet: PVE
+    /// broadcasts a new VM's name later), so the next lookup by name finds it.
+    pub fn learn_name(&mut self, vm: &Vm, name: &str) {
+        match self.guests.iter_mut().find(|g| g.vmid == vm.vmid) {
+            Some(g) => {
+                g.name = Some(name.to_string());
+                g.node = vm.node.clone();
+            }
+            None => self.guests.push(Guest {
+                vmid: vm.vmid,
+                node: vm.node.clone(),
+                kind: GuestType::Qemu,
+                name: Some(name.to_string()),
+                status: None,
+                template: false,
+                lock: None,
+            }),
+        }
+    }
+
     /// The name for messages: the task's, else the VM's.
     pub fn name_of(&self, guest: Option<&Guest>) -> String {
         self.p
@@ -111,11 +130,7 @@ impl<'a> Ctx<'a> {
             long_timeout: Duration::from_secs(self.timeout().max(LONG_TASK_SECS)),
             name,
             skiplock: self.p.flag("skiplock"),
-            used_ids: self
-                .guests
-                .iter()
-                .map(|g| g.vmid)
-                .collect::<BTreeSet<u32>>(),
+            listed: self.guests.iter().map(|g| (g.vmid, g.name.clone())).collect(),
             outcome: Outcome::default(),
         }
     }

@@ -4,7 +4,7 @@
 //! Errors carry community.proxmox 1.6's message for the operation, then PVE's answer;
 //! a failed task is reported at once with its exit status and log tail.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 use ferrox_common::client::{ApiError, Client};
@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use crate::api::{self, fields, Vm};
 use crate::converge;
 use crate::plan::{Action, Allocation, Plan, PowerCall};
+use crate::probe;
 
 /// How often a collision on a new vmid is retried before giving up.
 const MAX_ALLOCATION_ATTEMPTS: u32 = 40;
@@ -38,6 +39,10 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// What was done so far, so a failure half-way says what already changed.
     pub done: Vec<String>,
+    /// The VM another run created meanwhile under the vmid this task derived from the
+    /// name, carrying that name: the rest of the plan was not run, the task converges
+    /// onto that VM instead.
+    pub adopted: Option<Vm>,
 }
 
 impl Outcome {
@@ -65,8 +70,9 @@ pub struct Executor<'a> {
     /// The VM's name for messages (`name` option, else the VM's name).
     pub name: String,
     pub skiplock: bool,
-    /// vmids in use when the plan was made (for range allocation).
-    pub used_ids: BTreeSet<u32>,
+    /// vmids listed when the plan was made, with the name listed (`None` before the
+    /// VM's name is broadcast), for the next candidate of a range.
+    pub listed: BTreeMap<u32, Option<String>>,
     pub outcome: Outcome,
 }
 
@@ -78,6 +84,9 @@ impl Executor<'_> {
             return Ok(());
         }
         for action in plan.actions.clone() {
+            if self.outcome.adopted.is_some() {
+                return Ok(());
+            }
             if let Err(mut failure) = self.run_one(&mut plan.vm, &action) {
                 if !self.outcome.done.is_empty() {
                     failure.msg.push_str(&format!(
@@ -498,6 +507,28 @@ impl Executor<'_> {
                 }
                 Err(e)
                     if e.message.contains("already exists")
+                        && named.is_some()
+                        && matches!(allocation, Allocation::Range { .. })
+                        && attempt < MAX_ALLOCATION_ATTEMPTS =>
+                {
+                    let fail = |e: ApiError| Failure::new(format!("{}{e}", prefix(vm.vmid))).with("vmid", vm.vmid);
+                    match self.holder(vm.vmid, named).map_err(fail)? {
+                        Holder::Ours(found) => {
+                            self.outcome.adopted = Some(found);
+                            return Ok(None);
+                        }
+                        Holder::Other => {
+                            tried.insert(vm.vmid);
+                            vm.vmid = self
+                                .next_candidate(allocation, &tried)
+                                .map_err(|e| Failure::new(format!("{}{e}", prefix(vm.vmid))))?;
+                        }
+                        // Its create failed and was cleaned up: the id is free again.
+                        Holder::Gone => std::thread::sleep(jitter(attempt)),
+                    }
+                }
+                Err(e)
+                    if e.message.contains("already exists")
                         && *allocation != Allocation::Given
                         && attempt < MAX_ALLOCATION_ATTEMPTS =>
                 {
@@ -564,6 +595,44 @@ impl Executor<'_> {
         }
     }
 
+    /// Who holds `vmid`, which PVE just said exists: the cluster listing (consistent
+    /// for which vmids exist, where names lag) gives the node, the VM's config the
+    /// name. While a create or clone still runs its config has no name yet: wait until
+    /// it has one, or is gone (that create failed).
+    fn holder(&self, vmid: u32, named: Option<&str>) -> Result<Holder, ApiError> {
+        let started = std::time::Instant::now();
+        loop {
+            let guests = vm::list(self.client)?;
+            let Some(guest) = vm::by_vmid(&guests, vmid) else {
+                return Ok(Holder::Gone);
+            };
+            if guest.kind != vm::GuestType::Qemu {
+                return Ok(Holder::Other);
+            }
+            let found = Vm { node: guest.node.clone(), vmid };
+            match api::config(self.client, &found) {
+                Ok(c) => match c.get("name").and_then(Value::as_str) {
+                    Some(name) if Some(name) == named => return Ok(Holder::Ours(found)),
+                    Some(_) => return Ok(Holder::Other),
+                    None if c.get("lock").is_none() => return Ok(Holder::Other),
+                    None => {}
+                },
+                Err(e) if e.message.contains("does not exist") => {}
+                Err(e) => return Err(e),
+            }
+            if started.elapsed() >= self.long_timeout {
+                return Err(ApiError::other(
+                    ferrox_common::client::ApiErrorKind::Timeout,
+                    format!(
+                        "VM {vmid} was taken meanwhile, and its create by another client was still running after {} s",
+                        started.elapsed().as_secs()
+                    ),
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    }
+
     /// Whether the VM's config exists on its node.
     fn exists(&self, vm: &Vm) -> Result<bool, ApiError> {
         match api::config(self.client, vm) {
@@ -625,9 +694,14 @@ impl Executor<'_> {
         tried: &BTreeSet<u32>,
     ) -> Result<u32, String> {
         match allocation {
-            Allocation::Range(first, last) => (*first..=*last)
-                .find(|id| !tried.contains(id) && !self.used_ids.contains(id))
-                .ok_or_else(|| format!("no free vmid left in vmid_range [{first}, {last}]")),
+            Allocation::Range { first, last, name } => {
+                let name = name.as_deref();
+                probe::first_candidate(name, *first, *last, |id| {
+                    tried.contains(&id)
+                        || probe::held_by_other(self.listed.get(&id).map(Option::as_deref), name)
+                })
+                .ok_or_else(|| probe::range_full(*first, *last))
+            }
             _ => {
                 let mut id = api::next_id(self.client)
                     .map_err(|e| format!("Unable to retrieve next free vmid: {e}"))?;
@@ -695,6 +769,16 @@ pub fn ha_request_target(upid: &str) -> Option<&'static str> {
         "hastop" => Some("stopped"),
         _ => None,
     }
+}
+
+/// Who holds a vmid PVE refused because it exists.
+enum Holder {
+    /// A VM with the name this task gives (another run's create of the same name).
+    Ours(Vm),
+    /// A VM of another name, or a container.
+    Other,
+    /// Nothing any more: its create failed and was cleaned up.
+    Gone,
 }
 
 /// What a create or clone whose answer was lost left behind.

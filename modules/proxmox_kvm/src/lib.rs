@@ -15,6 +15,7 @@ pub mod options;
 pub mod plan;
 pub mod planned;
 pub mod present;
+pub mod probe;
 pub mod settings;
 pub mod states;
 pub mod wanted;

@@ -12,8 +12,14 @@ pub enum Allocation {
     Given,
     /// PVE's `/cluster/nextid`: on a collision, ask again.
     NextId,
-    /// The lowest free id of `vmid_range`: on a collision, the next one.
-    Range(u32, u32),
+    /// From `vmid_range`, in the order [`crate::probe`] derives from the new VM's
+    /// name: on a collision, the VM holding the id decides (ours: converge onto it;
+    /// another name's: the next id).
+    Range {
+        first: u32,
+        last: u32,
+        name: Option<String>,
+    },
 }
 
 /// A power-state call (`POST .../status/<call>`).

@@ -4,13 +4,14 @@
 use ferrox_common::diff::Diff;
 use ferrox_common::references;
 use ferrox_common::protocol::{Failure, Output};
-use ferrox_common::vm::Guest;
+use ferrox_common::vm::{self, Guest};
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
 use crate::context::{vm_of, Ctx};
 use crate::converge::{self, Changes};
 use crate::plan::{Action, Allocation, Plan};
+use crate::probe;
 use crate::wanted::{self, Config};
 
 pub fn present(ctx: &mut Ctx) -> Result<Output, Failure> {
@@ -224,6 +225,11 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         diff.change(k, None, Some(Value::String(v.clone())));
     }
     let outcome = ctx.execute(&mut plan, name.clone())?;
+    if let Some(found) = outcome.adopted {
+        // Another run created this name at the same moment: that VM is the one.
+        ctx.learn_name(&found, &name);
+        return present(ctx);
+    }
     let vm = plan.vm.clone();
     let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
         .with("vmid", vm.vmid)
@@ -257,12 +263,16 @@ pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<i64>) -> Result<(u32, Allocat
                 "vmid_range must satisfy 100 <= first <= last, got: [{first}, {last}]"
             )));
         }
-        let id = (first..=last)
-            .find(|id| !ctx.guests.iter().any(|g| g.vmid == *id))
-            .ok_or_else(|| {
-                Failure::new(format!("no free vmid left in vmid_range [{first}, {last}]"))
-            })?;
-        return Ok((id, Allocation::Range(first, last)));
+        let name = ctx.p.str("name");
+        let reserved = ctx.client.plan().map(|plan| plan.reserved().clone()).unwrap_or_default();
+        let id = probe::first_candidate(name, first, last, |id| {
+            let listed = vm::by_vmid(&ctx.guests, id).map(|g| g.name.as_deref());
+            // In check mode, an id the run's plan took earlier stays taken (as for nextid).
+            probe::held_by_other(listed, name) || (listed.is_none() && reserved.contains(&id))
+        })
+        .ok_or_else(|| Failure::new(probe::range_full(first, last)))?;
+        let name = name.map(str::to_string);
+        return Ok((id, Allocation::Range { first, last, name }));
     }
     let id = api::next_id(ctx.client)
         .map_err(|e| Failure::new(format!("Unable to retrieve next free vmid: {e}")))?;

@@ -292,11 +292,11 @@ fn vmid_range_efi_tpm_and_update_unsafe() {
     let play = env.play(yaml);
     play.assert_ok();
     let t = play.task("r");
-    assert_eq!(t.result["vmid"], json!(5000));
-    let cfg = env.api_get("/nodes/pve1/qemu/5000/config");
+    assert_eq!(t.result["vmid"], json!(5665), "derived from the name (probe.rs)");
+    let cfg = env.api_get("/nodes/pve1/qemu/5665/config");
     assert!(cfg["efidisk0"].as_str().unwrap().contains("efitype=4m"), "{cfg}");
     assert!(cfg["tpmstate0"].as_str().unwrap().contains("version=v2.0"), "{cfg}");
-    assert_eq!(t.result["devices"]["efidisk0"], json!("local-lvm:vm-5000-disk-0"));
+    assert_eq!(t.result["devices"]["efidisk0"], json!("local-lvm:vm-5665-disk-0"));
     let again = env.play(&yaml.replace("    node: pve1\n", "    update: true\n    update_unsafe: true\n"));
     again.assert_ok();
     assert!(!again.task("r").changed, "{}", again.task("r").result);
