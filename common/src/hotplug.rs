@@ -5,6 +5,37 @@
 
 use crate::propstring::{self, formats};
 
+/// Keys PVE only writes to the config, applied at once on a running VM (qemu-server's
+/// fast-plug options, the cloud-init keys, and the cgroup limits it changes live).
+/// Every key no rule here names waits for a restart, as in PVE, whose hotplug skips
+/// any option it has no handler for: `affinity`, `amd-sev`, `intel-tdx`, `ivshmem`,
+/// `keephugepages`, `vmgenid`, `arch`, `efidisk0` (its `ms-cert` enrollment too), and
+/// keys PVE adds later.
+pub const CONFIG_ONLY: &[&str] = &[
+    "name",
+    "description",
+    "tags",
+    "onboot",
+    "protection",
+    "startup",
+    "hookscript",
+    "lock",
+    "migrate_downtime",
+    "migrate_speed",
+    "shares",
+    "vmstatestorage",
+    "cpulimit",
+    "cpuunits",
+    "ciuser",
+    "cipassword",
+    "nameserver",
+    "searchdomain",
+    "sshkeys",
+    "citype",
+    "cicustom",
+    "ciupgrade",
+];
+
 /// NIC settings PVE changes on a running NIC without the `network` hotplug feature.
 const NIC_LIVE: &[&str] = &["bridge", "tag", "trunks", "firewall", "rate", "link_down"];
 

@@ -7,38 +7,37 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-/// (config key in the schema, Rust constant name), in the order they are written.
-pub const WANTED: &[(&str, &str)] = &[
-    ("net[n]", "NET"),
-    ("ide[n]", "IDE"),
-    ("sata[n]", "SATA"),
-    ("scsi[n]", "SCSI"),
-    ("virtio[n]", "VIRTIO"),
-    ("efidisk0", "EFIDISK0"),
-    ("tpmstate0", "TPMSTATE0"),
-    ("unused[n]", "UNUSED"),
-    ("ipconfig[n]", "IPCONFIG"),
-    ("agent", "AGENT"),
-    ("boot", "BOOT"),
-    ("memory", "MEMORY"),
-    ("cpu", "CPU"),
-    ("smbios1", "SMBIOS1"),
-    ("startup", "STARTUP"),
-    ("rng0", "RNG0"),
-    ("vga", "VGA"),
-    ("numa[n]", "NUMA"),
-    ("hostpci[n]", "HOSTPCI"),
-    ("usb[n]", "USB"),
-    ("audio0", "AUDIO0"),
-    ("spice_enhancements", "SPICE_ENHANCEMENTS"),
-    ("virtiofs[n]", "VIRTIOFS"),
-];
+/// The Rust constant of a config key's format: `net[n]` -> `NET`, `amd-sev` -> `AMD_SEV`.
+fn constant_of(config_key: &str) -> String {
+    config_key.trim_end_matches("[n]").replace('-', "_").to_ascii_uppercase()
+}
 
-/// The schema file: `$PVE_API_SCHEMA`, else the shared copy next to the checkout.
+/// Parameters of the config calls that are not config keys: what GET config answers
+/// decides (a config key is one PVE stores), `digest` aside.
+fn is_config_key(name: &str, stored: &serde_json::Map<String, Value>) -> bool {
+    stored.contains_key(name) && name != "digest"
+}
+
+/// Whether a parameter's value is a property string: an inline format, or a named
+/// format whose typetext lists `key=` parts.
+fn is_property_string(param: &Value) -> bool {
+    let typetext = param["typetext"].as_str().unwrap_or("");
+    param["format"].is_object() || (param["format"].is_string() && typetext.contains('=') && !typetext.starts_with('('))
+}
+
+/// The schema file: `$PVE_API_SCHEMA`, else `shared/pve-api/pve-api-schema.json` beside
+/// the checkout or one of its parent folders (a worktree sits deeper than a clone).
 pub fn schema_path() -> std::path::PathBuf {
-    std::env::var_os("PVE_API_SCHEMA")
-        .map(Into::into)
-        .unwrap_or_else(|| concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/pve-api/pve-api-schema.json").into())
+    if let Some(p) = std::env::var_os("PVE_API_SCHEMA") {
+        return p.into();
+    }
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let relative = std::path::Path::new("shared/pve-api/pve-api-schema.json");
+    repo.ancestors()
+        .skip(1)
+        .map(|dir| dir.join(relative))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| repo.join("..").join(relative))
 }
 
 fn find_path<'a>(nodes: &'a [Value], path: &str) -> Option<&'a Value> {
@@ -53,33 +52,113 @@ fn find_path<'a>(nodes: &'a [Value], path: &str) -> Option<&'a Value> {
     None
 }
 
-/// The Rust source of `formats.rs` for this schema.
+/// The Rust source of `formats.rs` for this schema: the format of every property-string
+/// config key, every config key with what it accepts, and the parameters of the create
+/// and config calls that are not config keys.
 pub fn generate(schema: &Value) -> Result<String, String> {
     let root = schema.as_array().ok_or("the schema is not a JSON array")?;
-    let create = find_path(root, "/nodes/{node}/qemu").ok_or("no /nodes/{node}/qemu in the schema")?;
-    let params = &create["info"]["POST"]["parameters"]["properties"];
+    let method = |path: &str, m: &str| {
+        find_path(root, path)
+            .and_then(|n| n["info"][m].as_object())
+            .ok_or(format!("no {m} {path} in the schema"))
+    };
+    let create = &method("/nodes/{node}/qemu", "POST")?["parameters"]["properties"];
+    let update = &method("/nodes/{node}/qemu/{vmid}/config", "PUT")?["parameters"]["properties"];
+    let update_async = &method("/nodes/{node}/qemu/{vmid}/config", "POST")?["parameters"]["properties"];
+    let stored = method("/nodes/{node}/qemu/{vmid}/config", "GET")?["returns"]["properties"]
+        .as_object()
+        .cloned()
+        .ok_or("GET config has no returns.properties")?;
+    let (Some(create), Some(update), Some(update_async)) = (create.as_object(), update.as_object(), update_async.as_object()) else {
+        return Err("the create or config call has no parameters".into());
+    };
     let mut out = String::from(
-        "//! Property-string formats of QEMU config keys, generated from PVE's API schema by\n\
-         //! `UPDATE_FORMATS=1 cargo test -p ferrox-common formats_table`. Do not edit by hand.\n\n\
+        "//! Property-string formats and the config keys of QEMU VMs, generated from PVE's API\n\
+         //! schema by `UPDATE_FORMATS=1 cargo test -p ferrox-common formats_table`. Do not edit\n\
+         //! by hand.\n\n\
          pub use super::format::for_config_key;\n\n\
-         use super::format::{alias, key, key_alias, Format, Kind};\n",
+         use super::format::{alias, key, key_alias, Format, Kind};\n\
+         use super::keys::{Accepts, ConfigKey};\n",
     );
-    for (config_key, constant) in WANTED {
-        let param = &params[*config_key];
+    let mut config_keys: Vec<(&String, &Value)> = update.iter().filter(|(k, _)| is_config_key(k, &stored)).collect();
+    config_keys.sort_by(|a, b| a.0.cmp(b.0));
+    let mut constants = Vec::new();
+    for (config_key, param) in &config_keys {
+        if !is_property_string(param) {
+            continue;
+        }
         let keys = match &param["format"] {
             Value::Object(obj) => keys_from_object(obj),
-            _ => keys_from_typetext(param["typetext"].as_str().ok_or(format!("{config_key}: no format or typetext"))?),
+            _ => keys_from_typetext(param["typetext"].as_str().unwrap_or_default()),
         };
+        let constant = constant_of(config_key);
         out.push_str(&format!("\npub const {constant}: Format = Format {{\n    name: {config_key:?},\n    keys: &[\n"));
         for line in keys.values() {
             out.push_str(&format!("        {line},\n"));
         }
         out.push_str("    ],\n};\n");
+        constants.push(constant);
     }
     out.push_str("\n/// Every format above.\npub const ALL: &[&Format] = &[");
-    out.push_str(&WANTED.iter().map(|(_, c)| format!("&{c}")).collect::<Vec<_>>().join(", "));
+    out.push_str(&constants.iter().map(|c| format!("&{c}")).collect::<Vec<_>>().join(", "));
+    out.push_str("];\n");
+    out.push_str("\n/// Every key of a VM config PVE lets a client set, with what it accepts.\npub const CONFIG_KEYS: &[ConfigKey] = &[\n");
+    for (config_key, param) in &config_keys {
+        out.push_str(&format!(
+            "    ConfigKey {{ name: {config_key:?}, accepts: {}, typetext: {:?} }},\n",
+            accepts_of(config_key, param),
+            typetext_of(param)
+        ));
+    }
+    out.push_str("];\n");
+    let mut requests: Vec<&String> = create.keys().chain(update.keys()).chain(update_async.keys()).filter(|k| !is_config_key(k, &stored)).collect();
+    requests.sort();
+    requests.dedup();
+    out.push_str("\n/// Parameters of the create and config calls that are not config keys.\npub const REQUEST_PARAMS: &[&str] = &[");
+    out.push_str(&requests.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", "));
     out.push_str("];\n");
     Ok(out)
+}
+
+/// A config key's value in the schema's terms, as a Rust `Accepts`.
+fn accepts_of(config_key: &str, param: &Value) -> String {
+    let bound = |k: &str| match &param[k] {
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) if s.parse::<f64>().is_ok() => Some(s.clone()),
+        _ => None,
+    };
+    let opt = |v: Option<String>, float: bool| match v {
+        Some(n) if float && !n.contains('.') => format!("Some({n}.0)"),
+        Some(n) => format!("Some({n})"),
+        None => "None".into(),
+    };
+    let text = |k: &str| param[k].as_str().map_or("None".to_string(), |s| format!("Some({s:?})"));
+    match param["type"].as_str().unwrap_or("string") {
+        "boolean" => "Accepts::Bool".into(),
+        "integer" => format!("Accepts::Int {{ min: {}, max: {} }}", opt(bound("minimum"), false), opt(bound("maximum"), false)),
+        "number" => format!("Accepts::Number {{ min: {}, max: {} }}", opt(bound("minimum"), true), opt(bound("maximum"), true)),
+        _ if is_property_string(param) => format!("Accepts::PropString(&{})", constant_of(config_key)),
+        _ if param["enum"].is_array() => {
+            let words: Vec<String> = param["enum"].as_array().unwrap().iter().filter_map(Value::as_str).map(|w| format!("{w:?}")).collect();
+            format!("Accepts::Enum(&[{}])", words.join(", "))
+        }
+        _ => format!("Accepts::Text {{ format: {}, pattern: {} }}", text("format"), text("pattern")),
+    }
+}
+
+/// How the schema spells a key's value for people (its typetext, or the choices).
+fn typetext_of(param: &Value) -> String {
+    if let Some(t) = param["typetext"].as_str() {
+        return t.trim().to_string();
+    }
+    if let Some(words) = param["enum"].as_array() {
+        let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
+        return format!("<{}>", words.join(" | "));
+    }
+    match param["format_description"].as_str() {
+        Some(d) => format!("<{d}>"),
+        None => format!("<{}>", param["type"].as_str().unwrap_or("string")),
+    }
 }
 
 fn keys_from_object(obj: &serde_json::Map<String, Value>) -> BTreeMap<String, String> {
@@ -125,7 +204,9 @@ fn enum_kind<'a>(words: impl Iterator<Item = &'a str>) -> String {
 /// Keys from a typetext like `[[legacy=]<[acdn]{1,4}>] [,order=<device[;device...]>]`.
 fn keys_from_typetext(typetext: &str) -> BTreeMap<String, String> {
     let mut keys = BTreeMap::new();
-    for (i, part) in typetext.trim().split(" [,").enumerate() {
+    // A required key after the first is written ` ,key=<..>` (intel-tdx's attestation).
+    let typetext = typetext.trim().replace(" ,", " [,");
+    for (i, part) in typetext.split(" [,").enumerate() {
         let mut part = part.trim();
         if i > 0 {
             part = part.strip_suffix(']').unwrap_or(part);

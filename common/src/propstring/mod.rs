@@ -22,12 +22,15 @@
 //!   absent key equals its default (net `firewall=0`, drive `backup=1`).
 //! - [`formats`] holds the formats, generated from PVE's API schema;
 //!   [`formats::for_config_key`] finds the one of a config key (`scsi0`, `net3`).
+//! - [`keys`] holds every config key the schema lets a client set and what it accepts
+//!   ([`keys::config_key`], [`keys::check`]), generated with the formats.
 
 mod format;
 #[rustfmt::skip]
 pub mod formats;
 #[cfg(test)]
 mod generate;
+pub mod keys;
 
 pub use format::{max_index, split_indexed, Format, Key, Kind, IMPLICIT_DEFAULTS, INDEX_RANGES};
 

@@ -7,31 +7,7 @@ use ferrox_common::propstring::{self, formats};
 use super::disk::is_disk_key;
 use super::nic::is_net_key;
 
-/// Keys PVE only writes to the config: always applied at once.
-const CONFIG_ONLY: &[&str] = &[
-    "name",
-    "description",
-    "tags",
-    "onboot",
-    "protection",
-    "startup",
-    "hookscript",
-    "lock",
-    "migrate_downtime",
-    "migrate_speed",
-    "shares",
-    "vmstatestorage",
-    "cpulimit",
-    "cpuunits",
-    "ciuser",
-    "cipassword",
-    "nameserver",
-    "searchdomain",
-    "sshkeys",
-    "citype",
-    "cicustom",
-    "ciupgrade",
-];
+use ferrox_common::hotplug::CONFIG_ONLY;
 
 /// Disk settings PVE changes on a running disk (I/O throttling).
 fn disk_option_is_live(option: &str) -> bool {
@@ -120,6 +96,15 @@ mod tests {
             "4096",
             &features(Some("memory,cpu"))
         ));
+    }
+
+    #[test]
+    fn keys_without_a_hotplug_rule_wait_for_a_restart() {
+        for key in ["affinity", "amd-sev", "intel-tdx", "ivshmem", "keephugepages", "vmgenid", "arch", "a-key-pve-adds-later"] {
+            assert!(stays_pending(key, None, "1", &default()), "{key}");
+        }
+        assert!(!stays_pending("vmstatestorage", None, "local-lvm", &default()));
+        assert!(stays_pending("efidisk0", Some("local-lvm:vm-1-disk-0,pre-enrolled-keys=1"), "local-lvm:vm-1-disk-0,ms-cert=2023k,pre-enrolled-keys=1", &default()));
     }
 
     #[test]
