@@ -47,7 +47,8 @@ fn create_locks_then_normalises() {
     let c = api.config("pve1", 101);
     assert!(c.get("lock").is_none());
     assert_eq!(c["scsi0"], "local-lvm:vm-101-disk-0,discard=on,iothread=1,size=32G,ssd=1");
-    assert_eq!(c["efidisk0"], "local-lvm:vm-101-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M");
+    // PVE 9 marks a new EFI disk with pre-enrolled keys as holding the 2023 certificates.
+    assert_eq!(c["efidisk0"], "local-lvm:vm-101-disk-1,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1,size=4M");
     let net = s(&c["net0"]);
     assert!(net.starts_with("virtio=BC:24:11:") && net.ends_with(",bridge=vmbr0,firewall=1,tag=20"), "{net}");
     assert_eq!(c["ide2"], "isos:iso/debian-13-netinst.iso,media=cdrom,size=754M");

@@ -227,6 +227,11 @@ pub fn execute_disk(c: &mut Cluster, dc: &mut DiskCtx<'_>, key: &str, plan: Disk
     drive.opts.remove("format");
     drive.file = volid.clone();
     drive.opts.insert("size".into(), storage::format_size(size));
+    if key == "efidisk0" && drive.opts.get("pre-enrolled-keys").is_some_and(|v| crate::propstring::parse_bool(v) == Some("1")) {
+        // qemu-server create_efidisk: PVE 9's vars template with pre-enrolled keys holds the
+        // Microsoft UEFI CA 2023, so the disk is marked as having it.
+        drive.opts.insert("ms-cert".into(), "2023k".into());
+    }
     dc.log.push(format!("{key}: successfully created disk '{volid},size={}'", storage::format_size(size)));
     Ok(drive.print(fmt.as_ref()))
 }

@@ -256,7 +256,12 @@ pub fn apply_key(g: &mut Guest, key: &str) -> Vec<String> {
             remove_from_boot(g, key);
         }
     }
-    if let Some(new) = g.conf.pending.remove(key) {
+    if let Some(mut new) = g.conf.pending.remove(key) {
+        if key == "efidisk0" {
+            if let Some(old) = g.conf.current.get(key) {
+                new = efidisk_enroll(old, &new);
+            }
+        }
         let old = g.conf.current.insert(key.to_string(), new.clone());
         if let (Some(old), true) = (old, disks::is_disk_key(key)) {
             let (o, n) = (Drive::parse_stored(&old), Drive::parse_stored(&new));
@@ -269,6 +274,24 @@ pub fn apply_key(g: &mut Guest, key: &str) -> Vec<String> {
         }
     }
     free
+}
+
+/// qemu-server's OVMF `drive_change`, run when a pending `efidisk0` is applied: a
+/// marker newly set to a 2023 value on the same volume enrolls the 2023 certificates
+/// (then reads `2023k`) into a disk with pre-enrolled keys; without them the marker
+/// is dropped. Any other change is stored as given.
+fn efidisk_enroll(old: &str, new: &str) -> String {
+    let (o, mut n) = (Drive::parse_stored(old), Drive::parse_stored(new));
+    let cert = n.opts.get("ms-cert").cloned();
+    let to_2023 = cert.as_deref().is_some_and(|c| c.starts_with("2023")) && o.opts.get("ms-cert") != cert.as_ref();
+    if o.file != n.file || !to_2023 {
+        return new.to_string();
+    }
+    n.opts.remove("ms-cert");
+    if n.opts.get("pre-enrolled-keys").is_some_and(|v| crate::propstring::parse_bool(v) == Some("1")) {
+        n.opts.insert("ms-cert".into(), "2023k".into());
+    }
+    n.print(None)
 }
 
 fn remove_from_boot(g: &mut Guest, key: &str) {
@@ -481,6 +504,16 @@ mod tests {
         let g = guest(Some("network,disk,cpu,memory"));
         assert!(live_ok(&g, "vcpus", Some("1"), Some("2")));
         assert!(!live_ok(&g, "hotplug", Some("network,disk,cpu,memory"), Some("network")));
+    }
+
+    #[test]
+    fn a_2023_marker_enrolls_into_a_disk_with_pre_enrolled_keys_only() {
+        let old = "local-lvm:vm-1-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M";
+        assert_eq!(efidisk_enroll(old, "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2023w,pre-enrolled-keys=1,size=4M"), "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1,size=4M");
+        let bare = "local-lvm:vm-1-disk-1,efitype=4m,size=4M";
+        assert_eq!(efidisk_enroll(bare, "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2023k,size=4M"), bare);
+        let back = "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2011,pre-enrolled-keys=1,size=4M";
+        assert_eq!(efidisk_enroll(old, back), back, "moving away from 2023 only changes the marker");
     }
 
     #[test]
