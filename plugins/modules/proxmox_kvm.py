@@ -41,6 +41,12 @@ options:
     description:
       - Enable or disable ACPI.
     type: bool
+  affinity:
+    description:
+      - Host cores the VM's processes run on, for example C(0,5,8-11) (sent as C(affinity)). Takes effect at the next start; PVE lets only C(root@pam)
+        (password login) set it.
+    type: str
+    version_added: "0.2.0"
   agent:
     description:
       - Enable the QEMU guest agent. A boolean (C(true)/C(false)) is sent as C(1)/C(0); anything else is sent as a property string, for example
@@ -113,6 +119,14 @@ options:
       - keep
       - reboot
     version_added: "0.1.0"
+  arch:
+    description:
+      - "Virtual processor architecture (PVE's default: the host's). PVE lets only C(root@pam) (password login) set it."
+    type: str
+    choices:
+      - x86_64
+      - aarch64
+    version_added: "0.2.0"
   archive:
     description:
       - Backup archive to restore when creating the VM, for example C(local:backup/vzdump-qemu-100.vma.zst).
@@ -152,6 +166,12 @@ options:
     description:
       - Boot disk (legacy; prefer O(boot)).
     type: str
+  bwlimit:
+    description:
+      - I/O bandwidth limit in KiB/s of a restore from O(archive), a clone (O(clone)) or a migration (O(migrate=true)); PVE's default comes from the datacenter
+        and storage settings.
+    type: int
+    version_added: "0.2.0"
   ca_path:
     description:
       - PEM file with the CA certificate(s) to trust for the API's certificate instead of the built-in web PKI roots. Ignored when O(validate_certs=false).
@@ -249,6 +269,19 @@ options:
           - qcow2
           - vmdk
           - cloop
+      ms_cert:
+        description:
+          - The Microsoft UEFI certificates enrolled (PVE's C(ms-cert)). V(2023k) has PVE enroll the Microsoft UEFI CA 2023, the Windows UEFI CA 2023 and the
+            Microsoft KEK 2023 into an existing EFI disk (the 2011 certificates expire in June 2026); a new EFI disk with pre-enrolled keys gets them from PVE
+            9. V(2023) and V(2023w) are deprecated by PVE (it records V(2023k) when it enrolls); an EFI disk that has them already satisfies them.
+          - Needs O(efidisk0.pre_enrolled_keys) on the disk. On a running VM the enrollment waits for the next start and is reported in RV(pending).
+        type: str
+        choices:
+          - "2011"
+          - "2023"
+          - "2023w"
+          - "2023k"
+        version_added: "0.2.0"
       pre_enrolled_keys:
         description:
           - Pre-enroll the distribution and Microsoft Secure Boot keys.
@@ -257,6 +290,21 @@ options:
         description:
           - Storage to allocate the EFI disk on.
         type: str
+  extra_config:
+    description:
+      - "Any other key of the VM config, set as PVE's C(qm set) would: a dict of PVE config keys to values, for example C({\"newkey\": \"value\"}). Converged,
+        diffed, predicted in check mode and reported as pending like the declared options."
+      - "Checked before anything is written against the Proxmox VE API schema the module carries (PVE 9.1): an unknown key, or a value not in the key's format,
+        fails naming the key and the format. A key that has its own option (O(cores), O(net), O(efidisk0), ...) is refused there, naming the option."
+      - "Keys set this way today: C(amd-sev), C(intel-tdx) (confidential computing) and C(ivshmem) (shared memory with the host): hardware features whose
+        property strings PVE keeps extending, so the schema's format is the one to follow, and O(extra_config) converges them like any option, for example
+        C({\"amd-sev\": \"type=snp,allow-smt=1\"}). Like PVE, only C(root@pam) (password login) may set them; they take effect at the next start."
+      - "The parameters of PVE's create call that are not config keys have their own options or no place in a task: C(start) is O(state=started), C(archive),
+        C(storage), C(pool), C(unique), C(live-restore), C(import-working-storage) and C(bwlimit) are O(archive), O(storage), O(pool), O(unique),
+        O(live_restore), O(import_working_storage) and O(bwlimit), C(ha-managed) belongs to HA management, C(force), C(skiplock), C(digest), C(delete) and
+        C(revert) are options of their own, and C(background_delay) does not apply (the module waits for every task)."
+    type: dict
+    version_added: "0.2.0"
   force:
     description:
       - "V(state=stopped): power off when the graceful shutdown did not finish within O(timeout). V(state=restarted): reset instead of reboot. V(state=absent),
@@ -312,11 +360,22 @@ options:
       - "Keys are PVE config keys, values PVE property strings, for example C(ide2: local:iso/debian.iso,media=cdrom)."
       - On an existing VM a drive's options change in place, its size only grows (resize) and its volume is never replaced; see O(scsi).
     type: dict
+  import_working_storage:
+    description:
+      - "When a VM is created with a disk imported (C(import-from)) from an OVA: the file-based storage PVE extracts it on first (sent as
+        C(import-working-storage)); PVE's default is the source storage."
+    type: str
+    version_added: "0.2.0"
   ipconfig:
     description:
       - Cloud-init IP configuration per NIC.
       - "Keys are PVE config keys, values PVE property strings, for example C(ipconfig0: ip=192.0.2.10/24,gw=192.0.2.1)."
     type: dict
+  keephugepages:
+    description:
+      - Keep the hugepages of O(hugepages) after the VM shuts down, for its next start. PVE lets only C(root@pam) (password login) set it.
+    type: bool
+    version_added: "0.2.0"
   keyboard:
     description:
       - Keyboard layout for VNC.
@@ -325,6 +384,11 @@ options:
     description:
       - Enable or disable KVM hardware virtualization.
     type: bool
+  live_restore:
+    description:
+      - "With O(archive) from a Proxmox Backup Server: start the VM at once and restore in the background (sent as C(live-restore))."
+    type: bool
+    version_added: "0.2.0"
   localtime:
     description:
       - Set the real time clock to local time (default for Windows guests).
@@ -359,6 +423,19 @@ options:
     description:
       - Maximum speed (MB/s) for migrations (0 means no limit).
     type: int
+  migration_network:
+    description:
+      - "O(migrate=true): the network (CIDR) the migration traffic takes, for example C(10.1.2.0/24). PVE lets only C(root@pam) set it."
+    type: str
+    version_added: "0.2.0"
+  migration_type:
+    description:
+      - "O(migrate=true): V(insecure) sends the VM's memory unencrypted (faster, on a trusted network only). PVE lets only C(root@pam) set it."
+    type: str
+    choices:
+      - secure
+      - insecure
+    version_added: "0.2.0"
   name:
     description:
       - "Name of the VM. Also how the VM is found when O(vmid) is not given: only QEMU VMs are considered. When several VMs have that name and O(node) is
@@ -559,6 +636,12 @@ options:
       - When they are on storage local to the source's node, the clone is made there, migrated offline to O(target) (its disks onto O(storage) there, else onto
         storages of the same names), then configured, in the same task; a rerun finds it on O(target). A linked clone (O(full=false)) cannot move and fails.
     type: str
+  targetstorage:
+    description:
+      - "O(migrate=true): where local disks go on the target node, one storage or C(source:target) pairs, for example C(local-lvm) or
+        C(local-lvm:fast,local:local)."
+    type: str
+    version_added: "0.2.0"
   tdf:
     description:
       - Enable time drift fix.
@@ -591,6 +674,11 @@ options:
         choices:
           - "1.2"
           - "2.0"
+  unique:
+    description:
+      - "With O(archive): give the restored VM's NICs new random MAC addresses."
+    type: bool
+    version_added: "0.2.0"
   update:
     description:
       - "Converge an existing VM to the task: the task is compared with the VM's config and only the keys that differ are written, guarded by the config's
@@ -636,6 +724,12 @@ options:
       - "Keys are PVE config keys, values PVE property strings, for example C(virtiofs0: dirid=share1,cache=auto)."
     type: dict
     version_added: "0.1.0"
+  vmgenid:
+    description:
+      - "VM generation ID: a UUID, C(1) to have PVE generate one (an existing ID satisfies C(1), so a rerun changes nothing), or C(0) to disable it. PVE lets
+        only C(root@pam) (password login) set it."
+    type: str
+    version_added: "0.2.0"
   vmid:
     description:
       - The VM's id. When cloning, the id of the source VM.
@@ -653,10 +747,20 @@ options:
     type: list
     elements: int
     version_added: "0.1.0"
+  vmstatestorage:
+    description:
+      - Storage for the VM state of snapshots with RAM and of hibernation.
+    type: str
+    version_added: "0.2.0"
   watchdog:
     description:
       - Virtual watchdog device, for example C(model=i6300esb,action=reset).
     type: str
+  with_conntrack_state:
+    description:
+      - "O(migrate=true) of a running VM: carry the firewall's connection tracking state over (sent as C(with-conntrack-state))."
+    type: bool
+    version_added: "0.2.0"
   with_local_disks:
     description:
       - Migrate local disks too.

@@ -203,6 +203,9 @@ fn clone_form(ctx: &Ctx) -> Vec<(String, String)> {
     if let Some(f) = p.non_empty("format").filter(|f| *f != "unspecified") {
         form.push(("format".into(), f.into()));
     }
+    if let Some(limit) = p.int("bwlimit") {
+        form.push(("bwlimit".into(), limit.to_string()));
+    }
     form
 }
 

@@ -306,16 +306,18 @@ impl Executor<'_> {
                 target,
                 online,
                 with_local_disks,
+                options,
             } => {
                 let prefix = format!("Unable to migrate VM {id} from {} to {target}: ", vm.node);
-                let body = [
-                    ("target", target.clone()),
-                    ("online", u8::from(*online).to_string()),
-                    ("with-local-disks", u8::from(*with_local_disks).to_string()),
+                let mut body = vec![
+                    ("target".to_string(), target.clone()),
+                    ("online".to_string(), u8::from(*online).to_string()),
+                    ("with-local-disks".to_string(), u8::from(*with_local_disks).to_string()),
                 ];
+                body.extend(options.iter().cloned());
                 let answer = self
                     .client
-                    .post(&vm.path("/migrate"), &body)
+                    .post(&vm.path("/migrate"), &fields(&body))
                     .map_err(|e| api_fail(&prefix, e, id))?;
                 self.wait_answer(&answer, self.long_timeout, "migrating", &prefix, id)
             }

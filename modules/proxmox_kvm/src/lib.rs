@@ -13,6 +13,8 @@ pub mod docs;
 pub mod execute;
 pub mod options;
 pub mod plan;
+#[cfg(test)]
+mod schema_coverage;
 pub mod planned;
 pub mod present;
 pub mod probe;

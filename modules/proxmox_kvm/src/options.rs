@@ -24,6 +24,7 @@ pub const STATES: &[&str] = &[
 pub fn all() -> Vec<Opt> {
     let mut opts = connection::options();
     opts.extend(vm_config());
+    opts.extend(pve9_config());
     opts.extend(disks_and_devices());
     opts.extend(cloud_init());
     opts.extend(control());
@@ -126,6 +127,26 @@ fn vm_config() -> Vec<Opt> {
     ]
 }
 
+/// The config keys added to PVE after community.proxmox 1.6, and the pass-through for
+/// any other key of the schema (a key PVE adds later needs no release of this module).
+fn pve9_config() -> Vec<Opt> {
+    vec![
+        Opt::str("affinity").added("0.2.0").desc("Host cores the VM's processes run on, for example C(0,5,8-11) (sent as C(affinity)). Takes effect at the next start; PVE lets only C(root@pam) (password login) set it."),
+        Opt::str("arch").added("0.2.0").choices(&["x86_64", "aarch64"]).desc("Virtual processor architecture (PVE's default: the host's). PVE lets only C(root@pam) (password login) set it."),
+        bool_key("keephugepages", "Keep the hugepages of O(hugepages) after the VM shuts down, for its next start. PVE lets only C(root@pam) (password login) set it.").added("0.2.0"),
+        Opt::str("vmgenid")
+            .added("0.2.0")
+            .desc("VM generation ID: a UUID, C(1) to have PVE generate one (an existing ID satisfies C(1), so a rerun changes nothing), or C(0) to disable it. PVE lets only C(root@pam) (password login) set it."),
+        Opt::str("vmstatestorage").added("0.2.0").desc("Storage for the VM state of snapshots with RAM and of hibernation."),
+        Opt::dict("extra_config")
+            .added("0.2.0")
+            .desc("Any other key of the VM config, set as PVE's C(qm set) would: a dict of PVE config keys to values, for example C({\"newkey\": \"value\"}). Converged, diffed, predicted in check mode and reported as pending like the declared options.")
+            .desc("Checked before anything is written against the Proxmox VE API schema the module carries (PVE 9.1): an unknown key, or a value not in the key's format, fails naming the key and the format. A key that has its own option (O(cores), O(net), O(efidisk0), ...) is refused there, naming the option.")
+            .desc("Keys set this way today: C(amd-sev), C(intel-tdx) (confidential computing) and C(ivshmem) (shared memory with the host): hardware features whose property strings PVE keeps extending, so the schema's format is the one to follow, and O(extra_config) converges them like any option, for example C({\"amd-sev\": \"type=snp,allow-smt=1\"}). Like PVE, only C(root@pam) (password login) may set them; they take effect at the next start.")
+            .desc("The parameters of PVE's create call that are not config keys have their own options or no place in a task: C(start) is O(state=started), C(archive), C(storage), C(pool), C(unique), C(live-restore), C(import-working-storage) and C(bwlimit) are O(archive), O(storage), O(pool), O(unique), O(live_restore), O(import_working_storage) and O(bwlimit), C(ha-managed) belongs to HA management, C(force), C(skiplock), C(digest), C(delete) and C(revert) are options of their own, and C(background_delay) does not apply (the module waits for every task)."),
+    ]
+}
+
 /// Disks, NICs and other numbered devices.
 fn disks_and_devices() -> Vec<Opt> {
     vec![
@@ -137,6 +158,11 @@ fn disks_and_devices() -> Vec<Opt> {
                 Opt::str("format").choices(&["raw", "cow", "qcow", "qed", "qcow2", "vmdk", "cloop"]).desc("Format of the disk."),
                 Opt::str("efitype").choices(&["2m", "4m"]).desc("Size of the OVMF variables store (C(4m) is needed for Secure Boot)."),
                 Opt::bool("pre_enrolled_keys").desc("Pre-enroll the distribution and Microsoft Secure Boot keys."),
+                Opt::str("ms_cert")
+                    .added("0.2.0")
+                    .choices(&["2011", "2023", "2023w", "2023k"])
+                    .desc("The Microsoft UEFI certificates enrolled (PVE's C(ms-cert)). V(2023k) has PVE enroll the Microsoft UEFI CA 2023, the Windows UEFI CA 2023 and the Microsoft KEK 2023 into an existing EFI disk (the 2011 certificates expire in June 2026); a new EFI disk with pre-enrolled keys gets them from PVE 9. V(2023) and V(2023w) are deprecated by PVE (it records V(2023k) when it enrolls); an EFI disk that has them already satisfies them.")
+                    .desc("Needs O(efidisk0.pre_enrolled_keys) on the disk. On a running VM the enrollment waits for the next start and is reported in RV(pending)."),
             ],
         )
         .desc("EFI vars disk. Needs O(bios=ovmf) when it is created.")
@@ -244,6 +270,14 @@ fn control() -> Vec<Opt> {
         Opt::str("revert").desc("Comma-separated config keys whose pending change is dropped."),
         Opt::bool("migrate").default(false).desc("Migrate the VM to O(node) (online when running)."),
         Opt::bool("with_local_disks").default(false).desc("Migrate local disks too."),
+        Opt::str("targetstorage").added("0.2.0").desc("O(migrate=true): where local disks go on the target node, one storage or C(source:target) pairs, for example C(local-lvm) or C(local-lvm:fast,local:local)."),
+        Opt::bool("with_conntrack_state").added("0.2.0").desc("O(migrate=true) of a running VM: carry the firewall's connection tracking state over (sent as C(with-conntrack-state))."),
+        Opt::str("migration_network").added("0.2.0").desc("O(migrate=true): the network (CIDR) the migration traffic takes, for example C(10.1.2.0/24). PVE lets only C(root@pam) set it."),
+        Opt::str("migration_type").added("0.2.0").choices(&["secure", "insecure"]).desc("O(migrate=true): V(insecure) sends the VM's memory unencrypted (faster, on a trusted network only). PVE lets only C(root@pam) set it."),
+        Opt::int("bwlimit").added("0.2.0").at_least(0).desc("I/O bandwidth limit in KiB/s of a restore from O(archive), a clone (O(clone)) or a migration (O(migrate=true)); PVE's default comes from the datacenter and storage settings."),
+        Opt::bool("unique").added("0.2.0").desc("With O(archive): give the restored VM's NICs new random MAC addresses."),
+        Opt::bool("live_restore").added("0.2.0").desc("With O(archive) from a Proxmox Backup Server: start the VM at once and restore in the background (sent as C(live-restore))."),
+        Opt::str("import_working_storage").added("0.2.0").desc("When a VM is created with a disk imported (C(import-from)) from an OVA: the file-based storage PVE extracts it on first (sent as C(import-working-storage)); PVE's default is the source storage."),
         Opt::str("digest").desc("Only change the config if its SHA1 digest still equals this value. Without it, the digest the module read is used, so a concurrent change is never overwritten."),
         Opt::bool("skiplock").desc("Ignore locks (only C(root@pam) authenticated by password)."),
         Opt::int("timeout")

@@ -89,6 +89,8 @@ pub enum Action {
         target: String,
         online: bool,
         with_local_disks: bool,
+        /// The task's optional migration parameters (`targetstorage`, `bwlimit`, ...).
+        options: Vec<(String, String)>,
     },
     /// Offline migration of a VM just cloned on `from` (its disks on storage local to
     /// that node) to `to`, its disks onto `targetstorage` there (else the same storage ids).

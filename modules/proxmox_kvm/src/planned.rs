@@ -33,6 +33,8 @@ const NOT_CONFIG: &[&str] = &[
     "unique",
     "start",
     "live-restore",
+    "bwlimit",
+    "import-working-storage",
 ];
 
 pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {

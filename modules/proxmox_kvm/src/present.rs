@@ -202,6 +202,14 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         if p.flag("force") {
             form.push(("force".into(), "1".into()));
         }
+        if let Some(limit) = p.int("bwlimit") {
+            form.push(("bwlimit".into(), limit.to_string()));
+        }
+        for (option, param) in [("unique", "unique"), ("live_restore", "live-restore")] {
+            if let Some(on) = p.bool(option) {
+                form.push((param.into(), u8::from(on).to_string()));
+            }
+        }
         plan.push(Action::Create { form, allocation });
         plan.push(Action::WaitListed { name: None });
         if !wanted.is_empty() {
@@ -215,6 +223,9 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         }
     } else {
         check_efi_bios(ctx, &wanted, None)?;
+        if let Some(st) = p.non_empty("import_working_storage") {
+            form.push(("import-working-storage".into(), st.into()));
+        }
         form.extend(wanted.iter().map(|(k, v)| (k.clone(), v.clone())));
         plan.push(Action::Create { form, allocation });
         plan.push(Action::WaitListed {
@@ -289,6 +300,18 @@ pub(crate) fn read_config(ctx: &Ctx, vm: &Vm) -> Result<Map<String, Value>, Fail
     })
 }
 
+/// A new EFI disk gets the Microsoft 2023 certificates from PVE only with pre-enrolled
+/// keys; `ms_cert` cannot say otherwise (PVE would keep a marker that is not true).
+fn new_efidisk_certs(ctx: &Ctx) -> Result<(), Failure> {
+    let Some(efi) = ctx.p.sub("efidisk0") else { return Ok(()) };
+    match efi.str("ms_cert") {
+        Some(cert) if cert.starts_with("2023") && efi.bool("pre_enrolled_keys") != Some(true) => Err(Failure::new(format!(
+            "efidisk0.ms_cert: {cert} needs efidisk0.pre_enrolled_keys: true (PVE enrolls the Microsoft 2023 certificates only into an EFI disk with pre-enrolled keys)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// `efidisk0` is only created together with `bios: ovmf` (in the task or the VM).
 pub(crate) fn check_efi_bios(
     ctx: &Ctx,
@@ -301,7 +324,7 @@ pub(crate) fn check_efi_bios(
     let vm_bios = current.and_then(|c| c.get("bios")).and_then(Value::as_str);
     if ctx.p.str("bios") == Some("ovmf") || (ctx.p.str("bios").is_none() && vm_bios == Some("ovmf"))
     {
-        return Ok(());
+        return new_efidisk_certs(ctx);
     }
     Err(Failure::new(
         "efidisk0 cannot be used if bios is not set to ovmf. ",

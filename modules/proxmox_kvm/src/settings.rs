@@ -157,6 +157,27 @@ pub fn revert(ctx: &mut Ctx) -> Result<Output, Failure> {
     Ok(if left.is_empty() { out } else { out.with("pending", left) })
 }
 
+/// The migration call's optional parameters the task sets; `with-conntrack-state` only
+/// for an online migration (PVE ignores it otherwise).
+fn migrate_options(ctx: &Ctx, online: bool) -> Vec<(String, String)> {
+    let p = ctx.p;
+    let mut out = Vec::new();
+    for (option, param) in [("targetstorage", "targetstorage"), ("migration_network", "migration_network"), ("migration_type", "migration_type")] {
+        if let Some(v) = p.non_empty(option) {
+            out.push((param.to_string(), v.to_string()));
+        }
+    }
+    if let Some(limit) = p.int("bwlimit") {
+        out.push(("bwlimit".into(), limit.to_string()));
+    }
+    if online {
+        if let Some(keep) = p.bool("with_conntrack_state") {
+            out.push(("with-conntrack-state".into(), u8::from(keep).to_string()));
+        }
+    }
+    out
+}
+
 pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
     let guest = target(ctx)?;
     let vm = vm_of(&guest);
@@ -186,6 +207,7 @@ pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
         target: node.clone(),
         online: running,
         with_local_disks: ctx.p.flag("with_local_disks"),
+        options: migrate_options(ctx, running),
     });
     let name = ctx.name_of(Some(&guest));
     ctx.execute(&mut plan, name)?;

@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 
 use ferrox_common::options::Params;
-use ferrox_common::propstring::{self, formats};
+use ferrox_common::propstring::{self, formats, keys};
 use serde_json::Value;
 
 /// Wanted config, key -> value as sent to PVE.
@@ -73,7 +73,66 @@ const SIMPLE: &[(&str, &str, Render)] = &[
     ("watchdog", "watchdog", Render::Text),
     ("allow_ksm", "allow-ksm", Render::Bool),
     ("spice_enhancements", "spice_enhancements", Render::Text),
+    ("affinity", "affinity", Render::Text),
+    ("arch", "arch", Render::Text),
+    ("keephugepages", "keephugepages", Render::Bool),
+    ("vmgenid", "vmgenid", Render::Text),
+    ("vmstatestorage", "vmstatestorage", Render::Text),
 ];
+
+/// Config keys set by options that are not in [`SIMPLE`] or [`NUMBERED`] (or that PVE
+/// spells another way: `cdrom` is `ide2`, `smp` is `sockets`).
+const OTHER_OPTIONS: &[(&str, &str)] = &[
+    ("agent", "agent"),
+    ("efidisk0", "efidisk0"),
+    ("tpmstate0", "tpmstate0"),
+    ("nameserver", "nameservers"),
+    ("searchdomain", "searchdomains"),
+    ("tags", "tags"),
+    ("sshkeys", "sshkeys"),
+    ("cdrom", "ide"),
+    ("smp", "sockets"),
+];
+
+/// The parameters of PVE's create and config calls that are not config keys, and the
+/// option that sends each (`None`: no place in a task, the reason in `extra_config`'s
+/// docs). A test holds this list to the schema's.
+pub const REQUEST_OPTIONS: &[(&str, Option<&str>)] = &[
+    ("archive", Some("archive")),
+    ("background_delay", None),
+    ("bwlimit", Some("bwlimit")),
+    ("delete", Some("delete")),
+    ("digest", Some("digest")),
+    ("force", Some("force")),
+    ("ha-managed", None),
+    ("import-working-storage", Some("import_working_storage")),
+    ("live-restore", Some("live_restore")),
+    ("node", Some("node")),
+    ("pool", Some("pool")),
+    ("revert", Some("revert")),
+    ("skiplock", Some("skiplock")),
+    ("start", Some("state")),
+    ("storage", Some("storage")),
+    ("unique", Some("unique")),
+    ("vmid", Some("vmid")),
+];
+
+/// The option that sets config key `key` (`cores` -> `cores`, `net3` -> `net`,
+/// `smbios1` -> `smbios`), if the module has one; `unusedN` belong to proxmox_disk.
+pub fn option_for_key(key: &str) -> Option<&'static str> {
+    if let Some((option, _, _)) = SIMPLE.iter().find(|(_, k, _)| *k == key) {
+        return Some(option);
+    }
+    if let Some((_, option)) = OTHER_OPTIONS.iter().find(|(k, _)| *k == key) {
+        return Some(option);
+    }
+    let (prefix, index) = propstring::split_indexed(key);
+    index?;
+    if prefix == "unused" {
+        return Some("ferrox.proxmox.proxmox_disk");
+    }
+    NUMBERED.iter().find(|(_, p, _)| *p == prefix).map(|(option, _, _)| *option)
+}
 
 /// Dict options flattened into numbered keys: option, key prefix, highest index
 /// (PVE's own ranges from `propstring` take precedence).
@@ -133,6 +192,13 @@ pub fn config(p: &Params) -> Result<Config, String> {
                         out.insert(key.clone(), text)
                     }
                 };
+            }
+        }
+    }
+    if let Some(extra) = p.dict("extra_config") {
+        for (key, value) in extra {
+            if let Some(text) = extra_value(key, value)? {
+                out.insert(key.clone(), text);
             }
         }
     }
@@ -235,6 +301,45 @@ fn check_numbered_key(option: &str, prefix: &str, max: u32, key: &str) -> Result
     }
 }
 
+/// One `extra_config` entry as sent to PVE (`None`: a null value, nothing to set),
+/// checked against the schema: the key must be one PVE knows and no option sets, the
+/// value must be in the key's format.
+fn extra_value(key: &str, value: &Value) -> Result<Option<String>, String> {
+    if let Some(option) = option_for_key(key) {
+        return Err(if option.contains('.') {
+            format!("extra_config: {key} is not set here; unused disks are managed with {option}")
+        } else {
+            format!("extra_config: {key} has its own option; use {option} instead")
+        });
+    }
+    if let Some((_, option)) = REQUEST_OPTIONS.iter().find(|(param, _)| *param == key) {
+        return Err(match option {
+            Some(option) => format!("extra_config: {key} is not a VM config key but a parameter of PVE's call; use the option {option}"),
+            None => format!("extra_config: {key} is not a VM config key but a parameter of PVE's call, which this module does not send"),
+        });
+    }
+    let Some(schema) = keys::config_key(key) else {
+        return Err(format!(
+            "extra_config: {key} is not a VM config key of Proxmox VE (this module knows the keys of the PVE {} schema; check the spelling, or the PVE version the key needs)",
+            keys::SCHEMA_VERSION
+        ));
+    };
+    let text = match value {
+        Value::Null => return Ok(None),
+        Value::Object(_) | Value::Array(_) => {
+            return Err(format!(
+                "extra_config.{key} must be a value in PVE's format {}, got a {}",
+                schema.typetext,
+                if value.is_object() { "dict" } else { "list" }
+            ))
+        }
+        Value::Bool(b) => bool_01(*b),
+        other => scalar_text(other),
+    };
+    keys::check(schema, &text).map_err(|e| format!("extra_config.{key}: {e}; PVE's format for {key} is {}", schema.typetext))?;
+    Ok(Some(text))
+}
+
 /// `efidisk0` as PVE's allocation syntax; unset sub-options are left out.
 fn efidisk(efi: &Params) -> Result<String, String> {
     let storage = efi
@@ -249,6 +354,9 @@ fn efidisk(efi: &Params) -> Result<String, String> {
     }
     if let Some(k) = efi.bool("pre_enrolled_keys") {
         parts.push(format!("pre-enrolled-keys={}", bool_01(k)));
+    }
+    if let Some(cert) = efi.str("ms_cert") {
+        parts.push(format!("ms-cert={cert}"));
     }
     Ok(parts.join(","))
 }
@@ -315,7 +423,7 @@ mod tests {
             "agent": "yes", "allow_ksm": true,
             "net": {"net0": "virtio,bridge=vmbr0"}, "scsi": {"scsi0": "local-lvm:8"},
             "nameservers": ["1.1.1.1", "9.9.9.9"], "tags": ["web", "Prod"],
-            "efidisk0": {"storage": "local-lvm", "format": null, "efitype": "4m", "pre_enrolled_keys": true},
+            "efidisk0": {"storage": "local-lvm", "format": null, "efitype": "4m", "pre_enrolled_keys": true, "ms_cert": "2023k"},
             "tpmstate0": {"storage": "local-lvm", "version": "2.0"},
         })))
         .unwrap();
@@ -330,7 +438,7 @@ mod tests {
         assert_eq!(c["scsi0"], "local-lvm:8");
         assert_eq!(c["nameserver"], "1.1.1.1 9.9.9.9");
         assert_eq!(c["tags"], "web;Prod");
-        assert_eq!(c["efidisk0"], "local-lvm:1,efitype=4m,pre-enrolled-keys=1");
+        assert_eq!(c["efidisk0"], "local-lvm:1,efitype=4m,pre-enrolled-keys=1,ms-cert=2023k");
         assert_eq!(c["tpmstate0"], "local-lvm:1,version=v2.0");
         assert!(!c.contains_key("memory"));
     }
@@ -357,12 +465,31 @@ mod tests {
         );
         let e = config(&params(json!({"tags": ["ok", "not ok"]}))).unwrap_err();
         assert_eq!(e, "not ok is not a valid tag");
-        let e = config(&params(json!({"efidisk0": {"storage": null, "format": null, "efitype": "4m", "pre_enrolled_keys": null}}))).unwrap_err();
+        let e = config(&params(json!({"efidisk0": {"storage": null, "format": null, "efitype": "4m", "pre_enrolled_keys": null, "ms_cert": null}}))).unwrap_err();
         assert!(e.starts_with("efidisk0.storage is required"));
         // An empty storage is refused like a missing one (AnsibleModule's `required`
         // only checks presence; PVE would be sent `:1,version=v2.0`).
         let e = config(&params(json!({"tpmstate0": {"storage": "", "version": "2.0"}}))).unwrap_err();
         assert_eq!(e, "tpmstate0.storage is required: name the storage to allocate the TPM state on");
+    }
+
+    #[test]
+    fn extra_config_is_checked_against_the_schema() {
+        let c = config(&params(json!({"extra_config": {"ivshmem": "size=32,name=lg", "amd-sev": null}}))).unwrap();
+        assert_eq!(c["ivshmem"], "size=32,name=lg");
+        assert!(!c.contains_key("amd-sev"));
+        let err = |extra: Value| config(&params(json!({ "extra_config": extra }))).unwrap_err();
+        assert_eq!(
+            err(json!({"ivshmem": "size=32,color=red"})),
+            "extra_config.ivshmem: unknown key 'color' (known keys: name, size); PVE's format for ivshmem is size=<integer> [,name=<string>]"
+        );
+        assert!(err(json!({"nosuchkey": "1"})).starts_with("extra_config: nosuchkey is not a VM config key of Proxmox VE (this module knows the keys of the PVE 9.1 schema"));
+        assert_eq!(err(json!({"cores": 4})), "extra_config: cores has its own option; use cores instead");
+        assert_eq!(err(json!({"net1": "virtio,bridge=vmbr0"})), "extra_config: net1 has its own option; use net instead");
+        assert_eq!(err(json!({"smbios1": "serial=x"})), "extra_config: smbios1 has its own option; use smbios instead");
+        assert_eq!(err(json!({"start": true})), "extra_config: start is not a VM config key but a parameter of PVE's call; use the option state");
+        assert!(err(json!({"unused0": "local-lvm:vm-1-disk-1"})).contains("ferrox.proxmox.proxmox_disk"));
+        assert!(err(json!({"intel-tdx": {"type": "tdx"}})).starts_with("extra_config.intel-tdx must be a value in PVE's format [type=]<tdx-type>"));
     }
 
     #[test]

@@ -221,7 +221,9 @@ pub fn converge(
     Ok(step)
 }
 
-/// `efidisk0`/`tpmstate0`: created when missing, never re-created.
+/// `efidisk0`/`tpmstate0`: created when missing, never re-created. The one setting that
+/// changes in place is the EFI disk's `ms-cert`: PVE enrolls the 2023 certificates into
+/// the same volume when the marker moves to a 2023 value.
 fn fixed_at_creation(
     key: &str,
     cur: &PropString,
@@ -238,23 +240,44 @@ fn fixed_at_creation(
             ));
         }
     }
-    let differing = differing_options(cur, want, f);
-    if differing.is_empty() {
+    let mut differing = differing_options(cur, want, f);
+    let cert = differing.iter().position(|k| k == "ms-cert").map(|at| differing.remove(at));
+    if !differing.is_empty() {
+        let show = |p: &PropString| {
+            differing
+                .iter()
+                .map(|k| format!("{k}={}", p.get(k).unwrap_or("(unset)")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        return Err(format!(
+            "{key} of VM {vmid} has {} but the task asks for {}: these are fixed when the {} is created and changing them means a new one (its content is lost). Remove it explicitly with delete: {key} first if that is intended.",
+            show(cur),
+            show(want),
+            if key == "efidisk0" { "EFI disk" } else { "TPM state" },
+        ));
+    }
+    let Some(_) = cert else { return Ok(Step::default()) };
+    ms_cert_change(cur, want, f, vmid)
+}
+
+/// A new `ms-cert` on an existing EFI disk: the current value with the marker replaced.
+/// PVE enrolls only into a disk with pre-enrolled keys (else it drops the marker and a
+/// rerun would change again), and records `2023k` whatever 2023 value it was given, so
+/// the deprecated `2023`/`2023w` are already met by any 2023 marker.
+fn ms_cert_change(cur: &PropString, want: &PropString, f: &Format, vmid: u32) -> Result<Step, String> {
+    let wanted = want.get("ms-cert").unwrap_or_default();
+    let have = cur.get("ms-cert").or(f.default_of("ms-cert")).unwrap_or_default();
+    if wanted.starts_with("2023") && wanted != "2023k" && have.starts_with("2023") {
         return Ok(Step::default());
     }
-    let show = |p: &PropString| {
-        differing
-            .iter()
-            .map(|k| format!("{k}={}", p.get(k).unwrap_or("(unset)")))
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
-    Err(format!(
-        "{key} of VM {vmid} has {} but the task asks for {}: these are fixed when the {} is created and changing them means a new one (its content is lost). Remove it explicitly with delete: {key} first if that is intended.",
-        show(cur),
-        show(want),
-        if key == "efidisk0" { "EFI disk" } else { "TPM state" },
-    ))
+    let pre_enrolled = cur.get("pre-enrolled-keys").is_some_and(|v| propstring::same_value(f, "pre-enrolled-keys", Some(v), Some("1")));
+    if wanted.starts_with("2023") && !pre_enrolled {
+        return Err(format!(
+            "efidisk0 of VM {vmid} has no pre-enrolled keys (pre-enrolled-keys=0), so PVE does not enroll the Microsoft 2023 certificates into it (ms_cert: {wanted}). Leave ms_cert out for this VM, or remove the EFI disk with delete: efidisk0 and create it again with efidisk0.pre_enrolled_keys: true (its EFI variables are lost)."
+        ));
+    }
+    Ok(Step { set: Some(with_options(cur, want, &["ms-cert".to_string()], f)), ..Step::default() })
 }
 
 #[cfg(test)]
@@ -437,5 +460,22 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("version=v1.2"), "{e}");
+    }
+
+    #[test]
+    fn ms_cert_changes_in_place_on_a_disk_with_pre_enrolled_keys() {
+        let cur = "local-lvm:vm-100-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M";
+        let s = converge("efidisk0", Some(cur), "local-lvm:1,efitype=4m,ms-cert=2023k", &none(), 100).unwrap();
+        assert_eq!(s.set.as_deref(), Some("local-lvm:vm-100-disk-1,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1"));
+        assert!(!s.allocates);
+        let enrolled = "local-lvm:vm-100-disk-1,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1,size=4M";
+        for met in ["2023k", "2023w", "2023"] {
+            let s = converge("efidisk0", Some(enrolled), &format!("local-lvm:1,ms-cert={met}"), &none(), 100).unwrap();
+            assert!(s.set.is_none(), "{met}");
+        }
+        let e = converge("efidisk0", Some("local-lvm:vm-100-disk-1,efitype=4m,size=4M"), "local-lvm:1,ms-cert=2023k", &none(), 100).unwrap_err();
+        assert!(e.starts_with("efidisk0 of VM 100 has no pre-enrolled keys"), "{e}");
+        let e = converge("efidisk0", Some(cur), "local-lvm:1,efitype=2m,ms-cert=2023k", &none(), 100).unwrap_err();
+        assert!(e.contains("efitype=4m") && !e.contains("ms-cert"), "{e}");
     }
 }

@@ -123,6 +123,8 @@ pub fn same_value(key: &str, current: &str, wanted: &str) -> bool {
         "sshkeys" => key_lines(&url_decode(current)) == key_lines(&url_decode(wanted)),
         "nameserver" | "searchdomain" => words(current) == words(wanted),
         "description" => current.trim_end() == wanted.trim_end(),
+        // `1` asks PVE to generate an ID: any ID it generated satisfies it.
+        "vmgenid" => current.eq_ignore_ascii_case(wanted) || (wanted == "1" && current != "0"),
         _ => current == wanted || same_number(current, wanted) || same_bool(current, wanted),
     }
 }
