@@ -1,0 +1,133 @@
+//! proxmox_kvm and the keys PVE 9 has: `extra_config` (any schema key, checked before any
+//! write), `efidisk0.ms_cert` (the Microsoft 2023 certificates), and the field report's
+//! `qm set --rng0 … --spice_enhancements …` as a task. Through ansible-playbook against
+//! the simulator.
+
+use ferrox_integration::{Env, PlayOpts};
+use serde_json::Value;
+
+fn config(env: &Env, vmid: u64) -> Value {
+    env.api_get(&format!("/nodes/pve1/qemu/{vmid}/config"))
+}
+
+fn task(vmid: u64, body: &str) -> String {
+    format!("- name: t\n  ferrox.proxmox.proxmox_kvm:\n    vmid: {vmid}\n    update: true\n{body}")
+}
+
+#[test]
+fn qm_set_line_as_a_task_and_extra_config_converge_and_rerun_unchanged() {
+    let env = Env::start();
+    // qm set 100 --rng0 source=/dev/urandom --spice_enhancements foldersharing=1,videostreaming=all
+    //            --ivshmem size=32,name=lg --vmstatestorage local-lvm
+    let yaml = task(
+        100,
+        "    rng0: source=/dev/urandom\n    spice_enhancements: foldersharing=1,videostreaming=all\n    vmstatestorage: local-lvm\n    extra_config:\n      ivshmem: size=32,name=lg\n",
+    );
+    let dry = env.play_with(&yaml, &PlayOpts { check: true, diff: true, ..Default::default() });
+    dry.assert_ok();
+    assert!(dry.task("t").changed);
+    assert!(config(&env, 100).get("ivshmem").is_none(), "check mode wrote");
+    let diff = dry.task("t").result["diff"].to_string();
+    assert!(diff.contains("ivshmem") && diff.contains("size=32,name=lg"), "{diff}");
+
+    let play = env.play(&yaml);
+    play.assert_ok();
+    assert!(play.task("t").changed);
+    let cfg = config(&env, 100);
+    assert_eq!(cfg["rng0"], "source=/dev/urandom");
+    assert_eq!(cfg["spice_enhancements"], "foldersharing=1,videostreaming=all");
+    assert_eq!(cfg["vmstatestorage"], "local-lvm");
+    assert_eq!(cfg["ivshmem"], "size=32,name=lg");
+    let again = env.play(&yaml);
+    again.assert_ok();
+    assert!(!again.task("t").changed, "{}", again.task("t").result);
+
+    // A changed field of a pass-through key is one more write, compared like any option.
+    let play = env.play(&yaml.replace("size=32", "size=64"));
+    assert!(play.task("t").changed);
+    assert_eq!(config(&env, 100)["ivshmem"], "name=lg,size=64");
+}
+
+#[test]
+fn extra_config_bad_input_fails_before_any_write() {
+    let env = Env::start();
+    let before = config(&env, 100);
+    env.clear_requests();
+    let cases = [
+        ("unknown", "nosuchkey: 1", "extra_config: nosuchkey is not a VM config key of Proxmox VE"),
+        ("format", "ivshmem: size=lots", "extra_config.ivshmem: invalid value 'lots' for key 'size': expected an integer; PVE's format for ivshmem is size=<integer> [,name=<string>]"),
+        ("option", "cores: 4", "extra_config: cores has its own option; use cores instead"),
+    ];
+    let tasks: String = cases
+        .iter()
+        .map(|(name, extra, _)| format!("- name: {name}\n  ignore_errors: true\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    extra_config:\n      {extra}\n"))
+        .collect();
+    let play = env.play(&tasks);
+    for (name, _, msg) in cases {
+        assert!(play.task(name).failed, "{name}");
+        assert!(play.task(name).msg().starts_with(msg), "{name}: {}", play.task(name).msg());
+    }
+    let log = env.requests();
+    let writes: Vec<&String> = log["counts"].as_object().unwrap().keys().filter(|k| !k.starts_with("GET ") && !k.starts_with("POST /access/ticket")).collect();
+    assert!(writes.is_empty(), "{writes:?}");
+    assert_eq!(config(&env, 100), before);
+}
+
+const OVMF: &str = r#"
+- name: c
+  ferrox.proxmox.proxmox_kvm:
+    node: pve1
+    vmid: 4100
+    name: uefi-2023
+    bios: ovmf
+    machine: q35
+    efidisk0:
+      storage: local-lvm
+      efitype: 4m
+      pre_enrolled_keys: true
+      ms_cert: 2023k
+"#;
+
+#[test]
+fn ms_cert_2023k_on_create_and_on_an_existing_vm_pending_until_restart() {
+    let env = Env::start();
+    let play = env.play(OVMF);
+    play.assert_ok();
+    assert!(config(&env, 4100)["efidisk0"].as_str().unwrap().contains("ms-cert=2023k"));
+    let again = env.play(&OVMF.replace("    node: pve1\n", "    node: pve1\n    update: true\n"));
+    assert!(!again.task("c").changed, "{}", again.task("c").result);
+
+    // An EFI disk from before the 2023 certificates, on a running VM.
+    let efi = config(&env, 4100)["efidisk0"].as_str().unwrap().replace("ms-cert=2023k", "ms-cert=2011");
+    env.api("PUT", "/nodes/pve1/qemu/4100/config", &[("efidisk0", &efi)]);
+    env.run_task("POST", "/nodes/pve1/qemu/4100/status/start", &[]);
+    let yaml = task(4100, "    efidisk0:\n      storage: local-lvm\n      ms_cert: 2023k\n");
+    let dry = env.play_with(&yaml, &PlayOpts { check: true, ..Default::default() });
+    assert!(dry.task("t").changed);
+    let predicted = &dry.task("t").result["pending"]["efidisk0"];
+    assert!(predicted.as_str().is_some_and(|v| v.contains("ms-cert=2023k")), "{}", dry.task("t").result);
+    let play = env.play(&yaml);
+    play.assert_ok();
+    let t = play.task("t");
+    assert!(t.changed);
+    let pending = &t.result["pending"];
+    assert_eq!(pending.as_object().unwrap().keys().collect::<Vec<_>>(), ["efidisk0"], "{pending}");
+    assert!(pending["efidisk0"].as_str().unwrap().contains("ms-cert=2023k"), "{pending}");
+    assert_eq!(dry.task("t").msg(), t.msg(), "check mode and the real run agree");
+    assert!(t.msg().contains("pending until the VM restarts: efidisk0"), "{}", t.msg());
+    assert!(env.api_get("/nodes/pve1/qemu/4100/config?current=1")["efidisk0"].as_str().unwrap().contains("ms-cert=2011"));
+    let again = env.play(&yaml);
+    assert!(!again.task("t").changed, "{}", again.task("t").result);
+
+    // The restart applies it: PVE enrolls and records 2023k.
+    env.run_task("POST", "/nodes/pve1/qemu/4100/status/stop", &[]);
+    assert!(env.api_get("/nodes/pve1/qemu/4100/config?current=1")["efidisk0"].as_str().unwrap().contains("ms-cert=2023k"));
+
+    // Without pre-enrolled keys PVE cannot enroll: refused before anything is written.
+    let bad = env.play(&OVMF.replace("4100", "4101").replace("pre_enrolled_keys: true", "pre_enrolled_keys: false"));
+    assert_eq!(
+        bad.task("c").msg(),
+        "efidisk0.ms_cert: 2023k needs efidisk0.pre_enrolled_keys: true (PVE enrolls the Microsoft 2023 certificates only into an EFI disk with pre-enrolled keys)"
+    );
+    assert_eq!(env.api("GET", "/nodes/pve1/qemu/4101/config", &[]).0, 500);
+}
