@@ -3,8 +3,19 @@
 //! `qm set --rng0 … --spice_enhancements …` as a task. Through ansible-playbook against
 //! the simulator.
 
-use ferrox_integration::{Env, PlayOpts};
+use ferrox_integration::{creds, Env, PlayOpts};
 use serde_json::Value;
+
+/// root@pam by password: PVE lets no one else set `ivshmem`.
+fn as_root(env: &Env, check: bool) -> PlayOpts {
+    let mut auth = env.auth();
+    let a = auth.as_object_mut().unwrap();
+    a.remove("api_token_id");
+    a.remove("api_token_secret");
+    a.insert("api_user".into(), "root@pam".into());
+    a.insert("api_password".into(), creds::ROOT_PASSWORD.into());
+    PlayOpts { check, diff: check, module_defaults: Some(env.defaults_with(auth)), ..Default::default() }
+}
 
 fn config(env: &Env, vmid: u64) -> Value {
     env.api_get(&format!("/nodes/pve1/qemu/{vmid}/config"))
@@ -23,14 +34,14 @@ fn qm_set_line_as_a_task_and_extra_config_converge_and_rerun_unchanged() {
         100,
         "    rng0: source=/dev/urandom\n    spice_enhancements: foldersharing=1,videostreaming=all\n    vmstatestorage: local-lvm\n    extra_config:\n      ivshmem: size=32,name=lg\n",
     );
-    let dry = env.play_with(&yaml, &PlayOpts { check: true, diff: true, ..Default::default() });
+    let dry = env.play_with(&yaml, &as_root(&env, true));
     dry.assert_ok();
     assert!(dry.task("t").changed);
     assert!(config(&env, 100).get("ivshmem").is_none(), "check mode wrote");
     let diff = dry.task("t").result["diff"].to_string();
     assert!(diff.contains("ivshmem") && diff.contains("size=32,name=lg"), "{diff}");
 
-    let play = env.play(&yaml);
+    let play = env.play_with(&yaml, &as_root(&env, false));
     play.assert_ok();
     assert!(play.task("t").changed);
     let cfg = config(&env, 100);
@@ -38,12 +49,12 @@ fn qm_set_line_as_a_task_and_extra_config_converge_and_rerun_unchanged() {
     assert_eq!(cfg["spice_enhancements"], "foldersharing=1,videostreaming=all");
     assert_eq!(cfg["vmstatestorage"], "local-lvm");
     assert_eq!(cfg["ivshmem"], "size=32,name=lg");
-    let again = env.play(&yaml);
+    let again = env.play_with(&yaml, &as_root(&env, false));
     again.assert_ok();
     assert!(!again.task("t").changed, "{}", again.task("t").result);
 
     // A changed field of a pass-through key is one more write, compared like any option.
-    let play = env.play(&yaml.replace("size=32", "size=64"));
+    let play = env.play_with(&yaml.replace("size=32", "size=64"), &as_root(&env, false));
     assert!(play.task("t").changed);
     assert_eq!(config(&env, 100)["ivshmem"], "name=lg,size=64");
 }
@@ -130,4 +141,34 @@ fn ms_cert_2023k_on_create_and_on_an_existing_vm_pending_until_restart() {
         "efidisk0.ms_cert: 2023k needs efidisk0.pre_enrolled_keys: true (PVE enrolls the Microsoft 2023 certificates only into an EFI disk with pre-enrolled keys)"
     );
     assert_eq!(env.api("GET", "/nodes/pve1/qemu/4101/config", &[]).0, 500);
+}
+
+#[test]
+fn clone_and_migrate_send_pves_transfer_parameters() {
+    let env = Env::start();
+    // The simulator checks every parameter against PVE's schema: a misspelt one fails.
+    let yaml = r#"
+- name: clone
+  ferrox.proxmox.proxmox_kvm:
+    clone: web01
+    vmid: 100
+    newid: 4200
+    name: web01-copy
+    bwlimit: 20480
+- name: migrate
+  ferrox.proxmox.proxmox_kvm:
+    vmid: 4200
+    migrate: true
+    node: pve2
+    with_local_disks: true
+    targetstorage: local-lvm
+    bwlimit: 10240
+    migration_type: secure
+    migration_network: 192.0.2.0/24
+    with_conntrack_state: true
+"#;
+    let play = env.play_with(yaml, &as_root(&env, false));
+    play.assert_ok();
+    assert_eq!(play.task("migrate").msg(), "VM 4200 has been migrated from pve1 to pve2");
+    env.api_get("/nodes/pve2/qemu/4200/config");
 }
