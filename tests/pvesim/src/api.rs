@@ -222,6 +222,8 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
             ("POST", "/config") => qemu::update::post_config(ctx),
             ("PUT", "/config") => qemu::update::put_config(ctx),
             ("GET", "/pending") => qemu::info::pending(ctx),
+            ("GET", "/cloudinit") => qemu::cloudinit::pending(ctx),
+            ("PUT", "/cloudinit") => qemu::cloudinit::update(ctx),
             ("GET", "/status/current") => qemu::info::status_current(ctx),
             ("POST", "/status/start") => qemu::power::start(ctx),
             ("POST", "/status/stop") => qemu::power::stop(ctx, "qmstop"),

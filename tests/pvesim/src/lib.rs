@@ -63,8 +63,12 @@ pub struct SimConfig {
     pub status_lag_ms: u64,
     /// Delay before answering 401s (PVE: 3 s).
     pub auth_fail_delay_ms: u64,
-    /// How long after start the guest agent answers.
+    /// How long after start the guest agent answers (a scenario VM's `agent.delay_ms`
+    /// overrides it).
     pub agent_delay_ms: u64,
+    /// How long after the agent answers until guests have their usable addresses
+    /// (before: link-local only; overridden by a VM's `agent.address_delay_ms`).
+    pub address_delay_ms: u64,
     /// Full or subset schema JSON to use instead of the embedded subset.
     pub schema_path: Option<PathBuf>,
 }
@@ -85,6 +89,7 @@ impl Default for SimConfig {
             status_lag_ms: 0,
             auth_fail_delay_ms: 0,
             agent_delay_ms: 300,
+            address_delay_ms: 0,
             schema_path: None,
         }
     }

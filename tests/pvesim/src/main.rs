@@ -6,7 +6,7 @@ use std::path::PathBuf;
 const USAGE: &str = "usage: pvesim [--listen ADDR:PORT] [--schema PATH] [--scenario FILE] [--state FILE] [--reset]
               [--ca-out FILE] [--token-secret S] [--readonly-token-secret S] [--root-password P]
               [--tls self-signed|ca] [--task-ms N] [--resources-lag-ms N] [--status-lag-ms N] [--auth-fail-delay-ms N]
-              [--agent-delay-ms N]
+              [--agent-delay-ms N] [--address-delay-ms N]
        pvesim --extract-schema FULL_SCHEMA_JSON   (print the served subset)
        pvesim --print-scenario                    (print the default scenario)
        pvesim --print-scenario-schema             (print the JSON Schema of scenario files)
@@ -52,6 +52,7 @@ fn run() -> anyhow::Result<()> {
             "--status-lag-ms" => cfg.status_lag_ms = next(&mut args, &a)?.parse()?,
             "--auth-fail-delay-ms" => cfg.auth_fail_delay_ms = next(&mut args, &a)?.parse()?,
             "--agent-delay-ms" => cfg.agent_delay_ms = next(&mut args, &a)?.parse()?,
+            "--address-delay-ms" => cfg.address_delay_ms = next(&mut args, &a)?.parse()?,
             "--extract-schema" => {
                 let full = pvesim::schema::Schema::from_json(&std::fs::read_to_string(next(&mut args, &a)?)?)?;
                 println!("{}", serde_json::to_string_pretty(&full.extract_subset()?)?);

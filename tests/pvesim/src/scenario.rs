@@ -61,6 +61,10 @@ pub struct GuestSpec {
     /// current config's `parent`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub snapshots: Vec<SnapshotSpec>,
+    /// How the VM's guest agent answers once started (delays, address families);
+    /// clones get their source's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<GuestAgentSpec>,
 }
 fn qemu() -> GuestKind {
     GuestKind::Qemu
@@ -243,6 +247,7 @@ impl Scenario {
                     started_ms: if g.running { Some(crate::util::now_ms().saturating_sub(3_600_000)) } else { None },
                     created_ms: 0,
                     power_change: None,
+                    agent: g.agent.clone(),
                 },
             );
         }

@@ -173,6 +173,10 @@ pub struct Config {
     /// Snapshot sections of the config file, by name.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub snapshots: BTreeMap<String, Snapshot>,
+    /// The `[special:cloudinit]` section: what the cloud-init drive still holds of the
+    /// keys changed since it was generated (see `qemu::cloudinit`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub cloudinit: BTreeMap<String, String>,
 }
 
 /// A `[snapname]` section: the config as it was, plus the snapshot's own keys.
@@ -250,6 +254,37 @@ pub struct Guest {
     /// Last power change, for the status-broadcast lag of `/cluster/resources`.
     #[serde(default)]
     pub power_change: Option<PowerChange>,
+    /// How the guest's agent behaves (scenario); `None`: the simulator's defaults.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<GuestAgentSpec>,
+}
+
+/// The guest side of a VM's QEMU guest agent, as a scenario describes it.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GuestAgentSpec {
+    /// Milliseconds after a start until the agent answers (default: `--agent-delay-ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delay_ms: Option<u64>,
+    /// Milliseconds after the agent answers until the guest has its usable addresses;
+    /// before, only link-local ones (and APIPA 169.254/16 on Windows guests). Default:
+    /// `--address-delay-ms`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address_delay_ms: Option<u64>,
+    /// Whether the guest's DHCP gives it an IPv4 address (default true); a static
+    /// `ip=` in `ipconfigN` applies either way.
+    #[serde(default = "yes")]
+    pub ipv4: bool,
+    /// Whether the guest gets a global IPv6 address (SLAAC) besides its link-local one
+    /// (default false); a static `ip6=` in `ipconfigN` applies either way.
+    #[serde(default)]
+    pub ipv6: bool,
+}
+
+impl Default for GuestAgentSpec {
+    fn default() -> Self {
+        GuestAgentSpec { delay_ms: None, address_delay_ms: None, ipv4: true, ipv6: false }
+    }
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]

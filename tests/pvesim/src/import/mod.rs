@@ -171,7 +171,7 @@ fn guests(api: &Reader) -> anyhow::Result<Vec<GuestSpec>> {
         };
         // The guest's own status, not the cluster listing's, which may lag behind it.
         let running = api.get(&format!("{base}/status/current"))?["status"] == "running";
-        out.push(GuestSpec { vmid: vmid as u32, node: node.into(), kind, running, config, snapshots: vec![] });
+        out.push(GuestSpec { vmid: vmid as u32, node: node.into(), kind, running, config, snapshots: vec![], agent: None });
     }
     out.sort_by_key(|g| g.vmid);
     Ok(out)

@@ -145,7 +145,7 @@ pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiRes
             conf.current.insert("lock".into(), "create".into());
             ctx.c.guests.insert(
                 vmid,
-                Guest { vmid, node: node.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None },
+                Guest { vmid, node: node.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None, agent: None },
             );
         }
     }

@@ -19,6 +19,10 @@ pub fn serialize(conf: &Config) -> String {
             out.push_str(&format!("delete: {}\n", list.join(",")));
         }
     }
+    if !conf.cloudinit.is_empty() {
+        out.push_str("\n[special:cloudinit]\n");
+        write_section(&mut out, &conf.cloudinit);
+    }
     for (name, snap) in &conf.snapshots {
         out.push_str(&format!("\n[{name}]\n"));
         let mut section = snap.conf.clone();

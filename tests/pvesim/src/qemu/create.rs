@@ -51,7 +51,7 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     conf.current.insert("lock".into(), "create".into());
     ctx.c.guests.insert(
         vmid,
-        Guest { vmid, node: node.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None },
+        Guest { vmid, node: node.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None, agent: None },
     );
     let sim = ctx.sim.clone();
     let who = ctx.who.clone();

@@ -173,9 +173,11 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     super::perms::check_bridges(ctx.c, ctx.who, src.conf.current.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
     let mut conf = Config::default();
     conf.current.insert("lock".into(), "clone".into());
+    // The same guest system, so the same agent.
+    let agent = ctx.c.guests.get(&vmid).and_then(|g| g.agent.clone());
     ctx.c.guests.insert(
         newid,
-        Guest { vmid: newid, node: target.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None },
+        Guest { vmid: newid, node: target.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None, agent },
     );
     let name = ctx.get("name").map(str::to_string);
     let description = ctx.get("description").map(str::to_string);

@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod backup;
+pub mod cloudinit;
 pub mod config;
 pub mod create;
 pub mod diskops;

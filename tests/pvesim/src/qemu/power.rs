@@ -51,11 +51,17 @@ pub fn spawn_start(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, vmid: u32, 
         if is_suspended_to_disk(g) {
             g.conf.current.remove("lock");
         }
-        g.set_running(true, now_ms());
-        g.paused = false;
-        g.started_ms = Some(now_ms());
+        boot(g);
         Ok(())
     }))
+}
+
+/// QEMU starts: the cloud-init drive is generated from the config as it is now.
+fn boot(g: &mut crate::state::Guest) {
+    g.set_running(true, now_ms());
+    g.paused = false;
+    g.started_ms = Some(now_ms());
+    super::cloudinit::regenerate(g);
 }
 
 /// `lock: suspended`: hibernated (`suspend todisk=1`), resumed by start or resume.
@@ -135,8 +141,7 @@ pub fn reboot(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         stop_now(c, vmid);
         // The host's event daemon starts it again.
         if let Some(g) = c.guests.get_mut(&vmid) {
-            g.set_running(true, now_ms());
-            g.started_ms = Some(now_ms());
+            boot(g);
         }
         Ok(())
     }));
@@ -157,9 +162,7 @@ pub fn simple(ctx: &mut Ctx<'_>, kind: &str) -> ApiResult<Value> {
             t.check_fault()?;
             let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
             g.conf.current.remove("lock");
-            g.set_running(true, now_ms());
-            g.paused = false;
-            g.started_ms = Some(now_ms());
+            boot(g);
             Ok(())
         }));
         return Ok(Value::String(upid));

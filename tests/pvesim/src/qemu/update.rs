@@ -389,7 +389,9 @@ pub fn execute(c: &mut Cluster, schema: &Schema, who: &Identity, node: &str, vmi
             }
         }
         free.extend(apply_key(g, k));
+        super::cloudinit::record_change(g, k, old.as_deref(), g.conf.current.get(k).cloned().as_deref());
     }
+    super::cloudinit::settle(g);
     for v in free {
         c.remove_volume(&v, node);
     }
@@ -481,7 +483,7 @@ mod tests {
             conf.current.insert("hotplug".into(), h.into());
         }
         conf.current.insert("scsi0".into(), "local-lvm:vm-1-disk-0,size=1G".into());
-        Guest { vmid: 1, node: "pve1".into(), kind: GuestKind::Qemu, conf, running: true, paused: false, started_ms: None, created_ms: 0, power_change: None }
+        Guest { vmid: 1, node: "pve1".into(), kind: GuestKind::Qemu, conf, running: true, paused: false, started_ms: None, created_ms: 0, power_change: None, agent: None }
     }
 
     #[test]
