@@ -15,6 +15,7 @@
 //! - [`tasks`]: waiting on PVE tasks (UPIDs).
 //! - [`recover`]: after a lost answer, finding out from the cluster what PVE did.
 //! - [`hotplug`]: which changes a running VM takes at once and which stay pending.
+//! - [`cloudinit`]: what a running VM's cloud-init drive lacks (`GET .../cloudinit`).
 //! - [`vm`]: finding a VM by vmid or name, and its node.
 //! - [`per_node`]: by-name lookups where a node is given (one template per node, same name).
 //! - [`propstring`]: PVE property strings (`virtio=..,bridge=vmbr0`), parse, format, compare.
@@ -27,6 +28,7 @@
 //! This crate never prints except through [`protocol`], and never panics on user input.
 
 pub mod client;
+pub mod cloudinit;
 pub mod connection;
 pub mod diff;
 pub mod docs;

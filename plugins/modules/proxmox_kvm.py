@@ -26,6 +26,12 @@ description:
     needed."
   - "Pending changes: changes PVE cannot apply to a running VM are returned in RV(pending) (read back from PVE after the write; predicted from PVE's hotplug
     rules in check mode) and the message says a restart is needed; O(apply_pending=reboot) reboots the VM to apply them."
+  - "Cloud-init changes: PVE writes cloud-init keys (O(ciuser), O(cipassword), O(sshkeys), O(ipconfig), O(nameservers), O(searchdomains), O(citype),
+    O(ciupgrade), O(cicustom)) to a running VM's config at once, but the guest reads them from its cloud-init drive, which PVE rebuilds only when the VM starts
+    (an API reboot included). Until then they are listed in RV(pending) and the message says they are not yet in the guest, also in check mode and on a rerun
+    with nothing to write (read from C(GET .../cloudinit)); O(apply_pending=reboot) reboots the VM to bring them there. A VM whose C(hotplug) names
+    C(cloudinit) gets them at once. PVE does not list a changed (not added or removed) O(ipconfig) entry there, so only the run that changes it reports it.
+    Editing a C(cicustom) snippet is invisible: PVE does not track its content. Cloud-init options on a VM without a cloud-init drive get a warning."
   - "Clone: the rest of the task (cores, memory, net, ipconfig, cloud-init, ...) is applied to the clone in the same task. Without O(newid), an existing VM
     named O(name) is the clone, so a rerun does not clone again. The result always names the clone."
   - "Race-free vmid allocation: without O(vmid), when PVE answers that the chosen id was taken meanwhile by a parallel run, the next free id is tried
@@ -183,8 +189,8 @@ options:
     type: str
   cipassword:
     description:
-      - Cloud-init password of O(ciuser). PVE never reveals the stored password, so on an existing VM it is set only when the VM has none. To change it, remove
-        it first with O(delete=cipassword) in a separate task.
+      - "Cloud-init password of O(ciuser). PVE never reveals the stored password, so it cannot be compared: on an existing VM it is set only when the VM has
+        none, unless O(update_password=always)."
     type: str
   citype:
     description:
@@ -685,6 +691,16 @@ options:
         digest. Creates the VM when it does not exist."
     type: bool
     default: false
+  update_password:
+    description:
+      - V(on_create) sets O(cipassword) only on a VM that has none (a new VM, or one without a password). V(always) sends it on every update (O(update=true)),
+        so the task reports a change each time; the password never appears in the result or C(--diff), which show PVE's mask C(**********).
+    type: str
+    default: on_create
+    choices:
+      - always
+      - on_create
+    version_added: "0.2.0"
   update_unsafe:
     description:
       - Accepted for compatibility (see O(scsi), O(net)).
@@ -914,7 +930,8 @@ changes:
   elements: str
   sample: ["cores", "net0"]
 pending:
-  description: Changes PVE left pending on a running VM, key to pending value; they take effect when the VM restarts (see O(apply_pending)).
+  description: Changes PVE left pending on a running VM, key to pending value; they take effect when the VM restarts (see O(apply_pending)). Includes the
+    cloud-init keys the VM's cloud-init drive lacks (a password as C(**********), a removed key as "(delete)").
   returned: update of a running VM
   type: dict
   sample: {"cores": "4"}

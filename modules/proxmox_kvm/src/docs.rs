@@ -10,6 +10,7 @@ pub fn description() -> Vec<String> {
         "Convergence: with O(update=true) the task is compared with the VM's config (property strings normalised, O(tags) without regard to order, O(sshkeys) decoded, O(nameservers)/O(searchdomains) as lists) and only the keys that differ are written, guarded by the config digest. Nothing differing means C(changed=false). A VM that does not exist is created. Without O(update), an existing VM is left alone and a warning names the keys that differ from the task.",
         "Safe disks and NICs: on an existing VM a disk's options change in place and its size only grows, a new disk key is allocated, a NIC keeps its MAC unless the task names one. Shrinking a disk, or changing its storage or bus, fails with a message naming the safe route. O(update_unsafe) is therefore no longer needed.",
         "Pending changes: changes PVE cannot apply to a running VM are returned in RV(pending) (read back from PVE after the write; predicted from PVE's hotplug rules in check mode) and the message says a restart is needed; O(apply_pending=reboot) reboots the VM to apply them.",
+        "Cloud-init changes: PVE writes cloud-init keys (O(ciuser), O(cipassword), O(sshkeys), O(ipconfig), O(nameservers), O(searchdomains), O(citype), O(ciupgrade), O(cicustom)) to a running VM's config at once, but the guest reads them from its cloud-init drive, which PVE rebuilds only when the VM starts (an API reboot included). Until then they are listed in RV(pending) and the message says they are not yet in the guest, also in check mode and on a rerun with nothing to write (read from C(GET .../cloudinit)); O(apply_pending=reboot) reboots the VM to bring them there. A VM whose C(hotplug) names C(cloudinit) gets them at once. PVE does not list a changed (not added or removed) O(ipconfig) entry there, so only the run that changes it reports it. Editing a C(cicustom) snippet is invisible: PVE does not track its content. Cloud-init options on a VM without a cloud-init drive get a warning.",
         "Clone: the rest of the task (cores, memory, net, ipconfig, cloud-init, ...) is applied to the clone in the same task. Without O(newid), an existing VM named O(name) is the clone, so a rerun does not clone again. The result always names the clone.",
         "Race-free vmid allocation: without O(vmid), when PVE answers that the chosen id was taken meanwhile by a parallel run, the next free id is tried (bounded). C(serial: 1) or C(throttle: 1) are not needed.",
         "Cluster consistency: after a create or clone the module returns once the VM is listed cluster-wide with its name, so the next task finds it (no C(pause)). On a real cluster this can take up to the 10 seconds of PVE's status broadcast.",
@@ -136,7 +137,7 @@ changes:
   elements: str
   sample: ["cores", "net0"]
 pending:
-  description: Changes PVE left pending on a running VM, key to pending value; they take effect when the VM restarts (see O(apply_pending)).
+  description: Changes PVE left pending on a running VM, key to pending value; they take effect when the VM restarts (see O(apply_pending)). Includes the cloud-init keys the VM's cloud-init drive lacks (a password as C(**********), a removed key as "(delete)").
   returned: update of a running VM
   type: dict
   sample: {"cores": "4"}

@@ -100,7 +100,7 @@ impl Executor<'_> {
             // An update records its own steps (config written, each disk grown).
             if !matches!(
                 action,
-                Action::Converge { .. } | Action::WaitListed { .. } | Action::RebootIfPending
+                Action::Converge { .. } | Action::WaitListed { .. } | Action::RebootIfPending { .. }
             ) {
                 self.outcome.done.push(action.describe(&plan.vm));
             }
@@ -238,8 +238,8 @@ impl Executor<'_> {
                 self.outcome.config = Some(pending.effective);
                 Ok(())
             }
-            Action::RebootIfPending => {
-                if self.outcome.pending.is_empty() {
+            Action::RebootIfPending { cloud_init } => {
+                if self.outcome.pending.is_empty() && !cloud_init {
                     return Ok(());
                 }
                 let power = api::power(self.client, vm).map_err(|e| Failure::new(e.to_string()))?;

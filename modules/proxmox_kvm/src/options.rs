@@ -201,7 +201,12 @@ fn cloud_init() -> Vec<Opt> {
         Opt::str("cicustom").desc("Custom cloud-init files, for example C(user=local:snippets/user.yml)."),
         Opt::str("cipassword")
             .no_log()
-            .desc("Cloud-init password of O(ciuser). PVE never reveals the stored password, so on an existing VM it is set only when the VM has none. To change it, remove it first with O(delete=cipassword) in a separate task."),
+            .desc("Cloud-init password of O(ciuser). PVE never reveals the stored password, so it cannot be compared: on an existing VM it is set only when the VM has none, unless O(update_password=always)."),
+        Opt::str("update_password")
+            .default("on_create")
+            .choices(&["always", "on_create"])
+            .added("0.2.0")
+            .desc("V(on_create) sets O(cipassword) only on a VM that has none (a new VM, or one without a password). V(always) sends it on every update (O(update=true)), so the task reports a change each time; the password never appears in the result or C(--diff), which show PVE's mask C(**********)."),
         Opt::str("citype").choices(&["nocloud", "configdrive2"]).desc("Cloud-init configuration format."),
         Opt::bool("ciupgrade").desc("Upgrade packages on the first boot."),
         Opt::str("ciuser").desc("Cloud-init user."),

@@ -78,8 +78,9 @@ pub enum Action {
         recompute: bool,
     },
     Power(PowerCall),
-    /// Reboot when the update left changes pending (`apply_pending: reboot`).
-    RebootIfPending,
+    /// Reboot when the update left changes pending (`apply_pending: reboot`); with
+    /// `cloud_init`, the cloud-init drive lacks changes only a start brings to it.
+    RebootIfPending { cloud_init: bool },
     Template,
     Destroy {
         purge: bool,
@@ -151,7 +152,7 @@ impl Action {
                 PowerCall::Suspend { to_disk: true } => format!("hibernate VM {id}"),
                 other => format!("{} VM {id}", other.endpoint()),
             },
-            Action::RebootIfPending => format!("reboot VM {id} if changes are pending"),
+            Action::RebootIfPending { .. } => format!("reboot VM {id} if changes are pending"),
             Action::Template => format!("convert VM {id} to a template"),
             Action::Destroy { .. } => format!("remove VM {id}"),
             Action::Migrate { target, .. } => {

@@ -141,13 +141,13 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
                     applies_pending,
                 });
             }
-            Action::RebootIfPending if !known.pending.is_empty() => out.push(Effect::Power {
+            Action::RebootIfPending { cloud_init } if *cloud_init || !known.pending.is_empty() => out.push(Effect::Power {
                 vmid,
                 node: node.to_string(),
                 status: "running".into(),
                 applies_pending: true,
             }),
-            Action::RebootIfPending => {}
+            Action::RebootIfPending { .. } => {}
             Action::Template => out.push(Effect::Template {
                 vmid,
                 node: node.to_string(),

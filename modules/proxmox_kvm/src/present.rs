@@ -52,10 +52,18 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
         );
     }
     check_efi_bios(ctx, &wanted, Some(&current))?;
-    let changes = converge::changes(&current, &wanted, vm.vmid)
+    let mut changes = converge::changes(&current, &wanted, vm.vmid)
         .map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
+    rotate_password(ctx, &wanted, &mut changes);
+    let running = guest.status.as_deref() == Some("running");
+    warn_without_drive(ctx, &format!("VM {}", vm.vmid), &wanted, &current);
+    let drive = cloud_init_drive(ctx, &vm, &current, &wanted, running)?;
     let mut plan = Plan::new(vm.clone());
     if changes.is_empty() {
+        let waiting = drive.map(|d| d.waiting).unwrap_or_default();
+        if !waiting.is_empty() {
+            return bring_to_guest(ctx, &vm, name, waiting, &current);
+        }
         let out = Output::unchanged(format!("VM {name} with vmid {} is up to date", vm.vmid))
             .with("vmid", vm.vmid)
             .with("changes", Vec::<String>::new())
@@ -71,7 +79,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     check_drives(ctx, &vm.node, newly_referenced(&changes, &current))?;
     let diff = changes_diff(&vm, &changes);
     let keys = changes.keys();
-    let running = guest.status.as_deref() == Some("running");
+    let not_in_guest = drive.map(|d| d.after_writing(changes.set.iter())).unwrap_or_default();
     let predicted = if running && ctx.check_mode {
         predict_pending(ctx, &vm, &changes, &current)?
     } else {
@@ -91,43 +99,37 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
         recompute: false,
     });
     if reboot {
-        plan.push(Action::RebootIfPending);
+        plan.push(Action::RebootIfPending { cloud_init: !not_in_guest.is_empty() });
     }
     ctx.known.current = Some(current.clone());
     ctx.known.pending = predicted.clone();
     let mut outcome = ctx.execute(&mut plan, name.clone())?;
     if ctx.check_mode {
         // Nothing was written: report what PVE's hotplug rules would leave pending.
-        outcome.rebooted_for_pending = reboot && !predicted.is_empty();
+        outcome.rebooted_for_pending = reboot && !(predicted.is_empty() && not_in_guest.is_empty());
         outcome.pending = predicted;
     }
     let mut msg = format!("VM {name} with vmid {} updated", vm.vmid);
+    let key_list = |m: &Map<String, Value>| m.keys().cloned().collect::<Vec<_>>().join(", ");
+    let mut pending = Map::new();
     if outcome.rebooted_for_pending {
-        msg.push_str(&format!(
-            "; rebooted to apply {}",
-            outcome
-                .pending
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    } else if !outcome.pending.is_empty() {
-        msg.push_str(&format!(
-            "; pending until the VM restarts: {} (restart it, or use apply_pending: reboot)",
-            outcome
-                .pending
-                .keys()
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
-    let pending = if outcome.rebooted_for_pending {
-        Map::new()
+        let mut applied = outcome.pending.clone();
+        applied.extend(not_in_guest);
+        msg.push_str(&format!("; rebooted to apply {}", key_list(&sorted(applied))));
     } else {
-        outcome.pending.clone()
-    };
+        if !outcome.pending.is_empty() {
+            msg.push_str(&format!(
+                "; pending until the VM restarts: {} (restart it, or use apply_pending: reboot)",
+                key_list(&outcome.pending)
+            ));
+        }
+        if !not_in_guest.is_empty() {
+            msg.push_str(&format!("; {}", not_in_guest_clause(&not_in_guest)));
+        }
+        pending.extend(outcome.pending.clone());
+        pending.extend(not_in_guest);
+    }
+    let pending = sorted(pending);
     let out = Output::changed(msg)
         .with("vmid", vm.vmid)
         .with("changes", keys)
@@ -167,6 +169,108 @@ fn predict_pending(
     Ok(predicted.into_iter().collect())
 }
 
+/// The message clause for cloud-init changes the drive lacks.
+fn not_in_guest_clause(keys: &Map<String, Value>) -> String {
+    format!(
+        "not yet in the guest: {} (cloud-init reads them from its drive, which PVE rebuilds when the VM starts: restart the VM with state: restarted, or use apply_pending: reboot)",
+        keys.keys().cloned().collect::<Vec<_>>().join(", ")
+    )
+}
+
+fn sorted(map: Map<String, Value>) -> Map<String, Value> {
+    let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+    entries.sort_by(|a, b| a.0.cmp(&b.0));
+    entries.into_iter().collect()
+}
+
+/// With `update_password: always`, the task's `cipassword` is sent though the VM has
+/// one (PVE never shows it, so it cannot be compared).
+fn rotate_password(ctx: &Ctx, wanted: &Config, changes: &mut Changes) {
+    if ctx.p.str("update_password") != Some("always") || changes.set.contains_key("cipassword") {
+        return;
+    }
+    if let Some(password) = wanted.get("cipassword") {
+        changes.before.insert("cipassword".into(), Some(ferrox_common::cloudinit::PASSWORD_MASK.into()));
+        changes.set.insert("cipassword".into(), password.clone());
+    }
+}
+
+/// The task sets cloud-init keys on a VM without a cloud-init drive: no guest reads them.
+pub(crate) fn warn_without_drive(ctx: &mut Ctx, vm: &str, wanted: &Config, current: &Map<String, Value>) {
+    use ferrox_common::cloudinit;
+    let keys: Vec<&str> = wanted.keys().map(String::as_str).filter(|k| cloudinit::is_key(k)).collect();
+    if keys.is_empty() {
+        return;
+    }
+    let current = current.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)));
+    let wanted_drives = wanted.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    if cloudinit::has_drive(current.chain(wanted_drives)) {
+        return;
+    }
+    ctx.warnings.push(format!(
+        "{vm} has no cloud-init drive, so {} reach no guest: add one (for example ide: {{ide2: 'local-lvm:cloudinit'}}) or leave the cloud-init options out",
+        keys.join(", ")
+    ));
+}
+
+/// What the cloud-init drive of a running VM lacks (`GET .../cloudinit`), when the VM
+/// has a drive PVE does not rebuild at once and cloud-init keys are involved.
+fn cloud_init_drive(
+    ctx: &Ctx,
+    vm: &Vm,
+    current: &Map<String, Value>,
+    wanted: &Config,
+    running: bool,
+) -> Result<Option<ferrox_common::cloudinit::DriveState>, Failure> {
+    use ferrox_common::cloudinit;
+    let involved = wanted.keys().chain(current.keys()).any(|k| cloudinit::is_key(k));
+    let hotplug = current.get("hotplug").map(converge::text_of);
+    if !running || !involved || !cloudinit::config_has_drive(current) || cloudinit::regenerated_at_once(hotplug.as_deref()) {
+        return Ok(None);
+    }
+    cloudinit::read(ctx.client, &vm.node, vm.vmid).map(Some).map_err(|e| {
+        Failure::new(format!("Getting information for VM with vmid = {} failed with exception: {e}", vm.vmid))
+            .with("vmid", vm.vmid)
+    })
+}
+
+/// Nothing to write, but the running VM's cloud-init drive lacks earlier changes: listed
+/// as pending, or with `apply_pending: reboot` brought to the guest by a reboot (PVE
+/// rebuilds the drive at the start that an API reboot includes).
+fn bring_to_guest(
+    ctx: &mut Ctx,
+    vm: &Vm,
+    name: String,
+    waiting: Map<String, Value>,
+    current: &Map<String, Value>,
+) -> Result<Output, Failure> {
+    let id = vm.vmid;
+    if ctx.p.str("apply_pending") != Some("reboot") {
+        let out = Output::unchanged(format!("VM {name} with vmid {id} is up to date; {}", not_in_guest_clause(&waiting)))
+            .with("vmid", id)
+            .with("changes", Vec::<String>::new())
+            .with("pending", waiting)
+            .with("actions", Vec::<String>::new());
+        return ctx.with_mac_and_devices(out, vm, Some(current));
+    }
+    ctx.refuse_locked(id, current.get("lock").and_then(Value::as_str), &format!("Unable to reboot VM {id}: "))?;
+    let mut plan = Plan::new(vm.clone());
+    plan.push(Action::Power(crate::plan::PowerCall::Reboot));
+    let mut diff = Diff::new(format!("VM {id}"));
+    diff.change("cloud-init drive", Some(Value::from("lacks ".to_string() + &waiting.keys().cloned().collect::<Vec<_>>().join(", "))), Some(Value::from("rebuilt at the reboot")));
+    ctx.execute(&mut plan, name.clone())?;
+    let out = Output::changed(format!(
+        "VM {name} with vmid {id} rebooted to bring its cloud-init changes to the guest: {}",
+        waiting.keys().cloned().collect::<Vec<_>>().join(", ")
+    ))
+    .with("vmid", id)
+    .with("changes", Vec::<String>::new())
+    .with("pending", Map::new())
+    .with("actions", plan.describe())
+    .with_diff(diff);
+    ctx.with_mac_and_devices(out, vm, Some(current))
+}
+
 /// A new VM (or a restore from `archive`).
 fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     let p = ctx.p;
@@ -181,6 +285,10 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         )));
     }
     let wanted = wanted::config(p)?;
+    if p.non_empty("archive").is_none() {
+        let who = p.str("name").map_or("The new VM".to_string(), |n| format!("The new VM {n}"));
+        warn_without_drive(ctx, &who, &wanted, &Map::new());
+    }
     check_bridges(ctx, &node, wanted.iter())?;
     check_drives(ctx, &node, wanted.iter())?;
     check_pool(ctx)?;

@@ -215,6 +215,9 @@ impl NodeReader<'_> {
             let current = if f.config == ConfigView::Current { "1" } else { "0" };
             match self.client.get(&format!("{base}/config"), &[("current", current.to_string())]) {
                 Ok(config) => {
+                    if f.config == ConfigView::Current {
+                        self.cloud_init_pending(guest, &config, vmid)?;
+                    }
                     guest.insert("config".into(), config);
                 }
                 Err(e) => self.unreachable_or_fail(e)?,
@@ -224,6 +227,28 @@ impl NodeReader<'_> {
             self.network(guest, &base, vmid)?;
         }
         Ok(())
+    }
+
+    /// A running VM's cloud-init changes its drive lacks (`GET .../cloudinit`): in
+    /// effect in the config, not yet in the guest.
+    fn cloud_init_pending(&mut self, guest: &mut Map<String, Value>, config: &Value, vmid: i64) -> Result<(), Failure> {
+        use ferrox_common::cloudinit;
+        let running = guest.get("status").and_then(Value::as_str) == Some("running");
+        let Some(config) = config.as_object().filter(|c| self.kind == GuestKind::Qemu && running && cloudinit::config_has_drive(c)) else {
+            return Ok(());
+        };
+        let hotplug = config.get("hotplug").and_then(Value::as_str);
+        if cloudinit::regenerated_at_once(hotplug) {
+            return Ok(());
+        }
+        match cloudinit::read(self.client, self.node, vmid as u32) {
+            Ok(state) if !state.waiting.is_empty() => {
+                guest.insert("cloudinit_pending".into(), Value::Object(state.waiting));
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+            Err(e) => self.unreachable_or_fail(e),
+        }
     }
 
     fn network(&mut self, guest: &mut Map<String, Value>, base: &str, vmid: i64) -> Result<(), Failure> {

@@ -13,7 +13,7 @@ pub fn notes() -> Vec<String> {
         "Unlike community.proxmox 1.6, an unreachable node does not fail the task: its guests are listed with the cluster's last known status (without RV(proxmox_vms[].config) and RV(proxmox_vms[].network)) and a warning names the node.".into(),
         "Unlike community.proxmox 1.6, O(network=true) does not fail on a guest that is not running or a VM whose guest agent is missing or not running; that guest gets no RV(proxmox_vms[].network) and a warning says why.".into(),
         "The results include only the guests the API user may audit (C(VM.Audit)); others are silently left out, as by the Proxmox VE API itself.".into(),
-        "Requests made: C(GET /nodes) only with O(node), one C(GET /cluster/resources), one guest listing per node holding a matching guest, and one call per guest for O(config) and for O(network).".into(),
+        "Requests made: C(GET /nodes) only with O(node), one C(GET /cluster/resources), one guest listing per node holding a matching guest, and one call per guest for O(config) and for O(network) (O(config=current) adds C(GET .../cloudinit) for a running VM with a cloud-init drive).".into(),
     ]
 }
 
@@ -203,6 +203,12 @@ proxmox_vms:
       returned: when O(config) is not V(none) and the node answered
       type: dict
       sample: {"cores": 2, "memory": "2048", "net0": "virtio=BC:24:11:12:34:56,bridge=vmbr0", "scsi0": "local-lvm:vm-100-disk-0,size=32G"}
+    cloudinit_pending:
+      description:
+        - With O(config=current), for a running VM with a cloud-init drive, the cloud-init keys in its configuration that the drive does not hold yet (C(GET /nodes/<node>/qemu/<vmid>/cloudinit)), key to new value ("(delete)" for a removed key); the guest gets them when the VM next starts. Proxmox VE does not list a changed C(ipconfigN) there.
+      returned: when there are such keys
+      type: dict
+      sample: {"ciuser": "admin", "ipconfig1": "ip=dhcp"}
     network:
       description:
         - Network interfaces as reported from inside the guest; for QEMU VMs the guest agent's C(network-get-interfaces) result.
