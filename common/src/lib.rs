@@ -22,6 +22,7 @@
 //! - [`size`]: disk sizes as PVE spells them.
 //! - [`diff`]: before/after rendering for `--diff`.
 //! - [`plan`]: the check-mode plan shared by the tasks of one playbook run, and the cluster seen through it.
+//! - [`privileges`]: what PVE will refuse a plan (privileges per write, key and path), checked before any write.
 //! - [`references`]: storages, ISO images and volumes a task names, checked before any write.
 //! - [`python`]: Python's `repr()` of values, as the messages of AnsibleModule and 1.6 print them.
 //!
@@ -37,6 +38,7 @@ pub mod mask;
 pub mod options;
 pub mod per_node;
 pub mod plan;
+pub mod privileges;
 pub mod propstring;
 pub mod protocol;
 pub mod recover;

@@ -339,7 +339,17 @@ pub fn execute(spec: ModuleSpec, body: Body, args_path: &str) -> (Value, i32) {
             }
             (Value::Object(map), 0)
         }
-        Err(failure) => (failure_json(&failure.msg, failure.extra), 1),
+        Err(failure) => {
+            let mut result = failure_json(&failure.msg, failure.extra);
+            // A refusal the task predicted is recorded too (it plans nothing else).
+            if let (Some(_), Value::Object(map)) = (&module.plan, &mut result) {
+                let refused: Vec<&Effect> = module.effects.iter().filter(|e| matches!(e, Effect::Refused { .. })).collect();
+                if !refused.is_empty() {
+                    map.insert(EFFECTS_KEY.into(), serde_json::to_value(&refused).unwrap_or(Value::Null));
+                }
+            }
+            (result, 1)
+        }
     };
     if let Value::Object(map) = &mut result {
         if !module.warnings.is_empty() {

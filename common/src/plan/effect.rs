@@ -63,6 +63,17 @@ pub enum Effect {
         vmid: u32,
         node: String,
     },
+    /// A task PVE would refuse (`task`: `proxmox_disk scsi1`) for lack of `privilege` on
+    /// `path` (`root@pam` and no path for a root-only key). It changes nothing: the run's
+    /// later tasks plan as if the refused task had not run.
+    Refused {
+        vmid: u32,
+        node: String,
+        task: String,
+        privilege: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        path: String,
+    },
 }
 
 impl Effect {
@@ -73,7 +84,8 @@ impl Effect {
             | Effect::Power { vmid, .. }
             | Effect::Template { vmid, .. }
             | Effect::Migrate { vmid, .. }
-            | Effect::Remove { vmid, .. } => *vmid,
+            | Effect::Remove { vmid, .. }
+            | Effect::Refused { vmid, .. } => *vmid,
         }
     }
 

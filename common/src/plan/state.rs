@@ -40,6 +40,9 @@ impl Plan {
     pub fn vms(&self) -> BTreeMap<u32, PlannedVm> {
         let mut vms: BTreeMap<u32, PlannedVm> = BTreeMap::new();
         for effect in &self.effects {
+            if matches!(effect, Effect::Refused { .. }) {
+                continue;
+            }
             let vmid = effect.vmid();
             match effect {
                 Effect::Create {
@@ -71,7 +74,8 @@ fn node_of(e: &Effect) -> &str {
         | Effect::Power { node, .. }
         | Effect::Template { node, .. }
         | Effect::Migrate { node, .. }
-        | Effect::Remove { node, .. } => node,
+        | Effect::Remove { node, .. }
+        | Effect::Refused { node, .. } => node,
     }
 }
 
@@ -186,6 +190,7 @@ impl PlannedVm {
             }
             Effect::Migrate { to, .. } => self.node = to.clone(),
             Effect::Remove { .. } => self.removed = true,
+            Effect::Refused { .. } => {}
         }
     }
 

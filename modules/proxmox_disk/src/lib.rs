@@ -19,6 +19,7 @@ pub mod task;
 use ferrox_common::client::Client;
 use ferrox_common::connection::ConnectionParams;
 use ferrox_common::options::{ModuleSpec, Support};
+use ferrox_common::privileges::{Gate, Target, Write};
 use ferrox_common::protocol::{Failure, Module, Output};
 use ferrox_common::recover;
 use ferrox_common::references;
@@ -94,6 +95,10 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     if !plan.changed() {
         return Ok(report::predicted(&plan, &vm));
     }
+    // Whether PVE will let the caller do all of it, before the first write.
+    let gate = Gate::new(&client, &conn);
+    let target = Target { vmid, node: &vm.node, planned: m.plan().is_some_and(|p| p.is_planned(vmid)) };
+    gate.require(m, &target, &writes(&plan.actions, &vm))?;
     if m.check_mode {
         // What a real run would read back: whether the running VM keeps it pending.
         let pending = planned::stays_pending(&plan, &vm, &task.disk.key, running);
@@ -153,6 +158,23 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         ));
     }
     Ok(out)
+}
+
+/// The writes of `actions` as PVE checks them (privileges.rs).
+fn writes(actions: &[plan::Action], vm: &VmConfig) -> Vec<Write> {
+    let storage_of = |key: &str| vm.text(key).and_then(|v| v.split(',').next().and_then(|f| f.split_once(':')).map(|(s, _)| s.to_string()));
+    actions
+        .iter()
+        .map(|a| match a {
+            plan::Action::SetDrive { key, value } => Write::Config { vmid: vm.vmid, set: vec![(key.clone(), value.clone(), vm.text(key))], delete: vec![] },
+            plan::Action::Resize { key, .. } => Write::Resize { vmid: vm.vmid, storage: storage_of(key).unwrap_or_default() },
+            plan::Action::Move { target: MoveTarget::Storage(s), .. } => Write::MoveDisk { vmid: vm.vmid, storage: s.clone() },
+            plan::Action::Move { key, target: MoveTarget::Vm { vmid: other, .. }, .. } => {
+                Write::Reassign { vmid: vm.vmid, target: *other, storage: storage_of(key).unwrap_or_default() }
+            }
+            plan::Action::Unlink { .. } => Write::Unlink { vmid: vm.vmid },
+        })
+        .collect()
 }
 
 /// A storage that does not exist on the node, or holds no disk images, fails before

@@ -5,6 +5,8 @@
 use std::time::Duration;
 
 use ferrox_common::client::Client;
+use ferrox_common::connection::ConnectionParams;
+use ferrox_common::privileges::{Gate, Target};
 use ferrox_common::options::Params;
 use ferrox_common::protocol::{Failure, Output};
 use ferrox_common::per_node;
@@ -34,10 +36,12 @@ pub struct Ctx<'a> {
     pub known: Known,
     /// The effects a check-mode run would have (for the playbook run's plan).
     pub effects: Vec<Effect>,
+    /// What PVE will refuse, known before the first write (one call, fetched when needed).
+    pub gate: Gate<'a>,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(p: &'a Params, client: &'a Client, check_mode: bool) -> Result<Ctx<'a>, Failure> {
+    pub fn new(p: &'a Params, conn: &ConnectionParams, client: &'a Client, check_mode: bool) -> Result<Ctx<'a>, Failure> {
         let cluster = vm::cluster(client)
             .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
         Ok(Ctx {
@@ -50,6 +54,7 @@ impl<'a> Ctx<'a> {
             warnings: Vec::new(),
             known: Known::default(),
             effects: Vec::new(),
+            gate: Gate::new(client, conn),
         })
     }
 
@@ -151,6 +156,16 @@ impl<'a> Ctx<'a> {
     /// Runs the plan (unless in check mode) and returns what it found out; the
     /// `actions` list goes on the result either way.
     pub fn execute(&mut self, plan: &mut Plan, name: String) -> Result<Outcome, Failure> {
+        // Whether PVE will allow all of it: a plan it would refuse fails before any write.
+        let writes = crate::writes::of(plan, &self.known);
+        let planned = self.check_mode && !self.guests.iter().any(|g| g.vmid == plan.vm.vmid);
+        let target = Target { vmid: plan.vm.vmid, node: &plan.vm.node, planned };
+        let verdict = self.gate.check("proxmox_kvm", &target, &writes);
+        self.warnings.extend(self.gate.take_warnings());
+        if let Err(refused) = verdict {
+            self.effects.push(refused.effect);
+            return Err(refused.failure);
+        }
         let mut exec = self.executor(name);
         let result = exec.run(plan);
         self.warnings.append(&mut exec.outcome.warnings);

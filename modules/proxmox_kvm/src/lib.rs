@@ -21,6 +21,7 @@ pub mod probe;
 pub mod settings;
 pub mod states;
 pub mod wanted;
+pub mod writes;
 
 use ferrox_common::client::Client;
 use ferrox_common::connection::ConnectionParams;
@@ -54,7 +55,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&p)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     client.set_retry_budget(std::time::Duration::from_secs(p.int("timeout").unwrap_or(30).max(1) as u64));
-    let mut ctx = Ctx::new(&p, &client, m.check_mode)?;
+    let mut ctx = Ctx::new(&p, &conn, &client, m.check_mode)?;
     let result = if p.non_empty("clone").is_some() {
         clone::clone(&mut ctx)
     } else if p.non_empty("delete").is_some() {
@@ -72,10 +73,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     for w in ctx.warnings.drain(..) {
         m.warn(w);
     }
-    if result.is_ok() {
-        for e in ctx.effects.drain(..) {
-            m.plan_effect(e);
-        }
+    // A failed run keeps only a refusal it predicted (see protocol).
+    for e in ctx.effects.drain(..) {
+        m.plan_effect(e);
     }
     result
 }

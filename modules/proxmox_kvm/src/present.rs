@@ -458,10 +458,17 @@ pub(crate) fn check_bridges<'v>(
         return Ok(());
     };
     match unknown_bridge(&wanted, &bridges) {
-        Some((key, bridge)) => Err(Failure::new(format!(
-            "{key}: bridge {bridge} does not exist on node {node} (bridges: {})",
-            bridges.join(", ")
-        ))),
+        // PVE leaves out bridges the caller has no SDN privilege on: say so when it may be why.
+        Some((key, bridge)) => match ctx.gate.hidden_bridge_reason(&bridge) {
+            Some(why) => Err(Failure::new(format!(
+                "{key}: bridge {bridge} is not among the bridges node {node} shows ({}): Proxmox VE hides a bridge from callers without an SDN privilege on it, and {why}",
+                bridges.join(", ")
+            ))),
+            None => Err(Failure::new(format!(
+                "{key}: bridge {bridge} does not exist on node {node} (bridges: {})",
+                bridges.join(", ")
+            ))),
+        },
         None => Ok(()),
     }
 }

@@ -16,6 +16,7 @@ use ferrox_common::client::Client;
 use ferrox_common::hotplug;
 use ferrox_common::connection::ConnectionParams;
 use ferrox_common::options::{ModuleSpec, Support};
+use ferrox_common::privileges::{self, Gate, Target, Write};
 use ferrox_common::protocol::{Failure, Module, Output};
 use ferrox_common::plan::{unknown, Effect};
 use ferrox_common::recover;
@@ -75,8 +76,19 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         ))
         .with("vmid", vmid));
     }
+    // Whether PVE will let the caller make the change (the bridge's SDN.Use included).
+    let gate = Gate::new(&client, &conn);
+    let target = Target { vmid, node: &node, planned: m.plan().is_some_and(|p| p.is_planned(vmid)) };
+    let write = match &action {
+        Action::Set { key, value } => Write::Config { vmid, set: vec![(key.clone(), value.clone(), current.clone())], delete: vec![] },
+        Action::Delete { key } => Write::Config { vmid, set: vec![], delete: vec![(key.clone(), current.clone().unwrap_or_default())] },
+    };
+    gate.require(m, &target, &[write])?;
     if let Some(bridge) = &plan.new_bridge {
-        check_bridge(&client, &node, bridge).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+        check_bridge(&client, &node, bridge, &gate).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+        for w in gate.take_warnings() {
+            m.warn(w);
+        }
     }
     if m.check_mode {
         warn_pending(m, &task, vmid, predicted_pending);
@@ -223,8 +235,9 @@ fn report(plan: &Plan, vmid: u32, task: &NicTask, pending: bool) -> Output {
 }
 
 /// A bridge that does not exist on the node fails before anything is written. When the
-/// node's interfaces cannot be listed (no `Sys.Audit`), the check is skipped.
-fn check_bridge(client: &Client, node: &str, bridge: &str) -> Result<(), String> {
+/// node's interfaces cannot be listed (no `Sys.Audit`), the check is skipped. PVE leaves
+/// out bridges the caller has no SDN privilege on: `hidden` says so when that may be why.
+fn check_bridge(client: &Client, node: &str, bridge: &str, gate: &Gate<'_>) -> Result<(), String> {
     let Ok(Value::Array(ifaces)) = client.get(&format!("/nodes/{node}/network"), &[("type", "any_bridge".into())]) else {
         return Ok(());
     };
@@ -232,7 +245,7 @@ fn check_bridge(client: &Client, node: &str, bridge: &str) -> Result<(), String>
     if names.is_empty() || names.contains(&bridge) {
         return Ok(());
     }
-    Err(format!("bridge {bridge} does not exist on node {node} (bridges there: {})", names.join(", ")))
+    Err(privileges::missing_bridge(bridge, node, &names, gate.hidden_bridge_reason(bridge).as_deref()))
 }
 
 fn text(config: &Value, key: &str) -> Option<String> {

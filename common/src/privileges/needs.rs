@@ -1,0 +1,295 @@
+//! The one mapping from a planned write to what PVE checks for it, written from
+//! qemu-server's `PVE/API2/Qemu.pm`: per endpoint, per config key and value, storage
+//! space on every storage a volume is allocated on, `SDN.Use` on each bridge (or on the
+//! VLAN a tagged NIC uses), `VM.Allocate` on the pool. The pre-write check, the README's
+//! least-privilege table and the tests all read it.
+
+use super::keys::{self, KeyNeed};
+
+/// One write a task plans, with what PVE looks at to allow it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Write {
+    /// `POST /nodes/{node}/qemu`: the config given (drive values as sent, `storage:size`
+    /// for new volumes), the pool, the `storage` parameter, start after create.
+    Create { vmid: u32, pool: Option<String>, storage: Option<String>, start: bool, config: Vec<(String, String)> },
+    /// `POST .../clone` of `source` (its config: disks and NICs) to `vmid`; `storage` is
+    /// the target storage of a full clone.
+    Clone { source: u32, vmid: u32, pool: Option<String>, storage: Option<String>, source_config: Vec<(String, String)> },
+    /// `POST/PUT .../config`: keys set (new value, value replaced) and deleted (the value
+    /// deleted).
+    Config { vmid: u32, set: Vec<(String, String, Option<String>)>, delete: Vec<(String, String)> },
+    /// `PUT .../resize` of a volume on `storage`.
+    Resize { vmid: u32, storage: String },
+    /// `POST .../move_disk` to `storage`.
+    MoveDisk { vmid: u32, storage: String },
+    /// `POST .../move_disk` of a volume on `storage` to VM `target`.
+    Reassign { vmid: u32, target: u32, storage: String },
+    /// `PUT .../unlink`.
+    Unlink { vmid: u32 },
+    /// `POST .../status/<call>` (start, stop, shutdown, reboot, reset, suspend, resume).
+    Power { vmid: u32 },
+    /// `POST .../template`.
+    Template { vmid: u32 },
+    /// `POST .../migrate`.
+    Migrate { vmid: u32 },
+    /// `DELETE /nodes/{node}/qemu/{vmid}`.
+    Destroy { vmid: u32 },
+}
+
+/// One thing PVE will check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Need {
+    /// What asks for it, in the task's words: `scsi1`, `create`, `start`.
+    pub what: String,
+    pub check: Check,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// All of `privileges` on `path`; with `or_path` (a pool), holding them there is enough.
+    All { privileges: Vec<&'static str>, path: String, or_path: Option<String> },
+    /// One of `privileges` on `path`.
+    Any { privileges: Vec<&'static str>, path: String },
+    /// Only `root@pam` may do it.
+    RootOnly,
+}
+
+fn all(what: &str, privileges: &[&'static str], path: String) -> Need {
+    Need { what: what.to_string(), check: Check::All { privileges: privileges.to_vec(), path, or_path: None } }
+}
+
+fn vm_path(vmid: u32) -> String {
+    format!("/vms/{vmid}")
+}
+
+/// What PVE checks for `write`, in the order it checks.
+pub fn needs(write: &Write) -> Vec<Need> {
+    let mut out = Vec::new();
+    match write {
+        Write::Create { vmid, pool, storage, start, config } => {
+            if let Some(s) = storage {
+                out.push(all("storage", &["Datastore.AllocateSpace"], format!("/storage/{s}")));
+            }
+            if *start {
+                out.push(on_vm_or_pool("start", &["VM.PowerMgmt"], *vmid, pool.as_deref()));
+            }
+            out.push(on_vm_or_pool("create", &["VM.Allocate"], *vmid, pool.as_deref()));
+            for (k, v) in config {
+                out.extend(storage_needs(k, v, storage.as_deref()));
+            }
+            for (k, v) in config {
+                if !keys::is_drive(k) {
+                    out.extend(key_needs(*vmid, pool.as_deref(), k, v));
+                }
+            }
+            out.extend(bridge_needs(config.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+        }
+        Write::Clone { source, vmid, pool, storage, source_config } => {
+            out.push(all("clone", &["VM.Clone"], vm_path(*source)));
+            out.push(on_vm_or_pool("clone", &["VM.Allocate"], *vmid, pool.as_deref()));
+            for (k, v) in source_config.iter().filter(|(k, v)| keys::is_drive(k) && !v.split(',').any(|p| p == "media=cdrom")) {
+                let Some((sid, _)) = v.split(',').next().and_then(|f| f.split_once(':')) else { continue };
+                let sid = storage.as_deref().unwrap_or(sid);
+                out.push(all(k, &["Datastore.AllocateSpace"], format!("/storage/{sid}")));
+            }
+            for (k, v) in source_config.iter().filter(|(k, _)| k.starts_with("hostpci") || k.starts_with("usb")) {
+                if keys::need(k, v) == KeyNeed::RootOnly {
+                    out.push(Need { what: k.clone(), check: Check::RootOnly });
+                }
+            }
+            out.extend(bridge_needs(source_config.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+        }
+        Write::Config { vmid, set, delete } => {
+            out.push(Need {
+                what: "config".into(),
+                check: Check::Any { privileges: CONFIG_ANY.to_vec(), path: vm_path(*vmid) },
+            });
+            for (k, old) in delete {
+                out.extend(key_needs(*vmid, None, k, old));
+                if k.starts_with("net") {
+                    out.extend(bridge_needs([(k.as_str(), old.as_str())]));
+                }
+            }
+            for (k, new, old) in set {
+                if let Some(o) = old.as_deref().filter(|_| keys::is_drive(k) || k.starts_with("usb") || k.starts_with("hostpci")) {
+                    out.extend(key_needs(*vmid, None, k, o));
+                }
+                out.extend(key_needs(*vmid, None, k, new));
+                out.extend(storage_needs(k, new, None));
+                out.extend(bridge_needs([(k.as_str(), new.as_str())]));
+                if let Some(o) = old.as_deref().filter(|_| k.starts_with("net")) {
+                    out.extend(bridge_needs([(k.as_str(), o)]));
+                }
+            }
+        }
+        Write::Resize { vmid, storage } => {
+            out.push(all("resize", &["VM.Config.Disk"], vm_path(*vmid)));
+            out.push(all("resize", &["Datastore.AllocateSpace"], format!("/storage/{storage}")));
+        }
+        Write::MoveDisk { vmid, storage } => {
+            out.push(all("move", &["VM.Config.Disk"], vm_path(*vmid)));
+            out.push(all("move", &["Datastore.AllocateSpace"], format!("/storage/{storage}")));
+        }
+        Write::Reassign { vmid, target, storage } => {
+            out.push(all("move", &["VM.Config.Disk"], vm_path(*vmid)));
+            out.push(all("move", &["VM.Config.Disk"], vm_path(*target)));
+            out.push(all("move", &["Datastore.AllocateSpace"], format!("/storage/{storage}")));
+        }
+        Write::Unlink { vmid } => out.push(all("unlink", &["VM.Config.Disk"], vm_path(*vmid))),
+        Write::Power { vmid } => out.push(all("power", &["VM.PowerMgmt"], vm_path(*vmid))),
+        Write::Template { vmid } => out.push(all("template", &["VM.Allocate"], vm_path(*vmid))),
+        Write::Migrate { vmid } => out.push(all("migrate", &["VM.Migrate"], vm_path(*vmid))),
+        Write::Destroy { vmid } => out.push(all("remove", &["VM.Allocate"], vm_path(*vmid))),
+    }
+    out.dedup();
+    out
+}
+
+/// `POST/PUT config` lets in anyone with one of the config privileges on the VM; the
+/// keys then decide.
+const CONFIG_ANY: &[&str] = &[
+    "VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType",
+    "VM.Config.Options", "VM.Config.Cloudinit",
+];
+
+fn on_vm_or_pool(what: &str, privileges: &[&'static str], vmid: u32, pool: Option<&str>) -> Need {
+    Need {
+        what: what.to_string(),
+        check: Check::All { privileges: privileges.to_vec(), path: vm_path(vmid), or_path: pool.map(|p| format!("/pool/{p}")) },
+    }
+}
+
+/// The class of one key (and the extra privileges some values need).
+fn key_needs(vmid: u32, pool: Option<&str>, key: &str, value: &str) -> Vec<Need> {
+    let mut out = Vec::new();
+    // Tags are checked on the VM only; the rest on the VM or the pool of a create.
+    let pool = pool.filter(|_| key != "tags");
+    match keys::need(key, value) {
+        KeyNeed::All(p) => out.push(on_vm_or_pool(key, p, vmid, pool)),
+        KeyNeed::Any(p) => out.push(Need { what: key.into(), check: Check::Any { privileges: p.to_vec(), path: vm_path(vmid) } }),
+        KeyNeed::RootOnly => out.push(Need { what: key.into(), check: Check::RootOnly }),
+    }
+    if key == "startup" {
+        out.push(all(key, &["Sys.Modify"], "/".into()));
+    }
+    if let Some(m) = keys::device_mapping(value) {
+        let kind = if key.starts_with("usb") { "usb" } else { "pci" };
+        if key.starts_with("usb") || key.starts_with("hostpci") {
+            out.push(all(key, &["Mapping.Use"], format!("/mapping/{kind}/{m}")));
+        }
+    }
+    out
+}
+
+/// `Datastore.AllocateSpace` on the storage a new volume (or cloud-init drive, or the
+/// `storage` default) is allocated on.
+fn storage_needs(key: &str, value: &str, default_storage: Option<&str>) -> Vec<Need> {
+    if !keys::is_drive(key) {
+        return Vec::new();
+    }
+    let file = value.split(',').next().unwrap_or("");
+    let cdrom = value.split(',').any(|p| p == "media=cdrom");
+    let storage = match file.split_once(':') {
+        Some((sid, vol)) if !file.starts_with('/') && (vol == "cloudinit" || (!cdrom && vol.parse::<f64>().is_ok())) => Some(sid),
+        None if !cdrom && file.parse::<f64>().is_ok() => default_storage,
+        _ => None,
+    };
+    storage.map(|s| vec![all(key, &["Datastore.AllocateSpace"], format!("/storage/{s}"))]).unwrap_or_default()
+}
+
+/// `SDN.Use` on `/sdn/zones/localnetwork/<bridge>`, or with a VLAN tag (or trunks) on
+/// `.../<bridge>/<tag>` for each tag.
+pub fn bridge_needs<'a>(nets: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Need> {
+    let mut out = Vec::new();
+    for (key, value) in nets {
+        if !key.strip_prefix("net").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())) {
+            continue;
+        }
+        let opt = |name: &str| value.split(',').find_map(|p| p.strip_prefix(&format!("{name}="))).filter(|v| !v.is_empty());
+        let Some(bridge) = opt("bridge") else { continue };
+        let base = format!("/sdn/zones/localnetwork/{bridge}");
+        let mut tags: Vec<String> = opt("tag").filter(|t| *t != "0").map(|t| vec![t.to_string()]).unwrap_or_default();
+        for part in opt("trunks").map(|t| t.split(';').collect::<Vec<_>>()).unwrap_or_default() {
+            match part.split_once('-').and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))) {
+                Some((a, b)) => tags.extend((a..=b).map(|t| t.to_string())),
+                None if !part.is_empty() => tags.push(part.to_string()),
+                None => {}
+            }
+        }
+        if tags.is_empty() {
+            out.push(all(key, &["SDN.Use"], base));
+        } else {
+            for t in tags {
+                out.push(all(key, &["SDN.Use"], format!("{base}/{t}")));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn paths(n: &[Need]) -> Vec<String> {
+        n.iter()
+            .map(|n| match &n.check {
+                Check::All { privileges, path, .. } => format!("{} {} {path}", n.what, privileges.join("+")),
+                Check::Any { privileges, path } => format!("{} {} {path}", n.what, privileges.join("|")),
+                Check::RootOnly => format!("{} root", n.what),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_create_needs_allocate_storage_bridges_and_each_keys_class() {
+        let w = Write::Create {
+            vmid: 101,
+            pool: None,
+            storage: None,
+            start: true,
+            config: vec![
+                ("cores".into(), "2".into()),
+                ("scsi0".into(), "local-lvm:32".into()),
+                ("ide2".into(), "isos:iso/d.iso,media=cdrom".into()),
+                ("net0".into(), "virtio,bridge=vmbr0,tag=20".into()),
+            ],
+        };
+        assert_eq!(
+            paths(&needs(&w)),
+            [
+                "start VM.PowerMgmt /vms/101",
+                "create VM.Allocate /vms/101",
+                "scsi0 Datastore.AllocateSpace /storage/local-lvm",
+                "cores VM.Config.CPU /vms/101",
+                "net0 VM.Config.Network /vms/101",
+                "net0 SDN.Use /sdn/zones/localnetwork/vmbr0/20",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_config_change_checks_old_and_new_values() {
+        let w = Write::Config {
+            vmid: 100,
+            set: vec![
+                ("net0".into(), "virtio=AA:BB:CC:DD:EE:FF,bridge=vmbr1".into(), Some("virtio=AA:BB:CC:DD:EE:FF,bridge=vmbr0".into())),
+                ("scsi1".into(), "vmdata:8".into(), None),
+                ("args".into(), "-no-reboot".into(), None),
+            ],
+            delete: vec![("unused0".into(), "local-lvm:vm-100-disk-3".into())],
+        };
+        let p = paths(&needs(&w));
+        assert_eq!(p[0], "config VM.Config.Disk|VM.Config.CDROM|VM.Config.CPU|VM.Config.Memory|VM.Config.Network|VM.Config.HWType|VM.Config.Options|VM.Config.Cloudinit /vms/100");
+        assert!(p.contains(&"unused0 VM.Config.Disk /vms/100".to_string()));
+        assert!(p.contains(&"net0 SDN.Use /sdn/zones/localnetwork/vmbr1".to_string()) && p.contains(&"net0 SDN.Use /sdn/zones/localnetwork/vmbr0".to_string()));
+        assert!(p.contains(&"scsi1 Datastore.AllocateSpace /storage/vmdata".to_string()));
+        assert!(p.contains(&"args root".to_string()));
+    }
+
+    #[test]
+    fn trunks_need_each_vlan() {
+        assert_eq!(paths(&bridge_needs([("net0", "virtio,bridge=vmbr0,trunks=10;20-21")])).len(), 3);
+        assert!(bridge_needs([("ipconfig0", "ip=dhcp")]).is_empty());
+    }
+}
