@@ -16,6 +16,8 @@ description:
     check-mode run (every check-mode task plans against the cluster as the earlier tasks would leave it).
   - Nothing is printed for a run without C(--check), or when no ferrox.proxmox task planned a change.
   - Values only Proxmox VE decides (MAC addresses of new NICs, volumes of new disks) are C((known after apply)).
+  - A task the cluster would refuse for lack of a privilege is listed with C(!) and the privilege and path it needs;
+    it changes nothing in the plan.
 version_added: 0.1.0
 requirements:
   - Enable it with C(callbacks_enabled = ferrox.proxmox.plan) in C(ansible.cfg) (or C(ANSIBLE_CALLBACKS_ENABLED)).
@@ -32,7 +34,8 @@ EXAMPLES = r'''
 #   + VM 101 web1 on pve1: create (cores, memory, name, ostype, scsi0, scsihw); then net0, scsi1; start
 #   ~ VM 100 web01 on pve1: memory, net0
 #   - VM 102 old on pve2: destroy
-# Plan: 1 to create, 1 to change, 1 to destroy.
+#   ! VM 101: proxmox_disk scsi1 refused, needs Datastore.AllocateSpace on /storage/vmdata
+# Plan: 1 to create, 1 to change, 1 to destroy, 1 refused.
 '''
 
 from ansible import context
@@ -49,7 +52,8 @@ def summarize(effects):
     for e in effects:
         vmid = e.get('vmid')
         vm = vms.setdefault(vmid, {'vmid': vmid, 'node': e.get('node'), 'name': None, 'created': False,
-                                   'removed': False, 'created_keys': [], 'keys': [], 'steps': []})
+                                   'removed': False, 'created_keys': [], 'keys': [], 'steps': [],
+                                   'refused': []})
         kind = e.get('kind')
         if kind == 'create':
             vm.update(created=True, removed=False, node=e.get('node'), name=e.get('name'),
@@ -72,6 +76,8 @@ def summarize(effects):
             vm['node'] = e.get('to')
         elif kind == 'remove':
             vm['removed'] = True
+        elif kind == 'refused':
+            vm['refused'].append(e)
     return [vm for vm in vms.values() if not (vm['created'] and vm['removed'])]
 
 
@@ -79,7 +85,11 @@ def render(vms):
     """The summary lines and the totals line."""
     lines = []
     counts = {'create': 0, 'change': 0, 'destroy': 0}
+    refused = []
     for vm in vms:
+        for r in vm['refused']:
+            where = ' on %s' % r['path'] if r.get('path') else ''
+            refused.append('  ! VM %s: %s refused, needs %s%s' % (vm['vmid'], r.get('task'), r.get('privilege'), where))
         title = 'VM %s%s on %s' % (vm['vmid'], ' ' + vm['name'] if vm['name'] else '', vm['node'])
         rest = []
         if vm['keys']:
@@ -95,7 +105,10 @@ def render(vms):
         elif rest:
             counts['change'] += 1
             lines.append('  ~ %s: %s' % (title, '; '.join(rest)))
-    totals = 'Plan: %d to create, %d to change, %d to destroy.' % (counts['create'], counts['change'], counts['destroy'])
+    totals = 'Plan: %d to create, %d to change, %d to destroy' % (counts['create'], counts['change'], counts['destroy'])
+    # A task the cluster would refuse changes nothing; it is listed after the changes.
+    lines.extend(refused)
+    totals += ', %d refused.' % len(refused) if refused else '.'
     return lines, totals
 
 

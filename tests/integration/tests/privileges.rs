@@ -70,7 +70,8 @@ fn writes(env: &Env) -> Vec<String> {
 }
 
 fn run(env: &Env, check: bool) -> Play {
-    env.play_with(FLOW, &PlayOpts { check, diff: check, module_defaults: Some(as_ops(env)), ..Default::default() })
+    let callbacks = vec![("ANSIBLE_CALLBACKS_ENABLED".to_string(), "ferrox_results,ferrox.proxmox.plan".to_string())];
+    env.play_with(FLOW, &PlayOpts { check, diff: check, module_defaults: Some(as_ops(env)), env: callbacks, ..Default::default() })
 }
 
 #[test]
@@ -89,6 +90,11 @@ fn the_dry_run_fails_where_and_why_the_real_run_does() {
     let nic = dry.task("nic");
     assert!(nic.failed, "{}", dry.transcript());
     assert_eq!(nic.msg(), "proxmox_nic net1 on VM 101 (planned): needs SDN.Use on /sdn/zones/localnetwork/vmbr1, which ops@pve!automation does not have");
+
+    let summary = dry.stdout.split("FERROX PLAN").nth(1).unwrap_or_else(|| panic!("no plan summary\n{}", dry.stdout));
+    assert!(summary.contains("  ! VM 101: proxmox_disk scsi1 refused, needs Datastore.AllocateSpace on /storage/vmdata"), "{summary}");
+    assert!(summary.contains("  ! VM 101: proxmox_nic net1 refused, needs SDN.Use on /sdn/zones/localnetwork/vmbr1"), "{summary}");
+    assert!(summary.contains("Plan: 1 to create, 0 to change, 0 to destroy, 2 refused."), "the refused tasks change nothing: {summary}");
 
     let real = run(&env, false);
     assert!(!real.task("create").failed, "{}", real.transcript());
