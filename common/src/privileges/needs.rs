@@ -30,8 +30,8 @@ pub enum Write {
     Power { vmid: u32 },
     /// `POST .../template`.
     Template { vmid: u32 },
-    /// `POST .../migrate`.
-    Migrate { vmid: u32 },
+    /// `POST .../migrate`, its disks onto `targetstorage` when given.
+    Migrate { vmid: u32, targetstorage: Option<String> },
     /// `DELETE /nodes/{node}/qemu/{vmid}`.
     Destroy { vmid: u32 },
 }
@@ -138,7 +138,13 @@ pub fn needs(write: &Write) -> Vec<Need> {
         Write::Unlink { vmid } => out.push(all("unlink", &["VM.Config.Disk"], vm_path(*vmid))),
         Write::Power { vmid } => out.push(all("power", &["VM.PowerMgmt"], vm_path(*vmid))),
         Write::Template { vmid } => out.push(all("template", &["VM.Allocate"], vm_path(*vmid))),
-        Write::Migrate { vmid } => out.push(all("migrate", &["VM.Migrate"], vm_path(*vmid))),
+        Write::Migrate { vmid, targetstorage } => {
+            out.push(all("migrate", &["VM.Migrate"], vm_path(*vmid)));
+            if let Some(s) = targetstorage {
+                out.push(all("migrate", &["VM.Config.Disk"], vm_path(*vmid)));
+                out.push(all("migrate", &["Datastore.AllocateSpace"], format!("/storage/{s}")));
+            }
+        }
         Write::Destroy { vmid } => out.push(all("remove", &["VM.Allocate"], vm_path(*vmid))),
     }
     out.dedup();

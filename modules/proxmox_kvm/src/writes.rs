@@ -78,7 +78,8 @@ pub fn of(plan: &Plan, known: &Known) -> Vec<Write> {
             Action::Power(_) | Action::RebootIfPending => out.push(Write::Power { vmid }),
             Action::Template => out.push(Write::Template { vmid }),
             Action::Destroy { .. } => out.push(Write::Destroy { vmid }),
-            Action::Migrate { .. } => out.push(Write::Migrate { vmid }),
+            Action::Migrate { .. } => out.push(Write::Migrate { vmid, targetstorage: None }),
+            Action::MoveClone { targetstorage, .. } => out.push(Write::Migrate { vmid, targetstorage: targetstorage.clone() }),
             Action::WaitListed { .. } => {}
         }
     }
