@@ -75,7 +75,7 @@ pub fn of(plan: &Plan, known: &Known) -> Vec<Write> {
                 out.push(Write::Config { vmid, set: vec![], delete });
             }
             Action::RevertKeys(_) => out.push(Write::Config { vmid, set: vec![], delete: vec![] }),
-            Action::Power(_) | Action::RebootIfPending => out.push(Write::Power { vmid }),
+            Action::Power(_) | Action::RebootIfPending { .. } => out.push(Write::Power { vmid }),
             Action::Template => out.push(Write::Template { vmid }),
             Action::Destroy { .. } => out.push(Write::Destroy { vmid }),
             Action::Migrate { .. } => out.push(Write::Migrate { vmid, targetstorage: None }),
