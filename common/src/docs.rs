@@ -11,14 +11,17 @@ use serde_json::Value;
 
 use crate::options::{ModuleSpec, Opt};
 
+/// The doc fragment every module's docs extend for the connection options.
+pub const CONNECTION_FRAGMENT: &str = "ferrox.proxmox.connection";
+
 const HEADER: &str = "# -*- coding: utf-8 -*-
 # Copyright (c) ferrox.proxmox contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Generated from the module's option declaration by `cargo collection docs`; do not edit.
-# Documentation only: the action plugin plugins/action/{name}.py runs the module's
-# binary, plugins/modules/__bin/<platform>/{name}, for the task's target platform.
+# Documentation and argument spec only: the action plugin plugins/action/{name}.py runs
+# the module's binary, plugins/modules/__bin/<platform>/{name}, for the task's target platform.
 
 from __future__ import annotations
 
@@ -50,7 +53,39 @@ pub fn render_stub(spec: &ModuleSpec) -> String {
     py.push_str(&python_block("EXAMPLES", &verbatim(spec.examples)));
     py.push('\n');
     py.push_str(&python_block("RETURN", &wrap_long_lines(&verbatim(spec.returns))));
+    py.push_str(&crate::argspec::render(spec, &shared_names()));
     py
+}
+
+/// The names of the options documented by the connection fragment.
+fn shared_names() -> Vec<&'static str> {
+    crate::connection::options().iter().map(|o| o.name).collect()
+}
+
+const FRAGMENT_HEADER: &str = "# -*- coding: utf-8 -*-
+# Copyright (c) ferrox.proxmox contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+#
+# Generated from the shared connection options' declaration by `cargo collection docs`; do not edit.
+
+from __future__ import annotations
+
+
+class ModuleDocFragment:
+    # The connection options every module of the collection accepts.
+";
+
+/// `plugins/doc_fragments/connection.py`: the connection options, documented once.
+pub fn render_connection_fragment() -> String {
+    let mut y = String::from("options:\n");
+    let mut options = crate::connection::options();
+    options.sort_by_key(|o| o.name);
+    for opt in &options {
+        render_option(&mut y, 1, opt);
+    }
+    // Only the assignment is indented into the class: the YAML keeps its columns.
+    format!("{FRAGMENT_HEADER}    {}", python_block("DOCUMENTATION", &wrap_long_lines(&y)))
 }
 
 /// Lines stay within what pep8 (ansible-test's, 160 columns) accepts.
@@ -169,12 +204,15 @@ fn documentation(spec: &ModuleSpec) -> String {
     list(&mut y, 0, "description", &spec.description);
     list(&mut y, 0, "author", &[AUTHOR.to_string()]);
     y.push_str("options:\n");
-    let mut options: Vec<&Opt> = spec.options.iter().collect();
+    let shared = shared_names();
+    let mut options: Vec<&Opt> = spec.options.iter().filter(|o| !shared.contains(&o.name)).collect();
     options.sort_by_key(|o| o.name);
     for opt in options {
         render_option(&mut y, 1, opt);
     }
-    y.push_str("extends_documentation_fragment:\n  - ansible.builtin.action_common_attributes\n  - ansible.builtin.action_common_attributes.flow\n");
+    y.push_str(&format!(
+        "extends_documentation_fragment:\n  - {CONNECTION_FRAGMENT}\n  - ansible.builtin.action_common_attributes\n  - ansible.builtin.action_common_attributes.flow\n"
+    ));
     y.push_str("attributes:\n");
     y.push_str(ACTION_ATTRIBUTES);
     attribute(

@@ -8,7 +8,8 @@
 //! Sections a newcomer can name:
 //! - [`protocol`]: the Ansible binary-module protocol (args file in, one JSON result out).
 //! - [`options`]: option declarations, AnsibleModule-compatible validation, typed access.
-//! - [`docs`]: the sidecar documentation rendered from the declarations.
+//! - [`docs`]: the sidecar documentation rendered from the declarations; [`argspec`]: its
+//!   argument spec (for ansible-lint and validate-modules).
 //! - [`mask`]: secrets never leave the process.
 //! - [`connection`]: the shared connection options and their typed form.
 //! - [`client`]: the PVE REST API client (TLS, auth, retries, error texts).
@@ -32,6 +33,7 @@ pub mod client;
 pub mod cloudinit;
 pub mod connection;
 pub mod diff;
+pub mod argspec;
 pub mod docs;
 pub mod hotplug;
 pub mod mask;

@@ -6,8 +6,16 @@
 
 from __future__ import annotations
 
+from ansible_collections.ferrox.proxmox.plugins.modules.proxmox_disk import main as check_arguments
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils.binary_module import BinaryModuleAction
 
 
 class ActionModule(BinaryModuleAction):
     MODULE = 'proxmox_disk'
+
+
+def main():
+    """ansible-lint's argument check (the args rule) loads the action plugin of a module
+    name when there is one, and checks a task's arguments only through its main(): this
+    one runs the argument spec of plugins/modules/proxmox_disk.py."""
+    check_arguments()

@@ -4,8 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Generated from the module's option declaration by `cargo collection docs`; do not edit.
-# Documentation only: the action plugin plugins/action/proxmox_disk.py runs the module's
-# binary, plugins/modules/__bin/<platform>/proxmox_disk, for the task's target platform.
+# Documentation and argument spec only: the action plugin plugins/action/proxmox_disk.py runs
+# the module's binary, plugins/modules/__bin/<platform>/proxmox_disk, for the task's target platform.
 
 from __future__ import annotations
 
@@ -28,58 +28,6 @@ options:
       - native
       - threads
       - io_uring
-  api_cert_fingerprint:
-    description:
-      - "SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not
-        matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed
-        certificate."
-      - If not set, the value of the E(PROXMOX_CERT_FINGERPRINT) environment variable is used.
-    type: str
-    version_added: "0.1.0"
-  api_host:
-    description:
-      - Host name or IP address of any node of the Proxmox VE cluster. May carry a port (C(pve1:8443)); IPv6 literals are accepted with or without brackets.
-      - If not set, the value of the E(PROXMOX_HOST) environment variable is used.
-    type: str
-    required: true
-  api_otp:
-    description:
-      - One-time password (TOTP) for users with two-factor authentication; only used with O(api_password).
-      - If not set, the value of the E(PROXMOX_OTP) environment variable is used.
-    type: str
-  api_password:
-    description:
-      - Password of O(api_user). When set, a ticket is requested and the token options are ignored.
-      - If not set, the value of the E(PROXMOX_PASSWORD) environment variable is used.
-    type: str
-  api_port:
-    description:
-      - Port of the Proxmox VE API. Defaults to C(8006) when neither this option nor O(api_host) gives a port.
-      - If not set, the value of the E(PROXMOX_PORT) environment variable is used.
-    type: int
-  api_timeout:
-    description:
-      - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the C(timeout) option of the modules
-        that wait for them.
-      - If not set, the value of the E(PROXMOX_API_TIMEOUT) environment variable is used.
-    type: int
-    default: 5
-  api_token_id:
-    description:
-      - Name of the API token of O(api_user), without the user part (C(automation), not C(ansible@pve!automation)).
-      - If not set, the value of the E(PROXMOX_TOKEN_ID) environment variable is used.
-    type: str
-  api_token_secret:
-    description:
-      - Secret (a UUID) of the API token O(api_token_id).
-      - If not set, the value of the E(PROXMOX_TOKEN_SECRET) environment variable is used.
-    type: str
-  api_user:
-    description:
-      - User to authenticate as, with its realm, for example C(root@pam). With token authentication, the user owning the token.
-      - If not set, the value of the E(PROXMOX_USER) environment variable is used.
-    type: str
-    required: true
   backup:
     description:
       - "Whether the drive is included in backups (Proxmox VE's default when unset: V(true))."
@@ -100,11 +48,6 @@ options:
     description:
       - Override the I/O bandwidth limit of O(state=moved), in KiB/s.
     type: int
-  ca_path:
-    description:
-      - PEM file with the CA certificate(s) to trust for the API's certificate instead of the built-in web PKI roots. Ignored when O(validate_certs=false).
-      - If not set, the value of the E(PROXMOX_CA_PATH) environment variable is used.
-    type: path
   cache:
     description:
       - The drive's cache mode.
@@ -350,14 +293,6 @@ options:
       - auto
       - lba
       - none
-  validate_certs:
-    description:
-      - Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation
-        warning).
-      - For Proxmox VE's self-signed certificate, prefer O(api_cert_fingerprint) or O(ca_path) to turning verification off.
-      - If not set, the value of the E(PROXMOX_VALIDATE_CERTS) environment variable is used.
-    type: bool
-    default: true
   vmid:
     description:
       - The VMID of the VM. Takes precedence over O(name).
@@ -376,6 +311,7 @@ options:
       - The drive's worldwide name, encoded as 16 bytes hex string, prefixed by C(0x).
     type: str
 extends_documentation_fragment:
+  - ferrox.proxmox.connection
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
 attributes:
@@ -569,3 +505,121 @@ known_after_apply:
   elements: str
   sample: ["volume"]
 """
+
+from ansible.module_utils import basic
+from ansible.module_utils.basic import env_fallback
+
+ARGUMENT_SPEC = {
+    'api_host': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_HOST'])},
+    'api_port': {'type': 'int', 'fallback': (env_fallback, ['PROXMOX_PORT'])},
+    'api_user': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_USER'])},
+    'api_password': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_PASSWORD'])},
+    'api_token_id': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_TOKEN_ID'])},
+    'api_token_secret': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_TOKEN_SECRET'])},
+    'api_otp': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_OTP'])},
+    'validate_certs': {'type': 'bool', 'default': True, 'fallback': (env_fallback, ['PROXMOX_VALIDATE_CERTS'])},
+    'ca_path': {'type': 'path', 'fallback': (env_fallback, ['PROXMOX_CA_PATH'])},
+    'api_cert_fingerprint': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_CERT_FINGERPRINT'])},
+    'api_timeout': {'type': 'int', 'default': 5, 'fallback': (env_fallback, ['PROXMOX_API_TIMEOUT'])},
+    'name': {'type': 'str'},
+    'vmid': {'type': 'int'},
+    'disk': {'type': 'str', 'required': True},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'resized', 'detached', 'moved', 'absent']},
+    'create': {'type': 'str', 'default': 'regular', 'choices': ['disabled', 'regular', 'forced']},
+    'storage': {'type': 'str'},
+    'size': {'type': 'str'},
+    'bwlimit': {'type': 'int'},
+    'delete_moved': {'type': 'bool'},
+    'target_disk': {'type': 'str'},
+    'target_storage': {'type': 'str'},
+    'target_vmid': {'type': 'int'},
+    'timeout': {'type': 'int', 'default': 600},
+    'iso_image': {'type': 'str'},
+    'aio': {'type': 'str', 'choices': ['native', 'threads', 'io_uring']},
+    'backup': {'type': 'bool'},
+    'bps_max_length': {'type': 'int'},
+    'bps_rd_max_length': {'type': 'int'},
+    'bps_wr_max_length': {'type': 'int'},
+    'cache': {'type': 'str', 'choices': ['none', 'writethrough', 'writeback', 'unsafe', 'directsync']},
+    'cyls': {'type': 'int'},
+    'detect_zeroes': {'type': 'bool'},
+    'discard': {'type': 'str', 'choices': ['ignore', 'on']},
+    'format': {'type': 'str', 'choices': ['raw', 'cow', 'qcow', 'qed', 'qcow2', 'vmdk', 'cloop']},
+    'heads': {'type': 'int'},
+    'import_from': {'type': 'str'},
+    'iops': {'type': 'int'},
+    'iops_max': {'type': 'int'},
+    'iops_max_length': {'type': 'int'},
+    'iops_rd': {'type': 'int'},
+    'iops_rd_max': {'type': 'int'},
+    'iops_rd_max_length': {'type': 'int'},
+    'iops_wr': {'type': 'int'},
+    'iops_wr_max': {'type': 'int'},
+    'iops_wr_max_length': {'type': 'int'},
+    'iothread': {'type': 'bool'},
+    'mbps': {'type': 'float'},
+    'mbps_max': {'type': 'float'},
+    'mbps_rd': {'type': 'float'},
+    'mbps_rd_max': {'type': 'float'},
+    'mbps_wr': {'type': 'float'},
+    'mbps_wr_max': {'type': 'float'},
+    'media': {'type': 'str', 'choices': ['cdrom', 'disk']},
+    'queues': {'type': 'int'},
+    'replicate': {'type': 'bool'},
+    'rerror': {'type': 'str', 'choices': ['ignore', 'report', 'stop']},
+    'ro': {'type': 'bool'},
+    'scsiblock': {'type': 'bool'},
+    'secs': {'type': 'int'},
+    'serial': {'type': 'str'},
+    'shared': {'type': 'bool'},
+    'snapshot': {'type': 'bool'},
+    'ssd': {'type': 'bool'},
+    'trans': {'type': 'str', 'choices': ['auto', 'lba', 'none']},
+    'werror': {'type': 'str', 'choices': ['enospc', 'ignore', 'report', 'stop']},
+    'wwn': {'type': 'str'},
+}
+
+NOT_THE_MODULE = (
+    'plugins/modules/proxmox_disk.py holds only the documentation and argument spec of ferrox.proxmox.proxmox_disk; the module is a binary, run '
+    'by the action plugin ferrox.proxmox.proxmox_disk. Something ran this file instead: call the module by its name '
+    '(ferrox.proxmox.proxmox_disk) and do not replace its action plugin.'
+)
+
+
+def main():
+    # AnsibleModule is looked up when called: the argument checks replace it to read the spec.
+    module = basic.AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        supports_check_mode=True,
+        mutually_exclusive=[
+            ['target_vmid', 'target_storage'],
+            ['mbps', 'mbps_rd'],
+            ['mbps', 'mbps_wr'],
+            ['iops', 'iops_rd'],
+            ['iops', 'iops_wr'],
+            ['import_from', 'size'],
+        ],
+        required_one_of=[['name', 'vmid']],
+        required_if=[('create', 'forced', ['storage']), ('state', 'resized', ['size'])],
+        required_by={
+            'target_disk': ['target_vmid'],
+            'mbps_max': ['mbps'],
+            'mbps_rd_max': ['mbps_rd'],
+            'mbps_wr_max': ['mbps_wr'],
+            'bps_max_length': ['mbps_max'],
+            'bps_rd_max_length': ['mbps_rd_max'],
+            'bps_wr_max_length': ['mbps_wr_max'],
+            'iops_max': ['iops'],
+            'iops_rd_max': ['iops_rd'],
+            'iops_wr_max': ['iops_wr'],
+            'iops_max_length': ['iops_max'],
+            'iops_rd_max_length': ['iops_rd_max'],
+            'iops_wr_max_length': ['iops_wr_max'],
+            'iso_image': ['media'],
+        },
+    )
+    module.fail_json(msg=NOT_THE_MODULE)
+
+
+if __name__ == '__main__':
+    main()

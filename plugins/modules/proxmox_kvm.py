@@ -4,8 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Generated from the module's option declaration by `cargo collection docs`; do not edit.
-# Documentation only: the action plugin plugins/action/proxmox_kvm.py runs the module's
-# binary, plugins/modules/__bin/<platform>/proxmox_kvm, for the task's target platform.
+# Documentation and argument spec only: the action plugin plugins/action/proxmox_kvm.py runs
+# the module's binary, plugins/modules/__bin/<platform>/proxmox_kvm, for the task's target platform.
 
 from __future__ import annotations
 
@@ -63,58 +63,6 @@ options:
       - Allow memory pages of this VM to be merged by KSM (sent as C(allow-ksm)).
     type: bool
     version_added: "0.1.0"
-  api_cert_fingerprint:
-    description:
-      - "SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not
-        matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed
-        certificate."
-      - If not set, the value of the E(PROXMOX_CERT_FINGERPRINT) environment variable is used.
-    type: str
-    version_added: "0.1.0"
-  api_host:
-    description:
-      - Host name or IP address of any node of the Proxmox VE cluster. May carry a port (C(pve1:8443)); IPv6 literals are accepted with or without brackets.
-      - If not set, the value of the E(PROXMOX_HOST) environment variable is used.
-    type: str
-    required: true
-  api_otp:
-    description:
-      - One-time password (TOTP) for users with two-factor authentication; only used with O(api_password).
-      - If not set, the value of the E(PROXMOX_OTP) environment variable is used.
-    type: str
-  api_password:
-    description:
-      - Password of O(api_user). When set, a ticket is requested and the token options are ignored.
-      - If not set, the value of the E(PROXMOX_PASSWORD) environment variable is used.
-    type: str
-  api_port:
-    description:
-      - Port of the Proxmox VE API. Defaults to C(8006) when neither this option nor O(api_host) gives a port.
-      - If not set, the value of the E(PROXMOX_PORT) environment variable is used.
-    type: int
-  api_timeout:
-    description:
-      - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the C(timeout) option of the modules
-        that wait for them.
-      - If not set, the value of the E(PROXMOX_API_TIMEOUT) environment variable is used.
-    type: int
-    default: 5
-  api_token_id:
-    description:
-      - Name of the API token of O(api_user), without the user part (C(automation), not C(ansible@pve!automation)).
-      - If not set, the value of the E(PROXMOX_TOKEN_ID) environment variable is used.
-    type: str
-  api_token_secret:
-    description:
-      - Secret (a UUID) of the API token O(api_token_id).
-      - If not set, the value of the E(PROXMOX_TOKEN_SECRET) environment variable is used.
-    type: str
-  api_user:
-    description:
-      - User to authenticate as, with its realm, for example C(root@pam). With token authentication, the user owning the token.
-      - If not set, the value of the E(PROXMOX_USER) environment variable is used.
-    type: str
-    required: true
   apply_pending:
     description:
       - What to do when an update of a running VM leaves changes pending (PVE could not hotplug them). V(keep) leaves them pending and lists them in
@@ -178,11 +126,6 @@ options:
         and storage settings.
     type: int
     version_added: "0.2.0"
-  ca_path:
-    description:
-      - PEM file with the CA certificate(s) to trust for the API's certificate instead of the built-in web PKI roots. Ignored when O(validate_certs=false).
-      - If not set, the value of the E(PROXMOX_CA_PATH) environment variable is used.
-    type: path
   cicustom:
     description:
       - Custom cloud-init files, for example C(user=local:snippets/user.yml).
@@ -712,14 +655,6 @@ options:
       - USB devices.
       - "Keys are PVE config keys, values PVE property strings, for example C(usb0: host=1234:5678)."
     type: dict
-  validate_certs:
-    description:
-      - Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation
-        warning).
-      - For Proxmox VE's self-signed certificate, prefer O(api_cert_fingerprint) or O(ca_path) to turning verification off.
-      - If not set, the value of the E(PROXMOX_VALIDATE_CERTS) environment variable is used.
-    type: bool
-    default: true
   vcpus:
     description:
       - Number of hotplugged vCPUs.
@@ -783,6 +718,7 @@ options:
     type: bool
     default: false
 extends_documentation_fragment:
+  - ferrox.proxmox.connection
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
 attributes:
@@ -960,3 +896,177 @@ known_after_apply:
   elements: str
   sample: ["mac.net0", "devices.scsi0"]
 """
+
+from ansible.module_utils import basic
+from ansible.module_utils.basic import env_fallback
+
+ARGUMENT_SPEC = {
+    'api_host': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_HOST'])},
+    'api_port': {'type': 'int', 'fallback': (env_fallback, ['PROXMOX_PORT'])},
+    'api_user': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_USER'])},
+    'api_password': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_PASSWORD'])},
+    'api_token_id': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_TOKEN_ID'])},
+    'api_token_secret': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_TOKEN_SECRET'])},
+    'api_otp': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_OTP'])},
+    'validate_certs': {'type': 'bool', 'default': True, 'fallback': (env_fallback, ['PROXMOX_VALIDATE_CERTS'])},
+    'ca_path': {'type': 'path', 'fallback': (env_fallback, ['PROXMOX_CA_PATH'])},
+    'api_cert_fingerprint': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_CERT_FINGERPRINT'])},
+    'api_timeout': {'type': 'int', 'default': 5, 'fallback': (env_fallback, ['PROXMOX_API_TIMEOUT'])},
+    'acpi': {'type': 'bool'},
+    'agent': {'type': 'str'},
+    'args': {'type': 'str'},
+    'autostart': {'type': 'bool'},
+    'balloon': {'type': 'int'},
+    'bios': {'type': 'str', 'choices': ['seabios', 'ovmf']},
+    'boot': {'type': 'str'},
+    'bootdisk': {'type': 'str'},
+    'cores': {'type': 'int'},
+    'cpu': {'type': 'str'},
+    'cpulimit': {'type': 'int'},
+    'cpuunits': {'type': 'int'},
+    'description': {'type': 'str'},
+    'freeze': {'type': 'bool'},
+    'hookscript': {'type': 'str'},
+    'hotplug': {'type': 'str'},
+    'hugepages': {'type': 'str', 'choices': ['any', '2', '1024']},
+    'keyboard': {'type': 'str'},
+    'kvm': {'type': 'bool'},
+    'localtime': {'type': 'bool'},
+    'lock': {'type': 'str', 'choices': ['migrate', 'backup', 'snapshot', 'rollback']},
+    'machine': {'type': 'str'},
+    'memory': {'type': 'int'},
+    'migrate_downtime': {'type': 'int'},
+    'migrate_speed': {'type': 'int'},
+    'name': {'type': 'str'},
+    'numa_enabled': {'type': 'bool'},
+    'onboot': {'type': 'bool'},
+    'ostype': {
+        'type': 'str',
+        'choices': ['other', 'wxp', 'w2k', 'w2k3', 'w2k8', 'wvista', 'win7', 'win8', 'win10', 'win11', 'l24', 'l26', 'solaris'],
+    },
+    'protection': {'type': 'bool'},
+    'reboot': {'type': 'bool'},
+    'rng0': {'type': 'str'},
+    'scsihw': {'type': 'str', 'choices': ['lsi', 'lsi53c810', 'virtio-scsi-pci', 'virtio-scsi-single', 'megasas', 'pvscsi']},
+    'shares': {'type': 'int'},
+    'smbios': {'type': 'str'},
+    'sockets': {'type': 'int'},
+    'startdate': {'type': 'str'},
+    'startup': {'type': 'str'},
+    'tablet': {'type': 'bool'},
+    'tags': {'type': 'list', 'elements': 'str'},
+    'tdf': {'type': 'bool'},
+    'template': {'type': 'bool'},
+    'vcpus': {'type': 'int'},
+    'vga': {'type': 'str'},
+    'watchdog': {'type': 'str'},
+    'allow_ksm': {'type': 'bool'},
+    'spice_enhancements': {'type': 'str'},
+    'affinity': {'type': 'str'},
+    'arch': {'type': 'str', 'choices': ['x86_64', 'aarch64']},
+    'keephugepages': {'type': 'bool'},
+    'vmgenid': {'type': 'str'},
+    'vmstatestorage': {'type': 'str'},
+    'extra_config': {'type': 'dict'},
+    'audio': {'type': 'dict'},
+    'efidisk0': {
+        'type': 'dict',
+        'options': {
+            'storage': {'type': 'str'},
+            'format': {'type': 'str', 'choices': ['raw', 'cow', 'qcow', 'qed', 'qcow2', 'vmdk', 'cloop']},
+            'efitype': {'type': 'str', 'choices': ['2m', '4m']},
+            'pre_enrolled_keys': {'type': 'bool'},
+            'ms_cert': {'type': 'str', 'choices': ['2011', '2023', '2023w', '2023k']},
+        },
+    },
+    'hostpci': {'type': 'dict'},
+    'ide': {'type': 'dict'},
+    'net': {'type': 'dict'},
+    'numa': {'type': 'dict'},
+    'parallel': {'type': 'dict'},
+    'sata': {'type': 'dict'},
+    'scsi': {'type': 'dict'},
+    'serial': {'type': 'dict'},
+    'tpmstate0': {
+        'type': 'dict',
+        'options': {'storage': {'type': 'str', 'required': True}, 'version': {'type': 'str', 'default': '2.0', 'choices': ['1.2', '2.0']}},
+    },
+    'usb': {'type': 'dict'},
+    'virtio': {'type': 'dict'},
+    'virtiofs': {'type': 'dict'},
+    'cicustom': {'type': 'str'},
+    'cipassword': {'type': 'str', 'no_log': True},
+    'citype': {'type': 'str', 'choices': ['nocloud', 'configdrive2']},
+    'ciupgrade': {'type': 'bool'},
+    'ciuser': {'type': 'str'},
+    'ipconfig': {'type': 'dict'},
+    'nameservers': {'type': 'list', 'elements': 'str'},
+    'searchdomains': {'type': 'list', 'elements': 'str'},
+    'sshkeys': {'type': 'str'},
+    'vmid': {'type': 'int'},
+    'vmid_range': {'type': 'list', 'elements': 'int'},
+    'node': {'type': 'str'},
+    'pool': {'type': 'str'},
+    'state': {
+        'type': 'str',
+        'default': 'present',
+        'choices': ['present', 'started', 'absent', 'stopped', 'restarted', 'current', 'template', 'paused', 'hibernated'],
+    },
+    'update': {'type': 'bool', 'default': False},
+    'update_unsafe': {'type': 'bool', 'default': False},
+    'apply_pending': {'type': 'str', 'default': 'keep', 'choices': ['keep', 'reboot']},
+    'clone': {'type': 'str'},
+    'newid': {'type': 'int'},
+    'full': {'type': 'bool', 'default': True},
+    'format': {'type': 'str', 'choices': ['cloop', 'cow', 'qcow', 'qcow2', 'qed', 'raw', 'vmdk', 'unspecified']},
+    'snapname': {'type': 'str'},
+    'storage': {'type': 'str'},
+    'target': {'type': 'str'},
+    'archive': {'type': 'str'},
+    'force': {'type': 'bool'},
+    'purge': {'type': 'bool', 'default': False},
+    'destroy_unreferenced_disks': {'type': 'bool', 'default': False},
+    'delete': {'type': 'str'},
+    'revert': {'type': 'str'},
+    'migrate': {'type': 'bool', 'default': False},
+    'with_local_disks': {'type': 'bool', 'default': False},
+    'targetstorage': {'type': 'str'},
+    'with_conntrack_state': {'type': 'bool'},
+    'migration_network': {'type': 'str'},
+    'migration_type': {'type': 'str', 'choices': ['secure', 'insecure']},
+    'bwlimit': {'type': 'int'},
+    'unique': {'type': 'bool'},
+    'live_restore': {'type': 'bool'},
+    'import_working_storage': {'type': 'str'},
+    'digest': {'type': 'str'},
+    'skiplock': {'type': 'bool'},
+    'timeout': {'type': 'int', 'default': 30},
+}
+
+NOT_THE_MODULE = (
+    'plugins/modules/proxmox_kvm.py holds only the documentation and argument spec of ferrox.proxmox.proxmox_kvm; the module is a binary, run by '
+    'the action plugin ferrox.proxmox.proxmox_kvm. Something ran this file instead: call the module by its name (ferrox.proxmox.proxmox_kvm) and '
+    'do not replace its action plugin.'
+)
+
+
+def main():
+    # AnsibleModule is looked up when called: the argument checks replace it to read the spec.
+    module = basic.AnsibleModule(
+        argument_spec=ARGUMENT_SPEC,
+        supports_check_mode=True,
+        mutually_exclusive=[
+            ['delete', 'revert'],
+            ['delete', 'update'],
+            ['revert', 'update'],
+            ['clone', 'update'],
+            ['clone', 'delete'],
+            ['clone', 'revert'],
+        ],
+        required_one_of=[['name', 'vmid']],
+    )
+    module.fail_json(msg=NOT_THE_MODULE)
+
+
+if __name__ == '__main__':
+    main()

@@ -4,8 +4,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 #
 # Generated from the module's option declaration by `cargo collection docs`; do not edit.
-# Documentation only: the action plugin plugins/action/proxmox_nic.py runs the module's
-# binary, plugins/modules/__bin/<platform>/proxmox_nic, for the task's target platform.
+# Documentation and argument spec only: the action plugin plugins/action/proxmox_nic.py runs
+# the module's binary, plugins/modules/__bin/<platform>/proxmox_nic, for the task's target platform.
 
 from __future__ import annotations
 
@@ -19,67 +19,10 @@ description:
 author:
   - ferrox.proxmox contributors (!UNKNOWN)
 options:
-  api_cert_fingerprint:
-    description:
-      - "SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not
-        matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed
-        certificate."
-      - If not set, the value of the E(PROXMOX_CERT_FINGERPRINT) environment variable is used.
-    type: str
-    version_added: "0.1.0"
-  api_host:
-    description:
-      - Host name or IP address of any node of the Proxmox VE cluster. May carry a port (C(pve1:8443)); IPv6 literals are accepted with or without brackets.
-      - If not set, the value of the E(PROXMOX_HOST) environment variable is used.
-    type: str
-    required: true
-  api_otp:
-    description:
-      - One-time password (TOTP) for users with two-factor authentication; only used with O(api_password).
-      - If not set, the value of the E(PROXMOX_OTP) environment variable is used.
-    type: str
-  api_password:
-    description:
-      - Password of O(api_user). When set, a ticket is requested and the token options are ignored.
-      - If not set, the value of the E(PROXMOX_PASSWORD) environment variable is used.
-    type: str
-  api_port:
-    description:
-      - Port of the Proxmox VE API. Defaults to C(8006) when neither this option nor O(api_host) gives a port.
-      - If not set, the value of the E(PROXMOX_PORT) environment variable is used.
-    type: int
-  api_timeout:
-    description:
-      - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the C(timeout) option of the modules
-        that wait for them.
-      - If not set, the value of the E(PROXMOX_API_TIMEOUT) environment variable is used.
-    type: int
-    default: 5
-  api_token_id:
-    description:
-      - Name of the API token of O(api_user), without the user part (C(automation), not C(ansible@pve!automation)).
-      - If not set, the value of the E(PROXMOX_TOKEN_ID) environment variable is used.
-    type: str
-  api_token_secret:
-    description:
-      - Secret (a UUID) of the API token O(api_token_id).
-      - If not set, the value of the E(PROXMOX_TOKEN_SECRET) environment variable is used.
-    type: str
-  api_user:
-    description:
-      - User to authenticate as, with its realm, for example C(root@pam). With token authentication, the user owning the token.
-      - If not set, the value of the E(PROXMOX_USER) environment variable is used.
-    type: str
-    required: true
   bridge:
     description:
       - The bridge the NIC is attached to. When unset, an existing NIC keeps its bridge.
     type: str
-  ca_path:
-    description:
-      - PEM file with the CA certificate(s) to trust for the API's certificate instead of the built-in web PKI roots. Ignored when O(validate_certs=false).
-      - If not set, the value of the E(PROXMOX_CA_PATH) environment variable is used.
-    type: path
   firewall:
     description:
       - "Whether the Proxmox VE firewall protects this NIC. When unset, an existing NIC keeps its setting (new NICs: off). V(false) turns it off."
@@ -152,19 +95,12 @@ options:
       - The VLAN ids (1 to 4094) passed through the NIC. An empty list removes the trunks.
     type: list
     elements: int
-  validate_certs:
-    description:
-      - Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation
-        warning).
-      - For Proxmox VE's self-signed certificate, prefer O(api_cert_fingerprint) or O(ca_path) to turning verification off.
-      - If not set, the value of the E(PROXMOX_VALIDATE_CERTS) environment variable is used.
-    type: bool
-    default: true
   vmid:
     description:
       - The VMID of the VM. Takes precedence over O(name).
     type: int
 extends_documentation_fragment:
+  - ferrox.proxmox.connection
   - ansible.builtin.action_common_attributes
   - ansible.builtin.action_common_attributes.flow
 attributes:
@@ -304,3 +240,68 @@ known_after_apply:
   elements: str
   sample: ["mac"]
 """
+
+from ansible.module_utils import basic
+from ansible.module_utils.basic import env_fallback
+
+ARGUMENT_SPEC = {
+    'api_host': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_HOST'])},
+    'api_port': {'type': 'int', 'fallback': (env_fallback, ['PROXMOX_PORT'])},
+    'api_user': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_USER'])},
+    'api_password': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_PASSWORD'])},
+    'api_token_id': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_TOKEN_ID'])},
+    'api_token_secret': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_TOKEN_SECRET'])},
+    'api_otp': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_OTP'])},
+    'validate_certs': {'type': 'bool', 'default': True, 'fallback': (env_fallback, ['PROXMOX_VALIDATE_CERTS'])},
+    'ca_path': {'type': 'path', 'fallback': (env_fallback, ['PROXMOX_CA_PATH'])},
+    'api_cert_fingerprint': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_CERT_FINGERPRINT'])},
+    'api_timeout': {'type': 'int', 'default': 5, 'fallback': (env_fallback, ['PROXMOX_API_TIMEOUT'])},
+    'interface': {'type': 'str', 'required': True},
+    'state': {'type': 'str', 'default': 'present', 'choices': ['present', 'absent']},
+    'vmid': {'type': 'int'},
+    'name': {'type': 'str'},
+    'model': {
+        'type': 'str',
+        'choices': [
+            'e1000',
+            'e1000-82540em',
+            'e1000-82544gc',
+            'e1000-82545em',
+            'e1000e',
+            'i82551',
+            'i82557b',
+            'i82559er',
+            'ne2k_isa',
+            'ne2k_pci',
+            'pcnet',
+            'rtl8139',
+            'virtio',
+            'vmxnet3',
+        ],
+    },
+    'mac': {'type': 'str'},
+    'bridge': {'type': 'str'},
+    'firewall': {'type': 'bool'},
+    'link_down': {'type': 'bool'},
+    'mtu': {'type': 'int'},
+    'queues': {'type': 'int'},
+    'rate': {'type': 'float'},
+    'tag': {'type': 'int'},
+    'trunks': {'type': 'list', 'elements': 'int'},
+}
+
+NOT_THE_MODULE = (
+    'plugins/modules/proxmox_nic.py holds only the documentation and argument spec of ferrox.proxmox.proxmox_nic; the module is a binary, run by '
+    'the action plugin ferrox.proxmox.proxmox_nic. Something ran this file instead: call the module by its name (ferrox.proxmox.proxmox_nic) and '
+    'do not replace its action plugin.'
+)
+
+
+def main():
+    # AnsibleModule is looked up when called: the argument checks replace it to read the spec.
+    module = basic.AnsibleModule(argument_spec=ARGUMENT_SPEC, supports_check_mode=True, required_one_of=[['name', 'vmid']])
+    module.fail_json(msg=NOT_THE_MODULE)
+
+
+if __name__ == '__main__':
+    main()

@@ -54,6 +54,29 @@ fn ansible_doc_shows_the_declared_options() {
     }
 }
 
+/// The stubs carry the argument spec for linters; run as the module itself (by Python,
+/// instead of the action plugin running the binary), a stub fails and says why.
+#[test]
+fn a_stub_run_as_the_module_fails_saying_so() {
+    let dir = tempfile_dir();
+    let args = dir.join("args.json");
+    std::fs::write(&args, r#"{"ANSIBLE_MODULE_ARGS": {"name": "web01"}}"#).unwrap();
+    let stub = installed_collection().join("plugins/modules/proxmox_kvm.py");
+    let out = Command::new(venv_tool(".venv", "python3")).arg(&stub).arg(&args).output().unwrap();
+    let result: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(result["failed"], true, "{result}");
+    let msg = result["msg"].as_str().unwrap();
+    assert!(msg.contains("holds only the documentation and argument spec of ferrox.proxmox.proxmox_kvm"), "{msg}");
+    assert!(msg.contains("the module is a binary, run by the action plugin"), "{msg}");
+}
+
+fn tempfile_dir() -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("ferrox-stub-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 #[test]
 fn committed_docs_match_the_declarations() {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
