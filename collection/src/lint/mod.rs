@@ -1,8 +1,9 @@
-//! `lint`: what users copy passes ansible-lint's `production` profile — the shipped
-//! `playbooks/`, the example execution environment in `examples/`, and every YAML
-//! code block of `README.md`, extracted here so the README cannot drift from what is
-//! checked. The collection is linked into a collections path first, so every
-//! `ferrox.proxmox.*` module name must resolve. Settings: `.ansible-lint`.
+//! `lint`: what users copy passes ansible-lint's `production` profile with the argument
+//! check (`args`) on top — the shipped `playbooks/`, the example execution environment
+//! in `examples/`, and every YAML code block of `README.md`, extracted here so the
+//! README cannot drift from what is checked. The collection is linked into a collections
+//! path first, so every `ferrox.proxmox.*` module name must resolve. Settings:
+//! `.ansible-lint`. Then the argument check is proven on faulty tasks ([`faults`]).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -10,6 +11,8 @@ use std::process::Command;
 use anyhow::{Context, Result};
 
 use crate::repo;
+
+mod faults;
 
 /// What ships to users and is linted as it is.
 const SHIPPED: [&str; 2] = ["playbooks", "examples"];
@@ -43,7 +46,8 @@ pub fn lint() -> Result<()> {
         .env("PATH", std::env::join_paths(search)?)
         .env("ANSIBLE_COLLECTIONS_PATH", &collections)
         .env("ANSIBLE_HOME", work.join("ansible-home"));
-    repo::run(&mut cmd)
+    repo::run(&mut cmd)?;
+    faults::check(&tool, &collections, &work)
 }
 
 /// `<dir>/ansible_collections/ferrox/proxmox` -> the repository root.
