@@ -500,17 +500,31 @@ impl Client {
                 ),
             );
         }
-        let detail = match e {
-            ureq::Error::Io(io) => io.to_string(),
-            other => other.to_string(),
-        };
         ApiError::other(
             ApiErrorKind::Dropped,
             format!(
-                "{call}: the connection was closed after the request was sent, {:.1}s into the call, before Proxmox VE answered ({detail}); whether it was carried out is unknown",
-                after.as_secs_f64()
+                "{call}: the connection was closed after the request was sent, {:.1}s into the call, before Proxmox VE answered ({}); whether it was carried out is unknown",
+                after.as_secs_f64(),
+                lost_cause(e)
             ),
         )
+    }
+}
+
+/// How an answer was lost, in one short clause for users: never the TLS library's own
+/// wording (`peer closed connection without sending TLS close_notify: https://...`).
+fn lost_cause(e: &ureq::Error) -> &'static str {
+    use std::io::ErrorKind;
+    let kind = match e {
+        ureq::Error::Io(io) => Some(io.kind()),
+        _ => None,
+    };
+    match kind {
+        Some(ErrorKind::UnexpectedEof) => "the server or a proxy on the way ended the connection",
+        Some(ErrorKind::ConnectionReset) => "the connection was reset",
+        Some(ErrorKind::ConnectionAborted | ErrorKind::BrokenPipe) => "the connection broke",
+        _ if is_tls_error(e) => "the TLS session failed",
+        _ => "the connection was lost",
     }
 }
 
