@@ -34,7 +34,7 @@ pub struct Guest {
 
 /// All guests of the cluster, from one `GET /cluster/resources?type=vm`.
 pub fn list(client: &Client) -> Result<Vec<Guest>, ApiError> {
-    let listing: Cluster = client.get_decoded("/cluster/resources", &[("type", "vm".to_string())])?;
+    let listing = client.get_list("/cluster/resources", &[("type", "vm".to_string())], &Cluster::default, &Cluster::add_json)?;
     Ok(listing.guests)
 }
 
@@ -82,6 +82,12 @@ impl Cluster {
         self.storages.iter().filter(move |s| s.node == node)
     }
 
+    /// One entry of the listing, as JSON text: only the fields used are decoded.
+    fn add_json(&mut self, json: &[u8]) -> Result<(), serde_json::Error> {
+        self.add(serde_json::from_slice(json)?);
+        Ok(())
+    }
+
     fn add(&mut self, entry: Entry) {
         match entry.kind.as_str() {
             Some("qemu" | "lxc") => self.guests.extend(entry.into_guest()),
@@ -106,7 +112,7 @@ impl Cluster {
 /// Guests, nodes and storages from one unfiltered `GET /cluster/resources`, decoded as
 /// the answer arrives (only the fields above; other types skipped).
 pub fn cluster(client: &Client) -> Result<Cluster, ApiError> {
-    client.get_decoded("/cluster/resources", &[])
+    client.get_list("/cluster/resources", &[], &Cluster::default, &Cluster::add_json)
 }
 
 /// The guests, nodes and storages in a `/cluster/resources` answer (other types skipped).

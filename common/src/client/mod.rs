@@ -9,6 +9,7 @@
 //! The client is generic on purpose: modules build their own paths and parameters.
 
 mod auth;
+mod elements;
 mod error;
 mod login;
 pub mod retry;
@@ -23,8 +24,6 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::de::{DeserializeOwned, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 use serde_json::Value;
 use std::io::Read;
 use ureq::unversioned::resolver::DefaultResolver;
@@ -279,35 +278,28 @@ impl Client {
         Ok(data)
     }
 
-    /// GET whose `data` is decoded by `T` straight from the (decompressed) answer as it
-    /// arrives: no JSON tree of the whole answer is built, so a `T` that keeps only the
-    /// fields it needs keeps memory bounded by what it keeps, not by the cluster. With a
-    /// plan (check mode), the plan's view of the answer is decoded instead.
-    pub fn get_decoded<T: DeserializeOwned>(&self, path: &str, query: Fields) -> Result<T, ApiError> {
+    /// GET of a list answer folded one element at a time as the answer arrives: `add`
+    /// gets each element's JSON text (decode only the fields needed with
+    /// `serde_json::from_slice`), so memory holds what the fold keeps and one element,
+    /// never the whole list. A repeated call starts again from `start()`. With a plan
+    /// (check mode), the plan's view of the answer is folded instead.
+    pub fn get_list<A>(&self, path: &str, query: Fields, start: &dyn Fn() -> A, add: &dyn Fn(&mut A, &[u8]) -> Result<(), serde_json::Error>) -> Result<A, ApiError> {
         if self.plan.is_some() {
             let data = self.get(path, query)?;
-            return T::deserialize(data).map_err(|e| self.undecodable(Method::Get, path, &e));
+            let fold = || -> Result<A, serde_json::Error> {
+                let items = data.as_array().ok_or_else(|| <serde_json::Error as serde::de::Error>::custom("the answer holds no data list"))?;
+                let mut acc = start();
+                for item in items {
+                    add(&mut acc, &serde_json::to_vec(item)?)?;
+                }
+                Ok(acc)
+            };
+            return fold().map_err(|e| self.undecodable(Method::Get, path, &e));
         }
         self.call_decoded(Method::Get, path, query, &mut |body| {
-            let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(64 * 1024, body));
-            let envelope = Envelope::<T>::deserialize(&mut de)?;
-            de.end()?;
-            Ok(envelope.data)
-        })
-    }
-
-    /// GET of a list answer keeping only the entries `keep` accepts, decoded one entry at
-    /// a time as the answer arrives: memory holds the kept entries, never the whole list.
-    pub fn get_kept(&self, path: &str, query: Fields, keep: &dyn Fn(&Value) -> bool) -> Result<Vec<Value>, ApiError> {
-        if self.plan.is_some() {
-            let data = self.get(path, query)?;
-            return KeptSeed(keep).deserialize(data).map_err(|e| self.undecodable(Method::Get, path, &e));
-        }
-        self.call_decoded(Method::Get, path, query, &mut |body| {
-            let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::with_capacity(64 * 1024, body));
-            let kept = EnvelopeSeed(KeptSeed(keep)).deserialize(&mut de)?;
-            de.end()?;
-            Ok(kept)
+            let mut acc = start();
+            elements::each_element(body, &mut |e| add(&mut acc, e))?;
+            Ok(acc)
         })
     }
 
@@ -552,68 +544,6 @@ fn tls_detail(e: &ureq::Error) -> String {
 
 /// Decodes one answer's body; an error reading the body itself is kept by [`Watched`].
 type Decoder<'d, R> = &'d mut dyn FnMut(&mut dyn Read) -> Result<R, serde_json::Error>;
-
-/// PVE's envelope, of which only `data` is decoded (`total`, ... are skipped).
-#[derive(Deserialize)]
-struct Envelope<T> {
-    data: T,
-}
-
-/// Decodes `{"data": <list>, ...}` with the seed given for the list.
-struct EnvelopeSeed<S>(S);
-
-impl<'de, S: DeserializeSeed<'de> + Copy> DeserializeSeed<'de> for EnvelopeSeed<S> {
-    type Value = S::Value;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<S::Value, D::Error> {
-        struct Fields<S>(S);
-        impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for Fields<S> {
-            type Value = S::Value;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object with data")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<S::Value, A::Error> {
-                let mut data = None;
-                while let Some(key) = map.next_key::<String>()? {
-                    if key == "data" && data.is_none() {
-                        data = Some(map.next_value_seed(self.0)?);
-                    } else {
-                        map.next_value::<IgnoredAny>()?;
-                    }
-                }
-                data.ok_or_else(|| serde::de::Error::missing_field("data"))
-            }
-        }
-        d.deserialize_map(Fields(self.0))
-    }
-}
-
-/// A list of which only the entries `keep` accepts are kept, each dropped as soon as it
-/// is judged.
-#[derive(Clone, Copy)]
-struct KeptSeed<'k>(&'k dyn Fn(&Value) -> bool);
-
-impl<'de> DeserializeSeed<'de> for KeptSeed<'_> {
-    type Value = Vec<Value>;
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Vec<Value>, D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for KeptSeed<'_> {
-    type Value = Vec<Value>;
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a list")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<Value>, A::Error> {
-        let mut kept = Vec::new();
-        while let Some(entry) = seq.next_element::<Value>()? {
-            if (self.0)(&entry) {
-                kept.push(entry);
-            }
-        }
-        Ok(kept)
-    }
-}
 
 /// The whole answer as a JSON value: its `data` (or the envelope); an empty body is null.
 fn decode_value(body: &mut dyn Read, answer: Answer) -> Result<Value, serde_json::Error> {

@@ -109,17 +109,17 @@ pub fn collect(client: &Client, f: &Filters) -> Result<Found, Failure> {
             return Err(Failure::new(format!("Node {node} doesn't exist in PVE cluster")));
         }
     }
-    let keep = |entry: &Value| entry.as_object().is_some_and(|e| f.kinds.iter().any(|&k| f.keeps(k, e)));
+    // Each entry's filter fields are decoded first; the whole entry only when it is kept.
+    let add = |kept: &mut Vec<Map<String, Value>>, json: &[u8]| -> Result<(), serde_json::Error> {
+        let head: Map<String, Value> = serde_json::from_slice::<Head>(json)?.into_map();
+        if f.kinds.iter().any(|&k| f.keeps(k, &head)) {
+            kept.push(serde_json::from_slice(json)?);
+        }
+        Ok(())
+    };
     let resources = client
-        .get_kept("/cluster/resources", &[("type", "vm".to_string())], &keep)
+        .get_list("/cluster/resources", &[("type", "vm".to_string())], &Vec::new, &add)
         .map_err(|e| Failure::new(format!("Failed to retrieve VMs information from cluster resources: {e}")))?;
-    let resources: Vec<Map<String, Value>> = resources
-        .into_iter()
-        .filter_map(|v| match v {
-            Value::Object(m) => Some(m),
-            _ => None,
-        })
-        .collect();
 
     let mut found = Found::default();
     for &kind in &f.kinds {
@@ -175,9 +175,14 @@ impl NodeReader<'_> {
     /// The entries of `vmids` in the node's guest listing (`GET /nodes/{node}/{type}`);
     /// empty when unreachable.
     fn listing(&mut self, vmids: &[i64]) -> Result<Vec<Map<String, Value>>, Failure> {
-        let keep = |g: &Value| g.as_object().and_then(vmid_of).is_some_and(|v| vmids.contains(&v));
-        match self.client.get_kept(&format!("/nodes/{}/{}", self.node, self.kind.as_str()), &[], &keep) {
-            Ok(v) => Ok(v.into_iter().filter_map(|g| g.as_object().cloned()).collect()),
+        let add = |kept: &mut Vec<Map<String, Value>>, json: &[u8]| -> Result<(), serde_json::Error> {
+            if vmid_of(&serde_json::from_slice::<Head>(json)?.into_map()).is_some_and(|v| vmids.contains(&v)) {
+                kept.push(serde_json::from_slice(json)?);
+            }
+            Ok(())
+        };
+        match self.client.get_list(&format!("/nodes/{}/{}", self.node, self.kind.as_str()), &[], &Vec::new, &add) {
+            Ok(kept) => Ok(kept),
             Err(e) => {
                 self.unreachable_or_fail(e)?;
                 Ok(Vec::new())
@@ -324,6 +329,29 @@ fn distinct_nodes(entries: &[&Map<String, Value>]) -> Vec<String> {
         }
     }
     nodes
+}
+
+/// The fields a listing entry is filtered on, decoded before (and without) the rest.
+#[derive(serde::Deserialize)]
+struct Head {
+    #[serde(rename = "type", default)]
+    kind: Value,
+    #[serde(default)]
+    node: Value,
+    #[serde(default)]
+    vmid: Value,
+    #[serde(default)]
+    name: Value,
+}
+
+impl Head {
+    fn into_map(self) -> Map<String, Value> {
+        [("type", self.kind), ("node", self.node), ("vmid", self.vmid), ("name", self.name)]
+            .into_iter()
+            .filter(|(_, v)| !v.is_null())
+            .map(|(k, v)| (k.to_string(), v))
+            .collect()
+    }
 }
 
 /// The vmid as an integer, whether PVE sent a number or a string.
