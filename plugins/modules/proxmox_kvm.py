@@ -996,6 +996,7 @@ ARGUMENT_SPEC = {
     'virtiofs': {'type': 'dict'},
     'cicustom': {'type': 'str'},
     'cipassword': {'type': 'str', 'no_log': True},
+    'update_password': {'type': 'str', 'default': 'on_create', 'choices': ['always', 'on_create']},
     'citype': {'type': 'str', 'choices': ['nocloud', 'configdrive2']},
     'ciupgrade': {'type': 'bool'},
     'ciuser': {'type': 'str'},
