@@ -19,6 +19,7 @@
 //! - [`cloudinit`]: what a running VM's cloud-init drive lacks (`GET .../cloudinit`).
 //! - [`vm`]: finding a VM by vmid or name, and its node.
 //! - [`per_node`]: by-name lookups where a node is given (one template per node, same name).
+//! - [`duplicates`]: several VMs with the name a task gives: what tells them apart, the task removing the spare.
 //! - [`propstring`]: PVE property strings (`virtio=..,bridge=vmbr0`), parse, format, compare.
 //! - [`size`]: disk sizes as PVE spells them.
 //! - [`diff`]: before/after rendering for `--diff`.
@@ -35,6 +36,7 @@ pub mod connection;
 pub mod diff;
 pub mod argspec;
 pub mod docs;
+pub mod duplicates;
 pub mod hotplug;
 pub mod mask;
 pub mod options;

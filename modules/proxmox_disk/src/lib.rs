@@ -18,6 +18,7 @@ pub mod task;
 
 use ferrox_common::client::Client;
 use ferrox_common::connection::ConnectionParams;
+use ferrox_common::duplicates;
 use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::privileges::{Gate, Target, Write};
 use ferrox_common::protocol::{Failure, Module, Output};
@@ -59,7 +60,8 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         Failure::new(format!("Unable to retrieve list of VMs filtered by {what}: {e}"))
     })?;
     let guests = &cluster.guests;
-    let guest = vm::locate_qemu(guests, task.vmid, task.name.as_deref(), "proxmox_disk manages disks of QEMU VMs")?;
+    let guest = vm::locate_qemu(guests, task.vmid, task.name.as_deref(), "proxmox_disk manages disks of QEMU VMs")
+        .map_err(|f| duplicates::explain(&client, guests, task.name.as_deref(), f))?;
     let vmid = guest.vmid;
     let vm = read_config(&client, guest)?;
     let target_vm = match (&task.state, &task.target) {

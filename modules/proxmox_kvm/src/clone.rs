@@ -108,6 +108,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
         None => None,
     };
     let (newid, allocation) = choose_vmid(ctx, p.int("newid"))?;
+    let may_race = allocation == crate::plan::Allocation::NextId;
     let form = match &route {
         Some(r) => clone_move::form(clone_form(ctx), r),
         None => clone_form(ctx),
@@ -170,6 +171,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
         return clone(ctx);
     }
     let vm = plan.vm.clone();
+    crate::present::warn_of_twins(ctx, may_race, &vm);
     let out = Output::changed(format!(
         "VM {name} with newid {} cloned from vm with vmid {}",
         vm.vmid, source.vmid

@@ -9,6 +9,7 @@ use ferrox_common::connection::ConnectionParams;
 use ferrox_common::privileges::{Gate, Target};
 use ferrox_common::options::Params;
 use ferrox_common::protocol::{Failure, Output};
+use ferrox_common::duplicates;
 use ferrox_common::per_node;
 use ferrox_common::vm::{self, Guest, GuestType};
 use serde_json::Value;
@@ -93,7 +94,7 @@ impl<'a> Ctx<'a> {
         match name {
             Some(n) => per_node::qemu_by_name_on(&self.guests, n, node)
                 .map(|g| g.cloned())
-                .map_err(Failure::new),
+                .map_err(|e| duplicates::explain(self.client, &self.guests, Some(n), Failure::new(e))),
             None => Ok(None),
         }
     }

@@ -20,6 +20,7 @@ pub mod present;
 pub mod probe;
 pub mod settings;
 pub mod states;
+pub mod twins;
 pub mod wanted;
 pub mod writes;
 

@@ -293,6 +293,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     check_drives(ctx, &node, wanted.iter())?;
     check_pool(ctx)?;
     let (vmid, allocation) = choose_vmid(ctx, p.int("vmid"))?;
+    let may_race = allocation == Allocation::NextId;
     let vm = Vm { node, vmid };
     let name = ctx.name_of(None);
     let mut plan = Plan::new(vm.clone());
@@ -350,12 +351,25 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         return present(ctx);
     }
     let vm = plan.vm.clone();
+    warn_of_twins(ctx, may_race, &vm);
     let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
         .with("vmid", vm.vmid)
         .with("actions", plan.describe())
         .with_diff(diff);
     let out = outcome.with_pending(out);
     ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
+}
+
+/// After a create or clone with PVE's next free id: another VM of the task's name, made
+/// by a run at the same moment, is warned of ([`crate::twins`]).
+pub(crate) fn warn_of_twins(ctx: &mut Ctx, may_race: bool, vm: &Vm) {
+    let Some(name) = ctx.p.non_empty("name").filter(|_| may_race && !ctx.check_mode) else {
+        return;
+    };
+    let others = crate::twins::others_named(ctx.client, name, vm.vmid);
+    if !others.is_empty() {
+        ctx.warnings.push(crate::twins::warning(name, vm.vmid, &others));
+    }
 }
 
 /// The vmid for a new VM or clone and how it was chosen.

@@ -15,6 +15,7 @@ use serde_json::Value;
 use ferrox_common::client::Client;
 use ferrox_common::hotplug;
 use ferrox_common::connection::ConnectionParams;
+use ferrox_common::duplicates;
 use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::privileges::{self, Gate, Target, Write};
 use ferrox_common::protocol::{Failure, Module, Output};
@@ -47,7 +48,8 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     let guests = vm::list(&client).map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
-    let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_nic manages NICs of QEMU VMs")?;
+    let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_nic manages NICs of QEMU VMs")
+        .map_err(|f| duplicates::explain(&client, &guests, task.name.as_deref(), f))?;
     let (vmid, node) = (guest.vmid, guest.node.clone());
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         let verb = if task.absent { "delete" } else { "change" };

@@ -264,7 +264,11 @@ fn duplicate_names_fail_listing_the_vmids_and_containers_do_not_count() {
     let env = Env::start();
     env.run_task("POST", "/nodes/pve2/qemu", &[("vmid", "150"), ("name", "web01")]);
     let play = env.play("- name: d\n  ferrox.proxmox.proxmox_kvm:\n    name: web01\n    state: current\n");
-    assert_eq!(play.task("d").msg(), "Multiple VMs with name web01 found (vmids 100, 150), provide vmid instead");
+    let msg = play.task("d").msg();
+    assert!(msg.starts_with("Multiple VMs with name web01 found (vmids 100, 150), provide vmid instead. They are: VM 100 on node pve1, "), "{msg}");
+    assert!(msg.contains("VM 150 on node pve2, ") && msg.contains("Nothing was chosen or removed."), "{msg}");
+    assert!(msg.contains("`ferrox.proxmox.proxmox_kvm: {vmid: 150, state: absent}`"), "the newest is offered for removal: {msg}");
+    assert_eq!(play.task("d").result["duplicates"].as_array().map(Vec::len), Some(2));
     // The LXC container ct-dns is not a QEMU VM of that name: a VM gets created.
     let play = env.play("- name: d\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: ct-dns\n");
     play.assert_ok();

@@ -128,3 +128,35 @@ fn with_vmid_range_runs_at_once_build_each_name_once() {
         std::fs::write(path, report.to_string()).expect("write report");
     }
 }
+
+#[test]
+fn without_vmid_range_a_name_built_twice_is_warned_of_and_then_listed() {
+    let names = 3;
+    let env = lagging_cluster();
+    let plays = at_once(&env, 2, names, false);
+    for (play, _) in &plays {
+        assert!(failed(play).is_empty(), "{:?}", failed(play));
+    }
+    let vms = vms_by_name(&env);
+    assert_eq!(vms.len(), names);
+    for (name, ids) in vms.iter().filter(|(_, ids)| ids.len() > 1) {
+        let host = name.trim_start_matches("dbl-");
+        let warned = plays.iter().any(|(p, _)| {
+            p.results.iter().filter(|r| r.host == host).flat_map(|r| r.warnings()).any(|w| {
+                ids.iter().all(|id| w.contains(&id.to_string())) && w.contains("vmid_range")
+            })
+        });
+        assert!(warned, "{name} was built as {ids:?}: no run warned naming both and vmid_range");
+    }
+    let later = env.play_with(&tasks(false), &opts(names));
+    for r in &later.results {
+        let ids = &vms[&format!("dbl-{}", r.host)];
+        if ids.len() > 1 {
+            assert!(r.failed, "{}: {}", r.host, r.result);
+            assert!(r.msg().starts_with("Multiple VMs with name dbl-"), "{}", r.msg());
+            assert!(r.msg().contains("They are: VM ") && r.msg().contains("state: absent"), "{}", r.msg());
+        } else {
+            assert!(!r.failed && !r.changed, "{}: {}", r.host, r.result);
+        }
+    }
+}
