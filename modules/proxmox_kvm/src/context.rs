@@ -136,7 +136,7 @@ impl<'a> Ctx<'a> {
             long_timeout: Duration::from_secs(self.timeout().max(LONG_TASK_SECS)),
             name,
             skiplock: self.p.flag("skiplock"),
-            listed: self.guests.iter().map(|g| (g.vmid, g.name.clone())).collect(),
+            listed: self.guests.iter().map(|g| (g.vmid, crate::probe::listed_name(g).map(str::to_string))).collect(),
             outcome: Outcome::default(),
         }
     }

@@ -399,7 +399,7 @@ pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<i64>) -> Result<(u32, Allocat
         let name = ctx.p.str("name");
         let reserved = ctx.client.plan().map(|plan| plan.reserved().clone()).unwrap_or_default();
         let id = probe::first_candidate(name, first, last, |id| {
-            let listed = vm::by_vmid(&ctx.guests, id).map(|g| g.name.as_deref());
+            let listed = vm::by_vmid(&ctx.guests, id).map(probe::listed_name);
             // In check mode, an id the run's plan took earlier stays taken (as for nextid).
             probe::held_by_other(listed, name) || (listed.is_none() && reserved.contains(&id))
         })
