@@ -3,9 +3,9 @@
 //! cluster listing lagging 1 s as PVE's status broadcast does.
 //!
 //! With `vmid_range`: exactly one VM per name, every run without a failure, and a
-//! following run changes nothing. Scaled for CI (4 names × 2 runs); `bench/twice` runs
-//! 20 × 2 and 50 × 3 and prints the wall times: `FERROX_TWICE_NAMES`, `FERROX_TWICE_RUNS`,
-//! `FERROX_TWICE_REPORT=<file>` (the figures as JSON).
+//! following run changes nothing. Scaled for CI (4 names × 2 runs); for 20 × 2 or 50 × 3 run it
+//! with `FERROX_TWICE_NAMES` and `FERROX_TWICE_RUNS`, and `FERROX_TWICE_REPORT=<file>` for
+//! the wall times as JSON.
 
 use std::collections::BTreeMap;
 use std::time::Instant;
