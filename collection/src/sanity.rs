@@ -18,7 +18,8 @@ use crate::repo;
 /// The ansible-core versions an ignore file is written for (`requires_ansible` onwards).
 pub const IGNORE_VERSIONS: [&str; 6] = ["2.17", "2.18", "2.19", "2.20", "2.21", "2.22"];
 
-/// Writes `tests/sanity/ignore-<v>.txt`: one skip line per binary in `bin_root`.
+/// Writes `tests/sanity/ignore-<v>.txt`: one skip line per binary in `bin_root`, and the
+/// connection's required-in-docs-only line per docs stub.
 pub fn write_ignores(bin_root: &Path) -> Result<()> {
     let text = ignore_lines(bin_root)?;
     let dir = repo::root().join("tests/sanity");
@@ -50,6 +51,16 @@ fn ignore_lines(bin_root: &Path) -> Result<String> {
                     "plugins/modules/__bin/{p}/{m} validate-modules!skip # compiled {p} binary, not Python: validate-modules cannot read it; its docs are checked in plugins/modules/{m}.py\n"
                 ));
             }
+        }
+    }
+    // The docs say what a run needs (api_host, api_user); the stubs' argument spec leaves the
+    // connection optional because ansible-lint and validate-modules do not apply
+    // module_defaults, where playbooks usually set it (common/src/argspec.rs).
+    if ferrox_common::connection::options().iter().any(|o| o.required) {
+        for m in modules::names() {
+            text.push_str(&format!(
+                "plugins/modules/{m}.py validate-modules:doc-required-mismatch # connection options: required to run (docs), optional in the argument spec, which lint checks without module_defaults\n"
+            ));
         }
     }
     Ok(text)

@@ -64,6 +64,10 @@ fn option(o: &Opt, shared: bool) -> Py {
     }
     if o.no_log {
         d.push(("no_log".into(), Py::Atom("True".into())));
+    } else if reads_like_a_secret(o.name) {
+        // Not a secret, though its name reads like one (sshkeys are public keys): said
+        // explicitly, as validate-modules asks of such names.
+        d.push(("no_log".into(), Py::Atom("False".into())));
     }
     if !o.env.is_empty() {
         let vars = Py::List(o.env.iter().map(|v| text(v)).collect());
@@ -74,6 +78,12 @@ fn option(o: &Opt, shared: bool) -> Py {
         d.extend(rules(&o.sub_rules, &[]));
     }
     Py::Dict(d)
+}
+
+/// The words validate-modules takes for a possible secret in an option's name.
+fn reads_like_a_secret(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    ["pass", "secret", "token", "key"].iter().any(|w| name.contains(w))
 }
 
 /// AnsibleModule's constraint keywords; a rule naming a `shared` option is left out.

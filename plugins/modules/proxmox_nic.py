@@ -249,7 +249,7 @@ ARGUMENT_SPEC = {
     'api_port': {'type': 'int', 'fallback': (env_fallback, ['PROXMOX_PORT'])},
     'api_user': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_USER'])},
     'api_password': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_PASSWORD'])},
-    'api_token_id': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_TOKEN_ID'])},
+    'api_token_id': {'type': 'str', 'no_log': False, 'fallback': (env_fallback, ['PROXMOX_TOKEN_ID'])},
     'api_token_secret': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_TOKEN_SECRET'])},
     'api_otp': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_OTP'])},
     'validate_certs': {'type': 'bool', 'default': True, 'fallback': (env_fallback, ['PROXMOX_VALIDATE_CERTS'])},
