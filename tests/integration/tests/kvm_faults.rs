@@ -103,7 +103,8 @@ fn locked_vm_and_missing_privileges_are_named() {
     let play = env.play_with(CREATE, &PlayOpts { module_defaults: Some(readonly), ..Default::default() });
     let t = play.task("c");
     assert!(t.failed);
-    assert!(t.msg().contains("403") || t.msg().contains("Permission check failed"), "{}", t.msg());
+    // Refused before any write, naming what PVE would check and for whom.
+    assert!(t.msg().contains("needs VM.Allocate on /vms/101, which ansible@pve!readonly does not have"), "{}", t.msg());
     assert!(!play.stdout.contains(creds::READONLY_TOKEN_SECRET));
     assert_eq!(vms_named(&env, "f01"), 0);
 }
