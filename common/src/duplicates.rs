@@ -126,24 +126,10 @@ fn is_drive_key(key: &str) -> bool {
         })
 }
 
-/// Epoch seconds as `YYYY-MM-DD HH:MM:SS UTC` (civil-from-days, proleptic Gregorian).
+/// Epoch seconds as `YYYY-MM-DD HH:MM:SS UTC`.
 fn utc(secs: u64) -> String {
-    let (days, rest) = (secs / 86_400, secs % 86_400);
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
+    let (year, month, day, h, m, s) = crate::civil::utc_parts(secs);
+    format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@
 //!
 //! This crate never prints except through [`protocol`], and never panics on user input.
 
+pub mod civil;
 pub mod client;
 pub mod cloudinit;
 pub mod connection;
