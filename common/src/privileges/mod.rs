@@ -13,6 +13,7 @@
 pub mod check;
 pub mod keys;
 pub mod needs;
+pub mod table;
 
 use std::cell::{OnceCell, RefCell};
 
