@@ -239,6 +239,7 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
             ("POST", "/move_disk") => qemu::diskops::move_disk(ctx),
             ("PUT", "/unlink") => qemu::diskops::unlink(ctx),
             ("GET", "/agent/network-get-interfaces") => qemu::agent::network_get_interfaces(ctx),
+            ("POST", "/agent/ping") => qemu::agent::ping(ctx),
             ("GET", "/snapshot") => qemu::snapshot::list(ctx),
             ("POST", "/snapshot") => qemu::snapshot::create(ctx),
             ("DELETE", "/snapshot/{snapname}") => qemu::snapshot::delete(ctx),

@@ -116,10 +116,13 @@ fn guests_come_up_link_local_first_as_their_scenario_says() {
     v6.agent = Some(GuestAgentSpec { delay_ms: Some(50), address_delay_ms: Some(0), ipv4: false, ipv6: true });
     scenario.guests.extend([windows, v6]);
     let api = Api::start(SimConfig { scenario, ..quick() });
+    assert_eq!(api.post("/nodes/pve1/qemu/160/agent/ping", &[]).message(), "VM 160 is not running\n");
     for id in ["160", "161"] {
         assert_eq!(api.run_task("POST", &format!("/nodes/pve1/qemu/{id}/status/start"), &[]), "OK");
     }
     std::thread::sleep(Duration::from_millis(60));
+    let ping = api.post("/nodes/pve1/qemu/160/agent/ping", &[]);
+    assert_eq!((ping.status, ping.body["data"].clone()), (200, json!({"result": {}})));
     assert_eq!(addresses(&api, 160), ["fe80::be24:11ff:fe16:1", "169.254.0.1"], "APIPA while Windows waits for DHCP");
     assert_eq!(addresses(&api, 161), ["fe80::be24:11ff:fe16:2", "2001:db8:a::ab"], "IPv6 only");
     std::thread::sleep(Duration::from_millis(400));

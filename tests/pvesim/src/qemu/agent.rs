@@ -1,8 +1,10 @@
 //! The QEMU guest agent of a running VM, as qemu-server reaches it.
 //!
-//! qemu-server's checks, in its order: no `agent` key at all → `No QEMU guest agent
-//! configured`; VM stopped → `VM <id> is not running`; the agent does not answer its
-//! ping (disabled, not yet started, or a fault) → `QEMU guest agent is not running`.
+//! qemu-server's checks, in its order (`assert_agent_available`): no `agent` key at all →
+//! `No QEMU guest agent configured`; VM stopped → `VM <id> is not running`; no agent
+//! socket (`agent` off in the config QEMU started with) or the agent in the guest not
+//! answering (not yet started, or a fault) → `QEMU guest agent is not running`. The agent of a new boot
+//! answers only `delay_ms` after that boot, so nothing of the boot before is ever read.
 //!
 //! The guest's addresses: the agent answers `agent_delay_ms` after a start; at first a
 //! NIC has only its IPv6 link-local address (and on Windows guests the APIPA
@@ -19,7 +21,14 @@ use crate::state::{GuestAgentSpec, Guest};
 use crate::util::now_ms;
 use serde_json::{json, Value};
 
-pub fn network_get_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+/// `POST …/agent/ping`: `{"result": {}}` once the guest's agent answers.
+pub fn ping(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    answering(ctx)?;
+    Ok(json!({"result": {}}))
+}
+
+/// The guest, how its agent behaves and how long it has answered (ms), or PVE's refusal.
+fn answering<'c>(ctx: &'c Ctx<'_>) -> ApiResult<(&'c Guest, GuestAgentSpec, u64)> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let g = vm(ctx.c, &node, vmid)?;
     let Some(agent) = g.conf.current.get("agent") else {
@@ -38,7 +47,12 @@ pub fn network_get_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if !agent_enabled(agent) || up_for < answers_after {
         return Err(ApiError::internal("QEMU guest agent is not running"));
     }
-    let addressed = up_for - answers_after >= spec.address_delay_ms.unwrap_or(ctx.sim.cfg.address_delay_ms);
+    Ok((g, spec, up_for - answers_after))
+}
+
+pub fn network_get_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let (g, spec, answering_for) = answering(ctx)?;
+    let addressed = answering_for >= spec.address_delay_ms.unwrap_or(ctx.sim.cfg.address_delay_ms);
     let up = super::info::uptime(g).max(1);
     let stats = |scale: u64| {
         json!({"rx-bytes": up * 1200 * scale, "rx-packets": up * 9 * scale, "rx-errs": 0, "rx-dropped": 0,
