@@ -17,6 +17,7 @@
 //! - [`recover`]: after a lost answer, finding out from the cluster what PVE did.
 //! - [`hotplug`]: which changes a running VM takes at once and which stay pending.
 //! - [`cloudinit`]: what a running VM's cloud-init drive lacks (`GET .../cloudinit`).
+//! - [`guest_net`]: a guest's addresses from its agent, per `netN` by MAC; which are usable.
 //! - [`vm`]: finding a VM by vmid or name, and its node.
 //! - [`per_node`]: by-name lookups where a node is given (one template per node, same name).
 //! - [`duplicates`]: several VMs with the name a task gives: what tells them apart, the task removing the spare.
@@ -38,6 +39,7 @@ pub mod diff;
 pub mod argspec;
 pub mod docs;
 pub mod duplicates;
+pub mod guest_net;
 pub mod hotplug;
 pub mod mask;
 pub mod options;

@@ -222,7 +222,8 @@ pub fn run(spec: fn() -> ModuleSpec, body: Body) -> ! {
 fn failure_json(msg: &str, extra: Map<String, Value>) -> Value {
     let mut map = extra;
     map.insert("failed".into(), Value::Bool(true));
-    map.insert("changed".into(), Value::Bool(false));
+    // A failure after a write (a guest that never came up after its start) keeps `changed`.
+    map.entry("changed").or_insert(Value::Bool(false));
     map.insert("msg".into(), Value::String(msg.to_string()));
     Value::Object(map)
 }
