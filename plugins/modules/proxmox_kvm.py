@@ -315,6 +315,16 @@ options:
         C(import-working-storage)); PVE's default is the source storage."
     type: str
     version_added: "0.2.0"
+  ip_family:
+    description:
+      - The address family O(wait_for_ip) waits for and RV(ip_address) is picked from. V(any) takes IPv4 when the guest has both.
+    type: str
+    default: any
+    choices:
+      - ipv4
+      - ipv6
+      - any
+    version_added: "0.2.0"
   ipconfig:
     description:
       - Cloud-init IP configuration per NIC.
@@ -703,6 +713,32 @@ options:
       - Storage for the VM state of snapshots with RAM and of hibernation.
     type: str
     version_added: "0.2.0"
+  wait_for_agent:
+    description:
+      - "With V(state=started) or V(state=restarted): after the start or reboot (or at once, for a VM already running), wait until the QEMU guest agent in the
+        guest answers, then return its addresses in RV(ip_addresses) and RV(ip_address)."
+      - "Needs O(agent) enabled in the VM's config and qemu-guest-agent running in the guest, and the privilege to read it (Proxmox VE 9:
+        C(VM.GuestAgent.Audit); 8: C(VM.Monitor)); without them the task fails at once, before starting anything. A V(state=restarted) waits for the agent of
+        the new boot."
+      - "wait_for_agent and wait_for_ip apply only to state: started and state: restarted; this task does not wait."
+    type: bool
+    default: false
+    version_added: "0.2.0"
+  wait_for_ip:
+    description:
+      - "Like O(wait_for_agent), and also wait until the guest has a usable address of O(ip_family) on one of its NICs: not loopback, not link-local
+        (C(fe80::/10)), not the APIPA C(169.254/16) a Windows guest shows before DHCP or sysprep is done. This replaces a fixed C(pause) before connecting to a
+        new VM."
+    type: bool
+    default: false
+    version_added: "0.2.0"
+  wait_timeout:
+    description:
+      - "Seconds O(wait_for_agent) and O(wait_for_ip) wait for the guest, counted from the end of the start or reboot (separate from O(timeout), the wait for
+        PVE's own tasks). When it runs out, the task fails naming what it saw last: an agent that never answered, or the addresses the guest had."
+    type: int
+    default: 300
+    version_added: "0.2.0"
   watchdog:
     description:
       - Virtual watchdog device, for example C(model=i6300esb,action=reset).
@@ -808,10 +844,18 @@ EXAMPLES = r"""
     ipconfig:
       ipconfig0: ip=192.0.2.20/24,gw=192.0.2.1
 
-- name: Start it
+- name: Start it and wait until its guest has an IPv4 address (no fixed pause)
   ferrox.proxmox.proxmox_kvm:
     name: app01
     state: started
+    wait_for_ip: true
+    ip_family: ipv4
+  register: app01
+
+- name: Reach it at that address
+  ansible.builtin.add_host:
+    name: app01
+    ansible_host: "{{ app01.ip_address }}"
 
 - name: Hibernate it
   ferrox.proxmox.proxmox_kvm:
@@ -887,10 +931,27 @@ actions:
   type: list
   elements: str
   sample: ["create VM 115 on pve1", "wait until VM 115 is listed cluster-wide"]
+ip_addresses:
+  description:
+    - The guest's usable addresses per NIC, as its QEMU guest agent reports them, matched to C(netN) by MAC (any case); link-local, APIPA and loopback
+      addresses are left out, and so are guest interfaces of no C(netN) (bridges, containers inside the guest).
+    - In check mode null (see RV(known_after_apply)), unless the VM already runs and its agent answers.
+  returned: with O(wait_for_agent) or O(wait_for_ip)
+  type: dict
+  sample: {"net0": {"mac": "BC:24:11:2E:7F:01", "ipv4": ["192.0.2.50"], "ipv6": ["2001:db8::50"]}}
+ip_address:
+  description:
+    - The address to connect to (for C(add_host)'s C(ansible_host)) - the first usable address of O(ip_family) on the lowest C(netN) that has one; null when
+      there is none (only with O(wait_for_agent)).
+    - In check mode null (see RV(known_after_apply)), unless the VM already runs and its agent answers.
+  returned: with O(wait_for_agent) or O(wait_for_ip)
+  type: str
+  sample: 192.0.2.50
 known_after_apply:
   description:
-    - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the MAC of a new NIC, the volume of a new disk); they are
-      null in the result, and the config values in RV(diff) and RV(actions) show C((known after apply)) in their place.
+    - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the MAC of a new NIC, the volume of a new disk, the
+      addresses of a guest yet to start); they are null in the result, and the config values in RV(diff) and RV(actions) show C((known after apply)) in their
+      place.
   returned: check mode, when such a value is part of the result
   type: list
   elements: str
@@ -1042,6 +1103,10 @@ ARGUMENT_SPEC = {
     'digest': {'type': 'str'},
     'skiplock': {'type': 'bool'},
     'timeout': {'type': 'int', 'default': 30},
+    'wait_for_agent': {'type': 'bool', 'default': False},
+    'wait_for_ip': {'type': 'bool', 'default': False},
+    'ip_family': {'type': 'str', 'default': 'any', 'choices': ['ipv4', 'ipv6', 'any']},
+    'wait_timeout': {'type': 'int', 'default': 300},
 }
 
 NOT_THE_MODULE = (

@@ -80,10 +80,18 @@ pub const EXAMPLES: &str = r#"
     ipconfig:
       ipconfig0: ip=192.0.2.20/24,gw=192.0.2.1
 
-- name: Start it
+- name: Start it and wait until its guest has an IPv4 address (no fixed pause)
   ferrox.proxmox.proxmox_kvm:
     name: app01
     state: started
+    wait_for_ip: true
+    ip_family: ipv4
+  register: app01
+
+- name: Reach it at that address
+  ansible.builtin.add_host:
+    name: app01
+    ansible_host: "{{ app01.ip_address }}"
 
 - name: Hibernate it
   ferrox.proxmox.proxmox_kvm:
@@ -157,9 +165,23 @@ actions:
   type: list
   elements: str
   sample: ["create VM 115 on pve1", "wait until VM 115 is listed cluster-wide"]
+ip_addresses:
+  description:
+    - The guest's usable addresses per NIC, as its QEMU guest agent reports them, matched to C(netN) by MAC (any case); link-local, APIPA and loopback addresses are left out, and so are guest interfaces of no C(netN) (bridges, containers inside the guest).
+    - In check mode null (see RV(known_after_apply)), unless the VM already runs and its agent answers.
+  returned: with O(wait_for_agent) or O(wait_for_ip)
+  type: dict
+  sample: {"net0": {"mac": "BC:24:11:2E:7F:01", "ipv4": ["192.0.2.50"], "ipv6": ["2001:db8::50"]}}
+ip_address:
+  description:
+    - The address to connect to (for C(add_host)'s C(ansible_host)) - the first usable address of O(ip_family) on the lowest C(netN) that has one; null when there is none (only with O(wait_for_agent)).
+    - In check mode null (see RV(known_after_apply)), unless the VM already runs and its agent answers.
+  returned: with O(wait_for_agent) or O(wait_for_ip)
+  type: str
+  sample: 192.0.2.50
 known_after_apply:
   description:
-    - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the MAC of a new NIC, the volume of a new disk); they are null in the result, and the config values in RV(diff) and RV(actions) show C((known after apply)) in their place.
+    - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the MAC of a new NIC, the volume of a new disk, the addresses of a guest yet to start); they are null in the result, and the config values in RV(diff) and RV(actions) show C((known after apply)) in their place.
   returned: check mode, when such a value is part of the result
   type: list
   elements: str

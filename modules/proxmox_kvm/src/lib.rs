@@ -11,6 +11,7 @@ pub mod context;
 pub mod converge;
 pub mod docs;
 pub mod execute;
+pub mod guest_wait;
 pub mod options;
 pub mod plan;
 #[cfg(test)]

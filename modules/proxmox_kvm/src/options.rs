@@ -1,6 +1,7 @@
 //! The options of `proxmox_kvm`, declared once: every option of community.proxmox 1.6
 //! with its type, default and choices, the 2.0 additions, and the few options that
-//! exist only here (`apply_pending`, `vmid_range`, `wait_cluster_timeout`).
+//! exist only here (`apply_pending`, `vmid_range`, `wait_cluster_timeout`, waiting for the
+//! guest).
 //!
 //! Validation, the sidecar docs and typed access all read this list.
 
@@ -28,6 +29,7 @@ pub fn all() -> Vec<Opt> {
     opts.extend(disks_and_devices());
     opts.extend(cloud_init());
     opts.extend(control());
+    opts.extend(guest_wait());
     opts
 }
 
@@ -290,6 +292,36 @@ fn control() -> Vec<Opt> {
             .at_least(1)
             .desc("Seconds to wait for each PVE task, and the graceful-shutdown time of V(state=stopped). Creating, cloning and restoring wait at least 300 seconds (full clones of big disks take minutes), unless a larger value is given."),
     ]
+}
+
+/// `state: started` / `restarted` waiting until the guest can be reached.
+fn guest_wait() -> Vec<Opt> {
+    vec![
+        Opt::bool("wait_for_agent")
+            .default(false)
+            .added("0.2.0")
+            .desc("With V(state=started) or V(state=restarted): after the start or reboot (or at once, for a VM already running), wait until the QEMU guest agent in the guest answers, then return its addresses in RV(ip_addresses) and RV(ip_address).")
+            .desc("Needs O(agent) enabled in the VM's config and qemu-guest-agent running in the guest, and the privilege to read it (Proxmox VE 9: C(VM.GuestAgent.Audit); 8: C(VM.Monitor)); without them the task fails at once, before starting anything. A V(state=restarted) waits for the agent of the new boot.")
+            .warn_when(waits_elsewhere, "wait_for_agent and wait_for_ip apply only to state: started and state: restarted; this task does not wait."),
+        Opt::bool("wait_for_ip")
+            .default(false)
+            .added("0.2.0")
+            .desc("Like O(wait_for_agent), and also wait until the guest has a usable address of O(ip_family) on one of its NICs: not loopback, not link-local (C(fe80::/10)), not the APIPA C(169.254/16) a Windows guest shows before DHCP or sysprep is done. This replaces a fixed C(pause) before connecting to a new VM."),
+        Opt::str("ip_family")
+            .default("any")
+            .choices(&["ipv4", "ipv6", "any"])
+            .added("0.2.0")
+            .desc("The address family O(wait_for_ip) waits for and RV(ip_address) is picked from. V(any) takes IPv4 when the guest has both."),
+        Opt::int("wait_timeout")
+            .default(300)
+            .at_least(1)
+            .added("0.2.0")
+            .desc("Seconds O(wait_for_agent) and O(wait_for_ip) wait for the guest, counted from the end of the start or reboot (separate from O(timeout), the wait for PVE's own tasks). When it runs out, the task fails naming what it saw last: an agent that never answered, or the addresses the guest had."),
+    ]
+}
+
+fn waits_elsewhere(p: &Params) -> bool {
+    (p.flag("wait_for_agent") || p.flag("wait_for_ip")) && !matches!(p.str("state"), Some("started" | "restarted"))
 }
 
 /// `boot` in PVE's legacy form: up to four of the letters `a`, `c`, `d`, `n`, alone or

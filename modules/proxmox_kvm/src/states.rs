@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::api::{self, Power};
 use crate::context::{vm_of, Ctx};
+use crate::guest_wait::{self, Wait};
 use crate::plan::{Action, Plan, PowerCall};
 
 pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
@@ -42,6 +43,22 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
     let timeout = ctx.timeout();
     let mut plan = Plan::new(vm.clone());
     let status_out = |o: Output| o.with("vmid", id).with("status", power.status.clone());
+    let wait = match state {
+        "started" | "restarted" => Wait::of(ctx),
+        _ => None,
+    };
+    let waiting = match &wait {
+        Some(w) if state == "restarted" && !running => {
+            return Err(Failure::new(format!(
+                "{}: VM {id} is not running, so it is not restarted and no guest can answer; use state: started to start it and wait",
+                w.option()
+            ))
+            .with("vmid", id))
+        }
+        // The config the guest runs with afterwards: a start or reboot applies what is pending.
+        Some(w) => Some((w.clone(), guest_wait::prepare(ctx, w, &vm, if state == "restarted" { force } else { running })?)),
+        None => None,
+    };
 
     let (msg, after) = match state {
         "current" => {
@@ -57,7 +74,8 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
             .with("actions", Vec::<String>::new()));
         }
         "started" if running && !paused => {
-            return Ok(noop(status_out, format!("VM {id} is already running")))
+            let out = noop(status_out, format!("VM {id} is already running"));
+            return until_reachable(ctx, waiting.as_ref(), out, false, false);
         }
         "started" => {
             plan.push(Action::Power(if paused || hibernated {
@@ -161,10 +179,22 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
         .with("vmid", id)
         .with("actions", plan.describe())
         .with_diff(diff);
-    Ok(match state {
+    let out = match state {
         "template" | "absent" => out,
         _ => out.with("status", power.status.clone()),
-    })
+    };
+    until_reachable(ctx, waiting.as_ref(), out, true, state == "restarted")
+}
+
+/// With `wait_for_agent`/`wait_for_ip`: the guest's addresses once it can be reached
+/// (check mode: known after apply unless it answers already). A wait that fails after
+/// the VM was started or restarted keeps `changed: true`.
+fn until_reachable(ctx: &Ctx, waiting: Option<&(Wait, guest_wait::Guest)>, out: Output, acted: bool, restarted: bool) -> Result<Output, Failure> {
+    let Some((wait, guest)) = waiting else { return Ok(out) };
+    if ctx.check_mode {
+        return Ok(guest_wait::predict(ctx, wait, guest, acted, out));
+    }
+    guest_wait::wait(ctx, wait, guest, restarted, out).map_err(|f| if acted { f.with("changed", true) } else { f })
 }
 
 /// The state as a verb phrase for messages.
