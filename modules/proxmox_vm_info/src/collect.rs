@@ -277,6 +277,9 @@ impl NodeReader<'_> {
                     GuestKind::Qemu => answer.get("result").cloned().unwrap_or(Value::Null),
                     GuestKind::Lxc => answer,
                 };
+                if self.kind == GuestKind::Qemu {
+                    self.addresses_per_nic(guest, base, &network)?;
+                }
                 guest.insert("network".into(), network);
                 Ok(())
             }
@@ -286,6 +289,21 @@ impl NodeReader<'_> {
             }
             Err(e) => self.unreachable_or_fail(e),
         }
+    }
+
+    /// `ip_addresses`: the agent's usable addresses per `netN`, by MAC; the config read
+    /// for `config` when there is one, else the config in effect.
+    fn addresses_per_nic(&mut self, guest: &mut Map<String, Value>, base: &str, network: &Value) -> Result<(), Failure> {
+        let config = match guest.get("config").and_then(Value::as_object) {
+            Some(c) => c.clone(),
+            None => match self.client.get(&format!("{base}/config"), &[("current", "1".to_string())]) {
+                Ok(c) => c.as_object().cloned().unwrap_or_default(),
+                Err(e) => return self.unreachable_or_fail(e),
+            },
+        };
+        let addresses = ferrox_common::guest_net::Addresses::read(&config, network);
+        guest.insert("ip_addresses".into(), addresses.to_value());
+        Ok(())
     }
 
     /// An unreachable node becomes a warning (once); anything else fails as in 1.6.

@@ -13,7 +13,7 @@ pub fn notes() -> Vec<String> {
         "Unlike community.proxmox 1.6, an unreachable node does not fail the task: its guests are listed with the cluster's last known status (without RV(proxmox_vms[].config) and RV(proxmox_vms[].network)) and a warning names the node.".into(),
         "Unlike community.proxmox 1.6, O(network=true) does not fail on a guest that is not running or a VM whose guest agent is missing or not running; that guest gets no RV(proxmox_vms[].network) and a warning says why.".into(),
         "The results include only the guests the API user may audit (C(VM.Audit)); others are silently left out, as by the Proxmox VE API itself.".into(),
-        "Requests made: C(GET /nodes) only with O(node), one C(GET /cluster/resources), one guest listing per node holding a matching guest, and one call per guest for O(config) and for O(network) (O(config=current) adds C(GET .../cloudinit) for a running VM with a cloud-init drive).".into(),
+        "Requests made: C(GET /nodes) only with O(node), one C(GET /cluster/resources), one guest listing per node holding a matching guest, and one call per guest for O(config) and for O(network) (O(network) of a running VM adds C(GET .../config) for its NICs' MACs unless O(config) read it; O(config=current) adds C(GET .../cloudinit) for a running VM with a cloud-init drive).".into(),
     ]
 }
 
@@ -219,4 +219,10 @@ proxmox_vms:
         - name: eth0
           hardware-address: "bc:24:11:12:34:56"
           ip-addresses: [{"ip-address": "192.0.2.10", "ip-address-type": "ipv4", "prefix": 24}]
+    ip_addresses:
+      description:
+        - For QEMU VMs, the usable addresses of RV(proxmox_vms[].network) per NIC, matched to C(netN) of the VM's configuration by MAC (any case), the shape ferrox.proxmox.proxmox_kvm returns with O(ferrox.proxmox.proxmox_kvm#module:wait_for_ip); link-local, APIPA and loopback addresses and guest interfaces of no C(netN) are left out.
+      returned: when O(network=true) and the VM's agent answered
+      type: dict
+      sample: {"net0": {"mac": "BC:24:11:12:34:56", "ipv4": ["192.0.2.10"], "ipv6": []}}
 "#;
