@@ -41,7 +41,8 @@ options:
     description:
       - Whether to add each guest's network interfaces as reported from inside the guest, as RV(proxmox_vms[].network).
       - A QEMU VM needs a running QEMU guest agent. A guest that is not running, or a VM whose agent is not configured or not running, is skipped with a
-        warning.
+        warning, as is a guest whose agent the caller may not read (Proxmox VE 9 needs C(VM.GuestAgent.Audit) on it, 8 needed C(VM.Monitor)); the warning names
+        the privilege and the guest.
       - Costs one API call per running guest.
     type: bool
     default: false
@@ -96,8 +97,8 @@ attributes:
 notes:
   - "Unlike community.proxmox 1.6, an unreachable node does not fail the task: its guests are listed with the cluster's last known status (without
     RV(proxmox_vms[].config) and RV(proxmox_vms[].network)) and a warning names the node."
-  - Unlike community.proxmox 1.6, O(network=true) does not fail on a guest that is not running or a VM whose guest agent is missing or not running; that guest
-    gets no RV(proxmox_vms[].network) and a warning says why.
+  - "Unlike community.proxmox 1.6, O(network=true) does not fail on a guest that is not running or a VM whose guest agent is missing or not running, or whose
+    agent the caller may not read (Proxmox VE 9: C(VM.GuestAgent.Audit)); that guest gets no RV(proxmox_vms[].network) and a warning says why."
   - The results include only the guests the API user may audit (C(VM.Audit)); others are silently left out, as by the Proxmox VE API itself.
   - "Requests made: C(GET /nodes) only with O(node), one C(GET /cluster/resources), one guest listing per node holding a matching guest, and one call per guest
     for O(config) and for O(network) (O(network) of a running VM adds C(GET .../config) for its NICs' MACs unless O(config) read it; O(config=current) adds

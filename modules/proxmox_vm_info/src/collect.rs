@@ -287,6 +287,10 @@ impl NodeReader<'_> {
                 self.warnings.push(format!("No network information for {who}: {}.", e.message.trim_end_matches('.')));
                 Ok(())
             }
+            Err(e) if e.status == Some(403) => {
+                self.warnings.push(format!("No network information for {who}: {}.", refused(&e.message, self.kind)));
+                Ok(())
+            }
             Err(e) => self.unreachable_or_fail(e),
         }
     }
@@ -327,6 +331,24 @@ impl NodeReader<'_> {
 /// connection failing mid-run.
 fn is_unreachable(e: &ApiError) -> bool {
     matches!(e.kind, ApiErrorKind::Connect | ApiErrorKind::Timeout | ApiErrorKind::Dropped) || matches!(e.status, Some(595 | 596))
+}
+
+/// Why PVE refused the agent read, from its own answer, so the privilege named follows the
+/// PVE version (9.0: `VM.GuestAgent.Audit`; 8: `VM.Monitor`): `API token x lacks
+/// VM.GuestAgent.Audit or VM.GuestAgent.Unrestricted on /vms/101, which Proxmox VE requires
+/// to read the guest agent`.
+fn refused(message: &str, kind: GuestKind) -> String {
+    let read = match kind {
+        GuestKind::Qemu => "read the guest agent",
+        GuestKind::Lxc => "read the container's interfaces",
+    };
+    let named = message.strip_prefix("Permission check failed (").and_then(|rest| {
+        let (inside, after) = rest.split_once(')')?;
+        let (path, privs) = inside.split_once(", ")?;
+        let who = after.strip_prefix(" - ").and_then(|w| w.strip_suffix(" lacks this privilege")).unwrap_or("the caller");
+        Some(format!("{who} lacks {} on {path}, which Proxmox VE requires to {read}", privs.replace('|', " or ")))
+    });
+    named.unwrap_or_else(|| format!("Proxmox VE refused to {read} ({})", message.trim_end_matches('.')))
 }
 
 /// The guest cannot answer: no agent configured, agent not running, guest stopped.
@@ -453,6 +475,17 @@ mod tests {
         assert!(is_unreachable(&e(ApiErrorKind::Connect, None)));
         assert!(!is_unreachable(&e(ApiErrorKind::Http, Some(500))));
         assert!(!is_unreachable(&e(ApiErrorKind::Http, Some(403))));
+    }
+
+    #[test]
+    fn an_agent_read_refused_names_the_privilege_pve_asked_for() {
+        let pve9 = "Permission check failed (/vms/101, VM.GuestAgent.Audit|VM.GuestAgent.Unrestricted) - API token ops@pve!t lacks this privilege";
+        assert_eq!(
+            refused(pve9, GuestKind::Qemu),
+            "API token ops@pve!t lacks VM.GuestAgent.Audit or VM.GuestAgent.Unrestricted on /vms/101, which Proxmox VE requires to read the guest agent"
+        );
+        assert!(refused("Permission check failed (/vms/101, VM.Monitor)", GuestKind::Qemu).starts_with("the caller lacks VM.Monitor on /vms/101"));
+        assert_eq!(refused("Permission check failed", GuestKind::Qemu), "Proxmox VE refused to read the guest agent (Permission check failed)");
     }
 
     #[test]

@@ -43,7 +43,7 @@ pub fn spec() -> ModuleSpec {
         Opt::bool("network")
             .default(false)
             .desc("Whether to add each guest's network interfaces as reported from inside the guest, as RV(proxmox_vms[].network).")
-            .desc("A QEMU VM needs a running QEMU guest agent. A guest that is not running, or a VM whose agent is not configured or not running, is skipped with a warning.")
+            .desc("A QEMU VM needs a running QEMU guest agent. A guest that is not running, or a VM whose agent is not configured or not running, is skipped with a warning, as is a guest whose agent the caller may not read (Proxmox VE 9 needs C(VM.GuestAgent.Audit) on it, 8 needed C(VM.Monitor)); the warning names the privilege and the guest.")
             .desc("Costs one API call per running guest."),
     ]);
     ModuleSpec {

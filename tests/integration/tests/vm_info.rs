@@ -136,6 +136,33 @@ fn config_current_and_pending_show_both_sides_of_a_pending_change() {
     assert_eq!(guest(play.task("ct"), 200)["config"]["hostname"], json!("ct-dns"));
 }
 
+/// PVE 9 reads the guest agent only with `VM.GuestAgent.Audit` on the guest: a token
+/// without it on one VM gets a warning naming the privilege and that VM, and the other
+/// guests' interfaces.
+#[test]
+fn an_agent_the_token_may_not_read_is_a_warning_not_a_failure() {
+    let mut cfg = pvesim::SimConfig { agent_delay_ms: 0, address_delay_ms: 0, ..Default::default() };
+    cfg.scenario.roles.insert("SeeOnly".into(), vec!["VM.Audit".into()]);
+    cfg.scenario.acls.push(pvesim::state::AclDef { path: "/vms/101".into(), ugid: "ansible@pve!automation".into(), roles: vec!["SeeOnly".into()], propagate: true });
+    let env = Env::start_with(cfg);
+    let (status, body) = env.api("PUT", "/nodes/pve1/qemu/100/config", &[("agent", "1")]);
+    assert_eq!(status, 200, "{body}");
+    env.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "101"), ("agent", "1"), ("net0", "virtio,bridge=vmbr0")]);
+    start_vm(&env, "pve1", 100);
+    start_vm(&env, "pve1", 101);
+
+    let t = info(&env, "{network: true}");
+    assert!(!t.failed, "{}", t.result);
+    assert!(guest(&t, 100)["network"].is_array(), "VM 100's agent is readable: {}", t.result);
+    assert!(guest(&t, 200)["network"].is_array(), "the container's interfaces need only VM.Audit");
+    assert!(guest(&t, 101).get("network").is_none(), "{}", t.result);
+    assert!(
+        t.warnings().contains(&"No network information for VM 101: API token ansible@pve!automation lacks VM.GuestAgent.Audit or VM.GuestAgent.Unrestricted on /vms/101, which Proxmox VE requires to read the guest agent.".to_string()),
+        "{:?}",
+        t.warnings()
+    );
+}
+
 #[test]
 fn network_of_running_guests_and_warnings_for_the_others() {
     let env = Env::start();
