@@ -78,6 +78,8 @@ pub struct Power {
     /// QEMU's view: `paused` for a suspended VM.
     pub qmpstatus: Option<String>,
     pub lock: Option<String>,
+    /// An HA resource (`ha.managed`): PVE removes it only with `purge`.
+    pub ha_managed: bool,
 }
 
 pub fn power(client: &Client, vm: &Vm) -> Result<Power, ApiError> {
@@ -87,6 +89,7 @@ pub fn power(client: &Client, vm: &Vm) -> Result<Power, ApiError> {
         status: text("status").unwrap_or_else(|| "unknown".into()),
         qmpstatus: text("qmpstatus"),
         lock: text("lock"),
+        ha_managed: data.pointer("/ha/managed").is_some_and(|m| m.as_u64() == Some(1) || m.as_str() == Some("1")),
     })
 }
 

@@ -131,6 +131,14 @@ pub fn handle(ctx: &mut Ctx, state: &str) -> Result<Output, Failure> {
             (format!("VM {id} is converting to template"), "template")
         }
         "absent" => {
+            // PVE refuses to remove an HA resource without purge only after a running VM
+            // was stopped; found out before anything is written.
+            if power.ha_managed && !ctx.p.flag("purge") {
+                return Err(Failure::new(format!(
+                    "deletion of VM {id} failed with exception: VM {id} is HA-managed, and PVE removes an HA resource only with purge: true (which also drops it from backup jobs and replication). Nothing was changed"
+                ))
+                .with("vmid", id));
+            }
             if running && !force {
                 return Ok(Output::unchanged(format!(
                     "VM {id} is running. Stop it before deletion or use force=true."

@@ -86,14 +86,14 @@ fn ha_managed_vm_is_started_and_stopped_through_the_ha_manager() {
     assert_eq!(status(&env, 100), "stopped");
     assert_eq!(resource(&env, 100)["hastate"], "stopped");
 
-    // Removing an HA resource's VM needs purge (PVE's own refusal otherwise).
+    // Removing an HA resource's VM needs purge (said before any write).
     let refused = env.play(&task("    vmid: 100\n    state: absent\n"));
     assert!(refused.task("t").failed);
     assert!(
         refused
             .task("t")
             .msg()
-            .contains("used in HA resources and purge parameter not set"),
+            .contains("only with purge: true"),
         "{}",
         refused.task("t").msg()
     );
@@ -265,4 +265,26 @@ fn every_module_tolerates_the_keys_and_entries_pve9_adds() {
         "{vm}"
     );
     assert_eq!(vm["config"]["parent"], "before-upgrade");
+}
+
+/// PVE refuses to remove an HA resource without `purge`, but only after a running VM
+/// was stopped: the module says so before anything is written.
+#[test]
+fn absent_of_an_ha_managed_vm_without_purge_fails_before_any_write() {
+    let mut scenario = pvesim::scenario::Scenario::default_cluster();
+    scenario.guests.iter_mut().find(|g| g.vmid == 100).unwrap().running = true;
+    scenario.ha_resources.push(HaResource { sid: "vm:100".into(), state: "started".into(), comment: None });
+    let env = Env::start_with(pvesim::SimConfig { scenario, ..Default::default() });
+    env.clear_requests();
+    let play = env.play(&task("    vmid: 100\n    state: absent\n    force: true\n"));
+    let t = play.task("t");
+    assert!(t.failed);
+    assert_eq!(
+        t.msg(),
+        "deletion of VM 100 failed with exception: VM 100 is HA-managed, and PVE removes an HA resource only with purge: true (which also drops it from backup jobs and replication). Nothing was changed"
+    );
+    let log = env.requests()["log"].as_array().unwrap().clone();
+    let writes: Vec<&Value> = log.iter().filter(|e| e["method"] != "GET" && !e["path"].as_str().unwrap().ends_with("/access/ticket")).collect();
+    assert!(writes.is_empty(), "{writes:?}");
+    assert_eq!(status(&env, 100), "running");
 }
