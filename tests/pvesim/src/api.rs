@@ -200,6 +200,8 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("GET", "/version") => cluster::version(ctx),
         ("GET", "/cluster/nextid") => cluster::nextid(ctx),
         ("GET", "/cluster/resources") => cluster::resources(ctx),
+        ("GET", "/cluster/ha/resources") => crate::ha::index(ctx),
+        ("POST", "/cluster/ha/resources") => crate::ha::create(ctx),
         ("GET", "/nodes") => cluster::nodes(ctx),
         ("GET", "/pools") => crate::pools::index(ctx),
         ("GET", "/pools/{poolid}") => crate::pools::read(ctx),

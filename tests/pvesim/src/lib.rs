@@ -16,6 +16,7 @@ pub mod auth;
 pub mod cluster;
 pub mod control;
 pub mod error;
+pub mod ha;
 pub mod import;
 pub mod nodes;
 pub mod params;

@@ -46,6 +46,7 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     let plan = update::plan(ctx, true)?;
     let start = ctx.flag("start");
+    let ha_managed = ctx.flag("ha-managed");
     // The config file with only the lock: from here on the vmid is taken.
     let mut conf = Config::default();
     conf.current.insert("lock".into(), "create".into());
@@ -106,6 +107,10 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             c.volumes.retain(|v| before.contains(&format!("{:?}:{}", v.node, v.volid())));
             c.guests.remove(&vmid);
             return Err(format!("unable to create VM {vmid} - {e}"));
+        }
+        if ha_managed {
+            t.log.push("Add as HA resource".into());
+            super::ha::add(c, vmid, if start { "started" } else { "stopped" });
         }
         if start {
             t.log.push("Execute autostart".into());

@@ -3,7 +3,9 @@
 //! (`ha-manager set vm:<id> --state started`, `ha-manager crm-command stop vm:<id>
 //! <timeout>`) and ends at once; the HA manager then starts or stops the VM in its
 //! own `qmstart`/`qmstop`/`qmshutdown` task (run as root@pam) a little later. So the
-//! request's task ends before the VM's state changes.
+//! request's task ends before the VM's state changes. A migration is the same: a
+//! `hamigrate` task records `ha-manager migrate vm:<id> <target>` and ends; the HA
+//! manager then runs the `qmigrate` task on the VM's node.
 
 use super::power;
 use crate::api::Ctx;
@@ -68,6 +70,32 @@ pub fn stop(ctx: &mut Ctx<'_>, shutdown: bool) -> ApiResult<Value> {
         Ok(())
     }));
     Ok(Value::String(upid))
+}
+
+/// `POST …/migrate` of an HA-managed VM, after migrate_vm's own checks.
+pub fn migrate(ctx: &mut Ctx<'_>, target: &str) -> ApiResult<Value> {
+    let vmid = ctx.vmid();
+    let sim = ctx.sim.clone();
+    let target = target.to_string();
+    let node = ctx.node();
+    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "hamigrate", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
+        t.log.push(format!("Requesting HA migration for VM {vmid} to node {target}"));
+        t.check_fault()?;
+        // The CRM's migrate: online (a stopped VM moves offline), no storage mapping.
+        if let Some(g) = c.guests.get(&vmid) {
+            let (from, running) = (g.node.clone(), g.running);
+            super::lifecycle::spawn_migration(&sim, c, &from, vmid, &target, &ha_user(), running, None, false);
+        }
+        Ok(())
+    }));
+    Ok(Value::String(upid))
+}
+
+/// `ha-manager add vm:<id> --state <state>`, as the create task runs it for `ha-managed`.
+pub fn add(c: &mut Cluster, vmid: u32, state: &str) {
+    if c.ha_resource(vmid).is_none() {
+        c.ha_resources.push(crate::state::HaResource { sid: format!("vm:{vmid}"), state: state.to_string(), comment: None });
+    }
 }
 
 /// `ha` of `status/current` (`PVE::HA::Config::get_service_status`).

@@ -377,9 +377,34 @@ pub fn migrate(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         None => None,
     };
     let with_local = ctx.flag("with-local-disks");
-    let node2 = node.clone();
-    ctx.c.guests.get_mut(&vmid).ok_or_else(|| super::missing_conf(&node, vmid))?.conf.current.insert("lock".into(), "migrate".into());
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmigrate", &vmid.to_string(), ctx.who, vec![format!("starting migration of VM {vmid} to node '{target}'")], Box::new(move |c, t| {
+    // An HA-managed VM is handed to the HA manager (qemu-server's migrate_vm).
+    if super::ha::managed(ctx.c, vmid) {
+        return super::ha::migrate(ctx, &target);
+    }
+    let sim = ctx.sim.clone();
+    let upid = spawn_migration(&sim, ctx.c, &node, vmid, &target, ctx.who, running, storage_map, with_local);
+    Ok(Value::String(upid))
+}
+
+/// Locks the VM and starts its `qmigrate` task on `node` (a migration the API was asked
+/// for, or one the HA manager runs).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn spawn_migration(
+    sim: &std::sync::Arc<crate::sim::SimInner>,
+    c: &mut Cluster,
+    node: &str,
+    vmid: u32,
+    target: &str,
+    who: &crate::auth::Identity,
+    running: bool,
+    storage_map: Option<StorageMap>,
+    with_local: bool,
+) -> String {
+    let (node2, target) = (node.to_string(), target.to_string());
+    if let Some(g) = c.guests.get_mut(&vmid) {
+        g.conf.current.insert("lock".into(), "migrate".into());
+    }
+    tasks::spawn(sim, c, node, "qmigrate", &vmid.to_string(), who, vec![format!("starting migration of VM {vmid} to node '{target}'")], Box::new(move |c, t| {
         let unlock = |c: &mut Cluster| {
             if let Some(g) = c.guests.get_mut(&vmid) {
                 g.conf.current.remove("lock");
@@ -452,13 +477,12 @@ pub fn migrate(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         unlock(c);
         t.log.push("migration finished successfully (duration 00:00:01)".to_string());
         Ok(())
-    }));
-    Ok(Value::String(upid))
+    }))
 }
 
 /// `targetstorage` (a storage-pair-list): one storage for all, `1` for each storage to
 /// itself, or `source:target` pairs; every target checked as qemu-server's migrate_vm does.
-struct StorageMap {
+pub(super) struct StorageMap {
     default: Option<String>,
     pairs: Vec<(String, String)>,
 }
