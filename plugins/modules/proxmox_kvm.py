@@ -248,10 +248,10 @@ options:
       - "Keys set this way today: C(amd-sev), C(intel-tdx) (confidential computing) and C(ivshmem) (shared memory with the host): hardware features whose
         property strings PVE keeps extending, so the schema's format is the one to follow, and O(extra_config) converges them like any option, for example
         C({\"amd-sev\": \"type=snp,allow-smt=1\"}). Like PVE, only C(root@pam) (password login) may set them; they take effect at the next start."
-      - "The parameters of PVE's create call that are not config keys have their own options or no place in a task: C(start) is O(state=started), C(archive),
-        C(storage), C(pool), C(unique), C(live-restore), C(import-working-storage) and C(bwlimit) are O(archive), O(storage), O(pool), O(unique),
-        O(live_restore), O(import_working_storage) and O(bwlimit), C(ha-managed) belongs to HA management, C(force), C(skiplock), C(digest), C(delete) and
-        C(revert) are options of their own, and C(background_delay) does not apply (the module waits for every task)."
+      - "The parameters of PVE's create call that are not config keys have their own options or no place in a task: C(start) is O(state=started), C(ha-managed)
+        is O(ha_managed), C(archive), C(storage), C(pool), C(unique), C(live-restore), C(import-working-storage) and C(bwlimit) are O(archive), O(storage),
+        O(pool), O(unique), O(live_restore), O(import_working_storage) and O(bwlimit), C(force), C(skiplock), C(digest), C(delete) and C(revert) are options of
+        their own, and C(background_delay) does not apply (the module waits for every task)."
     type: dict
     version_added: "0.2.0"
   force:
@@ -282,6 +282,15 @@ options:
       - Full clone (V(true)) or linked clone (V(false), from a template).
     type: bool
     default: true
+  ha_managed:
+    description:
+      - Create the VM as an HA resource (sent as C(ha-managed) with the create; PVE 9.0.24 or later, older versions fail naming this before anything is made).
+        PVE gives it the request state C(stopped); from then on PVE's HA manager starts, stops and migrates it (a later O(state=started) task,
+        O(migrate=true)), and the module waits until the VM has reached the state or node asked for.
+      - "Applies to a VM this task creates or restores (PVE's clone has no such parameter: a clone gets a warning); an existing VM that is not HA-managed gets
+        a warning and is left as it is."
+    type: bool
+    version_added: "0.2.0"
   hookscript:
     description:
       - Script run at the VM's lifecycle steps, for example C(local:snippets/hook.pl).
@@ -1069,6 +1078,7 @@ ARGUMENT_SPEC = {
     'vmid_range': {'type': 'list', 'elements': 'int'},
     'node': {'type': 'str'},
     'pool': {'type': 'str'},
+    'ha_managed': {'type': 'bool'},
     'state': {
         'type': 'str',
         'default': 'present',

@@ -11,7 +11,7 @@ use super::keys::{self, KeyNeed};
 pub enum Write {
     /// `POST /nodes/{node}/qemu`: the config given (drive values as sent, `storage:size`
     /// for new volumes), the pool, the `storage` parameter, start after create.
-    Create { vmid: u32, pool: Option<String>, storage: Option<String>, start: bool, config: Vec<(String, String)> },
+    Create { vmid: u32, pool: Option<String>, storage: Option<String>, start: bool, ha_managed: bool, config: Vec<(String, String)> },
     /// `POST .../clone` of `source` (its config: disks and NICs) to `vmid`; `storage` is
     /// the target storage of a full clone.
     Clone { source: u32, vmid: u32, pool: Option<String>, storage: Option<String>, source_config: Vec<(String, String)> },
@@ -66,9 +66,12 @@ fn vm_path(vmid: u32) -> String {
 pub fn needs(write: &Write) -> Vec<Need> {
     let mut out = Vec::new();
     match write {
-        Write::Create { vmid, pool, storage, start, config } => {
+        Write::Create { vmid, pool, storage, start, ha_managed, config } => {
             if let Some(s) = storage {
                 out.push(all("storage", &["Datastore.AllocateSpace"], format!("/storage/{s}")));
+            }
+            if *ha_managed {
+                out.push(all("ha_managed", &["Sys.Console"], "/".to_string()));
             }
             if *start {
                 out.push(on_vm_or_pool("start", &["VM.PowerMgmt"], *vmid, pool.as_deref()));
@@ -254,6 +257,7 @@ mod tests {
             pool: None,
             storage: None,
             start: true,
+            ha_managed: false,
             config: vec![
                 ("cores".into(), "2".into()),
                 ("scsi0".into(), "local-lvm:32".into()),

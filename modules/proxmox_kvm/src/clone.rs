@@ -18,6 +18,9 @@ use crate::wanted;
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
 pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
     let p = ctx.p;
+    if p.flag("ha_managed") {
+        ctx.warnings.push("ha_managed applies when a VM is created or restored; PVE's clone has no such parameter, so the clone is not HA-managed. Add it to HA with ha-manager add vm:<vmid> (or POST /cluster/ha/resources)".to_string());
+    }
     let clone_name = p.str("clone").unwrap_or_default().to_string();
     // The node the clone is to be made on picks among same-named templates.
     let clone_node = p.non_empty("target").or(p.non_empty("node"));

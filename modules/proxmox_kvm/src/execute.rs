@@ -121,7 +121,7 @@ impl Executor<'_> {
                 let posted = self.allocate_and_post(vm, allocation, &prefix, None, named.as_deref(), |c, id| {
                     let mut body = vec![("vmid".to_string(), id.to_string())];
                     body.extend(form.iter().cloned());
-                    c.post(&format!("/nodes/{node}/qemu"), &fields(&body))
+                    c.post(&format!("/nodes/{node}/qemu"), &fields(&body)).map_err(ha_managed_unknown)
                 })?;
                 match posted {
                     Some(upid) => self.wait(&upid, self.long_timeout, "creating", &prefix(vm.vmid), vm.vmid),
@@ -315,11 +315,19 @@ impl Executor<'_> {
                     ("with-local-disks".to_string(), u8::from(*with_local_disks).to_string()),
                 ];
                 body.extend(options.iter().cloned());
+                let started = std::time::Instant::now();
                 let answer = self
                     .client
                     .post(&vm.path("/migrate"), &fields(&body))
                     .map_err(|e| api_fail(&prefix, e, id))?;
-                self.wait_answer(&answer, self.long_timeout, "migrating", &prefix, id)
+                self.wait_answer(&answer, self.long_timeout, "migrating", &prefix, id)?;
+                // An HA-managed VM: the task only handed the request to the HA manager,
+                // which migrates the VM later in its own task. Done means it is there.
+                if answer.as_str().is_some_and(is_ha_migration) {
+                    let left = self.long_timeout.saturating_sub(started.elapsed());
+                    self.wait_on_node(vm, target, left)?;
+                }
+                Ok(())
             }
             Action::MoveClone { from, to, targetstorage } => {
                 let prefix = format!("Unable to clone vm {name}: the clone VM {id} was made on {from}, its move to {to} failed: ");
@@ -443,6 +451,31 @@ impl Executor<'_> {
                     "Reached timeout while waiting for {op} VM. VM {} is HA-managed: the HA manager accepted the request, but the VM was still {} after {} s (check `ha-manager status` on the cluster, or raise timeout)",
                     vm.vmid,
                     power.status,
+                    t0.elapsed().as_secs()
+                ))
+                .with("vmid", vm.vmid));
+            }
+            std::thread::sleep(pause.min(budget.saturating_sub(t0.elapsed())));
+            pause = (pause * 2).min(Duration::from_secs(1));
+        }
+    }
+
+    /// Polls the cluster listing until the VM is on `target`, unlocked (after an HA
+    /// migration request).
+    fn wait_on_node(&mut self, vm: &Vm, target: &str, budget: Duration) -> Result<(), Failure> {
+        let t0 = std::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let guests = vm::list(self.client).map_err(|e| api_fail("", e, vm.vmid))?;
+            let now = vm::by_vmid(&guests, vm.vmid);
+            if now.is_some_and(|g| g.node == target && g.lock.is_none()) {
+                return Ok(());
+            }
+            if t0.elapsed() >= budget {
+                return Err(Failure::new(format!(
+                    "Reached timeout while waiting for migrating VM. VM {} is HA-managed: the HA manager accepted the migration to {target}, but the VM was still on {} after {} s (check `ha-manager status` on the cluster, or raise timeout)",
+                    vm.vmid,
+                    now.map_or("no node", |g| g.node.as_str()),
                     t0.elapsed().as_secs()
                 ))
                 .with("vmid", vm.vmid));
@@ -773,6 +806,21 @@ pub fn ha_request_target(upid: &str) -> Option<&'static str> {
     }
 }
 
+/// Whether a migration's task (UPID type field) is an HA request, not the migration.
+pub fn is_ha_migration(upid: &str) -> bool {
+    upid.split(':').nth(5) == Some("hamigrate")
+}
+
+/// PVE before 9.0.24 has no `ha-managed` on create and refuses it as an unknown
+/// parameter (nothing was made): said in the task's terms.
+fn ha_managed_unknown(mut e: ApiError) -> ApiError {
+    if e.errors.as_ref().is_some_and(|errs| errs.contains_key("ha-managed")) {
+        e.message = "ha_managed: true needs PVE 9.0.24 or later, which takes ha-managed with the create; this cluster does not know it. Create the VM without ha_managed and add it to HA afterwards (ha-manager add vm:<vmid>, or POST /cluster/ha/resources). Nothing was created".to_string();
+        e.errors = None;
+    }
+    e
+}
+
 /// Who holds a vmid PVE refused because it exists.
 enum Holder {
     /// A VM with the name this task gives (another run's create of the same name).
@@ -876,6 +924,8 @@ mod tests {
             None
         );
         assert_eq!(ha_request_target("not a upid"), None);
+        assert!(is_ha_migration("UPID:pve1:00100001:01000000:6570A1B2:hamigrate:100:root@pam:"));
+        assert!(!is_ha_migration("UPID:pve1:00100001:01000000:6570A1B2:qmigrate:100:root@pam:"));
     }
 
     #[test]

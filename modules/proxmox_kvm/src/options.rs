@@ -145,7 +145,7 @@ fn pve9_config() -> Vec<Opt> {
             .desc("Any other key of the VM config, set as PVE's C(qm set) would: a dict of PVE config keys to values, for example C({\"newkey\": \"value\"}). Converged, diffed, predicted in check mode and reported as pending like the declared options.")
             .desc("Checked before anything is written against the Proxmox VE API schema the module carries (PVE 9.1): an unknown key, or a value not in the key's format, fails naming the key and the format. A key that has its own option (O(cores), O(net), O(efidisk0), ...) is refused there, naming the option.")
             .desc("Keys set this way today: C(amd-sev), C(intel-tdx) (confidential computing) and C(ivshmem) (shared memory with the host): hardware features whose property strings PVE keeps extending, so the schema's format is the one to follow, and O(extra_config) converges them like any option, for example C({\"amd-sev\": \"type=snp,allow-smt=1\"}). Like PVE, only C(root@pam) (password login) may set them; they take effect at the next start.")
-            .desc("The parameters of PVE's create call that are not config keys have their own options or no place in a task: C(start) is O(state=started), C(archive), C(storage), C(pool), C(unique), C(live-restore), C(import-working-storage) and C(bwlimit) are O(archive), O(storage), O(pool), O(unique), O(live_restore), O(import_working_storage) and O(bwlimit), C(ha-managed) belongs to HA management, C(force), C(skiplock), C(digest), C(delete) and C(revert) are options of their own, and C(background_delay) does not apply (the module waits for every task)."),
+            .desc("The parameters of PVE's create call that are not config keys have their own options or no place in a task: C(start) is O(state=started), C(ha-managed) is O(ha_managed), C(archive), C(storage), C(pool), C(unique), C(live-restore), C(import-working-storage) and C(bwlimit) are O(archive), O(storage), O(pool), O(unique), O(live_restore), O(import_working_storage) and O(bwlimit), C(force), C(skiplock), C(digest), C(delete) and C(revert) are options of their own, and C(background_delay) does not apply (the module waits for every task)."),
     ]
 }
 
@@ -233,6 +233,10 @@ fn control() -> Vec<Opt> {
             .desc("Node to create the VM on, and the target node of O(migrate=true).")
             .desc("Required only to create a VM (without O(clone)). For an existing VM the node that holds it is found from the cluster; a clone is made on the source's node."),
         Opt::str("pool").desc("Resource pool of a new VM or clone. Not changed on existing VMs."),
+        Opt::bool("ha_managed")
+            .added("0.2.0")
+            .desc("Create the VM as an HA resource (sent as C(ha-managed) with the create; PVE 9.0.24 or later, older versions fail naming this before anything is made). PVE gives it the request state C(stopped); from then on PVE's HA manager starts, stops and migrates it (a later O(state=started) task, O(migrate=true)), and the module waits until the VM has reached the state or node asked for.")
+            .desc("Applies to a VM this task creates or restores (PVE's clone has no such parameter: a clone gets a warning); an existing VM that is not HA-managed gets a warning and is left as it is."),
         Opt::str("state")
             .default("present")
             .choices(STATES)

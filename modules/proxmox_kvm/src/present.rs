@@ -33,6 +33,12 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
             vm.vmid, vm.node
         ));
     }
+    if ctx.p.flag("ha_managed") && !api::power(ctx.client, &vm).is_ok_and(|p| p.ha_managed) {
+        ctx.warnings.push(format!(
+            "VM {} exists and is not HA-managed: ha_managed applies when a VM is created. Add it to HA with ha-manager add vm:{} (or POST /cluster/ha/resources)",
+            vm.vmid, vm.vmid
+        ));
+    }
     if !ctx.p.flag("update") {
         let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid))
             .with("vmid", vm.vmid);
@@ -304,6 +310,9 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         if let Some(v) = p.non_empty(option) {
             form.push((option.to_string(), v.to_string()));
         }
+    }
+    if p.flag("ha_managed") {
+        form.push(("ha-managed".into(), "1".into()));
     }
     if archive.is_some() {
         // PVE restores the archive's config and takes no config keys with it: the rest

@@ -104,7 +104,7 @@ pub const REQUEST_OPTIONS: &[(&str, Option<&str>)] = &[
     ("delete", Some("delete")),
     ("digest", Some("digest")),
     ("force", Some("force")),
-    ("ha-managed", None),
+    ("ha-managed", Some("ha_managed")),
     ("import-working-storage", Some("import_working_storage")),
     ("live-restore", Some("live_restore")),
     ("node", Some("node")),

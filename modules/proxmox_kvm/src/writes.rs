@@ -35,6 +35,7 @@ pub fn of(plan: &Plan, known: &Known) -> Vec<Write> {
                     pool: field(form, "pool"),
                     storage: field(form, "storage"),
                     start: field(form, "start").as_deref() == Some("1"),
+                    ha_managed: field(form, "ha-managed").as_deref() == Some("1"),
                     config,
                 });
             }

@@ -288,3 +288,44 @@ fn absent_of_an_ha_managed_vm_without_purge_fails_before_any_write() {
     assert!(writes.is_empty(), "{writes:?}");
     assert_eq!(status(&env, 100), "running");
 }
+
+/// A VM created as an HA resource (`ha-managed` with the create), then migrated: PVE
+/// answers the migration with a `hamigrate` task that only hands the request to the HA
+/// manager and ends at once; the module returns only once the VM runs on the target.
+#[test]
+fn an_ha_managed_vm_is_created_and_migrated_through_the_ha_manager() {
+    // PVE asks Sys.Console on / of whoever creates an HA resource.
+    let mut scenario = pvesim::scenario::Scenario::default_cluster();
+    scenario.roles.insert("HAOperator".into(), vec!["Sys.Console".into()]);
+    for ugid in ["ansible@pve", "ansible@pve!automation"] {
+        scenario.acls.push(pvesim::state::AclDef { path: "/".into(), ugid: ugid.into(), roles: vec!["HAOperator".into()], propagate: true });
+    }
+    let env = Env::start_with(pvesim::SimConfig { scenario, ..Default::default() });
+    let play = env.play(
+        "- name: create\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 210\n    name: ha-web\n    node: pve1\n    ha_managed: true\n    cores: 1\n\
+         - name: start\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 210\n    state: started\n",
+    );
+    assert!(play.task("create").changed, "{}", play.transcript());
+    assert!(play.task("start").changed, "{}", play.transcript());
+    let ha = env.api_get("/cluster/ha/resources");
+    let entry = ha.as_array().unwrap().iter().find(|r| r["sid"] == "vm:210").cloned();
+    assert_eq!(entry.as_ref().map(|r| r["state"].clone()), Some("started".into()), "{ha}");
+    assert_eq!(status(&env, 210), "running", "the start went through the HA manager and was awaited");
+
+    // The HA manager's migration runs a while after the request's task has ended.
+    env.fault(serde_json::json!({"task_type": "qmigrate", "duration_ms": 1500, "times": 1}));
+    env.clear_requests();
+    let migrate = "    vmid: 210\n    node: pve2\n    migrate: true\n";
+    let moved = env.play(&task(migrate));
+    let t = moved.task("t");
+    assert!(t.changed, "{}", moved.transcript());
+    assert_eq!(t.msg(), "VM 210 has been migrated from pve1 to pve2");
+    assert_eq!(resource(&env, 210)["node"], "pve2", "the module returned only once the VM was on pve2");
+    assert_eq!(resource(&env, 210)["status"], "running");
+    let log = env.requests()["log"].as_array().unwrap().clone();
+    let tasks: Vec<&str> = log.iter().filter_map(|e| e["path"].as_str()).filter(|p| p.contains("/tasks/UPID")).collect();
+    assert!(tasks.iter().any(|p| p.contains(":hamigrate:")), "{tasks:?}");
+
+    let again = env.play(&task(migrate));
+    assert!(!again.task("t").changed, "{}", again.transcript());
+}
