@@ -26,10 +26,11 @@ fn config(set: &[(&str, &str)]) -> Write {
 /// Every operation of the four modules that writes (`proxmox_vm_info` only reads).
 pub fn operations() -> Vec<Operation> {
     let op = |module, what, write| Operation { module, what, write };
-    let create = |pool: Option<&str>| Write::Create { vmid: VM, pool: pool.map(str::to_string), storage: None, start: false, config: vec![] };
+    let create = |pool: Option<&str>| Write::Create { vmid: VM, pool: pool.map(str::to_string), storage: None, start: false, ha_managed: false, config: vec![] };
     vec![
         op("proxmox_kvm", "create", create(None)),
         op("proxmox_kvm", "create with `pool`", create(Some("{pool}"))),
+        op("proxmox_kvm", "create with `ha_managed`", Write::Create { vmid: VM, pool: None, storage: None, start: false, ha_managed: true, config: vec![] }),
         op("proxmox_kvm", "`clone` (full, or `storage`)", Write::Clone {
             source: OTHER,
             vmid: VM,

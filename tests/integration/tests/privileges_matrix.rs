@@ -81,7 +81,7 @@ fn tasks(t: &Token) -> Vec<(&'static str, &'static str, Value)> {
     let b = t.base;
     let mut tasks = vec![
         ("proxmox_kvm", "create", json!({
-            "node": "pve1", "vmid": b + 2, "name": format!("m{}", b + 2), "pool": "prod", "cores": 2, "memory": 1024, "vga": "std",
+            "node": "pve1", "vmid": b + 2, "name": format!("m{}", b + 2), "pool": "prod", "ha_managed": true, "cores": 2, "memory": 1024, "vga": "std",
             "onboot": true, "startup": "order=1", "scsi": {"scsi0": "local-lvm:1"}, "ciuser": "admin",
             "ide": {"ide2": "isos:iso/debian-13-netinst.iso,media=cdrom", "ide0": "local-lvm:cloudinit"},
             "net": {"net0": "virtio,bridge=vmbr0,tag=20"}, "hostpci": {"hostpci0": "mapping=gpu"},
