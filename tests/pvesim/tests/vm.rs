@@ -403,6 +403,15 @@ fn guest_agent_and_power_states() {
     assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/resume", &[]), "OK");
     assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/reset", &[]), "OK");
     assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/reboot", &[]), "OK");
+    // The reboot's task ends with QEMU gone; the host's own qmstart brings it back.
+    assert_eq!(api.get("/nodes/pve1/qemu/140/status/current").data()["status"], "stopped");
+    let back = (0..50).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        api.get("/nodes/pve1/qemu/140/status/current").data()["status"] == "running"
+    });
+    assert!(back, "started again after the reboot");
+    let tasks = api.get("/nodes/pve1/tasks");
+    assert!(tasks.data().as_array().unwrap().iter().any(|t| t["type"] == "qmstart" && t["id"] == "140" && t["user"] == "root@pam"), "{}", tasks.raw);
     assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/shutdown", &[]), "OK");
     assert_eq!(api.get("/nodes/pve1/qemu/140/status/current").data()["status"], "stopped");
     // Hibernate: stopped with `lock: suspended`; other changes are refused, but both

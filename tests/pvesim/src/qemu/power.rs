@@ -135,14 +135,15 @@ pub fn reboot(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         return Err(ApiError::internal("VM is paused - cannot shutdown"));
     }
     let node2 = node.clone();
+    let sim = ctx.sim.clone();
     let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmreboot", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
         check_lock(vm(c, &node2, vmid).map_err(|e| e.message)?, false)?;
         t.check_fault()?;
+        // qemu-server's reboot is a shutdown with a reboot request: the task ends once
+        // QEMU has exited. qmeventd then runs `qm cleanup`, which starts the VM again in a
+        // qmstart task of its own (as root@pam): for that while the VM is stopped.
         stop_now(c, vmid);
-        // The host's event daemon starts it again.
-        if let Some(g) = c.guests.get_mut(&vmid) {
-            boot(g);
-        }
+        spawn_start(&sim, c, &node2, vmid, &Identity { userid: "root@pam".into(), tokenid: None }, false);
         Ok(())
     }));
     Ok(Value::String(upid))
