@@ -425,12 +425,17 @@ impl Executor<'_> {
         // starts or stops the VM later in its own task. Done means the state is reached.
         if let Some(want) = answer.as_str().and_then(ha_request_target) {
             let left = budget.saturating_sub(started.elapsed());
-            self.wait_power_state(vm, want, left, op, &prefix)?;
+            self.wait_power_state(vm, want, left, op, &prefix, Waited::HaManager)?;
+        } else if matches!(call, PowerCall::Reboot) {
+            // PVE's reboot task ends when the guest has shut down; the host starts it
+            // again in a task of its own. Restarted means running again.
+            let left = budget.saturating_sub(started.elapsed());
+            self.wait_power_state(vm, "running", left, op, &prefix, Waited::HostRestart)?;
         }
         Ok(())
     }
 
-    /// Polls `status/current` until the VM is `want` (after an HA request).
+    /// Polls `status/current` until the VM is `want` (after an HA request, or a reboot).
     fn wait_power_state(
         &mut self,
         vm: &Vm,
@@ -438,6 +443,7 @@ impl Executor<'_> {
         budget: Duration,
         op: &str,
         prefix: &str,
+        waited: Waited,
     ) -> Result<(), Failure> {
         let t0 = std::time::Instant::now();
         let mut pause = Duration::from_millis(100);
@@ -447,13 +453,12 @@ impl Executor<'_> {
                 return Ok(());
             }
             if t0.elapsed() >= budget {
-                return Err(Failure::new(format!(
-                    "Reached timeout while waiting for {op} VM. VM {} is HA-managed: the HA manager accepted the request, but the VM was still {} after {} s (check `ha-manager status` on the cluster, or raise timeout)",
-                    vm.vmid,
-                    power.status,
-                    t0.elapsed().as_secs()
-                ))
-                .with("vmid", vm.vmid));
+                let (id, status, secs) = (vm.vmid, &power.status, t0.elapsed().as_secs());
+                let msg = match waited {
+                    Waited::HaManager => format!("Reached timeout while waiting for {op} VM. VM {id} is HA-managed: the HA manager accepted the request, but the VM was still {status} after {secs} s (check `ha-manager status` on the cluster, or raise timeout)"),
+                    Waited::HostRestart => format!("Reached timeout while waiting for {op} VM. VM {id} shut down for its reboot, but the host had not started it again after {secs} s (status {status}; see the node's task list for its qmstart, or raise timeout)"),
+                };
+                return Err(Failure::new(msg).with("vmid", id));
             }
             std::thread::sleep(pause.min(budget.saturating_sub(t0.elapsed())));
             pause = (pause * 2).min(Duration::from_secs(1));
@@ -881,6 +886,16 @@ fn jitter(attempt: u32) -> Duration {
         .unwrap_or(0);
     let seed = nanos ^ std::process::id().wrapping_mul(2654435761);
     Duration::from_millis(u64::from(seed % (50 + 25 * attempt.min(8))))
+}
+
+
+/// Who changes the power state after the task the module waited for.
+#[derive(Debug, Clone, Copy)]
+enum Waited {
+    /// The HA manager, after a `hastart`/`hastop` request.
+    HaManager,
+    /// The host (qmeventd), starting a VM again after its `qmreboot`.
+    HostRestart,
 }
 
 #[cfg(test)]
