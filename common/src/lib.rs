@@ -37,6 +37,7 @@ pub mod cloudinit;
 pub mod connection;
 pub mod diff;
 pub mod argspec;
+pub mod assume;
 pub mod docs;
 pub mod duplicates;
 pub mod guest_net;

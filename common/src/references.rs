@@ -10,6 +10,7 @@
 
 use serde_json::{json, Value};
 
+use crate::assume::Assume;
 use crate::client::Client;
 use crate::propstring::{self, formats};
 use crate::vm::Storage;
@@ -134,13 +135,8 @@ fn list_or_none(items: &[&str]) -> String {
     }
 }
 
-/// Checks every reference of the `(key, value)` drive entries a task writes on `node`.
-pub fn verify<'a>(client: &Client, node: &str, entries: impl Iterator<Item = (&'a str, &'a str)>) -> Result<(), String> {
-    verify_listed(client, node, &[], entries)
-}
-
-/// [`verify`], given the storages the cluster listing (`/cluster/resources`) already
-/// showed: the node's own storage listing is asked for only when a referenced storage
+/// Checks every reference of the `(key, value)` drive entries a task writes on `node`,
+/// given the storages the cluster listing (`/cluster/resources`) already showed: the node's own storage listing is asked for only when a referenced storage
 /// is not among them (that listing also shows storages the caller may only allocate
 /// on), so a task whose storages are listed costs no extra call.
 pub fn verify_listed<'a>(
@@ -148,6 +144,7 @@ pub fn verify_listed<'a>(
     node: &str,
     listed: &[Storage],
     entries: impl Iterator<Item = (&'a str, &'a str)>,
+    assume: &Assume,
 ) -> Result<(), String> {
     let refs: Vec<DriveRef> = entries.flat_map(|(k, v)| drive_refs(k, v)).collect();
     if refs.is_empty() {
@@ -164,15 +161,19 @@ pub fn verify_listed<'a>(
             check_storage(&storages, node, r.key(), r.storage(), r.content())?;
         }
     }
-    verify_volumes(client, node, &refs)
+    verify_volumes(client, node, &refs, assume)
 }
 
 /// Checks only the existing volumes among `refs` (one content listing per storage), for
-/// a caller that has checked the storages already.
-pub fn verify_volumes(client: &Client, node: &str, refs: &[DriveRef]) -> Result<(), String> {
+/// a caller that has checked the storages already; a volume a check run may assume
+/// (`check_mode_assume`) is not looked for.
+pub fn verify_volumes(client: &Client, node: &str, refs: &[DriveRef], assume: &Assume) -> Result<(), String> {
     let mut listed: Vec<(String, Value)> = Vec::new();
     for r in refs {
         let DriveRef::Volume { key, volid, content } = r else { continue };
+        if assume.volume(volid) {
+            continue;
+        }
         let storage = r.storage().to_string();
         if !listed.iter().any(|(s, _)| *s == storage) {
             match client.get(&format!("/nodes/{node}/storage/{storage}/content"), &[]) {
@@ -181,7 +182,7 @@ pub fn verify_volumes(client: &Client, node: &str, refs: &[DriveRef]) -> Result<
             }
         }
         if let Some((_, listing)) = listed.iter().find(|(s, _)| *s == storage) {
-            check_volume(listing, node, key, volid, content)?;
+            check_volume(listing, node, key, volid, content).map_err(|e| format!("{e}{}", assume.hint("volumes", volid)))?;
         }
     }
     Ok(())

@@ -58,6 +58,24 @@ options:
       - writeback
       - unsafe
       - directsync
+  check_mode_assume:
+    description:
+      - "Only in check mode: references the task may take as existing because an earlier task of another collection, one that cannot run in check mode (so
+        C(--check) skips it), creates them. Without it such a check run fails, as the real run would if the earlier task had not made them."
+      - Ignored in real runs, which check every reference. Each assumption used is named in a warning.
+    type: dict
+    version_added: "0.2.0"
+    suboptions:
+      pools:
+        description:
+          - Resource pools to take as existing.
+        type: list
+        elements: str
+      volumes:
+        description:
+          - Volumes (C(storage:iso/name.iso), C(storage:import/name.qcow2)) to take as existing.
+        type: list
+        elements: str
   create:
     description:
       - "With O(state=present): V(regular) creates the disk when the key is free and converges it otherwise; V(disabled) never creates, only converges an
@@ -577,6 +595,7 @@ ARGUMENT_SPEC = {
     'trans': {'type': 'str', 'choices': ['auto', 'lba', 'none']},
     'werror': {'type': 'str', 'choices': ['enospc', 'ignore', 'report', 'stop']},
     'wwn': {'type': 'str'},
+    'check_mode_assume': {'type': 'dict', 'options': {'volumes': {'type': 'list', 'elements': 'str'}, 'pools': {'type': 'list', 'elements': 'str'}}},
 }
 
 NOT_THE_MODULE = (

@@ -126,6 +126,24 @@ options:
         and storage settings.
     type: int
     version_added: "0.2.0"
+  check_mode_assume:
+    description:
+      - "Only in check mode: references the task may take as existing because an earlier task of another collection, one that cannot run in check mode (so
+        C(--check) skips it), creates them. Without it such a check run fails, as the real run would if the earlier task had not made them."
+      - Ignored in real runs, which check every reference. Each assumption used is named in a warning.
+    type: dict
+    version_added: "0.2.0"
+    suboptions:
+      pools:
+        description:
+          - Resource pools to take as existing.
+        type: list
+        elements: str
+      volumes:
+        description:
+          - Volumes (C(storage:iso/name.iso), C(storage:import/name.qcow2)) to take as existing.
+        type: list
+        elements: str
   cicustom:
     description:
       - Custom cloud-init files, for example C(user=local:snippets/user.yml).
@@ -1117,6 +1135,7 @@ ARGUMENT_SPEC = {
     'wait_for_ip': {'type': 'bool', 'default': False},
     'ip_family': {'type': 'str', 'default': 'any', 'choices': ['ipv4', 'ipv6', 'any']},
     'wait_timeout': {'type': 'int', 'default': 300},
+    'check_mode_assume': {'type': 'dict', 'options': {'volumes': {'type': 'list', 'elements': 'str'}, 'pools': {'type': 'list', 'elements': 'str'}}},
 }
 
 NOT_THE_MODULE = (

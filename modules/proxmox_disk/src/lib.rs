@@ -89,7 +89,11 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         // The volume already attached there is no new reference.
         .filter(|r| !matches!(r, references::DriveRef::Volume { key, volid, .. } if vm.text(key).is_some_and(|t| t.split(',').next() == Some(volid.as_str()))))
         .collect();
-    references::verify_volumes(&client, &vm.node, &named).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+    let assume = ferrox_common::assume::Assume::from_params(&m.params, m.check_mode);
+    references::verify_volumes(&client, &vm.node, &named, &assume).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+    for w in assume.warnings() {
+        m.warn(w);
+    }
     if let (true, Some(storage)) = (plan.changed(), &plan.allocates_on) {
         check_storage(&client, &cluster, &vm.node, storage).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     }

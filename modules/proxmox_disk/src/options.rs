@@ -116,6 +116,7 @@ pub fn options() -> Vec<Opt> {
         let o = if d.choices.is_empty() { o } else { o.choices(d.choices) };
         o.desc(d.desc)
     }));
+    opts.push(ferrox_common::assume::option());
     opts
 }
 

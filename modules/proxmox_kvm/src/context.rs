@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use ferrox_common::assume::Assume;
 use ferrox_common::client::Client;
 use ferrox_common::connection::ConnectionParams;
 use ferrox_common::privileges::{Gate, Target};
@@ -39,6 +40,8 @@ pub struct Ctx<'a> {
     pub effects: Vec<Effect>,
     /// What PVE will refuse, known before the first write (one call, fetched when needed).
     pub gate: Gate<'a>,
+    /// What a check run may take as existing (`check_mode_assume`; nothing in real runs).
+    pub assume: Assume,
 }
 
 impl<'a> Ctx<'a> {
@@ -56,6 +59,7 @@ impl<'a> Ctx<'a> {
             known: Known::default(),
             effects: Vec::new(),
             gate: Gate::new(client, conn),
+            assume: Assume::from_params(p, check_mode),
         })
     }
 

@@ -30,6 +30,7 @@ pub fn all() -> Vec<Opt> {
     opts.extend(cloud_init());
     opts.extend(control());
     opts.extend(guest_wait());
+    opts.push(ferrox_common::assume::option());
     opts
 }
 

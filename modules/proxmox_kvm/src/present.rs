@@ -503,7 +503,7 @@ pub(crate) fn check_drives<'v>(
     node: &str,
     entries: impl Iterator<Item = (&'v String, &'v String)>,
 ) -> Result<(), Failure> {
-    references::verify_listed(ctx.client, node, &ctx.storages, entries.map(|(k, v)| (k.as_str(), v.as_str())))
+    references::verify_listed(ctx.client, node, &ctx.storages, entries.map(|(k, v)| (k.as_str(), v.as_str())), &ctx.assume)
         .map_err(Failure::new)
 }
 
@@ -523,7 +523,7 @@ pub(crate) fn newly_referenced<'c>(
 /// The task's `pool` must exist (`GET /pools/{pool}`, only when the task names one).
 /// A pool the caller may not audit is left to PVE's own check.
 pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
-    let Some(pool) = ctx.p.non_empty("pool") else {
+    let Some(pool) = ctx.p.non_empty("pool").filter(|p| !ctx.assume.pool(p)) else {
         return Ok(());
     };
     match ctx.client.get(&format!("/pools/{pool}"), &[]) {
@@ -536,8 +536,9 @@ pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
                 _ => Vec::new(),
             };
             Err(Failure::new(format!(
-                "pool '{pool}' does not exist (pools: {}); create it first (pveum pool add {pool}) or leave pool out",
-                if known.is_empty() { "none visible".to_string() } else { known.join(", ") }
+                "pool '{pool}' does not exist (pools: {}); create it first (pveum pool add {pool}) or leave pool out{}",
+                if known.is_empty() { "none visible".to_string() } else { known.join(", ") },
+                ctx.assume.hint("pools", pool)
             )))
         }
         _ => Ok(()),
