@@ -40,6 +40,7 @@ pub mod argspec;
 pub mod assume;
 pub mod docs;
 pub mod duplicates;
+pub mod flat_json;
 pub mod guest_net;
 pub mod hotplug;
 pub mod mask;

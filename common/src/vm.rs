@@ -3,6 +3,7 @@
 //! `GET /cluster/resources`. Unfiltered, that one call also lists the nodes and each
 //! node's storages ([`cluster`]), so a module needs no `/nodes` or storage listing.
 
+use std::borrow::Cow;
 use std::time::{Duration, Instant};
 
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
@@ -10,6 +11,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::client::{ApiError, ApiErrorKind, Client};
+use crate::flat_json;
 use crate::protocol::Failure;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,13 +84,18 @@ impl Cluster {
         self.storages.iter().filter(move |s| s.node == node)
     }
 
-    /// One entry of the listing, as JSON text: only the fields used are decoded.
+    /// One entry of the listing, as JSON text: only the fields used are decoded, by
+    /// [`flat_json`] when the entry has PVE's flat shape (thousands of entries per task
+    /// on a large cluster), else by serde.
     fn add_json(&mut self, json: &[u8]) -> Result<(), serde_json::Error> {
-        self.add(serde_json::from_slice(json)?);
+        match Entry::from_flat(json) {
+            Some(entry) => self.add(entry),
+            None => self.add(serde_json::from_slice(json)?),
+        }
         Ok(())
     }
 
-    fn add(&mut self, entry: Entry) {
+    fn add(&mut self, entry: Entry<'_>) {
         match entry.kind.as_str() {
             Some("qemu" | "lxc") => self.guests.extend(entry.into_guest()),
             Some("node") => {
@@ -139,7 +146,7 @@ impl<'de> Deserialize<'de> for Cluster {
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Cluster, A::Error> {
                 let mut cluster = Cluster::default();
-                while let Some(entry) = seq.next_element::<Entry>()? {
+                while let Some(entry) = seq.next_element::<Entry<'de>>()? {
                     cluster.add(entry);
                 }
                 Ok(cluster)
@@ -151,24 +158,61 @@ impl<'de> Deserialize<'de> for Cluster {
 
 /// The fields of one `/cluster/resources` entry the modules use; the rest is skipped
 /// unread. `vmid` may be a number or a string, `template` 0/1, `name` may be missing (a
-/// VM created moments ago is listed before its node's next status broadcast).
+/// VM created moments ago is listed before its node's next status broadcast). Strings
+/// borrow from the entry's text where JSON did not escape them (nearly always).
 #[derive(Deserialize, Default)]
 #[serde(default)]
-struct Entry {
-    #[serde(rename = "type")]
-    kind: Loose,
-    vmid: Loose,
-    node: Loose,
-    name: Loose,
-    status: Loose,
-    template: Loose,
-    lock: Loose,
-    storage: Loose,
-    content: Loose,
-    shared: Loose,
+struct Entry<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Loose<'a>,
+    #[serde(borrow)]
+    vmid: Loose<'a>,
+    #[serde(borrow)]
+    node: Loose<'a>,
+    #[serde(borrow)]
+    name: Loose<'a>,
+    #[serde(borrow)]
+    status: Loose<'a>,
+    #[serde(borrow)]
+    template: Loose<'a>,
+    #[serde(borrow)]
+    lock: Loose<'a>,
+    #[serde(borrow)]
+    storage: Loose<'a>,
+    #[serde(borrow)]
+    content: Loose<'a>,
+    #[serde(borrow)]
+    shared: Loose<'a>,
 }
 
-impl Entry {
+impl<'a> Entry<'a> {
+    /// The entry as [`flat_json`] reads it; `None` when serde must decide (nesting,
+    /// escapes, a value that is no JSON scalar, text that is not UTF-8).
+    fn from_flat(json: &'a [u8]) -> Option<Entry<'a>> {
+        let mut entry = Entry::default();
+        let mut readable = true;
+        flat_json::each_field(json, |key, value| {
+            let slot = match key {
+                b"type" => &mut entry.kind,
+                b"vmid" => &mut entry.vmid,
+                b"node" => &mut entry.node,
+                b"name" => &mut entry.name,
+                b"status" => &mut entry.status,
+                b"template" => &mut entry.template,
+                b"lock" => &mut entry.lock,
+                b"storage" => &mut entry.storage,
+                b"content" => &mut entry.content,
+                b"shared" => &mut entry.shared,
+                _ => return,
+            };
+            match Loose::from_scalar(value) {
+                Some(loose) => *slot = loose,
+                None => readable = false,
+            }
+        })?;
+        readable.then_some(entry)
+    }
+
     fn into_guest(self) -> Option<Guest> {
         let kind = match self.kind.as_str()? {
             "qemu" => GuestType::Qemu,
@@ -200,15 +244,34 @@ impl Entry {
 
 /// A scalar PVE sends as a number, a string or a boolean depending on version and path.
 #[derive(Default)]
-enum Loose {
+enum Loose<'a> {
     Int(i64),
-    Text(String),
+    Text(Cow<'a, str>),
     Bool(bool),
     #[default]
     Other,
 }
 
-impl Loose {
+impl<'a> Loose<'a> {
+    /// The value as serde would decode it from the same text; `None` for text that is
+    /// not valid JSON (serde then reports it).
+    fn from_scalar(value: flat_json::Scalar<'a>) -> Option<Loose<'a>> {
+        let raw = match value {
+            flat_json::Scalar::Str(text) => return std::str::from_utf8(text).ok().map(|t| Loose::Text(Cow::Borrowed(t))),
+            flat_json::Scalar::Raw(raw) => std::str::from_utf8(raw).ok()?,
+        };
+        match raw {
+            "true" => Some(Loose::Bool(true)),
+            "false" => Some(Loose::Bool(false)),
+            "null" => Some(Loose::Other),
+            number => match number.parse::<i64>() {
+                Ok(n) => Some(Loose::Int(n)),
+                // Beyond i64, or a fraction: serde gives u64/f64, which count as absent.
+                Err(_) => number.parse::<f64>().ok().filter(|_| number.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))).map(|_| Loose::Other),
+            },
+        }
+    }
+
     fn as_str(&self) -> Option<&str> {
         match self {
             Loose::Text(s) => Some(s),
@@ -218,48 +281,51 @@ impl Loose {
     /// The string, if PVE sent one (as before: anything else counts as absent).
     fn text(self) -> Option<String> {
         match self {
-            Loose::Text(s) => Some(s),
+            Loose::Text(s) => Some(s.into_owned()),
             _ => None,
         }
     }
 }
 
-impl<'de> Deserialize<'de> for Loose {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Loose, D::Error> {
-        struct Scalar;
-        impl<'de> Visitor<'de> for Scalar {
-            type Value = Loose;
+impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Loose<'a>, D::Error> {
+        struct Scalar<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Scalar<'a> {
+            type Value = Loose<'a>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a number, string or boolean")
             }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Loose, E> {
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Loose<'a>, E> {
                 Ok(Loose::Int(v))
             }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Loose, E> {
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Loose<'a>, E> {
                 Ok(i64::try_from(v).map_or(Loose::Other, Loose::Int))
             }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Loose, E> {
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Loose<'a>, E> {
                 Ok(Loose::Other)
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Loose, E> {
-                Ok(Loose::Text(v.to_string()))
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Loose<'a>, E> {
+                Ok(Loose::Text(Cow::Borrowed(v)))
             }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Loose, E> {
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Loose<'a>, E> {
+                Ok(Loose::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Loose<'a>, E> {
                 Ok(Loose::Bool(v))
             }
-            fn visit_unit<E: de::Error>(self) -> Result<Loose, E> {
+            fn visit_unit<E: de::Error>(self) -> Result<Loose<'a>, E> {
                 Ok(Loose::Other)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Loose, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Loose<'a>, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
                 Ok(Loose::Other)
             }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Loose, A::Error> {
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Loose<'a>, A::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
                 Ok(Loose::Other)
             }
         }
-        d.deserialize_any(Scalar)
+        d.deserialize_any(Scalar(std::marker::PhantomData))
     }
 }
 
@@ -333,6 +399,27 @@ pub fn locate_qemu<'a>(
         return Err(Failure::new(format!("{} is an LXC container; {what_module_does}", guest.vmid)).with("vmid", guest.vmid));
     }
     Ok(guest)
+}
+
+/// Rules out, without decoding, the listing entries that cannot be the guest named
+/// `name`: PVE guest names are DNS names, which JSON writes verbatim, so an entry whose
+/// text lacks `"name"` (quoted) is not it. A name JSON would escape rules nothing out.
+/// At thousands of guests this keeps a by-name lookup to a scan of the listing.
+pub struct NameProbe {
+    quoted: Option<memchr::memmem::Finder<'static>>,
+}
+
+impl NameProbe {
+    pub fn new(name: Option<&str>) -> NameProbe {
+        let verbatim = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
+        let quoted = name.filter(|n| verbatim(n)).map(|n| memchr::memmem::Finder::new(format!("\"{n}\"").as_bytes()).into_owned());
+        NameProbe { quoted }
+    }
+
+    /// False only when the entry is certainly not the named guest.
+    pub fn may_match(&self, entry_json: &[u8]) -> bool {
+        self.quoted.as_ref().is_none_or(|f| f.find(entry_json).is_some())
+    }
 }
 
 #[cfg(test)]
@@ -436,5 +523,46 @@ mod tests {
     #[test]
     fn a_non_list_answer_is_an_error() {
         assert!(parse_resources(&json!({"data": 1})).is_err());
+    }
+
+    #[test]
+    fn the_name_probe_rules_out_only_entries_without_the_quoted_name() {
+        let probe = NameProbe::new(Some("web01"));
+        assert!(probe.may_match(br#"{"name":"web01","vmid":101}"#));
+        assert!(probe.may_match(br#"{"name": "x", "tags": "web01"}"#), "a false positive is decoded, never lost");
+        assert!(!probe.may_match(br#"{"name":"web011","vmid":102}"#));
+        assert!(!probe.may_match(br#"{"name":"web0","vmid":103}"#));
+        assert!(NameProbe::new(Some("we\"b")).may_match(b"{}"), "a name JSON escapes rules nothing out");
+        assert!(NameProbe::new(None).may_match(b"{}"));
+    }
+
+    #[test]
+    fn the_flat_reader_and_serde_decode_every_entry_alike() {
+        let entries = [
+            r#"{"id":"qemu/100","type":"qemu","vmid":100,"node":"pve1","name":"web","status":"running","template":0,"maxmem":2147483648,"cpu":0.031}"#,
+            r#"{"type":"qemu","vmid":"9000","node":"pve1","name":"base","template":1,"lock":"backup"}"#,
+            r#"{"type":"qemu","vmid":101,"node":"pve2","name":"","template":true,"lock":""}"#,
+            r#"{"type":"lxc","vmid":200,"node":"pve2","name":"ct","tags":"a;b","status":null}"#,
+            r#"{"type":"qemu","vmid":18446744073709551615,"node":"pve1"}"#,
+            r#"{"type":"qemu","vmid":1.5e2,"node":"pve1"}"#,
+            r#"{"type":"storage","storage":"local","node":"pve1","content":"iso,images","shared":1}"#,
+            r#"{"type":"storage","storage":"nfs","node":"pve2","content":"images","shared":"1"}"#,
+            r#"{"type":"node","node":"pve1","status":"online","level":""}"#,
+            r#"{"type":"sdn","sdn":"localnetwork","node":"pve1"}"#,
+        ];
+        for json in entries {
+            assert!(Entry::from_flat(json.as_bytes()).is_some(), "read flat: {json}");
+            let mut flat = Cluster::default();
+            flat.add_json(json.as_bytes()).unwrap();
+            let mut serde = Cluster::default();
+            serde.add(serde_json::from_str(json).unwrap());
+            assert_eq!(format!("{flat:?}"), format!("{serde:?}"), "{json}");
+        }
+        // The shapes the flat reader leaves to serde still decode.
+        let mut c = Cluster::default();
+        c.add_json(br#"{"type":"qemu","vmid":102,"node":"pve1","name":"a\u0062"}"#).unwrap();
+        c.add_json(br#"{"type":"qemu","vmid":103,"node":"pve1","ha":{"managed":0}}"#).unwrap();
+        assert_eq!(c.guests.iter().map(|g| (g.vmid, g.name.clone())).collect::<Vec<_>>(), vec![(102, Some("ab".into())), (103, None)]);
+        assert!(c.add_json(br#"{"type":"qemu","vmid":1x}"#).is_err(), "text that is not JSON is an error, as before");
     }
 }

@@ -8,6 +8,7 @@
 use ferrox_common::client::{ApiError, ApiErrorKind, Client};
 use ferrox_common::options::Params;
 use ferrox_common::protocol::Failure;
+use ferrox_common::vm::NameProbe;
 use serde_json::{Map, Value};
 
 /// The two guest types, in the order 1.6 lists them for `type: all`.
@@ -109,8 +110,13 @@ pub fn collect(client: &Client, f: &Filters) -> Result<Found, Failure> {
             return Err(Failure::new(format!("Node {node} doesn't exist in PVE cluster")));
         }
     }
-    // Each entry's filter fields are decoded first; the whole entry only when it is kept.
+    // An entry that cannot carry the name is skipped unread; of the others the filter
+    // fields are decoded first, and the whole entry only when it is kept.
+    let probe = NameProbe::new(f.name.as_deref());
     let add = |kept: &mut Vec<Map<String, Value>>, json: &[u8]| -> Result<(), serde_json::Error> {
+        if !probe.may_match(json) {
+            return Ok(());
+        }
         let head: Map<String, Value> = serde_json::from_slice::<Head>(json)?.into_map();
         if f.kinds.iter().any(|&k| f.keeps(k, &head)) {
             kept.push(serde_json::from_slice(json)?);
