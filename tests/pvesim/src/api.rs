@@ -205,6 +205,7 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("GET", "/nodes") => cluster::nodes(ctx),
         ("GET", "/pools") => crate::pools::index(ctx),
         ("GET", "/pools/{poolid}") => crate::pools::read(ctx),
+        ("PUT", "/pools") | ("PUT", "/pools/{poolid}") => crate::pools::update(ctx),
         ("GET", "/nodes/{node}/qemu") => qemu::info::list(ctx),
         ("POST", "/nodes/{node}/qemu") => qemu::create::create(ctx),
         ("GET", "/nodes/{node}/storage") => nodes::storage_list(ctx),

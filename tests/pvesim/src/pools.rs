@@ -1,5 +1,5 @@
 //! Resource pools (`user.cfg`): `GET /pools` (with PVE 8.1's `?poolid=` form) and the
-//! older `GET /pools/{poolid}`, pool membership of guests.
+//! older `GET /pools/{poolid}`, pool membership of guests and its update (`PUT`).
 
 use crate::api::Ctx;
 use crate::auth;
@@ -119,4 +119,71 @@ pub fn read(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         .cloned()
         .ok_or_else(|| missing(&poolid))?;
     Ok(info(ctx, &pool, ty.as_deref(), false))
+}
+
+/// `PUT /pools` (PVE 8.1's form, `poolid` a parameter, nested `parent/child` ids) and
+/// the older `PUT /pools/{poolid}`: both run pve-manager's update_pool. Members are
+/// added (`delete` removes them); a guest already in another pool moves only with
+/// `allow-move`. Errors inside the user.cfg lock read `update pools failed: …` (500).
+pub fn update(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let poolid = ctx.get("poolid").unwrap_or("").to_string();
+    let failed = |msg: String| ApiError::internal(format!("update pools failed: {msg}"));
+    let Some(index) = ctx.c.pools.iter().position(|p| p.poolid == poolid) else {
+        return Err(failed(format!("pool '{poolid}' does not exist")));
+    };
+    let delete = ctx.flag("delete");
+    let allow_move = ctx.flag("allow-move");
+    let mut pools = ctx.c.pools.clone();
+    if let Some(comment) = ctx.get("comment") {
+        pools[index].comment = Some(comment.to_string());
+    }
+    let list = |v: Option<&str>| -> Vec<String> { v.unwrap_or("").split([',', ';', ' ', '\0']).filter(|s| !s.is_empty()).map(str::to_string).collect() };
+    for vmid in list(ctx.get("vms")) {
+        let path = format!("/vms/{vmid}");
+        if !["Permissions.Modify", "VM.Allocate"].iter().any(|p| auth::has(ctx.c, ctx.who, &path, p)) {
+            return Err(failed(format!("Permission check failed ({path}, Permissions.Modify|VM.Allocate)")));
+        }
+        let id: u32 = vmid.parse().map_err(|_| failed(format!("invalid vmid '{vmid}'")))?;
+        let member = pools[index].vms.contains(&id);
+        if delete {
+            if !member {
+                return Err(failed(format!("VM {id} is not a pool member")));
+            }
+            pools[index].vms.retain(|v| *v != id);
+            continue;
+        }
+        if member {
+            return Err(failed(format!("VM {id} is already a pool member")));
+        }
+        if let Some(existing) = pools.iter().find(|p| p.vms.contains(&id)).map(|p| p.poolid.clone()) {
+            if !allow_move {
+                return Err(failed(format!("VM {id} belongs already to pool '{existing}' and 'allow-move' is not set")));
+            }
+            if !auth::has(ctx.c, ctx.who, &format!("/pool/{existing}"), "Pool.Allocate") {
+                return Err(failed(format!("Permission check failed (/pool/{existing}, Pool.Allocate)")));
+            }
+        }
+        for p in &mut pools {
+            p.vms.retain(|v| *v != id);
+        }
+        pools[index].vms.push(id);
+        pools[index].vms.sort_unstable();
+    }
+    for sid in list(ctx.get("storage")) {
+        let path = format!("/storage/{sid}");
+        if !["Permissions.Modify", "Datastore.Allocate"].iter().any(|p| auth::has(ctx.c, ctx.who, &path, p)) {
+            return Err(failed(format!("Permission check failed ({path}, Permissions.Modify|Datastore.Allocate)")));
+        }
+        let pool = &mut pools[index];
+        let member = pool.storage.contains(&sid);
+        match (delete, member) {
+            (true, false) => return Err(failed(format!("Storage '{sid}' is not a pool member"))),
+            (true, true) => pool.storage.retain(|s| *s != sid),
+            (false, true) => return Err(failed(format!("Storage '{sid}' is already a pool member"))),
+            (false, false) => pool.storage.push(sid),
+        }
+    }
+    // user.cfg is written once, at the end: a failure changes nothing.
+    ctx.c.pools = pools;
+    Ok(Value::Null)
 }

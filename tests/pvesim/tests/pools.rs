@@ -138,3 +138,39 @@ fn scenario_pools_hold_guests() {
     api.with_auth(vec![("Authorization", READONLY)]);
     assert_eq!(api.get("/pools").data()[0]["poolid"], "prod");
 }
+
+/// pve-manager's update_pool: a guest in another pool moves only with `allow-move`
+/// (PVE's refusal otherwise, nothing changed); `delete` takes it out; nested pools are
+/// named as a parameter of `PUT /pools`.
+#[test]
+fn pool_update_moves_guests_only_with_allow_move() {
+    let mut cfg = quick();
+    cfg.scenario.pools[0].vms.push(100);
+    cfg.scenario.pools.push(pvesim::state::PoolDef { poolid: "dev".into(), ..Default::default() });
+    cfg.scenario.pools.push(pvesim::state::PoolDef { poolid: "dev/web".into(), ..Default::default() });
+    // The token needs Pool.Allocate on the pools (the path check), VM.Allocate on the guest.
+    for ugid in ["ansible@pve", "ansible@pve!automation"] {
+        cfg.scenario.acls.push(pvesim::state::AclDef { path: "/pool".into(), ugid: ugid.into(), roles: vec!["PVEPoolAdmin".into()], propagate: true });
+    }
+    let api = Api::start(cfg);
+    let pool_of = |api: &Api| {
+        let r = api.get("/cluster/resources?type=vm");
+        r.data().as_array().unwrap().iter().find(|e| e["vmid"] == 100).unwrap()["pool"].clone()
+    };
+    let r = api.put("/pools/dev", &[("vms", "100")]);
+    assert_eq!(
+        (r.status, r.message().as_str()),
+        (500, "update pools failed: VM 100 belongs already to pool 'prod' and 'allow-move' is not set\n")
+    );
+    assert_eq!(pool_of(&api), "prod");
+    assert_eq!(api.put("/pools/dev", &[("vms", "100"), ("allow-move", "1")]).status, 200);
+    assert_eq!(pool_of(&api), "dev");
+    let r = api.put("/pools/dev", &[("vms", "100"), ("allow-move", "1")]);
+    assert_eq!(r.message(), "update pools failed: VM 100 is already a pool member\n");
+    assert_eq!(api.put("/pools", &[("poolid", "dev/web"), ("vms", "100"), ("allow-move", "1")]).status, 200);
+    assert_eq!(pool_of(&api), "dev/web");
+    assert_eq!(api.put("/pools", &[("poolid", "dev/web"), ("vms", "100"), ("delete", "1")]).status, 200);
+    assert!(pool_of(&api).is_null());
+    let r = api.put("/pools", &[("poolid", "nope"), ("vms", "100")]);
+    assert_eq!(r.message(), "update pools failed: pool 'nope' does not exist\n");
+}

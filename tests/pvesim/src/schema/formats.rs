@@ -19,7 +19,7 @@ re!(MAC, r"(?i)^[a-f0-9][02468ace](:[a-f0-9]{2}){5}$");
 re!(TAG, r"(?i)^[a-z0-9_][a-z0-9_\-+.]*$");
 re!(DISK_SIZE, r"^\d+(\.\d+)?[KMGT]?$");
 re!(BRIDGE, r"^[-_.\w\d]+$");
-re!(POOL, r"^[A-Za-z0-9_\-]+$");
+re!(POOL, r"^[A-Za-z0-9\.\-_]+(?:/[A-Za-z0-9\.\-_]+){0,2}$");
 re!(VOLID, r"(?i)^([a-z][a-z0-9\-_.]*[a-z0-9]):(.+)$");
 re!(URLENC, r"^[-%a-zA-Z0-9_.!~*'()]*$");
 re!(BOOTDISK, r"^(ide|sata|scsi|virtio|efidisk|tpmstate)\d+$");
@@ -60,7 +60,9 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
         }
         "disk-size" => ok_if(DISK_SIZE.is_match(value), format!("unable to parse size '{value}'\n")),
         "pve-bridge-id" => ok_if(BRIDGE.is_match(value), format!("invalid bridge ID '{value}'\n")),
-        "pve-poolid" => ok_if(POOL.is_match(value), format!("invalid pool ID '{value}'\n")),
+        // pve-access-control's verify_poolname: up to three levels `a/b/c` (PVE 8.1+).
+        "pve-poolid" if value.split('/').count() > 3 => Err(format!("pool name '{value}' nested too deeply (max levels = 3)\n")),
+        "pve-poolid" => ok_if(POOL.is_match(value), format!("pool name '{value}' contains invalid characters\n")),
         "pve-volume-id" => ok_if(VOLID.is_match(value), format!("unable to parse volume ID '{value}'\n")),
         "pve-volume-id-or-qm-path" | "pve-volume-id-or-absolute-path" => ok_if(
             value == "none" || value == "cdrom" || value.starts_with('/') || VOLID.is_match(value),
