@@ -145,6 +145,7 @@ mod tests {
             status: Some(status.into()),
             template: false,
             lock: None,
+            pool: None,
         }
     }
 

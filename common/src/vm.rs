@@ -32,6 +32,8 @@ pub struct Guest {
     pub template: bool,
     /// The config lock (`backup`, `migrate`, ...), if any.
     pub lock: Option<String>,
+    /// The resource pool it is in (listed only to those who may audit the pool).
+    pub pool: Option<String>,
 }
 
 /// All guests of the cluster, from one `GET /cluster/resources?type=vm`.
@@ -178,6 +180,8 @@ struct Entry<'a> {
     #[serde(borrow)]
     lock: Loose<'a>,
     #[serde(borrow)]
+    pool: Loose<'a>,
+    #[serde(borrow)]
     storage: Loose<'a>,
     #[serde(borrow)]
     content: Loose<'a>,
@@ -200,6 +204,7 @@ impl<'a> Entry<'a> {
                 b"status" => &mut entry.status,
                 b"template" => &mut entry.template,
                 b"lock" => &mut entry.lock,
+                b"pool" => &mut entry.pool,
                 b"storage" => &mut entry.storage,
                 b"content" => &mut entry.content,
                 b"shared" => &mut entry.shared,
@@ -238,6 +243,7 @@ impl<'a> Entry<'a> {
             status: self.status.text(),
             template,
             lock: self.lock.text().filter(|l| !l.is_empty()),
+            pool: self.pool.text().filter(|p| !p.is_empty()),
         })
     }
 }

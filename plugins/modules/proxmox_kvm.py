@@ -488,7 +488,9 @@ options:
     type: dict
   pool:
     description:
-      - Resource pool of a new VM or clone. Not changed on existing VMs.
+      - Resource pool of a new VM or clone. With O(update=true), an existing VM listed in another pool (or in none) is moved into it, in the same write leaving
+        its old pool (PVE's pool update with C(allow-move)); without O(update) a warning names the difference. Without O(pool) the VM's pool is left as it is.
+      - A nested pool of PVE 8.1 or later is named with its parent, for example C(prod/web).
     type: str
   protection:
     description:

@@ -34,6 +34,8 @@ pub enum Write {
     Migrate { vmid: u32, targetstorage: Option<String> },
     /// `DELETE /nodes/{node}/qemu/{vmid}`.
     Destroy { vmid: u32 },
+    /// `PUT /pools` adding `vmid` to pool `to` (moving it out of `from`).
+    PoolMove { vmid: u32, from: Option<String>, to: String },
 }
 
 /// One thing PVE will check.
@@ -149,6 +151,15 @@ pub fn needs(write: &Write) -> Vec<Need> {
             }
         }
         Write::Destroy { vmid } => out.push(all("remove", &["VM.Allocate"], vm_path(*vmid))),
+        // pve-manager's update_pool: Pool.Allocate on the pool, check_perm_modify on the
+        // guest, Pool.Allocate on the pool it leaves.
+        Write::PoolMove { vmid, from, to } => {
+            out.push(all("pool", &["Pool.Allocate"], format!("/pool/{to}")));
+            out.push(Need { what: "pool".into(), check: Check::Any { privileges: vec!["Permissions.Modify", "VM.Allocate"], path: vm_path(*vmid) } });
+            if let Some(from) = from {
+                out.push(all("pool", &["Pool.Allocate"], format!("/pool/{from}")));
+            }
+        }
     }
     out.dedup();
     out

@@ -57,6 +57,7 @@ pub fn operations() -> Vec<Operation> {
         op("proxmox_kvm", "`migrate: true`", Write::Migrate { vmid: VM, targetstorage: None }),
         op("proxmox_kvm", "`clone` to another node's local storage", Write::Migrate { vmid: VM, targetstorage: Some("{storage}".into()) }),
         op("proxmox_kvm", "`state: absent`", Write::Destroy { vmid: VM }),
+        op("proxmox_kvm", "`pool` of an existing VM (`update: true`)", Write::PoolMove { vmid: VM, from: None, to: "{pool}".into() }),
         op("proxmox_disk", "`state: present` (a new disk)", config(&[("scsi1", "{storage}:32")])),
         op("proxmox_disk", "`state: present` (a CD-ROM)", config(&[("ide2", "{storage}:iso/{image},media=cdrom")])),
         op("proxmox_disk", "`state: resized`", Write::Resize { vmid: VM, storage: "{storage}".into() }),

@@ -119,6 +119,8 @@ impl<'a> Ctx<'a> {
                 status: None,
                 template: false,
                 lock: None,
+                // Made by this task (or its twin), so in the task's pool.
+                pool: self.p.non_empty("pool").map(str::to_string),
             }),
         }
     }

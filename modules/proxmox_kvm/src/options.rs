@@ -233,7 +233,9 @@ fn control() -> Vec<Opt> {
         Opt::str("node")
             .desc("Node to create the VM on, and the target node of O(migrate=true).")
             .desc("Required only to create a VM (without O(clone)). For an existing VM the node that holds it is found from the cluster; a clone is made on the source's node."),
-        Opt::str("pool").desc("Resource pool of a new VM or clone. Not changed on existing VMs."),
+        Opt::str("pool")
+            .desc("Resource pool of a new VM or clone. With O(update=true), an existing VM listed in another pool (or in none) is moved into it, in the same write leaving its old pool (PVE's pool update with C(allow-move)); without O(update) a warning names the difference. Without O(pool) the VM's pool is left as it is.")
+            .desc("A nested pool of PVE 8.1 or later is named with its parent, for example C(prod/web)."),
         Opt::bool("ha_managed")
             .added("0.2.0")
             .desc("Create the VM as an HA resource (sent as C(ha-managed) with the create; PVE 9.0.24 or later, older versions fail naming this before anything is made). PVE gives it the request state C(stopped); from then on PVE's HA manager starts, stops and migrates it (a later O(state=started) task, O(migrate=true)), and the module waits until the VM has reached the state or node asked for.")

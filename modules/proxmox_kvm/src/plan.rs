@@ -102,6 +102,11 @@ pub enum Action {
     },
     DeleteKeys(Vec<String>),
     RevertKeys(Vec<String>),
+    /// Put an existing VM into pool `to`, out of `from` (the pool it is listed in).
+    PoolMove {
+        from: Option<String>,
+        to: String,
+    },
 }
 
 impl Action {
@@ -164,6 +169,8 @@ impl Action {
             ),
             Action::DeleteKeys(keys) => format!("delete {} from VM {id}", keys.join(", ")),
             Action::RevertKeys(keys) => format!("revert pending {} of VM {id}", keys.join(", ")),
+            Action::PoolMove { from: Some(from), to } => format!("move VM {id} from pool {from} to pool {to}"),
+            Action::PoolMove { from: None, to } => format!("add VM {id} to pool {to}"),
         }
     }
 }

@@ -156,6 +156,9 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
                 vmid,
                 node: node.to_string(),
             }),
+            // Pool membership is not part of the run's plan (a later task of the run
+            // reads the VM's pool from the cluster as it is).
+            Action::PoolMove { .. } => {}
             Action::Migrate { target, .. } => out.push(Effect::Migrate {
                 vmid,
                 node: node.to_string(),

@@ -39,17 +39,31 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
             vm.vmid, vm.vmid
         ));
     }
+    // The task's pool, when the VM is listed in another one (or none).
+    let pool_move = ctx
+        .p
+        .non_empty("pool")
+        .filter(|want| guest.pool.as_deref() != Some(*want))
+        .map(|want| (guest.pool.clone(), want.to_string()));
     if !ctx.p.flag("update") {
         let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid))
             .with("vmid", vm.vmid);
-        match converge::changes(&current, &wanted, vm.vmid) {
-            Ok(c) if !c.is_empty() => ctx.warnings.push(format!(
+        let mut differ = match converge::changes(&current, &wanted, vm.vmid) {
+            Ok(c) => c.keys(),
+            Err(e) => {
+                ctx.warnings.push(format!("VM {} differs from the task: {e}", vm.vmid));
+                Vec::new()
+            }
+        };
+        if pool_move.is_some() {
+            differ.push("pool".to_string());
+        }
+        if !differ.is_empty() {
+            ctx.warnings.push(format!(
                 "VM {} differs from the task in: {}. Nothing was changed: add update: true to converge it.",
                 vm.vmid,
-                c.keys().join(", ")
-            )),
-            Ok(_) => {}
-            Err(e) => ctx.warnings.push(format!("VM {} differs from the task: {e}", vm.vmid)),
+                differ.join(", ")
+            ));
         }
         return ctx.with_mac_and_devices(
             out.with("actions", Vec::<String>::new()),
@@ -65,7 +79,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     warn_without_drive(ctx, &format!("VM {}", vm.vmid), &wanted, &current);
     let drive = cloud_init_drive(ctx, &vm, &current, &wanted, running)?;
     let mut plan = Plan::new(vm.clone());
-    if changes.is_empty() {
+    if changes.is_empty() && pool_move.is_none() {
         let waiting = drive.map(|d| d.waiting).unwrap_or_default();
         if !waiting.is_empty() {
             return bring_to_guest(ctx, &vm, name, waiting, &current);
@@ -83,8 +97,15 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     )?;
     check_bridges(ctx, &vm.node, changes.set.iter())?;
     check_drives(ctx, &vm.node, newly_referenced(&changes, &current))?;
-    let diff = changes_diff(&vm, &changes);
-    let keys = changes.keys();
+    if pool_move.is_some() {
+        check_pool(ctx)?;
+    }
+    let mut diff = changes_diff(&vm, &changes);
+    let mut keys = changes.keys();
+    if let Some((from, to)) = &pool_move {
+        diff.change("pool", from.clone().map(Value::String), Some(Value::String(to.clone())));
+        keys.push("pool".to_string());
+    }
     let not_in_guest = drive.map(|d| d.after_writing(changes.set.iter())).unwrap_or_default();
     let predicted = if running && ctx.check_mode {
         predict_pending(ctx, &vm, &changes, &current)?
@@ -98,12 +119,17 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
             .and_then(Value::as_str)
             .map(str::to_string)
     });
-    plan.push(Action::Converge {
-        wanted,
-        changes,
-        digest,
-        recompute: false,
-    });
+    if !changes.is_empty() {
+        plan.push(Action::Converge {
+            wanted,
+            changes,
+            digest,
+            recompute: false,
+        });
+    }
+    if let Some((from, to)) = pool_move {
+        plan.push(Action::PoolMove { from, to });
+    }
     if reboot {
         plan.push(Action::RebootIfPending { cloud_init: !not_in_guest.is_empty() });
     }
@@ -526,7 +552,13 @@ pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
     let Some(pool) = ctx.p.non_empty("pool").filter(|p| !ctx.assume.pool(p)) else {
         return Ok(());
     };
-    match ctx.client.get(&format!("/pools/{pool}"), &[]) {
+    // A nested pool (`parent/child`, PVE 8.1+) has no path of its own: the query form.
+    let answer = if pool.contains('/') {
+        ctx.client.get("/pools", &[("poolid", pool.to_string())])
+    } else {
+        ctx.client.get(&format!("/pools/{pool}"), &[])
+    };
+    match answer {
         Err(e) if e.message.contains("does not exist") => {
             let known: Vec<String> = match ctx.client.get("/pools", &[]) {
                 Ok(Value::Array(list)) => list

@@ -1,7 +1,7 @@
 //! What production clusters have and the default scenario does not: HA-managed VMs,
 //! resource pools, backups restored with `archive`. Each through proxmox_kvm end to end.
 
-use ferrox_integration::Env;
+use ferrox_integration::{Env, PlayOpts};
 use pvesim::state::{HaResource, PoolDef};
 use serde_json::Value;
 
@@ -328,4 +328,59 @@ fn an_ha_managed_vm_is_created_and_migrated_through_the_ha_manager() {
 
     let again = env.play(&task(migrate));
     assert!(!again.task("t").changed, "{}", again.transcript());
+}
+
+/// `pool` of an existing VM converges with `update: true`: the move is predicted in
+/// check mode (nothing written) and shown in `--diff`, then made with PVE's
+/// `allow-move`; a nested pool (`parent/child`) goes through the query form of
+/// `PUT /pools`; a rerun changes nothing; without `update` it is only warned of.
+#[test]
+fn pool_membership_of_an_existing_vm_converges() {
+    let mut scenario = pvesim::scenario::Scenario::default_cluster();
+    scenario.pools[0].vms.push(100);
+    for id in ["staging", "staging/web"] {
+        scenario.pools.push(PoolDef { poolid: id.into(), ..Default::default() });
+    }
+    // PVE's pool update asks Pool.Allocate on the pool joined and on the pool left.
+    for ugid in ["ansible@pve", "ansible@pve!automation"] {
+        scenario.acls.push(pvesim::state::AclDef { path: "/pool".into(), ugid: ugid.into(), roles: vec!["PVEPoolAdmin".into()], propagate: true });
+    }
+    let env = Env::start_with(pvesim::SimConfig { scenario, ..Default::default() });
+    let move_to = |pool: &str| task(&format!("    vmid: 100\n    update: true\n    pool: {pool}\n"));
+    let writes = |env: &Env| -> Vec<String> {
+        let log = env.requests()["log"].as_array().unwrap().clone();
+        log.iter()
+            .filter(|e| e["method"] != "GET" && !e["path"].as_str().unwrap().ends_with("/access/ticket"))
+            .map(|e| format!("{} {}", e["method"].as_str().unwrap(), e["path"].as_str().unwrap()))
+            .collect()
+    };
+
+    env.clear_requests();
+    let check = env.play_with(&move_to("staging"), &PlayOpts { check: true, diff: true, ..Default::default() });
+    let t = check.task("t");
+    assert!(t.changed, "{}", check.transcript());
+    assert_eq!(t.result["actions"], serde_json::json!(["move VM 100 from pool prod to pool staging"]));
+    assert_eq!((t.result["diff"]["before"]["pool"].clone(), t.result["diff"]["after"]["pool"].clone()), ("prod".into(), "staging".into()));
+    assert!(writes(&env).is_empty(), "{:?}", writes(&env));
+    assert_eq!(resource(&env, 100)["pool"], "prod");
+
+    let real = env.play(&move_to("staging"));
+    assert!(real.task("t").changed, "{}", real.transcript());
+    assert_eq!(real.task("t").result["changes"], serde_json::json!(["pool"]));
+    assert_eq!(resource(&env, 100)["pool"], "staging");
+    assert_eq!(env.api_get("/pools?poolid=prod")[0]["members"], serde_json::json!([]), "it left prod");
+    let again = env.play(&move_to("staging"));
+    assert!(!again.task("t").changed, "{}", again.transcript());
+
+    env.clear_requests();
+    let nested = env.play(&move_to("staging/web"));
+    assert!(nested.task("t").changed, "{}", nested.transcript());
+    assert_eq!(resource(&env, 100)["pool"], "staging/web");
+    assert_eq!(writes(&env), ["PUT /api2/json/pools"], "the query form: a nested pool has no path of its own");
+
+    let without_update = env.play(&task("    vmid: 100\n    pool: prod\n"));
+    let t = without_update.task("t");
+    assert!(!t.changed);
+    assert!(t.warnings().iter().any(|w| w.contains("differs from the task in: pool.")), "{:?}", t.warnings());
+    assert_eq!(resource(&env, 100)["pool"], "staging/web");
 }
