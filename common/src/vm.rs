@@ -266,15 +266,14 @@ impl<'a> Loose<'a> {
             flat_json::Scalar::Str(text) => return std::str::from_utf8(text).ok().map(|t| Loose::Text(Cow::Borrowed(t))),
             flat_json::Scalar::Raw(raw) => std::str::from_utf8(raw).ok()?,
         };
+        let number = |t: &str| t.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)) && t.parse::<f64>().is_ok();
         match raw {
             "true" => Some(Loose::Bool(true)),
             "false" => Some(Loose::Bool(false)),
             "null" => Some(Loose::Other),
-            number => match number.parse::<i64>() {
-                Ok(n) => Some(Loose::Int(n)),
-                // Beyond i64, or a fraction: serde gives u64/f64, which count as absent.
-                Err(_) => number.parse::<f64>().ok().filter(|_| number.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b))).map(|_| Loose::Other),
-            },
+            // Beyond i64, or a fraction: serde gives u64/f64, which count as absent.
+            n if number(n) => Some(n.parse::<i64>().map_or(Loose::Other, Loose::Int)),
+            _ => None,
         }
     }
 

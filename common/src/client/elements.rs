@@ -24,20 +24,6 @@ pub fn each_element(body: &mut dyn Read, each: &mut dyn FnMut(&[u8]) -> Result<(
     Ok(())
 }
 
-/// The bytes that can change the splitter's state outside a string, and inside one.
-static STRUCTURE_STOPS: [bool; 256] = stops(b"\"{}[],");
-static STRING_STOPS: [bool; 256] = stops(b"\"\\");
-
-const fn stops(bytes: &[u8]) -> [bool; 256] {
-    let mut table = [false; 256];
-    let mut i = 0;
-    while i < bytes.len() {
-        table[bytes[i] as usize] = true;
-        i += 1;
-    }
-    table
-}
-
 /// The length of the object `text` starts with, when it is flat (no nested object or
 /// list, no escape) and ends in `text`: then every quote delimits a string, so its first
 /// `}` after an even number of quotes is its end. Found with a few vectorised searches
@@ -65,24 +51,15 @@ struct Splitter {
 }
 
 impl Splitter {
-    /// Scans one chunk. Inside the list, runs of bytes that cannot change the state are
-    /// skipped by table lookup, and an element is handed over as a slice of the chunk
-    /// (copied only when it spans chunks): a listing of thousands of guests costs a
-    /// scan, not a copy per byte.
+    /// Scans one chunk, byte by byte except over flat elements ([`flat_object_len`]); an
+    /// element is handed over as a slice of the chunk (copied only when it spans chunks):
+    /// a listing of thousands of guests costs a few searches per entry, not a step and a
+    /// copy per byte.
     fn feed(&mut self, bytes: &[u8], each: &mut dyn FnMut(&[u8]) -> Result<(), serde_json::Error>) -> Result<(), serde_json::Error> {
         let mut i = 0;
         // Where the current element's bytes in this chunk begin.
         let mut from = 0;
         while i < bytes.len() {
-            if self.in_list && !self.escaped {
-                let stops = if self.in_string { &STRING_STOPS } else { &STRUCTURE_STOPS };
-                while i < bytes.len() && !stops[bytes[i] as usize] {
-                    i += 1;
-                }
-                if i == bytes.len() {
-                    break;
-                }
-            }
             if self.in_string {
                 let b = bytes[i];
                 i += 1;
