@@ -14,6 +14,7 @@ use ferrox_common::client::{ApiError, Client};
 use ferrox_common::guest_net::{Addresses, Family};
 use ferrox_common::plan::unknown;
 use ferrox_common::privileges::{Check, Need};
+use ferrox_common::propstring;
 use ferrox_common::protocol::{Failure, Output};
 use serde_json::{Map, Value};
 
@@ -112,9 +113,13 @@ pub fn prepare(ctx: &mut Ctx, wait: &Wait, vm: &Vm, running_config: bool) -> Res
     Ok(Guest { vm: vm.clone(), config })
 }
 
-/// `1`, `enabled=1,…`, `1,fstrim_cloned_disks=1`.
+/// `1`, `enabled=1,…`, `1,fstrim_cloned_disks=1`: the `agent` property string's
+/// `enabled`, read as PVE's format says (its default key, its booleans).
 fn agent_enabled(value: &str) -> bool {
-    value.split(',').any(|part| matches!(part.trim(), "1" | "enabled=1" | "enabled=yes" | "enabled=true" | "enabled=on"))
+    propstring::parse_config_value("agent", value)
+        .ok()
+        .and_then(|(p, _)| p.get("enabled").map(|v| propstring::normalise(propstring::Kind::Bool, v)))
+        .is_some_and(|v| v.as_deref() == Ok("1"))
 }
 
 /// Check mode: the addresses are known only after apply, unless the VM already runs
