@@ -145,7 +145,9 @@ fn served(env: &Env, vmid: u32) -> BTreeMap<String, (Vec<String>, Vec<String>)> 
 
 fn reach_cluster() -> Env {
     let mut cfg = pvesim::SimConfig::default();
-    let linux = GuestAgentSpec::default();
+    // The agent answers 1.5 s after a start: long enough that even on a loaded machine the
+    // first poll after a reboot comes before the new boot's agent is up (asserted below).
+    let linux = GuestAgentSpec { delay_ms: Some(1500), ..GuestAgentSpec::default() };
     let v6only = GuestAgentSpec { ipv4: false, ipv6: true, ..GuestAgentSpec::default() };
     let windows = GuestAgentSpec { address_delay_ms: Some(600), ..GuestAgentSpec::default() };
     let stuck = GuestAgentSpec { address_delay_ms: Some(600_000), ..GuestAgentSpec::default() };
