@@ -166,7 +166,10 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
             return Err(ApiError::params(errors));
         }
     }
-    if !public {
+    // `user => 'all'`: any authenticated user; a `check` beside it only documents what
+    // the handler filters by (check_api2_permissions returns before evaluating it).
+    let open_to_all = info.get("permissions").and_then(|p| p.get("user")).and_then(Value::as_str) == Some("all");
+    if !public && !open_to_all {
         if let Some(check) = info.get("permissions").and_then(|p| p.get("check")) {
             auth::check_expr(&c, &who, check, &p)?;
         }
@@ -199,6 +202,8 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("GET", "/access/permissions") => access::permissions(ctx),
         ("GET", "/version") => cluster::version(ctx),
         ("GET", "/cluster/nextid") => cluster::nextid(ctx),
+        ("GET", "/cluster/options") => crate::datacenter::get(ctx),
+        ("PUT", "/cluster/options") => crate::datacenter::put(ctx),
         ("GET", "/cluster/resources") => cluster::resources(ctx),
         ("GET", "/cluster/ha/resources") => crate::ha::index(ctx),
         ("POST", "/cluster/ha/resources") => crate::ha::create(ctx),

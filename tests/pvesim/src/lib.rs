@@ -15,6 +15,7 @@ pub mod api;
 pub mod auth;
 pub mod cluster;
 pub mod control;
+pub mod datacenter;
 pub mod error;
 pub mod ha;
 pub mod import;

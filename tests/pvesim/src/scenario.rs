@@ -95,6 +95,10 @@ pub struct Scenario {
     /// The datacenter's `mac_prefix` (default `BC:24:11`; empty: random MACs).
     #[serde(default)]
     pub mac_prefix: Option<String>,
+    /// The datacenter's `tag-style` (e.g. `case-sensitive=1,ordering=config`): whether
+    /// tags keep their case and order (default: lower case, sorted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag_style: Option<String>,
     /// Resource pools and their members.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pools: Vec<PoolDef>,
@@ -171,9 +175,14 @@ impl Scenario {
             tasks: BTreeMap::new(),
             next_pid: 0,
             mac_prefix: self.mac_prefix.clone(),
+            tag_style: self.tag_style.clone(),
+            datacenter: BTreeMap::new(),
             pools: self.pools.clone(),
             ha_resources: self.ha_resources.clone(),
         };
+        if let Some(style) = &self.tag_style {
+            crate::datacenter::TagStyle::parse(style).map_err(|e| anyhow::anyhow!("tag_style '{style}': {e}"))?;
+        }
         for p in &self.pools {
             for id in &p.vms {
                 anyhow::ensure!(self.guests.iter().any(|g| g.vmid == *id), "pool {} names unknown guest {id}", p.poolid);

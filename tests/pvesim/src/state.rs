@@ -347,6 +347,12 @@ pub struct Cluster {
     /// datacenter.cfg `mac_prefix` (default `BC:24:11`).
     #[serde(default)]
     pub mac_prefix: Option<String>,
+    /// datacenter.cfg `tag-style` as set (how tags are de-duplicated and sorted).
+    #[serde(default)]
+    pub tag_style: Option<String>,
+    /// The other datacenter.cfg options set through `PUT /cluster/options`, as given.
+    #[serde(default)]
+    pub datacenter: BTreeMap<String, String>,
     #[serde(default)]
     pub pools: Vec<PoolDef>,
     #[serde(default)]

@@ -61,7 +61,9 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
                 .collect()
         })
         .unwrap_or_default();
-    let mac_prefix = optional(api, "/cluster/options").and_then(|o| o["mac_prefix"].as_str().map(String::from));
+    let options = optional(api, "/cluster/options");
+    let mac_prefix = options.as_ref().and_then(|o| o["mac_prefix"].as_str().map(String::from));
+    let tag_style = options.as_ref().and_then(|o| tag_style(&o["tag-style"]));
     let cluster_name = cluster_name
         .or_else(|| optional(api, "/cluster/status").and_then(|s| list(s).iter().find(|e| e["type"] == "cluster").map(|e| text(&e["name"]))))
         .unwrap_or_else(|| "imported".into());
@@ -75,6 +77,7 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
         acls: defaults.acls,
         guests,
         mac_prefix,
+        tag_style,
         pools,
         ha_resources,
     })
@@ -195,6 +198,16 @@ fn pools(api: &Reader, index: Value) -> Vec<PoolDef> {
 
 /// A GET whose absence is not fatal: an endpoint the cluster does not have (or the
 /// token may not read) leaves that part of the twin at its default, with a warning.
+/// `tag-style` as `/cluster/options` answers it (an object) back to its property string,
+/// keeping only what changes stored tags.
+fn tag_style(v: &Value) -> Option<String> {
+    let parts: Vec<String> = ["case-sensitive", "ordering"]
+        .iter()
+        .filter_map(|k| v.get(*k).map(|x| format!("{k}={}", x.as_str().map(String::from).unwrap_or_else(|| x.to_string()))))
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(","))
+}
+
 fn optional(api: &Reader, path: &str) -> Option<Value> {
     match api.get(path) {
         Ok(v) => Some(v),

@@ -51,12 +51,10 @@ pub fn net(schema: &Schema, c: &Cluster, key: &str, value: &str, fresh_mac: bool
     Ok(propstring::print_with_head(&format!("{model}={mac}"), &p, &[]))
 }
 
-/// `B,a;c` -> `a;b;c`.
-pub fn tags(value: &str) -> String {
-    let mut t: Vec<String> = value.split([';', ',', ' ']).filter(|s| !s.is_empty()).map(str::to_lowercase).collect();
-    t.sort();
-    t.dedup();
-    t.join(";")
+/// The tags as PVE stores them, by the datacenter's `tag-style` (default: `B,a;c` ->
+/// `a;b;c`).
+pub fn tags(c: &Cluster, value: &str) -> String {
+    crate::datacenter::TagStyle::of(c).unique(value)
 }
 
 /// Everything a disk normalisation needs to know about where it happens.
@@ -262,6 +260,6 @@ mod tests {
 
     #[test]
     fn tag_normalisation() {
-        assert_eq!(tags("B,a;c;a"), "a;b;c");
+        assert_eq!(tags(&crate::Scenario::default_cluster().to_cluster().unwrap(), "B,a;c;a"), "a;b;c");
     }
 }

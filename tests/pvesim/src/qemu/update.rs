@@ -138,7 +138,7 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
         } else if disks::is_disk_key(k) {
             Planned::Disk(normalize::plan_disk(ctx.c, &dc, k, v, &view)?)
         } else if k == "tags" {
-            Planned::Value(normalize::tags(v))
+            Planned::Value(normalize::tags(ctx.c, v))
         } else if k == "boot" {
             check_boot(v, &view)?;
             Planned::Value(v.clone())

@@ -13,7 +13,7 @@ macro_rules! re {
 
 re!(NODE, r"^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$");
 re!(STORAGE_ID, r"(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$");
-re!(CONFIGID, r"(?i)^[a-z][a-z0-9_]+$");
+re!(CONFIGID, r"(?i)^[a-z][a-z0-9_-]+$");
 re!(DNS, r"^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)*$");
 re!(MAC, r"(?i)^[a-f0-9][02468ace](:[a-f0-9]{2}){5}$");
 re!(TAG, r"(?i)^[a-z0-9_][a-z0-9_\-+.]*$");
