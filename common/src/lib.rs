@@ -54,5 +54,6 @@ pub mod recover;
 pub mod python;
 pub mod references;
 pub mod size;
+pub mod tags;
 pub mod tasks;
 pub mod vm;

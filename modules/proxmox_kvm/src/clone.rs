@@ -49,7 +49,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
         if let Some(out) = continue_move(ctx, &clone, &source, &current, &wanted, &name)? {
             return Ok(out);
         }
-        let changes = converge::changes(&current, &wanted, vm.vmid)
+        let changes = converge::changes(&current, &wanted, vm.vmid, &ctx.tag_case)
             .map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
         if changes.is_empty() {
             let out = Output::unchanged(format!(
@@ -151,7 +151,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
             Some(c) => c,
             None => read_config(ctx, &source_vm)?,
         };
-        let changes = converge::changes(&source_config, &wanted, newid)
+        let changes = converge::changes(&source_config, &wanted, newid, &ctx.tag_case)
             .map_err(|e| Failure::new(e).with("vmid", newid))?;
         for (k, v) in &changes.set {
             diff.change(
@@ -242,7 +242,7 @@ fn continue_move(
     )?;
     let mut wanted = wanted.clone();
     wanted.remove("name");
-    let changes = converge::changes(current, &wanted, vm.vmid).map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
+    let changes = converge::changes(current, &wanted, vm.vmid, &ctx.tag_case).map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
     let mut diff = changes_diff(&vm, &changes);
     diff.change("node", Some(Value::from(vm.node.clone())), Some(Value::from(target.to_string())));
     let mut plan = Plan::new(vm.clone());

@@ -12,6 +12,7 @@ use ferrox_common::options::Params;
 use ferrox_common::protocol::{Failure, Output};
 use ferrox_common::duplicates;
 use ferrox_common::per_node;
+use ferrox_common::tags::TagCase;
 use ferrox_common::vm::{self, Guest, GuestType};
 use serde_json::Value;
 
@@ -42,6 +43,8 @@ pub struct Ctx<'a> {
     pub gate: Gate<'a>,
     /// What a check run may take as existing (`check_mode_assume`; nothing in real runs).
     pub assume: Assume,
+    /// How the cluster compares tags (its `tag-style`, read when a comparison needs it).
+    pub tag_case: TagCase<'a>,
 }
 
 impl<'a> Ctx<'a> {
@@ -60,6 +63,7 @@ impl<'a> Ctx<'a> {
             effects: Vec::new(),
             gate: Gate::new(client, conn),
             assume: Assume::from_params(p, check_mode),
+            tag_case: TagCase::of_cluster(client),
         })
     }
 
@@ -143,6 +147,7 @@ impl<'a> Ctx<'a> {
             name,
             skiplock: self.p.flag("skiplock"),
             listed: self.guests.iter().map(|g| (g.vmid, crate::probe::listed_name(g).map(str::to_string))).collect(),
+            tag_case: self.tag_case.clone(),
             outcome: Outcome::default(),
         }
     }
@@ -177,7 +182,7 @@ impl<'a> Ctx<'a> {
         let result = exec.run(plan);
         self.warnings.append(&mut exec.outcome.warnings);
         if self.check_mode && result.is_ok() {
-            self.effects.extend(planned::effects(plan, self.p.str("name"), &self.known));
+            self.effects.extend(planned::effects(plan, self.p.str("name"), &self.known, &self.tag_case));
         }
         result.map(|_| exec.outcome)
     }

@@ -10,6 +10,7 @@ use std::time::Duration;
 use ferrox_common::client::{ApiError, Client};
 use ferrox_common::protocol::Failure;
 use ferrox_common::recover::{self, Search};
+use ferrox_common::tags::TagCase;
 use ferrox_common::tasks::TaskError;
 use ferrox_common::vm;
 use serde_json::{Map, Value};
@@ -73,6 +74,8 @@ pub struct Executor<'a> {
     /// vmids listed when the plan was made, with the name listed (`None` before the
     /// VM's name is broadcast), for the next candidate of a range.
     pub listed: BTreeMap<u32, Option<String>>,
+    /// How the cluster compares tags, for a config compared again while running.
+    pub tag_case: TagCase<'a>,
     pub outcome: Outcome,
 }
 
@@ -166,7 +169,7 @@ impl Executor<'_> {
                         .and_then(Value::as_str)
                         .map(str::to_string);
                     (
-                        converge::changes(&current, wanted, id)
+                        converge::changes(&current, wanted, id, &self.tag_case)
                             .map_err(|e| Failure::new(e).with("vmid", id))?,
                         digest,
                     )
@@ -214,7 +217,7 @@ impl Executor<'_> {
                             }
                             let current = api::config(self.client, vm).map_err(|e| fail(e.to_string()))?;
                             digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
-                            changes = converge::changes(&current, wanted, id)
+                            changes = converge::changes(&current, wanted, id, &self.tag_case)
                                 .map_err(|e| Failure::new(e).with("vmid", id))?;
                             let found = if changes.set.is_empty() {
                                 format!("the config of VM {id} shows the change applied")

@@ -72,7 +72,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
             state => states::handle(&mut ctx, state),
         }
     };
-    for w in ctx.warnings.drain(..).chain(ctx.assume.warnings()) {
+    for w in ctx.warnings.drain(..).chain(ctx.assume.warnings()).chain(ctx.tag_case.warning()) {
         m.warn(w);
     }
     // A failed run keeps only a refusal it predicted (see protocol).

@@ -5,6 +5,7 @@
 use ferrox_common::plan::unknown::{after_write, config_after_write};
 use ferrox_common::plan::Effect;
 use ferrox_common::propstring::{self, formats};
+use ferrox_common::tags::TagCase;
 use serde_json::{Map, Value};
 
 use crate::converge::{disk::is_disk_key, nic::is_net_key, text_of};
@@ -37,7 +38,7 @@ const NOT_CONFIG: &[&str] = &[
     "import-working-storage",
 ];
 
-pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
+pub fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCase) -> Vec<Effect> {
     let vmid = plan.vm.vmid;
     // The node the VM is on at each step (a clone moved to another node changes it).
     let mut node = plan.vm.node.as_str();
@@ -80,7 +81,7 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known) -> Vec<Effect> {
                 let recomputed;
                 let (changes, current) = match (&made, recompute) {
                     (Some(config), true) => {
-                        recomputed = crate::converge::changes(config, wanted, vmid)
+                        recomputed = crate::converge::changes(config, wanted, vmid, tag_case)
                             .unwrap_or_else(|_| changes.clone());
                         (&recomputed, Some(config))
                     }
@@ -320,6 +321,7 @@ mod tests {
             }]),
             Some("web1"),
             &Known::default(),
+            &TagCase::known(false),
         );
         assert_eq!(
             serde_json::to_value(&e).unwrap(),
@@ -359,6 +361,7 @@ mod tests {
             }]),
             None,
             &known,
+            &TagCase::known(false),
         );
         let Effect::Config { set, pending, .. } = &e[0] else {
             panic!("{e:?}")
@@ -391,6 +394,7 @@ mod tests {
             }]),
             Some("web2"),
             &known,
+            &TagCase::known(false),
         );
         let Effect::Create {
             config, clone_of, ..
@@ -422,6 +426,7 @@ mod tests {
             ]),
             None,
             &Known::default(),
+            &TagCase::known(false),
         );
         assert_eq!(
             serde_json::to_value(&e).unwrap(),

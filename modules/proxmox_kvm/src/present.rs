@@ -48,7 +48,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     if !ctx.p.flag("update") {
         let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid))
             .with("vmid", vm.vmid);
-        let mut differ = match converge::changes(&current, &wanted, vm.vmid) {
+        let mut differ = match converge::changes(&current, &wanted, vm.vmid, &ctx.tag_case) {
             Ok(c) => c.keys(),
             Err(e) => {
                 ctx.warnings.push(format!("VM {} differs from the task: {e}", vm.vmid));
@@ -72,7 +72,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
         );
     }
     check_efi_bios(ctx, &wanted, Some(&current))?;
-    let mut changes = converge::changes(&current, &wanted, vm.vmid)
+    let mut changes = converge::changes(&current, &wanted, vm.vmid, &ctx.tag_case)
         .map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
     rotate_password(ctx, &wanted, &mut changes);
     let running = guest.status.as_deref() == Some("running");
@@ -357,7 +357,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         plan.push(Action::Create { form, allocation });
         plan.push(Action::WaitListed { name: None });
         if !wanted.is_empty() {
-            let changes = converge::changes(&Map::new(), &wanted, vmid).unwrap_or_default();
+            let changes = converge::changes(&Map::new(), &wanted, vmid, &ctx.tag_case).unwrap_or_default();
             plan.push(Action::Converge {
                 wanted: wanted.clone(),
                 changes,

@@ -343,3 +343,53 @@ fn check_mode_counts_changes_already_pending_as_a_real_run_does() {
     assert_eq!(keys(predicted), keys(pending), "check mode: {predicted}, real: {pending}");
     assert_eq!(dry.task("u").msg(), real.task("u").msg());
 }
+
+/// A cluster set to case-sensitive tags (datacenter `tag-style` `case-sensitive=1`)
+/// keeps `Web` as given: it converges without a perpetual diff, and a change of case
+/// alone is applied (predicted in check mode). The setting is read only when tags
+/// differ in case alone; on a default cluster such a difference is no change.
+#[test]
+fn tags_converge_as_the_cluster_compares_them() {
+    let env = Env::start();
+    assert_eq!(env.api("PUT", "/cluster/options", &[("tag-style", "case-sensitive=1")]).0, 200);
+    let tags = |list: &str, extra: &str, name: &str| format!("- name: {name}\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: app08\n    tags: [{list}]\n{extra}");
+    let options_read = |env: &Env| {
+        let log = env.requests()["log"].as_array().unwrap().clone();
+        log.iter().filter(|e| e["path"] == "/api2/json/cluster/options").count()
+    };
+    let vmid = || env.api_get("/cluster/resources?type=vm").as_array().unwrap().iter().find(|g| g["name"] == "app08").unwrap()["vmid"].as_u64().unwrap();
+    let stored = |env: &Env| env.api_get(&format!("/nodes/pve1/qemu/{}/config", vmid()))["tags"].clone();
+
+    env.clear_requests();
+    let play = env.play(&format!("{}{}", tags("Web, prod", "", "create"), tags("Web, prod", "    update: true\n", "again")));
+    play.assert_ok();
+    assert!(play.task("create").changed);
+    assert!(!play.task("again").changed, "{}", play.task("again").result);
+    assert_eq!(stored(&env), "Web;prod");
+    assert_eq!(options_read(&env), 0, "the same tags: the setting is not needed");
+
+    let change = tags("web, prod", "    update: true\n", "change");
+    let dry = env.play_with(&change, &check());
+    dry.assert_ok();
+    let t = dry.task("change");
+    assert!(t.changed, "{}", t.result);
+    assert_eq!((&t.result["diff"]["before"]["tags"], &t.result["diff"]["after"]["tags"]), (&json!("Web;prod"), &json!("web;prod")));
+    assert_eq!(stored(&env), "Web;prod", "check mode writes nothing");
+
+    env.clear_requests();
+    let real = env.play(&format!("{change}{}", tags("web, prod", "    update: true\n", "again")));
+    real.assert_ok();
+    assert!(real.task("change").changed);
+    assert_eq!(real.task("change").result["changes"], json!(["tags"]));
+    assert_eq!(real.task("change").result["actions"], t.result["actions"], "as check mode predicted");
+    assert!(!real.task("again").changed, "{}", real.task("again").result);
+    assert_eq!(stored(&env), "prod;web", "sorted bytewise, case kept");
+    assert_eq!(options_read(&env), 1, "read once, by the task whose tags differed in case alone");
+
+    // The default: PVE stores tags lower case, so `Web` is `web`.
+    assert_eq!(env.api("PUT", "/cluster/options", &[("delete", "tag-style")]).0, 200);
+    let play = env.play(&tags("Web, prod", "    update: true\n", "default"));
+    play.assert_ok();
+    assert!(!play.task("default").changed, "{}", play.task("default").result);
+    assert!(play.task("default").warnings().is_empty(), "{:?}", play.task("default").warnings());
+}

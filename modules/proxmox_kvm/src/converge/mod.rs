@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value};
 
 use ferrox_common::propstring::{self, formats};
+use ferrox_common::tags::TagCase;
 
 use crate::wanted::{url_decode, Config};
 
@@ -83,6 +84,7 @@ pub fn changes(
     current: &Map<String, Value>,
     wanted: &Config,
     vmid: u32,
+    tag_case: &TagCase,
 ) -> Result<Changes, String> {
     let mut out = Changes::default();
     let attached = disk::attached_volumes(current);
@@ -100,6 +102,11 @@ pub fn changes(
         } else if key == "cipassword" {
             // PVE never shows the stored password: set it only when there is none.
             cur.is_none().then(|| want.clone())
+        } else if key == "tags" {
+            match cur.as_deref() {
+                Some(c) if tag_case.same(c, want)? => None,
+                _ => Some(want.clone()),
+            }
         } else if formats::for_config_key(key).is_some() {
             merge_named(key, cur.as_deref(), want)
         } else if cur.as_deref().is_some_and(|c| same_value(key, c, want)) {
@@ -119,7 +126,6 @@ pub fn changes(
 /// that are not property strings).
 pub fn same_value(key: &str, current: &str, wanted: &str) -> bool {
     match key {
-        "tags" => word_set(current, &[';', ',', ' ']) == word_set(wanted, &[';', ',', ' ']),
         "sshkeys" => key_lines(&url_decode(current)) == key_lines(&url_decode(wanted)),
         "nameserver" | "searchdomain" => words(current) == words(wanted),
         "description" => current.trim_end() == wanted.trim_end(),
@@ -157,14 +163,6 @@ fn merge_named(key: &str, current: Option<&str>, wanted: &str) -> Option<String>
         next.set(&k, want.get(&k).unwrap_or_default());
     }
     Some(next.to_canonical(f))
-}
-
-fn word_set(text: &str, seps: &[char]) -> std::collections::BTreeSet<String> {
-    text.to_lowercase()
-        .split(seps)
-        .filter(|w| !w.is_empty())
-        .map(str::to_string)
-        .collect()
 }
 
 fn words(text: &str) -> Vec<&str> {
@@ -220,7 +218,7 @@ mod tests {
             ("scsi0", "local-lvm:32,discard=on"),
             ("cipassword", "secret"),
         ]);
-        let c = changes(&current, &w, 100).unwrap();
+        let c = changes(&current, &w, 100, &TagCase::known(false)).unwrap();
         assert!(c.is_empty(), "{c:?}");
     }
 
@@ -235,7 +233,7 @@ mod tests {
             ("balloon", "0"),
             ("smbios1", "serial=S"),
         ]);
-        let c = changes(&current, &w, 100).unwrap();
+        let c = changes(&current, &w, 100, &TagCase::known(false)).unwrap();
         assert_eq!(c.keys(), vec!["balloon", "cores", "smbios1"]);
         assert_eq!(c.set["cores"], "4");
         assert_eq!(c.set["smbios1"], "serial=S,uuid=u1");
@@ -248,9 +246,22 @@ mod tests {
                 ("agent", "enabled=1,fstrim_cloned_disks=1"),
             ]),
             100,
+            &TagCase::known(false),
         )
         .unwrap();
         assert_eq!(c.set["cpu"], "host");
         assert_eq!(c.set["agent"], "enabled=1,fstrim_cloned_disks=1");
+    }
+
+    #[test]
+    fn a_case_change_of_tags_is_sent_only_to_a_case_sensitive_cluster() {
+        let current = cfg(json!({"tags": "Web;prod"}));
+        let w = wanted(&[("tags", "web;prod")]);
+        assert!(changes(&current, &w, 100, &TagCase::known(false)).unwrap().is_empty());
+        let c = changes(&current, &w, 100, &TagCase::known(true)).unwrap();
+        assert_eq!(c.set["tags"], "web;prod");
+        assert_eq!(c.before["tags"].as_deref(), Some("Web;prod"));
+        let same = wanted(&[("tags", "prod,Web")]);
+        assert!(changes(&current, &same, 100, &TagCase::known(true)).unwrap().is_empty());
     }
 }
