@@ -43,6 +43,7 @@ pub mod duplicates;
 pub mod flat_json;
 pub mod guest_net;
 pub mod hotplug;
+pub mod listing_probe;
 pub mod mask;
 pub mod options;
 pub mod per_node;

@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::client::{ApiError, ApiErrorKind, Client};
 use crate::flat_json;
+use crate::listing_probe::Sought;
 use crate::protocol::Failure;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,6 +123,18 @@ impl Cluster {
 /// the answer arrives (only the fields above; other types skipped).
 pub fn cluster(client: &Client) -> Result<Cluster, ApiError> {
     client.get_list("/cluster/resources", &[], &Cluster::default, &Cluster::add_json)
+}
+
+/// [`list`], keeping only the guests `sought` may need: the others are skipped unread.
+pub fn list_of(client: &Client, sought: &Sought) -> Result<Vec<Guest>, ApiError> {
+    let add = |c: &mut Cluster, json: &[u8]| if sought.may_need(json, true) { c.add_json(json) } else { Ok(()) };
+    Ok(client.get_list("/cluster/resources", &[("type", "vm".to_string())], &Cluster::default, &add)?.guests)
+}
+
+/// [`cluster`], keeping only the guests `sought` may need (all nodes and storages).
+pub fn cluster_of(client: &Client, sought: &Sought) -> Result<Cluster, ApiError> {
+    let add = |c: &mut Cluster, json: &[u8]| if sought.may_need(json, false) { c.add_json(json) } else { Ok(()) };
+    client.get_list("/cluster/resources", &[], &Cluster::default, &add)
 }
 
 /// The guests, nodes and storages in a `/cluster/resources` answer (other types skipped).
@@ -406,27 +419,6 @@ pub fn locate_qemu<'a>(
     Ok(guest)
 }
 
-/// Rules out, without decoding, the listing entries that cannot be the guest named
-/// `name`: PVE guest names are DNS names, which JSON writes verbatim, so an entry whose
-/// text lacks `"name"` (quoted) is not it. A name JSON would escape rules nothing out.
-/// At thousands of guests this keeps a by-name lookup to a scan of the listing.
-pub struct NameProbe {
-    quoted: Option<memchr::memmem::Finder<'static>>,
-}
-
-impl NameProbe {
-    pub fn new(name: Option<&str>) -> NameProbe {
-        let verbatim = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
-        let quoted = name.filter(|n| verbatim(n)).map(|n| memchr::memmem::Finder::new(format!("\"{n}\"").as_bytes()).into_owned());
-        NameProbe { quoted }
-    }
-
-    /// False only when the entry is certainly not the named guest.
-    pub fn may_match(&self, entry_json: &[u8]) -> bool {
-        self.quoted.as_ref().is_none_or(|f| f.find(entry_json).is_some())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -528,17 +520,6 @@ mod tests {
     #[test]
     fn a_non_list_answer_is_an_error() {
         assert!(parse_resources(&json!({"data": 1})).is_err());
-    }
-
-    #[test]
-    fn the_name_probe_rules_out_only_entries_without_the_quoted_name() {
-        let probe = NameProbe::new(Some("web01"));
-        assert!(probe.may_match(br#"{"name":"web01","vmid":101}"#));
-        assert!(probe.may_match(br#"{"name": "x", "tags": "web01"}"#), "a false positive is decoded, never lost");
-        assert!(!probe.may_match(br#"{"name":"web011","vmid":102}"#));
-        assert!(!probe.may_match(br#"{"name":"web0","vmid":103}"#));
-        assert!(NameProbe::new(Some("we\"b")).may_match(b"{}"), "a name JSON escapes rules nothing out");
-        assert!(NameProbe::new(None).may_match(b"{}"));
     }
 
     #[test]

@@ -24,6 +24,7 @@ use ferrox_common::privileges::{Gate, Target, Write};
 use ferrox_common::protocol::{Failure, Module, Output};
 use ferrox_common::recover;
 use ferrox_common::references;
+use ferrox_common::listing_probe::Sought;
 use ferrox_common::vm::{self, Guest};
 
 use current::VmConfig;
@@ -51,7 +52,12 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     client.set_retry_budget(task.timeout);
-    let cluster = vm::cluster(&client).map_err(|e| {
+    // Only the guests the task names are decoded: thousands of others are skipped unread.
+    let mut sought = Sought::lookup(task.vmid, task.name.as_deref());
+    if let (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) = (&task.state, &task.target) {
+        sought = sought.and_vmid(*t);
+    }
+    let cluster = vm::cluster_of(&client, &sought).map_err(|e| {
         let what = match (&task.vmid, &task.name) {
             (Some(id), _) => format!("vmid {id}"),
             (None, Some(name)) => format!("name {name}"),

@@ -21,6 +21,7 @@ use ferrox_common::privileges::{self, Gate, Target, Write};
 use ferrox_common::protocol::{Failure, Module, Output};
 use ferrox_common::plan::{unknown, Effect};
 use ferrox_common::recover;
+use ferrox_common::listing_probe::Sought;
 use ferrox_common::vm;
 
 use plan::{Action, Plan};
@@ -47,7 +48,8 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = NicTask::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
-    let guests = vm::list(&client).map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
+    let sought = Sought::lookup(task.vmid, task.name.as_deref());
+    let guests = vm::list_of(&client, &sought).map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
     let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_nic manages NICs of QEMU VMs")
         .map_err(|f| duplicates::explain(&client, &guests, task.name.as_deref(), f))?;
     let (vmid, node) = (guest.vmid, guest.node.clone());

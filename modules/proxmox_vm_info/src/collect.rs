@@ -8,7 +8,7 @@
 use ferrox_common::client::{ApiError, ApiErrorKind, Client};
 use ferrox_common::options::Params;
 use ferrox_common::protocol::Failure;
-use ferrox_common::vm::NameProbe;
+use ferrox_common::listing_probe::NameProbe;
 use serde_json::{Map, Value};
 
 /// The two guest types, in the order 1.6 lists them for `type: all`.

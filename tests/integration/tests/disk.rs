@@ -159,7 +159,8 @@ fn moved_to_another_vm_is_repeatable() {
     let env = Env::start();
     second_vm(&env);
     env.run_task("POST", "/nodes/pve1/qemu/100/config", &[("scsi1", "local-lvm:1")]);
-    let runs = converge(&env, DISK, "{vmid: 100, disk: scsi1, state: moved, target_vmid: 101, target_disk: scsi3}");
+    // By name: the listing decodes the VM named and the target VM, and skips the rest.
+    let runs = converge(&env, DISK, "{name: web01, disk: scsi1, state: moved, target_vmid: 101, target_disk: scsi3}");
     print_calls("move to VM", &runs.real_calls);
     assert_eq!(runs.real.result["disk_vmid"], json!(101));
     assert_eq!(runs.real.result["disk"], json!("scsi3"));

@@ -270,6 +270,17 @@ fn duplicate_names_fail_listing_the_vmids_and_containers_do_not_count() {
     assert!(msg.contains("VM 150 on node pve2, ") && msg.contains("Nothing was chosen or removed."), "{msg}");
     assert!(msg.contains("`ferrox.proxmox.proxmox_kvm: {vmid: 150, state: absent}`"), "the newest is offered for removal: {msg}");
     assert_eq!(play.task("d").result["duplicates"].as_array().map(Vec::len), Some(2));
+    // proxmox_disk and proxmox_nic decode only the listing entries that may be web01: both are.
+    let play = env.play(concat!(
+        "- {name: disk, ferrox.proxmox.proxmox_disk: {name: web01, disk: scsi0, state: present}, ignore_errors: true}\n",
+        "- {name: nic, ferrox.proxmox.proxmox_nic: {name: web01, interface: net0}, ignore_errors: true}\n",
+        "- {name: by vmid, ferrox.proxmox.proxmox_nic: {vmid: 150, interface: net0, bridge: vmbr0}}\n",
+    ));
+    for task in ["disk", "nic"] {
+        let msg = play.task(task).msg();
+        assert!(msg.starts_with("Multiple VMs with name web01 found (vmids 100, 150)") && msg.contains("VM 150 on node pve2, "), "{task}: {msg}");
+    }
+    assert_eq!(play.task("by vmid").result["vmid"], json!(150));
     // The LXC container ct-dns is not a QEMU VM of that name: a VM gets created.
     let play = env.play("- name: d\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: ct-dns\n");
     play.assert_ok();
