@@ -74,6 +74,9 @@ def summarize(effects):
         elif kind == 'migrate':
             vm['steps'].append('migrate to %s' % e.get('to'))
             vm['node'] = e.get('to')
+        elif kind == 'pool':
+            if not vm['created']:
+                vm['steps'].append('move to pool %s' % e.get('pool'))
         elif kind == 'remove':
             vm['removed'] = True
         elif kind == 'refused':

@@ -63,6 +63,12 @@ pub enum Effect {
         vmid: u32,
         node: String,
     },
+    /// Resource pool membership after the call: the VM is in `pool` (and in no other).
+    Pool {
+        vmid: u32,
+        node: String,
+        pool: String,
+    },
     /// A task PVE would refuse (`task`: `proxmox_disk scsi1`) for lack of `privilege` on
     /// `path` (`root@pam` and no path for a root-only key). It changes nothing: the run's
     /// later tasks plan as if the refused task had not run.
@@ -85,6 +91,7 @@ impl Effect {
             | Effect::Template { vmid, .. }
             | Effect::Migrate { vmid, .. }
             | Effect::Remove { vmid, .. }
+            | Effect::Pool { vmid, .. }
             | Effect::Refused { vmid, .. } => *vmid,
         }
     }

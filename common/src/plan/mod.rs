@@ -3,7 +3,7 @@
 //! leave it (the disk task finds the VM the create task only pretended to make).
 //!
 //! - [`effect`]: one planned effect (create, config change, power, template, migrate,
-//!   remove), the JSON the controller keeps.
+//!   remove, pool membership), the JSON the controller keeps.
 //! - [`state`]: the [`Plan`] (effects in order) folded into each VM's planned state,
 //!   and the vmids it reserved.
 //! - [`overlay`]: PVE's answers with the plan applied (pure).

@@ -67,6 +67,9 @@ fn update_listed(item: &mut Value, vm: &PlannedVm) {
     if let Some(t) = vm.is_template() {
         m.insert("template".into(), json!(u8::from(t)));
     }
+    if let Some(pool) = &vm.pool {
+        m.insert("pool".into(), json!(pool));
+    }
 }
 
 /// `/cluster/resources` shows a paused VM as `paused`, a hibernated one as `stopped`.
@@ -95,6 +98,9 @@ pub fn resource_of(vm: &PlannedVm) -> Value {
         "template".into(),
         json!(u8::from(vm.is_template().unwrap_or(false))),
     );
+    if let Some(pool) = &vm.pool {
+        m.insert("pool".into(), json!(pool));
+    }
     let config = config(vm, None, false);
     if let Some(mem) = config.get("memory").and_then(number) {
         m.insert("maxmem".into(), json!(mem * 1024 * 1024));
@@ -312,6 +318,23 @@ mod tests {
             .vms()
             .into_values()
             .collect()
+    }
+
+    #[test]
+    fn a_planned_pool_move_shows_in_the_listing() {
+        let vms = vms(json!([
+            {"kind": "pool", "vmid": 100, "node": "pve1", "pool": "staging"},
+            {"kind": "create", "vmid": 101, "node": "pve1", "name": "web1", "config": {}},
+            {"kind": "pool", "vmid": 101, "node": "pve1", "pool": "prod"},
+        ]));
+        let refs: Vec<&PlannedVm> = vms.iter().collect();
+        let real = json!([
+            {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1", "name": "old", "status": "stopped", "pool": "prod"},
+            {"id": "qemu/102", "type": "qemu", "vmid": 102, "node": "pve1", "name": "db", "status": "stopped", "pool": "prod"},
+        ]);
+        let out = resources(real, &refs, true);
+        let pool_of = |id: u64| out.as_array().unwrap().iter().find(|e| e["vmid"] == id).unwrap()["pool"].clone();
+        assert_eq!((pool_of(100), pool_of(101), pool_of(102)), (json!("staging"), json!("prod"), json!("prod")));
     }
 
     #[test]

@@ -75,6 +75,7 @@ fn node_of(e: &Effect) -> &str {
         | Effect::Template { node, .. }
         | Effect::Migrate { node, .. }
         | Effect::Remove { node, .. }
+        | Effect::Pool { node, .. }
         | Effect::Refused { node, .. } => node,
     }
 }
@@ -104,6 +105,8 @@ pub struct PlannedVm {
     /// `running`, `stopped`, `paused`, `hibernated`; `None`: as PVE says.
     pub status: Option<String>,
     pub removed: bool,
+    /// The pool the plan puts the VM in; `None`: as PVE says.
+    pub pool: Option<String>,
     /// What changes, in words, for the plan summary and messages.
     pub what: Vec<String>,
 }
@@ -143,6 +146,7 @@ impl PlannedVm {
             pending_applied: false,
             status: None,
             removed: false,
+            pool: None,
             what: Vec::new(),
         }
     }
@@ -190,6 +194,7 @@ impl PlannedVm {
             }
             Effect::Migrate { to, .. } => self.node = to.clone(),
             Effect::Remove { .. } => self.removed = true,
+            Effect::Pool { pool, .. } => self.pool = Some(pool.clone()),
             Effect::Refused { .. } => {}
         }
     }
@@ -284,6 +289,16 @@ mod tests {
         let vm = &p.vms()[&100];
         assert_eq!((vm.node.as_str(), vm.real_node.as_str()), ("pve2", "pve1"));
         assert_eq!(vm.is_template(), Some(true));
+    }
+
+    #[test]
+    fn the_last_pool_move_holds() {
+        let p = plan(json!([
+            {"kind": "pool", "vmid": 100, "node": "pve1", "pool": "staging"},
+            {"kind": "pool", "vmid": 100, "node": "pve1", "pool": "prod"},
+        ]));
+        assert_eq!(p.vms()[&100].pool.as_deref(), Some("prod"));
+        assert_eq!(plan(json!([{"kind": "power", "vmid": 100, "node": "pve1", "status": "running"}])).vms()[&100].pool, None);
     }
 
     #[test]

@@ -38,6 +38,15 @@ const NOT_CONFIG: &[&str] = &[
     "import-working-storage",
 ];
 
+/// The pool a create or clone puts the new VM in (its `pool` field).
+fn placed_in_pool(vmid: u32, node: &str, form: &[(String, String)]) -> Option<Effect> {
+    form.iter().find(|(k, _)| k == "pool").map(|(_, pool)| Effect::Pool {
+        vmid,
+        node: node.to_string(),
+        pool: pool.clone(),
+    })
+}
+
 pub fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCase) -> Vec<Effect> {
     let vmid = plan.vm.vmid;
     // The node the VM is on at each step (a clone moved to another node changes it).
@@ -63,14 +72,18 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCas
                     config: config_after_write(&config),
                     clone_of: None,
                 });
+                out.extend(placed_in_pool(vmid, node, form));
             }
-            Action::Clone { source, .. } => out.push(Effect::Create {
-                vmid,
-                node: node.to_string(),
-                name: name.map(str::to_string),
-                config: clone_config(known.clone_source.as_ref(), name),
-                clone_of: Some(source.vmid),
-            }),
+            Action::Clone { source, form, .. } => {
+                out.push(Effect::Create {
+                    vmid,
+                    node: node.to_string(),
+                    name: name.map(str::to_string),
+                    config: clone_config(known.clone_source.as_ref(), name),
+                    clone_of: Some(source.vmid),
+                });
+                out.extend(placed_in_pool(vmid, node, form));
+            }
             Action::WaitListed { .. } => {}
             Action::Converge {
                 changes,
@@ -157,9 +170,11 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCas
                 vmid,
                 node: node.to_string(),
             }),
-            // Pool membership is not part of the run's plan (a later task of the run
-            // reads the VM's pool from the cluster as it is).
-            Action::PoolMove { .. } => {}
+            Action::PoolMove { to, .. } => out.push(Effect::Pool {
+                vmid,
+                node: node.to_string(),
+                pool: to.clone(),
+            }),
             Action::Migrate { target, .. } => out.push(Effect::Migrate {
                 vmid,
                 node: node.to_string(),
@@ -326,7 +341,8 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&e).unwrap(),
             json!([{"kind": "create", "vmid": 101, "node": "pve1", "name": "web1", "config": {
-                "name": "web1", "net0": "virtio=(known after apply),bridge=vmbr0", "scsi0": "local-lvm:(known after apply),size=32G"}}])
+                "name": "web1", "net0": "virtio=(known after apply),bridge=vmbr0", "scsi0": "local-lvm:(known after apply),size=32G"}},
+                {"kind": "pool", "vmid": 101, "node": "pve1", "pool": "web"}])
         );
     }
 

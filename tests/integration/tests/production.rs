@@ -356,11 +356,25 @@ fn pool_membership_of_an_existing_vm_converges() {
     };
 
     env.clear_requests();
-    let check = env.play_with(&move_to("staging"), &PlayOpts { check: true, diff: true, ..Default::default() });
+    // One check run: the move is in the run's plan, so later tasks see VM 100 in staging.
+    let later = "- name: info\n  ferrox.proxmox.proxmox_vm_info:\n    vmid: 100\n- name: same pool\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    pool: staging\n";
+    let check = env.play_with(
+        &format!("{}{later}", move_to("staging")),
+        &PlayOpts {
+            check: true,
+            diff: true,
+            env: vec![("ANSIBLE_CALLBACKS_ENABLED".into(), "ferrox_results,ferrox.proxmox.plan".into())],
+            ..Default::default()
+        },
+    );
     let t = check.task("t");
     assert!(t.changed, "{}", check.transcript());
     assert_eq!(t.result["actions"], serde_json::json!(["move VM 100 from pool prod to pool staging"]));
     assert_eq!((t.result["diff"]["before"]["pool"].clone(), t.result["diff"]["after"]["pool"].clone()), ("prod".into(), "staging".into()));
+    assert_eq!(check.task("info").result["proxmox_vms"][0]["pool"], "staging", "{}", check.task("info").result);
+    assert!(!check.task("same pool").changed, "{}", check.task("same pool").result);
+    let summary = check.stdout.split("FERROX PLAN").nth(1).unwrap_or_else(|| panic!("no plan summary\n{}", check.stdout));
+    assert!(summary.contains("  ~ VM 100 web01 on pve1: move to pool staging\n"), "{summary}");
     assert!(writes(&env).is_empty(), "{:?}", writes(&env));
     assert_eq!(resource(&env, 100)["pool"], "prod");
 
