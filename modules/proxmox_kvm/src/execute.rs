@@ -360,39 +360,6 @@ impl Executor<'_> {
         }
     }
 
-    /// Puts the VM into pool `to` with `allow-move` (it leaves `from` in the same
-    /// write). A nested pool (`parent/child`) is named as a parameter of `PUT /pools`
-    /// (PVE 8.1+); a flat one in the path, which every version serves. A PVE that does not
-    /// know `allow-move` gets the VM taken out of `from`, then added to `to`.
-    fn pool_move(&mut self, vm: &Vm, from: Option<&str>, to: &str) -> Result<(), Failure> {
-        let id = vm.vmid;
-        let prefix = format!("Unable to move VM {id} to pool {to}: ");
-        let put = |pool: &str, extra: &[(&str, String)]| {
-            let mut body = vec![("vms", id.to_string())];
-            body.extend(extra.iter().cloned());
-            let (path, body) = if pool.contains('/') {
-                body.push(("poolid", pool.to_string()));
-                ("/pools".to_string(), body)
-            } else {
-                (format!("/pools/{pool}"), body)
-            };
-            match self.client.put(&path, &body) {
-                // Sent again after a lost answer that had been acted on: it is there.
-                Err(e) if !extra.iter().any(|(k, _)| *k == "delete") && e.message.contains("is already a pool member") => Ok(()),
-                other => other.map(|_| ()),
-            }
-        };
-        match put(to, &[("allow-move", "1".to_string())]) {
-            Err(e) if e.errors.as_ref().is_some_and(|errs| errs.contains_key("allow-move")) => {
-                if let Some(from) = from {
-                    put(from, &[("delete", "1".to_string())]).map_err(|e| api_fail(&format!("Unable to take VM {id} out of pool {from}: "), e, id))?;
-                }
-                put(to, &[]).map_err(|e| api_fail(&prefix, e, id))
-            }
-            other => other.map_err(|e| api_fail(&prefix, e, id)),
-        }
-    }
-
     /// Migrates a fresh clone offline to `to` (disks onto `targetstorage`). A lost answer
     /// is reconciled: the `qmigrate` task is found and followed, or the cluster listing
     /// shows the VM on `to` already; only when neither is the request sent again.
@@ -894,7 +861,7 @@ fn is_ours(config: &Map<String, Value>, named: Option<&str>) -> bool {
     config.get("lock").is_none() && named.is_none_or(|n| config.get("name").and_then(Value::as_str) == Some(n))
 }
 
-fn api_fail(prefix: &str, e: ApiError, vmid: u32) -> Failure {
+pub(crate) fn api_fail(prefix: &str, e: ApiError, vmid: u32) -> Failure {
     Failure::new(format!("{prefix}{e}")).with("vmid", vmid)
 }
 

@@ -14,6 +14,7 @@ pub mod execute;
 pub mod guest_wait;
 pub mod options;
 pub mod plan;
+pub mod pool_move;
 #[cfg(test)]
 mod schema_coverage;
 pub mod planned;

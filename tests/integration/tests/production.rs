@@ -378,9 +378,15 @@ fn pool_membership_of_an_existing_vm_converges() {
     assert!(writes(&env).is_empty(), "{:?}", writes(&env));
     assert_eq!(resource(&env, 100)["pool"], "prod");
 
+    // PVE moves the VM, then the answer is lost: the pool's members show the move made.
+    env.clear_requests();
+    env.fault(serde_json::json!({"method": "PUT", "path_regex": "^/api2/json/pools/staging$", "after": true, "times": 1}));
     let real = env.play(&move_to("staging"));
     assert!(real.task("t").changed, "{}", real.transcript());
     assert_eq!(real.task("t").result["changes"], serde_json::json!(["pool"]));
+    let recovered = real.task("t").warnings().into_iter().find(|w| w.contains("Recovered by reading the cluster")).unwrap_or_else(|| panic!("{}", real.transcript()));
+    assert!(recovered.starts_with("PUT /pools/staging to https://") && recovered.ends_with("VM 100 is in pool staging."), "{recovered}");
+    assert_eq!(writes(&env), ["PUT /api2/json/pools/staging"], "sent once");
     assert_eq!(resource(&env, 100)["pool"], "staging");
     assert_eq!(env.api_get("/pools?poolid=prod")[0]["members"], serde_json::json!([]), "it left prod");
     let again = env.play(&move_to("staging"));
@@ -392,9 +398,18 @@ fn pool_membership_of_an_existing_vm_converges() {
     assert_eq!(resource(&env, 100)["pool"], "staging/web");
     assert_eq!(writes(&env), ["PUT /api2/json/pools"], "the query form: a nested pool has no path of its own");
 
-    let without_update = env.play(&task("    vmid: 100\n    pool: prod\n"));
+    // The connection drops before PVE acts: the VM is not in the pool, the move is sent again.
+    env.clear_requests();
+    env.fault(serde_json::json!({"method": "PUT", "path_regex": "^/api2/json/pools/prod$", "drop_connection": true, "times": 1}));
+    let back = env.play(&move_to("prod"));
+    assert!(back.task("t").changed, "{}", back.transcript());
+    assert!(back.task("t").warnings().iter().any(|w| w.ends_with("VM 100 is not in pool prod; sent again.")), "{:?}", back.task("t").warnings());
+    assert_eq!(writes(&env), ["PUT /api2/json/pools/prod", "PUT /api2/json/pools/prod"]);
+    assert_eq!(resource(&env, 100)["pool"], "prod");
+
+    let without_update = env.play(&task("    vmid: 100\n    pool: staging/web\n"));
     let t = without_update.task("t");
     assert!(!t.changed);
     assert!(t.warnings().iter().any(|w| w.contains("differs from the task in: pool.")), "{:?}", t.warnings());
-    assert_eq!(resource(&env, 100)["pool"], "staging/web");
+    assert_eq!(resource(&env, 100)["pool"], "prod");
 }

@@ -1,0 +1,126 @@
+//! Moving an existing VM into another resource pool (`pool` with `update: true`),
+//! reconciled like every other write when its answer is lost: the pool's members are
+//! read and the move counts as made when the VM is there; only otherwise is it sent again.
+
+use ferrox_common::client::{ApiError, Client};
+use ferrox_common::protocol::Failure;
+use ferrox_common::recover;
+use serde_json::Value;
+
+use crate::api::Vm;
+use crate::execute::{api_fail, Executor};
+
+/// One pool update of one VM: join (optionally leaving its pool with `allow-move`) or leave.
+#[derive(Clone, Copy, PartialEq)]
+enum Update {
+    Join { allow_move: bool },
+    Leave,
+}
+
+impl Executor<'_> {
+    /// Puts the VM into pool `to` with `allow-move` (it leaves `from` in the same
+    /// write). A nested pool (`parent/child`) is named as a parameter of `PUT /pools`
+    /// (PVE 8.1+); a flat one in the path, which every version serves. A PVE that does not
+    /// know `allow-move` gets the VM taken out of `from`, then added to `to`.
+    pub(crate) fn pool_move(&mut self, vm: &Vm, from: Option<&str>, to: &str) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let prefix = format!("Unable to move VM {id} to pool {to}: ");
+        match self.pool_update(id, to, Update::Join { allow_move: true }) {
+            Err(e) if e.errors.as_ref().is_some_and(|errs| errs.contains_key("allow-move")) => {
+                if let Some(from) = from {
+                    self.pool_update(id, from, Update::Leave)
+                        .map_err(|e| api_fail(&format!("Unable to take VM {id} out of pool {from}: "), e, id))?;
+                }
+                self.pool_update(id, to, Update::Join { allow_move: false }).map_err(|e| api_fail(&prefix, e, id))
+            }
+            other => other.map_err(|e| api_fail(&prefix, e, id)),
+        }
+    }
+
+    /// Sends one pool update. After a lost answer the pool's members say whether PVE
+    /// made it; only if not is it sent again (a repeated join PVE answers `is already a
+    /// pool member`, a repeated leave `is not a pool member`: nothing is done twice).
+    fn pool_update(&mut self, id: u32, pool: &str, update: Update) -> Result<(), ApiError> {
+        let mut body = vec![("vms", id.to_string())];
+        match update {
+            Update::Join { allow_move: true } => body.push(("allow-move", "1".to_string())),
+            Update::Join { allow_move: false } => {}
+            Update::Leave => body.push(("delete", "1".to_string())),
+        }
+        let path = if pool.contains('/') {
+            body.push(("poolid", pool.to_string()));
+            "/pools".to_string()
+        } else {
+            format!("/pools/{pool}")
+        };
+        let joining = update != Update::Leave;
+        let mut resends = 0;
+        loop {
+            match self.client.put(&path, &body) {
+                // Already as wanted (an earlier send, or another run, made it): done.
+                Err(e) if joining && e.message.contains("is already a pool member") => return Ok(()),
+                Err(e) if !joining && e.message.contains("is not a pool member") => return Ok(()),
+                Err(e) if e.answer_lost() && resends < recover::MAX_RESENDS => {
+                    resends += 1;
+                    let member = pool_members(self.client, pool)?.contains(&id);
+                    let found = match (joining, member) {
+                        (true, true) => format!("VM {id} is in pool {pool}"),
+                        (false, false) => format!("VM {id} is no longer in pool {pool}"),
+                        (true, false) => format!("VM {id} is not in pool {pool}; sent again"),
+                        (false, true) => format!("VM {id} is still in pool {pool}; sent again"),
+                    };
+                    self.outcome.warnings.push(recover::warning(&e, &found));
+                    if joining == member {
+                        return Ok(());
+                    }
+                }
+                other => return other.map(|_| ()),
+            }
+        }
+    }
+}
+
+/// The vmids in `pool`: the query form for a nested pool (PVE 8.1+), the pool's own
+/// path otherwise.
+pub fn pool_members(client: &Client, pool: &str) -> Result<Vec<u32>, ApiError> {
+    let answer = if pool.contains('/') {
+        client.get("/pools", &[("poolid", pool.to_string())])?
+    } else {
+        client.get(&format!("/pools/{pool}"), &[])?
+    };
+    let info = match &answer {
+        Value::Array(list) => list.iter().find(|p| p["poolid"] == pool).cloned().unwrap_or(Value::Null),
+        other => other.clone(),
+    };
+    Ok(members_of(&info))
+}
+
+fn members_of(info: &Value) -> Vec<u32> {
+    info["members"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|e| matches!(e["type"].as_str(), Some("qemu" | "lxc")))
+                .filter_map(|e| e["vmid"].as_u64().or_else(|| e["vmid"].as_str().and_then(|s| s.parse().ok())))
+                .filter_map(|id| u32::try_from(id).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn members_are_the_guests_of_either_answer_form() {
+        let info = json!({"members": [
+            {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1"},
+            {"id": "storage/pve1/local", "type": "storage", "storage": "local", "node": "pve1"},
+            {"id": "lxc/200", "type": "lxc", "vmid": "200", "node": "pve2"},
+        ]});
+        assert_eq!(members_of(&info), vec![100, 200]);
+        assert_eq!(members_of(&json!({})), Vec::<u32>::new());
+    }
+}
