@@ -67,9 +67,22 @@ pub struct HttpFault {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskFault {
     pub task_type: String,
+    /// Only tasks with this id, as the UPID carries it (a clone's is its source VM).
+    #[serde(default)]
+    pub vmid: Option<u32>,
     /// Error text the task ends with.
     #[serde(default)]
     pub fail: Option<String>,
+    /// `fail` strikes while the task takes its config lock, before any work (PVE's
+    /// `lock_config_full` timing out): nothing is made and the text is the task's error as
+    /// given. Otherwise it strikes in the work, worded as the task words its failures
+    /// (`clone failed: …`, `unable to create VM <id> - …`).
+    #[serde(default)]
+    pub at_lock: bool,
+    /// What a failed create or clone leaves of the new VM when its cleanup does not get
+    /// to run (see [`Leave`]); by default it removes what it made, as PVE's workers do.
+    #[serde(default)]
+    pub leave: Option<Leave>,
     #[serde(default)]
     pub duration_ms: Option<u64>,
     /// Successful tasks end with `WARNINGS: n` instead of `OK`.
@@ -79,10 +92,24 @@ pub struct TaskFault {
     pub times: Option<u64>,
 }
 
+/// What a failed create or clone leaves behind when its cleanup does not run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Leave {
+    /// The volumes it allocated: freeing them hit the storage's lock too (PVE's worker
+    /// warns with the lock text per volume and goes on); the config file is removed.
+    Volumes,
+    /// Its config file as last written (a clone's: `lock: clone`, its name and the disks
+    /// cloned so far; a create's: the `lock: create` placeholder) and its volumes.
+    Config,
+}
+
 /// What a task fault does to one task.
 #[derive(Debug, Default, Clone)]
 pub struct TaskFaultAction {
     pub fail: Option<String>,
+    pub at_lock: bool,
+    pub leave: Option<Leave>,
     pub duration_ms: Option<u64>,
     pub warnings: u32,
 }
@@ -158,15 +185,22 @@ impl Faults {
         true
     }
 
-    /// What the next task of `kind` suffers (nothing if no fault matches).
-    pub fn take_task_fault(&mut self, kind: &str) -> TaskFaultAction {
-        let Some(f) = self.task.iter_mut().find(|f| f.task_type == kind && f.times != Some(0)) else {
+    /// What the next task of `kind` with UPID id `id` suffers (nothing if no fault matches).
+    pub fn take_task_fault(&mut self, kind: &str, id: &str) -> TaskFaultAction {
+        let matches = |f: &TaskFault| f.task_type == kind && f.times != Some(0) && f.vmid.is_none_or(|v| v.to_string() == id);
+        let Some(f) = self.task.iter_mut().find(|f| matches(f)) else {
             return TaskFaultAction::default();
         };
         if let Some(t) = f.times.as_mut() {
             *t -= 1;
         }
-        TaskFaultAction { fail: f.fail.clone(), duration_ms: f.duration_ms, warnings: f.warnings.unwrap_or(0) }
+        TaskFaultAction {
+            fail: f.fail.clone(),
+            at_lock: f.at_lock,
+            leave: f.leave,
+            duration_ms: f.duration_ms,
+            warnings: f.warnings.unwrap_or(0),
+        }
     }
 
     pub fn node_unreachable(&self, node: &str) -> bool {
@@ -290,14 +324,27 @@ mod tests {
         assert_eq!(a.reply, Some((500, "boom".into())));
         assert!(f.match_http("POST", "/api2/json/nodes/pve1/qemu").is_none(), "used up");
         f.add(json!({"task_type": "qmcreate", "fail": "x"})).unwrap();
-        assert_eq!(f.take_task_fault("qmcreate").fail.as_deref(), Some("x"));
-        assert_eq!(f.take_task_fault("qmcreate").fail.as_deref(), Some("x"), "times null = forever");
-        assert_eq!(f.take_task_fault("qmstart").fail, None);
+        assert_eq!(f.take_task_fault("qmcreate", "100").fail.as_deref(), Some("x"));
+        assert_eq!(f.take_task_fault("qmcreate", "101").fail.as_deref(), Some("x"), "times null = forever");
+        assert_eq!(f.take_task_fault("qmstart", "100").fail, None);
         f.add(json!({"node": "pve2", "unreachable": true})).unwrap();
         assert!(f.node_unreachable("pve2"));
         f.add(json!({"refuse_connections": true, "times": 1})).unwrap();
         assert!(f.take_connection_fault());
         assert!(!f.take_connection_fault(), "used up");
         assert!(f.add(json!({"foo": 1})).is_err());
+    }
+
+    #[test]
+    fn task_faults_match_by_id_and_say_where_they_strike_and_what_stays() {
+        let mut f = Faults::default();
+        f.add(json!({"task_type": "qmclone", "vmid": 9001, "fail": "a", "at_lock": true, "times": 1})).unwrap();
+        f.add(json!({"task_type": "qmclone", "fail": "b", "leave": "volumes", "times": 1})).unwrap();
+        assert!(f.add(json!({"task_type": "qmclone", "leave": "disks"})).is_err(), "leave is volumes or config");
+        let other = f.take_task_fault("qmclone", "9000");
+        assert_eq!((other.fail.as_deref(), other.at_lock, other.leave), (Some("b"), false, Some(Leave::Volumes)));
+        let own = f.take_task_fault("qmclone", "9001");
+        assert_eq!((own.fail.as_deref(), own.at_lock, own.leave), (Some("a"), true, None));
+        assert_eq!(f.take_task_fault("qmclone", "9001").fail, None, "both used up");
     }
 }

@@ -3,6 +3,7 @@
 //! finishes; until then the task is `running`.
 
 use crate::auth::Identity;
+use crate::control::Leave;
 use crate::error::{ApiError, ApiResult};
 use crate::sim::SimInner;
 use crate::state::{Cluster, Task};
@@ -15,10 +16,25 @@ use std::time::Duration;
 pub struct TaskCtx {
     pub log: Vec<String>,
     pub fault: Option<String>,
+    /// The fault strikes at the config lock, before any work (see [`crate::control::TaskFault::at_lock`]).
+    pub at_lock: bool,
+    /// What a failed create or clone leaves behind (see [`crate::control::TaskFault::leave`]).
+    pub leave: Option<Leave>,
     pub warnings: u32,
 }
 
+/// Task types whose work undoes what their API call prepared when the config lock fails
+/// (the new VM's `lock: create|clone` config); any other task's work is not run at all.
+const OWN_LOCK_FAULT: [&str; 2] = ["qmcreate", "qmclone"];
+
 impl TaskCtx {
+    /// The error of a fault at the config lock, logged as PVE's `lock_file_full` logs a
+    /// contended lock; `None` when the work is to run.
+    pub fn lock_fault(&mut self) -> Option<String> {
+        let fault = self.fault.clone().filter(|_| self.at_lock)?;
+        self.log.push("trying to acquire lock...".into());
+        Some(fault)
+    }
     /// Work calls this where a real failure would happen (after its own checks).
     pub fn check_fault(&self) -> Result<(), String> {
         match &self.fault {
@@ -99,8 +115,10 @@ pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &
     let start = now_secs();
     let user = who.upid_user();
     let upid = upid(node, pid, pstart, start, kind, id, &user);
-    let action = sim.faults().take_task_fault(kind);
-    let (fault, extra_warnings) = (action.fail, action.warnings);
+    let action = sim.faults().take_task_fault(kind, id);
+    let (fault, extra_warnings, at_lock, leave) = (action.fail, action.warnings, action.at_lock, action.leave);
+    // A task held at its lock has not got to the work its first log line is from.
+    let first_log = if at_lock && fault.is_some() { Vec::new() } else { first_log };
     let dur = action.duration_ms.unwrap_or((sim.cfg.task_ms as f64 * duration_factor(kind)) as u64);
     c.tasks.insert(
         upid.clone(),
@@ -108,14 +126,19 @@ pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &
     );
     let sim2 = sim.clone();
     let upid2 = upid.clone();
+    let kind2 = kind.to_string();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(dur)).await;
         let mut c = sim2.cluster();
         if !c.tasks.contains_key(&upid2) {
             return; // state was reset or replaced meanwhile
         }
-        let mut ctx = TaskCtx { log: vec![], fault, warnings: 0 };
-        let res = work(&mut c, &mut ctx);
+        let mut ctx = TaskCtx { log: vec![], fault, at_lock, leave, warnings: 0 };
+        let fails_at_lock = if OWN_LOCK_FAULT.contains(&kind2.as_str()) { None } else { ctx.lock_fault() };
+        let res = match fails_at_lock {
+            Some(e) => Err(e),
+            None => work(&mut c, &mut ctx),
+        };
         if res.is_ok() {
             for i in 0..extra_warnings {
                 ctx.warn(format!("simulated warning {}", i + 1));

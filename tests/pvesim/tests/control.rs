@@ -274,3 +274,72 @@ fn task_list_filters_like_pve() {
     assert_eq!(bad.status, 400);
     assert_eq!(bad.error("vmid"), "value must have a minimum value of 100");
 }
+
+/// Busy storages: a clone or create that fails on a lock, as PVE words it, leaving what
+/// PVE's worker leaves when its cleanup runs (nothing) or does not (volumes, a locked config).
+#[test]
+fn lock_timeout_faults_leave_what_a_failed_worker_leaves() {
+    let api = Api::start(quick());
+    // vmdata is shared: its lock is pmxcfs's (a local storage's is a file lock).
+    let storage_lock = "cfs-lock 'storage-vmdata' error: got lock request timeout";
+    let config_lock = "can't lock file '/var/lock/qemu-server/lock-9000.conf' - got timeout";
+    let vols = |vmid: u32| api.get(&format!("/nodes/pve1/storage/vmdata/content?vmid={vmid}")).data().as_array().unwrap().len();
+    let clone = |newid: &str| {
+        let r = api.post("/nodes/pve1/qemu/9000/clone", &[("newid", newid), ("name", "c"), ("full", "1")]);
+        r.data().as_str().unwrap().to_string()
+    };
+
+    // At the config lock: nothing made, the lock's text as the task's error.
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmclone", "vmid": 9000, "fail": config_lock, "at_lock": true, "times": 1})));
+    let upid = clone("301");
+    assert_eq!(api.wait_task(&upid)["exitstatus"], config_lock);
+    assert_eq!(api.task_log(&upid), vec!["trying to acquire lock...".to_string(), format!("TASK ERROR: {config_lock}")]);
+    assert_eq!(api.get("/nodes/pve1/qemu/301/config").status, 500);
+    assert_eq!(vols(301), 0);
+
+    // In the work, cleaned up as the worker does.
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmclone", "fail": storage_lock, "times": 1})));
+    let upid = clone("302");
+    assert_eq!(api.wait_task(&upid)["exitstatus"], format!("clone failed: {storage_lock}"));
+    assert_eq!(api.get("/nodes/pve1/qemu/302/config").status, 500);
+    assert_eq!(vols(302), 0);
+
+    // Freeing the volumes hit the lock too: they stay, the config is gone, the log says so.
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmclone", "fail": storage_lock, "leave": "volumes", "times": 1})));
+    let upid = clone("303");
+    api.wait_task(&upid);
+    assert_eq!(api.get("/nodes/pve1/qemu/303/config").status, 500);
+    assert!(vols(303) > 0, "the clone's volumes stay");
+    let log = api.task_log(&upid);
+    assert_eq!(log[log.len() - 2], storage_lock, "{log:?}");
+
+    // The cleanup never ran: a locked config with the clone's name and its disks.
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmclone", "fail": storage_lock, "leave": "config", "times": 1})));
+    let upid = clone("304");
+    api.wait_task(&upid);
+    let conf = api.config("pve1", 304);
+    assert_eq!((conf["lock"].as_str(), conf["name"].as_str()), (Some("clone"), Some("c")), "{conf}");
+    assert!(conf["scsi0"].as_str().unwrap().starts_with("vmdata:304/vm-304-disk-"), "{conf}");
+    assert!(vols(304) > 0);
+    // PVE's normal delete refuses the lock except to root's skiplock; with it, the VM and
+    // its volumes go.
+    let r = api.delete("/nodes/pve1/qemu/304", &[("purge", "1"), ("destroy-unreferenced-disks", "1")]);
+    let refused = api.wait_task(r.data().as_str().unwrap());
+    assert_eq!(refused["exitstatus"], "VM is locked (clone)");
+    let r = api.delete("/nodes/pve1/qemu/304", &[("skiplock", "1")]);
+    assert_eq!(r.status, 400, "skiplock is root@pam's only");
+
+    // A create: at the lock the placeholder goes; a kept config is that placeholder.
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmcreate", "fail": "can't lock file '/var/lock/qemu-server/lock-305.conf' - got timeout", "at_lock": true, "times": 1})));
+    let r = api.post("/nodes/pve1/qemu", &[("vmid", "305"), ("scsi0", "vmdata:1")]);
+    api.wait_task(r.data().as_str().unwrap());
+    assert_eq!(api.get("/nodes/pve1/qemu/305/config").status, 500);
+    api.control("POST", "/_pvesim/faults", Some(json!({"task_type": "qmcreate", "fail": storage_lock, "leave": "config", "times": 1})));
+    let r = api.post("/nodes/pve1/qemu", &[("vmid", "306"), ("name", "n"), ("scsi0", "vmdata:1")]);
+    let st = api.wait_task(r.data().as_str().unwrap());
+    assert_eq!(st["exitstatus"], format!("unable to create VM 306 - {storage_lock}"));
+    let conf = api.config("pve1", 306);
+    assert_eq!(conf["lock"], "create");
+    assert!(conf.get("name").is_none(), "the placeholder has no name: {conf}");
+    assert_eq!(vols(306), 1);
+}

@@ -58,9 +58,17 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let who = ctx.who.clone();
     let node2 = node.clone();
     let work: tasks::Work = Box::new(move |c, t| {
-        let before: Vec<String> = c.volumes.iter().map(|v| format!("{:?}:{}", v.node, v.volid())).collect();
+        if let Some(e) = t.lock_fault() {
+            // lock_config_full timed out; the worker removes the config file it made.
+            c.guests.remove(&vmid);
+            return Err(e);
+        }
+        let before = c.volumes.len();
         let result = (|| -> Result<(), String> {
-            t.check_fault()?;
+            // A fault that leaves volumes behind strikes once the disks are allocated.
+            if t.leave.is_none() {
+                t.check_fault()?;
+            }
             let mut values = Vec::new();
             {
                 let mut dc = super::normalize::DiskCtx { schema: &sim.schema, who: &who, node: &node2, vmid, default_storage: None, log: &mut t.log };
@@ -72,6 +80,7 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                     values.push((k, v));
                 }
             }
+            t.check_fault()?;
             if values.iter().any(|(k, _)| k == "tags") {
                 super::perms::check_tags(c, &who, vmid).map_err(|e| e.message)?;
             }
@@ -103,9 +112,11 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             Ok(())
         })();
         if let Err(e) = result {
-            // Free what this task allocated and remove the config file.
-            c.volumes.retain(|v| before.contains(&format!("{:?}:{}", v.node, v.volid())));
-            c.guests.remove(&vmid);
+            // Free what this task allocated and remove the config file (unless a fault
+            // keeps them).
+            let mut placeholder = Config::default();
+            placeholder.current.insert("lock".into(), "create".into());
+            super::lifecycle::leave_after_failure(c, t, before, vmid, Some(placeholder));
             return Err(format!("unable to create VM {vmid} - {e}"));
         }
         if ha_managed {

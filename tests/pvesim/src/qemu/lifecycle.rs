@@ -4,6 +4,7 @@ use super::disks::{self, Drive};
 use super::normalize;
 use super::{check_lock, is_template, vm};
 use crate::api::Ctx;
+use crate::control::Leave;
 use crate::error::{ApiError, ApiResult};
 use crate::state::{Cluster, Config, Guest, GuestKind};
 use crate::storage;
@@ -187,14 +188,18 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let first = first_clone_line(&src, full);
     let first_log: Vec<String> = first.iter().cloned().collect();
     let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmclone", &vmid.to_string(), ctx.who, first_log, Box::new(move |c, t| {
+        if let Some(e) = t.lock_fault() {
+            // PVE writes the clone's config file only once it holds the locks.
+            c.guests.remove(&newid);
+            return Err(e);
+        }
         let before = c.volumes.len();
         let res = clone_work(c, &schema_sim.schema, &src, newid, &target, full, target_storage.as_deref(), format.as_deref(), name, description, t);
         if let Some(i) = first.as_ref().and_then(|line| t.log.iter().position(|l| l == line)) {
             t.log.remove(i); // logged at spawn already
         }
         if let Err(e) = res {
-            c.volumes.truncate(before);
-            c.guests.remove(&newid);
+            leave_after_failure(c, t, before, newid, None);
             let _ = node2;
             return Err(format!("clone failed: {e}"));
         }
@@ -302,10 +307,44 @@ fn clone_work(
     if let Some(d) = description {
         new.insert("description".into(), d);
     }
+    // Written with its lock after the disks (qemu-server writes it after each disk), then
+    // written again without: a failure in between leaves it locked, if not cleaned up.
+    new.insert("lock".into(), "clone".into());
+    c.guests.get_mut(&newid).ok_or("new VM vanished")?.conf.current = new;
     t.check_fault()?;
-    let g = c.guests.get_mut(&newid).ok_or("new VM vanished")?;
-    g.conf.current = new;
+    c.guests.get_mut(&newid).ok_or("new VM vanished")?.conf.current.remove("lock");
     Ok(())
+}
+
+/// What a failed create or clone leaves of the new VM `vmid` (volumes from index
+/// `before` on are the ones it allocated): by default nothing, as PVE's workers free the
+/// volumes and remove the config; with a `leave` fault, what stays when that cleanup did
+/// not get to run. `placeholder` is the config a create keeps (its `lock: create` file).
+pub(super) fn leave_after_failure(c: &mut Cluster, t: &mut tasks::TaskCtx, before: usize, vmid: u32, placeholder: Option<Config>) {
+    match t.leave {
+        None => {
+            c.volumes.truncate(before);
+            c.guests.remove(&vmid);
+        }
+        Some(Leave::Volumes) => {
+            // vdisk_free takes the storage's lock as vdisk_alloc does; the worker warns
+            // with its error per volume and goes on.
+            for v in c.volumes[before.min(c.volumes.len())..].to_vec() {
+                let shared = c.storage(&v.storage).is_some_and(|s| s.shared);
+                t.log.push(if shared {
+                    format!("cfs-lock 'storage-{}' error: got lock request timeout", v.storage)
+                } else {
+                    format!("can't lock file '/var/lock/pve-manager/pve-storage-{}' - got timeout", v.storage)
+                });
+            }
+            c.guests.remove(&vmid);
+        }
+        Some(Leave::Config) => {
+            if let (Some(conf), Some(g)) = (placeholder, c.guests.get_mut(&vmid)) {
+                g.conf = conf;
+            }
+        }
+    }
 }
 
 pub fn template(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
