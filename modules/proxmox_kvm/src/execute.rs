@@ -111,7 +111,7 @@ impl Executor<'_> {
         Ok(())
     }
 
-    fn run_one(&mut self, vm: &mut Vm, action: &Action) -> Result<(), Failure> {
+    pub(crate) fn run_one(&mut self, vm: &mut Vm, action: &Action) -> Result<(), Failure> {
         let id = vm.vmid;
         let name = self.name.clone();
         match action {
@@ -121,15 +121,13 @@ impl Executor<'_> {
                 };
                 let node = vm.node.clone();
                 let named = name_in(form);
-                let posted = self.allocate_and_post(vm, allocation, &prefix, None, named.as_deref(), |c, id| {
-                    let mut body = vec![("vmid".to_string(), id.to_string())];
-                    body.extend(form.iter().cloned());
-                    c.post(&format!("/nodes/{node}/qemu"), &fields(&body)).map_err(ha_managed_unknown)
-                })?;
-                match posted {
-                    Some(upid) => self.wait(&upid, self.long_timeout, "creating", &prefix(vm.vmid), vm.vmid),
-                    None => Ok(()),
-                }
+                self.post_while_busy(vm, named.as_deref(), &prefix, "creating", |this, vm| {
+                    this.allocate_and_post(vm, allocation, &prefix, None, named.as_deref(), |c, id| {
+                        let mut body = vec![("vmid".to_string(), id.to_string())];
+                        body.extend(form.iter().cloned());
+                        c.post(&format!("/nodes/{node}/qemu"), &fields(&body)).map_err(ha_managed_unknown)
+                    })
+                })
             }
             Action::Clone {
                 source,
@@ -140,15 +138,13 @@ impl Executor<'_> {
                     |_: u32| format!("Unable to clone vm {name} from vmid {}: ", source.vmid);
                 let path = source.path("/clone");
                 let named = name_in(form);
-                let posted = self.allocate_and_post(vm, allocation, &prefix, Some(source), named.as_deref(), |c, id| {
-                    let mut body = vec![("newid".to_string(), id.to_string())];
-                    body.extend(form.iter().cloned());
-                    c.post(&path, &fields(&body))
-                })?;
-                match posted {
-                    Some(upid) => self.wait(&upid, self.long_timeout, "creating", &prefix(vm.vmid), vm.vmid),
-                    None => Ok(()),
-                }
+                self.post_while_busy(vm, named.as_deref(), &prefix, "creating", |this, vm| {
+                    this.allocate_and_post(vm, allocation, &prefix, Some(source), named.as_deref(), |c, id| {
+                        let mut body = vec![("newid".to_string(), id.to_string())];
+                        body.extend(form.iter().cloned());
+                        c.post(&path, &fields(&body))
+                    })
+                })
             }
             Action::WaitListed { name } => {
                 self.wait_listed(vm.vmid, name.as_deref());

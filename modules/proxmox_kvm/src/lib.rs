@@ -5,6 +5,7 @@
 //! them unless in check mode, report.
 
 pub mod api;
+pub mod busy;
 pub mod clone;
 pub mod clone_move;
 pub mod context;

@@ -182,6 +182,14 @@ impl Env {
         assert!(status < 300, "DELETE /_pvesim/requests answered {status}: {body}");
     }
 
+    /// The simulator's whole state (`GET /_pvesim/state`): guests with their configs,
+    /// volumes, tasks — what the cluster holds, whatever the modules said.
+    pub fn state(&self) -> Value {
+        let (status, body) = self.api.raw("GET", "/_pvesim/state", &[], true);
+        assert_eq!(status, 200, "GET /_pvesim/state: {body}");
+        body
+    }
+
     /// Installs a fault (see tests/pvesim's README for the spec format).
     pub fn fault(&self, spec: Value) {
         let (status, body) = self.api.post_json("/_pvesim/faults", &spec);

@@ -220,3 +220,149 @@ fn a_moved_clone_survives_lost_answers_and_interruptions_and_a_linked_one_is_ref
     );
     assert!(vms_named(&env, "linked").is_empty());
 }
+
+/// A local storage's lock timing out, as pve-storage words it.
+const BUSY_LOCAL_LVM: &str = "can't lock file '/var/lock/pve-manager/pve-storage-local-lvm' - got timeout";
+
+/// Play options with root@pam's password: PVE lets only root remove a VM a failed
+/// clone left locked (skiplock).
+fn as_root(env: &Env, mut opts: PlayOpts) -> PlayOpts {
+    let mut auth = env.auth();
+    auth["api_user"] = "root@pam".into();
+    auth["api_password"] = ferrox_integration::creds::ROOT_PASSWORD.into();
+    auth.as_object_mut().unwrap().remove("api_token_id");
+    auth.as_object_mut().unwrap().remove("api_token_secret");
+    opts.module_defaults = Some(env.defaults_with(auth));
+    opts
+}
+
+/// From the simulator's state: image volumes no VM config references (owner gone, or
+/// not in its config), and VMs left locked by a create or clone.
+fn leftovers(env: &Env) -> (Vec<String>, Vec<u64>) {
+    let state = env.state();
+    let guests = state["guests"].as_object().unwrap();
+    let orphans = state["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|v| v["content"] == "images")
+        .map(|v| format!("{}:{}", v["storage"].as_str().unwrap(), v["volname"].as_str().unwrap()))
+        .filter(|volid| !guests.values().any(|g| g["conf"]["current"].as_object().unwrap().values().any(|c| c.as_str().is_some_and(|c| c.split(',').next() == Some(volid)))))
+        .collect();
+    let half_made = guests
+        .values()
+        .filter(|g| matches!(g["conf"]["current"]["lock"].as_str(), Some("clone" | "create")))
+        .map(|g| g["vmid"].as_u64().unwrap())
+        .collect();
+    (orphans, half_made)
+}
+
+const BUSY_FLEET: &str = r#"
+- name: clone
+  ferrox.proxmox.proxmox_kvm:
+    clone: base-debian13
+    name: "busy-{{ inventory_hostname }}"
+    node: "{{ pve_node }}"
+    cores: 4
+    timeout: 120
+"#;
+
+/// Twenty clones at once onto the nodes' local-lvm, five of their tasks failing on a busy
+/// lock (some leaving volumes or a locked half-made VM behind): each is cleaned up and
+/// tried again, so every clone is made, and the cluster holds nothing else.
+#[test]
+fn busy_storages_under_twenty_parallel_clones_are_retried_and_leave_nothing_behind() {
+    let env = start(local_templates(true));
+    let before = leftovers(&env);
+    env.fault(json!([
+        {"task_type": "qmclone", "fail": BUSY_LOCAL_LVM, "times": 1},
+        {"task_type": "qmclone", "vmid": 9000, "fail": "can't lock file '/var/lock/qemu-server/lock-9000.conf' - got timeout", "at_lock": true, "times": 1},
+        {"task_type": "qmclone", "fail": BUSY_LOCAL_LVM, "leave": "volumes", "times": 2},
+        {"task_type": "qmclone", "fail": BUSY_LOCAL_LVM, "leave": "config", "times": 1},
+    ]));
+    let inventory: String = (1..=20).map(|i| format!("h{i:02} ansible_connection=local pve_node=pve{}\n", 1 + i % 2)).collect();
+    let opts = PlayOpts {
+        hosts: Some(("all".into(), format!("[all]\n{inventory}"))),
+        env: vec![("ANSIBLE_FORKS".into(), "10".into())],
+        ..Default::default()
+    };
+    let play = env.play_with(BUSY_FLEET, &as_root(&env, opts));
+    assert_eq!(failures(&play), Vec::<String>::new(), "{}", play.transcript());
+    assert_eq!(changed(&play), 20);
+    let retried: Vec<String> = play.results.iter().flat_map(|r| r.warnings()).filter(|w| w.contains("failed on a busy lock")).collect();
+    assert_eq!(retried.len(), 5, "{retried:#?}");
+    assert!(retried.iter().all(|w| w.contains("Attempt 1 of 3")), "{retried:#?}");
+    assert_eq!(retried.iter().filter(|w| w.contains("half-made VM")).count(), 1, "{retried:#?}");
+    assert_eq!(retried.iter().filter(|w| w.contains("the volumes it left")).count(), 2, "{retried:#?}");
+
+    let state = env.state();
+    let fleet: Vec<&serde_json::Value> = state["guests"]
+        .as_object()
+        .unwrap()
+        .values()
+        .filter(|g| g["conf"]["current"]["name"].as_str().is_some_and(|n| n.starts_with("busy-")))
+        .collect();
+    assert_eq!(fleet.len(), 20, "one VM per clone");
+    for g in &fleet {
+        let c = &g["conf"]["current"];
+        let host: usize = c["name"].as_str().unwrap().trim_start_matches("busy-h").parse().unwrap();
+        assert_eq!(g["node"], json!(format!("pve{}", 1 + host % 2)), "{g}");
+        assert_eq!(c["cores"], json!("4"), "{g}");
+        assert!(c["scsi0"].as_str().unwrap().starts_with(&format!("local-lvm:vm-{}-disk-", g["vmid"])), "{g}");
+    }
+    assert_eq!(leftovers(&env), before, "no orphaned volumes, no half-made VMs");
+}
+
+const ONE_CLONE: &str = r#"
+- name: clone
+  ferrox.proxmox.proxmox_kvm:
+    clone: base-debian13
+    name: one
+    node: pve1
+    timeout: 60
+"#;
+
+/// A clone task failing otherwise fails as before (once, with its log); one busy to the
+/// end fails naming the lock and the attempts, and leaves nothing of its VM; a token
+/// cannot remove a locked half-made VM, and is told who can.
+#[test]
+fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
+    let env = start(local_templates(false));
+    let before = leftovers(&env);
+    let clone_posts = |env: &Env| env.requests()["counts"]["POST /api2/json/nodes/pve1/qemu/9000/clone"].as_u64().unwrap_or(0);
+
+    let full = "lvcreate 'pve/vm-101-disk-0' error:   Volume group \"pve\" has insufficient free space (767 extents): 768 required.";
+    env.fault(json!({"task_type": "qmclone", "fail": full, "times": 1}));
+    env.clear_requests();
+    let play = env.play(ONE_CLONE);
+    let t = play.task("clone");
+    assert!(t.failed);
+    assert!(t.msg().starts_with(&format!("Unable to clone vm one from vmid 9000: clone failed: {full} (task UPID:pve1:")), "{}", t.msg());
+    assert!(t.warnings().is_empty(), "{:?}", t.warnings());
+    assert_eq!(clone_posts(&env), 1, "not tried again");
+
+    env.fault(json!({"task_type": "qmclone", "fail": BUSY_LOCAL_LVM, "leave": "volumes", "times": 3}));
+    env.clear_requests();
+    let play = env.play(ONE_CLONE);
+    let t = play.task("clone");
+    assert!(t.failed);
+    let msg = t.msg();
+    assert!(msg.starts_with(&format!("Unable to clone vm one from vmid 9000: clone failed: {BUSY_LOCAL_LVM} (task UPID:pve1:")), "{msg}");
+    assert!(msg.contains("got timeout. The lock of storage local-lvm timed out in 3 attempts within "), "{msg}");
+    assert!(msg.contains("so nothing of VM 101 is left"), "{msg}");
+    assert_eq!(clone_posts(&env), 3);
+    assert_eq!(t.warnings().iter().filter(|w| w.contains("failed on a busy lock")).count(), 2, "{:?}", t.warnings());
+    assert_eq!(leftovers(&env), before, "nothing of the clone is left");
+    assert!(vms_named(&env, "one").is_empty());
+
+    env.fault(json!({"task_type": "qmclone", "fail": BUSY_LOCAL_LVM, "leave": "config", "times": 1}));
+    let play = env.play(ONE_CLONE);
+    let t = play.task("clone");
+    assert!(t.failed);
+    assert!(
+        t.msg().ends_with("The failed task left VM 101 on pve1 half-made (lock clone, with its volumes); PVE removes a locked VM only for root@pam (skiplock). Remove it there with `qm unlock 101 && qm destroy 101 --purge 1 --destroy-unreferenced-disks 1`, then run the task again"),
+        "{}",
+        t.msg()
+    );
+    assert_eq!(leftovers(&env).1, vec![101], "left as it was");
+}
