@@ -45,23 +45,41 @@ pub fn busy_lock(text: &str) -> Option<BusyLock> {
     let text = text.trim_end();
     let text = text.strip_prefix("clone failed: ").unwrap_or(text);
     let text = match text.strip_prefix("unable to create VM ") {
-        Some(rest) => rest.split_once(" - ").map_or(text, |(id, rest)| if id.parse::<u32>().is_ok() { rest } else { text }),
+        Some(rest) => rest.split_once(" - ").map_or(text, |(id, rest)| {
+            if id.parse::<u32>().is_ok() {
+                rest
+            } else {
+                text
+            }
+        }),
         None => text,
     };
-    if let Some(id) = text.strip_prefix("cfs-lock 'storage-").and_then(|r| r.strip_suffix("' error: got lock request timeout")) {
+    if let Some(id) = text
+        .strip_prefix("cfs-lock 'storage-")
+        .and_then(|r| r.strip_suffix("' error: got lock request timeout"))
+    {
         return Some(BusyLock::Storage(id.to_string()));
     }
-    let file = text.strip_prefix("can't lock file '")?.strip_suffix("' - got timeout")?;
+    let file = text
+        .strip_prefix("can't lock file '")?
+        .strip_suffix("' - got timeout")?;
     if let Some(id) = file.strip_prefix("/var/lock/pve-manager/pve-storage-") {
         return Some(BusyLock::Storage(id.to_string()));
     }
-    file.strip_prefix("/var/lock/qemu-server/lock-")?.strip_suffix(".conf")?.parse().ok().map(BusyLock::Config)
+    file.strip_prefix("/var/lock/qemu-server/lock-")?
+        .strip_suffix(".conf")?
+        .parse()
+        .ok()
+        .map(BusyLock::Config)
 }
 
 /// Whether the log shows the task's cleanup failing on a lock too (a line naming a lock
 /// besides the final `TASK ERROR`): then volumes it allocated were not freed.
 pub fn cleanup_hit_a_lock(log_tail: &[String]) -> bool {
-    log_tail.iter().filter(|l| !l.starts_with("TASK ERROR")).any(|l| busy_lock(l).is_some())
+    log_tail
+        .iter()
+        .filter(|l| !l.starts_with("TASK ERROR"))
+        .any(|l| busy_lock(l).is_some())
 }
 
 impl Executor<'_> {
@@ -78,18 +96,35 @@ impl Executor<'_> {
     ) -> Result<(), Failure> {
         let started = Instant::now();
         for attempt in 1..=MAX_ATTEMPTS {
-            let Some(upid) = post(self, vm)? else { return Ok(()) };
+            let Some(upid) = post(self, vm)? else {
+                return Ok(());
+            };
             let budget = self.long_timeout.saturating_sub(started.elapsed());
             let failure = match tasks::wait(self.client, &upid, budget) {
                 Ok(done) => {
-                    self.outcome.warnings.extend(done.warnings.into_iter().map(|w| format!("task {upid}: {w}")));
+                    self.outcome.warnings.extend(
+                        done.warnings
+                            .into_iter()
+                            .map(|w| format!("task {upid}: {w}")),
+                    );
                     return Ok(());
                 }
                 Err(e) => e,
             };
-            let fail = |e: TaskError| Failure::new(task_failure(&prefix(vm.vmid), op, e)).with("vmid", vm.vmid);
-            let TaskError::Failed { exitstatus, log_tail, .. } = &failure else { return Err(fail(failure)) };
-            let Some(lock) = busy_lock(exitstatus) else { return Err(fail(failure)) };
+            let fail = |e: TaskError| {
+                Failure::new(task_failure(&prefix(vm.vmid), op, e)).with("vmid", vm.vmid)
+            };
+            let TaskError::Failed {
+                exitstatus,
+                log_tail,
+                ..
+            } = &failure
+            else {
+                return Err(fail(failure));
+            };
+            let Some(lock) = busy_lock(exitstatus) else {
+                return Err(fail(failure));
+            };
             let removed = match self.remove_leftovers(vm, named, cleanup_hit_a_lock(log_tail)) {
                 Ok(removed) => removed,
                 Err(left) => {
@@ -102,14 +137,15 @@ impl Executor<'_> {
             if attempt == MAX_ATTEMPTS || started.elapsed() + pause >= self.long_timeout {
                 let mut f = fail(failure.clone());
                 f.msg.push_str(&format!(
-                    ". The lock of {lock} timed out in {attempt} attempts within {} s; {removed}, so nothing of VM {} is left. Run the task again when fewer clones or creates use {lock} at once (fewer forks), or raise timeout",
+                    ". The lock of {lock} timed out in {attempt} attempts within {} s; {}. Run the task again when fewer clones or creates use {lock} at once (fewer forks), or raise timeout",
                     started.elapsed().as_secs(),
-                    vm.vmid
+                    removed
                 ));
                 return Err(f);
             }
             self.outcome.warnings.push(format!(
-                "task {upid} failed on a busy lock: {exitstatus}. Attempt {attempt} of {MAX_ATTEMPTS}: {removed}; trying again in {} ms",
+                "task {upid} failed on a busy lock: {exitstatus}. Attempt {attempt} of {MAX_ATTEMPTS}: {}; trying again in {} ms",
+                removed,
                 pause.as_millis()
             ));
             std::thread::sleep(pause);
@@ -120,33 +156,50 @@ impl Executor<'_> {
     /// Removes what a create or clone that failed on a lock left of VM `vm.vmid`: its
     /// config when it carries our name and a `clone`/`create` lock (with its volumes), or,
     /// with no config left but volumes (`volumes_left`: its cleanup hit the lock too), those
-    /// volumes. Says what was removed; `Err` says what is left and why it was not touched.
-    fn remove_leftovers(&mut self, vm: &Vm, named: Option<&str>, volumes_left: bool) -> Result<String, String> {
+    /// volumes. A VM of that vmid that is not ours was made by another run once the failed
+    /// task had removed its config (PVE hands a freed vmid out again): it is left alone, and
+    /// the retry takes the next free vmid as after any collision. `Err` says what of ours is
+    /// left and why it could not be removed.
+    fn remove_leftovers(
+        &mut self,
+        vm: &Vm,
+        named: Option<&str>,
+        volumes_left: bool,
+    ) -> Result<String, String> {
         let id = vm.vmid;
-        let guests = vm::list(self.client).map_err(|e| format!("What it left of VM {id} could not be read: {e}"))?;
+        let nothing = || format!("the failed task left nothing of VM {id}");
+        let guests = vm::list(self.client)
+            .map_err(|e| format!("What it left of VM {id} could not be read: {e}"))?;
         let Some(guest) = vm::by_vmid(&guests, id) else {
-            if !volumes_left {
-                return Ok("the failed task left nothing".into());
-            }
-            return self.remove_orphaned_volumes(vm);
+            return if volumes_left {
+                self.remove_orphaned_volumes(vm)
+            } else {
+                Ok(nothing())
+            };
         };
-        let found = Vm { node: guest.node.clone(), vmid: id };
+        let found = Vm {
+            node: guest.node.clone(),
+            vmid: id,
+        };
         let config = match api::config(self.client, &found) {
             Ok(c) => c,
-            Err(e) if e.message.contains("does not exist") => return Ok("the failed task left nothing".into()),
+            Err(e) if e.message.contains("does not exist") => return Ok(nothing()),
             Err(e) => return Err(format!("What it left of VM {id} could not be read: {e}")),
         };
         let lock = config.get("lock").and_then(Value::as_str).unwrap_or("");
         let name = config.get("name").and_then(Value::as_str);
         let ours = matches!(lock, "clone" | "create") && named.is_some() && name == named;
         if !ours {
-            return Err(format!(
-                "VM {id} on {} ({}, lock {}) is not what the failed task left of this task's VM (that would carry the name {} and a clone or create lock): it was left alone",
+            let whose = format!(
+                "VM {id} is another's now (on {}, {})",
                 found.node,
-                name.map_or("no name".to_string(), |n| format!("name {n}")),
-                if lock.is_empty() { "none" } else { lock },
-                named.unwrap_or("(none given)")
-            ));
+                name.map_or("no name yet".to_string(), |n| format!("name {n}"))
+            );
+            return Ok(if volumes_left {
+                format!("{whose}; the volumes the failed task could not free stay as unreferenced volumes of VM {id} (PVE removes them with that VM's delete with destroy-unreferenced-disks)")
+            } else {
+                format!("{whose}: the failed task left nothing of this task's VM")
+            });
         }
         if self.client.task_owner() != ("root@pam".to_string(), None) {
             return Err(format!(
@@ -155,7 +208,9 @@ impl Executor<'_> {
             ));
         }
         self.destroy_with_volumes(&found, true)?;
-        Ok(format!("the half-made VM {id} it left (lock {lock}) was removed with its volumes"))
+        Ok(format!(
+            "the half-made VM {id} it left (lock {lock}) was removed with its volumes"
+        ))
     }
 
     /// Volumes a failed task allocated for VM `vm.vmid` and could not free, its config
@@ -164,10 +219,22 @@ impl Executor<'_> {
     /// so (the privileges the create or clone itself needs).
     fn remove_orphaned_volumes(&mut self, vm: &Vm) -> Result<String, String> {
         let id = vm.vmid;
-        let cant = |e: String| format!("The failed task left volumes of VM {id} on {}; removing them failed: {e}", vm.node);
-        let answer = self.client.post(&format!("/nodes/{}/qemu", vm.node), &[("vmid", id.to_string())]).map_err(|e: ApiError| cant(e.to_string()))?;
+        let cant = |e: String| {
+            format!(
+                "The failed task left volumes of VM {id} on {}; removing them failed: {e}",
+                vm.node
+            )
+        };
+        let answer = self
+            .client
+            .post(
+                &format!("/nodes/{}/qemu", vm.node),
+                &[("vmid", id.to_string())],
+            )
+            .map_err(|e: ApiError| cant(e.to_string()))?;
         if let Some(upid) = answer.as_str() {
-            tasks::wait(self.client, upid, self.timeout.max(Duration::from_secs(30))).map_err(|e| cant(e.to_string()))?;
+            tasks::wait(self.client, upid, self.timeout.max(Duration::from_secs(30)))
+                .map_err(|e| cant(e.to_string()))?;
         }
         self.destroy_with_volumes(vm, false).map_err(cant)?;
         Ok(format!("the volumes it left of VM {id} were removed (through an empty VM {id}, deleted with destroy-unreferenced-disks)"))
@@ -177,7 +244,13 @@ impl Executor<'_> {
     /// locked VM), lost answers reconciled as for any delete.
     fn destroy_with_volumes(&mut self, vm: &Vm, skiplock: bool) -> Result<(), String> {
         let saved = std::mem::replace(&mut self.skiplock, skiplock);
-        let result = self.run_one(&mut vm.clone(), &Action::Destroy { purge: true, unreferenced_disks: true });
+        let result = self.run_one(
+            &mut vm.clone(),
+            &Action::Destroy {
+                purge: true,
+                unreferenced_disks: true,
+            },
+        );
         self.skiplock = saved;
         result.map_err(|f| f.msg)
     }
@@ -192,11 +265,23 @@ mod tests {
         let local = "can't lock file '/var/lock/pve-manager/pve-storage-local-lvm' - got timeout";
         let shared = "cfs-lock 'storage-ceph-vm' error: got lock request timeout";
         let config = "can't lock file '/var/lock/qemu-server/lock-9000.conf' - got timeout";
-        assert_eq!(busy_lock(local), Some(BusyLock::Storage("local-lvm".into())));
-        assert_eq!(busy_lock(&format!("clone failed: {local}")), Some(BusyLock::Storage("local-lvm".into())));
-        assert_eq!(busy_lock(&format!("unable to create VM 105 - {shared}\n")), Some(BusyLock::Storage("ceph-vm".into())));
+        assert_eq!(
+            busy_lock(local),
+            Some(BusyLock::Storage("local-lvm".into()))
+        );
+        assert_eq!(
+            busy_lock(&format!("clone failed: {local}")),
+            Some(BusyLock::Storage("local-lvm".into()))
+        );
+        assert_eq!(
+            busy_lock(&format!("unable to create VM 105 - {shared}\n")),
+            Some(BusyLock::Storage("ceph-vm".into()))
+        );
         assert_eq!(busy_lock(config), Some(BusyLock::Config(9000)));
-        assert_eq!(busy_lock(&format!("clone failed: {config}")), Some(BusyLock::Config(9000)));
+        assert_eq!(
+            busy_lock(&format!("clone failed: {config}")),
+            Some(BusyLock::Config(9000))
+        );
         for other in [
             "clone failed: storage 'nvme' does not exist",
             "unable to create VM 105 - lvcreate 'pve/vm-105-disk-0' error: out of space",
@@ -207,7 +292,10 @@ mod tests {
         ] {
             assert_eq!(busy_lock(other), None, "{other}");
         }
-        assert_eq!(BusyLock::Storage("local-lvm".into()).to_string(), "storage local-lvm");
+        assert_eq!(
+            BusyLock::Storage("local-lvm".into()).to_string(),
+            "storage local-lvm"
+        );
         assert_eq!(BusyLock::Config(9000).to_string(), "the config of VM 9000");
     }
 
@@ -215,7 +303,14 @@ mod tests {
     fn a_cleanup_that_hit_a_lock_shows_in_the_log() {
         let local = "can't lock file '/var/lock/pve-manager/pve-storage-local-lvm' - got timeout";
         let error = format!("TASK ERROR: clone failed: {local}");
-        assert!(!cleanup_hit_a_lock(&["create full clone of drive scsi0 (local-lvm:base-9000-disk-0)".into(), error.clone()]));
-        assert!(cleanup_hit_a_lock(&["transferred 3G of 3G (100.00%)".into(), local.into(), error]));
+        assert!(!cleanup_hit_a_lock(&[
+            "create full clone of drive scsi0 (local-lvm:base-9000-disk-0)".into(),
+            error.clone()
+        ]));
+        assert!(cleanup_hit_a_lock(&[
+            "transferred 3G of 3G (100.00%)".into(),
+            local.into(),
+            error
+        ]));
     }
 }
