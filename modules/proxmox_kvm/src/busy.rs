@@ -189,6 +189,14 @@ impl Executor<'_> {
         let lock = config.get("lock").and_then(Value::as_str).unwrap_or("");
         let name = config.get("name").and_then(Value::as_str);
         let ours = matches!(lock, "clone" | "create") && named.is_some() && name == named;
+        if !ours && name.is_none() && matches!(lock, "clone" | "create") {
+            // A create's placeholder (`lock: create`, no name) it did not remove, or another
+            // run's create or clone still running under the freed vmid: PVE shows them alike.
+            return Ok(format!(
+                "VM {id} on {} is locked ({lock}) without a name: another run's {lock} still running, or what the failed task left (a create's placeholder), which PVE shows alike; it was left alone (if it stays, remove it with `qm unlock {id} && qm destroy {id} --purge 1 --destroy-unreferenced-disks 1`)",
+                found.node
+            ));
+        }
         if !ours {
             let whose = format!(
                 "VM {id} is another's now (on {}, {})",

@@ -328,8 +328,9 @@ const ONE_CLONE: &str = r#"
 "#;
 
 /// A clone task failing otherwise fails as before (once, with its log); one busy to the
-/// end fails naming the lock and the attempts, and leaves nothing of its VM; a token
-/// cannot remove a locked half-made VM, and is told who can.
+/// end fails naming the lock and the attempts, and leaves nothing of its VM; a busy create
+/// is retried the same way, its nameless placeholder left alone; a token cannot remove a
+/// locked half-made VM, and is told who can.
 #[test]
 fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
     let env = start(local_templates(false));
@@ -359,6 +360,30 @@ fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
     assert_eq!(t.warnings().iter().filter(|w| w.contains("failed on a busy lock")).count(), 2, "{:?}", t.warnings());
     assert_eq!(leftovers(&env), before, "nothing of the clone is left");
     assert!(vms_named(&env, "one").is_empty());
+
+    // A create too: its volumes left by a cleanup that hit the lock are removed, then it is made.
+    env.fault(json!({"task_type": "qmcreate", "fail": BUSY_LOCAL_LVM, "leave": "volumes", "times": 1}));
+    let play = env.play("- name: create\n  ferrox.proxmox.proxmox_kvm:\n    name: made\n    node: pve1\n    scsi:\n      scsi0: local-lvm:1\n");
+    let t = play.task("create");
+    assert!(!t.failed, "{}", t.msg());
+    let warnings = t.warnings().join("\n");
+    assert!(warnings.contains(&format!("failed on a busy lock: unable to create VM 101 - {BUSY_LOCAL_LVM}. Attempt 1 of 3: the volumes it left of VM 101 were removed")), "{warnings}");
+    assert_eq!(vms_named(&env, "made")["made"], vec![(101, "pve1".to_string())]);
+    assert_eq!(leftovers(&env), before, "only the VM, no leftover volumes");
+    env.run_task("DELETE", "/nodes/pve1/qemu/101", &[("destroy-unreferenced-disks", "1")]);
+
+    // A create's placeholder left behind (lock create, no name) cannot be told from another
+    // run's create in progress: left alone, the retry takes the next vmid.
+    env.fault(json!({"task_type": "qmcreate", "fail": BUSY_LOCAL_LVM, "leave": "config", "times": 1}));
+    let play = env.play("- name: create\n  ferrox.proxmox.proxmox_kvm:\n    name: made\n    node: pve1\n");
+    let t = play.task("create");
+    assert!(!t.failed, "{}", t.msg());
+    assert!(t.warnings().join("\n").contains("Attempt 1 of 3: VM 101 on pve1 is locked (create) without a name"), "{:?}", t.warnings());
+    assert_eq!(vms_named(&env, "made")["made"], vec![(102, "pve1".to_string())]);
+    assert_eq!(leftovers(&env).1, vec![101]);
+    env.run_task("DELETE", "/nodes/pve1/qemu/101", &[("skiplock", "1"), ("destroy-unreferenced-disks", "1")]);
+    env.run_task("DELETE", "/nodes/pve1/qemu/102", &[]);
+    assert_eq!(leftovers(&env), before);
 
     env.fault(json!({"task_type": "qmclone", "fail": BUSY_LOCAL_LVM, "leave": "config", "times": 1}));
     let play = env.play(ONE_CLONE);
