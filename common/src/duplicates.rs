@@ -68,8 +68,8 @@ pub fn twin(guest: &Guest, config: &Map<String, Value>) -> Twin {
     disks.sort();
     Twin {
         vmid: guest.vmid,
-        node: guest.node.clone(),
-        status: guest.status.clone().unwrap_or_else(|| "unknown".into()),
+        node: guest.node.to_string(),
+        status: guest.status.as_deref().unwrap_or("unknown").to_string(),
         ctime,
         disks,
     }

@@ -20,7 +20,7 @@ pub fn qemu_by_name_on<'a>(guests: &'a [Guest], name: &str, node: Option<&str>) 
     let Some(node) = node.filter(|_| matches.len() > 1) else {
         return vm::qemu_by_name(guests, name);
     };
-    let on_node: Vec<&Guest> = matches.iter().copied().filter(|g| g.node == node).collect();
+    let on_node: Vec<&Guest> = matches.iter().copied().filter(|g| *g.node == *node).collect();
     match on_node.as_slice() {
         [one] => Ok(Some(one)),
         [] => Err(format!(
@@ -39,7 +39,7 @@ pub fn qemu_by_name_on<'a>(guests: &'a [Guest], name: &str, node: Option<&str>) 
 fn candidates(matches: &[&Guest]) -> String {
     let mut per_node: BTreeMap<&str, Vec<u32>> = BTreeMap::new();
     for g in matches {
-        per_node.entry(g.node.as_str()).or_default().push(g.vmid);
+        per_node.entry(&*g.node).or_default().push(g.vmid);
     }
     per_node
         .into_iter()

@@ -4,6 +4,7 @@
 //! node's storages ([`cluster`]), so a module needs no `/nodes` or storage listing.
 
 use std::borrow::Cow;
+use std::rc::Rc;
 use std::time::{Duration, Instant};
 
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
@@ -25,11 +26,12 @@ pub enum GuestType {
 #[derive(Debug, Clone)]
 pub struct Guest {
     pub vmid: u32,
-    pub node: String,
+    /// Shared by the guests of a node (a listing of thousands names a few nodes).
+    pub node: Rc<str>,
     pub kind: GuestType,
     /// Absent for a freshly created VM until the node's next status broadcast.
     pub name: Option<String>,
-    pub status: Option<String>,
+    pub status: Option<Rc<str>>,
     pub template: bool,
     /// The config lock (`backup`, `migrate`, ...), if any.
     pub lock: Option<String>,
@@ -75,6 +77,34 @@ pub struct Cluster {
     pub guests: Vec<Guest>,
     pub nodes: Vec<Node>,
     pub storages: Vec<Storage>,
+    texts: Shared,
+}
+
+/// The node names and statuses the guests of a listing share: one allocation per
+/// distinct text, not one per guest. Bounded: past a few dozen texts, new ones are not
+/// kept (a listing's nodes and statuses are few).
+#[derive(Clone, Default)]
+struct Shared(Vec<Rc<str>>);
+
+impl Shared {
+    const KEPT: usize = 64;
+
+    fn text(&mut self, text: &str) -> Rc<str> {
+        if let Some(kept) = self.0.iter().find(|t| ***t == *text) {
+            return kept.clone();
+        }
+        let new: Rc<str> = Rc::from(text);
+        if self.0.len() < Self::KEPT {
+            self.0.push(new.clone());
+        }
+        new
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("..")
+    }
 }
 
 impl Cluster {
@@ -100,7 +130,7 @@ impl Cluster {
 
     fn add(&mut self, entry: Entry<'_>) {
         match entry.kind.as_str() {
-            Some("qemu" | "lxc") => self.guests.extend(entry.into_guest()),
+            Some("qemu" | "lxc") => self.guests.extend(entry.into_guest(&mut self.texts)),
             Some("node") => {
                 if let Some(name) = entry.node.text() {
                     self.nodes.push(Node { name, status: entry.status.text().unwrap_or_default() });
@@ -231,7 +261,7 @@ impl<'a> Entry<'a> {
         readable.then_some(entry)
     }
 
-    fn into_guest(self) -> Option<Guest> {
+    fn into_guest(self, texts: &mut Shared) -> Option<Guest> {
         let kind = match self.kind.as_str()? {
             "qemu" => GuestType::Qemu,
             "lxc" => GuestType::Lxc,
@@ -250,10 +280,10 @@ impl<'a> Entry<'a> {
         };
         Some(Guest {
             vmid,
-            node: self.node.text()?,
+            node: texts.text(self.node.as_str()?),
             kind,
             name: self.name.text().filter(|n| !n.is_empty()),
-            status: self.status.text(),
+            status: self.status.as_str().map(|s| texts.text(s)),
             template,
             lock: self.lock.text().filter(|l| !l.is_empty()),
             pool: self.pool.text().filter(|p| !p.is_empty()),
@@ -443,7 +473,7 @@ mod tests {
         assert!(template.template);
         assert_eq!(template.kind, GuestType::Qemu);
         let fresh = by_vmid(&guests, 101).unwrap();
-        assert_eq!((fresh.name.as_deref(), fresh.node.as_str()), (None, "pve2"));
+        assert_eq!((fresh.name.as_deref(), &*fresh.node), (None, "pve2"));
         assert_eq!(by_vmid(&guests, 200).unwrap().kind, GuestType::Lxc);
         assert!(by_vmid(&guests, 999).is_none());
     }

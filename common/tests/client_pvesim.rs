@@ -259,7 +259,7 @@ fn a_new_vm_becomes_visible_cluster_wide() {
         .unwrap();
     tasks::wait(&client, upid.as_str().unwrap(), Duration::from_secs(10)).unwrap();
     let guest = vm::wait_visible(&client, 321, None, Duration::from_secs(5)).unwrap();
-    assert_eq!(guest.node, "pve2");
+    assert_eq!(&*guest.node, "pve2");
 }
 
 #[test]

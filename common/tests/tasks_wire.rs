@@ -160,7 +160,7 @@ fn guests_come_from_one_cluster_resources_request() {
     let c = client(&server);
     let guests = vm::list(&c).unwrap();
     assert_eq!(guests.len(), 2);
-    assert_eq!(vm::by_vmid(&guests, 200).unwrap().node, "pve2");
+    assert_eq!(&*vm::by_vmid(&guests, 200).unwrap().node, "pve2");
     let seen = server.requests();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].target, "/api2/json/cluster/resources?type=vm");

@@ -228,7 +228,7 @@ fn storage_verdict(listed: &[(String, Vec<String>)], node: &str, storage: &str) 
 }
 
 fn read_config(client: &Client, guest: &Guest) -> Result<VmConfig, Failure> {
-    Ok(VmConfig::new(guest.vmid, guest.node.clone(), read_raw_config(client, guest.vmid, &guest.node)?))
+    Ok(VmConfig::new(guest.vmid, guest.node.to_string(), read_raw_config(client, guest.vmid, &guest.node)?))
 }
 
 /// The config after the writes, from `GET .../pending`, so a change that waits for a

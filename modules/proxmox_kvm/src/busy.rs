@@ -178,7 +178,7 @@ impl Executor<'_> {
             };
         };
         let found = Vm {
-            node: guest.node.clone(),
+            node: guest.node.to_string(),
             vmid: id,
         };
         let config = match api::config(self.client, &found) {

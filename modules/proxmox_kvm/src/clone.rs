@@ -101,7 +101,7 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
     let node = p.non_empty("target").unwrap_or(&source.node).to_string();
     // The source's config: the clone's start (check mode), what the rest of the task is
     // compared with, and where its disks are (a clone to another node).
-    let source_config = if ctx.check_mode || node != source.node || wanted.keys().any(|k| k != "name") {
+    let source_config = if ctx.check_mode || *node != *source.node || wanted.keys().any(|k| k != "name") {
         Some(read_config(ctx, &source_vm)?)
     } else {
         None
@@ -225,7 +225,7 @@ fn continue_move(
     wanted: &wanted::Config,
     name: &str,
 ) -> Result<Option<Output>, Failure> {
-    let Some(target) = ctx.p.non_empty("target").filter(|t| *t != clone.node) else {
+    let Some(target) = ctx.p.non_empty("target").filter(|t| *t != &*clone.node) else {
         return Ok(None);
     };
     if clone.node != source.node || clone.status.as_deref() != Some("stopped") {

@@ -113,11 +113,11 @@ impl<'a> Ctx<'a> {
         match self.guests.iter_mut().find(|g| g.vmid == vm.vmid) {
             Some(g) => {
                 g.name = Some(name.to_string());
-                g.node = vm.node.clone();
+                g.node = vm.node.as_str().into();
             }
             None => self.guests.push(Guest {
                 vmid: vm.vmid,
-                node: vm.node.clone(),
+                node: vm.node.as_str().into(),
                 kind: GuestType::Qemu,
                 name: Some(name.to_string()),
                 status: None,
@@ -247,7 +247,7 @@ impl<'a> Ctx<'a> {
 /// The `Vm` of a listed guest.
 pub fn vm_of(g: &Guest) -> Vm {
     Vm {
-        node: g.node.clone(),
+        node: g.node.to_string(),
         vmid: g.vmid,
     }
 }

@@ -378,7 +378,7 @@ impl Executor<'_> {
                         return Ok(());
                     }
                     let guests = vm::list(self.client).map_err(|e| api_fail(prefix, e, id))?;
-                    if vm::by_vmid(&guests, id).is_some_and(|g| g.node == to) {
+                    if vm::by_vmid(&guests, id).is_some_and(|g| *g.node == *to) {
                         self.outcome.warnings.push(recover::warning(&e, &format!("VM {id} is on {to}")));
                         return Ok(());
                     }
@@ -473,14 +473,14 @@ impl Executor<'_> {
         loop {
             let guests = vm::list(self.client).map_err(|e| api_fail("", e, vm.vmid))?;
             let now = vm::by_vmid(&guests, vm.vmid);
-            if now.is_some_and(|g| g.node == target && g.lock.is_none()) {
+            if now.is_some_and(|g| *g.node == *target && g.lock.is_none()) {
                 return Ok(());
             }
             if t0.elapsed() >= budget {
                 return Err(Failure::new(format!(
                     "Reached timeout while waiting for migrating VM. VM {} is HA-managed: the HA manager accepted the migration to {target}, but the VM was still on {} after {} s (check `ha-manager status` on the cluster, or raise timeout)",
                     vm.vmid,
-                    now.map_or("no node", |g| g.node.as_str()),
+                    now.map_or("no node", |g| &*g.node),
                     t0.elapsed().as_secs()
                 ))
                 .with("vmid", vm.vmid));
@@ -649,7 +649,7 @@ impl Executor<'_> {
             if guest.kind != vm::GuestType::Qemu {
                 return Ok(Holder::Other);
             }
-            let found = Vm { node: guest.node.clone(), vmid };
+            let found = Vm { node: guest.node.to_string(), vmid };
             match api::config(self.client, &found) {
                 Ok(c) => match c.get("name").and_then(Value::as_str) {
                     Some(name) if Some(name) == named => return Ok(Holder::Ours(found)),

@@ -27,7 +27,7 @@ pub fn others_named(client: &Client, name: &str, ours: u32) -> Vec<(u32, String)
             None => false,
         };
         if named {
-            found.push((g.vmid, g.node.clone()));
+            found.push((g.vmid, g.node.to_string()));
         }
     }
     found
