@@ -30,7 +30,7 @@ impl NameProbe {
 /// (which wins over the name), else by name; plus any further vmid the task reads.
 pub struct Sought {
     vmids: Vec<u32>,
-    name: Option<NameProbe>,
+    names: Vec<NameProbe>,
     keys: Keys,
 }
 
@@ -39,25 +39,53 @@ pub struct Sought {
 struct Keys {
     vmid: memmem::Finder<'static>,
     kind: memmem::Finder<'static>,
+    name: memmem::Finder<'static>,
+    lock: memmem::Finder<'static>,
 }
 
 impl Keys {
     fn new() -> Keys {
-        Keys { vmid: memmem::Finder::new(br#""vmid":"#), kind: memmem::Finder::new(br#""type":"#) }
+        Keys {
+            vmid: memmem::Finder::new(br#""vmid":"#),
+            kind: memmem::Finder::new(br#""type":"#),
+            name: memmem::Finder::new(br#""name":"#),
+            lock: memmem::Finder::new(br#""lock":"#),
+        }
     }
+}
+
+/// A guest the lookup does not seek, as its entry states it plainly: what tells which
+/// vmids are taken, and by which name (`vmid_range`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsought {
+    pub vmid: u32,
+    /// As [`crate::vm::Guest::name`]: a non-empty string, else none.
+    pub name: Option<String>,
+    pub lock: Option<String>,
 }
 
 impl Sought {
     pub fn lookup(vmid: Option<u32>, name: Option<&str>) -> Sought {
         match vmid {
-            Some(id) => Sought { vmids: vec![id], name: None, keys: Keys::new() },
-            None => Sought { vmids: Vec::new(), name: name.map(|n| NameProbe::new(Some(n))), keys: Keys::new() },
+            Some(id) => Sought::nothing().and_vmid(id),
+            None => name.into_iter().fold(Sought::nothing(), Sought::and_name),
         }
+    }
+
+    /// No guest yet: add the vmids and names.
+    pub fn nothing() -> Sought {
+        Sought { vmids: Vec::new(), names: Vec::new(), keys: Keys::new() }
     }
 
     /// Also the guest with this vmid (a disk move's target VM).
     pub fn and_vmid(mut self, vmid: u32) -> Sought {
         self.vmids.push(vmid);
+        self
+    }
+
+    /// Also every guest with this name (a clone's source template).
+    pub fn and_name(mut self, name: &str) -> Sought {
+        self.names.push(NameProbe::new(Some(name)));
         self
     }
 
@@ -70,8 +98,17 @@ impl Sought {
         match self.plain_vmid(entry_json) {
             None => true,
             Some(id) if self.vmids.contains(&id) => true,
-            Some(_) => self.name.as_ref().is_some_and(|p| p.may_match(entry_json)),
+            Some(_) => self.names.iter().any(|p| p.may_match(entry_json)),
         }
+    }
+
+    /// The vmid, name and lock of an entry [`Sought::may_need`] rules out, when its text
+    /// states them plainly; `None` when only decoding can tell.
+    pub fn unsought(&self, entry_json: &[u8]) -> Option<Unsought> {
+        let vmid = self.plain_vmid(entry_json)?;
+        let name = plain_text(&self.keys.name, entry_json)?.map(str::to_string);
+        let lock = plain_text(&self.keys.lock, entry_json)?.map(str::to_string);
+        Some(Unsought { vmid, name, lock })
     }
 
     /// Of type `qemu` or `lxc`, stated once.
@@ -92,6 +129,21 @@ impl Sought {
         }
         std::str::from_utf8(&value[..digits]).ok()?.parse().ok()
     }
+}
+
+/// A plain entry's string field, non-empty: `Some(None)` when the key is absent or its
+/// value is no string or empty (as the decoded entry has it), `None` when the key is
+/// there twice.
+fn plain_text<'j>(key: &memmem::Finder<'_>, entry_json: &'j [u8]) -> Option<Option<&'j str>> {
+    if key.find(entry_json).is_none() {
+        return Some(None);
+    }
+    let value = once_after(key, entry_json)?;
+    let Some(text) = value.strip_prefix(b"\"") else {
+        return Some(None);
+    };
+    let text = &text[..memchr::memchr(b'"', text)?];
+    Some(std::str::from_utf8(text).ok().filter(|t| !t.is_empty()))
 }
 
 /// The text after the key, when the entry holds the key exactly once.
@@ -145,6 +197,21 @@ mod tests {
         assert!(needs(r#"{"type":"node","node":"pve1","vmid":5}"#));
         assert!(needs(r#"{"type":"storage","storage":"local","node":"pve1"}"#));
         assert!(!sought.may_need(br#"{"id":"qemu/5","vmid":5}"#, true), "a type=vm listing holds guests only");
+    }
+
+    #[test]
+    fn an_unsought_guest_is_known_by_its_vmid_name_and_lock() {
+        let sought = Sought::lookup(None, Some("web01"));
+        let thin = |json: &str| sought.unsought(json.as_bytes());
+        let expect = |vmid, name: Option<&str>, lock: Option<&str>| {
+            Some(Unsought { vmid, name: name.map(str::to_string), lock: lock.map(str::to_string) })
+        };
+        assert_eq!(thin(r#"{"type":"qemu","vmid":103,"name":"db01","node":"pve1"}"#), expect(103, Some("db01"), None));
+        assert_eq!(thin(r#"{"type":"qemu","vmid":104,"name":"VM 104","lock":"clone"}"#), expect(104, Some("VM 104"), Some("clone")));
+        assert_eq!(thin(r#"{"type":"qemu","vmid":105,"name":"","lock":null}"#), expect(105, None, None));
+        assert_eq!(thin(r#"{"type":"qemu","vmid":106}"#), expect(106, None, None));
+        assert_eq!(thin(r#"{"type":"qemu","vmid":107,"name":"a","name":"b"}"#), None, "stated twice: decoded");
+        assert_eq!(thin(r#"{"type":"qemu","vmid":"108","name":"a"}"#), None);
     }
 
     #[test]

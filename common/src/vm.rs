@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use crate::client::{ApiError, ApiErrorKind, Client};
 use crate::flat_json;
-use crate::listing_probe::Sought;
+use crate::listing_probe::{Sought, Unsought};
 use crate::protocol::Failure;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,6 +77,8 @@ pub struct Cluster {
     pub guests: Vec<Guest>,
     pub nodes: Vec<Node>,
     pub storages: Vec<Storage>,
+    /// With [`cluster_seeking`]: the guests not sought, by what their entries state.
+    pub unsought: Vec<Unsought>,
     texts: Shared,
 }
 
@@ -164,6 +166,22 @@ pub fn list_of(client: &Client, sought: &Sought) -> Result<Vec<Guest>, ApiError>
 /// [`cluster`], keeping only the guests `sought` may need (all nodes and storages).
 pub fn cluster_of(client: &Client, sought: &Sought) -> Result<Cluster, ApiError> {
     let add = |c: &mut Cluster, json: &[u8]| if sought.may_need(json, false) { c.add_json(json) } else { Ok(()) };
+    client.get_list("/cluster/resources", &[], &Cluster::default, &add)
+}
+
+/// [`cluster_of`], with the vmid, name and lock of every other guest in
+/// [`Cluster::unsought`] (read from the entry's text, unless only decoding can tell: then
+/// the guest is decoded whole, into `guests`).
+pub fn cluster_seeking(client: &Client, sought: &Sought) -> Result<Cluster, ApiError> {
+    let add = |c: &mut Cluster, json: &[u8]| {
+        if !sought.may_need(json, false) {
+            if let Some(thin) = sought.unsought(json) {
+                c.unsought.push(thin);
+                return Ok(());
+            }
+        }
+        c.add_json(json)
+    };
     client.get_list("/cluster/resources", &[], &Cluster::default, &add)
 }
 

@@ -13,12 +13,14 @@ use ferrox_common::protocol::{Failure, Output};
 use ferrox_common::duplicates;
 use ferrox_common::per_node;
 use ferrox_common::tags::TagCase;
+use ferrox_common::listing_probe::{Sought, Unsought};
 use ferrox_common::vm::{self, Guest, GuestType};
 use serde_json::Value;
 
 use crate::api::{self, Vm};
 use crate::execute::{Executor, Outcome};
 use crate::plan::Plan;
+use crate::probe;
 use crate::planned::{self, Known};
 use ferrox_common::plan::{unknown, Effect};
 
@@ -28,7 +30,10 @@ pub const LONG_TASK_SECS: u64 = 300;
 pub struct Ctx<'a> {
     pub p: &'a Params,
     pub client: &'a Client,
+    /// The guests the task may look up (its `vmid`, `newid`, `name`, `clone`), decoded.
     pub guests: Vec<Guest>,
+    /// Every other guest, by vmid, name and lock: which vmids are taken, by which name.
+    pub unsought: Vec<Unsought>,
     /// The cluster's node names, from the same listing.
     pub nodes: Vec<String>,
     /// The storages per node the caller may audit, from the same listing.
@@ -49,7 +54,7 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn new(p: &'a Params, conn: &ConnectionParams, client: &'a Client, check_mode: bool) -> Result<Ctx<'a>, Failure> {
-        let cluster = vm::cluster(client)
+        let cluster = vm::cluster_seeking(client, &sought(p))
             .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
         Ok(Ctx {
             p,
@@ -57,6 +62,7 @@ impl<'a> Ctx<'a> {
             nodes: cluster.node_names(),
             storages: cluster.storages,
             guests: cluster.guests,
+            unsought: cluster.unsought,
             check_mode,
             warnings: Vec::new(),
             known: Known::default(),
@@ -129,6 +135,19 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Every listed vmid with the name it counts with for [`crate::probe::held_by_other`].
+    pub fn listed(&self) -> impl Iterator<Item = (u32, Option<&str>)> + '_ {
+        let decoded = self.guests.iter().map(|g| (g.vmid, probe::listed_name(g.lock.as_deref(), g.name.as_deref())));
+        let others = self.unsought.iter().map(|u| (u.vmid, probe::listed_name(u.lock.as_deref(), u.name.as_deref())));
+        decoded.chain(others)
+    }
+
+    /// The name `vmid` is listed with (`None`: not listed; `Some(None)`: listed, counting
+    /// without a name).
+    pub fn listed_name(&self, vmid: u32) -> Option<Option<&str>> {
+        self.listed().find(|(id, _)| *id == vmid).map(|(_, name)| name)
+    }
+
     /// The name for messages: the task's, else the VM's.
     pub fn name_of(&self, guest: Option<&Guest>) -> String {
         self.p
@@ -146,7 +165,7 @@ impl<'a> Ctx<'a> {
             long_timeout: Duration::from_secs(self.timeout().max(LONG_TASK_SECS)),
             name,
             skiplock: self.p.flag("skiplock"),
-            listed: self.guests.iter().map(|g| (g.vmid, crate::probe::listed_name(g).map(str::to_string))).collect(),
+            listed: self.listed().map(|(vmid, name)| (vmid, name.map(str::to_string))).collect(),
             tag_case: self.tag_case.clone(),
             outcome: Outcome::default(),
         }
@@ -170,7 +189,7 @@ impl<'a> Ctx<'a> {
     pub fn execute(&mut self, plan: &mut Plan, name: String) -> Result<Outcome, Failure> {
         // Whether PVE will allow all of it: a plan it would refuse fails before any write.
         let writes = crate::writes::of(plan, &self.known);
-        let planned = self.check_mode && !self.guests.iter().any(|g| g.vmid == plan.vm.vmid);
+        let planned = self.check_mode && self.listed_name(plan.vm.vmid).is_none();
         let target = Target { vmid: plan.vm.vmid, node: &plan.vm.node, planned };
         let verdict = self.gate.check("proxmox_kvm", &target, &writes);
         self.warnings.extend(self.gate.take_warnings());
@@ -210,7 +229,7 @@ impl<'a> Ctx<'a> {
         let fetched;
         let config = match config {
             Some(c) => c,
-            None if self.check_mode && !self.guests.iter().any(|g| g.vmid == vm.vmid) => {
+            None if self.check_mode && self.listed_name(vm.vmid).is_none() => {
                 match self.predicted_config(vm.vmid, None) {
                     Some(c) => {
                         fetched = c;
@@ -250,4 +269,14 @@ pub fn vm_of(g: &Guest) -> Vm {
         node: g.node.to_string(),
         vmid: g.vmid,
     }
+}
+
+/// The guests a task may look up by vmid or name: the rest of the listing is read only
+/// for which vmids it takes (at thousands of guests, decoding them all costs more than the
+/// rest of the task).
+fn sought(p: &Params) -> Sought {
+    let vmids = ["vmid", "newid"].into_iter().filter_map(|k| p.int(k)).filter_map(|id| u32::try_from(id).ok());
+    let names = ["name", "clone"].into_iter().filter_map(|k| p.non_empty(k));
+    let sought = vmids.fold(Sought::nothing(), Sought::and_vmid);
+    names.fold(sought, Sought::and_name)
 }

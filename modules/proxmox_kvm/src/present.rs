@@ -4,7 +4,7 @@
 use ferrox_common::diff::Diff;
 use ferrox_common::references;
 use ferrox_common::protocol::{Failure, Output};
-use ferrox_common::vm::{self, Guest};
+use ferrox_common::vm::Guest;
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
@@ -434,7 +434,7 @@ pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<i64>) -> Result<(u32, Allocat
         let name = ctx.p.str("name");
         let reserved = ctx.client.plan().map(|plan| plan.reserved().clone()).unwrap_or_default();
         let id = probe::first_candidate(name, first, last, |id| {
-            let listed = vm::by_vmid(&ctx.guests, id).map(probe::listed_name);
+            let listed = ctx.listed_name(id);
             // In check mode, an id the run's plan took earlier stays taken (as for nextid).
             probe::held_by_other(listed, name) || (listed.is_none() && reserved.contains(&id))
         })

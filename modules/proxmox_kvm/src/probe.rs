@@ -50,10 +50,10 @@ pub fn held_by_other(listed: Option<Option<&str>>, name: Option<&str>) -> bool {
 /// The name a listed guest counts with for [`held_by_other`]: none while its create or
 /// clone still runs, since PVE then lists the placeholder name `VM <vmid>` (its config
 /// has no name yet) and that VM may be another run's of our very name.
-pub fn listed_name(guest: &ferrox_common::vm::Guest) -> Option<&str> {
-    match guest.lock.as_deref() {
+pub fn listed_name<'a>(lock: Option<&str>, name: Option<&'a str>) -> Option<&'a str> {
+    match lock {
         Some("create" | "clone") => None,
-        _ => guest.name.as_deref(),
+        _ => name,
     }
 }
 
