@@ -5,32 +5,16 @@
 
 mod support;
 
-use ferrox_common::client::Client;
-use ferrox_common::connection::ConnectionParams;
 use ferrox_common::tags::TagCase;
 use serde_json::json;
-use support::{Cert, Reply, TestServer};
-
-fn client(server: &TestServer) -> Client {
-    Client::connect(&ConnectionParams {
-        host: "127.0.0.1".into(),
-        port: Some(server.port),
-        user: "ansible@pve".into(),
-        token_id: Some("automation".into()),
-        token_secret: Some("5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13".into()),
-        validate_certs: false,
-        timeout_secs: 5,
-        ..Default::default()
-    })
-    .unwrap()
-}
+use support::{token_client, Cert, Reply, TestServer};
 
 #[test]
 fn the_setting_is_read_once_and_only_for_a_difference_in_case() {
     let server = TestServer::start(Cert::SignedByCa, |_| {
         Reply::json(json!({"data": {"tag-style": {"case-sensitive": 1, "shape": "dense"}, "allowed-tags": ["Web"]}}))
     });
-    let client = client(&server);
+    let client = token_client(&server);
     let case = TagCase::of_cluster(&client);
     assert!(case.same("Web;prod", "prod,Web").unwrap());
     assert!(!case.same("Web;prod", "db").unwrap());
@@ -49,7 +33,7 @@ fn a_refused_read_compares_case_insensitively_and_says_which_privilege_is_missin
     let server = TestServer::start(Cert::SignedByCa, |_| {
         Reply::status(403, "Permission check failed (/, Sys.Audit)", r#"{"data":null}"#)
     });
-    let client = client(&server);
+    let client = token_client(&server);
     let case = TagCase::of_cluster(&client);
     assert!(case.same("prod;web", "Web;prod").unwrap());
     let warning = case.warning().expect("a warning");
@@ -61,7 +45,7 @@ fn a_refused_read_compares_case_insensitively_and_says_which_privilege_is_missin
 #[test]
 fn another_failure_is_an_error_naming_the_call() {
     let server = TestServer::start(Cert::SignedByCa, |_| Reply::status(400, "Parameter verification failed.", r#"{"data":null}"#));
-    let client = client(&server);
+    let client = token_client(&server);
     let e = TagCase::of_cluster(&client).same("prod;web", "Web;prod").unwrap_err();
     assert!(e.starts_with("Unable to read the datacenter's tag-style (GET /cluster/options)"), "{e}");
 }

@@ -7,27 +7,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferrox_common::client::Client;
-use ferrox_common::connection::ConnectionParams;
 use ferrox_common::tasks::{self, TaskError};
 use ferrox_common::vm;
 use serde_json::{json, Value};
-use support::{Cert, Reply, Seen, TestServer};
+use support::{token_client, Cert, Reply, Seen, TestServer};
 
 const UPID: &str = "UPID:pve2:000A1B2C:01F3A4B5:6570A1B2:qmclone:9000:ansible@pve!automation:";
-
-fn client(server: &TestServer) -> Client {
-    Client::connect(&ConnectionParams {
-        host: "127.0.0.1".into(),
-        port: Some(server.port),
-        user: "ansible@pve".into(),
-        token_id: Some("automation".into()),
-        token_secret: Some("secret".into()),
-        timeout_secs: 5,
-        ..Default::default()
-    })
-    .unwrap()
-}
 
 /// A task that runs for `polls` status requests, then stops with `exitstatus`; its
 /// log has `lines` lines, the last one the usual `TASK ...` line.
@@ -72,7 +57,7 @@ fn log_requests(server: &TestServer) -> Vec<String> {
 fn a_task_that_ends_ok_costs_one_poll_on_the_upid_node() {
     let server = task_server(0, "OK", 3);
     let started = Instant::now();
-    let done = tasks::wait(&client(&server), UPID, Duration::from_secs(10)).unwrap();
+    let done = tasks::wait(&token_client(&server), UPID, Duration::from_secs(10)).unwrap();
     assert_eq!(done.exitstatus, "OK");
     assert!(done.warnings.is_empty());
     let elapsed = started.elapsed();
@@ -86,7 +71,7 @@ fn a_task_that_ends_ok_costs_one_poll_on_the_upid_node() {
 fn a_longer_task_is_polled_once_a_second_as_pve_clients_do() {
     let server = task_server(2, "OK", 3);
     let started = Instant::now();
-    tasks::wait(&client(&server), UPID, Duration::from_secs(10)).unwrap();
+    tasks::wait(&token_client(&server), UPID, Duration::from_secs(10)).unwrap();
     let elapsed = started.elapsed();
     assert!(elapsed >= Duration::from_millis(2200) && elapsed < Duration::from_millis(3200), "200 ms, then 1 s, 1 s: {elapsed:?}");
     assert_eq!(server.requests().len(), 3);
@@ -96,7 +81,7 @@ fn a_longer_task_is_polled_once_a_second_as_pve_clients_do() {
 fn a_failed_task_fails_at_once_with_its_log_tail() {
     let server = task_server(0, "storage 'nvme-pool' does not exist", 120);
     let started = Instant::now();
-    let err = tasks::wait(&client(&server), UPID, Duration::from_secs(30)).unwrap_err();
+    let err = tasks::wait(&token_client(&server), UPID, Duration::from_secs(30)).unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(2));
     let TaskError::Failed { exitstatus, log_tail, .. } = &err else { panic!("{err:?}") };
     assert_eq!(exitstatus, "storage 'nvme-pool' does not exist");
@@ -113,7 +98,7 @@ fn a_failed_task_fails_at_once_with_its_log_tail() {
 #[test]
 fn warnings_are_success_with_the_warning_lines() {
     let server = task_server(1, "WARNINGS: 9", 60);
-    let done = tasks::wait(&client(&server), UPID, Duration::from_secs(10)).unwrap();
+    let done = tasks::wait(&token_client(&server), UPID, Duration::from_secs(10)).unwrap();
     assert_eq!(done.exitstatus, "WARNINGS: 9");
     let expected: Vec<String> = (0..59).filter(|i| i % 7 == 3).map(|i| format!("WARN: line {}", i + 1)).collect();
     assert_eq!(done.warnings, expected);
@@ -123,7 +108,7 @@ fn warnings_are_success_with_the_warning_lines() {
 fn a_task_still_running_at_the_timeout_reports_its_last_log_line() {
     let server = task_server(usize::MAX, "OK", 4);
     let started = Instant::now();
-    let err = tasks::wait(&client(&server), UPID, Duration::from_secs(1)).unwrap_err();
+    let err = tasks::wait(&token_client(&server), UPID, Duration::from_secs(1)).unwrap_err();
     let elapsed = started.elapsed();
     assert!(elapsed >= Duration::from_secs(1) && elapsed < Duration::from_millis(1800), "{elapsed:?}");
     let TaskError::Timeout { last_line, .. } = &err else { panic!("{err:?}") };
@@ -136,7 +121,7 @@ fn a_poll_error_is_an_api_error() {
     let server = TestServer::start(Cert::SignedByCa, |_| {
         Reply::status(400, "Parameter verification failed.", "{\"data\":null,\"errors\":{\"upid\":\"no such task\"},\"message\":\"Parameter verification failed.\\n\"}")
     });
-    let err = tasks::wait(&client(&server), UPID, Duration::from_secs(5)).unwrap_err();
+    let err = tasks::wait(&token_client(&server), UPID, Duration::from_secs(5)).unwrap_err();
     assert!(matches!(err, TaskError::Api(_)));
     assert_eq!(err.to_string(), "400 Bad Request: Parameter verification failed. - {'upid': 'no such task'}");
 }
@@ -144,7 +129,7 @@ fn a_poll_error_is_an_api_error() {
 #[test]
 fn a_malformed_upid_is_refused_without_a_request() {
     let server = task_server(0, "OK", 1);
-    let err = tasks::wait(&client(&server), "not-a-upid", Duration::from_secs(5)).unwrap_err();
+    let err = tasks::wait(&token_client(&server), "not-a-upid", Duration::from_secs(5)).unwrap_err();
     assert!(err.to_string().contains("not a Proxmox VE task id"), "{err}");
     assert!(server.requests().is_empty());
 }
@@ -157,7 +142,7 @@ fn guests_come_from_one_cluster_resources_request() {
             {"id": "lxc/200", "type": "lxc", "vmid": "200", "node": "pve2", "name": "ct", "status": "running"},
         ]}))
     });
-    let c = client(&server);
+    let c = token_client(&server);
     let guests = vm::list(&c).unwrap();
     assert_eq!(guests.len(), 2);
     assert_eq!(&*vm::by_vmid(&guests, 200).unwrap().node, "pve2");
@@ -177,7 +162,7 @@ fn wait_visible_polls_until_the_vm_is_listed() {
         };
         Reply::json(json!({"data": data}))
     });
-    let c = client(&server);
+    let c = token_client(&server);
     let guest = vm::wait_visible(&c, 123, None, Duration::from_secs(5)).unwrap();
     assert_eq!((guest.vmid, guest.name), (123, None));
     assert_eq!(server.requests().len(), 3);
@@ -194,7 +179,7 @@ fn a_failed_task_stays_failed_when_its_log_cannot_be_read() {
             Reply::status(403, "Permission check failed (/nodes/pve2, Sys.Audit)", "")
         }
     });
-    let err = tasks::wait(&client(&server), UPID, Duration::from_secs(5)).unwrap_err();
+    let err = tasks::wait(&token_client(&server), UPID, Duration::from_secs(5)).unwrap_err();
     let TaskError::Failed { exitstatus, log_tail, .. } = &err else { panic!("{err:?}") };
     assert_eq!((exitstatus.as_str(), log_tail.len()), ("migration aborted", 0));
     assert_eq!(err.to_string(), format!("task {UPID} failed: migration aborted"));

@@ -188,3 +188,20 @@ fn read_request(reader: &mut impl BufRead) -> Option<Seen> {
     reader.read_exact(&mut body).ok()?;
     Some(Seen { method, target, headers, body: String::from_utf8_lossy(&body).into_owned() })
 }
+
+/// The API token secret of [`token_client`]: no output may show it.
+pub const TOKEN_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
+
+/// A client of `server` with an API token, not validating the server's certificate.
+pub fn token_client(server: &TestServer) -> ferrox_common::client::Client {
+    ferrox_common::client::Client::connect(&ferrox_common::connection::ConnectionParams {
+        host: "127.0.0.1".into(),
+        port: Some(server.port),
+        user: "ansible@pve".into(),
+        token_id: Some("automation".into()),
+        token_secret: Some(TOKEN_SECRET.into()),
+        timeout_secs: 5,
+        ..Default::default()
+    })
+    .unwrap()
+}

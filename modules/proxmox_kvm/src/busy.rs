@@ -8,6 +8,7 @@
 use std::time::{Duration, Instant};
 
 use ferrox_common::client::{retry, ApiError};
+use ferrox_common::listing_probe::Sought;
 use ferrox_common::protocol::Failure;
 use ferrox_common::tasks::{self, TaskError};
 use ferrox_common::vm;
@@ -100,16 +101,8 @@ impl Executor<'_> {
                 return Ok(());
             };
             let budget = self.long_timeout.saturating_sub(started.elapsed());
-            let failure = match tasks::wait(self.client, &upid, budget) {
-                Ok(done) => {
-                    self.outcome.warnings.extend(
-                        done.warnings
-                            .into_iter()
-                            .map(|w| format!("task {upid}: {w}")),
-                    );
-                    return Ok(());
-                }
-                Err(e) => e,
+            let Err(failure) = self.follow(&upid, budget) else {
+                return Ok(());
             };
             let fail = |e: TaskError| {
                 Failure::new(task_failure(&prefix(vm.vmid), op, e)).with("vmid", vm.vmid)
@@ -168,7 +161,7 @@ impl Executor<'_> {
     ) -> Result<String, String> {
         let id = vm.vmid;
         let nothing = || format!("the failed task left nothing of VM {id}");
-        let guests = vm::list(self.client)
+        let guests = vm::list_of(self.client, &Sought::lookup(Some(id), None))
             .map_err(|e| format!("What it left of VM {id} could not be read: {e}"))?;
         let Some(guest) = vm::by_vmid(&guests, id) else {
             return if volumes_left {

@@ -777,17 +777,16 @@ impl Executor<'_> {
         prefix: &str,
         vmid: u32,
     ) -> Result<(), Failure> {
-        match ferrox_common::tasks::wait(self.client, upid, budget) {
-            Ok(done) => {
-                self.outcome.warnings.extend(
-                    done.warnings
-                        .into_iter()
-                        .map(|w| format!("task {upid}: {w}")),
-                );
-                Ok(())
-            }
-            Err(e) => Err(Failure::new(task_failure(prefix, op, e)).with("vmid", vmid)),
-        }
+        self.follow(upid, budget)
+            .map_err(|e| Failure::new(task_failure(prefix, op, e)).with("vmid", vmid))
+    }
+
+    /// Waits for the task; warnings it ended with (`WARNINGS: n`) become warnings of
+    /// the result, and a failure is returned as PVE reported it.
+    pub(crate) fn follow(&mut self, upid: &str, budget: Duration) -> Result<(), TaskError> {
+        let done = ferrox_common::tasks::wait(self.client, upid, budget)?;
+        self.outcome.warnings.extend(done.warnings.into_iter().map(|w| format!("task {upid}: {w}")));
+        Ok(())
     }
 
     /// Polls the cluster listing until the VM shows with its name; a warning (not a
