@@ -1,10 +1,14 @@
-//! `build`: the module binaries into `plugins/modules/__bin/<platform>/`, for the
-//! platform of the host that runs the build (see [`platform`]).
+//! `build`: the module binary (every module in one file) into
+//! `plugins/modules/__bin/<platform>/`, for the platform of the host that runs the
+//! build (see [`platform`]), or with `--all-platforms` for every platform the tarball
+//! ships: the host's natively, the others cross-built ([`cross`]).
 //!
 //! Release binaries on Linux are linked statically (`+crt-static` for the gnu target,
-//! set only for this invocation so other builds keep their cache): ansible copies the
-//! file to the target host and runs it there, where no Rust runtime or matching glibc
-//! can be assumed. macOS binaries link libSystem dynamically, the only way macOS allows.
+//! set only for this invocation so other builds keep their cache; musl when
+//! cross-built): ansible copies the file to the target host and runs it there, where no
+//! Rust runtime or matching glibc can be assumed. macOS binaries link libSystem
+//! dynamically, the only way macOS allows. Every release binary is checked
+//! ([`verify`]) before it counts.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -12,10 +16,15 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
-use crate::modules;
-use crate::platform::{self, Platform};
+use crate::cross;
+use crate::modules::{self, BINARY};
+use crate::platform::{self, Platform, PLATFORMS};
 use crate::repo;
 use crate::sanity;
+use crate::verify;
+
+/// The crate of the module binary.
+const PACKAGE: &str = "ferrox";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Profile {
@@ -30,64 +39,99 @@ pub fn bin_root() -> PathBuf {
     repo::root().join("plugins/modules/__bin")
 }
 
+/// The host platform's binary.
 pub fn build(profile: Profile) -> Result<()> {
     let host = platform::host()?;
-    let target_dir = repo::target_dir()?;
-    let mut cmd = repo::cargo();
-    cmd.arg("build");
-    for m in modules::names() {
-        cmd.args(["-p", m]);
-    }
-    let out_dir = match profile {
-        Profile::Debug => target_dir.join("debug"),
-        Profile::Release => {
-            cmd.args(["--release", "--target", host.triple]);
-            if host.crt_static {
-                let var = format!(
-                    "CARGO_TARGET_{}_RUSTFLAGS",
-                    host.triple.to_ascii_uppercase().replace('-', "_")
-                );
-                cmd.env(var, "-C target-feature=+crt-static");
-            }
-            target_dir.join(host.triple).join("release")
-        }
-    };
-    repo::run(&mut cmd)?;
+    let built = native(host, profile)?;
+    remove_old_layouts()?;
+    print_header();
+    install(host, &built, profile)?;
+    sanity::write_ignores(&bin_root())
+}
 
-    let dest_dir = bin_root().join(host.name);
-    std::fs::create_dir_all(&dest_dir)?;
-    remove_flat_binaries()?;
-    println!(
-        "{:<18} {:>10}  linkage ({})",
-        "module",
-        "bytes",
-        repo::rel(&dest_dir)
-    );
-    for m in modules::names() {
-        let dest = dest_dir.join(m);
-        install_binary(&out_dir.join(m), &dest, profile)?;
-        let linkage = match profile {
-            Profile::Debug => "dynamic (debug, DWARF stripped)".to_string(),
-            Profile::Release => verify_linkage(&dest, host)?,
-        };
-        let size = std::fs::metadata(&dest)?.len();
-        println!("{m:<18} {size:>10}  {linkage}");
+/// Every platform's release binary: the host's natively, the others cross-built.
+pub fn build_all_platforms() -> Result<()> {
+    build_platforms(Profile::Release)
+}
+
+/// The host's binary with `host_profile` (the test suite runs a debug build), and every
+/// other platform's release binary, cross-built.
+pub fn build_platforms(host_profile: Profile) -> Result<()> {
+    let host = platform::host().ok();
+    let mut built = Vec::new();
+    for p in PLATFORMS {
+        built.push(if Some(p) == host {
+            (p, native(p, host_profile)?, host_profile)
+        } else {
+            (p, cross::build(p, PACKAGE, BINARY)?, Profile::Release)
+        });
+    }
+    remove_old_layouts()?;
+    print_header();
+    for (p, file, profile) in &built {
+        install(*p, file, *profile)?;
     }
     sanity::write_ignores(&bin_root())
 }
 
-/// Binaries of the old flat layout (`plugins/modules/<module>`) would shadow the
-/// docs stubs in `ansible-doc -l`; a build replaces them with the `__bin/` layout.
-fn remove_flat_binaries() -> Result<()> {
-    for m in modules::names() {
-        let old = repo::root().join("plugins/modules").join(m);
-        if old.is_file() {
-            std::fs::remove_file(&old).with_context(|| format!("removing {}", old.display()))?;
-            println!(
-                "removed {} (binaries now live in plugins/modules/__bin/<platform>/)",
-                repo::rel(&old)
-            );
+/// Builds with the host's own toolchain; returns the built file.
+fn native(host: Platform, profile: Profile) -> Result<PathBuf> {
+    let target_dir = repo::target_dir()?;
+    let mut cmd = repo::cargo();
+    cmd.args(["build", "-p", PACKAGE]);
+    let out_dir = match profile {
+        Profile::Debug => target_dir.join("debug"),
+        Profile::Release => {
+            cmd.args(["--release", "--target", host.native]);
+            if host.native_crt_static() {
+                let var = format!(
+                    "CARGO_TARGET_{}_RUSTFLAGS",
+                    host.native.to_ascii_uppercase().replace('-', "_")
+                );
+                cmd.env(var, "-C target-feature=+crt-static");
+            }
+            if let Some(version) = host.deployment_target() {
+                cmd.env("MACOSX_DEPLOYMENT_TARGET", version);
+            }
+            target_dir.join(host.native).join("release")
         }
+    };
+    repo::run(&mut cmd)?;
+    Ok(out_dir.join(BINARY))
+}
+
+fn print_header() {
+    println!("{:<14} {:<7} {:>10}  checked ({})", "platform", "binary", "bytes", repo::rel(&bin_root()));
+}
+
+/// Copies `built` into `__bin/<platform>/`, checking a release binary first.
+fn install(platform: Platform, built: &Path, profile: Profile) -> Result<()> {
+    let dest_dir = bin_root().join(platform.name);
+    std::fs::create_dir_all(&dest_dir)?;
+    let dest = dest_dir.join(BINARY);
+    install_binary(built, &dest, profile)?;
+    let checked = match profile {
+        Profile::Debug => "debug build, dynamic, DWARF stripped".to_string(),
+        Profile::Release => verify::binary(&dest, platform).inspect_err(|_| {
+            let _ = std::fs::remove_file(&dest);
+        })?,
+    };
+    let size = std::fs::metadata(&dest)?.len();
+    println!("{:<14} {BINARY:<7} {size:>10}  {checked}", platform.name);
+    Ok(())
+}
+
+/// Binaries of earlier layouts: `plugins/modules/<module>` would shadow the docs stubs
+/// in `ansible-doc -l`, and `__bin/<platform>/<module>` (one file per module) would be
+/// packed into the tarball for nothing.
+fn remove_old_layouts() -> Result<()> {
+    let mut old: Vec<PathBuf> = modules::names().map(|m| repo::root().join("plugins/modules").join(m)).collect();
+    for p in PLATFORMS {
+        old.extend(modules::names().map(|m| bin_root().join(p.name).join(m)));
+    }
+    for path in old.into_iter().filter(|p| p.is_file()) {
+        std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+        println!("removed {} (every module is now plugins/modules/__bin/<platform>/{BINARY})", repo::rel(&path));
     }
     Ok(())
 }
@@ -113,54 +157,4 @@ fn install_binary(built: &Path, dest: &Path, profile: Profile) -> Result<()> {
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;
     std::fs::rename(&tmp, dest)?;
     Ok(())
-}
-
-/// Linux: fails unless `file` and `ldd` agree that the binary is static. macOS: fails
-/// unless every linked library is part of the OS (`otool -L`).
-fn verify_linkage(path: &Path, host: Platform) -> Result<String> {
-    if host.name.starts_with("darwin") {
-        return verify_system_libraries_only(path);
-    }
-    let file = repo::output(Command::new("file").arg("-b").arg(path))?;
-    let ldd = Command::new("ldd")
-        .arg(path)
-        .output()
-        .context("running ldd")?;
-    let ldd_text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&ldd.stdout),
-        String::from_utf8_lossy(&ldd.stderr)
-    );
-    let static_by_file = file.contains("statically linked") || file.contains("static-pie linked");
-    let static_by_ldd =
-        ldd_text.contains("not a dynamic executable") || ldd_text.contains("statically linked");
-    if !(static_by_file && static_by_ldd) {
-        bail!(
-            "{} is not statically linked:\nfile: {file}\nldd: {ldd_text}",
-            path.display()
-        );
-    }
-    Ok(if file.contains("static-pie") {
-        "static-pie".into()
-    } else {
-        "static".into()
-    })
-}
-
-fn verify_system_libraries_only(path: &Path) -> Result<String> {
-    let out = repo::output(Command::new("otool").arg("-L").arg(path))?;
-    let foreign: Vec<&str> = out
-        .lines()
-        .skip(1)
-        .map(str::trim)
-        .filter(|l| !(l.starts_with("/usr/lib/") || l.starts_with("/System/")))
-        .collect();
-    if !foreign.is_empty() {
-        bail!(
-            "{} links libraries macOS does not ship: {}",
-            path.display(),
-            foreign.join("; ")
-        );
-    }
-    Ok("dynamic (macOS system libraries only)".into())
 }

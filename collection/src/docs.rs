@@ -20,7 +20,7 @@ fn stub_path(name: &str) -> PathBuf {
 /// Every generated file with what it must hold: the stubs and the connection fragment.
 fn rendered() -> Vec<(PathBuf, String)> {
     let mut files: Vec<(PathBuf, String)> =
-        modules::MODULES.iter().map(|(name, spec)| (stub_path(name), render_stub(&spec()))).collect();
+        modules::specs().map(|(name, spec)| (stub_path(name), render_stub(&spec))).collect();
     files.push((repo::root().join("plugins/doc_fragments/connection.py"), render_connection_fragment()));
     let readme = repo::root().join("README.md");
     let text = std::fs::read_to_string(&readme).unwrap_or_default();

@@ -6,12 +6,25 @@ use anyhow::{bail, Context, Result};
 
 use crate::build;
 use crate::modules;
+use crate::platform::PLATFORMS;
 use crate::repo;
 
+/// Galaxy refuses to import a larger collection tarball.
+pub const GALAXY_MAX_BYTES: u64 = 20 * 1000 * 1000;
+
 /// `build/ferrox-proxmox-<version>.tar.gz`, with the binaries currently in
-/// `plugins/modules/__bin/<platform>/` (every platform folder present, each complete).
+/// `plugins/modules/__bin/<platform>/` (every platform folder present, each with its
+/// binary); fails when Galaxy would refuse it for its size.
 pub fn tarball() -> Result<PathBuf> {
-    tarball_into(&repo::root().join("build"))
+    let path = tarball_into(&repo::root().join("build"))?;
+    let size = std::fs::metadata(&path)?.len();
+    if size > GALAXY_MAX_BYTES {
+        bail!(
+            "{} is {size} bytes, over Galaxy's limit of {GALAXY_MAX_BYTES}: build the binaries with the release profile (`cargo collection build --all-platforms`), not --debug",
+            path.display()
+        );
+    }
+    Ok(path)
 }
 
 /// The tarball, written into `out_dir`.
@@ -19,6 +32,14 @@ fn tarball_into(out_dir: &Path) -> Result<PathBuf> {
     let root = repo::root();
     let platforms = shipped_platforms()?;
     println!("platforms in the tarball: {}", platforms.join(", "));
+    let unshipped: Vec<&str> =
+        PLATFORMS.iter().map(|p| p.name).filter(|p| !platforms.iter().any(|s| s == p)).collect();
+    if !unshipped.is_empty() {
+        println!(
+            "not in the tarball: {} (tasks there fail naming the platform; `cargo collection build --all-platforms` builds them)",
+            unshipped.join(", ")
+        );
+    }
     std::fs::create_dir_all(out_dir)?;
     let mut cmd = std::process::Command::new(repo::venv_tool("ansible-galaxy")?);
     cmd.current_dir(&root)
@@ -30,12 +51,12 @@ fn tarball_into(out_dir: &Path) -> Result<PathBuf> {
     if !path.is_file() {
         bail!("ansible-galaxy did not write {}", path.display());
     }
-    println!("{}", path.display());
+    println!("{} ({} bytes)", path.display(), std::fs::metadata(&path)?.len());
     Ok(path)
 }
 
 /// The platform folders of `plugins/modules/__bin/`; fails when there is none or one
-/// lacks a module (a platform half shipped would fail tasks at run time).
+/// lacks the binary (a platform half shipped would fail tasks at run time).
 fn shipped_platforms() -> Result<Vec<String>> {
     let bin_root = build::bin_root();
     let mut platforms = Vec::new();
@@ -50,14 +71,11 @@ fn shipped_platforms() -> Result<Vec<String>> {
                 .unwrap_or_default()
                 .to_string_lossy()
                 .into_owned();
-            let missing: Vec<&str> = modules::names()
-                .filter(|m| !path.join(m).is_file())
-                .collect();
-            if !missing.is_empty() {
+            if !path.join(modules::BINARY).is_file() {
                 bail!(
-                    "{} lacks {}: run `cargo collection build` (on a {name} machine)",
+                    "{} lacks its {} binary: run `cargo collection build --all-platforms`, or remove the folder",
                     repo::rel(&path),
-                    missing.join(", ")
+                    modules::BINARY
                 );
             }
             platforms.push(name);

@@ -1,12 +1,15 @@
 //! `cargo collection <command>`: everything between the Rust sources and a playbook.
 //!
-//! - `build [--debug]`: the four module binaries, for the host's platform, into
+//! - `build [--debug]`: the module binary, for the host's platform, into
 //!   `plugins/modules/__bin/<platform>/` (release builds are static on Linux).
+//! - `build --all-platforms`: the release binary of every shipped platform (the others
+//!   cross-built with zig; `setup --cross` installs the tools).
 //! - `docs [--check]`: the docs-only `plugins/modules/<m>.py` rendered from each module's declaration.
 //! - `tarball`: `build/ferrox-proxmox-<version>.tar.gz` via `ansible-galaxy collection build`.
 //! - `install [--path DIR]`: the tarball installed into DIR (default `build/collections`).
 //! - `sanity`: `ansible-test sanity` on 2.19 and 2.17, run on the installed tarball.
-//! - `setup`: the Python venvs `.venv` (ansible-core 2.19) and `.venv-2.17`.
+//! - `setup [--cross]`: the Python venvs `.venv` (ansible-core 2.19) and `.venv-2.17`;
+//!   `--cross` also the cross-build tools and qemu-user for the linux_aarch64 tests.
 //! - `demo`: build, install, start the simulator, run `playbooks/` twice and in check mode.
 //! - `test`: setup, debug build, the whole workspace's tests.
 //! - `conformance`: the playbooks of `tests/conformance/` against a real Proxmox VE.
@@ -18,6 +21,7 @@
 mod build;
 mod changelog;
 mod conformance;
+mod cross;
 mod ee;
 mod demo;
 mod docs;
@@ -30,18 +34,25 @@ mod sanity;
 mod setup;
 mod spec_json;
 mod test;
+mod verify;
 
 use anyhow::{bail, Result};
 
 const USAGE: &str = "usage: cargo collection <command>
 
-  build [--debug]     build the module binaries into plugins/modules/__bin/<host platform>/
+  build [--debug]     build the module binary into plugins/modules/__bin/<host platform>/
+  build --all-platforms
+                      release binaries of linux_x86_64, linux_aarch64, darwin_arm64 and
+                      darwin_x86_64 (cross-built; needs `setup --cross`), each verified
   docs [--check]      render plugins/modules/<module>.py (--check: fail if stale)
   tarball             build the collection tarball into build/
   install [--path D]  install the tarball into D (default build/collections)
   install --for-tests the tree as it is (debug binaries too) into build/test-collections
   sanity              ansible-test sanity (ansible-core 2.19 and 2.17) of the installed tarball
-  setup               create the Python venvs .venv (ansible-core 2.19) and .venv-2.17
+  setup [--cross]     create the Python venvs .venv (ansible-core 2.19) and .venv-2.17;
+                      --cross: also install the cross-build tools (Debian rustc-web,
+                      cargo-web, rust-web-src, qemu-user-static; PyPI ziglang,
+                      cargo-zigbuild) and register qemu-aarch64 with binfmt_misc
   demo                build, install, start pvesim, run playbooks/ twice and in check mode
   test                setup, debug build, then the whole test suite
   conformance [--debug|--no-build] [--report FILE] [--work DIR] [SCENARIO...]
@@ -68,6 +79,7 @@ fn run(args: Vec<String>) -> Result<()> {
     match args.as_slice() {
         ["build"] => build::build(build::Profile::Release),
         ["build", "--debug"] => build::build(build::Profile::Debug),
+        ["build", "--all-platforms"] => build::build_all_platforms(),
         ["docs"] => docs::write(),
         ["docs", "--check"] => docs::check(),
         ["tarball"] => galaxy::tarball().map(|_| ()),
@@ -75,6 +87,7 @@ fn run(args: Vec<String>) -> Result<()> {
         ["install", "--path", dir] => galaxy::install(std::path::Path::new(dir)),
         ["install", "--for-tests"] => galaxy::install_for_tests(),
         ["setup"] => setup::setup(),
+        ["setup", "--cross"] => setup::setup().and_then(|_| cross::setup::setup()),
         ["sanity"] => sanity::sanity(false, sanity::Scope::Full),
         ["demo"] => demo::demo(),
         ["test", rest @ ..] => test::test(rest),

@@ -1,19 +1,20 @@
-//! The collection's modules and their declarations.
+//! The collection's modules and their declarations (the binary's own table).
 
 use ferrox_common::options::ModuleSpec;
 
-/// Every module of the collection, in the order of `meta/runtime.yml`.
-pub const MODULES: [(&str, fn() -> ModuleSpec); 4] = [
-    ("proxmox_kvm", proxmox_kvm::spec),
-    ("proxmox_disk", proxmox_disk::spec),
-    ("proxmox_nic", proxmox_nic::spec),
-    ("proxmox_vm_info", proxmox_vm_info::spec),
-];
+/// The module binary's file name in `plugins/modules/__bin/<platform>/`.
+pub use ferrox::BINARY;
 
+/// Every module of the collection, in the order of `meta/runtime.yml`.
 pub fn names() -> impl Iterator<Item = &'static str> {
-    MODULES.iter().map(|(name, _)| *name)
+    ferrox::MODULES.iter().map(|m| m.name)
 }
 
 pub fn spec_of(name: &str) -> Option<ModuleSpec> {
-    MODULES.iter().find(|(n, _)| *n == name).map(|(_, spec)| spec())
+    ferrox::MODULES.iter().find(|m| m.name == name).map(|m| (m.spec)())
+}
+
+/// Every module's declaration, in order.
+pub fn specs() -> impl Iterator<Item = (&'static str, ModuleSpec)> {
+    ferrox::MODULES.iter().map(|m| (m.name, (m.spec)()))
 }

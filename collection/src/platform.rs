@@ -1,6 +1,6 @@
-//! The controller platforms a module binary is built for, named as the folders of
+//! The controller platforms the module binary is built for, named as the folders of
 //! `plugins/modules/__bin/<platform>/` (underscores: the folder names are part of the
-//! internal module name `ferrox.proxmox.__bin.<platform>.<module>`).
+//! internal module name `ferrox.proxmox.__bin.<platform>.ferrox`).
 //!
 //! The action plugins (`plugins/plugin_utils/binary_module.py`) map `uname -sm` to the
 //! same names; keep the two tables in step.
@@ -11,47 +11,77 @@ use anyhow::{bail, Context, Result};
 
 use crate::repo;
 
-/// A platform we know how to build for.
+/// A platform the tarball ships.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Platform {
     /// The `__bin/` folder name, e.g. `linux_x86_64`.
     pub name: &'static str,
-    /// The Rust target triple cargo builds for it.
-    pub triple: &'static str,
-    /// Linked with `+crt-static` (Linux glibc); macOS links libSystem dynamically, as it must.
-    pub crt_static: bool,
+    /// The Rust target a build on this very platform makes (rustup's host target).
+    pub native: &'static str,
+    /// The Rust target a cross build from another platform makes (with zig as linker):
+    /// musl on Linux, static without a glibc to link against.
+    pub cross: &'static str,
+    /// What the built file must be (checked by `verify` before it counts).
+    pub expect: Expect,
 }
 
-pub const PLATFORMS: [Platform; 5] = [
+/// The binary format facts a platform's file must show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Expect {
+    /// A statically linked ELF executable for this `e_machine`.
+    Elf { machine: u16 },
+    /// A Mach-O executable for this CPU type, loadable from `min_macos` on, linking only
+    /// the system's libraries; `signed`: Apple silicon kills unsigned binaries.
+    MachO { cpu_type: u32, min_macos: (u16, u8), signed: bool },
+}
+
+pub const PLATFORMS: [Platform; 4] = [
     Platform {
         name: "linux_x86_64",
-        triple: "x86_64-unknown-linux-gnu",
-        crt_static: true,
-    },
-    Platform {
-        name: "linux_x86_64",
-        triple: "x86_64-unknown-linux-musl",
-        crt_static: false,
+        native: "x86_64-unknown-linux-gnu",
+        cross: "x86_64-unknown-linux-musl",
+        expect: Expect::Elf { machine: object::elf::EM_X86_64 },
     },
     Platform {
         name: "linux_aarch64",
-        triple: "aarch64-unknown-linux-gnu",
-        crt_static: true,
+        native: "aarch64-unknown-linux-gnu",
+        cross: "aarch64-unknown-linux-musl",
+        expect: Expect::Elf { machine: object::elf::EM_AARCH64 },
     },
     Platform {
         name: "darwin_arm64",
-        triple: "aarch64-apple-darwin",
-        crt_static: false,
+        native: "aarch64-apple-darwin",
+        cross: "aarch64-apple-darwin",
+        // The first macOS on Apple silicon.
+        expect: Expect::MachO { cpu_type: object::macho::CPU_TYPE_ARM64, min_macos: (11, 0), signed: true },
     },
     Platform {
         name: "darwin_x86_64",
-        triple: "x86_64-apple-darwin",
-        crt_static: false,
+        native: "x86_64-apple-darwin",
+        cross: "x86_64-apple-darwin",
+        // High Sierra: the oldest macOS a current Rust targets is 10.12; Apple supported
+        // 10.13 until 2020, and nothing older is in use with a current ansible-core.
+        expect: Expect::MachO { cpu_type: object::macho::CPU_TYPE_X86_64, min_macos: (10, 13), signed: false },
     },
 ];
 
-/// The platform of the host that builds (`host:` of `rustc -vV`): only the host's own
-/// target is assumed installed, so that is the one `cargo collection build` makes.
+impl Platform {
+    /// Linked with `+crt-static` when built natively (Linux glibc); musl is static
+    /// already, and macOS links libSystem dynamically, as it must.
+    pub fn native_crt_static(&self) -> bool {
+        self.native.ends_with("-linux-gnu")
+    }
+
+    /// `MACOSX_DEPLOYMENT_TARGET` for a build of this platform (rustc and zig both read it).
+    pub fn deployment_target(&self) -> Option<String> {
+        match self.expect {
+            Expect::MachO { min_macos: (major, minor), .. } => Some(format!("{major}.{minor}")),
+            Expect::Elf { .. } => None,
+        }
+    }
+}
+
+/// The platform of the host that builds (`host:` of `rustc -vV`).
 pub fn host() -> Result<Platform> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let out =
@@ -68,16 +98,21 @@ fn host_triple(rustc_vv: &str) -> Option<&str> {
 }
 
 pub fn of_triple(triple: &str) -> Result<Platform> {
-    match PLATFORMS.iter().find(|p| p.triple == triple) {
+    match PLATFORMS.iter().find(|p| p.native == triple || p.cross == triple) {
         Some(p) => Ok(*p),
         None => {
-            let known: Vec<&str> = PLATFORMS.iter().map(|p| p.triple).collect();
+            let known: Vec<&str> = PLATFORMS.iter().map(|p| p.native).collect();
             bail!(
-                "cannot build module binaries on host {triple}: the collection supports {}",
+                "cannot build module binaries on host {triple}: the collection supports {} (`cargo collection build --all-platforms` cross-builds all of them from a Linux machine)",
                 known.join(", ")
             )
         }
     }
+}
+
+#[cfg(test)]
+pub fn by_name(name: &str) -> Option<Platform> {
+    PLATFORMS.iter().copied().find(|p| p.name == name)
 }
 
 #[cfg(test)]
@@ -95,9 +130,33 @@ mod tests {
             of_triple("x86_64-unknown-linux-gnu").unwrap().name,
             "linux_x86_64"
         );
+        assert_eq!(of_triple("aarch64-unknown-linux-musl").unwrap().name, "linux_aarch64");
         assert!(of_triple("x86_64-pc-windows-msvc")
             .unwrap_err()
             .to_string()
             .contains("x86_64-unknown-linux-gnu"));
+    }
+
+    #[test]
+    fn macos_builds_name_their_deployment_target() {
+        assert_eq!(by_name("darwin_arm64").unwrap().deployment_target().as_deref(), Some("11.0"));
+        assert_eq!(by_name("darwin_x86_64").unwrap().deployment_target().as_deref(), Some("10.13"));
+        assert_eq!(by_name("linux_aarch64").unwrap().deployment_target(), None);
+    }
+
+    /// The action plugin's copy of the facts it needs to pick and run the binary.
+    #[test]
+    fn the_action_plugin_names_the_same_platforms_binary_and_module_argument() {
+        let shim = std::fs::read_to_string(crate::repo::root().join("plugins/plugin_utils/binary_module.py")).unwrap();
+        let value = |name: &str| {
+            shim.lines()
+                .find_map(|l| l.strip_prefix(&format!("{name} = ")))
+                .unwrap_or_else(|| panic!("binary_module.py has no {name}"))
+                .to_string()
+        };
+        let names: Vec<String> = PLATFORMS.iter().map(|p| format!("'{}'", p.name)).collect();
+        assert_eq!(value("RELEASED_PLATFORMS"), format!("({})", names.join(", ")));
+        assert_eq!(value("BINARY"), format!("'{}'", crate::modules::BINARY));
+        assert_eq!(value("MODULE_ARG"), format!("'{}'", ferrox_common::protocol::MODULE_ARG));
     }
 }

@@ -47,7 +47,7 @@ pub fn main_venv() -> Result<()> {
 
 /// Creates the venv `dir` (relative to the repository) with `requirements`, unless
 /// it already has them.
-fn venv(dir: &str, requirements: &[&str]) -> Result<()> {
+pub fn venv(dir: &str, requirements: &[&str]) -> Result<()> {
     let venv = repo::root().join(dir);
     if satisfied(&venv, requirements) {
         println!("{dir}: up to date ({})", requirements.join(", "));

@@ -1,16 +1,18 @@
-//! `test`: what CI runs. The venvs, the module binaries (debug: the suite exercises
-//! behaviour, not size), the docs check, the changelog check, ansible-lint of what
+//! `test`: what CI runs. The venvs and the cross-build tools, the module binaries (the
+//! host's a debug build: the suite exercises behaviour, not size; every other platform's
+//! the release cross build, which the platform tests run or check), the docs check, the changelog check, ansible-lint of what
 //! users copy, the execution environment checks, the collection tarball installed where
 //! the end-to-end tests run it from, `ansible-test sanity` on it, then every test of
 //! the workspace.
 
 use anyhow::Result;
 
-use crate::{build, changelog, docs, ee, galaxy, lint, repo, sanity, setup};
+use crate::{build, changelog, cross, docs, ee, galaxy, lint, repo, sanity, setup};
 
 pub fn test(extra: &[&str]) -> Result<()> {
     setup::setup()?;
-    build::build(build::Profile::Debug)?;
+    cross::setup::setup()?;
+    build::build_platforms(build::Profile::Debug)?;
     docs::check()?;
     changelog::check()?;
     lint::lint()?;

@@ -1,8 +1,8 @@
 //! The docs-only module file (`plugins/modules/<name>.py`) rendered from a module's
 //! declaration, so `ansible-doc` (and its `-l` listing, Galaxy, ansible-lint) shows
 //! exactly the options the binary validates. The file holds only DOCUMENTATION, EXAMPLES
-//! and RETURN: the action plugin of the same name runs the binary from
-//! `plugins/modules/__bin/<platform>/`.
+//! and RETURN: the action plugin of the same name runs the binary of every module,
+//! `plugins/modules/__bin/<platform>/ferrox`.
 //!
 //! `collection docs` writes these files and `collection docs --check` fails when a
 //! committed file differs from what the declaration renders.
@@ -21,7 +21,7 @@ const HEADER: &str = "# -*- coding: utf-8 -*-
 #
 # Generated from the module's option declaration by `cargo collection docs`; do not edit.
 # Documentation and argument spec only: the action plugin plugins/action/{name}.py runs
-# the module's binary, plugins/modules/__bin/<platform>/{name}, for the task's target platform.
+# the module binary, plugins/modules/__bin/<platform>/ferrox, for the task's target platform.
 
 from __future__ import annotations
 

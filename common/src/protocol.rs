@@ -197,26 +197,70 @@ pub fn install_panic_hook() {
     }));
 }
 
-/// Runs a module: the `main` of every module binary.
-pub fn run(spec: fn() -> ModuleSpec, body: Body) -> ! {
+/// A module the binary carries: its name (`plugins/modules/<name>.py`), its one
+/// declaration and its body.
+#[derive(Clone, Copy)]
+pub struct Registered {
+    pub name: &'static str,
+    pub spec: fn() -> ModuleSpec,
+    pub body: Body,
+}
+
+/// The args-file key naming the module to run (the action plugin sets it): all modules
+/// are one binary per platform, so the tarball carries each platform once.
+pub const MODULE_ARG: &str = "_ferrox_module";
+
+/// The `main` of the module binary. ansible-core runs it as `ferrox ARGS_FILE`, the
+/// args file naming the module in [`MODULE_ARG`]; by hand it is `ferrox MODULE ARGS_FILE`.
+pub fn run(modules: &[Registered]) -> ! {
     install_panic_hook();
-    let spec = spec();
-    let args_path = std::env::args().nth(1);
-    let (result, code) = match args_path {
-        Some(path) => execute(spec, body, &path),
-        None => (
-            failure_json(
-                &format!(
-                    "{} is an Ansible module: run it from a playbook, or by hand as `{} ARGS_FILE` with a JSON object of options in ARGS_FILE.",
-                    spec.name, spec.name
-                ),
-                Map::new(),
-            ),
-            1,
-        ),
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let (result, code) = match argv.as_slice() {
+        [path] => dispatch(modules, None, path),
+        [module, path] => dispatch(modules, Some(module), path),
+        _ => (failure_json(&usage(modules), Map::new()), 1),
     };
     println!("{result}");
     std::process::exit(code);
+}
+
+fn usage(modules: &[Registered]) -> String {
+    format!(
+        "this is the binary of the ferrox.proxmox modules ({}): run them from a playbook, or by hand as `ferrox MODULE ARGS_FILE` with a JSON object of options in ARGS_FILE.",
+        names(modules)
+    )
+}
+
+fn names(modules: &[Registered]) -> String {
+    modules.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
+}
+
+/// Picks the module the command line or the args file names, then [`execute_args`].
+fn dispatch(modules: &[Registered], by_hand: Option<&str>, args_path: &str) -> (Value, i32) {
+    let mut args = match read_args(args_path) {
+        Ok(args) => args,
+        Err(msg) => return (failure_json(&msg, Map::new()), 1),
+    };
+    let named = args.remove(MODULE_ARG);
+    let name = match (by_hand, named.as_ref().map(|v| v.as_str())) {
+        (Some(a), Some(Some(b))) if a != b => {
+            let msg = format!("the command line runs {a} but the arguments file names {b} in {MODULE_ARG}: name one module");
+            return (failure_json(&msg, Map::new()), 1);
+        }
+        (Some(a), _) => a.to_string(),
+        (None, Some(Some(b))) => b.to_string(),
+        (None, _) => {
+            let msg = format!("the arguments file names no module in {MODULE_ARG} (the action plugin sets it); {}", usage(modules));
+            return (failure_json(&msg, Map::new()), 1);
+        }
+    };
+    match modules.iter().find(|m| m.name == name) {
+        Some(m) => execute_args((m.spec)(), m.body, args),
+        None => {
+            let msg = format!("unknown module {name}: this binary runs {}", names(modules));
+            (failure_json(&msg, Map::new()), 1)
+        }
+    }
 }
 
 fn failure_json(msg: &str, extra: Map<String, Value>) -> Value {
@@ -271,17 +315,18 @@ fn split_internals(args: Map<String, Value>) -> (Map<String, Value>, Internals) 
     (task, int)
 }
 
-/// Reads, validates, runs; returns the result object and the exit code.
-pub fn execute(spec: ModuleSpec, body: Body, args_path: &str) -> (Value, i32) {
-    let text = match std::fs::read_to_string(args_path) {
-        Ok(t) => t,
-        Err(e) => return (failure_json(&format!("cannot read the arguments file {args_path}: {e}"), Map::new()), 1),
-    };
-    let args = match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(map)) => map,
-        Ok(_) => return (failure_json("the arguments file must hold a JSON object", Map::new()), 1),
-        Err(e) => return (failure_json(&format!("the arguments file is not valid JSON: {e}"), Map::new()), 1),
-    };
+/// The JSON object of an args file.
+fn read_args(args_path: &str) -> Result<Map<String, Value>, String> {
+    let text = std::fs::read_to_string(args_path).map_err(|e| format!("cannot read the arguments file {args_path}: {e}"))?;
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err("the arguments file must hold a JSON object".into()),
+        Err(e) => Err(format!("the arguments file is not valid JSON: {e}")),
+    }
+}
+
+/// Validates, runs; returns the result object and the exit code.
+pub fn execute_args(spec: ModuleSpec, body: Body, args: Map<String, Value>) -> (Value, i32) {
     let (task_args, internals) = split_internals(args);
     let module_name = internals.module_name.clone().unwrap_or_else(|| spec.name.to_string());
     let raw_args = task_args.clone();
@@ -464,13 +509,48 @@ mod tests {
     fn run_spec(spec: ModuleSpec, args: Value) -> (Value, i32) {
         let dir = std::env::temp_dir().join(format!("ferrox-proto-{}-{}", std::process::id(), rand_suffix()));
         std::fs::write(&dir, args.to_string()).unwrap();
-        let out = execute(spec, body, dir.to_str().unwrap());
+        let out = match read_args(dir.to_str().unwrap()) {
+            Ok(args) => execute_args(spec, body, args),
+            Err(msg) => (failure_json(&msg, Map::new()), 1),
+        };
         std::fs::remove_file(&dir).ok();
         out
     }
 
     fn rand_suffix() -> u128 {
         std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+    }
+
+    fn dispatch_with(by_hand: Option<&str>, args: Value) -> (Value, i32) {
+        let path = std::env::temp_dir().join(format!("ferrox-proto-{}-{}", std::process::id(), rand_suffix()));
+        std::fs::write(&path, args.to_string()).unwrap();
+        let modules = [Registered { name: "demo", spec, body }, Registered { name: "other", spec, body }];
+        let out = dispatch(&modules, by_hand, path.to_str().unwrap());
+        std::fs::remove_file(&path).ok();
+        out
+    }
+
+    #[test]
+    fn the_args_file_or_the_command_line_names_the_module() {
+        let (r, code) = dispatch_with(None, json!({"name": "a", MODULE_ARG: "demo"}));
+        assert_eq!((r["msg"].as_str(), code), (Some("hello a"), 0), "{r}");
+        assert!(r["invocation"]["module_args"].get(MODULE_ARG).is_none(), "not a task option: {r}");
+        let (r, code) = dispatch_with(Some("demo"), json!({"name": "b"}));
+        assert_eq!((r["msg"].as_str(), code), (Some("hello b"), 0), "{r}");
+        let (r, code) = dispatch_with(Some("demo"), json!({"name": "c", MODULE_ARG: "demo"}));
+        assert_eq!((r["msg"].as_str(), code), (Some("hello c"), 0), "{r}");
+    }
+
+    #[test]
+    fn a_missing_unknown_or_contradicting_module_name_fails_naming_the_modules() {
+        let (r, code) = dispatch_with(None, json!({"name": "a"}));
+        assert_eq!(code, 1);
+        let msg = r["msg"].as_str().unwrap();
+        assert!(msg.contains(MODULE_ARG) && msg.contains("demo, other") && msg.contains("ferrox MODULE ARGS_FILE"), "{msg}");
+        let (r, _) = dispatch_with(None, json!({"name": "a", MODULE_ARG: "proxmox_lxc"}));
+        assert_eq!(r["msg"], "unknown module proxmox_lxc: this binary runs demo, other", "{r}");
+        let (r, _) = dispatch_with(Some("demo"), json!({"name": "a", MODULE_ARG: "other"}));
+        assert!(r["msg"].as_str().unwrap().contains("runs demo but the arguments file names other"), "{r}");
     }
 
     #[test]

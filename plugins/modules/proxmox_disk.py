@@ -5,7 +5,7 @@
 #
 # Generated from the module's option declaration by `cargo collection docs`; do not edit.
 # Documentation and argument spec only: the action plugin plugins/action/proxmox_disk.py runs
-# the module's binary, plugins/modules/__bin/<platform>/proxmox_disk, for the task's target platform.
+# the module binary, plugins/modules/__bin/<platform>/ferrox, for the task's target platform.
 
 from __future__ import annotations
 

@@ -4,11 +4,11 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The controller-side shim in front of every ferrox.proxmox module.
 
-Each module is a static binary per platform in ``plugins/modules/__bin/<platform>/``
+Every module is in one static binary per platform, ``plugins/modules/__bin/<platform>/ferrox``
 (hidden from ``ansible-doc -l``, which lists the docs-only ``plugins/modules/<m>.py``).
 The action plugin of the same name picks the binary for the task's target and runs it
-with ``_execute_module``, so copying, become, async, check mode, diff, no_log and
-module_defaults work as for any module.
+with ``_execute_module``, naming the module in ``_ferrox_module``, so copying, become,
+async, check mode, diff, no_log and module_defaults work as for any module.
 
 Platform of the target, first answer wins:
   1. the task variable ``ferrox_platform`` (e.g. ``linux_aarch64``);
@@ -39,6 +39,12 @@ from ansible_collections.ferrox.proxmox.plugins.plugin_utils.planning import run
 COLLECTION = 'ferrox.proxmox'
 PLATFORM_VAR = 'ferrox_platform'
 PLATFORM_ENV = 'FERROX_PLATFORM'
+# The binary of every module, and the argument that names the module it runs
+# (modules/ferrox and common/src/protocol.rs).
+BINARY = 'ferrox'
+MODULE_ARG = '_ferrox_module'
+# What the collection's tarball ships (collection/src/platform.rs builds the same).
+RELEASED_PLATFORMS = ('linux_x86_64', 'linux_aarch64', 'darwin_arm64', 'darwin_x86_64')
 
 # plugins/modules/__bin, next to this file's plugins/plugin_utils.
 BIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules', '__bin')
@@ -62,22 +68,32 @@ def platform_name(system, machine):
     return _PLATFORMS.get(key, '%s_%s' % key)
 
 
-def shipped_platforms(module):
-    """The platforms this installation carries a binary of ``module`` for."""
+def shipped_platforms():
+    """The platforms this installation carries the binary for."""
     try:
         names = os.listdir(BIN_ROOT)
     except OSError:
         return []
-    return sorted(n for n in names if os.path.isfile(os.path.join(BIN_ROOT, n, module)))
+    return sorted(n for n in names if os.path.isfile(os.path.join(BIN_ROOT, n, BINARY)))
 
 
 def missing_platform_message(module, target, how, shipped):
+    if target in RELEASED_PLATFORMS:
+        way_out = (
+            "The released collection ships %s: install it from Galaxy, or build every platform with "
+            "`cargo collection build --all-platforms` before `cargo collection tarball`"
+            % ', '.join(RELEASED_PLATFORMS)
+        )
+    else:
+        way_out = (
+            "The collection ships %s only: build the binaries on such a machine with `cargo collection build` "
+            "and install the collection from there (see the collection's README, \"Platforms\")"
+            % ', '.join(RELEASED_PLATFORMS)
+        )
     return (
         "%s.%s has no binary for platform %s (%s). Platforms shipped in this installation: %s. "
-        "Either build the binaries on such a machine with `cargo collection build` and install the "
-        "collection from there (see the collection's README, \"Platforms\"), or run the task on a "
-        "Linux host such as a Proxmox VE node with delegate_to."
-        % (COLLECTION, module, target, how, ', '.join(shipped) or 'none')
+        "%s, or run the task on a host of a shipped platform, such as a Proxmox VE node, with delegate_to."
+        % (COLLECTION, module, target, how, ', '.join(shipped) or 'none', way_out)
     )
 
 
@@ -94,7 +110,7 @@ class BinaryModuleAction(ActionBase):
         del tmp  # tmp no longer has any effect
 
         target, how = self.target_platform(task_vars)
-        shipped = shipped_platforms(self.MODULE)
+        shipped = shipped_platforms()
         if target not in shipped:
             result.update(failed=True, changed=False, msg=missing_platform_message(self.MODULE, target, how, shipped))
             return result
@@ -103,7 +119,7 @@ class BinaryModuleAction(ActionBase):
 
         def execute(module_args):
             return self._execute_module(
-                module_name='%s.__bin.%s.%s' % (COLLECTION, target, self.MODULE),
+                module_name='%s.__bin.%s.%s' % (COLLECTION, target, BINARY),
                 module_args=module_args,
                 task_vars=task_vars,
                 wrap_async=wrap_async,
@@ -134,6 +150,7 @@ class BinaryModuleAction(ActionBase):
         # after _ansible_module_name: keep that the name the task used, not __bin.<platform>.
         super(BinaryModuleAction, self)._update_module_args(module_name, module_args, task_vars, *args, **kwargs)
         module_args['_ansible_module_name'] = self._task.action
+        module_args[MODULE_ARG] = self.MODULE
 
     def target_platform(self, task_vars):
         """``(platform, how it was found)`` for the host the task runs on."""

@@ -1,0 +1,3 @@
+fn main() {
+    ferrox_common::protocol::run(&ferrox::MODULES)
+}

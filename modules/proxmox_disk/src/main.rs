@@ -1,3 +1,0 @@
-fn main() {
-    ferrox_common::protocol::run(proxmox_disk::spec, proxmox_disk::run)
-}
