@@ -2,8 +2,11 @@
 
 use std::path::PathBuf;
 
-/// The collection's modules, each a binary in `plugins/modules/__bin/<platform>/`.
+/// The collection's modules, all in one binary per platform, `plugins/modules/__bin/<platform>/ferrox`.
 pub const MODULES: [&str; 4] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info"];
+
+/// The module binary's file name.
+pub const BINARY: &str = "ferrox";
 
 /// The repository root (it is also the collection root: galaxy.yml, meta/, plugins/).
 pub fn repo_root() -> PathBuf {
@@ -24,12 +27,12 @@ pub fn host_platform() -> &'static str {
     }
 }
 
-/// `plugins/modules/__bin/<host platform>/<name>`, or a panic saying how to build it.
-pub fn module_binary(name: &str) -> PathBuf {
+/// `plugins/modules/__bin/<host platform>/ferrox`, or a panic saying how to build it.
+pub fn module_binary() -> PathBuf {
     let path = repo_root()
         .join("plugins/modules/__bin")
         .join(host_platform())
-        .join(name);
+        .join(BINARY);
     if !path.is_file() {
         panic!(
             "module binary {} is missing: run `cargo collection build --debug` before the integration tests",
@@ -37,6 +40,13 @@ pub fn module_binary(name: &str) -> PathBuf {
         );
     }
     path
+}
+
+/// The module binary, run by hand for `module` (`ferrox MODULE ARGS_FILE`): add the args file.
+pub fn module_command(module: &str) -> std::process::Command {
+    let mut cmd = std::process::Command::new(module_binary());
+    cmd.arg(module);
+    cmd
 }
 
 /// The collection the end-to-end tests run: the tarball installed into
@@ -54,11 +64,9 @@ fn check_installed() -> Result<PathBuf, String> {
     let fix = "run `cargo collection test` (or, after `cargo collection build --debug`, `cargo collection install --for-tests`) before the end-to-end tests";
     let mut sources = vec![repo_root().join("meta/runtime.yml")];
     collect_files(&repo_root().join("plugins"), &mut sources);
-    for module in MODULES {
-        let binary = module_binary(module);
-        if !sources.contains(&binary) {
-            sources.push(binary);
-        }
+    let binary = module_binary();
+    if !sources.contains(&binary) {
+        sources.push(binary);
     }
     for source in sources {
         let rel = source.strip_prefix(repo_root()).expect("inside the repository");

@@ -225,13 +225,11 @@ fn modules_dir() -> std::path::PathBuf {
 
 fn binary_note() -> String {
     let dir = modules_dir();
-    let sizes: Vec<String> = ferrox_integration::MODULES
-        .iter()
-        .map(|m| match std::fs::metadata(dir.join(m)) {
-            Ok(meta) => format!("{m} {:.1} MB", meta.len() as f64 / 1e6),
-            Err(_) => format!("{m} missing"),
-        })
-        .collect();
+    let binary = ferrox_integration::BINARY;
+    let sizes: Vec<String> = match std::fs::metadata(dir.join(binary)) {
+        Ok(meta) => vec![format!("`{binary}` (all four modules) {:.1} MB", meta.len() as f64 / 1e6)],
+        Err(_) => vec![format!("{binary} missing")],
+    };
     // Name the build, not this machine's paths.
     let shown = match dir.strip_prefix(ferrox_integration::repo_root()) {
         Ok(inside) => format!("`{}`", inside.display()),
@@ -367,14 +365,12 @@ fn upids_are_folded_into_one_endpoint() {
 #[test]
 #[ignore = "benchmark (minutes): run bench/compare"]
 fn compare_community_and_ferrox() {
-    for module in ferrox_integration::MODULES {
-        let path = modules_dir().join(module);
-        assert!(
-            path.is_file(),
-            "{} is missing: build the modules first (bench/compare --release does)",
-            path.display()
-        );
-    }
+    let path = modules_dir().join(ferrox_integration::BINARY);
+    assert!(
+        path.is_file(),
+        "{} is missing: build the module binary first (bench/compare --release does)",
+        path.display()
+    );
     let community = measure_operations(COMMUNITY);
     let ours = measure_operations(FERROX);
     let batches = vec![

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use ferrox_integration::{module_binary, repo_root};
+use ferrox_integration::{module_command, repo_root};
 use serde_json::{json, Value};
 
 const MODULE: &str = "proxmox_vm_info";
@@ -86,7 +86,7 @@ fn binary_says(case: &Value, version: &str) -> Value {
     full["_ansible_module_name"] = json!(MODULE);
     full["_ansible_version"] = json!(version);
     std::fs::write(&args, full.to_string()).unwrap();
-    let out = Command::new(module_binary(MODULE))
+    let out = module_command(MODULE)
         .arg(&args)
         .env_clear()
         .output()

@@ -11,9 +11,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
-use ferrox_integration::{module_binary, Env};
+use ferrox_integration::{module_command, Env};
 use pvesim::state::{AclDef, TokenDef, UserDef};
 use regex::Regex;
 use serde_json::{json, Value};
@@ -157,7 +156,7 @@ fn agrees(predicted: &Outcome, real: &Outcome) -> bool {
 fn run_binary(dir: &Path, module: &str, args: &Value) -> Value {
     let file = dir.join(format!("args-{}", std::process::id() as u64 * 1000 + rand_suffix()));
     std::fs::write(&file, args.to_string()).unwrap();
-    let out = Command::new(module_binary(module)).arg(&file).env_clear().output().expect("run the module binary");
+    let out = module_command(module).arg(&file).env_clear().output().expect("run the module binary");
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{module}: not one JSON result ({e}): {}", String::from_utf8_lossy(&out.stdout)))
 }
 

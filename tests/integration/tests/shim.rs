@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use ferrox_integration::{host_platform, module_binary, repo_root, Env, PlayOpts};
+use ferrox_integration::{host_platform, installed_collection, module_command, repo_root, Env, PlayOpts, BINARY};
 use serde_json::{json, Value};
 
 fn venv_tool(venv: &str, tool: &str) -> std::path::PathBuf {
@@ -25,6 +25,19 @@ fn output(cmd: &mut Command) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
+}
+
+/// The platform folders of the installed test collection that hold the binary.
+fn installed_platforms() -> Vec<String> {
+    let bin_root = installed_collection().join("plugins/modules/__bin");
+    let mut names: Vec<String> = std::fs::read_dir(&bin_root)
+        .unwrap_or_else(|e| panic!("{}: {e}", bin_root.display()))
+        .flatten()
+        .filter(|e| e.path().join(BINARY).is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
 }
 
 const MODULES: [(&str, &str); 4] = [
@@ -88,7 +101,7 @@ fn an_unshipped_platform_fails_before_any_api_call_and_names_the_ways_out() {
     let env = Env::start();
     env.clear_requests();
     let opts = PlayOpts {
-        env: vec![("FERROX_PLATFORM".into(), "darwin_arm64".into())],
+        env: vec![("FERROX_PLATFORM".into(), "freebsd_amd64".into())],
         ..Default::default()
     };
     let play = env.play_with(
@@ -107,12 +120,9 @@ fn an_unshipped_platform_fails_before_any_api_call_and_names_the_ways_out() {
     assert!(by_env.failed, "{}", by_env.result);
     let msg = by_env.msg();
     for needle in [
-        "ferrox.proxmox.proxmox_kvm has no binary for platform darwin_arm64",
+        "ferrox.proxmox.proxmox_kvm has no binary for platform freebsd_amd64",
         "FERROX_PLATFORM",
-        &format!(
-            "Platforms shipped in this installation: {}",
-            host_platform()
-        ),
+        &format!("Platforms shipped in this installation: {}", installed_platforms().join(", ")),
         "cargo collection build",
         "delegate_to",
     ] {
@@ -247,7 +257,7 @@ fn a_remote_connection_detects_the_platform_with_uname() {
         "no uname round trip:\n{}",
         play.stdout
     );
-    let used = format!("plugins/modules/__bin/{}/proxmox_vm_info", host_platform());
+    let used = format!("plugins/modules/__bin/{}/ferrox", host_platform());
     assert!(
         play.stdout.contains(&used),
         "-vvv names the binary used ({used}):\n{}",
@@ -285,7 +295,7 @@ fn the_binary_still_runs_by_hand_with_an_args_file() {
     args["vmid"] = json!(100);
     let file = env.dir().join("args.json");
     std::fs::write(&file, args.to_string()).unwrap();
-    let (_, out, err) = output(Command::new(module_binary("proxmox_vm_info")).arg(&file));
+    let (_, out, err) = output(module_command("proxmox_vm_info").arg(&file));
     let result: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
     assert_eq!(result["proxmox_vms"][0]["name"], "web01", "{result}");
 }

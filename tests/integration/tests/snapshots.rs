@@ -10,7 +10,7 @@
 
 use std::process::Command;
 
-use ferrox_integration::{ansible_playbook, module_binary, Env, PlayOpts, TaskOutcome, MODULES};
+use ferrox_integration::{ansible_playbook, module_command, Env, PlayOpts, TaskOutcome, MODULES};
 use regex::Regex;
 use serde_json::{json, Value};
 
@@ -174,7 +174,7 @@ fn messages_of_bad_input() {
         let mut full = args.clone();
         full["_ansible_version"] = json!("2.19.14");
         std::fs::write(&path, full.to_string()).unwrap();
-        let out = Command::new(module_binary(module)).arg(&path).output().expect("run module");
+        let out = module_command(module).arg(&path).output().expect("run module");
         let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{module}: {e}: {}", String::from_utf8_lossy(&out.stdout)));
         let shown_args: serde_json::Map<String, Value> = args
             .as_object()

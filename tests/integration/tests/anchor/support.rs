@@ -265,8 +265,9 @@ impl Anchor {
                         root.join("plugins/modules").join(&stub),
                     )
                     .expect("docs stub symlink");
-                    symlink(bins.join(m), bin_dir.join(m)).expect("module symlink");
                 }
+                let binary = ferrox_integration::BINARY;
+                symlink(bins.join(binary), bin_dir.join(binary)).expect("module binary symlink");
             }
         }
         let cfg = format!(
