@@ -7,15 +7,16 @@
 //! The binary is the release cross build `cargo collection test` makes (`build
 //! --all-platforms`) and packs into the test tarball.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use ferrox_integration::{installed_collection, Env, PlayOpts, BINARY};
 
 const PLATFORM: &str = "linux_aarch64";
 
 /// Copies the installed test collection into `<env>/aarch64/`, keeping only the
-/// linux_aarch64 binary; returns the collections path.
-fn aarch64_only_collection(env: &Env) -> PathBuf {
+/// linux_aarch64 binary, and makes it the env's ferrox.proxmox (ansible-playbook finds
+/// the collections beside the playbook first, whatever ANSIBLE_COLLECTIONS_PATH says).
+fn use_aarch64_only_collection(env: &Env) {
     let installed = installed_collection();
     let bin_root = installed.join("plugins/modules/__bin");
     assert!(
@@ -28,12 +29,13 @@ fn aarch64_only_collection(env: &Env) -> PathBuf {
             "qemu-aarch64 is not registered with binfmt_misc, so this host cannot run {PLATFORM} binaries: run `cargo collection setup --cross` as root"
         );
     }
-    let collections = env.dir().join("aarch64");
-    let dest = collections.join("ansible_collections/ferrox/proxmox");
-    copy_tree(&installed, &dest, &|rel: &Path| {
+    let copy = env.dir().join("aarch64/ferrox.proxmox");
+    copy_tree(&installed, &copy, &|rel: &Path| {
         rel.parent() == Some(Path::new("plugins/modules/__bin")) && rel.file_name() != Some(PLATFORM.as_ref())
     });
-    collections
+    let used = env.collections_path().join("ansible_collections/ferrox/proxmox");
+    std::fs::remove_file(&used).unwrap_or_else(|e| panic!("{}: {e}", used.display()));
+    std::os::unix::fs::symlink(&copy, &used).expect("collection symlink");
 }
 
 fn copy_tree(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) {
@@ -58,21 +60,24 @@ fn copy_tree(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) {
     walk(from, from, to, skip);
 }
 
-fn on_aarch64(env: &Env, check: bool) -> PlayOpts {
-    let collections = aarch64_only_collection(env);
-    PlayOpts {
-        check,
-        env: vec![
-            ("FERROX_PLATFORM".into(), PLATFORM.into()),
-            ("ANSIBLE_COLLECTIONS_PATH".into(), collections.display().to_string()),
-        ],
-        ..Default::default()
-    }
+fn on(platform: &str, check: bool) -> PlayOpts {
+    PlayOpts { check, env: vec![("FERROX_PLATFORM".into(), platform.into())], ..Default::default() }
+}
+
+/// The installation holds the aarch64 binary alone, so nothing else can have run.
+fn installed_platforms(env: &Env) -> Vec<String> {
+    let bin_root = env.collections_path().join("ansible_collections/ferrox/proxmox/plugins/modules/__bin");
+    let mut names: Vec<String> =
+        std::fs::read_dir(bin_root).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
 }
 
 #[test]
 fn the_aarch64_binary_creates_clones_configures_starts_and_reports() {
     let env = Env::start();
+    use_aarch64_only_collection(&env);
+    assert_eq!(installed_platforms(&env), [PLATFORM]);
 
     // A dry run first: it plans the whole build against the cluster and writes nothing.
     let dry = env.play_with(
@@ -84,7 +89,7 @@ fn the_aarch64_binary_creates_clones_configures_starts_and_reports() {
         - name: nic
           ferrox.proxmox.proxmox_nic: {name: arm1, interface: net0, bridge: vmbr0}
         "#,
-        &on_aarch64(&env, true),
+        &on(PLATFORM, true),
     );
     dry.assert_ok();
     assert!(dry.results.iter().all(|t| t.changed), "{}", dry.transcript());
@@ -110,7 +115,7 @@ fn the_aarch64_binary_creates_clones_configures_starts_and_reports() {
           ferrox.proxmox.proxmox_kvm: {node: pve9, name: arm3, memory: 512}
           ignore_errors: true
         "#,
-        &on_aarch64(&env, false),
+        &on(PLATFORM, false),
     );
     let created = play.task("create");
     assert!(created.changed && !created.failed, "{}", play.transcript());
@@ -145,12 +150,11 @@ fn the_aarch64_binary_creates_clones_configures_starts_and_reports() {
 #[test]
 fn a_collection_without_the_targets_binary_names_the_released_platforms() {
     let env = Env::start();
+    use_aarch64_only_collection(&env);
     env.clear_requests();
-    let mut opts = on_aarch64(&env, false);
-    opts.env[0].1 = "linux_x86_64".into();
     let play = env.play_with(
         "- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100}\n  ignore_errors: true\n",
-        &opts,
+        &on("linux_x86_64", false),
     );
     let info = play.task("info");
     assert!(info.failed, "{}", info.result);
