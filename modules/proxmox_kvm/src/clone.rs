@@ -10,9 +10,7 @@ use crate::clone_move;
 use crate::context::{vm_of, Ctx};
 use crate::converge;
 use crate::plan::{Action, Plan};
-use crate::present::{
-    changes_diff, check_bridges, check_drives, check_pool, choose_vmid, newly_referenced, read_config,
-};
+use crate::present::{changes_diff, check_bridges, check_drives, check_pool, choose_vmid, converge_existing, read_config};
 use crate::wanted;
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
@@ -49,44 +47,9 @@ pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
         if let Some(out) = continue_move(ctx, &clone, &source, &current, &wanted, &name)? {
             return Ok(out);
         }
-        let changes = converge::changes(&current, &wanted, vm.vmid, &ctx.tag_case)
-            .map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
-        if changes.is_empty() {
-            let out = Output::unchanged(format!(
-                "vmid {} with VM name {name} already exists",
-                vm.vmid
-            ))
-            .with("vmid", vm.vmid)
-            .with("actions", Vec::<String>::new());
-            return ctx.with_mac_and_devices(out, &vm, Some(&current));
-        }
-        ctx.refuse_locked(
-            vm.vmid,
-            current.get("lock").and_then(Value::as_str),
-            &format!("Unable to update vm {name} with vmid {}: ", vm.vmid),
-        )?;
-        check_bridges(ctx, &vm.node, changes.set.iter())?;
-        check_drives(ctx, &vm.node, newly_referenced(&changes, &current))?;
-        let diff = changes_diff(&vm, &changes);
-        let digest = current
-            .get("digest")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let mut plan = Plan::new(vm.clone());
-        plan.push(Action::Converge {
-            wanted,
-            changes,
-            digest,
-            recompute: false,
-        });
-        ctx.known.current = Some(current.clone());
-        let outcome = ctx.execute(&mut plan, name.clone())?;
-        let out = Output::changed(format!("VM {name} with vmid {} updated", vm.vmid))
-            .with("vmid", vm.vmid)
-            .with("pending", outcome.pending.clone())
-            .with("actions", plan.describe())
-            .with_diff(diff);
-        return ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref());
+        // Exactly as `update: true` would; 1.6 words the up-to-date message its own way.
+        let up_to_date = format!("vmid {} with VM name {name} already exists", vm.vmid);
+        return converge_existing(ctx, &clone, name, current, wanted, up_to_date);
     }
     if !p.bool("full").unwrap_or(true) && !source.template {
         // PVE makes linked clones of templates only; found out before anything is written.

@@ -1,5 +1,6 @@
 //! `state: present`: create (or restore), converge an existing VM (`update: true`),
-//! or report it. Clones are in [`crate::clone`], which shares the helpers here.
+//! or report it. Clones are in [`crate::clone`], which shares the helpers here, and
+//! converges a clone that exists through the same [`converge_existing`].
 
 use ferrox_common::diff::Diff;
 use ferrox_common::references;
@@ -39,13 +40,8 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
             vm.vmid, vm.vmid
         ));
     }
-    // The task's pool, when the VM is listed in another one (or none).
-    let pool_move = ctx
-        .p
-        .non_empty("pool")
-        .filter(|want| guest.pool.as_deref() != Some(*want))
-        .map(|want| (guest.pool.clone(), want.to_string()));
     if !ctx.p.flag("update") {
+        let pool_move = pool_move(ctx, guest);
         let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid))
             .with("vmid", vm.vmid);
         let mut differ = match converge::changes(&current, &wanted, vm.vmid, &ctx.tag_case) {
@@ -71,6 +67,33 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
             Some(&current),
         );
     }
+    let up_to_date = format!("VM {name} with vmid {} is up to date", vm.vmid);
+    converge_existing(ctx, guest, name, current, wanted, up_to_date)
+}
+
+/// The task's pool, when the VM is listed in another one (or none): `(from, to)`.
+fn pool_move(ctx: &Ctx, guest: &Guest) -> Option<(Option<String>, String)> {
+    ctx.p
+        .non_empty("pool")
+        .filter(|want| guest.pool.as_deref() != Some(*want))
+        .map(|want| (guest.pool.clone(), want.to_string()))
+}
+
+/// Brings an existing VM to what the task asks: the one update path, of `update: true`
+/// and of a clone task whose clone exists. Checks, config changes under the digest, the
+/// pool move, the cloud-init drive and what has not reached the guest, password
+/// rotation, `apply_pending`, check-mode predictions and the diff. `up_to_date` is the
+/// message when nothing differs (1.6 words it per path).
+pub(crate) fn converge_existing(
+    ctx: &mut Ctx,
+    guest: &Guest,
+    name: String,
+    current: Map<String, Value>,
+    wanted: Config,
+    up_to_date: String,
+) -> Result<Output, Failure> {
+    let vm = vm_of(guest);
+    let pool_move = pool_move(ctx, guest);
     check_efi_bios(ctx, &wanted, Some(&current))?;
     let mut changes = converge::changes(&current, &wanted, vm.vmid, &ctx.tag_case)
         .map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
@@ -84,7 +107,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
         if !waiting.is_empty() {
             return bring_to_guest(ctx, &vm, name, waiting, &current);
         }
-        let out = Output::unchanged(format!("VM {name} with vmid {} is up to date", vm.vmid))
+        let out = Output::unchanged(up_to_date)
             .with("vmid", vm.vmid)
             .with("changes", Vec::<String>::new())
             .with("actions", Vec::<String>::new());

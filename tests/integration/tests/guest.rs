@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use ferrox_integration::{repo_root, Env, PlayOpts};
 use kvm_support::run_playbook;
 use pvesim::scenario::GuestSpec;
-use pvesim::state::{AclDef, GuestAgentSpec, GuestKind};
+use pvesim::state::{AclDef, GuestAgentSpec, GuestKind, PoolDef};
 use serde_json::{json, Value};
 
 /// A running clone of the template with a cloud-init drive, user `debian`.
@@ -80,6 +80,58 @@ fn cloud_init_changes_are_reported_until_a_reboot_brings_them_to_the_guest() {
     let info = env.play("- name: i\n  ferrox.proxmox.proxmox_vm_info:\n    vmid: 150\n    config: current\n");
     let guest = &info.task("i").result["proxmox_vms"][0];
     assert_eq!(guest["cloudinit_pending"], json!({"searchdomain": "example.org"}), "{guest}");
+}
+
+/// The field report's path: clone from the template and configure in the same task,
+/// then re-run the task with changes. The re-run converges the clone exactly as
+/// `update: true` would: pool move, cloud-init pending view, apply_pending, passwords.
+#[test]
+fn a_rerun_clone_task_converges_the_clone_like_update_true() {
+    let mut scenario = pvesim::scenario::Scenario::default_cluster();
+    for pool in ["blue", "green"] {
+        scenario.pools.push(PoolDef { poolid: pool.into(), ..Default::default() });
+    }
+    // PVE's pool update asks Pool.Allocate on the pool joined and on the pool left.
+    for ugid in ["ansible@pve", "ansible@pve!automation"] {
+        scenario.acls.push(AclDef { path: "/pool".into(), ugid: ugid.into(), roles: vec!["PVEPoolAdmin".into()], propagate: true });
+    }
+    let env = Env::start_with(pvesim::SimConfig { scenario, ..Default::default() });
+    let task = |pool: &str, ip: &str, extra: &str| {
+        format!("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: cl1\n    node: pve1\n    full: true\n    pool: {pool}\n    ipconfig: {{ipconfig0: \"ip={ip}/24,gw=10.0.0.1\"}}\n{extra}")
+    };
+    let made = env.play(&task("blue", "10.0.0.5", ""));
+    let vmid = made.task("c").result["vmid"].as_u64().expect("the clone's vmid");
+    assert!(made.task("c").changed, "{}", made.task("c").result);
+    env.run_task("POST", &format!("/nodes/pve1/qemu/{vmid}/status/start"), &[]);
+    let pool_of = || {
+        let listing = env.api_get("/cluster/resources?type=vm");
+        listing.as_array().unwrap().iter().find(|g| g["vmid"] == vmid).unwrap()["pool"].clone()
+    };
+    assert_eq!(pool_of(), "blue");
+
+    let dry = env.play_with(&task("green", "10.0.0.6", ""), &PlayOpts { check: true, diff: true, ..Default::default() });
+    let t = dry.task("c");
+    assert!(t.changed, "{}", t.result);
+    assert_eq!(t.result["pending"], json!({"ipconfig0": "gw=10.0.0.1,ip=10.0.0.6/24"}), "{}", t.result);
+    assert_eq!(t.result["diff"]["after"]["pool"], "green", "{}", t.result);
+    assert_eq!(pool_of(), "blue", "check mode moved nothing");
+
+    let rerun = "    apply_pending: reboot\n    cipassword: Cl0ne-pw\n    update_password: always\n";
+    let play = env.play(&task("green", "10.0.0.6", rerun));
+    let t = play.task("c");
+    assert!(t.changed, "{}", t.result);
+    assert!(t.msg().starts_with(&format!("VM cl1 with vmid {vmid} updated; rebooted to apply ")), "{}", t.msg());
+    assert!(t.msg().contains("ipconfig0"), "{}", t.msg());
+    assert_eq!(t.result["pending"], json!({}), "{}", t.result);
+    assert!(drive_lacks(&env, vmid).is_empty(), "the reboot brought the change to the guest");
+    assert_eq!(pool_of(), "green");
+    assert_eq!(env.sim().state().guests[&(vmid as u32)].conf.current["cipassword"], "Cl0ne-pw", "rotated");
+    assert_eq!(env.api_get(&format!("/nodes/pve1/qemu/{vmid}/status/current"))["status"], "running");
+
+    let again = env.play(&task("green", "10.0.0.6", "    cipassword: Cl0ne-pw\n    update_password: on_create\n"));
+    let t = again.task("c");
+    assert!(!t.changed, "{}", t.result);
+    assert_eq!(t.msg(), format!("vmid {vmid} with VM name cl1 already exists"));
 }
 
 #[test]
