@@ -50,14 +50,21 @@ fn a_500_during_update_is_reported_and_a_rerun_converges() {
 #[test]
 fn a_slow_task_times_out_naming_it_and_a_rerun_converges() {
     let env = Env::start();
-    env.fault(json!({"task_type": "qmstart", "duration_ms": 4000, "times": 1}));
+    // Far longer than the 1 s timeout: on a loaded machine one status poll can take
+    // seconds to be answered, and a task over by then is (rightly) a success.
+    env.fault(json!({"task_type": "qmstart", "duration_ms": 15000, "times": 1}));
     let yaml = "- name: s\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: started\n    timeout: 1\n";
     let play = env.play(yaml);
     let t = play.task("s");
-    assert!(t.failed);
+    assert!(t.failed, "{}", t.result);
     assert!(t.msg().starts_with("Reached timeout while waiting for starting VM."), "{}", t.msg());
     assert!(t.msg().contains("qmstart:100"), "names the task: {}", t.msg());
-    std::thread::sleep(std::time::Duration::from_secs(4));
+    // The task goes on after the module gave up; the rerun comes once it is over.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while env.api_get("/nodes/pve1/qemu/100/status/current")["status"] != "running" {
+        assert!(std::time::Instant::now() < deadline, "the start task never ended");
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
     let again = env.play(yaml);
     again.assert_ok();
     assert_eq!(again.task("s").msg(), "VM 100 is already running");
