@@ -18,10 +18,10 @@ pub fn stays_pending(plan: &Plan, vm: &VmConfig, disk: &str, running: bool) -> b
     let before = vm.text(disk);
     plan.actions.iter().any(|a| match a {
         Action::SetDrive { key, value } => {
-            hotplug::disk_stays_pending(key, before.as_deref(), Some(value), &features)
+            hotplug::stays_pending(key, before.as_deref(), Some(value), &features)
         }
         Action::Unlink { key, .. } => {
-            hotplug::disk_stays_pending(key, before.as_deref(), None, &features)
+            hotplug::stays_pending(key, before.as_deref(), None, &features)
         }
         Action::Resize { .. } | Action::Move { .. } => false,
     })

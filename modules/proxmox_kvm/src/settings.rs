@@ -7,7 +7,8 @@ use serde_json::Value;
 
 use crate::api;
 use crate::context::{vm_of, Ctx};
-use crate::converge::{hotplug, text_of};
+use crate::converge::text_of;
+use ferrox_common::hotplug;
 use serde_json::Map;
 use crate::plan::{Action, Plan};
 
@@ -71,7 +72,7 @@ pub fn delete(ctx: &mut Ctx) -> Result<Output, Failure> {
     let features = hotplug::features(config.get("hotplug").map(text_of).as_deref());
     let predicted: Map<String, Value> = present
         .iter()
-        .filter(|k| running && hotplug::deletion_stays_pending(k, &config.get(k.as_str()).map(text_of).unwrap_or_default(), &features))
+        .filter(|k| running && hotplug::stays_pending(k, config.get(k.as_str()).map(text_of).as_deref(), None, &features))
         .map(|k| (k.clone(), Value::String("(delete)".into())))
         .collect();
     let mut plan = Plan::new(vm.clone());

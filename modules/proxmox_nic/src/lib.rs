@@ -73,7 +73,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     // and a NIC that already has a pending change stays pending whatever changes next.
     let predicted_pending = running
         && (already_pending
-            || hotplug::nic_stays_pending(current.as_deref(), plan.after.as_deref(), &hotplug::features(text(&config, "hotplug").as_deref())));
+            || hotplug::stays_pending(&task.interface, current.as_deref(), plan.after.as_deref(), &hotplug::features(text(&config, "hotplug").as_deref())));
     if let Some(lock) = text(&config, "lock") {
         return Err(Failure::new(format!(
             "VM {vmid} is locked ({lock}): wait until the {lock} operation has finished, then run the task again"

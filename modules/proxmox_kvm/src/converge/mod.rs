@@ -6,13 +6,13 @@
 //! follow their own safe rules; the other keys compare normalised ([`same_value`]).
 
 pub mod disk;
-pub mod hotplug;
 pub mod nic;
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
+use ferrox_common::hotplug;
 use ferrox_common::propstring::{self, formats};
 use ferrox_common::tags::TagCase;
 
@@ -63,7 +63,7 @@ impl Changes {
         let features = hotplug::features(current.get("hotplug").map(text_of).as_deref());
         self.set
             .iter()
-            .filter(|(k, v)| hotplug::stays_pending(k, self.before[*k].as_deref(), v, &features))
+            .filter(|(k, v)| hotplug::stays_pending(k, self.before[*k].as_deref(), Some(v), &features))
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect()
     }
