@@ -49,6 +49,20 @@ pub fn module_command(module: &str) -> std::process::Command {
     cmd
 }
 
+/// The platforms a collection (its `ansible_collections/ferrox/proxmox` root) ships a
+/// binary for, sorted as the action plugin lists them.
+pub fn shipped_platforms(collection: &std::path::Path) -> Vec<String> {
+    let bin_root = collection.join("plugins/modules/__bin");
+    let mut names: Vec<String> = std::fs::read_dir(&bin_root)
+        .unwrap_or_else(|e| panic!("{}: {e}", bin_root.display()))
+        .flatten()
+        .filter(|e| e.path().join(BINARY).is_file())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 /// The collection the end-to-end tests run: the tarball installed into
 /// `build/test-collections` by `cargo collection test` (or `cargo collection install
 /// --for-tests`), checked once per test process against the tree it was built from

@@ -9,7 +9,7 @@
 
 use std::path::Path;
 
-use ferrox_integration::{installed_collection, Env, PlayOpts, BINARY};
+use ferrox_integration::{installed_collection, shipped_platforms, Env, PlayOpts, BINARY};
 
 const PLATFORM: &str = "linux_aarch64";
 
@@ -64,47 +64,32 @@ fn on(platform: &str, check: bool) -> PlayOpts {
     PlayOpts { check, env: vec![("FERROX_PLATFORM".into(), platform.into())], ..Default::default() }
 }
 
-/// The installation holds the aarch64 binary alone, so nothing else can have run.
-fn installed_platforms(env: &Env) -> Vec<String> {
-    let bin_root = env.collections_path().join("ansible_collections/ferrox/proxmox/plugins/modules/__bin");
-    let mut names: Vec<String> =
-        std::fs::read_dir(bin_root).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
-}
-
-#[test]
-fn the_aarch64_binary_creates_clones_configures_starts_and_reports() {
-    let env = Env::start();
-    use_aarch64_only_collection(&env);
-    assert_eq!(installed_platforms(&env), [PLATFORM]);
-
-    // A dry run first: it plans the whole build against the cluster and writes nothing.
-    let dry = env.play_with(
-        r#"
+/// A VM, its disk and its NIC, by name.
+const BUILD: &str = r#"
         - name: create
           ferrox.proxmox.proxmox_kvm: {node: pve1, name: arm1, memory: 512, agent: true, ostype: l26, scsihw: virtio-scsi-single}
         - name: disk
           ferrox.proxmox.proxmox_disk: {name: arm1, disk: scsi0, storage: local-lvm, size: 4, state: present}
         - name: nic
           ferrox.proxmox.proxmox_nic: {name: arm1, interface: net0, bridge: vmbr0}
-        "#,
-        &on(PLATFORM, true),
-    );
+"#;
+
+#[test]
+fn the_aarch64_binary_creates_clones_configures_starts_and_reports() {
+    let env = Env::start();
+    use_aarch64_only_collection(&env);
+    // The installation holds the aarch64 binary alone, so nothing else can run.
+    assert_eq!(shipped_platforms(&env.collections_path().join("ansible_collections/ferrox/proxmox")), [PLATFORM]);
+
+    // A dry run first: it plans the whole build against the cluster and writes nothing.
+    let dry = env.play_with(BUILD, &on(PLATFORM, true));
     dry.assert_ok();
     assert!(dry.results.iter().all(|t| t.changed), "{}", dry.transcript());
     assert_eq!(dry.task("nic").result["known_after_apply"], serde_json::json!(["mac"]), "{}", dry.task("nic").result);
     let names: Vec<String> = env.api_get("/cluster/resources?type=vm").as_array().unwrap().iter().filter_map(|g| g["name"].as_str().map(String::from)).collect();
     assert!(!names.contains(&"arm1".to_string()), "the dry run made nothing: {names:?}");
 
-    let play = env.play_with(
-        r#"
-        - name: create
-          ferrox.proxmox.proxmox_kvm: {node: pve1, name: arm1, memory: 512, agent: true, ostype: l26, scsihw: virtio-scsi-single}
-        - name: disk
-          ferrox.proxmox.proxmox_disk: {name: arm1, disk: scsi0, storage: local-lvm, size: 4, state: present}
-        - name: nic
-          ferrox.proxmox.proxmox_nic: {name: arm1, interface: net0, bridge: vmbr0}
+    let rest = r#"
         - name: clone
           ferrox.proxmox.proxmox_kvm: {clone: base-debian13, name: arm2, node: pve1}
         - name: start
@@ -114,9 +99,8 @@ fn the_aarch64_binary_creates_clones_configures_starts_and_reports() {
         - name: unknown node
           ferrox.proxmox.proxmox_kvm: {node: pve9, name: arm3, memory: 512}
           ignore_errors: true
-        "#,
-        &on(PLATFORM, false),
-    );
+        "#;
+    let play = env.play_with(&format!("{BUILD}{rest}"), &on(PLATFORM, false));
     let created = play.task("create");
     assert!(created.changed && !created.failed, "{}", play.transcript());
     let vmid = created.result["vmid"].as_u64().expect("a vmid");

@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use ferrox_integration::{host_platform, installed_collection, module_command, repo_root, Env, PlayOpts, BINARY};
+use ferrox_integration::{host_platform, installed_collection, module_command, repo_root, shipped_platforms, Env, PlayOpts};
 use serde_json::{json, Value};
 
 fn venv_tool(venv: &str, tool: &str) -> std::path::PathBuf {
@@ -25,19 +25,6 @@ fn output(cmd: &mut Command) -> (bool, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// The platform folders of the installed test collection that hold the binary.
-fn installed_platforms() -> Vec<String> {
-    let bin_root = installed_collection().join("plugins/modules/__bin");
-    let mut names: Vec<String> = std::fs::read_dir(&bin_root)
-        .unwrap_or_else(|e| panic!("{}: {e}", bin_root.display()))
-        .flatten()
-        .filter(|e| e.path().join(BINARY).is_file())
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    names
 }
 
 const MODULES: [(&str, &str); 4] = [
@@ -122,7 +109,7 @@ fn an_unshipped_platform_fails_before_any_api_call_and_names_the_ways_out() {
     for needle in [
         "ferrox.proxmox.proxmox_kvm has no binary for platform freebsd_amd64",
         "FERROX_PLATFORM",
-        &format!("Platforms shipped in this installation: {}", installed_platforms().join(", ")),
+        &format!("Platforms shipped in this installation: {}", shipped_platforms(&installed_collection()).join(", ")),
         "cargo collection build",
         "delegate_to",
     ] {
