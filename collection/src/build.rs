@@ -84,11 +84,7 @@ fn native(host: Platform, profile: Profile) -> Result<PathBuf> {
         Profile::Release => {
             cmd.args(["--release", "--target", host.native]);
             if host.native_crt_static() {
-                let var = format!(
-                    "CARGO_TARGET_{}_RUSTFLAGS",
-                    host.native.to_ascii_uppercase().replace('-', "_")
-                );
-                cmd.env(var, "-C target-feature=+crt-static");
+                cmd.env(platform::rustflags_var(host.native), "-C target-feature=+crt-static");
             }
             if let Some(version) = host.deployment_target() {
                 cmd.env("MACOSX_DEPLOYMENT_TARGET", version);

@@ -81,6 +81,11 @@ impl Platform {
     }
 }
 
+/// Cargo's `RUSTFLAGS` variable for one target only, so other builds keep their cache.
+pub fn rustflags_var(triple: &str) -> String {
+    format!("CARGO_TARGET_{}_RUSTFLAGS", triple.to_ascii_uppercase().replace('-', "_"))
+}
+
 /// The platform of the host that builds (`host:` of `rustc -vV`).
 pub fn host() -> Result<Platform> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());

@@ -326,7 +326,7 @@ fn read_args(args_path: &str) -> Result<Map<String, Value>, String> {
 }
 
 /// Validates, runs; returns the result object and the exit code.
-pub fn execute_args(spec: ModuleSpec, body: Body, args: Map<String, Value>) -> (Value, i32) {
+fn execute_args(spec: ModuleSpec, body: Body, args: Map<String, Value>) -> (Value, i32) {
     let (task_args, internals) = split_internals(args);
     let module_name = internals.module_name.clone().unwrap_or_else(|| spec.name.to_string());
     let raw_args = task_args.clone();

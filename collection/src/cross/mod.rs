@@ -11,7 +11,7 @@ use std::process::Command;
 
 use anyhow::{bail, Result};
 
-use crate::platform::Platform;
+use crate::platform::{self, Platform};
 use crate::repo;
 
 /// Debian's compiler, whose matching standard-library source is rust-web-src.
@@ -48,7 +48,7 @@ pub fn build(platform: Platform, package: &str, binary: &str) -> Result<PathBuf>
         .env_remove("RUSTC_WRAPPER");
     if triple.ends_with("-musl") {
         // Debian's std has no self-contained musl start files: zig supplies them.
-        cmd.env(format!("CARGO_TARGET_{}_RUSTFLAGS", env_triple(triple)), "-C link-self-contained=no");
+        cmd.env(platform::rustflags_var(triple), "-C link-self-contained=no");
     }
     if let Some(version) = platform.deployment_target() {
         cmd.env("MACOSX_DEPLOYMENT_TARGET", version);
@@ -75,9 +75,4 @@ fn debian_first_path() -> std::ffi::OsString {
         dirs.extend(std::env::split_paths(&path));
     }
     std::env::join_paths(dirs).unwrap_or_default()
-}
-
-/// A target triple as cargo spells it in environment variable names.
-fn env_triple(triple: &str) -> String {
-    triple.to_ascii_uppercase().replace('-', "_")
 }
