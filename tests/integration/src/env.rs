@@ -177,6 +177,29 @@ impl Env {
         unwrap_data(body)
     }
 
+    /// The requests that changed something (logins aside), in order: `METHOD path`.
+    pub fn writes(&self) -> Vec<String> {
+        self.requests()["log"]
+            .as_array()
+            .expect("the simulator's request log")
+            .iter()
+            .filter(|e| e["method"] != "GET")
+            .map(|e| format!("{} {}", e["method"].as_str().unwrap_or_default(), e["path"].as_str().unwrap_or_default()))
+            .filter(|w| !w.ends_with("/access/ticket"))
+            .collect()
+    }
+
+    /// The same, counted: `METHOD path xN`, one line per request kind, sorted.
+    pub fn write_counts(&self) -> Vec<String> {
+        self.requests()["counts"]
+            .as_object()
+            .expect("the simulator's request counts")
+            .iter()
+            .filter(|(k, _)| !k.starts_with("GET ") && !k.ends_with("/access/ticket"))
+            .map(|(k, n)| format!("{k} x{n}"))
+            .collect()
+    }
+
     pub fn clear_requests(&self) {
         let (status, body) = self.api.raw("DELETE", "/_pvesim/requests", &[], true);
         assert!(status < 300, "DELETE /_pvesim/requests answered {status}: {body}");
@@ -206,25 +229,30 @@ impl Env {
         let ns = dir.join("collections/ansible_collections/ferrox");
         std::fs::create_dir_all(&ns).expect("collections dir");
         std::os::unix::fs::symlink(installed_collection(), ns.join("proxmox")).expect("collection symlink");
-        let callbacks = repo_root().join("tests/integration/callback_plugins");
-        let cfg = format!(
-            "[defaults]\n\
-             callbacks_enabled = ferrox_results\n\
-             callback_plugins = {callbacks}\n\
-             host_key_checking = False\n\
-             retry_files_enabled = False\n\
-             nocows = True\n\
-             local_tmp = {tmp}/local\n\
-             remote_tmp = {tmp}/remote\n\
-             collections_scan_sys_path = False\n\
-             [persistent_connection]\n\
-             control_path_dir = {tmp}/cp\n",
-            callbacks = callbacks.display(),
-            tmp = dir.join("ansible-tmp").display(),
-        );
-        std::fs::write(dir.join("ansible.cfg"), cfg).expect("ansible.cfg");
+        write_ansible_cfg(dir);
         std::fs::write(dir.join("inventory"), "localhost ansible_connection=local\n").expect("inventory");
     }
+}
+
+/// `dir/ansible.cfg` of every test run: the `ferrox_results` callback, temp dirs inside
+/// `dir`, no host key checks, no retry files, no collections from Python's sys.path.
+pub fn write_ansible_cfg(dir: &Path) {
+    let cfg = format!(
+        "[defaults]\n\
+         callbacks_enabled = ferrox_results\n\
+         callback_plugins = {callbacks}\n\
+         host_key_checking = False\n\
+         retry_files_enabled = False\n\
+         nocows = True\n\
+         local_tmp = {tmp}/local\n\
+         remote_tmp = {tmp}/remote\n\
+         collections_scan_sys_path = False\n\
+         [persistent_connection]\n\
+         control_path_dir = {tmp}/cp\n",
+        callbacks = repo_root().join("tests/integration/callback_plugins").display(),
+        tmp = dir.join("ansible-tmp").display(),
+    );
+    std::fs::write(dir.join("ansible.cfg"), cfg).expect("ansible.cfg");
 }
 
 /// Control endpoints may or may not wrap their answer in PVE's `data` envelope.

@@ -56,7 +56,7 @@ mod env;
 mod paths;
 mod play;
 
-pub use env::Env;
+pub use env::{write_ansible_cfg, Env};
 pub use paths::{ansible_playbook, host_platform, installed_collection, module_binary, module_command, repo_root, shipped_platforms, BINARY, MODULES};
 pub use play::{Play, PlayOpts, TaskOutcome};
 

@@ -121,16 +121,6 @@ fn same_named_templates_without_one_on_the_node_are_listed_per_node() {
     assert!(vms_named(&env, "x").is_empty());
 }
 
-fn writes(env: &Env) -> Vec<String> {
-    env.requests()["log"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|e| e["method"] != "GET")
-        .map(|e| format!("{} {}", e["method"].as_str().unwrap(), e["path"].as_str().unwrap()))
-        .filter(|w| !w.ends_with("/access/ticket"))
-        .collect()
-}
 
 const TO_PVE2: &str = r#"
 - name: clone
@@ -165,7 +155,7 @@ fn a_clone_to_another_nodes_local_storage_is_cloned_moved_and_configured() {
             "update VM 101: set cores, net0 (compared again once it exists)"
         ])
     );
-    assert_eq!(writes(&env), Vec::<String>::new(), "check mode writes nothing");
+    assert_eq!(env.writes(), Vec::<String>::new(), "check mode writes nothing");
 
     let play = env.play(TO_PVE2);
     play.assert_ok();

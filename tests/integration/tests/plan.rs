@@ -2,6 +2,7 @@
 //! cluster as the earlier tasks would leave it, writes nothing, and says what the real
 //! run then does, task by task.
 
+#[allow(dead_code)] // each test file uses part of it
 mod kvm_support;
 
 use ferrox_integration::{repo_root, Env, Play, PlayOpts, TaskOutcome};
@@ -40,17 +41,6 @@ fn empty_cluster() -> Env {
     Env::start_with(cfg)
 }
 
-/// Requests that change something (logins aside), from the simulator's log.
-fn writes(env: &Env) -> Vec<String> {
-    let log = env.requests();
-    log["counts"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .filter(|(k, _)| !k.starts_with("GET ") && !k.ends_with("/access/ticket"))
-        .map(|(k, n)| format!("{k} x{n}"))
-        .collect()
-}
 
 fn check_diff() -> PlayOpts {
     PlayOpts { check: true, diff: true, ..Default::default() }
@@ -86,7 +76,7 @@ fn a_build_flow_checks_through_every_task_then_runs_the_same() {
     let dry = env.play_with(BUILD, &check_diff());
     dry.assert_ok();
     assert!(dry.results.iter().all(|t| !t.failed), "{}", dry.transcript());
-    assert_eq!(writes(&env), Vec::<String>::new(), "a check run writes nothing");
+    assert_eq!(env.write_counts(), Vec::<String>::new(), "a check run writes nothing");
 
     let created = dry.task("create");
     assert!(created.changed);
@@ -121,7 +111,7 @@ fn a_build_flow_checks_through_every_task_then_runs_the_same() {
     let again = env.play_with(BUILD, &check_diff());
     again.assert_ok();
     assert_eq!(again.recap("changed"), Some(0), "{}", again.transcript());
-    assert_eq!(writes(&env), Vec::<String>::new());
+    assert_eq!(env.write_counts(), Vec::<String>::new());
 }
 
 #[test]
@@ -155,7 +145,7 @@ fn the_field_playbooks_check_on_an_empty_cluster_as_they_then_run() {
     let dry = run_playbook(&env, &books.join("create.yml"), &inventory, &[start.as_str(), "--check", "--diff"]);
     assert_eq!(dry.rc, 0, "{}", dry.stdout);
     assert!(dry.results.iter().all(|r| r["outcome"] != "failed"), "{}", dry.stdout);
-    assert_eq!(writes(&env), Vec::<String>::new(), "a check run writes nothing");
+    assert_eq!(env.write_counts(), Vec::<String>::new(), "a check run writes nothing");
     let macs = dry.task("Print the MAC");
     assert_eq!(macs.len(), 3);
     assert!(macs.iter().all(|r| r["result"]["msg"].as_str().unwrap().ends_with("net0 (known after apply)")), "{}", dry.stdout);
@@ -207,7 +197,7 @@ fn twenty_hosts_in_check_mode_predict_twenty_distinct_vmids() {
     ids.dedup();
     assert_eq!(ids.len(), 20, "20 distinct predictions: {ids:?}");
     assert_eq!(ids, (100..120).collect::<Vec<u64>>());
-    assert_eq!(writes(&env), Vec::<String>::new());
+    assert_eq!(env.write_counts(), Vec::<String>::new());
 }
 
 #[test]

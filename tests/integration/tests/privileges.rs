@@ -63,11 +63,6 @@ const FLOW: &str = r#"
   ignore_errors: true
 "#;
 
-/// Requests that change something (logins aside), from the simulator's log.
-fn writes(env: &Env) -> Vec<String> {
-    let log = env.requests();
-    log["counts"].as_object().unwrap().iter().filter(|(k, _)| !k.starts_with("GET ") && !k.ends_with("/access/ticket")).map(|(k, n)| format!("{k} x{n}")).collect()
-}
 
 fn run(env: &Env, check: bool) -> Play {
     let callbacks = vec![("ANSIBLE_CALLBACKS_ENABLED".to_string(), "ferrox_results,ferrox.proxmox.plan".to_string())];
@@ -79,7 +74,7 @@ fn the_dry_run_fails_where_and_why_the_real_run_does() {
     let env = docs_token();
     env.clear_requests();
     let dry = run(&env, true);
-    assert_eq!(writes(&env), Vec::<String>::new(), "a check run writes nothing\n{}", dry.transcript());
+    assert_eq!(env.write_counts(), Vec::<String>::new(), "a check run writes nothing\n{}", dry.transcript());
     assert!(dry.task("create").changed && !dry.task("create").failed, "{}", dry.transcript());
     let disk = dry.task("disk");
     assert!(disk.failed, "{}", dry.transcript());

@@ -347,13 +347,6 @@ fn pool_membership_of_an_existing_vm_converges() {
     }
     let env = Env::start_with(pvesim::SimConfig { scenario, ..Default::default() });
     let move_to = |pool: &str| task(&format!("    vmid: 100\n    update: true\n    pool: {pool}\n"));
-    let writes = |env: &Env| -> Vec<String> {
-        let log = env.requests()["log"].as_array().unwrap().clone();
-        log.iter()
-            .filter(|e| e["method"] != "GET" && !e["path"].as_str().unwrap().ends_with("/access/ticket"))
-            .map(|e| format!("{} {}", e["method"].as_str().unwrap(), e["path"].as_str().unwrap()))
-            .collect()
-    };
 
     env.clear_requests();
     // One check run: the move is in the run's plan, so later tasks see VM 100 in staging.
@@ -375,7 +368,7 @@ fn pool_membership_of_an_existing_vm_converges() {
     assert!(!check.task("same pool").changed, "{}", check.task("same pool").result);
     let summary = check.stdout.split("FERROX PLAN").nth(1).unwrap_or_else(|| panic!("no plan summary\n{}", check.stdout));
     assert!(summary.contains("  ~ VM 100 web01 on pve1: move to pool staging\n"), "{summary}");
-    assert!(writes(&env).is_empty(), "{:?}", writes(&env));
+    assert!(env.writes().is_empty(), "{:?}", env.writes());
     assert_eq!(resource(&env, 100)["pool"], "prod");
 
     // PVE moves the VM, then the answer is lost: the pool's members show the move made.
@@ -386,7 +379,7 @@ fn pool_membership_of_an_existing_vm_converges() {
     assert_eq!(real.task("t").result["changes"], serde_json::json!(["pool"]));
     let recovered = real.task("t").warnings().into_iter().find(|w| w.contains("Recovered by reading the cluster")).unwrap_or_else(|| panic!("{}", real.transcript()));
     assert!(recovered.starts_with("PUT /pools/staging to https://") && recovered.ends_with("VM 100 is in pool staging."), "{recovered}");
-    assert_eq!(writes(&env), ["PUT /api2/json/pools/staging"], "sent once");
+    assert_eq!(env.writes(), ["PUT /api2/json/pools/staging"], "sent once");
     assert_eq!(resource(&env, 100)["pool"], "staging");
     assert_eq!(env.api_get("/pools?poolid=prod")[0]["members"], serde_json::json!([]), "it left prod");
     let again = env.play(&move_to("staging"));
@@ -396,7 +389,7 @@ fn pool_membership_of_an_existing_vm_converges() {
     let nested = env.play(&move_to("staging/web"));
     assert!(nested.task("t").changed, "{}", nested.transcript());
     assert_eq!(resource(&env, 100)["pool"], "staging/web");
-    assert_eq!(writes(&env), ["PUT /api2/json/pools"], "the query form: a nested pool has no path of its own");
+    assert_eq!(env.writes(), ["PUT /api2/json/pools"], "the query form: a nested pool has no path of its own");
 
     // The connection drops before PVE acts: the VM is not in the pool, the move is sent again.
     env.clear_requests();
@@ -404,7 +397,7 @@ fn pool_membership_of_an_existing_vm_converges() {
     let back = env.play(&move_to("prod"));
     assert!(back.task("t").changed, "{}", back.transcript());
     assert!(back.task("t").warnings().iter().any(|w| w.ends_with("VM 100 is not in pool prod; sent again.")), "{:?}", back.task("t").warnings());
-    assert_eq!(writes(&env), ["PUT /api2/json/pools/prod", "PUT /api2/json/pools/prod"]);
+    assert_eq!(env.writes(), ["PUT /api2/json/pools/prod", "PUT /api2/json/pools/prod"]);
     assert_eq!(resource(&env, 100)["pool"], "prod");
 
     let without_update = env.play(&task("    vmid: 100\n    pool: staging/web\n"));

@@ -270,20 +270,7 @@ impl Anchor {
                 symlink(bins.join(binary), bin_dir.join(binary)).expect("module binary symlink");
             }
         }
-        let cfg = format!(
-            "[defaults]\n\
-             callbacks_enabled = ferrox_results\n\
-             callback_plugins = {callbacks}\n\
-             host_key_checking = False\n\
-             retry_files_enabled = False\n\
-             nocows = True\n\
-             local_tmp = {tmp}/local\n\
-             remote_tmp = {tmp}/remote\n\
-             collections_scan_sys_path = False\n",
-            callbacks = repo_root().join("tests/integration/callback_plugins").display(),
-            tmp = dir.join("ansible-tmp").display(),
-        );
-        std::fs::write(dir.join("ansible.cfg"), cfg).expect("ansible.cfg");
+        ferrox_integration::write_ansible_cfg(&dir);
     }
 }
 
