@@ -4,7 +4,7 @@
 //! check-mode planning, [`stays_pending`]. A dry run uses it to report `pending` as a
 //! real run would; a real run reads the truth from `GET .../pending` after writing.
 
-use crate::privileges::keys::is_drive;
+use crate::privileges::keys::{is_drive, numbered};
 use crate::propstring::{self, formats};
 
 /// Keys PVE only writes to the config, applied at once on a running VM (qemu-server's
@@ -69,10 +69,6 @@ pub fn stays_pending(key: &str, current: Option<&str>, new: Option<&str>, featur
         }
         _ => true,
     }
-}
-
-fn numbered(key: &str, base: &str) -> bool {
-    key.strip_prefix(base).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// NIC settings PVE changes on a running NIC without the `network` hotplug feature.

@@ -24,7 +24,8 @@ const OPTIONS: &[&str] = &[
 const DISK_OPTIONS: &[&str] = &["boot", "bootdisk", "vmstatestorage"];
 const CLOUDINIT: &[&str] = &["cicustom", "cipassword", "citype", "ciuser", "ciupgrade", "nameserver", "searchdomain", "sshkeys"];
 
-fn numbered(key: &str, base: &str) -> bool {
+/// `base` followed by a number: `net0`, `unused3`.
+pub(crate) fn numbered(key: &str, base: &str) -> bool {
     key.strip_prefix(base).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
