@@ -61,7 +61,7 @@ pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
         m.insert("status".into(), json!("unknown"));
         return Value::Object(m);
     }
-    let s = if g.kind == GuestKind::Lxc { crate::nodes::ct_stats(g) } else { crate::qemu::info::stats(ctx, g) };
+    let s = if g.kind == GuestKind::Lxc { crate::lxc::ct_stats(ctx.c, g) } else { crate::qemu::info::stats(ctx, g) };
     for k in ["name", "status", "uptime", "cpu", "mem", "memhost", "maxmem", "maxdisk", "disk", "netin", "netout", "diskread", "diskwrite"] {
         if let Some(v) = s.get(k) {
             m.insert(k.into(), v.clone());

@@ -19,6 +19,7 @@ pub mod datacenter;
 pub mod error;
 pub mod ha;
 pub mod import;
+pub mod lxc;
 pub mod nodes;
 pub mod params;
 pub mod pools;

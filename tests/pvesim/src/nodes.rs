@@ -1,9 +1,8 @@
-//! Per-node endpoints other than QEMU: storages, tasks, containers (read-only).
+//! Per-node endpoints other than guests: storages, network, tasks.
 
 use crate::api::Ctx;
 use crate::auth;
 use crate::error::{ApiError, ApiResult};
-use crate::state::{Guest, GuestKind};
 use crate::storage;
 use serde_json::{json, Map, Value};
 
@@ -156,111 +155,4 @@ pub fn task_log(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (data, total) = crate::tasks::log(ctx.c, ctx.who, &node, ctx.get("upid").unwrap_or(""), start, limit)?;
     ctx.extra.insert("total".into(), json!(total));
     Ok(data)
-}
-
-/// The container on this node, or PVE's "does not exist" error.
-fn ct<'a>(ctx: &'a Ctx<'_>) -> ApiResult<&'a Guest> {
-    let (node, vmid) = (ctx.node(), ctx.vmid());
-    ctx.c
-        .guests
-        .get(&vmid)
-        .filter(|g| g.node == node && g.kind == GuestKind::Lxc)
-        .ok_or_else(|| ApiError::internal(format!("Configuration file 'nodes/{node}/lxc/{vmid}.conf' does not exist")))
-}
-
-pub fn ct_stats(g: &Guest) -> Map<String, Value> {
-    let num = |k: &str, d: u64| g.conf.current.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(d);
-    let rootfs = g.conf.current.get("rootfs").map(|v| crate::qemu::disks::Drive::parse_stored(v));
-    let maxdisk = rootfs.and_then(|d| d.size()).unwrap_or(0);
-    let mut m = Map::new();
-    m.insert("vmid".into(), json!(g.vmid));
-    m.insert("name".into(), json!(g.conf.current.get("hostname").cloned().unwrap_or_else(|| format!("CT{}", g.vmid))));
-    m.insert("status".into(), json!(if g.running { "running" } else { "stopped" }));
-    m.insert("type".into(), json!("lxc"));
-    m.insert("cpus".into(), json!(num("cores", 1)));
-    m.insert("maxmem".into(), json!(num("memory", 512) << 20));
-    m.insert("mem".into(), json!(if g.running { (num("memory", 512) << 20) / 4 } else { 0 }));
-    m.insert("maxswap".into(), json!(num("swap", 512) << 20));
-    m.insert("swap".into(), json!(0));
-    m.insert("maxdisk".into(), json!(maxdisk));
-    m.insert("disk".into(), json!(if g.running { maxdisk / 5 } else { 0 }));
-    m.insert("uptime".into(), json!(crate::qemu::info::uptime(g)));
-    if g.running {
-        // pve-container's vmstatus: the container's init pid, for running CTs only.
-        m.insert("pid".into(), json!(20_000 + g.vmid % 50_000));
-    }
-    for k in ["cpu", "netin", "netout", "diskread", "diskwrite"] {
-        m.insert(k.into(), json!(0));
-    }
-    if let Some(t) = g.conf.current.get("tags") {
-        m.insert("tags".into(), json!(t));
-    }
-    m
-}
-
-pub fn lxc_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    let node = ctx.node();
-    let out: Vec<Value> = ctx
-        .c
-        .guests
-        .values()
-        .filter(|g| g.node == node && g.kind == GuestKind::Lxc)
-        .filter(|g| auth::has(ctx.c, ctx.who, &format!("/vms/{}", g.vmid), "VM.Audit"))
-        .map(|g| Value::Object(ct_stats(g)))
-        .collect();
-    Ok(Value::Array(out))
-}
-
-pub fn lxc_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    let g = ct(ctx)?;
-    let mut m = Map::new();
-    for (k, v) in &g.conf.current {
-        let typed = if matches!(k.as_str(), "cores" | "memory" | "swap" | "onboot" | "unprivileged" | "template" | "cpuunits") {
-            v.parse::<i64>().map(Value::from).unwrap_or_else(|_| json!(v))
-        } else {
-            json!(v)
-        };
-        m.insert(k.clone(), typed);
-    }
-    m.insert("digest".into(), json!(crate::qemu::config::digest(&g.conf)));
-    Ok(Value::Object(m))
-}
-
-pub fn lxc_status(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    let g = ct(ctx)?;
-    let mut m = ct_stats(g);
-    m.insert("ha".into(), json!({"managed": 0}));
-    Ok(Value::Object(m))
-}
-
-/// What pve-container's get_interfaces returns: `ip --json a` inside the container
-/// (MACs in lower case), or `null` when the CT is not running (no pid; not an error).
-pub fn lxc_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    let g = ct(ctx)?;
-    if !g.running {
-        return Ok(Value::Null);
-    }
-    let iface = |name: &str, mac: &str, addrs: &[(&str, String, u8)]| {
-        let mut o = json!({"name": name, "hardware-address": mac, "hwaddr": mac});
-        for (family, ip, prefix) in addrs {
-            o[*family] = json!(format!("{ip}/{prefix}"));
-        }
-        o["ip-addresses"] = addrs
-            .iter()
-            .map(|(family, ip, prefix)| json!({"ip-address-type": family, "ip-address": ip, "prefix": prefix}))
-            .collect();
-        o
-    };
-    let mut out = vec![iface("lo", "00:00:00:00:00:00", &[("inet", "127.0.0.1".into(), 8), ("inet6", "::1".into(), 128)])];
-    for (k, v) in &g.conf.current {
-        if !crate::qemu::disks::is_net_key(k) {
-            continue;
-        }
-        let props: std::collections::BTreeMap<&str, &str> = v.split(',').filter_map(|p| p.split_once('=')).collect();
-        let idx: u32 = k[3..].parse().unwrap_or(0);
-        let mac = props.get("hwaddr").copied().unwrap_or("").to_ascii_lowercase();
-        let ip = format!("192.0.2.{}", 10 + (g.vmid % 200) + idx);
-        out.push(iface(props.get("name").copied().unwrap_or("eth0"), &mac, &[("inet", ip, 24)]));
-    }
-    Ok(Value::Array(out))
 }

@@ -131,7 +131,7 @@ fn cloud_init_ipconfig(g: &Guest, i: u32) -> Option<String> {
 }
 
 /// The EUI-64 link-local address of a MAC.
-fn link_local(b: &[u8]) -> String {
+pub(crate) fn link_local(b: &[u8]) -> String {
     let group = |hi: u8, lo: u8| (u16::from(hi) << 8) | u16::from(lo);
     format!("fe80::{:x}:{:x}:{:x}:{:x}", group(b[0] ^ 0x02, b[1]), group(b[2], 0xff), group(0xfe, b[3]), group(b[4], b[5]))
 }

@@ -213,3 +213,48 @@ fn response_complete(buf: &[u8]) -> bool {
 pub fn status_line(resp: &str) -> &str {
     resp.lines().next().unwrap_or("")
 }
+
+/// Where `data` departs from the `returns` schema of `METHOD template` in the official
+/// schema subset: a declared property of the wrong type, or a required one (no
+/// `optional: 1`) missing. Keys the schema does not declare are allowed, as PVE sends
+/// some (`digest`, `running` of a snapshot list's `current`).
+pub fn returns_mismatches(method: &str, template: &str, data: &Value) -> Vec<String> {
+    let subset: Value = serde_json::from_str(pvesim::schema::EMBEDDED_SUBSET).unwrap();
+    let entry = subset.as_array().unwrap().iter().find(|e| e["path"] == template).unwrap_or_else(|| panic!("{template} not in the subset"));
+    let returns = &entry["info"][method]["returns"];
+    assert!(returns.is_object(), "{method} {template} has no returns schema");
+    let mut out = Vec::new();
+    conforms(returns, data, "data", &mut out);
+    out
+}
+
+fn conforms(schema: &Value, v: &Value, at: &str, out: &mut Vec<String>) {
+    let ok = match schema["type"].as_str() {
+        Some("string") => v.is_string(),
+        Some("integer") => v.is_i64() || v.is_u64(),
+        Some("number") => v.is_number(),
+        Some("boolean") => v.is_boolean() || v == 0 || v == 1,
+        Some("array") => v.is_array(),
+        Some("object") => v.is_object(),
+        Some("null") => v.is_null(),
+        _ => true,
+    };
+    if !ok {
+        out.push(format!("{at}: {v} is not {}", schema["type"]));
+        return;
+    }
+    if let (Some(items), Some(list)) = (schema.get("items"), v.as_array()) {
+        for (i, e) in list.iter().enumerate() {
+            conforms(items, e, &format!("{at}[{i}]"), out);
+        }
+    }
+    if let (Some(props), Some(obj)) = (schema.get("properties").and_then(Value::as_object), v.as_object()) {
+        for (k, s) in props {
+            match obj.get(k) {
+                Some(x) => conforms(s, x, &format!("{at}.{k}"), out),
+                None if s["optional"] != 1 => out.push(format!("{at}.{k} is required")),
+                None => {}
+            }
+        }
+    }
+}
