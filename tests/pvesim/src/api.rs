@@ -70,45 +70,63 @@ fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
     h.get(name).and_then(|v| v.to_str().ok())
 }
 
-/// Cookie `PVEAuthCookie`, `Authorization: PVEAuthCookie=` or `PVEAPIToken`.
+/// A header's value as pve-http-server reads it: several lines of one header joined by
+/// `, ` (HTTP::Headers in scalar context).
+fn joined(h: &HeaderMap, name: &str) -> Option<String> {
+    let parts: Vec<&str> = h.get_all(name).iter().filter_map(|v| v.to_str().ok()).collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+/// pve-http-server's `extract_auth_value`: the first `KEY=` (or `KEY `) at the start of
+/// the header or after white space, its value up to the next `;`, percent-decoded.
+pub fn extract_auth_value(header: &str, key: &str) -> Option<String> {
+    let mut from = 0;
+    while let Some(at) = header[from..].find(key).map(|i| from + i) {
+        from = at + key.len();
+        let anchored = header[..at].chars().next_back().is_none_or(char::is_whitespace);
+        let rest = &header[from..];
+        if anchored && (rest.starts_with('=') || rest.starts_with(' ')) {
+            let value = rest[1..].split(';').next().unwrap_or("");
+            return Some(crate::schema::percent_decode(value));
+        }
+    }
+    None
+}
+
+/// Perl truth of a header value: absent, empty and `0` are false.
+fn perl_true(v: Option<String>) -> Option<String> {
+    v.filter(|s| !s.is_empty() && s != "0")
+}
+
+/// pve-http-server's choice of credentials, then pve-manager's `auth_handler`: a
+/// `PVEAuthCookie` cookie first, else `PVEAuthCookie` in `Authorization`, and only when
+/// neither gave a ticket the `PVEAPIToken` of `Authorization`. A ticket, even an expired
+/// or forged one, therefore hides a valid token (401 `Authentication failed!`), and a
+/// valid ticket beside a bad token authenticates as the ticket's user (the token is never
+/// read). Writes with a ticket need its CSRF token; writes with an API token do not.
 fn authenticate(sim: &SimInner, c: &Cluster, method: &str, headers: &HeaderMap) -> ApiResult<Identity> {
     let now = now_secs();
-    let mut ticket = None;
-    for cookie in headers.get_all("cookie") {
-        if let Ok(s) = cookie.to_str() {
-            for part in s.split(';') {
-                if let Some(v) = part.trim().strip_prefix("PVEAuthCookie=") {
-                    ticket = Some(crate::schema::percent_decode(v));
-                }
-            }
-        }
-    }
-    let authz = header(headers, "authorization").map(str::trim);
+    let cookie = joined(headers, "cookie");
+    let authz = joined(headers, "authorization");
+    let ticket = perl_true(cookie.as_deref().and_then(|h| extract_auth_value(h, "PVEAuthCookie")))
+        .or_else(|| perl_true(authz.as_deref().and_then(|h| extract_auth_value(h, "PVEAuthCookie"))));
     if ticket.is_none() {
-        if let Some(v) = authz.and_then(|a| a.strip_prefix("PVEAuthCookie=")) {
-            ticket = Some(crate::schema::percent_decode(v));
+        if let Some(tok) = perl_true(authz.as_deref().and_then(|h| extract_auth_value(h, "PVEAPIToken"))) {
+            return auth::verify_token(c, &tok).ok_or_else(|| ApiError::unauthorized("Authentication failed!"));
         }
     }
-    if let Some(t) = ticket {
-        let user = sim.keys.verify_ticket(&t, now, false).ok_or_else(|| ApiError::unauthorized("Authentication failed!"))?;
-        if !c.user(&user).is_some_and(|u| u.enable) {
-            return Err(ApiError::unauthorized("Authentication failed!"));
-        }
-        if method != "GET" {
-            let ok = header(headers, "csrfpreventiontoken").is_some_and(|tok| sim.keys.verify_csrf(tok, &user, now));
-            if !ok {
-                return Err(ApiError::unauthorized("Permission denied - invalid csrf token"));
-            }
-        }
-        return Ok(Identity { userid: user, tokenid: None });
+    let Some(t) = ticket else { return Err(ApiError::unauthorized("No ticket")) };
+    let user = sim.keys.verify_ticket(&t, now, false).ok_or_else(|| ApiError::unauthorized("Authentication failed!"))?;
+    if !c.user(&user).is_some_and(|u| u.enable) {
+        return Err(ApiError::unauthorized("Authentication failed!"));
     }
-    if let Some(a) = authz {
-        let tok = a.strip_prefix("PVEAPIToken=").or_else(|| a.strip_prefix("PVEAPIToken "));
-        if let Some(tok) = tok {
-            return auth::verify_token(c, tok.trim()).ok_or_else(|| ApiError::unauthorized("Authentication failed!"));
+    if method != "GET" {
+        let ok = header(headers, "csrfpreventiontoken").is_some_and(|tok| sim.keys.verify_csrf(tok, &user, now));
+        if !ok {
+            return Err(ApiError::unauthorized("Permission denied - invalid csrf token"));
         }
     }
-    Err(ApiError::unauthorized("No ticket"))
+    Ok(Identity { userid: user, tokenid: None })
 }
 
 pub fn handle(sim: &Arc<SimInner>, req: &Request<'_>) -> Reply {

@@ -108,7 +108,8 @@ impl Default for Keys {
 
 /// Check `user@realm!token=secret` against the cluster's tokens.
 pub fn verify_token(cluster: &Cluster, value: &str) -> Option<Identity> {
-    let (full, secret) = value.split_once('=')?;
+    // `^(.*)=(.*)$`: the token id runs to the last `=`.
+    let (full, secret) = value.rsplit_once('=')?;
     let (userid, tokenid) = full.split_once('!')?;
     let user = cluster.user(userid)?;
     if !user.enable {

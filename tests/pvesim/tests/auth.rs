@@ -171,3 +171,73 @@ fn create_checks_per_key_config_privileges() {
     let r = api.post("/nodes/pve1/qemu", &[("vmid", "150")]);
     assert_eq!(r.status, 200, "a bare create needs only VM.Allocate: {}", r.raw);
 }
+
+/// A login of root@pam: (ticket, CSRF token).
+fn root_ticket(api: &Api) -> (String, String) {
+    let r = api.send("POST", "/access/ticket", &[("username", "root@pam"), ("password", "pvesim-root")]);
+    assert_eq!(r.status, 200, "{}", r.raw);
+    (r.data()["ticket"].as_str().unwrap().to_string(), r.data()["CSRFPreventionToken"].as_str().unwrap().to_string())
+}
+
+/// The status line of `METHOD path` with these extra header lines.
+fn status_with(api: &Api, method: &str, path: &str, headers: &[String]) -> String {
+    let mut req = format!("{method} /api2/json{path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
+    for h in headers {
+        req.push_str(h);
+        req.push_str("\r\n");
+    }
+    if method != "GET" {
+        req.push_str("Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 13\r\n\r\ndescription=z");
+    } else {
+        req.push_str("\r\n");
+    }
+    status_line(&raw_tls(&api.sim, req.as_bytes())).to_string()
+}
+
+#[test]
+fn a_ticket_hides_the_api_token_as_in_pve_http_server() {
+    // pve-http-server (APIServer/AnyEvent.pm) prefers the PVEAuthCookie cookie, then
+    // PVEAuthCookie in Authorization, and reads PVEAPIToken only when neither gave a
+    // ticket; pve-manager's auth_handler then checks the one it was handed.
+    let mut api = Api::start(quick());
+    api.with_auth(vec![]);
+    let (ticket, csrf) = root_ticket(&api);
+    let token = format!("Authorization: {TOKEN}");
+    let ok = "HTTP/1.1 200 OK";
+    let failed = "HTTP/1.1 401 Authentication failed!";
+
+    // A stale or forged cookie beside a valid token: the cookie is checked, and fails.
+    let stale = "Cookie: PVEAuthCookie=PVE:ansible@pve:60000000::AAAA".to_string();
+    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), stale.clone()]), failed);
+    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: PVEAuthCookie=bogus".into()]), failed);
+    // The same in the Authorization header's own PVEAuthCookie fallback.
+    assert_eq!(status_with(&api, "GET", "/version", &[format!("Authorization: PVEAuthCookie=bogus; {}", TOKEN)]), failed);
+
+    // An empty cookie value is no ticket (Perl false): the token is used.
+    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: PVEAuthCookie=".into()]), ok);
+    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: PVEAuthCookie=0".into()]), ok);
+    // The cookie is found only at the start of the header or after white space.
+    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: a=1;PVEAuthCookie=bogus".into()]), ok);
+    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: a=1; PVEAuthCookie=bogus".into()]), failed);
+    // Other cookies do not matter.
+    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: PVELangCookie=en".into()]), ok);
+
+    // A valid ticket beside a bogus token: the ticket authenticates, the token is not read.
+    let cookie = format!("Cookie: PVEAuthCookie={}", urlencode(&ticket));
+    let bogus = "Authorization: PVEAPIToken=ansible@pve!automation=00000000-0000-0000-0000-000000000000".to_string();
+    assert_eq!(status_with(&api, "GET", "/version", &[bogus.clone(), cookie.clone()]), ok);
+    // ... and as root@pam: an option only root may use is accepted.
+    let csrf_h = format!("CSRFPreventionToken: {csrf}");
+    let skiplock = "/nodes/pve1/qemu/100/config?skiplock=1";
+    assert_eq!(status_with(&api, "PUT", skiplock, &[bogus.clone(), cookie.clone(), csrf_h.clone()]), ok);
+    // A write with a ticket needs its CSRF token, even beside a valid API token.
+    assert_eq!(
+        status_with(&api, "PUT", "/nodes/pve1/qemu/100/config", &[token.clone(), cookie.clone()]),
+        "HTTP/1.1 401 Permission denied - invalid csrf token"
+    );
+    // A write with the API token alone needs none.
+    assert_eq!(status_with(&api, "PUT", "/nodes/pve1/qemu/100/config", &[token.clone()]), ok);
+    // The token's value is percent-decoded and its id runs to the last `=`.
+    let encoded = TOKEN.replace('!', "%21");
+    assert_eq!(status_with(&api, "GET", "/version", &[format!("Authorization: {encoded}")]), ok);
+}
