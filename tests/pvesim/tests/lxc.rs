@@ -171,3 +171,47 @@ fn container_reads_need_vm_audit() {
     assert_eq!(api.get("/nodes/pve1/lxc").data(), &json!([]));
     assert_eq!(api.get("/nodes/pve2/lxc").data().as_array().unwrap().len(), 1);
 }
+
+/// `scenarios/inventory.json` (QEMU VMs, running and stopped containers, snapshots, a
+/// pool): every GET community.proxmox 1.6's inventory plugin makes with `want_facts`
+/// answers 200, in the order the plugin makes them.
+#[test]
+fn the_inventory_plugins_reads_all_answer() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/inventory.json");
+    let scenario = Scenario::from_file(&path).expect("scenarios/inventory.json loads");
+    let api = Api::start(SimConfig { scenario, ..quick() });
+    let ok = |path: &str| -> Value {
+        let r = api.get(path);
+        assert_eq!(r.status, 200, "GET {path}: {}", r.raw);
+        r.data().clone()
+    };
+    let mut kinds = std::collections::BTreeSet::new();
+    for node in ok("/nodes").as_array().unwrap() {
+        let node = node["node"].as_str().unwrap();
+        ok(&format!("/nodes/{node}/network"));
+        for kind in ["lxc", "qemu"] {
+            for g in ok(&format!("/nodes/{node}/{kind}")).as_array().unwrap() {
+                if g.get("template").is_some_and(|t| t == 1) {
+                    continue;
+                }
+                let base = format!("/nodes/{node}/{kind}/{}", g["vmid"]);
+                let status = ok(&format!("{base}/status/current"));
+                let config = ok(&format!("{base}/config"));
+                let snaps = ok(&format!("{base}/snapshot"));
+                assert_eq!(snaps.as_array().unwrap().last().unwrap()["name"], "current");
+                if kind == "lxc" && status["status"] == "running" {
+                    assert!(ok(&format!("{base}/interfaces")).is_array());
+                }
+                if config.get("agent").is_some() {
+                    api.get(&format!("{base}/agent/network-get-interfaces"));
+                }
+                kinds.insert((kind, status["status"].as_str().unwrap().to_string()));
+            }
+        }
+    }
+    for pool in ok("/pools").as_array().unwrap() {
+        ok(&format!("/pools/{}", pool["poolid"].as_str().unwrap()));
+    }
+    let want = [("lxc", "running"), ("lxc", "stopped"), ("qemu", "running"), ("qemu", "stopped")];
+    assert_eq!(kinds, want.iter().map(|(k, s)| (*k, s.to_string())).collect(), "the scenario holds each kind in each state");
+}
