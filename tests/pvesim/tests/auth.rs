@@ -236,7 +236,7 @@ fn a_ticket_hides_the_api_token_as_in_pve_http_server() {
         "HTTP/1.1 401 Permission denied - invalid csrf token"
     );
     // A write with the API token alone needs none.
-    assert_eq!(status_with(&api, "PUT", "/nodes/pve1/qemu/100/config", &[token.clone()]), ok);
+    assert_eq!(status_with(&api, "PUT", "/nodes/pve1/qemu/100/config", &[token]), ok);
     // The token's value is percent-decoded and its id runs to the last `=`.
     let encoded = TOKEN.replace('!', "%21");
     assert_eq!(status_with(&api, "GET", "/version", &[format!("Authorization: {encoded}")]), ok);
