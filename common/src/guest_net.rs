@@ -19,16 +19,12 @@ pub enum Family {
     Any,
 }
 
-impl Family {
-    /// From the option's value (`ipv4`, `ipv6`, `any`).
-    pub fn parse(text: &str) -> Family {
-        match text {
-            "ipv4" => Family::Ipv4,
-            "ipv6" => Family::Ipv6,
-            _ => Family::Any,
-        }
-    }
+/// The option's values (`ip_family`), as the task spells them.
+impl crate::options::Choice for Family {
+    const ALL: &'static [(&'static str, Family)] = &[("ipv4", Family::Ipv4), ("ipv6", Family::Ipv6), ("any", Family::Any)];
+}
 
+impl Family {
     /// In messages: `an IPv4 address`.
     pub fn describe(self) -> &'static str {
         match self {

@@ -2,9 +2,11 @@
 //! ([`validate`], [`coerce`]), read back with types ([`Params`]).
 
 pub mod coerce;
+pub mod read;
 pub mod spec;
 pub mod validate;
 
+pub use read::{Choice, Reader};
 pub use spec::{Hint, Kind, ModuleSpec, Opt, RequiredIf, Rules, Support};
 
 use serde_json::{Map, Value};

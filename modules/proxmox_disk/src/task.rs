@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use ferrox_common::options::read::vmid_in_range;
 use ferrox_common::options::{Kind, Params};
 use ferrox_common::propstring::{self, formats, number_text, PropString};
 
@@ -56,7 +57,7 @@ impl DiskTask {
     pub fn from_params(p: &Params) -> Result<DiskTask, String> {
         let disk = DiskKey::parse(p.str("disk").unwrap_or_default())?;
         let vmid = match p.int("vmid") {
-            Some(id) => Some(vmid_option("vmid", id)?),
+            Some(id) => Some(vmid_in_range("vmid", id)?),
             None => None,
         };
         let state = match p.str("state").unwrap_or("present") {
@@ -80,7 +81,7 @@ impl DiskTask {
                     Some(key) => DiskKey::parse(key).map_err(|e| format!("target_disk: {e}"))?.key,
                     None => disk.key.clone(),
                 };
-                Some(MoveTarget::Vm { vmid: vmid_option("target_vmid", id)?, disk: target_disk })
+                Some(MoveTarget::Vm { vmid: vmid_in_range("target_vmid", id)?, disk: target_disk })
             }
             (None, None) => None,
         };
@@ -103,13 +104,6 @@ impl DiskTask {
             disk,
         })
     }
-}
-
-fn vmid_option(name: &str, id: i64) -> Result<u32, String> {
-    u32::try_from(id)
-        .ok()
-        .filter(|id| *id >= 100)
-        .ok_or_else(|| format!("{name} must be a VMID between 100 and 999999999, got: {id}"))
 }
 
 /// The drive options of the task as PVE keys and values, each checked against the bus.

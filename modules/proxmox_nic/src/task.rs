@@ -1,5 +1,6 @@
 //! The task's options in typed form, validated with messages that name the option.
 
+use ferrox_common::options::read::vmid_in_range;
 use ferrox_common::options::Params;
 use ferrox_common::propstring::{self, number_text, split_indexed, Kind};
 
@@ -30,11 +31,7 @@ impl NicTask {
             ("net", Some(n)) if n <= 31 => {}
             _ => return Err(format!("interface must be net0 to net31, got: {interface}")),
         }
-        let vmid = match p.int("vmid") {
-            Some(id) if (100..=999_999_999).contains(&id) => Some(id as u32),
-            Some(id) => return Err(format!("vmid must be a VMID between 100 and 999999999, got: {id}")),
-            None => None,
-        };
+        let vmid = p.int("vmid").map(|id| vmid_in_range("vmid", id)).transpose()?;
         let mac = match p.non_empty("mac") {
             Some(m) => Some(valid_mac(m)?),
             None => None,
