@@ -108,6 +108,10 @@ impl Output {
     pub fn fields(&self) -> &Map<String, Value> {
         &self.fields
     }
+    /// The diff, taken out (to be combined with another step's).
+    pub fn take_diff(&mut self) -> Option<Diff> {
+        self.diff.take()
+    }
 }
 
 /// A failed result: a message that names the cause and the fix, plus optional keys

@@ -3,12 +3,20 @@
 //! `can't clone to non-shared storage ...` with a local `storage`), so the clone is made
 //! on the source's node and migrated offline to the target, its disks onto `storage`
 //! there (`targetstorage`), before the rest of the task is applied.
+//!
+//! Everything of that route is here: whether a clone needs it ([`route`]), the clone
+//! call's form for it ([`form`]), and a rerun continuing a move a run left undone
+//! ([`continue_move`]). The executor's `MoveClone` action makes the migration call.
 
-use ferrox_common::protocol::Failure;
+use ferrox_common::diff::Diff;
+use ferrox_common::protocol::{Failure, Output};
+use ferrox_common::vm::Guest;
 use serde_json::{Map, Value};
 
-use crate::context::Ctx;
+use crate::context::{vm_of, Ctx};
 use crate::converge::{disk::is_disk_key, text_of};
+use crate::plan::{Action, Plan};
+use crate::present::converge_existing;
 
 /// How a clone reaches a node its source's disks cannot be cloned to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,8 +65,7 @@ pub fn route(ctx: &Ctx, source_vmid: u32, source_node: &str, target: &str, sourc
     if target == source_node {
         return Ok(None);
     }
-    let p = ctx.p;
-    let storage = p.non_empty("storage");
+    let storage = ctx.task.storage.as_deref();
     let local: Vec<String> = match storage {
         Some(s) if is_local(ctx, s) == Some(true) => vec![s.to_string()],
         Some(_) => Vec::new(),
@@ -67,10 +74,10 @@ pub fn route(ctx: &Ctx, source_vmid: u32, source_node: &str, target: &str, sourc
     if local.is_empty() {
         return Ok(None);
     }
-    if !p.bool("full").unwrap_or(true) {
+    if !ctx.task.clone.full {
         return Err(Failure::new(format!(
             "Unable to clone vm {} from vmid {source_vmid}: a linked clone (full: false) cannot be made on node {target}: it stays on the storage of its template's disks ({}), local to {source_node}, and a linked clone cannot be moved. Make a full clone (full: true), or clone on {source_node} (target: {source_node})",
-            p.str("name").unwrap_or_default(),
+            ctx.task.name.as_deref().unwrap_or_default(),
             local.join(", ")
         ))
         .with("vmid", source_vmid));
@@ -93,6 +100,52 @@ pub fn form(mut form: Vec<(String, String)>, route: &Route) -> Vec<(String, Stri
         form.push(("storage".into(), s.clone()));
     }
     form
+}
+
+/// A clone a run left on the source's node before its move: stopped, while the task
+/// wants it on `target` and its disks cannot be cloned there. The rerun moves it, then
+/// converges it as `update: true` would; `None` when no move is left to do.
+pub fn continue_move(ctx: &mut Ctx, clone: &Guest, source: &Guest, current: &Map<String, Value>, name: &str) -> Result<Option<Output>, Failure> {
+    let Some(target) = ctx.task.clone.target.clone().filter(|t| *t != *clone.node) else {
+        return Ok(None);
+    };
+    if clone.node != source.node || clone.status.as_deref() != Some("stopped") {
+        return Ok(None);
+    }
+    let Some(route) = route(ctx, clone.vmid, &clone.node, &target, current)? else {
+        return Ok(None);
+    };
+    let vm = vm_of(clone);
+    ctx.refuse_locked(
+        vm.vmid,
+        current.get("lock").and_then(Value::as_str),
+        &format!("Unable to clone vm {name}: the clone VM {} was made on {}, its move to {target} failed: ", vm.vmid, vm.node),
+    )?;
+    let mut plan = Plan::new(vm.clone());
+    plan.push(Action::MoveClone { from: route.via, to: route.to, targetstorage: route.targetstorage });
+    ctx.known.current = Some(current.clone());
+    ctx.execute(&mut plan, name.to_string())?;
+    let moved = Guest { node: target.as_str().into(), ..clone.clone() };
+    // The migration rewrote the config (its volumes, its digest); a dry run has only the old.
+    let current = if ctx.check_mode { current.clone() } else { crate::present::read_config(ctx, &vm_of(&moved))? };
+    let mut wanted = ctx.task.config.clone();
+    wanted.remove("name");
+    let mut converged = converge_existing(ctx, &moved, name.to_string(), current, wanted, String::new())?;
+    // One result for both steps: the move's message first, then what the update added.
+    let mut diff = Diff::new(format!("VM {}", vm.vmid));
+    diff.change("node", Some(Value::from(vm.node.clone())), Some(Value::from(target.clone())));
+    if let Some(update) = converged.take_diff() {
+        diff.before.extend(update.before);
+        diff.after.extend(update.after);
+    }
+    let updated = format!("VM {name} with vmid {} updated", vm.vmid);
+    let after_update = converged.get("msg").and_then(Value::as_str).and_then(|m| m.strip_prefix(&updated)).unwrap_or_default().to_string();
+    let mut actions = plan.describe();
+    actions.extend(converged.get("actions").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_string));
+    converged.set("changed", true);
+    converged.set("msg", format!("VM {name} with vmid {} moved from {} to {target}, where the clone is to be{after_update}", vm.vmid, vm.node));
+    converged.set("actions", actions);
+    Ok(Some(converged.with_diff(diff)))
 }
 
 #[cfg(test)]

@@ -4,11 +4,9 @@
 
 use std::time::Duration;
 
-use ferrox_common::assume::Assume;
 use ferrox_common::client::Client;
 use ferrox_common::connection::ConnectionParams;
 use ferrox_common::privileges::{Gate, Target};
-use ferrox_common::options::Params;
 use ferrox_common::protocol::{Failure, Output};
 use ferrox_common::duplicates;
 use ferrox_common::per_node;
@@ -22,13 +20,14 @@ use crate::execute::{Executor, Outcome};
 use crate::plan::Plan;
 use crate::probe;
 use crate::planned::{self, Known};
+use crate::task::{KvmTask, Operation};
 use ferrox_common::plan::{unknown, Effect};
 
 /// The smallest wait for creating, cloning, restoring, converting and removing.
 pub const LONG_TASK_SECS: u64 = 300;
 
 pub struct Ctx<'a> {
-    pub p: &'a Params,
+    pub task: &'a KvmTask,
     pub client: &'a Client,
     /// The guests the task may look up (its `vmid`, `newid`, `name`, `clone`), decoded.
     pub guests: Vec<Guest>,
@@ -46,18 +45,16 @@ pub struct Ctx<'a> {
     pub effects: Vec<Effect>,
     /// What PVE will refuse, known before the first write (one call, fetched when needed).
     pub gate: Gate<'a>,
-    /// What a check run may take as existing (`check_mode_assume`; nothing in real runs).
-    pub assume: Assume,
     /// How the cluster compares tags (its `tag-style`, read when a comparison needs it).
     pub tag_case: TagCase<'a>,
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(p: &'a Params, conn: &ConnectionParams, client: &'a Client, check_mode: bool) -> Result<Ctx<'a>, Failure> {
-        let cluster = vm::cluster_seeking(client, &sought(p))
+    pub fn new(task: &'a KvmTask, conn: &ConnectionParams, client: &'a Client, check_mode: bool) -> Result<Ctx<'a>, Failure> {
+        let cluster = vm::cluster_seeking(client, &sought(task))
             .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
         Ok(Ctx {
-            p,
+            task,
             client,
             nodes: cluster.node_names(),
             storages: cluster.storages,
@@ -68,31 +65,27 @@ impl<'a> Ctx<'a> {
             known: Known::default(),
             effects: Vec::new(),
             gate: Gate::new(client, conn),
-            assume: Assume::from_params(p, check_mode),
             tag_case: TagCase::of_cluster(client),
         })
     }
 
     pub fn timeout(&self) -> u64 {
-        // At least 1: the option's declared bound, checked with the other arguments.
-        self.p.int("timeout").unwrap_or(30) as u64
+        self.task.timeout.as_secs()
     }
 
     /// The VM the task names: by `vmid`, else by `name` (QEMU VMs only; when several
     /// share the name, the one on `node`, except for `migrate`, whose `node` is the
     /// destination).
     pub fn target(&self) -> Result<Option<Guest>, Failure> {
-        match self.p.int("vmid").filter(|id| *id != 0) {
+        let name = self.task.name.as_deref();
+        match self.task.vmid {
             Some(id) => self.qemu_by_vmid(id),
-            None if self.p.flag("migrate") => self.qemu_named(self.p.str("name"), None),
-            None => self.qemu_named(self.p.str("name"), self.p.non_empty("node")),
+            None if self.task.operation == Operation::Migrate => self.qemu_named(name, None),
+            None => self.qemu_named(name, self.task.node.as_deref()),
         }
     }
 
-    pub fn qemu_by_vmid(&self, id: i64) -> Result<Option<Guest>, Failure> {
-        let id = u32::try_from(id).map_err(|_| {
-            Failure::new(format!("vmid must be between 100 and 999999999, got: {id}"))
-        })?;
+    pub fn qemu_by_vmid(&self, id: u32) -> Result<Option<Guest>, Failure> {
         match vm::by_vmid(&self.guests, id) {
             Some(g) if g.kind == GuestType::Lxc => Err(Failure::new(format!(
                 "vmid {id} belongs to a container (LXC) on node {}, not a QEMU VM; choose another vmid",
@@ -130,7 +123,7 @@ impl<'a> Ctx<'a> {
                 template: false,
                 lock: None,
                 // Made by this task (or its twin), so in the task's pool.
-                pool: self.p.non_empty("pool").map(str::to_string),
+                pool: self.task.pool.clone(),
             }),
         }
     }
@@ -150,9 +143,9 @@ impl<'a> Ctx<'a> {
 
     /// The name for messages: the task's, else the VM's.
     pub fn name_of(&self, guest: Option<&Guest>) -> String {
-        self.p
-            .str("name")
-            .map(str::to_string)
+        self.task
+            .name
+            .clone()
             .or_else(|| guest.and_then(|g| g.name.clone()))
             .unwrap_or_default()
     }
@@ -164,7 +157,7 @@ impl<'a> Ctx<'a> {
             timeout: Duration::from_secs(self.timeout()),
             long_timeout: Duration::from_secs(self.timeout().max(LONG_TASK_SECS)),
             name,
-            skiplock: self.p.flag("skiplock"),
+            skiplock: self.task.skiplock,
             listed: self.listed().map(|(vmid, name)| (vmid, name.map(str::to_string))).collect(),
             tag_case: self.tag_case.clone(),
             outcome: Outcome::default(),
@@ -176,7 +169,7 @@ impl<'a> Ctx<'a> {
     /// failure the real run would meet.
     pub fn refuse_locked(&self, vmid: u32, lock: Option<&str>, prefix: &str) -> Result<(), Failure> {
         match lock {
-            Some(lock) if !self.p.flag("skiplock") => Err(Failure::new(format!(
+            Some(lock) if !self.task.skiplock => Err(Failure::new(format!(
                 "{prefix}VM is locked ({lock}): wait until the {lock} operation has finished and run the task again (root@pam can override with skiplock: true)"
             ))
             .with("vmid", vmid)),
@@ -201,7 +194,7 @@ impl<'a> Ctx<'a> {
         let result = exec.run(plan);
         self.warnings.append(&mut exec.outcome.warnings);
         if self.check_mode && result.is_ok() {
-            self.effects.extend(planned::effects(plan, self.p.str("name"), &self.known, &self.tag_case));
+            self.effects.extend(planned::effects(plan, self.task.name.as_deref(), &self.known, &self.tag_case));
         }
         result.map(|_| exec.outcome)
     }
@@ -274,9 +267,9 @@ pub fn vm_of(g: &Guest) -> Vm {
 /// The guests a task may look up by vmid or name: the rest of the listing is read only
 /// for which vmids it takes (at thousands of guests, decoding them all costs more than the
 /// rest of the task).
-fn sought(p: &Params) -> Sought {
-    let vmids = ["vmid", "newid"].into_iter().filter_map(|k| p.int(k)).filter_map(|id| u32::try_from(id).ok());
-    let names = ["name", "clone"].into_iter().filter_map(|k| p.non_empty(k));
+fn sought(task: &KvmTask) -> Sought {
+    let vmids = [task.vmid, task.clone.newid].into_iter().flatten();
+    let names = [task.given_name(), Some(task.clone.source.as_str()).filter(|s| !s.is_empty())].into_iter().flatten();
     let sought = vmids.fold(Sought::nothing(), Sought::and_vmid);
     names.fold(sought, Sought::and_name)
 }

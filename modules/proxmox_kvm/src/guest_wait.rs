@@ -29,39 +29,12 @@ pub const PRIMARY_KEY: &str = "ip_address";
 /// new one a moment later. This long, "not running" means "not yet started again".
 const RESTART_GAP: Duration = Duration::from_secs(15);
 
-/// What the task waits for.
-#[derive(Debug, Clone)]
-pub struct Wait {
-    /// The option that asked for it, for messages (`wait_for_ip`, `wait_for_agent`).
-    option: &'static str,
-    /// `Some(family)`: a usable address of that family, not just an answering agent.
-    address: Option<Family>,
-    timeout: Duration,
-}
+/// What the task waits for (read with the task: [`crate::task::GuestWait`]).
+pub use crate::task::GuestWait as Wait;
 
-impl Wait {
-    /// From the task; `None` when it does not wait.
-    pub fn of(ctx: &Ctx) -> Option<Wait> {
-        let timeout = Duration::from_secs(ctx.p.int("wait_timeout").unwrap_or(300).max(1) as u64);
-        let family = Family::parse(ctx.p.str("ip_family").unwrap_or("any"));
-        if ctx.p.flag("wait_for_ip") {
-            Some(Wait { option: "wait_for_ip", address: Some(family), timeout })
-        } else if ctx.p.flag("wait_for_agent") {
-            Some(Wait { option: "wait_for_agent", address: None, timeout })
-        } else {
-            None
-        }
-    }
-
-    /// The option that asked for it.
-    pub fn option(&self) -> &'static str {
-        self.option
-    }
-
-    /// `ip_family` for the primary address (also when only the agent is waited for).
-    fn family(&self, ctx: &Ctx) -> Family {
-        self.address.unwrap_or_else(|| Family::parse(ctx.p.str("ip_family").unwrap_or("any")))
-    }
+/// `ip_family` for the primary address (also when only the agent is waited for).
+fn family(ctx: &Ctx, wait: &Wait) -> Family {
+    wait.address.unwrap_or(ctx.task.ip_family)
 }
 
 /// What a wait may rely on, read before any write.
@@ -125,7 +98,7 @@ fn agent_enabled(value: &str) -> bool {
 /// Check mode: the addresses are known only after apply, unless the VM already runs
 /// (nothing planned) and its agent answers now with what the task waits for.
 pub fn predict(ctx: &Ctx, wait: &Wait, guest: &Guest, acts: bool, out: Output) -> Output {
-    let family = wait.family(ctx);
+    let family = family(ctx, wait);
     if !acts {
         if let Ok(a) = read(ctx.client, guest) {
             if wait.address.is_none() || a.primary(family).is_some() {
@@ -142,7 +115,7 @@ pub fn predict(ctx: &Ctx, wait: &Wait, guest: &Guest, acts: bool, out: Output) -
 /// just before.
 pub fn wait(ctx: &Ctx, wait: &Wait, guest: &Guest, restarted: bool, out: Output) -> Result<Output, Failure> {
     let id = guest.vm.vmid;
-    let family = wait.family(ctx);
+    let family = family(ctx, wait);
     let began = Instant::now();
     let mut pause = Duration::from_millis(100);
     loop {

@@ -23,8 +23,8 @@ pub mod present;
 pub mod probe;
 pub mod settings;
 pub mod states;
+pub mod task;
 pub mod twins;
-pub mod wanted;
 pub mod writes;
 
 use ferrox_common::client::Client;
@@ -33,6 +33,7 @@ use ferrox_common::options::{ModuleSpec, Support};
 use ferrox_common::protocol::{Failure, Module, Output};
 
 use context::Ctx;
+use task::{KvmTask, Operation};
 
 pub fn spec() -> ModuleSpec {
     ModuleSpec {
@@ -51,30 +52,21 @@ pub fn spec() -> ModuleSpec {
     }
 }
 
-/// One run, in 1.6's order: clone, then `delete`, `revert`, `migrate` (each ends the
-/// run), then the state.
+/// One run: the task read once, then its operation (see [`task::Operation`]).
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
-    let p = m.params.clone();
-    wanted::check_root_only(&p)?;
-    let conn = ConnectionParams::from_params(&p)?;
+    let conn = ConnectionParams::from_params(&m.params)?;
+    let task = KvmTask::read(m.params.clone(), &conn, m.check_mode)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
-    client.set_retry_budget(std::time::Duration::from_secs(p.int("timeout").unwrap_or(30).max(1) as u64));
-    let mut ctx = Ctx::new(&p, &conn, &client, m.check_mode)?;
-    let result = if p.non_empty("clone").is_some() {
-        clone::clone(&mut ctx)
-    } else if p.non_empty("delete").is_some() {
-        settings::delete(&mut ctx)
-    } else if p.non_empty("revert").is_some() {
-        settings::revert(&mut ctx)
-    } else if p.flag("migrate") {
-        settings::migrate(&mut ctx)
-    } else {
-        match p.str("state").unwrap_or("present") {
-            "present" => present::present(&mut ctx),
-            state => states::handle(&mut ctx, state),
-        }
+    client.set_retry_budget(task.timeout);
+    let mut ctx = Ctx::new(&task, &conn, &client, m.check_mode)?;
+    let result = match &task.operation {
+        Operation::Clone => clone::clone(&mut ctx),
+        Operation::DeleteKeys(keys) => settings::delete(&mut ctx, keys),
+        Operation::RevertKeys(keys) => settings::revert(&mut ctx, keys),
+        Operation::Migrate => settings::migrate(&mut ctx),
+        Operation::State(state) => states::handle(&mut ctx, *state),
     };
-    for w in ctx.warnings.drain(..).chain(ctx.assume.warnings()).chain(ctx.tag_case.warning()) {
+    for w in ctx.warnings.drain(..).chain(task.assume.warnings()).chain(ctx.tag_case.warning()) {
         m.warn(w);
     }
     // A failed run keeps only a refusal it predicted (see protocol).

@@ -3,23 +3,15 @@
 //! exist only here (`apply_pending`, `vmid_range`, `wait_cluster_timeout`, waiting for the
 //! guest).
 //!
-//! Validation, the sidecar docs and typed access all read this list.
+//! Validation, the sidecar docs and the typed task ([`crate::task`]) all read this list;
+//! the choices of `state`, `apply_pending`, `update_password` and `ip_family` are the
+//! typed task's enums.
 
 use ferrox_common::connection;
-use ferrox_common::options::{Kind, Opt, Params, Rules};
+use ferrox_common::guest_net::Family;
+use ferrox_common::options::{Choice, Kind, Opt, Params, Rules};
 
-/// The states a task can ask for.
-pub const STATES: &[&str] = &[
-    "present",
-    "started",
-    "absent",
-    "stopped",
-    "restarted",
-    "current",
-    "template",
-    "paused",
-    "hibernated",
-];
+use crate::task::{ApplyPending, State, UpdatePassword};
 
 /// Every option: the shared connection options first, then the module's own.
 pub fn all() -> Vec<Opt> {
@@ -207,7 +199,7 @@ fn cloud_init() -> Vec<Opt> {
             .desc("Cloud-init password of O(ciuser). PVE never reveals the stored password, so it cannot be compared: on an existing VM it is set only when the VM has none, unless O(update_password=always)."),
         Opt::str("update_password")
             .default("on_create")
-            .choices(&["always", "on_create"])
+            .choices(&UpdatePassword::names())
             .added("0.2.0")
             .desc("V(on_create) sets O(cipassword) only on a VM that has none (a new VM, or one without a password). V(always) sends it on every update (O(update=true)), so the task reports a change each time; the password never appears in the result or C(--diff), which show PVE's mask C(**********)."),
         Opt::str("citype").choices(&["nocloud", "configdrive2"]).desc("Cloud-init configuration format."),
@@ -242,7 +234,7 @@ fn control() -> Vec<Opt> {
             .desc("Applies to a VM this task creates or restores (PVE's clone has no such parameter: a clone gets a warning); an existing VM that is not HA-managed gets a warning and is left as it is."),
         Opt::str("state")
             .default("present")
-            .choices(STATES)
+            .choices(&State::names())
             .desc("V(present) creates the VM (or clones it), and with O(update=true) converges an existing one. V(started), V(stopped), V(restarted), V(paused) (suspend in RAM), V(hibernated) (suspend to disk) change the power state. V(current) reports it. V(template) converts the VM. V(absent) removes it."),
         Opt::bool("update")
             .default(false)
@@ -256,7 +248,7 @@ fn control() -> Vec<Opt> {
             ),
         Opt::str("apply_pending")
             .default("keep")
-            .choices(&["keep", "reboot"])
+            .choices(&ApplyPending::names())
             .added("0.1.0")
             .desc("What to do when an update of a running VM leaves changes pending (PVE could not hotplug them). V(keep) leaves them pending and lists them in RV(pending); V(reboot) reboots the VM so they take effect."),
         Opt::str("clone").desc("Name of the VM to clone (with O(vmid) set, any value: O(vmid) is the source). The rest of the task (cores, memory, net, cloud-init, ...) is applied to the clone in the same run.")
@@ -316,7 +308,7 @@ fn guest_wait() -> Vec<Opt> {
             .desc("Like O(wait_for_agent), and also wait until the guest has a usable address of O(ip_family) on one of its NICs: not loopback, not link-local (C(fe80::/10)), not the APIPA C(169.254/16) a Windows guest shows before DHCP or sysprep is done. This replaces a fixed C(pause) before connecting to a new VM."),
         Opt::str("ip_family")
             .default("any")
-            .choices(&["ipv4", "ipv6", "any"])
+            .choices(&Family::names())
             .added("0.2.0")
             .desc("The address family O(wait_for_ip) waits for and RV(ip_address) is picked from. V(any) takes IPv4 when the guest has both."),
         Opt::int("wait_timeout")

@@ -3,7 +3,7 @@
 
 use crate::api::Vm;
 use crate::converge::Changes;
-use crate::wanted::Config;
+use crate::task::Config;
 
 /// Where a new vmid comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

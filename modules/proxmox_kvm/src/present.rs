@@ -13,7 +13,7 @@ use crate::context::{vm_of, Ctx};
 use crate::converge::{self, Changes};
 use crate::plan::{Action, Allocation, Plan};
 use crate::probe;
-use crate::wanted::{self, Config};
+use crate::task::{Config, UpdatePassword};
 
 pub fn present(ctx: &mut Ctx) -> Result<Output, Failure> {
     match ctx.target()? {
@@ -27,20 +27,20 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     let vm = vm_of(guest);
     let name = ctx.name_of(Some(guest));
     let current = read_config(ctx, &vm)?;
-    let wanted = wanted::config(ctx.p)?;
-    if let Some(node) = ctx.p.non_empty("node").filter(|n| *n != vm.node) {
+    let wanted = ctx.task.config.clone();
+    if let Some(node) = ctx.task.node.as_deref().filter(|n| *n != vm.node) {
         ctx.warnings.push(format!(
             "VM {} is on node {}, not {node}: node only says where to create a VM (use migrate: true to move it)",
             vm.vmid, vm.node
         ));
     }
-    if ctx.p.flag("ha_managed") && !api::power(ctx.client, &vm).is_ok_and(|p| p.ha_managed) {
+    if ctx.task.ha_managed && !api::power(ctx.client, &vm).is_ok_and(|p| p.ha_managed) {
         ctx.warnings.push(format!(
             "VM {} exists and is not HA-managed: ha_managed applies when a VM is created. Add it to HA with ha-manager add vm:{} (or POST /cluster/ha/resources)",
             vm.vmid, vm.vmid
         ));
     }
-    if !ctx.p.flag("update") {
+    if !ctx.task.update {
         let pool_move = pool_move(ctx, guest);
         let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid))
             .with("vmid", vm.vmid);
@@ -73,10 +73,11 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
 
 /// The task's pool, when the VM is listed in another one (or none): `(from, to)`.
 fn pool_move(ctx: &Ctx, guest: &Guest) -> Option<(Option<String>, String)> {
-    ctx.p
-        .non_empty("pool")
-        .filter(|want| guest.pool.as_deref() != Some(*want))
-        .map(|want| (guest.pool.clone(), want.to_string()))
+    ctx.task
+        .pool
+        .as_ref()
+        .filter(|want| guest.pool.as_ref() != Some(*want))
+        .map(|want| (guest.pool.clone(), want.clone()))
 }
 
 /// Brings an existing VM to what the task asks: the one update path, of `update: true`
@@ -135,8 +136,8 @@ pub(crate) fn converge_existing(
     } else {
         Map::new()
     };
-    let reboot = ctx.p.str("apply_pending") == Some("reboot");
-    let digest = ctx.p.str("digest").map(str::to_string).or_else(|| {
+    let reboot = ctx.task.reboots_for_pending();
+    let digest = ctx.task.digest.clone().or_else(|| {
         current
             .get("digest")
             .and_then(Value::as_str)
@@ -241,7 +242,7 @@ fn sorted(map: Map<String, Value>) -> Map<String, Value> {
 /// With `update_password: always`, the task's `cipassword` is sent though the VM has
 /// one (PVE never shows it, so it cannot be compared).
 fn rotate_password(ctx: &Ctx, wanted: &Config, changes: &mut Changes) {
-    if ctx.p.str("update_password") != Some("always") || changes.set.contains_key("cipassword") {
+    if ctx.task.update_password != UpdatePassword::Always || changes.set.contains_key("cipassword") {
         return;
     }
     if let Some(password) = wanted.get("cipassword") {
@@ -300,7 +301,7 @@ fn bring_to_guest(
     current: &Map<String, Value>,
 ) -> Result<Output, Failure> {
     let id = vm.vmid;
-    if ctx.p.str("apply_pending") != Some("reboot") {
+    if !ctx.task.reboots_for_pending() {
         let out = Output::unchanged(format!("VM {name} with vmid {id} is up to date; {}", not_in_guest_clause(&waiting)))
             .with("vmid", id)
             .with("changes", Vec::<String>::new())
@@ -328,52 +329,49 @@ fn bring_to_guest(
 
 /// A new VM (or a restore from `archive`).
 fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
-    let p = ctx.p;
-    let node = p
-        .non_empty("node")
-        .ok_or("node is mandatory for creating/updating VM")?
-        .to_string();
+    let task = ctx.task;
+    let node = task.node.clone().ok_or("node is mandatory for creating/updating VM")?;
     if !ctx.nodes.contains(&node) {
         return Err(Failure::new(format!(
             "node '{node}' does not exist in cluster (nodes: {})",
             ctx.nodes.join(", ")
         )));
     }
-    let wanted = wanted::config(p)?;
-    if p.non_empty("archive").is_none() {
-        let who = p.str("name").map_or("The new VM".to_string(), |n| format!("The new VM {n}"));
+    let wanted = task.config.clone();
+    if task.restore.archive.is_none() {
+        let who = task.name.as_ref().map_or("The new VM".to_string(), |n| format!("The new VM {n}"));
         warn_without_drive(ctx, &who, &wanted, &Map::new());
     }
     check_bridges(ctx, &node, wanted.iter())?;
     check_drives(ctx, &node, wanted.iter())?;
     check_pool(ctx)?;
-    let (vmid, allocation) = choose_vmid(ctx, p.int("vmid"))?;
+    let (vmid, allocation) = choose_vmid(ctx, task.vmid)?;
     let may_race = allocation == Allocation::NextId;
     let vm = Vm { node, vmid };
     let name = ctx.name_of(None);
     let mut plan = Plan::new(vm.clone());
     let mut diff = Diff::new(format!("VM {vmid}"));
-    let archive = p.non_empty("archive");
+    let archive = task.restore.archive.as_deref();
     let mut form: Vec<(String, String)> = Vec::new();
-    for option in ["pool", "storage", "archive"] {
-        if let Some(v) = p.non_empty(option) {
-            form.push((option.to_string(), v.to_string()));
+    for (param, value) in [("pool", &task.pool), ("storage", &task.storage), ("archive", &task.restore.archive)] {
+        if let Some(v) = value {
+            form.push((param.to_string(), v.clone()));
         }
     }
-    if p.flag("ha_managed") {
+    if task.ha_managed {
         form.push(("ha-managed".into(), "1".into()));
     }
     if archive.is_some() {
         // PVE restores the archive's config and takes no config keys with it: the rest
         // of the task is applied once the restore is done.
-        if p.flag("force") {
+        if task.force {
             form.push(("force".into(), "1".into()));
         }
-        if let Some(limit) = p.int("bwlimit") {
+        if let Some(limit) = task.bwlimit {
             form.push(("bwlimit".into(), limit.to_string()));
         }
-        for (option, param) in [("unique", "unique"), ("live_restore", "live-restore")] {
-            if let Some(on) = p.bool(option) {
+        for (param, value) in [("unique", task.restore.unique), ("live-restore", task.restore.live_restore)] {
+            if let Some(on) = value {
                 form.push((param.into(), u8::from(on).to_string()));
             }
         }
@@ -390,14 +388,12 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         }
     } else {
         check_efi_bios(ctx, &wanted, None)?;
-        if let Some(st) = p.non_empty("import_working_storage") {
-            form.push(("import-working-storage".into(), st.into()));
+        if let Some(st) = &task.restore.import_working_storage {
+            form.push(("import-working-storage".into(), st.clone()));
         }
         form.extend(wanted.iter().map(|(k, v)| (k.clone(), v.clone())));
         plan.push(Action::Create { form, allocation });
-        plan.push(Action::WaitListed {
-            name: p.str("name").map(str::to_string),
-        });
+        plan.push(Action::WaitListed { name: task.name.clone() });
     }
     for (k, v) in &wanted {
         diff.change(k, None, Some(Value::String(v.clone())));
@@ -421,7 +417,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
 /// After a create or clone with PVE's next free id: another VM of the task's name, made
 /// by a run at the same moment, is warned of ([`crate::twins`]).
 pub(crate) fn warn_of_twins(ctx: &mut Ctx, may_race: bool, vm: &Vm) {
-    let Some(name) = ctx.p.non_empty("name").filter(|_| may_race && !ctx.check_mode) else {
+    let Some(name) = ctx.task.given_name().filter(|_| may_race && !ctx.check_mode) else {
         return;
     };
     let others = crate::twins::others_named(ctx.client, name, vm.vmid);
@@ -431,30 +427,12 @@ pub(crate) fn warn_of_twins(ctx: &mut Ctx, may_race: bool, vm: &Vm) {
 }
 
 /// The vmid for a new VM or clone and how it was chosen.
-pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<i64>) -> Result<(u32, Allocation), Failure> {
-    if let Some(id) = given.filter(|id| *id != 0) {
-        let id = u32::try_from(id)
-            .map_err(|_| Failure::new(format!("vmid must be a positive number, got: {id}")))?;
+pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<u32>) -> Result<(u32, Allocation), Failure> {
+    if let Some(id) = given {
         return Ok((id, Allocation::Given));
     }
-    if let Some(range) = ctx.p.list("vmid_range") {
-        let bounds: Vec<u32> = range
-            .iter()
-            .filter_map(Value::as_u64)
-            .filter_map(|n| u32::try_from(n).ok())
-            .collect();
-        let [first, last] = bounds[..] else {
-            return Err(Failure::new(format!(
-                "vmid_range must be two vmids [first, last], got: {}",
-                Value::Array(range.clone())
-            )));
-        };
-        if first < 100 || first > last {
-            return Err(Failure::new(format!(
-                "vmid_range must satisfy 100 <= first <= last, got: [{first}, {last}]"
-            )));
-        }
-        let name = ctx.p.str("name");
+    if let Some((first, last)) = ctx.task.vmid_range {
+        let name = ctx.task.name.as_deref();
         let reserved = ctx.client.plan().map(|plan| plan.reserved().clone()).unwrap_or_default();
         let id = probe::first_candidate(name, first, last, |id| {
             let listed = ctx.listed_name(id);
@@ -483,9 +461,9 @@ pub(crate) fn read_config(ctx: &Ctx, vm: &Vm) -> Result<Map<String, Value>, Fail
 /// A new EFI disk gets the Microsoft 2023 certificates from PVE only with pre-enrolled
 /// keys; `ms_cert` cannot say otherwise (PVE would keep a marker that is not true).
 fn new_efidisk_certs(ctx: &Ctx) -> Result<(), Failure> {
-    let Some(efi) = ctx.p.sub("efidisk0") else { return Ok(()) };
-    match efi.str("ms_cert") {
-        Some(cert) if cert.starts_with("2023") && efi.bool("pre_enrolled_keys") != Some(true) => Err(Failure::new(format!(
+    let Some(efi) = &ctx.task.efi else { return Ok(()) };
+    match efi.ms_cert.as_deref() {
+        Some(cert) if cert.starts_with("2023") && efi.pre_enrolled_keys != Some(true) => Err(Failure::new(format!(
             "efidisk0.ms_cert: {cert} needs efidisk0.pre_enrolled_keys: true (PVE enrolls the Microsoft 2023 certificates only into an EFI disk with pre-enrolled keys)"
         ))),
         _ => Ok(()),
@@ -502,7 +480,8 @@ pub(crate) fn check_efi_bios(
         return Ok(());
     }
     let vm_bios = current.and_then(|c| c.get("bios")).and_then(Value::as_str);
-    if ctx.p.str("bios") == Some("ovmf") || (ctx.p.str("bios").is_none() && vm_bios == Some("ovmf"))
+    let bios = ctx.task.bios.as_deref();
+    if bios == Some("ovmf") || (bios.is_none() && vm_bios == Some("ovmf"))
     {
         return new_efidisk_certs(ctx);
     }
@@ -552,7 +531,7 @@ pub(crate) fn check_drives<'v>(
     node: &str,
     entries: impl Iterator<Item = (&'v String, &'v String)>,
 ) -> Result<(), Failure> {
-    references::verify_listed(ctx.client, node, &ctx.storages, entries.map(|(k, v)| (k.as_str(), v.as_str())), &ctx.assume)
+    references::verify_listed(ctx.client, node, &ctx.storages, entries.map(|(k, v)| (k.as_str(), v.as_str())), &ctx.task.assume)
         .map_err(Failure::new)
 }
 
@@ -572,7 +551,7 @@ pub(crate) fn newly_referenced<'c>(
 /// The task's `pool` must exist (`GET /pools/{pool}`, only when the task names one).
 /// A pool the caller may not audit is left to PVE's own check.
 pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
-    let Some(pool) = ctx.p.non_empty("pool").filter(|p| !ctx.assume.pool(p)) else {
+    let Some(pool) = ctx.task.pool.as_deref().filter(|p| !ctx.task.assume.pool(p)) else {
         return Ok(());
     };
     // A nested pool (`parent/child`, PVE 8.1+) has no path of its own: the query form.
@@ -593,7 +572,7 @@ pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
             Err(Failure::new(format!(
                 "pool '{pool}' does not exist (pools: {}); create it first (pveum pool add {pool}) or leave pool out{}",
                 if known.is_empty() { "none visible".to_string() } else { known.join(", ") },
-                ctx.assume.hint("pools", pool)
+                ctx.task.assume.hint("pools", pool)
             )))
         }
         _ => Ok(()),

@@ -2,12 +2,13 @@
 //! option or `extra_config`. The tables walked here are generated from PVE's API schema
 //! and kept equal to it by ferrox-common's `formats_table_is_fresh`, so a new schema
 //! either passes through `extra_config` (a config key) or fails here until its new
-//! request parameter is given an option or a reason ([`wanted::REQUEST_OPTIONS`]).
+//! request parameter is given an option or a reason ([`crate::task::config::REQUEST_OPTIONS`]).
 
 use ferrox_common::propstring::formats::{CONFIG_KEYS, REQUEST_PARAMS};
 use ferrox_common::propstring::keys;
 
-use crate::{options, wanted};
+use crate::options;
+use crate::task::config as wanted;
 
 fn declared(option: &str) -> bool {
     option == "ferrox.proxmox.proxmox_disk" || options::all().iter().any(|o| o.name == option)
@@ -43,7 +44,7 @@ fn every_request_parameter_has_an_option_or_a_reason() {
         match entry {
             Some((_, Some(option))) => assert!(declared(option), "{param}: option {option} is not declared"),
             Some((_, None)) => {}
-            None => panic!("{param}: a parameter of PVE's create/config call with no option and no reason; add it to wanted::REQUEST_OPTIONS and the docs of extra_config"),
+            None => panic!("{param}: a parameter of PVE's create/config call with no option and no reason; add it to task::config::REQUEST_OPTIONS and the docs of extra_config"),
         }
     }
     for (param, _) in wanted::REQUEST_OPTIONS {

@@ -12,21 +12,14 @@ use ferrox_common::hotplug;
 use serde_json::Map;
 use crate::plan::{Action, Plan};
 
-fn keys_of(list: &str) -> Vec<String> {
-    list.split([',', ';', ' '])
-        .filter(|k| !k.is_empty())
-        .map(str::to_string)
-        .collect()
-}
-
 fn target(ctx: &Ctx) -> Result<ferrox_common::vm::Guest, Failure> {
-    ctx.target()?.ok_or_else(|| match ctx.p.int("vmid") {
+    ctx.target()?.ok_or_else(|| match ctx.task.vmid {
         Some(id) => {
             Failure::new(format!("VM with vmid {id} does not exist in cluster")).with("vmid", id)
         }
         None => Failure::new(format!(
             "VM with name = {} does not exist in cluster",
-            ctx.p.str("name").unwrap_or_default()
+            ctx.task.name.as_deref().unwrap_or_default()
         )),
     })
 }
@@ -37,11 +30,10 @@ fn lock_of(guest: &ferrox_common::vm::Guest) -> Option<&str> {
     guest.lock.as_deref()
 }
 
-pub fn delete(ctx: &mut Ctx) -> Result<Output, Failure> {
+pub fn delete(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
     let guest = target(ctx)?;
     let vm = vm_of(&guest);
     let name = ctx.name_of(Some(&guest));
-    let wanted = keys_of(ctx.p.str("delete").unwrap_or_default());
     let config = api::config(ctx.client, &vm).map_err(|e| {
         Failure::new(format!(
             "Unable to delete settings on VM {name} with vmid {}: {e}",
@@ -110,11 +102,10 @@ fn read_pending(ctx: &Ctx, vm: &crate::api::Vm, what: &str, name: &str) -> Resul
         .map_err(|e| Failure::new(format!("{what} {name} with vmid {}: the change was made, but reading it back failed: {e}", vm.vmid)).with("vmid", vm.vmid))
 }
 
-pub fn revert(ctx: &mut Ctx) -> Result<Output, Failure> {
+pub fn revert(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
     let guest = target(ctx)?;
     let vm = vm_of(&guest);
     let name = ctx.name_of(Some(&guest));
-    let wanted = keys_of(ctx.p.str("revert").unwrap_or_default());
     let pending = api::pending(ctx.client, &vm).map_err(|e| {
         Failure::new(format!("Unable to revert settings on VM {name} with vmid {}: Maybe is not a pending task...   {e}", vm.vmid))
             .with("vmid", vm.vmid)
@@ -161,18 +152,18 @@ pub fn revert(ctx: &mut Ctx) -> Result<Output, Failure> {
 /// The migration call's optional parameters the task sets; `with-conntrack-state` only
 /// for an online migration (PVE ignores it otherwise).
 fn migrate_options(ctx: &Ctx, online: bool) -> Vec<(String, String)> {
-    let p = ctx.p;
+    let m = &ctx.task.migration;
     let mut out = Vec::new();
-    for (option, param) in [("targetstorage", "targetstorage"), ("migration_network", "migration_network"), ("migration_type", "migration_type")] {
-        if let Some(v) = p.non_empty(option) {
-            out.push((param.to_string(), v.to_string()));
+    for (param, value) in [("targetstorage", &m.targetstorage), ("migration_network", &m.migration_network), ("migration_type", &m.migration_type)] {
+        if let Some(v) = value {
+            out.push((param.to_string(), v.clone()));
         }
     }
-    if let Some(limit) = p.int("bwlimit") {
+    if let Some(limit) = ctx.task.bwlimit {
         out.push(("bwlimit".into(), limit.to_string()));
     }
     if online {
-        if let Some(keep) = p.bool("with_conntrack_state") {
+        if let Some(keep) = m.with_conntrack_state {
             out.push(("with-conntrack-state".into(), u8::from(keep).to_string()));
         }
     }
@@ -183,11 +174,7 @@ pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
     let guest = target(ctx)?;
     let vm = vm_of(&guest);
     let id = vm.vmid;
-    let node = ctx
-        .p
-        .non_empty("node")
-        .ok_or("node is mandatory for migrating VM: set node to the target node")?
-        .to_string();
+    let node = ctx.task.node.clone().ok_or("node is mandatory for migrating VM: set node to the target node")?;
     if vm.node == node {
         return Ok(Output::unchanged(format!("VM {id} is already on {node}"))
             .with("vmid", id)
@@ -207,7 +194,7 @@ pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
     plan.push(Action::Migrate {
         target: node.clone(),
         online: running,
-        with_local_disks: ctx.p.flag("with_local_disks"),
+        with_local_disks: ctx.task.migration.with_local_disks,
         options: migrate_options(ctx, running),
     });
     let name = ctx.name_of(Some(&guest));

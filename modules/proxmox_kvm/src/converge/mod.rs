@@ -16,7 +16,7 @@ use ferrox_common::hotplug;
 use ferrox_common::propstring::{self, formats};
 use ferrox_common::tags::TagCase;
 
-use crate::wanted::{url_decode, Config};
+use crate::task::config::{url_decode, Config};
 
 /// A disk that only needs to grow.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,0 +1,475 @@
+//! The task: every option of `proxmox_kvm` read once, at the start, into typed values.
+//!
+//! This is the only place that reads a parameter by name. Types and defaults come from
+//! the declaration ([`crate::options`]) through [`Reader`], which holds each read to
+//! it; the declaration test below shows every declared option is read here.
+
+pub mod config;
+
+use std::time::Duration;
+
+use ferrox_common::assume::Assume;
+use ferrox_common::connection::ConnectionParams;
+use ferrox_common::guest_net::Family;
+use ferrox_common::options::{Choice, Params, Reader};
+use serde_json::Value;
+
+pub use config::Config;
+
+/// `state`, in the declaration's order (its `choices` come from here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum State {
+    Present,
+    Started,
+    Absent,
+    Stopped,
+    Restarted,
+    Current,
+    Template,
+    Paused,
+    Hibernated,
+}
+
+impl Choice for State {
+    const ALL: &'static [(&'static str, State)] = &[
+        ("present", State::Present),
+        ("started", State::Started),
+        ("absent", State::Absent),
+        ("stopped", State::Stopped),
+        ("restarted", State::Restarted),
+        ("current", State::Current),
+        ("template", State::Template),
+        ("paused", State::Paused),
+        ("hibernated", State::Hibernated),
+    ];
+}
+
+impl State {
+    /// As a verb phrase for messages (`Unable to start VM 100: ...`).
+    pub fn verb(self) -> &'static str {
+        match self {
+            State::Started => "start",
+            State::Stopped => "stop",
+            State::Restarted => "restart",
+            State::Paused => "pause",
+            State::Hibernated => "hibernate",
+            State::Template => "convert to template",
+            State::Absent => "remove",
+            State::Present => "update",
+            State::Current => "read",
+        }
+    }
+}
+
+/// `apply_pending`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApplyPending {
+    Keep,
+    Reboot,
+}
+
+impl Choice for ApplyPending {
+    const ALL: &'static [(&'static str, ApplyPending)] = &[("keep", ApplyPending::Keep), ("reboot", ApplyPending::Reboot)];
+}
+
+/// `update_password`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UpdatePassword {
+    Always,
+    OnCreate,
+}
+
+impl Choice for UpdatePassword {
+    const ALL: &'static [(&'static str, UpdatePassword)] =
+        &[("always", UpdatePassword::Always), ("on_create", UpdatePassword::OnCreate)];
+}
+
+/// What the run does, in 1.6's order: a `clone` goes first, then `delete`, `revert`,
+/// `migrate` (each ends the run), else the state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operation {
+    Clone,
+    DeleteKeys(Vec<String>),
+    RevertKeys(Vec<String>),
+    Migrate,
+    State(State),
+}
+
+/// `clone` and the options of PVE's clone call.
+#[derive(Debug, Clone, Default)]
+pub struct CloneTask {
+    /// The source's name (`clone`; any text when `vmid` names the source).
+    pub source: String,
+    pub newid: Option<u32>,
+    pub full: bool,
+    /// `None` also for `unspecified` (the storage's default).
+    pub format: Option<String>,
+    pub snapname: Option<String>,
+    /// The node the clone is to end on.
+    pub target: Option<String>,
+}
+
+/// A restore from `archive` (the create call's restore parameters).
+#[derive(Debug, Clone, Default)]
+pub struct Restore {
+    pub archive: Option<String>,
+    pub unique: Option<bool>,
+    pub live_restore: Option<bool>,
+    pub import_working_storage: Option<String>,
+}
+
+/// `migrate: true`'s call parameters besides the target node.
+#[derive(Debug, Clone, Default)]
+pub struct Migration {
+    pub with_local_disks: bool,
+    pub targetstorage: Option<String>,
+    pub with_conntrack_state: Option<bool>,
+    pub migration_network: Option<String>,
+    pub migration_type: Option<String>,
+}
+
+/// `state: absent`'s extras.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Removal {
+    pub purge: bool,
+    pub destroy_unreferenced_disks: bool,
+}
+
+/// What `state: started`/`restarted` waits for in the guest.
+#[derive(Debug, Clone)]
+pub struct GuestWait {
+    /// The option that asked for it, for messages (`wait_for_ip`, `wait_for_agent`).
+    pub option: &'static str,
+    /// `Some(family)`: a usable address of that family, not just an answering agent.
+    pub address: Option<Family>,
+    pub timeout: Duration,
+}
+
+/// `efidisk0`'s certificate sub-options, for the checks of a new EFI disk.
+#[derive(Debug, Clone, Default)]
+pub struct EfiCerts {
+    pub ms_cert: Option<String>,
+    pub pre_enrolled_keys: Option<bool>,
+}
+
+/// Options accepted for compatibility that change nothing: only their warning (in the
+/// declaration) looks at them.
+pub const ACCEPTED_ONLY: &[&str] = &["update_unsafe"];
+
+/// One `proxmox_kvm` task, typed.
+#[derive(Debug)]
+pub struct KvmTask {
+    pub operation: Operation,
+    /// `vmid` (0 and unset alike: not given). When cloning, the source.
+    pub vmid: Option<u32>,
+    /// `name` as given (lookups by name take it as it is).
+    pub name: Option<String>,
+    pub node: Option<String>,
+    pub pool: Option<String>,
+    pub update: bool,
+    pub apply_pending: ApplyPending,
+    pub update_password: UpdatePassword,
+    pub digest: Option<String>,
+    pub skiplock: bool,
+    pub force: bool,
+    pub ha_managed: bool,
+    /// Each PVE task's wait (at least 1 s: the declared bound).
+    pub timeout: Duration,
+    /// `vmid_range`, checked: `(first, last)`.
+    pub vmid_range: Option<(u32, u32)>,
+    /// The target storage of a clone, restore or (`targetstorage` aside) clone move.
+    pub storage: Option<String>,
+    pub bwlimit: Option<i64>,
+    pub bios: Option<String>,
+    pub efi: Option<EfiCerts>,
+    pub clone: CloneTask,
+    pub restore: Restore,
+    pub migration: Migration,
+    pub removal: Removal,
+    pub wait: Option<GuestWait>,
+    pub ip_family: Family,
+    /// The VM config keys the task asks for.
+    pub config: Config,
+    /// What a check run may take as existing (`check_mode_assume`).
+    pub assume: Assume,
+}
+
+impl KvmTask {
+    /// Reads validated parameters; `conn` is the connection part, read by `common`.
+    pub fn read(params: Params, conn: &ConnectionParams, check_mode: bool) -> Result<KvmTask, String> {
+        let opts = crate::options::all();
+        let r = Reader::new(params, &opts);
+        let task = Self::from_reader(&r, check_mode)?;
+        check_root_only(&r, conn)?;
+        Ok(task)
+    }
+
+    fn from_reader(r: &Reader, check_mode: bool) -> Result<KvmTask, String> {
+        let state = r.choice::<State>("state");
+        let clone = CloneTask {
+            source: r.str("clone").unwrap_or_default().to_string(),
+            newid: r.vmid("newid")?,
+            full: r.bool_or_default("full"),
+            format: r.non_empty("format").filter(|f| f != "unspecified"),
+            snapname: r.non_empty("snapname"),
+            target: r.non_empty("target"),
+        };
+        let delete = r.non_empty("delete");
+        let revert = r.non_empty("revert");
+        let migrate = r.bool_or_default("migrate");
+        let operation = if !clone.source.is_empty() {
+            Operation::Clone
+        } else if let Some(keys) = delete {
+            Operation::DeleteKeys(keys_of(&keys))
+        } else if let Some(keys) = revert {
+            Operation::RevertKeys(keys_of(&keys))
+        } else if migrate {
+            Operation::Migrate
+        } else {
+            Operation::State(state)
+        };
+        let ip_family = r.choice::<Family>("ip_family");
+        let wait_timeout = Duration::from_secs(r.int_or_default("wait_timeout").max(1) as u64);
+        let wait = if r.bool_or_default("wait_for_ip") {
+            Some(GuestWait { option: "wait_for_ip", address: Some(ip_family), timeout: wait_timeout })
+        } else if r.bool_or_default("wait_for_agent") {
+            Some(GuestWait { option: "wait_for_agent", address: None, timeout: wait_timeout })
+        } else {
+            None
+        };
+        Ok(KvmTask {
+            operation,
+            vmid: r.vmid("vmid")?,
+            name: r.str("name").map(str::to_string),
+            node: r.non_empty("node"),
+            pool: r.non_empty("pool"),
+            update: r.bool_or_default("update"),
+            apply_pending: r.choice("apply_pending"),
+            update_password: r.choice("update_password"),
+            digest: r.str("digest").map(str::to_string),
+            skiplock: r.bool("skiplock").unwrap_or(false),
+            force: r.bool("force").unwrap_or(false),
+            ha_managed: r.bool("ha_managed").unwrap_or(false),
+            timeout: Duration::from_secs(r.int_or_default("timeout").max(1) as u64),
+            vmid_range: vmid_range(r.list("vmid_range"))?,
+            storage: r.non_empty("storage"),
+            bwlimit: r.int("bwlimit"),
+            bios: r.str("bios").map(str::to_string),
+            efi: r.sub("efidisk0").map(|efi| EfiCerts { ms_cert: efi.str("ms_cert").map(str::to_string), pre_enrolled_keys: efi.bool("pre_enrolled_keys") }),
+            clone,
+            restore: Restore {
+                archive: r.non_empty("archive"),
+                unique: r.bool("unique"),
+                live_restore: r.bool("live_restore"),
+                import_working_storage: r.non_empty("import_working_storage"),
+            },
+            migration: Migration {
+                with_local_disks: r.bool_or_default("with_local_disks"),
+                targetstorage: r.non_empty("targetstorage"),
+                with_conntrack_state: r.bool("with_conntrack_state"),
+                migration_network: r.non_empty("migration_network"),
+                migration_type: r.non_empty("migration_type"),
+            },
+            removal: Removal {
+                purge: r.bool_or_default("purge"),
+                destroy_unreferenced_disks: r.bool_or_default("destroy_unreferenced_disks"),
+            },
+            wait,
+            ip_family,
+            config: config::config(r)?,
+            assume: Assume::from_params(r.params(), check_mode),
+        })
+    }
+
+    /// `name` when it is not empty (1.6 tests it for truth where it names a new VM).
+    pub fn given_name(&self) -> Option<&str> {
+        self.name.as_deref().filter(|n| !n.is_empty())
+    }
+
+    pub fn reboots_for_pending(&self) -> bool {
+        self.apply_pending == ApplyPending::Reboot
+    }
+}
+
+/// `delete`/`revert`: config keys separated by commas, semicolons or spaces.
+fn keys_of(list: &str) -> Vec<String> {
+    list.split([',', ';', ' ']).filter(|k| !k.is_empty()).map(str::to_string).collect()
+}
+
+/// `vmid_range` as `(first, last)`, refused unless `100 <= first <= last`.
+fn vmid_range(range: Option<&Vec<Value>>) -> Result<Option<(u32, u32)>, String> {
+    let Some(range) = range else { return Ok(None) };
+    let bounds: Vec<u32> = range.iter().filter_map(Value::as_u64).filter_map(|n| u32::try_from(n).ok()).collect();
+    let [first, last] = bounds[..] else {
+        return Err(format!("vmid_range must be two vmids [first, last], got: {}", Value::Array(range.clone())));
+    };
+    if first < 100 || first > last {
+        return Err(format!("vmid_range must satisfy 100 <= first <= last, got: [{first}, {last}]"));
+    }
+    Ok(Some((first, last)))
+}
+
+/// Fails like 1.6 when `args`/`skiplock` are used without `root@pam` and a password.
+fn check_root_only(r: &Reader, conn: &ConnectionParams) -> Result<(), String> {
+    let root_by_password = conn.user == "root@pam" && conn.password.is_some();
+    for option in ["args", "skiplock"] {
+        if r.is_set(option) && !root_by_password {
+            return Err(format!("{option} parameter require root@pam user. "));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrox_common::options::Opt;
+    use ferrox_common::options::coerce::Dialect;
+    use ferrox_common::options::validate::validate;
+    use serde_json::{json, Map};
+
+    /// The options read by `common`'s own typed constructors rather than here.
+    fn read_in_common() -> Vec<Opt> {
+        let mut opts = ferrox_common::connection::options();
+        opts.push(ferrox_common::assume::option());
+        opts
+    }
+
+    fn validated(args: Value) -> Params {
+        let spec = crate::spec();
+        let args = args.as_object().unwrap().clone();
+        let v = validate(spec.name, &spec.options, &spec.rules, args, false, Dialect::default()).unwrap();
+        Params::new(v.params)
+    }
+
+    /// A valid value for every option: its default, else its first choice, else one of
+    /// its type.
+    fn every_option_set() -> Map<String, Value> {
+        let mut args = Map::new();
+        for opt in crate::options::all() {
+            if read_in_common().iter().any(|o| o.name == opt.name) {
+                continue;
+            }
+            let value = match (&opt.default, opt.choices.first(), opt.kind) {
+                (Some(d), _, _) => d.clone(),
+                (None, Some(c), _) => c.clone(),
+                (None, None, ferrox_common::options::Kind::Bool) => json!(true),
+                (None, None, ferrox_common::options::Kind::Int) => json!(opt.bounds.0.unwrap_or(0).max(1)),
+                (None, None, ferrox_common::options::Kind::List) => json!([]),
+                (None, None, ferrox_common::options::Kind::Dict) => json!({}),
+                _ => json!(""),
+            };
+            args.insert(opt.name.to_string(), value);
+        }
+        args
+    }
+
+    /// Every declared option is read here with a getter of its declared type, and each
+    /// option with a default is read as defaulted (the getters panic otherwise).
+    #[test]
+    fn the_typed_task_reads_every_declared_option_as_declared() {
+        let mut args = every_option_set();
+        args.insert("api_host".into(), json!("pve"));
+        args.insert("api_user".into(), json!("root@pam"));
+        args.insert("api_password".into(), json!("pw"));
+        // Mutually exclusive with each other (and read whether set or not).
+        for exclusive in ["delete", "revert", "clone", "update"] {
+            args.remove(exclusive);
+        }
+        // Values of their own where "one of the type" would not be valid.
+        args.insert("vmid_range".into(), json!([100, 200]));
+        args.insert("vmid".into(), json!(100));
+        args.insert("newid".into(), json!(101));
+        args.insert("efidisk0".into(), json!({"storage": "local-lvm", "pre_enrolled_keys": true, "ms_cert": "2023k"}));
+        args.insert("tpmstate0".into(), json!({"storage": "local-lvm"}));
+        let opts = crate::options::all();
+        let r = Reader::new(validated(Value::Object(args)), &opts);
+        let task = KvmTask::from_reader(&r, true).unwrap();
+        let in_common: Vec<&str> = read_in_common().iter().map(|o| o.name).collect();
+        let unread: Vec<&str> = r.unread().into_iter().filter(|n| !in_common.contains(n) && !ACCEPTED_ONLY.contains(n)).collect();
+        assert_eq!(unread, Vec::<&str>::new(), "declared options the typed task does not read");
+        assert_eq!(task.vmid_range, Some((100, 200)));
+    }
+
+    #[test]
+    fn unset_options_take_the_declared_defaults() {
+        let task = KvmTask::from_reader(
+            &Reader::new(validated(json!({"api_host": "pve", "api_user": "u@pve", "api_password": "pw", "name": "web"})), &crate::options::all()),
+            false,
+        )
+        .unwrap();
+        let declared = |name: &str| crate::options::all().into_iter().find(|o| o.name == name).unwrap().default.unwrap();
+        assert_eq!(task.operation, Operation::State(State::Present));
+        assert_eq!(json!(task.timeout.as_secs()), declared("timeout"));
+        assert_eq!(json!(task.clone.full), declared("full"));
+        assert_eq!(json!(task.ip_family.name()), declared("ip_family"));
+        assert_eq!(json!(task.apply_pending.name()), declared("apply_pending"));
+        assert_eq!(json!(task.update_password.name()), declared("update_password"));
+        assert_eq!(json!(task.update), declared("update"));
+        assert!(task.wait.is_none());
+    }
+
+    #[test]
+    fn the_operation_follows_1_6s_order() {
+        let read = |extra: Value| {
+            let mut args = json!({"api_host": "pve", "api_user": "u@pve", "api_password": "pw", "name": "web"});
+            args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let opts = crate::options::all();
+            KvmTask::from_reader(&Reader::new(validated(args), &opts), false).unwrap().operation
+        };
+        assert_eq!(read(json!({"clone": "base", "migrate": true})), Operation::Clone);
+        assert_eq!(read(json!({"delete": "net1, ide2", "migrate": true})), Operation::DeleteKeys(vec!["net1".into(), "ide2".into()]));
+        assert_eq!(read(json!({"revert": "memory", "state": "started"})), Operation::RevertKeys(vec!["memory".into()]));
+        assert_eq!(read(json!({"migrate": true, "state": "stopped"})), Operation::Migrate);
+        assert_eq!(read(json!({"state": "hibernated"})), Operation::State(State::Hibernated));
+    }
+
+    #[test]
+    fn bad_vmids_and_ranges_name_the_option() {
+        let fails = |extra: Value| {
+            let mut args = json!({"api_host": "pve", "api_user": "u@pve", "api_password": "pw", "name": "web"});
+            args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            let opts = crate::options::all();
+            KvmTask::from_reader(&Reader::new(validated(args), &opts), false).unwrap_err()
+        };
+        assert_eq!(fails(json!({"vmid": 99})), "vmid must be a VMID between 100 and 999999999, got: 99");
+        assert_eq!(fails(json!({"newid": 5, "clone": "x"})), "newid must be a VMID between 100 and 999999999, got: 5");
+        assert_eq!(fails(json!({"vmid_range": [300, 200]})), "vmid_range must satisfy 100 <= first <= last, got: [300, 200]");
+        assert_eq!(fails(json!({"vmid_range": [300]})), "vmid_range must be two vmids [first, last], got: [300]");
+    }
+
+    #[test]
+    fn root_only_options() {
+        let conn = |user: &str, password: Option<&str>| ConnectionParams { user: user.into(), password: password.map(str::to_string), ..ConnectionParams::default() };
+        let opts = crate::options::all();
+        let r = Reader::new(validated(json!({"api_host": "pve", "api_user": "u@pve", "api_token_id": "t", "api_token_secret": "s", "name": "x", "args": "-x"})), &opts);
+        assert_eq!(check_root_only(&r, &conn("ansible@pve", None)).unwrap_err(), "args parameter require root@pam user. ");
+        assert!(check_root_only(&r, &conn("root@pam", Some("pw"))).is_ok());
+    }
+
+    /// Outside this module, no file of proxmox_kvm reads parameters: none names `Params`
+    /// or `Reader` (options.rs declares them, and its `warn_when` rules read them).
+    #[test]
+    fn no_other_file_reads_parameters() {
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut offenders = Vec::new();
+        let mut dirs = vec![src.clone()];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    if path != src.join("task") {
+                        dirs.push(path);
+                    }
+                } else if path != src.join("options.rs") {
+                    let text = std::fs::read_to_string(&path).unwrap().replace("ConnectionParams", "");
+                    if text.contains("Params") || text.contains("Reader") {
+                        offenders.push(path.strip_prefix(&src).unwrap().display().to_string());
+                    }
+                }
+            }
+        }
+        offenders.sort();
+        assert_eq!(offenders, Vec::<String>::new(), "files reading parameters outside the typed task");
+    }
+}
