@@ -1,7 +1,7 @@
 //! `clone`: make the clone unless it exists, then apply the rest of the task to it in
 //! the same run. Without `newid`, a VM named `name` (other than the source) is the clone.
 //! A clone that exists converges exactly as `update: true` would
-//! ([`crate::present::converge_existing`]); a clone to another node takes the route of
+//! ([`crate::update::converge_existing`]); a clone to another node takes the route of
 //! [`crate::clone_move`].
 
 use ferrox_common::diff::Diff;
@@ -14,7 +14,9 @@ use crate::clone_move::{self, Route};
 use crate::context::{vm_of, Ctx};
 use crate::converge;
 use crate::plan::{Action, Allocation, Plan};
-use crate::present::{check_bridges, check_drives, check_pool, choose_vmid, converge_existing, read_config};
+use crate::checks::{check_bridges, check_drives, check_pool};
+use crate::present::choose_vmid;
+use crate::update::converge_existing;
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
 pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
@@ -54,7 +56,7 @@ fn existing_clone(ctx: &Ctx, source: &Guest) -> Result<Option<Guest>, Failure> {
 /// The clone exists: a move a run left undone goes first; then it converges like an update.
 fn rerun(ctx: &mut Ctx, clone: &Guest, source: &Guest) -> Result<Output, Failure> {
     let vm = vm_of(clone);
-    let current = read_config(ctx, &vm)?;
+    let current = ctx.read_config(&vm)?;
     let name = ctx.name_of(None);
     if let Some(out) = clone_move::continue_move(ctx, clone, source, &current, &name)? {
         return Ok(out);
@@ -73,7 +75,7 @@ fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
     // The source's config: the clone's start (check mode), what the rest of the task is
     // compared with, and where its disks are (a clone to another node).
     let source_config = if ctx.check_mode || *node != *source.node || wanted.keys().any(|k| k != "name") {
-        Some(read_config(ctx, &source_vm)?)
+        Some(ctx.read_config(&source_vm)?)
     } else {
         None
     };
@@ -156,7 +158,7 @@ fn plan_clone(
     }
     let source_config = match source_config {
         Some(c) => c,
-        None => read_config(ctx, &vm_of(source))?,
+        None => ctx.read_config(&vm_of(source))?,
     };
     let changes = converge::changes(&source_config, &wanted, newid, &ctx.tag_case).map_err(|e| Failure::new(e).with("vmid", newid))?;
     for (k, v) in &changes.set {

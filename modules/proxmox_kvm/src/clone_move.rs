@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use crate::context::{vm_of, Ctx};
 use crate::converge::{disk::is_disk_key, text_of};
 use crate::plan::{Action, Plan};
-use crate::present::converge_existing;
+use crate::update::converge_existing;
 
 /// How a clone reaches a node its source's disks cannot be cloned to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -127,7 +127,7 @@ pub fn continue_move(ctx: &mut Ctx, clone: &Guest, source: &Guest, current: &Map
     ctx.execute(&mut plan, name.to_string())?;
     let moved = Guest { node: target.as_str().into(), ..clone.clone() };
     // The migration rewrote the config (its volumes, its digest); a dry run has only the old.
-    let current = if ctx.check_mode { current.clone() } else { crate::present::read_config(ctx, &vm_of(&moved))? };
+    let current = if ctx.check_mode { current.clone() } else { ctx.read_config(&vm_of(&moved))? };
     let mut wanted = ctx.task.config.clone();
     wanted.remove("name");
     let mut converged = converge_existing(ctx, &moved, name.to_string(), current, wanted, String::new())?;

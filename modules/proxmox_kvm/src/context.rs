@@ -85,6 +85,14 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// The VM the task names, which must exist (`delete`, `revert`, `migrate`).
+    pub fn existing_target(&self) -> Result<Guest, Failure> {
+        self.target()?.ok_or_else(|| match self.task.vmid {
+            Some(id) => Failure::new(format!("VM with vmid {id} does not exist in cluster")).with("vmid", id),
+            None => Failure::new(format!("VM with name = {} does not exist in cluster", self.task.name.as_deref().unwrap_or_default())),
+        })
+    }
+
     pub fn qemu_by_vmid(&self, id: u32) -> Result<Option<Guest>, Failure> {
         match vm::by_vmid(&self.guests, id) {
             Some(g) if g.kind == GuestType::Lxc => Err(Failure::new(format!(
@@ -210,6 +218,13 @@ impl<'a> Ctx<'a> {
         let vm = plan.vms().remove(&vmid)?;
         let real = real.filter(|_| !vm.created).cloned().map(Value::Object);
         Some(ferrox_common::plan::overlay::config(&vm, real, false))
+    }
+
+    /// The VM's config, failing as 1.6 words it.
+    pub fn read_config(&self, vm: &Vm) -> Result<serde_json::Map<String, Value>, Failure> {
+        api::config(self.client, vm).map_err(|e| {
+            Failure::new(format!("Getting information for VM with vmid = {} failed with exception: {e}", vm.vmid)).with("vmid", vm.vmid)
+        })
     }
 
     /// Adds `mac` and `devices` read from `config`, or from the VM's live config.

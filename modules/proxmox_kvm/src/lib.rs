@@ -6,13 +6,16 @@
 
 pub mod api;
 pub mod busy;
+pub mod checks;
 pub mod clone;
 pub mod clone_move;
 pub mod context;
+pub mod config_keys;
 pub mod converge;
 pub mod docs;
 pub mod execute;
 pub mod guest_wait;
+pub mod migrate;
 pub mod options;
 pub mod plan;
 pub mod pool_move;
@@ -21,10 +24,10 @@ mod schema_coverage;
 pub mod planned;
 pub mod present;
 pub mod probe;
-pub mod settings;
 pub mod states;
 pub mod task;
 pub mod twins;
+pub mod update;
 pub mod writes;
 
 use ferrox_common::client::Client;
@@ -61,9 +64,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let mut ctx = Ctx::new(&task, &conn, &client, m.check_mode)?;
     let result = match &task.operation {
         Operation::Clone => clone::clone(&mut ctx),
-        Operation::DeleteKeys(keys) => settings::delete(&mut ctx, keys),
-        Operation::RevertKeys(keys) => settings::revert(&mut ctx, keys),
-        Operation::Migrate => settings::migrate(&mut ctx),
+        Operation::DeleteKeys(keys) => config_keys::delete(&mut ctx, keys),
+        Operation::RevertKeys(keys) => config_keys::revert(&mut ctx, keys),
+        Operation::Migrate => migrate::migrate(&mut ctx),
         Operation::State(state) => states::handle(&mut ctx, *state),
     };
     for w in ctx.warnings.drain(..).chain(task.assume.warnings()).chain(ctx.tag_case.warning()) {

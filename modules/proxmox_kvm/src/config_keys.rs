@@ -1,5 +1,5 @@
-//! The flows that run before any state: `delete` and `revert` of config keys, and
-//! `migrate`. Each converges: keys that are not set (or not pending) are skipped.
+//! `delete` and `revert`: config keys removed, pending changes dropped. Each converges:
+//! keys that are not set (or not pending) are skipped.
 
 use ferrox_common::diff::Diff;
 use ferrox_common::protocol::{Failure, Output};
@@ -12,26 +12,8 @@ use ferrox_common::hotplug;
 use serde_json::Map;
 use crate::plan::{Action, Plan};
 
-fn target(ctx: &Ctx) -> Result<ferrox_common::vm::Guest, Failure> {
-    ctx.target()?.ok_or_else(|| match ctx.task.vmid {
-        Some(id) => {
-            Failure::new(format!("VM with vmid {id} does not exist in cluster")).with("vmid", id)
-        }
-        None => Failure::new(format!(
-            "VM with name = {} does not exist in cluster",
-            ctx.task.name.as_deref().unwrap_or_default()
-        )),
-    })
-}
-
-/// The VM's config lock as the cluster lists it (`backup`, `migrate`, ...): a locked VM
-/// refuses these changes, and check mode must say so as the real run would.
-fn lock_of(guest: &ferrox_common::vm::Guest) -> Option<&str> {
-    guest.lock.as_deref()
-}
-
 pub fn delete(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
-    let guest = target(ctx)?;
+    let guest = ctx.existing_target()?;
     let vm = vm_of(&guest);
     let name = ctx.name_of(Some(&guest));
     let config = api::config(ctx.client, &vm).map_err(|e| {
@@ -55,7 +37,7 @@ pub fn delete(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
         .with("vmid", vm.vmid)
         .with("actions", Vec::<String>::new()));
     }
-    ctx.refuse_locked(vm.vmid, lock_of(&guest), &format!("Unable to delete settings on VM {name} with vmid {}: ", vm.vmid))?;
+    ctx.refuse_locked(vm.vmid, guest.lock.as_deref(), &format!("Unable to delete settings on VM {name} with vmid {}: ", vm.vmid))?;
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     for k in &present {
         diff.change(k, config.get(k).map(|v| Value::String(text_of(v))), None);
@@ -103,7 +85,7 @@ fn read_pending(ctx: &Ctx, vm: &crate::api::Vm, what: &str, name: &str) -> Resul
 }
 
 pub fn revert(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
-    let guest = target(ctx)?;
+    let guest = ctx.existing_target()?;
     let vm = vm_of(&guest);
     let name = ctx.name_of(Some(&guest));
     let pending = api::pending(ctx.client, &vm).map_err(|e| {
@@ -125,7 +107,7 @@ pub fn revert(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
         .with("vmid", vm.vmid)
         .with("actions", Vec::<String>::new()));
     }
-    ctx.refuse_locked(vm.vmid, lock_of(&guest), &format!("Unable to revert settings on VM {name} with vmid {}: ", vm.vmid))?;
+    ctx.refuse_locked(vm.vmid, guest.lock.as_deref(), &format!("Unable to revert settings on VM {name} with vmid {}: ", vm.vmid))?;
     let mut diff = Diff::new(format!("VM {} pending", vm.vmid));
     for k in &pending_keys {
         diff.change(k, pending.get(k).cloned(), None);
@@ -147,63 +129,4 @@ pub fn revert(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
     .with("actions", plan.describe())
     .with_diff(diff);
     Ok(if left.is_empty() { out } else { out.with("pending", left) })
-}
-
-/// The migration call's optional parameters the task sets; `with-conntrack-state` only
-/// for an online migration (PVE ignores it otherwise).
-fn migrate_options(ctx: &Ctx, online: bool) -> Vec<(String, String)> {
-    let m = &ctx.task.migration;
-    let mut out = Vec::new();
-    for (param, value) in [("targetstorage", &m.targetstorage), ("migration_network", &m.migration_network), ("migration_type", &m.migration_type)] {
-        if let Some(v) = value {
-            out.push((param.to_string(), v.clone()));
-        }
-    }
-    if let Some(limit) = ctx.task.bwlimit {
-        out.push(("bwlimit".into(), limit.to_string()));
-    }
-    if online {
-        if let Some(keep) = m.with_conntrack_state {
-            out.push(("with-conntrack-state".into(), u8::from(keep).to_string()));
-        }
-    }
-    out
-}
-
-pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
-    let guest = target(ctx)?;
-    let vm = vm_of(&guest);
-    let id = vm.vmid;
-    let node = ctx.task.node.clone().ok_or("node is mandatory for migrating VM: set node to the target node")?;
-    if vm.node == node {
-        return Ok(Output::unchanged(format!("VM {id} is already on {node}"))
-            .with("vmid", id)
-            .with("actions", Vec::<String>::new()));
-    }
-    ctx.refuse_locked(id, lock_of(&guest), &format!("Unable to migrate VM {id} from {} to {node}: ", vm.node))?;
-    let running = api::power(ctx.client, &vm)
-        .map(|p| p.status == "running")
-        .unwrap_or(true);
-    let mut diff = Diff::new(format!("VM {id}"));
-    diff.change(
-        "node",
-        Some(Value::from(vm.node.clone())),
-        Some(Value::from(node.clone())),
-    );
-    let mut plan = Plan::new(vm.clone());
-    plan.push(Action::Migrate {
-        target: node.clone(),
-        online: running,
-        with_local_disks: ctx.task.migration.with_local_disks,
-        options: migrate_options(ctx, running),
-    });
-    let name = ctx.name_of(Some(&guest));
-    ctx.execute(&mut plan, name)?;
-    Ok(Output::changed(format!(
-        "VM {id} has been migrated from {} to {node}",
-        vm.node
-    ))
-    .with("vmid", id)
-    .with("actions", plan.describe())
-    .with_diff(diff))
 }

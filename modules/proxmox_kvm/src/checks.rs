@@ -1,0 +1,160 @@
+//! What PVE would accept and fail only half-way (or at the next start), checked
+//! before anything is written: bridges, the volumes and storages drives name, the
+//! task's pool, an EFI disk without OVMF.
+
+use ferrox_common::protocol::Failure;
+use ferrox_common::references;
+use serde_json::{Map, Value};
+
+use crate::api;
+use crate::context::Ctx;
+use crate::converge::Changes;
+use crate::task::Config;
+
+/// A new EFI disk gets the Microsoft 2023 certificates from PVE only with pre-enrolled
+/// keys; `ms_cert` cannot say otherwise (PVE would keep a marker that is not true).
+fn new_efidisk_certs(ctx: &Ctx) -> Result<(), Failure> {
+    let Some(efi) = &ctx.task.efi else { return Ok(()) };
+    match efi.ms_cert.as_deref() {
+        Some(cert) if cert.starts_with("2023") && efi.pre_enrolled_keys != Some(true) => Err(Failure::new(format!(
+            "efidisk0.ms_cert: {cert} needs efidisk0.pre_enrolled_keys: true (PVE enrolls the Microsoft 2023 certificates only into an EFI disk with pre-enrolled keys)"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `efidisk0` is only created together with `bios: ovmf` (in the task or the VM).
+pub(crate) fn check_efi_bios(
+    ctx: &Ctx,
+    wanted: &Config,
+    current: Option<&Map<String, Value>>,
+) -> Result<(), Failure> {
+    if !wanted.contains_key("efidisk0") || current.is_some_and(|c| c.contains_key("efidisk0")) {
+        return Ok(());
+    }
+    let vm_bios = current.and_then(|c| c.get("bios")).and_then(Value::as_str);
+    let bios = ctx.task.bios.as_deref();
+    if bios == Some("ovmf") || (bios.is_none() && vm_bios == Some("ovmf"))
+    {
+        return new_efidisk_certs(ctx);
+    }
+    Err(Failure::new(
+        "efidisk0 cannot be used if bios is not set to ovmf. ",
+    ))
+}
+
+/// Bridges named by the NICs the run writes must exist on the node: PVE accepts an
+/// unknown bridge and only the next start fails. When the node's bridges cannot be
+/// listed (no Sys.Audit), PVE's own checks are left to answer.
+pub(crate) fn check_bridges<'v>(
+    ctx: &Ctx,
+    node: &str,
+    nets: impl Iterator<Item = (&'v String, &'v String)>,
+) -> Result<(), Failure> {
+    let wanted: Vec<(String, String)> = nets
+        .filter(|(k, _)| crate::converge::nic::is_net_key(k))
+        .filter_map(|(k, v)| crate::converge::nic::bridge_of(v).map(|b| (k.clone(), b)))
+        .collect();
+    if wanted.is_empty() {
+        return Ok(());
+    }
+    let Ok(bridges) = api::bridges(ctx.client, node) else {
+        return Ok(());
+    };
+    match unknown_bridge(&wanted, &bridges) {
+        // PVE leaves out bridges the caller has no SDN privilege on: say so when it may be why.
+        Some((key, bridge)) => match ctx.gate.hidden_bridge_reason(&bridge) {
+            Some(why) => Err(Failure::new(format!(
+                "{key}: bridge {bridge} is not among the bridges node {node} shows ({}): Proxmox VE hides a bridge from callers without an SDN privilege on it, and {why}",
+                bridges.join(", ")
+            ))),
+            None => Err(Failure::new(format!(
+                "{key}: bridge {bridge} does not exist on node {node} (bridges: {})",
+                bridges.join(", ")
+            ))),
+        },
+        None => Ok(()),
+    }
+}
+
+/// The storages, ISO images and volumes the drive entries a run writes name must be
+/// there (`common::references`): PVE would fail half-way, and a dry run would say yes.
+pub(crate) fn check_drives<'v>(
+    ctx: &Ctx,
+    node: &str,
+    entries: impl Iterator<Item = (&'v String, &'v String)>,
+) -> Result<(), Failure> {
+    references::verify_listed(ctx.client, node, &ctx.storages, entries.map(|(k, v)| (k.as_str(), v.as_str())), &ctx.task.assume)
+        .map_err(Failure::new)
+}
+
+/// The entries of `changes` that name a volume the VM does not have there already (an
+/// option change of an attached disk references nothing new).
+pub(crate) fn newly_referenced<'c>(
+    changes: &'c Changes,
+    current: &'c Map<String, Value>,
+) -> impl Iterator<Item = (&'c String, &'c String)> {
+    use crate::converge::disk::volume_of;
+    changes.set.iter().filter(move |(k, v)| {
+        let now = current.get(*k).map(crate::converge::text_of);
+        now.as_deref().and_then(|c| volume_of(k, c)) != volume_of(k, v) || now.is_none()
+    })
+}
+
+/// The task's `pool` must exist (`GET /pools/{pool}`, only when the task names one).
+/// A pool the caller may not audit is left to PVE's own check.
+pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
+    let Some(pool) = ctx.task.pool.as_deref().filter(|p| !ctx.task.assume.pool(p)) else {
+        return Ok(());
+    };
+    // A nested pool (`parent/child`, PVE 8.1+) has no path of its own: the query form.
+    let answer = if pool.contains('/') {
+        ctx.client.get("/pools", &[("poolid", pool.to_string())])
+    } else {
+        ctx.client.get(&format!("/pools/{pool}"), &[])
+    };
+    match answer {
+        Err(e) if e.message.contains("does not exist") => {
+            let known: Vec<String> = match ctx.client.get("/pools", &[]) {
+                Ok(Value::Array(list)) => list
+                    .iter()
+                    .filter_map(|p| p["poolid"].as_str().map(str::to_string))
+                    .collect(),
+                _ => Vec::new(),
+            };
+            Err(Failure::new(format!(
+                "pool '{pool}' does not exist (pools: {}); create it first (pveum pool add {pool}) or leave pool out{}",
+                if known.is_empty() { "none visible".to_string() } else { known.join(", ") },
+                ctx.task.assume.hint("pools", pool)
+            )))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The first NIC whose bridge is not among `bridges`.
+pub fn unknown_bridge<'a>(
+    wanted: &'a [(String, String)],
+    bridges: &[String],
+) -> Option<&'a (String, String)> {
+    wanted.iter().find(|(_, b)| !bridges.contains(b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_bridges_are_found() {
+        let wanted = vec![
+            ("net0".to_string(), "vmbr0".to_string()),
+            ("net1".to_string(), "vmbr9".to_string()),
+        ];
+        let bridges = vec!["vmbr0".to_string(), "vmbr1".to_string()];
+        assert_eq!(
+            unknown_bridge(&wanted, &bridges),
+            Some(&("net1".to_string(), "vmbr9".to_string()))
+        );
+        assert_eq!(unknown_bridge(&wanted[..1], &bridges), None);
+    }
+}
