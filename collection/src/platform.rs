@@ -162,6 +162,6 @@ mod tests {
         let names: Vec<String> = PLATFORMS.iter().map(|p| format!("'{}'", p.name)).collect();
         assert_eq!(value("RELEASED_PLATFORMS"), format!("({})", names.join(", ")));
         assert_eq!(value("BINARY"), format!("'{}'", crate::modules::BINARY));
-        assert_eq!(value("MODULE_ARG"), format!("'{}'", ferrox_common::protocol::MODULE_ARG));
+        assert_eq!(value("MODULE_ARG"), format!("'{}'", ferrox_common::ansible::protocol::MODULE_ARG));
     }
 }

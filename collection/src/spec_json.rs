@@ -6,7 +6,7 @@
 //! them into `fallback: (env_fallback, VARS)`.
 
 use anyhow::{Context, Result};
-use ferrox_common::options::{Opt, Rules};
+use ferrox_common::ansible::options::{Opt, Rules};
 use serde_json::{json, Map, Value};
 
 use crate::modules;

@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use ferrox_common::client::{ApiErrorKind, Client};
-use ferrox_common::connection::{normalise_fingerprint, ConnectionParams};
-use ferrox_common::tasks::{self, TaskError};
-use ferrox_common::vm;
+use ferrox_common::api::client::{ApiErrorKind, Client};
+use ferrox_common::api::connection::{normalise_fingerprint, ConnectionParams};
+use ferrox_common::api::tasks::{self, TaskError};
+use ferrox_common::cluster::vm;
 use pvesim::{SimConfig, Simulator};
 use serde_json::{json, Value};
 

@@ -5,7 +5,7 @@
 
 mod support;
 
-use ferrox_common::tags::TagCase;
+use ferrox_common::pve::tags::TagCase;
 use serde_json::json;
 use support::{token_client, Cert, Reply, TestServer};
 

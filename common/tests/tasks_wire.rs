@@ -7,8 +7,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use ferrox_common::tasks::{self, TaskError};
-use ferrox_common::vm;
+use ferrox_common::api::tasks::{self, TaskError};
+use ferrox_common::cluster::vm;
 use serde_json::{json, Value};
 use support::{token_client, Cert, Reply, Seen, TestServer};
 

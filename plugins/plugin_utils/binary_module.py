@@ -40,7 +40,7 @@ COLLECTION = 'ferrox.proxmox'
 PLATFORM_VAR = 'ferrox_platform'
 PLATFORM_ENV = 'FERROX_PLATFORM'
 # The binary of every module, and the argument that names the module it runs
-# (modules/ferrox and common/src/protocol.rs).
+# (modules/ferrox and common/src/ansible/protocol.rs).
 BINARY = 'ferrox'
 MODULE_ARG = '_ferrox_module'
 # What the collection's tarball ships (collection/src/platform.rs builds the same).

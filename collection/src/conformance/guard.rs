@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use ferrox_common::client::Client;
-use ferrox_common::tasks;
+use ferrox_common::api::client::Client;
+use ferrox_common::api::tasks;
 use serde_json::Value;
 
 use super::settings::Settings;

@@ -5,8 +5,8 @@
 
 use serde_json::{Map, Value};
 
-use crate::propstring::{self, formats};
-use crate::size;
+use crate::pve::propstring::{self, formats};
+use crate::pve::size;
 
 /// The text standing for a value PVE decides when the change is applied.
 pub const UNKNOWN: &str = "(known after apply)";

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::overlay;
 use super::state::{Plan, PlannedVm};
-use crate::client::{ApiError, Fields};
+use crate::api::client::{ApiError, Fields};
 
 /// A plan ready to answer reads.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 //! ship as one binary per platform that runs the module the action plugin names: the
 //! tarball carries four platforms in the space four separate binaries took for one.
 
-use ferrox_common::protocol::Registered;
+use ferrox_common::ansible::protocol::Registered;
 
 /// The binary's file name in `plugins/modules/__bin/<platform>/`.
 pub const BINARY: &str = "ferrox";

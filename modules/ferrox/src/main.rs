@@ -1,3 +1,3 @@
 fn main() {
-    ferrox_common::protocol::run(&ferrox::MODULES)
+    ferrox_common::ansible::protocol::run(&ferrox::MODULES)
 }

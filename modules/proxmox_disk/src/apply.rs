@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use ferrox_common::client::{ApiError, Client};
-use ferrox_common::recover::{self, Search};
-use ferrox_common::tasks::{self, TaskError};
+use ferrox_common::api::client::{ApiError, Client};
+use ferrox_common::api::recover::{self, Search};
+use ferrox_common::api::tasks::{self, TaskError};
 
 use crate::current::VmConfig;
 use crate::plan::Action;

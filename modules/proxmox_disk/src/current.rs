@@ -2,8 +2,8 @@
 
 use serde_json::{Map, Value};
 
-use ferrox_common::propstring::{self, Format, PropString};
-use ferrox_common::size;
+use ferrox_common::pve::propstring::{self, Format, PropString};
+use ferrox_common::pve::size;
 
 /// `GET /nodes/{node}/qemu/{vmid}/config` of one VM (pending changes applied, as PVE
 /// returns it by default).

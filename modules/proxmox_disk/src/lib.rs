@@ -16,16 +16,16 @@ pub mod planned;
 pub mod report;
 pub mod task;
 
-use ferrox_common::client::Client;
-use ferrox_common::connection::ConnectionParams;
-use ferrox_common::duplicates;
-use ferrox_common::options::{ModuleSpec, Support};
-use ferrox_common::privileges::{Gate, Target, Write};
-use ferrox_common::protocol::{Failure, Module, Output};
-use ferrox_common::recover;
-use ferrox_common::references;
-use ferrox_common::listing_probe::Sought;
-use ferrox_common::vm::{self, Guest};
+use ferrox_common::api::client::Client;
+use ferrox_common::api::connection::ConnectionParams;
+use ferrox_common::cluster::duplicates;
+use ferrox_common::ansible::options::{ModuleSpec, Support};
+use ferrox_common::pve::privileges::{Gate, Target, Write};
+use ferrox_common::ansible::protocol::{Failure, Module, Output};
+use ferrox_common::api::recover;
+use ferrox_common::cluster::references;
+use ferrox_common::cluster::listing_probe::Sought;
+use ferrox_common::cluster::vm::{self, Guest};
 
 use current::VmConfig;
 use task::{DiskTask, MoveTarget, State};
@@ -95,7 +95,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         // The volume already attached there is no new reference.
         .filter(|r| !matches!(r, references::DriveRef::Volume { key, volid, .. } if vm.text(key).is_some_and(|t| t.split(',').next() == Some(volid.as_str()))))
         .collect();
-    let assume = ferrox_common::assume::Assume::from_params(&m.params, m.check_mode);
+    let assume = ferrox_common::ansible::assume::Assume::from_params(&m.params, m.check_mode);
     references::verify_volumes(&client, &vm.node, &named, &assume).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     for w in assume.warnings() {
         m.warn(w);

@@ -2,8 +2,8 @@
 //! come from one table, [`DRIVE_OPTIONS`], which also says how each is written into the
 //! drive's property string.
 
-use ferrox_common::connection;
-use ferrox_common::options::{Kind, Opt, Rules};
+use ferrox_common::api::connection;
+use ferrox_common::ansible::options::{Kind, Opt, Rules};
 
 /// A drive option: module option name, PVE key, type, choices, description.
 pub struct DriveOption {
@@ -116,7 +116,7 @@ pub fn options() -> Vec<Opt> {
         let o = if d.choices.is_empty() { o } else { o.choices(d.choices) };
         o.desc(d.desc)
     }));
-    opts.push(ferrox_common::assume::option());
+    opts.push(ferrox_common::ansible::assume::option());
     opts
 }
 

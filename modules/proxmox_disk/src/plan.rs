@@ -4,10 +4,10 @@
 
 use serde_json::json;
 
-use ferrox_common::diff::Diff;
+use ferrox_common::ansible::diff::Diff;
 use ferrox_common::plan::unknown;
-use ferrox_common::propstring::{differing_keys, PropString};
-use ferrox_common::size::{self, Resize};
+use ferrox_common::pve::propstring::{differing_keys, PropString};
+use ferrox_common::pve::size::{self, Resize};
 
 use crate::current::{Drive, VmConfig};
 use crate::disk_key::Bus;

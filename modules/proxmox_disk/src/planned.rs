@@ -1,7 +1,7 @@
 //! What a check-mode run of this module adds to the playbook run's plan, and whether
 //! a real run would leave the change pending (PVE's hotplug rules for drives).
 
-use ferrox_common::hotplug;
+use ferrox_common::pve::hotplug;
 use ferrox_common::plan::unknown::after_write;
 use ferrox_common::plan::Effect;
 use serde_json::Value;
@@ -84,7 +84,7 @@ pub fn effects(
 mod tests {
     use super::*;
     use crate::plan::Location;
-    use ferrox_common::diff::Diff;
+    use ferrox_common::ansible::diff::Diff;
     use serde_json::json;
 
     fn plan(

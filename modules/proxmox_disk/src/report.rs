@@ -2,9 +2,9 @@
 //! the run (read back from PVE) or would be (check mode, predicted).
 
 use ferrox_common::plan::unknown;
-use ferrox_common::propstring::{self, formats};
-use ferrox_common::protocol::Output;
-use ferrox_common::size;
+use ferrox_common::pve::propstring::{self, formats};
+use ferrox_common::ansible::protocol::Output;
+use ferrox_common::pve::size;
 
 use crate::current::VmConfig;
 use crate::plan::{diff_of, Location, Plan};

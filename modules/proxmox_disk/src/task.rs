@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use ferrox_common::options::read::vmid_in_range;
-use ferrox_common::options::{Kind, Params};
-use ferrox_common::propstring::{self, formats, number_text, PropString};
+use ferrox_common::ansible::options::read::vmid_in_range;
+use ferrox_common::ansible::options::{Kind, Params};
+use ferrox_common::pve::propstring::{self, formats, number_text, PropString};
 
 use crate::disk_key::DiskKey;
 use crate::options::DRIVE_OPTIONS;

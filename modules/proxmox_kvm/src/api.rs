@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
-use ferrox_common::client::{ApiError, Client};
-use ferrox_common::tasks::{self, TaskDone, TaskError};
+use ferrox_common::api::client::{ApiError, Client};
+use ferrox_common::api::tasks::{self, TaskDone, TaskError};
 use serde_json::{Map, Value};
 
 /// A VM: where it lives.
@@ -116,7 +116,7 @@ pub fn next_id(client: &Client) -> Result<u32, ApiError> {
         _ => None,
     };
     id.ok_or_else(|| ApiError {
-        kind: ferrox_common::client::ApiErrorKind::Other,
+        kind: ferrox_common::api::client::ApiErrorKind::Other,
         status: None,
         message: format!("PVE answered /cluster/nextid with {data}, not a vmid"),
         errors: None,

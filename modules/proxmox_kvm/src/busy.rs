@@ -7,11 +7,11 @@
 
 use std::time::{Duration, Instant};
 
-use ferrox_common::client::{retry, ApiError};
-use ferrox_common::listing_probe::Sought;
-use ferrox_common::protocol::Failure;
-use ferrox_common::tasks::{self, TaskError};
-use ferrox_common::vm;
+use ferrox_common::api::client::{retry, ApiError};
+use ferrox_common::cluster::listing_probe::Sought;
+use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::api::tasks::{self, TaskError};
+use ferrox_common::cluster::vm;
 use serde_json::Value;
 
 use crate::api::{self, Vm};

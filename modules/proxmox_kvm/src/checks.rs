@@ -2,8 +2,8 @@
 //! before anything is written: bridges, the volumes and storages drives name, the
 //! task's pool, an EFI disk without OVMF.
 
-use ferrox_common::protocol::Failure;
-use ferrox_common::references;
+use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::cluster::references;
 use serde_json::{Map, Value};
 
 use crate::api;
@@ -78,7 +78,7 @@ pub(crate) fn check_bridges<'v>(
 }
 
 /// The storages, ISO images and volumes the drive entries a run writes name must be
-/// there (`common::references`): PVE would fail half-way, and a dry run would say yes.
+/// there (`common::cluster::references`): PVE would fail half-way, and a dry run would say yes.
 pub(crate) fn check_drives<'v>(
     ctx: &Ctx,
     node: &str,

@@ -4,9 +4,9 @@
 //! ([`crate::update::converge_existing`]); a clone to another node takes the route of
 //! [`crate::clone_move`].
 
-use ferrox_common::diff::Diff;
-use ferrox_common::protocol::{Failure, Output};
-use ferrox_common::vm::Guest;
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::{Failure, Output};
+use ferrox_common::cluster::vm::Guest;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;

@@ -8,9 +8,9 @@
 //! call's form for it ([`form`]), and a rerun continuing a move a run left undone
 //! ([`continue_move`]). The executor's `MoveClone` action makes the migration call.
 
-use ferrox_common::diff::Diff;
-use ferrox_common::protocol::{Failure, Output};
-use ferrox_common::vm::Guest;
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::{Failure, Output};
+use ferrox_common::cluster::vm::Guest;
 use serde_json::{Map, Value};
 
 use crate::context::{vm_of, Ctx};

@@ -1,14 +1,14 @@
 //! `delete` and `revert`: config keys removed, pending changes dropped. Each converges:
 //! keys that are not set (or not pending) are skipped.
 
-use ferrox_common::diff::Diff;
-use ferrox_common::protocol::{Failure, Output};
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::{Failure, Output};
 use serde_json::Value;
 
 use crate::api;
 use crate::context::{vm_of, Ctx};
 use crate::converge::text_of;
-use ferrox_common::hotplug;
+use ferrox_common::pve::hotplug;
 use serde_json::Map;
 use crate::plan::{Action, Plan};
 

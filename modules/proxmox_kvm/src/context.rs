@@ -4,15 +4,15 @@
 
 use std::time::Duration;
 
-use ferrox_common::client::Client;
-use ferrox_common::connection::ConnectionParams;
-use ferrox_common::privileges::{Gate, Target};
-use ferrox_common::protocol::{Failure, Output};
-use ferrox_common::duplicates;
-use ferrox_common::per_node;
-use ferrox_common::tags::TagCase;
-use ferrox_common::listing_probe::{Sought, Unsought};
-use ferrox_common::vm::{self, Guest, GuestType};
+use ferrox_common::api::client::Client;
+use ferrox_common::api::connection::ConnectionParams;
+use ferrox_common::pve::privileges::{Gate, Target};
+use ferrox_common::ansible::protocol::{Failure, Output};
+use ferrox_common::cluster::duplicates;
+use ferrox_common::cluster::per_node;
+use ferrox_common::pve::tags::TagCase;
+use ferrox_common::cluster::listing_probe::{Sought, Unsought};
+use ferrox_common::cluster::vm::{self, Guest, GuestType};
 use serde_json::Value;
 
 use crate::api::{self, Vm};

@@ -7,12 +7,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use ferrox_common::client::{ApiError, Client};
-use ferrox_common::protocol::Failure;
-use ferrox_common::recover::{self, Search};
-use ferrox_common::tags::TagCase;
-use ferrox_common::tasks::TaskError;
-use ferrox_common::vm;
+use ferrox_common::api::client::{ApiError, Client};
+use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::api::recover::{self, Search};
+use ferrox_common::pve::tags::TagCase;
+use ferrox_common::api::tasks::TaskError;
+use ferrox_common::cluster::vm;
 use serde_json::{Map, Value};
 
 use crate::api::{self, fields, Vm};
@@ -51,8 +51,8 @@ impl Outcome {
     /// as the result of a VM that takes every change at once).
     pub fn with_pending(
         &self,
-        out: ferrox_common::protocol::Output,
-    ) -> ferrox_common::protocol::Output {
+        out: ferrox_common::ansible::protocol::Output,
+    ) -> ferrox_common::ansible::protocol::Output {
         if self.pending.is_empty() {
             out
         } else {
@@ -599,7 +599,7 @@ impl Executor<'_> {
             let search = Search { node: &vm.node, kind: "qmcreate", vmid: id, since };
             if let Some(upid) = recover::find_one(self.client, &search)? {
                 followed = Some(upid.clone());
-                match ferrox_common::tasks::wait(self.client, &upid, self.long_timeout) {
+                match ferrox_common::api::tasks::wait(self.client, &upid, self.long_timeout) {
                     Ok(_) => {}
                     // Ours or another run's: unknown. The failed create has cleaned up,
                     // so posting again is safe; if it was ours and fails again, that
@@ -610,7 +610,7 @@ impl Executor<'_> {
                         )))
                     }
                     Err(TaskError::Api(e)) => return Err(e),
-                    Err(timeout) => return Err(ApiError::other(ferrox_common::client::ApiErrorKind::Other, timeout.to_string())),
+                    Err(timeout) => return Err(ApiError::other(ferrox_common::api::client::ApiErrorKind::Other, timeout.to_string())),
                 }
             }
         } else {
@@ -662,7 +662,7 @@ impl Executor<'_> {
             }
             if started.elapsed() >= self.long_timeout {
                 return Err(ApiError::other(
-                    ferrox_common::client::ApiErrorKind::Timeout,
+                    ferrox_common::api::client::ApiErrorKind::Timeout,
                     format!(
                         "VM {vmid} was taken meanwhile, and its create by another client was still running after {} s",
                         started.elapsed().as_secs()
@@ -784,7 +784,7 @@ impl Executor<'_> {
     /// Waits for the task; warnings it ended with (`WARNINGS: n`) become warnings of
     /// the result, and a failure is returned as PVE reported it.
     pub(crate) fn follow(&mut self, upid: &str, budget: Duration) -> Result<(), TaskError> {
-        let done = ferrox_common::tasks::wait(self.client, upid, budget)?;
+        let done = ferrox_common::api::tasks::wait(self.client, upid, budget)?;
         self.outcome.warnings.extend(done.warnings.into_iter().map(|w| format!("task {upid}: {w}")));
         Ok(())
     }

@@ -10,12 +10,12 @@
 
 use std::time::{Duration, Instant};
 
-use ferrox_common::client::{ApiError, Client};
-use ferrox_common::guest_net::{Addresses, Family};
+use ferrox_common::api::client::{ApiError, Client};
+use ferrox_common::cluster::guest_net::{Addresses, Family};
 use ferrox_common::plan::unknown;
-use ferrox_common::privileges::{Check, Need};
-use ferrox_common::propstring;
-use ferrox_common::protocol::{Failure, Output};
+use ferrox_common::pve::privileges::{Check, Need};
+use ferrox_common::pve::propstring;
+use ferrox_common::ansible::protocol::{Failure, Output};
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
@@ -229,7 +229,7 @@ mod tests {
     }
 
     fn err(status: u16, msg: &str) -> ApiError {
-        ApiError { kind: ferrox_common::client::ApiErrorKind::Http, status: Some(status), message: msg.into(), errors: None }
+        ApiError { kind: ferrox_common::api::client::ApiErrorKind::Http, status: Some(status), message: msg.into(), errors: None }
     }
 
     #[test]

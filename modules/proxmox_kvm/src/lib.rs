@@ -30,10 +30,10 @@ pub mod twins;
 pub mod update;
 pub mod writes;
 
-use ferrox_common::client::Client;
-use ferrox_common::connection::ConnectionParams;
-use ferrox_common::options::{ModuleSpec, Support};
-use ferrox_common::protocol::{Failure, Module, Output};
+use ferrox_common::api::client::Client;
+use ferrox_common::api::connection::ConnectionParams;
+use ferrox_common::ansible::options::{ModuleSpec, Support};
+use ferrox_common::ansible::protocol::{Failure, Module, Output};
 
 use context::Ctx;
 use task::{KvmTask, Operation};

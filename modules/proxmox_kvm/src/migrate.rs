@@ -1,8 +1,8 @@
 //! `migrate: true`: move the VM to `node`, online when it runs. Converges: a VM on
 //! `node` already is left alone.
 
-use ferrox_common::diff::Diff;
-use ferrox_common::protocol::{Failure, Output};
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::{Failure, Output};
 use serde_json::Value;
 
 use crate::api;

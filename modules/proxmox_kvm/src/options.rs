@@ -7,9 +7,9 @@
 //! the choices of `state`, `apply_pending`, `update_password` and `ip_family` are the
 //! typed task's enums.
 
-use ferrox_common::connection;
-use ferrox_common::guest_net::Family;
-use ferrox_common::options::{Choice, Kind, Opt, Params, Rules};
+use ferrox_common::api::connection;
+use ferrox_common::cluster::guest_net::Family;
+use ferrox_common::ansible::options::{Choice, Kind, Opt, Params, Rules};
 
 use crate::task::{ApplyPending, State, UpdatePassword};
 
@@ -22,7 +22,7 @@ pub fn all() -> Vec<Opt> {
     opts.extend(cloud_init());
     opts.extend(control());
     opts.extend(guest_wait());
-    opts.push(ferrox_common::assume::option());
+    opts.push(ferrox_common::ansible::assume::option());
     opts
 }
 

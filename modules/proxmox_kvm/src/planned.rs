@@ -4,8 +4,8 @@
 
 use ferrox_common::plan::unknown::{after_write, config_after_write};
 use ferrox_common::plan::Effect;
-use ferrox_common::propstring::{self, formats};
-use ferrox_common::tags::TagCase;
+use ferrox_common::pve::propstring::{self, formats};
+use ferrox_common::pve::tags::TagCase;
 use serde_json::{Map, Value};
 
 use crate::converge::{disk::is_disk_key, nic::is_net_key, text_of};

@@ -1,9 +1,9 @@
 //! `state: present`: create (or restore) the VM, or converge the existing one with
 //! `update: true` ([`crate::update`]), or report how it differs.
 
-use ferrox_common::diff::Diff;
-use ferrox_common::protocol::{Failure, Output};
-use ferrox_common::vm::Guest;
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::{Failure, Output};
+use ferrox_common::cluster::vm::Guest;
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};

@@ -4,8 +4,8 @@
 //! either passes through `extra_config` (a config key) or fails here until its new
 //! request parameter is given an option or a reason ([`crate::task::config::REQUEST_OPTIONS`]).
 
-use ferrox_common::propstring::formats::{CONFIG_KEYS, REQUEST_PARAMS};
-use ferrox_common::propstring::keys;
+use ferrox_common::pve::propstring::formats::{CONFIG_KEYS, REQUEST_PARAMS};
+use ferrox_common::pve::propstring::keys;
 
 use crate::options;
 use crate::task::config as wanted;

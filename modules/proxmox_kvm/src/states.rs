@@ -1,8 +1,8 @@
 //! The power states, `current`, `template` and `absent`: read the VM's status, plan
 //! at most a couple of calls, report the status found before acting (as 1.6 did).
 
-use ferrox_common::diff::Diff;
-use ferrox_common::protocol::{Failure, Output};
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::{Failure, Output};
 use serde_json::Value;
 
 use crate::api::{self, Power};

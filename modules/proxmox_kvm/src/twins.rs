@@ -5,8 +5,8 @@
 //! has its config read (the cluster file system, consistent) — so of two racers at
 //! least the one that finishes last sees the other, and its result warns.
 
-use ferrox_common::client::Client;
-use ferrox_common::vm::{self, GuestType};
+use ferrox_common::api::client::Client;
+use ferrox_common::cluster::vm::{self, GuestType};
 use serde_json::Value;
 
 /// Other QEMU VMs (vmid, node) that carry `name`, besides `ours`. Best effort: a read

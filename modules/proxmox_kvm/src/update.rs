@@ -3,9 +3,9 @@
 //! the pool move, the cloud-init drive and what has not reached the guest, password
 //! rotation, `apply_pending`, check-mode predictions and the diff.
 
-use ferrox_common::diff::Diff;
-use ferrox_common::protocol::{Failure, Output};
-use ferrox_common::vm::Guest;
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::{Failure, Output};
+use ferrox_common::cluster::vm::Guest;
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
@@ -190,14 +190,14 @@ fn rotate_password(ctx: &Ctx, wanted: &Config, changes: &mut Changes) {
         return;
     }
     if let Some(password) = wanted.get("cipassword") {
-        changes.before.insert("cipassword".into(), Some(ferrox_common::cloudinit::PASSWORD_MASK.into()));
+        changes.before.insert("cipassword".into(), Some(ferrox_common::pve::cloudinit::PASSWORD_MASK.into()));
         changes.set.insert("cipassword".into(), password.clone());
     }
 }
 
 /// The task sets cloud-init keys on a VM without a cloud-init drive: no guest reads them.
 pub(crate) fn warn_without_drive(ctx: &mut Ctx, vm: &str, wanted: &Config, current: &Map<String, Value>) {
-    use ferrox_common::cloudinit;
+    use ferrox_common::pve::cloudinit;
     let keys: Vec<&str> = wanted.keys().map(String::as_str).filter(|k| cloudinit::is_key(k)).collect();
     if keys.is_empty() {
         return;
@@ -221,8 +221,8 @@ fn cloud_init_drive(
     current: &Map<String, Value>,
     wanted: &Config,
     running: bool,
-) -> Result<Option<ferrox_common::cloudinit::DriveState>, Failure> {
-    use ferrox_common::cloudinit;
+) -> Result<Option<ferrox_common::pve::cloudinit::DriveState>, Failure> {
+    use ferrox_common::pve::cloudinit;
     let involved = wanted.keys().chain(current.keys()).any(|k| cloudinit::is_key(k));
     let hotplug = current.get("hotplug").map(converge::text_of);
     if !running || !involved || !cloudinit::config_has_drive(current) || cloudinit::regenerated_at_once(hotplug.as_deref()) {

@@ -1,6 +1,6 @@
-//! A plan's actions as the writes PVE checks privileges for (`common::privileges`).
+//! A plan's actions as the writes PVE checks privileges for (`common::pve::privileges`).
 
-use ferrox_common::privileges::Write;
+use ferrox_common::pve::privileges::Write;
 use serde_json::{Map, Value};
 
 use crate::plan::{Action, Plan};

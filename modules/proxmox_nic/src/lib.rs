@@ -12,17 +12,17 @@ pub mod task;
 
 use serde_json::Value;
 
-use ferrox_common::client::Client;
-use ferrox_common::hotplug;
-use ferrox_common::connection::ConnectionParams;
-use ferrox_common::duplicates;
-use ferrox_common::options::{ModuleSpec, Support};
-use ferrox_common::privileges::{self, Gate, Target, Write};
-use ferrox_common::protocol::{Failure, Module, Output};
+use ferrox_common::api::client::Client;
+use ferrox_common::pve::hotplug;
+use ferrox_common::api::connection::ConnectionParams;
+use ferrox_common::cluster::duplicates;
+use ferrox_common::ansible::options::{ModuleSpec, Support};
+use ferrox_common::pve::privileges::{self, Gate, Target, Write};
+use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::plan::{unknown, Effect};
-use ferrox_common::recover;
-use ferrox_common::listing_probe::Sought;
-use ferrox_common::vm;
+use ferrox_common::api::recover;
+use ferrox_common::cluster::listing_probe::Sought;
+use ferrox_common::cluster::vm;
 
 use plan::{Action, Plan};
 use task::NicTask;
@@ -191,7 +191,7 @@ fn effect(action: &Action, plan: &Plan, vmid: u32, node: &str, pending: bool) ->
 /// The VM's config as its next start will see it (pending changes applied, pending
 /// deletions gone) and whether `interface` has a pending change. For a running VM this
 /// comes from `GET .../pending`, which shows both; a stopped VM has nothing pending.
-fn read_config(client: &Client, node: &str, vmid: u32, running: bool, interface: &str) -> Result<(Value, bool), ferrox_common::client::ApiError> {
+fn read_config(client: &Client, node: &str, vmid: u32, running: bool, interface: &str) -> Result<(Value, bool), ferrox_common::api::client::ApiError> {
     if !running {
         return Ok((client.get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[])?, false));
     }

@@ -5,10 +5,10 @@
 //! listing, and per-guest calls only for `config` and `network`. Listings are decoded
 //! as they arrive, keeping only the entries of kept guests.
 
-use ferrox_common::client::{ApiError, ApiErrorKind, Client};
-use ferrox_common::options::Params;
-use ferrox_common::protocol::Failure;
-use ferrox_common::listing_probe::NameProbe;
+use ferrox_common::api::client::{ApiError, ApiErrorKind, Client};
+use ferrox_common::ansible::options::Params;
+use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::cluster::listing_probe::NameProbe;
 use serde_json::{Map, Value};
 
 /// The two guest types, in the order 1.6 lists them for `type: all`.
@@ -243,7 +243,7 @@ impl NodeReader<'_> {
     /// A running VM's cloud-init changes its drive lacks (`GET .../cloudinit`): in
     /// effect in the config, not yet in the guest.
     fn cloud_init_pending(&mut self, guest: &mut Map<String, Value>, config: &Value, vmid: i64) -> Result<(), Failure> {
-        use ferrox_common::cloudinit;
+        use ferrox_common::pve::cloudinit;
         let running = guest.get("status").and_then(Value::as_str) == Some("running");
         let Some(config) = config.as_object().filter(|c| self.kind == GuestKind::Qemu && running && cloudinit::config_has_drive(c)) else {
             return Ok(());
@@ -311,7 +311,7 @@ impl NodeReader<'_> {
                 Err(e) => return self.unreachable_or_fail(e),
             },
         };
-        let addresses = ferrox_common::guest_net::Addresses::read(&config, network);
+        let addresses = ferrox_common::cluster::guest_net::Addresses::read(&config, network);
         guest.insert("ip_addresses".into(), addresses.to_value());
         Ok(())
     }

@@ -11,10 +11,10 @@
 mod collect;
 mod docs;
 
-use ferrox_common::client::Client;
-use ferrox_common::connection::{self, ConnectionParams};
-use ferrox_common::options::{ModuleSpec, Opt, Rules, Support};
-use ferrox_common::protocol::{Failure, Module, Output};
+use ferrox_common::api::client::Client;
+use ferrox_common::api::connection::{self, ConnectionParams};
+use ferrox_common::ansible::options::{ModuleSpec, Opt, Rules, Support};
+use ferrox_common::ansible::protocol::{Failure, Module, Output};
 
 pub use collect::{ConfigView, Filters, GuestKind};
 

@@ -34,7 +34,7 @@ struct Token {
 
 fn tokens() -> Vec<Token> {
     let mut out = vec![Token { id: "all".into(), user: USER, lacks: None, base: 3000 }];
-    for (i, p) in ferrox_common::privileges::table::privileges().into_iter().enumerate() {
+    for (i, p) in ferrox_common::pve::privileges::table::privileges().into_iter().enumerate() {
         out.push(Token { id: format!("no-{p}"), user: USER, lacks: Some(p), base: 3010 + 10 * i as u32 });
     }
     out.push(Token { id: "matrix".into(), user: "root@pam", lacks: None, base: 2900 });
@@ -59,7 +59,7 @@ fn cluster(tokens: &[Token]) -> Env {
         scenario["guests"].as_array_mut().unwrap().push(guest(t.base + 1, "vmdata", 2 * n + 1));
     }
     cfg.scenario = pvesim::scenario::Scenario::from_json(&scenario.to_string()).unwrap();
-    let every: Vec<String> = READS.iter().copied().chain(ferrox_common::privileges::table::privileges()).map(str::to_string).collect();
+    let every: Vec<String> = READS.iter().copied().chain(ferrox_common::pve::privileges::table::privileges()).map(str::to_string).collect();
     cfg.scenario.roles.insert("MatrixAll".into(), every.clone());
     cfg.scenario.users.push(UserDef { userid: USER.into(), password: None, enable: true, totp_secret: None, tokens: vec![] });
     let acl = |ugid: &str, role: &str| AclDef { path: "/".into(), ugid: ugid.into(), roles: vec![role.into()], propagate: true };

@@ -5,8 +5,8 @@
 
 use std::collections::BTreeMap;
 
-use ferrox_common::propstring::{self, formats, Format, PropString};
-use ferrox_common::size;
+use ferrox_common::pve::propstring::{self, formats, Format, PropString};
+use ferrox_common::pve::size;
 use serde_json::{Map, Value};
 
 use super::{text_of, Grow};

@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use ferrox_common::hotplug;
-use ferrox_common::propstring::{self, formats};
-use ferrox_common::tags::TagCase;
+use ferrox_common::pve::hotplug;
+use ferrox_common::pve::propstring::{self, formats};
+use ferrox_common::pve::tags::TagCase;
 
 use crate::task::config::{url_decode, Config};
 

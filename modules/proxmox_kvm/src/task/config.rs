@@ -7,8 +7,8 @@
 
 use std::collections::BTreeMap;
 
-use ferrox_common::options::Reader;
-use ferrox_common::propstring::{self, formats, keys};
+use ferrox_common::ansible::options::Reader;
+use ferrox_common::pve::propstring::{self, formats, keys};
 use serde_json::Value;
 
 /// Wanted config, key -> value as sent to PVE.
@@ -390,7 +390,7 @@ mod tests {
         for (k, val) in v.as_object().unwrap() {
             map.insert(k.clone(), val.clone());
         }
-        config(&Reader::new(ferrox_common::options::Params::new(map), &opts))
+        config(&Reader::new(ferrox_common::ansible::options::Params::new(map), &opts))
     }
 
     #[test]

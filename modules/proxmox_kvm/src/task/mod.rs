@@ -8,10 +8,10 @@ pub mod config;
 
 use std::time::Duration;
 
-use ferrox_common::assume::Assume;
-use ferrox_common::connection::ConnectionParams;
-use ferrox_common::guest_net::Family;
-use ferrox_common::options::{Choice, Params, Reader};
+use ferrox_common::ansible::assume::Assume;
+use ferrox_common::api::connection::ConnectionParams;
+use ferrox_common::cluster::guest_net::Family;
+use ferrox_common::ansible::options::{Choice, Params, Reader};
 use serde_json::Value;
 
 pub use config::Config;
@@ -323,15 +323,15 @@ fn check_root_only(r: &Reader, conn: &ConnectionParams) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferrox_common::options::Opt;
-    use ferrox_common::options::coerce::Dialect;
-    use ferrox_common::options::validate::validate;
+    use ferrox_common::ansible::options::Opt;
+    use ferrox_common::ansible::options::coerce::Dialect;
+    use ferrox_common::ansible::options::validate::validate;
     use serde_json::{json, Map};
 
     /// The options read by `common`'s own typed constructors rather than here.
     fn read_in_common() -> Vec<Opt> {
-        let mut opts = ferrox_common::connection::options();
-        opts.push(ferrox_common::assume::option());
+        let mut opts = ferrox_common::api::connection::options();
+        opts.push(ferrox_common::ansible::assume::option());
         opts
     }
 
@@ -353,10 +353,10 @@ mod tests {
             let value = match (&opt.default, opt.choices.first(), opt.kind) {
                 (Some(d), _, _) => d.clone(),
                 (None, Some(c), _) => c.clone(),
-                (None, None, ferrox_common::options::Kind::Bool) => json!(true),
-                (None, None, ferrox_common::options::Kind::Int) => json!(opt.bounds.0.unwrap_or(0).max(1)),
-                (None, None, ferrox_common::options::Kind::List) => json!([]),
-                (None, None, ferrox_common::options::Kind::Dict) => json!({}),
+                (None, None, ferrox_common::ansible::options::Kind::Bool) => json!(true),
+                (None, None, ferrox_common::ansible::options::Kind::Int) => json!(opt.bounds.0.unwrap_or(0).max(1)),
+                (None, None, ferrox_common::ansible::options::Kind::List) => json!([]),
+                (None, None, ferrox_common::ansible::options::Kind::Dict) => json!({}),
                 _ => json!(""),
             };
             args.insert(opt.name.to_string(), value);
