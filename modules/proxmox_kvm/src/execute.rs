@@ -16,9 +16,10 @@ use ferrox_common::vm;
 use serde_json::{Map, Value};
 
 use crate::api::{self, fields, Vm};
-use crate::converge;
+use crate::converge::{self, Changes};
 use crate::plan::{Action, Allocation, Plan, PowerCall};
 use crate::probe;
+use crate::wanted::Config;
 
 /// How often a collision on a new vmid is retried before giving up.
 const MAX_ALLOCATION_ATTEMPTS: u32 = 40;
@@ -111,41 +112,16 @@ impl Executor<'_> {
         Ok(())
     }
 
+    /// Runs one action: each method makes its PVE call and, where PVE's answer can be
+    /// lost, reconciles it by reading back what PVE did.
     pub(crate) fn run_one(&mut self, vm: &mut Vm, action: &Action) -> Result<(), Failure> {
-        let id = vm.vmid;
-        let name = self.name.clone();
         match action {
-            Action::Create { form, allocation } => {
-                let prefix = |id: u32| {
-                    format!("creation of qemu VM {name} with vmid {id} failed with exception=")
-                };
-                let node = vm.node.clone();
-                let named = name_in(form);
-                self.post_while_busy(vm, named.as_deref(), &prefix, "creating", |this, vm| {
-                    this.allocate_and_post(vm, allocation, &prefix, None, named.as_deref(), |c, id| {
-                        let mut body = vec![("vmid".to_string(), id.to_string())];
-                        body.extend(form.iter().cloned());
-                        c.post(&format!("/nodes/{node}/qemu"), &fields(&body)).map_err(ha_managed_unknown)
-                    })
-                })
-            }
+            Action::Create { form, allocation } => self.create(vm, form, allocation),
             Action::Clone {
                 source,
                 form,
                 allocation,
-            } => {
-                let prefix =
-                    |_: u32| format!("Unable to clone vm {name} from vmid {}: ", source.vmid);
-                let path = source.path("/clone");
-                let named = name_in(form);
-                self.post_while_busy(vm, named.as_deref(), &prefix, "creating", |this, vm| {
-                    this.allocate_and_post(vm, allocation, &prefix, Some(source), named.as_deref(), |c, id| {
-                        let mut body = vec![("newid".to_string(), id.to_string())];
-                        body.extend(form.iter().cloned());
-                        c.post(&path, &fields(&body))
-                    })
-                })
-            }
+            } => self.clone_vm(vm, source, form, allocation),
             Action::WaitListed { name } => {
                 self.wait_listed(vm.vmid, name.as_deref());
                 Ok(())
@@ -155,211 +131,354 @@ impl Executor<'_> {
                 changes,
                 digest,
                 recompute,
-            } => {
-                let prefix = format!("Unable to update vm {name} with vmid {id}: ");
-                let fail = |e: String| Failure::new(format!("{prefix}{e}")).with("vmid", id);
-                let (mut changes, mut digest) = if *recompute {
-                    let current = api::config(self.client, vm).map_err(|e| fail(e.to_string()))?;
-                    let digest = current
-                        .get("digest")
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                    (
-                        converge::changes(&current, wanted, id, &self.tag_case)
-                            .map_err(|e| Failure::new(e).with("vmid", id))?,
-                        digest,
-                    )
-                } else {
-                    (changes.clone(), digest.clone())
-                };
-                if changes.is_empty() {
-                    return Ok(());
-                }
-                let written = changes.keys();
-                let mut resends = 0;
-                while !changes.set.is_empty() {
-                    let mut body: Vec<(String, String)> = changes.set.clone().into_iter().collect();
-                    if let Some(d) = digest.clone() {
-                        body.push(("digest".into(), d));
-                    }
-                    if self.skiplock {
-                        body.push(("skiplock".into(), "1".into()));
-                    }
-                    let since = recover::now();
-                    // Allocating storage can outlast an HTTP request: PVE runs it as a task.
-                    let sent = if changes.allocates {
-                        self.client.post(&vm.path("/config"), &fields(&body))
-                    } else {
-                        self.client.put(&vm.path("/config"), &fields(&body))
-                    };
-                    match sent {
-                        Ok(answer) => {
-                            self.wait_answer(&answer, self.long_timeout, "updating", &prefix, id)?;
-                            self.outcome.done.push(format!(
-                                "set {} of VM {id}",
-                                changes.set.keys().cloned().collect::<Vec<_>>().join(", ")
-                            ));
-                            break;
-                        }
-                        Err(e) if e.answer_lost() && resends < recover::MAX_RESENDS => {
-                            resends += 1;
-                            // Let a config task of the lost call finish, then re-read and
-                            // re-plan: what it applied drops out of the plan, and the new
-                            // digest keeps anything from being applied twice.
-                            let search = Search { node: &vm.node, kind: "qmconfig", vmid: id, since };
-                            if changes.allocates {
-                                recover::find_and_wait(self.client, &search, self.long_timeout)
-                                    .map_err(|te| fail(task_failure("", "updating", te)))?;
-                            }
-                            let current = api::config(self.client, vm).map_err(|e| fail(e.to_string()))?;
-                            digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
-                            changes = converge::changes(&current, wanted, id, &self.tag_case)
-                                .map_err(|e| Failure::new(e).with("vmid", id))?;
-                            let found = if changes.set.is_empty() {
-                                format!("the config of VM {id} shows the change applied")
-                            } else {
-                                format!("the config of VM {id} lacks the change; it is sent again")
-                            };
-                            self.outcome.warnings.push(recover::warning(&e, &found));
-                        }
-                        Err(e) => return Err(fail(e.to_string())),
-                    }
-                }
-                for grow in &changes.grow {
-                    self.grow(vm, grow, &prefix)?;
-                    self.outcome
-                        .done
-                        .push(format!("grew {} of VM {id} to {}", grow.key, grow.to));
-                }
-                self.outcome.written = written;
-                let pending = api::pending(self.client, vm).map_err(|e| fail(e.to_string()))?;
-                self.outcome.pending = pending.waiting;
-                self.outcome.config = Some(pending.effective);
-                Ok(())
-            }
-            Action::RebootIfPending { cloud_init } => {
-                if self.outcome.pending.is_empty() && !cloud_init {
-                    return Ok(());
-                }
-                let power = api::power(self.client, vm).map_err(|e| Failure::new(e.to_string()))?;
-                if power.status != "running" {
-                    return Ok(());
-                }
-                self.power(vm, &PowerCall::Reboot)?;
-                self.outcome.rebooted_for_pending = true;
-                self.outcome
-                    .done
-                    .push(format!("rebooted VM {id} to apply pending changes"));
-                Ok(())
-            }
+            } => self.converge(vm, wanted, changes, digest.as_deref(), *recompute),
+            Action::RebootIfPending { cloud_init } => self.reboot_if_pending(vm, *cloud_init),
             Action::Power(call) => self.power(vm, call),
-            Action::Template => {
-                let prefix = format!("conversion of VM {id} to template failed with exception: ");
-                let answer = self
-                    .client
-                    .post(&vm.path("/template"), &[])
-                    .map_err(|e| api_fail(&prefix, e, id))?;
-                self.wait_answer(&answer, self.long_timeout, "converting", &prefix, id)
-            }
+            Action::Template => self.template(vm),
             Action::Destroy {
                 purge,
                 unreferenced_disks,
-            } => {
-                let prefix = format!("deletion of VM {id} failed with exception: ");
-                let mut query = Vec::new();
-                if *purge {
-                    query.push(("purge", "1".to_string()));
-                }
-                if *unreferenced_disks {
-                    query.push(("destroy-unreferenced-disks", "1".to_string()));
-                }
-                if self.skiplock {
-                    query.push(("skiplock", "1".to_string()));
-                }
-                for resend in 0.. {
-                    let since = recover::now();
-                    match self.client.delete(&vm.path(""), &query) {
-                        Ok(answer) => return self.wait_answer(&answer, self.long_timeout, "removing", &prefix, id),
-                        Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
-                            let search = Search { node: &vm.node, kind: "qmdestroy", vmid: id, since };
-                            let found = recover::find_and_wait(self.client, &search, self.long_timeout)
-                                .map_err(|te| Failure::new(task_failure(&prefix, "removing", te)).with("vmid", id))?;
-                            if let Some(done) = found {
-                                self.outcome.warnings.push(recover::warning(&e, &format!("task {} removed VM {id}", done.upid)));
-                                return Ok(());
-                            }
-                            if !self.exists(vm).map_err(|e| api_fail(&prefix, e, id))? {
-                                self.outcome.warnings.push(recover::warning(&e, &format!("VM {id} is gone")));
-                                return Ok(());
-                            }
-                            self.outcome
-                                .warnings
-                                .push(recover::warning(&e, &format!("VM {id} is still there and no removal task was started; sent again")));
-                        }
-                        Err(e) => return Err(Failure::new(format!("{prefix}{e}"))),
-                    }
-                }
-                unreachable!("the loop returns")
-            }
+            } => self.destroy(vm, *purge, *unreferenced_disks),
             Action::Migrate {
                 target,
                 online,
                 with_local_disks,
                 options,
-            } => {
-                let prefix = format!("Unable to migrate VM {id} from {} to {target}: ", vm.node);
-                let mut body = vec![
-                    ("target".to_string(), target.clone()),
-                    ("online".to_string(), u8::from(*online).to_string()),
-                    ("with-local-disks".to_string(), u8::from(*with_local_disks).to_string()),
-                ];
-                body.extend(options.iter().cloned());
-                let started = std::time::Instant::now();
-                let answer = self
-                    .client
-                    .post(&vm.path("/migrate"), &fields(&body))
-                    .map_err(|e| api_fail(&prefix, e, id))?;
-                self.wait_answer(&answer, self.long_timeout, "migrating", &prefix, id)?;
-                // An HA-managed VM: the task only handed the request to the HA manager,
-                // which migrates the VM later in its own task. Done means it is there.
-                if answer.as_str().is_some_and(is_ha_migration) {
-                    let left = self.long_timeout.saturating_sub(started.elapsed());
-                    self.wait_on_node(vm, target, left)?;
-                }
-                Ok(())
-            }
+            } => self.migrate(vm, target, *online, *with_local_disks, options),
             Action::MoveClone { from, to, targetstorage } => {
-                let prefix = format!("Unable to clone vm {name}: the clone VM {id} was made on {from}, its move to {to} failed: ");
-                self.move_clone(vm, to, targetstorage.as_deref(), &prefix)?;
-                vm.node = to.clone();
-                Ok(())
+                self.move_clone(vm, from, to, targetstorage.as_deref())
             }
-            Action::DeleteKeys(keys) => {
-                let prefix = format!("Unable to delete settings on VM {name} with vmid {id}: ");
-                let mut body = vec![("delete", keys.join(","))];
-                if self.skiplock {
-                    body.push(("skiplock", "1".into()));
-                }
-                self.client
-                    .put(&vm.path("/config"), &body)
-                    .map_err(|e| api_fail(&prefix, e, id))?;
-                Ok(())
-            }
+            Action::DeleteKeys(keys) => self.delete_keys(vm, keys),
             Action::PoolMove { from, to } => self.pool_move(vm, from.as_deref(), to),
-            Action::RevertKeys(keys) => {
-                let prefix = format!("Unable to revert settings on VM {name} with vmid {id}: Maybe is not a pending task...   ");
-                self.client
-                    .put(&vm.path("/config"), &[("revert", keys.join(","))])
-                    .map_err(|e| api_fail(&prefix, e, id))?;
-                Ok(())
-            }
+            Action::RevertKeys(keys) => self.revert_keys(vm, keys),
         }
     }
 
+    /// Creates (or restores) the VM under the vmid its allocation gives; a lost answer
+    /// is reconciled by [`Self::allocate_and_post`].
+    fn create(&mut self, vm: &mut Vm, form: &[(String, String)], allocation: &Allocation) -> Result<(), Failure> {
+        let name = self.name.clone();
+        let prefix =
+            |id: u32| format!("creation of qemu VM {name} with vmid {id} failed with exception=");
+        let node = vm.node.clone();
+        let named = name_in(form);
+        self.post_while_busy(vm, named.as_deref(), &prefix, "creating", |this, vm| {
+            this.allocate_and_post(vm, allocation, &prefix, None, named.as_deref(), |c, id| {
+                let mut body = vec![("vmid".to_string(), id.to_string())];
+                body.extend(form.iter().cloned());
+                c.post(&format!("/nodes/{node}/qemu"), &fields(&body)).map_err(ha_managed_unknown)
+            })
+        })
+    }
+
+    /// Clones `source` to the plan's VM; a lost answer is reconciled by
+    /// [`Self::allocate_and_post`].
+    fn clone_vm(
+        &mut self,
+        vm: &mut Vm,
+        source: &Vm,
+        form: &[(String, String)],
+        allocation: &Allocation,
+    ) -> Result<(), Failure> {
+        let name = self.name.clone();
+        let prefix = |_: u32| format!("Unable to clone vm {name} from vmid {}: ", source.vmid);
+        let path = source.path("/clone");
+        let named = name_in(form);
+        self.post_while_busy(vm, named.as_deref(), &prefix, "creating", |this, vm| {
+            this.allocate_and_post(vm, allocation, &prefix, Some(source), named.as_deref(), |c, id| {
+                let mut body = vec![("newid".to_string(), id.to_string())];
+                body.extend(form.iter().cloned());
+                c.post(&path, &fields(&body))
+            })
+        })
+    }
+
+    /// Writes the config keys that differ, then grows disks; what stays pending and
+    /// the effective config are read back for the result. With `recompute` the changes
+    /// come from the VM's real config (a VM just made), not the plan.
+    fn converge(
+        &mut self,
+        vm: &Vm,
+        wanted: &Config,
+        planned: &Changes,
+        digest: Option<&str>,
+        recompute: bool,
+    ) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let prefix = format!("Unable to update vm {} with vmid {id}: ", self.name);
+        let (changes, digest) = if recompute {
+            self.changes_now(vm, wanted, &prefix)?
+        } else {
+            (planned.clone(), digest.map(str::to_string))
+        };
+        if changes.is_empty() {
+            return Ok(());
+        }
+        let written = changes.keys();
+        let changes = self.write_config(vm, wanted, changes, digest, &prefix)?;
+        for grow in &changes.grow {
+            self.grow(vm, grow, &prefix)?;
+            self.outcome
+                .done
+                .push(format!("grew {} of VM {id} to {}", grow.key, grow.to));
+        }
+        self.outcome.written = written;
+        let pending = api::pending(self.client, vm).map_err(|e| api_fail(&prefix, e, id))?;
+        self.outcome.pending = pending.waiting;
+        self.outcome.config = Some(pending.effective);
+        Ok(())
+    }
+
+    /// What the VM's config lacks of `wanted` now, with the digest of the config read.
+    fn changes_now(
+        &self,
+        vm: &Vm,
+        wanted: &Config,
+        prefix: &str,
+    ) -> Result<(Changes, Option<String>), Failure> {
+        let id = vm.vmid;
+        let current = api::config(self.client, vm).map_err(|e| api_fail(prefix, e, id))?;
+        let digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
+        let changes = converge::changes(&current, wanted, id, &self.tag_case)
+            .map_err(|e| Failure::new(e).with("vmid", id))?;
+        Ok((changes, digest))
+    }
+
+    /// Writes `changes.set`, guarded by `digest`. Returns the changes as they stand
+    /// after the write: a lost answer re-plans them, and their disks are grown next.
+    fn write_config(
+        &mut self,
+        vm: &Vm,
+        wanted: &Config,
+        mut changes: Changes,
+        mut digest: Option<String>,
+        prefix: &str,
+    ) -> Result<Changes, Failure> {
+        let id = vm.vmid;
+        let mut resends = 0;
+        while !changes.set.is_empty() {
+            let since = recover::now();
+            match self.send_config(vm, &changes, digest.clone()) {
+                Ok(answer) => {
+                    self.wait_answer(&answer, self.long_timeout, "updating", prefix, id)?;
+                    self.outcome.done.push(format!(
+                        "set {} of VM {id}",
+                        changes.set.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ));
+                    break;
+                }
+                Err(e) if e.answer_lost() && resends < recover::MAX_RESENDS => {
+                    resends += 1;
+                    (changes, digest) =
+                        self.replan_config(vm, wanted, changes.allocates, &e, since, prefix)?;
+                }
+                Err(e) => return Err(api_fail(prefix, e, id)),
+            }
+        }
+        Ok(changes)
+    }
+
+    /// One config write of `changes.set`, with the digest and `skiplock` when asked.
+    fn send_config(&self, vm: &Vm, changes: &Changes, digest: Option<String>) -> Result<Value, ApiError> {
+        let mut body: Vec<(String, String)> = changes.set.clone().into_iter().collect();
+        if let Some(d) = digest {
+            body.push(("digest".into(), d));
+        }
+        if self.skiplock {
+            body.push(("skiplock".into(), "1".into()));
+        }
+        // Allocating storage can outlast an HTTP request: PVE runs it as a task.
+        if changes.allocates {
+            self.client.post(&vm.path("/config"), &fields(&body))
+        } else {
+            self.client.put(&vm.path("/config"), &fields(&body))
+        }
+    }
+
+    /// After a config write's answer was lost: lets a config task of the lost call
+    /// finish, then re-reads and re-plans. What it applied drops out of the plan, and
+    /// the new digest keeps anything from being applied twice.
+    fn replan_config(
+        &mut self,
+        vm: &Vm,
+        wanted: &Config,
+        allocates: bool,
+        lost: &ApiError,
+        since: u64,
+        prefix: &str,
+    ) -> Result<(Changes, Option<String>), Failure> {
+        let id = vm.vmid;
+        if allocates {
+            let search = Search { node: &vm.node, kind: "qmconfig", vmid: id, since };
+            recover::find_and_wait(self.client, &search, self.long_timeout).map_err(|te| {
+                Failure::new(format!("{prefix}{}", task_failure("", "updating", te))).with("vmid", id)
+            })?;
+        }
+        let (changes, digest) = self.changes_now(vm, wanted, prefix)?;
+        let found = if changes.set.is_empty() {
+            format!("the config of VM {id} shows the change applied")
+        } else {
+            format!("the config of VM {id} lacks the change; it is sent again")
+        };
+        self.outcome.warnings.push(recover::warning(lost, &found));
+        Ok((changes, digest))
+    }
+
+    /// Reboots a running VM when the update left changes pending, or when its
+    /// cloud-init drive lacks changes only a start brings to it.
+    fn reboot_if_pending(&mut self, vm: &Vm, cloud_init: bool) -> Result<(), Failure> {
+        if self.outcome.pending.is_empty() && !cloud_init {
+            return Ok(());
+        }
+        let power = api::power(self.client, vm).map_err(|e| Failure::new(e.to_string()))?;
+        if power.status != "running" {
+            return Ok(());
+        }
+        self.power(vm, &PowerCall::Reboot)?;
+        self.outcome.rebooted_for_pending = true;
+        self.outcome
+            .done
+            .push(format!("rebooted VM {} to apply pending changes", vm.vmid));
+        Ok(())
+    }
+
+    /// Converts the VM to a template.
+    fn template(&mut self, vm: &Vm) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let prefix = format!("conversion of VM {id} to template failed with exception: ");
+        let answer = self
+            .client
+            .post(&vm.path("/template"), &[])
+            .map_err(|e| api_fail(&prefix, e, id))?;
+        self.wait_answer(&answer, self.long_timeout, "converting", &prefix, id)
+    }
+
+    /// Deletes the VM; a lost answer is reconciled by [`Self::removed_meanwhile`], the
+    /// delete sent again only while the VM is still there.
+    fn destroy(&mut self, vm: &Vm, purge: bool, unreferenced_disks: bool) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let prefix = format!("deletion of VM {id} failed with exception: ");
+        let mut query = Vec::new();
+        if purge {
+            query.push(("purge", "1".to_string()));
+        }
+        if unreferenced_disks {
+            query.push(("destroy-unreferenced-disks", "1".to_string()));
+        }
+        if self.skiplock {
+            query.push(("skiplock", "1".to_string()));
+        }
+        for resend in 0.. {
+            let since = recover::now();
+            match self.client.delete(&vm.path(""), &query) {
+                Ok(answer) => return self.wait_answer(&answer, self.long_timeout, "removing", &prefix, id),
+                Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
+                    if self.removed_meanwhile(vm, &e, since, &prefix)? {
+                        return Ok(());
+                    }
+                }
+                Err(e) => return Err(Failure::new(format!("{prefix}{e}"))),
+            }
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// Whether a delete whose answer was lost removed the VM: its `qmdestroy` task
+    /// (followed to its end) or the VM's absence says so; the warning says which.
+    fn removed_meanwhile(&mut self, vm: &Vm, lost: &ApiError, since: u64, prefix: &str) -> Result<bool, Failure> {
+        let id = vm.vmid;
+        let search = Search { node: &vm.node, kind: "qmdestroy", vmid: id, since };
+        let found = recover::find_and_wait(self.client, &search, self.long_timeout)
+            .map_err(|te| Failure::new(task_failure(prefix, "removing", te)).with("vmid", id))?;
+        if let Some(done) = found {
+            self.outcome.warnings.push(recover::warning(lost, &format!("task {} removed VM {id}", done.upid)));
+            return Ok(true);
+        }
+        if !self.exists(vm).map_err(|e| api_fail(prefix, e, id))? {
+            self.outcome.warnings.push(recover::warning(lost, &format!("VM {id} is gone")));
+            return Ok(true);
+        }
+        self.outcome
+            .warnings
+            .push(recover::warning(lost, &format!("VM {id} is still there and no removal task was started; sent again")));
+        Ok(false)
+    }
+
+    /// Migrates the VM to `target`; an HA-managed VM is done once the HA manager has
+    /// moved it there.
+    fn migrate(
+        &mut self,
+        vm: &Vm,
+        target: &str,
+        online: bool,
+        with_local_disks: bool,
+        options: &[(String, String)],
+    ) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let prefix = format!("Unable to migrate VM {id} from {} to {target}: ", vm.node);
+        let mut body = vec![
+            ("target".to_string(), target.to_string()),
+            ("online".to_string(), u8::from(online).to_string()),
+            ("with-local-disks".to_string(), u8::from(with_local_disks).to_string()),
+        ];
+        body.extend(options.iter().cloned());
+        let started = std::time::Instant::now();
+        let answer = self
+            .client
+            .post(&vm.path("/migrate"), &fields(&body))
+            .map_err(|e| api_fail(&prefix, e, id))?;
+        self.wait_answer(&answer, self.long_timeout, "migrating", &prefix, id)?;
+        // An HA-managed VM: the task only handed the request to the HA manager,
+        // which migrates the VM later in its own task. Done means it is there.
+        if answer.as_str().is_some_and(is_ha_migration) {
+            let left = self.long_timeout.saturating_sub(started.elapsed());
+            self.wait_on_node(vm, target, left)?;
+        }
+        Ok(())
+    }
+
+    /// Moves a clone just made on `from` to `to`; the plan's VM is on `to` after.
+    fn move_clone(&mut self, vm: &mut Vm, from: &str, to: &str, targetstorage: Option<&str>) -> Result<(), Failure> {
+        let prefix = format!(
+            "Unable to clone vm {}: the clone VM {} was made on {from}, its move to {to} failed: ",
+            self.name, vm.vmid
+        );
+        self.migrate_clone(vm, to, targetstorage, &prefix)?;
+        vm.node = to.to_string();
+        Ok(())
+    }
+
+    /// Deletes config keys.
+    fn delete_keys(&self, vm: &Vm, keys: &[String]) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let prefix = format!("Unable to delete settings on VM {} with vmid {id}: ", self.name);
+        let mut body = vec![("delete", keys.join(","))];
+        if self.skiplock {
+            body.push(("skiplock", "1".into()));
+        }
+        self.client
+            .put(&vm.path("/config"), &body)
+            .map_err(|e| api_fail(&prefix, e, id))?;
+        Ok(())
+    }
+
+    /// Reverts pending changes of config keys.
+    fn revert_keys(&self, vm: &Vm, keys: &[String]) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let prefix = format!(
+            "Unable to revert settings on VM {} with vmid {id}: Maybe is not a pending task...   ",
+            self.name
+        );
+        self.client
+            .put(&vm.path("/config"), &[("revert", keys.join(","))])
+            .map_err(|e| api_fail(&prefix, e, id))?;
+        Ok(())
+    }
+
     /// Migrates a fresh clone offline to `to` (disks onto `targetstorage`). A lost answer
-    /// is reconciled: the `qmigrate` task is found and followed, or the cluster listing
-    /// shows the VM on `to` already; only when neither is the request sent again.
-    fn move_clone(&mut self, vm: &Vm, to: &str, targetstorage: Option<&str>, prefix: &str) -> Result<(), Failure> {
+    /// is reconciled by [`Self::moved_meanwhile`]; only when it finds no move is the
+    /// request sent again.
+    fn migrate_clone(&mut self, vm: &Vm, to: &str, targetstorage: Option<&str>, prefix: &str) -> Result<(), Failure> {
         let id = vm.vmid;
         let mut body = vec![("target", to.to_string()), ("online", "0".to_string())];
         if let Some(st) = targetstorage {
@@ -370,26 +489,36 @@ impl Executor<'_> {
             match self.client.post(&vm.path("/migrate"), &body) {
                 Ok(answer) => return self.wait_answer(&answer, self.long_timeout, "migrating", prefix, id),
                 Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
-                    let search = Search { node: &vm.node, kind: "qmigrate", vmid: id, since };
-                    let found = recover::find_and_wait(self.client, &search, self.long_timeout)
-                        .map_err(|te| Failure::new(task_failure(prefix, "migrating", te)).with("vmid", id))?;
-                    if let Some(done) = found {
-                        self.outcome.warnings.push(recover::warning(&e, &format!("task {} moved VM {id} to {to}", done.upid)));
+                    if self.moved_meanwhile(vm, to, &e, since, prefix)? {
                         return Ok(());
                     }
-                    let guests = vm::list(self.client).map_err(|e| api_fail(prefix, e, id))?;
-                    if vm::by_vmid(&guests, id).is_some_and(|g| *g.node == *to) {
-                        self.outcome.warnings.push(recover::warning(&e, &format!("VM {id} is on {to}")));
-                        return Ok(());
-                    }
-                    self.outcome
-                        .warnings
-                        .push(recover::warning(&e, &format!("no migration task was started for VM {id}; sent again")));
                 }
                 Err(e) => return Err(api_fail(prefix, e, id)),
             }
         }
         unreachable!("the loop returns")
+    }
+
+    /// Whether a clone's migration whose answer was lost moved it: the `qmigrate` task
+    /// is found and followed, or the cluster listing shows the VM on `to` already.
+    fn moved_meanwhile(&mut self, vm: &Vm, to: &str, lost: &ApiError, since: u64, prefix: &str) -> Result<bool, Failure> {
+        let id = vm.vmid;
+        let search = Search { node: &vm.node, kind: "qmigrate", vmid: id, since };
+        let found = recover::find_and_wait(self.client, &search, self.long_timeout)
+            .map_err(|te| Failure::new(task_failure(prefix, "migrating", te)).with("vmid", id))?;
+        if let Some(done) = found {
+            self.outcome.warnings.push(recover::warning(lost, &format!("task {} moved VM {id} to {to}", done.upid)));
+            return Ok(true);
+        }
+        let guests = vm::list(self.client).map_err(|e| api_fail(prefix, e, id))?;
+        if vm::by_vmid(&guests, id).is_some_and(|g| *g.node == *to) {
+            self.outcome.warnings.push(recover::warning(lost, &format!("VM {id} is on {to}")));
+            return Ok(true);
+        }
+        self.outcome
+            .warnings
+            .push(recover::warning(lost, &format!("no migration task was started for VM {id}; sent again")));
+        Ok(false)
     }
 
     fn power(&mut self, vm: &Vm, call: &PowerCall) -> Result<(), Failure> {
