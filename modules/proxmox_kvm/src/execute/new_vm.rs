@@ -3,6 +3,7 @@
 //! task or the new VM's config.
 
 use std::collections::BTreeSet;
+use std::ops::ControlFlow;
 use std::time::Duration;
 
 use ferrox_common::client::{ApiError, Client};
@@ -76,11 +77,8 @@ impl Executor<'_> {
 
     /// Posts with a vmid, choosing the next one when PVE says it was taken meanwhile
     /// (only for vmids the module chose). Returns the task's UPID, or `None` when a lost
-    /// answer was recovered and the new VM is already complete.
-    ///
-    /// A lost answer is reconciled: the create's (clone's) task is looked up and followed;
-    /// with none and no new VM, the same vmid is posted again; a VM there without our task
-    /// is someone else's, which counts as a collision.
+    /// answer was recovered and the new VM is already complete, or another run's VM of
+    /// this name was adopted.
     fn allocate_and_post(
         &mut self,
         vm: &mut Vm,
@@ -90,11 +88,17 @@ impl Executor<'_> {
         named: Option<&str>,
         post: impl Fn(&Client, u32) -> Result<Value, ApiError>,
     ) -> Result<Option<String>, Failure> {
-        let mut tried = BTreeSet::new();
+        let mut posting = Posting {
+            allocation,
+            prefix,
+            clone_of,
+            named,
+            tried: BTreeSet::new(),
+        };
         let mut resends = 0;
         for attempt in 1.. {
             let since = recover::now();
-            match post(self.client, vm.vmid) {
+            let next = match post(self.client, vm.vmid) {
                 Ok(answer) => {
                     return answer.as_str().map(|s| Some(s.to_string())).ok_or_else(|| {
                         Failure::new(format!(
@@ -106,28 +110,7 @@ impl Executor<'_> {
                 }
                 Err(e) if e.answer_lost() && resends < recover::MAX_RESENDS => {
                     resends += 1;
-                    let fail = |e: ApiError| Failure::new(format!("{}{e}", prefix(vm.vmid))).with("vmid", vm.vmid);
-                    match self.reconcile_new(vm, clone_of, named, since).map_err(fail)? {
-                        NewVm::Complete(how) => {
-                            self.outcome.warnings.push(recover::warning(&e, &how));
-                            return Ok(None);
-                        }
-                        NewVm::Absent(why) => self.outcome.warnings.push(recover::warning(&e, &format!("{why}; sent again"))),
-                        NewVm::Foreign if *allocation != Allocation::Given && attempt < MAX_ALLOCATION_ATTEMPTS => {
-                            tried.insert(vm.vmid);
-                            vm.vmid = self
-                                .next_candidate(allocation, &tried)
-                                .map_err(|e| Failure::new(format!("{}{e}", prefix(vm.vmid))))?;
-                        }
-                        NewVm::Foreign => {
-                            return Err(Failure::new(format!(
-                                "{}{e}; VM {} exists now, but not by a task of this run: another client created it",
-                                prefix(vm.vmid),
-                                vm.vmid
-                            ))
-                            .with("vmid", vm.vmid))
-                        }
-                    }
+                    self.after_lost_post(vm, &mut posting, &e, since, attempt)?
                 }
                 Err(e)
                     if e.message.contains("already exists")
@@ -135,41 +118,94 @@ impl Executor<'_> {
                         && matches!(allocation, Allocation::Range { .. })
                         && attempt < MAX_ALLOCATION_ATTEMPTS =>
                 {
-                    let fail = |e: ApiError| Failure::new(format!("{}{e}", prefix(vm.vmid))).with("vmid", vm.vmid);
-                    match self.holder(vm.vmid, named).map_err(fail)? {
-                        Holder::Ours(found) => {
-                            self.outcome.adopted = Some(found);
-                            return Ok(None);
-                        }
-                        Holder::Other => {
-                            tried.insert(vm.vmid);
-                            vm.vmid = self
-                                .next_candidate(allocation, &tried)
-                                .map_err(|e| Failure::new(format!("{}{e}", prefix(vm.vmid))))?;
-                        }
-                        // Its create failed and was cleaned up: the id is free again.
-                        Holder::Gone => std::thread::sleep(jitter(attempt)),
-                    }
+                    self.after_range_vmid_taken(vm, &mut posting, attempt)?
                 }
                 Err(e)
                     if e.message.contains("already exists")
                         && *allocation != Allocation::Given
                         && attempt < MAX_ALLOCATION_ATTEMPTS =>
                 {
-                    tried.insert(vm.vmid);
                     std::thread::sleep(jitter(attempt));
-                    vm.vmid = self
-                        .next_candidate(allocation, &tried)
-                        .map_err(|e| Failure::new(format!("{}{e}", prefix(vm.vmid))))?;
+                    self.take_next_vmid(vm, &mut posting)?;
+                    ControlFlow::Continue(())
                 }
-                Err(e) => {
-                    return Err(
-                        Failure::new(format!("{}{e}", prefix(vm.vmid))).with("vmid", vm.vmid)
-                    )
-                }
+                Err(e) => return Err(posting.fail(vm.vmid, e)),
+            };
+            if next.is_break() {
+                return Ok(None);
             }
         }
         unreachable!("the loop returns")
+    }
+
+    /// After a create's (clone's) lost answer: `Break` when its task is found and our VM
+    /// is complete; else `Continue`, posting the same vmid again when nothing of ours is
+    /// there, the next candidate when someone else's VM is (a collision).
+    fn after_lost_post(
+        &mut self,
+        vm: &mut Vm,
+        posting: &mut Posting,
+        lost: &ApiError,
+        since: u64,
+        attempt: u32,
+    ) -> Result<ControlFlow<()>, Failure> {
+        let found = self
+            .reconcile_new(vm, posting.clone_of, posting.named, since)
+            .map_err(|e| posting.fail(vm.vmid, e))?;
+        match found {
+            NewVm::Complete(how) => {
+                self.outcome.warnings.push(recover::warning(lost, &how));
+                return Ok(ControlFlow::Break(()));
+            }
+            NewVm::Absent(why) => self
+                .outcome
+                .warnings
+                .push(recover::warning(lost, &format!("{why}; sent again"))),
+            NewVm::Foreign
+                if *posting.allocation != Allocation::Given && attempt < MAX_ALLOCATION_ATTEMPTS =>
+            {
+                self.take_next_vmid(vm, posting)?
+            }
+            NewVm::Foreign => {
+                return Err(Failure::new(format!(
+                    "{}{lost}; VM {} exists now, but not by a task of this run: another client created it",
+                    (posting.prefix)(vm.vmid),
+                    vm.vmid
+                ))
+                .with("vmid", vm.vmid))
+            }
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// A vmid of the range that PVE says exists: `Break` adopting another run's VM of
+    /// this name; else `Continue`, with the next candidate when the VM there is another,
+    /// with the same vmid when its create failed and was cleaned up.
+    fn after_range_vmid_taken(
+        &mut self,
+        vm: &mut Vm,
+        posting: &mut Posting,
+        attempt: u32,
+    ) -> Result<ControlFlow<()>, Failure> {
+        match self.holder(vm.vmid, posting.named).map_err(|e| posting.fail(vm.vmid, e))? {
+            Holder::Ours(found) => {
+                self.outcome.adopted = Some(found);
+                return Ok(ControlFlow::Break(()));
+            }
+            Holder::Other => self.take_next_vmid(vm, posting)?,
+            // Its create failed and was cleaned up: the id is free again.
+            Holder::Gone => std::thread::sleep(jitter(attempt)),
+        }
+        Ok(ControlFlow::Continue(()))
+    }
+
+    /// Counts the VM's vmid as taken and moves it to the next candidate.
+    fn take_next_vmid(&self, vm: &mut Vm, posting: &mut Posting) -> Result<(), Failure> {
+        posting.tried.insert(vm.vmid);
+        vm.vmid = self
+            .next_candidate(posting.allocation, &posting.tried)
+            .map_err(|e| Failure::new(format!("{}{e}", (posting.prefix)(vm.vmid))))?;
+        Ok(())
     }
 
     /// What became of a create (or clone) whose answer was lost.
@@ -305,6 +341,27 @@ fn ha_managed_unknown(mut e: ApiError) -> ApiError {
         e.errors = None;
     }
     e
+}
+
+/// What a create or clone posts with: how it picks its vmid and tells its VM from
+/// others.
+struct Posting<'p> {
+    allocation: &'p Allocation,
+    /// The operation's failure message, for the vmid tried.
+    prefix: &'p dyn Fn(u32) -> String,
+    /// The source of a clone (`None`: a create).
+    clone_of: Option<&'p Vm>,
+    /// The name the new VM gets.
+    named: Option<&'p str>,
+    /// vmids found taken.
+    tried: BTreeSet<u32>,
+}
+
+impl Posting<'_> {
+    /// A failure of the post at `vmid`, in the operation's words.
+    fn fail(&self, vmid: u32, e: impl std::fmt::Display) -> Failure {
+        Failure::new(format!("{}{e}", (self.prefix)(vmid))).with("vmid", vmid)
+    }
 }
 
 /// Who holds a vmid PVE refused because it exists.
