@@ -52,54 +52,19 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     client.set_retry_budget(task.timeout);
-    // Only the guests the task names are decoded: thousands of others are skipped unread.
-    let mut sought = Sought::lookup(task.vmid, task.name.as_deref());
-    if let (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) = (&task.state, &task.target) {
-        sought = sought.and_vmid(*t);
-    }
-    let cluster = vm::cluster_of(&client, &sought).map_err(|e| {
-        let what = match (&task.vmid, &task.name) {
-            (Some(id), _) => format!("vmid {id}"),
-            (None, Some(name)) => format!("name {name}"),
-            _ => String::new(),
-        };
-        Failure::new(format!("Unable to retrieve list of VMs filtered by {what}: {e}"))
-    })?;
+    let cluster = read_cluster(&client, &task)?;
     let guests = &cluster.guests;
     let guest = vm::locate_qemu(guests, task.vmid, task.name.as_deref(), "proxmox_disk manages disks of QEMU VMs")
         .map_err(|f| duplicates::explain(&client, guests, task.name.as_deref(), f))?;
     let vmid = guest.vmid;
     let vm = read_config(&client, guest)?;
-    let target_vm = match (&task.state, &task.target) {
-        (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) if *t != vmid => {
-            let target = vm::locate_qemu(guests, Some(*t), None, "target_vmid must name a QEMU VM")
-                .map_err(|e| Failure::new(e.msg).with("vmid", vmid))?;
-            Some(read_config(&client, target)?)
-        }
-        _ => None,
-    };
+    let target_vm = read_target_vm(&client, &task, guests, vmid)?;
 
     let plan = plan::plan(&task, &vm, target_vm.as_ref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     for w in &plan.warnings {
         m.warn(w.clone());
     }
-    // An ISO image or an import source the task names must be there (references.rs).
-    let named: Vec<references::DriveRef> = plan
-        .actions
-        .iter()
-        .filter_map(|a| match a {
-            plan::Action::SetDrive { key, value } => Some(references::drive_refs(key, value)),
-            _ => None,
-        })
-        .flatten()
-        // The volume already attached there is no new reference.
-        .filter(|r| !matches!(r, references::DriveRef::Volume { key, volid, .. } if vm.text(key).is_some_and(|t| t.split(',').next() == Some(volid.as_str()))))
-        .collect();
-    let assume = ferrox_common::ansible::assume::Assume::from_params(&m.params, m.check_mode);
-    references::verify_volumes(&client, &vm.node, &named, &assume).map_err(|e| Failure::new(e).with("vmid", vmid))?;
-    for w in assume.warnings() {
-        m.warn(w);
-    }
+    verify_references(m, &client, &plan, &vm)?;
     if let (true, Some(storage)) = (plan.changed(), &plan.allocates_on) {
         check_storage(&client, &cluster, &vm.node, storage).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     }
@@ -112,32 +77,98 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let target = Target { vmid, node: &vm.node, planned: m.plan().is_some_and(|p| p.is_planned(vmid)) };
     gate.require(m, &target, &writes(&plan.actions, &vm))?;
     if m.check_mode {
-        // What a real run would read back: whether the running VM keeps it pending.
-        let pending = planned::stays_pending(&plan, &vm, &task.disk.key, running);
-        for effect in planned::effects(&plan, &vm, target_vm.as_ref(), &task.disk.key, pending) {
-            m.plan_effect(effect);
-        }
-        return Ok(report::predicted(&plan, &vm).with("pending", pending));
+        return Ok(predict(m, &task, &plan, &vm, target_vm.as_ref(), running));
     }
+    apply_reconciled(m, &client, &task, &plan, &vm, target_vm.as_ref())?;
+    report_applied(m, &client, &task, &plan, &vm, target_vm.as_ref(), running)
+}
 
-    // A lost answer: re-read the VM(s) and re-plan; what was applied drops out of the plan.
+/// The cluster listing with only the guests the task names (the VM, and the VM a disk
+/// moves to) decoded: thousands of others are skipped unread.
+fn read_cluster(client: &Client, task: &DiskTask) -> Result<vm::Cluster, Failure> {
+    let mut sought = Sought::lookup(task.vmid, task.name.as_deref());
+    if let (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) = (&task.state, &task.target) {
+        sought = sought.and_vmid(*t);
+    }
+    vm::cluster_of(client, &sought).map_err(|e| {
+        let what = match (&task.vmid, &task.name) {
+            (Some(id), _) => format!("vmid {id}"),
+            (None, Some(name)) => format!("name {name}"),
+            _ => String::new(),
+        };
+        Failure::new(format!("Unable to retrieve list of VMs filtered by {what}: {e}"))
+    })
+}
+
+/// The config of the VM the disk moves to, when that is another VM than `vmid`.
+fn read_target_vm(client: &Client, task: &DiskTask, guests: &[Guest], vmid: u32) -> Result<Option<VmConfig>, Failure> {
+    match (&task.state, &task.target) {
+        (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) if *t != vmid => {
+            let target = vm::locate_qemu(guests, Some(*t), None, "target_vmid must name a QEMU VM")
+                .map_err(|e| Failure::new(e.msg).with("vmid", vmid))?;
+            Ok(Some(read_config(client, target)?))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// An ISO image or an import source the plan's drives name must be there
+/// (references.rs); what a check run takes as existing instead is warned about.
+fn verify_references(m: &mut Module, client: &Client, plan: &plan::Plan, vm: &VmConfig) -> Result<(), Failure> {
+    let named: Vec<references::DriveRef> = plan
+        .actions
+        .iter()
+        .filter_map(|a| match a {
+            plan::Action::SetDrive { key, value } => Some(references::drive_refs(key, value)),
+            _ => None,
+        })
+        .flatten()
+        // The volume already attached there is no new reference.
+        .filter(|r| !matches!(r, references::DriveRef::Volume { key, volid, .. } if vm.text(key).is_some_and(|t| t.split(',').next() == Some(volid.as_str()))))
+        .collect();
+    let assume = ferrox_common::ansible::assume::Assume::from_params(&m.params, m.check_mode);
+    references::verify_volumes(client, &vm.node, &named, &assume).map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
+    for w in assume.warnings() {
+        m.warn(w);
+    }
+    Ok(())
+}
+
+/// A check run's result and its effects for the playbook run's plan, with what a real
+/// run would read back: whether the running VM keeps the change pending.
+fn predict(m: &mut Module, task: &DiskTask, plan: &plan::Plan, vm: &VmConfig, target_vm: Option<&VmConfig>, running: bool) -> Output {
+    let pending = planned::stays_pending(plan, vm, &task.disk.key, running);
+    for effect in planned::effects(plan, vm, target_vm, &task.disk.key, pending) {
+        m.plan_effect(effect);
+    }
+    report::predicted(plan, vm).with("pending", pending)
+}
+
+/// Applies the plan. After a lost answer the VM(s) are read again and re-planned: what
+/// was applied drops out of the plan, the rest is sent again.
+fn apply_reconciled(
+    m: &mut Module,
+    client: &Client,
+    task: &DiskTask,
+    plan: &plan::Plan,
+    vm: &VmConfig,
+    target_vm: Option<&VmConfig>,
+) -> Result<(), Failure> {
+    let vmid = vm.vmid;
     let mut actions = plan.actions.clone();
     let mut current = vm.clone();
     for resend in 0.. {
-        match apply::apply(&client, &current, &task.disk.key, task.state, &actions, task.timeout) {
+        match apply::apply(client, &current, &task.disk.key, task.state, &actions, task.timeout) {
             Ok(applied) => {
                 for w in applied.warnings {
                     m.warn(w);
                 }
-                break;
+                return Ok(());
             }
             Err(apply::Stop::Lost(e)) if resend < recover::MAX_RESENDS => {
-                current = read_config(&client, guest)?;
-                let target = match &target_vm {
-                    Some(t) => Some(VmConfig::new(t.vmid, t.node.clone(), read_raw_config(&client, t.vmid, &t.node)?)),
-                    None => None,
-                };
-                let again = plan::plan(&task, &current, target.as_ref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+                current = read_again(client, vm)?;
+                let target = target_vm.map(|t| read_again(client, t)).transpose()?;
+                let again = plan::plan(task, &current, target.as_ref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
                 actions = again.actions;
                 let found = if actions.is_empty() {
                     format!("the config of VM {vmid} shows the change made")
@@ -146,23 +177,37 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
                 };
                 m.warn(recover::warning(&e, &found));
                 if actions.is_empty() {
-                    break;
+                    return Ok(());
                 }
             }
             Err(apply::Stop::Lost(e)) => return Err(Failure::new(e.to_string()).with("vmid", vmid)),
             Err(apply::Stop::Failed(msg)) => return Err(Failure::new(msg).with("vmid", vmid)),
         }
     }
+    unreachable!("the loop returns")
+}
+
+/// The result of the writes, from the config read back once (of the VM the disk is on
+/// now); a change the running VM could not take is warned about.
+fn report_applied(
+    m: &mut Module,
+    client: &Client,
+    task: &DiskTask,
+    plan: &plan::Plan,
+    vm: &VmConfig,
+    target_vm: Option<&VmConfig>,
+    running: bool,
+) -> Result<Output, Failure> {
     if plan.after.is_none() && plan.kept_as.is_none() && !running {
         // A deleted disk of a stopped VM: gone at once, nothing to read back.
-        return Ok(report::predicted(&plan, &vm).with("pending", false));
+        return Ok(report::predicted(plan, vm).with("pending", false));
     }
-    let after_vm = match (&target_vm, &plan.after) {
+    let after_vm = match (target_vm, &plan.after) {
         (Some(t), Some((loc, _))) if loc.vmid == t.vmid => t,
-        _ => &vm,
+        _ => vm,
     };
-    let after_vm = read_back(&client, after_vm.vmid, &after_vm.node)?;
-    let out = report::actual(&plan, &vm, &after_vm, &task.disk.key);
+    let after_vm = read_back(client, after_vm.vmid, &after_vm.node)?;
+    let out = report::actual(plan, vm, &after_vm, &task.disk.key);
     if out.get("pending") == Some(&serde_json::Value::Bool(true)) {
         m.warn(format!(
             "The change of {} waits for the next restart of VM {}: Proxmox VE could not apply it to the running VM",
@@ -229,6 +274,11 @@ fn storage_verdict(listed: &[(String, Vec<String>)], node: &str, storage: &str) 
 
 fn read_config(client: &Client, guest: &Guest) -> Result<VmConfig, Failure> {
     Ok(VmConfig::new(guest.vmid, guest.node.to_string(), read_raw_config(client, guest.vmid, &guest.node)?))
+}
+
+/// A VM's config read again (after a lost answer).
+fn read_again(client: &Client, vm: &VmConfig) -> Result<VmConfig, Failure> {
+    Ok(VmConfig::new(vm.vmid, vm.node.clone(), read_raw_config(client, vm.vmid, &vm.node)?))
 }
 
 /// The config after the writes, from `GET .../pending`, so a change that waits for a

@@ -8,7 +8,7 @@ use ferrox_common::pve::propstring::{self, formats};
 use ferrox_common::pve::tags::TagCase;
 use serde_json::{Map, Value};
 
-use crate::converge::{disk::is_disk_key, nic::is_net_key, text_of};
+use crate::converge::{disk::is_disk_key, nic::is_net_key, text_of, Changes};
 use crate::plan::{Action, Plan, PowerCall};
 
 /// What the flow knew when it planned, beyond the actions.
@@ -47,42 +47,18 @@ fn placed_in_pool(vmid: u32, node: &str, form: &[(String, String)]) -> Option<Ef
     })
 }
 
+/// The effects of `plan`'s actions, in order, on the VM named `name`.
 pub fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCase) -> Vec<Effect> {
     let vmid = plan.vm.vmid;
     // The node the VM is on at each step (a clone moved to another node changes it).
     let mut node = plan.vm.node.as_str();
     let mut out: Vec<Effect> = Vec::new();
     for action in &plan.actions {
-        // A clone or restore is converged against what it will be, not its source.
-        let made = out.iter().rev().find_map(|e| match e {
-            Effect::Create { config, .. } => Some(config.clone()),
-            _ => None,
-        });
         match action {
-            Action::Create { form, .. } => {
-                let config: Map<String, Value> = form
-                    .iter()
-                    .filter(|(k, _)| !NOT_CONFIG.contains(&k.as_str()))
-                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-                    .collect();
-                out.push(Effect::Create {
-                    vmid,
-                    node: node.to_string(),
-                    name: name.map(str::to_string),
-                    config: config_after_write(&config),
-                    clone_of: None,
-                });
-                out.extend(placed_in_pool(vmid, node, form));
-            }
+            Action::Create { form, .. } => out.extend(created(vmid, node, name, form)),
             Action::Clone { source, form, .. } => {
-                out.push(Effect::Create {
-                    vmid,
-                    node: node.to_string(),
-                    name: name.map(str::to_string),
-                    config: clone_config(known.clone_source.as_ref(), name),
-                    clone_of: Some(source.vmid),
-                });
-                out.extend(placed_in_pool(vmid, node, form));
+                let config = clone_config(known.clone_source.as_ref(), name);
+                out.extend(cloned(vmid, node, name, source.vmid, config, form));
             }
             Action::WaitListed { .. } => {}
             Action::Converge {
@@ -91,76 +67,21 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCas
                 recompute,
                 ..
             } => {
-                let recomputed;
-                let (changes, current) = match (&made, recompute) {
-                    (Some(config), true) => {
-                        recomputed = crate::converge::changes(config, wanted, vmid, tag_case)
+                // A clone or restore is converged against what it will be, not its source.
+                let effect = match made_config(&out).filter(|_| *recompute) {
+                    Some(config) => {
+                        let changes = crate::converge::changes(&config, wanted, vmid, tag_case)
                             .unwrap_or_else(|_| changes.clone());
-                        (&recomputed, Some(config))
+                        updated(vmid, node, &changes, Some(&config), &known.pending)
                     }
-                    _ => (changes, known.current.as_ref()),
+                    None => updated(vmid, node, changes, known.current.as_ref(), &known.pending),
                 };
-                let mut e = Effect::config(vmid, node);
-                if let Effect::Config {
-                    set, pending, what, ..
-                } = &mut e
-                {
-                    for (k, v) in &changes.set {
-                        let before = current.and_then(|c| c.get(k)).map(text_of);
-                        set.insert(
-                            k.clone(),
-                            Value::String(keep_size(k, before.as_deref(), &after_write(k, v))),
-                        );
-                    }
-                    for g in &changes.grow {
-                        let base = set
-                            .get(&g.key)
-                            .map(text_of)
-                            .or_else(|| current.and_then(|c| c.get(&g.key)).map(text_of))
-                            .unwrap_or_default();
-                        set.insert(
-                            g.key.clone(),
-                            Value::String(with_size(&g.key, &base, &g.to)),
-                        );
-                        what.push(format!("grow {} from {} to {}", g.key, g.from, g.to));
-                    }
-                    pending.extend(
-                        known
-                            .pending
-                            .keys()
-                            .filter(|k| set.contains_key(*k))
-                            .cloned(),
-                    );
-                    if !changes.set.is_empty() {
-                        what.push(format!(
-                            "set {}",
-                            changes.set.keys().cloned().collect::<Vec<_>>().join(", ")
-                        ));
-                    }
-                }
-                out.push(e);
+                out.push(effect);
             }
-            Action::Power(call) => {
-                let (status, applies_pending) = match call {
-                    PowerCall::Start | PowerCall::Resume | PowerCall::Reboot => ("running", true),
-                    PowerCall::Reset => ("running", false),
-                    PowerCall::Shutdown { .. } => ("stopped", false),
-                    PowerCall::Suspend { to_disk: false } => ("paused", false),
-                    PowerCall::Suspend { to_disk: true } => ("hibernated", false),
-                };
-                out.push(Effect::Power {
-                    vmid,
-                    node: node.to_string(),
-                    status: status.into(),
-                    applies_pending,
-                });
+            Action::Power(call) => out.push(powered(vmid, node, call)),
+            Action::RebootIfPending { cloud_init } if *cloud_init || !known.pending.is_empty() => {
+                out.push(rebooted_for_pending(vmid, node))
             }
-            Action::RebootIfPending { cloud_init } if *cloud_init || !known.pending.is_empty() => out.push(Effect::Power {
-                vmid,
-                node: node.to_string(),
-                status: "running".into(),
-                applies_pending: true,
-            }),
             Action::RebootIfPending { .. } => {}
             Action::Template => out.push(Effect::Template {
                 vmid,
@@ -175,45 +96,174 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCas
                 node: node.to_string(),
                 pool: to.clone(),
             }),
-            Action::Migrate { target, .. } => out.push(Effect::Migrate {
-                vmid,
-                node: node.to_string(),
-                to: target.clone(),
-            }),
+            Action::Migrate { target, .. } => out.push(migrated(vmid, node, target)),
             Action::MoveClone { from, to, .. } => {
-                out.push(Effect::Migrate {
-                    vmid,
-                    node: from.clone(),
-                    to: to.clone(),
-                });
+                out.push(migrated(vmid, from, to));
                 node = to.as_str();
             }
-            Action::DeleteKeys(keys) => {
-                let mut e = Effect::config(vmid, node);
-                if let Effect::Config {
-                    delete,
-                    pending,
-                    what,
-                    ..
-                } = &mut e
-                {
-                    delete.extend(keys.iter().cloned());
-                    pending.extend(known.pending_deletes.iter().cloned());
-                    what.push(format!("delete {}", keys.join(", ")));
-                }
-                out.push(e);
-            }
-            Action::RevertKeys(keys) => {
-                let mut e = Effect::config(vmid, node);
-                if let Effect::Config { revert, what, .. } = &mut e {
-                    revert.extend(keys.iter().cloned());
-                    what.push(format!("revert pending {}", keys.join(", ")));
-                }
-                out.push(e);
-            }
+            Action::DeleteKeys(keys) => out.push(deleted(vmid, node, keys, &known.pending_deletes)),
+            Action::RevertKeys(keys) => out.push(reverted(vmid, node, keys)),
         }
     }
     out
+}
+
+/// The config of the VM an earlier effect makes (a create, restore or clone).
+fn made_config(so_far: &[Effect]) -> Option<Map<String, Value>> {
+    so_far.iter().rev().find_map(|e| match e {
+        Effect::Create { config, .. } => Some(config.clone()),
+        _ => None,
+    })
+}
+
+/// A create or restore: the form's config keys as PVE stores them, and the pool the
+/// form puts the VM in.
+fn created(vmid: u32, node: &str, name: Option<&str>, form: &[(String, String)]) -> Vec<Effect> {
+    let config: Map<String, Value> = form
+        .iter()
+        .filter(|(k, _)| !NOT_CONFIG.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    let create = Effect::Create {
+        vmid,
+        node: node.to_string(),
+        name: name.map(str::to_string),
+        config: config_after_write(&config),
+        clone_of: None,
+    };
+    std::iter::once(create).chain(placed_in_pool(vmid, node, form)).collect()
+}
+
+/// A clone of `source` with `config`, and the pool the form puts it in.
+fn cloned(
+    vmid: u32,
+    node: &str,
+    name: Option<&str>,
+    source: u32,
+    config: Map<String, Value>,
+    form: &[(String, String)],
+) -> Vec<Effect> {
+    let create = Effect::Create {
+        vmid,
+        node: node.to_string(),
+        name: name.map(str::to_string),
+        config,
+        clone_of: Some(source),
+    };
+    std::iter::once(create).chain(placed_in_pool(vmid, node, form)).collect()
+}
+
+/// An update's config writes as PVE will store them (a disk keeps its size, a grown
+/// disk has its new one) against `current`; of the keys a running VM keeps pending
+/// (`pending_keys`), those written are marked pending.
+fn updated(
+    vmid: u32,
+    node: &str,
+    changes: &Changes,
+    current: Option<&Map<String, Value>>,
+    pending_keys: &Map<String, Value>,
+) -> Effect {
+    let mut e = Effect::config(vmid, node);
+    if let Effect::Config {
+        set, pending, what, ..
+    } = &mut e
+    {
+        for (k, v) in &changes.set {
+            let before = current.and_then(|c| c.get(k)).map(text_of);
+            set.insert(
+                k.clone(),
+                Value::String(keep_size(k, before.as_deref(), &after_write(k, v))),
+            );
+        }
+        for g in &changes.grow {
+            let base = set
+                .get(&g.key)
+                .map(text_of)
+                .or_else(|| current.and_then(|c| c.get(&g.key)).map(text_of))
+                .unwrap_or_default();
+            set.insert(
+                g.key.clone(),
+                Value::String(with_size(&g.key, &base, &g.to)),
+            );
+            what.push(format!("grow {} from {} to {}", g.key, g.from, g.to));
+        }
+        pending.extend(
+            pending_keys
+                .keys()
+                .filter(|k| set.contains_key(*k))
+                .cloned(),
+        );
+        if !changes.set.is_empty() {
+            what.push(format!(
+                "set {}",
+                changes.set.keys().cloned().collect::<Vec<_>>().join(", ")
+            ));
+        }
+    }
+    e
+}
+
+/// The power state a call leads to, and whether it applies pending changes.
+fn powered(vmid: u32, node: &str, call: &PowerCall) -> Effect {
+    let (status, applies_pending) = match call {
+        PowerCall::Start | PowerCall::Resume | PowerCall::Reboot => ("running", true),
+        PowerCall::Reset => ("running", false),
+        PowerCall::Shutdown { .. } => ("stopped", false),
+        PowerCall::Suspend { to_disk: false } => ("paused", false),
+        PowerCall::Suspend { to_disk: true } => ("hibernated", false),
+    };
+    Effect::Power {
+        vmid,
+        node: node.to_string(),
+        status: status.into(),
+        applies_pending,
+    }
+}
+
+/// A reboot that applies what an update left pending.
+fn rebooted_for_pending(vmid: u32, node: &str) -> Effect {
+    Effect::Power {
+        vmid,
+        node: node.to_string(),
+        status: "running".into(),
+        applies_pending: true,
+    }
+}
+
+/// The VM moved from `node` to `to`.
+fn migrated(vmid: u32, node: &str, to: &str) -> Effect {
+    Effect::Migrate {
+        vmid,
+        node: node.to_string(),
+        to: to.to_string(),
+    }
+}
+
+/// Config keys deleted; the deletions a running VM keeps pending are marked.
+fn deleted(vmid: u32, node: &str, keys: &[String], pending_deletes: &[String]) -> Effect {
+    let mut e = Effect::config(vmid, node);
+    if let Effect::Config {
+        delete,
+        pending,
+        what,
+        ..
+    } = &mut e
+    {
+        delete.extend(keys.iter().cloned());
+        pending.extend(pending_deletes.iter().cloned());
+        what.push(format!("delete {}", keys.join(", ")));
+    }
+    e
+}
+
+/// Pending changes of config keys reverted.
+fn reverted(vmid: u32, node: &str, keys: &[String]) -> Effect {
+    let mut e = Effect::config(vmid, node);
+    if let Effect::Config { revert, what, .. } = &mut e {
+        revert.extend(keys.iter().cloned());
+        what.push(format!("revert pending {}", keys.join(", ")));
+    }
+    e
 }
 
 /// A clone's config: the source's, with what PVE gives every clone anew (MACs,

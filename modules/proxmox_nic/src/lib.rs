@@ -22,7 +22,7 @@ use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::plan::{unknown, Effect};
 use ferrox_common::api::recover;
 use ferrox_common::cluster::listing_probe::Sought;
-use ferrox_common::cluster::vm;
+use ferrox_common::cluster::vm::{self, Guest};
 
 use plan::{Action, Plan};
 use task::NicTask;
@@ -52,14 +52,10 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let guests = vm::list_of(&client, &sought).map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
     let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_nic manages NICs of QEMU VMs")
         .map_err(|f| duplicates::explain(&client, &guests, task.name.as_deref(), f))?;
-    let (vmid, node) = (guest.vmid, guest.node.clone());
-    let fail = |what: &str, e: &dyn std::fmt::Display| {
-        let verb = if task.absent { "delete" } else { "change" };
-        Failure::new(format!("Unable to {verb} nic {} on VM with vmid {vmid}: {what}{e}", task.interface)).with("vmid", vmid)
-    };
+    let vmid = guest.vmid;
     // A running VM may already hold pending changes: read them with the config (one call).
-    let running = guest.status.as_deref() == Some("running");
-    let (config, already_pending) = read_config(&client, &node, vmid, running, &task.interface)
+    let running = is_running(guest);
+    let (config, already_pending) = read_config(&client, &guest.node, vmid, running, &task.interface)
         .map_err(|e| Failure::new(format!("Getting information for VM with vmid = {vmid} failed with exception: {e}")).with("vmid", vmid))?;
     let current = text(&config, &task.interface);
     let plan = plan::plan(&task, vmid, current.as_deref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
@@ -74,60 +70,86 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let predicted_pending = running
         && (already_pending
             || hotplug::stays_pending(&task.interface, current.as_deref(), plan.after.as_deref(), &hotplug::features(text(&config, "hotplug").as_deref())));
-    if let Some(lock) = text(&config, "lock") {
-        return Err(Failure::new(format!(
+    refuse_locked(&config, vmid)?;
+    require_privileges(m, &client, &conn, guest, write_of(&action, vmid, current), plan.new_bridge.as_deref())?;
+    if m.check_mode {
+        warn_pending(m, &task, vmid, predicted_pending);
+        m.plan_effect(effect(&action, &plan, vmid, &guest.node, predicted_pending));
+        return Ok(report(&plan, vmid, &task, predicted_pending));
+    }
+    write_reconciled(m, &client, &task, guest, &action, &config)?;
+    let (plan, pending) = read_result(&client, &task, guest, plan)?;
+    warn_pending(m, &task, vmid, pending);
+    Ok(report(&plan, vmid, &task, pending))
+}
+
+fn is_running(guest: &Guest) -> bool {
+    guest.status.as_deref() == Some("running")
+}
+
+/// A locked VM is refused before anything is written: the operation holding the lock
+/// has to finish first.
+fn refuse_locked(config: &Value, vmid: u32) -> Result<(), Failure> {
+    match text(config, "lock") {
+        Some(lock) => Err(Failure::new(format!(
             "VM {vmid} is locked ({lock}): wait until the {lock} operation has finished, then run the task again"
         ))
-        .with("vmid", vmid));
+        .with("vmid", vmid)),
+        None => Ok(()),
     }
-    // Whether PVE will let the caller make the change (the bridge's SDN.Use included).
-    let gate = Gate::new(&client, &conn);
-    let target = Target { vmid, node: &node, planned: m.plan().is_some_and(|p| p.is_planned(vmid)) };
-    let write = match &action {
-        Action::Set { key, value } => Write::Config { vmid, set: vec![(key.clone(), value.clone(), current.clone())], delete: vec![] },
-        Action::Delete { key } => Write::Config { vmid, set: vec![], delete: vec![(key.clone(), current.clone().unwrap_or_default())] },
-    };
+}
+
+/// The change as PVE checks it (privileges.rs), against the NIC's `current` value.
+fn write_of(action: &Action, vmid: u32, current: Option<String>) -> Write {
+    match action {
+        Action::Set { key, value } => Write::Config { vmid, set: vec![(key.clone(), value.clone(), current)], delete: vec![] },
+        Action::Delete { key } => Write::Config { vmid, set: vec![], delete: vec![(key.clone(), current.unwrap_or_default())] },
+    }
+}
+
+/// Whether PVE will let the caller make the change (the bridge's SDN.Use included),
+/// and a new bridge exists on the node.
+fn require_privileges(
+    m: &mut Module,
+    client: &Client,
+    conn: &ConnectionParams,
+    guest: &Guest,
+    write: Write,
+    new_bridge: Option<&str>,
+) -> Result<(), Failure> {
+    let vmid = guest.vmid;
+    let gate = Gate::new(client, conn);
+    let target = Target { vmid, node: &guest.node, planned: m.plan().is_some_and(|p| p.is_planned(vmid)) };
     gate.require(m, &target, &[write])?;
-    if let Some(bridge) = &plan.new_bridge {
-        check_bridge(&client, &node, bridge, &gate).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+    if let Some(bridge) = new_bridge {
+        check_bridge(client, &guest.node, bridge, &gate).map_err(|e| Failure::new(e).with("vmid", vmid))?;
         for w in gate.take_warnings() {
             m.warn(w);
         }
     }
-    if m.check_mode {
-        warn_pending(m, &task, vmid, predicted_pending);
-        m.plan_effect(effect(&action, &plan, vmid, &node, predicted_pending));
-        return Ok(report(&plan, vmid, &task, predicted_pending));
-    }
+    Ok(())
+}
 
-    let form_of = |action: &Action, config: &serde_json::Value| {
-        let mut form: Vec<(&'static str, String)> = Vec::new();
-        let (key, value) = match action {
-            Action::Set { key, value } => (key.clone(), value.clone()),
-            Action::Delete { key } => ("delete".to_string(), key.clone()),
-        };
-        if let Some(digest) = text(config, "digest") {
-            form.push(("digest", digest));
-        }
-        (key, value, form)
-    };
-    let (mut key, mut value, mut rest) = form_of(&action, &config);
+/// Writes the change with one `PUT .../config` guarded by the config digest. After a
+/// lost answer the config is read again and re-planned: a change it shows made is not
+/// sent again, and the new digest keeps the rest from being applied twice.
+fn write_reconciled(m: &mut Module, client: &Client, task: &NicTask, guest: &Guest, action: &Action, config: &Value) -> Result<(), Failure> {
+    let (vmid, node) = (guest.vmid, &guest.node);
+    let (mut key, mut value, mut rest) = form_of(action, config);
     for resend in 0.. {
         let mut form: Vec<(&str, String)> = vec![(key.as_str(), value.clone())];
         form.extend(rest.iter().cloned());
         match client.put(&format!("/nodes/{node}/qemu/{vmid}/config"), &form) {
-            Ok(_) => break,
-            // The answer was lost: re-read and re-plan; the digest keeps the change from
-            // being applied twice.
+            Ok(_) => return Ok(()),
             Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
-                let (again, _) = read_config(&client, &node, vmid, running, &task.interface)
-                    .map_err(|e| fail("reading it back: ", &e))?;
-                let replan = plan::plan(&task, vmid, text(&again, &task.interface).as_deref())
+                let (again, _) = read_config(client, node, vmid, is_running(guest), &task.interface)
+                    .map_err(|e| write_failure(task, vmid, "reading it back: ", &e))?;
+                let replan = plan::plan(task, vmid, text(&again, &task.interface).as_deref())
                     .map_err(|e| Failure::new(e).with("vmid", vmid))?;
                 match &replan.action {
                     None => {
                         m.warn(recover::warning(&e, &format!("the config of VM {vmid} shows the change of {} made", task.interface)));
-                        break;
+                        return Ok(());
                     }
                     Some(next) => {
                         m.warn(recover::warning(&e, &format!("the config of VM {vmid} lacks the change of {}; sent again", task.interface)));
@@ -135,15 +157,41 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
                     }
                 }
             }
-            Err(e) => return Err(fail("", &e)),
+            Err(e) => return Err(write_failure(task, vmid, "", &e)),
         }
     }
+    unreachable!("the loop returns")
+}
 
-    let mut plan = plan;
+/// The change as form fields: its key and value (`delete` and the key for a removal),
+/// and the digest of the config it was planned against.
+fn form_of(action: &Action, config: &Value) -> (String, String, Vec<(&'static str, String)>) {
+    let mut form: Vec<(&'static str, String)> = Vec::new();
+    let (key, value) = match action {
+        Action::Set { key, value } => (key.clone(), value.clone()),
+        Action::Delete { key } => ("delete".to_string(), key.clone()),
+    };
+    if let Some(digest) = text(config, "digest") {
+        form.push(("digest", digest));
+    }
+    (key, value, form)
+}
+
+/// A failed write (or read back) in the task's words: `what` failed, then PVE's answer.
+fn write_failure(task: &NicTask, vmid: u32, what: &str, e: &dyn std::fmt::Display) -> Failure {
+    let verb = if task.absent { "delete" } else { "change" };
+    Failure::new(format!("Unable to {verb} nic {} on VM with vmid {vmid}: {what}{e}", task.interface)).with("vmid", vmid)
+}
+
+/// What PVE made of the change, read back once: whether it waits for a restart (a
+/// running VM), and the MAC PVE generated for a NIC given none.
+fn read_result(client: &Client, task: &NicTask, guest: &Guest, mut plan: Plan) -> Result<(Plan, bool), Failure> {
+    let (vmid, node) = (guest.vmid, &guest.node);
+    let fail = |e: &dyn std::fmt::Display| write_failure(task, vmid, "reading it back: ", e);
     let mut pending = false;
-    if running {
+    if is_running(guest) {
         // What the VM took and what waits for a restart, and a generated MAC, in one read.
-        let entries = client.get(&format!("/nodes/{node}/qemu/{vmid}/pending"), &[]).map_err(|e| fail("reading it back: ", &e))?;
+        let entries = client.get(&format!("/nodes/{node}/qemu/{vmid}/pending"), &[]).map_err(|e| fail(&e))?;
         let entry = entries.as_array().into_iter().flatten().find(|e| e["key"] == task.interface.as_str());
         pending = entry.is_some_and(|e| e.get("pending").is_some() || e.get("delete").is_some());
         if plan.mac.is_none() {
@@ -152,7 +200,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         }
     } else if plan.mac.is_none() {
         // A new NIC without a given MAC: read back the one PVE generated.
-        let after = client.get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[]).map_err(|e| fail("reading it back: ", &e))?;
+        let after = client.get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[]).map_err(|e| fail(&e))?;
         plan.after = text(&after, &task.interface);
         plan.mac = plan.after.as_deref().and_then(plan::mac_of);
     }
@@ -162,8 +210,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
             plan.diff.after.insert(task.interface.clone(), Value::String(after));
         }
     }
-    warn_pending(m, &task, vmid, pending);
-    Ok(report(&plan, vmid, &task, pending))
+    Ok((plan, pending))
 }
 
 /// The planned change for the playbook run's plan.
