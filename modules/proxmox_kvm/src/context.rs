@@ -18,8 +18,8 @@ use serde_json::Value;
 use crate::api::{self, Vm};
 use crate::execute::{Executor, Outcome};
 use crate::plan::Plan;
-use crate::probe;
-use crate::planned::{self, Known};
+use crate::vmid_range;
+use crate::plan::effects::{self, Known};
 use crate::task::{KvmTask, Operation};
 use ferrox_common::plan::{unknown, Effect};
 
@@ -136,10 +136,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Every listed vmid with the name it counts with for [`crate::probe::held_by_other`].
+    /// Every listed vmid with the name it counts with for [`crate::vmid_range::held_by_other`].
     pub fn listed(&self) -> impl Iterator<Item = (u32, Option<&str>)> + '_ {
-        let decoded = self.guests.iter().map(|g| (g.vmid, probe::listed_name(g.lock.as_deref(), g.name.as_deref())));
-        let others = self.unsought.iter().map(|u| (u.vmid, probe::listed_name(u.lock.as_deref(), u.name.as_deref())));
+        let decoded = self.guests.iter().map(|g| (g.vmid, vmid_range::listed_name(g.lock.as_deref(), g.name.as_deref())));
+        let others = self.unsought.iter().map(|u| (u.vmid, vmid_range::listed_name(u.lock.as_deref(), u.name.as_deref())));
         decoded.chain(others)
     }
 
@@ -189,7 +189,7 @@ impl<'a> Ctx<'a> {
     /// `actions` list goes on the result either way.
     pub fn execute(&mut self, plan: &mut Plan, name: String) -> Result<Outcome, Failure> {
         // Whether PVE will allow all of it: a plan it would refuse fails before any write.
-        let writes = crate::writes::of(plan, &self.known);
+        let writes = crate::plan::privileges::of(plan, &self.known);
         let planned = self.check_mode && self.listed_name(plan.vm.vmid).is_none();
         let target = Target { vmid: plan.vm.vmid, node: &plan.vm.node, planned };
         let verdict = self.gate.check("proxmox_kvm", &target, &writes);
@@ -202,7 +202,7 @@ impl<'a> Ctx<'a> {
         let result = exec.run(plan);
         self.warnings.append(&mut exec.outcome.warnings);
         if self.check_mode && result.is_ok() {
-            self.effects.extend(planned::effects(plan, self.task.name.as_deref(), &self.known, &self.tag_case));
+            self.effects.extend(effects::effects(plan, self.task.name.as_deref(), &self.known, &self.tag_case));
         }
         result.map(|_| exec.outcome)
     }

@@ -1,8 +1,8 @@
 //! The `ferrox.proxmox.proxmox_kvm` module: QEMU/KVM virtual machines.
 //!
-//! Shape: declare the options ([`options`]), turn the task into wanted config keys
-//! ([`wanted`]), compare with the live VM ([`converge`]), plan the actions, execute
-//! them unless in check mode, report.
+//! Shape: declare the options ([`options`]), read them once into the typed task and its
+//! wanted config keys ([`task`]), compare with the live VM ([`converge`]), plan the
+//! actions ([`plan`]), execute them unless in check mode ([`execute`]), report.
 
 pub mod api;
 pub mod busy;
@@ -19,16 +19,14 @@ pub mod migrate;
 pub mod options;
 pub mod plan;
 pub mod pool_move;
+pub mod present;
 #[cfg(test)]
 mod schema_coverage;
-pub mod planned;
-pub mod present;
-pub mod probe;
 pub mod states;
 pub mod task;
 pub mod twins;
 pub mod update;
-pub mod writes;
+pub mod vmid_range;
 
 use ferrox_common::api::client::Client;
 use ferrox_common::api::connection::ConnectionParams;

@@ -11,7 +11,7 @@ use crate::checks::{check_bridges, check_drives, check_efi_bios, check_pool};
 use crate::context::{vm_of, Ctx};
 use crate::converge;
 use crate::plan::{Action, Allocation, Plan};
-use crate::probe;
+use crate::vmid_range;
 use crate::update::{converge_existing, pool_move, warn_without_drive};
 
 pub fn present(ctx: &mut Ctx) -> Result<Output, Failure> {
@@ -177,12 +177,12 @@ pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<u32>) -> Result<(u32, Allocat
     if let Some((first, last)) = ctx.task.vmid_range {
         let name = ctx.task.name.as_deref();
         let reserved = ctx.client.plan().map(|plan| plan.reserved().clone()).unwrap_or_default();
-        let id = probe::first_candidate(name, first, last, |id| {
+        let id = vmid_range::first_candidate(name, first, last, |id| {
             let listed = ctx.listed_name(id);
             // In check mode, an id the run's plan took earlier stays taken (as for nextid).
-            probe::held_by_other(listed, name) || (listed.is_none() && reserved.contains(&id))
+            vmid_range::held_by_other(listed, name) || (listed.is_none() && reserved.contains(&id))
         })
-        .ok_or_else(|| Failure::new(probe::range_full(first, last)))?;
+        .ok_or_else(|| Failure::new(vmid_range::range_full(first, last)))?;
         let name = name.map(str::to_string);
         return Ok((id, Allocation::Range { first, last, name }));
     }

@@ -308,7 +308,7 @@ fn vmid_range_efi_tpm_and_update_unsafe() {
     let play = env.play(yaml);
     play.assert_ok();
     let t = play.task("r");
-    assert_eq!(t.result["vmid"], json!(5665), "derived from the name (probe.rs)");
+    assert_eq!(t.result["vmid"], json!(5665), "derived from the name (vmid_range.rs)");
     let cfg = env.api_get("/nodes/pve1/qemu/5665/config");
     assert!(cfg["efidisk0"].as_str().unwrap().contains("efitype=4m"), "{cfg}");
     assert!(cfg["tpmstate0"].as_str().unwrap().contains("version=v2.0"), "{cfg}");

@@ -6,7 +6,7 @@
 //! as a VM created by a racing run moments ago is.
 //!
 //! The vmids below are the rule's for these names in [5000, 5999]; they are pinned, as
-//! a rerun of a play relies on them (see the unit tests in proxmox_kvm's probe.rs).
+//! a rerun of a play relies on them (see the unit tests in proxmox_kvm's vmid_range.rs).
 
 use ferrox_integration::{Env, PlayOpts};
 use serde_json::json;

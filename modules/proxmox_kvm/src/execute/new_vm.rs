@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 use super::Executor;
 use crate::api::{self, fields, Vm};
 use crate::plan::Allocation;
-use crate::probe;
+use crate::vmid_range;
 
 /// How often a collision on a new vmid is retried before giving up.
 const MAX_ALLOCATION_ATTEMPTS: u32 = 40;
@@ -315,11 +315,11 @@ impl Executor<'_> {
         match allocation {
             Allocation::Range { first, last, name } => {
                 let name = name.as_deref();
-                probe::first_candidate(name, *first, *last, |id| {
+                vmid_range::first_candidate(name, *first, *last, |id| {
                     tried.contains(&id)
-                        || probe::held_by_other(self.listed.get(&id).map(Option::as_deref), name)
+                        || vmid_range::held_by_other(self.listed.get(&id).map(Option::as_deref), name)
                 })
-                .ok_or_else(|| probe::range_full(*first, *last))
+                .ok_or_else(|| vmid_range::range_full(*first, *last))
             }
             _ => {
                 let mut id = api::next_id(self.client)

@@ -4,7 +4,7 @@ use ferrox_common::pve::privileges::Write;
 use serde_json::{Map, Value};
 
 use crate::plan::{Action, Plan};
-use crate::planned::Known;
+use crate::plan::effects::Known;
 
 /// Create and clone form fields that are parameters, not config keys.
 const NOT_CONFIG: &[&str] = &[

@@ -1,6 +1,9 @@
 //! The plan: the list of actions a run takes, computed from the live cluster before
 //! anything is written. Check mode reports it; otherwise [`crate::execute`] runs it.
 
+pub mod effects;
+pub mod privileges;
+
 use crate::api::Vm;
 use crate::converge::Changes;
 use crate::task::Config;
@@ -12,7 +15,7 @@ pub enum Allocation {
     Given,
     /// PVE's `/cluster/nextid`: on a collision, ask again.
     NextId,
-    /// From `vmid_range`, in the order [`crate::probe`] derives from the new VM's
+    /// From `vmid_range`, in the order [`crate::vmid_range`] derives from the new VM's
     /// name: on a collision, the VM holding the id decides (ours: converge onto it;
     /// another name's: the next id).
     Range {
