@@ -251,15 +251,20 @@ fn a_long_task_times_out_with_its_last_log_line() {
 }
 
 #[test]
-fn a_new_vm_becomes_visible_cluster_wide() {
-    let sim = start();
+fn a_new_vm_becomes_visible_cluster_wide_and_named_before_the_broadcast() {
+    // A status broadcast far away: the listing has the VM, not yet its name.
+    let sim = Simulator::start(SimConfig { resources_lag_ms: 30_000, ..SimConfig::default() }).expect("simulator starts");
     let client = Client::connect(&token(&sim)).unwrap();
     let upid = client
         .post("/nodes/pve2/qemu", &[("vmid", "321".into()), ("name", "fresh".into()), ("memory", "512".into())])
         .unwrap();
     tasks::wait(&client, upid.as_str().unwrap(), Duration::from_secs(10)).unwrap();
-    let guest = vm::wait_visible(&client, 321, None, Duration::from_secs(5)).unwrap();
-    assert_eq!(&*guest.node, "pve2");
+    let mut listing = vm::wait_listed(&client, 321, Duration::from_secs(5)).unwrap();
+    assert_eq!(&*vm::by_vmid(&listing.guests, 321).unwrap().node, "pve2");
+    assert_eq!(vm::by_vmid(&listing.guests, 321).unwrap().name, None, "not broadcast yet");
+    // Within the status-broadcast lag the name is read from the config.
+    vm::name_unbroadcast(&client, &mut listing.guests, &listing.nodes);
+    assert_eq!(vm::by_vmid(&listing.guests, 321).unwrap().name.as_deref(), Some("fresh"));
 }
 
 #[test]

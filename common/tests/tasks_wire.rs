@@ -152,7 +152,7 @@ fn guests_come_from_one_cluster_resources_request() {
 }
 
 #[test]
-fn wait_visible_polls_until_the_vm_is_listed() {
+fn wait_listed_polls_until_the_vm_is_listed_and_returns_that_listing() {
     let count = Arc::new(AtomicUsize::new(0));
     let server = TestServer::start(Cert::SignedByCa, move |_| {
         let data = if count.fetch_add(1, Ordering::SeqCst) < 2 {
@@ -163,10 +163,12 @@ fn wait_visible_polls_until_the_vm_is_listed() {
         Reply::json(json!({"data": data}))
     });
     let c = token_client(&server);
-    let guest = vm::wait_visible(&c, 123, None, Duration::from_secs(5)).unwrap();
-    assert_eq!((guest.vmid, guest.name), (123, None));
+    let listing = vm::wait_listed(&c, 123, Duration::from_secs(5)).unwrap();
+    let guest = vm::by_vmid(&listing.guests, 123).unwrap();
+    assert_eq!((guest.vmid, guest.name.as_deref()), (123, None), "listed at once, its name later");
     assert_eq!(server.requests().len(), 3);
-    let err = vm::wait_visible(&c, 999, None, Duration::from_millis(300)).unwrap_err();
+    assert!(server.requests().iter().all(|r| r.target == "/api2/json/cluster/resources"), "the full listing, nodes included");
+    let err = vm::wait_listed(&c, 999, Duration::from_millis(300)).unwrap_err();
     assert!(err.to_string().starts_with("VM 999 is not listed in /cluster/resources"), "{err}");
 }
 

@@ -8,21 +8,25 @@ use memchr::memmem;
 
 /// Rules out the entries that cannot be the guest named `name`: PVE guest names are DNS
 /// names, which JSON writes verbatim, so an entry whose text lacks `"name"` (quoted) is
-/// not it. A name JSON would escape rules nothing out.
+/// not it — unless it has no name at all: PVE lists a new VM's name only after its
+/// node's next status broadcast, so an unnamed entry may be it
+/// ([`crate::cluster::vm::name_unbroadcast`] reads its config). A name JSON would
+/// escape rules nothing out.
 pub struct NameProbe {
     quoted: Option<memmem::Finder<'static>>,
+    key: memmem::Finder<'static>,
 }
 
 impl NameProbe {
     pub fn new(name: Option<&str>) -> NameProbe {
         let verbatim = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
         let quoted = name.filter(|n| verbatim(n)).map(|n| memmem::Finder::new(format!("\"{n}\"").as_bytes()).into_owned());
-        NameProbe { quoted }
+        NameProbe { quoted, key: memmem::Finder::new(br#""name":"#).into_owned() }
     }
 
     /// False only when the entry is certainly not the named guest.
     pub fn may_match(&self, entry_json: &[u8]) -> bool {
-        self.quoted.as_ref().is_none_or(|f| f.find(entry_json).is_some())
+        self.quoted.as_ref().is_none_or(|f| f.find(entry_json).is_some() || self.key.find(entry_json).is_none())
     }
 }
 
@@ -168,6 +172,7 @@ mod tests {
         assert!(probe.may_match(br#"{"name": "x", "tags": "web01"}"#), "a false positive is decoded, never lost");
         assert!(!probe.may_match(br#"{"name":"web011","vmid":102}"#));
         assert!(!probe.may_match(br#"{"name":"web0","vmid":103}"#));
+        assert!(probe.may_match(br#"{"vmid":104,"status":"unknown"}"#), "a name not broadcast yet may be it");
         assert!(NameProbe::new(Some("we\"b")).may_match(b"{}"), "a name JSON escapes rules nothing out");
         assert!(NameProbe::new(None).may_match(b"{}"));
     }

@@ -169,6 +169,17 @@ pub fn cluster_of(client: &Client, sought: &Sought) -> Result<Cluster, ApiError>
     client.get_list("/cluster/resources", &[], &Cluster::default, &add)
 }
 
+/// [`cluster_of`] for the lookup of one VM by `vmid`, else by `name` (and whatever else
+/// `sought` adds): looked up by name, the guests PVE has not named yet are named from
+/// their configs ([`name_unbroadcast`]), so a VM made moments ago is found.
+pub fn cluster_for_lookup(client: &Client, vmid: Option<u32>, name: Option<&str>, sought: &Sought) -> Result<Cluster, ApiError> {
+    let mut cluster = cluster_of(client, sought)?;
+    if vmid.is_none() && name.is_some() {
+        name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
+    }
+    Ok(cluster)
+}
+
 /// [`cluster_of`], with the vmid, name and lock of every other guest in
 /// [`Cluster::unsought`] (read from the entry's text, unless only decoding can tell: then
 /// the guest is decoded whole, into `guests`).
@@ -395,25 +406,40 @@ impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
     }
 }
 
-/// Waits until `vmid` is listed in `/cluster/resources` (the cluster-wide VM list) — with
-/// `name`, when given, since PVE shows a new VM's name only after its node's next status
-/// broadcast — so a module can return only when any node, and a lookup by name, would
-/// find the VM. Polls with pauses from 100 ms up to 1 s.
-pub fn wait_visible(client: &Client, vmid: u32, name: Option<&str>, timeout: Duration) -> Result<Guest, ApiError> {
+/// PVE lists a guest's name from its node's status broadcast (pve-manager's
+/// `extract_vm_stats` reads the status data, not the config), so a VM made moments ago is
+/// listed by vmid at once but without a name, status `unknown`, for up to a broadcast
+/// interval. A lookup by name is exact at once all the same: the config of each such QEMU
+/// guest on an online node is read for its name (one read per VM made in those seconds,
+/// none on a settled cluster). Best effort: a read that fails leaves the guest unnamed.
+pub fn name_unbroadcast(client: &Client, guests: &mut [Guest], nodes: &[Node]) {
+    let online = |node: &str| nodes.iter().any(|n| n.name == node && n.status == "online");
+    for g in guests.iter_mut().filter(|g| g.kind == GuestType::Qemu && g.name.is_none() && online(&g.node)) {
+        if let Ok(config) = client.get(&format!("/nodes/{}/qemu/{}/config", g.node, g.vmid), &[]) {
+            g.name = config.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).map(str::to_string);
+        }
+    }
+}
+
+/// Waits until `vmid` is listed in `/cluster/resources` (the cluster-wide VM list, which
+/// lists a new VM at once, its name only later: see [`name_unbroadcast`]), so a module
+/// returns only when any node would find the VM. Returns that listing (guests, nodes,
+/// storages), which a caller may read further instead of listing again. Polls with
+/// pauses from 100 ms up to 1 s.
+pub fn wait_listed(client: &Client, vmid: u32, timeout: Duration) -> Result<Cluster, ApiError> {
     let started = Instant::now();
     let mut pause = Duration::from_millis(100);
     loop {
-        let guests = list(client)?;
-        if let Some(guest) = by_vmid(&guests, vmid).filter(|g| name.is_none() || g.name.as_deref() == name) {
-            return Ok(guest.clone());
+        let listing = cluster(client)?;
+        if by_vmid(&listing.guests, vmid).is_some() {
+            return Ok(listing);
         }
         let waited = started.elapsed();
         if waited >= timeout {
             return Err(ApiError::other(
                 ApiErrorKind::Timeout,
                 format!(
-                    "VM {vmid} is not listed{} in /cluster/resources after {}s; the cluster file system may be slow or the node out of quorum",
-                    name.map(|n| format!(" with name {n}")).unwrap_or_default(),
+                    "VM {vmid} is not listed in /cluster/resources after {}s; the cluster file system may be slow or the node out of quorum",
                     waited.as_secs()
                 ),
             ));

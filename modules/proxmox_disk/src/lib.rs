@@ -90,7 +90,7 @@ fn read_cluster(client: &Client, task: &DiskTask) -> Result<vm::Cluster, Failure
     if let (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) = (&task.state, &task.target) {
         sought = sought.and_vmid(*t);
     }
-    vm::cluster_of(client, &sought).map_err(|e| {
+    vm::cluster_for_lookup(client, task.vmid, task.name.as_deref(), &sought).map_err(|e| {
         let what = match (&task.vmid, &task.name) {
             (Some(id), _) => format!("vmid {id}"),
             (None, Some(name)) => format!("name {name}"),

@@ -101,7 +101,7 @@ fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
         return clone(ctx);
     }
     let vm = plan.vm.clone();
-    crate::present::warn_of_twins(ctx, may_race, &vm);
+    crate::present::warn_of_twins(ctx, may_race, &vm, outcome.listing.clone());
     let out = Output::changed(format!("VM {name} with newid {} cloned from vm with vmid {}", vm.vmid, source.vmid))
         .with("vmid", vm.vmid)
         .with("actions", plan.describe())
@@ -146,7 +146,7 @@ fn plan_clone(
         None => clone_form(ctx),
     };
     plan.push(Action::Clone { source: vm_of(source), form, allocation });
-    plan.push(Action::WaitListed { name: ctx.task.name.clone() });
+    plan.push(Action::WaitListed);
     if let Some(r) = route {
         diff.change("node", None, Some(Value::from(r.to.clone())));
         plan.push(Action::MoveClone { from: r.via.clone(), to: r.to.clone(), targetstorage: r.targetstorage.clone() });

@@ -51,8 +51,11 @@ pub struct Ctx<'a> {
 
 impl<'a> Ctx<'a> {
     pub fn new(task: &'a KvmTask, conn: &ConnectionParams, client: &'a Client, check_mode: bool) -> Result<Ctx<'a>, Failure> {
-        let cluster = vm::cluster_seeking(client, &sought(task))
+        let mut cluster = vm::cluster_seeking(client, &sought(task))
             .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
+        if task.given_name().is_some() || !task.clone.source.is_empty() {
+            vm::name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
+        }
         Ok(Ctx {
             task,
             client,

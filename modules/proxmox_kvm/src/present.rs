@@ -119,7 +119,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
             }
         }
         plan.push(Action::Create { form, allocation });
-        plan.push(Action::WaitListed { name: None });
+        plan.push(Action::WaitListed);
         if !wanted.is_empty() {
             let changes = converge::changes(&Map::new(), &wanted, vmid, &ctx.tag_case).unwrap_or_default();
             plan.push(Action::Converge {
@@ -136,7 +136,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         }
         form.extend(wanted.iter().map(|(k, v)| (k.clone(), v.clone())));
         plan.push(Action::Create { form, allocation });
-        plan.push(Action::WaitListed { name: task.name.clone() });
+        plan.push(Action::WaitListed);
     }
     for (k, v) in &wanted {
         diff.change(k, None, Some(Value::String(v.clone())));
@@ -148,7 +148,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         return present(ctx);
     }
     let vm = plan.vm.clone();
-    warn_of_twins(ctx, may_race, &vm);
+    warn_of_twins(ctx, may_race, &vm, outcome.listing.clone());
     let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
         .with("vmid", vm.vmid)
         .with("actions", plan.describe())
@@ -159,11 +159,11 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
 
 /// After a create or clone with PVE's next free id: another VM of the task's name, made
 /// by a run at the same moment, is warned of ([`crate::twins`]).
-pub(crate) fn warn_of_twins(ctx: &mut Ctx, may_race: bool, vm: &Vm) {
+pub(crate) fn warn_of_twins(ctx: &mut Ctx, may_race: bool, vm: &Vm, listing: Option<ferrox_common::cluster::vm::Cluster>) {
     let Some(name) = ctx.task.given_name().filter(|_| may_race && !ctx.check_mode) else {
         return;
     };
-    let others = crate::twins::others_named(ctx.client, name, vm.vmid);
+    let others = crate::twins::others_named(ctx.client, listing, name, vm.vmid);
     if !others.is_empty() {
         ctx.warnings.push(crate::twins::warning(name, vm.vmid, &others));
     }

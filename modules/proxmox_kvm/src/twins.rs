@@ -6,31 +6,19 @@
 //! least the one that finishes last sees the other, and its result warns.
 
 use ferrox_common::api::client::Client;
-use ferrox_common::cluster::vm::{self, GuestType};
-use serde_json::Value;
+use ferrox_common::cluster::vm::{self, Cluster, Guest, GuestType};
 
-/// Other QEMU VMs (vmid, node) that carry `name`, besides `ours`. Best effort: a read
-/// that fails finds nothing.
-pub fn others_named(client: &Client, name: &str, ours: u32) -> Vec<(u32, String)> {
-    let Ok(cluster) = vm::cluster(client) else {
+/// Other QEMU VMs (vmid, node) that carry `name`, besides `ours`, in `listing` (the one
+/// our wait ended with; listed again when there is none). Best effort: a read that fails
+/// finds nothing.
+pub fn others_named(client: &Client, listing: Option<Cluster>, name: &str, ours: u32) -> Vec<(u32, String)> {
+    let Some(listing) = listing.or_else(|| vm::cluster(client).ok()) else {
         return Vec::new();
     };
-    let online = |node: &str| cluster.nodes.iter().any(|n| n.name == node && n.status == "online");
-    let mut found = Vec::new();
-    for g in cluster.guests.iter().filter(|g| g.kind == GuestType::Qemu && g.vmid != ours) {
-        let named = match g.name.as_deref() {
-            Some(n) => n == name,
-            // Not broadcast yet: created moments ago. Its config says.
-            None if online(&g.node) => client
-                .get(&format!("/nodes/{}/qemu/{}/config", g.node, g.vmid), &[])
-                .is_ok_and(|c| c.get("name").and_then(Value::as_str) == Some(name)),
-            None => false,
-        };
-        if named {
-            found.push((g.vmid, g.node.to_string()));
-        }
-    }
-    found
+    let mut others: Vec<Guest> = listing.guests.into_iter().filter(|g| g.kind == GuestType::Qemu && g.vmid != ours).collect();
+    // A racer made moments ago is listed without its name yet: its config says.
+    vm::name_unbroadcast(client, &mut others, &listing.nodes);
+    others.into_iter().filter(|g| g.name.as_deref() == Some(name)).map(|g| (g.vmid, g.node.to_string())).collect()
 }
 
 /// The warning naming both vmids and the way to make runs at once safe.

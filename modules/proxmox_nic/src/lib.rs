@@ -49,7 +49,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     let sought = Sought::lookup(task.vmid, task.name.as_deref());
-    let guests = vm::list_of(&client, &sought).map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
+    let guests = vm::cluster_for_lookup(&client, task.vmid, task.name.as_deref(), &sought)
+        .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
+        .guests;
     let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_nic manages NICs of QEMU VMs")
         .map_err(|f| duplicates::explain(&client, &guests, task.name.as_deref(), f))?;
     let vmid = guest.vmid;

@@ -89,7 +89,17 @@ impl Filters {
         entry.get("type").and_then(Value::as_str) == Some(kind.as_str())
             && self.node.as_deref().is_none_or(|n| entry.get("node").and_then(Value::as_str) == Some(n))
             && self.vmid.is_none_or(|v| vmid_of(entry) == Some(v))
-            && self.name.as_deref().is_none_or(|n| entry.get("name").and_then(Value::as_str) == Some(n))
+            && self.name.as_deref().is_none_or(|n| match entry.get("name").and_then(Value::as_str) {
+                Some(name) => name == n,
+                // Listed before its node's status broadcast named it: the node's own
+                // listing, read next, names it ([`Filters::named`]).
+                None => true,
+            })
+    }
+
+    /// The name filter on a guest whose node's listing was merged in.
+    fn named(&self, guest: &Map<String, Value>) -> bool {
+        self.name.as_deref().is_none_or(|n| guest.get("name").and_then(Value::as_str) == Some(n))
     }
 }
 
@@ -143,6 +153,9 @@ pub fn collect(client: &Client, f: &Filters) -> Result<Found, Failure> {
                 let mut guest = entry.clone();
                 if let Some(listed) = listing.iter().find(|l| vmid_of(l) == vmid_of(&guest)) {
                     guest.extend(listed.clone());
+                }
+                if !f.named(&guest) {
+                    continue;
                 }
                 normalise(&mut guest);
                 reader.extras(&mut guest, f)?;

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use ferrox_common::api::client::{ApiError, Client};
+use ferrox_common::cluster::vm;
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::pve::tags::TagCase;
 use ferrox_common::api::tasks::TaskError;
@@ -44,6 +45,9 @@ pub struct Outcome {
     pub warnings: Vec<String>,
     /// What was done so far, so a failure half-way says what already changed.
     pub done: Vec<String>,
+    /// The listing that showed the new VM (`WaitListed`): what the check for a racer of
+    /// the same name reads, instead of listing again.
+    pub listing: Option<vm::Cluster>,
     /// The VM another run created meanwhile under the vmid this task derived from the
     /// name, carrying that name: the rest of the plan was not run, the task converges
     /// onto that VM instead.
@@ -107,7 +111,7 @@ impl Executor<'_> {
             // An update records its own steps (config written, each disk grown).
             if !matches!(
                 action,
-                Action::Converge { .. } | Action::WaitListed { .. } | Action::RebootIfPending { .. }
+                Action::Converge { .. } | Action::WaitListed | Action::RebootIfPending { .. }
             ) {
                 self.outcome.done.push(action.describe(&plan.vm));
             }
@@ -125,8 +129,8 @@ impl Executor<'_> {
                 form,
                 allocation,
             } => self.clone_vm(vm, source, form, allocation),
-            Action::WaitListed { name } => {
-                self.wait_listed(vm.vmid, name.as_deref());
+            Action::WaitListed => {
+                self.wait_listed(vm.vmid);
                 Ok(())
             }
             Action::Converge {

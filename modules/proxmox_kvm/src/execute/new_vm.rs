@@ -65,13 +65,12 @@ impl Executor<'_> {
         })
     }
 
-    /// Polls the cluster listing until the VM shows with its name; a warning (not a
-    /// failure) when PVE takes longer.
-    pub(super) fn wait_listed(&mut self, vmid: u32, name: Option<&str>) {
-        if let Err(e) = vm::wait_visible(self.client, vmid, name, LISTED_TIMEOUT) {
-            self.outcome.warnings.push(format!(
-                "{e}; a lookup by name right away may not find VM {vmid}"
-            ));
+    /// Polls the cluster listing until the VM shows, keeping that listing; a warning
+    /// (not a failure) when PVE takes longer.
+    pub(super) fn wait_listed(&mut self, vmid: u32) {
+        match vm::wait_listed(self.client, vmid, LISTED_TIMEOUT) {
+            Ok(listing) => self.outcome.listing = Some(listing),
+            Err(e) => self.outcome.warnings.push(format!("{e}; a lookup right away may not find VM {vmid}")),
         }
     }
 

@@ -60,7 +60,7 @@ pub fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCas
                 let config = clone_config(known.clone_source.as_ref(), name);
                 out.extend(cloned(vmid, node, name, source.vmid, config, form));
             }
-            Action::WaitListed { .. } => {}
+            Action::WaitListed => {}
             Action::Converge {
                 changes,
                 wanted,

@@ -68,10 +68,9 @@ pub enum Action {
         form: Vec<(String, String)>,
         allocation: Allocation,
     },
-    /// Poll `/cluster/resources` until the VM is listed with its name.
-    WaitListed {
-        name: Option<String>,
-    },
+    /// Poll `/cluster/resources` until the VM is listed (its name comes later: lookups
+    /// by name read it from the config meanwhile, `cluster::vm::name_unbroadcast`).
+    WaitListed,
     /// Write the config keys that differ. With `recompute`, the VM was just made
     /// (clone, restore): the changes are computed again from its real config.
     Converge {

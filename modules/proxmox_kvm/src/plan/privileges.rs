@@ -82,7 +82,7 @@ pub fn of(plan: &Plan, known: &Known) -> Vec<Write> {
             Action::Migrate { .. } => out.push(Write::Migrate { vmid, targetstorage: None }),
             Action::MoveClone { targetstorage, .. } => out.push(Write::Migrate { vmid, targetstorage: targetstorage.clone() }),
             Action::PoolMove { from, to } => out.push(Write::PoolMove { vmid, from: from.clone(), to: to.clone() }),
-            Action::WaitListed { .. } => {}
+            Action::WaitListed => {}
         }
     }
     out
