@@ -33,11 +33,14 @@ description:
     C(cloudinit) gets them at once. PVE does not list a changed (not added or removed) O(ipconfig) entry there, so only the run that changes it reports it.
     Editing a C(cicustom) snippet is invisible: PVE does not track its content. Cloud-init options on a VM without a cloud-init drive get a warning."
   - "Clone: the rest of the task (cores, memory, net, ipconfig, cloud-init, ...) is applied to the clone in the same task. Without O(newid), an existing VM
-    named O(name) is the clone, so a rerun does not clone again. The result always names the clone."
+    named O(name) is the clone, so a rerun does not clone again. A rerun converges the clone exactly as O(update=true) would (the same checks, pool move,
+    cloud-init pending view, O(apply_pending) and O(update_password)); where 1.6 differs, so does it: no O(update) is needed, and with nothing to change the
+    message is C(vmid <vmid> with VM name <name> already exists). The result always names the clone."
   - "Race-free vmid allocation: without O(vmid), when PVE answers that the chosen id was taken meanwhile by a parallel run, the next free id is tried
     (bounded). C(serial: 1) or C(throttle: 1) are not needed."
-  - "Cluster consistency: after a create or clone the module returns once the VM is listed cluster-wide with its name, so the next task finds it (no C(pause)).
-    On a real cluster this can take up to the 10 seconds of PVE's status broadcast."
+  - "Cluster consistency: after a create or clone the module returns once the VM is listed cluster-wide, so the next task finds it (no C(pause)). PVE lists a
+    new VM's name only with its node's next status broadcast (up to 10 seconds later); until then every module that looks a VM up by name reads the name of
+    such an unnamed VM from its config, so the lookup is exact at once and the create does not wait for the broadcast."
   - "Check mode and diff mode: the module reads the live cluster, computes the actions it would take and, in check mode, reports them without writing
     (C(changed) as a real run would report it; a create returns the vmid it would use). With C(--diff) the before/after of the config keys is shown."
 author:
