@@ -8,6 +8,7 @@ use serde_json::{json, Map, Value};
 use crate::api::client::Client;
 use crate::ansible::protocol::Failure;
 use crate::cluster::vm::{Guest, GuestType};
+use crate::pve::propstring::is_drive_key;
 
 /// One of the VMs sharing the name, as the failure describes it.
 #[derive(Debug, Clone, PartialEq)]
@@ -117,13 +118,6 @@ fn listing(twins: &[Twin]) -> Value {
             })
             .collect(),
     )
-}
-
-fn is_drive_key(key: &str) -> bool {
-    matches!(key, "efidisk0" | "tpmstate0")
-        || ["ide", "sata", "scsi", "virtio"].iter().any(|bus| {
-            key.strip_prefix(bus).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-        })
 }
 
 /// Epoch seconds as `YYYY-MM-DD HH:MM:SS UTC`.

@@ -14,6 +14,7 @@ use crate::ansible::assume::Assume;
 use crate::api::client::Client;
 use crate::pve::propstring::{self, formats};
 use crate::cluster::vm::Storage;
+use crate::pve::propstring::is_drive_key;
 
 /// One thing a drive value needs to exist.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,13 +62,6 @@ pub fn drive_refs(key: &str, value: &str) -> Vec<DriveRef> {
         refs.push(DriveRef::Volume { key: key.into(), volid: file.into(), content: content_of(file) });
     }
     refs
-}
-
-fn is_drive_key(key: &str) -> bool {
-    matches!(key, "efidisk0" | "tpmstate0")
-        || ["ide", "sata", "scsi", "virtio"]
-            .iter()
-            .any(|bus| key.strip_prefix(bus).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())))
 }
 
 /// The content type a volume id names (`iso/...`, `import/...`, else a disk image).

@@ -11,6 +11,7 @@
 use serde_json::{Map, Value};
 
 use crate::api::client::{ApiError, Client};
+use crate::pve::propstring::is_bus_drive_key as is_drive_key;
 
 /// PVE's mask for the stored password.
 pub const PASSWORD_MASK: &str = "**********";
@@ -38,12 +39,6 @@ pub fn has_drive<'a>(config: impl IntoIterator<Item = (&'a str, &'a str)>) -> bo
 /// [`has_drive`] of a config as PVE answers it.
 pub fn config_has_drive(config: &Map<String, Value>) -> bool {
     has_drive(config.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?))))
-}
-
-fn is_drive_key(key: &str) -> bool {
-    ["ide", "sata", "scsi", "virtio"]
-        .iter()
-        .any(|bus| key.strip_prefix(bus).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
 }
 
 /// Whether PVE rebuilds the drive of the running VM at once (`hotplug` names `cloudinit`).

@@ -29,11 +29,7 @@ pub(crate) fn numbered(key: &str, base: &str) -> bool {
     key.strip_prefix(base).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
-/// A drive key: `ide0`-`ide3`, `sata0`-`sata5`, `scsi0`-`scsi30`, `virtio0`-`virtio15`,
-/// `efidisk0`, `tpmstate0`.
-pub fn is_drive(key: &str) -> bool {
-    matches!(key, "efidisk0" | "tpmstate0") || ["ide", "sata", "scsi", "virtio"].iter().any(|b| numbered(key, b))
-}
+pub use crate::pve::propstring::is_drive_key as is_drive;
 
 /// What the value `value` of `key` needs on the VM (`value`: the new value, or for a
 /// deletion the one being deleted).

@@ -132,6 +132,20 @@ pub fn split_indexed(key: &str) -> (&str, Option<u32>) {
     (prefix, index.parse().ok())
 }
 
+/// The buses a drive sits on, as config key prefixes.
+pub const DRIVE_BUSES: [&str; 4] = ["ide", "sata", "scsi", "virtio"];
+
+/// A drive on a bus: `ide0`, `sata5`, `scsi30`, `virtio15` (a disk, a CD-ROM, a
+/// cloud-init drive). The one rule every module and check reads.
+pub fn is_bus_drive_key(key: &str) -> bool {
+    DRIVE_BUSES.iter().any(|bus| key.strip_prefix(bus).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+}
+
+/// A key that holds a volume: a bus drive, `efidisk0` or `tpmstate0`.
+pub fn is_drive_key(key: &str) -> bool {
+    matches!(key, "efidisk0" | "tpmstate0") || is_bus_drive_key(key)
+}
+
 /// The format of a VM config key: `net3` -> net[n], `scsi0` -> scsi[n], `efidisk0`.
 /// `None` for keys that are not property strings or indexes out of range.
 pub fn for_config_key(key: &str) -> Option<&'static Format> {

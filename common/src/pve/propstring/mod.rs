@@ -32,7 +32,7 @@ pub mod formats;
 mod generate;
 pub mod keys;
 
-pub use format::{max_index, split_indexed, Format, Key, Kind, IMPLICIT_DEFAULTS, INDEX_RANGES};
+pub use format::{is_bus_drive_key, is_drive_key, max_index, split_indexed, Format, DRIVE_BUSES, Key, Kind, IMPLICIT_DEFAULTS, INDEX_RANGES};
 
 use crate::pve::size;
 

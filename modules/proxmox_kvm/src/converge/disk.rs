@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use ferrox_common::pve::propstring::{self, formats, Format, PropString};
 use ferrox_common::pve::size;
+pub use ferrox_common::pve::propstring::is_drive_key as is_disk_key;
 use serde_json::{Map, Value};
 
 use super::{text_of, Grow};
@@ -22,16 +23,6 @@ pub struct Step {
     pub set: Option<String>,
     pub grow: Option<Grow>,
     pub allocates: bool,
-}
-
-pub fn is_disk_key(key: &str) -> bool {
-    if key == "efidisk0" || key == "tpmstate0" {
-        return true;
-    }
-    ["ide", "sata", "scsi", "virtio"].iter().any(|bus| {
-        key.strip_prefix(bus)
-            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
-    })
 }
 
 fn format_of(key: &str) -> Result<&'static Format, String> {
