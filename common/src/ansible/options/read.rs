@@ -54,23 +54,25 @@ impl<'a> Reader<'a> {
     }
 
     /// The declaration of `name`, after checking that the getter's type is the
-    /// declared one and that a default is read as such; records the read.
-    fn declared(&self, name: &str, kinds: &[Kind], defaulted: bool) -> Option<&'a Opt> {
+    /// declared one (`kinds`; empty: any) and that a default is read as such
+    /// (`defaulted`; `None`: either); records the read.
+    fn declared(&self, name: &str, kinds: &[Kind], defaulted: impl Into<Option<bool>>) -> Option<&'a Opt> {
+        let defaulted = defaulted.into();
         let opt = self.opts.iter().find(|o| o.name == name);
         debug_assert!(opt.is_some(), "option {}{name} is not declared", self.prefix);
         let opt = opt?;
         debug_assert!(
-            kinds.contains(&opt.kind),
+            kinds.is_empty() || kinds.contains(&opt.kind),
             "option {}{name} is declared {}, read as {kinds:?}",
             self.prefix,
             opt.kind.ansible_name()
         );
         debug_assert!(
-            opt.default.is_some() == defaulted,
+            defaulted.is_none_or(|d| opt.default.is_some() == d),
             "option {}{name}: {} but read {}",
             self.prefix,
             if opt.default.is_some() { "declared with a default" } else { "declared without a default" },
-            if defaulted { "as defaulted" } else { "as optional" },
+            if defaulted == Some(true) { "as defaulted" } else { "as optional" },
         );
         self.read.borrow_mut().insert(opt.name);
         Some(opt)
@@ -185,7 +187,7 @@ impl<'a> Reader<'a> {
 
     /// Whether the task sets `name` at all (for options whose mere presence matters).
     pub fn is_set(&self, name: &str) -> bool {
-        self.declared(name, &[self.opts.iter().find(|o| o.name == name).map_or(Kind::Raw, |o| o.kind)], false);
+        self.declared(name, &[], None);
         self.value(name).is_some()
     }
 
