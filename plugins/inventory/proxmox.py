@@ -85,7 +85,7 @@ options:
     default: true
   ca_path:
     description:
-      - PEM file with the CA certificate(s) to trust for the API's certificate instead of the system's web PKI roots
+      - PEM file with the CA certificate(s) to trust for the API's certificate instead of the built-in web PKI roots (Mozilla's)
         (community.proxmox used E(REQUESTS_CA_BUNDLE) for this, which this plugin does not read).
       - If not set in the inventory file, the value of the E(PROXMOX_CA_PATH) environment variable is used.
     type: path
