@@ -169,7 +169,10 @@ notes:
     (not loopback, link-local or APIPA 169.254/16) of the interfaces that are the guest's C(netN) (matched by MAC), by C(netN), IPv4 before IPv6;
     and C(proxmox_ip_address), the first IPv4 address of the lowest C(netN) that has one, else the first IPv6 address (the rule of
     M(ferrox.proxmox.proxmox_kvm)'s O(ferrox.proxmox.proxmox_kvm#module:wait_for_ip)). Use C(compose: {ansible_host: proxmox_ip_address}) to connect to it."
-  - "The agent is asked only for running VMs (community.proxmox also asked stopped ones, which cannot answer): the variables are the same."
+  - "Fewer requests, the same variables: the agent is asked only for running VMs (community.proxmox also asked stopped ones, which cannot answer);
+    C(status/current) is read only for running VMs, for their C(proxmox_qmpstatus) (C(paused), C(prelaunch), ...); for the other guests
+    C(proxmox_status) (and a stopped VM's C(proxmox_qmpstatus), which Proxmox VE answers equal to it) is the cluster listing's, the status
+    their groups are chosen by."
   - "The cache (O(cache)) holds this plugin's result, not the API's answers: a cache written by community.proxmox is not read."
 """
 

@@ -7,8 +7,8 @@
 //! `{"warning": "..."}`, then `{"done": {...}}` — or `{"error": "..."}` and exit code 1.
 //!
 //! Reads: `/nodes`, one `/cluster/resources?type=vm` (instead of two lists per node),
-//! `/pools`; with facts, per guest `status/current`, `config`, `snapshot`, and the agent's
-//! or the container's interfaces, on `concurrency` worker threads, each with its own
+//! `/pools`; with facts, per guest `config` and `snapshot`, `status/current` for running
+//! VMs (their `qmpstatus`), and the agent's or the container's interfaces, on `concurrency` worker threads, each with its own
 //! connection ([`Client::fork`]). Guests are printed in listing order as they complete:
 //! memory holds the listing and the guests finished ahead of the oldest still being read.
 
@@ -240,14 +240,19 @@ fn facts(cfg: &Config, client: &Client, item: &Item) -> Result<Vec<Value>, Strin
     let fatal = |e: &ApiError| e.is_status(401);
 
     let read = |path: String| client.get(&path, &[]);
-    let current = match read(format!("{base}/status/current")) {
-        Ok(c) => c,
-        Err(e) if fatal(&e) => return Err(api_err(e)),
-        Err(e) => {
-            warn("its facts could not be read (status/current)", &e);
-            lines.push(guest_line(item, v));
-            return Ok(lines);
-        }
+    // status/current adds only a running VM's qmpstatus (paused, prelaunch, ...); for the
+    // others it repeats the listing's status (a stopped VM's qmpstatus is its status).
+    let current = match vars::needs_status_read(item) {
+        false => json!({"status": item.status, "qmpstatus": item.status}),
+        true => match read(format!("{base}/status/current")) {
+            Ok(c) => c,
+            Err(e) if fatal(&e) => return Err(api_err(e)),
+            Err(e) => {
+                warn("its facts could not be read (status/current)", &e);
+                lines.push(guest_line(item, v));
+                return Ok(lines);
+            }
+        },
     };
     vars::add_status(prefix, &item.kind, &current, &mut v);
     let running = current.get("status").and_then(Value::as_str) == Some("running");

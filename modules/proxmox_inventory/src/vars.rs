@@ -46,6 +46,13 @@ pub fn base(prefix: &str, item: &Item) -> Map<String, Value> {
     v
 }
 
+/// Whether `status/current` tells more than the listing: only for a running VM, whose
+/// `qmpstatus` may be `paused`, `prelaunch`, ... For a stopped VM PVE answers
+/// `qmpstatus` = `status` = `stopped`, and a container's answer is its status alone.
+pub fn needs_status_read(item: &Item) -> bool {
+    item.kind == "qemu" && item.status == "running"
+}
+
 /// `status/current`: `status`, and for QEMU `qmpstatus`.
 pub fn add_status(prefix: &str, kind: &str, current: &Value, v: &mut Map<String, Value>) {
     v.insert(fact(prefix, "status"), current.get("status").cloned().unwrap_or(Value::Null));
@@ -365,6 +372,20 @@ mod tests {
         ]);
         assert_eq!(node_address(&net), json!("192.0.2.11"));
         assert_eq!(node_address(&json!([])), Value::Null);
+    }
+
+    #[test]
+    fn only_running_vms_need_their_status_read() {
+        assert!(needs_status_read(&item()));
+        let mut stopped = item();
+        stopped.status = "stopped".into();
+        assert!(!needs_status_read(&stopped));
+        let mut ct = item();
+        ct.kind = "lxc".into();
+        assert!(!needs_status_read(&ct));
+        let mut v = Map::new();
+        add_status("proxmox_", "qemu", &json!({"status": "stopped", "qmpstatus": "stopped"}), &mut v);
+        assert_eq!(Value::Object(v), json!({"proxmox_status": "stopped", "proxmox_qmpstatus": "stopped"}));
     }
 
     #[test]

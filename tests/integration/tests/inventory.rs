@@ -231,6 +231,22 @@ fn a_guest_whose_agent_does_not_answer_is_a_warning_naming_it() {
 }
 
 #[test]
+fn a_token_without_guest_agent_audit_is_a_warning_naming_guest_and_privilege() {
+    let mut cfg = scenario(0);
+    for privileges in cfg.scenario.roles.values_mut() {
+        privileges.retain(|p| p != "VM.GuestAgent.Audit");
+    }
+    let env = Env::start_with(cfg);
+    let options = format!("{}ca_path: {}\nwant_facts: true\n", connection(&env, "ferrox.proxmox.proxmox"), env.ca_path().display());
+    let ours = inventory(&env, "ferrox", &options, &[]);
+    assert_eq!(ours.rc, 0, "{}", ours.stderr);
+    let flat = ours.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(flat.contains("VM app01 (vmid 110 on pve1): its guest agent's interfaces cannot be read without the VM.GuestAgent.Audit privilege"), "{flat}");
+    // The containers' interfaces need no agent privilege: their addresses are there.
+    assert!(ours.json["_meta"]["hostvars"]["ct-proxy"]["proxmox_ip_address"].is_object());
+}
+
+#[test]
 fn errors_name_the_option_and_the_fix_and_never_a_secret() {
     let env = Env::start_with(scenario(0));
     let base = format!("{}ca_path: {}\n", connection(&env, "ferrox.proxmox.proxmox"), env.ca_path().display());
