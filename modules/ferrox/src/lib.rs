@@ -9,6 +9,10 @@ use ferrox_common::ansible::protocol::Registered;
 /// The binary's file name in `plugins/modules/__bin/<platform>/`.
 pub const BINARY: &str = "ferrox";
 
+/// `ferrox inventory -`: the inventory plugin's API side (`proxmox_inventory`), not a
+/// module: it reads the plugin's options on stdin and prints JSON lines.
+pub const INVENTORY: &str = "inventory";
+
 pub const MODULES: [Registered; 4] = [
     Registered { name: "proxmox_kvm", spec: proxmox_kvm::spec, body: proxmox_kvm::run },
     Registered { name: "proxmox_disk", spec: proxmox_disk::spec, body: proxmox_disk::run },

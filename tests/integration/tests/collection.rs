@@ -25,7 +25,12 @@ fn run(cmd: &mut Command) -> String {
 fn the_installed_tarball_holds_the_collection_only_and_runs() {
     let installed = installed_collection();
     let binary = format!("plugins/modules/__bin/{}/ferrox", host_platform());
-    let stubs = ["plugins/modules/proxmox_vm_info.py", "plugins/action/proxmox_vm_info.py", "plugins/plugin_utils/binary_module.py"];
+    let stubs = [
+        "plugins/modules/proxmox_vm_info.py",
+        "plugins/action/proxmox_vm_info.py",
+        "plugins/plugin_utils/binary_module.py",
+        "plugins/inventory/proxmox.py",
+    ];
     for wanted in ["MANIFEST.json", "FILES.json", "meta/runtime.yml", "README.md", "COPYING", &binary].into_iter().chain(stubs) {
         assert!(installed.join(wanted).is_file(), "{wanted} missing from the tarball");
     }

@@ -11,6 +11,7 @@
 mod auth;
 mod elements;
 mod error;
+mod fork;
 mod login;
 pub mod retry;
 pub mod tls;

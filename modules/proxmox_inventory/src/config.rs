@@ -1,0 +1,186 @@
+//! What the Python shim hands over (stdin, JSON): the plugin's options already parsed
+//! and templated by Ansible, checked here for what only the API side knows.
+
+use std::path::PathBuf;
+
+use ferrox_common::api::connection::{normalise_fingerprint, ConnectionParams};
+use serde::Deserialize;
+
+/// The most worker threads (and connections) one inventory run opens.
+pub const MAX_CONCURRENCY: u64 = 64;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    pub url: String,
+    pub user: String,
+    #[serde(default)]
+    pub password: Option<String>,
+    #[serde(default)]
+    pub token_id: Option<String>,
+    #[serde(default)]
+    pub token_secret: Option<String>,
+    #[serde(default = "yes")]
+    pub validate_certs: bool,
+    #[serde(default)]
+    pub ca_path: Option<String>,
+    #[serde(default)]
+    pub cert_fingerprint: Option<String>,
+    #[serde(default = "default_timeout")]
+    pub timeout: u64,
+    #[serde(default = "default_concurrency")]
+    pub concurrency: u64,
+    #[serde(default)]
+    pub want_facts: bool,
+    #[serde(default)]
+    pub want_proxmox_nodes_ansible_host: bool,
+    #[serde(default)]
+    pub exclude_nodes: bool,
+    #[serde(default = "default_prefix")]
+    pub facts_prefix: String,
+    /// Only these guests (by vmid), with their facts: the second pass of
+    /// `want_post_filter_facts`, for the guests the filters kept.
+    #[serde(default)]
+    pub facts_for: Option<Vec<u64>>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn default_timeout() -> u64 {
+    30
+}
+fn default_concurrency() -> u64 {
+    8
+}
+fn default_prefix() -> String {
+    "proxmox_".into()
+}
+
+/// Host and port of an `https://host[:port][/]` URL.
+pub fn parse_url(url: &str) -> Result<(String, Option<u16>), String> {
+    let trimmed = url.trim().trim_end_matches('/');
+    let trimmed = trimmed.strip_suffix("/api2/json").unwrap_or(trimmed);
+    let rest = match trimmed.split_once("://") {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("https") => rest,
+        Some((scheme, _)) => {
+            return Err(format!(
+                "url {url}: the scheme {scheme}:// is not supported; the Proxmox VE API is served over HTTPS only: set url to https://<node>:8006"
+            ))
+        }
+        None => return Err(format!("url {url} is not a URL: set url to https://<node>:8006 (PROXMOX_URL in the environment)")),
+    };
+    if rest.contains('/') || rest.contains('?') || rest.contains('@') {
+        return Err(format!(
+            "url {url}: only https://host[:port] is supported (no path, query or user part); set url to https://<node>:8006"
+        ));
+    }
+    if rest.is_empty() {
+        return Err(format!("url {url} names no host: set url to https://<node>:8006"));
+    }
+    // Bracketed IPv6 with a port, or host:port; a bare IPv6 literal has several colons.
+    let (host, port) = if let Some(inner) = rest.strip_prefix('[') {
+        match inner.split_once(']') {
+            Some((h, "")) => (h.to_string(), None),
+            Some((h, p)) if p.starts_with(':') => (h.to_string(), Some(&p[1..])),
+            _ => return Err(format!("url {url}: the IPv6 address is not closed by ]")),
+        }
+    } else if rest.matches(':').count() == 1 {
+        let (h, p) = rest.split_once(':').unwrap_or((rest, ""));
+        (h.to_string(), Some(p))
+    } else {
+        (rest.to_string(), None)
+    };
+    let port = match port {
+        None => None,
+        Some(p) => Some(
+            p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("url {url}: the port {p} is not a number from 1 to 65535"))?,
+        ),
+    };
+    Ok((host, port))
+}
+
+impl Config {
+    /// The client's connection parameters, with the messages naming this plugin's options.
+    pub fn connection(&self) -> Result<ConnectionParams, String> {
+        let (host, port) = parse_url(&self.url)?;
+        let non_empty = |v: &Option<String>| v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+        let password = non_empty(&self.password);
+        let token_id = non_empty(&self.token_id);
+        let token_secret = non_empty(&self.token_secret);
+        if password.is_none() && (token_id.is_none() || token_secret.is_none()) {
+            return Err("You must specify either a password or both token_id and token_secret (options password, token_id, token_secret; or PROXMOX_PASSWORD, PROXMOX_TOKEN_ID, PROXMOX_TOKEN_SECRET in the environment).".into());
+        }
+        let fingerprint = match non_empty(&self.cert_fingerprint) {
+            Some(f) => Some(normalise_fingerprint(&f).ok_or_else(|| {
+                format!("cert_fingerprint must be a SHA-256 fingerprint: 32 bytes in hex, optionally colon-separated (like AB:CD:...), got: {f}")
+            })?),
+            None => None,
+        };
+        if !(1..=86_400).contains(&self.timeout) {
+            return Err(format!("timeout must be from 1 to 86400 (seconds, per request), got: {}", self.timeout));
+        }
+        if !(1..=MAX_CONCURRENCY).contains(&self.concurrency) {
+            return Err(format!("concurrency must be from 1 to {MAX_CONCURRENCY}, got: {}", self.concurrency));
+        }
+        Ok(ConnectionParams {
+            host,
+            port,
+            user: self.user.trim().to_string(),
+            password,
+            token_id,
+            token_secret,
+            otp: None,
+            validate_certs: self.validate_certs,
+            ca_path: non_empty(&self.ca_path).map(PathBuf::from),
+            cert_fingerprint: fingerprint,
+            timeout_secs: self.timeout,
+        })
+    }
+}
+
+/// The client's messages name the modules' options (`api_host`, ...): here they are
+/// this plugin's.
+pub fn in_plugin_terms(message: &str) -> String {
+    [
+        ("api_host and api_port", "url"),
+        ("api_host (", "url ("),
+        ("api_port (", "port ("),
+        ("api_token_secret", "token_secret"),
+        ("api_token_id", "token_id"),
+        ("api_password", "password"),
+        ("api_user", "user"),
+        ("api_cert_fingerprint", "cert_fingerprint"),
+        ("api_timeout", "timeout"),
+        ("api_host", "url"),
+        ("api_port", "url"),
+    ]
+    .iter()
+    .fold(message.to_string(), |m, (from, to)| m.replace(from, to))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls() {
+        assert_eq!(parse_url("https://pve1:8006").unwrap(), ("pve1".into(), Some(8006)));
+        assert_eq!(parse_url("https://pve1/").unwrap(), ("pve1".into(), None));
+        assert_eq!(parse_url("https://[2001:db8::1]:8006").unwrap(), ("2001:db8::1".into(), Some(8006)));
+        assert_eq!(parse_url("https://pve1:8006/api2/json").unwrap(), ("pve1".into(), Some(8006)));
+        assert!(parse_url("http://pve1:8006").unwrap_err().contains("HTTPS only"));
+        assert!(parse_url("pve1").unwrap_err().contains("not a URL"));
+        assert!(parse_url("https://pve1:99999").unwrap_err().contains("port"));
+        assert!(parse_url("https://proxy/pve").unwrap_err().contains("no path"));
+    }
+
+    #[test]
+    fn messages_name_the_plugin_options() {
+        assert_eq!(
+            in_plugin_terms("Check api_host (x) and api_port (8006): ..."),
+            "Check url (x) and port (8006): ..."
+        );
+        assert_eq!(in_plugin_terms("check api_user, api_token_id and api_token_secret (or api_password)"), "check user, token_id and token_secret (or password)");
+    }
+}
