@@ -56,10 +56,7 @@ fn scenario(extra: u32) -> pvesim::SimConfig {
         }
         s["guests"].as_array_mut().unwrap().push(guest);
     }
-    let mut cfg = pvesim::SimConfig::default();
-    cfg.scenario = serde_json::from_value(s).expect("scenario");
-    cfg.agent_delay_ms = 0;
-    cfg
+    pvesim::SimConfig { scenario: serde_json::from_value(s).expect("scenario"), agent_delay_ms: 0, ..Default::default() }
 }
 
 struct Inventory {
