@@ -94,14 +94,14 @@ fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
     }
     let (mut plan, diff) = plan_clone(ctx, source, newid, allocation, route.as_ref(), source_config)?;
     let name = ctx.name_of(None);
-    let outcome = ctx.execute(&mut plan, name.clone())?;
+    let mut outcome = ctx.execute(&mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run made this clone at the same moment: that VM is the clone.
         ctx.learn_name(&found, &name);
         return clone(ctx);
     }
     let vm = plan.vm.clone();
-    crate::present::warn_of_twins(ctx, may_race, &vm, outcome.listing.clone());
+    crate::present::warn_of_twins(ctx, may_race, &vm, outcome.listing.take());
     let out = Output::changed(format!("VM {name} with newid {} cloned from vm with vmid {}", vm.vmid, source.vmid))
         .with("vmid", vm.vmid)
         .with("actions", plan.describe())

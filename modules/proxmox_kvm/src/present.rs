@@ -141,14 +141,14 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     for (k, v) in &wanted {
         diff.change(k, None, Some(Value::String(v.clone())));
     }
-    let outcome = ctx.execute(&mut plan, name.clone())?;
+    let mut outcome = ctx.execute(&mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run created this name at the same moment: that VM is the one.
         ctx.learn_name(&found, &name);
         return present(ctx);
     }
     let vm = plan.vm.clone();
-    warn_of_twins(ctx, may_race, &vm, outcome.listing.clone());
+    warn_of_twins(ctx, may_race, &vm, outcome.listing.take());
     let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
         .with("vmid", vm.vmid)
         .with("actions", plan.describe())

@@ -119,6 +119,24 @@ impl Client {
         let endpoint = Endpoint::parse(&params.host, params.port)
             .map_err(|m| ApiError::other(ApiErrorKind::Other, m))?;
         let trust = Trust::from_params(params);
+        let mut client = Client::unauthenticated(endpoint, trust, params.timeout_secs.max(1))?;
+        client.credentials = match (&params.password, &params.token_id, &params.token_secret) {
+            (Some(password), _, _) => client.login(&params.user, password, params.otp.as_deref())?,
+            (None, Some(id), Some(secret)) => Credentials::token(&params.user, id, secret)
+                .map_err(|m| ApiError::other(ApiErrorKind::Auth, m))?,
+            _ => {
+                return Err(ApiError::other(
+                    ApiErrorKind::Auth,
+                    "No valid authentication credentials were supplied: set api_password, or api_token_id and api_token_secret",
+                ))
+            }
+        };
+        Ok(client)
+    }
+
+    /// A client with its own connection (TLS per `trust`, PVE's idle-connection limits)
+    /// and no credentials yet: what [`Client::connect`] and [`Client::fork`] both start from.
+    fn unauthenticated(endpoint: Endpoint, trust: Trust, timeout_secs: u64) -> Result<Client, ApiError> {
         let observed = Arc::new(Observed::default());
         let reason = Arc::new(ReasonPhrase::default());
         let progress = Arc::new(RequestProgress::default());
@@ -134,7 +152,6 @@ impl Client {
             reason: reason.clone(),
             progress: progress.clone(),
         });
-        let timeout_secs = params.timeout_secs.max(1);
         let config = ureq::Agent::config_builder()
             .http_status_as_error(false)
             .https_only(true)
@@ -149,9 +166,8 @@ impl Client {
             // Reconnecting after a pause this long costs one handshake and avoids that race.
             .max_idle_age(IDLE_REUSE_LIMIT)
             .build();
-        let agent = ureq::Agent::with_parts(config, connector, DefaultResolver::default());
-        let mut client = Client {
-            agent,
+        Ok(Client {
+            agent: ureq::Agent::with_parts(config, connector, DefaultResolver::default()),
             base_url: endpoint.base_url(),
             endpoint,
             credentials: Credentials::None,
@@ -165,19 +181,7 @@ impl Client {
             retry_budget_ms: AtomicU64::new(DEFAULT_RETRY_BUDGET.as_millis() as u64),
             upids: Mutex::new(Vec::new()),
             repeated: Mutex::new(Vec::new()),
-        };
-        client.credentials = match (&params.password, &params.token_id, &params.token_secret) {
-            (Some(password), _, _) => client.login(&params.user, password, params.otp.as_deref())?,
-            (None, Some(id), Some(secret)) => Credentials::token(&params.user, id, secret)
-                .map_err(|m| ApiError::other(ApiErrorKind::Auth, m))?,
-            _ => {
-                return Err(ApiError::other(
-                    ApiErrorKind::Auth,
-                    "No valid authentication credentials were supplied: set api_password, or api_token_id and api_token_secret",
-                ))
-            }
-        };
-        Ok(client)
+        })
     }
 
     /// Reads see the cluster with `plan` applied (check mode with a plan); `None`
