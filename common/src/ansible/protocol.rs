@@ -13,6 +13,7 @@ use serde_json::{Map, Value};
 use crate::ansible::diff::Diff;
 use crate::ansible::mask::{mask_value, NO_LOG_PLACEHOLDER};
 use crate::ansible::options::{coerce::Dialect, validate::validate, Hint, ModuleSpec, Opt, Params};
+use crate::cluster::name_index::{self, NAMES_ARG, NAMES_KEY};
 use crate::plan::{Effect, Plan, PlanView, EFFECTS_KEY, PLAN_ARG};
 use std::sync::Arc;
 
@@ -33,6 +34,12 @@ pub struct Module {
     plan: Option<Arc<PlanView>>,
     /// What this check-mode run plans, for the plan (returned only when a plan came in).
     effects: Vec<Effect>,
+    /// The run's name index (given by the action plugin), when the task reads the live
+    /// cluster: not while a check-mode plan changes what it reads.
+    name_index: Option<name_index::Given>,
+    /// The index a fresh listing of this task gave, and when, returned to the action
+    /// plugin with its age.
+    names_out: Option<(Value, std::time::Instant)>,
 }
 
 impl Module {
@@ -47,6 +54,19 @@ impl Module {
     pub fn plan_effect(&mut self, effect: Effect) {
         if self.plan.is_some() && !effect.is_noop() {
             self.effects.push(effect);
+        }
+    }
+
+    /// The run's name index, when the action plugin keeps one and it may be used.
+    pub fn name_index(&self) -> Option<&name_index::Given> {
+        self.name_index.as_ref()
+    }
+
+    /// Returns the index of a listing made `listed_at` to the action plugin (only when
+    /// it keeps one).
+    pub fn refresh_name_index(&mut self, index: Value, listed_at: std::time::Instant) {
+        if self.name_index.is_some() {
+            self.names_out = Some((index, listed_at));
         }
     }
 
@@ -290,6 +310,8 @@ struct Internals {
     version: Option<String>,
     /// `_ferrox_plan`: read only in check mode.
     plan: Option<Value>,
+    /// `_ferrox_names`: the run's name index for this task.
+    names: Option<Value>,
 }
 
 fn split_internals(args: Map<String, Value>) -> (Map<String, Value>, Internals) {
@@ -298,6 +320,10 @@ fn split_internals(args: Map<String, Value>) -> (Map<String, Value>, Internals) 
     for (key, value) in args {
         if key == PLAN_ARG {
             int.plan = Some(value);
+            continue;
+        }
+        if key == NAMES_ARG {
+            int.names = Some(value);
             continue;
         }
         let Some(name) = key.strip_prefix("_ansible_") else {
@@ -364,8 +390,10 @@ fn execute_args(spec: ModuleSpec, body: Body, args: Map<String, Value>) -> (Valu
         module_name,
         warnings: if internals.string_conversion_warn { validated.warnings } else { Vec::new() },
         deprecations: Vec::new(),
+        name_index: internals.names.as_ref().filter(|_| plan.as_ref().is_none_or(|p| p.is_empty())).and_then(name_index::Given::from_value),
         plan,
         effects: Vec::new(),
+        names_out: None,
     };
     for hint in module.spec.options.iter().flat_map(|o| &o.hints) {
         if let Hint::Warning { when, text } = hint {
@@ -402,6 +430,11 @@ fn execute_args(spec: ModuleSpec, body: Body, args: Map<String, Value>) -> (Valu
         }
     };
     if let Value::Object(map) = &mut result {
+        // A listing is as good for the index when the task then failed.
+        if let Some((mut index, listed_at)) = module.names_out.take() {
+            index["age"] = Value::from(listed_at.elapsed().as_secs_f64());
+            map.insert(NAMES_KEY.into(), index);
+        }
         if !module.warnings.is_empty() {
             map.insert("warnings".into(), Value::from(module.warnings.clone()));
         }

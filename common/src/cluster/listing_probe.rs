@@ -45,6 +45,8 @@ struct Keys {
     kind: memmem::Finder<'static>,
     name: memmem::Finder<'static>,
     lock: memmem::Finder<'static>,
+    node: memmem::Finder<'static>,
+    pool: memmem::Finder<'static>,
 }
 
 impl Keys {
@@ -54,18 +56,25 @@ impl Keys {
             kind: memmem::Finder::new(br#""type":"#),
             name: memmem::Finder::new(br#""name":"#),
             lock: memmem::Finder::new(br#""lock":"#),
+            node: memmem::Finder::new(br#""node":"#),
+            pool: memmem::Finder::new(br#""pool":"#),
         }
     }
 }
 
 /// A guest the lookup does not seek, as its entry states it plainly: what tells which
-/// vmids are taken, and by which name (`vmid_range`).
+/// vmids are taken, and by which name (`vmid_range`), and where each QEMU VM is (the
+/// run's name index).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsought {
     pub vmid: u32,
     /// As [`crate::cluster::vm::Guest::name`]: a non-empty string, else none.
     pub name: Option<String>,
     pub lock: Option<String>,
+    pub node: Option<String>,
+    pub pool: Option<String>,
+    /// A QEMU VM (else an LXC container).
+    pub qemu: bool,
 }
 
 impl Sought {
@@ -93,6 +102,11 @@ impl Sought {
         self
     }
 
+    /// Whether the lookup seeks one name and nothing else (no vmid, no second name).
+    pub fn only_one_name(&self) -> bool {
+        self.vmids.is_empty() && self.names.len() == 1
+    }
+
     /// False only when the entry is certainly a guest that is not sought. `only_guests`:
     /// the listing was asked for `type=vm`, so every entry is a guest.
     pub fn may_need(&self, entry_json: &[u8], only_guests: bool) -> bool {
@@ -106,13 +120,16 @@ impl Sought {
         }
     }
 
-    /// The vmid, name and lock of an entry [`Sought::may_need`] rules out, when its text
-    /// states them plainly; `None` when only decoding can tell.
+    /// The vmid, name, lock, node, pool and type of an entry [`Sought::may_need`] rules out,
+    /// when its text states them plainly; `None` when only decoding can tell.
     pub fn unsought(&self, entry_json: &[u8]) -> Option<Unsought> {
         let vmid = self.plain_vmid(entry_json)?;
         let name = plain_text(&self.keys.name, entry_json)?.map(str::to_string);
         let lock = plain_text(&self.keys.lock, entry_json)?.map(str::to_string);
-        Some(Unsought { vmid, name, lock })
+        let node = plain_text(&self.keys.node, entry_json)?.map(str::to_string);
+        let pool = plain_text(&self.keys.pool, entry_json)?.map(str::to_string);
+        let qemu = once_after(&self.keys.kind, entry_json).is_some_and(|v| v.starts_with(br#""qemu""#));
+        Some(Unsought { vmid, name, lock, node, pool, qemu })
     }
 
     /// Of type `qemu` or `lxc`, stated once.
@@ -205,16 +222,17 @@ mod tests {
     }
 
     #[test]
-    fn an_unsought_guest_is_known_by_its_vmid_name_and_lock() {
+    fn an_unsought_guest_is_known_by_what_its_entry_states_plainly() {
         let sought = Sought::lookup(None, Some("web01"));
         let thin = |json: &str| sought.unsought(json.as_bytes());
-        let expect = |vmid, name: Option<&str>, lock: Option<&str>| {
-            Some(Unsought { vmid, name: name.map(str::to_string), lock: lock.map(str::to_string) })
-        };
-        assert_eq!(thin(r#"{"type":"qemu","vmid":103,"name":"db01","node":"pve1"}"#), expect(103, Some("db01"), None));
-        assert_eq!(thin(r#"{"type":"qemu","vmid":104,"name":"VM 104","lock":"clone"}"#), expect(104, Some("VM 104"), Some("clone")));
-        assert_eq!(thin(r#"{"type":"qemu","vmid":105,"name":"","lock":null}"#), expect(105, None, None));
-        assert_eq!(thin(r#"{"type":"qemu","vmid":106}"#), expect(106, None, None));
+        let text = |t: Option<&str>| t.map(str::to_string);
+        let expect = |vmid, name, lock, node, qemu| Some(Unsought { vmid, name: text(name), lock: text(lock), node: text(node), pool: None, qemu });
+        assert_eq!(thin(r#"{"type":"qemu","vmid":103,"name":"db01","node":"pve1"}"#), expect(103, Some("db01"), None, Some("pve1"), true));
+        assert_eq!(thin(r#"{"type":"qemu","vmid":104,"name":"VM 104","lock":"clone"}"#), expect(104, Some("VM 104"), Some("clone"), None, true));
+        assert_eq!(thin(r#"{"type":"qemu","vmid":105,"name":"","lock":null}"#), expect(105, None, None, None, true));
+        assert_eq!(thin(r#"{"type":"lxc","vmid":106,"node":"pve2"}"#), expect(106, None, None, Some("pve2"), false));
+        let pooled = thin(r#"{"type":"qemu","vmid":107,"node":"pve1","pool":"prod"}"#).unwrap();
+        assert_eq!(pooled.pool.as_deref(), Some("prod"));
         assert_eq!(thin(r#"{"type":"qemu","vmid":107,"name":"a","name":"b"}"#), None, "stated twice: decoded");
         assert_eq!(thin(r#"{"type":"qemu","vmid":"108","name":"a"}"#), None);
     }

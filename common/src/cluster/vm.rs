@@ -46,7 +46,7 @@ pub fn list(client: &Client) -> Result<Vec<Guest>, ApiError> {
 }
 
 /// A node as `/cluster/resources` lists it (listed whatever the caller's rights).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct Node {
     pub name: String,
     /// `online`, `offline` or `unknown`.
@@ -55,7 +55,7 @@ pub struct Node {
 
 /// One storage on one node, as `/cluster/resources` lists it: only storages enabled on
 /// that node, and only those the caller may audit (`Datastore.Audit`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct Storage {
     pub storage: String,
     pub node: String,
@@ -171,9 +171,10 @@ pub fn cluster_of(client: &Client, sought: &Sought) -> Result<Cluster, ApiError>
 
 /// [`cluster_of`] for the lookup of one VM by `vmid`, else by `name` (and whatever else
 /// `sought` adds): looked up by name, the guests PVE has not named yet are named from
-/// their configs ([`name_unbroadcast`]), so a VM made moments ago is found.
-pub fn cluster_for_lookup(client: &Client, vmid: Option<u32>, name: Option<&str>, sought: &Sought) -> Result<Cluster, ApiError> {
-    let mut cluster = cluster_of(client, sought)?;
+/// their configs ([`name_unbroadcast`]), so a VM made moments ago is found. `seeking`:
+/// as [`cluster_seeking`], with every other guest in [`Cluster::unsought`].
+pub fn cluster_for_lookup(client: &Client, vmid: Option<u32>, name: Option<&str>, sought: &Sought, seeking: bool) -> Result<Cluster, ApiError> {
+    let mut cluster = if seeking { cluster_seeking(client, sought)? } else { cluster_of(client, sought)? };
     if vmid.is_none() && name.is_some() {
         name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
     }

@@ -43,6 +43,11 @@ impl PlanView {
         &self.reserved
     }
 
+    /// Whether the plan changes nothing (the cluster reads as it is).
+    pub fn is_empty(&self) -> bool {
+        self.vms.is_empty() && self.reserved.is_empty()
+    }
+
     /// Whether the plan creates this VM (it does not exist in PVE yet).
     pub fn is_planned(&self, vmid: u32) -> bool {
         self.vms.get(&vmid).is_some_and(|v| v.created && !v.removed)
