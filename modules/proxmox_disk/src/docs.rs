@@ -15,7 +15,8 @@ pub fn notes() -> Vec<String> {
         "Disks never shrink: a smaller O(size) fails with the current size in the message.".into(),
         "Every configuration write carries the config C(digest) read for the plan, so a concurrent change makes the task fail instead of being overwritten; rerun it to converge.".into(),
         "A Proxmox VE task that ends with warnings counts as success; the warnings are returned.".into(),
-        "Requests made: one C(GET /cluster/resources), one config read (two for a move to another VM), and on change the write(s), the task polls, and one config read for the result.".into(),
+        "Requests made: one C(GET /cluster/resources) (by name through the run's name index, one C(GET .../status/current) instead), one config read (two for a move to another VM), and on change the write(s), the task polls, and one config read for the result.".into(),
+        ferrox_common::cluster::name_index::DOC_NOTE.into(),
     ]
 }
 

@@ -19,6 +19,7 @@ pub mod task;
 use ferrox_common::api::client::Client;
 use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::cluster::duplicates;
+use ferrox_common::cluster::name_index;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::pve::privileges::{Gate, Target, Write};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
@@ -52,7 +53,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     client.set_retry_budget(task.timeout);
-    let cluster = read_cluster(&client, &task)?;
+    let cluster = read_cluster(m, &client, &conn, &task)?;
     let guests = &cluster.guests;
     let guest = vm::locate_qemu(guests, task.vmid, task.name.as_deref(), "proxmox_disk manages disks of QEMU VMs")
         .map_err(|f| duplicates::explain(&client, guests, task.name.as_deref(), f))?;
@@ -84,13 +85,16 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 }
 
 /// The cluster listing with only the guests the task names (the VM, and the VM a disk
-/// moves to) decoded: thousands of others are skipped unread.
-fn read_cluster(client: &Client, task: &DiskTask) -> Result<vm::Cluster, Failure> {
+/// moves to) decoded: thousands of others are skipped unread. A VM named by `name`
+/// alone may be found through the run's name index instead.
+fn read_cluster(m: &mut Module, client: &Client, conn: &ConnectionParams, task: &DiskTask) -> Result<vm::Cluster, Failure> {
     let mut sought = Sought::lookup(task.vmid, task.name.as_deref());
     if let (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) = (&task.state, &task.target) {
         sought = sought.and_vmid(*t);
     }
-    vm::cluster_for_lookup(client, task.vmid, task.name.as_deref(), &sought).map_err(|e| {
+    let by_name = task.name.as_deref().filter(|_| sought.only_one_name());
+    let list = |seeking| vm::cluster_for_lookup(client, task.vmid, task.name.as_deref(), &sought, seeking);
+    name_index::lookup(m, client, conn, by_name, list).map_err(|e| {
         let what = match (&task.vmid, &task.name) {
             (Some(id), _) => format!("vmid {id}"),
             (None, Some(name)) => format!("name {name}"),

@@ -8,7 +8,9 @@ use ferrox_common::api::client::Client;
 use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::pve::privileges::{Gate, Target};
 use ferrox_common::ansible::protocol::{Failure, Output};
+use ferrox_common::ansible::protocol::Module;
 use ferrox_common::cluster::duplicates;
+use ferrox_common::cluster::name_index;
 use ferrox_common::cluster::per_node;
 use ferrox_common::pve::tags::TagCase;
 use ferrox_common::cluster::listing_probe::{Sought, Unsought};
@@ -20,7 +22,7 @@ use crate::execute::{Executor, Outcome};
 use crate::plan::Plan;
 use crate::vmid_range;
 use crate::plan::effects::{self, Known};
-use crate::task::{KvmTask, Operation};
+use crate::task::{KvmTask, Operation, State};
 use ferrox_common::plan::{unknown, Effect};
 
 /// The smallest wait for creating, cloning, restoring, converting and removing.
@@ -50,12 +52,19 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(task: &'a KvmTask, conn: &ConnectionParams, client: &'a Client, check_mode: bool) -> Result<Ctx<'a>, Failure> {
-        let mut cluster = vm::cluster_seeking(client, &sought(task))
+    pub fn new(m: &mut Module, task: &'a KvmTask, conn: &ConnectionParams, client: &'a Client) -> Result<Ctx<'a>, Failure> {
+        let sought = sought(task);
+        let list = |_| {
+            let mut cluster = vm::cluster_seeking(client, &sought)?;
+            if task.given_name().is_some() || !task.clone.source.is_empty() {
+                vm::name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
+            }
+            Ok(cluster)
+        };
+        let by_name = task.given_name().filter(|_| sought.only_one_name() && finds_by_name_only(task));
+        let cluster = name_index::lookup(m, client, conn, by_name, list)
             .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
-        if task.given_name().is_some() || !task.clone.source.is_empty() {
-            vm::name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
-        }
+        let check_mode = m.check_mode;
         Ok(Ctx {
             task,
             client,
@@ -285,6 +294,18 @@ pub fn vm_of(g: &Guest) -> Vm {
 /// The guests a task may look up by vmid or name: the rest of the listing is read only
 /// for which vmids it takes (at thousands of guests, decoding them all costs more than the
 /// rest of the task).
+/// Whether the task only acts on the VM its name finds, so the run's name index may find
+/// it: never a create, a clone or a migration (they need every guest and node as they
+/// are now), nor a pool move (the listing tells the pool).
+fn finds_by_name_only(task: &KvmTask) -> bool {
+    let acts_on_existing = match &task.operation {
+        Operation::State(state) => matches!(state, State::Present | State::Started | State::Stopped | State::Restarted | State::Current),
+        Operation::DeleteKeys(_) | Operation::RevertKeys(_) => true,
+        Operation::Clone | Operation::Migrate => false,
+    };
+    acts_on_existing && task.vmid.is_none() && task.pool.is_none()
+}
+
 fn sought(task: &KvmTask) -> Sought {
     let vmids = [task.vmid, task.clone.newid].into_iter().flatten();
     let names = [task.given_name(), Some(task.clone.source.as_str()).filter(|s| !s.is_empty())].into_iter().flatten();

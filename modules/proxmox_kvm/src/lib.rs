@@ -59,7 +59,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = KvmTask::read(m.params.clone(), &conn, m.check_mode)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     client.set_retry_budget(task.timeout);
-    let mut ctx = Ctx::new(&task, &conn, &client, m.check_mode)?;
+    let mut ctx = Ctx::new(m, &task, &conn, &client)?;
     let result = match &task.operation {
         Operation::Clone => clone::clone(&mut ctx),
         Operation::DeleteKeys(keys) => config_keys::delete(&mut ctx, keys),

@@ -16,6 +16,7 @@ use ferrox_common::api::client::Client;
 use ferrox_common::pve::hotplug;
 use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::cluster::duplicates;
+use ferrox_common::cluster::name_index;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::pve::privileges::{self, Gate, Target, Write};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
@@ -49,7 +50,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     let sought = Sought::lookup(task.vmid, task.name.as_deref());
-    let guests = vm::cluster_for_lookup(&client, task.vmid, task.name.as_deref(), &sought)
+    let by_name = task.name.as_deref().filter(|_| sought.only_one_name());
+    let list = |seeking| vm::cluster_for_lookup(&client, task.vmid, task.name.as_deref(), &sought, seeking);
+    let guests = name_index::lookup(m, &client, &conn, by_name, list)
         .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
         .guests;
     let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_nic manages NICs of QEMU VMs")

@@ -9,6 +9,7 @@ use ferrox_common::api::client::{ApiError, ApiErrorKind, Client};
 use ferrox_common::ansible::options::Params;
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::cluster::listing_probe::NameProbe;
+use ferrox_common::cluster::name_index::ForName;
 use serde_json::{Map, Value};
 
 /// The two guest types, in the order 1.6 lists them for `type: all`.
@@ -19,6 +20,15 @@ pub enum GuestKind {
 }
 
 impl GuestKind {
+    /// From the listing's `type` field.
+    pub fn from_type(kind: &str) -> Option<GuestKind> {
+        match kind {
+            "qemu" => Some(GuestKind::Qemu),
+            "lxc" => Some(GuestKind::Lxc),
+            _ => None,
+        }
+    }
+
     /// The path segment and the `type` field (`qemu`, `lxc`).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -110,7 +120,9 @@ pub struct Found {
     pub warnings: Vec<String>,
 }
 
-pub fn collect(client: &Client, f: &Filters) -> Result<Found, Failure> {
+/// The guests the task asks for: by name through the run's name index (`index`, this
+/// cluster's, when fresh) when it tells them all, else from the listing.
+pub fn collect(client: &Client, f: &Filters, index: Option<&ForName>) -> Result<Found, Failure> {
     if let Some(node) = &f.node {
         let nodes = client
             .get("/nodes", &[])
@@ -119,6 +131,9 @@ pub fn collect(client: &Client, f: &Filters) -> Result<Found, Failure> {
         if !exists {
             return Err(Failure::new(format!("Node {node} doesn't exist in PVE cluster")));
         }
+    }
+    if let Some(found) = index.and_then(|index| crate::indexed::collect(client, f, index)) {
+        return found;
     }
     // An entry that cannot carry the name is skipped unread; of the others the filter
     // fields are decoded first, and the whole entry only when it is kept.
@@ -143,7 +158,7 @@ pub fn collect(client: &Client, f: &Filters) -> Result<Found, Failure> {
         for node in distinct_nodes(&kept) {
             let on_node: Vec<&Map<String, Value>> =
                 kept.iter().copied().filter(|e| e.get("node").and_then(Value::as_str) == Some(node.as_str())).collect();
-            let mut reader = NodeReader { client, kind, node: &node, reachable: true, warnings: &mut found.warnings };
+            let mut reader = NodeReader::new(client, kind, &node, &mut found.warnings);
             let vmids: Vec<i64> = on_node.iter().filter_map(|e| vmid_of(e)).collect();
             let listing = match vmids.as_slice() {
                 [one] => reader.one_status(*one)?.into_iter().collect(),
@@ -170,7 +185,7 @@ pub fn collect(client: &Client, f: &Filters) -> Result<Found, Failure> {
 /// What `status/current` adds to a guest's entry of its node's listing: the answers of
 /// `vmstatus` with `full` (QEMU monitor queries) and of the status call itself. Left
 /// out, the one-guest answer gives the keys the listing gives, as 1.6 returned them.
-fn status_only_keys(kind: GuestKind) -> &'static [&'static str] {
+pub(crate) fn status_only_keys(kind: GuestKind) -> &'static [&'static str] {
     match kind {
         GuestKind::Qemu => &[
             "ha", "agent", "spice", "clipboard", "qmpstatus", "running-machine", "running-qemu",
@@ -182,7 +197,7 @@ fn status_only_keys(kind: GuestKind) -> &'static [&'static str] {
 
 /// Calls about the guests of one node; once the node proves unreachable, no more
 /// calls go to it and one warning says so.
-struct NodeReader<'a> {
+pub(crate) struct NodeReader<'a> {
     client: &'a Client,
     kind: GuestKind,
     node: &'a str,
@@ -190,7 +205,11 @@ struct NodeReader<'a> {
     warnings: &'a mut Vec<String>,
 }
 
-impl NodeReader<'_> {
+impl<'a> NodeReader<'a> {
+    pub(crate) fn new(client: &'a Client, kind: GuestKind, node: &'a str, warnings: &'a mut Vec<String>) -> NodeReader<'a> {
+        NodeReader { client, kind, node, reachable: true, warnings }
+    }
+
     /// The entries of `vmids` in the node's guest listing (`GET /nodes/{node}/{type}`);
     /// empty when unreachable.
     fn listing(&mut self, vmids: &[i64]) -> Result<Vec<Map<String, Value>>, Failure> {
@@ -232,7 +251,7 @@ impl NodeReader<'_> {
     }
 
     /// `config` and `network` of one guest, as asked.
-    fn extras(&mut self, guest: &mut Map<String, Value>, f: &Filters) -> Result<(), Failure> {
+    pub(crate) fn extras(&mut self, guest: &mut Map<String, Value>, f: &Filters) -> Result<(), Failure> {
         let Some(vmid) = vmid_of(guest) else { return Ok(()) };
         let base = format!("/nodes/{}/{}/{vmid}", self.node, self.kind.as_str());
         if f.config != ConfigView::None && self.reachable {
@@ -423,7 +442,7 @@ fn vmid_of(entry: &Map<String, Value>) -> Option<i64> {
 }
 
 /// `vmid` as an integer and `template` as a boolean, for every guest.
-fn normalise(guest: &mut Map<String, Value>) {
+pub(crate) fn normalise(guest: &mut Map<String, Value>) {
     if let Some(v) = vmid_of(guest) {
         guest.insert("vmid".into(), Value::from(v));
     }

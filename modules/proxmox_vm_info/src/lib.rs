@@ -7,14 +7,17 @@
 //!
 //! - [`spec`]: the declaration (options, rules, docs).
 //! - [`collect`]: what is read from the cluster and how it is merged.
+//! - [`indexed`]: a lookup by name through the run's name index instead of a listing.
 
 mod collect;
 mod docs;
+mod indexed;
 
 use ferrox_common::api::client::Client;
 use ferrox_common::api::connection::{self, ConnectionParams};
 use ferrox_common::ansible::options::{ModuleSpec, Opt, Rules, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
+use ferrox_common::cluster::name_index;
 
 pub use collect::{ConfigView, Filters, GuestKind};
 
@@ -66,7 +69,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let filters = Filters::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
-    let found = collect::collect(&client, &filters)?;
+    let key = name_index::cluster_key(&conn);
+    let index = m.name_index().and_then(|given| given.fresh(&key));
+    let found = collect::collect(&client, &filters, index)?;
     for warning in found.warnings {
         m.warn(warning);
     }
