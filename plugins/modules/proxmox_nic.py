@@ -138,8 +138,15 @@ notes:
   - On a running VM, Proxmox VE applies bridge, tag, trunks, firewall, rate and link_down at once; a new NIC and changes of model, MAC, queues or mtu need the
     C(network) hotplug feature, otherwise they wait for the next VM restart.
   - The write carries the config C(digest) read for the plan, so a concurrent change makes the task fail instead of being overwritten; rerun it to converge.
-  - "Requests made: one C(GET /cluster/resources), one config read, and on change one C(PUT .../config); plus one interface listing when the NIC is attached to
-    a new bridge (to fail early on a missing bridge), and one config read when PVE generated the MAC."
+  - "Requests made: one C(GET /cluster/resources) (by name through the run's name index, one C(GET .../status/current) instead), one config read, and on change
+    one C(PUT .../config); plus one interface listing when the NIC is attached to a new bridge (to fail early on a missing bridge), and one config read when
+    PVE generated the MAC."
+  - "A guest looked up by O(name) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one
+    C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest
+    renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds;
+    C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of
+    proxmox_kvm, proxmox_disk and proxmox_nic refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones,
+    migrations, removals and pool moves always list."
 seealso:
   - module: ferrox.proxmox.proxmox_kvm
   - module: ferrox.proxmox.proxmox_disk

@@ -100,9 +100,15 @@ notes:
   - "Unlike community.proxmox 1.6, O(network=true) does not fail on a guest that is not running or a VM whose guest agent is missing or not running, or whose
     agent the caller may not read (Proxmox VE 9: C(VM.GuestAgent.Audit)); that guest gets no RV(proxmox_vms[].network) and a warning says why."
   - The results include only the guests the API user may audit (C(VM.Audit)); others are silently left out, as by the Proxmox VE API itself.
-  - "Requests made: C(GET /nodes) only with O(node), one C(GET /cluster/resources), one guest listing per node holding a matching guest, and one call per guest
-    for O(config) and for O(network) (O(network) of a running VM adds C(GET .../config) for its NICs' MACs unless O(config) read it; O(config=current) adds
-    C(GET .../cloudinit) for a running VM with a cloud-init drive)."
+  - "Requests made: C(GET /nodes) only with O(node), one C(GET /cluster/resources) (none by name through the run's name index), one guest listing per node
+    holding matching guests (C(GET .../status/current) when it holds one), and one call per guest for O(config) and for O(network) (O(network) of a running VM
+    adds C(GET .../config) for its NICs' MACs unless O(config) read it; O(config=current) adds C(GET .../cloudinit) for a running VM with a cloud-init drive)."
+  - "A guest looked up by O(name) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one
+    C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest
+    renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds;
+    C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of
+    proxmox_kvm, proxmox_disk and proxmox_nic refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones,
+    migrations, removals and pool moves always list."
 seealso:
   - module: ferrox.proxmox.proxmox_kvm
 """

@@ -24,6 +24,9 @@ Seams for subclasses: ``module_args`` builds what the binary receives,
 
 In check mode the binary also gets the playbook run's plan and returns its own planned
 effects (``planning.py``), so every check-mode task sees what the earlier ones would do.
+
+A task that looks its VM up by name gets the run's name index, and a task that listed
+the cluster returns a fresh one (``name_index.py``).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import platform
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import name_index
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils.planning import run_planned
 
 COLLECTION = 'ferrox.proxmox'
@@ -126,12 +130,20 @@ class BinaryModuleAction(ActionBase):
             )
 
         module_args = self.module_args(task_vars)
+        try:
+            names = None if wrap_async else name_index.for_task(self.MODULE, module_args)
+        except ValueError as e:
+            result.update(failed=True, changed=False, msg=str(e))
+            return result
+        if names is not None:
+            module_args[name_index.NAMES_ARG] = names
         if self._task.check_mode and not wrap_async:
             # One plan for the whole --check run: the binary plans against the cluster as
             # the earlier tasks would leave it, and its effects join the plan.
             module_result = run_planned(execute, module_args)
         else:
             module_result = execute(module_args)
+        name_index.store(module_result.pop(name_index.NAMES_KEY, None))
         result = merge_hash(result, self.post_process(module_result, task_vars))
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)

@@ -1,0 +1,274 @@
+//! The run's name index: after one task of an `ansible-playbook` run listed the cluster,
+//! a later task that looks its VM up by name confirms it with one read of that VM
+//! instead of a new listing. Whatever does not confirm (the VM renamed, moved or
+//! removed, the index too old) falls back to a fresh listing, with the result a listing
+//! gives: each case runs with the index and without it (`FERROX_NAME_INDEX_MAX_AGE=0`),
+//! and the task results must agree.
+
+use ferrox_integration::{Env, Play, PlayOpts};
+use pvesim::state::{AclDef, PoolDef};
+use serde_json::{json, Value};
+
+const MAX_AGE: &str = "FERROX_NAME_INDEX_MAX_AGE";
+
+/// A no-op converge of each module by name, and its info (web01 is vmid 100 on pve1).
+const BY_NAME: &str = "- name: kvm
+  ferrox.proxmox.proxmox_kvm:
+    name: web01
+    memory: 2048
+- name: disk
+  ferrox.proxmox.proxmox_disk:
+    name: web01
+    disk: scsi0
+    state: present
+- name: nic
+  ferrox.proxmox.proxmox_nic:
+    name: web01
+    interface: net0
+    bridge: vmbr0
+    model: virtio
+    firewall: true
+- name: info
+  ferrox.proxmox.proxmox_vm_info:
+    name: web01
+";
+
+fn play(env: &Env, tasks: &str, max_age: Option<&str>) -> Play {
+    let env_vars = max_age.map(|a| vec![(MAX_AGE.to_string(), a.to_string())]).unwrap_or_default();
+    env.play_with(tasks, &PlayOpts { env: env_vars, ..Default::default() })
+}
+
+fn count(env: &Env, call: &str) -> u64 {
+    env.requests()["counts"].get(call).and_then(Value::as_u64).unwrap_or(0)
+}
+
+const LISTING: &str = "GET /api2/json/cluster/resources";
+const CONFIRM: &str = "GET /api2/json/nodes/pve1/qemu/100/status/current";
+
+#[test]
+fn later_lookups_by_name_confirm_the_vm_instead_of_listing_the_cluster() {
+    let env = Env::start();
+    env.clear_requests();
+    let p = play(&env, &format!("{BY_NAME}{BY_NAME}"), None);
+    p.assert_ok();
+    assert_eq!(count(&env, LISTING), 1, "only the first task lists: {}", env.requests()["counts"]);
+    assert_eq!(count(&env, CONFIRM), 7, "every later task reads its VM once: {}", env.requests()["counts"]);
+    for t in &p.results {
+        assert!(!t.changed, "{}: {}", t.name, t.result);
+        let vmid = if t.name == "info" { &t.result["proxmox_vms"][0]["vmid"] } else { &t.result["vmid"] };
+        assert_eq!(vmid, &json!(100), "{}: {}", t.name, t.result);
+        assert!(t.result.get("_ferrox_names").is_none(), "the index never shows in a result: {}", t.result);
+    }
+}
+
+#[test]
+fn turned_off_every_task_lists_and_the_results_agree() {
+    let on = Env::start();
+    let off = Env::start();
+    let with = play(&on, BY_NAME, None);
+    off.clear_requests();
+    let without = play(&off, BY_NAME, Some("0"));
+    assert_eq!(count(&off, LISTING), 4, "{}", off.requests()["counts"]);
+    assert_eq!(count(&off, CONFIRM), 1, "only proxmox_vm_info's read of the one guest it lists");
+    assert_same_results(&with, &without);
+}
+
+#[test]
+fn an_index_older_than_its_maximum_age_is_not_trusted() {
+    let env = Env::start();
+    env.clear_requests();
+    play(&env, BY_NAME, Some("0.001")).assert_ok();
+    assert_eq!(count(&env, LISTING), 4, "every index is stale by the next task: {}", env.requests()["counts"]);
+    assert_eq!(count(&env, CONFIRM), 1, "only proxmox_vm_info's read of the one guest it lists");
+}
+
+#[test]
+fn a_maximum_age_that_is_no_number_fails_the_task_naming_the_variable() {
+    let env = Env::start();
+    let p = play(&env, BY_NAME, Some("soon"));
+    let t = p.task("kvm");
+    assert!(t.failed, "{}", p.transcript());
+    assert_eq!(
+        t.msg(),
+        "FERROX_NAME_INDEX_MAX_AGE must be a number of seconds (0 turns the name index off), got 'soon'"
+    );
+}
+
+/// What changes behind the index's back, by vmid (a task by vmid neither reads nor
+/// refreshes the index), and then the lookups by name that must not trust it.
+#[test]
+fn a_renamed_vm_is_not_found_by_its_old_name() {
+    same_with_and_without_index(
+        "- name: rename
+  ferrox.proxmox.proxmox_kvm:
+    vmid: 100
+    name: web02
+    update: true
+- name: old name
+  ferrox.proxmox.proxmox_nic:
+    name: web01
+    interface: net0
+  ignore_errors: true
+- name: new name
+  ferrox.proxmox.proxmox_nic:
+    name: web02
+    interface: net0
+    bridge: vmbr0
+    model: virtio
+    firewall: true
+",
+        // The old name does not confirm (the VM now carries another): a listing, which
+        // refreshes the index; the new name then confirms.
+        &[
+            "/nodes/pve1/qemu/100/status/current 200",
+            "/cluster/resources 200",
+            "/nodes/pve1/qemu/100/status/current 200",
+            "/nodes/pve1/qemu/100/config 200",
+        ],
+        |p| {
+            assert_eq!(p.task("old name").msg(), "No VM with name web01 found");
+            assert_eq!(p.task("new name").result["vmid"], json!(100));
+        },
+    );
+}
+
+#[test]
+fn a_moved_vm_is_found_on_its_new_node() {
+    same_with_and_without_index(
+        "- name: move
+  ferrox.proxmox.proxmox_kvm:
+    vmid: 100
+    node: pve2
+    migrate: true
+- name: after the move
+  ferrox.proxmox.proxmox_kvm:
+    name: web01
+    memory: 2048
+",
+        // Not on the indexed node any more: a listing finds it on pve2.
+        &["/nodes/pve1/qemu/100/status/current 500", "/cluster/resources 200", "/nodes/pve2/qemu/100/config 200"],
+        |p| {
+            let t = p.task("after the move");
+            assert!(!t.changed, "{}", t.result);
+            assert_eq!(t.result["vmid"], json!(100));
+        },
+    );
+}
+
+#[test]
+fn a_removed_vm_is_not_found() {
+    same_with_and_without_index(
+        "- name: remove
+  ferrox.proxmox.proxmox_kvm:
+    vmid: 100
+    state: absent
+- name: after the removal
+  ferrox.proxmox.proxmox_disk:
+    name: web01
+    disk: scsi0
+    state: present
+  ignore_errors: true
+",
+        &["/nodes/pve1/qemu/100/status/current 500", "/cluster/resources 200"],
+        |p| assert_eq!(p.task("after the removal").msg(), "No VM with name web01 found"),
+    );
+}
+
+/// proxmox_vm_info through the index returns the records a listing gives: here of a
+/// running VM with tags in a pool, a template, and a name a VM and a container share.
+#[test]
+fn vm_info_by_name_gives_what_the_listing_gives() {
+    let cluster = || {
+        let mut scenario = pvesim::scenario::Scenario::default_cluster();
+        scenario.pools.push(PoolDef { poolid: "prod".into(), vms: vec![100], ..Default::default() });
+        let container = scenario.guests.iter_mut().find(|g| g.vmid == 200).expect("the scenario's container");
+        container.config.insert("hostname".into(), json!("base-debian13"));
+        for ugid in ["ansible@pve", "ansible@pve!automation"] {
+            scenario.acls.push(AclDef { path: "/pool".into(), ugid: ugid.into(), roles: vec!["PVEPoolAdmin".into()], propagate: true });
+        }
+        let env = Env::start_with(pvesim::SimConfig { scenario, ..Default::default() });
+        let changed = |(status, body): (u16, Value)| assert_eq!(status, 200, "{body}");
+        changed(env.api("PUT", "/nodes/pve1/qemu/100/config", &[("tags", "web;prod")]));
+        env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
+        env
+    };
+    let info = "- name: web01
+  ferrox.proxmox.proxmox_vm_info:
+    name: web01
+    config: current
+- name: shared name
+  ferrox.proxmox.proxmox_vm_info:
+    name: base-debian13
+- name: qemu only
+  ferrox.proxmox.proxmox_vm_info:
+    name: base-debian13
+    type: qemu
+";
+    let (on, off) = (cluster(), cluster());
+    let tasks = format!("{BY_NAME}{info}");
+    on.clear_requests();
+    let with = play(&on, &tasks, None);
+    let without = play(&off, &tasks, Some("0"));
+    with.assert_ok();
+    assert_eq!(count(&on, LISTING), 1, "{}", on.requests()["counts"]);
+    let web = &with.task("web01").result["proxmox_vms"][0];
+    assert_eq!((&web["pool"], &web["tags"], &web["status"]), (&json!("prod"), &json!("prod;web"), &json!("running")), "{web}");
+    assert_eq!(with.task("shared name").result["proxmox_vms"].as_array().map(Vec::len), Some(2));
+    assert_same_results(&with, &without);
+}
+
+/// Runs `BY_NAME` (which builds the index), then `changes`, once with the index and once
+/// without, on two fresh clusters: the results must agree, and pass `check`. With the
+/// index, the last reads of the cluster must be `last_reads` ([`reads`]).
+fn same_with_and_without_index(changes: &str, last_reads: &[&str], check: impl Fn(&Play)) {
+    let tasks = format!("{BY_NAME}{changes}");
+    let on = Env::start();
+    let off = Env::start();
+    on.clear_requests();
+    let with = play(&on, &tasks, None);
+    let without = play(&off, &tasks, Some("0"));
+    let seen = reads(&on);
+    assert!(seen.ends_with(&last_reads.iter().map(|r| r.to_string()).collect::<Vec<_>>()), "{seen:#?}");
+    check(&with);
+    check(&without);
+    assert_same_results(&with, &without);
+}
+
+/// The GETs the simulator answered, in order, as `path status` (task polls and
+/// permission reads left out).
+fn reads(env: &Env) -> Vec<String> {
+    let log = env.requests()["log"].as_array().cloned().unwrap_or_default();
+    log.iter()
+        .filter(|e| e["method"] == "GET")
+        .map(|e| (e["path"].as_str().unwrap_or("").trim_start_matches("/api2/json").to_string(), e["status"].clone()))
+        .filter(|(path, _)| !path.contains("/tasks/") && path != "/access/permissions")
+        .map(|(path, status)| format!("{path} {status}"))
+        .collect()
+}
+
+/// The same tasks with the same results, but for what differs between any two runs.
+fn assert_same_results(a: &Play, b: &Play) {
+    let names = |p: &Play| p.results.iter().map(|t| t.name.clone()).collect::<Vec<_>>();
+    assert_eq!(names(a), names(b));
+    for (x, y) in a.results.iter().zip(&b.results) {
+        assert_eq!(stable(&x.result), stable(&y.result), "task {}", x.name);
+    }
+}
+
+fn stable(result: &Value) -> Value {
+    let mut r = result.clone();
+    if let Value::Object(m) = &mut r {
+        for volatile in ["invocation", "upid", "digest", "task_ms"] {
+            m.remove(volatile);
+        }
+        // A running guest's counters grow with its uptime: the keys must agree, not the values.
+        for guest in m.get_mut("proxmox_vms").and_then(Value::as_array_mut).into_iter().flatten() {
+            for counter in ["uptime", "netin", "netout", "diskread", "diskwrite"] {
+                if let Some(v) = guest.get_mut(counter) {
+                    *v = Value::Null;
+                }
+            }
+        }
+    }
+    r
+}
