@@ -63,7 +63,7 @@ impl Keys {
 }
 
 /// A guest the lookup does not seek, as its entry states it plainly: what tells which
-/// vmids are taken, and by which name (`vmid_range`), and where each QEMU VM is (the
+/// vmids are taken, and by which name (`vmid_range`), and, when asked, where it is (the
 /// run's name index).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsought {
@@ -71,7 +71,14 @@ pub struct Unsought {
     /// As [`crate::cluster::vm::Guest::name`]: a non-empty string, else none.
     pub name: Option<String>,
     pub lock: Option<String>,
-    pub node: Option<String>,
+    /// Read only for the name index (three more reads of each entry's text).
+    pub place: Option<Place>,
+}
+
+/// Where an unsought guest is, and what it is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    pub node: String,
     pub pool: Option<String>,
     /// A QEMU VM (else an LXC container).
     pub qemu: bool,
@@ -120,16 +127,22 @@ impl Sought {
         }
     }
 
-    /// The vmid, name, lock, node, pool and type of an entry [`Sought::may_need`] rules out,
-    /// when its text states them plainly; `None` when only decoding can tell.
-    pub fn unsought(&self, entry_json: &[u8]) -> Option<Unsought> {
+    /// The vmid, name and lock of an entry [`Sought::may_need`] rules out, and with
+    /// `placed` its node, pool and type, when its text states them plainly; `None` when
+    /// only decoding can tell.
+    pub fn unsought(&self, entry_json: &[u8], placed: bool) -> Option<Unsought> {
         let vmid = self.plain_vmid(entry_json)?;
         let name = plain_text(&self.keys.name, entry_json)?.map(str::to_string);
         let lock = plain_text(&self.keys.lock, entry_json)?.map(str::to_string);
-        let node = plain_text(&self.keys.node, entry_json)?.map(str::to_string);
+        let place = if placed { Some(self.place(entry_json)?) } else { None };
+        Some(Unsought { vmid, name, lock, place })
+    }
+
+    fn place(&self, entry_json: &[u8]) -> Option<Place> {
+        let node = plain_text(&self.keys.node, entry_json)??.to_string();
         let pool = plain_text(&self.keys.pool, entry_json)?.map(str::to_string);
-        let qemu = once_after(&self.keys.kind, entry_json).is_some_and(|v| v.starts_with(br#""qemu""#));
-        Some(Unsought { vmid, name, lock, node, pool, qemu })
+        let qemu = once_after(&self.keys.kind, entry_json)?.starts_with(br#""qemu""#);
+        Some(Place { node, pool, qemu })
     }
 
     /// Of type `qemu` or `lxc`, stated once.
@@ -224,17 +237,27 @@ mod tests {
     #[test]
     fn an_unsought_guest_is_known_by_what_its_entry_states_plainly() {
         let sought = Sought::lookup(None, Some("web01"));
-        let thin = |json: &str| sought.unsought(json.as_bytes());
-        let text = |t: Option<&str>| t.map(str::to_string);
-        let expect = |vmid, name, lock, node, qemu| Some(Unsought { vmid, name: text(name), lock: text(lock), node: text(node), pool: None, qemu });
-        assert_eq!(thin(r#"{"type":"qemu","vmid":103,"name":"db01","node":"pve1"}"#), expect(103, Some("db01"), None, Some("pve1"), true));
-        assert_eq!(thin(r#"{"type":"qemu","vmid":104,"name":"VM 104","lock":"clone"}"#), expect(104, Some("VM 104"), Some("clone"), None, true));
-        assert_eq!(thin(r#"{"type":"qemu","vmid":105,"name":"","lock":null}"#), expect(105, None, None, None, true));
-        assert_eq!(thin(r#"{"type":"lxc","vmid":106,"node":"pve2"}"#), expect(106, None, None, Some("pve2"), false));
-        let pooled = thin(r#"{"type":"qemu","vmid":107,"node":"pve1","pool":"prod"}"#).unwrap();
-        assert_eq!(pooled.pool.as_deref(), Some("prod"));
+        let thin = |json: &str| sought.unsought(json.as_bytes(), false);
+        let expect = |vmid, name: Option<&str>, lock: Option<&str>| {
+            Some(Unsought { vmid, name: name.map(str::to_string), lock: lock.map(str::to_string), place: None })
+        };
+        assert_eq!(thin(r#"{"type":"qemu","vmid":103,"name":"db01","node":"pve1"}"#), expect(103, Some("db01"), None));
+        assert_eq!(thin(r#"{"type":"qemu","vmid":104,"name":"VM 104","lock":"clone"}"#), expect(104, Some("VM 104"), Some("clone")));
+        assert_eq!(thin(r#"{"type":"qemu","vmid":105,"name":"","lock":null}"#), expect(105, None, None));
+        assert_eq!(thin(r#"{"type":"qemu","vmid":106}"#), expect(106, None, None));
         assert_eq!(thin(r#"{"type":"qemu","vmid":107,"name":"a","name":"b"}"#), None, "stated twice: decoded");
         assert_eq!(thin(r#"{"type":"qemu","vmid":"108","name":"a"}"#), None);
+    }
+
+    #[test]
+    fn placed_an_unsought_guest_also_tells_its_node_pool_and_type() {
+        let sought = Sought::lookup(None, Some("web01"));
+        let place = |json: &str| sought.unsought(json.as_bytes(), true).map(|u| u.place.unwrap());
+        let at = |node: &str, pool: Option<&str>, qemu| Some(Place { node: node.into(), pool: pool.map(str::to_string), qemu });
+        assert_eq!(place(r#"{"type":"qemu","vmid":103,"name":"db01","node":"pve1"}"#), at("pve1", None, true));
+        assert_eq!(place(r#"{"type":"lxc","vmid":104,"node":"pve2","pool":"prod"}"#), at("pve2", Some("prod"), false));
+        assert_eq!(place(r#"{"type":"qemu","vmid":105}"#), None, "no node: decoded");
+        assert_eq!(place(r#"{"type":"qemu","vmid":106,"node":"a","node":"b"}"#), None, "stated twice: decoded");
     }
 
     #[test]

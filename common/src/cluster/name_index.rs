@@ -173,26 +173,33 @@ pub fn lookup(
 /// The index a fresh listing gives, as the task returns it ([`NAMES_KEY`]): its nodes,
 /// storages, and every named guest by name (from the decoded guests and the unsought ones).
 pub fn refreshed(key: &str, cluster: &Cluster) -> Value {
-    let mut names: BTreeMap<&str, Vec<Indexed>> = BTreeMap::new();
-    let kind = |qemu: bool| if qemu { "qemu" } else { "lxc" }.to_string();
+    // Built as JSON directly: thousands of entries, each as Indexed's wire form.
+    let entry = |vmid: u32, node: &str, qemu: bool, pool: Option<&String>| {
+        let kind = if qemu { "qemu" } else { "lxc" };
+        Value::Array(vec![vmid.into(), node.into(), kind.into(), pool.map_or(Value::Null, |p| p.as_str().into())])
+    };
+    let mut names: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     for g in &cluster.guests {
         if let Some(name) = &g.name {
-            let entry = Indexed { vmid: g.vmid, node: g.node.to_string(), kind: kind(g.kind == GuestType::Qemu), pool: g.pool.clone() };
-            names.entry(name).or_default().push(entry);
+            names.entry(name).or_default().push(entry(g.vmid, &g.node, g.kind == GuestType::Qemu, g.pool.as_ref()));
         }
     }
     for u in &cluster.unsought {
-        if let (Some(name), Some(node)) = (&u.name, &u.node) {
-            names.entry(name).or_default().push(Indexed { vmid: u.vmid, node: node.clone(), kind: kind(u.qemu), pool: u.pool.clone() });
+        if let (Some(name), Some(at)) = (&u.name, &u.place) {
+            names.entry(name).or_default().push(entry(u.vmid, &at.node, at.qemu, at.pool.as_ref()));
         }
     }
-    json!({"cluster": key, "nodes": cluster.nodes, "storages": cluster.storages, "names": names})
+    let names: serde_json::Map<String, Value> = names.into_iter().map(|(name, guests)| (name.to_string(), Value::Array(guests))).collect();
+    // `names` moved in, not serialised again as json! would.
+    let mut index = json!({"cluster": key, "nodes": cluster.nodes, "storages": cluster.storages});
+    index["names"] = Value::Object(names);
+    index
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cluster::listing_probe::Unsought;
+    use crate::cluster::listing_probe::{Place, Unsought};
 
     fn conn(token: Option<&str>) -> ConnectionParams {
         ConnectionParams {
@@ -242,9 +249,7 @@ mod tests {
             vmid,
             name: Some(name.into()),
             lock: None,
-            node: Some(node.into()),
-            pool: None,
-            qemu,
+            place: Some(Place { node: node.into(), pool: None, qemu }),
         };
         cluster.unsought = vec![thin(103, "web01", "pve2", true), thin(104, "db", "pve1", true), thin(201, "ct", "pve1", false)];
         let index = refreshed("k", &cluster);

@@ -172,22 +172,22 @@ pub fn cluster_of(client: &Client, sought: &Sought) -> Result<Cluster, ApiError>
 /// [`cluster_of`] for the lookup of one VM by `vmid`, else by `name` (and whatever else
 /// `sought` adds): looked up by name, the guests PVE has not named yet are named from
 /// their configs ([`name_unbroadcast`]), so a VM made moments ago is found. `seeking`:
-/// as [`cluster_seeking`], with every other guest in [`Cluster::unsought`].
+/// as [`cluster_seeking`], with every other guest in [`Cluster::unsought`], placed.
 pub fn cluster_for_lookup(client: &Client, vmid: Option<u32>, name: Option<&str>, sought: &Sought, seeking: bool) -> Result<Cluster, ApiError> {
-    let mut cluster = if seeking { cluster_seeking(client, sought)? } else { cluster_of(client, sought)? };
+    let mut cluster = if seeking { cluster_seeking(client, sought, true)? } else { cluster_of(client, sought)? };
     if vmid.is_none() && name.is_some() {
         name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
     }
     Ok(cluster)
 }
 
-/// [`cluster_of`], with the vmid, name and lock of every other guest in
-/// [`Cluster::unsought`] (read from the entry's text, unless only decoding can tell: then
-/// the guest is decoded whole, into `guests`).
-pub fn cluster_seeking(client: &Client, sought: &Sought) -> Result<Cluster, ApiError> {
+/// [`cluster_of`], with the vmid, name and lock (and with `placed` the node, pool and
+/// type) of every other guest in [`Cluster::unsought`] (read from the entry's text, unless
+/// only decoding can tell: then the guest is decoded whole, into `guests`).
+pub fn cluster_seeking(client: &Client, sought: &Sought, placed: bool) -> Result<Cluster, ApiError> {
     let add = |c: &mut Cluster, json: &[u8]| {
         if !sought.may_need(json, false) {
-            if let Some(thin) = sought.unsought(json) {
+            if let Some(thin) = sought.unsought(json, placed) {
                 c.unsought.push(thin);
                 return Ok(());
             }

@@ -54,8 +54,8 @@ pub struct Ctx<'a> {
 impl<'a> Ctx<'a> {
     pub fn new(m: &mut Module, task: &'a KvmTask, conn: &ConnectionParams, client: &'a Client) -> Result<Ctx<'a>, Failure> {
         let sought = sought(task);
-        let list = |_| {
-            let mut cluster = vm::cluster_seeking(client, &sought)?;
+        let list = |indexing| {
+            let mut cluster = vm::cluster_seeking(client, &sought, indexing)?;
             if task.given_name().is_some() || !task.clone.source.is_empty() {
                 vm::name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
             }
