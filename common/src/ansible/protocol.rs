@@ -216,7 +216,7 @@ pub fn install_panic_hook() {
             "msg": format!("internal error in the module{at}: {detail}. Please report this as a bug of ferrox.proxmox."),
         });
         mask_value(&mut result, &secrets());
-        println!("{result}");
+        print_result(&result);
         std::process::exit(1);
     }));
 }
@@ -244,8 +244,18 @@ pub fn run(modules: &[Registered]) -> ! {
         [module, path] => dispatch(modules, Some(module), path),
         _ => (failure_json(&usage(modules), Map::new()), 1),
     };
-    println!("{result}");
+    print_result(&result);
     std::process::exit(code);
+}
+
+/// The one JSON object on stdout, written through one buffer (a result holding the
+/// run's name index is hundreds of kilobytes).
+fn print_result(result: &Value) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    // Nothing can be reported if stdout is gone.
+    let _ = serde_json::to_writer(&mut out, result).and_then(|()| writeln!(out).map_err(serde_json::Error::io));
+    let _ = out.flush();
 }
 
 fn usage(modules: &[Registered]) -> String {
