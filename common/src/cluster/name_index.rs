@@ -4,21 +4,21 @@
 //!
 //! The action plugin keeps the index in the run's temp dir (`plugin_utils/name_index.py`)
 //! and hands a task only what it needs ([`NAMES_ARG`]): for each cluster it holds, the
-//! index's age, the nodes and storages of that listing, and the QEMU VMs it named with the
+//! index's age, the nodes and storages of that listing, and the guests it listed with the
 //! task's name. A task whose VM is there once, on an online node, in an index younger
 //! than its maximum age, confirms it with one read of that VM
 //! (`GET /nodes/{node}/qemu/{vmid}/status/current`, which names it from its config and
-//! gives its status, lock and template). Whatever does not confirm — the VM renamed,
-//! moved or removed, the name absent or held by several VMs, the node offline, the index
-//! too old — is looked up in a fresh listing, which the task returns ([`NAMES_KEY`]) to
-//! refresh the index.
+//! gives its status, lock and template; proxmox_vm_info reads each guest of the name so).
+//! Whatever does not confirm — the VM renamed, moved or removed, the name absent or held
+//! by several VMs, the node offline, the index too old — is looked up in a fresh listing,
+//! which the task returns ([`NAMES_KEY`]) to refresh the index.
 //!
 //! What stays as old as the index: the nodes and storages, and whether another VM took
 //! the same name since (the duplicate check). Creates and clones never use the index.
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::ansible::protocol::Module;
@@ -57,9 +57,9 @@ pub struct ForName {
 }
 
 /// A guest as the index holds it: `[vmid, node, type, pool]` on the wire (compact: the
-/// index of a large cluster is read by every task).
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(from = "(u32, String, String, Option<String>)", into = "(u32, String, String, Option<String>)")]
+/// index of a large cluster is read by every task; [`refreshed`] writes it).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "(u32, String, String, Option<String>)")]
 pub struct Indexed {
     pub vmid: u32,
     pub node: String,
@@ -72,12 +72,6 @@ pub struct Indexed {
 impl From<(u32, String, String, Option<String>)> for Indexed {
     fn from((vmid, node, kind, pool): (u32, String, String, Option<String>)) -> Indexed {
         Indexed { vmid, node, kind, pool }
-    }
-}
-
-impl From<Indexed> for (u32, String, String, Option<String>) {
-    fn from(g: Indexed) -> Self {
-        (g.vmid, g.node, g.kind, g.pool)
     }
 }
 

@@ -7,8 +7,7 @@ use std::time::Duration;
 use ferrox_common::api::client::Client;
 use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::pve::privileges::{Gate, Target};
-use ferrox_common::ansible::protocol::{Failure, Output};
-use ferrox_common::ansible::protocol::Module;
+use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::cluster::duplicates;
 use ferrox_common::cluster::name_index;
 use ferrox_common::cluster::per_node;
@@ -291,12 +290,10 @@ pub fn vm_of(g: &Guest) -> Vm {
     }
 }
 
-/// The guests a task may look up by vmid or name: the rest of the listing is read only
-/// for which vmids it takes (at thousands of guests, decoding them all costs more than the
-/// rest of the task).
-/// Whether the task only acts on the VM its name finds, so the run's name index may find
-/// it: never a create, a clone or a migration (they need every guest and node as they
-/// are now), nor a pool move (the listing tells the pool).
+/// Whether the task only converges, powers or edits the keys of the VM its name finds,
+/// so the run's name index may find it: never a create, a clone, a migration or a removal
+/// (they read every guest and node as they are now), nor a pool move (the listing tells
+/// the pool).
 fn finds_by_name_only(task: &KvmTask) -> bool {
     let acts_on_existing = match &task.operation {
         Operation::State(state) => matches!(state, State::Present | State::Started | State::Stopped | State::Restarted | State::Current),
@@ -306,6 +303,9 @@ fn finds_by_name_only(task: &KvmTask) -> bool {
     acts_on_existing && task.vmid.is_none() && task.pool.is_none()
 }
 
+/// The guests a task may look up by vmid or name: the rest of the listing is read only
+/// for which vmids it takes (at thousands of guests, decoding them all costs more than the
+/// rest of the task).
 fn sought(task: &KvmTask) -> Sought {
     let vmids = [task.vmid, task.clone.newid].into_iter().flatten();
     let names = [task.given_name(), Some(task.clone.source.as_str()).filter(|s| !s.is_empty())].into_iter().flatten();
