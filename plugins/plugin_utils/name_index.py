@@ -22,6 +22,7 @@ environment, 60 by default; ``0`` turns the index off.
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 import time
@@ -43,12 +44,13 @@ def max_age():
     raw = os.environ.get(MAX_AGE_ENV, '').strip()
     if not raw:
         return DEFAULT_MAX_AGE
+    message = '%s must be a number of seconds (0 turns the name index off), got %r' % (MAX_AGE_ENV, raw)
     try:
         value = float(raw)
     except ValueError:
-        value = float('nan')
-    if not value >= 0:
-        raise ValueError('%s must be a number of seconds (0 turns the name index off), got %r' % (MAX_AGE_ENV, raw))
+        raise ValueError(message) from None
+    if math.isnan(value) or value < 0:
+        raise ValueError(message)
     return value
 
 
