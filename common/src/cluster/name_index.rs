@@ -24,7 +24,8 @@ use serde_json::{json, Value};
 use crate::ansible::protocol::Module;
 use crate::api::client::{ApiError, Client};
 use crate::api::connection::ConnectionParams;
-use crate::cluster::vm::{Cluster, Guest, GuestType, Node, Storage};
+use crate::cluster::listing_probe::Sought;
+use crate::cluster::vm::{self, Cluster, Guest, GuestType, Node, Storage};
 
 /// The module docs' note (every module).
 pub const DOC_NOTE: &str = "A guest looked up by O(name) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds; C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of proxmox_kvm, proxmox_disk and proxmox_nic refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones, migrations, removals and pool moves always list.";
@@ -162,6 +163,20 @@ pub fn lookup(
     let cluster = list(true)?;
     m.refresh_name_index(refreshed(&key, &cluster), listed_at);
     Ok(cluster)
+}
+
+/// [`vm::cluster_for_lookup`] of one guest by `vmid` or `name` (and what else `sought`
+/// adds), through the run's index when the name is all it seeks.
+pub fn cluster_for_lookup(
+    m: &mut Module,
+    client: &Client,
+    conn: &ConnectionParams,
+    vmid: Option<u32>,
+    name: Option<&str>,
+    sought: &Sought,
+) -> Result<Cluster, ApiError> {
+    let by_name = name.filter(|_| sought.only_one_name());
+    lookup(m, client, conn, by_name, |seeking| vm::cluster_for_lookup(client, vmid, name, sought, seeking))
 }
 
 /// The index a fresh listing gives, as the task returns it ([`NAMES_KEY`]): its nodes,

@@ -92,9 +92,7 @@ fn read_cluster(m: &mut Module, client: &Client, conn: &ConnectionParams, task: 
     if let (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) = (&task.state, &task.target) {
         sought = sought.and_vmid(*t);
     }
-    let by_name = task.name.as_deref().filter(|_| sought.only_one_name());
-    let list = |seeking| vm::cluster_for_lookup(client, task.vmid, task.name.as_deref(), &sought, seeking);
-    name_index::lookup(m, client, conn, by_name, list).map_err(|e| {
+    name_index::cluster_for_lookup(m, client, conn, task.vmid, task.name.as_deref(), &sought).map_err(|e| {
         let what = match (&task.vmid, &task.name) {
             (Some(id), _) => format!("vmid {id}"),
             (None, Some(name)) => format!("name {name}"),

@@ -50,9 +50,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = Client::connect(&conn)?.seeing(m.plan());
     let sought = Sought::lookup(task.vmid, task.name.as_deref());
-    let by_name = task.name.as_deref().filter(|_| sought.only_one_name());
-    let list = |seeking| vm::cluster_for_lookup(&client, task.vmid, task.name.as_deref(), &sought, seeking);
-    let guests = name_index::lookup(m, &client, &conn, by_name, list)
+    let guests = name_index::cluster_for_lookup(m, &client, &conn, task.vmid, task.name.as_deref(), &sought)
         .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
         .guests;
     let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_nic manages NICs of QEMU VMs")
