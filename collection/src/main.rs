@@ -50,9 +50,10 @@ const USAGE: &str = "usage: cargo collection <command>
   install --for-tests the tree as it is (debug binaries too) into build/test-collections
   sanity              ansible-test sanity (ansible-core 2.19 and 2.17) of the installed tarball
   setup [--cross]     create the Python venvs .venv (ansible-core 2.19) and .venv-2.17;
-                      --cross: also install the cross-build tools (Debian rustc-web,
-                      cargo-web, rust-web-src, qemu-user-static; PyPI ziglang,
-                      cargo-zigbuild) and register qemu-aarch64 with binfmt_misc
+                      --cross: also every tool the cross builds run (Debian rustc-web,
+                      cargo-web, rust-web-src, gcc, llvm; PyPI ziglang, cargo-zigbuild;
+                      build/cross-tools/bin/rust-objcopy -> llvm-objcopy) and
+                      qemu-user-static, registered with binfmt_misc
   demo                build, install, start pvesim, run playbooks/ twice and in check mode
   test                setup, debug build, then the whole test suite
   conformance [--debug|--no-build] [--report FILE] [--work DIR] [SCENARIO...]

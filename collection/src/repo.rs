@@ -53,6 +53,25 @@ pub fn run(cmd: &mut Command) -> Result<()> {
     Ok(())
 }
 
+/// Runs a command with its output into the file `log`; fails with its exit status and
+/// the log's last lines.
+pub fn run_logged(cmd: &mut Command, log: &Path) -> Result<()> {
+    if let Some(dir) = log.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
+    eprintln!("+ {} > {}", describe(cmd), rel(log));
+    let status =
+        cmd.stdout(file.try_clone()?).stderr(file).status().with_context(|| format!("starting {}", describe(cmd)))?;
+    if !status.success() {
+        let text = std::fs::read_to_string(log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        let tail = lines[lines.len().saturating_sub(40)..].join("\n");
+        bail!("{} failed ({status}); the end of {}:\n{tail}", describe(cmd), rel(log));
+    }
+    Ok(())
+}
+
 /// Runs a command and returns its stdout (stderr passes through).
 pub fn output(cmd: &mut Command) -> Result<String> {
     let out = cmd.output().with_context(|| format!("starting {}", describe(cmd)))?;

@@ -2,50 +2,42 @@
 //! zig as linker and C compiler (ring's C and assembly; macOS needs no SDK) through
 //! cargo-zigbuild, and the target's standard library built from source by Debian's
 //! rustc-web (`-Zbuild-std`), so nothing but packages of Debian and PyPI is needed
-//! (`cargo collection setup --cross` installs them; see [`setup`]).
+//! (`cargo collection setup --cross` installs them; see [`setup`]). What the build runs,
+//! and the `PATH` it runs with, is [`tools`]' one list.
 
 pub mod setup;
+pub mod tools;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use anyhow::{bail, Result};
+use anyhow::{Context, Result};
 
 use crate::platform::{self, Platform};
 use crate::repo;
+use tools::Toolbox;
 
-/// Debian's compiler, whose matching standard-library source is rust-web-src.
-const DEBIAN_RUSTC: &str = "/usr/bin/rustc";
-const DEBIAN_CARGO: &str = "/usr/bin/cargo";
-const DEBIAN_STD_SOURCE: &str = "/usr/lib/rustlib/src/rust/library/std";
+/// Fails before anything is built when a tool the cross builds of `platforms` run is
+/// not where setup puts it (see [`tools`]).
+pub fn check(platforms: &[Platform]) -> Result<()> {
+    Toolbox::of_repo().check(platforms)
+}
 
 /// Builds the module binary for `platform` with the release profile; returns the file.
+/// It runs with [`Toolbox::apply`]'s environment only: Debian's cargo and rustc, and what
+/// `setup --cross` installed; in a target directory of its own (`target/cross/<platform>`),
+/// so that the builds of several platforms can run at once, and with its output in
+/// `build/cross/<platform>.log`, shown when it fails.
 pub fn build(platform: Platform, package: &str, binary: &str) -> Result<PathBuf> {
-    let zigbuild = venv_tool("cargo-zigbuild", platform)?;
-    let python = venv_tool("python3", platform)?;
-    for (path, package) in [(DEBIAN_RUSTC, "rustc-web"), (DEBIAN_CARGO, "cargo-web"), (DEBIAN_STD_SOURCE, "rust-web-src")] {
-        if !Path::new(path).exists() {
-            bail!(
-                "{}: cross-building needs {path} (Debian package {package}): run `cargo collection setup --cross`",
-                platform.name
-            );
-        }
-    }
+    let toolbox = Toolbox::of_repo();
+    toolbox.check(&[platform])?;
     let triple = platform.cross;
-    let mut cmd = Command::new(zigbuild);
+    let target_dir = repo::target_dir()?.join("cross").join(platform.name);
+    let mut cmd = Command::new(toolbox.venv_bin.join("cargo-zigbuild"));
     cmd.current_dir(repo::root())
         .args(["build", "--release", "--target", triple, "-p", package, "-Zbuild-std=std,panic_abort"]);
-    // Debian's cargo and rustc, not rustup's (whose std for the target is not installed
-    // and cannot be fetched here); -Zbuild-std is a nightly flag that a stable compiler
-    // accepts with RUSTC_BOOTSTRAP.
-    cmd.env("PATH", debian_first_path())
-        .env("CARGO", DEBIAN_CARGO)
-        .env("RUSTC", DEBIAN_RUSTC)
-        .env("RUSTC_BOOTSTRAP", "1")
-        // zig is the ziglang package of the same venv.
-        .env("CARGO_ZIGBUILD_PYTHON_PATH", python)
-        .env_remove("RUSTUP_TOOLCHAIN")
-        .env_remove("RUSTC_WRAPPER");
+    toolbox.apply(&mut cmd);
+    cmd.env("CARGO_TARGET_DIR", &target_dir).env("CARGO_TERM_COLOR", "never");
     if triple.ends_with("-musl") {
         // Debian's std has no self-contained musl start files: zig supplies them.
         cmd.env(platform::rustflags_var(triple), "-C link-self-contained=no");
@@ -53,26 +45,10 @@ pub fn build(platform: Platform, package: &str, binary: &str) -> Result<PathBuf>
     if let Some(version) = platform.deployment_target() {
         cmd.env("MACOSX_DEPLOYMENT_TARGET", version);
     }
+    let log = repo::root().join("build/cross").join(format!("{}.log", platform.name));
+    println!("{}: cross-building for {triple} (output in {})", platform.name, repo::rel(&log));
     let started = std::time::Instant::now();
-    repo::run(&mut cmd)?;
+    repo::run_logged(&mut cmd, &log).with_context(|| format!("{}: the cross build for {triple} failed", platform.name))?;
     println!("{}: cross-built for {triple} in {} s", platform.name, started.elapsed().as_secs());
-    Ok(repo::target_dir()?.join(triple).join("release").join(binary))
-}
-
-/// `cargo-zigbuild` of the main venv, where setup installs it next to ziglang.
-fn venv_tool(name: &str, platform: Platform) -> Result<PathBuf> {
-    let path = repo::root().join(".venv/bin").join(name);
-    if !path.is_file() {
-        bail!("{}: cross-building needs {}: run `cargo collection setup --cross`", platform.name, repo::rel(&path));
-    }
-    Ok(path)
-}
-
-/// `PATH` with Debian's `/usr/bin` (cargo, rustc) first.
-fn debian_first_path() -> std::ffi::OsString {
-    let mut dirs = vec![PathBuf::from("/usr/bin")];
-    if let Some(path) = std::env::var_os("PATH") {
-        dirs.extend(std::env::split_paths(&path));
-    }
-    std::env::join_paths(dirs).unwrap_or_default()
+    Ok(target_dir.join(triple).join("release").join(binary))
 }

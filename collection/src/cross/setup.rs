@@ -1,11 +1,11 @@
 //! `setup --cross`: what cross builds and the emulated tests need, each from the
 //! registry that has it, saying what it installs and from where:
 //!
-//! - Debian: `rustc-web`, `cargo-web`, `rust-web-src` (a compiler with its standard
-//!   library's source, for `-Zbuild-std`), `qemu-user-static` (runs linux_aarch64
-//!   binaries on another host for the tests);
-//! - PyPI, into `.venv`: `ziglang` and `cargo-zigbuild` (linker and C compiler for
-//!   every target);
+//! - every tool of [`TOOLS`]: Debian's packages with apt-get, PyPI's into `.venv`, and
+//!   the links of `build/cross-tools/bin` (rustc's `rust-objcopy` → Debian's
+//!   `llvm-objcopy`); then it checks that the cross build finds every one;
+//! - Debian's `qemu-user-static` (runs linux_aarch64 binaries on another host for the
+//!   tests);
 //! - the kernel: `binfmt_misc` mounted and Debian's qemu-aarch64 entry registered, so
 //!   an aarch64 binary runs like a native one (ansible-core execs the module directly).
 
@@ -14,36 +14,82 @@ use std::process::Command;
 
 use anyhow::{bail, Context, Result};
 
+use super::tools::{Source, Toolbox, TOOLS};
 use crate::repo;
 use crate::setup;
 
-/// Debian packages, each with what it is for.
-pub const DEBIAN_PACKAGES: [(&str, &str); 4] = [
-    ("rustc-web", "a Rust compiler that builds the targets' std from source"),
-    ("cargo-web", "its cargo"),
-    ("rust-web-src", "the standard library's source for -Zbuild-std"),
-    ("qemu-user-static", "runs linux_aarch64 binaries on other hosts (tests)"),
-];
-
-/// PyPI packages, into the main venv.
-pub const PYPI_PACKAGES: [&str; 2] = ["ziglang==0.17.1", "cargo-zigbuild==0.24.1"];
+/// Debian packages beyond the build's tools, each with what it is for.
+const TEST_PACKAGES: [(&str, &str); 1] = [("qemu-user-static", "runs linux_aarch64 binaries on other hosts (tests)")];
 
 const BINFMT_DIR: &str = "/proc/sys/fs/binfmt_misc";
 const QEMU_AARCH64_ENTRY: &str = "/usr/lib/binfmt.d/qemu-aarch64.conf";
 
 pub fn setup() -> Result<()> {
     debian_packages()?;
-    setup::venv(".venv", &PYPI_PACKAGES)?;
+    setup::venv(".venv", &pypi_packages())?;
+    links()?;
     if std::env::consts::ARCH != "aarch64" {
         register_qemu_aarch64()?;
+    }
+    Toolbox::of_repo().check(&crate::platform::PLATFORMS)
+}
+
+/// Every Debian package of [`TOOLS`] (links name their target's), then the tests'.
+pub fn debian_package_list() -> Vec<(&'static str, &'static str)> {
+    let mut packages: Vec<(&str, &str)> = Vec::new();
+    for tool in TOOLS {
+        let package = match tool.source {
+            Source::Debian(package) | Source::Link { package, .. } => package,
+            Source::Pypi(_) => continue,
+        };
+        if !packages.iter().any(|(p, _)| *p == package) {
+            packages.push((package, tool.why));
+        }
+    }
+    packages.extend(TEST_PACKAGES);
+    packages
+}
+
+fn pypi_packages() -> Vec<&'static str> {
+    let mut packages: Vec<&str> = TOOLS
+        .iter()
+        .filter_map(|t| match t.source {
+            Source::Pypi(package) => Some(package),
+            _ => None,
+        })
+        .collect();
+    packages.sort_unstable();
+    packages.dedup();
+    packages
+}
+
+/// `build/cross-tools/bin/<name>` → the Debian program, for each [`Source::Link`].
+fn links() -> Result<()> {
+    let dir = Toolbox::of_repo().links;
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    for tool in TOOLS {
+        let Source::Link { to, package } = tool.source else { continue };
+        let link = dir.join(tool.name);
+        if std::fs::read_link(&link).is_ok_and(|target| target == Path::new(to)) {
+            println!("{}: links to {to}", repo::rel(&link));
+            continue;
+        }
+        if !Path::new(to).is_file() {
+            bail!("{to} is missing although Debian package {package} is installed; reinstall it: `apt-get install --reinstall {package}`");
+        }
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(to, &link).with_context(|| format!("linking {} to {to}", link.display()))?;
+        println!("{}: linked to {to} (Debian package {package}): {}", repo::rel(&link), tool.why);
     }
     Ok(())
 }
 
 fn debian_packages() -> Result<()> {
-    let missing: Vec<&str> = DEBIAN_PACKAGES.iter().map(|(p, _)| *p).filter(|p| !installed(p)).collect();
+    let wanted = debian_package_list();
+    let missing: Vec<&str> = wanted.iter().map(|(p, _)| *p).filter(|p| !installed(p)).collect();
     if missing.is_empty() {
-        println!("Debian packages: up to date ({})", DEBIAN_PACKAGES.map(|(p, _)| p).join(", "));
+        let names: Vec<&str> = wanted.iter().map(|(p, _)| *p).collect();
+        println!("Debian packages: up to date ({})", names.join(", "));
         return Ok(());
     }
     let install = format!("apt-get update && apt-get install -y {}", missing.join(" "));
@@ -56,7 +102,7 @@ fn debian_packages() -> Result<()> {
     if unsafe { libc::geteuid() } != 0 {
         bail!("cross builds need the Debian packages {}: run as root `{install}`", missing.join(", "));
     }
-    for (package, why) in DEBIAN_PACKAGES.iter().filter(|(p, _)| missing.contains(p)) {
+    for (package, why) in wanted.iter().filter(|(p, _)| missing.contains(p)) {
         println!("installing {package} from the machine's Debian sources (apt-get): {why}");
     }
     repo::run(Command::new("apt-get").args(["update", "-q"]))?;
