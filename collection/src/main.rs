@@ -20,6 +20,7 @@
 
 mod build;
 mod changelog;
+mod codesign;
 mod conformance;
 mod cross;
 mod ee;

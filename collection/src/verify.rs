@@ -5,8 +5,8 @@
 //!   interpreter, no needed library): ansible copies it to hosts with any libc or none.
 //! - macOS: a Mach-O executable for the platform's CPU, linking only libraries macOS
 //!   ships (`/usr/lib/`, `/System/`), loadable from the platform's oldest macOS, and on
-//!   Apple silicon carrying a code signature (an ad-hoc one suffices; the kernel kills
-//!   unsigned arm64 code).
+//!   Apple silicon carrying a code signature whose page hashes match the file (an ad-hoc
+//!   one suffices; the kernel kills unsigned or altered arm64 code; see [`codesign`]).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -18,6 +18,7 @@ use object::read::elf::{Dyn as _, FileHeader, ProgramHeader};
 use object::read::macho::{LoadCommandVariant, MachHeader};
 use object::{Endianness, FileKind};
 
+use crate::codesign;
 use crate::platform::{Expect, Platform};
 
 /// Checks `path` against `platform`; returns a one-line description for the build table.
@@ -86,7 +87,7 @@ fn macho_system_only(data: &[u8], cpu_type: u32, min_macos: (u16, u8), signed: b
         return Err(format!("not an executable (Mach-O file type {})", header.filetype(endian)));
     }
     let mut libraries = Vec::new();
-    let mut has_signature = false;
+    let mut signature = None;
     let mut minimum = None;
     let mut commands = header.load_commands(endian, data, 0).map_err(|e| e.to_string())?;
     while let Some(command) = commands.next().map_err(|e| e.to_string())? {
@@ -96,7 +97,10 @@ fn macho_system_only(data: &[u8], cpu_type: u32, min_macos: (u16, u8), signed: b
                 libraries.push(String::from_utf8_lossy(name).into_owned());
             }
             LoadCommandVariant::LinkeditData(linkedit) if linkedit.cmd.get(endian) == macho::LC_CODE_SIGNATURE => {
-                has_signature = linkedit.datasize.get(endian) > 0;
+                let (offset, size) = (linkedit.dataoff.get(endian) as usize, linkedit.datasize.get(endian) as usize);
+                if size > 0 {
+                    signature = Some(codesign::check(data, offset, size)?);
+                }
             }
             LoadCommandVariant::BuildVersion(build) => minimum = Some(build.minos.get(endian)),
             LoadCommandVariant::VersionMin(version) if version.cmd.get(endian) == macho::LC_VERSION_MIN_MACOSX => {
@@ -110,7 +114,7 @@ fn macho_system_only(data: &[u8], cpu_type: u32, min_macos: (u16, u8), signed: b
     if !foreign.is_empty() {
         return Err(format!("linked to libraries macOS does not ship: {}", join(&foreign)));
     }
-    if signed && !has_signature {
+    if signed && signature.is_none() {
         return Err("without a code signature (Apple silicon kills unsigned binaries)".into());
     }
     let Some(minimum) = minimum else {
@@ -125,7 +129,10 @@ fn macho_system_only(data: &[u8], cpu_type: u32, min_macos: (u16, u8), signed: b
     }
     Ok(format!(
         "macOS {major}.{minor}+, {}links {}",
-        if has_signature { "signed, " } else { "" },
+        match signature {
+            Some(facts) => format!("signed (all {} page hashes match), ", facts.pages),
+            None => String::new(),
+        },
         join(&libraries.iter().collect::<Vec<_>>())
     ))
 }
@@ -197,7 +204,7 @@ mod tests {
     #[test]
     fn macos_binaries_load_on_the_oldest_supported_macos_and_arm64_is_signed() {
         let arm = binary(&shipped("darwin_arm64"), by_name("darwin_arm64").unwrap()).unwrap();
-        assert!(arm.starts_with("macOS 11.0+, signed, "), "{arm}");
+        assert!(arm.starts_with("macOS 11.0+, signed (all ") && arm.contains(" page hashes match), "), "{arm}");
         let intel = binary(&shipped("darwin_x86_64"), by_name("darwin_x86_64").unwrap()).unwrap();
         assert!(intel.starts_with("macOS 10.13+"), "{intel}");
         for described in [&arm, &intel] {
@@ -237,8 +244,14 @@ mod tests {
         assert!(macho_system_only(&data, cpu_type, min_macos, signed).is_ok());
         let err = macho_system_only(&data, cpu_type, (10, 15), signed).unwrap_err();
         assert_eq!(err, "for macOS 11.0 and later, not 10.15 (set MACOSX_DEPLOYMENT_TARGET)");
-        let err = macho_system_only(&without_signature(data), cpu_type, min_macos, signed).unwrap_err();
+        let err = macho_system_only(&without_signature(data.clone()), cpu_type, min_macos, signed).unwrap_err();
         assert_eq!(err, "without a code signature (Apple silicon kills unsigned binaries)");
+        // One byte of code changed after signing, as a strip that does not re-sign leaves it.
+        let mut altered = data;
+        let middle = altered.len() / 2;
+        altered[middle] ^= 0xff;
+        let err = macho_system_only(&altered, cpu_type, min_macos, signed).unwrap_err();
+        assert!(err.contains("does not match its hash") && err.contains("macOS would kill it"), "{err}");
     }
 
     /// The file with its LC_CODE_SIGNATURE load command's data size set to 0.
