@@ -90,7 +90,7 @@ fn run(args: Vec<String>) -> Result<()> {
         ["install", "--for-tests"] => galaxy::install_for_tests(),
         ["setup"] => setup::setup(),
         ["setup", "--cross"] => setup::setup().and_then(|_| cross::setup::setup()),
-        ["sanity"] => sanity::sanity(false, sanity::Scope::Full),
+        ["sanity"] => sanity::sanity(false, sanity::Scope::Full, None),
         ["demo"] => demo::demo(),
         ["test", rest @ ..] => test::test(rest),
         ["conformance", rest @ ..] => conformance::conformance(rest),

@@ -93,7 +93,10 @@ pub enum Scope {
 /// pip with a script ansible-test downloads from its CI host, which need not be reachable:
 /// a stand-in in that cache runs `ensurepip` and then pip, from PyPI like every other
 /// requirement.
-pub fn sanity(fresh: bool, scope: Scope) -> Result<()> {
+///
+/// With `logs`, each ansible-test run writes into `<logs>/sanity-<core>.log` (shown when
+/// it fails) instead of the terminal, for a run beside the test suite.
+pub fn sanity(fresh: bool, scope: Scope, logs: Option<&Path>) -> Result<()> {
     if !fresh {
         crate::galaxy::install_for_tests()?;
     }
@@ -130,7 +133,14 @@ pub fn sanity(fresh: bool, scope: Scope) -> Result<()> {
         let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
         cmd.current_dir(&tree).env("HOME", &home).env("PATH", path);
         let start = std::time::Instant::now();
-        let ok = repo::run(&mut cmd).is_ok();
+        let ran = match logs {
+            Some(dir) => repo::run_logged(&mut cmd, &dir.join(format!("sanity-{core}.log"))),
+            None => repo::run(&mut cmd),
+        };
+        if let Err(e) = &ran {
+            eprintln!("{e:#}");
+        }
+        let ok = ran.is_ok();
         println!("ansible-test sanity (ansible-core {core}): {} in {:.0} s", if ok { "passed" } else { "FAILED" }, start.elapsed().as_secs_f64());
         if !ok {
             failed.push(core);

@@ -10,16 +10,16 @@ use anyhow::Result;
 use crate::{build, changelog, cross, docs, ee, galaxy, lint, repo, sanity, setup};
 
 pub fn test(extra: &[&str]) -> Result<()> {
-    setup::setup()?;
-    cross::setup::setup()?;
-    build::build_platforms(build::Profile::Debug)?;
-    docs::check()?;
-    changelog::check()?;
-    lint::lint()?;
-    ee::check()?;
-    galaxy::install_for_tests()?;
-    // A sanity failure is reported after the tests, which run either way.
-    let sanity = sanity::sanity(true, sanity::Scope::Ci);
+    timed("setup", setup::setup)?;
+    timed("setup --cross", cross::setup::setup)?;
+    timed("build (host debug, cross release)", || build::build_platforms(build::Profile::Debug))?;
+    timed("docs, changelog, lint, ee checks", || {
+        docs::check()?;
+        changelog::check()?;
+        lint::lint()?;
+        ee::check()
+    })?;
+    timed("install for tests", galaxy::install_for_tests)?;
     let mut cmd = repo::cargo();
     if nextest_available() {
         cmd.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
@@ -27,8 +27,26 @@ pub fn test(extra: &[&str]) -> Result<()> {
         cmd.args(["test", "--workspace", "--no-fail-fast"]);
     }
     cmd.args(extra);
-    let tests = repo::run(&mut cmd);
+    // ansible-test works on one core, and the end-to-end tests spend most of their time
+    // waiting on the simulator's tasks: side by side, the two take little longer than the
+    // tests alone. Sanity's output goes to build/sanity/*.log (its end shown on failure);
+    // a sanity failure is reported after the tests, which run either way.
+    let logs = repo::root().join("build/sanity");
+    let (sanity, tests) = std::thread::scope(|scope| {
+        let sanity =
+            scope.spawn(|| timed("sanity, beside the tests", || sanity::sanity(true, sanity::Scope::Ci, Some(&logs))));
+        let tests = timed("tests", || repo::run(&mut cmd));
+        (sanity.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the sanity run panicked"))), tests)
+    });
     sanity.and(tests)
+}
+
+/// Runs one phase, then says how long it took (CI's log shows where its time goes).
+fn timed<T>(phase: &str, run: impl FnOnce() -> Result<T>) -> Result<T> {
+    let started = std::time::Instant::now();
+    let result = run();
+    eprintln!("=== {phase}: {} s{}", started.elapsed().as_secs(), if result.is_err() { " (failed)" } else { "" });
+    result
 }
 
 fn nextest_available() -> bool {
