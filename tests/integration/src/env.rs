@@ -200,6 +200,20 @@ impl Env {
             .collect()
     }
 
+    /// Tickets `POST /access/ticket` gave since the log was cleared (`logins`: for a
+    /// password; `renewals`: for a ticket).
+    pub fn logins(&self) -> (u64, u64) {
+        let r = self.requests();
+        (r["logins"].as_u64().unwrap_or(0), r["renewals"].as_u64().unwrap_or(0))
+    }
+
+    /// Every ticket and CSRF token the simulator handed out since the log was cleared.
+    pub fn issued_tickets(&self) -> Vec<String> {
+        let (status, body) = self.api.raw("GET", "/_pvesim/tickets", &[], true);
+        assert_eq!(status, 200, "GET /_pvesim/tickets: {body}");
+        body["issued"].as_array().expect("issued tickets").iter().filter_map(|t| t.as_str().map(str::to_string)).collect()
+    }
+
     pub fn clear_requests(&self) {
         let (status, body) = self.api.raw("DELETE", "/_pvesim/requests", &[], true);
         assert!(status < 300, "DELETE /_pvesim/requests answered {status}: {body}");

@@ -48,12 +48,15 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         return Err(failure());
     }
     let keys = &ctx.sim.keys;
-    let full = |ctx: &Ctx<'_>| {
+    let step = ctx.sim.cfg.totp_step_secs;
+    let full = |ctx: &Ctx<'_>, renewal: bool| {
         let who = Identity { userid: username.clone(), tokenid: None };
+        let (ticket, csrf) = (keys.ticket(&username, now, false), keys.csrf(&username, now));
+        ctx.sim.count_ticket(renewal, &ticket, &csrf);
         let mut v = json!({
             "username": username,
-            "ticket": keys.ticket(&username, now, false),
-            "CSRFPreventionToken": keys.csrf(&username, now),
+            "ticket": ticket,
+            "CSRFPreventionToken": csrf,
             "cap": caps(ctx, &who),
         });
         if auth::has(ctx.c, &who, "/", "Sys.Audit") {
@@ -65,13 +68,13 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if let Some(challenge) = ctx.get("tfa-challenge") {
         let ok_user = keys.verify_ticket(challenge, now, true).is_some_and(|u| u == username);
         let code = password.strip_prefix("totp:").unwrap_or(&password);
-        let ok_code = user.totp_secret.as_deref().is_some_and(|s| auth::verify_totp(s, code, now));
-        return if ok_user && ok_code { Ok(full(ctx)) } else { Err(failure()) };
+        let ok_code = user.totp_secret.as_deref().is_some_and(|s| auth::verify_totp(s, code, now, step));
+        return if ok_user && ok_code { Ok(full(ctx, false)) } else { Err(failure()) };
     }
     // Renewal: a valid ticket as password.
     if password.starts_with("PVE:") {
         return match keys.verify_ticket(&password, now, false) {
-            Some(u) if u == username => Ok(full(ctx)),
+            Some(u) if u == username => Ok(full(ctx, true)),
             _ => Err(failure()),
         };
     }
@@ -80,7 +83,7 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     if let Some(secret) = &user.totp_secret {
         if let Some(otp) = ctx.get("otp") {
-            return if auth::verify_totp(secret, otp, now) { Ok(full(ctx)) } else { Err(failure()) };
+            return if auth::verify_totp(secret, otp, now, step) { Ok(full(ctx, false)) } else { Err(failure()) };
         }
         return Ok(json!({
             "username": username,
@@ -89,7 +92,7 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             "NeedTFA": 1,
         }));
     }
-    Ok(full(ctx))
+    Ok(full(ctx, false))
 }
 
 /// `GET /access/permissions`: the caller's own (or an owned token's) privileges; anyone

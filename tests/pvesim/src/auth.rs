@@ -30,11 +30,20 @@ impl Identity {
     }
 }
 
-pub const TICKET_LIFETIME: u64 = 7200 + 300;
+/// PVE::AccessControl's `$ticket_lifetime`: a ticket (and its CSRF token) is valid for
+/// two hours after it was made, and from 5 minutes before (clock drift between nodes).
+pub const TICKET_LIFETIME: u64 = 7200;
+const CLOCK_DRIFT: u64 = 300;
+/// RFC 6238's and PVE's TOTP time step.
+pub const TOTP_STEP: u64 = 30;
 
-/// Signs tickets and CSRF tokens with a per-run secret.
+/// Signs tickets and CSRF tokens with a per-run secret; [`Keys::rotate`] replaces it,
+/// as a regenerated auth key pair without `authkey.pub.old` would (PVE's daily rotation
+/// keeps the old public key for the tickets made before it): every ticket signed before
+/// is refused.
 pub struct Keys {
-    secret: [u8; 32],
+    secret: std::sync::Mutex<[u8; 32]>,
+    lifetime: u64,
 }
 
 fn b64(data: &[u8]) -> String {
@@ -43,12 +52,23 @@ fn b64(data: &[u8]) -> String {
 
 impl Keys {
     pub fn new() -> Keys {
-        Keys { secret: rand::random() }
+        Keys::with_lifetime(TICKET_LIFETIME)
+    }
+
+    /// Tickets valid for `lifetime` seconds instead of PVE's two hours.
+    pub fn with_lifetime(lifetime: u64) -> Keys {
+        Keys { secret: std::sync::Mutex::new(rand::random()), lifetime }
+    }
+
+    /// A new signing secret: tickets and CSRF tokens made before are no longer valid.
+    pub fn rotate(&self) {
+        *self.secret.lock().unwrap_or_else(|e| e.into_inner()) = rand::random();
     }
 
     fn sign(&self, data: &str) -> Vec<u8> {
+        let secret = *self.secret.lock().unwrap_or_else(|e| e.into_inner());
         let mut h = Sha256::new();
-        h.update(self.secret);
+        h.update(secret);
         h.update(data.as_bytes());
         h.finalize().to_vec()
     }
@@ -74,7 +94,7 @@ impl Keys {
         }
         let (user, hex) = rest.rsplit_once(':')?;
         let ts = u64::from_str_radix(hex, 16).ok()?;
-        if ts > now + 300 || now > ts + TICKET_LIFETIME {
+        if ts > now + CLOCK_DRIFT || now > ts + self.lifetime {
             return None;
         }
         if self.ticket(&user.replace("%3A", ":"), ts, tfa).split_once("::")?.1 != sig {
@@ -93,7 +113,7 @@ impl Keys {
     pub fn verify_csrf(&self, token: &str, userid: &str, now: u64) -> bool {
         let Some((hex, _)) = token.split_once(':') else { return false };
         let Ok(ts) = u64::from_str_radix(hex, 16) else { return false };
-        if ts > now + 300 || now > ts + 7200 {
+        if ts > now + CLOCK_DRIFT || now > ts + self.lifetime {
             return false;
         }
         self.csrf(userid, ts) == token
@@ -121,17 +141,25 @@ pub fn verify_token(cluster: &Cluster, value: &str) -> Option<Identity> {
 
 /// RFC 6238 TOTP (SHA-1, 30 s, 6 digits) for `unix_time`.
 pub fn totp(secret_b32: &str, unix_time: u64) -> Option<String> {
+    totp_with_step(secret_b32, unix_time, TOTP_STEP)
+}
+
+/// TOTP with a time step of `step` seconds instead of 30.
+pub fn totp_with_step(secret_b32: &str, unix_time: u64, step: u64) -> Option<String> {
     let key = base32_decode(secret_b32)?;
-    let counter = (unix_time / 30).to_be_bytes();
+    let counter = (unix_time / step.max(1)).to_be_bytes();
     let mac = hmac_sha1(&key, &counter);
     let off = (mac[19] & 0x0f) as usize;
     let code = u32::from_be_bytes([mac[off] & 0x7f, mac[off + 1], mac[off + 2], mac[off + 3]]) % 1_000_000;
     Some(format!("{code:06}"))
 }
 
-/// Accept the code of the current 30 s step or its neighbours.
-pub fn verify_totp(secret: &str, code: &str, now: u64) -> bool {
-    [now.saturating_sub(30), now, now + 30].iter().any(|t| totp(secret, *t).as_deref() == Some(code.trim()))
+/// Accept the code of the current step or its neighbours (proxmox-tfa's TOTP check:
+/// a window of one step either side).
+pub fn verify_totp(secret: &str, code: &str, now: u64, step: u64) -> bool {
+    [now.saturating_sub(step), now, now + step]
+        .iter()
+        .any(|t| totp_with_step(secret, *t, step).as_deref() == Some(code.trim()))
 }
 
 fn hmac_sha1(key: &[u8], msg: &[u8]) -> [u8; 20] {
@@ -228,15 +256,14 @@ pub fn check_expr(cluster: &Cluster, who: &Identity, expr: &Value, params: &BTre
             }
             Ok(())
         }
+        // `exec_api2_perm_check`: the alternatives are tried quietly; when none holds, the
+        // refusal names no path.
         Some("or") => {
-            let mut last = Err(ApiError::forbidden_plain());
-            for sub in &arr[1..] {
-                last = check_expr(cluster, who, sub, params);
-                if last.is_ok() {
-                    return Ok(());
-                }
+            if arr[1..].iter().any(|sub| check_expr(cluster, who, sub, params).is_ok()) {
+                Ok(())
+            } else {
+                Err(ApiError::forbidden_plain())
             }
-            last
         }
         _ => Ok(()),
     }
@@ -269,6 +296,13 @@ mod tests {
         assert!(k.verify_ticket(&t.replace("root", "r00t"), 1_700_000_100, false).is_none());
         let half = k.ticket("mfa@pve", 1_700_000_000, true);
         assert!(k.verify_ticket(&half, 1_700_000_000, false).is_none(), "half ticket is no login");
+        assert!(k.verify_ticket(&t, 1_700_000_000 + 7200, false).is_some(), "valid for two hours");
+        assert!(k.verify_ticket(&t, 1_700_000_000 + 7201, false).is_none());
+        let short = Keys::with_lifetime(5);
+        let s = short.ticket("root@pam", 1_700_000_000, false);
+        assert!(short.verify_ticket(&s, 1_700_000_005, false).is_some() && short.verify_ticket(&s, 1_700_000_006, false).is_none());
+        short.rotate();
+        assert!(short.verify_ticket(&s, 1_700_000_001, false).is_none(), "a new authkey refuses the old tickets");
         let c = k.csrf("root@pam", 1_700_000_000);
         assert_eq!(c.len(), 8 + 1 + 43);
         assert!(k.verify_csrf(&c, "root@pam", 1_700_000_050));
@@ -280,7 +314,11 @@ mod tests {
         // RFC 6238 SHA-1 secret "12345678901234567890" at T=59 -> 94287082 (8 digits) -> 287082.
         let secret = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
         assert_eq!(totp(secret, 59).unwrap(), "287082");
-        assert!(verify_totp(secret, "287082", 59));
+        assert!(verify_totp(secret, "287082", 59, TOTP_STEP));
+        assert!(verify_totp(secret, "287082", 59 + 30, TOTP_STEP), "one step late");
+        assert!(!verify_totp(secret, "287082", 59 + 60, TOTP_STEP), "two steps late");
+        let short = totp_with_step(secret, 100, 5).unwrap();
+        assert!(verify_totp(secret, &short, 105, 5) && !verify_totp(secret, &short, 111, 5));
     }
 
     #[test]

@@ -8,12 +8,14 @@ use crate::storage;
 use crate::util::now_ms;
 use serde_json::{json, Map, Value};
 
-pub const PVE_VERSION: &str = "9.1.5";
-pub const PVE_RELEASE: &str = "9.1";
 pub const PVE_REPOID: &str = "0a1b2c3d4e5f6a7b";
 
-pub fn version(_ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    Ok(json!({"version": PVE_VERSION, "release": PVE_RELEASE, "repoid": PVE_REPOID}))
+/// `GET /version` and `GET /nodes/{node}/version` (pve-manager's `version` call): the
+/// scenario's pve-manager version, its release (`major.minor`) and the build's short git id.
+pub fn version(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let version = ctx.c.pve_version.clone();
+    let release = version.split('.').take(2).collect::<Vec<_>>().join(".");
+    Ok(json!({"version": version, "release": release, "repoid": PVE_REPOID}))
 }
 
 /// Lowest free id in [100, 1000000); nothing is reserved. Returned as a string.

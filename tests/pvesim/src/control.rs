@@ -18,12 +18,18 @@ pub struct LogEntry {
     pub ms: f64,
 }
 
-/// Requests served under `/api2`: counts by `METHOD path` and the ordered log.
+/// Requests served under `/api2`: counts by `METHOD path` and the ordered log; and the
+/// tickets `POST /access/ticket` gave: `logins` (a password, with its second factor if
+/// the user has one) and `renewals` (a valid ticket as the password).
 #[derive(Debug, Default)]
 pub struct RequestLog {
     pub total: u64,
     pub counts: BTreeMap<String, u64>,
     pub log: Vec<LogEntry>,
+    pub logins: u64,
+    pub renewals: u64,
+    /// Every ticket and CSRF token handed out, so a test can check no output shows one.
+    pub issued: Vec<String>,
 }
 
 /// Entries kept in `log` (counts are unbounded).
@@ -243,10 +249,18 @@ pub fn handle(sim: &Arc<SimInner>, method: &str, path: &str, body: &[u8]) -> (u1
     match (method, path.trim_end_matches('/')) {
         ("GET", "/_pvesim/requests") => {
             let l = sim.log.lock().unwrap_or_else(|e| e.into_inner());
-            (200, json!({"total": l.total, "counts": l.counts, "log": l.log}))
+            (200, json!({"total": l.total, "counts": l.counts, "log": l.log, "logins": l.logins, "renewals": l.renewals}))
         }
         ("DELETE", "/_pvesim/requests") => {
             *sim.log.lock().unwrap_or_else(|e| e.into_inner()) = RequestLog::default();
+            (200, json!({"ok": true}))
+        }
+        ("GET", "/_pvesim/tickets") => {
+            let l = sim.log.lock().unwrap_or_else(|e| e.into_inner());
+            (200, json!({"issued": l.issued}))
+        }
+        ("POST", "/_pvesim/rotate-authkey") => {
+            sim.keys.rotate();
             (200, json!({"ok": true}))
         }
         ("GET", "/_pvesim/faults") => (200, serde_json::to_value(&*sim.faults()).unwrap_or_default()),
@@ -294,7 +308,7 @@ pub fn handle(sim: &Arc<SimInner>, method: &str, path: &str, body: &[u8]) -> (u1
         }
         ("GET", "/_pvesim") | ("GET", "/_pvesim/info") => (
             200,
-            json!({"endpoints": ["GET|DELETE /_pvesim/requests", "GET|POST|DELETE /_pvesim/faults", "GET|POST /_pvesim/state", "POST /_pvesim/reset"]}),
+            json!({"endpoints": ["GET|DELETE /_pvesim/requests", "GET /_pvesim/tickets", "POST /_pvesim/rotate-authkey", "GET|POST|DELETE /_pvesim/faults", "GET|POST /_pvesim/state", "POST /_pvesim/reset"]}),
         ),
         _ => (404, json!({"error": format!("no control endpoint {method} {path}")})),
     }

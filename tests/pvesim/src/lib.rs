@@ -74,6 +74,12 @@ pub struct SimConfig {
     pub address_delay_ms: u64,
     /// Full or subset schema JSON to use instead of the embedded subset.
     pub schema_path: Option<PathBuf>,
+    /// How long a ticket is valid (PVE::AccessControl: 2 hours), so tests can see
+    /// tickets expire in seconds.
+    pub ticket_lifetime_secs: u64,
+    /// The TOTP time step (RFC 6238 and PVE: 30 s); a code is accepted within one step
+    /// either side.
+    pub totp_step_secs: u64,
 }
 
 impl Default for SimConfig {
@@ -94,6 +100,8 @@ impl Default for SimConfig {
             agent_delay_ms: 300,
             address_delay_ms: 0,
             schema_path: None,
+            ticket_lifetime_secs: auth::TICKET_LIFETIME,
+            totp_step_secs: auth::TOTP_STEP,
         }
     }
 }

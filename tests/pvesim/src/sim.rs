@@ -18,6 +18,8 @@ pub struct SimInner {
     pub log: Mutex<RequestLog>,
     /// SHA-256 fingerprint of the server certificate (shown in `/nodes`).
     pub fingerprint: String,
+    /// Files received by `upload`, by temporary file name, until the API call takes them.
+    pub uploads: Mutex<std::collections::HashMap<String, crate::content::transfer::Received>>,
     /// Serialises writes of the state file.
     persist_lock: Mutex<()>,
 }
@@ -25,21 +27,38 @@ pub struct SimInner {
 impl SimInner {
     pub fn new(cfg: SimConfig, schema: Schema, initial: Cluster, current: Cluster, fingerprint: String) -> SimInner {
         SimInner {
+            keys: Keys::with_lifetime(cfg.ticket_lifetime_secs),
             cfg,
             schema,
             state: Mutex::new(current),
             initial,
-            keys: Keys::new(),
             faults: Mutex::new(Faults::default()),
             log: Mutex::new(RequestLog::default()),
             fingerprint,
+            uploads: Mutex::new(Default::default()),
             persist_lock: Mutex::new(()),
         }
+    }
+
+    /// Counts a ticket `POST /access/ticket` gave (a login, or a renewal) and keeps it
+    /// and its CSRF token for `GET /_pvesim/tickets`.
+    pub fn count_ticket(&self, renewal: bool, ticket: &str, csrf: &str) {
+        let mut l = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        if renewal {
+            l.renewals += 1;
+        } else {
+            l.logins += 1;
+        }
+        l.issued.extend([ticket.to_string(), csrf.to_string()]);
     }
 
     /// Lock the cluster; a panic elsewhere must not wedge the simulator.
     pub fn cluster(&self) -> MutexGuard<'_, Cluster> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn uploads(&self) -> MutexGuard<'_, std::collections::HashMap<String, crate::content::transfer::Received>> {
+        self.uploads.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     pub fn faults(&self) -> MutexGuard<'_, Faults> {
