@@ -6,6 +6,9 @@
 //! - [`pve`]: PVE's rules: property strings, hotplug, cloud-init, privileges, sizes, tags.
 //! - [`plan`]: the check-mode plan shared by the tasks of one playbook run, and the
 //!   cluster seen through it.
+//! - [`run`]: what the tasks of one playbook run share through the action plugin (the
+//!   plan, the name index, the login ticket), handed over in private arguments; the
+//!   protocol carries it without knowing it (no layer below depends on this one).
 //!
 //! A module binary is thin glue: it declares its options once
 //! ([`ansible::options::ModuleSpec`]), reads them into its typed task, looks up the
@@ -19,3 +22,4 @@ pub mod api;
 pub mod cluster;
 pub mod plan;
 pub mod pve;
+pub mod run;

@@ -26,7 +26,13 @@ In check mode the binary also gets the playbook run's plan and returns its own p
 effects (``planning.py``), so every check-mode task sees what the earlier ones would do.
 
 A task that looks its VM up by name gets the run's name index, and a task that listed
-the cluster returns a fresh one (``name_index.py``).
+the cluster returns a fresh one (``name_index.py``). A task that logs in with a password
+gets the run's ticket for its identity, and one that got a ticket leaves it
+(``ticket_store.py``). Async tasks do neither.
+
+The binary and this shim speak one protocol version (``PROTOCOL_VERSION``, sent in
+``_ferrox_protocol``; ``common/src/ansible/protocol.rs`` holds the same number): a binary
+of another build fails the task naming both versions and ``cargo collection build``.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ import platform
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.ferrox.proxmox.plugins.plugin_utils import name_index
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import name_index, ticket_store
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils.planning import run_planned
 
 COLLECTION = 'ferrox.proxmox'
@@ -47,6 +53,9 @@ PLATFORM_ENV = 'FERROX_PLATFORM'
 # (modules/ferrox and common/src/ansible/protocol.rs).
 BINARY = 'ferrox'
 MODULE_ARG = '_ferrox_module'
+# The private arguments and result keys this shim and the binary exchange, versioned.
+PROTOCOL_ARG = '_ferrox_protocol'
+PROTOCOL_VERSION = 1
 # What the collection's tarball ships (collection/src/platform.rs builds the same).
 RELEASED_PLATFORMS = ('linux_x86_64', 'linux_aarch64', 'darwin_arm64', 'darwin_x86_64')
 
@@ -132,11 +141,14 @@ class BinaryModuleAction(ActionBase):
         module_args = self.module_args(task_vars)
         try:
             names = None if wrap_async else name_index.for_task(self.MODULE, module_args)
+            ticket = None if wrap_async else ticket_store.for_task(module_args)
         except ValueError as e:
             result.update(failed=True, changed=False, msg=str(e))
             return result
         if names is not None:
             module_args[name_index.NAMES_ARG] = names
+        if ticket is not None:
+            module_args[ticket_store.TICKET_ARG] = ticket
         if self._task.check_mode and not wrap_async:
             # One plan for the whole --check run: the binary plans against the cluster as
             # the earlier tasks would leave it, and its effects join the plan.
@@ -144,6 +156,10 @@ class BinaryModuleAction(ActionBase):
         else:
             module_result = execute(module_args)
         name_index.store(module_result.pop(name_index.NAMES_KEY, None))
+        # Taken out before anything (callbacks, -vvv, register) sees the result.
+        got = module_result.pop(ticket_store.TICKET_KEY, None)
+        if ticket is not None:
+            ticket_store.store(module_args, got)
         result = merge_hash(result, self.post_process(module_result, task_vars))
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)
@@ -163,6 +179,7 @@ class BinaryModuleAction(ActionBase):
         super(BinaryModuleAction, self)._update_module_args(module_name, module_args, task_vars, *args, **kwargs)
         module_args['_ansible_module_name'] = self._task.action
         module_args[MODULE_ARG] = self.MODULE
+        module_args[PROTOCOL_ARG] = PROTOCOL_VERSION
 
     def target_platform(self, task_vars):
         """``(platform, how it was found)`` for the host the task runs on."""

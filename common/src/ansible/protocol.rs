@@ -13,9 +13,6 @@ use serde_json::{Map, Value};
 use crate::ansible::diff::Diff;
 use crate::ansible::mask::{mask_value, NO_LOG_PLACEHOLDER};
 use crate::ansible::options::{coerce::Dialect, validate::validate, Hint, ModuleSpec, Opt, Params};
-use crate::cluster::name_index::{self, NAMES_ARG, NAMES_KEY};
-use crate::plan::{Effect, Plan, PlanView, EFFECTS_KEY, PLAN_ARG};
-use std::sync::Arc;
 
 /// The state of one module run: validated options, Ansible's switches, and the
 /// warnings and deprecations collected on the way.
@@ -30,44 +27,27 @@ pub struct Module {
     pub module_name: String,
     warnings: Vec<String>,
     deprecations: Vec<Value>,
-    /// The run's check-mode plan (given by the action plugin, check mode only).
-    plan: Option<Arc<PlanView>>,
-    /// What this check-mode run plans, for the plan (returned only when a plan came in).
-    effects: Vec<Effect>,
-    /// The run's name index (given by the action plugin), when the task reads the live
-    /// cluster: not while a check-mode plan changes what it reads.
-    name_index: Option<name_index::Given>,
-    /// The index a fresh listing of this task gave, and when, returned to the action
-    /// plugin with its age.
-    names_out: Option<(Value, std::time::Instant)>,
+    /// What the layer above keeps for the whole playbook run ([`Carried`]).
+    carried: Held,
+}
+
+/// The carried state, shown by its presence only (it may hold a ticket).
+struct Held(Box<dyn Carried>);
+
+impl std::fmt::Debug for Held {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Carried")
+    }
 }
 
 impl Module {
-    /// The check-mode plan of the playbook run, for [`crate::api::client::Client::seeing`];
-    /// `None` in real runs and when no action plugin handed one over.
-    pub fn plan(&self) -> Option<Arc<PlanView>> {
-        self.plan.clone()
+    /// The run-wide state the [`Carrier`] built, as its type (`None`: another type).
+    pub fn carried<T: Carried>(&self) -> Option<&T> {
+        (self.carried.0.as_ref() as &dyn std::any::Any).downcast_ref::<T>()
     }
 
-    /// Records what this run would do, for the later tasks of the run (kept only in
-    /// check mode with a plan; a no-op effect is dropped).
-    pub fn plan_effect(&mut self, effect: Effect) {
-        if self.plan.is_some() && !effect.is_noop() {
-            self.effects.push(effect);
-        }
-    }
-
-    /// The run's name index, when the action plugin keeps one and it may be used.
-    pub fn name_index(&self) -> Option<&name_index::Given> {
-        self.name_index.as_ref()
-    }
-
-    /// Returns the index of a listing made `listed_at` to the action plugin (only when
-    /// it keeps one).
-    pub fn refresh_name_index(&mut self, index: Value, listed_at: std::time::Instant) {
-        if self.name_index.is_some() {
-            self.names_out = Some((index, listed_at));
-        }
+    pub fn carried_mut<T: Carried>(&mut self) -> Option<&mut T> {
+        (self.carried.0.as_mut() as &mut dyn std::any::Any).downcast_mut::<T>()
     }
 
     pub fn warn(&mut self, msg: impl Into<String>) {
@@ -174,6 +154,46 @@ impl From<&str> for Failure {
 /// The module body: read the cluster, plan, apply unless `check_mode`, report.
 pub type Body = fn(&mut Module) -> Result<Output, Failure>;
 
+/// What the layer above the protocol keeps across the tasks of one playbook run (the
+/// run layer, `crate::run`: check-mode plan, name index, login ticket). It comes in the
+/// private arguments ([`PRIVATE_PREFIX`]) and goes back in private result keys, which
+/// the action plugin removes; the protocol only carries it.
+pub trait Carried: std::any::Any {
+    /// Private result keys added to the result (success or failure) before masking.
+    fn hand_back(&mut self, result: &mut Map<String, Value>, failed: bool);
+    /// Private result keys that hold a secret for the action plugin alone (a login
+    /// ticket), added after masking; the action plugin removes them before anything shows
+    /// the result.
+    fn hand_back_sealed(&mut self, _result: &mut Map<String, Value>) {}
+}
+
+/// Builds the run-wide state from the private arguments (`check_mode` as Ansible says);
+/// an error fails the task with its text.
+pub type Carrier = fn(private: Map<String, Value>, check_mode: bool) -> Result<Box<dyn Carried>, String>;
+
+/// A run without run-wide state (a module run by hand, unit tests).
+pub struct Nothing;
+
+impl Carried for Nothing {
+    fn hand_back(&mut self, _result: &mut Map<String, Value>, _failed: bool) {}
+}
+
+/// The [`Carrier`] that keeps nothing.
+pub fn carry_nothing(_private: Map<String, Value>, _check_mode: bool) -> Result<Box<dyn Carried>, String> {
+    Ok(Box::new(Nothing))
+}
+
+/// Arguments named so are the action plugin's, not the task's (split off before validation).
+pub const PRIVATE_PREFIX: &str = "_ferrox_";
+
+/// The args-file key holding the module protocol version the action plugin speaks.
+pub const PROTOCOL_ARG: &str = "_ferrox_protocol";
+
+/// The version of the exchange between `plugins/plugin_utils/binary_module.py` and this
+/// binary (its private arguments and result keys). Raise it, there and here, whenever
+/// either side changes them.
+pub const PROTOCOL_VERSION: u64 = 1;
+
 /// Secret values known so far: no_log option values, and credentials the run obtained
 /// (a login ticket). Every output is masked against this list.
 static SECRETS: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
@@ -236,12 +256,12 @@ pub const MODULE_ARG: &str = "_ferrox_module";
 
 /// The `main` of the module binary. ansible-core runs it as `ferrox ARGS_FILE`, the
 /// args file naming the module in [`MODULE_ARG`]; by hand it is `ferrox MODULE ARGS_FILE`.
-pub fn run(modules: &[Registered]) -> ! {
+pub fn run(modules: &[Registered], carrier: Carrier) -> ! {
     install_panic_hook();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let (result, code) = match argv.as_slice() {
-        [path] => dispatch(modules, None, path),
-        [module, path] => dispatch(modules, Some(module), path),
+        [path] => dispatch(modules, carrier, None, path),
+        [module, path] => dispatch(modules, carrier, Some(module), path),
         _ => (failure_json(&usage(modules), Map::new()), 1),
     };
     print_result(&result);
@@ -270,11 +290,14 @@ fn names(modules: &[Registered]) -> String {
 }
 
 /// Picks the module the command line or the args file names, then [`execute_args`].
-fn dispatch(modules: &[Registered], by_hand: Option<&str>, args_path: &str) -> (Value, i32) {
+fn dispatch(modules: &[Registered], carrier: Carrier, by_hand: Option<&str>, args_path: &str) -> (Value, i32) {
     let mut args = match read_args(args_path) {
         Ok(args) => args,
         Err(msg) => return (failure_json(&msg, Map::new()), 1),
     };
+    if let Err(msg) = same_protocol(args.remove(PROTOCOL_ARG), by_hand.is_some()) {
+        return (failure_json(&msg, Map::new()), 1);
+    }
     let named = args.remove(MODULE_ARG);
     let name = match (by_hand, named.as_ref().map(|v| v.as_str())) {
         (Some(a), Some(Some(b))) if a != b => {
@@ -289,12 +312,29 @@ fn dispatch(modules: &[Registered], by_hand: Option<&str>, args_path: &str) -> (
         }
     };
     match modules.iter().find(|m| m.name == name) {
-        Some(m) => execute_args((m.spec)(), m.body, args),
+        Some(m) => execute_args((m.spec)(), m.body, carrier, args),
         None => {
             let msg = format!("unknown module {name}: this binary runs {}", names(modules));
             (failure_json(&msg, Map::new()), 1)
         }
     }
+}
+
+/// The action plugin's protocol version against ours: a binary and Python files of
+/// different builds fail before anything runs, saying how to rebuild. By hand (the
+/// module on the command line) no version is needed.
+fn same_protocol(given: Option<Value>, by_hand: bool) -> Result<(), String> {
+    let theirs = match given {
+        Some(v) if v.as_u64() == Some(PROTOCOL_VERSION) => return Ok(()),
+        None if by_hand => return Ok(()),
+        Some(v) => v.to_string(),
+        None => "none (it sends no version)".to_string(),
+    };
+    Err(format!(
+        "ferrox.proxmox's action plugin speaks module protocol {theirs}, but its module binary speaks {PROTOCOL_VERSION}: \
+         the binary and the collection's Python files come from different builds. Rebuild the binary with \
+         `cargo collection build` and install the collection again (or install one released collection)."
+    ))
 }
 
 fn failure_json(msg: &str, extra: Map<String, Value>) -> Value {
@@ -318,22 +358,16 @@ struct Internals {
     inject_invocation: Option<bool>,
     string_conversion_warn: bool,
     version: Option<String>,
-    /// `_ferrox_plan`: read only in check mode.
-    plan: Option<Value>,
-    /// `_ferrox_names`: the run's name index for this task.
-    names: Option<Value>,
+    /// The action plugin's private arguments ([`PRIVATE_PREFIX`]), for the [`Carrier`].
+    private: Map<String, Value>,
 }
 
 fn split_internals(args: Map<String, Value>) -> (Map<String, Value>, Internals) {
     let mut task = Map::new();
     let mut int = Internals::default();
     for (key, value) in args {
-        if key == PLAN_ARG {
-            int.plan = Some(value);
-            continue;
-        }
-        if key == NAMES_ARG {
-            int.names = Some(value);
+        if key.starts_with(PRIVATE_PREFIX) {
+            int.private.insert(key, value);
             continue;
         }
         let Some(name) = key.strip_prefix("_ansible_") else {
@@ -366,8 +400,8 @@ fn read_args(args_path: &str) -> Result<Map<String, Value>, String> {
 }
 
 /// Validates, runs; returns the result object and the exit code.
-fn execute_args(spec: ModuleSpec, body: Body, args: Map<String, Value>) -> (Value, i32) {
-    let (task_args, internals) = split_internals(args);
+fn execute_args(spec: ModuleSpec, body: Body, carrier: Carrier, args: Map<String, Value>) -> (Value, i32) {
+    let (task_args, mut internals) = split_internals(args);
     let module_name = internals.module_name.clone().unwrap_or_else(|| spec.name.to_string());
     let raw_args = task_args.clone();
 
@@ -384,11 +418,9 @@ fn execute_args(spec: ModuleSpec, body: Body, args: Map<String, Value>) -> (Valu
         }
     };
     remember_secrets(&validated.secrets);
-    // Real runs never read a plan; a plan that cannot be read is the action plugin's bug.
-    let plan = match internals.plan.as_ref().filter(|_| internals.check_mode).map(Plan::from_value) {
-        Some(Ok(plan)) => Some(Arc::new(PlanView::new(&plan))),
-        Some(Err(msg)) => return (failure_json(&msg, Map::new()), 1),
-        None => None,
+    let carried = match carrier(std::mem::take(&mut internals.private), internals.check_mode) {
+        Ok(carried) => carried,
+        Err(msg) => return (failure_json(&msg, Map::new()), 1),
     };
 
     let mut module = Module {
@@ -400,10 +432,7 @@ fn execute_args(spec: ModuleSpec, body: Body, args: Map<String, Value>) -> (Valu
         module_name,
         warnings: if internals.string_conversion_warn { validated.warnings } else { Vec::new() },
         deprecations: Vec::new(),
-        name_index: internals.names.as_ref().filter(|_| plan.as_ref().is_none_or(|p| p.is_empty())).and_then(name_index::Given::from_value),
-        plan,
-        effects: Vec::new(),
-        names_out: None,
+        carried: Held(carried),
     };
     for hint in module.spec.options.iter().flat_map(|o| &o.hints) {
         if let Hint::Warning { when, text } = hint {
@@ -422,29 +451,12 @@ fn execute_args(spec: ModuleSpec, body: Body, args: Map<String, Value>) -> (Valu
                     map.insert("diff".into(), diff.to_value());
                 }
             }
-            if module.plan.is_some() {
-                map.insert(EFFECTS_KEY.into(), serde_json::to_value(&module.effects).unwrap_or(Value::Null));
-            }
             (Value::Object(map), 0)
         }
-        Err(failure) => {
-            let mut result = failure_json(&failure.msg, failure.extra);
-            // A refusal the task predicted is recorded too (it plans nothing else).
-            if let (Some(_), Value::Object(map)) = (&module.plan, &mut result) {
-                let refused: Vec<&Effect> = module.effects.iter().filter(|e| matches!(e, Effect::Refused { .. })).collect();
-                if !refused.is_empty() {
-                    map.insert(EFFECTS_KEY.into(), serde_json::to_value(&refused).unwrap_or(Value::Null));
-                }
-            }
-            (result, 1)
-        }
+        Err(failure) => (failure_json(&failure.msg, failure.extra), 1),
     };
     if let Value::Object(map) = &mut result {
-        // A listing is as good for the index when the task then failed.
-        if let Some((mut index, listed_at)) = module.names_out.take() {
-            index["age"] = Value::from(listed_at.elapsed().as_secs_f64());
-            map.insert(NAMES_KEY.into(), index);
-        }
+        module.carried.0.hand_back(map, code != 0);
         if !module.warnings.is_empty() {
             map.insert("warnings".into(), Value::from(module.warnings.clone()));
         }
@@ -454,6 +466,9 @@ fn execute_args(spec: ModuleSpec, body: Body, args: Map<String, Value>) -> (Valu
     }
     attach_invocation(&mut result, &module.spec.options, module.params.as_map(), &internals);
     mask_value(&mut result, &secrets());
+    if let Value::Object(map) = &mut result {
+        module.carried.0.hand_back_sealed(map);
+    }
     (result, code)
 }
 
@@ -535,10 +550,10 @@ mod tests {
             register_secret("TICKET-abc");
             return Err(Failure::new("server said: PVEAuthCookie=TICKET-abc"));
         }
-        if name == "plans" {
-            m.plan_effect(crate::plan::Effect::Remove { vmid: 100, node: "pve1".into() });
-            let seen = m.plan().map(|p| p.is_planned(101));
-            return Ok(Output::changed("planned").with("sees_101", seen));
+        if name == "carries" {
+            let seen = m.carried::<Echo>().map(|e| e.0.clone());
+            register_secret("TICKET-xyz");
+            return Ok(Output::changed("carried TICKET-xyz").with("seen", seen));
         }
         if name == "old" {
             m.deprecate("name: old is deprecated", "2.0.0");
@@ -557,7 +572,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ferrox-proto-{}-{}", std::process::id(), rand_suffix()));
         std::fs::write(&dir, args.to_string()).unwrap();
         let out = match read_args(dir.to_str().unwrap()) {
-            Ok(args) => execute_args(spec, body, args),
+            Ok(args) => execute_args(spec, body, echo, args),
             Err(msg) => (failure_json(&msg, Map::new()), 1),
         };
         std::fs::remove_file(&dir).ok();
@@ -572,14 +587,14 @@ mod tests {
         let path = std::env::temp_dir().join(format!("ferrox-proto-{}-{}", std::process::id(), rand_suffix()));
         std::fs::write(&path, args.to_string()).unwrap();
         let modules = [Registered { name: "demo", spec, body }, Registered { name: "other", spec, body }];
-        let out = dispatch(&modules, by_hand, path.to_str().unwrap());
+        let out = dispatch(&modules, carry_nothing, by_hand, path.to_str().unwrap());
         std::fs::remove_file(&path).ok();
         out
     }
 
     #[test]
     fn the_args_file_or_the_command_line_names_the_module() {
-        let (r, code) = dispatch_with(None, json!({"name": "a", MODULE_ARG: "demo"}));
+        let (r, code) = dispatch_with(None, json!({"name": "a", MODULE_ARG: "demo", PROTOCOL_ARG: PROTOCOL_VERSION}));
         assert_eq!((r["msg"].as_str(), code), (Some("hello a"), 0), "{r}");
         assert!(r["invocation"]["module_args"].get(MODULE_ARG).is_none(), "not a task option: {r}");
         let (r, code) = dispatch_with(Some("demo"), json!({"name": "b"}));
@@ -590,11 +605,11 @@ mod tests {
 
     #[test]
     fn a_missing_unknown_or_contradicting_module_name_fails_naming_the_modules() {
-        let (r, code) = dispatch_with(None, json!({"name": "a"}));
+        let (r, code) = dispatch_with(None, json!({"name": "a", PROTOCOL_ARG: PROTOCOL_VERSION}));
         assert_eq!(code, 1);
         let msg = r["msg"].as_str().unwrap();
         assert!(msg.contains(MODULE_ARG) && msg.contains("demo, other") && msg.contains("ferrox MODULE ARGS_FILE"), "{msg}");
-        let (r, _) = dispatch_with(None, json!({"name": "a", MODULE_ARG: "proxmox_lxc"}));
+        let (r, _) = dispatch_with(None, json!({"name": "a", MODULE_ARG: "proxmox_lxc", PROTOCOL_ARG: PROTOCOL_VERSION}));
         assert_eq!(r["msg"], "unknown module proxmox_lxc: this binary runs demo, other", "{r}");
         let (r, _) = dispatch_with(Some("demo"), json!({"name": "a", MODULE_ARG: "other"}));
         assert!(r["msg"].as_str().unwrap().contains("runs demo but the arguments file names other"), "{r}");
@@ -684,22 +699,67 @@ mod tests {
         assert_eq!(r["msg"], json!("server said: PVEAuthCookie=********"));
     }
 
+    /// A carrier keeping the private arguments it was given, handing back one key and a
+    /// sealed one.
+    struct Echo(Map<String, Value>);
+
+    impl Carried for Echo {
+        fn hand_back(&mut self, result: &mut Map<String, Value>, failed: bool) {
+            result.insert("_ferrox_back".into(), json!({"failed": failed, "note": "TICKET-xyz"}));
+        }
+        fn hand_back_sealed(&mut self, result: &mut Map<String, Value>) {
+            result.insert("_ferrox_sealed".into(), json!("TICKET-xyz"));
+        }
+    }
+
+    fn echo(private: Map<String, Value>, check_mode: bool) -> Result<Box<dyn Carried>, String> {
+        if private.contains_key("_ferrox_bad") {
+            return Err(format!("bad private argument (check mode: {check_mode})"));
+        }
+        Ok(Box::new(Echo(private)))
+    }
+
     #[test]
-    fn a_plan_is_read_in_check_mode_only_and_never_echoed() {
-        let plan = json!({"effects": [{"kind": "create", "vmid": 101, "node": "pve1", "config": {}}]});
-        let (r, code) = run_with(json!({"name": "plans", "_ferrox_plan": plan, "_ansible_check_mode": true}));
+    fn private_arguments_go_to_the_carrier_and_come_back_masked_unless_sealed() {
+        let (r, code) = run_with(json!({"name": "carries", "_ferrox_plan": {"effects": []}, "_ferrox_names": 1}));
         assert_eq!(code, 0, "{r}");
-        assert_eq!(r["sees_101"], json!(true));
-        assert_eq!(r[EFFECTS_KEY], json!([{"kind": "remove", "vmid": 100, "node": "pve1"}]));
-        assert!(r["invocation"]["module_args"].get(PLAN_ARG).is_none());
-        let (r, _) = run_with(json!({"name": "plans", "_ferrox_plan": plan}));
-        assert_eq!(r["sees_101"], json!(null), "a real run reads no plan");
-        assert!(r.get(EFFECTS_KEY).is_none());
-        let (r, _) = run_with(json!({"name": "plans", "_ansible_check_mode": true}));
-        assert!(r.get(EFFECTS_KEY).is_none(), "no plan given, none returned: {r}");
-        let (r, code) = run_with(json!({"name": "x", "_ferrox_plan": {"effects": 3}, "_ansible_check_mode": true}));
-        assert_eq!(code, 1);
-        assert!(r["msg"].as_str().unwrap().contains("_ferrox_plan"), "{r}");
+        assert_eq!(r["seen"], json!({"_ferrox_plan": {"effects": []}, "_ferrox_names": 1}));
+        assert!(r["invocation"]["module_args"].get("_ferrox_plan").is_none(), "never echoed: {r}");
+        assert_eq!(r["msg"], json!("carried ********"));
+        assert_eq!(r["_ferrox_back"], json!({"failed": false, "note": "********"}));
+        assert_eq!(r["_ferrox_sealed"], json!("TICKET-xyz"), "for the action plugin alone");
+        let (r, _) = run_with(json!({"name": "boom", "password": "s3cret-carried"}));
+        assert_eq!(r["_ferrox_back"]["failed"], json!(true));
+        let (r, code) = run_with(json!({"name": "x", "_ferrox_bad": 1, "_ansible_check_mode": true}));
+        assert_eq!((r["msg"].as_str(), code), (Some("bad private argument (check mode: true)"), 1));
+    }
+
+    #[test]
+    fn the_action_plugin_and_the_binary_speak_one_protocol_version() {
+        let (r, code) = dispatch_with(None, json!({"name": "a", MODULE_ARG: "demo", PROTOCOL_ARG: PROTOCOL_VERSION}));
+        assert_eq!((r["msg"].as_str(), code), (Some("hello a"), 0), "{r}");
+        for (sent, named) in [(json!(PROTOCOL_VERSION + 1), (PROTOCOL_VERSION + 1).to_string()), (Value::Null, "none".to_string())] {
+            let mut args = json!({"name": "a", MODULE_ARG: "demo"});
+            if !sent.is_null() {
+                args[PROTOCOL_ARG] = sent;
+            }
+            let (r, code) = dispatch_with(None, args);
+            let msg = r["msg"].as_str().unwrap();
+            assert_eq!(code, 1);
+            let ours = format!("its module binary speaks {PROTOCOL_VERSION}");
+            for part in [format!("speaks module protocol {named}"), ours, "cargo collection build".into()] {
+                assert!(msg.contains(&part), "{part:?} missing: {msg}");
+            }
+        }
+        let (r, code) = dispatch_with(Some("demo"), json!({"name": "b"}));
+        assert_eq!((r["msg"].as_str(), code), (Some("hello b"), 0), "by hand, no version needed: {r}");
+    }
+
+    /// The shim's constant is the same number (one fact, two languages).
+    #[test]
+    fn the_shim_sends_this_version() {
+        let shim = include_str!("../../../plugins/plugin_utils/binary_module.py");
+        assert!(shim.contains(&format!("\nPROTOCOL_VERSION = {PROTOCOL_VERSION}\n")), "binary_module.py's PROTOCOL_VERSION differs");
     }
 
     #[test]

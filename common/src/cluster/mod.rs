@@ -2,7 +2,6 @@
 //!
 //! - [`vm`]: the `/cluster/resources` listing; finding a VM by vmid or name, and its node.
 //! - [`listing_probe`]: ruling listing entries out unread; [`flat_json`]: reading one entry's fields.
-//! - [`name_index`]: the run's index of VM names, so a lookup by name need not list the cluster.
 //! - [`per_node`]: by-name lookups where a node is given (one template per node, same name).
 //! - [`duplicates`]: several VMs with the name a task gives: what tells them apart.
 //! - [`references`]: storages, ISO images and volumes a task names, checked before any write.
@@ -12,7 +11,6 @@ pub mod duplicates;
 pub mod flat_json;
 pub mod guest_net;
 pub mod listing_probe;
-pub mod name_index;
 pub mod per_node;
 pub mod references;
 pub mod vm;

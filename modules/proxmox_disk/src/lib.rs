@@ -17,9 +17,10 @@ pub mod report;
 pub mod task;
 
 use ferrox_common::api::client::Client;
+use ferrox_common::run::RunWide;
 use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::cluster::duplicates;
-use ferrox_common::cluster::name_index;
+use ferrox_common::run::name_index;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::pve::privileges::{Gate, Target, Write};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
@@ -51,7 +52,7 @@ pub fn spec() -> ModuleSpec {
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = DiskTask::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
-    let client = Client::connect(&conn)?.seeing(m.plan());
+    let client = m.connect(&conn)?;
     client.set_retry_budget(task.timeout);
     let cluster = read_cluster(m, &client, &conn, &task)?;
     let guests = &cluster.guests;

@@ -9,7 +9,7 @@ use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::pve::privileges::{Gate, Target};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::cluster::duplicates;
-use ferrox_common::cluster::name_index;
+use ferrox_common::run::name_index;
 use ferrox_common::cluster::per_node;
 use ferrox_common::pve::tags::TagCase;
 use ferrox_common::cluster::listing_probe::{Sought, Unsought};
@@ -48,6 +48,11 @@ pub struct Ctx<'a> {
     pub gate: Gate<'a>,
     /// How the cluster compares tags (its `tag-style`, read when a comparison needs it).
     pub tag_case: TagCase<'a>,
+    /// Which of the run's name indexes is this connection's ([`name_index::cluster_key`]).
+    pub index_key: String,
+    /// A listing made after the start (a create's or clone's, showing the new VM) as the
+    /// run's name index, for the module to return ([`Ctx::index_listing`]).
+    pub listed: Option<(Value, std::time::Instant)>,
 }
 
 impl<'a> Ctx<'a> {
@@ -77,7 +82,20 @@ impl<'a> Ctx<'a> {
             effects: Vec::new(),
             gate: Gate::new(client, conn),
             tag_case: TagCase::of_cluster(client),
+            index_key: name_index::cluster_key(conn),
+            listed: None,
         })
+    }
+
+    /// Keeps `listing` (made now, showing `vm`) for the run's name index, `vm` under
+    /// `name` even when the listing does not name it yet (PVE broadcasts names late): the
+    /// next task by that name confirms it with one read instead of listing again.
+    pub fn index_listing(&mut self, listing: &vm::Cluster, vm: u32, name: Option<&str>) {
+        let mut listing = listing.clone();
+        if let (Some(name), Some(ours)) = (name, listing.guests.iter_mut().find(|g| g.vmid == vm)) {
+            ours.name.get_or_insert_with(|| name.to_string());
+        }
+        self.listed = Some((name_index::refreshed(&self.index_key, &listing), std::time::Instant::now()));
     }
 
     pub fn timeout(&self) -> u64 {

@@ -28,7 +28,7 @@ pub mod twins;
 pub mod update;
 pub mod vmid_range;
 
-use ferrox_common::api::client::Client;
+use ferrox_common::run::RunWide;
 use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
@@ -57,7 +57,7 @@ pub fn spec() -> ModuleSpec {
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let task = KvmTask::read(m.params.clone(), &conn, m.check_mode)?;
-    let client = Client::connect(&conn)?.seeing(m.plan());
+    let client = m.connect(&conn)?;
     client.set_retry_budget(task.timeout);
     let mut ctx = Ctx::new(m, &task, &conn, &client)?;
     let result = match &task.operation {
@@ -73,6 +73,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     // A failed run keeps only a refusal it predicted (see protocol).
     for e in ctx.effects.drain(..) {
         m.plan_effect(e);
+    }
+    if let Some((index, listed_at)) = ctx.listed.take() {
+        m.refresh_name_index(index, listed_at);
     }
     result
 }

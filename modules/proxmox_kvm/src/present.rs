@@ -159,7 +159,12 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
 
 /// After a create or clone with PVE's next free id: another VM of the task's name, made
 /// by a run at the same moment, is warned of ([`crate::twins`]).
+/// The listing that showed the new VM also feeds the run's name index.
 pub(crate) fn warn_of_twins(ctx: &mut Ctx, may_race: bool, vm: &Vm, listing: Option<ferrox_common::cluster::vm::Cluster>) {
+    if let Some(listing) = &listing {
+        let name = ctx.task.given_name().map(str::to_string);
+        ctx.index_listing(listing, vm.vmid, name.as_deref());
+    }
     let Some(name) = ctx.task.given_name().filter(|_| may_race && !ctx.check_mode) else {
         return;
     };

@@ -13,10 +13,11 @@ pub mod task;
 use serde_json::Value;
 
 use ferrox_common::api::client::Client;
+use ferrox_common::run::RunWide;
 use ferrox_common::pve::hotplug;
 use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::cluster::duplicates;
-use ferrox_common::cluster::name_index;
+use ferrox_common::run::name_index;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::pve::privileges::{self, Gate, Target, Write};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
@@ -48,7 +49,7 @@ pub fn spec() -> ModuleSpec {
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = NicTask::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
-    let client = Client::connect(&conn)?.seeing(m.plan());
+    let client = m.connect(&conn)?;
     let sought = Sought::lookup(task.vmid, task.name.as_deref());
     let guests = name_index::cluster_for_lookup(m, &client, &conn, task.vmid, task.name.as_deref(), &sought)
         .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?

@@ -9,7 +9,7 @@ use ferrox_common::api::client::{ApiError, ApiErrorKind, Client};
 use ferrox_common::ansible::options::Params;
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::cluster::listing_probe::NameProbe;
-use ferrox_common::cluster::name_index::ForName;
+use ferrox_common::run::name_index::ForName;
 use serde_json::{Map, Value};
 
 /// The two guest types, in the order 1.6 lists them for `type: all`.

@@ -1,12 +1,12 @@
 //! A lookup by `name` alone through the run's name index (`common`'s
-//! `cluster::name_index`): each guest the index holds under the name is read once
+//! `run::name_index`): each guest the index holds under the name is read once
 //! (`status/current`, which also confirms it is there and still so named), and its record
 //! is the one a listing gives, rebuilt from that answer and the index. Any guest that
 //! does not confirm, and a name the index does not hold, leave it to the listing.
 
 use ferrox_common::api::client::Client;
 use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::cluster::name_index::{ForName, Indexed};
+use ferrox_common::run::name_index::{ForName, Indexed};
 use serde_json::{Map, Value};
 
 use crate::collect::{normalise, status_only_keys, Filters, Found, GuestKind, NodeReader};

@@ -13,11 +13,11 @@ mod collect;
 mod docs;
 mod indexed;
 
-use ferrox_common::api::client::Client;
+use ferrox_common::run::RunWide;
 use ferrox_common::api::connection::{self, ConnectionParams};
 use ferrox_common::ansible::options::{ModuleSpec, Opt, Rules, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
-use ferrox_common::cluster::name_index;
+use ferrox_common::run::name_index;
 
 pub use collect::{ConfigView, Filters, GuestKind};
 
@@ -68,7 +68,7 @@ pub fn spec() -> ModuleSpec {
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let filters = Filters::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
-    let client = Client::connect(&conn)?.seeing(m.plan());
+    let client = m.connect(&conn)?;
     let key = name_index::cluster_key(&conn);
     let index = m.name_index().and_then(|given| given.fresh(&key));
     let found = collect::collect(&client, &filters, index)?;

@@ -65,3 +65,33 @@ fn the_paths_the_map_names_exist() {
         .collect();
     assert_eq!(stale, Vec::<&str>::new(), "paths in ARCHITECTURE.md that do not exist");
 }
+
+/// The `use crate::<layer>` and `crate::<layer>::` paths a file names, outside comments.
+fn layers_used(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
+        for (i, _) in line.match_indices("crate::") {
+            let rest = &line[i + "crate::".len()..];
+            let layer: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            out.insert(layer);
+        }
+    }
+    out
+}
+
+/// The run layer is on top: the protocol carries its state without naming it (no cycle
+/// between `ansible` and the layers above), and nothing below uses it.
+#[test]
+fn the_protocol_names_no_layer_above_it_and_only_modules_and_privileges_use_the_run_layer() {
+    let common = repo_root().join("common/src");
+    let protocol = std::fs::read_to_string(common.join("ansible/protocol.rs")).unwrap();
+    let above: Vec<String> = layers_used(&protocol).into_iter().filter(|l| ["run", "cluster", "plan", "api"].contains(&l.as_str())).collect();
+    assert!(above.is_empty(), "protocol.rs uses {above:?}");
+    for file in sources(&common) {
+        if file.starts_with("run/") || file.starts_with("pve/privileges/") || file == "lib.rs" {
+            continue;
+        }
+        let text = std::fs::read_to_string(common.join(&file)).unwrap();
+        assert!(!layers_used(&text).contains("run"), "common/src/{file} uses the run layer, which is above it");
+    }
+}

@@ -158,12 +158,14 @@ fn option_errors_use_ansible_module_messages() {
     assert!(play.results.iter().all(|t| t.failed));
 }
 
-/// `-vvv` prints module args, results and invocations: the password and the token
-/// secret (which reaches the module through module_defaults) must not appear in any
-/// of it, for passing and failing tasks alike.
+/// `-vvvv` prints module args, results and invocations: the password, the token
+/// secret (which reaches the module through module_defaults), and every ticket and
+/// CSRF token the run got (logged in, kept, renewed) must not appear in any of it, for
+/// passing and failing tasks alike.
 #[test]
-fn secrets_never_appear_even_at_vvv() {
+fn secrets_never_appear_even_at_vvvv() {
     let env = Env::start();
+    env.clear_requests();
     let tasks = format!(
         r#"
         - name: token ok
@@ -172,6 +174,16 @@ fn secrets_never_appear_even_at_vvv() {
           ferrox.proxmox.proxmox_vm_info: {{node: pve9}}
           ignore_errors: true
         - name: password ok
+          ferrox.proxmox.proxmox_vm_info:
+            vmid: 100
+            api_user: root@pam
+            api_password: "{{{{ lookup('env', 'TEST_PASSWORD') }}}}"
+        - name: password again, with the run's ticket
+          ferrox.proxmox.proxmox_vm_info:
+            vmid: 100
+            api_user: root@pam
+            api_password: "{{{{ lookup('env', 'TEST_PASSWORD') }}}}"
+        - name: the run's ticket renewed
           ferrox.proxmox.proxmox_vm_info:
             vmid: 100
             api_user: root@pam
@@ -185,9 +197,10 @@ fn secrets_never_appear_even_at_vvv() {
     );
     // The password comes from the environment: ansible-core 2.19 quotes playbook
     // source around a failing task, which must not be where a secret is written.
+    // Renewed from the second use on: every way a ticket is got or sent happens.
     let opts = PlayOpts {
-        verbosity: 3,
-        env: vec![("TEST_PASSWORD".into(), creds::ROOT_PASSWORD.into())],
+        verbosity: 4,
+        env: vec![("TEST_PASSWORD".into(), creds::ROOT_PASSWORD.into()), ("FERROX_TICKET_RENEW_AFTER".into(), "0.001".into())],
         ..Default::default()
     };
     let play = env.play_with(&tasks, &opts);
@@ -196,4 +209,15 @@ fn secrets_never_appear_even_at_vvv() {
     let everything = format!("{}{}{:?}", play.stdout, play.stderr, play.results);
     assert!(!everything.contains(creds::TOKEN_SECRET), "token secret leaked:\n{}", play.transcript());
     assert!(!everything.contains(creds::ROOT_PASSWORD), "password leaked:\n{}", play.transcript());
+    let issued = env.issued_tickets();
+    assert_eq!(env.logins(), (1, 2), "one login, two renewals: {}", env.requests()["counts"]);
+    assert_eq!(issued.len(), 6, "three tickets, each with its CSRF token");
+    for secret in &issued {
+        assert!(!everything.contains(secret.as_str()), "a ticket or CSRF token leaked:\n{}", play.transcript());
+    }
+    // No part either: a ticket's signature, the part that makes it a credential.
+    for ticket in issued.iter().filter(|t| t.starts_with("PVE:")) {
+        let signature = ticket.split_once("::").unwrap().1;
+        assert!(!everything.contains(&signature[..24]), "a ticket's signature leaked:\n{}", play.transcript());
+    }
 }

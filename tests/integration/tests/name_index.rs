@@ -272,3 +272,24 @@ fn stable(result: &Value) -> Value {
     }
     r
 }
+
+/// A create waits until the listing shows its VM: that listing feeds the index, so the
+/// next task by the new VM's name reads that VM once instead of listing the cluster again
+/// (counted against the same create alone, on a simulator of its own).
+#[test]
+fn a_creates_listing_feeds_the_index_for_the_next_task_by_that_name() {
+    const CREATE: &str = "- name: create\n  ferrox.proxmox.proxmox_kvm: {node: pve1, name: fresh01, memory: 512}\n";
+    const INFO: &str = "- name: info\n  ferrox.proxmox.proxmox_vm_info: {name: fresh01}\n";
+    let alone = Env::start();
+    alone.clear_requests();
+    play(&alone, CREATE, None).assert_ok();
+    let then = Env::start();
+    then.clear_requests();
+    let p = play(&then, &format!("{CREATE}{INFO}"), None);
+    p.assert_ok();
+    let vmid = p.task("create").result["vmid"].as_u64().unwrap();
+    assert_eq!(p.task("info").result["proxmox_vms"][0]["vmid"], json!(vmid), "{}", p.task("info").result);
+    assert_eq!(count(&then, LISTING), count(&alone, LISTING), "the task by name lists nothing: {}", then.requests()["counts"]);
+    let confirm = format!("GET /api2/json/nodes/pve1/qemu/{vmid}/status/current");
+    assert_eq!(count(&then, &confirm) - count(&alone, &confirm), 1, "it reads its VM once: {}", then.requests()["counts"]);
+}

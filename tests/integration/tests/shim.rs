@@ -5,7 +5,7 @@
 
 use std::process::Command;
 
-use ferrox_integration::{host_platform, installed_collection, module_command, repo_root, shipped_platforms, Env, PlayOpts};
+use ferrox_integration::{host_platform, installed_collection, module_binary, module_command, repo_root, shipped_platforms, Env, PlayOpts};
 use serde_json::{json, Value};
 
 fn venv_tool(venv: &str, tool: &str) -> std::path::PathBuf {
@@ -27,10 +27,11 @@ fn output(cmd: &mut Command) -> (bool, String, String) {
     )
 }
 
-const MODULES: [(&str, &str); 4] = [
+const MODULES: [(&str, &str); 5] = [
     ("proxmox_disk", "Manage one disk"),
     ("proxmox_kvm", "Management of QEMU/KVM"),
     ("proxmox_nic", "Manage one network interface"),
+    ("proxmox_template", "Management of OS templates"),
     ("proxmox_vm_info", "Retrieve information"),
 ];
 
@@ -62,7 +63,7 @@ fn ansible_doc_lists_every_module_on_2_17_and_2_19() {
             out.lines()
                 .filter(|l| l.starts_with("ferrox.proxmox."))
                 .count(),
-            4,
+            MODULES.len(),
             "{venv}: only the modules:\n{out}"
         );
 
@@ -319,4 +320,54 @@ fn ansible_core_2_17_runs_async_delegated_check_mode_tasks() {
         8,
         "check mode wrote"
     );
+}
+
+/// The env's collection replaced by the installed one linked file by file, with
+/// binary_module.py's protocol version replaced by `version`: a shim of another build
+/// than its binary.
+fn use_shim_version(env: &Env, version: u64) {
+    use std::os::unix::fs::symlink;
+    let installed = installed_collection();
+    let ours = env.collections_path().join("ansible_collections/ferrox/proxmox");
+    std::fs::remove_file(&ours).expect("the env links the installed collection");
+    let link_all_but = |from: &std::path::Path, to: &std::path::Path, except: &str| {
+        std::fs::create_dir_all(to).unwrap();
+        for entry in std::fs::read_dir(from).unwrap() {
+            let entry = entry.unwrap();
+            if entry.file_name() != except {
+                symlink(entry.path(), to.join(entry.file_name())).unwrap();
+            }
+        }
+    };
+    link_all_but(&installed, &ours, "plugins");
+    link_all_but(&installed.join("plugins"), &ours.join("plugins"), "plugin_utils");
+    link_all_but(&installed.join("plugins/plugin_utils"), &ours.join("plugins/plugin_utils"), "binary_module.py");
+    let shim = std::fs::read_to_string(installed.join("plugins/plugin_utils/binary_module.py")).unwrap();
+    let line = shim.lines().find(|l| l.starts_with("PROTOCOL_VERSION = ")).expect("the shim names its protocol version").to_string();
+    std::fs::write(ours.join("plugins/plugin_utils/binary_module.py"), shim.replace(&line, &format!("PROTOCOL_VERSION = {version}"))).unwrap();
+}
+
+#[test]
+fn a_shim_and_a_binary_of_different_builds_fail_naming_both_versions_and_the_rebuild() {
+    let env = Env::start();
+    use_shim_version(&env, 99);
+    env.clear_requests();
+    let play = env.play("- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100}\n  ignore_errors: true\n");
+    let t = play.task("info");
+    assert!(t.failed, "{}", play.transcript());
+    for needle in ["action plugin speaks module protocol 99", "its module binary speaks 1", "cargo collection build"] {
+        assert!(t.msg().contains(needle), "{needle:?} missing from: {}", t.msg());
+    }
+    assert_eq!(env.requests()["total"], 0, "nothing reaches the API");
+
+    // A shim older than protocol versions: the binary as ansible-core runs it, no version.
+    let mut args = env.auth();
+    args["vmid"] = json!(100);
+    args["_ferrox_module"] = json!("proxmox_vm_info");
+    let file = env.dir().join("args-unversioned.json");
+    std::fs::write(&file, args.to_string()).unwrap();
+    let (_, out, err) = output(Command::new(module_binary()).arg(&file));
+    let result: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
+    let msg = result["msg"].as_str().unwrap();
+    assert!(result["failed"] == json!(true) && msg.contains("speaks module protocol none") && msg.contains("cargo collection build"), "{result}");
 }

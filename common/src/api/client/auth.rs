@@ -4,6 +4,7 @@
 use serde_json::Value;
 
 /// The credentials attached to each request.
+#[derive(Clone)]
 pub enum Credentials {
     /// While logging in: nothing to attach.
     None,

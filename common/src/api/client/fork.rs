@@ -4,7 +4,6 @@
 
 use std::sync::atomic::Ordering;
 
-use super::auth::Credentials;
 use super::{ApiError, Client};
 
 impl Client {
@@ -14,13 +13,7 @@ impl Client {
     pub fn fork(&self) -> Result<Client, ApiError> {
         let fork = Client::unauthenticated(self.endpoint.clone(), self.trust.clone(), self.timeout_secs)?;
         fork.retry_budget_ms.store(self.retry_budget_ms.load(Ordering::Relaxed), Ordering::Relaxed);
-        let credentials = match &self.credentials {
-            Credentials::None => Credentials::None,
-            Credentials::Token { header, token } => Credentials::Token { header: header.clone(), token: token.clone() },
-            Credentials::Ticket { cookie, csrf, user } => {
-                Credentials::Ticket { cookie: cookie.clone(), csrf: csrf.clone(), user: user.clone() }
-            }
-        };
+        let credentials = std::sync::Mutex::new(self.credentials().clone());
         Ok(Client { credentials, ..fork })
     }
 }

@@ -1,14 +1,17 @@
 //! Password login: `POST /access/ticket`, answering a TFA challenge with `api_otp`,
 //! failing with 1.6's messages.
 
-use super::auth::{self, Credentials, Login};
+use super::auth::{self, Login};
 use super::{Answer, ApiError, ApiErrorKind, Client, Method};
 
 impl Client {
-    /// Password login: a ticket, answering a TFA challenge with `api_otp` when asked.
-    pub(super) fn login(&self, user: &str, password: &str, otp: Option<&str>) -> Result<Credentials, ApiError> {
+    /// Password login: a ticket and its CSRF token, answering a TFA challenge with
+    /// `api_otp` when asked (the caller keeps them: [`super::reuse`]).
+    pub(super) fn login(&self, user: &str, password: &str, otp: Option<&str>) -> Result<(String, String), ApiError> {
         let url = format!("{}/access/ticket", self.base_url);
-        let rejected = || ApiError::other(ApiErrorKind::Auth, format!("Couldn't authenticate user: {user} to {url}"));
+        // With a code, a refusal may be its age: say so (PVE's answer does not tell).
+        let stale = if otp.is_some() { ": the password or the code in api_otp was not accepted (a TOTP code is valid for its 30-second step and one step either side)" } else { "" };
+        let rejected = || ApiError::other(ApiErrorKind::Auth, format!("Couldn't authenticate user: {user} to {url}{stale}"));
         let ask = |form: &[(&str, String)]| match self.send_value(Method::Post, "/access/ticket", form, Answer::Data) {
             Ok(data) => Ok(auth::parse_login(&data)),
             Err(e) if e.is_status(401) || e.is_status(400) => Ok(Login::Rejected),
@@ -48,12 +51,7 @@ impl Client {
             other => other,
         };
         match answer {
-            Login::Ticket { ticket, csrf } => {
-                // A ticket is as good as the password for two hours: never print it.
-                crate::ansible::protocol::register_secret(&ticket);
-                crate::ansible::protocol::register_secret(&csrf);
-                Ok(Credentials::Ticket { cookie: ticket, csrf, user: user.to_string() })
-            }
+            Login::Ticket { ticket, csrf } => Ok((ticket, csrf)),
             _ => Err(rejected()),
         }
     }

@@ -13,13 +13,16 @@ mod elements;
 mod error;
 mod fork;
 mod login;
+mod reuse;
 pub mod retry;
 pub mod tls;
 pub mod trace;
 mod transport;
+pub mod upload;
 pub mod url;
 
 pub use error::{python_repr, standard_reason, ApiError, ApiErrorKind};
+pub use reuse::{KeptTicket, NewTicket, TicketSink};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -54,7 +57,12 @@ pub struct Client {
     agent: ureq::Agent,
     endpoint: Endpoint,
     base_url: String,
-    credentials: Credentials,
+    /// Replaced once when a ticket an earlier task kept is refused ([`reuse`]).
+    credentials: Mutex<Credentials>,
+    /// How to log in again when the kept ticket in use is refused (taken on first use).
+    relogin: Mutex<Option<reuse::Relogin>>,
+    /// Where a ticket this client got goes, for the run to keep.
+    ticket_sink: Option<TicketSink>,
     trust: Trust,
     timeout_secs: u64,
     observed: Arc<Observed>,
@@ -76,7 +84,7 @@ impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("base_url", &self.base_url)
-            .field("identity", &self.credentials.who())
+            .field("identity", &self.identity())
             .field("trust", &self.trust)
             .field("requests_sent", &self.requests_sent())
             .finish()
@@ -116,12 +124,20 @@ impl Client {
     /// Builds the TLS configuration and, for password auth, requests a ticket.
     /// Token auth makes no request here: the first real call checks the token.
     pub fn connect(params: &ConnectionParams) -> Result<Client, ApiError> {
+        Client::connect_keeping(params, None, None)
+    }
+
+    /// [`Client::connect`], with password auth using `kept` (a ticket an earlier task
+    /// of the run got as the same identity) instead of logging in, and leaving a ticket
+    /// it gets in `sink` (see [`reuse`]).
+    pub fn connect_keeping(params: &ConnectionParams, kept: Option<KeptTicket>, sink: Option<TicketSink>) -> Result<Client, ApiError> {
         let endpoint = Endpoint::parse(&params.host, params.port)
             .map_err(|m| ApiError::other(ApiErrorKind::Other, m))?;
         let trust = Trust::from_params(params);
         let mut client = Client::unauthenticated(endpoint, trust, params.timeout_secs.max(1))?;
-        client.credentials = match (&params.password, &params.token_id, &params.token_secret) {
-            (Some(password), _, _) => client.login(&params.user, password, params.otp.as_deref())?,
+        client.ticket_sink = sink;
+        let credentials = match (&params.password, &params.token_id, &params.token_secret) {
+            (Some(password), _, _) => client.password_credentials(&params.user, password, params.otp.as_deref(), kept)?,
             (None, Some(id), Some(secret)) => Credentials::token(&params.user, id, secret)
                 .map_err(|m| ApiError::other(ApiErrorKind::Auth, m))?,
             _ => {
@@ -131,6 +147,7 @@ impl Client {
                 ))
             }
         };
+        client.credentials = Mutex::new(credentials);
         Ok(client)
     }
 
@@ -170,7 +187,9 @@ impl Client {
             agent: ureq::Agent::with_parts(config, connector, DefaultResolver::default()),
             base_url: endpoint.base_url(),
             endpoint,
-            credentials: Credentials::None,
+            credentials: Mutex::new(Credentials::None),
+            relogin: Mutex::new(None),
+            ticket_sink: None,
             trust,
             timeout_secs,
             observed,
@@ -238,7 +257,12 @@ impl Client {
 
     /// Who the requests run as (`API token user@realm!id` or `user user@realm`), for messages.
     pub fn identity(&self) -> String {
-        self.credentials.who()
+        self.credentials().who()
+    }
+
+    /// The credentials requests carry now.
+    fn credentials(&self) -> std::sync::MutexGuard<'_, Credentials> {
+        self.credentials.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// How long the retries of one call may take in all: the module's `timeout`.
@@ -264,7 +288,7 @@ impl Client {
     /// The user and token name tasks started by this client carry (`ansible@pve`,
     /// `Some("automation")`), to recognise its own tasks in a task list.
     pub fn task_owner(&self) -> (String, Option<String>) {
-        self.credentials.task_owner()
+        self.credentials().task_owner()
     }
 
     /// `api_timeout` in seconds.
@@ -322,6 +346,8 @@ impl Client {
         loop {
             match self.send(method, path, fields, decode) {
                 Ok(data) => return Ok(data),
+                // PVE acted on nothing it refused with 401: sent again with a fresh ticket.
+                Err(e) if e.is_status(401) && self.relogin_after_refusal()? => continue,
                 Err(e) => {
                     let pause =
                         retry::next_pause(method.as_str(), attempt, &e, started.elapsed(), self.retry_budget(), retry::jitter());
@@ -388,7 +414,7 @@ impl Client {
 
     /// Sends the request; the response's body is left unread.
     fn exchange(&self, method: Method, path: &str, fields: Fields) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
-        let headers = self.credentials.headers(method != Method::Get);
+        let headers = self.credentials().headers(method != Method::Get);
         if method.has_body() {
             let url = url::request_url(&self.base_url, path, &[]);
             let mut req = match method {
@@ -432,10 +458,10 @@ impl Client {
                 if message == "Unauthorized" {
                     message = "authentication failed".into();
                 }
-                message = format!("{message} - {}", self.credentials.unauthorized_hint());
+                message = format!("{message} - {}", self.credentials().unauthorized_hint());
             }
             403 if message.starts_with("Permission check failed") => {
-                message = format!("{message} - {} lacks this privilege", self.credentials.who());
+                message = format!("{message} - {} lacks this privilege", self.identity());
             }
             _ => {}
         }

@@ -14,7 +14,8 @@
 //! which the task returns ([`NAMES_KEY`]) to refresh the index.
 //!
 //! What stays as old as the index: the nodes and storages, and whether another VM took
-//! the same name since (the duplicate check). Creates and clones never use the index.
+//! the same name since (the duplicate check). Creates and clones never use the index; the
+//! listing a create or clone waits on until it shows the new VM refreshes it.
 
 use std::collections::BTreeMap;
 
@@ -22,6 +23,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::ansible::protocol::Module;
+use crate::run::RunWide;
 use crate::api::client::{ApiError, Client};
 use crate::api::connection::ConnectionParams;
 use crate::cluster::listing_probe::Sought;

@@ -1,0 +1,245 @@
+//! One login per run: the tasks of one `ansible-playbook` run that log in with a
+//! password share the first task's ticket (kept by the action plugin in the run's temp
+//! dir). A ticket near its lifetime is renewed; one PVE refuses (expired, signed with a
+//! rotated key) ends in one fresh login; another user, port or password never gets it.
+//! The simulator counts logins apart from renewals, with its ticket lifetime and TOTP
+//! step shortened so these runs take seconds.
+
+#[path = "anchor/support.rs"]
+mod support;
+
+use ferrox_integration::{creds, Env, Play, PlayOpts};
+use serde_json::{json, Value};
+
+const RENEW_AFTER: &str = "FERROX_TICKET_RENEW_AFTER";
+
+/// `module_defaults` for root@pam with its password (no token).
+fn password_defaults(env: &Env, user: &str, password: &str) -> Value {
+    let mut auth = env.auth();
+    let auth_map = auth.as_object_mut().unwrap();
+    auth_map.remove("api_token_id");
+    auth_map.remove("api_token_secret");
+    auth_map.insert("api_user".into(), json!(user));
+    auth_map.insert("api_password".into(), json!(password));
+    env.defaults_with(auth)
+}
+
+fn info(name: &str) -> String {
+    format!("- name: {name}\n  ferrox.proxmox.proxmox_vm_info: {{vmid: 100}}\n")
+}
+
+fn pause(seconds: u64) -> String {
+    format!("- name: pause\n  ansible.builtin.pause: {{seconds: {seconds}}}\n")
+}
+
+fn play(env: &Env, tasks: &str, vars: &[(&str, &str)]) -> Play {
+    env.clear_requests();
+    let opts = PlayOpts {
+        module_defaults: Some(password_defaults(env, "root@pam", creds::ROOT_PASSWORD)),
+        env: vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ..Default::default()
+    };
+    env.play_with(tasks, &opts)
+}
+
+fn all_found_vm_100(p: &Play) {
+    for t in p.results.iter().filter(|t| t.name.starts_with("info")) {
+        assert!(!t.failed, "{}: {}\n{}", t.name, t.result, p.transcript());
+        assert_eq!(t.result["proxmox_vms"][0]["vmid"], json!(100), "{}", t.result);
+        assert!(t.result.get("_ferrox_ticket").is_none(), "the ticket never shows in a result: {}", t.result);
+    }
+}
+
+#[test]
+fn a_run_of_password_tasks_logs_in_once() {
+    let env = Env::start();
+    let p = play(&env, &format!("{}{}{}{}", info("info 1"), info("info 2"), info("info 3"), info("info 4")), &[]);
+    all_found_vm_100(&p);
+    assert_eq!(env.logins(), (1, 0), "{}", env.requests()["counts"]);
+    assert_eq!(env.requests()["counts"]["POST /api2/json/access/ticket"], json!(1));
+}
+
+#[test]
+fn turned_off_every_task_logs_in() {
+    let env = Env::start();
+    let p = play(&env, &format!("{}{}{}", info("info 1"), info("info 2"), info("info 3")), &[(RENEW_AFTER, "0")]);
+    all_found_vm_100(&p);
+    assert_eq!(env.logins(), (3, 0));
+}
+
+#[test]
+fn a_ticket_near_its_lifetime_is_renewed_without_a_login() {
+    let env = Env::start_with(pvesim::SimConfig { ticket_lifetime_secs: 30, ..Default::default() });
+    let p = play(&env, &format!("{}{}{}", info("info 1"), pause(3), info("info 2")), &[(RENEW_AFTER, "2")]);
+    all_found_vm_100(&p);
+    assert_eq!(env.logins(), (1, 1), "one login, then one renewal: {}", env.requests()["counts"]);
+}
+
+#[test]
+fn an_expired_ticket_ends_in_one_fresh_login() {
+    let env = Env::start_with(pvesim::SimConfig { ticket_lifetime_secs: 2, ..Default::default() });
+    let p = play(&env, &format!("{}{}{}{}", info("info 1"), pause(4), info("info 2"), info("info 3")), &[]);
+    all_found_vm_100(&p);
+    assert_eq!(env.logins(), (2, 0), "the expired ticket refused once, then the new one kept: {}", env.requests()["counts"]);
+    let refused = env.requests()["log"].as_array().unwrap().iter().filter(|e| e["status"] == json!(401)).count();
+    assert_eq!(refused, 1, "one request refused with the expired ticket");
+}
+
+#[test]
+fn a_revoked_ticket_ends_in_one_fresh_login() {
+    let env = Env::start();
+    let rotate = format!(
+        "- name: rotate PVE's authkey\n  ansible.builtin.uri: {{url: 'https://127.0.0.1:{}/_pvesim/rotate-authkey', method: POST, validate_certs: false}}\n",
+        env.sim().port()
+    );
+    let p = play(&env, &format!("{}{rotate}{}{}", info("info 1"), info("info 2"), info("info 3")), &[]);
+    all_found_vm_100(&p);
+    assert_eq!(env.logins(), (2, 0), "{}", env.requests()["counts"]);
+}
+
+#[test]
+fn another_user_host_or_password_never_gets_the_ticket() {
+    let env = Env::start();
+    let as_user = |name: &str, user: &str, password: &str| {
+        format!("- name: {name}\n  ferrox.proxmox.proxmox_vm_info: {{vmid: 100, api_user: {user}, api_password: {password}}}\n  ignore_errors: true\n")
+    };
+    // The same server by another name is another endpoint (the certificate names both).
+    let by_localhost = "- name: info root via localhost\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100, api_host: localhost}\n";
+    let tasks = format!(
+        "{}{}{}{by_localhost}{}",
+        info("info root"),
+        as_user("info ansible", "ansible@pve", "ansible-pass"),
+        as_user("wrong password", "root@pam", "not-the-password"),
+        info("info root again"),
+    );
+    let p = play(&env, &tasks, &[]);
+    for ok in ["info root", "info ansible", "info root via localhost", "info root again"] {
+        assert!(!p.task(ok).failed, "{ok}: {}", p.transcript());
+    }
+    let wrong = p.task("wrong password");
+    assert!(wrong.failed, "root's ticket must not stand in for a wrong password: {}", wrong.result);
+    assert!(wrong.msg().starts_with("Couldn't authenticate user: root@pam"), "{}", wrong.msg());
+    // root, ansible, root at localhost, and the refused attempt; root's last task reuses
+    // root's first ticket.
+    assert_eq!(env.logins(), (3, 0), "{}", env.requests()["counts"]);
+    assert_eq!(env.requests()["counts"]["POST /api2/json/access/ticket"], json!(4));
+}
+
+/// A TOTP code is valid for one step either side, and a run lasts longer. With the
+/// step shortened to 8 s, a play whose four tasks span more than three steps runs
+/// through on one login. The same play logging in per task (reuse turned off: what
+/// community.proxmox does; 2.0 added `api_otp`, its login per task unchanged) fails from
+/// the first task after the code's window; community.proxmox 1.6, the anchor, has no
+/// `api_otp` at all and refuses the option on every task.
+#[test]
+fn a_totp_play_longer_than_three_steps_runs_through_on_one_login() {
+    let ours = otp_play("ferrox.proxmox", &[]);
+    for t in &ours.tasks {
+        assert!(!t.failed, "{}: {}\n{}", t.name, t.result, ours.transcript);
+    }
+    assert!(ours.tasks.last().unwrap().end - ours.tasks[0].start > (3 * STEP) as f64, "the play spans more than three steps");
+    assert_eq!(ours.logins, 1, "one login for the whole play");
+
+    let per_task = otp_play("ferrox.proxmox", &[(RENEW_AFTER, "0")]);
+    assert!(!per_task.tasks[0].failed, "the code is good at first: {}", per_task.tasks[0].result);
+    let late: Vec<_> = per_task.tasks.iter().filter(|t| t.start > per_task.window_end as f64 + 1.0).collect();
+    assert!(!late.is_empty(), "a task runs after the code's window");
+    for t in &late {
+        assert!(t.failed, "{} ran after the code's window and logged in with it: {}", t.name, t.result);
+        assert!(t.msg().contains("the code in api_otp was not accepted"), "{}", t.msg());
+    }
+    let first_failure = per_task.tasks.iter().position(|t| t.failed).unwrap();
+    assert!(per_task.tasks[first_failure..].iter().all(|t| t.failed), "every task after the window fails");
+
+    let anchor = otp_play("community.proxmox", &[]);
+    for t in &anchor.tasks {
+        assert!(t.failed && t.msg().starts_with("Unsupported parameters for (community.proxmox.proxmox_vm_info) module: api_otp."), "{}", t.msg());
+    }
+}
+
+const STEP: u64 = 8;
+
+struct OtpRun {
+    tasks: Vec<support::Outcome>,
+    /// When the code given stopped being accepted (Unix time).
+    window_end: u64,
+    logins: u64,
+    transcript: String,
+}
+
+/// Four tasks of `collection` as mfa@pve with one TOTP code, a step and a second apart,
+/// against a simulator whose TOTP step is [`STEP`].
+fn otp_play(collection: &str, env: &[(&str, &str)]) -> OtpRun {
+    let anchor = support::Anchor::start_with(pvesim::SimConfig { totp_step_secs: STEP, ..Default::default() });
+    let now = unix_now();
+    let code = pvesim::auth::totp_with_step("JBSWY3DPEHPK3PXP", now, STEP).unwrap();
+    let task = |name: &str| {
+        format!(
+            "    - name: {name}\n      {collection}.proxmox_vm_info:\n        api_host: \"{{{{ anchor_api_host }}}}\"\n        api_port: \"{{{{ anchor_api_port }}}}\"\n        api_user: mfa@pve\n        api_password: mfa-pass\n        api_otp: \"{code}\"\n        validate_certs: true\n        ca_path: {}\n        vmid: 100\n      ignore_errors: true\n",
+            anchor.ca_path().display()
+        )
+    };
+    let wait = format!("    - name: pause\n      ansible.builtin.pause: {{seconds: {}}}\n", STEP + 1);
+    let text = format!(
+        "- hosts: localhost\n  gather_facts: false\n  tasks:\n{}{wait}{}{wait}{}{wait}{}",
+        task("info 1"),
+        task("info 2"),
+        task("info 3"),
+        task("info 4")
+    );
+    let file = anchor.dir().join("otp.yml");
+    std::fs::write(&file, text).unwrap();
+    let opts = support::RunOpts { env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), ..Default::default() };
+    let run = anchor.run_file(&file, &opts);
+    let tasks: Vec<support::Outcome> = run.results.iter().filter(|t| t.name.starts_with("info")).cloned().collect();
+    assert_eq!(tasks.len(), 4, "{}", run.transcript());
+    OtpRun {
+        tasks,
+        // Accepted while the step is at most one after the code's.
+        window_end: (now / STEP + 2) * STEP,
+        logins: anchor.requests()["logins"].as_u64().unwrap_or(0),
+        transcript: run.transcript(),
+    }
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// A user disabled during the run: PVE refuses the kept ticket, the one fresh login is
+/// refused too, and the task fails with the login's clear message (no retry loop).
+#[test]
+fn a_disabled_user_fails_with_a_clear_authentication_error() {
+    let env = Env::start();
+    let state = format!("https://127.0.0.1:{}/_pvesim/state", env.sim().port());
+    let disable = format!(
+        r#"- name: read the cluster
+  ansible.builtin.uri: {{url: '{state}', validate_certs: false, return_content: true}}
+  register: cluster
+- name: disable ansible@pve
+  ansible.builtin.uri:
+    url: '{state}'
+    method: POST
+    validate_certs: false
+    body_format: json
+    body: "{{{{ cluster.json | combine({{'users': cluster.json.users | rejectattr('userid', 'eq', 'ansible@pve') | list
+      + [cluster.json.users | selectattr('userid', 'eq', 'ansible@pve') | first | combine({{'enable': false}})]}}) }}}}"
+"#
+    );
+    env.clear_requests();
+    let opts = PlayOpts {
+        module_defaults: Some(password_defaults(&env, "ansible@pve", "ansible-pass")),
+        ..Default::default()
+    };
+    let tasks = format!("{}{disable}- name: info 2\n  ferrox.proxmox.proxmox_vm_info: {{vmid: 100}}\n  ignore_errors: true\n", info("info 1"));
+    let p = env.play_with(&tasks, &opts);
+    assert!(!p.task("info 1").failed, "{}", p.transcript());
+    let refused = p.task("info 2");
+    assert!(refused.failed, "{}", refused.result);
+    let url = format!("https://127.0.0.1:{}/api2/json/access/ticket", env.sim().port());
+    // The login happens at the task's first request, which names itself first.
+    assert!(refused.msg().ends_with(&format!(": Couldn't authenticate user: ansible@pve to {url}")), "{}", refused.result);
+    assert_eq!(env.logins(), (1, 0));
+    let counts = &env.requests()["counts"];
+    assert_eq!(counts["POST /api2/json/access/ticket"], json!(2), "the first login and the one fresh login: {counts}");
+}
