@@ -22,6 +22,8 @@ pub struct Request<'a> {
     pub query: Option<&'a str>,
     pub headers: &'a HeaderMap,
     pub body: &'a [u8],
+    /// A received file upload (pve-manager skips the CSRF check for those).
+    pub upload: bool,
 }
 
 pub struct Reply {
@@ -129,6 +131,15 @@ fn authenticate(sim: &SimInner, c: &Cluster, method: &str, headers: &HeaderMap) 
     Ok(Identity { userid: user, tokenid: None })
 }
 
+/// pve-manager's `auth_handler` for an upload, before any of the body is read: the
+/// credentials (no CSRF token needed) and Datastore.AllocateTemplate on the storage.
+pub fn upload_gate(sim: &SimInner, headers: &HeaderMap, storage: &str) -> ApiResult<()> {
+    let c = sim.cluster();
+    let who = authenticate(sim, &c, "GET", headers)?;
+    let check = serde_json::json!(["perm", format!("/storage/{storage}"), ["Datastore.AllocateTemplate"]]);
+    auth::check_expr(&c, &who, &check, &BTreeMap::new())
+}
+
 pub fn handle(sim: &Arc<SimInner>, req: &Request<'_>) -> Reply {
     match handle_inner(sim, req) {
         Ok(r) => r,
@@ -159,7 +170,7 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     let who = if public {
         Identity { userid: String::new(), tokenid: None }
     } else {
-        let who = authenticate(sim, &c, method, req.headers)?;
+        let who = authenticate(sim, &c, if req.upload { "GET" } else { method }, req.headers)?;
         if who.tokenid.is_some() && info.get("allowtoken").is_some_and(|v| !crate::propstring::truthy(Some(v))) {
             return Err(ApiError::with_status(
                 403,
@@ -202,6 +213,11 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
             return Err(ApiError::proxy_failure(595, "No route to host"));
         }
     }
+    if template == "/nodes/{node}/query-url-metadata" {
+        // The node asks a remote server: not under the cluster lock.
+        drop(c);
+        return Ok(Reply { result: crate::content::metadata::query(&p), extra: Map::new(), wait_task: None });
+    }
     let mut ctx = Ctx { sim, c: &mut c, who: &who, p, extra: Map::new(), wait_task: None };
     let result = dispatch(&mut ctx, method, &template, req.path);
     let (extra, wait_task) = (std::mem::take(&mut ctx.extra), ctx.wait_task.take());
@@ -234,7 +250,14 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("GET", "/nodes/{node}/storage") => nodes::storage_list(ctx),
         ("POST", "/nodes/{node}/vzdump") => qemu::backup::vzdump(ctx),
         ("GET", "/nodes/{node}/network") => nodes::network_list(ctx),
-        ("GET", "/nodes/{node}/storage/{storage}/content") => nodes::storage_content(ctx),
+        ("GET", "/nodes/{node}/storage/{storage}/content") => crate::content::list::index(ctx),
+        ("GET", "/nodes/{node}/storage/{storage}/content/{volume}") => crate::content::list::info(ctx),
+        ("DELETE", "/nodes/{node}/storage/{storage}/content/{volume}") => crate::content::list::delete(ctx),
+        ("GET", "/nodes/{node}/version") => cluster::version(ctx),
+        ("POST", "/nodes/{node}/storage/{storage}/download-url") => crate::content::download::download_url(ctx),
+        ("POST", "/nodes/{node}/storage/{storage}/upload") => crate::content::upload::upload(ctx),
+        ("GET", "/nodes/{node}/aplinfo") => crate::content::appliances::list(ctx),
+        ("POST", "/nodes/{node}/aplinfo") => crate::content::appliances::download(ctx),
         ("GET", "/nodes/{node}/tasks") => nodes::task_list(ctx),
         ("GET", "/nodes/{node}/tasks/{upid}/status") => nodes::task_status(ctx),
         ("GET", "/nodes/{node}/tasks/{upid}/log") => nodes::task_log(ctx),

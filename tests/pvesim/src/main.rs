@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 const USAGE: &str = "usage: pvesim [--listen ADDR:PORT] [--schema PATH] [--scenario FILE] [--state FILE] [--reset]
               [--ca-out FILE] [--token-secret S] [--readonly-token-secret S] [--root-password P]
-              [--tls self-signed|ca] [--task-ms N] [--resources-lag-ms N] [--status-lag-ms N] [--auth-fail-delay-ms N]
+              [--tls self-signed|ca] [--task-ms N] [--resources-lag-ms N] [--status-lag-ms N] [--auth-fail-delay-ms N] [--ticket-lifetime-secs N] [--totp-step-secs N]
               [--agent-delay-ms N] [--address-delay-ms N]
        pvesim --extract-schema FULL_SCHEMA_JSON   (print the served subset)
        pvesim --print-scenario                    (print the default scenario)
@@ -51,6 +51,8 @@ fn run() -> anyhow::Result<()> {
             "--resources-lag-ms" => cfg.resources_lag_ms = next(&mut args, &a)?.parse()?,
             "--status-lag-ms" => cfg.status_lag_ms = next(&mut args, &a)?.parse()?,
             "--auth-fail-delay-ms" => cfg.auth_fail_delay_ms = next(&mut args, &a)?.parse()?,
+            "--ticket-lifetime-secs" => cfg.ticket_lifetime_secs = next(&mut args, &a)?.parse()?,
+            "--totp-step-secs" => cfg.totp_step_secs = next(&mut args, &a)?.parse()?,
             "--agent-delay-ms" => cfg.agent_delay_ms = next(&mut args, &a)?.parse()?,
             "--address-delay-ms" => cfg.address_delay_ms = next(&mut args, &a)?.parse()?,
             "--extract-schema" => {

@@ -2,9 +2,9 @@
 
 use crate::api::Ctx;
 use crate::auth;
-use crate::error::{ApiError, ApiResult};
+use crate::error::ApiResult;
 use crate::storage;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 pub fn storage_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
@@ -75,43 +75,6 @@ pub fn network_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             }
             out.push(b);
         }
-    }
-    Ok(Value::Array(out))
-}
-
-pub fn storage_content(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    let node = ctx.node();
-    let sid = ctx.get("storage").unwrap_or("").to_string();
-    let Some(sd) = ctx.c.storage(&sid).cloned() else {
-        return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
-    };
-    if !sd.on_node(&node) {
-        return Err(ApiError::internal(format!("storage '{sid}' is not available on node '{node}'")));
-    }
-    let content = ctx.get("content").map(str::to_string);
-    let vmid: Option<u32> = ctx.get("vmid").and_then(|v| v.parse().ok());
-    let vn = ctx.c.vol_node(&sid, &node);
-    let mut out = Vec::new();
-    for v in ctx.c.volumes.iter().filter(|v| v.storage == sid && v.node == vn) {
-        if content.as_ref().is_some_and(|c| c != &v.content) || vmid.is_some_and(|id| v.vmid != Some(id)) {
-            continue;
-        }
-        let mut m = Map::new();
-        m.insert("volid".into(), json!(v.volid()));
-        m.insert("format".into(), json!(v.format));
-        m.insert("size".into(), json!(v.size));
-        m.insert("content".into(), json!(v.content));
-        m.insert("ctime".into(), json!(v.ctime));
-        if let Some(id) = v.vmid {
-            m.insert("vmid".into(), json!(id));
-        }
-        if v.content == "backup" && v.volname.contains("vzdump-qemu-") {
-            m.insert("subtype".into(), json!("qemu"));
-        }
-        if v.content == "images" || v.content == "rootdir" {
-            m.insert("used".into(), json!(v.size / 4));
-        }
-        out.push(Value::Object(m));
     }
     Ok(Value::Array(out))
 }

@@ -26,6 +26,15 @@ pub struct VolumeSpec {
     /// Creation time (epoch seconds) as the storage lists it; default 1760000000.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ctime: Option<u64>,
+    /// Hex digests of the file by algorithm (`md5`, `sha1`, `sha224`, `sha256`,
+    /// `sha384`, `sha512`), which `download-url` compares a `checksum` with; an
+    /// algorithm not given stands for content nobody knows (it matches no checksum).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub checksums: BTreeMap<String, String>,
+    /// A disk image's virtual size (bytes or `2G`) where it differs from `size`: the
+    /// size of a disk imported from it with `import-from`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_size: Option<Value>,
 }
 
 /// A snapshot of a guest: its config at the time (default: the guest's config).
@@ -105,6 +114,15 @@ pub struct Scenario {
     /// HA resources (`vm:<vmid>`, requested state).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ha_resources: Vec<HaResource>,
+    /// The pve-manager version the nodes run (`GET /version`, `GET /nodes/{node}/version`;
+    /// default `9.1.5`). What a version lacks is refused as that version refuses it
+    /// (`import` content by `download-url`/`upload` before 8.3; only `.ova` in 8.3).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pve_version: Option<String>,
+    /// The nodes' appliance index (`pveam available`): templates `POST
+    /// /nodes/{node}/aplinfo` downloads from their `location`, checked by `sha512sum`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub appliances: Vec<Appliance>,
 }
 fn default_name() -> String {
     "pvesim".into()
@@ -179,7 +197,14 @@ impl Scenario {
             datacenter: BTreeMap::new(),
             pools: self.pools.clone(),
             ha_resources: self.ha_resources.clone(),
+            pve_version: self.pve_version.clone().unwrap_or_else(|| crate::state::DEFAULT_PVE_VERSION.into()),
+            appliances: self.appliances.clone(),
         };
+        anyhow::ensure!(
+            c.pve_version.split('.').take(2).all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
+            "pve_version '{}' is not like 9.1.5",
+            c.pve_version
+        );
         if let Some(style) = &self.tag_style {
             crate::datacenter::TagStyle::parse(style).map_err(|e| anyhow::anyhow!("tag_style '{style}': {e}"))?;
         }
@@ -192,13 +217,20 @@ impl Scenario {
             let id = r.vmid().ok_or_else(|| anyhow::anyhow!("HA resource '{}' is not vm:<vmid> or ct:<vmid>", r.sid))?;
             anyhow::ensure!(self.guests.iter().any(|g| g.vmid == id), "HA resource {} names unknown guest", r.sid);
         }
+        for sd in &self.storages {
+            // pve-storage refuses a content type the plugin does not have (block storages
+            // hold guest disks only).
+            let block = matches!(sd.kind.as_str(), "lvm" | "lvmthin" | "zfspool" | "rbd" | "zfs" | "iscsidirect");
+            if let Some(bad) = sd.content.iter().find(|t| block && !matches!(t.as_str(), "images" | "rootdir" | "none")) {
+                anyhow::bail!("storage '{}': storage type '{}' does not support content type '{bad}'", sd.id, sd.kind);
+            }
+        }
         for v in &self.volumes {
             let sd = c.storage(&v.storage).cloned().ok_or_else(|| anyhow::anyhow!("volume on unknown storage {}", v.storage))?;
-            let size = match &v.size {
-                Value::Number(n) => n.as_u64().unwrap_or(0),
-                Value::String(s) => storage::parse_size(s).unwrap_or(0),
-                _ => 0,
-            };
+            let size = bytes(&v.size);
+            for alg in v.checksums.keys() {
+                anyhow::ensure!(crate::content::digest::ALGORITHMS.contains(&alg.as_str()), "volume {}: unknown checksum algorithm '{alg}'", v.volname);
+            }
             let nodes: Vec<Option<String>> = if sd.shared {
                 vec![None]
             } else if let Some(n) = &v.node {
@@ -217,6 +249,8 @@ impl Scenario {
                     content: storage::content_of(&v.volname).into(),
                     ctime: v.ctime.unwrap_or(1_760_000_000),
                     backup_config: v.config.as_ref().map(config_strings),
+                    checksums: v.checksums.iter().map(|(k, d)| (k.clone(), d.to_lowercase())).collect(),
+                    virtual_size: v.virtual_size.as_ref().map(bytes),
                 });
             }
         }
@@ -264,6 +298,15 @@ impl Scenario {
     }
 }
 
+/// A size given as bytes or as `628M`.
+fn bytes(v: &Value) -> u64 {
+    match v {
+        Value::Number(n) => n.as_u64().unwrap_or(0),
+        Value::String(s) => storage::parse_size(s).unwrap_or(0),
+        _ => 0,
+    }
+}
+
 /// Config values as the file holds them (numbers written as they are).
 fn config_strings(m: &BTreeMap<String, Value>) -> BTreeMap<String, String> {
     m.iter()
@@ -300,12 +343,22 @@ fn register_volume(c: &mut Cluster, node: &str, vmid: u32, value: &str) {
         content: storage::content_of(volname).into(),
         ctime: 1_760_000_000,
         backup_config: None,
+        checksums: Default::default(),
+        virtual_size: None,
     });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_storages_hold_guest_disks_only() {
+        let mut s = Scenario::default_cluster();
+        s.storages[1].content.push("import".into());
+        let e = s.to_cluster().unwrap_err().to_string();
+        assert_eq!(e, "storage 'local-lvm': storage type 'lvmthin' does not support content type 'import'");
+    }
 
     #[test]
     fn default_scenario_builds() {

@@ -141,39 +141,31 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
         l.record(LogEntry { method: method.clone(), path: path.clone(), query: query.clone().unwrap_or_default(), status, ms: (ms * 1000.0).round() / 1000.0 });
     };
 
-    // Body: chunked and oversized bodies are refused like pve-http-server does.
-    let chunked = headers.get("transfer-encoding").and_then(|v| v.to_str().ok()).is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
-    let too_large = headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()).is_some_and(|n| n > MAX_BODY as u64);
-    let pre_error = if chunked {
-        Some(ApiError::status501("chunked transfer encoding not supported"))
-    } else if too_large {
-        Some(ApiError::status501("for data too large"))
-    } else {
-        None
-    };
-    if let Some(e) = pre_error {
-        // Drain (bounded) what the client is sending, so closing the connection does not
-        // reset it before the client has read the answer.
-        let mut body = req.into_body();
-        let mut seen = 0usize;
-        while seen < (16 << 20) {
-            match body.frame().await {
-                Some(Ok(f)) => seen += f.data_ref().map(|d| d.len()).unwrap_or(0),
-                _ => break,
+    // An upload: pve-http-server checks the credentials first, then streams the
+    // multipart body into a temporary file; the API call gets the form's fields.
+    let api_rel = path.strip_prefix("/api2/json").or_else(|| path.strip_prefix("/api2/extjs")).unwrap_or("");
+    let (body, headers, api_query, upload_tmp) = match crate::content::upload::upload_storage(&method, api_rel) {
+        Some(sid) => match crate::content::upload::receive(&sim, &sid, query.as_deref(), &headers, req.into_body()).await {
+            Ok((form, tmp)) => {
+                let mut headers = headers;
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"));
+                (Bytes::from(form), headers, None, Some(tmp))
             }
-        }
-        finish(e.status, &sim);
-        let mut r = error_response(&e, gzip_ok);
-        r.headers_mut().insert("connection", HeaderValue::from_static("close"));
-        return Ok(r);
-    }
-    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
-        Ok(b) => b.to_bytes(),
-        Err(_) => {
-            let e = ApiError::status501("for data too large");
-            finish(e.status, &sim);
-            return Ok(error_response(&e, gzip_ok));
-        }
+            Err(crate::content::upload::Refused::Answer(e)) => {
+                finish(e.status, &sim);
+                let mut r = error_response(&e, gzip_ok);
+                r.headers_mut().insert("connection", HeaderValue::from_static("close"));
+                return Ok(r);
+            }
+            Err(crate::content::upload::Refused::NoAnswer) => {
+                finish(0, &sim);
+                return Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "upload refused without an answer"));
+            }
+        },
+        None => match read_body(req, &headers, &sim, &finish, gzip_ok).await {
+            Ok(body) => (body, headers, query.clone(), None),
+            Err(answer) => return Ok(answer),
+        },
     };
 
     let action = sim.faults().match_http(&method, &path);
@@ -196,13 +188,17 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
     };
     let api_path = if api_path.is_empty() { "/".to_string() } else { api_path.to_string() };
     let sim2 = sim.clone();
-    let (m2, q2) = (method.clone(), query.clone());
+    let (m2, q2, upload) = (method.clone(), api_query, upload_tmp.is_some());
     let reply = tokio::task::spawn_blocking(move || {
-        let req = api::Request { method: &m2, path: &api_path, query: q2.as_deref(), headers: &headers, body: &body };
+        let req = api::Request { method: &m2, path: &api_path, query: q2.as_deref(), headers: &headers, body: &body, upload };
         api::handle(&sim2, &req)
     })
     .await
     .unwrap_or_else(|_| api::Reply { result: Err(ApiError::internal("internal simulator error")), extra: Map::new(), wait_task: None });
+    if let Some(tmp) = &upload_tmp {
+        // pve-http-server removes the temporary file once the call is answered.
+        sim.uploads().remove(tmp);
+    }
 
     let mut result = reply.result;
     if let (Ok(_), Some((upid, delay))) = (&result, reply.wait_task) {
@@ -275,10 +271,10 @@ async fn apply_fault(a: &control::HttpAction, sim: &SimInner, finish: &impl Fn(u
 async fn wait_for_task(sim: &SimInner, upid: &str, delay_s: u64) -> Result<Value, ApiError> {
     let deadline = Instant::now() + Duration::from_secs(delay_s);
     loop {
-        let (running, exit, id) = {
+        let (running, exit, id, kind) = {
             let c = sim.cluster();
             match c.tasks.get(upid) {
-                Some(t) => (t.running, t.exitstatus.clone(), t.id.clone()),
+                Some(t) => (t.running, t.exitstatus.clone(), t.id.clone(), t.kind.clone()),
                 None => return Ok(Value::String(upid.to_string())),
             }
         };
@@ -286,6 +282,8 @@ async fn wait_for_task(sim: &SimInner, upid: &str, delay_s: u64) -> Result<Value
             return match exit.as_deref() {
                 Some("OK") => Ok(Value::Null),
                 Some(e) if e.starts_with("WARNINGS") => Ok(Value::Null),
+                // The content's `delete` dies with the task's status itself.
+                Some(e) if kind == "imgdel" => Err(ApiError::internal(e)),
                 Some(e) => Err(ApiError::internal(format!("failed to update VM {id}: {e}"))),
                 None => Ok(Value::Null),
             };
@@ -295,4 +293,44 @@ async fn wait_for_task(sim: &SimInner, upid: &str, delay_s: u64) -> Result<Value
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// A request's body as pve-http-server takes it: chunked and oversized bodies are
+/// refused with its answers.
+async fn read_body(req: Request<Incoming>, headers: &hyper::HeaderMap, sim: &SimInner, finish: &impl Fn(u16, &SimInner), gzip_ok: bool) -> Result<Bytes, Resp> {
+    // Body: chunked and oversized bodies are refused like pve-http-server does.
+    let chunked = headers.get("transfer-encoding").and_then(|v| v.to_str().ok()).is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    let too_large = headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()).is_some_and(|n| n > MAX_BODY as u64);
+    let pre_error = if chunked {
+        Some(ApiError::status501("chunked transfer encoding not supported"))
+    } else if too_large {
+        Some(ApiError::status501("for data too large"))
+    } else {
+        None
+    };
+    if let Some(e) = pre_error {
+        // Drain (bounded) what the client is sending, so closing the connection does not
+        // reset it before the client has read the answer.
+        let mut body = req.into_body();
+        let mut seen = 0usize;
+        while seen < (16 << 20) {
+            match body.frame().await {
+                Some(Ok(f)) => seen += f.data_ref().map(|d| d.len()).unwrap_or(0),
+                _ => break,
+            }
+        }
+        finish(e.status, sim);
+        let mut r = error_response(&e, gzip_ok);
+        r.headers_mut().insert("connection", HeaderValue::from_static("close"));
+        return Err(r);
+    }
+    let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => {
+            let e = ApiError::status501("for data too large");
+            finish(e.status, sim);
+            return Err(error_response(&e, gzip_ok));
+        }
+    };
+    Ok(body)
 }

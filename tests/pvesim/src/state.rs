@@ -60,6 +60,10 @@ pub struct StorageDef {
     pub formats: Option<Vec<String>>,
     #[serde(default = "default_storage_size")]
     pub total: u64,
+    /// Mount point of a file storage (default: `/var/lib/vz` for `local`, `/mnt/pve/<id>`
+    /// for network file systems, else `/srv/<id>`); task logs name files below it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
 }
 fn default_storage_size() -> u64 {
     2 << 40
@@ -89,6 +93,17 @@ impl StorageDef {
     pub fn has_content(&self, c: &str) -> bool {
         self.content.iter().any(|x| x == c)
     }
+    /// The storage's `path` (only file storages have one).
+    pub fn mount_path(&self) -> Option<String> {
+        if !self.is_file() {
+            return None;
+        }
+        Some(self.path.clone().unwrap_or_else(|| match self.kind.as_str() {
+            _ if self.id == "local" => "/var/lib/vz".to_string(),
+            "nfs" | "cifs" | "glusterfs" | "cephfs" => format!("/mnt/pve/{}", self.id),
+            _ => format!("/srv/{}", self.id),
+        }))
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -111,6 +126,14 @@ pub struct Volume {
     /// restore (`POST /nodes/{node}/qemu` with `archive`) brings back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub backup_config: Option<BTreeMap<String, String>>,
+    /// Hex digests of the file's bytes by algorithm (`md5` … `sha512`), for files that
+    /// came through `download-url` or `upload` (the bytes themselves are not kept).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub checksums: BTreeMap<String, String>,
+    /// A disk image's virtual size (qcow2 header), when it differs from the file size:
+    /// what `import-from` gives the new disk.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub virtual_size: Option<u64>,
 }
 
 impl Volume {
@@ -195,6 +218,56 @@ pub struct Snapshot {
     /// The config keys at snapshot time.
     #[serde(default)]
     pub conf: BTreeMap<String, String>,
+}
+
+/// An appliance template of the node's appliance index (`pveam`'s `aplinfo.dat`): what
+/// `GET /nodes/{node}/aplinfo` lists and `POST` downloads.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Appliance {
+    /// e.g. `debian-13-standard`.
+    pub package: String,
+    pub version: String,
+    /// e.g. `debian`.
+    pub os: String,
+    /// Where the template is fetched from (absolute URL); its last segment is the
+    /// template's name (`debian-13-standard_13.1-2_amd64.tar.zst`).
+    pub location: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sha512sum: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md5sum: Option<String>,
+    /// `lxc` (default) or `openvz`.
+    #[serde(default = "lxc", rename = "type")]
+    pub kind: String,
+    #[serde(default = "system")]
+    pub section: String,
+    #[serde(default = "amd64")]
+    pub architecture: String,
+    #[serde(default = "linuxcontainers")]
+    pub infopage: String,
+    /// The first line of the description.
+    #[serde(default)]
+    pub headline: String,
+}
+fn lxc() -> String {
+    "lxc".into()
+}
+fn system() -> String {
+    "system".into()
+}
+fn amd64() -> String {
+    "amd64".into()
+}
+fn linuxcontainers() -> String {
+    "https://linuxcontainers.org".into()
+}
+
+impl Appliance {
+    /// The template's file name: the location's last segment.
+    pub fn template(&self) -> String {
+        self.location.rsplit('/').next().unwrap_or("").to_string()
+    }
 }
 
 /// A resource pool (`user.cfg` `pool:` line): its members.
@@ -357,6 +430,16 @@ pub struct Cluster {
     pub pools: Vec<PoolDef>,
     #[serde(default)]
     pub ha_resources: Vec<HaResource>,
+    /// The pve-manager version the cluster runs (`GET /version`), e.g. `9.1.5`.
+    #[serde(default = "default_pve_version")]
+    pub pve_version: String,
+    /// The nodes' appliance index.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub appliances: Vec<Appliance>,
+}
+pub const DEFAULT_PVE_VERSION: &str = "9.1.5";
+fn default_pve_version() -> String {
+    DEFAULT_PVE_VERSION.into()
 }
 fn default_cluster_name() -> String {
     "pvesim".into()
@@ -404,6 +487,13 @@ impl Cluster {
         let before = self.volumes.len();
         self.volumes.retain(|v| !(v.storage == sid && v.volname == name && v.node == vn));
         before != self.volumes.len()
+    }
+
+    /// Whether the cluster runs at least PVE `major.minor`.
+    pub fn pve_at_least(&self, major: u32, minor: u32) -> bool {
+        let mut parts = self.pve_version.split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
+        let (ma, mi) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+        (ma, mi) >= (major, minor)
     }
 
     /// Mark tasks that were running when the state was saved as ended abnormally.

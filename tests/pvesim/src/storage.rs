@@ -129,6 +129,8 @@ fn push(cluster: &mut Cluster, sd: &StorageDef, node: &str, volname: String, siz
         content: content.to_string(),
         ctime: now_secs(),
         backup_config: None,
+        checksums: Default::default(),
+        virtual_size: None,
     });
 }
 
@@ -159,7 +161,7 @@ mod tests {
 
     #[test]
     fn naming() {
-        let dir = StorageDef { id: "local".into(), kind: "dir".into(), content: vec![], shared: false, nodes: None, formats: None, total: 1 };
+        let dir = StorageDef { id: "local".into(), kind: "dir".into(), content: vec![], shared: false, nodes: None, formats: None, total: 1, path: None };
         let lvm = StorageDef { kind: "lvmthin".into(), id: "local-lvm".into(), ..dir.clone() };
         assert_eq!(disk_volname(&dir, 100, 0, "qcow2", false), "100/vm-100-disk-0.qcow2");
         assert_eq!(disk_volname(&lvm, 100, 1, "raw", false), "vm-100-disk-1");

@@ -105,6 +105,47 @@ fn prune(c: &mut Cluster) {
     }
 }
 
+/// A task whose work runs on its own (a download, an upload): registered as running now,
+/// its log appended to as it goes, ended by [`finish`]. Returns the UPID and the task
+/// fault to apply (`fail`, `warnings`).
+pub fn register(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &str, who: &Identity) -> (String, crate::control::TaskFaultAction) {
+    prune(c);
+    c.next_pid = c.next_pid.wrapping_add(1);
+    let pid = 0x0010_0000 + c.next_pid;
+    let pstart = 0x0100_0000 + now_ms() / 10 % 0x0F00_0000;
+    let start = now_secs();
+    let user = who.upid_user();
+    let upid = upid(node, pid, pstart, start, kind, id, &user);
+    let action = sim.faults().take_task_fault(kind, id);
+    c.tasks.insert(
+        upid.clone(),
+        Task { upid: upid.clone(), node: node.into(), kind: kind.into(), id: id.into(), user, pid, pstart, starttime: start, running: true, exitstatus: None, endtime: None, log: vec![] },
+    );
+    (upid, action)
+}
+
+/// End a task registered with [`register`]: `TASK OK`, `TASK WARNINGS: n` or `TASK ERROR: …`.
+pub fn finish(c: &mut Cluster, upid: &str, res: Result<(), String>, warnings: u32) {
+    let Some(t) = c.tasks.get_mut(upid) else { return };
+    t.running = false;
+    t.endtime = Some(now_secs());
+    match res {
+        Ok(()) if warnings > 0 => {
+            t.log.push(format!("TASK WARNINGS: {warnings}"));
+            t.exitstatus = Some(format!("WARNINGS: {warnings}"));
+        }
+        Ok(()) => {
+            t.log.push("TASK OK".into());
+            t.exitstatus = Some("OK".into());
+        }
+        Err(e) => {
+            let e = e.trim_end_matches('\n').replace('\n', " ");
+            t.log.push(format!("TASK ERROR: {e}"));
+            t.exitstatus = Some(e);
+        }
+    }
+}
+
 /// Register a task and schedule its work; returns the UPID.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &str, who: &Identity, first_log: Vec<String>, work: Work) -> String {

@@ -16,6 +16,14 @@ const READONLY_SECRET: &str = "0a6b2d4c-3e8f-4a1b-9c7d-5e2f1a0b3c4d";
 /// and `ballooninfo` are QMP's per-drive and balloon counters.
 const VOLATILE: [&str; 12] = ["uptime", "cpu", "mem", "netin", "netout", "diskread", "diskwrite", "pid", "freemem", "ssl_fingerprint", "blockstat", "ballooninfo"];
 
+fn strip_disk_ctimes(list: &mut Value) {
+    for v in list.as_array_mut().into_iter().flatten() {
+        if v["content"] == "images" || v["content"] == "rootdir" {
+            v.as_object_mut().map(|m| m.remove("ctime"));
+        }
+    }
+}
+
 fn strip_volatile(v: &mut Value) {
     match v {
         Value::Object(m) => {
@@ -112,6 +120,13 @@ fn a_twin_answers_the_modules_gets_as_its_source_does() {
         assert_eq!((a.status, b.status), (200, 200), "{path}: {} / {}", a.raw, b.raw);
         strip_volatile(&mut a.body);
         strip_volatile(&mut b.body);
+        if path.contains("/content") {
+            // An auditor token does not see VM disks in a storage's content (pve-storage's
+            // check_volume_access wants VM.Config.Disk on the VM): the twin knows them from
+            // the guests' configs only, without the time they were made.
+            strip_disk_ctimes(&mut a.body["data"]);
+            strip_disk_ctimes(&mut b.body["data"]);
+        }
         if a.raw.contains("\"cipassword\"") {
             // The checksum covers the password, which the twin does not have.
             strip_digest(&mut a.body["data"]);

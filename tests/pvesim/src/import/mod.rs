@@ -80,6 +80,8 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
         tag_style,
         pools,
         ha_resources,
+        pve_version: optional(api, "/version").and_then(|v| v["version"].as_str().map(String::from)),
+        appliances: Vec::new(),
     })
 }
 
@@ -120,6 +122,7 @@ fn storages(api: &Reader, online: &[String]) -> anyhow::Result<(Vec<StorageDef>,
                 nodes: None,
                 formats: None,
                 total: s["total"].as_u64().filter(|t| *t > 0).unwrap_or(1 << 41),
+                path: s["path"].as_str().map(String::from),
             });
         }
     }
@@ -142,6 +145,8 @@ fn storages(api: &Reader, online: &[String]) -> anyhow::Result<(Vec<StorageDef>,
                     node: (!d.shared).then(|| node.clone()),
                     config: None,
                     ctime: v["ctime"].as_u64(),
+                    checksums: Default::default(),
+                    virtual_size: None,
                 });
             }
         }

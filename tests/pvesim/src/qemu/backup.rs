@@ -11,25 +11,14 @@ use crate::api::Ctx;
 use crate::error::{ApiError, ApiResult};
 use crate::state::{Config, Guest, GuestKind, Volume};
 use crate::tasks;
-use crate::util::{now_ms, now_secs, uuid4};
+use crate::util::{civil, now_ms, now_secs, uuid4};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// Archive name of a backup made at epoch `secs` (UTC, PVE's `YYYY_MM_DD-HH_MM_SS`).
 pub fn archive_name(vmid: u32, secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("dump/vzdump-qemu-{vmid}-{y:04}_{m:02}_{d:02}-{:02}_{:02}_{:02}.vma.zst", rem / 3600, rem % 3600 / 60, rem % 60)
+    let (y, m, d, h, min, s) = civil(secs);
+    format!("dump/vzdump-qemu-{vmid}-{y:04}_{m:02}_{d:02}-{h:02}_{min:02}_{s:02}.vma.zst")
 }
 
 /// `POST /nodes/{node}/vzdump` for one VM (`vmid`) to a backup storage.
@@ -78,6 +67,8 @@ pub fn vzdump(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             content: "backup".into(),
             ctime: now_secs(),
             backup_config: Some(conf),
+            checksums: Default::default(),
+            virtual_size: None,
         });
         t.log.push(format!("INFO: Finished Backup of VM {vmid}"));
         Ok(())

@@ -202,7 +202,8 @@ pub fn execute_disk(c: &mut Cluster, dc: &mut DiskCtx<'_>, key: &str, plan: Disk
             (drive, volid, size)
         }
         DiskPlan::Import { drive, storage: sid, source, format } => {
-            let size = c.find_volume(&source, dc.node).map(|v| v.size).unwrap_or(8 << 30);
+            // qemu-img's virtual size: an image file (qcow2) holds a larger disk.
+            let size = c.find_volume(&source, dc.node).map(|v| v.virtual_size.unwrap_or(v.size)).unwrap_or(8 << 30);
             let volid = storage::alloc(c, &sid, dc.node, dc.vmid, size, format.as_deref())?;
             dc.log.push(format!("importing disk '{source}' to VM {} ...", dc.vmid));
             dc.log.push(format!("transferred {} of {} (100.00%)", storage::format_size(size), storage::format_size(size)));

@@ -37,6 +37,11 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
         "pve-vmid" => ok_if(VMID.is_match(value), "value does not look like a valid VM ID\n".into()),
         "pve-node" => ok_if(NODE.is_match(value), "value does not look like a valid node name\n".into()),
         "pve-storage-id" => ok_if(STORAGE_ID.is_match(value), format!("storage ID '{value}' contains illegal characters\n")),
+        // pve-storage's `verify_content`: the dir plugin's content types.
+        "pve-storage-content" => ok_if(
+            ["images", "rootdir", "vztmpl", "iso", "backup", "snippets", "none", "import"].contains(&value),
+            format!("invalid content type '{value}'\n"),
+        ),
         "pve-configid" => configid(value),
         "pve-configid-list" => {
             for id in split_list(value) {
@@ -113,6 +118,8 @@ mod tests {
         assert!(check("pve-tag-list", "a;b!").is_err());
         assert!(check("pve-storage-id", "local-lvm").is_ok());
         assert!(check("pve-storage-id", "1local").is_err());
+        assert!(check("pve-storage-content", "import").is_ok());
+        assert_eq!(check("pve-storage-content", "isos"), Err("invalid content type 'isos'\n".into()));
         assert!(check("pve-hotplug-features", "network,disk").is_ok());
         assert!(check("pve-hotplug-features", "network,foo").is_err());
         assert!(check("some-unknown-format", "anything").is_ok());

@@ -112,13 +112,26 @@ impl Schema {
         let segs = split(path);
         let mut best: Option<(usize, Route<'_>)> = None;
         for ep in &self.endpoints {
+            // `…/content/{volume}` takes the rest of the path (pve-storage registers it with
+            // an empty fragment delimiter: volume ids hold `/`).
+            let tail = ep.segments.last().is_some_and(|s| matches!(s, Segment::Param(n) if n == "volume"));
+            let joined: Vec<String>;
+            let view: Vec<&str>;
+            let segs: &[&str] = if tail && segs.len() > ep.segments.len() {
+                let n = ep.segments.len() - 1;
+                joined = segs[..n].iter().map(|s| s.to_string()).chain([segs[n..].join("/")]).collect();
+                view = joined.iter().map(String::as_str).collect();
+                &view
+            } else {
+                &segs
+            };
             if ep.segments.len() != segs.len() {
                 continue;
             }
             let mut params = BTreeMap::new();
             let mut literals = 0;
             let mut ok = true;
-            for (t, s) in ep.segments.iter().zip(&segs) {
+            for (t, s) in ep.segments.iter().zip(segs) {
                 match t {
                     Segment::Literal(l) if l == s => literals += 1,
                     Segment::Literal(_) => {

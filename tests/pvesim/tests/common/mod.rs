@@ -32,7 +32,7 @@ impl Resp {
 
 pub struct Api {
     pub sim: Simulator,
-    agent: ureq::Agent,
+    pub agent: ureq::Agent,
     pub auth: Vec<(String, String)>,
 }
 
@@ -155,6 +155,38 @@ impl Api {
         let r = self.get(&format!("/nodes/{node}/qemu/{vmid}/config"));
         assert_eq!(r.status, 200, "{}", r.raw);
         r.data().clone()
+    }
+}
+
+/// The token of `tmpl@pve!t` (see [`with_template_user`]).
+pub const TEMPLATE_TOKEN: &str = "PVEAPIToken=tmpl@pve!t=22222222-3333-4444-5555-666666666666";
+
+/// Adds `tmpl@pve` and its token `t`: what storing templates and images takes
+/// (Datastore.AllocateTemplate and Datastore.Audit on `/storage`, Sys.AccessNetwork on `/nodes`).
+pub fn with_template_user(s: &mut pvesim::Scenario) {
+    use pvesim::state::{AclDef, TokenDef, UserDef};
+    s.users.push(UserDef {
+        userid: "tmpl@pve".into(),
+        password: None,
+        enable: true,
+        totp_secret: None,
+        tokens: vec![TokenDef { id: "t".into(), secret: "22222222-3333-4444-5555-666666666666".into(), privsep: true }],
+    });
+    s.roles.insert("Templates".into(), vec!["Datastore.AllocateTemplate".into(), "Datastore.Audit".into()]);
+    s.roles.insert("Network".into(), vec!["Sys.AccessNetwork".into()]);
+    for ugid in ["tmpl@pve", "tmpl@pve!t"] {
+        s.acls.push(AclDef { path: "/storage".into(), ugid: ugid.into(), roles: vec!["Templates".into()], propagate: true });
+        s.acls.push(AclDef { path: "/nodes".into(), ugid: ugid.into(), roles: vec!["Network".into()], propagate: true });
+    }
+}
+
+impl Api {
+    /// Authenticate as `root@pam` with a ticket (and its CSRF token) from now on.
+    pub fn login_root(&mut self) {
+        let t = self.post("/access/ticket", &[("username", "root@pam"), ("password", "pvesim-root")]);
+        let ticket = format!("PVEAuthCookie={}", t.data()["ticket"].as_str().expect("ticket"));
+        let csrf = t.data()["CSRFPreventionToken"].as_str().unwrap().to_string();
+        self.with_auth(vec![("Cookie", &ticket), ("CSRFPreventionToken", &csrf)]);
     }
 }
 
