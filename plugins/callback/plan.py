@@ -50,6 +50,8 @@ def summarize(effects):
     """Per vmid: what happens, in the order first touched."""
     vms = {}
     for e in effects:
+        if e.get('kind') == 'volume':
+            continue
         vmid = e.get('vmid')
         vm = vms.setdefault(vmid, {'vmid': vmid, 'node': e.get('node'), 'name': None, 'created': False,
                                    'removed': False, 'created_keys': [], 'keys': [], 'steps': [],
@@ -82,6 +84,17 @@ def summarize(effects):
         elif kind == 'refused':
             vm['refused'].append(e)
     return [vm for vm in vms.values() if not (vm['created'] and vm['removed'])]
+
+
+def files(effects):
+    """Files put on or removed from storages (proxmox_template), the last word per volid
+    and node, in the order first touched."""
+    last = {}
+    for e in effects:
+        if e.get('kind') == 'volume':
+            last[(e.get('volid'), e.get('node'))] = e
+    return ['  %s file %s on %s' % ('-' if e.get('removed') else '+', volid, node)
+            for (volid, node), e in last.items()]
 
 
 def render(vms):
@@ -138,10 +151,15 @@ class CallbackModule(CallbackBase):
     def v2_playbook_on_stats(self, stats):
         if not context.CLIARGS.get('check'):
             return
-        vms = summarize(read_plan().get('effects', []))
+        effects = read_plan().get('effects', [])
+        vms = summarize(effects)
         for vm in vms:
             vm['name'] = vm['name'] or self.names.get(vm['vmid'])
         lines, totals = render(vms)
+        file_lines = files(effects)
+        if file_lines:
+            lines = file_lines + lines
+            totals = totals[:-1] + ', %d file%s to put or remove.' % (len(file_lines), '' if len(file_lines) == 1 else 's')
         if not lines:
             return
         self._display.banner('FERROX PLAN (values decided by Proxmox VE are known after apply)')

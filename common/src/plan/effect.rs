@@ -80,11 +80,30 @@ pub enum Effect {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         path: String,
     },
+    /// A file on a storage (`proxmox_template`): put there, or removed. No VM's; later
+    /// tasks see it in the storage's content listing (a disk's `import_from`, an ISO).
+    Volume {
+        node: String,
+        storage: String,
+        /// `storage:content/name`.
+        volid: String,
+        content: String,
+        /// Bytes, when known before the file is there (the URL's metadata, the upload).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
+        /// A shared storage: every node sees the file.
+        #[serde(default)]
+        shared: bool,
+        #[serde(default)]
+        removed: bool,
+    },
 }
 
 impl Effect {
-    pub fn vmid(&self) -> u32 {
-        match self {
+    /// The VM the effect concerns; `None` for a file on a storage.
+    pub fn vmid(&self) -> Option<u32> {
+        Some(match self {
+            Effect::Volume { .. } => return None,
             Effect::Create { vmid, .. }
             | Effect::Config { vmid, .. }
             | Effect::Power { vmid, .. }
@@ -93,7 +112,7 @@ impl Effect {
             | Effect::Remove { vmid, .. }
             | Effect::Pool { vmid, .. }
             | Effect::Refused { vmid, .. } => *vmid,
-        }
+        })
     }
 
     /// A config change of `vmid` on `node` (fill `set`, `delete`, ... afterwards).

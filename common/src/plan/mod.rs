@@ -7,6 +7,8 @@
 //! - [`state`]: the [`Plan`] (effects in order) folded into each VM's planned state,
 //!   and the vmids it reserved.
 //! - [`overlay`]: PVE's answers with the plan applied (pure).
+//!   A file put on a storage or removed (`proxmox_template`) is a [`PlannedVolume`],
+//!   shown in the storage's content listing.
 //! - [`view`]: the reads of a check-mode run routed through the overlay.
 //! - [`unknown`]: values only PVE decides, reported as `(known after apply)`.
 //!
@@ -22,7 +24,7 @@ pub mod unknown;
 pub mod view;
 
 pub use effect::Effect;
-pub use state::{Plan, PlannedVm};
+pub use state::{Plan, PlannedVm, PlannedVolume};
 pub use unknown::UNKNOWN;
 pub use view::PlanView;
 

@@ -36,6 +36,17 @@ impl Plan {
             .collect()
     }
 
+    /// The files the plan puts on storages or removes, the last word per node and volid.
+    pub fn volumes(&self) -> Vec<PlannedVolume> {
+        let mut out: Vec<PlannedVolume> = Vec::new();
+        for e in &self.effects {
+            let Effect::Volume { node, volid, content, size, shared, removed, .. } = e else { continue };
+            out.retain(|v| !(v.volid == *volid && (v.node == *node || *shared)));
+            out.push(PlannedVolume { node: node.clone(), volid: volid.clone(), content: content.clone(), size: *size, shared: *shared, removed: *removed });
+        }
+        out
+    }
+
     /// Every VM the plan touches, as the plan leaves it.
     pub fn vms(&self) -> BTreeMap<u32, PlannedVm> {
         let mut vms: BTreeMap<u32, PlannedVm> = BTreeMap::new();
@@ -43,7 +54,7 @@ impl Plan {
             if matches!(effect, Effect::Refused { .. }) {
                 continue;
             }
-            let vmid = effect.vmid();
+            let Some(vmid) = effect.vmid() else { continue };
             match effect {
                 Effect::Create {
                     node,
@@ -76,7 +87,26 @@ fn node_of(e: &Effect) -> &str {
         | Effect::Migrate { node, .. }
         | Effect::Remove { node, .. }
         | Effect::Pool { node, .. }
-        | Effect::Refused { node, .. } => node,
+        | Effect::Refused { node, .. }
+        | Effect::Volume { node, .. } => node,
+    }
+}
+
+/// One file on a storage as the plan leaves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedVolume {
+    pub node: String,
+    pub volid: String,
+    pub content: String,
+    pub size: Option<u64>,
+    pub shared: bool,
+    pub removed: bool,
+}
+
+impl PlannedVolume {
+    /// Whether a content listing of `storage` on `node` shows this file's fate.
+    pub fn seen_from(&self, node: &str, storage: &str) -> bool {
+        self.volid.split(':').next() == Some(storage) && (self.shared || self.node == node)
     }
 }
 
@@ -153,7 +183,7 @@ impl PlannedVm {
 
     fn apply(&mut self, effect: &Effect) {
         match effect {
-            Effect::Create { .. } => {}
+            Effect::Create { .. } | Effect::Volume { .. } => {}
             Effect::Config {
                 set,
                 delete,

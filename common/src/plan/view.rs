@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use super::overlay;
-use super::state::{Plan, PlannedVm};
+use super::state::{Plan, PlannedVm, PlannedVolume};
 use crate::api::client::{ApiError, Fields};
 
 /// A plan ready to answer reads.
@@ -16,6 +16,7 @@ use crate::api::client::{ApiError, Fields};
 pub struct PlanView {
     vms: BTreeMap<u32, PlannedVm>,
     reserved: BTreeSet<u32>,
+    volumes: Vec<PlannedVolume>,
     /// vmids PVE listed (for predicting the next free one); `None` until listed.
     used: Mutex<Option<BTreeSet<u32>>>,
 }
@@ -28,6 +29,7 @@ impl PlanView {
         PlanView {
             vms: plan.vms(),
             reserved: plan.reserved(),
+            volumes: plan.volumes(),
             used: Mutex::new(None),
         }
     }
@@ -45,7 +47,7 @@ impl PlanView {
 
     /// Whether the plan changes nothing (the cluster reads as it is).
     pub fn is_empty(&self) -> bool {
-        self.vms.is_empty() && self.reserved.is_empty()
+        self.vms.is_empty() && self.reserved.is_empty() && self.volumes.is_empty()
     }
 
     /// Whether the plan creates this VM (it does not exist in PVE yet).
@@ -73,6 +75,10 @@ impl PlanView {
                 ))
             }
             "/cluster/nextid" => self.next_id(path, query, param("vmid"), fetch),
+            p if content_path(p).is_some() => {
+                let (node, storage) = content_path(p).unwrap_or_default();
+                Ok(self.content_listing(fetch(path, query)?, node, storage, param("content")))
+            }
             p => match parse_vm_path(p) {
                 Some(VmPath::Listing { node }) => {
                     Ok(overlay::node_listing(fetch(path, query)?, node, &vms))
@@ -202,6 +208,41 @@ enum VmPath<'a> {
 }
 
 /// `/nodes/{node}/qemu` and `/nodes/{node}/qemu/{vmid}{rest}`.
+/// `/nodes/{node}/storage/{storage}/content`: the node and storage.
+fn content_path(path: &str) -> Option<(&str, &str)> {
+    let rest = path.strip_prefix("/nodes/")?;
+    let (node, rest) = rest.split_once('/')?;
+    let storage = rest.strip_prefix("storage/")?.strip_suffix("/content")?;
+    (!storage.contains('/')).then_some((node, storage))
+}
+
+impl PlanView {
+    /// A storage's content listing with the planned files added and removed ones gone
+    /// (a planned file has the listing's fields PVE gives every file: volid, content,
+    /// format, size).
+    fn content_listing(&self, real: Value, node: &str, storage: &str, content: Option<&str>) -> Value {
+        let mine: Vec<&PlannedVolume> = self.volumes.iter().filter(|v| v.seen_from(node, storage)).collect();
+        if mine.is_empty() {
+            return real;
+        }
+        let mut items: Vec<Value> = real.as_array().cloned().unwrap_or_default();
+        items.retain(|item| !mine.iter().any(|v| item["volid"] == v.volid.as_str()));
+        for v in mine.iter().filter(|v| !v.removed && content.is_none_or(|c| c == v.content)) {
+            let format = match v.content.as_str() {
+                "iso" => "iso".to_string(),
+                "vztmpl" => "tgz".to_string(),
+                _ => v.volid.rsplit('.').next().unwrap_or("raw").to_string(),
+            };
+            let mut item = serde_json::json!({"volid": v.volid, "content": v.content, "format": format});
+            if let Some(size) = v.size {
+                item["size"] = size.into();
+            }
+            items.push(item);
+        }
+        Value::Array(items)
+    }
+}
+
 fn parse_vm_path(path: &str) -> Option<VmPath<'_>> {
     let rest = path.strip_prefix("/nodes/")?;
     let (node, rest) = rest.split_once('/')?;
@@ -263,6 +304,28 @@ mod tests {
             "Configuration file 'nodes/pve2/qemu-server/102.conf' does not exist"
         );
         assert!(v.get("/nodes/pve1/qemu/101/rrddata", &[], &fetch).is_err());
+    }
+
+    #[test]
+    fn planned_files_show_in_their_storages_content_listing() {
+        let v = PlanView::new(
+            &Plan::from_value(&json!({"effects": [
+                {"kind": "volume", "node": "pve1", "storage": "local", "volid": "local:import/noble.qcow2", "content": "import", "size": 600},
+                {"kind": "volume", "node": "pve1", "storage": "local", "volid": "local:iso/old.iso", "content": "iso", "removed": true},
+                {"kind": "volume", "node": "pve2", "storage": "isos", "volid": "isos:iso/new.iso", "content": "iso", "shared": true},
+            ]}))
+            .unwrap(),
+        );
+        let fetch = |_: &str, _: Fields| -> Result<Value, ApiError> { Ok(json!([{"volid": "local:iso/old.iso", "content": "iso", "size": 9}])) };
+        assert_eq!(
+            v.get("/nodes/pve1/storage/local/content", &[], &fetch).unwrap(),
+            json!([{"volid": "local:import/noble.qcow2", "content": "import", "format": "qcow2", "size": 600}])
+        );
+        assert_eq!(v.get("/nodes/pve1/storage/local/content", &[("content", "iso".into())], &fetch).unwrap(), json!([]));
+        assert_eq!(v.get("/nodes/pve2/storage/local/content", &[], &fetch).unwrap(), json!([{"volid": "local:iso/old.iso", "content": "iso", "size": 9}]), "another node's local storage");
+        let shared = v.get("/nodes/pve1/storage/isos/content", &[], &|_: &str, _: Fields| Ok(json!([]))).unwrap();
+        assert_eq!(shared, json!([{"volid": "isos:iso/new.iso", "content": "iso", "format": "iso"}]), "a shared storage's file is seen from every node");
+        assert!(!v.is_empty());
     }
 
     #[test]

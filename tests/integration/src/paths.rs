@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 /// The collection's modules, all in one binary per platform, `plugins/modules/__bin/<platform>/ferrox`.
-pub const MODULES: [&str; 4] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info"];
+pub const MODULES: [&str; 5] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info", "proxmox_template"];
 
 /// The module binary's file name.
 pub const BINARY: &str = "ferrox";

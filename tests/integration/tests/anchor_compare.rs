@@ -159,6 +159,7 @@ fn parallel_batch(collection: &str, label: &str, task_extra: &str) -> Batch {
             hosts,
             forks: Some(PARALLEL),
             vars: Value::Null,
+            ..Default::default()
         },
     );
     let creates = run.all("create");

@@ -57,6 +57,8 @@ fn cluster(tokens: &[Token]) -> Env {
     for (n, t) in tokens.iter().enumerate() {
         scenario["guests"].as_array_mut().unwrap().push(guest(t.base, "local-lvm", 2 * n));
         scenario["guests"].as_array_mut().unwrap().push(guest(t.base + 1, "vmdata", 2 * n + 1));
+        // An ISO each token's proxmox_template removes.
+        scenario["volumes"].as_array_mut().unwrap().push(json!({"storage": "local", "node": "pve1", "volname": format!("iso/m{}-old.iso", t.base), "size": "1M"}));
     }
     cfg.scenario = pvesim::scenario::Scenario::from_json(&scenario.to_string()).unwrap();
     let every: Vec<String> = READS.iter().copied().chain(ferrox_common::pve::privileges::table::privileges()).map(str::to_string).collect();
@@ -95,6 +97,8 @@ fn tasks(t: &Token) -> Vec<(&'static str, &'static str, Value)> {
         ("proxmox_nic", "nic", json!({"vmid": b, "interface": "net1", "bridge": "vmbr1"})),
         ("proxmox_kvm", "pool", json!({"vmid": b, "update": true, "pool": "prod"})),
         ("proxmox_kvm", "remove", json!({"vmid": b + 1, "state": "absent", "force": true})),
+        ("proxmox_template", "upload", json!({"node": "pve1", "storage": "local", "content_type": "iso", "src": upload_file(b)})),
+        ("proxmox_template", "file removal", json!({"node": "pve1", "storage": "local", "content_type": "iso", "template": format!("m{b}-old.iso"), "state": "absent"})),
     ];
     if t.lacks.is_some() {
         return tasks;
@@ -105,6 +109,14 @@ fn tasks(t: &Token) -> Vec<(&'static str, &'static str, Value)> {
         ("proxmox_kvm", "args", json!({"vmid": b, "update": true, "args": "-no-reboot"})),
     ]);
     tasks
+}
+
+/// A small ISO for the token's upload (`m<base>.iso`), written once.
+fn upload_file(base: u32) -> String {
+    let path = std::env::temp_dir().join(format!("ferrox-matrix-{}-{base}", std::process::id())).join(format!("m{base}.iso"));
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, vec![0u8; 4096]).unwrap();
+    path.display().to_string()
 }
 
 /// How a task ended, in terms both runs share.

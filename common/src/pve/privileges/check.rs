@@ -86,6 +86,13 @@ impl Privileges {
                 let missing: Vec<&str> = privileges.iter().copied().filter(|x| !self.has(path, x)).collect();
                 (!missing.is_empty()).then(|| Refusal { need, missing, path: Some(path.clone()) })
             }
+            Check::Either { privileges, path, or_privileges, or_path } => {
+                if or_privileges.iter().all(|x| self.has(or_path, x)) {
+                    return None;
+                }
+                let missing: Vec<&str> = privileges.iter().copied().filter(|x| !self.has(path, x)).collect();
+                (!missing.is_empty()).then(|| Refusal { need, missing, path: Some(path.clone()) })
+            }
             Check::Any { privileges, path } => {
                 (!privileges.iter().any(|x| self.has(path, x))).then(|| Refusal { need, missing: privileges.clone(), path: Some(path.clone()) })
             }
@@ -117,7 +124,11 @@ impl Refusal<'_> {
             Check::Any { .. } => " or ",
             _ => " and ",
         };
-        format!("needs {} on {path}, which {} does not have", self.missing.join(joiner), caller.id)
+        let alternative = match &self.need.check {
+            Check::Either { or_privileges, or_path, .. } => format!(" (or {} on {or_path})", or_privileges.join(" and ")),
+            _ => String::new(),
+        };
+        format!("needs {} on {path}{alternative}, which {} does not have", self.missing.join(joiner), caller.id)
     }
 
     /// The privilege words for a plan record: `Datastore.AllocateSpace`, `A|B`, `root@pam`.
@@ -179,5 +190,24 @@ mod tests {
         let hn = needs(&hook);
         let r = all.first_refused(&root_token, &hn).unwrap();
         assert!(r.reason(&root_token).starts_with("only root@pam may set hookscript"), "{}", r.reason(&root_token));
+    }
+
+    #[test]
+    fn a_download_needs_the_nodes_network_or_sys_modify_on_root() {
+        let write = Write::DownloadUrl { node: "pve1".into(), storage: "local".into() };
+        let all = needs(&write);
+        let templates = json!({"/storage": {"Datastore.AllocateTemplate": 1}});
+        let mut with_network = templates.clone();
+        with_network["/nodes/pve1"] = json!({"Sys.AccessNetwork": 1});
+        assert_eq!(Privileges::from_answer(&with_network).first_refused(&token(), &all), None);
+        let mut with_root = templates.clone();
+        with_root["/"] = json!({"Sys.Audit": 1, "Sys.Modify": 1});
+        assert_eq!(Privileges::from_answer(&with_root).first_refused(&token(), &all), None);
+        let refused = Privileges::from_answer(&templates);
+        let r = refused.first_refused(&token(), &all).expect("refused");
+        assert_eq!(
+            r.reason(&token()),
+            "needs Sys.Audit and Sys.Modify on / (or Sys.AccessNetwork on /nodes/pve1), which ansible@pve!automation does not have"
+        );
     }
 }

@@ -24,6 +24,7 @@ use crate::api::client::Client;
 use crate::api::connection::ConnectionParams;
 use crate::plan::Effect;
 use crate::ansible::protocol::{Failure, Module};
+use crate::run::RunWide;
 
 /// The pre-write check of one task: the caller, and its privileges fetched once.
 pub struct Gate<'a> {
@@ -117,6 +118,26 @@ impl<'a> Gate<'a> {
             m.plan_effect(r.effect);
             r.failure
         })
+    }
+
+    /// [`Gate::check`] for writes that concern no VM (a storage's files): the refusal
+    /// names `subject` (`storage local on node pve1`). A refused check-mode task records
+    /// no effect: the file stays unplanned, so later tasks that need it fail as well.
+    pub fn require_for(&self, m: &mut Module, subject: &str, writes: &[Write]) -> Result<(), Failure> {
+        let verdict = self.refusal_for(m.spec.name, subject, writes);
+        for w in self.take_warnings() {
+            m.warn(w);
+        }
+        verdict.map_or(Ok(()), |msg| Err(Failure::new(msg)))
+    }
+
+    fn refusal_for(&self, module: &str, subject: &str, writes: &[Write]) -> Option<String> {
+        if writes.is_empty() || self.caller.is_root() {
+            return None;
+        }
+        let all: Vec<Need> = writes.iter().flat_map(needs::needs).collect();
+        let refusal = self.privileges()?.first_refused(&self.caller, &all)?;
+        Some(format!("{module} {} on {subject}: {}", refusal.need.what, refusal.reason(&self.caller)))
     }
 
     /// Whether the caller may see `bridge` in the node's network listing (PVE hides

@@ -36,6 +36,16 @@ pub enum Write {
     Destroy { vmid: u32 },
     /// `PUT /pools` adding `vmid` to pool `to` (moving it out of `from`).
     PoolMove { vmid: u32, from: Option<String>, to: String },
+    /// `POST /nodes/{node}/storage/{storage}/upload` of an ISO, container template or
+    /// import image (pve-storage's Status.pm).
+    UploadFile { storage: String },
+    /// `POST /nodes/{node}/storage/{storage}/download-url`: the node fetches a URL.
+    DownloadUrl { node: String, storage: String },
+    /// `POST /nodes/{node}/aplinfo`: an appliance template from PVE's index.
+    Appliance { storage: String },
+    /// `DELETE /nodes/{node}/storage/{storage}/content/{volume}` of a file that is no
+    /// backup (pve-storage's Content.pm).
+    RemoveFile { storage: String },
 }
 
 /// One thing PVE will check.
@@ -52,6 +62,10 @@ pub enum Check {
     All { privileges: Vec<&'static str>, path: String, or_path: Option<String> },
     /// One of `privileges` on `path`.
     Any { privileges: Vec<&'static str>, path: String },
+    /// All of `privileges` on `path`, or else all of `or_privileges` on `or_path`
+    /// (`download-url`: `Sys.Audit` and `Sys.Modify` on `/`, or `Sys.AccessNetwork` on
+    /// the node).
+    Either { privileges: Vec<&'static str>, path: String, or_privileges: Vec<&'static str>, or_path: String },
     /// Only `root@pam` may do it.
     RootOnly,
 }
@@ -160,6 +174,22 @@ pub fn needs(write: &Write) -> Vec<Need> {
                 out.push(all("pool", &["Pool.Allocate"], format!("/pool/{from}")));
             }
         }
+        Write::UploadFile { storage } => out.push(all("upload", &["Datastore.AllocateTemplate"], format!("/storage/{storage}"))),
+        Write::Appliance { storage } => out.push(all("download", &["Datastore.AllocateTemplate"], format!("/storage/{storage}"))),
+        // Probing the node's network: Sys.Modify on / (older rule) or Sys.AccessNetwork.
+        Write::DownloadUrl { node, storage } => {
+            out.push(all("download", &["Datastore.AllocateTemplate"], format!("/storage/{storage}")));
+            out.push(Need {
+                what: "download".into(),
+                check: Check::Either {
+                    privileges: vec!["Sys.Audit", "Sys.Modify"],
+                    path: "/".into(),
+                    or_privileges: vec!["Sys.AccessNetwork"],
+                    or_path: format!("/nodes/{node}"),
+                },
+            });
+        }
+        Write::RemoveFile { storage } => out.push(all("remove", &["Datastore.Allocate"], format!("/storage/{storage}"))),
     }
     out.dedup();
     out
@@ -256,6 +286,9 @@ mod tests {
             .map(|n| match &n.check {
                 Check::All { privileges, path, .. } => format!("{} {} {path}", n.what, privileges.join("+")),
                 Check::Any { privileges, path } => format!("{} {} {path}", n.what, privileges.join("|")),
+                Check::Either { privileges, path, or_privileges, or_path } => {
+                    format!("{} {} {path} or {} {or_path}", n.what, privileges.join("+"), or_privileges.join("+"))
+                }
                 Check::RootOnly => format!("{} root", n.what),
             })
             .collect()
@@ -312,5 +345,15 @@ mod tests {
     fn trunks_need_each_vlan() {
         assert_eq!(paths(&bridge_needs([("net0", "virtio,bridge=vmbr0,trunks=10;20-21")])).len(), 3);
         assert!(bridge_needs([("ipconfig0", "ip=dhcp")]).is_empty());
+    }
+
+    #[test]
+    fn storage_writes_need_what_pve_storage_checks() {
+        assert_eq!(paths(&needs(&Write::UploadFile { storage: "isos".into() })), ["upload Datastore.AllocateTemplate /storage/isos"]);
+        assert_eq!(
+            paths(&needs(&Write::DownloadUrl { node: "pve1".into(), storage: "local".into() })),
+            ["download Datastore.AllocateTemplate /storage/local", "download Sys.Audit+Sys.Modify / or Sys.AccessNetwork /nodes/pve1"]
+        );
+        assert_eq!(paths(&needs(&Write::RemoveFile { storage: "local".into() })), ["remove Datastore.Allocate /storage/local"]);
     }
 }

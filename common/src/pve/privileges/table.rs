@@ -23,7 +23,7 @@ fn config(set: &[(&str, &str)]) -> Write {
     Write::Config { vmid: VM, set: set.iter().map(|(k, v)| (k.to_string(), v.to_string(), None)).collect(), delete: vec![] }
 }
 
-/// Every operation of the four modules that writes (`proxmox_vm_info` only reads).
+/// Every operation of the modules that writes (`proxmox_vm_info` only reads).
 pub fn operations() -> Vec<Operation> {
     let op = |module, what, write| Operation { module, what, write };
     let create = |pool: Option<&str>| Write::Create { vmid: VM, pool: pool.map(str::to_string), storage: None, start: false, ha_managed: false, config: vec![] };
@@ -67,6 +67,9 @@ pub fn operations() -> Vec<Operation> {
         op("proxmox_nic", "`state: present`", config(&[("net1", "virtio,bridge={bridge}")])),
         op("proxmox_nic", "`state: present` with `tag`", config(&[("net1", "virtio,bridge={bridge},tag={tag}")])),
         op("proxmox_nic", "`state: absent`", Write::Config { vmid: VM, set: vec![], delete: vec![("net1".into(), "virtio,bridge={bridge}".into())] }),
+        op("proxmox_template", "`src` (upload), `template` alone (appliance)", Write::UploadFile { storage: "{storage}".into() }),
+        op("proxmox_template", "`url` (the node downloads it)", Write::DownloadUrl { node: "{node}".into(), storage: "{storage}".into() }),
+        op("proxmox_template", "`state: absent`, `force: true` on an existing file", Write::RemoveFile { storage: "{storage}".into() }),
     ]
 }
 
@@ -89,6 +92,7 @@ pub fn requirements(write: &Write) -> Vec<String> {
         all.iter().any(|n| match &n.check {
             Check::All { privileges, .. } => privileges.iter().any(|p| wide.contains(p)),
             Check::Any { privileges, .. } => privileges.len() < wide.len() && privileges.iter().all(|p| wide.contains(p)),
+            Check::Either { .. } => false,
             Check::RootOnly => true,
         })
     };
@@ -100,6 +104,13 @@ pub fn requirements(write: &Write) -> Vec<String> {
                 let or = or_path.as_ref().map(|p| format!(" (or `{p}`)")).unwrap_or_default();
                 format!("`{}` on `{}`{or}", privileges.join("`, `"), placeholder(path))
             }
+            Check::Either { privileges, path, or_privileges, or_path } => format!(
+                "`{}` on `{}` (or `{}` on `{}`)",
+                privileges.join("`, `"),
+                placeholder(path),
+                or_privileges.join("`, `"),
+                placeholder(or_path)
+            ),
             Check::Any { privileges, path } => {
                 if narrower(privileges) {
                     continue;

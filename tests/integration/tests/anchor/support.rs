@@ -48,6 +48,8 @@ pub struct RunOpts {
     pub forks: Option<usize>,
     /// Extra variables merged over the connection variables.
     pub vars: Value,
+    /// Environment variables of the controller (`ansible-playbook`).
+    pub env: Vec<(String, String)>,
 }
 
 /// One simulator and a temp dir with ansible.cfg, inventory and collections path.
@@ -175,6 +177,9 @@ impl Anchor {
             .env("PYTHONDONTWRITEBYTECODE", "1")
             // community.proxmox 1.6 ignores ca_path: requests must be told about the CA.
             .env("REQUESTS_CA_BUNDLE", self.ca_path());
+        for (k, v) in &o.env {
+            cmd.env(k, v);
+        }
         let out = cmd
             .output()
             .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
