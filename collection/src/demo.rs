@@ -3,7 +3,8 @@
 //! Creates the main venv when it is missing (a fresh clone needs nothing else first),
 //! builds the release binaries, installs the tarball into `build/collections`, starts
 //! `pvesim` on a free port, then runs the example playbooks of `playbooks/`:
-//! `create`, `start`, `info`, any others (alphabetically) — once to converge, once more
+//! `create`, `start`, `info`, any others (alphabetically: `golden-image` downloads a
+//! cloud image from a loopback HTTP server, see demo_image.rs) — once to converge, once more
 //! (which must change nothing), once with `--check` (which must change nothing
 //! either) — and finally `teardown`. The simulator is stopped at the end, whatever happens.
 
@@ -14,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context, Result};
 
-use crate::{build, galaxy, repo, setup};
+use crate::{build, demo_image, galaxy, repo, setup};
 
 /// Playbooks run in this order when present; others go after them, before teardown.
 const ORDER: [&str; 3] = ["create", "start", "info"];
@@ -36,14 +37,17 @@ pub fn demo() -> Result<()> {
     std::fs::create_dir_all(&work)?;
     let ca = work.join("pvesim-ca.pem");
     let _ = std::fs::remove_file(&ca);
+    let scenario = work.join("scenario.json");
+    demo_image::scenario(&pvesim, &scenario)?;
     let port = free_port()?;
-    let sim = Simulator::start(&pvesim, port, &ca)?;
+    let sim = Simulator::start(&pvesim, port, &ca, &scenario)?;
+    let image = demo_image::ImageServer::start(&work.join("www"), free_port()?)?;
 
     let (converge, teardown) = playbooks(&root.join("playbooks"))?;
     if converge.is_empty() && teardown.is_none() {
         bail!("playbooks/ holds no playbooks to demonstrate");
     }
-    let env = DemoEnv { collections, port, ca: ca.clone() };
+    let env = DemoEnv { collections, port, ca: ca.clone(), image_url: image.url.clone(), image_sha256: image.sha256.clone() };
     let mut summary = Vec::new();
     for (round, check) in [("converge", false), ("repeat (must change nothing)", false), ("check mode (must change nothing)", true)] {
         let mut changed = 0;
@@ -59,6 +63,7 @@ pub fn demo() -> Result<()> {
         let changed = env.run(book, false)?;
         summary.push(format!("teardown: {changed} changed"));
     }
+    drop(image);
     drop(sim);
     println!("\ndemo finished:\n  {}", summary.join("\n  "));
     Ok(())
@@ -97,6 +102,9 @@ struct DemoEnv {
     collections: PathBuf,
     port: u16,
     ca: PathBuf,
+    /// The cloud image golden-image.yml downloads, and its checksum.
+    image_url: String,
+    image_sha256: String,
 }
 
 impl DemoEnv {
@@ -107,7 +115,11 @@ impl DemoEnv {
         if inventory.is_file() {
             cmd.arg("-i").arg(&inventory);
         }
-        cmd.arg(book);
+        cmd.arg(book)
+            .arg("-e")
+            .arg(format!("golden_image_url={}", self.image_url))
+            .arg("-e")
+            .arg(format!("golden_image_sha256={}", self.image_sha256));
         if check {
             cmd.arg("--check");
         }
@@ -153,8 +165,10 @@ struct Simulator {
 }
 
 impl Simulator {
-    fn start(binary: &Path, port: u16, ca: &Path) -> Result<Simulator> {
+    fn start(binary: &Path, port: u16, ca: &Path, scenario: &Path) -> Result<Simulator> {
         let child = Command::new(binary)
+            .arg("--scenario")
+            .arg(scenario)
             .arg("--listen")
             .arg(format!("127.0.0.1:{port}"))
             .arg("--ca-out")

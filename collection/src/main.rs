@@ -25,6 +25,7 @@ mod conformance;
 mod cross;
 mod ee;
 mod demo;
+mod demo_image;
 mod docs;
 mod galaxy;
 mod lint;
