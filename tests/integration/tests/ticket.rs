@@ -97,6 +97,38 @@ fn a_revoked_ticket_ends_in_one_fresh_login() {
     assert_eq!(env.logins(), (2, 0), "{}", env.requests()["counts"]);
 }
 
+/// proxmox_template's upload and download send the kept ticket like any other task: one
+/// revoked before each ends in one fresh login, and the file arrives.
+#[test]
+fn an_upload_and_a_download_after_a_revoked_ticket_each_log_in_once_more() {
+    use pvesim::fileserver::{FileServer, Served};
+    let env = Env::start();
+    let files = FileServer::start().expect("the loopback file server");
+    files.add("/isos/rescue.iso", Served::pattern(1 << 20));
+    let src = env.dir().join("netinst.iso");
+    std::fs::write(&src, vec![7u8; 1 << 20]).unwrap();
+    let rotate = format!(
+        "- name: rotate PVE's authkey\n  ansible.builtin.uri: {{url: 'https://127.0.0.1:{}/_pvesim/rotate-authkey', method: POST, validate_certs: false}}\n",
+        env.sim().port()
+    );
+    let template = |name: &str, args: String| format!("- name: {name}\n  ferrox.proxmox.proxmox_template: {{node: pve1, content_type: iso, {args}}}\n");
+    let tasks = format!(
+        "{}{rotate}{}{rotate}{}",
+        info("info 1"),
+        template("upload", format!("storage: isos, src: {}", src.display())),
+        template("download", format!("storage: local, url: '{}'", files.url("/isos/rescue.iso"))),
+    );
+    let p = play(&env, &tasks, &[]);
+    all_found_vm_100(&p);
+    for (name, volid) in [("upload", "isos:iso/netinst.iso"), ("download", "local:iso/rescue.iso")] {
+        let t = p.task(name);
+        assert!(t.changed && !t.failed, "{name}: {}\n{}", t.result, p.transcript());
+        assert_eq!(t.result["volid"], json!(volid), "{}", t.result);
+        assert!(t.result.get("_ferrox_ticket").is_none(), "the ticket never shows in a result: {}", t.result);
+    }
+    assert_eq!(env.logins(), (3, 0), "the first login, then one after each rotation: {}", env.requests()["counts"]);
+}
+
 #[test]
 fn another_user_host_or_password_never_gets_the_ticket() {
     let env = Env::start();
