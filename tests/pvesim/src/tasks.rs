@@ -105,9 +105,9 @@ fn prune(c: &mut Cluster) {
     }
 }
 
-/// A task whose work runs on its own (a download, an upload): registered as running now,
-/// its log appended to as it goes, ended by [`finish`]. Returns the UPID and the task
-/// fault to apply (`fail`, `warnings`).
+/// Registers a task as running now and returns its UPID and the task fault to apply
+/// (`fail`, `warnings`). [`spawn`] schedules the work of one; a task whose work runs on
+/// its own (a download, an upload) appends to its log as it goes and ends with [`finish`].
 pub fn register(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &str, who: &Identity) -> (String, crate::control::TaskFaultAction) {
     prune(c);
     c.next_pid = c.next_pid.wrapping_add(1);
@@ -149,22 +149,15 @@ pub fn finish(c: &mut Cluster, upid: &str, res: Result<(), String>, warnings: u3
 /// Register a task and schedule its work; returns the UPID.
 #[allow(clippy::too_many_arguments)]
 pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &str, who: &Identity, first_log: Vec<String>, work: Work) -> String {
-    prune(c);
-    c.next_pid = c.next_pid.wrapping_add(1);
-    let pid = 0x0010_0000 + c.next_pid;
-    let pstart = 0x0100_0000 + now_ms() / 10 % 0x0F00_0000;
-    let start = now_secs();
-    let user = who.upid_user();
-    let upid = upid(node, pid, pstart, start, kind, id, &user);
-    let action = sim.faults().take_task_fault(kind, id);
+    let (upid, action) = register(sim, c, node, kind, id, who);
     let (fault, extra_warnings, at_lock, leave) = (action.fail, action.warnings, action.at_lock, action.leave);
     // A task held at its lock has not got to the work its first log line is from.
-    let first_log = if at_lock && fault.is_some() { Vec::new() } else { first_log };
+    if !(at_lock && fault.is_some()) {
+        if let Some(t) = c.tasks.get_mut(&upid) {
+            t.log = first_log;
+        }
+    }
     let dur = action.duration_ms.unwrap_or((sim.cfg.task_ms as f64 * duration_factor(kind)) as u64);
-    c.tasks.insert(
-        upid.clone(),
-        Task { upid: upid.clone(), node: node.into(), kind: kind.into(), id: id.into(), user, pid, pstart, starttime: start, running: true, exitstatus: None, endtime: None, log: first_log },
-    );
     let sim2 = sim.clone();
     let upid2 = upid.clone();
     let kind2 = kind.to_string();
@@ -187,24 +180,8 @@ pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &
         }
         if let Some(t) = c.tasks.get_mut(&upid2) {
             t.log.extend(ctx.log);
-            t.running = false;
-            t.endtime = Some(now_secs());
-            match res {
-                Ok(()) if ctx.warnings > 0 => {
-                    t.log.push(format!("TASK WARNINGS: {}", ctx.warnings));
-                    t.exitstatus = Some(format!("WARNINGS: {}", ctx.warnings));
-                }
-                Ok(()) => {
-                    t.log.push("TASK OK".into());
-                    t.exitstatus = Some("OK".into());
-                }
-                Err(e) => {
-                    let e = e.trim_end_matches('\n').replace('\n', " ");
-                    t.log.push(format!("TASK ERROR: {e}"));
-                    t.exitstatus = Some(e);
-                }
-            }
         }
+        finish(&mut c, &upid2, res, ctx.warnings);
         sim2.persist(&c);
     });
     upid
