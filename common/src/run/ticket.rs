@@ -16,6 +16,7 @@ use std::sync::Arc;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use crate::api::client::url::DEFAULT_PORT;
 use crate::api::client::{KeptTicket, TicketSink};
 use crate::api::connection::ConnectionParams;
 
@@ -23,9 +24,6 @@ use crate::api::connection::ConnectionParams;
 pub const TICKET_ARG: &str = "_ferrox_ticket";
 /// The result key a ticket the task got goes back in.
 pub const TICKET_KEY: &str = "_ferrox_ticket";
-
-/// PVE's port when `api_port` is not given.
-const DEFAULT_PORT: u16 = 8006;
 
 /// What the action plugin hands a task: reuse is on, and the ticket it keeps for the
 /// task's identity, if any.
