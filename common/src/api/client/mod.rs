@@ -299,12 +299,30 @@ impl Client {
     /// One API call, retried per [`retry::next_pause`]; its answer as a JSON value.
     fn call(&self, method: Method, path: &str, fields: Fields, answer: Answer) -> Result<Value, ApiError> {
         let data = self.call_decoded(method, path, fields, &mut |body| decode_value(body, answer))?;
+        self.note_task(&data);
+        Ok(data)
+    }
+
+    /// Remembers a task this client started (an answer that is a UPID), so its own tasks
+    /// are told from others'.
+    fn note_task(&self, data: &Value) {
         if let Some(upid) = data.as_str().filter(|s| s.starts_with("UPID:")) {
             if let Ok(mut u) = self.upids.lock() {
                 u.push(upid.to_string());
             }
         }
-        Ok(data)
+    }
+
+    /// A write in check mode: a plan is only ever given in check mode, so a write here is
+    /// a bug, never sent.
+    fn refuse_write_in_check_mode(&self, method: Method, path: &str) -> Result<(), ApiError> {
+        if self.plan.is_none() || method == Method::Get {
+            return Ok(());
+        }
+        Err(ApiError::other(
+            ApiErrorKind::Other,
+            format!("{} {path} refused: this is a check-mode run, which writes nothing. Please report this as a bug of ferrox.proxmox.", method.as_str()),
+        ))
     }
 
     /// GET of a list answer folded one element at a time as the answer arrives: `add`
@@ -334,13 +352,7 @@ impl Client {
 
     /// One API call with its answer decoded by `decode`, retried per [`retry::next_pause`].
     fn call_decoded<R>(&self, method: Method, path: &str, fields: Fields, decode: Decoder<R>) -> Result<R, ApiError> {
-        if self.plan.is_some() && method != Method::Get {
-            // A plan is only ever given in check mode: a write here is a bug, never sent.
-            return Err(ApiError::other(
-                ApiErrorKind::Other,
-                format!("{} {path} refused: this is a check-mode run, which writes nothing. Please report this as a bug of ferrox.proxmox.", method.as_str()),
-            ));
-        }
+        self.refuse_write_in_check_mode(method, path)?;
         let started = Instant::now();
         let mut attempt = 1;
         loop {

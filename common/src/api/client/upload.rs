@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{trace, url, ApiError, ApiErrorKind, Answer, Client, Fields, Method};
+use super::{trace, url, ApiError, Answer, Client, Fields, Method};
 
 /// The part boundary: not a byte sequence of PVE's form values (they are names and
 /// checksums), and a file that happens to contain it is still read by its length.
@@ -39,9 +39,7 @@ impl Client {
     /// the answer's `data`. Never repeated: the file is read once. The request may take
     /// as long as the upload needs; only the answer must come within `api_timeout`.
     pub fn post_multipart(&self, path: &str, fields: Fields, file: FilePart<'_>) -> Result<(Value, Sent), ApiError> {
-        if self.plan.is_some() {
-            return Err(ApiError::other(ApiErrorKind::Other, format!("POST {path} refused: this is a check-mode run, which writes nothing. Please report this as a bug of ferrox.proxmox.")));
-        }
+        self.refuse_write_in_check_mode(Method::Post, path)?;
         let (head, tail) = frame(fields, file.field, file.name);
         let length = head.len() as u64 + file.len + tail.len() as u64;
         let counted = Arc::new(AtomicU64::new(0));
@@ -78,11 +76,7 @@ impl Client {
             return Err(self.http_error(status, &text));
         }
         let data = super::decode_value(&mut text.as_bytes(), Answer::Data).map_err(|e| self.undecodable(Method::Post, path, &e))?;
-        if let Some(upid) = data.as_str().filter(|s| s.starts_with("UPID:")) {
-            if let Ok(mut u) = self.upids.lock() {
-                u.push(upid.to_string());
-            }
-        }
+        self.note_task(&data);
         Ok((data, sent))
     }
 }
