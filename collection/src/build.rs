@@ -66,8 +66,10 @@ pub fn build_platforms(host_profile: Profile) -> Result<()> {
     let crossed: Vec<Platform> = PLATFORMS.into_iter().filter(|p| Some(*p) != host).collect();
     cross::check(&crossed)?;
     let (native_built, cross_built) = std::thread::scope(|scope| {
-        let builds: Vec<_> =
-            crossed.iter().map(|p| (*p, scope.spawn(move || cross::build(*p, PACKAGE, BINARY)))).collect();
+        let builds: Vec<_> = crossed
+            .iter()
+            .map(|p| (*p, scope.spawn(move || cross::build(*p, PACKAGE, BINARY))))
+            .collect();
         let native_built = host.map(|h| native(h, host_profile).map(|file| (h, file, host_profile)));
         let cross_built: Vec<Result<(Platform, PathBuf, Profile)>> = builds
             .into_iter()
@@ -121,7 +123,13 @@ fn native(host: Platform, profile: Profile) -> Result<PathBuf> {
 }
 
 fn print_header() {
-    println!("{:<14} {:<7} {:>10}  checked ({})", "platform", "binary", "bytes", repo::rel(&bin_root()));
+    println!(
+        "{:<14} {:<7} {:>10}  checked ({})",
+        "platform",
+        "binary",
+        "bytes",
+        repo::rel(&bin_root())
+    );
 }
 
 /// Copies `built` into `__bin/<platform>/`, checking a release binary first.
@@ -145,13 +153,18 @@ fn install(platform: Platform, built: &Path, profile: Profile) -> Result<()> {
 /// in `ansible-doc -l`, and `__bin/<platform>/<module>` (one file per module) would be
 /// packed into the tarball for nothing.
 fn remove_old_layouts() -> Result<()> {
-    let mut old: Vec<PathBuf> = modules::names().map(|m| repo::root().join("plugins/modules").join(m)).collect();
+    let mut old: Vec<PathBuf> = modules::names()
+        .map(|m| repo::root().join("plugins/modules").join(m))
+        .collect();
     for p in PLATFORMS {
         old.extend(modules::names().map(|m| bin_root().join(p.name).join(m)));
     }
     for path in old.into_iter().filter(|p| p.is_file()) {
         std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
-        println!("removed {} (every module is now plugins/modules/__bin/<platform>/{BINARY})", repo::rel(&path));
+        println!(
+            "removed {} (every module is now plugins/modules/__bin/<platform>/{BINARY})",
+            repo::rel(&path)
+        );
     }
     Ok(())
 }
@@ -165,13 +178,23 @@ fn install_binary(built: &Path, dest: &Path, profile: Profile) -> Result<()> {
         bail!("cargo did not produce {}", built.display());
     }
     let tmp = dest.with_extension("new");
-    std::fs::copy(built, &tmp)
-        .with_context(|| format!("copying {} to {}", built.display(), tmp.display()))?;
+    std::fs::copy(built, &tmp).with_context(|| format!("copying {} to {}", built.display(), tmp.display()))?;
     if profile == Profile::Debug {
-        let flag = if cfg!(target_os = "macos") { "-S" } else { "--strip-debug" };
-        let stripped = Command::new("strip").arg(flag).arg(&tmp).status().is_ok_and(|s| s.success());
+        let flag = if cfg!(target_os = "macos") {
+            "-S"
+        } else {
+            "--strip-debug"
+        };
+        let stripped = Command::new("strip")
+            .arg(flag)
+            .arg(&tmp)
+            .status()
+            .is_ok_and(|s| s.success());
         if !stripped {
-            eprintln!("warning: `strip {flag}` failed on {}; keeping its debug info", tmp.display());
+            eprintln!(
+                "warning: `strip {flag}` failed on {}; keeping its debug info",
+                tmp.display()
+            );
         }
     }
     std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755))?;

@@ -160,7 +160,9 @@ pub fn verdict(changed: &[String], fragments: &[PathBuf], release: &str) -> Resu
 
 /// The last commit that changed `changelogs/changelog.yaml`; `None` outside git.
 fn last_release_commit() -> Result<Option<String>> {
-    let out = git().args(["log", "-1", "--format=%H", "--", "changelogs/changelog.yaml"]).output();
+    let out = git()
+        .args(["log", "-1", "--format=%H", "--", "changelogs/changelog.yaml"])
+        .output();
     match out {
         Ok(o) if o.status.success() => {
             let id = String::from_utf8_lossy(&o.stdout).trim().to_string();
@@ -215,7 +217,9 @@ fn antsibull(args: &[&str]) -> Result<()> {
     let mut dirs = vec![bin.to_path_buf()];
     dirs.extend(std::env::split_paths(&path));
     let mut cmd = Command::new(&tool);
-    cmd.args(args).current_dir(repo::root()).env("PATH", std::env::join_paths(dirs)?);
+    cmd.args(args)
+        .current_dir(repo::root())
+        .env("PATH", std::env::join_paths(dirs)?);
     repo::run(&mut cmd)
 }
 
@@ -225,7 +229,10 @@ mod tests {
 
     #[test]
     fn slugs_are_file_names_from_the_first_words() {
-        assert_eq!(slug("proxmox_kvm - fewer API calls for a create, and more."), "proxmox_kvm-fewer-api-calls-for-a");
+        assert_eq!(
+            slug("proxmox_kvm - fewer API calls for a create, and more."),
+            "proxmox_kvm-fewer-api-calls-for-a"
+        );
         assert_eq!(slug("  --  "), "change");
     }
 
@@ -235,7 +242,10 @@ mod tests {
             fragment_yaml("bugfixes", "proxmox_nic - a \"quoted\" value: kept."),
             "bugfixes:\n  - \"proxmox_nic - a \\\"quoted\\\" value: kept.\"\n"
         );
-        assert_eq!(fragment_yaml("release_summary", "First release."), "release_summary: \"First release.\"\n");
+        assert_eq!(
+            fragment_yaml("release_summary", "First release."),
+            "release_summary: \"First release.\"\n"
+        );
     }
 
     #[test]
@@ -254,7 +264,12 @@ mod tests {
         assert!(verdict(&[], &none, "abc").is_ok(), "nothing changed");
         assert!(verdict(&changed, &one, "abc").is_ok());
         let err = verdict(&changed, &none, "0123456789abcdef").unwrap_err().to_string();
-        assert!(err.starts_with("1 file(s) under plugins/, modules/, common/ changed since the last release (commit 0123456789ab"), "{err}");
+        assert!(
+            err.starts_with(
+                "1 file(s) under plugins/, modules/, common/ changed since the last release (commit 0123456789ab"
+            ),
+            "{err}"
+        );
         assert!(err.contains("cargo collection changelog add minor_changes"), "{err}");
     }
 }

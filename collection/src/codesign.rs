@@ -52,7 +52,9 @@ pub fn check(data: &[u8], offset: usize, size: usize) -> Result<SignatureFacts, 
         ));
     }
     if code_limit != offset {
-        return Err(format!("signed over {code_limit} bytes, but its code ends at {offset}: the file changed after it was signed"));
+        return Err(format!(
+            "signed over {code_limit} bytes, but its code ends at {offset}: the file changed after it was signed"
+        ));
     }
     let page = 1usize
         .checked_shl(page_shift.into())

@@ -47,9 +47,19 @@ pub fn demo() -> Result<()> {
     if converge.is_empty() && teardown.is_none() {
         bail!("playbooks/ holds no playbooks to demonstrate");
     }
-    let env = DemoEnv { collections, port, ca: ca.clone(), image_url: image.url.clone(), image_sha256: image.sha256.clone() };
+    let env = DemoEnv {
+        collections,
+        port,
+        ca: ca.clone(),
+        image_url: image.url.clone(),
+        image_sha256: image.sha256.clone(),
+    };
     let mut summary = Vec::new();
-    for (round, check) in [("converge", false), ("repeat (must change nothing)", false), ("check mode (must change nothing)", true)] {
+    for (round, check) in [
+        ("converge", false),
+        ("repeat (must change nothing)", false),
+        ("check mode (must change nothing)", true),
+    ] {
         let mut changed = 0;
         for book in &converge {
             changed += env.run(book, check)?;
@@ -133,7 +143,11 @@ impl DemoEnv {
             .env("PROXMOX_TOKEN_ID", TOKEN.1)
             .env("PROXMOX_TOKEN_SECRET", TOKEN.2)
             .env("PROXMOX_CA_PATH", &self.ca);
-        eprintln!("+ ansible-playbook {}{}", repo::rel(book), if check { " --check" } else { "" });
+        eprintln!(
+            "+ ansible-playbook {}{}",
+            repo::rel(book),
+            if check { " --check" } else { "" }
+        );
         let out = cmd.output().context("running ansible-playbook")?;
         let stdout = String::from_utf8_lossy(&out.stdout);
         print!("{stdout}");

@@ -30,19 +30,37 @@ impl ImageServer {
         std::fs::create_dir_all(dir)?;
         let image = dir.join(IMAGE);
         std::fs::write(&image, qcow2(2 << 30, 1 << 20))?;
-        let out = Command::new("sha256sum").arg(&image).output().context("running sha256sum")?;
-        let sha256 = String::from_utf8_lossy(&out.stdout).split_whitespace().next().unwrap_or_default().to_string();
+        let out = Command::new("sha256sum")
+            .arg(&image)
+            .output()
+            .context("running sha256sum")?;
+        let sha256 = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string();
         if !out.status.success() || sha256.len() != 64 {
             bail!("sha256sum {} failed", image.display());
         }
         let child = Command::new("python3")
-            .args(["-m", "http.server", "--bind", "127.0.0.1", &port.to_string(), "--directory"])
+            .args([
+                "-m",
+                "http.server",
+                "--bind",
+                "127.0.0.1",
+                &port.to_string(),
+                "--directory",
+            ])
             .arg(dir)
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
             .context("starting python3 -m http.server")?;
-        let server = ImageServer { child, url: format!("http://127.0.0.1:{port}/{IMAGE}"), sha256 };
+        let server = ImageServer {
+            child,
+            url: format!("http://127.0.0.1:{port}/{IMAGE}"),
+            sha256,
+        };
         let deadline = Instant::now() + Duration::from_secs(20);
         while TcpStream::connect(("127.0.0.1", port)).is_err() {
             if Instant::now() > deadline {
@@ -74,7 +92,10 @@ fn qcow2(virtual_size: u64, file_size: usize) -> Vec<u8> {
 /// The default scenario with the pipeline's privileges added to the automation token's
 /// role, written to `out` for `pvesim --scenario`.
 pub fn scenario(pvesim: &Path, out: &Path) -> Result<()> {
-    let printed = Command::new(pvesim).arg("--print-scenario").output().context("pvesim --print-scenario")?;
+    let printed = Command::new(pvesim)
+        .arg("--print-scenario")
+        .output()
+        .context("pvesim --print-scenario")?;
     let mut scenario: Value = serde_json::from_slice(&printed.stdout).context("the default scenario")?;
     let Some(role) = scenario["roles"]["PVESimAutomation"].as_array_mut() else {
         bail!("the default scenario has no PVESimAutomation role");

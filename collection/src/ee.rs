@@ -22,7 +22,12 @@ pub fn check() -> Result<()> {
         std::fs::remove_dir_all(&work)?;
     }
     lint::link_collection(&work.join("collections"))?;
-    let found = repo::output(Command::new(&builder).arg("introspect").arg("--sanitize").arg(work.join("collections")))?;
+    let found = repo::output(
+        Command::new(&builder)
+            .arg("introspect")
+            .arg("--sanitize")
+            .arg(work.join("collections")),
+    )?;
     if !(found.contains("python: []") && found.contains("system: []")) {
         bail!("ansible-builder introspect found requirements of the collection, but it needs none:\n{found}");
     }
@@ -31,17 +36,26 @@ pub fn check() -> Result<()> {
     let example = work.join("example");
     std::fs::create_dir_all(&example)?;
     for name in ["execution-environment.yml", "requirements.yml"] {
-        std::fs::copy(repo::root().join(EXAMPLE).join(name), example.join(name)).with_context(|| format!("{EXAMPLE}/{name}"))?;
+        std::fs::copy(repo::root().join(EXAMPLE).join(name), example.join(name))
+            .with_context(|| format!("{EXAMPLE}/{name}"))?;
     }
     std::fs::write(example.join(TARBALL), b"")?;
     let context = work.join("context");
     let mut create = Command::new(&builder);
     create
         .current_dir(&example)
-        .args(["create", "--file", "execution-environment.yml", "--output-filename", "Containerfile", "--context"])
+        .args([
+            "create",
+            "--file",
+            "execution-environment.yml",
+            "--output-filename",
+            "Containerfile",
+            "--context",
+        ])
         .arg(&context);
     repo::output(&mut create)?;
-    let containerfile = std::fs::read_to_string(context.join("Containerfile")).context("the build context has no Containerfile")?;
+    let containerfile =
+        std::fs::read_to_string(context.join("Containerfile")).context("the build context has no Containerfile")?;
     if !containerfile.contains("ansible-galaxy collection install") {
         bail!("the Containerfile installs no collection:\n{containerfile}");
     }

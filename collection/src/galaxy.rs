@@ -32,8 +32,11 @@ fn tarball_into(out_dir: &Path) -> Result<PathBuf> {
     let root = repo::root();
     let platforms = shipped_platforms()?;
     println!("platforms in the tarball: {}", platforms.join(", "));
-    let unshipped: Vec<&str> =
-        PLATFORMS.iter().map(|p| p.name).filter(|p| !platforms.iter().any(|s| s == p)).collect();
+    let unshipped: Vec<&str> = PLATFORMS
+        .iter()
+        .map(|p| p.name)
+        .filter(|p| !platforms.iter().any(|s| s == p))
+        .collect();
     if !unshipped.is_empty() {
         println!(
             "not in the tarball: {} (tasks there fail naming the platform; `cargo collection build --all-platforms` builds them)",
@@ -66,11 +69,7 @@ fn shipped_platforms() -> Result<Vec<String>> {
             if !path.is_dir() {
                 continue;
             }
-            let name = path
-                .file_name()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
+            let name = path.file_name().unwrap_or_default().to_string_lossy().into_owned();
             if !path.join(modules::BINARY).is_file() {
                 bail!(
                     "{} lacks its {} binary: run `cargo collection build --all-platforms`, or remove the folder",
@@ -114,9 +113,15 @@ pub fn install_for_tests() -> Result<()> {
 fn install_tarball(tarball: &Path, dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir)?;
     let mut cmd = std::process::Command::new(repo::venv_tool("ansible-galaxy")?);
-    cmd.args(["collection", "install", "--force", "-p"]).arg(dir).arg(tarball);
+    cmd.args(["collection", "install", "--force", "-p"])
+        .arg(dir)
+        .arg(tarball);
     repo::run(&mut cmd)?;
-    println!("installed into {} (use ANSIBLE_COLLECTIONS_PATH={})", dir.display(), dir.display());
+    println!(
+        "installed into {} (use ANSIBLE_COLLECTIONS_PATH={})",
+        dir.display(),
+        dir.display()
+    );
     Ok(())
 }
 

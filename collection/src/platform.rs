@@ -32,7 +32,11 @@ pub enum Expect {
     Elf { machine: u16 },
     /// A Mach-O executable for this CPU type, loadable from `min_macos` on, linking only
     /// the system's libraries; `signed`: Apple silicon kills unsigned binaries.
-    MachO { cpu_type: u32, min_macos: (u16, u8), signed: bool },
+    MachO {
+        cpu_type: u32,
+        min_macos: (u16, u8),
+        signed: bool,
+    },
 }
 
 pub const PLATFORMS: [Platform; 4] = [
@@ -40,20 +44,28 @@ pub const PLATFORMS: [Platform; 4] = [
         name: "linux_x86_64",
         native: "x86_64-unknown-linux-gnu",
         cross: "x86_64-unknown-linux-musl",
-        expect: Expect::Elf { machine: object::elf::EM_X86_64 },
+        expect: Expect::Elf {
+            machine: object::elf::EM_X86_64,
+        },
     },
     Platform {
         name: "linux_aarch64",
         native: "aarch64-unknown-linux-gnu",
         cross: "aarch64-unknown-linux-musl",
-        expect: Expect::Elf { machine: object::elf::EM_AARCH64 },
+        expect: Expect::Elf {
+            machine: object::elf::EM_AARCH64,
+        },
     },
     Platform {
         name: "darwin_arm64",
         native: "aarch64-apple-darwin",
         cross: "aarch64-apple-darwin",
         // The first macOS on Apple silicon.
-        expect: Expect::MachO { cpu_type: object::macho::CPU_TYPE_ARM64, min_macos: (11, 0), signed: true },
+        expect: Expect::MachO {
+            cpu_type: object::macho::CPU_TYPE_ARM64,
+            min_macos: (11, 0),
+            signed: true,
+        },
     },
     Platform {
         name: "darwin_x86_64",
@@ -61,7 +73,11 @@ pub const PLATFORMS: [Platform; 4] = [
         cross: "x86_64-apple-darwin",
         // High Sierra: the oldest macOS a current Rust targets is 10.12; Apple supported
         // 10.13 until 2020, and nothing older is in use with a current ansible-core.
-        expect: Expect::MachO { cpu_type: object::macho::CPU_TYPE_X86_64, min_macos: (10, 13), signed: false },
+        expect: Expect::MachO {
+            cpu_type: object::macho::CPU_TYPE_X86_64,
+            min_macos: (10, 13),
+            signed: false,
+        },
     },
 ];
 
@@ -75,7 +91,10 @@ impl Platform {
     /// `MACOSX_DEPLOYMENT_TARGET` for a build of this platform (rustc and zig both read it).
     pub fn deployment_target(&self) -> Option<String> {
         match self.expect {
-            Expect::MachO { min_macos: (major, minor), .. } => Some(format!("{major}.{minor}")),
+            Expect::MachO {
+                min_macos: (major, minor),
+                ..
+            } => Some(format!("{major}.{minor}")),
             Expect::Elf { .. } => None,
         }
     }
@@ -83,23 +102,22 @@ impl Platform {
 
 /// Cargo's `RUSTFLAGS` variable for one target only, so other builds keep their cache.
 pub fn rustflags_var(triple: &str) -> String {
-    format!("CARGO_TARGET_{}_RUSTFLAGS", triple.to_ascii_uppercase().replace('-', "_"))
+    format!(
+        "CARGO_TARGET_{}_RUSTFLAGS",
+        triple.to_ascii_uppercase().replace('-', "_")
+    )
 }
 
 /// The platform of the host that builds (`host:` of `rustc -vV`).
 pub fn host() -> Result<Platform> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
-    let out =
-        repo::output(Command::new(rustc).arg("-vV")).context("asking rustc for the host triple")?;
+    let out = repo::output(Command::new(rustc).arg("-vV")).context("asking rustc for the host triple")?;
     let triple = host_triple(&out).context("`rustc -vV` printed no `host:` line")?;
     of_triple(triple)
 }
 
 fn host_triple(rustc_vv: &str) -> Option<&str> {
-    rustc_vv
-        .lines()
-        .find_map(|l| l.strip_prefix("host:"))
-        .map(str::trim)
+    rustc_vv.lines().find_map(|l| l.strip_prefix("host:")).map(str::trim)
 }
 
 pub fn of_triple(triple: &str) -> Result<Platform> {
@@ -127,14 +145,8 @@ mod tests {
     #[test]
     fn the_host_line_of_rustc_names_the_platform() {
         let out = "rustc 1.95.0\nbinary: rustc\nhost: aarch64-apple-darwin\nrelease: 1.95.0\n";
-        assert_eq!(
-            of_triple(host_triple(out).unwrap()).unwrap().name,
-            "darwin_arm64"
-        );
-        assert_eq!(
-            of_triple("x86_64-unknown-linux-gnu").unwrap().name,
-            "linux_x86_64"
-        );
+        assert_eq!(of_triple(host_triple(out).unwrap()).unwrap().name, "darwin_arm64");
+        assert_eq!(of_triple("x86_64-unknown-linux-gnu").unwrap().name, "linux_x86_64");
         assert_eq!(of_triple("aarch64-unknown-linux-musl").unwrap().name, "linux_aarch64");
         assert!(of_triple("x86_64-pc-windows-msvc")
             .unwrap_err()
@@ -144,8 +156,14 @@ mod tests {
 
     #[test]
     fn macos_builds_name_their_deployment_target() {
-        assert_eq!(by_name("darwin_arm64").unwrap().deployment_target().as_deref(), Some("11.0"));
-        assert_eq!(by_name("darwin_x86_64").unwrap().deployment_target().as_deref(), Some("10.13"));
+        assert_eq!(
+            by_name("darwin_arm64").unwrap().deployment_target().as_deref(),
+            Some("11.0")
+        );
+        assert_eq!(
+            by_name("darwin_x86_64").unwrap().deployment_target().as_deref(),
+            Some("10.13")
+        );
         assert_eq!(by_name("linux_aarch64").unwrap().deployment_target(), None);
     }
 
@@ -162,6 +180,9 @@ mod tests {
         let names: Vec<String> = PLATFORMS.iter().map(|p| format!("'{}'", p.name)).collect();
         assert_eq!(value("RELEASED_PLATFORMS"), format!("({})", names.join(", ")));
         assert_eq!(value("BINARY"), format!("'{}'", crate::modules::BINARY));
-        assert_eq!(value("MODULE_ARG"), format!("'{}'", ferrox_common::ansible::protocol::MODULE_ARG));
+        assert_eq!(
+            value("MODULE_ARG"),
+            format!("'{}'", ferrox_common::ansible::protocol::MODULE_ARG)
+        );
     }
 }

@@ -61,8 +61,11 @@ pub fn run_logged(cmd: &mut Command, log: &Path) -> Result<()> {
     }
     let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     eprintln!("+ {} > {}", describe(cmd), rel(log));
-    let status =
-        cmd.stdout(file.try_clone()?).stderr(file).status().with_context(|| format!("starting {}", describe(cmd)))?;
+    let status = cmd
+        .stdout(file.try_clone()?)
+        .stderr(file)
+        .status()
+        .with_context(|| format!("starting {}", describe(cmd)))?;
     if !status.success() {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();
@@ -76,7 +79,12 @@ pub fn run_logged(cmd: &mut Command, log: &Path) -> Result<()> {
 pub fn output(cmd: &mut Command) -> Result<String> {
     let out = cmd.output().with_context(|| format!("starting {}", describe(cmd)))?;
     if !out.status.success() {
-        bail!("{} failed ({}): {}", describe(cmd), out.status, String::from_utf8_lossy(&out.stderr));
+        bail!(
+            "{} failed ({}): {}",
+            describe(cmd),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }

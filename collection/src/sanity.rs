@@ -72,7 +72,13 @@ const CORES: [(&str, &str); 2] = [("2.19", ".venv"), ("2.17", ".venv-2.17")];
 /// (binaries, docs stubs, action plugins, ignore file, runtime.yml). All 24 on 2.17 too
 /// would add about as much again, mostly creating ansible-test's per-test venvs;
 /// `cargo collection sanity` runs them all on both.
-const QUICK_2_17: [&str; 5] = ["validate-modules", "ansible-doc", "action-plugin-docs", "ignores", "runtime-metadata"];
+const QUICK_2_17: [&str; 5] = [
+    "validate-modules",
+    "ansible-doc",
+    "action-plugin-docs",
+    "ignores",
+    "runtime-metadata",
+];
 
 /// How much `sanity` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,7 +123,9 @@ pub fn sanity(fresh: bool, scope: Scope, logs: Option<&Path>) -> Result<()> {
             bail!("{} is missing: run `cargo collection setup`", ansible_test.display());
         }
         write_pip_bootstrap(&home, &bin)?;
-        let python = repo::output(Command::new(bin.join("python3")).args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]))?;
+        let python = repo::output(
+            Command::new(bin.join("python3")).args(["-c", "import sys; print('%d.%d' % sys.version_info[:2])"]),
+        )?;
         let mut cmd = Command::new(&ansible_test);
         cmd.args(["sanity", "--color", "no", "--python", python.trim()]);
         if scope == Scope::Ci && core == "2.17" {
@@ -141,7 +149,11 @@ pub fn sanity(fresh: bool, scope: Scope, logs: Option<&Path>) -> Result<()> {
             eprintln!("{e:#}");
         }
         let ok = ran.is_ok();
-        println!("ansible-test sanity (ansible-core {core}): {} in {:.0} s", if ok { "passed" } else { "FAILED" }, start.elapsed().as_secs_f64());
+        println!(
+            "ansible-test sanity (ansible-core {core}): {} in {:.0} s",
+            if ok { "passed" } else { "FAILED" },
+            start.elapsed().as_secs_f64()
+        );
         if !ok {
             failed.push(core);
         }
@@ -159,7 +171,10 @@ fn write_pip_bootstrap(home: &Path, venv_bin: &Path) -> Result<()> {
     let lib = venv_bin.parent().context("venv")?.join("lib");
     let requirements = std::fs::read_dir(&lib)?
         .filter_map(|e| e.ok())
-        .map(|e| e.path().join("site-packages/ansible_test/_internal/python_requirements.py"))
+        .map(|e| {
+            e.path()
+                .join("site-packages/ansible_test/_internal/python_requirements.py")
+        })
         .find(|p| p.is_file())
         .context("ansible_test is not installed in the venv")?;
     let text = std::fs::read_to_string(&requirements)?;

@@ -57,7 +57,8 @@ pub fn venv(dir: &str, requirements: &[&str]) -> Result<()> {
         repo::run(Command::new(python()).args(["-m", "venv"]).arg(&venv))?;
     }
     let mut pip = Command::new(venv.join("bin/python3"));
-    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"]).args(requirements);
+    pip.args(["-m", "pip", "install", "--quiet", "--disable-pip-version-check"])
+        .args(requirements);
     repo::run(&mut pip)?;
     println!("{dir}: installed {}", requirements.join(", "));
     Ok(())
@@ -69,7 +70,8 @@ fn anchor() -> Result<()> {
     let script = repo::root().join("tests/anchor/setup");
     if script.is_file() {
         let mut cmd = Command::new("bash");
-        cmd.arg(&script).env("ANCHOR_PYTHON", repo::root().join(".venv/bin/python3"));
+        cmd.arg(&script)
+            .env("ANCHOR_PYTHON", repo::root().join(".venv/bin/python3"));
         repo::run(&mut cmd)?;
     }
     Ok(())
@@ -86,11 +88,18 @@ fn satisfied(venv: &Path, requirements: &[&str]) -> bool {
     if !python.exists() {
         return false;
     }
-    let Ok(out) = Command::new(&python).args(["-m", "pip", "freeze", "--disable-pip-version-check"]).output() else {
+    let Ok(out) = Command::new(&python)
+        .args(["-m", "pip", "freeze", "--disable-pip-version-check"])
+        .output()
+    else {
         return false;
     };
-    let frozen = String::from_utf8_lossy(&out.stdout).to_ascii_lowercase().replace('_', "-");
-    requirements
-        .iter()
-        .all(|req| frozen.lines().any(|l| l.trim() == req.to_ascii_lowercase().replace('_', "-")))
+    let frozen = String::from_utf8_lossy(&out.stdout)
+        .to_ascii_lowercase()
+        .replace('_', "-");
+    requirements.iter().all(|req| {
+        frozen
+            .lines()
+            .any(|l| l.trim() == req.to_ascii_lowercase().replace('_', "-"))
+    })
 }

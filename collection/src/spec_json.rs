@@ -13,7 +13,10 @@ use crate::modules;
 
 pub fn print(module: &str) -> Result<()> {
     let spec = modules::spec_of(module).with_context(|| {
-        format!("unknown module {module}; known: {}", modules::names().collect::<Vec<_>>().join(", "))
+        format!(
+            "unknown module {module}; known: {}",
+            modules::names().collect::<Vec<_>>().join(", ")
+        )
     })?;
     let mut out = Map::new();
     out.insert("argument_spec".into(), options(&spec.options));
@@ -72,8 +75,11 @@ fn add_rules(m: &mut Map<String, Value>, r: &Rules) {
         m.insert("required_one_of".into(), json!(r.required_one_of));
     }
     if !r.required_if.is_empty() {
-        let rows: Vec<Value> =
-            r.required_if.iter().map(|ri| json!([ri.key, ri.value, ri.requirements, ri.any])).collect();
+        let rows: Vec<Value> = r
+            .required_if
+            .iter()
+            .map(|ri| json!([ri.key, ri.value, ri.requirements, ri.any]))
+            .collect();
         m.insert("required_if".into(), Value::Array(rows));
     }
     if !r.required_by.is_empty() {

@@ -12,7 +12,9 @@ use crate::{build, changelog, cross, docs, ee, galaxy, lint, repo, sanity, setup
 pub fn test(extra: &[&str]) -> Result<()> {
     timed("setup", setup::setup)?;
     timed("setup --cross", cross::setup::setup)?;
-    timed("build (host debug, cross release)", || build::build_platforms(build::Profile::Debug))?;
+    timed("build (host debug, cross release)", || {
+        build::build_platforms(build::Profile::Debug)
+    })?;
     timed("docs, changelog, lint, ee checks", || {
         docs::check()?;
         changelog::check()?;
@@ -33,10 +35,18 @@ pub fn test(extra: &[&str]) -> Result<()> {
     // a sanity failure is reported after the tests, which run either way.
     let logs = repo::root().join("build/sanity");
     let (sanity, tests) = std::thread::scope(|scope| {
-        let sanity =
-            scope.spawn(|| timed("sanity, beside the tests", || sanity::sanity(true, sanity::Scope::Ci, Some(&logs))));
+        let sanity = scope.spawn(|| {
+            timed("sanity, beside the tests", || {
+                sanity::sanity(true, sanity::Scope::Ci, Some(&logs))
+            })
+        });
         let tests = timed("tests", || repo::run(&mut cmd));
-        (sanity.join().unwrap_or_else(|_| Err(anyhow::anyhow!("the sanity run panicked"))), tests)
+        (
+            sanity
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the sanity run panicked"))),
+            tests,
+        )
     });
     sanity.and(tests)
 }
@@ -45,7 +55,11 @@ pub fn test(extra: &[&str]) -> Result<()> {
 fn timed<T>(phase: &str, run: impl FnOnce() -> Result<T>) -> Result<T> {
     let started = std::time::Instant::now();
     let result = run();
-    eprintln!("=== {phase}: {} s{}", started.elapsed().as_secs(), if result.is_err() { " (failed)" } else { "" });
+    eprintln!(
+        "=== {phase}: {} s{}",
+        started.elapsed().as_secs(),
+        if result.is_err() { " (failed)" } else { "" }
+    );
     result
 }
 

@@ -30,7 +30,11 @@ pub fn binary(path: &Path, platform: Platform) -> Result<String> {
     }
     let checked = match platform.expect {
         Expect::Elf { machine } => elf_static(&data, machine),
-        Expect::MachO { cpu_type, min_macos, signed } => macho_system_only(&data, cpu_type, min_macos, signed),
+        Expect::MachO {
+            cpu_type,
+            min_macos,
+            signed,
+        } => macho_system_only(&data, cpu_type, min_macos, signed),
     };
     checked.map_err(|why| anyhow::anyhow!("{}: {} is {why}", platform.name, path.display()))
 }
@@ -44,7 +48,11 @@ fn elf_static(data: &[u8], machine: u16) -> Result<String, String> {
     let endian = header.endian().map_err(|e| e.to_string())?;
     let found = header.e_machine(endian);
     if found != machine {
-        return Err(format!("for ELF machine {} ({found}), not {} ({machine})", machine_name(found), machine_name(machine)));
+        return Err(format!(
+            "for ELF machine {} ({found}), not {} ({machine})",
+            machine_name(found),
+            machine_name(machine)
+        ));
     }
     let kind = header.e_type(endian);
     if kind != elf::ET_EXEC && kind != elf::ET_DYN {
@@ -77,14 +85,22 @@ fn macho_system_only(data: &[u8], cpu_type: u32, min_macos: (u16, u8), signed: b
     if FileKind::parse(data) != Ok(FileKind::MachO64) {
         return Err(format!("not a 64-bit Mach-O file ({})", kind_of(data)));
     }
-    let header = macho::MachHeader64::<Endianness>::parse(data, 0).map_err(|e| format!("not a readable Mach-O file: {e}"))?;
+    let header =
+        macho::MachHeader64::<Endianness>::parse(data, 0).map_err(|e| format!("not a readable Mach-O file: {e}"))?;
     let endian = header.endian().map_err(|e| e.to_string())?;
     let found = header.cputype(endian);
     if found != cpu_type {
-        return Err(format!("for Mach-O CPU type {} ({found:#x}), not {} ({cpu_type:#x})", cpu_name(found), cpu_name(cpu_type)));
+        return Err(format!(
+            "for Mach-O CPU type {} ({found:#x}), not {} ({cpu_type:#x})",
+            cpu_name(found),
+            cpu_name(cpu_type)
+        ));
     }
     if header.filetype(endian) != macho::MH_EXECUTE {
-        return Err(format!("not an executable (Mach-O file type {})", header.filetype(endian)));
+        return Err(format!(
+            "not an executable (Mach-O file type {})",
+            header.filetype(endian)
+        ));
     }
     let mut libraries = Vec::new();
     let mut signature = None;
@@ -97,7 +113,10 @@ fn macho_system_only(data: &[u8], cpu_type: u32, min_macos: (u16, u8), signed: b
                 libraries.push(String::from_utf8_lossy(name).into_owned());
             }
             LoadCommandVariant::LinkeditData(linkedit) if linkedit.cmd.get(endian) == macho::LC_CODE_SIGNATURE => {
-                let (offset, size) = (linkedit.dataoff.get(endian) as usize, linkedit.datasize.get(endian) as usize);
+                let (offset, size) = (
+                    linkedit.dataoff.get(endian) as usize,
+                    linkedit.datasize.get(endian) as usize,
+                );
                 if size > 0 {
                     signature = Some(codesign::check(data, offset, size)?);
                 }
@@ -109,8 +128,10 @@ fn macho_system_only(data: &[u8], cpu_type: u32, min_macos: (u16, u8), signed: b
             _ => {}
         }
     }
-    let foreign: Vec<&String> =
-        libraries.iter().filter(|l| !(l.starts_with("/usr/lib/") || l.starts_with("/System/"))).collect();
+    let foreign: Vec<&String> = libraries
+        .iter()
+        .filter(|l| !(l.starts_with("/usr/lib/") || l.starts_with("/System/")))
+        .collect();
     if !foreign.is_empty() {
         return Err(format!("linked to libraries macOS does not ship: {}", join(&foreign)));
     }
@@ -195,7 +216,11 @@ mod tests {
             match p.expect {
                 Expect::Elf { .. } => assert!(described.starts_with("static"), "{}: {described}", p.name),
                 Expect::MachO { .. } => {
-                    assert!(described.contains("links /usr/lib/libSystem.B.dylib"), "{}: {described}", p.name)
+                    assert!(
+                        described.contains("links /usr/lib/libSystem.B.dylib"),
+                        "{}: {described}",
+                        p.name
+                    )
                 }
             }
         }
@@ -204,7 +229,10 @@ mod tests {
     #[test]
     fn macos_binaries_load_on_the_oldest_supported_macos_and_arm64_is_signed() {
         let arm = binary(&shipped("darwin_arm64"), by_name("darwin_arm64").unwrap()).unwrap();
-        assert!(arm.starts_with("macOS 11.0+, signed (all ") && arm.contains(" page hashes match), "), "{arm}");
+        assert!(
+            arm.starts_with("macOS 11.0+, signed (all ") && arm.contains(" page hashes match), "),
+            "{arm}"
+        );
         let intel = binary(&shipped("darwin_x86_64"), by_name("darwin_x86_64").unwrap()).unwrap();
         assert!(intel.starts_with("macOS 10.13+"), "{intel}");
         for described in [&arm, &intel] {
@@ -217,10 +245,17 @@ mod tests {
     fn a_binary_for_another_cpu_or_format_is_refused_naming_what_it_is() {
         let arm = shipped("darwin_arm64");
         let err = binary(&arm, by_name("darwin_x86_64").unwrap()).unwrap_err().to_string();
-        assert!(err.contains("darwin_x86_64: ") && err.contains("for Mach-O CPU type arm64"), "{err}");
-        let err = binary(&shipped("linux_aarch64"), by_name("linux_x86_64").unwrap()).unwrap_err().to_string();
+        assert!(
+            err.contains("darwin_x86_64: ") && err.contains("for Mach-O CPU type arm64"),
+            "{err}"
+        );
+        let err = binary(&shipped("linux_aarch64"), by_name("linux_x86_64").unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("for ELF machine aarch64 (183), not x86_64 (62)"), "{err}");
-        let err = binary(&shipped("linux_aarch64"), by_name("darwin_arm64").unwrap()).unwrap_err().to_string();
+        let err = binary(&shipped("linux_aarch64"), by_name("darwin_arm64").unwrap())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("not a 64-bit Mach-O file (Elf64)"), "{err}");
         let err = binary(&arm, by_name("linux_aarch64").unwrap()).unwrap_err().to_string();
         assert!(err.contains("not a 64-bit ELF file (MachO64)"), "{err}");
@@ -240,10 +275,20 @@ mod tests {
     #[test]
     fn an_unsigned_or_too_new_arm64_binary_is_refused() {
         let data = std::fs::read(shipped("darwin_arm64")).unwrap();
-        let Expect::MachO { cpu_type, min_macos, signed } = by_name("darwin_arm64").unwrap().expect else { unreachable!() };
+        let Expect::MachO {
+            cpu_type,
+            min_macos,
+            signed,
+        } = by_name("darwin_arm64").unwrap().expect
+        else {
+            unreachable!()
+        };
         assert!(macho_system_only(&data, cpu_type, min_macos, signed).is_ok());
         let err = macho_system_only(&data, cpu_type, (10, 15), signed).unwrap_err();
-        assert_eq!(err, "for macOS 11.0 and later, not 10.15 (set MACOSX_DEPLOYMENT_TARGET)");
+        assert_eq!(
+            err,
+            "for macOS 11.0 and later, not 10.15 (set MACOSX_DEPLOYMENT_TARGET)"
+        );
         let err = macho_system_only(&without_signature(data.clone()), cpu_type, min_macos, signed).unwrap_err();
         assert_eq!(err, "without a code signature (Apple silicon kills unsigned binaries)");
         // One byte of code changed after signing, as a strip that does not re-sign leaves it.
@@ -251,7 +296,10 @@ mod tests {
         let middle = altered.len() / 2;
         altered[middle] ^= 0xff;
         let err = macho_system_only(&altered, cpu_type, min_macos, signed).unwrap_err();
-        assert!(err.contains("does not match its hash") && err.contains("macOS would kill it"), "{err}");
+        assert!(
+            err.contains("does not match its hash") && err.contains("macOS would kill it"),
+            "{err}"
+        );
     }
 
     /// The file with its LC_CODE_SIGNATURE load command's data size set to 0.

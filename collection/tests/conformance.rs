@@ -29,7 +29,11 @@ impl Pvesim {
     fn binary() -> PathBuf {
         let collection = PathBuf::from(env!("CARGO_BIN_EXE_collection"));
         let binary = collection.with_file_name("pvesim");
-        assert!(binary.is_file(), "{} is missing: cargo build -p pvesim", binary.display());
+        assert!(
+            binary.is_file(),
+            "{} is missing: cargo build -p pvesim",
+            binary.display()
+        );
         binary
     }
 
@@ -131,7 +135,11 @@ impl Pvesim {
         ferrox_common::api::tasks::wait(&c, upid.as_str().unwrap(), Duration::from_secs(30)).unwrap();
         // Listed cluster-wide with its name, as the run will see it.
         let deadline = Instant::now() + Duration::from_secs(10);
-        while !self.high_guests().iter().any(|(id, n)| *id == u64::from(vmid) && n == name) {
+        while !self
+            .high_guests()
+            .iter()
+            .any(|(id, n)| *id == u64::from(vmid) && n == name)
+        {
             assert!(Instant::now() < deadline, "VM {vmid} not listed with its name");
             std::thread::sleep(Duration::from_millis(50));
         }
@@ -168,8 +176,7 @@ impl Drop for Pvesim {
 }
 
 fn workdir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("ferrox-conformance-{name}-{}", std::process::id()));
+    let dir = std::env::temp_dir().join(format!("ferrox-conformance-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -177,9 +184,7 @@ fn workdir(name: &str) -> PathBuf {
 
 fn conformance(sim: &Pvesim, work: &Path, extra: &[&str]) -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_collection"));
-    cmd.args(["conformance", "--no-build", "--work"])
-        .arg(work)
-        .args(extra);
+    cmd.args(["conformance", "--no-build", "--work"]).arg(work).args(extra);
     for (k, v) in sim.env() {
         cmd.env(k, v);
     }
@@ -200,10 +205,7 @@ fn refuses_to_start_when_the_range_holds_a_foreign_vm() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
     assert!(stderr.contains("refusing to start"), "{stderr}");
-    assert!(
-        stderr.contains("qemu 990007 someones-db on pve1"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("qemu 990007 someones-db on pve1"), "{stderr}");
     assert!(stderr.contains("Nothing was changed"), "{stderr}");
     // Nothing was written: the foreign VM and even this run's own leftover are untouched.
     assert_eq!(
@@ -221,7 +223,12 @@ fn passes_with_the_readme_privileges_reports_and_cleans_up_what_an_earlier_run_l
     let work = workdir("full");
     let sim = Pvesim::start_with_readme_token(&work);
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
-    assert!(readme.contains(&format!("pveum role add FerroxConformance --privs \"{README_PRIVILEGES}\"")), "the README lists these privileges");
+    assert!(
+        readme.contains(&format!(
+            "pveum role add FerroxConformance --privs \"{README_PRIVILEGES}\""
+        )),
+        "the README lists these privileges"
+    );
     // As an interrupted run leaves it: a VM of the range that carries the prefix.
     sim.create_vm(990_004, "ferroxconf-create");
     let out = conformance(&sim, &work, &[])
@@ -233,13 +240,9 @@ fn passes_with_the_readme_privileges_reports_and_cleans_up_what_an_earlier_run_l
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(work.join("report.json")).unwrap()).unwrap();
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(work.join("report.json")).unwrap()).unwrap();
     let scenarios = report["scenarios"].as_array().unwrap();
-    let names: Vec<&str> = scenarios
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
+    let names: Vec<&str> = scenarios.iter().map(|s| s["name"].as_str().unwrap()).collect();
     assert_eq!(
         names,
         [
@@ -255,9 +258,7 @@ fn passes_with_the_readme_privileges_reports_and_cleans_up_what_an_earlier_run_l
     for (s, name) in scenarios.iter().zip(&names) {
         assert_eq!(s["status"], "passed", "{name}: {s}");
         assert!(
-            stdout
-                .lines()
-                .any(|l| l.starts_with("PASS ") && l.contains(name)),
+            stdout.lines().any(|l| l.starts_with("PASS ") && l.contains(name)),
             "{stdout}"
         );
         assert!(
@@ -268,28 +269,15 @@ fn passes_with_the_readme_privileges_reports_and_cleans_up_what_an_earlier_run_l
         assert!(s["api_calls"]["by_method"]["GET"].as_u64().unwrap() > 0);
         assert!(s["seconds"].as_f64().unwrap() > 0.0);
     }
-    assert!(
-        stdout.lines().any(|l| l == "7 passed, 0 failed"),
-        "{stdout}"
-    );
+    assert!(stdout.lines().any(|l| l == "7 passed, 0 failed"), "{stdout}");
     assert_eq!(
-        report["pve_version"]["version"]
-            .as_str()
-            .unwrap()
-            .split('.')
-            .next(),
+        report["pve_version"]["version"].as_str().unwrap().split('.').next(),
         Some("9")
     );
-    assert_eq!(
-        report["target"]["vmid_range"],
-        serde_json::json!([990_000, 990_049])
-    );
+    assert_eq!(report["target"]["vmid_range"], serde_json::json!([990_000, 990_049]));
     assert_eq!(report["cleanup"][0]["phase"], "before the run");
     assert!(
-        report["cleanup"][0]["removed"][0]
-            .as_str()
-            .unwrap()
-            .contains("990004"),
+        report["cleanup"][0]["removed"][0].as_str().unwrap().contains("990004"),
         "{}",
         report["cleanup"]
     );
@@ -330,10 +318,7 @@ fn ctrl_c_stops_the_run_and_cleans_up() {
     while sim.high_guests().is_empty() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(
-        !sim.high_guests().is_empty(),
-        "the disk scenario has a VM by now"
-    );
+    assert!(!sim.high_guests().is_empty(), "the disk scenario has a VM by now");
     sigint(child.id());
     seen.extend(lines.map(Result::unwrap));
     let status = child.wait().unwrap();
@@ -341,14 +326,9 @@ fn ctrl_c_stops_the_run_and_cleans_up() {
     let text = seen.join("\n");
     assert!(text.contains("interrupted: cleaning up"), "{text}");
     assert_eq!(sim.high_guests(), [], "{text}");
-    let report: Value =
-        serde_json::from_str(&std::fs::read_to_string(work.join("report.json")).unwrap()).unwrap();
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(work.join("report.json")).unwrap()).unwrap();
     assert_eq!(report["interrupted"], true);
-    assert_eq!(
-        report["scenarios"][2]["status"], "skipped",
-        "{}",
-        report["scenarios"]
-    );
+    assert_eq!(report["scenarios"][2]["status"], "skipped", "{}", report["scenarios"]);
 }
 
 /// Ctrl-C as a terminal sends it (SIGINT), through kill(1): no libc in this test.

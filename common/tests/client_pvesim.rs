@@ -55,7 +55,10 @@ impl Control {
     fn of(sim: &Simulator) -> Control {
         let tls = ureq::tls::TlsConfig::builder().disable_verification(true).build();
         let agent = ureq::Agent::config_builder().tls_config(tls).build().new_agent();
-        Control { agent, base: format!("https://127.0.0.1:{}/_pvesim", sim.port()) }
+        Control {
+            agent,
+            base: format!("https://127.0.0.1:{}/_pvesim", sim.port()),
+        }
     }
     fn fault(&self, fault: Value) {
         self.agent
@@ -66,7 +69,14 @@ impl Control {
     }
     /// How many times `METHOD /api2/json/path` was served.
     fn count(&self, key: &str) -> u64 {
-        let body = self.agent.get(&format!("{}/requests", self.base)).call().unwrap().body_mut().read_to_string().unwrap();
+        let body = self
+            .agent
+            .get(&format!("{}/requests", self.base))
+            .call()
+            .unwrap()
+            .body_mut()
+            .read_to_string()
+            .unwrap();
         let log: Value = serde_json::from_str(&body).unwrap();
         log["counts"][key].as_u64().unwrap_or(0)
     }
@@ -84,7 +94,11 @@ fn token_auth_reads_with_one_request() {
     let client = Client::connect(&token(&sim)).unwrap();
     let version = client.get("/version", &[]).unwrap();
     assert!(version["version"].is_string(), "{version}");
-    assert_eq!(client.requests_sent(), 1, "no request at connect, none for /version validation");
+    assert_eq!(
+        client.requests_sent(),
+        1,
+        "no request at connect, none for /version validation"
+    );
     assert_eq!(Control::of(&sim).count("GET /api2/json/version"), 1);
 }
 
@@ -110,7 +124,10 @@ fn a_wrong_password_fails_like_1_6() {
     let err = Client::connect(&params).err().expect("login fails");
     assert_eq!(
         err.to_string(),
-        format!("Couldn't authenticate user: root@pam to https://127.0.0.1:{}/api2/json/access/ticket", sim.port())
+        format!(
+            "Couldn't authenticate user: root@pam to https://127.0.0.1:{}/api2/json/access/ticket",
+            sim.port()
+        )
     );
     assert!(!err.to_string().contains("not-the-password"));
 }
@@ -139,8 +156,14 @@ fn a_missing_privilege_is_a_403_naming_it_and_the_token() {
     let client = Client::connect(&params).unwrap();
     let err = client.post("/nodes/pve1/qemu/100/status/start", &[]).unwrap_err();
     let text = err.to_string();
-    assert!(text.starts_with("403 Forbidden: Permission check failed (/vms/100, VM.PowerMgmt)"), "{text}");
-    assert!(text.ends_with(" - API token ansible@pve!readonly lacks this privilege"), "{text}");
+    assert!(
+        text.starts_with("403 Forbidden: Permission check failed (/vms/100, VM.PowerMgmt)"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(" - API token ansible@pve!readonly lacks this privilege"),
+        "{text}"
+    );
     no_secret_in(&text);
 }
 
@@ -166,7 +189,11 @@ fn fingerprint_pinning_accepts_the_presented_certificate_and_rejects_another() {
     params.cert_fingerprint = normalise_fingerprint(&other);
     let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
     assert_eq!(err.kind, ApiErrorKind::Tls);
-    assert!(err.to_string().contains(&format!("expected {other}, the server presented {}", sim.fingerprint())), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("expected {other}, the server presented {}", sim.fingerprint())),
+        "{err}"
+    );
 }
 
 #[test]
@@ -192,7 +219,11 @@ fn a_stopped_simulator_is_connection_refused() {
     sim.shutdown();
     let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
     assert_eq!(err.kind, ApiErrorKind::Connect, "{err}");
-    assert!(err.to_string().contains(&format!("api_port ({})", params.port.unwrap())), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("api_port ({})", params.port.unwrap())),
+        "{err}"
+    );
 }
 
 #[test]
@@ -226,16 +257,28 @@ fn an_injected_500_is_retried_for_reads_only() {
 #[test]
 fn a_failed_task_is_reported_at_once_with_its_error() {
     let sim = start();
-    Control::of(&sim).fault(json!({"task_type": "qmstart", "fail": "start failed: QEMU exited with code 1", "times": 1}));
+    Control::of(&sim)
+        .fault(json!({"task_type": "qmstart", "fail": "start failed: QEMU exited with code 1", "times": 1}));
     let client = Client::connect(&token(&sim)).unwrap();
     let upid = client.post("/nodes/pve1/qemu/100/status/start", &[]).unwrap();
     let started = Instant::now();
     let err = tasks::wait(&client, upid.as_str().unwrap(), Duration::from_secs(30)).unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(5));
-    let TaskError::Failed { exitstatus, log_tail, .. } = &err else { panic!("{err:?}") };
+    let TaskError::Failed {
+        exitstatus, log_tail, ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
     assert_eq!(exitstatus, "start failed: QEMU exited with code 1");
-    assert_eq!(log_tail.last().map(String::as_str), Some("TASK ERROR: start failed: QEMU exited with code 1"));
-    assert!(err.to_string().starts_with(&format!("task {} failed: start failed: QEMU exited with code 1", upid.as_str().unwrap())));
+    assert_eq!(
+        log_tail.last().map(String::as_str),
+        Some("TASK ERROR: start failed: QEMU exited with code 1")
+    );
+    assert!(err.to_string().starts_with(&format!(
+        "task {} failed: start failed: QEMU exited with code 1",
+        upid.as_str().unwrap()
+    )));
 }
 
 #[test]
@@ -245,26 +288,49 @@ fn a_long_task_times_out_with_its_last_log_line() {
     let client = Client::connect(&token(&sim)).unwrap();
     let upid = client.post("/nodes/pve1/qemu/100/status/start", &[]).unwrap();
     let err = tasks::wait(&client, upid.as_str().unwrap(), Duration::from_secs(1)).unwrap_err();
-    let TaskError::Timeout { waited, .. } = &err else { panic!("{err:?}") };
-    assert!(*waited >= Duration::from_secs(1) && *waited < Duration::from_secs(2), "{waited:?}");
+    let TaskError::Timeout { waited, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        *waited >= Duration::from_secs(1) && *waited < Duration::from_secs(2),
+        "{waited:?}"
+    );
     assert!(err.to_string().contains("the task keeps running on the node"), "{err}");
 }
 
 #[test]
 fn a_new_vm_becomes_visible_cluster_wide_and_named_before_the_broadcast() {
     // A status broadcast far away: the listing has the VM, not yet its name.
-    let sim = Simulator::start(SimConfig { resources_lag_ms: 30_000, ..SimConfig::default() }).expect("simulator starts");
+    let sim = Simulator::start(SimConfig {
+        resources_lag_ms: 30_000,
+        ..SimConfig::default()
+    })
+    .expect("simulator starts");
     let client = Client::connect(&token(&sim)).unwrap();
     let upid = client
-        .post("/nodes/pve2/qemu", &[("vmid", "321".into()), ("name", "fresh".into()), ("memory", "512".into())])
+        .post(
+            "/nodes/pve2/qemu",
+            &[
+                ("vmid", "321".into()),
+                ("name", "fresh".into()),
+                ("memory", "512".into()),
+            ],
+        )
         .unwrap();
     tasks::wait(&client, upid.as_str().unwrap(), Duration::from_secs(10)).unwrap();
     let mut listing = vm::wait_listed(&client, 321, Duration::from_secs(5)).unwrap();
     assert_eq!(&*vm::by_vmid(&listing.guests, 321).unwrap().node, "pve2");
-    assert_eq!(vm::by_vmid(&listing.guests, 321).unwrap().name, None, "not broadcast yet");
+    assert_eq!(
+        vm::by_vmid(&listing.guests, 321).unwrap().name,
+        None,
+        "not broadcast yet"
+    );
     // Within the status-broadcast lag the name is read from the config.
     vm::name_unbroadcast(&client, &mut listing.guests, &listing.nodes);
-    assert_eq!(vm::by_vmid(&listing.guests, 321).unwrap().name.as_deref(), Some("fresh"));
+    assert_eq!(
+        vm::by_vmid(&listing.guests, 321).unwrap().name.as_deref(),
+        Some("fresh")
+    );
 }
 
 #[test]
@@ -274,9 +340,15 @@ fn a_user_with_a_second_factor_needs_api_otp() {
     params.user = "mfa@pve".into();
     params.password = Some("mfa-pass".into());
     let err = Client::connect(&params).err().expect("no otp given");
-    assert_eq!(err.to_string(), "Couldn't authenticate user: missing Two Factor Authentication (TFA)");
+    assert_eq!(
+        err.to_string(),
+        "Couldn't authenticate user: missing Two Factor Authentication (TFA)"
+    );
 
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     params.otp = pvesim::auth::totp("JBSWY3DPEHPK3PXP", now);
     let client = Client::connect(&params).unwrap();
     client.get("/version", &[]).unwrap();
@@ -284,7 +356,11 @@ fn a_user_with_a_second_factor_needs_api_otp() {
     params.otp = Some("99999x".into()); // never a valid TOTP code
     let err = Client::connect(&params).err().expect("wrong otp");
     assert_eq!(err.kind, ApiErrorKind::Auth);
-    assert!(err.to_string().starts_with("Couldn't authenticate user: mfa@pve to https://127.0.0.1:"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("Couldn't authenticate user: mfa@pve to https://127.0.0.1:"),
+        "{err}"
+    );
     assert!(!err.to_string().contains("mfa-pass"));
 }
 
@@ -294,16 +370,31 @@ fn a_lost_answer_names_the_call_and_is_not_could_not_connect() {
     let control = Control::of(&sim);
     control.fault(json!({"method": "PUT", "path_regex": "/qemu/100/config$", "after": true, "times": 1}));
     let client = Client::connect(&token(&sim)).unwrap();
-    let err = client.put("/nodes/pve1/qemu/100/config", &[("cores", "3".into())]).unwrap_err();
+    let err = client
+        .put("/nodes/pve1/qemu/100/config", &[("cores", "3".into())])
+        .unwrap_err();
     assert_eq!(err.kind, ApiErrorKind::Dropped, "{err}");
     assert!(err.answer_lost());
     let text = err.to_string();
     assert!(text.starts_with(&format!("PUT /nodes/pve1/qemu/100/config to https://127.0.0.1:{}: the connection was closed after the request was sent, ", sim.port())), "{text}");
-    assert!(text.contains("s into the call") && text.contains("whether it was carried out is unknown"), "{text}");
-    assert!(!text.contains("close_notify") && !text.contains("docs.rs"), "the cause in one short clause: {text}");
-    assert!(!text.contains("Could not connect") && !text.contains("api_port"), "{text}");
+    assert!(
+        text.contains("s into the call") && text.contains("whether it was carried out is unknown"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("close_notify") && !text.contains("docs.rs"),
+        "the cause in one short clause: {text}"
+    );
+    assert!(
+        !text.contains("Could not connect") && !text.contains("api_port"),
+        "{text}"
+    );
     assert!(!text.contains(AUTOMATION_SECRET), "{text}");
-    assert_eq!(control.count("PUT /api2/json/nodes/pve1/qemu/100/config"), 1, "a write whose answer was lost is not sent again");
+    assert_eq!(
+        control.count("PUT /api2/json/nodes/pve1/qemu/100/config"),
+        1,
+        "a write whose answer was lost is not sent again"
+    );
     let config = client.get("/nodes/pve1/qemu/100/config", &[]).unwrap();
     assert_eq!(config["cores"], json!(3), "PVE carried it out");
 
@@ -316,15 +407,26 @@ fn a_lost_answer_names_the_call_and_is_not_could_not_connect() {
 #[test]
 fn a_late_answer_to_a_sent_write_is_a_timeout_that_may_have_acted() {
     let sim = start();
-    Control::of(&sim).fault(json!({"method": "PUT", "path_regex": "/qemu/100/config$", "after": true, "latency_ms": 2500, "times": 1}));
+    Control::of(&sim).fault(
+        json!({"method": "PUT", "path_regex": "/qemu/100/config$", "after": true, "latency_ms": 2500, "times": 1}),
+    );
     let mut params = token(&sim);
     params.timeout_secs = 1;
     let client = Client::connect(&params).unwrap();
-    let err = client.put("/nodes/pve1/qemu/100/config", &[("cores", "5".into())]).unwrap_err();
+    let err = client
+        .put("/nodes/pve1/qemu/100/config", &[("cores", "5".into())])
+        .unwrap_err();
     assert_eq!(err.kind, ApiErrorKind::Timeout, "{err}");
     assert!(err.answer_lost());
-    assert!(err.to_string().contains("got no answer within api_timeout (1s); the request was sent"), "{err}");
-    assert_eq!(client.get("/nodes/pve1/qemu/100/config", &[]).unwrap()["cores"], json!(5));
+    assert!(
+        err.to_string()
+            .contains("got no answer within api_timeout (1s); the request was sent"),
+        "{err}"
+    );
+    assert_eq!(
+        client.get("/nodes/pve1/qemu/100/config", &[]).unwrap()["cores"],
+        json!(5)
+    );
 }
 
 #[test]
@@ -338,5 +440,9 @@ fn a_refused_connection_is_retried_even_for_a_create() {
     assert!(client.knows_upid(upid.as_str().unwrap()));
     assert_eq!(control.count("POST /api2/json/nodes/pve1/qemu"), 1, "PVE saw it once");
     assert_eq!(client.repeated_writes().len(), 2, "{:?}", client.repeated_writes());
-    assert!(client.repeated_writes()[0].contains("Could not connect"), "{:?}", client.repeated_writes());
+    assert!(
+        client.repeated_writes()[0].contains("Could not connect"),
+        "{:?}",
+        client.repeated_writes()
+    );
 }

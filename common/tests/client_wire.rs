@@ -39,11 +39,16 @@ fn password_params(server: &TestServer) -> ConnectionParams {
 }
 
 fn ok_server() -> TestServer {
-    TestServer::start(Cert::SignedByCa, |_| Reply::json(json!({"data": {"version": "9.1.2"}, "total": 1})))
+    TestServer::start(Cert::SignedByCa, |_| {
+        Reply::json(json!({"data": {"version": "9.1.2"}, "total": 1}))
+    })
 }
 
 fn no_secret_in(text: &str) {
-    assert!(!text.contains(SECRET) && !text.contains(PASSWORD), "secret leaked: {text}");
+    assert!(
+        !text.contains(SECRET) && !text.contains(PASSWORD),
+        "secret leaked: {text}"
+    );
 }
 
 #[test]
@@ -57,7 +62,10 @@ fn token_auth_sends_the_header_and_makes_no_request_at_connect() {
     let seen = server.requests();
     assert_eq!(seen.len(), 1);
     assert_eq!(seen[0].target, "/api2/json/version");
-    assert_eq!(seen[0].header("authorization"), Some(format!("PVEAPIToken=ansible@pve!automation={SECRET}").as_str()));
+    assert_eq!(
+        seen[0].header("authorization"),
+        Some(format!("PVEAPIToken=ansible@pve!automation={SECRET}").as_str())
+    );
     assert_eq!(client.requests_sent(), 1);
 }
 
@@ -65,7 +73,9 @@ fn token_auth_sends_the_header_and_makes_no_request_at_connect() {
 fn password_auth_uses_ticket_cookie_and_csrf_on_writes() {
     let server = TestServer::start(Cert::SignedByCa, |req| {
         if req.target == "/api2/json/access/ticket" {
-            Reply::json(json!({"data": {"ticket": "PVE:root@pam:6570A1B2::c2ln+/=", "CSRFPreventionToken": "6570A1B2:Y3NyZg", "username": "root@pam"}}))
+            Reply::json(
+                json!({"data": {"ticket": "PVE:root@pam:6570A1B2::c2ln+/=", "CSRFPreventionToken": "6570A1B2:Y3NyZg", "username": "root@pam"}}),
+            )
         } else {
             Reply::json(json!({"data": null}))
         }
@@ -73,30 +83,47 @@ fn password_auth_uses_ticket_cookie_and_csrf_on_writes() {
     let client = Client::connect(&password_params(&server)).unwrap();
     assert_eq!(client.requests_sent(), 1, "the ticket request");
     client.get("/cluster/resources", &[("type", "vm".into())]).unwrap();
-    client.put("/nodes/pve1/qemu/100/config", &[("memory", "2048".into())]).unwrap();
+    client
+        .put("/nodes/pve1/qemu/100/config", &[("memory", "2048".into())])
+        .unwrap();
     let seen = server.requests();
     assert_eq!(seen[0].method, "POST");
     assert_eq!(seen[0].body, "username=root%40pam&password=pvesim-root");
     assert_eq!(seen[0].header("authorization"), None);
     assert_eq!(seen[1].target, "/api2/json/cluster/resources?type=vm");
-    assert_eq!(seen[1].header("cookie"), Some("PVEAuthCookie=PVE:root@pam:6570A1B2::c2ln+/="));
+    assert_eq!(
+        seen[1].header("cookie"),
+        Some("PVEAuthCookie=PVE:root@pam:6570A1B2::c2ln+/=")
+    );
     assert_eq!(seen[1].header("csrfpreventiontoken"), None, "GET needs no CSRF token");
     assert_eq!(seen[2].method, "PUT");
     assert_eq!(seen[2].header("csrfpreventiontoken"), Some("6570A1B2:Y3NyZg"));
-    assert_eq!(seen[2].header("content-type"), Some("application/x-www-form-urlencoded"));
+    assert_eq!(
+        seen[2].header("content-type"),
+        Some("application/x-www-form-urlencoded")
+    );
     assert_eq!(seen[2].body, "memory=2048");
 }
 
 #[test]
 fn wrong_password_fails_like_1_6() {
     let server = TestServer::start(Cert::SignedByCa, |_| {
-        Reply::status(401, "authentication failure", "{\"data\":null,\"message\":\"authentication failure\\n\"}")
+        Reply::status(
+            401,
+            "authentication failure",
+            "{\"data\":null,\"message\":\"authentication failure\\n\"}",
+        )
     });
-    let err = Client::connect(&password_params(&server)).err().expect("login must fail");
+    let err = Client::connect(&password_params(&server))
+        .err()
+        .expect("login must fail");
     assert_eq!(err.kind, ApiErrorKind::Auth);
     assert_eq!(
         err.to_string(),
-        format!("Couldn't authenticate user: root@pam to https://127.0.0.1:{}/api2/json/access/ticket", server.port)
+        format!(
+            "Couldn't authenticate user: root@pam to https://127.0.0.1:{}/api2/json/access/ticket",
+            server.port
+        )
     );
     no_secret_in(&err.to_string());
 }
@@ -112,27 +139,48 @@ fn second_factor_is_asked_for_and_answered() {
     });
     let mut params = password_params(&server);
     let err = Client::connect(&params).err().expect("no otp given");
-    assert_eq!(err.to_string(), "Couldn't authenticate user: missing Two Factor Authentication (TFA)");
+    assert_eq!(
+        err.to_string(),
+        "Couldn't authenticate user: missing Two Factor Authentication (TFA)"
+    );
 
     params.otp = Some("123456".into());
     let client = Client::connect(&params).unwrap();
     assert_eq!(client.requests_sent(), 2);
     let second = server.requests().last().unwrap().body.clone();
-    assert!(second.contains("tfa-challenge=PVE%3A%21tfa%21u%40pve%3A1%3A%3Ahalf"), "{second}");
+    assert!(
+        second.contains("tfa-challenge=PVE%3A%21tfa%21u%40pve%3A1%3A%3Ahalf"),
+        "{second}"
+    );
     assert!(second.contains("password=totp%3A123456"), "{second}");
 }
 
 #[test]
 fn form_values_and_query_parameters_are_percent_encoded() {
-    let server = TestServer::start(Cert::SignedByCa, |_| Reply::json(json!({"data": "UPID:pve1:0:0:0:resize:100:root@pam:"})));
+    let server = TestServer::start(Cert::SignedByCa, |_| {
+        Reply::json(json!({"data": "UPID:pve1:0:0:0:resize:100:root@pam:"}))
+    });
     let client = Client::connect(&token_params(&server)).unwrap();
-    let upid = client.put("/nodes/pve1/qemu/100/resize", &[("disk", "scsi0".into()), ("size", "+2G".into())]).unwrap();
+    let upid = client
+        .put(
+            "/nodes/pve1/qemu/100/resize",
+            &[("disk", "scsi0".into()), ("size", "+2G".into())],
+        )
+        .unwrap();
     assert_eq!(upid, json!("UPID:pve1:0:0:0:resize:100:root@pam:"));
-    client.delete("/nodes/pve1/qemu/100", &[("purge", "1".into()), ("destroy-unreferenced-disks", "1".into())]).unwrap();
+    client
+        .delete(
+            "/nodes/pve1/qemu/100",
+            &[("purge", "1".into()), ("destroy-unreferenced-disks", "1".into())],
+        )
+        .unwrap();
     let seen = server.requests();
     assert_eq!(seen[0].body, "disk=scsi0&size=%2B2G");
     assert_eq!(seen[1].method, "DELETE");
-    assert_eq!(seen[1].target, "/api2/json/nodes/pve1/qemu/100?purge=1&destroy-unreferenced-disks=1");
+    assert_eq!(
+        seen[1].target,
+        "/api2/json/nodes/pve1/qemu/100?purge=1&destroy-unreferenced-disks=1"
+    );
     assert_eq!(seen[1].body, "");
 }
 
@@ -152,8 +200,17 @@ fn one_connection_serves_the_whole_run() {
 fn ipv6_literals_work_with_and_without_brackets() {
     let server = TestServer::start_on("[::1]:0", Cert::SignedByCa, |_| Reply::json(json!({"data": "v6"})));
     let ca = server.write_ca("v6");
-    for (host, port) in [("::1".to_string(), Some(server.port)), (format!("[::1]:{}", server.port), None)] {
-        let params = ConnectionParams { host: host.clone(), port, validate_certs: true, ca_path: Some(ca.clone()), ..token_params(&server) };
+    for (host, port) in [
+        ("::1".to_string(), Some(server.port)),
+        (format!("[::1]:{}", server.port), None),
+    ] {
+        let params = ConnectionParams {
+            host: host.clone(),
+            port,
+            validate_certs: true,
+            ca_path: Some(ca.clone()),
+            ..token_params(&server)
+        };
         let client = Client::connect(&params).unwrap();
         assert_eq!(client.base_url(), format!("https://[::1]:{}/api2/json", server.port));
         assert_eq!(client.get("/version", &[]).unwrap(), json!("v6"), "{host}");
@@ -197,7 +254,10 @@ fn a_different_ca_in_ca_path_is_rejected() {
     params.validate_certs = true;
     params.ca_path = Some(other.write_ca("other"));
     let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
-    assert!(err.to_string().contains("could not be verified against ca_path"), "{err}");
+    assert!(
+        err.to_string().contains("could not be verified against ca_path"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -207,13 +267,20 @@ fn fingerprint_pin_accepts_a_self_signed_certificate_and_rejects_a_mismatch() {
     let mut params = token_params(&server);
     params.validate_certs = true;
     params.cert_fingerprint = ferrox_common::api::connection::normalise_fingerprint(&fp);
-    assert_eq!(Client::connect(&params).unwrap().get("/version", &[]).unwrap(), json!(1));
+    assert_eq!(
+        Client::connect(&params).unwrap().get("/version", &[]).unwrap(),
+        json!(1)
+    );
 
     let wrong = "AB:".repeat(31) + "AB";
     params.cert_fingerprint = ferrox_common::api::connection::normalise_fingerprint(&wrong);
     let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
     assert_eq!(err.kind, ApiErrorKind::Tls);
-    assert!(err.to_string().contains(&format!("expected {wrong}, the server presented {fp}")), "{err}");
+    assert!(
+        err.to_string()
+            .contains(&format!("expected {wrong}, the server presented {fp}")),
+        "{err}"
+    );
 }
 
 #[test]
@@ -223,12 +290,17 @@ fn a_missing_ca_file_names_ca_path() {
     params.validate_certs = true;
     params.ca_path = Some("/nonexistent/pve-root-ca.pem".into());
     let err = Client::connect(&params).err().expect("unreadable ca_path");
-    assert!(err.to_string().starts_with("ca_path /nonexistent/pve-root-ca.pem could not be read"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("ca_path /nonexistent/pve-root-ca.pem could not be read"),
+        "{err}"
+    );
 }
 
 #[test]
 fn errors_render_like_1_6() {
-    let server = TestServer::start(Cert::SignedByCa, |req| match req.target.as_str() {
+    let server = TestServer::start(Cert::SignedByCa, |req| {
+        match req.target.as_str() {
         t if t.ends_with("/bad") => Reply::status(
             400,
             "Parameter verification failed.",
@@ -241,6 +313,7 @@ fn errors_render_like_1_6() {
             "{\"data\":null,\"message\":\"Permission check failed (/vms/100, VM.Allocate)\\n\"}",
         ),
         _ => Reply::status(401, "No ticket", ""),
+    }
     });
     let client = Client::connect(&token_params(&server)).unwrap();
     let bad = client.post("/bad", &[("vmid", "100".into())]).unwrap_err();
@@ -249,7 +322,10 @@ fn errors_render_like_1_6() {
         "400 Bad Request: Parameter verification failed. - {'vmid': 'duplicate parameter (already defined in URI)'}"
     );
     let old = client.post("/old", &[]).unwrap_err();
-    assert_eq!(old.to_string(), "500 Internal Server Error: unable to create VM 108 - VM 108 already exists on node 'pve1'");
+    assert_eq!(
+        old.to_string(),
+        "500 Internal Server Error: unable to create VM 108 - VM 108 already exists on node 'pve1'"
+    );
     let denied = client.post("/denied", &[]).unwrap_err();
     assert_eq!(
         denied.to_string(),
@@ -285,7 +361,11 @@ fn a_503_is_repeated_for_reads_and_writes_a_500_only_for_reads() {
     assert_eq!(client.post("/nodes/pve1/qemu", &[]).unwrap(), json!("ok"));
     assert_eq!(client.requests_sent(), 6);
     assert_eq!(client.repeated_writes().len(), 2, "{:?}", client.repeated_writes());
-    assert!(client.repeated_writes()[0].starts_with("POST /nodes/pve1/qemu (503"), "{:?}", client.repeated_writes());
+    assert!(
+        client.repeated_writes()[0].starts_with("POST /nodes/pve1/qemu (503"),
+        "{:?}",
+        client.repeated_writes()
+    );
 }
 
 #[test]
@@ -296,7 +376,11 @@ fn a_500_write_is_sent_once_but_a_lock_timeout_is_repeated() {
     let server = TestServer::start(Cert::SignedByCa, move |_| {
         let n = counter.fetch_add(1, Ordering::SeqCst);
         match n {
-            0 => Reply::status(500, "VM is locked (backup)", "{\"data\":null,\"message\":\"VM is locked (backup)\\n\"}"),
+            0 => Reply::status(
+                500,
+                "VM is locked (backup)",
+                "{\"data\":null,\"message\":\"VM is locked (backup)\\n\"}",
+            ),
             1 => Reply::status(500, lock, &format!("{{\"data\":null,\"message\":\"{lock}\\n\"}}")),
             _ => Reply::json(json!({"data": null})),
         }
@@ -306,19 +390,29 @@ fn a_500_write_is_sent_once_but_a_lock_timeout_is_repeated() {
     assert_eq!(err.to_string(), "500 Internal Server Error: VM is locked (backup)");
     assert_eq!(client.requests_sent(), 1, "a failed write is sent once");
     assert_eq!(client.put("/nodes/pve1/qemu/100/config", &[]).unwrap(), json!(null));
-    assert_eq!(client.requests_sent(), 3, "PVE takes the lock before writing: safe to repeat");
+    assert_eq!(
+        client.requests_sent(),
+        3,
+        "PVE takes the lock before writing: safe to repeat"
+    );
 }
 
 #[test]
 fn a_read_that_keeps_failing_gives_up_after_four_jittered_attempts() {
-    let server = TestServer::start(Cert::SignedByCa, |_| Reply::status(500, "got timeout", "{\"data\":null,\"message\":\"got timeout\\n\"}"));
+    let server = TestServer::start(Cert::SignedByCa, |_| {
+        Reply::status(500, "got timeout", "{\"data\":null,\"message\":\"got timeout\\n\"}")
+    });
     let client = Client::connect(&token_params(&server)).unwrap();
     let started = Instant::now();
     let err = client.get("/cluster/resources", &[]).unwrap_err();
     assert_eq!(err.to_string(), "500 Internal Server Error: got timeout");
     assert_eq!(server.requests().len(), 4);
     // Pauses of [125, 250] + [250, 500] + [500, 1000] ms.
-    assert!(started.elapsed() >= Duration::from_millis(875), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(875),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -327,12 +421,18 @@ fn retries_stop_at_the_budget() {
     let client = Client::connect(&token_params(&server)).unwrap();
     client.set_retry_budget(Duration::from_millis(100));
     assert!(client.get("/version", &[]).unwrap_err().is_status(503));
-    assert_eq!(server.requests().len(), 1, "the first pause (>= 125 ms) would pass the budget");
+    assert_eq!(
+        server.requests().len(),
+        1,
+        "the first pause (>= 125 ms) would pass the budget"
+    );
 }
 
 #[test]
 fn a_slow_answer_fails_with_api_timeout_named() {
-    let server = TestServer::start(Cert::SignedByCa, |_| Reply::json(json!({"data": 1})).after(Duration::from_millis(2500)));
+    let server = TestServer::start(Cert::SignedByCa, |_| {
+        Reply::json(json!({"data": 1})).after(Duration::from_millis(2500))
+    });
     let mut params = token_params(&server);
     params.timeout_secs = 1;
     let client = Client::connect(&params).unwrap();
@@ -362,9 +462,19 @@ fn a_closed_port_names_api_host_and_api_port() {
     let err = client.get("/version", &[]).unwrap_err();
     assert_eq!(err.kind, ApiErrorKind::Connect);
     let text = err.to_string();
-    assert!(text.starts_with(&format!("Could not connect to https://127.0.0.1:{port} (")), "{text}");
-    assert!(text.contains("api_host (127.0.0.1)") && text.contains(&format!("api_port ({port})")), "{text}");
-    assert_eq!(client.requests_sent(), 4, "a connection never made is retried, for any method");
+    assert!(
+        text.starts_with(&format!("Could not connect to https://127.0.0.1:{port} (")),
+        "{text}"
+    );
+    assert!(
+        text.contains("api_host (127.0.0.1)") && text.contains(&format!("api_port ({port})")),
+        "{text}"
+    );
+    assert_eq!(
+        client.requests_sent(),
+        4,
+        "a connection never made is retried, for any method"
+    );
     no_secret_in(&text);
 }
 
@@ -400,9 +510,15 @@ fn a_plain_http_port_is_a_tls_handshake_failure_naming_the_endpoint_options() {
         timeout_secs: 5,
         ..Default::default()
     };
-    let err = Client::connect(&params).unwrap().post("/nodes/pve1/qemu", &[]).unwrap_err();
+    let err = Client::connect(&params)
+        .unwrap()
+        .post("/nodes/pve1/qemu", &[])
+        .unwrap_err();
     assert_eq!(err.kind, ApiErrorKind::Tls, "{err}");
     let text = err.to_string();
-    assert!(text.starts_with(&format!("TLS handshake with https://127.0.0.1:{port} failed: ")), "{text}");
+    assert!(
+        text.starts_with(&format!("TLS handshake with https://127.0.0.1:{port} failed: ")),
+        "{text}"
+    );
     assert!(text.contains("api_host and api_port"), "{text}");
 }

@@ -28,7 +28,12 @@ fn task_server(polls: usize, exitstatus: &'static str, lines: usize) -> TestServ
                 Reply::json(json!({"data": {"status": "stopped", "exitstatus": exitstatus, "upid": UPID}}))
             };
         }
-        let param = |k: &str| query.split('&').find_map(|p| p.strip_prefix(&format!("{k}="))).and_then(|v| v.parse::<usize>().ok());
+        let param = |k: &str| {
+            query
+                .split('&')
+                .find_map(|p| p.strip_prefix(&format!("{k}=")))
+                .and_then(|v| v.parse::<usize>().ok())
+        };
         let (start, limit) = (param("start").unwrap_or(0), param("limit").unwrap_or(50));
         let text = |i: usize| -> String {
             if i + 1 == lines {
@@ -44,13 +49,20 @@ fn task_server(polls: usize, exitstatus: &'static str, lines: usize) -> TestServ
             }
         };
         let end = if limit == 0 { lines } else { (start + limit).min(lines) };
-        let data: Vec<Value> = (start.min(end)..end).map(|i| json!({"n": i + 1, "t": text(i)})).collect();
+        let data: Vec<Value> = (start.min(end)..end)
+            .map(|i| json!({"n": i + 1, "t": text(i)}))
+            .collect();
         Reply::json(json!({"data": data, "total": lines}))
     })
 }
 
 fn log_requests(server: &TestServer) -> Vec<String> {
-    server.requests().into_iter().filter(|r| r.target.contains("/log")).map(|r| r.target).collect()
+    server
+        .requests()
+        .into_iter()
+        .filter(|r| r.target.contains("/log"))
+        .map(|r| r.target)
+        .collect()
 }
 
 #[test]
@@ -61,10 +73,19 @@ fn a_task_that_ends_ok_costs_one_poll_on_the_upid_node() {
     assert_eq!(done.exitstatus, "OK");
     assert!(done.warnings.is_empty());
     let elapsed = started.elapsed();
-    assert!(elapsed >= Duration::from_millis(200) && elapsed < Duration::from_millis(900), "one short first pause: {elapsed:?}");
+    assert!(
+        elapsed >= Duration::from_millis(200) && elapsed < Duration::from_millis(900),
+        "one short first pause: {elapsed:?}"
+    );
     let seen = server.requests();
     assert_eq!(seen.len(), 1, "one status poll, no log read");
-    assert!(seen[0].target.starts_with(&format!("/api2/json/nodes/pve2/tasks/{UPID}/status")), "{}", seen[0].target);
+    assert!(
+        seen[0]
+            .target
+            .starts_with(&format!("/api2/json/nodes/pve2/tasks/{UPID}/status")),
+        "{}",
+        seen[0].target
+    );
 }
 
 #[test]
@@ -73,7 +94,10 @@ fn a_longer_task_is_polled_once_a_second_as_pve_clients_do() {
     let started = Instant::now();
     tasks::wait(&token_client(&server), UPID, Duration::from_secs(10)).unwrap();
     let elapsed = started.elapsed();
-    assert!(elapsed >= Duration::from_millis(2200) && elapsed < Duration::from_millis(3200), "200 ms, then 1 s, 1 s: {elapsed:?}");
+    assert!(
+        elapsed >= Duration::from_millis(2200) && elapsed < Duration::from_millis(3200),
+        "200 ms, then 1 s, 1 s: {elapsed:?}"
+    );
     assert_eq!(server.requests().len(), 3);
 }
 
@@ -83,9 +107,23 @@ fn a_failed_task_fails_at_once_with_its_log_tail() {
     let started = Instant::now();
     let err = tasks::wait(&token_client(&server), UPID, Duration::from_secs(30)).unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(2));
-    let TaskError::Failed { exitstatus, log_tail, .. } = &err else { panic!("{err:?}") };
+    let TaskError::Failed {
+        exitstatus, log_tail, ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
     assert_eq!(exitstatus, "storage 'nvme-pool' does not exist");
-    assert_eq!(log_tail, &["WARN: line 116", "line 117", "line 118", "line 119", "TASK ERROR: storage 'nvme-pool' does not exist"]);
+    assert_eq!(
+        log_tail,
+        &[
+            "WARN: line 116",
+            "line 117",
+            "line 118",
+            "line 119",
+            "TASK ERROR: storage 'nvme-pool' does not exist"
+        ]
+    );
     assert_eq!(
         err.to_string(),
         format!("task {UPID} failed: storage 'nvme-pool' does not exist (task log: WARN: line 116 | line 117 | line 118 | line 119)")
@@ -100,7 +138,10 @@ fn warnings_are_success_with_the_warning_lines() {
     let server = task_server(1, "WARNINGS: 9", 60);
     let done = tasks::wait(&token_client(&server), UPID, Duration::from_secs(10)).unwrap();
     assert_eq!(done.exitstatus, "WARNINGS: 9");
-    let expected: Vec<String> = (0..59).filter(|i| i % 7 == 3).map(|i| format!("WARN: line {}", i + 1)).collect();
+    let expected: Vec<String> = (0..59)
+        .filter(|i| i % 7 == 3)
+        .map(|i| format!("WARN: line {}", i + 1))
+        .collect();
     assert_eq!(done.warnings, expected);
 }
 
@@ -110,20 +151,37 @@ fn a_task_still_running_at_the_timeout_reports_its_last_log_line() {
     let started = Instant::now();
     let err = tasks::wait(&token_client(&server), UPID, Duration::from_secs(1)).unwrap_err();
     let elapsed = started.elapsed();
-    assert!(elapsed >= Duration::from_secs(1) && elapsed < Duration::from_millis(1800), "{elapsed:?}");
-    let TaskError::Timeout { last_line, .. } = &err else { panic!("{err:?}") };
+    assert!(
+        elapsed >= Duration::from_secs(1) && elapsed < Duration::from_millis(1800),
+        "{elapsed:?}"
+    );
+    let TaskError::Timeout { last_line, .. } = &err else {
+        panic!("{err:?}")
+    };
     assert_eq!(last_line.as_deref(), Some("TASK OK"));
-    assert!(err.to_string().starts_with(&format!("timed out after 1s waiting for task {UPID} (last log line: TASK OK)")), "{err}");
+    assert!(
+        err.to_string().starts_with(&format!(
+            "timed out after 1s waiting for task {UPID} (last log line: TASK OK)"
+        )),
+        "{err}"
+    );
 }
 
 #[test]
 fn a_poll_error_is_an_api_error() {
     let server = TestServer::start(Cert::SignedByCa, |_| {
-        Reply::status(400, "Parameter verification failed.", "{\"data\":null,\"errors\":{\"upid\":\"no such task\"},\"message\":\"Parameter verification failed.\\n\"}")
+        Reply::status(
+            400,
+            "Parameter verification failed.",
+            "{\"data\":null,\"errors\":{\"upid\":\"no such task\"},\"message\":\"Parameter verification failed.\\n\"}",
+        )
     });
     let err = tasks::wait(&token_client(&server), UPID, Duration::from_secs(5)).unwrap_err();
     assert!(matches!(err, TaskError::Api(_)));
-    assert_eq!(err.to_string(), "400 Bad Request: Parameter verification failed. - {'upid': 'no such task'}");
+    assert_eq!(
+        err.to_string(),
+        "400 Bad Request: Parameter verification failed. - {'upid': 'no such task'}"
+    );
 }
 
 #[test]
@@ -165,11 +223,25 @@ fn wait_listed_polls_until_the_vm_is_listed_and_returns_that_listing() {
     let c = token_client(&server);
     let listing = vm::wait_listed(&c, 123, Duration::from_secs(5)).unwrap();
     let guest = vm::by_vmid(&listing.guests, 123).unwrap();
-    assert_eq!((guest.vmid, guest.name.as_deref()), (123, None), "listed at once, its name later");
+    assert_eq!(
+        (guest.vmid, guest.name.as_deref()),
+        (123, None),
+        "listed at once, its name later"
+    );
     assert_eq!(server.requests().len(), 3);
-    assert!(server.requests().iter().all(|r| r.target == "/api2/json/cluster/resources"), "the full listing, nodes included");
+    assert!(
+        server
+            .requests()
+            .iter()
+            .all(|r| r.target == "/api2/json/cluster/resources"),
+        "the full listing, nodes included"
+    );
     let err = vm::wait_listed(&c, 999, Duration::from_millis(300)).unwrap_err();
-    assert!(err.to_string().starts_with("VM 999 is not listed in /cluster/resources"), "{err}");
+    assert!(
+        err.to_string()
+            .starts_with("VM 999 is not listed in /cluster/resources"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -182,7 +254,12 @@ fn a_failed_task_stays_failed_when_its_log_cannot_be_read() {
         }
     });
     let err = tasks::wait(&token_client(&server), UPID, Duration::from_secs(5)).unwrap_err();
-    let TaskError::Failed { exitstatus, log_tail, .. } = &err else { panic!("{err:?}") };
+    let TaskError::Failed {
+        exitstatus, log_tail, ..
+    } = &err
+    else {
+        panic!("{err:?}")
+    };
     assert_eq!((exitstatus.as_str(), log_tail.len()), ("migration aborted", 0));
     assert_eq!(err.to_string(), format!("task {UPID} failed: migration aborted"));
 }

@@ -24,11 +24,7 @@ pub struct InRange {
 
 impl std::fmt::Display for InRange {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = if self.name.is_empty() {
-            "(no name)"
-        } else {
-            &self.name
-        };
+        let name = if self.name.is_empty() { "(no name)" } else { &self.name };
         write!(
             f,
             "{} {} {name} on {} ({})",
@@ -147,22 +143,15 @@ fn remove(client: &Client, g: &InRange, prefix: &str) -> Result<()> {
     let base = format!("/nodes/{}/qemu/{}", g.node, g.vmid);
     let wait = |upid: Value| -> Result<()> {
         if let Some(upid) = upid.as_str() {
-            tasks::wait(client, upid, Duration::from_secs(300))
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            tasks::wait(client, upid, Duration::from_secs(300)).map_err(|e| anyhow::anyhow!("{e}"))?;
         }
         Ok(())
     };
     let status = client
         .get(&format!("{base}/status/current"), &[])
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    if !status["name"]
-        .as_str()
-        .is_some_and(|n| n.starts_with(prefix))
-    {
-        bail!(
-            "its name is now {}: no longer this run's, left alone",
-            status["name"]
-        );
+    if !status["name"].as_str().is_some_and(|n| n.starts_with(prefix)) {
+        bail!("its name is now {}: no longer this run's, left alone", status["name"]);
     }
     if status["status"].as_str() != Some("stopped") {
         wait(
@@ -174,10 +163,7 @@ fn remove(client: &Client, g: &InRange, prefix: &str) -> Result<()> {
     let upid = client
         .delete(
             &base,
-            &[
-                ("purge", "1".into()),
-                ("destroy-unreferenced-disks", "1".into()),
-            ],
+            &[("purge", "1".into()), ("destroy-unreferenced-disks", "1".into())],
         )
         .map_err(|e| anyhow::anyhow!("remove: {e}"))?;
     wait(upid)
@@ -212,10 +198,7 @@ mod tests {
             {"vmid": 990050, "type": "qemu", "name": "other", "node": "pve1", "status": "stopped"},
         ]);
         let survey = classify(&list, &s);
-        assert_eq!(
-            survey.ours.iter().map(|g| g.vmid).collect::<Vec<_>>(),
-            [990001]
-        );
+        assert_eq!(survey.ours.iter().map(|g| g.vmid).collect::<Vec<_>>(), [990001]);
         assert_eq!(
             survey.foreign.iter().map(|g| g.vmid).collect::<Vec<_>>(),
             [990002, 990003, 990004]

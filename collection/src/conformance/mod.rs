@@ -64,8 +64,8 @@ pub fn conformance(args: &[&str]) -> Result<()> {
     let started = Instant::now();
     let started_at = report::utc_now();
 
-    let client = Client::connect(&s.connection)
-        .map_err(|e| anyhow::anyhow!("connecting to {}: {e}", s.connection.host))?;
+    let client =
+        Client::connect(&s.connection).map_err(|e| anyhow::anyhow!("connecting to {}: {e}", s.connection.host))?;
     let version = client
         .get("/version", &[])
         .map_err(|e| anyhow::anyhow!("GET /version: {e}"))?;
@@ -90,10 +90,7 @@ pub fn conformance(args: &[&str]) -> Result<()> {
     if let Some(profile) = opts.profile {
         build::build(profile)?;
     }
-    let work = opts
-        .work
-        .clone()
-        .unwrap_or_else(|| root.join("build/conformance"));
+    let work = opts.work.clone().unwrap_or_else(|| root.join("build/conformance"));
     let env = PlayEnv::prepare(&root, &work, &s)?;
     let ansible = ansible_version();
 
@@ -175,10 +172,7 @@ pub fn conformance(args: &[&str]) -> Result<()> {
     } else {
         String::new()
     };
-    println!(
-        "{} passed, {} failed{skipped}",
-        report.passed, report.failed
-    );
+    println!("{} passed, {} failed{skipped}", report.passed, report.failed);
     final_sweep?;
     if report.interrupted {
         bail!("interrupted");
@@ -199,20 +193,13 @@ fn scenarios(dir: &Path, only: &[String]) -> Result<Vec<(String, PathBuf)>> {
     let mut books: Vec<PathBuf> = std::fs::read_dir(dir)
         .with_context(|| format!("reading {}", dir.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| {
-            p.extension().is_some_and(|e| e == "yml")
-                && p.file_stem().is_some_and(|s| s != "inventory")
-        })
+        .filter(|p| p.extension().is_some_and(|e| e == "yml") && p.file_stem().is_some_and(|s| s != "inventory"))
         .collect();
     books.sort();
     let all: Vec<(String, PathBuf)> = books
         .into_iter()
         .map(|p| {
-            let stem = p
-                .file_stem()
-                .unwrap_or_default()
-                .to_string_lossy()
-                .into_owned();
+            let stem = p.file_stem().unwrap_or_default().to_string_lossy().into_owned();
             let name = stem
                 .split_once('-')
                 .filter(|(n, _)| n.chars().all(|c| c.is_ascii_digit()))
@@ -222,10 +209,7 @@ fn scenarios(dir: &Path, only: &[String]) -> Result<Vec<(String, PathBuf)>> {
         .collect();
     if let Some(unknown) = only.iter().find(|o| !all.iter().any(|(n, _)| n == *o)) {
         let names: Vec<&str> = all.iter().map(|(n, _)| n.as_str()).collect();
-        bail!(
-            "no conformance scenario {unknown}; there are: {}",
-            names.join(", ")
-        );
+        bail!("no conformance scenario {unknown}; there are: {}", names.join(", "));
     }
     Ok(all
         .into_iter()
@@ -244,10 +228,7 @@ fn check_target(client: &Client, s: &Settings) -> Result<()> {
         .flatten()
         .find(|n| n["node"] == s.node.as_str());
     match node {
-        None => bail!(
-            "FERROX_CONFORMANCE_NODE {} is not a node of this cluster",
-            s.node
-        ),
+        None => bail!("FERROX_CONFORMANCE_NODE {} is not a node of this cluster", s.node),
         Some(n) if n["status"] != "online" => bail!("node {} is {}", s.node, n["status"]),
         Some(_) => {}
     }
@@ -261,7 +242,11 @@ fn check_target(client: &Client, s: &Settings) -> Result<()> {
         .flatten()
         .any(|st| st["storage"] == s.storage.as_str())
     {
-        bail!("FERROX_CONFORMANCE_STORAGE {} is not a storage for VM disks (content images) on node {}", s.storage, s.node);
+        bail!(
+            "FERROX_CONFORMANCE_STORAGE {} is not a storage for VM disks (content images) on node {}",
+            s.storage,
+            s.node
+        );
     }
     Ok(())
 }
@@ -310,8 +295,7 @@ impl PlayEnv {
         let link = ns.join("proxmox");
         if std::fs::read_link(&link).ok().as_deref() != Some(root) {
             let _ = std::fs::remove_file(&link);
-            std::os::unix::fs::symlink(root, &link)
-                .with_context(|| format!("linking {}", link.display()))?;
+            std::os::unix::fs::symlink(root, &link).with_context(|| format!("linking {}", link.display()))?;
         }
         let vars = work.join("vars.json");
         let v = json!({
@@ -362,8 +346,7 @@ impl PlayEnv {
         let output = std::fs::read_to_string(&log_path).unwrap_or_default();
         let tasks = report::recap(&output);
         let mut failures = report::failures(&output);
-        let ok =
-            status.success() && tasks.get("failed").copied().unwrap_or(0) == 0 && !tasks.is_empty();
+        let ok = status.success() && tasks.get("failed").copied().unwrap_or(0) == 0 && !tasks.is_empty();
         if !ok && failures.is_empty() {
             let tail: Vec<&str> = output.lines().rev().take(5).collect();
             failures.push(format!(
@@ -400,11 +383,7 @@ impl ScenarioResult {
 
     /// `PASS create-converge  12.3 s  41 API calls`, and the first failure.
     fn line(&self) -> String {
-        let mark = if self.status == "passed" {
-            "PASS"
-        } else {
-            "FAIL"
-        };
+        let mark = if self.status == "passed" { "PASS" } else { "FAIL" };
         let mut line = format!(
             "{mark} {:<18} {:>6.1} s  {:>4} API calls",
             self.name, self.seconds, self.api_calls.total

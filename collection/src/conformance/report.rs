@@ -116,9 +116,7 @@ pub fn failures(stdout: &str) -> Vec<String> {
     for line in stdout.lines() {
         if let Some(rest) = line.strip_prefix("TASK [") {
             task = rest.split(']').next().unwrap_or_default().to_string();
-        } else if (line.starts_with("fatal:") || line.starts_with("failed:"))
-            && line.contains("FAILED!")
-        {
+        } else if (line.starts_with("fatal:") || line.starts_with("failed:")) && line.contains("FAILED!") {
             let detail = line.split_once("=> ").map(|(_, d)| d).unwrap_or(line);
             let msg = serde_json::from_str::<Value>(detail)
                 .ok()
@@ -148,14 +146,8 @@ mod tests {
     fn recap_and_failures_are_read_from_the_output() {
         let out = "TASK [It was created inside the range] ***\nfatal: [localhost]: FAILED! => {\"assertion\": \"created is changed\", \"changed\": false, \"evaluated_to\": false, \"msg\": \"Assertion failed\"}\n\nPLAY RECAP ***\nlocalhost : ok=3 changed=1 unreachable=0 failed=1 skipped=0\nworker1 : ok=2 changed=1 failed=0\n";
         let counts = recap(out);
-        assert_eq!(
-            (counts["ok"], counts["changed"], counts["failed"]),
-            (5, 2, 1)
-        );
-        assert_eq!(
-            failures(out),
-            ["It was created inside the range: Assertion failed"]
-        );
+        assert_eq!((counts["ok"], counts["changed"], counts["failed"]), (5, 2, 1));
+        assert_eq!(failures(out), ["It was created inside the range: Assertion failed"]);
     }
 
     #[test]

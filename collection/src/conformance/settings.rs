@@ -28,12 +28,8 @@ impl Settings {
     }
 
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Settings> {
-        let required =
-            |k: &str, what: &str| var(k).with_context(|| format!("{k} is not set: {what}"));
-        let host = required(
-            "PROXMOX_HOST",
-            "the Proxmox VE node or cluster address to test against",
-        )?;
+        let required = |k: &str, what: &str| var(k).with_context(|| format!("{k} is not set: {what}"));
+        let host = required("PROXMOX_HOST", "the Proxmox VE node or cluster address to test against")?;
         let user = required("PROXMOX_USER", "the API user, like conformance@pve")?;
         let port = match var("PROXMOX_PORT") {
             Some(p) => Some(
@@ -80,15 +76,10 @@ impl Settings {
             cert_fingerprint: fingerprint,
             timeout_secs,
         };
-        if connection.password.is_none()
-            && (connection.token_id.is_none() || connection.token_secret.is_none())
-        {
+        if connection.password.is_none() && (connection.token_id.is_none() || connection.token_secret.is_none()) {
             bail!("set PROXMOX_TOKEN_ID and PROXMOX_TOKEN_SECRET (an API token, see the README) or PROXMOX_PASSWORD");
         }
-        let node = required(
-            "FERROX_CONFORMANCE_NODE",
-            "the node to create the test VMs on",
-        )?;
+        let node = required("FERROX_CONFORMANCE_NODE", "the node to create the test VMs on")?;
         let storage = required(
             "FERROX_CONFORMANCE_STORAGE",
             "a storage of that node for VM disks (content images), like local-lvm",
@@ -118,19 +109,12 @@ impl Settings {
 /// `990000-990049`: at least 10 ids (the scenarios hold up to 4 VMs at once, and a
 /// range shared with stale leftovers needs room), inside PVE's vmid limits.
 pub fn parse_range(text: &str) -> Result<(u32, u32)> {
-    let bad = || {
-        format!(
-            "FERROX_CONFORMANCE_VMID_RANGE must be FIRST-LAST (like 990000-990049), got: {text}"
-        )
-    };
+    let bad = || format!("FERROX_CONFORMANCE_VMID_RANGE must be FIRST-LAST (like 990000-990049), got: {text}");
     let (a, b) = text.split_once('-').with_context(bad)?;
     let first: u32 = a.trim().parse().ok().with_context(bad)?;
     let last: u32 = b.trim().parse().ok().with_context(bad)?;
     if first < 100 || last > 999_999_999 || first > last {
-        bail!(
-            "{}: the ids must lie within 100-999999999, first before last",
-            bad()
-        );
+        bail!("{}: the ids must lie within 100-999999999, first before last", bad());
     }
     if last - first + 1 < 10 {
         bail!(
@@ -147,11 +131,11 @@ pub fn check_prefix(prefix: &str) -> Result<()> {
     let valid = prefix.len() >= 4
         && prefix.len() <= 32
         && prefix.starts_with(|c: char| c.is_ascii_alphabetic())
-        && prefix
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-');
+        && prefix.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
     if !valid {
-        bail!("FERROX_CONFORMANCE_PREFIX must be 4 to 32 letters, digits or '-', starting with a letter, got: {prefix:?}");
+        bail!(
+            "FERROX_CONFORMANCE_PREFIX must be 4 to 32 letters, digits or '-', starting with a letter, got: {prefix:?}"
+        );
     }
     Ok(())
 }
@@ -191,13 +175,10 @@ mod tests {
     #[test]
     fn bad_values_name_the_variable() {
         let e = |extra: &[(&str, &str)]| settings(extra).unwrap_err().to_string();
-        assert!(e(&[("FERROX_CONFORMANCE_VMID_RANGE", "990049-990000")])
-            .contains("FERROX_CONFORMANCE_VMID_RANGE"));
+        assert!(e(&[("FERROX_CONFORMANCE_VMID_RANGE", "990049-990000")]).contains("FERROX_CONFORMANCE_VMID_RANGE"));
         assert!(e(&[("FERROX_CONFORMANCE_VMID_RANGE", "990000-990003")]).contains("at least 10"));
         assert!(e(&[("FERROX_CONFORMANCE_PREFIX", "x")]).contains("FERROX_CONFORMANCE_PREFIX"));
-        assert!(
-            e(&[("FERROX_CONFORMANCE_NODE", "")]).contains("FERROX_CONFORMANCE_NODE is not set")
-        );
+        assert!(e(&[("FERROX_CONFORMANCE_NODE", "")]).contains("FERROX_CONFORMANCE_NODE is not set"));
         assert!(e(&[("PROXMOX_TOKEN_SECRET", "")]).contains("PROXMOX_TOKEN_SECRET"));
         assert!(e(&[("PROXMOX_CERT_FINGERPRINT", "AB:CD")]).contains("SHA-256"));
     }

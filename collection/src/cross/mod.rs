@@ -34,10 +34,18 @@ pub fn build(platform: Platform, package: &str, binary: &str) -> Result<PathBuf>
     let triple = platform.cross;
     let target_dir = repo::target_dir()?.join("cross").join(platform.name);
     let mut cmd = Command::new(toolbox.venv_bin.join("cargo-zigbuild"));
-    cmd.current_dir(repo::root())
-        .args(["build", "--release", "--target", triple, "-p", package, "-Zbuild-std=std,panic_abort"]);
+    cmd.current_dir(repo::root()).args([
+        "build",
+        "--release",
+        "--target",
+        triple,
+        "-p",
+        package,
+        "-Zbuild-std=std,panic_abort",
+    ]);
     toolbox.apply(&mut cmd);
-    cmd.env("CARGO_TARGET_DIR", &target_dir).env("CARGO_TERM_COLOR", "never");
+    cmd.env("CARGO_TARGET_DIR", &target_dir)
+        .env("CARGO_TERM_COLOR", "never");
     if triple.ends_with("-musl") {
         // Debian's std has no self-contained musl start files: zig supplies them.
         cmd.env(platform::rustflags_var(triple), "-C link-self-contained=no");
@@ -46,9 +54,18 @@ pub fn build(platform: Platform, package: &str, binary: &str) -> Result<PathBuf>
         cmd.env("MACOSX_DEPLOYMENT_TARGET", version);
     }
     let log = repo::root().join("build/cross").join(format!("{}.log", platform.name));
-    println!("{}: cross-building for {triple} (output in {})", platform.name, repo::rel(&log));
+    println!(
+        "{}: cross-building for {triple} (output in {})",
+        platform.name,
+        repo::rel(&log)
+    );
     let started = std::time::Instant::now();
-    repo::run_logged(&mut cmd, &log).with_context(|| format!("{}: the cross build for {triple} failed", platform.name))?;
-    println!("{}: cross-built for {triple} in {} s", platform.name, started.elapsed().as_secs());
+    repo::run_logged(&mut cmd, &log)
+        .with_context(|| format!("{}: the cross build for {triple} failed", platform.name))?;
+    println!(
+        "{}: cross-built for {triple} in {} s",
+        platform.name,
+        started.elapsed().as_secs()
+    );
     Ok(target_dir.join(triple).join("release").join(binary))
 }

@@ -68,7 +68,9 @@ fn links() -> Result<()> {
     let dir = Toolbox::of_repo().links;
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     for tool in TOOLS {
-        let Source::Link { to, package } = tool.source else { continue };
+        let Source::Link { to, package } = tool.source else {
+            continue;
+        };
         let link = dir.join(tool.name);
         if std::fs::read_link(&link).is_ok_and(|target| target == Path::new(to)) {
             println!("{}: links to {to}", repo::rel(&link));
@@ -79,7 +81,11 @@ fn links() -> Result<()> {
         }
         let _ = std::fs::remove_file(&link);
         std::os::unix::fs::symlink(to, &link).with_context(|| format!("linking {} to {to}", link.display()))?;
-        println!("{}: linked to {to} (Debian package {package}): {}", repo::rel(&link), tool.why);
+        println!(
+            "{}: linked to {to} (Debian package {package}): {}",
+            repo::rel(&link),
+            tool.why
+        );
     }
     Ok(())
 }
@@ -100,7 +106,10 @@ fn debian_packages() -> Result<()> {
         );
     }
     if unsafe { libc::geteuid() } != 0 {
-        bail!("cross builds need the Debian packages {}: run as root `{install}`", missing.join(", "));
+        bail!(
+            "cross builds need the Debian packages {}: run as root `{install}`",
+            missing.join(", ")
+        );
     }
     for (package, why) in wanted.iter().filter(|(p, _)| missing.contains(p)) {
         println!("installing {package} from the machine's Debian sources (apt-get): {why}");
@@ -129,10 +138,14 @@ fn register_qemu_aarch64() -> Result<()> {
         println!("binfmt_misc: qemu-aarch64 registered");
         return Ok(());
     }
-    let fix = format!("as root: `mount -t binfmt_misc binfmt_misc {BINFMT_DIR}; cat {QEMU_AARCH64_ENTRY} > {BINFMT_DIR}/register`");
+    let fix = format!(
+        "as root: `mount -t binfmt_misc binfmt_misc {BINFMT_DIR}; cat {QEMU_AARCH64_ENTRY} > {BINFMT_DIR}/register`"
+    );
     if !Path::new(BINFMT_DIR).join("register").exists() {
         println!("mounting binfmt_misc on {BINFMT_DIR}");
-        let mounted = Command::new("mount").args(["-t", "binfmt_misc", "binfmt_misc", BINFMT_DIR]).status();
+        let mounted = Command::new("mount")
+            .args(["-t", "binfmt_misc", "binfmt_misc", BINFMT_DIR])
+            .status();
         if !mounted.is_ok_and(|s| s.success()) {
             bail!("binfmt_misc cannot be mounted here, so linux_aarch64 binaries cannot run for the tests; {fix}");
         }

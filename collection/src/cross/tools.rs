@@ -33,10 +33,7 @@ pub enum Source {
     Pypi(&'static str),
     /// A name rustc looks for, linked by `setup --cross` in `build/cross-tools/bin` to
     /// this program of the Debian package.
-    Link {
-        to: &'static str,
-        package: &'static str,
-    },
+    Link { to: &'static str, package: &'static str },
 }
 
 /// One program (or file) a cross build needs.
@@ -186,9 +183,7 @@ impl Toolbox {
     /// Fails, before anything is built, naming every tool the builds of `platforms`
     /// would miss and the package that brings it.
     pub fn check(&self, platforms: &[Platform]) -> Result<()> {
-        let apple = platforms
-            .iter()
-            .any(|p| matches!(p.expect, Expect::MachO { .. }));
+        let apple = platforms.iter().any(|p| matches!(p.expect, Expect::MachO { .. }));
         let missing: Vec<&Tool> = TOOLS
             .iter()
             .filter(|t| (apple || !t.apple_only) && !self.works(t))
@@ -271,10 +266,7 @@ mod tests {
         let mut cmd = Command::new("/bin/sh");
         cmd.args(["-c", &format!("command -v {name}")]);
         // The caller's PATH leads to a hand-installed copy; the build must not see it.
-        cmd.env(
-            "PATH",
-            std::env::join_paths([outside.to_path_buf()]).unwrap(),
-        );
+        cmd.env("PATH", std::env::join_paths([outside.to_path_buf()]).unwrap());
         toolbox.apply(&mut cmd);
         let out = cmd.output().unwrap();
         out.status
@@ -288,30 +280,20 @@ mod tests {
         // A rust-objcopy put where a developer might have one: on the caller's PATH.
         let outside = dir.path().join("usr-local-bin");
         put_program(&outside, "rust-objcopy");
-        assert_eq!(
-            found_by_a_build_step(&toolbox, "rust-objcopy", &outside),
-            None
-        );
+        assert_eq!(found_by_a_build_step(&toolbox, "rust-objcopy", &outside), None);
         let darwin = by_name("darwin_arm64").unwrap();
         let err = toolbox.check(&[darwin]).unwrap_err().to_string();
-        assert!(
-            err.contains("the cross build of darwin_arm64 cannot start"),
-            "{err}"
-        );
+        assert!(err.contains("the cross build of darwin_arm64 cannot start"), "{err}");
         assert!(
             err.contains("rust-objcopy (strips Apple binaries")
                 && err.contains("a link in build/cross-tools/bin to /usr/bin/llvm-objcopy (Debian package llvm)"),
             "{err}"
         );
         assert!(
-            err.contains("cargo-zigbuild (")
-                && err.contains("PyPI package cargo-zigbuild==0.24.1 in .venv"),
+            err.contains("cargo-zigbuild (") && err.contains("PyPI package cargo-zigbuild==0.24.1 in .venv"),
             "{err}"
         );
-        assert!(
-            err.contains("Run `cargo collection setup --cross`"),
-            "{err}"
-        );
+        assert!(err.contains("Run `cargo collection setup --cross`"), "{err}");
         assert!(
             !err.contains(&outside.display().to_string()),
             "the caller's PATH is not the build's: {err}"
@@ -351,10 +333,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(!err.contains("rust-objcopy"), "{err}");
-        assert!(
-            err.contains("the cross build of linux_aarch64 cannot start"),
-            "{err}"
-        );
+        assert!(err.contains("the cross build of linux_aarch64 cannot start"), "{err}");
     }
 
     #[test]
@@ -368,16 +347,9 @@ mod tests {
             OsString::from("/r/build/cross-tools/bin:/r/.venv/bin:/usr/bin:/bin:/usr/sbin:/sbin")
         );
         let mut cmd = Command::new("true");
-        cmd.env(
-            "PATH",
-            "/usr/local/bin:/root/.cargo/bin:/root/.local/bin:/usr/bin",
-        );
+        cmd.env("PATH", "/usr/local/bin:/root/.cargo/bin:/root/.local/bin:/usr/bin");
         toolbox.apply(&mut cmd);
-        let path = cmd
-            .get_envs()
-            .find(|(k, _)| *k == "PATH")
-            .and_then(|(_, v)| v)
-            .unwrap();
+        let path = cmd.get_envs().find(|(k, _)| *k == "PATH").and_then(|(_, v)| v).unwrap();
         assert_eq!(path, toolbox.path());
     }
 
@@ -385,9 +357,7 @@ mod tests {
     /// test` runs first): everything the four platforms need is there.
     #[test]
     fn after_setup_cross_every_tool_of_every_platform_is_found() {
-        Toolbox::of_repo()
-            .check(&crate::platform::PLATFORMS)
-            .unwrap();
+        Toolbox::of_repo().check(&crate::platform::PLATFORMS).unwrap();
     }
 
     /// A temporary directory removed on drop (the crate has no tempfile dependency).

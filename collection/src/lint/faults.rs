@@ -25,13 +25,23 @@ pub fn check(tool: &Path, collections: &Path, work: &Path) -> Result<()> {
     std::fs::write(&config, CONFIG)?;
     let out = Command::new(tool)
         .current_dir(repo::root())
-        .args(["--config-file".as_ref(), config.as_os_str(), "--nocolor".as_ref(), "-f".as_ref(), "json".as_ref(), fixture.as_os_str()])
+        .args([
+            "--config-file".as_ref(),
+            config.as_os_str(),
+            "--nocolor".as_ref(),
+            "-f".as_ref(),
+            "json".as_ref(),
+            fixture.as_os_str(),
+        ])
         .env("ANSIBLE_COLLECTIONS_PATH", collections)
         .env("ANSIBLE_HOME", work.join("ansible-home"))
         .output()
         .context("starting ansible-lint")?;
     let report: Value = serde_json::from_slice(&out.stdout).with_context(|| {
-        format!("ansible-lint's JSON report of {FIXTURE}: {}", String::from_utf8_lossy(&out.stderr))
+        format!(
+            "ansible-lint's JSON report of {FIXTURE}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
     })?;
     let found: Vec<(usize, String, String)> = report
         .as_array()
@@ -39,14 +49,24 @@ pub fn check(tool: &Path, collections: &Path, work: &Path) -> Result<()> {
         .flatten()
         .map(|m| {
             let line = m["location"]["lines"]["begin"].as_u64().unwrap_or(0) as usize;
-            (line, m["check_name"].as_str().unwrap_or("").to_string(), m["description"].as_str().unwrap_or("").to_string())
+            (
+                line,
+                m["check_name"].as_str().unwrap_or("").to_string(),
+                m["description"].as_str().unwrap_or("").to_string(),
+            )
         })
         .collect();
     let problems = compare(&expected, &found);
     if !problems.is_empty() {
-        bail!("ansible-lint's argument check of {FIXTURE}:\n  {}", problems.join("\n  "));
+        bail!(
+            "ansible-lint's argument check of {FIXTURE}:\n  {}",
+            problems.join("\n  ")
+        );
     }
-    println!("ansible-lint's argument check: all {} faults of {FIXTURE} reported, each naming its fault", expected.len());
+    println!(
+        "ansible-lint's argument check: all {} faults of {FIXTURE} reported, each naming its fault",
+        expected.len()
+    );
     Ok(())
 }
 
@@ -84,15 +104,28 @@ mod tests {
 
     #[test]
     fn every_fault_must_be_reported_naming_it_and_nothing_else() {
-        let expected = faults("- name: Play\n  tasks:\n    - name: Fault memroy\n      x: {}\n    - name: Fault startd\n");
+        let expected =
+            faults("- name: Play\n  tasks:\n    - name: Fault memroy\n      x: {}\n    - name: Fault startd\n");
         assert_eq!(expected, vec![(3, "memroy".to_string()), (5, "startd".to_string())]);
         let ok = vec![
-            (3, "args[module]".to_string(), "Unsupported parameters: memroy".to_string()),
-            (5, "args[module]".to_string(), "value of state must be one of: present, got: startd".to_string()),
+            (
+                3,
+                "args[module]".to_string(),
+                "Unsupported parameters: memroy".to_string(),
+            ),
+            (
+                5,
+                "args[module]".to_string(),
+                "value of state must be one of: present, got: startd".to_string(),
+            ),
         ];
         assert!(compare(&expected, &ok).is_empty());
         let wrong = vec![
-            (3, "args[module]".to_string(), "missing required arguments: api_host".to_string()),
+            (
+                3,
+                "args[module]".to_string(),
+                "missing required arguments: api_host".to_string(),
+            ),
             (9, "name[casing]".to_string(), "x".to_string()),
         ];
         let problems = compare(&expected, &wrong);

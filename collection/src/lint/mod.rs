@@ -35,7 +35,11 @@ pub fn lint() -> Result<()> {
         std::fs::write(&path, format!("---\n# README.md line {}\n{}", block.line, block.text))?;
         paths.push(path);
     }
-    println!("ansible-lint: {} and {} YAML block(s) of README.md", SHIPPED.join("/, "), blocks.len());
+    println!(
+        "ansible-lint: {} and {} YAML block(s) of README.md",
+        SHIPPED.join("/, "),
+        blocks.len()
+    );
     let bin = tool.parent().expect("venv bin dir").to_path_buf();
     let mut search = vec![bin];
     search.extend(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()));
@@ -73,7 +77,10 @@ pub fn yaml_blocks(markdown: &str) -> Vec<Block> {
         let fence = line.trim_start();
         match &mut open {
             None if matches!(fence.trim_end(), "```yaml" | "```yml") => {
-                open = Some(Block { line: n + 2, text: String::new() });
+                open = Some(Block {
+                    line: n + 2,
+                    text: String::new(),
+                });
             }
             Some(_) if fence.trim_end() == "```" => blocks.push(open.take().expect("open")),
             Some(block) => {
@@ -94,7 +101,10 @@ pub fn block_file(n: usize, text: &str) -> String {
         .map(str::trim)
         .find(|l| !l.is_empty() && !l.starts_with('#') && *l != "---")
         .unwrap_or("");
-    if text.lines().any(|l| l.starts_with("images:") || l.starts_with("dependencies:")) {
+    if text
+        .lines()
+        .any(|l| l.starts_with("images:") || l.starts_with("dependencies:"))
+    {
         format!("ee-{n}/execution-environment.yml")
     } else if text.lines().any(|l| l.trim_start().starts_with("hosts:")) || !first_key.starts_with('-') {
         format!("readme-{n}.yml")
@@ -113,7 +123,13 @@ mod tests {
     fn yaml_blocks_are_found_with_their_lines() {
         let blocks = yaml_blocks(MD);
         assert_eq!(blocks.len(), 2);
-        assert_eq!(blocks[0], Block { line: 8, text: "- name: Play\n  hosts: localhost\n".into() });
+        assert_eq!(
+            blocks[0],
+            Block {
+                line: 8,
+                text: "- name: Play\n  hosts: localhost\n".into()
+            }
+        );
         assert_eq!(blocks[1].line, 15);
     }
 
@@ -122,6 +138,9 @@ mod tests {
         let blocks = yaml_blocks(MD);
         assert_eq!(block_file(1, &blocks[0].text), "readme-1.yml");
         assert_eq!(block_file(2, &blocks[1].text), "tasks/readme-2.yml");
-        assert_eq!(block_file(3, "version: 3\nimages:\n  base_image: {}\n"), "ee-3/execution-environment.yml");
+        assert_eq!(
+            block_file(3, "version: 3\nimages:\n  base_image: {}\n"),
+            "ee-3/execution-environment.yml"
+        );
     }
 }

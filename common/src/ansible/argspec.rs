@@ -22,10 +22,18 @@ const WIDTH: usize = 150;
 /// connection options, whose names are given) rendered as declared and those in it as
 /// optional.
 pub fn render(spec: &ModuleSpec, shared: &[&str]) -> String {
-    let options = Py::Dict(spec.options.iter().map(|o| (o.name.to_string(), option(o, shared.contains(&o.name)))).collect());
+    let options = Py::Dict(
+        spec.options
+            .iter()
+            .map(|o| (o.name.to_string(), option(o, shared.contains(&o.name))))
+            .collect(),
+    );
     let mut kwargs = vec![
         ("argument_spec".to_string(), Py::Atom("ARGUMENT_SPEC".into())),
-        ("supports_check_mode".to_string(), Py::Atom(py_bool(spec.check_mode.0 != Support::None))),
+        (
+            "supports_check_mode".to_string(),
+            Py::Atom(py_bool(spec.check_mode.0 != Support::None)),
+        ),
     ];
     kwargs.extend(rules(&spec.rules, shared));
     let message = format!(
@@ -34,19 +42,27 @@ pub fn render(spec: &ModuleSpec, shared: &[&str]) -> String {
          replace its action plugin.",
         name = spec.name
     );
-    let mut py = String::from("\nfrom ansible.module_utils import basic\nfrom ansible.module_utils.basic import env_fallback\n\n");
+    let mut py = String::from(
+        "\nfrom ansible.module_utils import basic\nfrom ansible.module_utils.basic import env_fallback\n\n",
+    );
     py.push_str(&format!("ARGUMENT_SPEC = {}\n\n", options.render_at(0, 16)));
     py.push_str(&format!("NOT_THE_MODULE = {}\n\n\n", wrap_string(&message)));
     py.push_str("def main():\n");
     py.push_str("    # AnsibleModule is looked up when called: the argument checks replace it to read the spec.\n");
-    py.push_str(&format!("    module = basic.AnsibleModule{}\n", Py::Call(kwargs).render_at(4, 33)));
+    py.push_str(&format!(
+        "    module = basic.AnsibleModule{}\n",
+        Py::Call(kwargs).render_at(4, 33)
+    ));
     py.push_str("    module.fail_json(msg=NOT_THE_MODULE)\n\n\n");
     py.push_str("if __name__ == '__main__':\n    main()\n");
     py
 }
 
 fn option(o: &Opt, shared: bool) -> Py {
-    let mut d: Vec<(String, Py)> = vec![("type".into(), Py::Atom(python_repr(&Value::from(o.kind.ansible_name()))))];
+    let mut d: Vec<(String, Py)> = vec![(
+        "type".into(),
+        Py::Atom(python_repr(&Value::from(o.kind.ansible_name()))),
+    )];
     if let Some(el) = o.elements {
         d.push(("elements".into(), text(el.ansible_name())));
     }
@@ -57,7 +73,10 @@ fn option(o: &Opt, shared: bool) -> Py {
         d.push(("default".into(), Py::Atom(python_repr(default))));
     }
     if !o.choices.is_empty() {
-        d.push(("choices".into(), Py::List(o.choices.iter().map(|c| Py::Atom(python_repr(c))).collect())));
+        d.push((
+            "choices".into(),
+            Py::List(o.choices.iter().map(|c| Py::Atom(python_repr(c))).collect()),
+        ));
     }
     if !o.aliases.is_empty() {
         d.push(("aliases".into(), Py::List(o.aliases.iter().map(|a| text(a)).collect())));
@@ -71,10 +90,16 @@ fn option(o: &Opt, shared: bool) -> Py {
     }
     if !o.env.is_empty() {
         let vars = Py::List(o.env.iter().map(|v| text(v)).collect());
-        d.push(("fallback".into(), Py::Tuple(vec![Py::Atom("env_fallback".into()), vars])));
+        d.push((
+            "fallback".into(),
+            Py::Tuple(vec![Py::Atom("env_fallback".into()), vars]),
+        ));
     }
     if let (Kind::Dict, Some(subs)) = (o.kind, &o.suboptions) {
-        d.push(("options".into(), Py::Dict(subs.iter().map(|s| (s.name.to_string(), option(s, false))).collect())));
+        d.push((
+            "options".into(),
+            Py::Dict(subs.iter().map(|s| (s.name.to_string(), option(s, false))).collect()),
+        ));
         d.extend(rules(&o.sub_rules, &[]));
     }
     Py::Dict(d)
@@ -90,7 +115,12 @@ fn reads_like_a_secret(name: &str) -> bool {
 fn rules(r: &Rules, shared: &[&str]) -> Vec<(String, Py)> {
     let keep = |names: &[&str]| !names.iter().any(|n| shared.contains(n));
     let groups = |sets: &[Vec<&'static str>]| -> Py {
-        Py::List(sets.iter().filter(|s| keep(s)).map(|s| Py::List(s.iter().map(|n| text(n)).collect())).collect())
+        Py::List(
+            sets.iter()
+                .filter(|s| keep(s))
+                .map(|s| Py::List(s.iter().map(|n| text(n)).collect()))
+                .collect(),
+        )
     };
     let mut out = Vec::new();
     for (key, sets) in [
@@ -108,13 +138,24 @@ fn rules(r: &Rules, shared: &[&str]) -> Vec<(String, Py)> {
         .required_if
         .iter()
         .filter(|RequiredIf { key, requirements, .. }| keep(&[key]) && keep(requirements))
-        .map(|RequiredIf { key, value, requirements, any }| {
-            let mut t = vec![text(key), Py::Atom(python_repr(value)), Py::List(requirements.iter().map(|n| text(n)).collect())];
-            if *any {
-                t.push(Py::Atom("True".into()));
-            }
-            Py::Tuple(t)
-        })
+        .map(
+            |RequiredIf {
+                 key,
+                 value,
+                 requirements,
+                 any,
+             }| {
+                let mut t = vec![
+                    text(key),
+                    Py::Atom(python_repr(value)),
+                    Py::List(requirements.iter().map(|n| text(n)).collect()),
+                ];
+                if *any {
+                    t.push(Py::Atom("True".into()));
+                }
+                Py::Tuple(t)
+            },
+        )
         .collect();
     if !ifs.is_empty() {
         out.push(("required_if".into(), Py::List(ifs)));
@@ -150,7 +191,10 @@ fn wrap_string(s: &str) -> String {
         line.push_str(word);
     }
     parts.push(line);
-    let lits: Vec<String> = parts.iter().map(|p| format!("    {}", python_repr(&Value::from(p.as_str())))).collect();
+    let lits: Vec<String> = parts
+        .iter()
+        .map(|p| format!("    {}", python_repr(&Value::from(p.as_str()))))
+        .collect();
     format!("(\n{}\n)", lits.join("\n"))
 }
 
@@ -170,12 +214,25 @@ impl Py {
         match self {
             Py::Atom(a) => a.clone(),
             Py::List(items) => format!("[{}]", items.iter().map(Py::flat).collect::<Vec<_>>().join(", ")),
-            Py::Tuple(items) => format!("({}{})", items.iter().map(Py::flat).collect::<Vec<_>>().join(", "), if items.len() == 1 { "," } else { "" }),
+            Py::Tuple(items) => format!(
+                "({}{})",
+                items.iter().map(Py::flat).collect::<Vec<_>>().join(", "),
+                if items.len() == 1 { "," } else { "" }
+            ),
             Py::Dict(kv) => format!(
                 "{{{}}}",
-                kv.iter().map(|(k, v)| format!("{}: {}", python_repr(&Value::from(k.as_str())), v.flat())).collect::<Vec<_>>().join(", ")
+                kv.iter()
+                    .map(|(k, v)| format!("{}: {}", python_repr(&Value::from(k.as_str())), v.flat()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
-            Py::Call(kv) => format!("({})", kv.iter().map(|(k, v)| format!("{k}={}", v.flat())).collect::<Vec<_>>().join(", ")),
+            Py::Call(kv) => format!(
+                "({})",
+                kv.iter()
+                    .map(|(k, v)| format!("{k}={}", v.flat()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
 
@@ -190,9 +247,10 @@ impl Py {
         let end = " ".repeat(indent);
         let lines: Vec<String> = match self {
             Py::Atom(a) => return a.clone(),
-            Py::List(items) | Py::Tuple(items) => {
-                items.iter().map(|i| format!("{pad}{},", i.render_at(indent + 4, indent + 4))).collect()
-            }
+            Py::List(items) | Py::Tuple(items) => items
+                .iter()
+                .map(|i| format!("{pad}{},", i.render_at(indent + 4, indent + 4)))
+                .collect(),
             Py::Dict(kv) => kv
                 .iter()
                 .map(|(k, v)| {
@@ -200,7 +258,10 @@ impl Py {
                     format!("{pad}{key}: {},", v.render_at(indent + 4, indent + 6 + key.len()))
                 })
                 .collect(),
-            Py::Call(kv) => kv.iter().map(|(k, v)| format!("{pad}{k}={},", v.render_at(indent + 4, indent + 5 + k.len()))).collect(),
+            Py::Call(kv) => kv
+                .iter()
+                .map(|(k, v)| format!("{pad}{k}={},", v.render_at(indent + 4, indent + 5 + k.len())))
+                .collect(),
         };
         let (open, close) = match self {
             Py::List(_) => ("[", "]"),
@@ -218,10 +279,16 @@ mod tests {
     #[test]
     fn long_expressions_break_one_item_per_line_within_the_width() {
         let long = Py::List((0..40).map(|i| Py::Atom(format!("'choice{i}'"))).collect());
-        let d = Py::Dict(vec![("choices".into(), long), ("type".into(), Py::Atom("'str'".into()))]);
+        let d = Py::Dict(vec![
+            ("choices".into(), long),
+            ("type".into(), Py::Atom("'str'".into())),
+        ]);
         let out = d.render_at(4, 4);
         assert!(out.lines().all(|l| l.len() <= WIDTH), "{out}");
-        assert!(out.starts_with("{\n        'choices': [\n            'choice0',\n"), "{out}");
+        assert!(
+            out.starts_with("{\n        'choices': [\n            'choice0',\n"),
+            "{out}"
+        );
         assert_eq!(Py::Tuple(vec![Py::Atom("1".into())]).flat(), "(1,)");
     }
 }

@@ -35,8 +35,18 @@ pub struct Assume {
 
 impl Assume {
     pub fn from_params(p: &Params, check_mode: bool) -> Assume {
-        let Some(sub) = p.sub(OPTION).filter(|_| check_mode) else { return Assume { check_mode, ..Assume::default() } };
-        Assume { check_mode, volumes: sub.strings("volumes").unwrap_or_default(), pools: sub.strings("pools").unwrap_or_default(), used: RefCell::default() }
+        let Some(sub) = p.sub(OPTION).filter(|_| check_mode) else {
+            return Assume {
+                check_mode,
+                ..Assume::default()
+            };
+        };
+        Assume {
+            check_mode,
+            volumes: sub.strings("volumes").unwrap_or_default(),
+            pools: sub.strings("pools").unwrap_or_default(),
+            used: RefCell::default(),
+        }
     }
 
     /// Whether the volume `volid` is to be taken as existing (recorded when it is).
@@ -75,7 +85,6 @@ impl Assume {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,8 +101,13 @@ mod tests {
         assert!(!real.volume("isos:iso/new.iso") && !real.pool("lab"));
         let check = Assume::from_params(&p, true);
         assert!(check.volume("isos:iso/new.iso") && !check.volume("isos:iso/other.iso"));
-        assert_eq!(check.warnings(), ["check mode assumed volume isos:iso/new.iso exists (check_mode_assume); the real run checks it"]);
+        assert_eq!(
+            check.warnings(),
+            ["check mode assumed volume isos:iso/new.iso exists (check_mode_assume); the real run checks it"]
+        );
         assert_eq!(real.hint("pools", "lab"), "");
-        assert!(check.hint("pools", "lab").ends_with("check_mode_assume: {pools: [lab]}"));
+        assert!(check
+            .hint("pools", "lab")
+            .ends_with("check_mode_assume: {pools: [lab]}"));
     }
 }

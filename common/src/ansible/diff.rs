@@ -16,7 +16,10 @@ pub struct Diff {
 
 impl Diff {
     pub fn new(header: impl Into<String>) -> Diff {
-        Diff { header: header.into(), ..Diff::default() }
+        Diff {
+            header: header.into(),
+            ..Diff::default()
+        }
     }
 
     /// Record that `key` goes from `before` to `after` (`None` = absent).

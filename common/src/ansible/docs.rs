@@ -85,7 +85,10 @@ pub fn render_connection_fragment() -> String {
         render_option(&mut y, 1, opt);
     }
     // Only the assignment is indented into the class: the YAML keeps its columns.
-    format!("{FRAGMENT_HEADER}    {}", python_block("DOCUMENTATION", &wrap_long_lines(&y)))
+    format!(
+        "{FRAGMENT_HEADER}    {}",
+        python_block("DOCUMENTATION", &wrap_long_lines(&y))
+    )
 }
 
 /// Lines stay within what pep8 (ansible-test's, 160 columns) accepts.
@@ -107,7 +110,10 @@ fn wrap_long_lines(yaml: &str) -> String {
             continue;
         }
         let t = l.trim_end();
-        block_indent = [" |", " >", " |-", " >-", "- |", "- >"].iter().any(|e| t.ends_with(e)).then_some(indent);
+        block_indent = [" |", " >", " |-", " >-", "- |", "- >"]
+            .iter()
+            .any(|e| t.ends_with(e))
+            .then_some(indent);
         match split_scalar_line(l) {
             Some((head, value, cont_indent)) if l.chars().count() > MAX_LINE => {
                 fold(&mut out, head, value, cont_indent);
@@ -194,12 +200,7 @@ fn verbatim(text: &str) -> String {
 fn documentation(spec: &ModuleSpec) -> String {
     let mut y = String::new();
     line(&mut y, 0, "module", &scalar(spec.name));
-    line(
-        &mut y,
-        0,
-        "short_description",
-        &scalar(spec.short_description),
-    );
+    line(&mut y, 0, "short_description", &scalar(spec.short_description));
     line(&mut y, 0, "version_added", &quoted(spec.version_added));
     list(&mut y, 0, "description", &spec.description);
     list(&mut y, 0, "author", &[AUTHOR.to_string()]);
@@ -215,18 +216,8 @@ fn documentation(spec: &ModuleSpec) -> String {
     ));
     y.push_str("attributes:\n");
     y.push_str(ACTION_ATTRIBUTES);
-    attribute(
-        &mut y,
-        "check_mode",
-        spec.check_mode.0.as_str(),
-        spec.check_mode.1,
-    );
-    attribute(
-        &mut y,
-        "diff_mode",
-        spec.diff_mode.0.as_str(),
-        spec.diff_mode.1,
-    );
+    attribute(&mut y, "check_mode", spec.check_mode.0.as_str(), spec.check_mode.1);
+    attribute(&mut y, "diff_mode", spec.diff_mode.0.as_str(), spec.diff_mode.1);
     y.push_str("  action_group:\n    description: Use C(group/ferrox.proxmox.proxmox) in C(module_defaults) to set defaults for this module.\n    support: full\n    membership:\n      - ferrox.proxmox.proxmox\n");
     if !spec.notes.is_empty() {
         list(&mut y, 0, "notes", &spec.notes);
@@ -342,11 +333,22 @@ mod tests {
     #[test]
     fn long_lines_fold_at_spaces_and_unfold_to_the_same_text() {
         let long = "word ".repeat(60) + "end";
-        for line in [format!("  - {long}"), format!("    description: {long}"), format!("  - \"{long}: x\"")] {
+        for line in [
+            format!("  - {long}"),
+            format!("    description: {long}"),
+            format!("  - \"{long}: x\""),
+        ] {
             let wrapped = wrap_long_lines(&line);
             let lines: Vec<&str> = wrapped.lines().collect();
-            assert!(lines.len() > 1 && lines.iter().all(|l| l.chars().count() <= MAX_LINE), "{wrapped}");
-            let unfolded: Vec<&str> = lines.iter().enumerate().map(|(i, l)| if i == 0 { *l } else { l.trim_start() }).collect();
+            assert!(
+                lines.len() > 1 && lines.iter().all(|l| l.chars().count() <= MAX_LINE),
+                "{wrapped}"
+            );
+            let unfolded: Vec<&str> = lines
+                .iter()
+                .enumerate()
+                .map(|(i, l)| if i == 0 { *l } else { l.trim_start() })
+                .collect();
             assert_eq!(unfolded.join(" "), line);
         }
         assert_eq!(wrap_long_lines("short: line\n"), "short: line\n");

@@ -71,14 +71,20 @@ mod tests {
         let secrets = vec!["s3cr3t".to_string(), "s3cr3t-long".to_string()];
         let mut v = json!({"msg": "auth s3cr3t-long failed", "list": ["x s3cr3t"], "s3cr3t": 1});
         mask_value(&mut v, &secrets);
-        assert_eq!(v, json!({"msg": "auth ******** failed", "list": ["x ********"], "********": 1}));
+        assert_eq!(
+            v,
+            json!({"msg": "auth ******** failed", "list": ["x ********"], "********": 1})
+        );
     }
 
     #[test]
     fn keys_keep_their_order_and_nothing_is_masked_without_secrets() {
         let mut v = json!({"a": 1, "x-s3cr3t": 2, "z": "s3cr3t"});
         mask_value(&mut v, &["s3cr3t".to_string()]);
-        assert_eq!(v.as_object().unwrap().keys().collect::<Vec<_>>(), ["a", "x-********", "z"]);
+        assert_eq!(
+            v.as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["a", "x-********", "z"]
+        );
         let mut untouched = json!({"k": "s3cr3t"});
         mask_value(&mut untouched, &[String::new()]);
         assert_eq!(untouched, json!({"k": "s3cr3t"}), "an empty secret masks nothing");

@@ -124,7 +124,10 @@ pub struct Failure {
 
 impl Failure {
     pub fn new(msg: impl Into<String>) -> Failure {
-        Failure { msg: msg.into(), extra: Map::new() }
+        Failure {
+            msg: msg.into(),
+            extra: Map::new(),
+        }
     }
     pub fn with(mut self, key: &str, value: impl Serialize) -> Failure {
         self.extra
@@ -229,7 +232,10 @@ pub fn install_panic_hook() {
             .map(|s| s.to_string())
             .or_else(|| info.payload().downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "unknown cause".into());
-        let at = info.location().map(|l| format!(" at {}:{}", l.file(), l.line())).unwrap_or_default();
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
         let mut result = serde_json::json!({
             "failed": true,
             "changed": false,
@@ -301,13 +307,17 @@ fn dispatch(modules: &[Registered], carrier: Carrier, by_hand: Option<&str>, arg
     let named = args.remove(MODULE_ARG);
     let name = match (by_hand, named.as_ref().map(|v| v.as_str())) {
         (Some(a), Some(Some(b))) if a != b => {
-            let msg = format!("the command line runs {a} but the arguments file names {b} in {MODULE_ARG}: name one module");
+            let msg =
+                format!("the command line runs {a} but the arguments file names {b} in {MODULE_ARG}: name one module");
             return (failure_json(&msg, Map::new()), 1);
         }
         (Some(a), _) => a.to_string(),
         (None, Some(Some(b))) => b.to_string(),
         (None, _) => {
-            let msg = format!("the arguments file names no module in {MODULE_ARG} (the action plugin sets it); {}", usage(modules));
+            let msg = format!(
+                "the arguments file names no module in {MODULE_ARG} (the action plugin sets it); {}",
+                usage(modules)
+            );
             return (failure_json(&msg, Map::new()), 1);
         }
     };
@@ -391,7 +401,8 @@ fn split_internals(args: Map<String, Value>) -> (Map<String, Value>, Internals) 
 
 /// The JSON object of an args file.
 fn read_args(args_path: &str) -> Result<Map<String, Value>, String> {
-    let text = std::fs::read_to_string(args_path).map_err(|e| format!("cannot read the arguments file {args_path}: {e}"))?;
+    let text =
+        std::fs::read_to_string(args_path).map_err(|e| format!("cannot read the arguments file {args_path}: {e}"))?;
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Object(map)) => Ok(map),
         Ok(_) => Err("the arguments file must hold a JSON object".into()),
@@ -406,7 +417,14 @@ fn execute_args(spec: ModuleSpec, body: Body, carrier: Carrier, args: Map<String
     let raw_args = task_args.clone();
 
     let dialect = Dialect::from_version(internals.version.as_deref());
-    let validated = match validate(&module_name, &spec.options, &spec.rules, task_args, internals.ignore_unknown_opts, dialect) {
+    let validated = match validate(
+        &module_name,
+        &spec.options,
+        &spec.rules,
+        task_args,
+        internals.ignore_unknown_opts,
+        dialect,
+    ) {
         Ok(v) => v,
         Err(msg) => {
             let secrets = no_log_values(&spec.options, &raw_args);
@@ -430,7 +448,11 @@ fn execute_args(spec: ModuleSpec, body: Body, carrier: Carrier, args: Map<String
         diff_mode: internals.diff,
         verbosity: internals.verbosity,
         module_name,
-        warnings: if internals.string_conversion_warn { validated.warnings } else { Vec::new() },
+        warnings: if internals.string_conversion_warn {
+            validated.warnings
+        } else {
+            Vec::new()
+        },
         deprecations: Vec::new(),
         carried: Held(carried),
     };
@@ -544,7 +566,9 @@ mod tests {
     fn body(m: &mut Module) -> Result<Output, Failure> {
         let name = m.params.str("name").unwrap().to_string();
         if name == "boom" {
-            return Err(Failure::new(format!("login with {} failed", m.params.str("password").unwrap())).with("vmid", 1));
+            return Err(
+                Failure::new(format!("login with {} failed", m.params.str("password").unwrap())).with("vmid", 1),
+            );
         }
         if name == "leak" {
             register_secret("TICKET-abc");
@@ -561,7 +585,9 @@ mod tests {
         }
         let mut d = Diff::new("demo");
         d.change("name", None, Some(json!(name)));
-        Ok(Output::changed(format!("hello {name}")).with("check", m.check_mode).with_diff(d))
+        Ok(Output::changed(format!("hello {name}"))
+            .with("check", m.check_mode)
+            .with_diff(d))
     }
 
     fn run_with(args: Value) -> (Value, i32) {
@@ -580,13 +606,27 @@ mod tests {
     }
 
     fn rand_suffix() -> u128 {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
     }
 
     fn dispatch_with(by_hand: Option<&str>, args: Value) -> (Value, i32) {
         let path = std::env::temp_dir().join(format!("ferrox-proto-{}-{}", std::process::id(), rand_suffix()));
         std::fs::write(&path, args.to_string()).unwrap();
-        let modules = [Registered { name: "demo", spec, body }, Registered { name: "other", spec, body }];
+        let modules = [
+            Registered {
+                name: "demo",
+                spec,
+                body,
+            },
+            Registered {
+                name: "other",
+                spec,
+                body,
+            },
+        ];
         let out = dispatch(&modules, carry_nothing, by_hand, path.to_str().unwrap());
         std::fs::remove_file(&path).ok();
         out
@@ -594,9 +634,15 @@ mod tests {
 
     #[test]
     fn the_args_file_or_the_command_line_names_the_module() {
-        let (r, code) = dispatch_with(None, json!({"name": "a", MODULE_ARG: "demo", PROTOCOL_ARG: PROTOCOL_VERSION}));
+        let (r, code) = dispatch_with(
+            None,
+            json!({"name": "a", MODULE_ARG: "demo", PROTOCOL_ARG: PROTOCOL_VERSION}),
+        );
         assert_eq!((r["msg"].as_str(), code), (Some("hello a"), 0), "{r}");
-        assert!(r["invocation"]["module_args"].get(MODULE_ARG).is_none(), "not a task option: {r}");
+        assert!(
+            r["invocation"]["module_args"].get(MODULE_ARG).is_none(),
+            "not a task option: {r}"
+        );
         let (r, code) = dispatch_with(Some("demo"), json!({"name": "b"}));
         assert_eq!((r["msg"].as_str(), code), (Some("hello b"), 0), "{r}");
         let (r, code) = dispatch_with(Some("demo"), json!({"name": "c", MODULE_ARG: "demo"}));
@@ -608,19 +654,36 @@ mod tests {
         let (r, code) = dispatch_with(None, json!({"name": "a", PROTOCOL_ARG: PROTOCOL_VERSION}));
         assert_eq!(code, 1);
         let msg = r["msg"].as_str().unwrap();
-        assert!(msg.contains(MODULE_ARG) && msg.contains("demo, other") && msg.contains("ferrox MODULE ARGS_FILE"), "{msg}");
-        let (r, _) = dispatch_with(None, json!({"name": "a", MODULE_ARG: "proxmox_lxc", PROTOCOL_ARG: PROTOCOL_VERSION}));
-        assert_eq!(r["msg"], "unknown module proxmox_lxc: this binary runs demo, other", "{r}");
+        assert!(
+            msg.contains(MODULE_ARG) && msg.contains("demo, other") && msg.contains("ferrox MODULE ARGS_FILE"),
+            "{msg}"
+        );
+        let (r, _) = dispatch_with(
+            None,
+            json!({"name": "a", MODULE_ARG: "proxmox_lxc", PROTOCOL_ARG: PROTOCOL_VERSION}),
+        );
+        assert_eq!(
+            r["msg"], "unknown module proxmox_lxc: this binary runs demo, other",
+            "{r}"
+        );
         let (r, _) = dispatch_with(Some("demo"), json!({"name": "a", MODULE_ARG: "other"}));
-        assert!(r["msg"].as_str().unwrap().contains("runs demo but the arguments file names other"), "{r}");
+        assert!(
+            r["msg"]
+                .as_str()
+                .unwrap()
+                .contains("runs demo but the arguments file names other"),
+            "{r}"
+        );
     }
 
     #[test]
     fn declared_hints_follow_ansible_wording_or_warn() {
         let hinted = || {
             let mut s = spec();
-            s.options.push(Opt::dict("layout").type_hint("layout is a dict; to turn it on, use layout_enabled: true."));
-            s.options.push(Opt::bool("legacy").warn_when(|p| p.flag("legacy"), "legacy is no longer needed."));
+            s.options
+                .push(Opt::dict("layout").type_hint("layout is a dict; to turn it on, use layout_enabled: true."));
+            s.options
+                .push(Opt::bool("legacy").warn_when(|p| p.flag("legacy"), "legacy is no longer needed."));
             s
         };
         let plain = || {
@@ -635,14 +698,22 @@ mod tests {
             let (ansible, _) = run_spec(plain(), args);
             let ansible = ansible["msg"].as_str().unwrap().to_string();
             assert!(ansible.starts_with("argument 'layout' is of type "), "{ansible}");
-            assert_eq!(r["msg"], json!(format!("{ansible}. layout is a dict; to turn it on, use layout_enabled: true.")));
+            assert_eq!(
+                r["msg"],
+                json!(format!(
+                    "{ansible}. layout is a dict; to turn it on, use layout_enabled: true."
+                ))
+            );
         }
         let (r, code) = run_spec(hinted(), json!({"name": "x", "legacy": true}));
         assert_eq!(code, 0);
         assert_eq!(r["warnings"], json!(["legacy is no longer needed."]));
         let (r, _) = run_spec(hinted(), json!({"name": "x", "legacy": false}));
         assert!(r.get("warnings").is_none());
-        assert_eq!(hinted().option("layout").unwrap().description, vec!["layout is a dict; to turn it on, use layout_enabled: true."]);
+        assert_eq!(
+            hinted().option("layout").unwrap().description,
+            vec!["layout is a dict; to turn it on, use layout_enabled: true."]
+        );
     }
 
     #[test]
@@ -675,7 +746,9 @@ mod tests {
         let (r, _) = run_with(json!({"name": "a", "bogus": 1, "_ansible_module_name": "ns.col.demo"}));
         assert_eq!(
             r["msg"],
-            json!("Unsupported parameters for (ns.col.demo) module: bogus. Supported parameters include: name, password.")
+            json!(
+                "Unsupported parameters for (ns.col.demo) module: bogus. Supported parameters include: name, password."
+            )
         );
         let (r, _) = run_with(json!({"name": "a", "bogus": 1, "_ansible_ignore_unknown_opts": true}));
         assert_eq!(r["changed"], json!(true));
@@ -724,21 +797,33 @@ mod tests {
         let (r, code) = run_with(json!({"name": "carries", "_ferrox_plan": {"effects": []}, "_ferrox_names": 1}));
         assert_eq!(code, 0, "{r}");
         assert_eq!(r["seen"], json!({"_ferrox_plan": {"effects": []}, "_ferrox_names": 1}));
-        assert!(r["invocation"]["module_args"].get("_ferrox_plan").is_none(), "never echoed: {r}");
+        assert!(
+            r["invocation"]["module_args"].get("_ferrox_plan").is_none(),
+            "never echoed: {r}"
+        );
         assert_eq!(r["msg"], json!("carried ********"));
         assert_eq!(r["_ferrox_back"], json!({"failed": false, "note": "********"}));
         assert_eq!(r["_ferrox_sealed"], json!("TICKET-xyz"), "for the action plugin alone");
         let (r, _) = run_with(json!({"name": "boom", "password": "s3cret-carried"}));
         assert_eq!(r["_ferrox_back"]["failed"], json!(true));
         let (r, code) = run_with(json!({"name": "x", "_ferrox_bad": 1, "_ansible_check_mode": true}));
-        assert_eq!((r["msg"].as_str(), code), (Some("bad private argument (check mode: true)"), 1));
+        assert_eq!(
+            (r["msg"].as_str(), code),
+            (Some("bad private argument (check mode: true)"), 1)
+        );
     }
 
     #[test]
     fn the_action_plugin_and_the_binary_speak_one_protocol_version() {
-        let (r, code) = dispatch_with(None, json!({"name": "a", MODULE_ARG: "demo", PROTOCOL_ARG: PROTOCOL_VERSION}));
+        let (r, code) = dispatch_with(
+            None,
+            json!({"name": "a", MODULE_ARG: "demo", PROTOCOL_ARG: PROTOCOL_VERSION}),
+        );
         assert_eq!((r["msg"].as_str(), code), (Some("hello a"), 0), "{r}");
-        for (sent, named) in [(json!(PROTOCOL_VERSION + 1), (PROTOCOL_VERSION + 1).to_string()), (Value::Null, "none".to_string())] {
+        for (sent, named) in [
+            (json!(PROTOCOL_VERSION + 1), (PROTOCOL_VERSION + 1).to_string()),
+            (Value::Null, "none".to_string()),
+        ] {
             let mut args = json!({"name": "a", MODULE_ARG: "demo"});
             if !sent.is_null() {
                 args[PROTOCOL_ARG] = sent;
@@ -747,19 +832,30 @@ mod tests {
             let msg = r["msg"].as_str().unwrap();
             assert_eq!(code, 1);
             let ours = format!("its module binary speaks {PROTOCOL_VERSION}");
-            for part in [format!("speaks module protocol {named}"), ours, "cargo collection build".into()] {
+            for part in [
+                format!("speaks module protocol {named}"),
+                ours,
+                "cargo collection build".into(),
+            ] {
                 assert!(msg.contains(&part), "{part:?} missing: {msg}");
             }
         }
         let (r, code) = dispatch_with(Some("demo"), json!({"name": "b"}));
-        assert_eq!((r["msg"].as_str(), code), (Some("hello b"), 0), "by hand, no version needed: {r}");
+        assert_eq!(
+            (r["msg"].as_str(), code),
+            (Some("hello b"), 0),
+            "by hand, no version needed: {r}"
+        );
     }
 
     /// The shim's constant is the same number (one fact, two languages).
     #[test]
     fn the_shim_sends_this_version() {
         let shim = include_str!("../../../plugins/plugin_utils/binary_module.py");
-        assert!(shim.contains(&format!("\nPROTOCOL_VERSION = {PROTOCOL_VERSION}\n")), "binary_module.py's PROTOCOL_VERSION differs");
+        assert!(
+            shim.contains(&format!("\nPROTOCOL_VERSION = {PROTOCOL_VERSION}\n")),
+            "binary_module.py's PROTOCOL_VERSION differs"
+        );
     }
 
     #[test]

@@ -22,8 +22,10 @@ pub fn python_repr(value: &Value) -> String {
             format!("[{}]", inner.join(", "))
         }
         Value::Object(map) => {
-            let inner: Vec<String> =
-                map.iter().map(|(k, v)| format!("{}: {}", python_str_repr(k), python_repr(v))).collect();
+            let inner: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", python_str_repr(k), python_repr(v)))
+                .collect();
             format!("{{{}}}", inner.join(", "))
         }
     }
@@ -31,7 +33,11 @@ pub fn python_repr(value: &Value) -> String {
 
 /// Python's string repr: single quotes unless the text holds `'` and no `"`.
 fn python_str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') { '"' } else { '\'' };
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
     let mut out = String::with_capacity(s.len() + 2);
     out.push(quote);
     for c in s.chars() {

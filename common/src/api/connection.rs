@@ -144,16 +144,28 @@ mod tests {
     use super::*;
 
     fn params(extra: serde_json::Value) -> Params {
-        let mut map: serde_json::Map<String, serde_json::Value> =
-            options().iter().map(|o| (o.name.to_string(), serde_json::Value::Null)).collect();
-        map.extend(serde_json::json!({"api_host": "pve1", "api_user": "root@pam", "api_password": "x"}).as_object().unwrap().clone());
+        let mut map: serde_json::Map<String, serde_json::Value> = options()
+            .iter()
+            .map(|o| (o.name.to_string(), serde_json::Value::Null))
+            .collect();
+        map.extend(
+            serde_json::json!({"api_host": "pve1", "api_user": "root@pam", "api_password": "x"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
         map.extend(extra.as_object().unwrap().clone());
         Params::new(map)
     }
 
     #[test]
     fn api_timeout_is_bounded_so_the_clock_cannot_overflow() {
-        assert_eq!(ConnectionParams::from_params(&params(serde_json::json!({"api_timeout": 86400}))).unwrap().timeout_secs, 86400);
+        assert_eq!(
+            ConnectionParams::from_params(&params(serde_json::json!({"api_timeout": 86400})))
+                .unwrap()
+                .timeout_secs,
+            86400
+        );
         let e = ConnectionParams::from_params(&params(serde_json::json!({"api_timeout": i64::MAX}))).unwrap_err();
         assert!(e.starts_with("api_timeout must be from 1 to 86400"), "{e}");
         assert!(ConnectionParams::from_params(&params(serde_json::json!({"api_timeout": 0}))).is_err());

@@ -26,7 +26,10 @@ pub const MAX_RESENDS: u32 = 3;
 
 /// Epoch seconds now: take it just before sending a write that may need recovering.
 pub fn now() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
 }
 
 /// One entry of the node's task list.
@@ -41,7 +44,9 @@ pub struct ListedTask {
 
 /// The tasks of a `GET /nodes/{node}/tasks` answer (unknown keys ignored).
 pub fn parse_task_list(data: &Value) -> Vec<ListedTask> {
-    let Some(items) = data.as_array() else { return Vec::new() };
+    let Some(items) = data.as_array() else {
+        return Vec::new();
+    };
     items
         .iter()
         .filter_map(|t| {
@@ -102,7 +107,13 @@ pub fn find(client: &Client, search: &Search, id_matches: &dyn Fn(&str) -> bool)
         ("limit", "50".to_string()),
     ];
     let listed = parse_task_list(&client.get(&format!("/nodes/{}/tasks", search.node), &query)?);
-    Ok(own_unknown(&listed, &client.task_owner(), search.since, id_matches, &|u| client.knows_upid(u)))
+    Ok(own_unknown(
+        &listed,
+        &client.task_owner(),
+        search.since,
+        id_matches,
+        &|u| client.knows_upid(u),
+    ))
 }
 
 /// Looks for the task of the lost call a few times; `None` when none was started.
@@ -152,8 +163,14 @@ mod tests {
         ]);
         let t = parse_task_list(&data);
         assert_eq!(t.len(), 2);
-        assert_eq!((t[0].id.as_str(), t[0].tokenid.as_deref(), t[0].starttime), ("101", Some("automation"), 1_700_000_000));
-        assert_eq!((t[1].id.as_str(), t[1].tokenid.as_deref(), t[1].starttime), ("102", None, 1_700_000_001));
+        assert_eq!(
+            (t[0].id.as_str(), t[0].tokenid.as_deref(), t[0].starttime),
+            ("101", Some("automation"), 1_700_000_000)
+        );
+        assert_eq!(
+            (t[1].id.as_str(), t[1].tokenid.as_deref(), t[1].starttime),
+            ("102", None, 1_700_000_001)
+        );
         assert!(parse_task_list(&json!(null)).is_empty());
     }
 
@@ -183,7 +200,10 @@ mod tests {
 
     #[test]
     fn the_warning_says_what_was_lost_and_found() {
-        let lost = ApiError::other(crate::api::client::ApiErrorKind::Dropped, "POST /nodes/pve1/qemu to https://h:8006: the connection was closed");
+        let lost = ApiError::other(
+            crate::api::client::ApiErrorKind::Dropped,
+            "POST /nodes/pve1/qemu to https://h:8006: the connection was closed",
+        );
         assert_eq!(
             warning(&lost, "VM 101 was created by task UPID:x"),
             "POST /nodes/pve1/qemu to https://h:8006: the connection was closed. Recovered by reading the cluster: VM 101 was created by task UPID:x."

@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::api::client::{ApiError, ApiErrorKind, Client};
 use crate::ansible::protocol::Failure;
+use crate::api::client::{ApiError, ApiErrorKind, Client};
 
 /// Pause before the first poll; most config and power tasks finish within it.
 const FIRST_PAUSE: Duration = Duration::from_millis(200);
@@ -37,9 +37,17 @@ pub struct TaskDone {
 #[derive(Debug, Clone)]
 pub enum TaskError {
     /// The task ended with an error: its exit status and the last lines of its log.
-    Failed { upid: String, exitstatus: String, log_tail: Vec<String> },
+    Failed {
+        upid: String,
+        exitstatus: String,
+        log_tail: Vec<String>,
+    },
     /// Still running after the timeout: the last line of its log so far.
-    Timeout { upid: String, waited: Duration, last_line: Option<String> },
+    Timeout {
+        upid: String,
+        waited: Duration,
+        last_line: Option<String>,
+    },
     /// Polling itself failed.
     Api(ApiError),
 }
@@ -128,15 +136,26 @@ pub fn wait(client: &Client, upid: &str, timeout: Duration) -> Result<TaskDone, 
         std::thread::sleep(pause_before(poll).min(timeout.saturating_sub(started.elapsed())));
         let status = client.get(&status_path, &[])?;
         if status.get("status").and_then(Value::as_str) == Some("stopped") {
-            let exitstatus =
-                status.get("exitstatus").and_then(Value::as_str).unwrap_or("unexpected status").to_string();
+            let exitstatus = status
+                .get("exitstatus")
+                .and_then(Value::as_str)
+                .unwrap_or("unexpected status")
+                .to_string();
             return match ending(&exitstatus) {
-                Ending::Ok => Ok(TaskDone { upid: upid.to_string(), exitstatus, warnings: Vec::new() }),
+                Ending::Ok => Ok(TaskDone {
+                    upid: upid.to_string(),
+                    exitstatus,
+                    warnings: Vec::new(),
+                }),
                 // The log only adds detail: if it cannot be read, the outcome still stands.
                 Ending::Warnings => {
                     let lines = log.all().unwrap_or_default();
                     let warnings = lines.into_iter().filter(|l| l.starts_with("WARN")).collect();
-                    Ok(TaskDone { upid: upid.to_string(), exitstatus, warnings })
+                    Ok(TaskDone {
+                        upid: upid.to_string(),
+                        exitstatus,
+                        warnings,
+                    })
                 }
                 Ending::Failed => Err(TaskError::Failed {
                     upid: upid.to_string(),
@@ -148,7 +167,11 @@ pub fn wait(client: &Client, upid: &str, timeout: Duration) -> Result<TaskDone, 
         let waited = started.elapsed();
         if waited >= timeout {
             let last_line = log.tail(1).unwrap_or_default().pop();
-            return Err(TaskError::Timeout { upid: upid.to_string(), waited, last_line });
+            return Err(TaskError::Timeout {
+                upid: upid.to_string(),
+                waited,
+                last_line,
+            });
         }
     }
     unreachable!("the poll loop returns")
@@ -165,10 +188,14 @@ impl TaskLog<'_> {
     /// Lines `start..start+limit` and the log's total line count.
     fn page(&self, start: usize, limit: usize) -> Result<(Vec<String>, usize), ApiError> {
         let path = format!("/nodes/{}/tasks/{}/log", self.node, self.upid);
-        let envelope =
-            self.client.get_envelope(&path, &[("start", start.to_string()), ("limit", limit.to_string())])?;
+        let envelope = self
+            .client
+            .get_envelope(&path, &[("start", start.to_string()), ("limit", limit.to_string())])?;
         let lines = log_lines(envelope.get("data").unwrap_or(&Value::Null));
-        let total = envelope.get("total").and_then(lenient_usize).unwrap_or(start + lines.len());
+        let total = envelope
+            .get("total")
+            .and_then(lenient_usize)
+            .unwrap_or(start + lines.len());
         Ok((lines, total))
     }
 
@@ -239,7 +266,10 @@ mod tests {
     fn exit_statuses() {
         assert_eq!(ending("OK"), Ending::Ok);
         assert_eq!(ending("WARNINGS: 2"), Ending::Warnings);
-        assert_eq!(ending("unable to create VM 108 - VM 108 already exists on node 'pve1'"), Ending::Failed);
+        assert_eq!(
+            ending("unable to create VM 108 - VM 108 already exists on node 'pve1'"),
+            Ending::Failed
+        );
         assert_eq!(ending("unexpected status"), Ending::Failed);
     }
 
@@ -260,19 +290,30 @@ mod tests {
         let e = TaskError::Failed {
             upid: "UPID:pve1:x:".into(),
             exitstatus: "storage 'nvme-pool' does not exist".into(),
-            log_tail: vec!["create full clone of drive scsi0".into(), "TASK ERROR: storage 'nvme-pool' does not exist".into()],
+            log_tail: vec![
+                "create full clone of drive scsi0".into(),
+                "TASK ERROR: storage 'nvme-pool' does not exist".into(),
+            ],
         };
         assert_eq!(
             e.to_string(),
             "task UPID:pve1:x: failed: storage 'nvme-pool' does not exist (task log: create full clone of drive scsi0)"
         );
-        let bare = TaskError::Failed { upid: "U".into(), exitstatus: "boom".into(), log_tail: vec!["TASK ERROR: boom".into()] };
+        let bare = TaskError::Failed {
+            upid: "U".into(),
+            exitstatus: "boom".into(),
+            log_tail: vec!["TASK ERROR: boom".into()],
+        };
         assert_eq!(bare.to_string(), "task U failed: boom");
     }
 
     #[test]
     fn timeout_text_says_the_task_keeps_running() {
-        let e = TaskError::Timeout { upid: "U".into(), waited: Duration::from_secs(30), last_line: Some("transferred 1 GiB".into()) };
+        let e = TaskError::Timeout {
+            upid: "U".into(),
+            waited: Duration::from_secs(30),
+            last_line: Some("transferred 1 GiB".into()),
+        };
         assert_eq!(
             e.to_string(),
             "timed out after 30s waiting for task U (last log line: transferred 1 GiB); the task keeps running on the node — raise timeout or check it in the Proxmox VE task log"

@@ -5,8 +5,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::api::client::Client;
 use crate::ansible::protocol::Failure;
+use crate::api::client::Client;
 use crate::cluster::vm::{Guest, GuestType};
 use crate::pve::propstring::is_drive_key;
 
@@ -57,7 +57,9 @@ pub fn explain(client: &Client, guests: &[Guest], name: Option<&str>, failure: F
 pub fn twin(guest: &Guest, config: &Map<String, Value>) -> Twin {
     let text = |k: &str| config.get(k).and_then(Value::as_str);
     let ctime = text("meta").and_then(|meta| {
-        meta.split(',').find_map(|kv| kv.strip_prefix("ctime=")).and_then(|s| s.parse().ok())
+        meta.split(',')
+            .find_map(|kv| kv.strip_prefix("ctime="))
+            .and_then(|s| s.parse().ok())
     });
     let mut disks: Vec<String> = config
         .iter()
@@ -83,11 +85,20 @@ pub fn describe(twins: &[Twin]) -> String {
         .iter()
         .map(|t| {
             let created = t.ctime.map(utc).unwrap_or_else(|| "creation time unknown".into());
-            let disks = if t.disks.is_empty() { "no disks".to_string() } else { format!("disks {}", t.disks.join(", ")) };
-            format!("VM {} on node {}, {}, created {created}, {disks}", t.vmid, t.node, t.status)
+            let disks = if t.disks.is_empty() {
+                "no disks".to_string()
+            } else {
+                format!("disks {}", t.disks.join(", "))
+            };
+            format!(
+                "VM {} on node {}, {}, created {created}, {disks}",
+                t.vmid, t.node, t.status
+            )
         })
         .collect();
-    let Some(spare) = newest(twins) else { return String::new() };
+    let Some(spare) = newest(twins) else {
+        return String::new();
+    };
     let force = if spare.status == "running" { ", force: true" } else { "" };
     format!(
         "They are: {}. Nothing was chosen or removed. If VM {} (created last) is a spare, this task removes it with its disks: `ferrox.proxmox.proxmox_kvm: {{vmid: {}, state: absent{force}}}`; to keep them all, rename one or give vmid in the task.",
@@ -161,18 +172,37 @@ mod tests {
         });
         let t = twin(&guest(103, "pve1", "stopped"), config.as_object().unwrap());
         assert_eq!(t.ctime, Some(1_764_581_401));
-        assert_eq!(t.disks, vec!["efidisk0=local-lvm:vm-103-disk-1", "scsi0=local-lvm:vm-103-disk-0"]);
+        assert_eq!(
+            t.disks,
+            vec!["efidisk0=local-lvm:vm-103-disk-1", "scsi0=local-lvm:vm-103-disk-0"]
+        );
     }
 
     #[test]
     fn the_message_lists_each_and_offers_removing_the_newest() {
-        let a = Twin { vmid: 103, node: "pve1".into(), status: "stopped".into(), ctime: Some(1_764_581_401), disks: vec!["scsi0=local-lvm:vm-103-disk-0".into()] };
-        let b = Twin { vmid: 110, node: "pve2".into(), status: "running".into(), ctime: Some(1_764_581_402), disks: vec![] };
+        let a = Twin {
+            vmid: 103,
+            node: "pve1".into(),
+            status: "stopped".into(),
+            ctime: Some(1_764_581_401),
+            disks: vec!["scsi0=local-lvm:vm-103-disk-0".into()],
+        };
+        let b = Twin {
+            vmid: 110,
+            node: "pve2".into(),
+            status: "running".into(),
+            ctime: Some(1_764_581_402),
+            disks: vec![],
+        };
         assert_eq!(
             describe(&[a.clone(), b.clone()]),
             "They are: VM 103 on node pve1, stopped, created 2025-12-01 09:30:01 UTC, disks scsi0=local-lvm:vm-103-disk-0; VM 110 on node pve2, running, created 2025-12-01 09:30:02 UTC, no disks. Nothing was chosen or removed. If VM 110 (created last) is a spare, this task removes it with its disks: `ferrox.proxmox.proxmox_kvm: {vmid: 110, state: absent, force: true}`; to keep them all, rename one or give vmid in the task."
         );
         let same_time = Twin { ctime: a.ctime, ..b };
-        assert_eq!(newest(&[same_time.clone(), a.clone()]).unwrap().vmid, 110, "the higher vmid when created the same second");
+        assert_eq!(
+            newest(&[same_time.clone(), a.clone()]).unwrap().vmid,
+            110,
+            "the higher vmid when created the same second"
+        );
     }
 }

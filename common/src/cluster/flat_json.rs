@@ -41,7 +41,10 @@ pub fn each_field<'a>(json: &'a [u8], mut each: impl FnMut(&'a [u8], Scalar<'a>)
             }
             b'{' | b'[' | b',' | b'}' => return None,
             _ => {
-                let end = json[i..].iter().position(|&b| b == b',' || b == b'}' || b.is_ascii_whitespace())? + i;
+                let end = json[i..]
+                    .iter()
+                    .position(|&b| b == b',' || b == b'}' || b.is_ascii_whitespace())?
+                    + i;
                 let raw = &json[i..end];
                 i = end;
                 Scalar::Raw(raw)
@@ -90,13 +93,16 @@ mod tests {
 
     fn fields(json: &str) -> Option<Vec<(String, Scalar<'_>)>> {
         let mut out = Vec::new();
-        each_field(json.as_bytes(), |k, v| out.push((String::from_utf8(k.to_vec()).unwrap(), v)))?;
+        each_field(json.as_bytes(), |k, v| {
+            out.push((String::from_utf8(k.to_vec()).unwrap(), v))
+        })?;
         Some(out)
     }
 
     #[test]
     fn a_flat_object_is_read_field_by_field() {
-        let got = fields(r#"{"id":"qemu/100","vmid":100, "cpu" : 0.25,"template":0,"lock":null,"ok":true,"name":""}"#).unwrap();
+        let got = fields(r#"{"id":"qemu/100","vmid":100, "cpu" : 0.25,"template":0,"lock":null,"ok":true,"name":""}"#)
+            .unwrap();
         assert_eq!(
             got,
             vec![

@@ -21,7 +21,8 @@ pub enum Family {
 
 /// The option's values (`ip_family`), as the task spells them.
 impl crate::ansible::options::Choice for Family {
-    const ALL: &'static [(&'static str, Family)] = &[("ipv4", Family::Ipv4), ("ipv6", Family::Ipv6), ("any", Family::Any)];
+    const ALL: &'static [(&'static str, Family)] =
+        &[("ipv4", Family::Ipv4), ("ipv6", Family::Ipv6), ("any", Family::Any)];
 }
 
 impl Family {
@@ -64,17 +65,34 @@ impl Addresses {
             .filter_map(|(k, v)| {
                 let index = k.strip_prefix("net")?.parse::<u32>().ok()?;
                 let mac = mac_of(v.as_str()?)?;
-                Some(Nic { index, mac, ipv4: Vec::new(), ipv6: Vec::new() })
+                Some(Nic {
+                    index,
+                    mac,
+                    ipv4: Vec::new(),
+                    ipv6: Vec::new(),
+                })
             })
             .collect();
         nics.sort_by_key(|n| n.index);
         let mut seen = Vec::new();
         for iface in interfaces.as_array().into_iter().flatten() {
-            let hw = iface.get("hardware-address").and_then(Value::as_str).unwrap_or_default();
+            let hw = iface
+                .get("hardware-address")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
             let nic = nics.iter_mut().find(|n| n.mac.eq_ignore_ascii_case(hw));
             let mut usable = Vec::new();
-            for entry in iface.get("ip-addresses").and_then(Value::as_array).into_iter().flatten() {
-                let Some(ip) = entry.get("ip-address").and_then(Value::as_str).and_then(|t| t.parse::<IpAddr>().ok()) else {
+            for entry in iface
+                .get("ip-addresses")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let Some(ip) = entry
+                    .get("ip-address")
+                    .and_then(Value::as_str)
+                    .and_then(|t| t.parse::<IpAddr>().ok())
+                else {
                     continue;
                 };
                 if ip.is_loopback() {
@@ -118,7 +136,12 @@ impl Addresses {
         let map: Map<String, Value> = self
             .nics
             .iter()
-            .map(|n| (format!("net{}", n.index), json!({"mac": n.mac, "ipv4": n.ipv4, "ipv6": n.ipv6})))
+            .map(|n| {
+                (
+                    format!("net{}", n.index),
+                    json!({"mac": n.mac, "ipv4": n.ipv4, "ipv6": n.ipv6}),
+                )
+            })
             .collect();
         Value::Object(map)
     }
@@ -141,7 +164,10 @@ fn is_link_local_v6(ip: Ipv6Addr) -> bool {
 fn mac_of(net: &str) -> Option<String> {
     net.split(',').find_map(|part| {
         let (key, value) = part.split_once('=')?;
-        let is_mac = value.split(':').count() == 6 && value.split(':').all(|b| b.len() == 2 && u8::from_str_radix(b, 16).is_ok());
+        let is_mac = value.split(':').count() == 6
+            && value
+                .split(':')
+                .all(|b| b.len() == 2 && u8::from_str_radix(b, 16).is_ok());
         (is_mac && key != "bridge").then(|| value.to_ascii_uppercase())
     })
 }
@@ -194,7 +220,15 @@ mod tests {
 
     #[test]
     fn link_local_apipa_and_loopback_are_not_usable() {
-        for ip in ["127.0.0.1", "::1", "fe80::1", "febf::1", "169.254.10.1", "0.0.0.0", "::"] {
+        for ip in [
+            "127.0.0.1",
+            "::1",
+            "fe80::1",
+            "febf::1",
+            "169.254.10.1",
+            "0.0.0.0",
+            "::",
+        ] {
             assert!(!is_usable(ip.parse().unwrap()), "{ip}");
         }
         for ip in ["10.0.0.1", "192.0.2.1", "2001:db8::1", "fec0::1", "fd00::1"] {
@@ -208,8 +242,14 @@ mod tests {
 
     #[test]
     fn nic_macs_from_either_spelling() {
-        assert_eq!(mac_of("virtio=bc:24:11:00:00:01,bridge=vmbr0").as_deref(), Some("BC:24:11:00:00:01"));
-        assert_eq!(mac_of("model=virtio,macaddr=BC:24:11:00:00:01").as_deref(), Some("BC:24:11:00:00:01"));
+        assert_eq!(
+            mac_of("virtio=bc:24:11:00:00:01,bridge=vmbr0").as_deref(),
+            Some("BC:24:11:00:00:01")
+        );
+        assert_eq!(
+            mac_of("model=virtio,macaddr=BC:24:11:00:00:01").as_deref(),
+            Some("BC:24:11:00:00:01")
+        );
         assert_eq!(mac_of("virtio,bridge=vmbr0"), None);
     }
 }

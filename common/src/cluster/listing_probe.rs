@@ -20,13 +20,20 @@ pub struct NameProbe {
 impl NameProbe {
     pub fn new(name: Option<&str>) -> NameProbe {
         let verbatim = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
-        let quoted = name.filter(|n| verbatim(n)).map(|n| memmem::Finder::new(format!("\"{n}\"").as_bytes()).into_owned());
-        NameProbe { quoted, key: memmem::Finder::new(br#""name":"#).into_owned() }
+        let quoted = name
+            .filter(|n| verbatim(n))
+            .map(|n| memmem::Finder::new(format!("\"{n}\"").as_bytes()).into_owned());
+        NameProbe {
+            quoted,
+            key: memmem::Finder::new(br#""name":"#).into_owned(),
+        }
     }
 
     /// False only when the entry is certainly not the named guest.
     pub fn may_match(&self, entry_json: &[u8]) -> bool {
-        self.quoted.as_ref().is_none_or(|f| f.find(entry_json).is_some() || self.key.find(entry_json).is_none())
+        self.quoted
+            .as_ref()
+            .is_none_or(|f| f.find(entry_json).is_some() || self.key.find(entry_json).is_none())
     }
 }
 
@@ -94,7 +101,11 @@ impl Sought {
 
     /// No guest yet: add the vmids and names.
     pub fn nothing() -> Sought {
-        Sought { vmids: Vec::new(), names: Vec::new(), keys: Keys::new() }
+        Sought {
+            vmids: Vec::new(),
+            names: Vec::new(),
+            keys: Keys::new(),
+        }
     }
 
     /// Also the guest with this vmid (a disk move's target VM).
@@ -135,7 +146,12 @@ impl Sought {
         let name = plain_text(&self.keys.name, entry_json)?.map(str::to_string);
         let lock = plain_text(&self.keys.lock, entry_json)?.map(str::to_string);
         let place = if placed { Some(self.place(entry_json)?) } else { None };
-        Some(Unsought { vmid, name, lock, place })
+        Some(Unsought {
+            vmid,
+            name,
+            lock,
+            place,
+        })
     }
 
     fn place(&self, entry_json: &[u8]) -> Option<Place> {
@@ -199,11 +215,20 @@ mod tests {
     fn the_name_probe_rules_out_only_entries_without_the_quoted_name() {
         let probe = NameProbe::new(Some("web01"));
         assert!(probe.may_match(br#"{"name":"web01","vmid":101}"#));
-        assert!(probe.may_match(br#"{"name": "x", "tags": "web01"}"#), "a false positive is decoded, never lost");
+        assert!(
+            probe.may_match(br#"{"name": "x", "tags": "web01"}"#),
+            "a false positive is decoded, never lost"
+        );
         assert!(!probe.may_match(br#"{"name":"web011","vmid":102}"#));
         assert!(!probe.may_match(br#"{"name":"web0","vmid":103}"#));
-        assert!(probe.may_match(br#"{"vmid":104,"status":"unknown"}"#), "a name not broadcast yet may be it");
-        assert!(NameProbe::new(Some("we\"b")).may_match(b"{}"), "a name JSON escapes rules nothing out");
+        assert!(
+            probe.may_match(br#"{"vmid":104,"status":"unknown"}"#),
+            "a name not broadcast yet may be it"
+        );
+        assert!(
+            NameProbe::new(Some("we\"b")).may_match(b"{}"),
+            "a name JSON escapes rules nothing out"
+        );
         assert!(NameProbe::new(None).may_match(b"{}"));
     }
 
@@ -212,7 +237,10 @@ mod tests {
         let sought = Sought::lookup(Some(101), Some("web01"));
         let needs = |json: &str| sought.may_need(json.as_bytes(), false);
         assert!(needs(r#"{"type":"qemu","vmid":101,"node":"pve1"}"#));
-        assert!(!needs(r#"{"type":"qemu","vmid":1010,"node":"pve1","name":"web01"}"#), "the vmid wins over the name");
+        assert!(
+            !needs(r#"{"type":"qemu","vmid":1010,"node":"pve1","name":"web01"}"#),
+            "the vmid wins over the name"
+        );
         assert!(!needs(r#"{"type":"lxc","vmid":10,"maxmem":101}"#));
         // What the text does not say plainly is decoded.
         for unclear in [
@@ -231,7 +259,10 @@ mod tests {
         // Nodes, storages and every other type are always decoded in the unfiltered listing.
         assert!(needs(r#"{"type":"node","node":"pve1","vmid":5}"#));
         assert!(needs(r#"{"type":"storage","storage":"local","node":"pve1"}"#));
-        assert!(!sought.may_need(br#"{"id":"qemu/5","vmid":5}"#, true), "a type=vm listing holds guests only");
+        assert!(
+            !sought.may_need(br#"{"id":"qemu/5","vmid":5}"#, true),
+            "a type=vm listing holds guests only"
+        );
     }
 
     #[test]
@@ -239,13 +270,31 @@ mod tests {
         let sought = Sought::lookup(None, Some("web01"));
         let thin = |json: &str| sought.unsought(json.as_bytes(), false);
         let expect = |vmid, name: Option<&str>, lock: Option<&str>| {
-            Some(Unsought { vmid, name: name.map(str::to_string), lock: lock.map(str::to_string), place: None })
+            Some(Unsought {
+                vmid,
+                name: name.map(str::to_string),
+                lock: lock.map(str::to_string),
+                place: None,
+            })
         };
-        assert_eq!(thin(r#"{"type":"qemu","vmid":103,"name":"db01","node":"pve1"}"#), expect(103, Some("db01"), None));
-        assert_eq!(thin(r#"{"type":"qemu","vmid":104,"name":"VM 104","lock":"clone"}"#), expect(104, Some("VM 104"), Some("clone")));
-        assert_eq!(thin(r#"{"type":"qemu","vmid":105,"name":"","lock":null}"#), expect(105, None, None));
+        assert_eq!(
+            thin(r#"{"type":"qemu","vmid":103,"name":"db01","node":"pve1"}"#),
+            expect(103, Some("db01"), None)
+        );
+        assert_eq!(
+            thin(r#"{"type":"qemu","vmid":104,"name":"VM 104","lock":"clone"}"#),
+            expect(104, Some("VM 104"), Some("clone"))
+        );
+        assert_eq!(
+            thin(r#"{"type":"qemu","vmid":105,"name":"","lock":null}"#),
+            expect(105, None, None)
+        );
         assert_eq!(thin(r#"{"type":"qemu","vmid":106}"#), expect(106, None, None));
-        assert_eq!(thin(r#"{"type":"qemu","vmid":107,"name":"a","name":"b"}"#), None, "stated twice: decoded");
+        assert_eq!(
+            thin(r#"{"type":"qemu","vmid":107,"name":"a","name":"b"}"#),
+            None,
+            "stated twice: decoded"
+        );
         assert_eq!(thin(r#"{"type":"qemu","vmid":"108","name":"a"}"#), None);
     }
 
@@ -253,11 +302,27 @@ mod tests {
     fn placed_an_unsought_guest_also_tells_its_node_pool_and_type() {
         let sought = Sought::lookup(None, Some("web01"));
         let place = |json: &str| sought.unsought(json.as_bytes(), true).map(|u| u.place.unwrap());
-        let at = |node: &str, pool: Option<&str>, qemu| Some(Place { node: node.into(), pool: pool.map(str::to_string), qemu });
-        assert_eq!(place(r#"{"type":"qemu","vmid":103,"name":"db01","node":"pve1"}"#), at("pve1", None, true));
-        assert_eq!(place(r#"{"type":"lxc","vmid":104,"node":"pve2","pool":"prod"}"#), at("pve2", Some("prod"), false));
+        let at = |node: &str, pool: Option<&str>, qemu| {
+            Some(Place {
+                node: node.into(),
+                pool: pool.map(str::to_string),
+                qemu,
+            })
+        };
+        assert_eq!(
+            place(r#"{"type":"qemu","vmid":103,"name":"db01","node":"pve1"}"#),
+            at("pve1", None, true)
+        );
+        assert_eq!(
+            place(r#"{"type":"lxc","vmid":104,"node":"pve2","pool":"prod"}"#),
+            at("pve2", Some("prod"), false)
+        );
         assert_eq!(place(r#"{"type":"qemu","vmid":105}"#), None, "no node: decoded");
-        assert_eq!(place(r#"{"type":"qemu","vmid":106,"node":"a","node":"b"}"#), None, "stated twice: decoded");
+        assert_eq!(
+            place(r#"{"type":"qemu","vmid":106,"node":"a","node":"b"}"#),
+            None,
+            "stated twice: decoded"
+        );
     }
 
     #[test]
@@ -265,7 +330,10 @@ mod tests {
         let sought = Sought::lookup(None, Some("web01")).and_vmid(300);
         let needs = |json: &str| sought.may_need(json.as_bytes(), true);
         assert!(needs(r#"{"vmid":101,"name":"web01"}"#));
-        assert!(needs(r#"{"vmid":102,"name":"web01"}"#), "a twin is kept, so the lookup still sees both");
+        assert!(
+            needs(r#"{"vmid":102,"name":"web01"}"#),
+            "a twin is kept, so the lookup still sees both"
+        );
         assert!(needs(r#"{"vmid":300,"name":"db"}"#));
         assert!(!needs(r#"{"vmid":103,"name":"web011"}"#));
         let nothing = Sought::lookup(None, None);

@@ -73,15 +73,34 @@ mod tests {
     #[test]
     fn the_template_on_the_node_is_meant() {
         let g = cluster();
-        assert_eq!(qemu_by_name_on(&g, "base-debian13", Some("pve1")).unwrap().unwrap().vmid, 9000);
-        assert_eq!(qemu_by_name_on(&g, "base-debian13", Some("pve2")).unwrap().unwrap().vmid, 9001);
-        assert_eq!(qemu_by_name_on(&g, "base-alma", Some("pve2")).unwrap().unwrap().vmid, 9002);
+        assert_eq!(
+            qemu_by_name_on(&g, "base-debian13", Some("pve1"))
+                .unwrap()
+                .unwrap()
+                .vmid,
+            9000
+        );
+        assert_eq!(
+            qemu_by_name_on(&g, "base-debian13", Some("pve2"))
+                .unwrap()
+                .unwrap()
+                .vmid,
+            9001
+        );
+        assert_eq!(
+            qemu_by_name_on(&g, "base-alma", Some("pve2")).unwrap().unwrap().vmid,
+            9002
+        );
     }
 
     #[test]
     fn a_single_match_is_found_on_any_node() {
         let g = cluster();
-        assert_eq!(qemu_by_name_on(&g, "web", Some("pve1")).unwrap().unwrap().vmid, 100, "containers do not count");
+        assert_eq!(
+            qemu_by_name_on(&g, "web", Some("pve1")).unwrap().unwrap().vmid,
+            100,
+            "containers do not count"
+        );
         assert!(qemu_by_name_on(&g, "nope", Some("pve1")).unwrap().is_none());
     }
 
@@ -101,6 +120,9 @@ mod tests {
     #[test]
     fn without_a_node_the_usual_rule_holds() {
         let g = cluster();
-        assert_eq!(qemu_by_name_on(&g, "base-debian13", None).unwrap_err(), vm::qemu_by_name(&g, "base-debian13").unwrap_err());
+        assert_eq!(
+            qemu_by_name_on(&g, "base-debian13", None).unwrap_err(),
+            vm::qemu_by_name(&g, "base-debian13").unwrap_err()
+        );
     }
 }

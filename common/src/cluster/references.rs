@@ -12,9 +12,9 @@ use serde_json::{json, Value};
 
 use crate::ansible::assume::Assume;
 use crate::api::client::Client;
-use crate::pve::propstring::{self, formats};
 use crate::cluster::vm::Storage;
 use crate::pve::propstring::is_drive_key;
+use crate::pve::propstring::{self, formats};
 
 /// One thing a drive value needs to exist.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +22,11 @@ pub enum DriveRef {
     /// A new volume is allocated on `storage`, which must hold `images`.
     Allocate { key: String, storage: String },
     /// An existing volume (`storage:volname`) of `content` (`iso`, `images`, `import`).
-    Volume { key: String, volid: String, content: &'static str },
+    Volume {
+        key: String,
+        volid: String,
+        content: &'static str,
+    },
 }
 
 impl DriveRef {
@@ -48,18 +52,38 @@ impl DriveRef {
 /// What the drive value `value` of config key `key` references (nothing for other keys,
 /// an empty or host CD-ROM, a device path).
 pub fn drive_refs(key: &str, value: &str) -> Vec<DriveRef> {
-    let Some(f) = formats::for_config_key(key).filter(|_| is_drive_key(key)) else { return Vec::new() };
-    let Ok(props) = propstring::parse(value, f) else { return Vec::new() };
+    let Some(f) = formats::for_config_key(key).filter(|_| is_drive_key(key)) else {
+        return Vec::new();
+    };
+    let Ok(props) = propstring::parse(value, f) else {
+        return Vec::new();
+    };
     let file = props.get("file").unwrap_or_default();
-    let Some((storage, volname)) = file.split_once(':').filter(|_| !file.starts_with('/')) else { return Vec::new() };
+    let Some((storage, volname)) = file.split_once(':').filter(|_| !file.starts_with('/')) else {
+        return Vec::new();
+    };
     let mut refs = Vec::new();
-    if let Some(source) = props.get("import-from").filter(|s| s.contains(':') && !s.starts_with('/')) {
-        refs.push(DriveRef::Volume { key: key.into(), volid: source.into(), content: content_of(source) });
+    if let Some(source) = props
+        .get("import-from")
+        .filter(|s| s.contains(':') && !s.starts_with('/'))
+    {
+        refs.push(DriveRef::Volume {
+            key: key.into(),
+            volid: source.into(),
+            content: content_of(source),
+        });
     }
     if volname == "cloudinit" || volname.parse::<f64>().is_ok() {
-        refs.push(DriveRef::Allocate { key: key.into(), storage: storage.into() });
+        refs.push(DriveRef::Allocate {
+            key: key.into(),
+            storage: storage.into(),
+        });
     } else if !crate::plan::unknown::is_unknown(volname) {
-        refs.push(DriveRef::Volume { key: key.into(), volid: file.into(), content: content_of(file) });
+        refs.push(DriveRef::Volume {
+            key: key.into(),
+            volid: file.into(),
+            content: content_of(file),
+        });
     }
     refs
 }
@@ -87,7 +111,11 @@ fn content_words(content: &str) -> &str {
 pub fn check_storage(listing: &Value, node: &str, key: &str, storage: &str, content: &str) -> Result<(), String> {
     let items: Vec<&Value> = listing.as_array().into_iter().flatten().collect();
     let holds = |s: &Value| s["content"].as_str().unwrap_or("").split(',').any(|c| c == content);
-    let fitting: Vec<&str> = items.iter().filter(|s| holds(s)).filter_map(|s| s["storage"].as_str()).collect();
+    let fitting: Vec<&str> = items
+        .iter()
+        .filter(|s| holds(s))
+        .filter_map(|s| s["storage"].as_str())
+        .collect();
     match items.iter().find(|s| s["storage"] == storage) {
         Some(s) if holds(s) => Ok(()),
         Some(s) => Err(format!(
@@ -113,7 +141,11 @@ pub fn check_volume(listing: &Value, node: &str, key: &str, volid: &str, content
         return Ok(());
     }
     let storage = volid.split(':').next().unwrap_or_default();
-    let there: Vec<&str> = items.iter().filter(|v| v["content"] == content).filter_map(|v| v["volid"].as_str()).collect();
+    let there: Vec<&str> = items
+        .iter()
+        .filter(|v| v["content"] == content)
+        .filter_map(|v| v["volid"].as_str())
+        .collect();
     Err(format!(
         "{key}: volume {volid} does not exist on node {node}; {} on storage {storage}: {}",
         content_words(content),
@@ -146,7 +178,12 @@ pub fn verify_listed<'a>(
     }
     let on_node: Vec<&Storage> = listed.iter().filter(|s| s.node == node).collect();
     let storages = if refs.iter().all(|r| on_node.iter().any(|s| s.storage == r.storage())) {
-        Ok(Value::Array(on_node.iter().map(|s| json!({"storage": s.storage, "content": s.content.join(",")})).collect()))
+        Ok(Value::Array(
+            on_node
+                .iter()
+                .map(|s| json!({"storage": s.storage, "content": s.content.join(",")}))
+                .collect(),
+        ))
     } else {
         client.get(&format!("/nodes/{node}/storage"), &[])
     };
@@ -164,7 +201,9 @@ pub fn verify_listed<'a>(
 pub fn verify_volumes(client: &Client, node: &str, refs: &[DriveRef], assume: &Assume) -> Result<(), String> {
     let mut listed: Vec<(String, Value)> = Vec::new();
     for r in refs {
-        let DriveRef::Volume { key, volid, content } = r else { continue };
+        let DriveRef::Volume { key, volid, content } = r else {
+            continue;
+        };
         if assume.volume(volid) {
             continue;
         }
@@ -176,7 +215,8 @@ pub fn verify_volumes(client: &Client, node: &str, refs: &[DriveRef], assume: &A
             }
         }
         if let Some((_, listing)) = listed.iter().find(|(s, _)| *s == storage) {
-            check_volume(listing, node, key, volid, content).map_err(|e| format!("{e}{}", assume.hint("volumes", volid)))?;
+            check_volume(listing, node, key, volid, content)
+                .map_err(|e| format!("{e}{}", assume.hint("volumes", volid)))?;
         }
     }
     Ok(())
@@ -189,16 +229,33 @@ mod tests {
 
     #[test]
     fn drive_values_name_what_they_need() {
-        assert_eq!(drive_refs("scsi0", "local-lvm:32,discard=on"), [DriveRef::Allocate { key: "scsi0".into(), storage: "local-lvm".into() }]);
+        assert_eq!(
+            drive_refs("scsi0", "local-lvm:32,discard=on"),
+            [DriveRef::Allocate {
+                key: "scsi0".into(),
+                storage: "local-lvm".into()
+            }]
+        );
         assert_eq!(
             drive_refs("sata0", "isos:iso/missing.iso,media=cdrom"),
-            [DriveRef::Volume { key: "sata0".into(), volid: "isos:iso/missing.iso".into(), content: "iso" }]
+            [DriveRef::Volume {
+                key: "sata0".into(),
+                volid: "isos:iso/missing.iso".into(),
+                content: "iso"
+            }]
         );
         assert_eq!(
             drive_refs("scsi1", "local-lvm:0,import-from=local:import/debian.qcow2"),
             [
-                DriveRef::Volume { key: "scsi1".into(), volid: "local:import/debian.qcow2".into(), content: "import" },
-                DriveRef::Allocate { key: "scsi1".into(), storage: "local-lvm".into() },
+                DriveRef::Volume {
+                    key: "scsi1".into(),
+                    volid: "local:import/debian.qcow2".into(),
+                    content: "import"
+                },
+                DriveRef::Allocate {
+                    key: "scsi1".into(),
+                    storage: "local-lvm".into()
+                },
             ]
         );
         assert!(drive_refs("ide2", "none,media=cdrom").is_empty());

@@ -11,10 +11,10 @@ use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::ansible::protocol::Failure;
 use crate::api::client::{ApiError, ApiErrorKind, Client};
 use crate::cluster::flat_json;
 use crate::cluster::listing_probe::{Sought, Unsought};
-use crate::ansible::protocol::Failure;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GuestType {
@@ -41,7 +41,12 @@ pub struct Guest {
 
 /// All guests of the cluster, from one `GET /cluster/resources?type=vm`.
 pub fn list(client: &Client) -> Result<Vec<Guest>, ApiError> {
-    let listing = client.get_list("/cluster/resources", &[("type", "vm".to_string())], &Cluster::default, &Cluster::add_json)?;
+    let listing = client.get_list(
+        "/cluster/resources",
+        &[("type", "vm".to_string())],
+        &Cluster::default,
+        &Cluster::add_json,
+    )?;
     Ok(listing.guests)
 }
 
@@ -135,15 +140,28 @@ impl Cluster {
             Some("qemu" | "lxc") => self.guests.extend(entry.into_guest(&mut self.texts)),
             Some("node") => {
                 if let Some(name) = entry.node.text() {
-                    self.nodes.push(Node { name, status: entry.status.text().unwrap_or_default() });
+                    self.nodes.push(Node {
+                        name,
+                        status: entry.status.text().unwrap_or_default(),
+                    });
                 }
             }
             Some("storage") => {
                 if let (Some(storage), Some(node)) = (entry.storage.text(), entry.node.text()) {
                     let content = entry.content.text().unwrap_or_default();
-                    let content = content.split(',').filter(|c| !c.is_empty()).map(str::to_string).collect();
-                    let shared = matches!(entry.shared, Loose::Int(1) | Loose::Bool(true)) || entry.shared.as_str() == Some("1");
-                    self.storages.push(Storage { storage, node, content, shared });
+                    let content = content
+                        .split(',')
+                        .filter(|c| !c.is_empty())
+                        .map(str::to_string)
+                        .collect();
+                    let shared =
+                        matches!(entry.shared, Loose::Int(1) | Loose::Bool(true)) || entry.shared.as_str() == Some("1");
+                    self.storages.push(Storage {
+                        storage,
+                        node,
+                        content,
+                        shared,
+                    });
                 }
             }
             _ => {}
@@ -159,13 +177,32 @@ pub fn cluster(client: &Client) -> Result<Cluster, ApiError> {
 
 /// [`list`], keeping only the guests `sought` may need: the others are skipped unread.
 pub fn list_of(client: &Client, sought: &Sought) -> Result<Vec<Guest>, ApiError> {
-    let add = |c: &mut Cluster, json: &[u8]| if sought.may_need(json, true) { c.add_json(json) } else { Ok(()) };
-    Ok(client.get_list("/cluster/resources", &[("type", "vm".to_string())], &Cluster::default, &add)?.guests)
+    let add = |c: &mut Cluster, json: &[u8]| {
+        if sought.may_need(json, true) {
+            c.add_json(json)
+        } else {
+            Ok(())
+        }
+    };
+    Ok(client
+        .get_list(
+            "/cluster/resources",
+            &[("type", "vm".to_string())],
+            &Cluster::default,
+            &add,
+        )?
+        .guests)
 }
 
 /// [`cluster`], keeping only the guests `sought` may need (all nodes and storages).
 pub fn cluster_of(client: &Client, sought: &Sought) -> Result<Cluster, ApiError> {
-    let add = |c: &mut Cluster, json: &[u8]| if sought.may_need(json, false) { c.add_json(json) } else { Ok(()) };
+    let add = |c: &mut Cluster, json: &[u8]| {
+        if sought.may_need(json, false) {
+            c.add_json(json)
+        } else {
+            Ok(())
+        }
+    };
     client.get_list("/cluster/resources", &[], &Cluster::default, &add)
 }
 
@@ -173,8 +210,18 @@ pub fn cluster_of(client: &Client, sought: &Sought) -> Result<Cluster, ApiError>
 /// `sought` adds): looked up by name, the guests PVE has not named yet are named from
 /// their configs ([`name_unbroadcast`]), so a VM made moments ago is found. `seeking`:
 /// as [`cluster_seeking`], with every other guest in [`Cluster::unsought`], placed.
-pub fn cluster_for_lookup(client: &Client, vmid: Option<u32>, name: Option<&str>, sought: &Sought, seeking: bool) -> Result<Cluster, ApiError> {
-    let mut cluster = if seeking { cluster_seeking(client, sought, true)? } else { cluster_of(client, sought)? };
+pub fn cluster_for_lookup(
+    client: &Client,
+    vmid: Option<u32>,
+    name: Option<&str>,
+    sought: &Sought,
+    seeking: bool,
+) -> Result<Cluster, ApiError> {
+    let mut cluster = if seeking {
+        cluster_seeking(client, sought, true)?
+    } else {
+        cluster_of(client, sought)?
+    };
     if vmid.is_none() && name.is_some() {
         name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
     }
@@ -200,7 +247,10 @@ pub fn cluster_seeking(client: &Client, sought: &Sought, placed: bool) -> Result
 /// The guests, nodes and storages in a `/cluster/resources` answer (other types skipped).
 pub fn parse_cluster(data: &Value) -> Result<Cluster, ApiError> {
     Cluster::deserialize(data).map_err(|e| {
-        ApiError::other(ApiErrorKind::Other, format!("/cluster/resources did not answer with a list ({e}): {data}"))
+        ApiError::other(
+            ApiErrorKind::Other,
+            format!("/cluster/resources did not answer with a list ({e}): {data}"),
+        )
     })
 }
 
@@ -336,10 +386,13 @@ impl<'a> Loose<'a> {
     /// not valid JSON (serde then reports it).
     fn from_scalar(value: flat_json::Scalar<'a>) -> Option<Loose<'a>> {
         let raw = match value {
-            flat_json::Scalar::Str(text) => return std::str::from_utf8(text).ok().map(|t| Loose::Text(Cow::Borrowed(t))),
+            flat_json::Scalar::Str(text) => {
+                return std::str::from_utf8(text).ok().map(|t| Loose::Text(Cow::Borrowed(t)))
+            }
             flat_json::Scalar::Raw(raw) => std::str::from_utf8(raw).ok()?,
         };
-        let number = |t: &str| t.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)) && t.parse::<f64>().is_ok();
+        let number =
+            |t: &str| t.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)) && t.parse::<f64>().is_ok();
         match raw {
             "true" => Some(Loose::Bool(true)),
             "false" => Some(Loose::Bool(false)),
@@ -415,9 +468,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
 /// none on a settled cluster). Best effort: a read that fails leaves the guest unnamed.
 pub fn name_unbroadcast(client: &Client, guests: &mut [Guest], nodes: &[Node]) {
     let online = |node: &str| nodes.iter().any(|n| n.name == node && n.status == "online");
-    for g in guests.iter_mut().filter(|g| g.kind == GuestType::Qemu && g.name.is_none() && online(&g.node)) {
+    for g in guests
+        .iter_mut()
+        .filter(|g| g.kind == GuestType::Qemu && g.name.is_none() && online(&g.node))
+    {
         if let Ok(config) = client.get(&format!("/nodes/{}/qemu/{}/config", g.node, g.vmid), &[]) {
-            g.name = config.get("name").and_then(Value::as_str).filter(|n| !n.is_empty()).map(str::to_string);
+            g.name = config
+                .get("name")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string);
         }
     }
 }
@@ -489,7 +549,9 @@ pub fn locate_qemu<'a>(
         (None, None) => return Err(Failure::new("one of the following is required: name, vmid")),
     };
     if guest.kind != GuestType::Qemu {
-        return Err(Failure::new(format!("{} is an LXC container; {what_module_does}", guest.vmid)).with("vmid", guest.vmid));
+        return Err(
+            Failure::new(format!("{} is an LXC container; {what_module_does}", guest.vmid)).with("vmid", guest.vmid),
+        );
     }
     Ok(guest)
 }
@@ -548,8 +610,14 @@ mod tests {
         let does = "demo manages QEMU VMs";
         assert_eq!(locate_qemu(&guests, Some(9000), Some("web"), does).unwrap().vmid, 9000);
         assert_eq!(locate_qemu(&guests, None, Some("web"), does).unwrap().vmid, 100);
-        assert_eq!(locate_qemu(&guests, Some(999), None, does).unwrap_err().msg, "VM with vmid 999 does not exist in cluster");
-        assert_eq!(locate_qemu(&guests, None, Some("nope"), does).unwrap_err().msg, "No VM with name nope found");
+        assert_eq!(
+            locate_qemu(&guests, Some(999), None, does).unwrap_err().msg,
+            "VM with vmid 999 does not exist in cluster"
+        );
+        assert_eq!(
+            locate_qemu(&guests, None, Some("nope"), does).unwrap_err().msg,
+            "No VM with name nope found"
+        );
         let lxc = locate_qemu(&guests, Some(200), None, does).unwrap_err();
         assert_eq!(lxc.msg, "200 is an LXC container; demo manages QEMU VMs");
         assert_eq!(lxc.extra["vmid"], json!(200));
@@ -621,9 +689,17 @@ mod tests {
         }
         // The shapes the flat reader leaves to serde still decode.
         let mut c = Cluster::default();
-        c.add_json(br#"{"type":"qemu","vmid":102,"node":"pve1","name":"a\u0062"}"#).unwrap();
-        c.add_json(br#"{"type":"qemu","vmid":103,"node":"pve1","ha":{"managed":0}}"#).unwrap();
-        assert_eq!(c.guests.iter().map(|g| (g.vmid, g.name.clone())).collect::<Vec<_>>(), vec![(102, Some("ab".into())), (103, None)]);
-        assert!(c.add_json(br#"{"type":"qemu","vmid":1x}"#).is_err(), "text that is not JSON is an error, as before");
+        c.add_json(br#"{"type":"qemu","vmid":102,"node":"pve1","name":"a\u0062"}"#)
+            .unwrap();
+        c.add_json(br#"{"type":"qemu","vmid":103,"node":"pve1","ha":{"managed":0}}"#)
+            .unwrap();
+        assert_eq!(
+            c.guests.iter().map(|g| (g.vmid, g.name.clone())).collect::<Vec<_>>(),
+            vec![(102, Some("ab".into())), (103, None)]
+        );
+        assert!(
+            c.add_json(br#"{"type":"qemu","vmid":1x}"#).is_err(),
+            "text that is not JSON is an error, as before"
+        );
     }
 }

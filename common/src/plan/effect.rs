@@ -153,10 +153,7 @@ mod tests {
         );
         let mut c = Effect::config(101, "pve1");
         if let Effect::Config { set, .. } = &mut c {
-            set.insert(
-                "net1".into(),
-                json!("virtio=(known after apply),bridge=vmbr0"),
-            );
+            set.insert("net1".into(), json!("virtio=(known after apply),bridge=vmbr0"));
         }
         let wire = serde_json::to_value(&c).unwrap();
         assert_eq!(

@@ -29,20 +29,13 @@ pub fn resources(real: Value, vms: &[&PlannedVm], with_vms: bool) -> Value {
         out.push(item);
     }
     if with_vms {
-        out.extend(
-            vms.iter()
-                .filter(|v| v.created && !v.removed)
-                .map(|v| resource_of(v)),
-        );
+        out.extend(vms.iter().filter(|v| v.created && !v.removed).map(|v| resource_of(v)));
     }
     Value::Array(out)
 }
 
 fn guest_vmid(item: &Value) -> Option<u32> {
-    if !matches!(
-        item.get("type").and_then(Value::as_str),
-        Some("qemu" | "lxc")
-    ) {
+    if !matches!(item.get("type").and_then(Value::as_str), Some("qemu" | "lxc")) {
         return None;
     }
     match item.get("vmid")? {
@@ -94,10 +87,7 @@ pub fn resource_of(vm: &PlannedVm) -> Value {
         "status".into(),
         json!(listed_status(vm.status.as_deref().unwrap_or("stopped"))),
     );
-    m.insert(
-        "template".into(),
-        json!(u8::from(vm.is_template().unwrap_or(false))),
-    );
+    m.insert("template".into(), json!(u8::from(vm.is_template().unwrap_or(false))));
     if let Some(pool) = &vm.pool {
         m.insert("pool".into(), json!(pool));
     }
@@ -105,8 +95,7 @@ pub fn resource_of(vm: &PlannedVm) -> Value {
     if let Some(mem) = config.get("memory").and_then(number) {
         m.insert("maxmem".into(), json!(mem * 1024 * 1024));
     }
-    let cpus = config.get("cores").and_then(number).unwrap_or(1)
-        * config.get("sockets").and_then(number).unwrap_or(1);
+    let cpus = config.get("cores").and_then(number).unwrap_or(1) * config.get("sockets").and_then(number).unwrap_or(1);
     m.insert("maxcpu".into(), json!(cpus));
     m.insert(PLANNED_KEY.into(), json!(true));
     Value::Object(m)
@@ -127,10 +116,9 @@ pub fn node_listing(real: Value, node: &str, vms: &[&PlannedVm]) -> Value {
     };
     let mut out = Vec::with_capacity(items.len());
     for mut item in items {
-        let vmid = item.get("vmid").and_then(|v| {
-            v.as_u64()
-                .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-        });
+        let vmid = item
+            .get("vmid")
+            .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())));
         match vmid.and_then(|id| vms.iter().find(|v| u64::from(v.vmid) == id && !v.created)) {
             Some(vm) if vm.removed || vm.node != node => continue,
             Some(vm) => {
@@ -142,10 +130,7 @@ pub fn node_listing(real: Value, node: &str, vms: &[&PlannedVm]) -> Value {
         }
         out.push(item);
     }
-    for vm in vms
-        .iter()
-        .filter(|v| v.created && !v.removed && v.node == node)
-    {
+    for vm in vms.iter().filter(|v| v.created && !v.removed && v.node == node) {
         let mut entry = resource_of(vm);
         if let Value::Object(m) = &mut entry {
             m.remove("id");
@@ -183,15 +168,8 @@ pub fn config(vm: &PlannedVm, real: Option<Value>, current: bool) -> Map<String,
 /// `delete: 1` for what waits for a restart.
 pub fn pending(vm: &PlannedVm, real: Option<Value>) -> Value {
     let mut entries: Vec<Map<String, Value>> = match real {
-        Some(Value::Array(items)) => items
-            .into_iter()
-            .filter_map(|i| i.as_object().cloned())
-            .collect(),
-        _ => vm
-            .base
-            .iter()
-            .map(|(k, v)| entry(k, Some(v.clone())))
-            .collect(),
+        Some(Value::Array(items)) => items.into_iter().filter_map(|i| i.as_object().cloned()).collect(),
+        _ => vm.base.iter().map(|(k, v)| entry(k, Some(v.clone()))).collect(),
     };
     if vm.pending_applied {
         entries.retain(|e| e.get("delete").is_none_or(|d| d == 0));
@@ -202,19 +180,13 @@ pub fn pending(vm: &PlannedVm, real: Option<Value>) -> Value {
         }
     }
     for e in &mut entries {
-        let key = e
-            .get("key")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_string();
+        let key = e.get("key").and_then(Value::as_str).unwrap_or_default().to_string();
         if vm.reverted.contains(&key) {
             e.remove("pending");
             e.remove("delete");
         }
     }
-    entries.retain(|e| {
-        e.contains_key("value") || e.contains_key("pending") || e.contains_key("delete")
-    });
+    entries.retain(|e| e.contains_key("value") || e.contains_key("pending") || e.contains_key("delete"));
     let position = |entries: &Vec<Map<String, Value>>, key: &str| {
         entries
             .iter()
@@ -334,7 +306,10 @@ mod tests {
         ]);
         let out = resources(real, &refs, true);
         let pool_of = |id: u64| out.as_array().unwrap().iter().find(|e| e["vmid"] == id).unwrap()["pool"].clone();
-        assert_eq!((pool_of(100), pool_of(101), pool_of(102)), (json!("staging"), json!("prod"), json!("prod")));
+        assert_eq!(
+            (pool_of(100), pool_of(101), pool_of(102)),
+            (json!("staging"), json!("prod"), json!("prod"))
+        );
     }
 
     #[test]
@@ -372,8 +347,7 @@ mod tests {
         let vms = vms(json!([
             {"kind": "config", "vmid": 100, "node": "pve1", "set": {"memory": "4096", "cores": 4}, "delete": ["ide2"], "pending": ["memory"]},
         ]));
-        let real =
-            json!({"memory": "2048", "cores": 2, "ide2": "none,media=cdrom", "name": "web01"});
+        let real = json!({"memory": "2048", "cores": 2, "ide2": "none,media=cdrom", "name": "web01"});
         let next = config(&vms[0], Some(real.clone()), false);
         assert_eq!(
             Value::Object(next),
@@ -441,10 +415,7 @@ mod tests {
             {"kind": "power", "vmid": 100, "node": "pve1", "status": "hibernated"},
             {"kind": "power", "vmid": 102, "node": "pve1", "status": "paused"},
         ]));
-        let s = status(
-            &vms[0],
-            Some(json!({"status": "running", "qmpstatus": "running"})),
-        );
+        let s = status(&vms[0], Some(json!({"status": "running", "qmpstatus": "running"})));
         assert_eq!(
             (s["status"].clone(), s["lock"].clone()),
             (json!("stopped"), json!("suspended"))

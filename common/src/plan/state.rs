@@ -19,9 +19,8 @@ pub struct Plan {
 impl Plan {
     /// Reads `_ferrox_plan`; the message names what is wrong (a shim bug, never user input).
     pub fn from_value(value: &Value) -> Result<Plan, String> {
-        serde_json::from_value(value.clone()).map_err(|e| {
-            format!("the check-mode plan handed to the module (_ferrox_plan) is not readable: {e}")
-        })
+        serde_json::from_value(value.clone())
+            .map_err(|e| format!("the check-mode plan handed to the module (_ferrox_plan) is not readable: {e}"))
     }
 
     /// The vmids the plan has taken for new VMs: a later prediction must not use them,
@@ -40,9 +39,27 @@ impl Plan {
     pub fn volumes(&self) -> Vec<PlannedVolume> {
         let mut out: Vec<PlannedVolume> = Vec::new();
         for e in &self.effects {
-            let Effect::Volume { node, volid, content, size, shared, removed, .. } = e else { continue };
+            let Effect::Volume {
+                node,
+                volid,
+                content,
+                size,
+                shared,
+                removed,
+                ..
+            } = e
+            else {
+                continue;
+            };
             out.retain(|v| !(v.volid == *volid && (v.node == *node || *shared)));
-            out.push(PlannedVolume { node: node.clone(), volid: volid.clone(), content: content.clone(), size: *size, shared: *shared, removed: *removed });
+            out.push(PlannedVolume {
+                node: node.clone(),
+                volid: volid.clone(),
+                content: content.clone(),
+                size: *size,
+                shared: *shared,
+                removed: *removed,
+            });
         }
         out
     }
@@ -246,15 +263,8 @@ impl PlannedVm {
     }
 
     pub fn is_template(&self) -> Option<bool> {
-        let t = self
-            .set
-            .get("template")
-            .or_else(|| self.base.get("template"))?;
-        Some(
-            matches!(t, Value::Number(n) if n.as_i64() == Some(1))
-                || t == "1"
-                || t == &Value::Bool(true),
-        )
+        let t = self.set.get("template").or_else(|| self.base.get("template"))?;
+        Some(matches!(t, Value::Number(n) if n.as_i64() == Some(1)) || t == "1" || t == &Value::Bool(true))
     }
 }
 
@@ -328,16 +338,17 @@ mod tests {
             {"kind": "pool", "vmid": 100, "node": "pve1", "pool": "prod"},
         ]));
         assert_eq!(p.vms()[&100].pool.as_deref(), Some("prod"));
-        assert_eq!(plan(json!([{"kind": "power", "vmid": 100, "node": "pve1", "status": "running"}])).vms()[&100].pool, None);
+        assert_eq!(
+            plan(json!([{"kind": "power", "vmid": 100, "node": "pve1", "status": "running"}])).vms()[&100].pool,
+            None
+        );
     }
 
     #[test]
     fn an_unreadable_plan_says_so() {
         let e = Plan::from_value(&json!({"effects": [{"kind": "teleport"}]})).unwrap_err();
         assert!(
-            e.starts_with(
-                "the check-mode plan handed to the module (_ferrox_plan) is not readable"
-            ),
+            e.starts_with("the check-mode plan handed to the module (_ferrox_plan) is not readable"),
             "{e}"
         );
         assert_eq!(Plan::from_value(&json!({})).unwrap(), Plan::default());

@@ -52,10 +52,7 @@ pub fn after_write(key: &str, value: &str) -> String {
     let fixed_size = matches!(key, "efidisk0" | "tpmstate0");
     match rest.parse::<f64>() {
         Ok(gib) if !imported && !fixed_size && gib.is_finite() && gib > 0.0 => {
-            props.set(
-                "size",
-                size::format((gib * size::GIB as f64).round() as u64),
-            );
+            props.set("size", size::format((gib * size::GIB as f64).round() as u64));
         }
         _ if rest != "cloudinit" => props.set("size", UNKNOWN),
         _ => {}
@@ -146,13 +143,9 @@ mod tests {
 
     #[test]
     fn unknown_result_values_become_null_and_are_listed() {
-        let mut mac =
-            serde_json::json!({"net0": "(known after apply)", "net1": "BC:24:11:00:00:02"});
+        let mut mac = serde_json::json!({"net0": "(known after apply)", "net1": "BC:24:11:00:00:02"});
         let paths = null_unknowns(mac.as_object_mut().unwrap(), "mac");
         assert_eq!(paths, ["mac.net0"]);
-        assert_eq!(
-            mac,
-            serde_json::json!({"net0": null, "net1": "BC:24:11:00:00:02"})
-        );
+        assert_eq!(mac, serde_json::json!({"net0": null, "net1": "BC:24:11:00:00:02"}));
     }
 }

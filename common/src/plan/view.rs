@@ -58,21 +58,12 @@ impl PlanView {
     /// `GET path` with the plan applied.
     pub fn get(&self, path: &str, query: Fields, fetch: Fetch) -> Result<Value, ApiError> {
         let vms: Vec<&PlannedVm> = self.vms.values().collect();
-        let param = |name: &str| {
-            query
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| v.as_str())
-        };
+        let param = |name: &str| query.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str());
         match path.trim_end_matches('/') {
             "/cluster/resources" => {
                 let real = fetch(path, query)?;
                 self.remember_used(&real);
-                Ok(overlay::resources(
-                    real,
-                    &vms,
-                    param("type").is_none_or(|t| t == "vm"),
-                ))
+                Ok(overlay::resources(real, &vms, param("type").is_none_or(|t| t == "vm")))
             }
             "/cluster/nextid" => self.next_id(path, query, param("vmid"), fetch),
             p if content_path(p).is_some() => {
@@ -80,9 +71,7 @@ impl PlanView {
                 Ok(self.content_listing(fetch(path, query)?, node, storage, param("content")))
             }
             p => match parse_vm_path(p) {
-                Some(VmPath::Listing { node }) => {
-                    Ok(overlay::node_listing(fetch(path, query)?, node, &vms))
-                }
+                Some(VmPath::Listing { node }) => Ok(overlay::node_listing(fetch(path, query)?, node, &vms)),
                 Some(VmPath::Vm { vmid, rest, .. }) if self.vms.contains_key(&vmid) => {
                     self.vm_read(&self.vms[&vmid], rest, query, fetch)
                 }
@@ -91,13 +80,7 @@ impl PlanView {
         }
     }
 
-    fn vm_read(
-        &self,
-        vm: &PlannedVm,
-        rest: &str,
-        query: Fields,
-        fetch: Fetch,
-    ) -> Result<Value, ApiError> {
+    fn vm_read(&self, vm: &PlannedVm, rest: &str, query: Fields, fetch: Fetch) -> Result<Value, ApiError> {
         if vm.removed {
             return Err(ApiError::http(
                 500,
@@ -113,11 +96,7 @@ impl PlanView {
             if vm.created {
                 return Ok(None);
             }
-            fetch(
-                &format!("/nodes/{}/qemu/{}{rest}", vm.real_node, vm.vmid),
-                query,
-            )
-            .map(Some)
+            fetch(&format!("/nodes/{}/qemu/{}{rest}", vm.real_node, vm.vmid), query).map(Some)
         };
         match rest {
             "/config" => Ok(Value::Object(overlay::config(vm, real(rest)?, current))),
@@ -125,20 +104,17 @@ impl PlanView {
             "/status/current" => Ok(overlay::status(vm, real(rest)?)),
             _ if vm.created => Err(ApiError::http(
                 500,
-                format!("VM {} exists only in the plan of this check-mode run: {rest} cannot be read before it is created", vm.vmid),
+                format!(
+                    "VM {} exists only in the plan of this check-mode run: {rest} cannot be read before it is created",
+                    vm.vmid
+                ),
                 None,
             )),
             _ => fetch(&format!("/nodes/{}/qemu/{}{rest}", vm.real_node, vm.vmid), query),
         }
     }
 
-    fn next_id(
-        &self,
-        path: &str,
-        query: Fields,
-        asked: Option<&str>,
-        fetch: Fetch,
-    ) -> Result<Value, ApiError> {
+    fn next_id(&self, path: &str, query: Fields, asked: Option<&str>, fetch: Fetch) -> Result<Value, ApiError> {
         if let Some(id) = asked
             .and_then(|v| v.parse::<u32>().ok())
             .filter(|id| self.reserved.contains(id))
@@ -150,11 +126,7 @@ impl PlanView {
                     "VM {id} already exists (planned by an earlier task of this check-mode run)"
                 )),
             );
-            return Err(ApiError::http(
-                400,
-                "Parameter verification failed.",
-                Some(errors),
-            ));
+            return Err(ApiError::http(400, "Parameter verification failed.", Some(errors)));
         }
         let real = fetch(path, query)?;
         if asked.is_some() {
@@ -171,15 +143,8 @@ impl PlanView {
             let listed = fetch("/cluster/resources", &[("type", "vm".to_string())])?;
             self.remember_used(&listed);
         }
-        let used = self
-            .used
-            .lock()
-            .ok()
-            .and_then(|u| u.clone())
-            .unwrap_or_default();
-        Ok(Value::String(
-            overlay::next_id(id, &used, &self.reserved).to_string(),
-        ))
+        let used = self.used.lock().ok().and_then(|u| u.clone()).unwrap_or_default();
+        Ok(Value::String(overlay::next_id(id, &used, &self.reserved).to_string()))
     }
 
     fn remember_used(&self, resources: &Value) {
@@ -189,10 +154,8 @@ impl PlanView {
             .flatten()
             .filter(|r| matches!(r.get("type").and_then(Value::as_str), Some("qemu" | "lxc")))
             .filter_map(|r| {
-                r.get("vmid").and_then(|v| {
-                    v.as_u64()
-                        .or_else(|| v.as_str().and_then(|s| s.parse().ok()))
-                })
+                r.get("vmid")
+                    .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())))
             })
             .filter_map(|n| u32::try_from(n).ok())
             .collect();
@@ -227,7 +190,10 @@ impl PlanView {
         }
         let mut items: Vec<Value> = real.as_array().cloned().unwrap_or_default();
         items.retain(|item| !mine.iter().any(|v| item["volid"] == v.volid.as_str()));
-        for v in mine.iter().filter(|v| !v.removed && content.is_none_or(|c| c == v.content)) {
+        for v in mine
+            .iter()
+            .filter(|v| !v.removed && content.is_none_or(|c| c == v.content))
+        {
             let format = match v.content.as_str() {
                 "iso" => "iso".to_string(),
                 "vztmpl" => "tgz".to_string(),
@@ -296,9 +262,7 @@ mod tests {
             json!({"cores": 4, "name": "web01"})
         );
         assert_eq!(*asked.borrow(), ["/nodes/pve1/qemu/100/config"]);
-        let gone = v
-            .get("/nodes/pve2/qemu/102/config", &[], &fetch)
-            .unwrap_err();
+        let gone = v.get("/nodes/pve2/qemu/102/config", &[], &fetch).unwrap_err();
         assert_eq!(
             gone.message,
             "Configuration file 'nodes/pve2/qemu-server/102.conf' does not exist"
@@ -316,15 +280,37 @@ mod tests {
             ]}))
             .unwrap(),
         );
-        let fetch = |_: &str, _: Fields| -> Result<Value, ApiError> { Ok(json!([{"volid": "local:iso/old.iso", "content": "iso", "size": 9}])) };
+        let fetch = |_: &str, _: Fields| -> Result<Value, ApiError> {
+            Ok(json!([{"volid": "local:iso/old.iso", "content": "iso", "size": 9}]))
+        };
         assert_eq!(
             v.get("/nodes/pve1/storage/local/content", &[], &fetch).unwrap(),
             json!([{"volid": "local:import/noble.qcow2", "content": "import", "format": "qcow2", "size": 600}])
         );
-        assert_eq!(v.get("/nodes/pve1/storage/local/content", &[("content", "iso".into())], &fetch).unwrap(), json!([]));
-        assert_eq!(v.get("/nodes/pve2/storage/local/content", &[], &fetch).unwrap(), json!([{"volid": "local:iso/old.iso", "content": "iso", "size": 9}]), "another node's local storage");
-        let shared = v.get("/nodes/pve1/storage/isos/content", &[], &|_: &str, _: Fields| Ok(json!([]))).unwrap();
-        assert_eq!(shared, json!([{"volid": "isos:iso/new.iso", "content": "iso", "format": "iso"}]), "a shared storage's file is seen from every node");
+        assert_eq!(
+            v.get(
+                "/nodes/pve1/storage/local/content",
+                &[("content", "iso".into())],
+                &fetch
+            )
+            .unwrap(),
+            json!([])
+        );
+        assert_eq!(
+            v.get("/nodes/pve2/storage/local/content", &[], &fetch).unwrap(),
+            json!([{"volid": "local:iso/old.iso", "content": "iso", "size": 9}]),
+            "another node's local storage"
+        );
+        let shared = v
+            .get("/nodes/pve1/storage/isos/content", &[], &|_: &str, _: Fields| {
+                Ok(json!([]))
+            })
+            .unwrap();
+        assert_eq!(
+            shared,
+            json!([{"volid": "isos:iso/new.iso", "content": "iso", "format": "iso"}]),
+            "a shared storage's file is seen from every node"
+        );
         assert!(!v.is_empty());
     }
 
@@ -340,9 +326,7 @@ mod tests {
             })
         };
         assert_eq!(v.get("/cluster/nextid", &[], &fetch).unwrap(), json!("104"));
-        let taken = v
-            .get("/cluster/nextid", &[("vmid", "101".into())], &fetch)
-            .unwrap_err();
+        let taken = v.get("/cluster/nextid", &[("vmid", "101".into())], &fetch).unwrap_err();
         assert_eq!(
             taken.param_error("vmid"),
             Some("VM 101 already exists (planned by an earlier task of this check-mode run)")

@@ -21,7 +21,9 @@ pub fn is_key(key: &str) -> bool {
     matches!(
         key,
         "ciuser" | "cipassword" | "sshkeys" | "nameserver" | "searchdomain" | "citype" | "ciupgrade" | "cicustom"
-    ) || key.strip_prefix("ipconfig").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    ) || key
+        .strip_prefix("ipconfig")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 /// Whether a config entry is a cloud-init drive (`ide2: local-lvm:vm-101-cloudinit,media=cdrom`,
@@ -57,13 +59,17 @@ pub struct DriveState {
 }
 
 pub fn read(client: &Client, node: &str, vmid: u32) -> Result<DriveState, ApiError> {
-    Ok(parse(&client.get(&format!("/nodes/{node}/qemu/{vmid}/cloudinit"), &[])?))
+    Ok(parse(
+        &client.get(&format!("/nodes/{node}/qemu/{vmid}/cloudinit"), &[])?,
+    ))
 }
 
 pub fn parse(listing: &Value) -> DriveState {
     let mut out = DriveState::default();
     for item in listing.as_array().into_iter().flatten() {
-        let Some(key) = item.get("key").and_then(Value::as_str) else { continue };
+        let Some(key) = item.get("key").and_then(Value::as_str) else {
+            continue;
+        };
         if item.get("delete").and_then(Value::as_i64).unwrap_or(0) > 0 {
             out.waiting.insert(key.into(), Value::String("(delete)".into()));
         } else if let Some(p) = item.get("pending") {
@@ -90,8 +96,13 @@ impl DriveState {
     pub fn after_writing<'a>(&self, written: impl IntoIterator<Item = (&'a String, &'a String)>) -> Map<String, Value> {
         let mut out = self.waiting.clone();
         for (key, value) in written.into_iter().filter(|(k, _)| is_key(k)) {
-            let shown = if key == "cipassword" { PASSWORD_MASK.to_string() } else { value.clone() };
-            let back_to_drive = key != "cipassword" && self.in_drive.get(key).and_then(Value::as_str) == Some(value.as_str());
+            let shown = if key == "cipassword" {
+                PASSWORD_MASK.to_string()
+            } else {
+                value.clone()
+            };
+            let back_to_drive =
+                key != "cipassword" && self.in_drive.get(key).and_then(Value::as_str) == Some(value.as_str());
             if !back_to_drive {
                 out.insert(key.clone(), Value::String(shown));
             }
@@ -113,7 +124,9 @@ mod tests {
         assert!(!is_drive("none,media=cdrom") && !is_drive("isos:iso/cloudinit-tools.iso,media=cdrom"));
         let config = json!({"ide2": "vmdata:101/vm-101-cloudinit.qcow2,media=cdrom", "name": "x-cloudinit"});
         assert!(config_has_drive(config.as_object().unwrap()));
-        assert!(!config_has_drive(json!({"name": "vm-1-cloudinit"}).as_object().unwrap()));
+        assert!(!config_has_drive(
+            json!({"name": "vm-1-cloudinit"}).as_object().unwrap()
+        ));
         assert!(has_drive([("ide2", "local-lvm:cloudinit")]));
         assert!(regenerated_at_once(Some("network,disk,cloudinit")) && !regenerated_at_once(Some("1")));
     }
@@ -127,11 +140,19 @@ mod tests {
             {"key": "ipconfig1", "pending": "ip=dhcp"},
             {"key": "nameserver", "delete": 1},
         ]));
-        assert_eq!(Value::Object(state.waiting.clone()), json!({"ciuser": "admin", "ipconfig1": "ip=dhcp", "nameserver": "(delete)"}));
-        let written: Vec<(String, String)> = [("ipconfig0", "ip=192.0.2.50/24"), ("cipassword", "s3cret"), ("sshkeys", "ssh-ed25519%20AAAA"), ("cores", "4")]
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
+        assert_eq!(
+            Value::Object(state.waiting.clone()),
+            json!({"ciuser": "admin", "ipconfig1": "ip=dhcp", "nameserver": "(delete)"})
+        );
+        let written: Vec<(String, String)> = [
+            ("ipconfig0", "ip=192.0.2.50/24"),
+            ("cipassword", "s3cret"),
+            ("sshkeys", "ssh-ed25519%20AAAA"),
+            ("cores", "4"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
         assert_eq!(
             Value::Object(state.after_writing(written.iter().map(|(k, v)| (k, v)))),
             json!({"cipassword": "**********", "ciuser": "admin", "ipconfig0": "ip=192.0.2.50/24", "ipconfig1": "ip=dhcp", "nameserver": "(delete)"}),

@@ -93,7 +93,10 @@ fn nic_stays_pending(current: Option<&str>, new: Option<&str>, features: &[Strin
         // Adding or removing a NIC needs the network hotplug feature.
         return true;
     };
-    let (Ok(cur), Ok(next)) = (propstring::parse(current, &formats::NET), propstring::parse(new, &formats::NET)) else {
+    let (Ok(cur), Ok(next)) = (
+        propstring::parse(current, &formats::NET),
+        propstring::parse(new, &formats::NET),
+    ) else {
         return true;
     };
     let changed = propstring::differing_keys(&cur, &next, &formats::NET);
@@ -121,14 +124,18 @@ fn disk_stays_pending(key: &str, current: Option<&str>, new: Option<&str>, featu
     if !hotpluggable_bus {
         return !new.contains("media=cdrom");
     }
-    let Some(f) = formats::for_config_key(key) else { return true };
+    let Some(f) = formats::for_config_key(key) else {
+        return true;
+    };
     let (Ok(cur), Ok(next)) = (propstring::parse(current, f), propstring::parse(new, f)) else {
         return true;
     };
     if cur.get("file") != next.get("file") {
         return !features.iter().any(|f| f == "disk");
     }
-    !propstring::differing_keys(&cur, &next, f).iter().all(|k| disk_option_is_live(k))
+    !propstring::differing_keys(&cur, &next, f)
+        .iter()
+        .all(|k| disk_option_is_live(k))
 }
 
 #[cfg(test)]
@@ -150,45 +157,276 @@ mod tests {
     const NET: &str = "virtio=BC:24:11:00:00:01,bridge=vmbr0";
 
     const TABLE: &[Row] = &[
-        Row { key: "name", current: Some("a"), new: Some("b"), hotplug: Some("0"), pending: false, pve: "vmconfig_hotplug_pending: fast-plug option, written at once" },
-        Row { key: "ciuser", current: None, new: Some("admin"), hotplug: Some("0"), pending: false, pve: "cloud-init keys: config only (the drive is rebuilt at start)" },
-        Row { key: "cores", current: Some("2"), new: Some("4"), hotplug: None, pending: true, pve: "vmconfig_hotplug_pending: no handler for cores, skip" },
-        Row { key: "vcpus", current: Some("2"), new: Some("4"), hotplug: Some("cpu"), pending: false, pve: "vmconfig_hotplug_pending: vcpus with the cpu feature, qemu_cpu_hotplug" },
-        Row { key: "vcpus", current: Some("2"), new: Some("4"), hotplug: None, pending: true, pve: "vmconfig_hotplug_pending: vcpus without the cpu feature, skip" },
-        Row { key: "memory", current: Some("2048"), new: Some("4096"), hotplug: Some("memory"), pending: false, pve: "vmconfig_hotplug_pending: memory with the memory feature, qemu_memory_hotplug" },
-        Row { key: "memory", current: Some("2048"), new: Some("4096"), hotplug: None, pending: true, pve: "vmconfig_hotplug_pending: memory without the memory feature, skip" },
-        Row { key: "balloon", current: Some("1024"), new: Some("2048"), hotplug: None, pending: false, pve: "vmconfig_hotplug_pending: balloon, vm_mon_cmd balloon" },
-        Row { key: "balloon", current: Some("0"), new: Some("2048"), hotplug: None, pending: true, pve: "vmconfig_hotplug_pending: no balloon device while balloon=0, skip" },
-        Row { key: "tablet", current: None, new: Some("1"), hotplug: None, pending: false, pve: "vmconfig_hotplug_pending: tablet with the usb feature" },
-        Row { key: "hotplug", current: Some("network,disk"), new: Some("network,disk,cpu"), hotplug: None, pending: true, pve: "vmconfig_hotplug_pending: hotplug, cpu/memory changes skip" },
-        Row { key: "affinity", current: None, new: Some("0-3"), hotplug: None, pending: true, pve: "vmconfig_hotplug_pending: no handler, skip" },
-        Row { key: "net1", current: None, new: Some(NET), hotplug: None, pending: false, pve: "vmconfig_hotplug_pending: net with the network feature, vm_deviceplug" },
-        Row { key: "net1", current: None, new: Some(NET), hotplug: Some("disk"), pending: true, pve: "vmconfig_hotplug_pending: net without the network feature, skip" },
-        Row { key: "net0", current: Some(NET), new: Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5"), hotplug: Some("0"), pending: false, pve: "vmconfig_update_net: bridge/tag/firewall/rate/link_down changed live" },
-        Row { key: "net0", current: Some(NET), new: Some("e1000=BC:24:11:00:00:01,bridge=vmbr0"), hotplug: Some("0"), pending: true, pve: "vmconfig_update_net: model change needs the network feature" },
-        Row { key: "net0", current: Some(NET), new: None, hotplug: Some("disk"), pending: true, pve: "vmconfig_delete_or_detach_drive/net: unplug needs the network feature" },
-        Row { key: "scsi1", current: None, new: Some("local-lvm:8"), hotplug: None, pending: false, pve: "vmconfig_update_disk: new scsi disk with the disk feature, vm_deviceplug" },
-        Row { key: "scsi1", current: None, new: Some("local-lvm:8"), hotplug: Some("network"), pending: true, pve: "vmconfig_update_disk: without the disk feature, skip" },
-        Row { key: "sata1", current: None, new: Some("local-lvm:8"), hotplug: None, pending: true, pve: "vm_deviceplug: sata is not hotpluggable" },
-        Row { key: "scsi0", current: Some(DISK), new: Some("local-lvm:vm-100-disk-0,mbps_rd=100,size=32G"), hotplug: None, pending: false, pve: "vmconfig_update_disk: throttling changed live (qemu_block_set_io_throttle)" },
-        Row { key: "scsi0", current: Some(DISK), new: Some("local-lvm:vm-100-disk-0,cache=writeback,size=32G"), hotplug: None, pending: true, pve: "vmconfig_update_disk: other drive options, skip" },
-        Row { key: "scsi0", current: Some(DISK), new: Some("local-lvm:vm-100-disk-7,size=32G"), hotplug: None, pending: false, pve: "vmconfig_update_disk: another volume with the disk feature, unplug and plug" },
-        Row { key: "scsi0", current: Some(DISK), new: Some("local-lvm:vm-100-disk-7,size=32G"), hotplug: Some("network"), pending: true, pve: "vmconfig_update_disk: another volume without the disk feature, skip" },
-        Row { key: "ide2", current: Some("none,media=cdrom"), new: Some("isos:iso/x.iso,media=cdrom"), hotplug: Some("0"), pending: false, pve: "vmconfig_update_disk: CD-ROM medium change, qemu_change_medium" },
-        Row { key: "efidisk0", current: Some("local-lvm:vm-100-disk-1,pre-enrolled-keys=1"), new: Some("local-lvm:vm-100-disk-1,ms-cert=2023k,pre-enrolled-keys=1"), hotplug: None, pending: true, pve: "vmconfig_update_disk: efidisk0 is never hotplugged" },
-        Row { key: "scsi1", current: Some(DISK), new: None, hotplug: None, pending: false, pve: "vmconfig_delete_or_detach_drive: unplug with the disk feature" },
-        Row { key: "ide1", current: Some(DISK), new: None, hotplug: None, pending: true, pve: "vmconfig_delete_or_detach_drive: ide cannot be unplugged" },
-        Row { key: "unused0", current: Some("local-lvm:vm-100-disk-3"), new: None, hotplug: Some("0"), pending: false, pve: "vmconfig_hotplug_pending: unused entries are config only" },
-        Row { key: "cpu", current: Some("host"), new: None, hotplug: None, pending: true, pve: "vmconfig_hotplug_pending: deleting a key without a handler, skip" },
-        Row { key: "tags", current: Some("a"), new: None, hotplug: Some("0"), pending: false, pve: "vmconfig_hotplug_pending: fast-plug option" },
+        Row {
+            key: "name",
+            current: Some("a"),
+            new: Some("b"),
+            hotplug: Some("0"),
+            pending: false,
+            pve: "vmconfig_hotplug_pending: fast-plug option, written at once",
+        },
+        Row {
+            key: "ciuser",
+            current: None,
+            new: Some("admin"),
+            hotplug: Some("0"),
+            pending: false,
+            pve: "cloud-init keys: config only (the drive is rebuilt at start)",
+        },
+        Row {
+            key: "cores",
+            current: Some("2"),
+            new: Some("4"),
+            hotplug: None,
+            pending: true,
+            pve: "vmconfig_hotplug_pending: no handler for cores, skip",
+        },
+        Row {
+            key: "vcpus",
+            current: Some("2"),
+            new: Some("4"),
+            hotplug: Some("cpu"),
+            pending: false,
+            pve: "vmconfig_hotplug_pending: vcpus with the cpu feature, qemu_cpu_hotplug",
+        },
+        Row {
+            key: "vcpus",
+            current: Some("2"),
+            new: Some("4"),
+            hotplug: None,
+            pending: true,
+            pve: "vmconfig_hotplug_pending: vcpus without the cpu feature, skip",
+        },
+        Row {
+            key: "memory",
+            current: Some("2048"),
+            new: Some("4096"),
+            hotplug: Some("memory"),
+            pending: false,
+            pve: "vmconfig_hotplug_pending: memory with the memory feature, qemu_memory_hotplug",
+        },
+        Row {
+            key: "memory",
+            current: Some("2048"),
+            new: Some("4096"),
+            hotplug: None,
+            pending: true,
+            pve: "vmconfig_hotplug_pending: memory without the memory feature, skip",
+        },
+        Row {
+            key: "balloon",
+            current: Some("1024"),
+            new: Some("2048"),
+            hotplug: None,
+            pending: false,
+            pve: "vmconfig_hotplug_pending: balloon, vm_mon_cmd balloon",
+        },
+        Row {
+            key: "balloon",
+            current: Some("0"),
+            new: Some("2048"),
+            hotplug: None,
+            pending: true,
+            pve: "vmconfig_hotplug_pending: no balloon device while balloon=0, skip",
+        },
+        Row {
+            key: "tablet",
+            current: None,
+            new: Some("1"),
+            hotplug: None,
+            pending: false,
+            pve: "vmconfig_hotplug_pending: tablet with the usb feature",
+        },
+        Row {
+            key: "hotplug",
+            current: Some("network,disk"),
+            new: Some("network,disk,cpu"),
+            hotplug: None,
+            pending: true,
+            pve: "vmconfig_hotplug_pending: hotplug, cpu/memory changes skip",
+        },
+        Row {
+            key: "affinity",
+            current: None,
+            new: Some("0-3"),
+            hotplug: None,
+            pending: true,
+            pve: "vmconfig_hotplug_pending: no handler, skip",
+        },
+        Row {
+            key: "net1",
+            current: None,
+            new: Some(NET),
+            hotplug: None,
+            pending: false,
+            pve: "vmconfig_hotplug_pending: net with the network feature, vm_deviceplug",
+        },
+        Row {
+            key: "net1",
+            current: None,
+            new: Some(NET),
+            hotplug: Some("disk"),
+            pending: true,
+            pve: "vmconfig_hotplug_pending: net without the network feature, skip",
+        },
+        Row {
+            key: "net0",
+            current: Some(NET),
+            new: Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5"),
+            hotplug: Some("0"),
+            pending: false,
+            pve: "vmconfig_update_net: bridge/tag/firewall/rate/link_down changed live",
+        },
+        Row {
+            key: "net0",
+            current: Some(NET),
+            new: Some("e1000=BC:24:11:00:00:01,bridge=vmbr0"),
+            hotplug: Some("0"),
+            pending: true,
+            pve: "vmconfig_update_net: model change needs the network feature",
+        },
+        Row {
+            key: "net0",
+            current: Some(NET),
+            new: None,
+            hotplug: Some("disk"),
+            pending: true,
+            pve: "vmconfig_delete_or_detach_drive/net: unplug needs the network feature",
+        },
+        Row {
+            key: "scsi1",
+            current: None,
+            new: Some("local-lvm:8"),
+            hotplug: None,
+            pending: false,
+            pve: "vmconfig_update_disk: new scsi disk with the disk feature, vm_deviceplug",
+        },
+        Row {
+            key: "scsi1",
+            current: None,
+            new: Some("local-lvm:8"),
+            hotplug: Some("network"),
+            pending: true,
+            pve: "vmconfig_update_disk: without the disk feature, skip",
+        },
+        Row {
+            key: "sata1",
+            current: None,
+            new: Some("local-lvm:8"),
+            hotplug: None,
+            pending: true,
+            pve: "vm_deviceplug: sata is not hotpluggable",
+        },
+        Row {
+            key: "scsi0",
+            current: Some(DISK),
+            new: Some("local-lvm:vm-100-disk-0,mbps_rd=100,size=32G"),
+            hotplug: None,
+            pending: false,
+            pve: "vmconfig_update_disk: throttling changed live (qemu_block_set_io_throttle)",
+        },
+        Row {
+            key: "scsi0",
+            current: Some(DISK),
+            new: Some("local-lvm:vm-100-disk-0,cache=writeback,size=32G"),
+            hotplug: None,
+            pending: true,
+            pve: "vmconfig_update_disk: other drive options, skip",
+        },
+        Row {
+            key: "scsi0",
+            current: Some(DISK),
+            new: Some("local-lvm:vm-100-disk-7,size=32G"),
+            hotplug: None,
+            pending: false,
+            pve: "vmconfig_update_disk: another volume with the disk feature, unplug and plug",
+        },
+        Row {
+            key: "scsi0",
+            current: Some(DISK),
+            new: Some("local-lvm:vm-100-disk-7,size=32G"),
+            hotplug: Some("network"),
+            pending: true,
+            pve: "vmconfig_update_disk: another volume without the disk feature, skip",
+        },
+        Row {
+            key: "ide2",
+            current: Some("none,media=cdrom"),
+            new: Some("isos:iso/x.iso,media=cdrom"),
+            hotplug: Some("0"),
+            pending: false,
+            pve: "vmconfig_update_disk: CD-ROM medium change, qemu_change_medium",
+        },
+        Row {
+            key: "efidisk0",
+            current: Some("local-lvm:vm-100-disk-1,pre-enrolled-keys=1"),
+            new: Some("local-lvm:vm-100-disk-1,ms-cert=2023k,pre-enrolled-keys=1"),
+            hotplug: None,
+            pending: true,
+            pve: "vmconfig_update_disk: efidisk0 is never hotplugged",
+        },
+        Row {
+            key: "scsi1",
+            current: Some(DISK),
+            new: None,
+            hotplug: None,
+            pending: false,
+            pve: "vmconfig_delete_or_detach_drive: unplug with the disk feature",
+        },
+        Row {
+            key: "ide1",
+            current: Some(DISK),
+            new: None,
+            hotplug: None,
+            pending: true,
+            pve: "vmconfig_delete_or_detach_drive: ide cannot be unplugged",
+        },
+        Row {
+            key: "unused0",
+            current: Some("local-lvm:vm-100-disk-3"),
+            new: None,
+            hotplug: Some("0"),
+            pending: false,
+            pve: "vmconfig_hotplug_pending: unused entries are config only",
+        },
+        Row {
+            key: "cpu",
+            current: Some("host"),
+            new: None,
+            hotplug: None,
+            pending: true,
+            pve: "vmconfig_hotplug_pending: deleting a key without a handler, skip",
+        },
+        Row {
+            key: "tags",
+            current: Some("a"),
+            new: None,
+            hotplug: Some("0"),
+            pending: false,
+            pve: "vmconfig_hotplug_pending: fast-plug option",
+        },
     ];
 
     #[test]
     fn keys_without_a_hotplug_rule_wait_for_a_restart() {
-        for key in ["affinity", "amd-sev", "intel-tdx", "ivshmem", "keephugepages", "vmgenid", "arch", "a-key-pve-adds-later"] {
+        for key in [
+            "affinity",
+            "amd-sev",
+            "intel-tdx",
+            "ivshmem",
+            "keephugepages",
+            "vmgenid",
+            "arch",
+            "a-key-pve-adds-later",
+        ] {
             assert!(stays_pending(key, None, Some("1"), &features(None)), "{key}");
         }
-        assert!(!stays_pending("vmstatestorage", None, Some("local-lvm"), &features(None)));
+        assert!(!stays_pending(
+            "vmstatestorage",
+            None,
+            Some("local-lvm"),
+            &features(None)
+        ));
     }
 
     #[test]
@@ -222,24 +460,61 @@ mod tests {
         let all = features(None);
         let cur = "local-lvm:vm-100-disk-1,size=8G";
         assert!(!disk_stays_pending("scsi1", None, Some("local-lvm:8"), &all));
-        assert!(disk_stays_pending("scsi1", None, Some("local-lvm:8"), &features(Some("network"))));
+        assert!(disk_stays_pending(
+            "scsi1",
+            None,
+            Some("local-lvm:8"),
+            &features(Some("network"))
+        ));
         assert!(disk_stays_pending("sata1", None, Some("local-lvm:8"), &all));
         assert!(!disk_stays_pending("scsi1", Some(cur), None, &all));
         assert!(disk_stays_pending("ide1", Some(cur), None, &all));
-        assert!(disk_stays_pending("scsi1", Some(cur), Some("local-lvm:vm-100-disk-1,cache=none,size=8G"), &all));
-        assert!(!disk_stays_pending("scsi1", Some(cur), Some("local-lvm:vm-100-disk-1,mbps_rd=10,size=16G"), &all));
-        assert!(!disk_stays_pending("ide2", Some("none,media=cdrom"), Some("isos:iso/x.iso,media=cdrom"), &all));
-        assert!(!disk_stays_pending("unused0", Some("local-lvm:vm-100-disk-1"), None, &all));
+        assert!(disk_stays_pending(
+            "scsi1",
+            Some(cur),
+            Some("local-lvm:vm-100-disk-1,cache=none,size=8G"),
+            &all
+        ));
+        assert!(!disk_stays_pending(
+            "scsi1",
+            Some(cur),
+            Some("local-lvm:vm-100-disk-1,mbps_rd=10,size=16G"),
+            &all
+        ));
+        assert!(!disk_stays_pending(
+            "ide2",
+            Some("none,media=cdrom"),
+            Some("isos:iso/x.iso,media=cdrom"),
+            &all
+        ));
+        assert!(!disk_stays_pending(
+            "unused0",
+            Some("local-lvm:vm-100-disk-1"),
+            None,
+            &all
+        ));
     }
 
     #[test]
     fn nics_follow_the_network_feature() {
         let none = features(Some("0"));
-        assert!(!nic_stays_pending(Some(CUR), Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5"), &none));
-        assert!(nic_stays_pending(Some(CUR), Some("e1000=BC:24:11:00:00:01,bridge=vmbr0"), &none));
+        assert!(!nic_stays_pending(
+            Some(CUR),
+            Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5"),
+            &none
+        ));
+        assert!(nic_stays_pending(
+            Some(CUR),
+            Some("e1000=BC:24:11:00:00:01,bridge=vmbr0"),
+            &none
+        ));
         assert!(nic_stays_pending(None, Some(CUR), &none));
         assert!(nic_stays_pending(Some(CUR), None, &none));
         assert!(!nic_stays_pending(None, Some(CUR), &features(None)));
-        assert!(!nic_stays_pending(Some(CUR), Some("e1000=BC:24:11:00:00:01,bridge=vmbr0"), &features(None)));
+        assert!(!nic_stays_pending(
+            Some(CUR),
+            Some("e1000=BC:24:11:00:00:01,bridge=vmbr0"),
+            &features(None)
+        ));
     }
 }

@@ -64,7 +64,11 @@ fn parse_with_bare_unit(text: &str, bare_unit: u64) -> Result<u64, String> {
         return Err(bad());
     }
     let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-    let whole: u64 = if whole.is_empty() { 0 } else { whole.parse().map_err(|_| bad())? };
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().map_err(|_| bad())?
+    };
     let mut bytes = whole.checked_mul(multiplier).ok_or_else(bad)?;
     if !fraction.is_empty() {
         let digits = fraction.len().min(12) as u32;
@@ -77,7 +81,10 @@ fn parse_with_bare_unit(text: &str, bare_unit: u64) -> Result<u64, String> {
 
 /// Splits `32GiB` into (`32`, Some('G')); the unit is upper-cased, `iB`/`B` dropped.
 fn split_unit(text: &str) -> (&str, Option<char>) {
-    let t = text.strip_suffix("iB").or_else(|| text.strip_suffix('B')).unwrap_or(text);
+    let t = text
+        .strip_suffix("iB")
+        .or_else(|| text.strip_suffix('B'))
+        .unwrap_or(text);
     match t.chars().last() {
         Some(c) if c.is_ascii_alphabetic() => (&t[..t.len() - 1], Some(c.to_ascii_uppercase())),
         _ => (t, None),

@@ -34,14 +34,23 @@ struct Rule {
 impl<'a> TagCase<'a> {
     /// The cluster's setting, read through `client` when a comparison needs it.
     pub fn of_cluster(client: &'a Client) -> TagCase<'a> {
-        TagCase { client: Some(client), read: Rc::default() }
+        TagCase {
+            client: Some(client),
+            read: Rc::default(),
+        }
     }
 
     /// A known setting (unit tests, and where no cluster is at hand).
     pub fn known(sensitive: bool) -> TagCase<'static> {
         let read = OnceCell::new();
-        let _ = read.set(Ok(Rule { sensitive, warning: None }));
-        TagCase { client: None, read: Rc::new(read) }
+        let _ = read.set(Ok(Rule {
+            sensitive,
+            warning: None,
+        }));
+        TagCase {
+            client: None,
+            read: Rc::new(read),
+        }
     }
 
     /// Whether the cluster keeps tags case-sensitive. A refused read (PVE before 7.3
@@ -50,14 +59,20 @@ impl<'a> TagCase<'a> {
     pub fn sensitive(&self) -> Result<bool, String> {
         let rule = self.read.get_or_init(|| match self.client {
             Some(client) => read(client),
-            None => Ok(Rule { sensitive: false, warning: None }),
+            None => Ok(Rule {
+                sensitive: false,
+                warning: None,
+            }),
         });
         rule.as_ref().map(|r| r.sensitive).map_err(Clone::clone)
     }
 
     /// The warning of a refused read, if the setting was needed and could not be read.
     pub fn warning(&self) -> Option<String> {
-        self.read.get().and_then(|r| r.as_ref().ok()).and_then(|r| r.warning.clone())
+        self.read
+            .get()
+            .and_then(|r| r.as_ref().ok())
+            .and_then(|r| r.warning.clone())
     }
 
     /// Whether `current` (the VM's tags) already are the tags `wanted`: the same set of
@@ -100,7 +115,9 @@ fn case_sensitive(style: &Value) -> bool {
             Some(Value::String(s)) => truthy(s),
             _ => false,
         },
-        Value::String(s) => s.split(',').any(|p| p.strip_prefix("case-sensitive=").is_some_and(truthy)),
+        Value::String(s) => s
+            .split(',')
+            .any(|p| p.strip_prefix("case-sensitive=").is_some_and(truthy)),
         _ => false,
     }
 }

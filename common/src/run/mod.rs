@@ -53,17 +53,31 @@ pub fn carrier(mut private: Map<String, Value>, check_mode: bool) -> Result<Box<
         .remove(name_index::NAMES_ARG)
         .filter(|_| plan.as_ref().is_none_or(|p| p.is_empty()))
         .and_then(|v| name_index::Given::from_value(&v));
-    let ticket = private.remove(ticket::TICKET_ARG).and_then(|v| ticket::Handover::from_value(&v));
-    Ok(Box::new(RunState { plan, names, ticket, ..RunState::default() }))
+    let ticket = private
+        .remove(ticket::TICKET_ARG)
+        .and_then(|v| ticket::Handover::from_value(&v));
+    Ok(Box::new(RunState {
+        plan,
+        names,
+        ticket,
+        ..RunState::default()
+    }))
 }
 
 impl Carried for RunState {
     fn hand_back(&mut self, result: &mut Map<String, Value>, failed: bool) {
         if self.plan.is_some() {
             // A failed task records only the refusal it predicted (it plans nothing else).
-            let effects: Vec<&Effect> = self.effects.iter().filter(|e| !failed || matches!(e, Effect::Refused { .. })).collect();
+            let effects: Vec<&Effect> = self
+                .effects
+                .iter()
+                .filter(|e| !failed || matches!(e, Effect::Refused { .. }))
+                .collect();
             if !failed || !effects.is_empty() {
-                result.insert(EFFECTS_KEY.into(), serde_json::to_value(&effects).unwrap_or(Value::Null));
+                result.insert(
+                    EFFECTS_KEY.into(),
+                    serde_json::to_value(&effects).unwrap_or(Value::Null),
+                );
             }
         }
         // A listing is as good for the index when the task then failed.
@@ -146,7 +160,9 @@ mod tests {
     }
 
     fn as_run(carried: &mut Box<dyn Carried>) -> &mut RunState {
-        (carried.as_mut() as &mut dyn std::any::Any).downcast_mut::<RunState>().unwrap()
+        (carried.as_mut() as &mut dyn std::any::Any)
+            .downcast_mut::<RunState>()
+            .unwrap()
     }
 
     #[test]
@@ -155,9 +171,18 @@ mod tests {
         let mut c = state(json!({PLAN_ARG: plan}), true).unwrap();
         let run = as_run(&mut c);
         assert!(run.plan.as_ref().unwrap().is_planned(101));
-        run.effects.push(Effect::Remove { vmid: 100, node: "pve1".into() });
-        assert_eq!(handed_back(&mut c, false)[EFFECTS_KEY], json!([{"kind": "remove", "vmid": 100, "node": "pve1"}]));
-        assert!(handed_back(&mut c, true).get(EFFECTS_KEY).is_none(), "a failure returns only a refusal");
+        run.effects.push(Effect::Remove {
+            vmid: 100,
+            node: "pve1".into(),
+        });
+        assert_eq!(
+            handed_back(&mut c, false)[EFFECTS_KEY],
+            json!([{"kind": "remove", "vmid": 100, "node": "pve1"}])
+        );
+        assert!(
+            handed_back(&mut c, true).get(EFFECTS_KEY).is_none(),
+            "a failure returns only a refusal"
+        );
         let mut real = state(json!({PLAN_ARG: plan}), false).unwrap();
         assert!(as_run(&mut real).plan.is_none(), "a real run reads no plan");
         assert!(handed_back(&mut real, false).is_empty());

@@ -23,11 +23,11 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::ansible::protocol::Module;
-use crate::run::RunWide;
 use crate::api::client::{ApiError, Client};
 use crate::api::connection::ConnectionParams;
 use crate::cluster::listing_probe::Sought;
 use crate::cluster::vm::{self, Cluster, Guest, GuestType, Node, Storage};
+use crate::run::RunWide;
 
 /// The module docs' note (every module).
 pub const DOC_NOTE: &str = "A guest looked up by O(name) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds; C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of proxmox_kvm, proxmox_disk and proxmox_nic refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones, migrations, removals and pool moves always list.";
@@ -108,7 +108,13 @@ impl Given {
             return None;
         };
         let status = indexed.confirm(client, vm, name)?;
-        let text = |k: &str| status.get(k).and_then(Value::as_str).filter(|t| !t.is_empty()).map(str::to_string);
+        let text = |k: &str| {
+            status
+                .get(k)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string)
+        };
         let guest = Guest {
             vmid: vm.vmid,
             node: vm.node.as_str().into(),
@@ -178,7 +184,9 @@ pub fn cluster_for_lookup(
     sought: &Sought,
 ) -> Result<Cluster, ApiError> {
     let by_name = name.filter(|_| sought.only_one_name());
-    lookup(m, client, conn, by_name, |seeking| vm::cluster_for_lookup(client, vmid, name, sought, seeking))
+    lookup(m, client, conn, by_name, |seeking| {
+        vm::cluster_for_lookup(client, vmid, name, sought, seeking)
+    })
 }
 
 /// The index a fresh listing gives, as the task returns it ([`NAMES_KEY`]): its nodes,
@@ -187,20 +195,34 @@ pub fn refreshed(key: &str, cluster: &Cluster) -> Value {
     // Built as JSON directly: thousands of entries, each as Indexed's wire form.
     let entry = |vmid: u32, node: &str, qemu: bool, pool: Option<&String>| {
         let kind = if qemu { "qemu" } else { "lxc" };
-        Value::Array(vec![vmid.into(), node.into(), kind.into(), pool.map_or(Value::Null, |p| p.as_str().into())])
+        Value::Array(vec![
+            vmid.into(),
+            node.into(),
+            kind.into(),
+            pool.map_or(Value::Null, |p| p.as_str().into()),
+        ])
     };
     let mut names: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
     for g in &cluster.guests {
         if let Some(name) = &g.name {
-            names.entry(name).or_default().push(entry(g.vmid, &g.node, g.kind == GuestType::Qemu, g.pool.as_ref()));
+            names
+                .entry(name)
+                .or_default()
+                .push(entry(g.vmid, &g.node, g.kind == GuestType::Qemu, g.pool.as_ref()));
         }
     }
     for u in &cluster.unsought {
         if let (Some(name), Some(at)) = (&u.name, &u.place) {
-            names.entry(name).or_default().push(entry(u.vmid, &at.node, at.qemu, at.pool.as_ref()));
+            names
+                .entry(name)
+                .or_default()
+                .push(entry(u.vmid, &at.node, at.qemu, at.pool.as_ref()));
         }
     }
-    let names: serde_json::Map<String, Value> = names.into_iter().map(|(name, guests)| (name.to_string(), Value::Array(guests))).collect();
+    let names: serde_json::Map<String, Value> = names
+        .into_iter()
+        .map(|(name, guests)| (name.to_string(), Value::Array(guests)))
+        .collect();
     // `names` moved in, not serialised again as json! would.
     let mut index = json!({"cluster": key, "nodes": cluster.nodes, "storages": cluster.storages});
     index["names"] = Value::Object(names);
@@ -234,16 +256,26 @@ mod tests {
 
     #[test]
     fn the_given_index_is_read_and_anything_else_is_ignored() {
-        let given = Given::from_value(&json!({"max_age": 60, "clusters": {"old": {"age": 61, "nodes": [], "storages": [], "guests": []}, "k": {
+        let given = Given::from_value(
+            &json!({"max_age": 60, "clusters": {"old": {"age": 61, "nodes": [], "storages": [], "guests": []}, "k": {
             "age": 3.5, "nodes": [{"name": "pve1", "status": "online"}],
             "storages": [{"storage": "local-lvm", "node": "pve1", "content": ["images"], "shared": false}],
-            "guests": [[101, "pve1", "qemu", null]]}}}))
+            "guests": [[101, "pve1", "qemu", null]]}}}),
+        )
         .unwrap();
-        let web = Indexed { vmid: 101, node: "pve1".into(), kind: "qemu".into(), pool: None };
+        let web = Indexed {
+            vmid: 101,
+            node: "pve1".into(),
+            kind: "qemu".into(),
+            pool: None,
+        };
         assert_eq!(given.clusters["k"].guests, vec![web]);
         assert!(given.fresh("k").is_some(), "younger than the maximum age");
         assert!(given.fresh("old").is_none() && given.fresh("other").is_none());
-        assert!(Given::from_value(&json!({"clusters": {}})).is_none(), "no max_age: not an index");
+        assert!(
+            Given::from_value(&json!({"clusters": {}})).is_none(),
+            "no max_age: not an index"
+        );
         assert!(Given::from_value(&json!("x")).is_none());
     }
 
@@ -260,9 +292,17 @@ mod tests {
             vmid,
             name: Some(name.into()),
             lock: None,
-            place: Some(Place { node: node.into(), pool: None, qemu }),
+            place: Some(Place {
+                node: node.into(),
+                pool: None,
+                qemu,
+            }),
         };
-        cluster.unsought = vec![thin(103, "web01", "pve2", true), thin(104, "db", "pve1", true), thin(201, "ct", "pve1", false)];
+        cluster.unsought = vec![
+            thin(103, "web01", "pve2", true),
+            thin(104, "db", "pve1", true),
+            thin(201, "ct", "pve1", false),
+        ];
         let index = refreshed("k", &cluster);
         assert_eq!(index["cluster"], "k");
         assert_eq!(

@@ -116,7 +116,10 @@ mod tests {
         let h = handover(12.0);
         let kept = h.kept_for(&conn("root@pam", None, true)).unwrap();
         assert_eq!((kept.age_secs, kept.renew_after_secs), (12.0, 3600.0));
-        assert!(h.kept_for(&conn("root@pam", Some(8006), true)).is_some(), "8006 is the default port");
+        assert!(
+            h.kept_for(&conn("root@pam", Some(8006), true)).is_some(),
+            "8006 is the default port"
+        );
         assert!(h.kept_for(&conn("ansible@pve", None, true)).is_none(), "another user");
         assert!(h.kept_for(&conn("root@pam", Some(443), true)).is_none(), "another port");
         assert!(h.kept_for(&conn("root@pam", None, false)).is_none(), "token auth");
@@ -127,8 +130,15 @@ mod tests {
     fn a_ticket_got_goes_back_and_nothing_else() {
         let h = Handover::from_value(&json!({"renew_after": 60})).unwrap();
         assert!(h.got().is_none());
-        *h.sink().lock().unwrap() = Some(NewTicket { ticket: "T".into(), csrf: "C".into(), user: "u@pve".into() });
+        *h.sink().lock().unwrap() = Some(NewTicket {
+            ticket: "T".into(),
+            csrf: "C".into(),
+            user: "u@pve".into(),
+        });
         assert_eq!(h.got(), Some(json!({"ticket": "T", "csrf": "C", "user": "u@pve"})));
-        assert!(Handover::from_value(&json!({"kept": null})).is_none(), "renew_after is required");
+        assert!(
+            Handover::from_value(&json!({"kept": null})).is_none(),
+            "renew_after is required"
+        );
     }
 }

@@ -41,10 +41,20 @@ pub struct Reply {
 
 impl Reply {
     pub fn json(body: serde_json::Value) -> Reply {
-        Reply { status: 200, reason: "OK".into(), body: body.to_string(), delay: Duration::ZERO }
+        Reply {
+            status: 200,
+            reason: "OK".into(),
+            body: body.to_string(),
+            delay: Duration::ZERO,
+        }
     }
     pub fn status(status: u16, reason: &str, body: &str) -> Reply {
-        Reply { status, reason: reason.into(), body: body.into(), delay: Duration::ZERO }
+        Reply {
+            status,
+            reason: reason.into(),
+            body: body.into(),
+            delay: Duration::ZERO,
+        }
     }
     pub fn after(mut self, delay: Duration) -> Reply {
         self.delay = delay;
@@ -103,7 +113,13 @@ impl TestServer {
                 std::thread::spawn(move || serve(stream, config, handler, seen));
             }
         });
-        TestServer { port, ca_pem, leaf_der, seen, accepted }
+        TestServer {
+            port,
+            ca_pem,
+            leaf_der,
+            seen,
+            accepted,
+        }
     }
 
     /// How many TCP connections the server accepted.
@@ -117,7 +133,11 @@ impl TestServer {
 
     /// Writes the CA PEM to a file unique to this server.
     pub fn write_ca(&self, name: &str) -> std::path::PathBuf {
-        let path = std::env::temp_dir().join(format!("ferrox-client-test-{}-{}-{name}.pem", std::process::id(), self.port));
+        let path = std::env::temp_dir().join(format!(
+            "ferrox-client-test-{}-{}-{name}.pem",
+            std::process::id(),
+            self.port
+        ));
         std::fs::write(&path, &self.ca_pem).unwrap();
         path
     }
@@ -136,19 +156,28 @@ fn certificates(kind: Cert) -> (Vec<CertificateDer<'static>>, PrivateKeyDer<'sta
         Cert::SignedByCa => {
             let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
             ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-            ca_params.distinguished_name.push(rcgen::DnType::CommonName, "ferrox test CA");
+            ca_params
+                .distinguished_name
+                .push(rcgen::DnType::CommonName, "ferrox test CA");
             let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
-            let leaf = CertificateParams::new(names).unwrap().signed_by(&leaf_key, &ca).unwrap();
+            let leaf = CertificateParams::new(names)
+                .unwrap()
+                .signed_by(&leaf_key, &ca)
+                .unwrap();
             (vec![leaf.der().clone(), ca.der().clone()], key, ca.pem())
         }
     }
 }
 
 fn serve(tcp: TcpStream, config: Arc<ServerConfig>, handler: Handler, seen: Arc<Mutex<Vec<Seen>>>) {
-    let Ok(conn) = ServerConnection::new(config) else { return };
+    let Ok(conn) = ServerConnection::new(config) else {
+        return;
+    };
     let mut reader = BufReader::new(StreamOwned::new(conn, tcp));
     loop {
-        let Some(request) = read_request(&mut reader) else { return };
+        let Some(request) = read_request(&mut reader) else {
+            return;
+        };
         seen.lock().unwrap().push(request.clone());
         let reply = handler(&request);
         std::thread::sleep(reply.delay);
@@ -159,7 +188,12 @@ fn serve(tcp: TcpStream, config: Arc<ServerConfig>, handler: Handler, seen: Arc<
             reply.body.len()
         );
         let stream = reader.get_mut();
-        if stream.write_all(head.as_bytes()).and_then(|_| stream.write_all(reply.body.as_bytes())).and_then(|_| stream.flush()).is_err() {
+        if stream
+            .write_all(head.as_bytes())
+            .and_then(|_| stream.write_all(reply.body.as_bytes()))
+            .and_then(|_| stream.flush())
+            .is_err()
+        {
             return;
         }
     }
@@ -183,10 +217,19 @@ fn read_request(reader: &mut impl BufRead) -> Option<Seen> {
         let (k, v) = h.split_once(':')?;
         headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
     }
-    let len: usize = headers.iter().find(|(k, _)| k == "content-length").and_then(|(_, v)| v.parse().ok()).unwrap_or(0);
+    let len: usize = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(0);
     let mut body = vec![0; len];
     reader.read_exact(&mut body).ok()?;
-    Some(Seen { method, target, headers, body: String::from_utf8_lossy(&body).into_owned() })
+    Some(Seen {
+        method,
+        target,
+        headers,
+        body: String::from_utf8_lossy(&body).into_owned(),
+    })
 }
 
 /// The API token secret of [`token_client`]: no output may show it.

@@ -14,9 +14,29 @@ pub const BINARY: &str = "ferrox";
 pub const INVENTORY: &str = "inventory";
 
 pub const MODULES: [Registered; 5] = [
-    Registered { name: "proxmox_kvm", spec: proxmox_kvm::spec, body: proxmox_kvm::run },
-    Registered { name: "proxmox_disk", spec: proxmox_disk::spec, body: proxmox_disk::run },
-    Registered { name: "proxmox_nic", spec: proxmox_nic::spec, body: proxmox_nic::run },
-    Registered { name: "proxmox_vm_info", spec: proxmox_vm_info::spec, body: proxmox_vm_info::run },
-    Registered { name: "proxmox_template", spec: proxmox_template::spec, body: proxmox_template::run },
+    Registered {
+        name: "proxmox_kvm",
+        spec: proxmox_kvm::spec,
+        body: proxmox_kvm::run,
+    },
+    Registered {
+        name: "proxmox_disk",
+        spec: proxmox_disk::spec,
+        body: proxmox_disk::run,
+    },
+    Registered {
+        name: "proxmox_nic",
+        spec: proxmox_nic::spec,
+        body: proxmox_nic::run,
+    },
+    Registered {
+        name: "proxmox_vm_info",
+        spec: proxmox_vm_info::spec,
+        body: proxmox_vm_info::run,
+    },
+    Registered {
+        name: "proxmox_template",
+        spec: proxmox_template::spec,
+        body: proxmox_template::run,
+    },
 ];

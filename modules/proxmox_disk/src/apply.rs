@@ -34,7 +34,14 @@ pub enum Stop {
 }
 
 /// Runs `actions` on `vm`.
-pub fn apply(client: &Client, vm: &VmConfig, disk: &str, state: State, actions: &[Action], timeout: Duration) -> Result<Applied, Stop> {
+pub fn apply(
+    client: &Client,
+    vm: &VmConfig,
+    disk: &str,
+    state: State,
+    actions: &[Action],
+    timeout: Duration,
+) -> Result<Applied, Stop> {
     let base = format!("/nodes/{}/qemu/{}", vm.node, vm.vmid);
     let mut digest = vm.digest();
     let mut applied = Applied::default();
@@ -43,14 +50,25 @@ pub fn apply(client: &Client, vm: &VmConfig, disk: &str, state: State, actions: 
         let (method, path, doing, task_kind) = match action {
             Action::SetDrive { key, value } => {
                 form.push((key.as_str(), value.clone()));
-                ("POST", format!("{base}/config"), "creating or updating the disk", Some("qmconfig"))
+                (
+                    "POST",
+                    format!("{base}/config"),
+                    "creating or updating the disk",
+                    Some("qmconfig"),
+                )
             }
             Action::Resize { key, size } => {
                 form.push(("disk", key.clone()));
                 form.push(("size", size.clone()));
                 ("PUT", format!("{base}/resize"), "resizing disk", Some("resize"))
             }
-            Action::Move { key, target, format, delete, bwlimit } => {
+            Action::Move {
+                key,
+                target,
+                format,
+                delete,
+                bwlimit,
+            } => {
                 form.push(("disk", key.clone()));
                 match target {
                     MoveTarget::Storage(storage) => form.push(("storage", storage.clone())),
@@ -84,13 +102,23 @@ pub fn apply(client: &Client, vm: &VmConfig, disk: &str, state: State, actions: 
             }
         }
         let since = recover::now();
-        let reply = if method == "POST" { client.post(&path, &form) } else { client.put(&path, &form) };
+        let reply = if method == "POST" {
+            client.post(&path, &form)
+        } else {
+            client.put(&path, &form)
+        };
         let reply = match reply {
             Ok(reply) => reply,
             Err(e) if e.answer_lost() => {
                 if let Some(kind) = task_kind {
-                    let search = Search { node: &vm.node, kind, vmid: vm.vmid, since };
-                    recover::find_and_wait(client, &search, timeout).map_err(|e| Stop::Failed(task_failure(doing, &e)))?;
+                    let search = Search {
+                        node: &vm.node,
+                        kind,
+                        vmid: vm.vmid,
+                        since,
+                    };
+                    recover::find_and_wait(client, &search, timeout)
+                        .map_err(|e| Stop::Failed(task_failure(doing, &e)))?;
                 }
                 return Err(Stop::Lost(e));
             }
@@ -98,9 +126,13 @@ pub fn apply(client: &Client, vm: &VmConfig, disk: &str, state: State, actions: 
         };
         if let Value::String(upid) = reply {
             let done = tasks::wait(client, &upid, timeout).map_err(|e| Stop::Failed(task_failure(doing, &e)))?;
-            applied.warnings.extend(done.warnings.iter().map(|w| format!("Proxmox VE task {upid}: {w}")));
+            applied
+                .warnings
+                .extend(done.warnings.iter().map(|w| format!("Proxmox VE task {upid}: {w}")));
             if done.warnings.is_empty() && done.exitstatus.starts_with("WARNINGS") {
-                applied.warnings.push(format!("Proxmox VE task {upid} ended with {}", done.exitstatus));
+                applied
+                    .warnings
+                    .push(format!("Proxmox VE task {upid} ended with {}", done.exitstatus));
             }
         }
         digest = None;

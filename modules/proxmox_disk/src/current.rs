@@ -23,7 +23,12 @@ impl VmConfig {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        VmConfig { vmid, node: node.into(), config, pending: Vec::new() }
+        VmConfig {
+            vmid,
+            node: node.into(),
+            config,
+            pending: Vec::new(),
+        }
     }
 
     /// From `GET .../pending` (same cost as a config read): the config as the VM gets
@@ -40,10 +45,19 @@ impl VmConfig {
             if deleted {
                 continue;
             }
-            let value = item.get("pending").or_else(|| item.get("value")).cloned().unwrap_or(Value::Null);
+            let value = item
+                .get("pending")
+                .or_else(|| item.get("value"))
+                .cloned()
+                .unwrap_or(Value::Null);
             config.insert(key.to_string(), value);
         }
-        VmConfig { vmid, node: node.into(), config, pending }
+        VmConfig {
+            vmid,
+            node: node.into(),
+            config,
+            pending,
+        }
     }
 
     /// A config value as text (PVE sends some numbers as JSON numbers).
@@ -82,7 +96,9 @@ impl VmConfig {
 
     /// The `unusedN` key holding `volume`, if any.
     pub fn unused_holding(&self, volume: &str) -> Option<String> {
-        (0..=255).map(|n| format!("unused{n}")).find(|k| self.text(k).as_deref() == Some(volume))
+        (0..=255)
+            .map(|n| format!("unused{n}"))
+            .find(|k| self.text(k).as_deref() == Some(volume))
     }
 }
 
@@ -153,7 +169,10 @@ mod tests {
             {"key": "net1", "pending": "virtio=BC:24:11:00:00:02,bridge=vmbr0"},
         ]);
         let vm = VmConfig::from_pending(100, "pve1", &items);
-        assert_eq!(vm.text("scsi1").as_deref(), Some("local-lvm:vm-100-disk-1,cache=none,size=8G"));
+        assert_eq!(
+            vm.text("scsi1").as_deref(),
+            Some("local-lvm:vm-100-disk-1,cache=none,size=8G")
+        );
         assert!(!vm.has("scsi2"));
         assert!(vm.has("net1"));
         assert_eq!(vm.digest().as_deref(), Some("abc"));

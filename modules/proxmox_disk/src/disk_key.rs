@@ -71,7 +71,10 @@ impl DiskKey {
         if index > last {
             return Err(format!("Disk {text} number not in range 0..{last} "));
         }
-        Ok(DiskKey { key: text.to_string(), bus })
+        Ok(DiskKey {
+            key: text.to_string(),
+            bus,
+        })
     }
 
     /// The property-string format of this key.
@@ -95,10 +98,18 @@ mod tests {
 
     #[test]
     fn invalid_keys_fail_like_1_6() {
-        assert_eq!(DiskKey::parse("scsi31").unwrap_err(), "Disk scsi31 number not in range 0..30 ");
-        assert_eq!(DiskKey::parse("efidisk1").unwrap_err(), "Disk efidisk1 number not in range 0..0 ");
+        assert_eq!(
+            DiskKey::parse("scsi31").unwrap_err(),
+            "Disk scsi31 number not in range 0..30 "
+        );
+        assert_eq!(
+            DiskKey::parse("efidisk1").unwrap_err(),
+            "Disk efidisk1 number not in range 0..0 "
+        );
         assert_eq!(DiskKey::parse("nvme0").unwrap_err(), "Unsupported disk bus: nvme");
-        assert!(DiskKey::parse("scsi").unwrap_err().contains("expected a bus name and a number"));
+        assert!(DiskKey::parse("scsi")
+            .unwrap_err()
+            .contains("expected a bus name and a number"));
         assert!(DiskKey::parse("0").unwrap_err().contains("expected a bus name"));
     }
 }

@@ -16,18 +16,18 @@ pub mod planned;
 pub mod report;
 pub mod task;
 
-use ferrox_common::api::client::Client;
-use ferrox_common::run::RunWide;
-use ferrox_common::api::connection::ConnectionParams;
-use ferrox_common::cluster::duplicates;
-use ferrox_common::run::name_index;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
-use ferrox_common::pve::privileges::{Gate, Target, Write};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
+use ferrox_common::api::client::Client;
+use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::api::recover;
-use ferrox_common::cluster::references;
+use ferrox_common::cluster::duplicates;
 use ferrox_common::cluster::listing_probe::Sought;
+use ferrox_common::cluster::references;
 use ferrox_common::cluster::vm::{self, Guest};
+use ferrox_common::pve::privileges::{Gate, Target, Write};
+use ferrox_common::run::name_index;
+use ferrox_common::run::RunWide;
 
 use current::VmConfig;
 use task::{DiskTask, MoveTarget, State};
@@ -40,8 +40,14 @@ pub fn spec() -> ModuleSpec {
         version_added: "0.1.0",
         options: options::options(),
         rules: options::rules(),
-        check_mode: (Support::Full, "Reads the VM's live configuration and reports exactly what a real run would change, writing nothing."),
-        diff_mode: (Support::Full, "Shows the disk's config entry (and any C(unusedN) entry that keeps a volume) before and after."),
+        check_mode: (
+            Support::Full,
+            "Reads the VM's live configuration and reports exactly what a real run would change, writing nothing.",
+        ),
+        diff_mode: (
+            Support::Full,
+            "Shows the disk's config entry (and any C(unusedN) entry that keeps a volume) before and after.",
+        ),
         notes: docs::notes(),
         seealso: vec!["ferrox.proxmox.proxmox_kvm", "ferrox.proxmox.proxmox_nic"],
         examples: docs::EXAMPLES,
@@ -56,8 +62,13 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     client.set_retry_budget(task.timeout);
     let cluster = read_cluster(m, &client, &conn, &task)?;
     let guests = &cluster.guests;
-    let guest = vm::locate_qemu(guests, task.vmid, task.name.as_deref(), "proxmox_disk manages disks of QEMU VMs")
-        .map_err(|f| duplicates::explain(&client, guests, task.name.as_deref(), f))?;
+    let guest = vm::locate_qemu(
+        guests,
+        task.vmid,
+        task.name.as_deref(),
+        "proxmox_disk manages disks of QEMU VMs",
+    )
+    .map_err(|f| duplicates::explain(&client, guests, task.name.as_deref(), f))?;
     let vmid = guest.vmid;
     let vm = read_config(&client, guest)?;
     let target_vm = read_target_vm(&client, &task, guests, vmid)?;
@@ -76,7 +87,11 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     }
     // Whether PVE will let the caller do all of it, before the first write.
     let gate = Gate::new(&client, &conn);
-    let target = Target { vmid, node: &vm.node, planned: m.plan().is_some_and(|p| p.is_planned(vmid)) };
+    let target = Target {
+        vmid,
+        node: &vm.node,
+        planned: m.plan().is_some_and(|p| p.is_planned(vmid)),
+    };
     gate.require(m, &target, &writes(&plan.actions, &vm))?;
     if m.check_mode {
         return Ok(predict(m, &task, &plan, &vm, target_vm.as_ref(), running));
@@ -88,7 +103,12 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 /// The cluster listing with only the guests the task names (the VM, and the VM a disk
 /// moves to) decoded: thousands of others are skipped unread. A VM named by `name`
 /// alone may be found through the run's name index instead.
-fn read_cluster(m: &mut Module, client: &Client, conn: &ConnectionParams, task: &DiskTask) -> Result<vm::Cluster, Failure> {
+fn read_cluster(
+    m: &mut Module,
+    client: &Client,
+    conn: &ConnectionParams,
+    task: &DiskTask,
+) -> Result<vm::Cluster, Failure> {
     let mut sought = Sought::lookup(task.vmid, task.name.as_deref());
     if let (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) = (&task.state, &task.target) {
         sought = sought.and_vmid(*t);
@@ -139,7 +159,14 @@ fn verify_references(m: &mut Module, client: &Client, plan: &plan::Plan, vm: &Vm
 
 /// A check run's result and its effects for the playbook run's plan, with what a real
 /// run would read back: whether the running VM keeps the change pending.
-fn predict(m: &mut Module, task: &DiskTask, plan: &plan::Plan, vm: &VmConfig, target_vm: Option<&VmConfig>, running: bool) -> Output {
+fn predict(
+    m: &mut Module,
+    task: &DiskTask,
+    plan: &plan::Plan,
+    vm: &VmConfig,
+    target_vm: Option<&VmConfig>,
+    running: bool,
+) -> Output {
     let pending = planned::stays_pending(plan, vm, &task.disk.key, running);
     for effect in planned::effects(plan, vm, target_vm, &task.disk.key, pending) {
         m.plan_effect(effect);
@@ -171,7 +198,8 @@ fn apply_reconciled(
             Err(apply::Stop::Lost(e)) if resend < recover::MAX_RESENDS => {
                 current = read_again(client, vm)?;
                 let target = target_vm.map(|t| read_again(client, t)).transpose()?;
-                let again = plan::plan(task, &current, target.as_ref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+                let again =
+                    plan::plan(task, &current, target.as_ref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
                 actions = again.actions;
                 let found = if actions.is_empty() {
                     format!("the config of VM {vmid} shows the change made")
@@ -222,16 +250,42 @@ fn report_applied(
 
 /// The writes of `actions` as PVE checks them (privileges.rs).
 fn writes(actions: &[plan::Action], vm: &VmConfig) -> Vec<Write> {
-    let storage_of = |key: &str| vm.text(key).and_then(|v| v.split(',').next().and_then(|f| f.split_once(':')).map(|(s, _)| s.to_string()));
+    let storage_of = |key: &str| {
+        vm.text(key).and_then(|v| {
+            v.split(',')
+                .next()
+                .and_then(|f| f.split_once(':'))
+                .map(|(s, _)| s.to_string())
+        })
+    };
     actions
         .iter()
         .map(|a| match a {
-            plan::Action::SetDrive { key, value } => Write::Config { vmid: vm.vmid, set: vec![(key.clone(), value.clone(), vm.text(key))], delete: vec![] },
-            plan::Action::Resize { key, .. } => Write::Resize { vmid: vm.vmid, storage: storage_of(key).unwrap_or_default() },
-            plan::Action::Move { target: MoveTarget::Storage(s), .. } => Write::MoveDisk { vmid: vm.vmid, storage: s.clone() },
-            plan::Action::Move { key, target: MoveTarget::Vm { vmid: other, .. }, .. } => {
-                Write::Reassign { vmid: vm.vmid, target: *other, storage: storage_of(key).unwrap_or_default() }
-            }
+            plan::Action::SetDrive { key, value } => Write::Config {
+                vmid: vm.vmid,
+                set: vec![(key.clone(), value.clone(), vm.text(key))],
+                delete: vec![],
+            },
+            plan::Action::Resize { key, .. } => Write::Resize {
+                vmid: vm.vmid,
+                storage: storage_of(key).unwrap_or_default(),
+            },
+            plan::Action::Move {
+                target: MoveTarget::Storage(s),
+                ..
+            } => Write::MoveDisk {
+                vmid: vm.vmid,
+                storage: s.clone(),
+            },
+            plan::Action::Move {
+                key,
+                target: MoveTarget::Vm { vmid: other, .. },
+                ..
+            } => Write::Reassign {
+                vmid: vm.vmid,
+                target: *other,
+                storage: storage_of(key).unwrap_or_default(),
+            },
             plan::Action::Unlink { .. } => Write::Unlink { vmid: vm.vmid },
         })
         .collect()
@@ -244,12 +298,20 @@ fn writes(actions: &[plan::Action], vm: &VmConfig) -> Vec<Write> {
 /// When that listing is refused, the check is skipped and PVE's own error applies.
 fn check_storage(client: &Client, cluster: &vm::Cluster, node: &str, storage: &str) -> Result<(), String> {
     let listed: Vec<(String, Vec<String>)> = match cluster.storages_on(node).find(|s| s.storage == storage) {
-        Some(_) => cluster.storages_on(node).map(|s| (s.storage.clone(), s.content.clone())).collect(),
+        Some(_) => cluster
+            .storages_on(node)
+            .map(|s| (s.storage.clone(), s.content.clone()))
+            .collect(),
         None => match client.get(&format!("/nodes/{node}/storage"), &[]) {
             Ok(serde_json::Value::Array(list)) => list
                 .iter()
                 .filter_map(|s| {
-                    let content = s["content"].as_str().unwrap_or("").split(',').map(str::to_string).collect();
+                    let content = s["content"]
+                        .as_str()
+                        .unwrap_or("")
+                        .split(',')
+                        .map(str::to_string)
+                        .collect();
                     Some((s["storage"].as_str()?.to_string(), content))
                 })
                 .collect(),
@@ -263,7 +325,11 @@ fn check_storage(client: &Client, cluster: &vm::Cluster, node: &str, storage: &s
 /// holds disk images.
 fn storage_verdict(listed: &[(String, Vec<String>)], node: &str, storage: &str) -> Result<(), String> {
     let holds_images = |content: &[String]| content.iter().any(|c| c == "images");
-    let usable: Vec<&str> = listed.iter().filter(|(_, c)| holds_images(c)).map(|(s, _)| s.as_str()).collect();
+    let usable: Vec<&str> = listed
+        .iter()
+        .filter(|(_, c)| holds_images(c))
+        .map(|(s, _)| s.as_str())
+        .collect();
     match listed.iter().find(|(s, _)| s == storage) {
         Some((_, content)) if holds_images(content) => Ok(()),
         Some((_, content)) => Err(format!(
@@ -271,17 +337,28 @@ fn storage_verdict(listed: &[(String, Vec<String>)], node: &str, storage: &str) 
             content.join(","),
             usable.join(", ")
         )),
-        None => Err(format!("storage {storage} does not exist on node {node}; storages for disk images there: {}", usable.join(", "))),
+        None => Err(format!(
+            "storage {storage} does not exist on node {node}; storages for disk images there: {}",
+            usable.join(", ")
+        )),
     }
 }
 
 fn read_config(client: &Client, guest: &Guest) -> Result<VmConfig, Failure> {
-    Ok(VmConfig::new(guest.vmid, guest.node.to_string(), read_raw_config(client, guest.vmid, &guest.node)?))
+    Ok(VmConfig::new(
+        guest.vmid,
+        guest.node.to_string(),
+        read_raw_config(client, guest.vmid, &guest.node)?,
+    ))
 }
 
 /// A VM's config read again (after a lost answer).
 fn read_again(client: &Client, vm: &VmConfig) -> Result<VmConfig, Failure> {
-    Ok(VmConfig::new(vm.vmid, vm.node.clone(), read_raw_config(client, vm.vmid, &vm.node)?))
+    Ok(VmConfig::new(
+        vm.vmid,
+        vm.node.clone(),
+        read_raw_config(client, vm.vmid, &vm.node)?,
+    ))
 }
 
 /// The config after the writes, from `GET .../pending`, so a change that waits for a
@@ -289,12 +366,16 @@ fn read_again(client: &Client, vm: &VmConfig) -> Result<VmConfig, Failure> {
 fn read_back(client: &Client, vmid: u32, node: &str) -> Result<VmConfig, Failure> {
     let items = client
         .get(&format!("/nodes/{node}/qemu/{vmid}/pending"), &[])
-        .map_err(|e| Failure::new(format!("The change was made, but reading VM {vmid} back failed: {e}")).with("vmid", vmid))?;
+        .map_err(|e| {
+            Failure::new(format!("The change was made, but reading VM {vmid} back failed: {e}")).with("vmid", vmid)
+        })?;
     Ok(VmConfig::from_pending(vmid, node, &items))
 }
 
 fn read_raw_config(client: &Client, vmid: u32, node: &str) -> Result<serde_json::Value, Failure> {
     client
         .get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[])
-        .map_err(|e| Failure::new(format!("Getting information for VM {vmid} failed with exception: {e}")).with("vmid", vmid))
+        .map_err(|e| {
+            Failure::new(format!("Getting information for VM {vmid} failed with exception: {e}")).with("vmid", vmid)
+        })
 }

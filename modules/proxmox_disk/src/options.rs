@@ -2,8 +2,8 @@
 //! come from one table, [`DRIVE_OPTIONS`], which also says how each is written into the
 //! drive's property string.
 
-use ferrox_common::api::connection;
 use ferrox_common::ansible::options::{Kind, Opt, Rules};
+use ferrox_common::api::connection;
 
 /// A drive option: module option name, PVE key, type, choices, description.
 pub struct DriveOption {
@@ -15,7 +15,13 @@ pub struct DriveOption {
 }
 
 const fn opt(name: &'static str, kind: Kind, choices: &'static [&'static str], desc: &'static str) -> DriveOption {
-    DriveOption { name, pve_key: name, kind, choices, desc }
+    DriveOption {
+        name,
+        pve_key: name,
+        kind,
+        choices,
+        desc,
+    }
 }
 
 /// Every drive option of community.proxmox 1.6, in its order.

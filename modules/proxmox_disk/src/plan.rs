@@ -21,7 +21,13 @@ pub enum Action {
     /// `PUT .../resize` with `size` (`40G` or `+5G`).
     Resize { key: String, size: String },
     /// `POST .../move_disk`.
-    Move { key: String, target: MoveTarget, format: Option<String>, delete: bool, bwlimit: Option<i64> },
+    Move {
+        key: String,
+        target: MoveTarget,
+        format: Option<String>,
+        delete: bool,
+        bwlimit: Option<i64>,
+    },
     /// `PUT .../unlink`; `force` deletes the volume.
     Unlink { key: String, force: bool },
 }
@@ -56,7 +62,15 @@ impl Plan {
     }
 
     fn unchanged(msg: String, vm: &VmConfig, task: &DiskTask) -> Plan {
-        let after = vm.text(&task.disk.key).map(|text| (Location { vmid: vm.vmid, key: task.disk.key.clone() }, text));
+        let after = vm.text(&task.disk.key).map(|text| {
+            (
+                Location {
+                    vmid: vm.vmid,
+                    key: task.disk.key.clone(),
+                },
+                text,
+            )
+        });
         Plan {
             msg,
             actions: Vec::new(),
@@ -91,7 +105,13 @@ pub fn plan(task: &DiskTask, vm: &VmConfig, target_vm: Option<&VmConfig>) -> Res
             ));
         }
         let before = drive.as_ref().map(|d| d.text.as_str());
-        plan.diff = diff_of(vm.vmid, &task.disk.key, before, plan.after.as_ref(), plan.kept_as.as_ref());
+        plan.diff = diff_of(
+            vm.vmid,
+            &task.disk.key,
+            before,
+            plan.after.as_ref(),
+            plan.kept_as.as_ref(),
+        );
     }
     Ok(plan)
 }
@@ -110,7 +130,11 @@ pub fn diff_of(
         Some((loc, text)) if loc.vmid == vmid && loc.key == disk => diff.change(disk, before, Some(json!(text))),
         Some((loc, text)) => {
             diff.change(disk, before, None);
-            let label = if loc.vmid == vmid { loc.key.clone() } else { format!("VM {} {}", loc.vmid, loc.key) };
+            let label = if loc.vmid == vmid {
+                loc.key.clone()
+            } else {
+                format!("VM {} {}", loc.vmid, loc.key)
+            };
             diff.change(&label, None, Some(json!(text)));
         }
         None => diff.change(disk, before, None),
@@ -148,18 +172,28 @@ fn create(task: &DiskTask, vm: &VmConfig, old: Option<&Drive>) -> Result<Plan, P
     let format = task.disk.format();
     let mut props = PropString::new();
     let (msg, change) = if let Some(source) = &task.import_from {
-        let storage = task.storage.as_deref().ok_or(
-            "storage is required with import_from: it names the storage the imported copy is written to",
-        )?;
+        let storage = task
+            .storage
+            .as_deref()
+            .ok_or("storage is required with import_from: it names the storage the imported copy is written to")?;
         props.set("file", format!("{storage}:0"));
         props.set("import-from", source.clone());
-        (format!("Disk {disk} imported into VM {vmid}"), format!("import {source} as {disk} on {storage}"))
+        (
+            format!("Disk {disk} imported into VM {vmid}"),
+            format!("import {source} as {disk} on {storage}"),
+        )
     } else if let Some(iso) = &task.iso_image {
         props.set("file", iso.clone());
-        (format!("CD-ROM was created on {disk} bus in VM {vmid}"), format!("create CD-ROM {disk} with {iso}"))
+        (
+            format!("CD-ROM was created on {disk} bus in VM {vmid}"),
+            format!("create CD-ROM {disk} with {iso}"),
+        )
     } else if task.options.get("media") == Some("cdrom") {
         props.set("file", "none");
-        (format!("CD-ROM was created on {disk} bus in VM {vmid}"), format!("create empty CD-ROM {disk}"))
+        (
+            format!("CD-ROM was created on {disk} bus in VM {vmid}"),
+            format!("create empty CD-ROM {disk}"),
+        )
     } else {
         let storage = task.storage.as_deref().ok_or("The storage option must be specified.")?;
         let bytes = match (&task.size, task.disk.bus) {
@@ -168,16 +202,23 @@ fn create(task: &DiskTask, vm: &VmConfig, old: Option<&Drive>) -> Result<Plan, P
             (None, Bus::EfiDisk | Bus::TpmState) => size::GIB,
             (None, _) => {
                 return Err(format!(
-                    "size is required to create disk {disk}: a number of GiB (size: 32) or a size with a unit (size: 512M)"
-                ))
+                "size is required to create disk {disk}: a number of GiB (size: 32) or a size with a unit (size: 512M)"
+            ))
             }
         };
         if bytes == 0 {
             return Err(format!("size must be more than 0 to create disk {disk}"));
         }
         props.set("file", format!("{storage}:{}", size::gib_for_allocation(bytes)));
-        let shown = if matches!(task.disk.bus, Bus::EfiDisk | Bus::TpmState) { String::new() } else { format!(" ({})", size::format(bytes)) };
-        (format!("Disk {disk} created in VM {vmid}"), format!("create {disk} on {storage}{shown}"))
+        let shown = if matches!(task.disk.bus, Bus::EfiDisk | Bus::TpmState) {
+            String::new()
+        } else {
+            format!(" ({})", size::format(bytes))
+        };
+        (
+            format!("Disk {disk} created in VM {vmid}"),
+            format!("create {disk} on {storage}{shown}"),
+        )
     };
     if let Some(f) = &task.format {
         props.set("format", f.clone());
@@ -186,11 +227,14 @@ fn create(task: &DiskTask, vm: &VmConfig, old: Option<&Drive>) -> Result<Plan, P
         props.set(k, v);
     }
     let value = props.to_canonical(format);
-    let is_media = task.import_from.is_none() && (task.iso_image.is_some() || task.options.get("media") == Some("cdrom"));
+    let is_media =
+        task.import_from.is_none() && (task.iso_image.is_some() || task.options.get("media") == Some("cdrom"));
     let mut changes = vec![change];
     let kept_as = match old {
         Some(d) if d.keeps_volume_when_detached() => {
-            let unused = vm.free_unused().ok_or(format!("VM {vmid} has no free unusedN key to keep the old volume of {disk}"))?;
+            let unused = vm.free_unused().ok_or(format!(
+                "VM {vmid} has no free unusedN key to keep the old volume of {disk}"
+            ))?;
             changes.push(format!("keep the old volume {} as {unused}", d.file()));
             Some((unused, d.file().to_string()))
         }
@@ -200,13 +244,26 @@ fn create(task: &DiskTask, vm: &VmConfig, old: Option<&Drive>) -> Result<Plan, P
     let after = unknown::after_write(disk, &value);
     Ok(Plan {
         msg,
-        actions: vec![Action::SetDrive { key: disk.clone(), value: value.clone() }],
+        actions: vec![Action::SetDrive {
+            key: disk.clone(),
+            value: value.clone(),
+        }],
         changes,
-        after: Some((Location { vmid, key: disk.clone() }, after)),
+        after: Some((
+            Location {
+                vmid,
+                key: disk.clone(),
+            },
+            after,
+        )),
         kept_as,
         warnings: Vec::new(),
         diff: Diff::default(),
-        allocates_on: if task.import_from.is_some() || !is_media { task.storage.clone() } else { None },
+        allocates_on: if task.import_from.is_some() || !is_media {
+            task.storage.clone()
+        } else {
+            None
+        },
     })
 }
 
@@ -264,7 +321,10 @@ fn converge(task: &DiskTask, vm: &VmConfig, d: &Drive) -> Result<Plan, PlanError
         props.set(&key, wanted);
     }
     if !changes.is_empty() {
-        actions.push(Action::SetDrive { key: disk.clone(), value: props.to_canonical(format) });
+        actions.push(Action::SetDrive {
+            key: disk.clone(),
+            value: props.to_canonical(format),
+        });
     }
 
     let sized = !d.is_cdrom() && task.disk.bus.is_drive();
@@ -276,7 +336,10 @@ fn converge(task: &DiskTask, vm: &VmConfig, d: &Drive) -> Result<Plan, PlanError
             }
             Some(current) if wanted > current => {
                 changes.push(format!("size: {} -> {}", size::format(current), size::format(wanted)));
-                actions.push(Action::Resize { key: disk.clone(), size: size::format(wanted) });
+                actions.push(Action::Resize {
+                    key: disk.clone(),
+                    size: size::format(wanted),
+                });
                 props.set("size", size::format(wanted));
             }
             Some(_) => {}
@@ -293,7 +356,13 @@ fn converge(task: &DiskTask, vm: &VmConfig, d: &Drive) -> Result<Plan, PlanError
         msg,
         actions,
         changes,
-        after: Some((Location { vmid, key: disk.clone() }, props.to_canonical(format))),
+        after: Some((
+            Location {
+                vmid,
+                key: disk.clone(),
+            },
+            props.to_canonical(format),
+        )),
         kept_as: None,
         warnings,
         diff: Diff::default(),
@@ -317,13 +386,18 @@ fn resized(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>) -> Result<Plan
     let (disk, vmid) = (&task.disk.key, vm.vmid);
     let d = drive.ok_or_else(|| missing(task, vm))?;
     if !task.disk.bus.is_drive() && task.disk.bus != Bus::EfiDisk {
-        return Err(format!("Disk {disk} cannot be resized: only ide, sata, scsi and virtio disks have a size to change"));
+        return Err(format!(
+            "Disk {disk} cannot be resized: only ide, sata, scsi and virtio disks have a size to change"
+        ));
     }
     if d.is_cdrom() {
-        return Err(format!("Disk {disk} of VM {vmid} is a CD-ROM drive; only disks can be resized"));
+        return Err(format!(
+            "Disk {disk} of VM {vmid} is a CD-ROM drive; only disks can be resized"
+        ));
     }
     let text = task.size.as_deref().unwrap_or_default();
-    let request = size::parse_resize(text).map_err(|e| format!("Unrecognized size pattern for disk {disk}: {text}. {e}"))?;
+    let request =
+        size::parse_resize(text).map_err(|e| format!("Unrecognized size pattern for disk {disk}: {text}. {e}"))?;
     let current = d.size_bytes();
     let (new_size, sent) = match (request, current) {
         (Resize::To(bytes), Some(cur)) if bytes == cur => {
@@ -332,7 +406,11 @@ fn resized(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>) -> Result<Plan
         (Resize::To(bytes), Some(cur)) if bytes < cur => return Err(shrink_refused(disk, vmid, cur, text)),
         (Resize::To(bytes), _) => (Some(bytes), size::format(bytes)),
         (Resize::By(0), _) => {
-            return Ok(Plan::unchanged(format!("Disk {disk} is already {} size", size_text(current)), vm, task));
+            return Ok(Plan::unchanged(
+                format!("Disk {disk} is already {} size", size_text(current)),
+                vm,
+                task,
+            ));
         }
         (Resize::By(bytes), cur) => {
             let grown = match cur {
@@ -350,9 +428,22 @@ fn resized(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>) -> Result<Plan
     }
     Ok(Plan {
         msg: format!("Disk {disk} resized in VM {vmid}"),
-        actions: vec![Action::Resize { key: disk.clone(), size: sent }],
-        changes: vec![format!("size: {} -> {}", size_text(current), new_size.map(size::format).unwrap_or_else(|| text.to_string()))],
-        after: Some((Location { vmid, key: disk.clone() }, props.to_canonical(task.disk.format()))),
+        actions: vec![Action::Resize {
+            key: disk.clone(),
+            size: sent,
+        }],
+        changes: vec![format!(
+            "size: {} -> {}",
+            size_text(current),
+            new_size.map(size::format).unwrap_or_else(|| text.to_string())
+        )],
+        after: Some((
+            Location {
+                vmid,
+                key: disk.clone(),
+            },
+            props.to_canonical(task.disk.format()),
+        )),
         kept_as: None,
         warnings: Vec::new(),
         diff: Diff::default(),
@@ -364,37 +455,63 @@ fn size_text(bytes: Option<u64>) -> String {
     bytes.map(size::format).unwrap_or_else(|| "unknown".into())
 }
 
-fn moved(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>, target_vm: Option<&VmConfig>) -> Result<Plan, PlanError> {
+fn moved(
+    task: &DiskTask,
+    vm: &VmConfig,
+    drive: Option<&Drive>,
+    target_vm: Option<&VmConfig>,
+) -> Result<Plan, PlanError> {
     let (disk, vmid) = (&task.disk.key, vm.vmid);
-    let target = task.target.clone().ok_or(
-        "state=moved needs target_storage (another storage of the same VM) or target_vmid (another VM)",
-    )?;
+    let target = task
+        .target
+        .clone()
+        .ok_or("state=moved needs target_storage (another storage of the same VM) or target_vmid (another VM)")?;
     if let MoveTarget::Vm { vmid: t, .. } = &target {
         if *t == vmid {
-            return Err(format!("target_vmid {t} is the disk's own VM: to move the disk to another storage, use target_storage"));
+            return Err(format!(
+                "target_vmid {t} is the disk's own VM: to move the disk to another storage, use target_storage"
+            ));
         }
     }
     let Some(d) = drive else {
         if let (MoveTarget::Vm { vmid: t, disk: tdisk }, Some(tvm)) = (&target, target_vm) {
             if tvm.has(tdisk) {
                 let mut plan = Plan::unchanged(format!("Disk {disk} is already moved to VM {t} as {tdisk}"), vm, task);
-                plan.after = tvm.text(tdisk).map(|text| (Location { vmid: *t, key: tdisk.clone() }, text));
+                plan.after = tvm.text(tdisk).map(|text| {
+                    (
+                        Location {
+                            vmid: *t,
+                            key: tdisk.clone(),
+                        },
+                        text,
+                    )
+                });
                 return Ok(plan);
             }
         }
         return Err(missing(task, vm));
     };
     if !d.is_volume() || d.is_cdrom() {
-        return Err(format!("Disk {disk} of VM {vmid} is {}: only disk volumes can be moved", describe(d)));
+        return Err(format!(
+            "Disk {disk} of VM {vmid} is {}: only disk volumes can be moved",
+            describe(d)
+        ));
     }
     let source = d.storage().unwrap_or_default().to_string();
     let format = task.disk.format();
     let mut props = d.props.clone();
     let (after, kept_as, change) = match &target {
         MoveTarget::Storage(storage) => {
-            let converts = task.format.as_ref().is_some_and(|f| d.volume_format().as_ref() != Some(f));
+            let converts = task
+                .format
+                .as_ref()
+                .is_some_and(|f| d.volume_format().as_ref() != Some(f));
             if *storage == source && !converts {
-                return Ok(Plan::unchanged(format!("Disk {disk} already at {storage} storage"), vm, task));
+                return Ok(Plan::unchanged(
+                    format!("Disk {disk} already at {storage} storage"),
+                    vm,
+                    task,
+                ));
             }
             props.set("file", format!("{storage}:{}", unknown::UNKNOWN));
             if let Some(f) = &task.format {
@@ -403,10 +520,19 @@ fn moved(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>, target_vm: Optio
             let kept = if task.delete_moved {
                 None
             } else {
-                let unused = vm.free_unused().ok_or(format!("VM {vmid} has no free unusedN key to keep the source volume of {disk}"))?;
+                let unused = vm.free_unused().ok_or(format!(
+                    "VM {vmid} has no free unusedN key to keep the source volume of {disk}"
+                ))?;
                 Some((unused, d.file().to_string()))
             };
-            (Location { vmid, key: disk.clone() }, kept, format!("move {disk} from storage {source} to {storage}"))
+            (
+                Location {
+                    vmid,
+                    key: disk.clone(),
+                },
+                kept,
+                format!("move {disk} from storage {source} to {storage}"),
+            )
         }
         MoveTarget::Vm { vmid: t, disk: tdisk } => {
             if let Some(existing) = target_vm.and_then(|tvm| tvm.text(tdisk)) {
@@ -414,7 +540,14 @@ fn moved(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>, target_vm: Optio
                     "VM {t} already has {tdisk} ({existing}); choose a free target_disk, or detach that disk first"
                 ));
             }
-            (Location { vmid: *t, key: tdisk.clone() }, None, format!("move {disk} of VM {vmid} to VM {t} as {tdisk}"))
+            (
+                Location {
+                    vmid: *t,
+                    key: tdisk.clone(),
+                },
+                None,
+                format!("move {disk} of VM {vmid} to VM {t} as {tdisk}"),
+            )
         }
     };
     let mut changes = vec![change];
@@ -470,7 +603,10 @@ fn detached(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>) -> Plan {
     }
     Plan {
         msg: format!("Disk {disk} detached from VM {vmid}"),
-        actions: vec![Action::Unlink { key: disk.clone(), force: false }],
+        actions: vec![Action::Unlink {
+            key: disk.clone(),
+            force: false,
+        }],
         changes,
         after: None,
         kept_as,
@@ -492,7 +628,10 @@ fn absent(task: &DiskTask, vm: &VmConfig, drive: Option<&Drive>) -> Plan {
     };
     Plan {
         msg: format!("Disk {disk} removed from VM {vmid}"),
-        actions: vec![Action::Unlink { key: disk.clone(), force: true }],
+        actions: vec![Action::Unlink {
+            key: disk.clone(),
+            force: true,
+        }],
         changes: vec![change],
         after: None,
         kept_as: None,

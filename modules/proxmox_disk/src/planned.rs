@@ -1,9 +1,9 @@
 //! What a check-mode run of this module adds to the playbook run's plan, and whether
 //! a real run would leave the change pending (PVE's hotplug rules for drives).
 
-use ferrox_common::pve::hotplug;
 use ferrox_common::plan::unknown::after_write;
 use ferrox_common::plan::Effect;
+use ferrox_common::pve::hotplug;
 use serde_json::Value;
 
 use crate::current::VmConfig;
@@ -17,24 +17,14 @@ pub fn stays_pending(plan: &Plan, vm: &VmConfig, disk: &str, running: bool) -> b
     let features = hotplug::features(vm.text("hotplug").as_deref());
     let before = vm.text(disk);
     plan.actions.iter().any(|a| match a {
-        Action::SetDrive { key, value } => {
-            hotplug::stays_pending(key, before.as_deref(), Some(value), &features)
-        }
-        Action::Unlink { key, .. } => {
-            hotplug::stays_pending(key, before.as_deref(), None, &features)
-        }
+        Action::SetDrive { key, value } => hotplug::stays_pending(key, before.as_deref(), Some(value), &features),
+        Action::Unlink { key, .. } => hotplug::stays_pending(key, before.as_deref(), None, &features),
         Action::Resize { .. } | Action::Move { .. } => false,
     })
 }
 
 /// The plan's effects on `vm` (and on the target VM of a move to another VM).
-pub fn effects(
-    plan: &Plan,
-    vm: &VmConfig,
-    target: Option<&VmConfig>,
-    disk: &str,
-    pending: bool,
-) -> Vec<Effect> {
+pub fn effects(plan: &Plan, vm: &VmConfig, target: Option<&VmConfig>, disk: &str, pending: bool) -> Vec<Effect> {
     if !plan.changed() {
         return Vec::new();
     }
@@ -87,24 +77,12 @@ mod tests {
     use ferrox_common::ansible::diff::Diff;
     use serde_json::json;
 
-    fn plan(
-        actions: Vec<Action>,
-        after: Option<(u32, &str, &str)>,
-        kept: Option<(&str, &str)>,
-    ) -> Plan {
+    fn plan(actions: Vec<Action>, after: Option<(u32, &str, &str)>, kept: Option<(&str, &str)>) -> Plan {
         Plan {
             msg: String::new(),
             actions,
             changes: vec!["create scsi1 on local-lvm (8G)".into()],
-            after: after.map(|(vmid, key, text)| {
-                (
-                    Location {
-                        vmid,
-                        key: key.into(),
-                    },
-                    text.into(),
-                )
-            }),
+            after: after.map(|(vmid, key, text)| (Location { vmid, key: key.into() }, text.into())),
             kept_as: kept.map(|(u, v)| (u.into(), v.into())),
             warnings: vec![],
             diff: Diff::default(),
@@ -133,11 +111,7 @@ mod tests {
 
     #[test]
     fn a_detach_deletes_the_key_and_keeps_the_volume() {
-        let vm = VmConfig::new(
-            100,
-            "pve1",
-            json!({"sata1": "local-lvm:vm-100-disk-1,size=8G"}),
-        );
+        let vm = VmConfig::new(100, "pve1", json!({"sata1": "local-lvm:vm-100-disk-1,size=8G"}));
         let p = plan(
             vec![Action::Unlink {
                 key: "sata1".into(),
@@ -150,10 +124,7 @@ mod tests {
         assert!(!stays_pending(&p, &vm, "sata1", false));
         let e = effects(&p, &vm, None, "sata1", true);
         let Effect::Config {
-            set,
-            delete,
-            pending,
-            ..
+            set, delete, pending, ..
         } = &e[0]
         else {
             panic!()
@@ -167,17 +138,9 @@ mod tests {
 
     #[test]
     fn a_move_to_another_vm_touches_both() {
-        let vm = VmConfig::new(
-            100,
-            "pve1",
-            json!({"scsi1": "local-lvm:vm-100-disk-1,size=8G"}),
-        );
+        let vm = VmConfig::new(100, "pve1", json!({"scsi1": "local-lvm:vm-100-disk-1,size=8G"}));
         let target = VmConfig::new(101, "pve2", json!({}));
-        let p = plan(
-            vec![],
-            Some((101, "scsi2", "local-lvm:vm-100-disk-1,size=8G")),
-            None,
-        );
+        let p = plan(vec![], Some((101, "scsi2", "local-lvm:vm-100-disk-1,size=8G")), None);
         let p = Plan {
             actions: vec![Action::Unlink {
                 key: "x".into(),

@@ -1,9 +1,9 @@
 //! The module's result: the plan's message and changes, plus the disk as it is after
 //! the run (read back from PVE) or would be (check mode, predicted).
 
+use ferrox_common::ansible::protocol::Output;
 use ferrox_common::plan::unknown;
 use ferrox_common::pve::propstring::{self, formats};
-use ferrox_common::ansible::protocol::Output;
 use ferrox_common::pve::size;
 
 use crate::current::VmConfig;
@@ -23,18 +23,29 @@ pub fn actual(plan: &Plan, before: &VmConfig, after_vm: &VmConfig, disk: &str) -
         .map(|(loc, _)| loc.clone())
         .and_then(|loc| after_vm.text(&loc.key).map(|text| (loc, text)));
     let kept = plan.kept_as.as_ref().map(|(predicted, volume)| {
-        (after_vm.unused_holding(volume).unwrap_or_else(|| predicted.clone()), volume.clone())
+        (
+            after_vm.unused_holding(volume).unwrap_or_else(|| predicted.clone()),
+            volume.clone(),
+        )
     });
-    let pending = after.as_ref().is_some_and(|(loc, _)| after_vm.pending.contains(&loc.key))
-        || kept.as_ref().is_some_and(|(unused, _)| after_vm.pending.contains(unused))
+    let pending = after
+        .as_ref()
+        .is_some_and(|(loc, _)| after_vm.pending.contains(&loc.key))
+        || kept
+            .as_ref()
+            .is_some_and(|(unused, _)| after_vm.pending.contains(unused))
         || (after.is_none() && after_vm.pending.iter().any(|k| k == disk));
     let before_text = before.text(disk);
     let diff = diff_of(before.vmid, disk, before_text.as_deref(), after.as_ref(), kept.as_ref());
-    build(plan, before.vmid, after.as_ref(), kept.as_ref()).with_diff(diff).with("pending", pending)
+    build(plan, before.vmid, after.as_ref(), kept.as_ref())
+        .with_diff(diff)
+        .with("pending", pending)
 }
 
 fn build(plan: &Plan, vmid: u32, after: Option<&(Location, String)>, kept: Option<&(String, String)>) -> Output {
-    let mut out = Output::new(plan.changed(), plan.msg.clone()).with("vmid", vmid).with("changes", &plan.changes);
+    let mut out = Output::new(plan.changed(), plan.msg.clone())
+        .with("vmid", vmid)
+        .with("changes", &plan.changes);
     match after {
         Some((loc, text)) => {
             let parsed = formats::for_config_key(&loc.key).and_then(|f| propstring::parse(text, f).ok());

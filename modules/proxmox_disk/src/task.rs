@@ -81,7 +81,10 @@ impl DiskTask {
                     Some(key) => DiskKey::parse(key).map_err(|e| format!("target_disk: {e}"))?.key,
                     None => disk.key.clone(),
                 };
-                Some(MoveTarget::Vm { vmid: vmid_in_range("target_vmid", id)?, disk: target_disk })
+                Some(MoveTarget::Vm {
+                    vmid: vmid_in_range("target_vmid", id)?,
+                    disk: target_disk,
+                })
             }
             (None, None) => None,
         };
@@ -122,7 +125,8 @@ fn drive_options(p: &Params, disk: &DiskKey) -> Result<(PropString, Option<Strin
         let Some(key) = format.key(d.pve_key) else {
             return Err(unsupported_on_bus(d.name, d.pve_key, disk));
         };
-        propstring::normalise(key.kind, &text).map_err(|why| format!("{} {text:?} is not valid for {}: {why}", d.name, disk.key))?;
+        propstring::normalise(key.kind, &text)
+            .map_err(|why| format!("{} {text:?} is not valid for {}: {why}", d.name, disk.key))?;
         match d.pve_key {
             "format" => volume_format = Some(text),
             "import-from" => import_from = Some(text),
@@ -141,10 +145,19 @@ fn unsupported_on_bus(option: &str, pve_key: &str, disk: &DiskKey) -> String {
         ("efidisk0", &formats::EFIDISK0),
         ("tpmstate0", &formats::TPMSTATE0),
     ];
-    let on: Vec<&str> = drive_formats.iter().filter(|(_, f)| f.raw_key(pve_key).is_some()).map(|(n, _)| *n).collect();
+    let on: Vec<&str> = drive_formats
+        .iter()
+        .filter(|(_, f)| f.raw_key(pve_key).is_some())
+        .map(|(n, _)| *n)
+        .collect();
     if on.is_empty() {
         format!("Option {option} is not accepted by Proxmox VE 9 for any disk; remove it from the task")
     } else {
-        format!("Option {option} is not supported for {} disks ({}); Proxmox VE accepts it on: {}", disk.bus.name(), disk.key, on.join(", "))
+        format!(
+            "Option {option} is not supported for {} disks ({}); Proxmox VE accepts it on: {}",
+            disk.bus.name(),
+            disk.key,
+            on.join(", ")
+        )
     }
 }

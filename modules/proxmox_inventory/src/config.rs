@@ -94,7 +94,10 @@ pub fn parse_url(url: &str) -> Result<(String, Option<u16>), String> {
     let port = match port {
         None => None,
         Some(p) => Some(
-            p.parse::<u16>().ok().filter(|p| *p > 0).ok_or_else(|| format!("url {url}: the port {p} is not a number from 1 to 65535"))?,
+            p.parse::<u16>()
+                .ok()
+                .filter(|p| *p > 0)
+                .ok_or_else(|| format!("url {url}: the port {p} is not a number from 1 to 65535"))?,
         ),
     };
     Ok((host, port))
@@ -104,7 +107,12 @@ impl Config {
     /// The client's connection parameters, with the messages naming this plugin's options.
     pub fn connection(&self) -> Result<ConnectionParams, String> {
         let (host, port) = parse_url(&self.url)?;
-        let non_empty = |v: &Option<String>| v.as_deref().map(str::trim).filter(|s| !s.is_empty()).map(str::to_string);
+        let non_empty = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_string)
+        };
         let password = non_empty(&self.password);
         let token_id = non_empty(&self.token_id);
         let token_secret = non_empty(&self.token_secret);
@@ -118,10 +126,16 @@ impl Config {
             None => None,
         };
         if !(1..=86_400).contains(&self.timeout) {
-            return Err(format!("timeout must be from 1 to 86400 (seconds, per request), got: {}", self.timeout));
+            return Err(format!(
+                "timeout must be from 1 to 86400 (seconds, per request), got: {}",
+                self.timeout
+            ));
         }
         if !(1..=MAX_CONCURRENCY).contains(&self.concurrency) {
-            return Err(format!("concurrency must be from 1 to {MAX_CONCURRENCY}, got: {}", self.concurrency));
+            return Err(format!(
+                "concurrency must be from 1 to {MAX_CONCURRENCY}, got: {}",
+                self.concurrency
+            ));
         }
         Ok(ConnectionParams {
             host,
@@ -167,8 +181,14 @@ mod tests {
     fn urls() {
         assert_eq!(parse_url("https://pve1:8006").unwrap(), ("pve1".into(), Some(8006)));
         assert_eq!(parse_url("https://pve1/").unwrap(), ("pve1".into(), None));
-        assert_eq!(parse_url("https://[2001:db8::1]:8006").unwrap(), ("2001:db8::1".into(), Some(8006)));
-        assert_eq!(parse_url("https://pve1:8006/api2/json").unwrap(), ("pve1".into(), Some(8006)));
+        assert_eq!(
+            parse_url("https://[2001:db8::1]:8006").unwrap(),
+            ("2001:db8::1".into(), Some(8006))
+        );
+        assert_eq!(
+            parse_url("https://pve1:8006/api2/json").unwrap(),
+            ("pve1".into(), Some(8006))
+        );
         assert!(parse_url("http://pve1:8006").unwrap_err().contains("HTTPS only"));
         assert!(parse_url("pve1").unwrap_err().contains("not a URL"));
         assert!(parse_url("https://pve1:99999").unwrap_err().contains("port"));
@@ -181,6 +201,9 @@ mod tests {
             in_plugin_terms("Check api_host (x) and api_port (8006): ..."),
             "Check url (x) and port (8006): ..."
         );
-        assert_eq!(in_plugin_terms("check api_user, api_token_id and api_token_secret (or api_password)"), "check user, token_id and token_secret (or password)");
+        assert_eq!(
+            in_plugin_terms("check api_user, api_token_id and api_token_secret (or api_password)"),
+            "check user, token_id and token_secret (or password)"
+        );
     }
 }

@@ -98,7 +98,9 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
         .map_err(|e| format!("GET /nodes: unexpected answer: {e}"))?;
     let mut online: HashMap<String, usize> = HashMap::new();
     for row in &nodes {
-        let Some(name) = row.node.as_deref().filter(|n| !n.is_empty()) else { continue };
+        let Some(name) = row.node.as_deref().filter(|n| !n.is_empty()) else {
+            continue;
+        };
         let is_online = row.status.as_deref() != Some("offline");
         let mut node = json!({"name": name, "type": row.kind, "online": is_online});
         if is_online {
@@ -125,15 +127,26 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
     let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut items: Vec<(usize, Item)> = Vec::new();
     for row in rows {
-        let (Some(vmid), Some(node), Some(kind)) = (row.vmid, row.node, row.kind) else { continue };
+        let (Some(vmid), Some(node), Some(kind)) = (row.vmid, row.node, row.kind) else {
+            continue;
+        };
         if kind != "qemu" && kind != "lxc" {
             continue;
         }
-        let name = row.name.unwrap_or_else(|| if kind == "qemu" { format!("VM {vmid}") } else { format!("CT{vmid}") });
+        let name = row.name.unwrap_or_else(|| {
+            if kind == "qemu" {
+                format!("VM {vmid}")
+            } else {
+                format!("CT{vmid}")
+            }
+        });
         if let Some(pool) = &row.pool {
             members.entry(pool.clone()).or_default().push(name.clone());
         }
-        let template = row.template.as_ref().is_some_and(|t| t.as_u64() == Some(1) || t.as_bool() == Some(true) || t.as_str() == Some("1"));
+        let template = row
+            .template
+            .as_ref()
+            .is_some_and(|t| t.as_u64() == Some(1) || t.as_bool() == Some(true) || t.as_str() == Some("1"));
         let Some(&order) = online.get(&node) else { continue };
         if template {
             continue;
@@ -142,7 +155,19 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
             continue;
         }
         let status = row.status.unwrap_or_else(|| "unknown".into());
-        items.push((order, Item { vmid, name, node, kind, status, tags: row.tags, template, pool: row.pool }));
+        items.push((
+            order,
+            Item {
+                vmid,
+                name,
+                node,
+                kind,
+                status,
+                tags: row.tags,
+                template,
+                pool: row.pool,
+            },
+        ));
     }
     // community's order: node by node, containers before VMs.
     items.sort_by(|(a, x), (b, y)| (a, x.kind != "lxc", x.vmid).cmp(&(b, y.kind != "lxc", y.vmid)));
@@ -161,8 +186,13 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
     let pools = client.get("/pools", &[]).map_err(api_err)?;
     requests += 1;
     for pool in pools.as_array().into_iter().flatten() {
-        let Some(id) = pool.get("poolid").and_then(Value::as_str).filter(|p| !p.is_empty()) else { continue };
-        line(out, json!({"pool": {"id": id, "members": members.get(id).cloned().unwrap_or_default()}}))?;
+        let Some(id) = pool.get("poolid").and_then(Value::as_str).filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        line(
+            out,
+            json!({"pool": {"id": id, "members": members.get(id).cloned().unwrap_or_default()}}),
+        )?;
     }
     line(out, json!({"done": {"guests": items.len(), "requests": requests}}))
 }
@@ -233,10 +263,17 @@ fn gather(cfg: &Config, client: &Client, items: &[Item], out: &mut dyn Write) ->
 fn facts(cfg: &Config, client: &Client, item: &Item) -> Result<Vec<Value>, String> {
     let prefix = cfg.facts_prefix.as_str();
     let base = format!("/nodes/{}/{}/{}", item.node, item.kind, item.vmid);
-    let who = format!("{} {} (vmid {} on {})", if item.kind == "lxc" { "container" } else { "VM" }, item.name, item.vmid, item.node);
+    let who = format!(
+        "{} {} (vmid {} on {})",
+        if item.kind == "lxc" { "container" } else { "VM" },
+        item.name,
+        item.vmid,
+        item.node
+    );
     let mut v = vars::base(prefix, item);
     let mut lines = Vec::new();
-    let mut warn = |what: &str, e: &ApiError| lines.push(json!({"warning": format!("{who}: {what}: {}", api_err(e.clone()))}));
+    let mut warn =
+        |what: &str, e: &ApiError| lines.push(json!({"warning": format!("{who}: {what}: {}", api_err(e.clone()))}));
     let fatal = |e: &ApiError| e.is_status(401);
 
     let read = |path: String| client.get(&path, &[]);
@@ -304,7 +341,10 @@ fn facts(cfg: &Config, client: &Client, item: &Item) -> Result<Vec<Value>, Strin
             }
             Err(e) if e.is_status(501) => {}
             Err(e) if fatal(&e) => return Err(api_err(e)),
-            Err(e) => warn("its interfaces could not be read; no proxmox_lxc_interfaces or addresses", &e),
+            Err(e) => warn(
+                "its interfaces could not be read; no proxmox_lxc_interfaces or addresses",
+                &e,
+            ),
         }
     }
     if let Some(interfaces) = interfaces {

@@ -10,7 +10,10 @@ use serde_json::{json, Map, Value};
 
 /// community's `to_safe`: spaces dropped, anything but `[A-Za-z0-9_]` becomes `_`.
 pub fn to_safe(word: &str) -> String {
-    word.chars().filter(|c| *c != ' ').map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+    word.chars()
+        .filter(|c| *c != ' ')
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect()
 }
 
 /// A fact's name: prefix + name, lower-cased (Python's `lower()`), made safe.
@@ -55,9 +58,15 @@ pub fn needs_status_read(item: &Item) -> bool {
 
 /// `status/current`: `status`, and for QEMU `qmpstatus`.
 pub fn add_status(prefix: &str, kind: &str, current: &Value, v: &mut Map<String, Value>) {
-    v.insert(fact(prefix, "status"), current.get("status").cloned().unwrap_or(Value::Null));
+    v.insert(
+        fact(prefix, "status"),
+        current.get("status").cloned().unwrap_or(Value::Null),
+    );
     if kind == "qemu" {
-        v.insert(fact(prefix, "qmpstatus"), current.get("qmpstatus").cloned().unwrap_or(Value::Null));
+        v.insert(
+            fact(prefix, "qmpstatus"),
+            current.get("qmpstatus").cloned().unwrap_or(Value::Null),
+        );
     }
 }
 
@@ -139,14 +148,20 @@ pub fn add_config(prefix: &str, config: &Map<String, Value>, agent: Option<Vec<V
 /// community's `proxmox_agent_interfaces`: per interface its name, MAC (or "") and
 /// `ip/prefix` list. An answer that is an error object gives none.
 pub fn agent_interfaces(result: &Value) -> Vec<Value> {
-    let Some(ifaces) = result.as_array() else { return Vec::new() };
+    let Some(ifaces) = result.as_array() else {
+        return Vec::new();
+    };
     ifaces
         .iter()
         .map(|iface| {
             let ips: Vec<Value> = iface
                 .get("ip-addresses")
                 .and_then(Value::as_array)
-                .map(|ips| ips.iter().map(|ip| json!(format!("{}/{}", py_str(&ip["ip-address"]), py_str(&ip["prefix"])))).collect())
+                .map(|ips| {
+                    ips.iter()
+                        .map(|ip| json!(format!("{}/{}", py_str(&ip["ip-address"]), py_str(&ip["prefix"]))))
+                        .collect()
+                })
                 .unwrap_or_default();
             json!({
                 "name": iface.get("name").cloned().unwrap_or(Value::Null),
@@ -191,7 +206,11 @@ pub fn lxc_interfaces(list: &Value) -> Vec<Value> {
 /// `ip-addresses`), for [`Addresses::read`]: PVE 8 gives both; older only `inet`/`inet6`.
 pub fn lxc_as_agent(list: &Value) -> Value {
     let ifaces = list.as_array().into_iter().flatten().map(|iface| {
-        let mac = iface.get("hardware-address").or_else(|| iface.get("hwaddr")).cloned().unwrap_or(json!(""));
+        let mac = iface
+            .get("hardware-address")
+            .or_else(|| iface.get("hwaddr"))
+            .cloned()
+            .unwrap_or(json!(""));
         let ips = match iface.get("ip-addresses").and_then(Value::as_array) {
             Some(ips) => ips.clone(),
             None => ["inet", "inet6"]
@@ -212,7 +231,12 @@ pub fn lxc_as_agent(list: &Value) -> Value {
 /// and APIPA addresses are left out.
 pub fn add_addresses(prefix: &str, config: &Map<String, Value>, interfaces: &Value, v: &mut Map<String, Value>) {
     let addresses = Addresses::read(config, interfaces);
-    let all: Vec<Value> = addresses.nics.iter().flat_map(|n| n.ipv4.iter().chain(n.ipv6.iter())).map(|a| json!(a)).collect();
+    let all: Vec<Value> = addresses
+        .nics
+        .iter()
+        .flat_map(|n| n.ipv4.iter().chain(n.ipv6.iter()))
+        .map(|a| json!(a))
+        .collect();
     v.insert(fact(prefix, "ip_addresses"), Value::Array(all));
     if let Some(primary) = addresses.primary(Family::Any) {
         v.insert(fact(prefix, "ip_address"), json!(primary));
@@ -223,7 +247,11 @@ pub fn add_addresses(prefix: &str, config: &Map<String, Value>, interfaces: &Val
 /// interface name, the first with `active`, `address` and `gateway` keys.
 pub fn node_address(interfaces: &Value) -> Value {
     let mut list: Vec<&Value> = interfaces.as_array().into_iter().flatten().collect();
-    list.sort_by(|a, b| a.get("iface").and_then(Value::as_str).cmp(&b.get("iface").and_then(Value::as_str)));
+    list.sort_by(|a, b| {
+        a.get("iface")
+            .and_then(Value::as_str)
+            .cmp(&b.get("iface").and_then(Value::as_str))
+    });
     list.into_iter()
         .find(|i| i.get("active").is_some() && i.get("address").is_some() && i.get("gateway").is_some())
         .and_then(|i| i.get("address").cloned())
@@ -262,7 +290,10 @@ mod tests {
     #[test]
     fn base_variables() {
         let v = base("proxmox_", &item());
-        assert_eq!(Value::Object(v), json!({"proxmox_node": "pve-1", "proxmox_vmid": 110, "proxmox_vmtype": "qemu", "proxmox_name": "app01", "proxmox_status": "running", "proxmox_tags": "app;prod"}));
+        assert_eq!(
+            Value::Object(v),
+            json!({"proxmox_node": "pve-1", "proxmox_vmid": 110, "proxmox_vmtype": "qemu", "proxmox_name": "app01", "proxmox_status": "running", "proxmox_tags": "app;prod"})
+        );
         let mut untagged = item();
         untagged.tags = Some(String::new());
         assert!(!base("proxmox_", &untagged).contains_key("proxmox_tags"));
@@ -331,7 +362,8 @@ mod tests {
 
     #[test]
     fn usable_addresses_only_and_the_primary_first() {
-        let config = json!({"net0": "virtio=BC:24:11:00:01:10,bridge=vmbr0", "net1": "virtio=BC:24:11:00:01:11,bridge=vmbr1"});
+        let config =
+            json!({"net0": "virtio=BC:24:11:00:01:10,bridge=vmbr0", "net1": "virtio=BC:24:11:00:01:11,bridge=vmbr1"});
         let agent = json!([
             {"name": "lo", "hardware-address": "00:00:00:00:00:00", "ip-addresses": [{"ip-address": "127.0.0.1", "prefix": 8}]},
             {"name": "eth1", "hardware-address": "bc:24:11:00:01:11", "ip-addresses": [{"ip-address": "198.51.100.7", "prefix": 24}]},
@@ -342,7 +374,10 @@ mod tests {
         ]);
         let mut v = Map::new();
         add_addresses("proxmox_", config.as_object().unwrap(), &agent, &mut v);
-        assert_eq!(Value::Object(v), json!({"proxmox_ip_addresses": ["192.0.2.10", "2001:db8::10", "198.51.100.7"], "proxmox_ip_address": "192.0.2.10"}));
+        assert_eq!(
+            Value::Object(v),
+            json!({"proxmox_ip_addresses": ["192.0.2.10", "2001:db8::10", "198.51.100.7"], "proxmox_ip_address": "192.0.2.10"})
+        );
 
         // A guest with only APIPA / link-local: the list is empty, no primary.
         let apipa = json!([{"hardware-address": "BC:24:11:00:01:10", "ip-addresses": [{"ip-address": "169.254.9.9", "prefix": 16}]}]);
@@ -358,9 +393,17 @@ mod tests {
         let old_style = json!([{"name": "lo", "hwaddr": "00:00:00:00:00:00", "inet": "127.0.0.1/8"},
                                 {"name": "eth0", "hwaddr": "bc:24:11:20:02:01", "inet": "192.0.2.62/24", "inet6": "fe80::be24:11ff:fe20:201/64"}]);
         let mut v = Map::new();
-        add_addresses("proxmox_", config.as_object().unwrap(), &lxc_as_agent(&old_style), &mut v);
+        add_addresses(
+            "proxmox_",
+            config.as_object().unwrap(),
+            &lxc_as_agent(&old_style),
+            &mut v,
+        );
         assert_eq!(v["proxmox_ip_address"], json!("192.0.2.62"));
-        assert_eq!(lxc_interfaces(&old_style)[1], json!({"name": "eth0", "hwaddr": "bc:24:11:20:02:01", "inet": "192.0.2.62/24", "inet6": "fe80::be24:11ff:fe20:201/64"}));
+        assert_eq!(
+            lxc_interfaces(&old_style)[1],
+            json!({"name": "eth0", "hwaddr": "bc:24:11:20:02:01", "inet": "192.0.2.62/24", "inet6": "fe80::be24:11ff:fe20:201/64"})
+        );
     }
 
     #[test]
@@ -384,12 +427,23 @@ mod tests {
         ct.kind = "lxc".into();
         assert!(!needs_status_read(&ct));
         let mut v = Map::new();
-        add_status("proxmox_", "qemu", &json!({"status": "stopped", "qmpstatus": "stopped"}), &mut v);
-        assert_eq!(Value::Object(v), json!({"proxmox_status": "stopped", "proxmox_qmpstatus": "stopped"}));
+        add_status(
+            "proxmox_",
+            "qemu",
+            &json!({"status": "stopped", "qmpstatus": "stopped"}),
+            &mut v,
+        );
+        assert_eq!(
+            Value::Object(v),
+            json!({"proxmox_status": "stopped", "proxmox_qmpstatus": "stopped"})
+        );
     }
 
     #[test]
     fn snapshot_names() {
-        assert_eq!(snapshots(&json!([{"name": "a"}, {"name": "current"}])), vec![json!("a")]);
+        assert_eq!(
+            snapshots(&json!([{"name": "a"}, {"name": "current"}])),
+            vec![json!("a")]
+        );
     }
 }

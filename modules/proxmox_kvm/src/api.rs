@@ -89,16 +89,15 @@ pub fn power(client: &Client, vm: &Vm) -> Result<Power, ApiError> {
         status: text("status").unwrap_or_else(|| "unknown".into()),
         qmpstatus: text("qmpstatus"),
         lock: text("lock"),
-        ha_managed: data.pointer("/ha/managed").is_some_and(|m| m.as_u64() == Some(1) || m.as_str() == Some("1")),
+        ha_managed: data
+            .pointer("/ha/managed")
+            .is_some_and(|m| m.as_u64() == Some(1) || m.as_str() == Some("1")),
     })
 }
 
 /// The bridges of a node (`GET /nodes/{node}/network?type=any_bridge`).
 pub fn bridges(client: &Client, node: &str) -> Result<Vec<String>, ApiError> {
-    let data = client.get(
-        &format!("/nodes/{node}/network"),
-        &[("type", "any_bridge".to_string())],
-    )?;
+    let data = client.get(&format!("/nodes/{node}/network"), &[("type", "any_bridge".to_string())])?;
     Ok(data
         .as_array()
         .into_iter()
@@ -124,11 +123,7 @@ pub fn next_id(client: &Client) -> Result<u32, ApiError> {
 }
 
 /// Waits for a task when `answer` is a UPID (some calls are synchronous on some PVE versions).
-pub fn wait_if_task(
-    client: &Client,
-    answer: &Value,
-    timeout: Duration,
-) -> Result<Option<TaskDone>, TaskError> {
+pub fn wait_if_task(client: &Client, answer: &Value, timeout: Duration) -> Result<Option<TaskDone>, TaskError> {
     match answer.as_str().filter(|s| s.starts_with("UPID:")) {
         Some(upid) => tasks::wait(client, upid, timeout).map(Some),
         None => Ok(None),

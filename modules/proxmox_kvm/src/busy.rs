@@ -7,10 +7,10 @@
 
 use std::time::{Duration, Instant};
 
-use ferrox_common::api::client::{retry, ApiError};
-use ferrox_common::cluster::listing_probe::Sought;
 use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::api::client::{retry, ApiError};
 use ferrox_common::api::tasks::{self, TaskError};
+use ferrox_common::cluster::listing_probe::Sought;
 use ferrox_common::cluster::vm;
 use serde_json::Value;
 
@@ -46,13 +46,9 @@ pub fn busy_lock(text: &str) -> Option<BusyLock> {
     let text = text.trim_end();
     let text = text.strip_prefix("clone failed: ").unwrap_or(text);
     let text = match text.strip_prefix("unable to create VM ") {
-        Some(rest) => rest.split_once(" - ").map_or(text, |(id, rest)| {
-            if id.parse::<u32>().is_ok() {
-                rest
-            } else {
-                text
-            }
-        }),
+        Some(rest) => rest
+            .split_once(" - ")
+            .map_or(text, |(id, rest)| if id.parse::<u32>().is_ok() { rest } else { text }),
         None => text,
     };
     if let Some(id) = text
@@ -104,13 +100,9 @@ impl Executor<'_> {
             let Err(failure) = self.follow(&upid, budget) else {
                 return Ok(());
             };
-            let fail = |e: TaskError| {
-                Failure::new(task_failure(&prefix(vm.vmid), op, e)).with("vmid", vm.vmid)
-            };
+            let fail = |e: TaskError| Failure::new(task_failure(&prefix(vm.vmid), op, e)).with("vmid", vm.vmid);
             let TaskError::Failed {
-                exitstatus,
-                log_tail,
-                ..
+                exitstatus, log_tail, ..
             } = &failure
             else {
                 return Err(fail(failure));
@@ -153,12 +145,7 @@ impl Executor<'_> {
     /// task had removed its config (PVE hands a freed vmid out again): it is left alone, and
     /// the retry takes the next free vmid as after any collision. `Err` says what of ours is
     /// left and why it could not be removed.
-    fn remove_leftovers(
-        &mut self,
-        vm: &Vm,
-        named: Option<&str>,
-        volumes_left: bool,
-    ) -> Result<String, String> {
+    fn remove_leftovers(&mut self, vm: &Vm, named: Option<&str>, volumes_left: bool) -> Result<String, String> {
         let id = vm.vmid;
         let nothing = || format!("the failed task left nothing of VM {id}");
         let guests = vm::list_of(self.client, &Sought::lookup(Some(id), None))
@@ -228,10 +215,7 @@ impl Executor<'_> {
         };
         let answer = self
             .client
-            .post(
-                &format!("/nodes/{}/qemu", vm.node),
-                &[("vmid", id.to_string())],
-            )
+            .post(&format!("/nodes/{}/qemu", vm.node), &[("vmid", id.to_string())])
             .map_err(|e: ApiError| cant(e.to_string()))?;
         if let Some(upid) = answer.as_str() {
             tasks::wait(self.client, upid, self.timeout.max(Duration::from_secs(30)))
@@ -266,10 +250,7 @@ mod tests {
         let local = "can't lock file '/var/lock/pve-manager/pve-storage-local-lvm' - got timeout";
         let shared = "cfs-lock 'storage-ceph-vm' error: got lock request timeout";
         let config = "can't lock file '/var/lock/qemu-server/lock-9000.conf' - got timeout";
-        assert_eq!(
-            busy_lock(local),
-            Some(BusyLock::Storage("local-lvm".into()))
-        );
+        assert_eq!(busy_lock(local), Some(BusyLock::Storage("local-lvm".into())));
         assert_eq!(
             busy_lock(&format!("clone failed: {local}")),
             Some(BusyLock::Storage("local-lvm".into()))
@@ -293,10 +274,7 @@ mod tests {
         ] {
             assert_eq!(busy_lock(other), None, "{other}");
         }
-        assert_eq!(
-            BusyLock::Storage("local-lvm".into()).to_string(),
-            "storage local-lvm"
-        );
+        assert_eq!(BusyLock::Storage("local-lvm".into()).to_string(), "storage local-lvm");
         assert_eq!(BusyLock::Config(9000).to_string(), "the config of VM 9000");
     }
 

@@ -24,23 +24,16 @@ fn new_efidisk_certs(ctx: &Ctx) -> Result<(), Failure> {
 }
 
 /// `efidisk0` is only created together with `bios: ovmf` (in the task or the VM).
-pub(crate) fn check_efi_bios(
-    ctx: &Ctx,
-    wanted: &Config,
-    current: Option<&Map<String, Value>>,
-) -> Result<(), Failure> {
+pub(crate) fn check_efi_bios(ctx: &Ctx, wanted: &Config, current: Option<&Map<String, Value>>) -> Result<(), Failure> {
     if !wanted.contains_key("efidisk0") || current.is_some_and(|c| c.contains_key("efidisk0")) {
         return Ok(());
     }
     let vm_bios = current.and_then(|c| c.get("bios")).and_then(Value::as_str);
     let bios = ctx.task.bios.as_deref();
-    if bios == Some("ovmf") || (bios.is_none() && vm_bios == Some("ovmf"))
-    {
+    if bios == Some("ovmf") || (bios.is_none() && vm_bios == Some("ovmf")) {
         return new_efidisk_certs(ctx);
     }
-    Err(Failure::new(
-        "efidisk0 cannot be used if bios is not set to ovmf. ",
-    ))
+    Err(Failure::new("efidisk0 cannot be used if bios is not set to ovmf. "))
 }
 
 /// Bridges named by the NICs the run writes must exist on the node: PVE accepts an
@@ -84,8 +77,14 @@ pub(crate) fn check_drives<'v>(
     node: &str,
     entries: impl Iterator<Item = (&'v String, &'v String)>,
 ) -> Result<(), Failure> {
-    references::verify_listed(ctx.client, node, &ctx.storages, entries.map(|(k, v)| (k.as_str(), v.as_str())), &ctx.task.assume)
-        .map_err(Failure::new)
+    references::verify_listed(
+        ctx.client,
+        node,
+        &ctx.storages,
+        entries.map(|(k, v)| (k.as_str(), v.as_str())),
+        &ctx.task.assume,
+    )
+    .map_err(Failure::new)
 }
 
 /// The entries of `changes` that name a volume the VM does not have there already (an
@@ -124,7 +123,11 @@ pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
             };
             Err(Failure::new(format!(
                 "pool '{pool}' does not exist (pools: {}); create it first (pveum pool add {pool}) or leave pool out{}",
-                if known.is_empty() { "none visible".to_string() } else { known.join(", ") },
+                if known.is_empty() {
+                    "none visible".to_string()
+                } else {
+                    known.join(", ")
+                },
                 ctx.task.assume.hint("pools", pool)
             )))
         }
@@ -133,10 +136,7 @@ pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
 }
 
 /// The first NIC whose bridge is not among `bridges`.
-pub fn unknown_bridge<'a>(
-    wanted: &'a [(String, String)],
-    bridges: &[String],
-) -> Option<&'a (String, String)> {
+pub fn unknown_bridge<'a>(wanted: &'a [(String, String)], bridges: &[String]) -> Option<&'a (String, String)> {
     wanted.iter().find(|(_, b)| !bridges.contains(b))
 }
 

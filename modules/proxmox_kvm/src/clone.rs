@@ -10,11 +10,11 @@ use ferrox_common::cluster::vm::Guest;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
+use crate::checks::{check_bridges, check_drives, check_pool};
 use crate::clone_move::{self, Route};
 use crate::context::{vm_of, Ctx};
 use crate::converge;
 use crate::plan::{Action, Allocation, Plan};
-use crate::checks::{check_bridges, check_drives, check_pool};
 use crate::present::choose_vmid;
 use crate::update::converge_existing;
 
@@ -49,7 +49,9 @@ fn source(ctx: &Ctx) -> Result<Guest, Failure> {
 fn existing_clone(ctx: &Ctx, source: &Guest) -> Result<Option<Guest>, Failure> {
     match ctx.task.clone.newid {
         Some(id) => ctx.qemu_by_vmid(id),
-        None => Ok(ctx.qemu_named(ctx.task.name.as_deref(), clone_node(ctx))?.filter(|g| g.vmid != source.vmid)),
+        None => Ok(ctx
+            .qemu_named(ctx.task.name.as_deref(), clone_node(ctx))?
+            .filter(|g| g.vmid != source.vmid)),
     }
 }
 
@@ -102,10 +104,13 @@ fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
     }
     let vm = plan.vm.clone();
     crate::present::warn_of_twins(ctx, may_race, &vm, outcome.listing.take());
-    let out = Output::changed(format!("VM {name} with newid {} cloned from vm with vmid {}", vm.vmid, source.vmid))
-        .with("vmid", vm.vmid)
-        .with("actions", plan.describe())
-        .with_diff(diff);
+    let out = Output::changed(format!(
+        "VM {name} with newid {} cloned from vm with vmid {}",
+        vm.vmid, source.vmid
+    ))
+    .with("vmid", vm.vmid)
+    .with("actions", plan.describe())
+    .with_diff(diff);
     let out = outcome.with_pending(out);
     // In check mode the clone does not exist: its MACs and volumes are not known yet
     // (PVE gives a clone new ones), so none are reported rather than the source's.
@@ -137,19 +142,33 @@ fn plan_clone(
     route: Option<&Route>,
     source_config: Option<Map<String, Value>>,
 ) -> Result<(Plan, Diff), Failure> {
-    let made_on = route.map_or_else(|| ctx.task.clone.target.clone().unwrap_or_else(|| source.node.to_string()), |r| r.via.clone());
-    let mut plan = Plan::new(Vm { node: made_on, vmid: newid });
+    let made_on = route.map_or_else(
+        || ctx.task.clone.target.clone().unwrap_or_else(|| source.node.to_string()),
+        |r| r.via.clone(),
+    );
+    let mut plan = Plan::new(Vm {
+        node: made_on,
+        vmid: newid,
+    });
     let mut diff = Diff::new(format!("VM {newid}"));
     diff.change("clone of", None, Some(Value::from(source.vmid)));
     let form = match route {
         Some(r) => clone_move::form(clone_form(ctx), r),
         None => clone_form(ctx),
     };
-    plan.push(Action::Clone { source: vm_of(source), form, allocation });
+    plan.push(Action::Clone {
+        source: vm_of(source),
+        form,
+        allocation,
+    });
     plan.push(Action::WaitListed);
     if let Some(r) = route {
         diff.change("node", None, Some(Value::from(r.to.clone())));
-        plan.push(Action::MoveClone { from: r.via.clone(), to: r.to.clone(), targetstorage: r.targetstorage.clone() });
+        plan.push(Action::MoveClone {
+            from: r.via.clone(),
+            to: r.to.clone(),
+            targetstorage: r.targetstorage.clone(),
+        });
     }
     let mut wanted = ctx.task.config.clone();
     wanted.remove("name");
@@ -160,11 +179,21 @@ fn plan_clone(
         Some(c) => c,
         None => ctx.read_config(&vm_of(source))?,
     };
-    let changes = converge::changes(&source_config, &wanted, newid, &ctx.tag_case).map_err(|e| Failure::new(e).with("vmid", newid))?;
+    let changes = converge::changes(&source_config, &wanted, newid, &ctx.tag_case)
+        .map_err(|e| Failure::new(e).with("vmid", newid))?;
     for (k, v) in &changes.set {
-        diff.change(k, changes.before[k].clone().map(Value::String), Some(Value::String(v.clone())));
+        diff.change(
+            k,
+            changes.before[k].clone().map(Value::String),
+            Some(Value::String(v.clone())),
+        );
     }
-    plan.push(Action::Converge { wanted, changes, digest: None, recompute: true });
+    plan.push(Action::Converge {
+        wanted,
+        changes,
+        digest: None,
+        recompute: true,
+    });
     Ok((plan, diff))
 }
 
@@ -175,7 +204,11 @@ fn clone_form(ctx: &Ctx) -> Vec<(String, String)> {
     if let Some(n) = task.given_name() {
         form.push(("name".into(), n.into()));
     }
-    for (param, value) in [("pool", &task.pool), ("snapname", &clone.snapname), ("target", &clone.target)] {
+    for (param, value) in [
+        ("pool", &task.pool),
+        ("snapname", &clone.snapname),
+        ("target", &clone.target),
+    ] {
         if let Some(v) = value {
             form.push((param.into(), v.clone()));
         }

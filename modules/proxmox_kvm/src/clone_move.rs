@@ -61,7 +61,13 @@ fn is_local(ctx: &Ctx, storage: &str) -> Option<bool> {
 
 /// The detour a clone of `source_config` (on `source_node`) to `target` needs, if PVE
 /// would refuse to clone it there directly; a linked clone cannot take it.
-pub fn route(ctx: &Ctx, source_vmid: u32, source_node: &str, target: &str, source_config: &Map<String, Value>) -> Result<Option<Route>, Failure> {
+pub fn route(
+    ctx: &Ctx,
+    source_vmid: u32,
+    source_node: &str,
+    target: &str,
+    source_config: &Map<String, Value>,
+) -> Result<Option<Route>, Failure> {
     if target == source_node {
         return Ok(None);
     }
@@ -69,7 +75,10 @@ pub fn route(ctx: &Ctx, source_vmid: u32, source_node: &str, target: &str, sourc
     let local: Vec<String> = match storage {
         Some(s) if is_local(ctx, s) == Some(true) => vec![s.to_string()],
         Some(_) => Vec::new(),
-        None => volume_storages(source_config).into_iter().filter(|s| is_local(ctx, s) == Some(true)).collect(),
+        None => volume_storages(source_config)
+            .into_iter()
+            .filter(|s| is_local(ctx, s) == Some(true))
+            .collect(),
     };
     if local.is_empty() {
         return Ok(None);
@@ -82,7 +91,11 @@ pub fn route(ctx: &Ctx, source_vmid: u32, source_node: &str, target: &str, sourc
         ))
         .with("vmid", source_vmid));
     }
-    let on_source = |s: &str| ctx.storages.iter().any(|x| x.storage == s && x.node == source_node && x.holds_images());
+    let on_source = |s: &str| {
+        ctx.storages
+            .iter()
+            .any(|x| x.storage == s && x.node == source_node && x.holds_images())
+    };
     Ok(Some(Route {
         via: source_node.to_string(),
         to: target.to_string(),
@@ -105,7 +118,13 @@ pub fn form(mut form: Vec<(String, String)>, route: &Route) -> Vec<(String, Stri
 /// A clone a run left on the source's node before its move: stopped, while the task
 /// wants it on `target` and its disks cannot be cloned there. The rerun moves it, then
 /// converges it as `update: true` would; `None` when no move is left to do.
-pub fn continue_move(ctx: &mut Ctx, clone: &Guest, source: &Guest, current: &Map<String, Value>, name: &str) -> Result<Option<Output>, Failure> {
+pub fn continue_move(
+    ctx: &mut Ctx,
+    clone: &Guest,
+    source: &Guest,
+    current: &Map<String, Value>,
+    name: &str,
+) -> Result<Option<Output>, Failure> {
     let Some(target) = ctx.task.clone.target.clone().filter(|t| *t != *clone.node) else {
         return Ok(None);
     };
@@ -119,31 +138,68 @@ pub fn continue_move(ctx: &mut Ctx, clone: &Guest, source: &Guest, current: &Map
     ctx.refuse_locked(
         vm.vmid,
         current.get("lock").and_then(Value::as_str),
-        &format!("Unable to clone vm {name}: the clone VM {} was made on {}, its move to {target} failed: ", vm.vmid, vm.node),
+        &format!(
+            "Unable to clone vm {name}: the clone VM {} was made on {}, its move to {target} failed: ",
+            vm.vmid, vm.node
+        ),
     )?;
     let mut plan = Plan::new(vm.clone());
-    plan.push(Action::MoveClone { from: route.via, to: route.to, targetstorage: route.targetstorage });
+    plan.push(Action::MoveClone {
+        from: route.via,
+        to: route.to,
+        targetstorage: route.targetstorage,
+    });
     ctx.known.current = Some(current.clone());
     ctx.execute(&mut plan, name.to_string())?;
-    let moved = Guest { node: target.as_str().into(), ..clone.clone() };
+    let moved = Guest {
+        node: target.as_str().into(),
+        ..clone.clone()
+    };
     // The migration rewrote the config (its volumes, its digest); a dry run has only the old.
-    let current = if ctx.check_mode { current.clone() } else { ctx.read_config(&vm_of(&moved))? };
+    let current = if ctx.check_mode {
+        current.clone()
+    } else {
+        ctx.read_config(&vm_of(&moved))?
+    };
     let mut wanted = ctx.task.config.clone();
     wanted.remove("name");
     let mut converged = converge_existing(ctx, &moved, name.to_string(), current, wanted, String::new())?;
     // One result for both steps: the move's message first, then what the update added.
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
-    diff.change("node", Some(Value::from(vm.node.clone())), Some(Value::from(target.clone())));
+    diff.change(
+        "node",
+        Some(Value::from(vm.node.clone())),
+        Some(Value::from(target.clone())),
+    );
     if let Some(update) = converged.take_diff() {
         diff.before.extend(update.before);
         diff.after.extend(update.after);
     }
     let updated = format!("VM {name} with vmid {} updated", vm.vmid);
-    let after_update = converged.get("msg").and_then(Value::as_str).and_then(|m| m.strip_prefix(&updated)).unwrap_or_default().to_string();
+    let after_update = converged
+        .get("msg")
+        .and_then(Value::as_str)
+        .and_then(|m| m.strip_prefix(&updated))
+        .unwrap_or_default()
+        .to_string();
     let mut actions = plan.describe();
-    actions.extend(converged.get("actions").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).map(str::to_string));
+    actions.extend(
+        converged
+            .get("actions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string),
+    );
     converged.set("changed", true);
-    converged.set("msg", format!("VM {name} with vmid {} moved from {} to {target}, where the clone is to be{after_update}", vm.vmid, vm.node));
+    converged.set(
+        "msg",
+        format!(
+            "VM {name} with vmid {} moved from {} to {target}, where the clone is to be{after_update}",
+            vm.vmid, vm.node
+        ),
+    );
     converged.set("actions", actions);
     Ok(Some(converged.with_diff(diff)))
 }
@@ -162,6 +218,9 @@ mod tests {
             "virtio1": "vmdata:9000/base-9000-disk-1.qcow2,size=1G",
             "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0",
         });
-        assert_eq!(volume_storages(config.as_object().unwrap()), vec!["local-lvm", "vmdata"]);
+        assert_eq!(
+            volume_storages(config.as_object().unwrap()),
+            vec!["local-lvm", "vmdata"]
+        );
     }
 }

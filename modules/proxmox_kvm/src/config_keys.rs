@@ -8,9 +8,9 @@ use serde_json::Value;
 use crate::api;
 use crate::context::{vm_of, Ctx};
 use crate::converge::text_of;
+use crate::plan::{Action, Plan};
 use ferrox_common::pve::hotplug;
 use serde_json::Map;
-use crate::plan::{Action, Plan};
 
 pub fn delete(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
     let guest = ctx.existing_target()?;
@@ -37,7 +37,11 @@ pub fn delete(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
         .with("vmid", vm.vmid)
         .with("actions", Vec::<String>::new()));
     }
-    ctx.refuse_locked(vm.vmid, guest.lock.as_deref(), &format!("Unable to delete settings on VM {name} with vmid {}: ", vm.vmid))?;
+    ctx.refuse_locked(
+        vm.vmid,
+        guest.lock.as_deref(),
+        &format!("Unable to delete settings on VM {name} with vmid {}: ", vm.vmid),
+    )?;
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     for k in &present {
         diff.change(k, config.get(k).map(|v| Value::String(text_of(v))), None);
@@ -46,7 +50,9 @@ pub fn delete(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
     let features = hotplug::features(config.get("hotplug").map(text_of).as_deref());
     let predicted: Map<String, Value> = present
         .iter()
-        .filter(|k| running && hotplug::stays_pending(k, config.get(k.as_str()).map(text_of).as_deref(), None, &features))
+        .filter(|k| {
+            running && hotplug::stays_pending(k, config.get(k.as_str()).map(text_of).as_deref(), None, &features)
+        })
         .map(|k| (k.clone(), Value::String("(delete)".into())))
         .collect();
     let mut plan = Plan::new(vm.clone());
@@ -67,32 +73,41 @@ pub fn delete(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
     } else {
         read_pending(ctx, &vm, "Unable to delete settings on VM", &name)?
     };
-    let out = Output::changed(format!(
-        "Settings has deleted on VM {name} with vmid {}",
-        vm.vmid
-    ))
-    .with("vmid", vm.vmid)
-    .with("actions", plan.describe())
-    .with_diff(diff);
-    Ok(if pending.is_empty() { out } else { out.with("pending", pending) })
+    let out = Output::changed(format!("Settings has deleted on VM {name} with vmid {}", vm.vmid))
+        .with("vmid", vm.vmid)
+        .with("actions", plan.describe())
+        .with_diff(diff);
+    Ok(if pending.is_empty() {
+        out
+    } else {
+        out.with("pending", pending)
+    })
 }
 
 /// The changes a running VM keeps pending, read back after a write.
 fn read_pending(ctx: &Ctx, vm: &crate::api::Vm, what: &str, name: &str) -> Result<Map<String, Value>, Failure> {
-    api::pending(ctx.client, vm)
-        .map(|p| p.waiting)
-        .map_err(|e| Failure::new(format!("{what} {name} with vmid {}: the change was made, but reading it back failed: {e}", vm.vmid)).with("vmid", vm.vmid))
+    api::pending(ctx.client, vm).map(|p| p.waiting).map_err(|e| {
+        Failure::new(format!(
+            "{what} {name} with vmid {}: the change was made, but reading it back failed: {e}",
+            vm.vmid
+        ))
+        .with("vmid", vm.vmid)
+    })
 }
 
 pub fn revert(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
     let guest = ctx.existing_target()?;
     let vm = vm_of(&guest);
     let name = ctx.name_of(Some(&guest));
-    let pending = api::pending(ctx.client, &vm).map_err(|e| {
-        Failure::new(format!("Unable to revert settings on VM {name} with vmid {}: Maybe is not a pending task...   {e}", vm.vmid))
+    let pending = api::pending(ctx.client, &vm)
+        .map_err(|e| {
+            Failure::new(format!(
+                "Unable to revert settings on VM {name} with vmid {}: Maybe is not a pending task...   {e}",
+                vm.vmid
+            ))
             .with("vmid", vm.vmid)
-    })?
-    .waiting;
+        })?
+        .waiting;
     let pending_keys: Vec<String> = wanted
         .iter()
         .filter(|k| pending.contains_key(k.as_str()))
@@ -107,7 +122,11 @@ pub fn revert(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
         .with("vmid", vm.vmid)
         .with("actions", Vec::<String>::new()));
     }
-    ctx.refuse_locked(vm.vmid, guest.lock.as_deref(), &format!("Unable to revert settings on VM {name} with vmid {}: ", vm.vmid))?;
+    ctx.refuse_locked(
+        vm.vmid,
+        guest.lock.as_deref(),
+        &format!("Unable to revert settings on VM {name} with vmid {}: ", vm.vmid),
+    )?;
     let mut diff = Diff::new(format!("VM {} pending", vm.vmid));
     for k in &pending_keys {
         diff.change(k, pending.get(k).cloned(), None);
@@ -121,12 +140,13 @@ pub fn revert(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
     } else {
         read_pending(ctx, &vm, "Unable to revert settings on VM", &name)?
     };
-    let out = Output::changed(format!(
-        "Settings has reverted on VM {name} with vmid {}",
-        vm.vmid
-    ))
-    .with("vmid", vm.vmid)
-    .with("actions", plan.describe())
-    .with_diff(diff);
-    Ok(if left.is_empty() { out } else { out.with("pending", left) })
+    let out = Output::changed(format!("Settings has reverted on VM {name} with vmid {}", vm.vmid))
+        .with("vmid", vm.vmid)
+        .with("actions", plan.describe())
+        .with_diff(diff);
+    Ok(if left.is_empty() {
+        out
+    } else {
+        out.with("pending", left)
+    })
 }

@@ -4,24 +4,24 @@
 
 use std::time::Duration;
 
+use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
 use ferrox_common::api::connection::ConnectionParams;
-use ferrox_common::pve::privileges::{Gate, Target};
-use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::cluster::duplicates;
-use ferrox_common::run::name_index;
-use ferrox_common::cluster::per_node;
-use ferrox_common::pve::tags::TagCase;
 use ferrox_common::cluster::listing_probe::{Sought, Unsought};
+use ferrox_common::cluster::per_node;
 use ferrox_common::cluster::vm::{self, Guest, GuestType};
+use ferrox_common::pve::privileges::{Gate, Target};
+use ferrox_common::pve::tags::TagCase;
+use ferrox_common::run::name_index;
 use serde_json::Value;
 
 use crate::api::{self, Vm};
 use crate::execute::{Executor, Outcome};
-use crate::plan::Plan;
-use crate::vmid_range;
 use crate::plan::effects::{self, Known};
+use crate::plan::Plan;
 use crate::task::{KvmTask, Operation, State};
+use crate::vmid_range;
 use ferrox_common::plan::{unknown, Effect};
 
 /// The smallest wait for creating, cloning, restoring, converting and removing.
@@ -56,7 +56,12 @@ pub struct Ctx<'a> {
 }
 
 impl<'a> Ctx<'a> {
-    pub fn new(m: &mut Module, task: &'a KvmTask, conn: &ConnectionParams, client: &'a Client) -> Result<Ctx<'a>, Failure> {
+    pub fn new(
+        m: &mut Module,
+        task: &'a KvmTask,
+        conn: &ConnectionParams,
+        client: &'a Client,
+    ) -> Result<Ctx<'a>, Failure> {
         let sought = sought(task);
         let list = |indexing| {
             let mut cluster = vm::cluster_seeking(client, &sought, indexing)?;
@@ -65,7 +70,9 @@ impl<'a> Ctx<'a> {
             }
             Ok(cluster)
         };
-        let by_name = task.given_name().filter(|_| sought.only_one_name() && finds_by_name_only(task));
+        let by_name = task
+            .given_name()
+            .filter(|_| sought.only_one_name() && finds_by_name_only(task));
         let cluster = name_index::lookup(m, client, conn, by_name, list)
             .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
         let check_mode = m.check_mode;
@@ -95,7 +102,10 @@ impl<'a> Ctx<'a> {
         if let (Some(name), Some(ours)) = (name, listing.guests.iter_mut().find(|g| g.vmid == vm)) {
             ours.name.get_or_insert_with(|| name.to_string());
         }
-        self.listed = Some((name_index::refreshed(&self.index_key, &listing), std::time::Instant::now()));
+        self.listed = Some((
+            name_index::refreshed(&self.index_key, &listing),
+            std::time::Instant::now(),
+        ));
     }
 
     pub fn timeout(&self) -> u64 {
@@ -118,7 +128,10 @@ impl<'a> Ctx<'a> {
     pub fn existing_target(&self) -> Result<Guest, Failure> {
         self.target()?.ok_or_else(|| match self.task.vmid {
             Some(id) => Failure::new(format!("VM with vmid {id} does not exist in cluster")).with("vmid", id),
-            None => Failure::new(format!("VM with name = {} does not exist in cluster", self.task.name.as_deref().unwrap_or_default())),
+            None => Failure::new(format!(
+                "VM with name = {} does not exist in cluster",
+                self.task.name.as_deref().unwrap_or_default()
+            )),
         })
     }
 
@@ -167,8 +180,14 @@ impl<'a> Ctx<'a> {
 
     /// Every listed vmid with the name it counts with for [`crate::vmid_range::held_by_other`].
     pub fn listed(&self) -> impl Iterator<Item = (u32, Option<&str>)> + '_ {
-        let decoded = self.guests.iter().map(|g| (g.vmid, vmid_range::listed_name(g.lock.as_deref(), g.name.as_deref())));
-        let others = self.unsought.iter().map(|u| (u.vmid, vmid_range::listed_name(u.lock.as_deref(), u.name.as_deref())));
+        let decoded = self
+            .guests
+            .iter()
+            .map(|g| (g.vmid, vmid_range::listed_name(g.lock.as_deref(), g.name.as_deref())));
+        let others = self
+            .unsought
+            .iter()
+            .map(|u| (u.vmid, vmid_range::listed_name(u.lock.as_deref(), u.name.as_deref())));
         decoded.chain(others)
     }
 
@@ -195,7 +214,10 @@ impl<'a> Ctx<'a> {
             long_timeout: Duration::from_secs(self.timeout().max(LONG_TASK_SECS)),
             name,
             skiplock: self.task.skiplock,
-            listed: self.listed().map(|(vmid, name)| (vmid, name.map(str::to_string))).collect(),
+            listed: self
+                .listed()
+                .map(|(vmid, name)| (vmid, name.map(str::to_string)))
+                .collect(),
             tag_case: self.tag_case.clone(),
             outcome: Outcome::default(),
         }
@@ -220,7 +242,11 @@ impl<'a> Ctx<'a> {
         // Whether PVE will allow all of it: a plan it would refuse fails before any write.
         let writes = crate::plan::privileges::of(plan, &self.known);
         let planned = self.check_mode && self.listed_name(plan.vm.vmid).is_none();
-        let target = Target { vmid: plan.vm.vmid, node: &plan.vm.node, planned };
+        let target = Target {
+            vmid: plan.vm.vmid,
+            node: &plan.vm.node,
+            planned,
+        };
         let verdict = self.gate.check("proxmox_kvm", &target, &writes);
         self.warnings.extend(self.gate.take_warnings());
         if let Err(refused) = verdict {
@@ -231,7 +257,12 @@ impl<'a> Ctx<'a> {
         let result = exec.run(plan);
         self.warnings.append(&mut exec.outcome.warnings);
         if self.check_mode && result.is_ok() {
-            self.effects.extend(effects::effects(plan, self.task.name.as_deref(), &self.known, &self.tag_case));
+            self.effects.extend(effects::effects(
+                plan,
+                self.task.name.as_deref(),
+                &self.known,
+                &self.tag_case,
+            ));
         }
         result.map(|_| exec.outcome)
     }
@@ -243,7 +274,9 @@ impl<'a> Ctx<'a> {
         vmid: u32,
         real: Option<&serde_json::Map<String, Value>>,
     ) -> Option<serde_json::Map<String, Value>> {
-        let plan = ferrox_common::plan::Plan { effects: self.effects.clone() };
+        let plan = ferrox_common::plan::Plan {
+            effects: self.effects.clone(),
+        };
         let vm = plan.vms().remove(&vmid)?;
         let real = real.filter(|_| !vm.created).cloned().map(Value::Object);
         Some(ferrox_common::plan::overlay::config(&vm, real, false))
@@ -252,7 +285,11 @@ impl<'a> Ctx<'a> {
     /// The VM's config, failing as 1.6 words it.
     pub fn read_config(&self, vm: &Vm) -> Result<serde_json::Map<String, Value>, Failure> {
         api::config(self.client, vm).map_err(|e| {
-            Failure::new(format!("Getting information for VM with vmid = {} failed with exception: {e}", vm.vmid)).with("vmid", vm.vmid)
+            Failure::new(format!(
+                "Getting information for VM with vmid = {} failed with exception: {e}",
+                vm.vmid
+            ))
+            .with("vmid", vm.vmid)
         })
     }
 
@@ -290,13 +327,20 @@ impl<'a> Ctx<'a> {
                 &fetched
             }
         };
-        let predicted = self.check_mode.then(|| self.predicted_config(vm.vmid, Some(config))).flatten();
+        let predicted = self
+            .check_mode
+            .then(|| self.predicted_config(vm.vmid, Some(config)))
+            .flatten();
         let (mut mac, mut devices) = api::mac_and_devices(predicted.as_ref().unwrap_or(config));
         // A dry run does not know what PVE will decide: null, and listed as such.
         let mut later = unknown::null_unknowns(&mut mac, "mac");
         later.extend(unknown::null_unknowns(&mut devices, "devices"));
         let out = out.with("mac", mac).with("devices", devices);
-        Ok(if later.is_empty() { out } else { out.with(unknown::RESULT_KEY, later) })
+        Ok(if later.is_empty() {
+            out
+        } else {
+            out.with(unknown::RESULT_KEY, later)
+        })
     }
 }
 
@@ -314,7 +358,10 @@ pub fn vm_of(g: &Guest) -> Vm {
 /// the pool).
 fn finds_by_name_only(task: &KvmTask) -> bool {
     let acts_on_existing = match &task.operation {
-        Operation::State(state) => matches!(state, State::Present | State::Started | State::Stopped | State::Restarted | State::Current),
+        Operation::State(state) => matches!(
+            state,
+            State::Present | State::Started | State::Stopped | State::Restarted | State::Current
+        ),
         Operation::DeleteKeys(_) | Operation::RevertKeys(_) => true,
         Operation::Clone | Operation::Migrate => false,
     };
@@ -326,7 +373,12 @@ fn finds_by_name_only(task: &KvmTask) -> bool {
 /// rest of the task).
 fn sought(task: &KvmTask) -> Sought {
     let vmids = [task.vmid, task.clone.newid].into_iter().flatten();
-    let names = [task.given_name(), Some(task.clone.source.as_str()).filter(|s| !s.is_empty())].into_iter().flatten();
+    let names = [
+        task.given_name(),
+        Some(task.clone.source.as_str()).filter(|s| !s.is_empty()),
+    ]
+    .into_iter()
+    .flatten();
     let sought = vmids.fold(Sought::nothing(), Sought::and_vmid);
     names.fold(sought, Sought::and_name)
 }

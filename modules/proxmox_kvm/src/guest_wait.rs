@@ -10,12 +10,12 @@
 
 use std::time::{Duration, Instant};
 
+use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::cluster::guest_net::{Addresses, Family};
 use ferrox_common::plan::unknown;
 use ferrox_common::pve::privileges::{Check, Need};
 use ferrox_common::pve::propstring;
-use ferrox_common::ansible::protocol::{Failure, Output};
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
@@ -74,7 +74,10 @@ pub fn prepare(ctx: &mut Ctx, wait: &Wait, vm: &Vm, running_config: bool) -> Res
             path: format!("/vms/{id}"),
         },
     };
-    let refused = ctx.gate.privileges().and_then(|p| p.first_refused(ctx.gate.caller(), std::slice::from_ref(&need)).map(|r| r.reason(ctx.gate.caller())));
+    let refused = ctx.gate.privileges().and_then(|p| {
+        p.first_refused(ctx.gate.caller(), std::slice::from_ref(&need))
+            .map(|r| r.reason(ctx.gate.caller()))
+    });
     ctx.warnings.extend(ctx.gate.take_warnings());
     if let Some(reason) = refused {
         return Err(Failure::new(format!(
@@ -91,7 +94,10 @@ pub fn prepare(ctx: &mut Ctx, wait: &Wait, vm: &Vm, running_config: bool) -> Res
 fn agent_enabled(value: &str) -> bool {
     propstring::parse_config_value("agent", value)
         .ok()
-        .and_then(|(p, _)| p.get("enabled").map(|v| propstring::normalise(propstring::Kind::Bool, v)))
+        .and_then(|(p, _)| {
+            p.get("enabled")
+                .map(|v| propstring::normalise(propstring::Kind::Bool, v))
+        })
         .is_some_and(|v| v.as_deref() == Ok("1"))
 }
 
@@ -121,7 +127,10 @@ pub fn wait(ctx: &Ctx, wait: &Wait, guest: &Guest, restarted: bool, out: Output)
     loop {
         let answer = match wait.address {
             Some(_) => read(ctx.client, guest),
-            None => ctx.client.post(&guest.vm.path("/agent/ping"), &[]).and_then(|_| read(ctx.client, guest)),
+            None => ctx
+                .client
+                .post(&guest.vm.path("/agent/ping"), &[])
+                .and_then(|_| read(ctx.client, guest)),
         };
         let last = match answer {
             Ok(a) if wait.address.is_none() || a.primary(family).is_some() => {
@@ -131,7 +140,10 @@ pub fn wait(ctx: &Ctx, wait: &Wait, guest: &Guest, restarted: bool, out: Output)
                     Some(ip) => format!("its guest has {ip}"),
                     None => "its guest agent answers (no usable address yet)".to_string(),
                 };
-                let msg = format!("{}; {what} (waited {elapsed:.1} s)", out.get("msg").and_then(Value::as_str).unwrap_or_default());
+                let msg = format!(
+                    "{}; {what} (waited {elapsed:.1} s)",
+                    out.get("msg").and_then(Value::as_str).unwrap_or_default()
+                );
                 out.set("msg", msg);
                 return Ok(out);
             }
@@ -193,10 +205,16 @@ fn fatal(wait: &Wait, id: u32, e: &ApiError, rebooting: bool) -> Option<Failure>
     }
     let m = e.message.to_ascii_lowercase();
     if m.contains("no qemu guest agent configured") {
-        return fail(format!("VM {id}: {}; set agent: true and restart the VM", e.message.trim()));
+        return fail(format!(
+            "VM {id}: {}; set agent: true and restart the VM",
+            e.message.trim()
+        ));
     }
     if m.contains(&format!("vm {id} is not running")) && !rebooting {
-        return fail(format!("VM {id} stopped while waiting for its guest ({}); start it again with state: started", e.message.trim()));
+        return fail(format!(
+            "VM {id} stopped while waiting for its guest ({}); start it again with state: started",
+            e.message.trim()
+        ));
     }
     if e.status.is_some_and(|s| s != 500) {
         return fail(format!("reading the guest agent of VM {id} failed: {e}"));
@@ -207,11 +225,15 @@ fn fatal(wait: &Wait, id: u32, e: &ApiError, rebooting: bool) -> Option<Failure>
 /// One read of the agent's interfaces.
 fn read(client: &Client, guest: &Guest) -> Result<Addresses, ApiError> {
     let answer = client.get(&guest.vm.path("/agent/network-get-interfaces"), &[])?;
-    Ok(Addresses::read(&guest.config, answer.get("result").unwrap_or(&Value::Null)))
+    Ok(Addresses::read(
+        &guest.config,
+        answer.get("result").unwrap_or(&Value::Null),
+    ))
 }
 
 fn report(out: Output, a: &Addresses, family: Family) -> Output {
-    out.with(ADDRESSES_KEY, a.to_value()).with(PRIMARY_KEY, a.primary(family))
+    out.with(ADDRESSES_KEY, a.to_value())
+        .with(PRIMARY_KEY, a.primary(family))
 }
 
 #[cfg(test)]
@@ -229,27 +251,73 @@ mod tests {
     }
 
     fn err(status: u16, msg: &str) -> ApiError {
-        ApiError { kind: ferrox_common::api::client::ApiErrorKind::Http, status: Some(status), message: msg.into(), errors: None }
+        ApiError {
+            kind: ferrox_common::api::client::ApiErrorKind::Http,
+            status: Some(status),
+            message: msg.into(),
+            errors: None,
+        }
     }
 
     #[test]
     fn what_ends_the_wait_at_once() {
-        let w = Wait { option: "wait_for_ip", address: Some(Family::Any), timeout: Duration::from_secs(300) };
+        let w = Wait {
+            option: "wait_for_ip",
+            address: Some(Family::Any),
+            timeout: Duration::from_secs(300),
+        };
         assert!(fatal(&w, 101, &err(500, "QEMU guest agent is not running"), false).is_none());
-        assert!(fatal(&w, 101, &err(500, "VM 101 qmp command 'guest-ping' failed - got timeout"), false).is_none());
-        assert!(fatal(&w, 101, &err(500, "VM 101 is not running"), true).is_none(), "a reboot's gap");
+        assert!(fatal(
+            &w,
+            101,
+            &err(500, "VM 101 qmp command 'guest-ping' failed - got timeout"),
+            false
+        )
+        .is_none());
+        assert!(
+            fatal(&w, 101, &err(500, "VM 101 is not running"), true).is_none(),
+            "a reboot's gap"
+        );
         assert!(fatal(&w, 101, &err(500, "VM 101 is not running"), false).is_some());
         assert!(fatal(&w, 101, &err(500, "No QEMU guest agent configured"), false).is_some());
-        let denied = fatal(&w, 101, &err(403, "Permission check failed (/vms/101, VM.GuestAgent.Audit|VM.GuestAgent.Unrestricted)"), false).unwrap();
+        let denied = fatal(
+            &w,
+            101,
+            &err(
+                403,
+                "Permission check failed (/vms/101, VM.GuestAgent.Audit|VM.GuestAgent.Unrestricted)",
+            ),
+            false,
+        )
+        .unwrap();
         assert!(denied.msg.contains("VM.GuestAgent.Audit on /vms/101"), "{}", denied.msg);
     }
 
     #[test]
     fn a_timeout_names_what_was_seen() {
-        let w = Wait { option: "wait_for_ip", address: Some(Family::Ipv4), timeout: Duration::from_secs(5) };
-        let m = timed_out(&w, 7, Family::Ipv4, &Seen::Addresses(vec!["fe80::1".into(), "169.254.3.4".into()])).msg;
+        let w = Wait {
+            option: "wait_for_ip",
+            address: Some(Family::Ipv4),
+            timeout: Duration::from_secs(5),
+        };
+        let m = timed_out(
+            &w,
+            7,
+            Family::Ipv4,
+            &Seen::Addresses(vec!["fe80::1".into(), "169.254.3.4".into()]),
+        )
+        .msg;
         assert_eq!(m, "wait_for_ip: VM 7's guest had only fe80::1, 169.254.3.4 after 5 s (wait_timeout), no usable IPv4 address (link-local fe80::/10, APIPA 169.254/16 and loopback do not count)");
-        let m = timed_out(&w, 7, Family::Ipv4, &Seen::Silent("QEMU guest agent is not running".into())).msg;
-        assert!(m.contains("did not answer within 5 s (wait_timeout); last answer: QEMU guest agent is not running"), "{m}");
+        let m = timed_out(
+            &w,
+            7,
+            Family::Ipv4,
+            &Seen::Silent("QEMU guest agent is not running".into()),
+        )
+        .msg;
+        assert!(
+            m.contains("did not answer within 5 s (wait_timeout); last answer: QEMU guest agent is not running"),
+            "{m}"
+        );
     }
 }

@@ -9,8 +9,8 @@ pub mod busy;
 pub mod checks;
 pub mod clone;
 pub mod clone_move;
-pub mod context;
 pub mod config_keys;
+pub mod context;
 pub mod converge;
 pub mod docs;
 pub mod execute;
@@ -28,10 +28,10 @@ pub mod twins;
 pub mod update;
 pub mod vmid_range;
 
-use ferrox_common::run::RunWide;
-use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
+use ferrox_common::api::connection::ConnectionParams;
+use ferrox_common::run::RunWide;
 
 use context::Ctx;
 use task::{KvmTask, Operation};
@@ -44,10 +44,20 @@ pub fn spec() -> ModuleSpec {
         version_added: "0.1.0",
         options: options::all(),
         rules: options::rules(),
-        check_mode: (Support::Full, "Reads the live cluster and reports exactly the actions a real run would take, writing nothing."),
-        diff_mode: (Support::Full, "Before and after of the config keys (or power state) that change; secrets masked."),
+        check_mode: (
+            Support::Full,
+            "Reads the live cluster and reports exactly the actions a real run would take, writing nothing.",
+        ),
+        diff_mode: (
+            Support::Full,
+            "Before and after of the config keys (or power state) that change; secrets masked.",
+        ),
         notes: docs::notes(),
-        seealso: vec!["ferrox.proxmox.proxmox_disk", "ferrox.proxmox.proxmox_nic", "ferrox.proxmox.proxmox_vm_info"],
+        seealso: vec![
+            "ferrox.proxmox.proxmox_disk",
+            "ferrox.proxmox.proxmox_nic",
+            "ferrox.proxmox.proxmox_vm_info",
+        ],
         examples: docs::EXAMPLES,
         returns: docs::RETURNS,
     }
@@ -67,7 +77,12 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         Operation::Migrate => migrate::migrate(&mut ctx),
         Operation::State(state) => states::handle(&mut ctx, *state),
     };
-    for w in ctx.warnings.drain(..).chain(task.assume.warnings()).chain(ctx.tag_case.warning()) {
+    for w in ctx
+        .warnings
+        .drain(..)
+        .chain(task.assume.warnings())
+        .chain(ctx.tag_case.warning())
+    {
         m.warn(w);
     }
     // A failed run keeps only a refusal it predicted (see protocol).

@@ -14,7 +14,11 @@ use crate::plan::{Action, Plan};
 fn migrate_options(ctx: &Ctx, online: bool) -> Vec<(String, String)> {
     let m = &ctx.task.migration;
     let mut out = Vec::new();
-    for (param, value) in [("targetstorage", &m.targetstorage), ("migration_network", &m.migration_network), ("migration_type", &m.migration_type)] {
+    for (param, value) in [
+        ("targetstorage", &m.targetstorage),
+        ("migration_network", &m.migration_network),
+        ("migration_type", &m.migration_type),
+    ] {
         if let Some(v) = value {
             out.push((param.to_string(), v.clone()));
         }
@@ -34,13 +38,21 @@ pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
     let guest = ctx.existing_target()?;
     let vm = vm_of(&guest);
     let id = vm.vmid;
-    let node = ctx.task.node.clone().ok_or("node is mandatory for migrating VM: set node to the target node")?;
+    let node = ctx
+        .task
+        .node
+        .clone()
+        .ok_or("node is mandatory for migrating VM: set node to the target node")?;
     if vm.node == node {
         return Ok(Output::unchanged(format!("VM {id} is already on {node}"))
             .with("vmid", id)
             .with("actions", Vec::<String>::new()));
     }
-    ctx.refuse_locked(id, guest.lock.as_deref(), &format!("Unable to migrate VM {id} from {} to {node}: ", vm.node))?;
+    ctx.refuse_locked(
+        id,
+        guest.lock.as_deref(),
+        &format!("Unable to migrate VM {id} from {} to {node}: ", vm.node),
+    )?;
     let running = api::power(ctx.client, &vm)
         .map(|p| p.status == "running")
         .unwrap_or(true);
@@ -59,11 +71,10 @@ pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
     });
     let name = ctx.name_of(Some(&guest));
     ctx.execute(&mut plan, name)?;
-    Ok(Output::changed(format!(
-        "VM {id} has been migrated from {} to {node}",
-        vm.node
-    ))
-    .with("vmid", id)
-    .with("actions", plan.describe())
-    .with_diff(diff))
+    Ok(
+        Output::changed(format!("VM {id} has been migrated from {} to {node}", vm.node))
+            .with("vmid", id)
+            .with("actions", plan.describe())
+            .with_diff(diff),
+    )
 }

@@ -7,9 +7,9 @@
 //! the choices of `state`, `apply_pending`, `update_password` and `ip_family` are the
 //! typed task's enums.
 
+use ferrox_common::ansible::options::{Choice, Kind, Opt, Params, Rules};
 use ferrox_common::api::connection;
 use ferrox_common::cluster::guest_net::Family;
-use ferrox_common::ansible::options::{Choice, Kind, Opt, Params, Rules};
 
 use crate::task::{ApplyPending, State, UpdatePassword};
 
@@ -335,11 +335,10 @@ fn is_legacy_boot(boot: &str) -> bool {
 /// An OVMF VM whose boot order (as the task gives it) names a NIC, without `rng0`.
 fn needs_rng_for_network_boot(p: &Params) -> bool {
     let boots_from_network = p.str("boot").is_some_and(|boot| {
-        boot.split(',')
-            .any(|part| match part.trim().strip_prefix("order=") {
-                Some(order) => order.split(';').any(|dev| dev.trim().starts_with("net")),
-                None => is_legacy_boot(part) && part.contains('n'),
-            })
+        boot.split(',').any(|part| match part.trim().strip_prefix("order=") {
+            Some(order) => order.split(';').any(|dev| dev.trim().starts_with("net")),
+            None => is_legacy_boot(part) && part.contains('n'),
+        })
     });
     boots_from_network && p.str("bios") == Some("ovmf") && p.non_empty("rng0").is_none()
 }
@@ -350,10 +349,7 @@ mod tests {
     use serde_json::{json, Map, Value};
 
     fn params(set: Value) -> Params {
-        let mut values: Map<String, Value> = all()
-            .iter()
-            .map(|o| (o.name.to_string(), Value::Null))
-            .collect();
+        let mut values: Map<String, Value> = all().iter().map(|o| (o.name.to_string(), Value::Null)).collect();
         for (k, v) in set.as_object().unwrap() {
             values.insert(k.clone(), v.clone());
         }

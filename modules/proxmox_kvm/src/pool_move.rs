@@ -2,8 +2,8 @@
 //! reconciled like every other write when its answer is lost: the pool's members are
 //! read and the move counts as made when the VM is there; only otherwise is it sent again.
 
-use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::api::recover;
 use serde_json::Value;
 
@@ -31,7 +31,8 @@ impl Executor<'_> {
                     self.pool_update(id, from, Update::Leave)
                         .map_err(|e| api_fail(&format!("Unable to take VM {id} out of pool {from}: "), e, id))?;
                 }
-                self.pool_update(id, to, Update::Join { allow_move: false }).map_err(|e| api_fail(&prefix, e, id))
+                self.pool_update(id, to, Update::Join { allow_move: false })
+                    .map_err(|e| api_fail(&prefix, e, id))
             }
             other => other.map_err(|e| api_fail(&prefix, e, id)),
         }
@@ -89,7 +90,11 @@ pub fn pool_members(client: &Client, pool: &str) -> Result<Vec<u32>, ApiError> {
         client.get(&format!("/pools/{pool}"), &[])?
     };
     let info = match &answer {
-        Value::Array(list) => list.iter().find(|p| p["poolid"] == pool).cloned().unwrap_or(Value::Null),
+        Value::Array(list) => list
+            .iter()
+            .find(|p| p["poolid"] == pool)
+            .cloned()
+            .unwrap_or(Value::Null),
         other => other.clone(),
     };
     Ok(members_of(&info))
@@ -101,7 +106,11 @@ fn members_of(info: &Value) -> Vec<u32> {
         .map(|m| {
             m.iter()
                 .filter(|e| matches!(e["type"].as_str(), Some("qemu" | "lxc")))
-                .filter_map(|e| e["vmid"].as_u64().or_else(|| e["vmid"].as_str().and_then(|s| s.parse().ok())))
+                .filter_map(|e| {
+                    e["vmid"]
+                        .as_u64()
+                        .or_else(|| e["vmid"].as_str().and_then(|s| s.parse().ok()))
+                })
                 .filter_map(|id| u32::try_from(id).ok())
                 .collect()
         })

@@ -11,8 +11,8 @@ use crate::checks::{check_bridges, check_drives, check_efi_bios, check_pool};
 use crate::context::{vm_of, Ctx};
 use crate::converge;
 use crate::plan::{Action, Allocation, Plan};
-use crate::vmid_range;
 use crate::update::{converge_existing, pool_move, warn_without_drive};
+use crate::vmid_range;
 
 pub fn present(ctx: &mut Ctx) -> Result<Output, Failure> {
     match ctx.target()? {
@@ -41,8 +41,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
     }
     if !ctx.task.update {
         let pool_move = pool_move(ctx, guest);
-        let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid))
-            .with("vmid", vm.vmid);
+        let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid)).with("vmid", vm.vmid);
         let mut differ = match converge::changes(&current, &wanted, vm.vmid, &ctx.tag_case) {
             Ok(c) => c.keys(),
             Err(e) => {
@@ -60,11 +59,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
                 differ.join(", ")
             ));
         }
-        return ctx.with_mac_and_devices(
-            out.with("actions", Vec::<String>::new()),
-            &vm,
-            Some(&current),
-        );
+        return ctx.with_mac_and_devices(out.with("actions", Vec::<String>::new()), &vm, Some(&current));
     }
     let up_to_date = format!("VM {name} with vmid {} is up to date", vm.vmid);
     converge_existing(ctx, guest, name, current, wanted, up_to_date)
@@ -82,7 +77,10 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     }
     let wanted = task.config.clone();
     if task.restore.archive.is_none() {
-        let who = task.name.as_ref().map_or("The new VM".to_string(), |n| format!("The new VM {n}"));
+        let who = task
+            .name
+            .as_ref()
+            .map_or("The new VM".to_string(), |n| format!("The new VM {n}"));
         warn_without_drive(ctx, &who, &wanted, &Map::new());
     }
     check_bridges(ctx, &node, wanted.iter())?;
@@ -96,7 +94,11 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     let mut diff = Diff::new(format!("VM {vmid}"));
     let archive = task.restore.archive.as_deref();
     let mut form: Vec<(String, String)> = Vec::new();
-    for (param, value) in [("pool", &task.pool), ("storage", &task.storage), ("archive", &task.restore.archive)] {
+    for (param, value) in [
+        ("pool", &task.pool),
+        ("storage", &task.storage),
+        ("archive", &task.restore.archive),
+    ] {
         if let Some(v) = value {
             form.push((param.to_string(), v.clone()));
         }
@@ -113,7 +115,10 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         if let Some(limit) = task.bwlimit {
             form.push(("bwlimit".into(), limit.to_string()));
         }
-        for (param, value) in [("unique", task.restore.unique), ("live-restore", task.restore.live_restore)] {
+        for (param, value) in [
+            ("unique", task.restore.unique),
+            ("live-restore", task.restore.live_restore),
+        ] {
             if let Some(on) = value {
                 form.push((param.into(), u8::from(on).to_string()));
             }
@@ -160,7 +165,12 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
 /// After a create or clone with PVE's next free id: another VM of the task's name, made
 /// by a run at the same moment, is warned of ([`crate::twins`]).
 /// The listing that showed the new VM also feeds the run's name index.
-pub(crate) fn warn_of_twins(ctx: &mut Ctx, may_race: bool, vm: &Vm, listing: Option<ferrox_common::cluster::vm::Cluster>) {
+pub(crate) fn warn_of_twins(
+    ctx: &mut Ctx,
+    may_race: bool,
+    vm: &Vm,
+    listing: Option<ferrox_common::cluster::vm::Cluster>,
+) {
     if let Some(listing) = &listing {
         let name = ctx.task.given_name().map(str::to_string);
         ctx.index_listing(listing, vm.vmid, name.as_deref());
@@ -181,7 +191,11 @@ pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<u32>) -> Result<(u32, Allocat
     }
     if let Some((first, last)) = ctx.task.vmid_range {
         let name = ctx.task.name.as_deref();
-        let reserved = ctx.client.plan().map(|plan| plan.reserved().clone()).unwrap_or_default();
+        let reserved = ctx
+            .client
+            .plan()
+            .map(|plan| plan.reserved().clone())
+            .unwrap_or_default();
         let id = vmid_range::first_candidate(name, first, last, |id| {
             let listed = ctx.listed_name(id);
             // In check mode, an id the run's plan took earlier stays taken (as for nextid).
@@ -191,7 +205,6 @@ pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<u32>) -> Result<(u32, Allocat
         let name = name.map(str::to_string);
         return Ok((id, Allocation::Range { first, last, name }));
     }
-    let id = api::next_id(ctx.client)
-        .map_err(|e| Failure::new(format!("Unable to retrieve next free vmid: {e}")))?;
+    let id = api::next_id(ctx.client).map_err(|e| Failure::new(format!("Unable to retrieve next free vmid: {e}")))?;
     Ok((id, Allocation::NextId))
 }

@@ -33,8 +33,15 @@ fn coverage() -> Vec<(String, Result<String, String>)> {
 
 #[test]
 fn every_config_key_of_the_schema_can_be_set() {
-    let uncovered: Vec<String> = coverage().into_iter().filter_map(|(k, how)| how.err().map(|e| format!("{k}: {e}"))).collect();
-    assert!(uncovered.is_empty(), "config keys no task can set:\n{}", uncovered.join("\n"));
+    let uncovered: Vec<String> = coverage()
+        .into_iter()
+        .filter_map(|(k, how)| how.err().map(|e| format!("{k}: {e}")))
+        .collect();
+    assert!(
+        uncovered.is_empty(),
+        "config keys no task can set:\n{}",
+        uncovered.join("\n")
+    );
 }
 
 #[test]
@@ -48,12 +55,23 @@ fn every_request_parameter_has_an_option_or_a_reason() {
         }
     }
     for (param, _) in wanted::REQUEST_OPTIONS {
-        assert!(REQUEST_PARAMS.contains(param), "{param} is no longer a parameter of the schema");
+        assert!(
+            REQUEST_PARAMS.contains(param),
+            "{param} is no longer a parameter of the schema"
+        );
     }
 }
 
 #[test]
 fn keys_without_an_option_pass_through() {
-    let through: Vec<String> = coverage().into_iter().filter(|(_, how)| how.as_deref() == Ok("extra_config")).map(|(k, _)| k).collect();
-    assert_eq!(through, ["amd-sev", "intel-tdx", "ivshmem"], "keep the docs of extra_config in step");
+    let through: Vec<String> = coverage()
+        .into_iter()
+        .filter(|(_, how)| how.as_deref() == Ok("extra_config"))
+        .map(|(k, _)| k)
+        .collect();
+    assert_eq!(
+        through,
+        ["amd-sev", "intel-tdx", "ivshmem"],
+        "keep the docs of extra_config in step"
+    );
 }

@@ -15,13 +15,14 @@ pub fn handle(ctx: &mut Ctx, state: State) -> Result<Output, Failure> {
     if state == State::Present {
         return crate::present::present(ctx);
     }
-    let Some(guest) = ctx.target()? else { return not_found(ctx, state) };
+    let Some(guest) = ctx.target()? else {
+        return not_found(ctx, state);
+    };
     let vm = vm_of(&guest);
     let id = vm.vmid;
     let name = ctx.name_of(Some(&guest));
-    let power = api::power(ctx.client, &vm).map_err(|e| {
-        Failure::new(format!("Unable to read the status of VM {id}: {e}")).with("vmid", id)
-    })?;
+    let power = api::power(ctx.client, &vm)
+        .map_err(|e| Failure::new(format!("Unable to read the status of VM {id}: {e}")).with("vmid", id))?;
     let now = Now::of(&power, guest.template);
     let waiting = prepare_wait(ctx, state, &vm, &now)?;
     let mut plan = Plan::new(vm.clone());
@@ -34,12 +35,19 @@ pub fn handle(ctx: &mut Ctx, state: State) -> Result<Output, Failure> {
     };
     // A hibernated VM's `suspended` lock is handled by `step` (resume, or force to remove).
     if !now.hibernated {
-        ctx.refuse_locked(id, power.lock.as_deref(), &format!("Unable to {} VM {id}: ", state.verb()))?;
+        ctx.refuse_locked(
+            id,
+            power.lock.as_deref(),
+            &format!("Unable to {} VM {id}: ", state.verb()),
+        )?;
     }
     let mut diff = Diff::new(format!("VM {id}"));
     diff.change("state", Some(Value::from(now.describe())), Some(Value::from(after)));
     ctx.execute(&mut plan, name)?;
-    let out = Output::changed(msg).with("vmid", id).with("actions", plan.describe()).with_diff(diff);
+    let out = Output::changed(msg)
+        .with("vmid", id)
+        .with("actions", plan.describe())
+        .with_diff(diff);
     let out = match state {
         State::Template | State::Absent => out,
         _ => out.with("status", power.status.clone()),
@@ -107,8 +115,18 @@ enum Step {
 }
 
 /// `wait_for_agent`/`wait_for_ip`: the checks that need no waiting, made before any write.
-fn prepare_wait(ctx: &mut Ctx, state: State, vm: &crate::api::Vm, now: &Now) -> Result<Option<(GuestWait, guest_wait::Guest)>, Failure> {
-    let Some(wait) = ctx.task.wait.clone().filter(|_| matches!(state, State::Started | State::Restarted)) else {
+fn prepare_wait(
+    ctx: &mut Ctx,
+    state: State,
+    vm: &crate::api::Vm,
+    now: &Now,
+) -> Result<Option<(GuestWait, guest_wait::Guest)>, Failure> {
+    let Some(wait) = ctx
+        .task
+        .wait
+        .clone()
+        .filter(|_| matches!(state, State::Started | State::Restarted))
+    else {
         return Ok(None);
     };
     if state == State::Restarted && !now.running {
@@ -119,7 +137,11 @@ fn prepare_wait(ctx: &mut Ctx, state: State, vm: &crate::api::Vm, now: &Now) -> 
         .with("vmid", vm.vmid));
     }
     // The config the guest runs with afterwards: a start or reboot applies what is pending.
-    let running_config = if state == State::Restarted { ctx.task.force } else { now.running };
+    let running_config = if state == State::Restarted {
+        ctx.task.force
+    } else {
+        now.running
+    };
     let guest = guest_wait::prepare(ctx, &wait, vm, running_config)?;
     Ok(Some((wait, guest)))
 }
@@ -140,11 +162,20 @@ fn step(ctx: &Ctx, state: State, now: &Now, name: &str, plan: &mut Plan) -> Resu
         }
         State::Started if now.running && !now.paused => Step::Unchanged(format!("VM {id} is already running")),
         State::Started => {
-            let call = if now.paused || now.hibernated { PowerCall::Resume } else { PowerCall::Start };
+            let call = if now.paused || now.hibernated {
+                PowerCall::Resume
+            } else {
+                PowerCall::Start
+            };
             act(plan, call, format!("VM {id} started"), "running")
         }
         State::Stopped if !now.running => Step::Unchanged(format!("VM {id} is already stopped")),
-        State::Stopped => act(plan, PowerCall::Shutdown { force, timeout }, format!("VM {id} is shutting down"), "stopped"),
+        State::Stopped => act(
+            plan,
+            PowerCall::Shutdown { force, timeout },
+            format!("VM {id} is shutting down"),
+            "stopped",
+        ),
         State::Restarted if !now.running => Step::Unchanged(format!("VM {id} is not running")),
         State::Restarted => {
             let call = if force { PowerCall::Reset } else { PowerCall::Reboot };
@@ -152,17 +183,32 @@ fn step(ctx: &Ctx, state: State, now: &Now, name: &str, plan: &mut Plan) -> Resu
         }
         State::Paused | State::Hibernated if !now.running => Step::Unchanged(format!("VM {id} is not running")),
         State::Paused if now.paused => Step::Unchanged(format!("VM {id} is already paused")),
-        State::Paused => act(plan, PowerCall::Suspend { to_disk: false }, format!("VM {id} is suspending"), "paused"),
-        State::Hibernated => act(plan, PowerCall::Suspend { to_disk: true }, format!("VM {id} is suspending"), "hibernated"),
-        State::Template if now.template => {
-            Step::Other(Output::unchanged(format!("VM {id} is already a template")).with("vmid", id).with("actions", Vec::<String>::new()))
-        }
+        State::Paused => act(
+            plan,
+            PowerCall::Suspend { to_disk: false },
+            format!("VM {id} is suspending"),
+            "paused",
+        ),
+        State::Hibernated => act(
+            plan,
+            PowerCall::Suspend { to_disk: true },
+            format!("VM {id} is suspending"),
+            "hibernated",
+        ),
+        State::Template if now.template => Step::Other(
+            Output::unchanged(format!("VM {id} is already a template"))
+                .with("vmid", id)
+                .with("actions", Vec::<String>::new()),
+        ),
         State::Template => {
             stop_first(plan, now, force, timeout, || {
                 format!("conversion of VM {id} to template failed with exception: you can't convert a VM to template if VM is running; stop it first (state: stopped) or use force: true")
             })?;
             plan.push(Action::Template);
-            Step::Act { msg: format!("VM {id} is converting to template"), after: "template" }
+            Step::Act {
+                msg: format!("VM {id} is converting to template"),
+                after: "template",
+            }
         }
         State::Absent => removal(ctx, now, plan)?,
         State::Present => unreachable!("handle sends present to crate::present"),
@@ -183,7 +229,12 @@ fn removal(ctx: &Ctx, now: &Now, plan: &mut Plan) -> Result<Step, Failure> {
         .with("vmid", id));
     }
     if now.running && !force {
-        return Ok(Step::Other(Output::unchanged(format!("VM {id} is running. Stop it before deletion or use force=true.")).with("vmid", id)));
+        return Ok(Step::Other(
+            Output::unchanged(format!(
+                "VM {id} is running. Stop it before deletion or use force=true."
+            ))
+            .with("vmid", id),
+        ));
     }
     if now.hibernated {
         // PVE refuses to remove a VM locked `suspended`; waking it up and powering it
@@ -198,14 +249,26 @@ fn removal(ctx: &Ctx, now: &Now, plan: &mut Plan) -> Result<Step, Failure> {
         plan.push(Action::Power(PowerCall::Shutdown { force: true, timeout }));
     }
     stop_first(plan, now, force, timeout, String::new)?;
-    plan.push(Action::Destroy { purge: removal.purge, unreferenced_disks: removal.destroy_unreferenced_disks });
-    Ok(Step::Act { msg: format!("VM {id} removed"), after: "absent" })
+    plan.push(Action::Destroy {
+        purge: removal.purge,
+        unreferenced_disks: removal.destroy_unreferenced_disks,
+    });
+    Ok(Step::Act {
+        msg: format!("VM {id} removed"),
+        after: "absent",
+    })
 }
 
 /// With `wait_for_agent`/`wait_for_ip`: the guest's addresses once it can be reached
 /// (check mode: known after apply unless it answers already). A wait that fails after
 /// the VM was started or restarted keeps `changed: true`.
-fn until_reachable(ctx: &Ctx, waiting: Option<&(GuestWait, guest_wait::Guest)>, out: Output, acted: bool, restarted: bool) -> Result<Output, Failure> {
+fn until_reachable(
+    ctx: &Ctx,
+    waiting: Option<&(GuestWait, guest_wait::Guest)>,
+    out: Output,
+    acted: bool,
+    restarted: bool,
+) -> Result<Output, Failure> {
     let Some((wait, guest)) = waiting else { return Ok(out) };
     if ctx.check_mode {
         return Ok(guest_wait::predict(ctx, wait, guest, acted, out));
@@ -231,9 +294,6 @@ fn stop_first(
     if !force {
         return Err(Failure::new(refuse()).with("vmid", plan.vm.vmid));
     }
-    plan.push(Action::Power(PowerCall::Shutdown {
-        force: true,
-        timeout,
-    }));
+    plan.push(Action::Power(PowerCall::Shutdown { force: true, timeout }));
     Ok(())
 }

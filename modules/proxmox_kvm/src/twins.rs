@@ -15,15 +15,26 @@ pub fn others_named(client: &Client, listing: Option<Cluster>, name: &str, ours:
     let Some(listing) = listing.or_else(|| vm::cluster(client).ok()) else {
         return Vec::new();
     };
-    let mut others: Vec<Guest> = listing.guests.into_iter().filter(|g| g.kind == GuestType::Qemu && g.vmid != ours).collect();
+    let mut others: Vec<Guest> = listing
+        .guests
+        .into_iter()
+        .filter(|g| g.kind == GuestType::Qemu && g.vmid != ours)
+        .collect();
     // A racer made moments ago is listed without its name yet: its config says.
     vm::name_unbroadcast(client, &mut others, &listing.nodes);
-    others.into_iter().filter(|g| g.name.as_deref() == Some(name)).map(|g| (g.vmid, g.node.to_string())).collect()
+    others
+        .into_iter()
+        .filter(|g| g.name.as_deref() == Some(name))
+        .map(|g| (g.vmid, g.node.to_string()))
+        .collect()
 }
 
 /// The warning naming both vmids and the way to make runs at once safe.
 pub fn warning(name: &str, ours: u32, others: &[(u32, String)]) -> String {
-    let others: Vec<String> = others.iter().map(|(id, node)| format!("VM {id} on node {node}")).collect();
+    let others: Vec<String> = others
+        .iter()
+        .map(|(id, node)| format!("VM {id} on node {node}"))
+        .collect();
     format!(
         "VM {name} was created as vmid {ours}, but {} carries the same name too: another run created it at the same time. A task by name now fails until one is removed (it lists both). Set vmid_range so that runs at once derive the same vmid from the name and PVE creates it only once.",
         others.join(" and ")

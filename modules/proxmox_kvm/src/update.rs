@@ -81,12 +81,11 @@ pub(crate) fn converge_existing(
         Map::new()
     };
     let reboot = ctx.task.reboots_for_pending();
-    let digest = ctx.task.digest.clone().or_else(|| {
-        current
-            .get("digest")
-            .and_then(Value::as_str)
-            .map(str::to_string)
-    });
+    let digest = ctx
+        .task
+        .digest
+        .clone()
+        .or_else(|| current.get("digest").and_then(Value::as_str).map(str::to_string));
     if !changes.is_empty() {
         plan.push(Action::Converge {
             wanted,
@@ -99,7 +98,9 @@ pub(crate) fn converge_existing(
         plan.push(Action::PoolMove { from, to });
     }
     if reboot {
-        plan.push(Action::RebootIfPending { cloud_init: !not_in_guest.is_empty() });
+        plan.push(Action::RebootIfPending {
+            cloud_init: !not_in_guest.is_empty(),
+        });
     }
     ctx.known.current = Some(current.clone());
     ctx.known.pending = predicted.clone();
@@ -190,7 +191,10 @@ fn rotate_password(ctx: &Ctx, wanted: &Config, changes: &mut Changes) {
         return;
     }
     if let Some(password) = wanted.get("cipassword") {
-        changes.before.insert("cipassword".into(), Some(ferrox_common::pve::cloudinit::PASSWORD_MASK.into()));
+        changes.before.insert(
+            "cipassword".into(),
+            Some(ferrox_common::pve::cloudinit::PASSWORD_MASK.into()),
+        );
         changes.set.insert("cipassword".into(), password.clone());
     }
 }
@@ -198,7 +202,11 @@ fn rotate_password(ctx: &Ctx, wanted: &Config, changes: &mut Changes) {
 /// The task sets cloud-init keys on a VM without a cloud-init drive: no guest reads them.
 pub(crate) fn warn_without_drive(ctx: &mut Ctx, vm: &str, wanted: &Config, current: &Map<String, Value>) {
     use ferrox_common::pve::cloudinit;
-    let keys: Vec<&str> = wanted.keys().map(String::as_str).filter(|k| cloudinit::is_key(k)).collect();
+    let keys: Vec<&str> = wanted
+        .keys()
+        .map(String::as_str)
+        .filter(|k| cloudinit::is_key(k))
+        .collect();
     if keys.is_empty() {
         return;
     }
@@ -225,12 +233,19 @@ fn cloud_init_drive(
     use ferrox_common::pve::cloudinit;
     let involved = wanted.keys().chain(current.keys()).any(|k| cloudinit::is_key(k));
     let hotplug = current.get("hotplug").map(converge::text_of);
-    if !running || !involved || !cloudinit::config_has_drive(current) || cloudinit::regenerated_at_once(hotplug.as_deref()) {
+    if !running
+        || !involved
+        || !cloudinit::config_has_drive(current)
+        || cloudinit::regenerated_at_once(hotplug.as_deref())
+    {
         return Ok(None);
     }
     cloudinit::read(ctx.client, &vm.node, vm.vmid).map(Some).map_err(|e| {
-        Failure::new(format!("Getting information for VM with vmid = {} failed with exception: {e}", vm.vmid))
-            .with("vmid", vm.vmid)
+        Failure::new(format!(
+            "Getting information for VM with vmid = {} failed with exception: {e}",
+            vm.vmid
+        ))
+        .with("vmid", vm.vmid)
     })
 }
 
@@ -246,18 +261,31 @@ fn bring_to_guest(
 ) -> Result<Output, Failure> {
     let id = vm.vmid;
     if !ctx.task.reboots_for_pending() {
-        let out = Output::unchanged(format!("VM {name} with vmid {id} is up to date; {}", not_in_guest_clause(&waiting)))
-            .with("vmid", id)
-            .with("changes", Vec::<String>::new())
-            .with("pending", waiting)
-            .with("actions", Vec::<String>::new());
+        let out = Output::unchanged(format!(
+            "VM {name} with vmid {id} is up to date; {}",
+            not_in_guest_clause(&waiting)
+        ))
+        .with("vmid", id)
+        .with("changes", Vec::<String>::new())
+        .with("pending", waiting)
+        .with("actions", Vec::<String>::new());
         return ctx.with_mac_and_devices(out, vm, Some(current));
     }
-    ctx.refuse_locked(id, current.get("lock").and_then(Value::as_str), &format!("Unable to reboot VM {id}: "))?;
+    ctx.refuse_locked(
+        id,
+        current.get("lock").and_then(Value::as_str),
+        &format!("Unable to reboot VM {id}: "),
+    )?;
     let mut plan = Plan::new(vm.clone());
     plan.push(Action::Power(crate::plan::PowerCall::Reboot));
     let mut diff = Diff::new(format!("VM {id}"));
-    diff.change("cloud-init drive", Some(Value::from("lacks ".to_string() + &waiting.keys().cloned().collect::<Vec<_>>().join(", "))), Some(Value::from("rebuilt at the reboot")));
+    diff.change(
+        "cloud-init drive",
+        Some(Value::from(
+            "lacks ".to_string() + &waiting.keys().cloned().collect::<Vec<_>>().join(", "),
+        )),
+        Some(Value::from("rebuilt at the reboot")),
+    );
     ctx.execute(&mut plan, name.clone())?;
     let out = Output::changed(format!(
         "VM {name} with vmid {id} rebooted to bring its cloud-init changes to the guest: {}",

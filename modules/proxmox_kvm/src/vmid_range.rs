@@ -58,12 +58,7 @@ pub fn listed_name<'a>(lock: Option<&str>, name: Option<&'a str>) -> Option<&'a 
 }
 
 /// The first id of [`order`] not ruled out by `ruled_out`.
-pub fn first_candidate(
-    name: Option<&str>,
-    first: u32,
-    last: u32,
-    ruled_out: impl Fn(u32) -> bool,
-) -> Option<u32> {
+pub fn first_candidate(name: Option<&str>, first: u32, last: u32, ruled_out: impl Fn(u32) -> bool) -> Option<u32> {
     order(name, first, last).find(|id| !ruled_out(*id))
 }
 
@@ -92,8 +87,15 @@ mod tests {
         let first = |name: &str, a: u32, b: u32| order(Some(name), a, b).take(3).collect::<Vec<_>>();
         assert_eq!(first("dbl01", 5000, 5999), vec![5970, 5971, 5972]);
         assert_eq!(first("dbl02", 5000, 5999), vec![5759, 5760, 5761]);
-        assert_eq!(first("app07", 9000, 9009), vec![9009, 9000, 9001], "wraps from last to first");
-        assert_eq!(first("web01", 100, 999_999_999), vec![899_065_898, 899_065_899, 899_065_900]);
+        assert_eq!(
+            first("app07", 9000, 9009),
+            vec![9009, 9000, 9001],
+            "wraps from last to first"
+        );
+        assert_eq!(
+            first("web01", 100, 999_999_999),
+            vec![899_065_898, 899_065_899, 899_065_900]
+        );
     }
 
     #[test]
@@ -121,12 +123,18 @@ mod tests {
     fn ids_of_other_names_are_skipped_and_unnamed_ones_tried() {
         assert!(held_by_other(Some(Some("web02")), Some("web01")));
         assert!(!held_by_other(Some(Some("web01")), Some("web01")));
-        assert!(!held_by_other(Some(None), Some("web01")), "a VM not yet broadcast may be ours");
+        assert!(
+            !held_by_other(Some(None), Some("web01")),
+            "a VM not yet broadcast may be ours"
+        );
         assert!(!held_by_other(None, Some("web01")));
         assert!(held_by_other(Some(None), None));
         assert!(held_by_other(Some(Some("x")), None));
         let taken = [9009u32, 9000];
-        assert_eq!(first_candidate(Some("app07"), 9000, 9009, |id| taken.contains(&id)), Some(9001));
+        assert_eq!(
+            first_candidate(Some("app07"), 9000, 9009, |id| taken.contains(&id)),
+            Some(9001)
+        );
         assert_eq!(first_candidate(Some("app07"), 9000, 9001, |_| true), None);
     }
 

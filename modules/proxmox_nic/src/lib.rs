@@ -12,19 +12,19 @@ pub mod task;
 
 use serde_json::Value;
 
-use ferrox_common::api::client::Client;
-use ferrox_common::run::RunWide;
-use ferrox_common::pve::hotplug;
-use ferrox_common::api::connection::ConnectionParams;
-use ferrox_common::cluster::duplicates;
-use ferrox_common::run::name_index;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
-use ferrox_common::pve::privileges::{self, Gate, Target, Write};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
-use ferrox_common::plan::{unknown, Effect};
+use ferrox_common::api::client::Client;
+use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::api::recover;
+use ferrox_common::cluster::duplicates;
 use ferrox_common::cluster::listing_probe::Sought;
 use ferrox_common::cluster::vm::{self, Guest};
+use ferrox_common::plan::{unknown, Effect};
+use ferrox_common::pve::hotplug;
+use ferrox_common::pve::privileges::{self, Gate, Target, Write};
+use ferrox_common::run::name_index;
+use ferrox_common::run::RunWide;
 
 use plan::{Action, Plan};
 use task::NicTask;
@@ -37,7 +37,10 @@ pub fn spec() -> ModuleSpec {
         version_added: "0.1.0",
         options: options::options(),
         rules: options::rules(),
-        check_mode: (Support::Full, "Reads the VM's live configuration and reports exactly what a real run would change, writing nothing."),
+        check_mode: (
+            Support::Full,
+            "Reads the VM's live configuration and reports exactly what a real run would change, writing nothing.",
+        ),
         diff_mode: (Support::Full, "Shows the interface's config entry before and after."),
         notes: docs::notes(),
         seealso: vec!["ferrox.proxmox.proxmox_kvm", "ferrox.proxmox.proxmox_disk"],
@@ -54,13 +57,22 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let guests = name_index::cluster_for_lookup(m, &client, &conn, task.vmid, task.name.as_deref(), &sought)
         .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
         .guests;
-    let guest = vm::locate_qemu(&guests, task.vmid, task.name.as_deref(), "proxmox_nic manages NICs of QEMU VMs")
-        .map_err(|f| duplicates::explain(&client, &guests, task.name.as_deref(), f))?;
+    let guest = vm::locate_qemu(
+        &guests,
+        task.vmid,
+        task.name.as_deref(),
+        "proxmox_nic manages NICs of QEMU VMs",
+    )
+    .map_err(|f| duplicates::explain(&client, &guests, task.name.as_deref(), f))?;
     let vmid = guest.vmid;
     // A running VM may already hold pending changes: read them with the config (one call).
     let running = is_running(guest);
-    let (config, already_pending) = read_config(&client, &guest.node, vmid, running, &task.interface)
-        .map_err(|e| Failure::new(format!("Getting information for VM with vmid = {vmid} failed with exception: {e}")).with("vmid", vmid))?;
+    let (config, already_pending) = read_config(&client, &guest.node, vmid, running, &task.interface).map_err(|e| {
+        Failure::new(format!(
+            "Getting information for VM with vmid = {vmid} failed with exception: {e}"
+        ))
+        .with("vmid", vmid)
+    })?;
     let current = text(&config, &task.interface);
     let plan = plan::plan(&task, vmid, current.as_deref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     for w in &plan.warnings {
@@ -73,9 +85,21 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     // and a NIC that already has a pending change stays pending whatever changes next.
     let predicted_pending = running
         && (already_pending
-            || hotplug::stays_pending(&task.interface, current.as_deref(), plan.after.as_deref(), &hotplug::features(text(&config, "hotplug").as_deref())));
+            || hotplug::stays_pending(
+                &task.interface,
+                current.as_deref(),
+                plan.after.as_deref(),
+                &hotplug::features(text(&config, "hotplug").as_deref()),
+            ));
     refuse_locked(&config, vmid)?;
-    require_privileges(m, &client, &conn, guest, write_of(&action, vmid, current), plan.new_bridge.as_deref())?;
+    require_privileges(
+        m,
+        &client,
+        &conn,
+        guest,
+        write_of(&action, vmid, current),
+        plan.new_bridge.as_deref(),
+    )?;
     if m.check_mode {
         warn_pending(m, &task, vmid, predicted_pending);
         m.plan_effect(effect(&action, &plan, vmid, &guest.node, predicted_pending));
@@ -106,8 +130,16 @@ fn refuse_locked(config: &Value, vmid: u32) -> Result<(), Failure> {
 /// The change as PVE checks it (privileges.rs), against the NIC's `current` value.
 fn write_of(action: &Action, vmid: u32, current: Option<String>) -> Write {
     match action {
-        Action::Set { key, value } => Write::Config { vmid, set: vec![(key.clone(), value.clone(), current)], delete: vec![] },
-        Action::Delete { key } => Write::Config { vmid, set: vec![], delete: vec![(key.clone(), current.unwrap_or_default())] },
+        Action::Set { key, value } => Write::Config {
+            vmid,
+            set: vec![(key.clone(), value.clone(), current)],
+            delete: vec![],
+        },
+        Action::Delete { key } => Write::Config {
+            vmid,
+            set: vec![],
+            delete: vec![(key.clone(), current.unwrap_or_default())],
+        },
     }
 }
 
@@ -123,7 +155,11 @@ fn require_privileges(
 ) -> Result<(), Failure> {
     let vmid = guest.vmid;
     let gate = Gate::new(client, conn);
-    let target = Target { vmid, node: &guest.node, planned: m.plan().is_some_and(|p| p.is_planned(vmid)) };
+    let target = Target {
+        vmid,
+        node: &guest.node,
+        planned: m.plan().is_some_and(|p| p.is_planned(vmid)),
+    };
     gate.require(m, &target, &[write])?;
     if let Some(bridge) = new_bridge {
         check_bridge(client, &guest.node, bridge, &gate).map_err(|e| Failure::new(e).with("vmid", vmid))?;
@@ -137,7 +173,14 @@ fn require_privileges(
 /// Writes the change with one `PUT .../config` guarded by the config digest. After a
 /// lost answer the config is read again and re-planned: a change it shows made is not
 /// sent again, and the new digest keeps the rest from being applied twice.
-fn write_reconciled(m: &mut Module, client: &Client, task: &NicTask, guest: &Guest, action: &Action, config: &Value) -> Result<(), Failure> {
+fn write_reconciled(
+    m: &mut Module,
+    client: &Client,
+    task: &NicTask,
+    guest: &Guest,
+    action: &Action,
+    config: &Value,
+) -> Result<(), Failure> {
     let (vmid, node) = (guest.vmid, &guest.node);
     let (mut key, mut value, mut rest) = form_of(action, config);
     for resend in 0.. {
@@ -152,11 +195,20 @@ fn write_reconciled(m: &mut Module, client: &Client, task: &NicTask, guest: &Gue
                     .map_err(|e| Failure::new(e).with("vmid", vmid))?;
                 match &replan.action {
                     None => {
-                        m.warn(recover::warning(&e, &format!("the config of VM {vmid} shows the change of {} made", task.interface)));
+                        m.warn(recover::warning(
+                            &e,
+                            &format!("the config of VM {vmid} shows the change of {} made", task.interface),
+                        ));
                         return Ok(());
                     }
                     Some(next) => {
-                        m.warn(recover::warning(&e, &format!("the config of VM {vmid} lacks the change of {}; sent again", task.interface)));
+                        m.warn(recover::warning(
+                            &e,
+                            &format!(
+                                "the config of VM {vmid} lacks the change of {}; sent again",
+                                task.interface
+                            ),
+                        ));
                         (key, value, rest) = form_of(next, &again);
                     }
                 }
@@ -184,7 +236,11 @@ fn form_of(action: &Action, config: &Value) -> (String, String, Vec<(&'static st
 /// A failed write (or read back) in the task's words: `what` failed, then PVE's answer.
 fn write_failure(task: &NicTask, vmid: u32, what: &str, e: &dyn std::fmt::Display) -> Failure {
     let verb = if task.absent { "delete" } else { "change" };
-    Failure::new(format!("Unable to {verb} nic {} on VM with vmid {vmid}: {what}{e}", task.interface)).with("vmid", vmid)
+    Failure::new(format!(
+        "Unable to {verb} nic {} on VM with vmid {vmid}: {what}{e}",
+        task.interface
+    ))
+    .with("vmid", vmid)
 }
 
 /// What PVE made of the change, read back once: whether it waits for a restart (a
@@ -195,8 +251,14 @@ fn read_result(client: &Client, task: &NicTask, guest: &Guest, mut plan: Plan) -
     let mut pending = false;
     if is_running(guest) {
         // What the VM took and what waits for a restart, and a generated MAC, in one read.
-        let entries = client.get(&format!("/nodes/{node}/qemu/{vmid}/pending"), &[]).map_err(|e| fail(&e))?;
-        let entry = entries.as_array().into_iter().flatten().find(|e| e["key"] == task.interface.as_str());
+        let entries = client
+            .get(&format!("/nodes/{node}/qemu/{vmid}/pending"), &[])
+            .map_err(|e| fail(&e))?;
+        let entry = entries
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|e| e["key"] == task.interface.as_str());
         pending = entry.is_some_and(|e| e.get("pending").is_some() || e.get("delete").is_some());
         if plan.mac.is_none() {
             plan.after = entry.and_then(|e| text(e, "pending").or_else(|| text(e, "value")));
@@ -204,7 +266,9 @@ fn read_result(client: &Client, task: &NicTask, guest: &Guest, mut plan: Plan) -
         }
     } else if plan.mac.is_none() {
         // A new NIC without a given MAC: read back the one PVE generated.
-        let after = client.get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[]).map_err(|e| fail(&e))?;
+        let after = client
+            .get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[])
+            .map_err(|e| fail(&e))?;
         plan.after = text(&after, &task.interface);
         plan.mac = plan.after.as_deref().and_then(plan::mac_of);
     }
@@ -220,7 +284,14 @@ fn read_result(client: &Client, task: &NicTask, guest: &Guest, mut plan: Plan) -
 /// The planned change for the playbook run's plan.
 fn effect(action: &Action, plan: &Plan, vmid: u32, node: &str, pending: bool) -> Effect {
     let mut e = Effect::config(vmid, node);
-    if let Effect::Config { set, delete, pending: waiting, what, .. } = &mut e {
+    if let Effect::Config {
+        set,
+        delete,
+        pending: waiting,
+        what,
+        ..
+    } = &mut e
+    {
         let key = match action {
             Action::Set { key, .. } => {
                 set.insert(key.clone(), Value::String(plan.after.clone().unwrap_or_default()));
@@ -242,7 +313,13 @@ fn effect(action: &Action, plan: &Plan, vmid: u32, node: &str, pending: bool) ->
 /// The VM's config as its next start will see it (pending changes applied, pending
 /// deletions gone) and whether `interface` has a pending change. For a running VM this
 /// comes from `GET .../pending`, which shows both; a stopped VM has nothing pending.
-fn read_config(client: &Client, node: &str, vmid: u32, running: bool, interface: &str) -> Result<(Value, bool), ferrox_common::api::client::ApiError> {
+fn read_config(
+    client: &Client,
+    node: &str,
+    vmid: u32,
+    running: bool,
+    interface: &str,
+) -> Result<(Value, bool), ferrox_common::api::client::ApiError> {
     if !running {
         return Ok((client.get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[])?, false));
     }
@@ -293,14 +370,20 @@ fn report(plan: &Plan, vmid: u32, task: &NicTask, pending: bool) -> Output {
 /// node's interfaces cannot be listed (no `Sys.Audit`), the check is skipped. PVE leaves
 /// out bridges the caller has no SDN privilege on: `hidden` says so when that may be why.
 fn check_bridge(client: &Client, node: &str, bridge: &str, gate: &Gate<'_>) -> Result<(), String> {
-    let Ok(Value::Array(ifaces)) = client.get(&format!("/nodes/{node}/network"), &[("type", "any_bridge".into())]) else {
+    let Ok(Value::Array(ifaces)) = client.get(&format!("/nodes/{node}/network"), &[("type", "any_bridge".into())])
+    else {
         return Ok(());
     };
     let names: Vec<&str> = ifaces.iter().filter_map(|i| i["iface"].as_str()).collect();
     if names.is_empty() || names.contains(&bridge) {
         return Ok(());
     }
-    Err(privileges::missing_bridge(bridge, node, &names, gate.hidden_bridge_reason(bridge).as_deref()))
+    Err(privileges::missing_bridge(
+        bridge,
+        node,
+        &names,
+        gate.hidden_bridge_reason(bridge).as_deref(),
+    ))
 }
 
 fn text(config: &Value, key: &str) -> Option<String> {
@@ -310,4 +393,3 @@ fn text(config: &Value, key: &str) -> Option<String> {
         other => Some(other.to_string()),
     }
 }
-

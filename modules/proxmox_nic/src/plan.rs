@@ -70,7 +70,11 @@ pub fn plan(task: &NicTask, vmid: u32, current: Option<&str>) -> Result<Plan, St
     }
 
     let mut props = cur.clone().unwrap_or_default();
-    let model = task.model.clone().or_else(|| props.get("model").map(str::to_string)).unwrap_or_else(|| "virtio".into());
+    let model = task
+        .model
+        .clone()
+        .or_else(|| props.get("model").map(str::to_string))
+        .unwrap_or_else(|| "virtio".into());
     if props.get("model") != Some(model.as_str()) {
         if let Some(old) = props.get("model") {
             plan.changes.push(format!("model: {old} -> {model}"));
@@ -97,12 +101,14 @@ pub fn plan(task: &NicTask, vmid: u32, current: Option<&str>) -> Result<Plan, St
         match want {
             Want::Set(value) if !same_value(&NET, option, old.as_deref(), Some(value)) => {
                 if cur.is_some() {
-                    plan.changes.push(format!("{option}: {} -> {value}", old.as_deref().unwrap_or("unset")));
+                    plan.changes
+                        .push(format!("{option}: {} -> {value}", old.as_deref().unwrap_or("unset")));
                 }
                 props.set(option, value.clone());
             }
             Want::Remove if old.is_some() => {
-                plan.changes.push(format!("{option}: {} -> removed", old.unwrap_or_default()));
+                plan.changes
+                    .push(format!("{option}: {} -> removed", old.unwrap_or_default()));
                 props.remove(option);
             }
             _ => {}
@@ -110,8 +116,11 @@ pub fn plan(task: &NicTask, vmid: u32, current: Option<&str>) -> Result<Plan, St
     }
     // A new NIC does not spell out values that are PVE's defaults anyway.
     if cur.is_none() {
-        let defaults: Vec<String> =
-            props.iter().filter(|(k, v)| same_value(&NET, k, None, Some(v))).map(|(k, _)| k.to_string()).collect();
+        let defaults: Vec<String> = props
+            .iter()
+            .filter(|(k, v)| same_value(&NET, k, None, Some(v)))
+            .map(|(k, _)| k.to_string())
+            .collect();
         for k in defaults {
             props.remove(&k);
         }
@@ -129,7 +138,10 @@ pub fn plan(task: &NicTask, vmid: u32, current: Option<&str>) -> Result<Plan, St
     };
     if changed {
         plan.msg = format!("Nic {key} updated on VM with vmid {vmid}");
-        plan.action = Some(Action::Set { key: key.clone(), value: value.clone() });
+        plan.action = Some(Action::Set {
+            key: key.clone(),
+            value: value.clone(),
+        });
         // As PVE will store it: a new NIC's MAC is known after apply.
         let shown = unknown::after_write(key, &value);
         plan.diff.change(key, current.map(|c| json!(c)), Some(json!(shown)));

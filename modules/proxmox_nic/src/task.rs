@@ -50,7 +50,10 @@ impl NicTask {
             options.push(("mtu", int_or_remove("mtu", mtu, 1, 65520, "1 means the bridge's MTU")?));
         }
         if let Some(q) = p.int("queues") {
-            options.push(("queues", int_or_remove("queues", q, 1, 64, "Proxmox VE accepts up to 64")?));
+            options.push((
+                "queues",
+                int_or_remove("queues", q, 1, 64, "Proxmox VE accepts up to 64")?,
+            ));
         }
         if let Some(rate) = p.float("rate") {
             let want = if rate == 0.0 {
@@ -58,7 +61,9 @@ impl NicTask {
             } else if rate > 0.0 && rate.is_finite() {
                 Want::Set(number_text(rate))
             } else {
-                return Err(format!("rate must be a positive number of MB/s (or 0 to remove the limit), got: {rate}"));
+                return Err(format!(
+                    "rate must be a positive number of MB/s (or 0 to remove the limit), got: {rate}"
+                ));
             };
             options.push(("rate", want));
         }
@@ -73,7 +78,14 @@ impl NicTask {
                     _ => return Err(format!("trunks must be VLAN ids from 1 to 4094, got: {v}")),
                 }
             }
-            options.push(("trunks", if ids.is_empty() { Want::Remove } else { Want::Set(ids.join(";")) }));
+            options.push((
+                "trunks",
+                if ids.is_empty() {
+                    Want::Remove
+                } else {
+                    Want::Set(ids.join(";"))
+                },
+            ));
         }
         Ok(NicTask {
             interface,
@@ -91,7 +103,9 @@ fn int_or_remove(name: &str, value: i64, min: i64, max: i64, hint: &str) -> Resu
     match value {
         0 => Ok(Want::Remove),
         v if (min..=max).contains(&v) => Ok(Want::Set(v.to_string())),
-        v => Err(format!("{name} must be from {min} to {max} ({hint}), or 0 to remove it, got: {v}")),
+        v => Err(format!(
+            "{name} must be from {min} to {max} ({hint}), or 0 to remove it, got: {v}"
+        )),
     }
 }
 

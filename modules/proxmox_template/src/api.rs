@@ -17,12 +17,20 @@ pub struct Stored {
 
 /// The files of `content` on the storage (`GET .../content?content=`).
 pub fn listing(client: &Client, node: &str, storage: &str, content: Content) -> Result<Vec<Stored>, ApiError> {
-    let data = client.get(&format!("/nodes/{node}/storage/{storage}/content"), &[("content", content.name().to_string())])?;
+    let data = client.get(
+        &format!("/nodes/{node}/storage/{storage}/content"),
+        &[("content", content.name().to_string())],
+    )?;
     Ok(data
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|v| Some(Stored { volid: v["volid"].as_str()?.to_string(), size: v["size"].as_u64() }))
+        .filter_map(|v| {
+            Some(Stored {
+                volid: v["volid"].as_str()?.to_string(),
+                size: v["size"].as_u64(),
+            })
+        })
         .collect())
 }
 
@@ -46,9 +54,16 @@ pub struct UrlMetadata {
 }
 
 pub fn url_metadata(client: &Client, node: &str, url: &str) -> Result<UrlMetadata, ApiError> {
-    let data = client.get(&format!("/nodes/{node}/query-url-metadata"), &[("url", url.to_string())])?;
+    let data = client.get(
+        &format!("/nodes/{node}/query-url-metadata"),
+        &[("url", url.to_string())],
+    )?;
     let text = |k: &str| data[k].as_str().filter(|s| !s.is_empty()).map(str::to_string);
-    Ok(UrlMetadata { filename: text("filename"), size: data["size"].as_u64(), mimetype: text("mimetype") })
+    Ok(UrlMetadata {
+        filename: text("filename"),
+        size: data["size"].as_u64(),
+        mimetype: text("mimetype"),
+    })
 }
 
 pub fn content_path(node: &str, storage: &str, volid: &str) -> String {

@@ -26,9 +26,23 @@ fn words(content: Content) -> &'static str {
 /// from the node's storage listing.
 pub fn storage_takes(listing: &Value, node: &str, storage: &str, content: Content) -> Result<(), String> {
     let items: Vec<&Value> = listing.as_array().into_iter().flatten().collect();
-    let holds = |s: &Value| s["content"].as_str().unwrap_or("").split(',').any(|c| c.trim() == content.name());
-    let fitting: Vec<&str> = items.iter().filter(|s| holds(s)).filter_map(|s| s["storage"].as_str()).collect();
-    let others = if fitting.is_empty() { "none".to_string() } else { fitting.join(", ") };
+    let holds = |s: &Value| {
+        s["content"]
+            .as_str()
+            .unwrap_or("")
+            .split(',')
+            .any(|c| c.trim() == content.name())
+    };
+    let fitting: Vec<&str> = items
+        .iter()
+        .filter(|s| holds(s))
+        .filter_map(|s| s["storage"].as_str())
+        .collect();
+    let others = if fitting.is_empty() {
+        "none".to_string()
+    } else {
+        fitting.join(", ")
+    };
     match items.iter().find(|s| s["storage"] == storage) {
         Some(s) if holds(s) => Ok(()),
         Some(s) => Err(format!(
@@ -50,12 +64,24 @@ pub fn storage_takes(listing: &Value, node: &str, storage: &str, content: Conten
 pub fn extension_fits(content: Content, name: &str) -> Result<(), String> {
     let lower = name.to_ascii_lowercase();
     let (fits, takes) = match content {
-        Content::Iso => ([".iso", ".img"].iter().any(|e| lower.ends_with(e) && lower.len() > e.len()), ".iso or .img"),
+        Content::Iso => (
+            [".iso", ".img"]
+                .iter()
+                .any(|e| lower.ends_with(e) && lower.len() > e.len()),
+            ".iso or .img",
+        ),
         Content::Vztmpl => (
-            [".tar", ".tar.gz", ".tar.xz", ".tar.zst", ".tar.bz2"].iter().any(|e| lower.ends_with(e) && lower.len() > e.len()),
+            [".tar", ".tar.gz", ".tar.xz", ".tar.zst", ".tar.bz2"]
+                .iter()
+                .any(|e| lower.ends_with(e) && lower.len() > e.len()),
             ".tar, .tar.gz, .tar.xz, .tar.zst or .tar.bz2",
         ),
-        Content::Import => ([".ova", ".qcow2", ".raw", ".vmdk"].iter().any(|e| name.ends_with(e) && name.len() > e.len()), ".ova, .qcow2, .raw or .vmdk (lower case)"),
+        Content::Import => (
+            [".ova", ".qcow2", ".raw", ".vmdk"]
+                .iter()
+                .any(|e| name.ends_with(e) && name.len() > e.len()),
+            ".ova, .qcow2, .raw or .vmdk (lower case)",
+        ),
     };
     if fits {
         return Ok(());
@@ -68,7 +94,10 @@ pub fn extension_fits(content: Content, name: &str) -> Result<(), String> {
 
 /// `Ok` when the node's version takes `import` content.
 pub fn import_supported(version: &str, node: &str) -> Result<(), String> {
-    let mut parts = version.split(|c: char| !c.is_ascii_digit()).filter(|p| !p.is_empty()).map(|p| p.parse::<u64>().unwrap_or(0));
+    let mut parts = version
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|p| !p.is_empty())
+        .map(|p| p.parse::<u64>().unwrap_or(0));
     let found = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
     if found >= IMPORT_SINCE {
         return Ok(());
@@ -86,14 +115,26 @@ pub fn open_src(path: &Path) -> Result<(File, u64), String> {
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Err(format!("template file on path {shown} not exists: src must name an existing file on the host the task runs on"))
+            return Err(format!(
+                "template file on path {shown} not exists: src must name an existing file on the host the task runs on"
+            ))
         }
-        Err(e) => return Err(format!("src {shown} cannot be read ({e}): give a file the task's user may read")),
+        Err(e) => {
+            return Err(format!(
+                "src {shown} cannot be read ({e}): give a file the task's user may read"
+            ))
+        }
     };
     if !meta.is_file() {
-        return Err(format!("template file on path {shown} not exists: src names a directory or special file, not a regular file"));
+        return Err(format!(
+            "template file on path {shown} not exists: src names a directory or special file, not a regular file"
+        ));
     }
-    let file = File::open(path).map_err(|e| format!("src {shown} cannot be read ({e}): give a file the task's user may read (check its mode, or use become)"))?;
+    let file = File::open(path).map_err(|e| {
+        format!(
+            "src {shown} cannot be read ({e}): give a file the task's user may read (check its mode, or use become)"
+        )
+    })?;
     Ok((file, meta.len()))
 }
 
@@ -113,7 +154,9 @@ mod tests {
             storage_takes(&listing, "pve1", "local", Content::Import).unwrap_err(),
             "storage local on node pve1 does not take import images (import) (its content: iso,vztmpl,backup): add import to the storage's content types (Datacenter > Storage > local > Content), or set storage to one that takes them (on node pve1: vmdata)"
         );
-        assert!(storage_takes(&listing, "pve1", "nas", Content::Iso).unwrap_err().starts_with("storage nas does not exist on node pve1"));
+        assert!(storage_takes(&listing, "pve1", "nas", Content::Iso)
+            .unwrap_err()
+            .starts_with("storage nas does not exist on node pve1"));
     }
 
     #[test]
@@ -142,6 +185,9 @@ mod tests {
     #[test]
     fn a_missing_src_keeps_1_6s_words() {
         let e = open_src(Path::new("/nonexistent/x.iso")).unwrap_err();
-        assert!(e.starts_with("template file on path /nonexistent/x.iso not exists"), "{e}");
+        assert!(
+            e.starts_with("template file on path /nonexistent/x.iso not exists"),
+            "{e}"
+        );
     }
 }

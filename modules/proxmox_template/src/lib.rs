@@ -20,10 +20,10 @@ pub mod transfer;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
-use ferrox_common::run::RunWide;
 use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::plan::Effect;
 use ferrox_common::pve::privileges::{Gate, Write};
+use ferrox_common::run::RunWide;
 
 use task::{State, TemplateTask};
 
@@ -52,7 +52,11 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = m.connect(&conn)?;
     client.set_retry_budget(task.timeout);
-    let ctx = Context { client: &client, gate: Gate::new(&client, &conn), task: &task };
+    let ctx = Context {
+        client: &client,
+        gate: Gate::new(&client, &conn),
+        task: &task,
+    };
     match task.state {
         State::Present => present::run(m, &ctx),
         State::Absent => absent::run(m, &ctx),
@@ -93,6 +97,9 @@ impl Context<'_> {
 
     /// community.proxmox 1.6's result, with the volume and node.
     pub fn output(&self, changed: bool, msg: String, volid: &str) -> Output {
-        Output::new(changed, msg).with("volid", volid).with("node", &self.task.node).with("storage", &self.task.storage)
+        Output::new(changed, msg)
+            .with("volid", volid)
+            .with("node", &self.task.node)
+            .with("storage", &self.task.storage)
     }
 }

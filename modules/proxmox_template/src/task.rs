@@ -28,7 +28,11 @@ pub enum Content {
 }
 
 impl Choice for Content {
-    const ALL: &'static [(&'static str, Content)] = &[("vztmpl", Content::Vztmpl), ("iso", Content::Iso), ("import", Content::Import)];
+    const ALL: &'static [(&'static str, Content)] = &[
+        ("vztmpl", Content::Vztmpl),
+        ("iso", Content::Iso),
+        ("import", Content::Import),
+    ];
 }
 
 /// `checksum-algorithm` as PVE spells it.
@@ -103,9 +107,17 @@ impl TemplateTask {
         let force = r.bool_or_default("force");
         let timeout = Duration::from_secs(r.int_or_default("timeout").max(1) as u64);
         let storage = r.str_or_default("storage");
-        let node = r.non_empty("node").ok_or("node is required: name the Proxmox VE node whose storage holds the file (node: pve1)")?;
-        let checksum = match (r.non_empty("checksum"), r.str("checksum_algorithm").and_then(Algorithm::parse)) {
-            (Some(value), Some(algorithm)) => Some(Checksum { algorithm, value: value.trim().to_ascii_lowercase() }),
+        let node = r
+            .non_empty("node")
+            .ok_or("node is required: name the Proxmox VE node whose storage holds the file (node: pve1)")?;
+        let checksum = match (
+            r.non_empty("checksum"),
+            r.str("checksum_algorithm").and_then(Algorithm::parse),
+        ) {
+            (Some(value), Some(algorithm)) => Some(Checksum {
+                algorithm,
+                value: value.trim().to_ascii_lowercase(),
+            }),
             _ => None,
         };
         if let Some(name) = &template {
@@ -116,7 +128,8 @@ impl TemplateTask {
             (State::Absent, _, _) => (None, template),
             (State::Present, Some(src), _) => {
                 let path = PathBuf::from(&src);
-                let name = file_name(&path).ok_or_else(|| format!("src {src:?} names no file: give the path of the file to upload"))?;
+                let name = file_name(&path)
+                    .ok_or_else(|| format!("src {src:?} names no file: give the path of the file to upload"))?;
                 (Some(Source::Upload(path)), Some(normalized(&name)))
             }
             (State::Present, None, Some(url)) => (Some(Source::Download(url)), template),
@@ -124,9 +137,21 @@ impl TemplateTask {
                 let name = template.ok_or("template param for downloading appliance template is mandatory")?;
                 (Some(Source::Appliance), Some(name))
             }
-            (State::Present, None, None) => return Err("src or url param for uploading template file is mandatory".into()),
+            (State::Present, None, None) => {
+                return Err("src or url param for uploading template file is mandatory".into())
+            }
         };
-        Ok(TemplateTask { node, storage, content, state, source, name, checksum, force, timeout })
+        Ok(TemplateTask {
+            node,
+            storage,
+            content,
+            state,
+            source,
+            name,
+            checksum,
+            force,
+            timeout,
+        })
     }
 
     /// `storage:content/name`, PVE's volume id of the file.
@@ -151,11 +176,21 @@ pub fn valid_name(option: &str, name: &str) -> Result<(), String> {
 /// `normalize_content_filename`): every character but `a-zA-Z0-9_.-` becomes `_`. The
 /// file is looked for under that name, so a name with a space is found again.
 pub fn normalized(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') { c } else { '_' }).collect()
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 fn file_name(path: &Path) -> Option<String> {
-    path.file_name().map(|n| n.to_string_lossy().into_owned()).filter(|n| !n.is_empty())
+    path.file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
 }
 
 #[cfg(test)]
@@ -182,7 +217,10 @@ mod tests {
     fn every_declared_option_of_the_module_is_read() {
         let (task, unread) = read(json!({"url": "http://x/a.iso"}));
         assert!(task.is_ok());
-        let connection: Vec<&str> = ferrox_common::api::connection::options().iter().map(|o| o.name).collect();
+        let connection: Vec<&str> = ferrox_common::api::connection::options()
+            .iter()
+            .map(|o| o.name)
+            .collect();
         let unread: Vec<&str> = unread.into_iter().filter(|n| !connection.contains(n)).collect();
         assert!(unread.is_empty(), "options without a reader: {unread:?}");
     }
@@ -211,9 +249,15 @@ mod tests {
     #[test]
     fn a_present_task_needs_a_source_as_in_1_6() {
         let (task, _) = read(json!({"content_type": "iso"}));
-        assert_eq!(task.unwrap_err(), "src or url param for uploading template file is mandatory");
+        assert_eq!(
+            task.unwrap_err(),
+            "src or url param for uploading template file is mandatory"
+        );
         let (task, _) = read(json!({}));
-        assert_eq!(task.unwrap_err(), "template param for downloading appliance template is mandatory");
+        assert_eq!(
+            task.unwrap_err(),
+            "template param for downloading appliance template is mandatory"
+        );
     }
 
     #[test]
@@ -226,6 +270,12 @@ mod tests {
     #[test]
     fn checksums_are_compared_in_lower_case() {
         let (task, _) = read(json!({"url": "http://x/a.iso", "checksum": " ABC ", "checksum_algorithm": "sha256"}));
-        assert_eq!(task.unwrap().checksum, Some(Checksum { algorithm: Algorithm::Sha256, value: "abc".into() }));
+        assert_eq!(
+            task.unwrap().checksum,
+            Some(Checksum {
+                algorithm: Algorithm::Sha256,
+                value: "abc".into()
+            })
+        );
     }
 }

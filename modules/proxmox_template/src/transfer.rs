@@ -50,7 +50,12 @@ pub fn run(ctx: &Context<'_>, source: &Source, name: &str, opened: Option<(File,
     let (upid, bytes, sending) = match source {
         Source::Upload(path) => {
             let (mut file, len) = opened.ok_or_else(|| Failure::new("the upload's file was not opened"))?;
-            let part = FilePart { field: "filename", name, reader: &mut file, len };
+            let part = FilePart {
+                field: "filename",
+                name,
+                reader: &mut file,
+                len,
+            };
             let (data, sent) = ctx
                 .client
                 .post_multipart(&api::upload_path(&task.node, &task.storage), &fields, part)
@@ -60,10 +65,17 @@ pub fn run(ctx: &Context<'_>, source: &Source, name: &str, opened: Option<(File,
         Source::Download(url) => {
             fields.push(("url", url.clone()));
             fields.push(("filename", name.to_string()));
-            let data = ctx.client.post(&api::download_path(&task.node, &task.storage), &fields).map_err(|e| {
-                let lead = if task.checksum.is_some() { "Checksum mismatch".to_string() } else { format!("Fetching template from url {url} failed with error") };
-                Failure::new(format!("{lead}: {e}"))
-            })?;
+            let data = ctx
+                .client
+                .post(&api::download_path(&task.node, &task.storage), &fields)
+                .map_err(|e| {
+                    let lead = if task.checksum.is_some() {
+                        "Checksum mismatch".to_string()
+                    } else {
+                        format!("Fetching template from url {url} failed with error")
+                    };
+                    Failure::new(format!("{lead}: {e}"))
+                })?;
             (upid_of(&data)?, None, None)
         }
         Source::Appliance => {
@@ -77,7 +89,15 @@ pub fn run(ctx: &Context<'_>, source: &Source, name: &str, opened: Option<(File,
     };
     // As in 1.6, `timeout` bounds the wait for PVE's task, not the upload before it.
     let warnings = await_task(ctx, &upid, Instant::now())?;
-    Ok(Done { progress: Progress { bytes, seconds: round(started.elapsed().as_secs_f64()), sending_seconds: sending.map(round), upid }, warnings })
+    Ok(Done {
+        progress: Progress {
+            bytes,
+            seconds: round(started.elapsed().as_secs_f64()),
+            sending_seconds: sending.map(round),
+            upid,
+        },
+        warnings,
+    })
 }
 
 /// `download-url` with the task's checksum for a file already there: the node checks
@@ -94,7 +114,10 @@ pub fn verify_existing(ctx: &Context<'_>, url: &str, name: &str) -> Result<(), S
         ("checksum-algorithm", sum.algorithm.name().to_string()),
     ];
     let started = Instant::now();
-    let data = ctx.client.post(&api::download_path(&task.node, &task.storage), &form).map_err(|e| e.to_string())?;
+    let data = ctx
+        .client
+        .post(&api::download_path(&task.node, &task.storage), &form)
+        .map_err(|e| e.to_string())?;
     let upid = upid_of(&data).map_err(|f| f.msg)?;
     match tasks::wait(ctx.client, &upid, task.timeout.saturating_sub(started.elapsed())) {
         Ok(_) => Ok(()),
@@ -116,14 +139,34 @@ fn await_task(ctx: &Context<'_>, upid: &str, started: Instant) -> Result<Vec<Str
     let left = ctx.task.timeout.saturating_sub(started.elapsed());
     match tasks::wait(ctx.client, upid, left) {
         Ok(done) => Ok(done.warnings),
-        Err(TaskError::Failed { exitstatus, log_tail, .. }) => {
-            let log: Vec<&str> = log_tail.iter().map(String::as_str).filter(|l| !l.contains(&exitstatus)).collect();
-            let log = if log.is_empty() { String::new() } else { format!(" (task log: {})", log.join(" | ")) };
-            Err(Failure::new(format!("Task error: {exitstatus}{log}; Proxmox VE removed the partial file")).with("upid", upid))
+        Err(TaskError::Failed {
+            exitstatus, log_tail, ..
+        }) => {
+            let log: Vec<&str> = log_tail
+                .iter()
+                .map(String::as_str)
+                .filter(|l| !l.contains(&exitstatus))
+                .collect();
+            let log = if log.is_empty() {
+                String::new()
+            } else {
+                format!(" (task log: {})", log.join(" | "))
+            };
+            Err(Failure::new(format!(
+                "Task error: {exitstatus}{log}; Proxmox VE removed the partial file"
+            ))
+            .with("upid", upid))
         }
         Err(TaskError::Timeout { last_line, .. }) => {
-            let stopped = ctx.client.delete(&format!("/nodes/{}/tasks/{upid}", ctx.task.node), &[]).is_ok();
-            let what = if stopped { "the task was stopped and Proxmox VE removes its partial file" } else { "stopping the task failed: it still runs on the node" };
+            let stopped = ctx
+                .client
+                .delete(&format!("/nodes/{}/tasks/{upid}", ctx.task.node), &[])
+                .is_ok();
+            let what = if stopped {
+                "the task was stopped and Proxmox VE removes its partial file"
+            } else {
+                "stopping the task failed: it still runs on the node"
+            };
             Err(Failure::new(format!(
                 "Reached timeout while waiting for uploading/downloading template. Last line in task before timeout: {}; {what}. Raise timeout (now {}s) for large files",
                 last_line.unwrap_or_default(),

@@ -5,9 +5,9 @@
 //! listing, and per-guest calls only for `config` and `network`. Listings are decoded
 //! as they arrive, keeping only the entries of kept guests.
 
-use ferrox_common::api::client::{ApiError, ApiErrorKind, Client};
 use ferrox_common::ansible::options::Params;
 use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::api::client::{ApiError, ApiErrorKind, Client};
 use ferrox_common::cluster::listing_probe::NameProbe;
 use ferrox_common::run::name_index::ForName;
 use serde_json::{Map, Value};
@@ -97,19 +97,27 @@ impl Filters {
 
     fn keeps(&self, kind: GuestKind, entry: &Map<String, Value>) -> bool {
         entry.get("type").and_then(Value::as_str) == Some(kind.as_str())
-            && self.node.as_deref().is_none_or(|n| entry.get("node").and_then(Value::as_str) == Some(n))
+            && self
+                .node
+                .as_deref()
+                .is_none_or(|n| entry.get("node").and_then(Value::as_str) == Some(n))
             && self.vmid.is_none_or(|v| vmid_of(entry) == Some(v))
-            && self.name.as_deref().is_none_or(|n| match entry.get("name").and_then(Value::as_str) {
-                Some(name) => name == n,
-                // Listed before its node's status broadcast named it: the node's own
-                // listing, read next, names it ([`Filters::named`]).
-                None => true,
-            })
+            && self
+                .name
+                .as_deref()
+                .is_none_or(|n| match entry.get("name").and_then(Value::as_str) {
+                    Some(name) => name == n,
+                    // Listed before its node's status broadcast named it: the node's own
+                    // listing, read next, names it ([`Filters::named`]).
+                    None => true,
+                })
     }
 
     /// The name filter on a guest whose node's listing was merged in.
     fn named(&self, guest: &Map<String, Value>) -> bool {
-        self.name.as_deref().is_none_or(|n| guest.get("name").and_then(Value::as_str) == Some(n))
+        self.name
+            .as_deref()
+            .is_none_or(|n| guest.get("name").and_then(Value::as_str) == Some(n))
     }
 }
 
@@ -127,7 +135,9 @@ pub fn collect(client: &Client, f: &Filters, index: Option<&ForName>) -> Result<
         let nodes = client
             .get("/nodes", &[])
             .map_err(|e| Failure::new(format!("Unable to retrieve Proxmox VE node: {e}")))?;
-        let exists = nodes.as_array().is_some_and(|list| list.iter().any(|n| n["node"].as_str() == Some(node)));
+        let exists = nodes
+            .as_array()
+            .is_some_and(|list| list.iter().any(|n| n["node"].as_str() == Some(node)));
         if !exists {
             return Err(Failure::new(format!("Node {node} doesn't exist in PVE cluster")));
         }
@@ -150,14 +160,21 @@ pub fn collect(client: &Client, f: &Filters, index: Option<&ForName>) -> Result<
     };
     let resources = client
         .get_list("/cluster/resources", &[("type", "vm".to_string())], &Vec::new, &add)
-        .map_err(|e| Failure::new(format!("Failed to retrieve VMs information from cluster resources: {e}")))?;
+        .map_err(|e| {
+            Failure::new(format!(
+                "Failed to retrieve VMs information from cluster resources: {e}"
+            ))
+        })?;
 
     let mut found = Found::default();
     for &kind in &f.kinds {
         let kept: Vec<&Map<String, Value>> = resources.iter().filter(|e| f.keeps(kind, e)).collect();
         for node in distinct_nodes(&kept) {
-            let on_node: Vec<&Map<String, Value>> =
-                kept.iter().copied().filter(|e| e.get("node").and_then(Value::as_str) == Some(node.as_str())).collect();
+            let on_node: Vec<&Map<String, Value>> = kept
+                .iter()
+                .copied()
+                .filter(|e| e.get("node").and_then(Value::as_str) == Some(node.as_str()))
+                .collect();
             let mut reader = NodeReader::new(client, kind, &node, &mut found.warnings);
             let vmids: Vec<i64> = on_node.iter().filter_map(|e| vmid_of(e)).collect();
             let listing = match vmids.as_slice() {
@@ -188,8 +205,19 @@ pub fn collect(client: &Client, f: &Filters, index: Option<&ForName>) -> Result<
 pub(crate) fn status_only_keys(kind: GuestKind) -> &'static [&'static str] {
     match kind {
         GuestKind::Qemu => &[
-            "ha", "agent", "spice", "clipboard", "qmpstatus", "running-machine", "running-qemu",
-            "proxmox-support", "blockstat", "nics", "balloon", "freemem", "ballooninfo",
+            "ha",
+            "agent",
+            "spice",
+            "clipboard",
+            "qmpstatus",
+            "running-machine",
+            "running-qemu",
+            "proxmox-support",
+            "blockstat",
+            "nics",
+            "balloon",
+            "freemem",
+            "ballooninfo",
         ],
         GuestKind::Lxc => &["ha"],
     }
@@ -206,8 +234,19 @@ pub(crate) struct NodeReader<'a> {
 }
 
 impl<'a> NodeReader<'a> {
-    pub(crate) fn new(client: &'a Client, kind: GuestKind, node: &'a str, warnings: &'a mut Vec<String>) -> NodeReader<'a> {
-        NodeReader { client, kind, node, reachable: true, warnings }
+    pub(crate) fn new(
+        client: &'a Client,
+        kind: GuestKind,
+        node: &'a str,
+        warnings: &'a mut Vec<String>,
+    ) -> NodeReader<'a> {
+        NodeReader {
+            client,
+            kind,
+            node,
+            reachable: true,
+            warnings,
+        }
     }
 
     /// The entries of `vmids` in the node's guest listing (`GET /nodes/{node}/{type}`);
@@ -219,7 +258,12 @@ impl<'a> NodeReader<'a> {
             }
             Ok(())
         };
-        match self.client.get_list(&format!("/nodes/{}/{}", self.node, self.kind.as_str()), &[], &Vec::new, &add) {
+        match self.client.get_list(
+            &format!("/nodes/{}/{}", self.node, self.kind.as_str()),
+            &[],
+            &Vec::new,
+            &add,
+        ) {
             Ok(kept) => Ok(kept),
             Err(e) => {
                 self.unreachable_or_fail(e)?;
@@ -256,7 +300,10 @@ impl<'a> NodeReader<'a> {
         let base = format!("/nodes/{}/{}/{vmid}", self.node, self.kind.as_str());
         if f.config != ConfigView::None && self.reachable {
             let current = if f.config == ConfigView::Current { "1" } else { "0" };
-            match self.client.get(&format!("{base}/config"), &[("current", current.to_string())]) {
+            match self
+                .client
+                .get(&format!("{base}/config"), &[("current", current.to_string())])
+            {
                 Ok(config) => {
                     if f.config == ConfigView::Current {
                         self.cloud_init_pending(guest, &config, vmid)?;
@@ -277,7 +324,10 @@ impl<'a> NodeReader<'a> {
     fn cloud_init_pending(&mut self, guest: &mut Map<String, Value>, config: &Value, vmid: i64) -> Result<(), Failure> {
         use ferrox_common::pve::cloudinit;
         let running = guest.get("status").and_then(Value::as_str) == Some("running");
-        let Some(config) = config.as_object().filter(|c| self.kind == GuestKind::Qemu && running && cloudinit::config_has_drive(c)) else {
+        let Some(config) = config
+            .as_object()
+            .filter(|c| self.kind == GuestKind::Qemu && running && cloudinit::config_has_drive(c))
+        else {
             return Ok(());
         };
         let hotplug = config.get("hotplug").and_then(Value::as_str);
@@ -297,12 +347,16 @@ impl<'a> NodeReader<'a> {
     fn network(&mut self, guest: &mut Map<String, Value>, base: &str, vmid: i64) -> Result<(), Failure> {
         let who = format!("{} {vmid}", self.kind.noun());
         if guest.get(ferrox_common::plan::overlay::PLANNED_KEY) == Some(&Value::Bool(true)) {
-            self.warnings.push(format!("No network information for {who}: it exists only in the plan of this check-mode run."));
+            self.warnings.push(format!(
+                "No network information for {who}: it exists only in the plan of this check-mode run."
+            ));
             return Ok(());
         }
         let status = guest.get("status").and_then(Value::as_str).unwrap_or("unknown");
         if status != "running" {
-            self.warnings.push(format!("No network information for {who}: it is not running (status {status})."));
+            self.warnings.push(format!(
+                "No network information for {who}: it is not running (status {status})."
+            ));
             return Ok(());
         }
         let path = match self.kind {
@@ -322,11 +376,17 @@ impl<'a> NodeReader<'a> {
                 Ok(())
             }
             Err(e) if is_guest_not_answering(&e) => {
-                self.warnings.push(format!("No network information for {who}: {}.", e.message.trim_end_matches('.')));
+                self.warnings.push(format!(
+                    "No network information for {who}: {}.",
+                    e.message.trim_end_matches('.')
+                ));
                 Ok(())
             }
             Err(e) if e.status == Some(403) => {
-                self.warnings.push(format!("No network information for {who}: {}.", refused(&e.message, self.kind)));
+                self.warnings.push(format!(
+                    "No network information for {who}: {}.",
+                    refused(&e.message, self.kind)
+                ));
                 Ok(())
             }
             Err(e) => self.unreachable_or_fail(e),
@@ -335,10 +395,18 @@ impl<'a> NodeReader<'a> {
 
     /// `ip_addresses`: the agent's usable addresses per `netN`, by MAC; the config read
     /// for `config` when there is one, else the config in effect.
-    fn addresses_per_nic(&mut self, guest: &mut Map<String, Value>, base: &str, network: &Value) -> Result<(), Failure> {
+    fn addresses_per_nic(
+        &mut self,
+        guest: &mut Map<String, Value>,
+        base: &str,
+        network: &Value,
+    ) -> Result<(), Failure> {
         let config = match guest.get("config").and_then(Value::as_object) {
             Some(c) => c.clone(),
-            None => match self.client.get(&format!("{base}/config"), &[("current", "1".to_string())]) {
+            None => match self
+                .client
+                .get(&format!("{base}/config"), &[("current", "1".to_string())])
+            {
                 Ok(c) => c.as_object().cloned().unwrap_or_default(),
                 Err(e) => return self.unreachable_or_fail(e),
             },
@@ -351,7 +419,10 @@ impl<'a> NodeReader<'a> {
     /// An unreachable node becomes a warning (once); anything else fails as in 1.6.
     fn unreachable_or_fail(&mut self, e: ApiError) -> Result<(), Failure> {
         if !is_unreachable(&e) {
-            return Err(Failure::new(format!("Failed to retrieve {} VMs information: {e}", self.kind.label())));
+            return Err(Failure::new(format!(
+                "Failed to retrieve {} VMs information: {e}",
+                self.kind.label()
+            )));
         }
         if self.reachable {
             self.reachable = false;
@@ -368,7 +439,10 @@ impl<'a> NodeReader<'a> {
 /// PVE's answers for a node it cannot reach (595 connection, 596 TLS), or our own
 /// connection failing mid-run.
 fn is_unreachable(e: &ApiError) -> bool {
-    matches!(e.kind, ApiErrorKind::Connect | ApiErrorKind::Timeout | ApiErrorKind::Dropped) || matches!(e.status, Some(595 | 596))
+    matches!(
+        e.kind,
+        ApiErrorKind::Connect | ApiErrorKind::Timeout | ApiErrorKind::Dropped
+    ) || matches!(e.status, Some(595 | 596))
 }
 
 /// Why PVE refused the agent read, from its own answer, so the privilege named follows the
@@ -383,8 +457,14 @@ fn refused(message: &str, kind: GuestKind) -> String {
     let named = message.strip_prefix("Permission check failed (").and_then(|rest| {
         let (inside, after) = rest.split_once(')')?;
         let (path, privs) = inside.split_once(", ")?;
-        let who = after.strip_prefix(" - ").and_then(|w| w.strip_suffix(" lacks this privilege")).unwrap_or("the caller");
-        Some(format!("{who} lacks {} on {path}, which Proxmox VE requires to {read}", privs.replace('|', " or ")))
+        let who = after
+            .strip_prefix(" - ")
+            .and_then(|w| w.strip_suffix(" lacks this privilege"))
+            .unwrap_or("the caller");
+        Some(format!(
+            "{who} lacks {} on {path}, which Proxmox VE requires to {read}",
+            privs.replace('|', " or ")
+        ))
     });
     named.unwrap_or_else(|| format!("Proxmox VE refused to {read} ({})", message.trim_end_matches('.')))
 }
@@ -424,11 +504,16 @@ struct Head {
 
 impl Head {
     fn into_map(self) -> Map<String, Value> {
-        [("type", self.kind), ("node", self.node), ("vmid", self.vmid), ("name", self.name)]
-            .into_iter()
-            .filter(|(_, v)| !v.is_null())
-            .map(|(k, v)| (k.to_string(), v))
-            .collect()
+        [
+            ("type", self.kind),
+            ("node", self.node),
+            ("vmid", self.vmid),
+            ("name", self.name),
+        ]
+        .into_iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
     }
 }
 
@@ -488,7 +573,10 @@ mod tests {
         f.name = Some("Web".into());
         assert!(!f.keeps(GuestKind::Qemu, &vm));
         f.name = Some(String::new());
-        assert!(!f.keeps(GuestKind::Qemu, &vm), "an empty name filter matches only empty names");
+        assert!(
+            !f.keeps(GuestKind::Qemu, &vm),
+            "an empty name filter matches only empty names"
+        );
         f.name = None;
         f.vmid = Some(101);
         assert!(!f.keeps(GuestKind::Qemu, &vm));
@@ -507,7 +595,12 @@ mod tests {
 
     #[test]
     fn unreachable_means_595_596_or_transport() {
-        let e = |kind, status| ApiError { kind, status, message: "x".into(), errors: None };
+        let e = |kind, status| ApiError {
+            kind,
+            status,
+            message: "x".into(),
+            errors: None,
+        };
         assert!(is_unreachable(&e(ApiErrorKind::Http, Some(595))));
         assert!(is_unreachable(&e(ApiErrorKind::Http, Some(596))));
         assert!(is_unreachable(&e(ApiErrorKind::Connect, None)));
@@ -522,13 +615,24 @@ mod tests {
             refused(pve9, GuestKind::Qemu),
             "API token ops@pve!t lacks VM.GuestAgent.Audit or VM.GuestAgent.Unrestricted on /vms/101, which Proxmox VE requires to read the guest agent"
         );
-        assert!(refused("Permission check failed (/vms/101, VM.Monitor)", GuestKind::Qemu).starts_with("the caller lacks VM.Monitor on /vms/101"));
-        assert_eq!(refused("Permission check failed", GuestKind::Qemu), "Proxmox VE refused to read the guest agent (Permission check failed)");
+        assert!(
+            refused("Permission check failed (/vms/101, VM.Monitor)", GuestKind::Qemu)
+                .starts_with("the caller lacks VM.Monitor on /vms/101")
+        );
+        assert_eq!(
+            refused("Permission check failed", GuestKind::Qemu),
+            "Proxmox VE refused to read the guest agent (Permission check failed)"
+        );
     }
 
     #[test]
     fn agent_errors_are_recognised() {
-        let e = |m: &str| ApiError { kind: ApiErrorKind::Http, status: Some(500), message: m.into(), errors: None };
+        let e = |m: &str| ApiError {
+            kind: ApiErrorKind::Http,
+            status: Some(500),
+            message: m.into(),
+            errors: None,
+        };
         assert!(is_guest_not_answering(&e("QEMU guest agent is not running")));
         assert!(is_guest_not_answering(&e("No QEMU guest agent configured")));
         assert!(is_guest_not_answering(&e("VM 100 is not running")));

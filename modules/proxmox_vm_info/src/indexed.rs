@@ -4,8 +4,8 @@
 //! is the one a listing gives, rebuilt from that answer and the index. Any guest that
 //! does not confirm, and a name the index does not hold, leave it to the listing.
 
-use ferrox_common::api::client::Client;
 use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::api::client::Client;
 use ferrox_common::run::name_index::{ForName, Indexed};
 use serde_json::{Map, Value};
 
@@ -15,8 +15,21 @@ use crate::collect::{normalise, status_only_keys, Filters, Found, GuestKind, Nod
 /// listing's order: these come before `pool` and `hastate`...
 const LISTED_BEFORE_POOL: &[&str] = &["lock", "tags"];
 /// ...and these after them (then `maxcpu` and `template`).
-const LISTED_AFTER_POOL: &[&str] =
-    &["name", "status", "uptime", "cpu", "mem", "memhost", "maxmem", "maxdisk", "disk", "netin", "netout", "diskread", "diskwrite"];
+const LISTED_AFTER_POOL: &[&str] = &[
+    "name",
+    "status",
+    "uptime",
+    "cpu",
+    "mem",
+    "memhost",
+    "maxmem",
+    "maxdisk",
+    "disk",
+    "netin",
+    "netout",
+    "diskread",
+    "diskwrite",
+];
 
 /// The guests the task asks for, or `None` when the index cannot tell them all.
 pub fn collect(client: &Client, f: &Filters, index: &ForName) -> Option<Result<Found, Failure>> {
@@ -93,23 +106,49 @@ mod tests {
 
     #[test]
     fn the_record_is_the_listing_entry_with_the_status_merged_in() {
-        let vm = Indexed { vmid: 100, node: "pve1".into(), kind: "qemu".into(), pool: Some("prod".into()) };
+        let vm = Indexed {
+            vmid: 100,
+            node: "pve1".into(),
+            kind: "qemu".into(),
+            pool: Some("prod".into()),
+        };
         let answer = status(json!({
             "vmid": 100, "name": "web01", "status": "running", "cpus": 4, "maxmem": 1024, "lock": "backup",
             "ha": {"managed": 1, "state": "started", "request_state": "started"}, "qmpstatus": "running", "pid": 7,
         }));
         let got = record(&vm, GuestKind::Qemu, answer);
         let keys: Vec<&str> = got.keys().map(String::as_str).collect();
-        assert_eq!(keys, ["id", "type", "vmid", "node", "lock", "pool", "hastate", "name", "status", "maxmem", "maxcpu", "template", "cpus", "pid"]);
+        assert_eq!(
+            keys,
+            [
+                "id", "type", "vmid", "node", "lock", "pool", "hastate", "name", "status", "maxmem", "maxcpu",
+                "template", "cpus", "pid"
+            ]
+        );
         assert_eq!(got["id"], "qemu/100");
-        assert_eq!((&got["hastate"], &got["maxcpu"], &got["template"]), (&json!("started"), &json!(4), &json!(0)));
-        assert!(got.get("ha").is_none() && got.get("qmpstatus").is_none(), "status/current's own keys are left out");
+        assert_eq!(
+            (&got["hastate"], &got["maxcpu"], &got["template"]),
+            (&json!("started"), &json!(4), &json!(0))
+        );
+        assert!(
+            got.get("ha").is_none() && got.get("qmpstatus").is_none(),
+            "status/current's own keys are left out"
+        );
     }
 
     #[test]
     fn an_unmanaged_guest_has_no_hastate_and_a_template_says_so() {
-        let ct = Indexed { vmid: 200, node: "pve2".into(), kind: "lxc".into(), pool: None };
-        let got = record(&ct, GuestKind::Lxc, status(json!({"name": "ct", "status": "stopped", "ha": {"managed": 0}, "template": 1})));
+        let ct = Indexed {
+            vmid: 200,
+            node: "pve2".into(),
+            kind: "lxc".into(),
+            pool: None,
+        };
+        let got = record(
+            &ct,
+            GuestKind::Lxc,
+            status(json!({"name": "ct", "status": "stopped", "ha": {"managed": 0}, "template": 1})),
+        );
         assert_eq!(got["id"], "lxc/200");
         assert!(got.get("hastate").is_none() && got.get("pool").is_none());
         assert_eq!(got["template"], 1, "status/current's template wins over the default 0");

@@ -13,11 +13,11 @@ mod collect;
 mod docs;
 mod indexed;
 
-use ferrox_common::run::RunWide;
-use ferrox_common::api::connection::{self, ConnectionParams};
 use ferrox_common::ansible::options::{ModuleSpec, Opt, Rules, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
+use ferrox_common::api::connection::{self, ConnectionParams};
 use ferrox_common::run::name_index;
+use ferrox_common::run::RunWide;
 
 pub use collect::{ConfigView, Filters, GuestKind};
 
@@ -57,7 +57,10 @@ pub fn spec() -> ModuleSpec {
         options,
         rules: Rules::default().merge(connection::rules()),
         check_mode: (Support::Full, "The module only reads, so check mode runs it normally."),
-        diff_mode: (Support::None, "The module changes nothing, so there is nothing to diff."),
+        diff_mode: (
+            Support::None,
+            "The module changes nothing, so there is nothing to diff.",
+        ),
         notes: docs::notes(),
         seealso: vec!["ferrox.proxmox.proxmox_kvm"],
         examples: docs::EXAMPLES,
@@ -76,6 +79,8 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         m.warn(warning);
     }
     let count = found.guests.len();
-    Ok(Output::unchanged(format!("{count} guest{} found", if count == 1 { "" } else { "s" }))
-        .with("proxmox_vms", found.guests))
+    Ok(
+        Output::unchanged(format!("{count} guest{} found", if count == 1 { "" } else { "s" }))
+            .with("proxmox_vms", found.guests),
+    )
 }

@@ -16,8 +16,12 @@ pub struct SimApi {
 
 impl SimApi {
     pub fn new(port: u16, ca_pem: &[u8], root_password: &str) -> SimApi {
-        let ca = Certificate::from_pem(ca_pem).expect("the simulator's CA is valid PEM").to_owned();
-        let tls = TlsConfig::builder().root_certs(RootCerts::Specific(Arc::new(vec![ca]))).build();
+        let ca = Certificate::from_pem(ca_pem)
+            .expect("the simulator's CA is valid PEM")
+            .to_owned();
+        let tls = TlsConfig::builder()
+            .root_certs(RootCerts::Specific(Arc::new(vec![ca])))
+            .build();
         let agent = ureq::Agent::config_builder()
             .tls_config(tls)
             .http_status_as_error(false)
@@ -59,7 +63,11 @@ impl SimApi {
         let query: Vec<(&str, &str)> = form.to_vec();
         let result = match method {
             "GET" | "DELETE" => {
-                let mut req = if method == "GET" { self.agent.get(&url) } else { self.agent.delete(&url) };
+                let mut req = if method == "GET" {
+                    self.agent.get(&url)
+                } else {
+                    self.agent.delete(&url)
+                };
                 req = req.query_pairs(query);
                 if let Some((c, csrf)) = &cookie {
                     req = req.header("Cookie", c).header("CSRFPreventionToken", csrf);
@@ -67,7 +75,11 @@ impl SimApi {
                 req.call()
             }
             "POST" | "PUT" => {
-                let mut req = if method == "POST" { self.agent.post(&url) } else { self.agent.put(&url) };
+                let mut req = if method == "POST" {
+                    self.agent.post(&url)
+                } else {
+                    self.agent.put(&url)
+                };
                 if let Some((c, csrf)) = &cookie {
                     req = req.header("Cookie", c).header("CSRFPreventionToken", csrf);
                 }

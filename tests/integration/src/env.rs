@@ -27,14 +27,22 @@ impl Env {
 
     pub fn start_with(cfg: pvesim::SimConfig) -> Env {
         let sim = pvesim::Simulator::start(cfg).unwrap_or_else(|e| panic!("pvesim did not start: {e:#}"));
-        let dir = tempfile::Builder::new().prefix("ferrox-it-").tempdir().expect("temp dir");
+        let dir = tempfile::Builder::new()
+            .prefix("ferrox-it-")
+            .tempdir()
+            .expect("temp dir");
         if std::env::var_os("FERROX_KEEP_TMP").is_some() {
             eprintln!("ferrox-integration: keeping {}", dir.path().display());
         }
         let ca_pem = sim.ca_pem().to_string();
         std::fs::write(dir.path().join("pvesim-ca.pem"), &ca_pem).expect("write CA");
         let api = SimApi::new(sim.port(), ca_pem.as_bytes(), creds::ROOT_PASSWORD);
-        let env = Env { sim, api, dir, plays: AtomicUsize::new(0) };
+        let env = Env {
+            sim,
+            api,
+            dir,
+            plays: AtomicUsize::new(0),
+        };
         env.write_ansible_files();
         env
     }
@@ -85,7 +93,10 @@ impl Env {
         let n = self.plays.fetch_add(1, Ordering::SeqCst);
         let playbook = self.dir().join(format!("play-{n}.yml"));
         let results = self.dir().join(format!("play-{n}.results.jsonl"));
-        let defaults = o.module_defaults.clone().unwrap_or_else(|| self.defaults_with(self.auth()));
+        let defaults = o
+            .module_defaults
+            .clone()
+            .unwrap_or_else(|| self.defaults_with(self.auth()));
         let mut text = render_playbook(tasks_yaml, &defaults, &o.vars);
         let mut inventory = self.dir().join("inventory");
         if let Some((hosts, inventory_text)) = &o.hosts {
@@ -165,7 +176,10 @@ impl Env {
                 assert_eq!(task["exitstatus"], "OK", "task {upid} failed: {task}");
                 return task;
             }
-            assert!(std::time::Instant::now() < deadline, "task {upid} still running after 60 s");
+            assert!(
+                std::time::Instant::now() < deadline,
+                "task {upid} still running after 60 s"
+            );
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
@@ -184,7 +198,13 @@ impl Env {
             .expect("the simulator's request log")
             .iter()
             .filter(|e| e["method"] != "GET")
-            .map(|e| format!("{} {}", e["method"].as_str().unwrap_or_default(), e["path"].as_str().unwrap_or_default()))
+            .map(|e| {
+                format!(
+                    "{} {}",
+                    e["method"].as_str().unwrap_or_default(),
+                    e["path"].as_str().unwrap_or_default()
+                )
+            })
             .filter(|w| !w.ends_with("/access/ticket"))
             .collect()
     }
@@ -211,7 +231,12 @@ impl Env {
     pub fn issued_tickets(&self) -> Vec<String> {
         let (status, body) = self.api.raw("GET", "/_pvesim/tickets", &[], true);
         assert_eq!(status, 200, "GET /_pvesim/tickets: {body}");
-        body["issued"].as_array().expect("issued tickets").iter().filter_map(|t| t.as_str().map(str::to_string)).collect()
+        body["issued"]
+            .as_array()
+            .expect("issued tickets")
+            .iter()
+            .filter_map(|t| t.as_str().map(str::to_string))
+            .collect()
     }
 
     pub fn clear_requests(&self) {

@@ -57,7 +57,10 @@ mod paths;
 mod play;
 
 pub use env::{write_ansible_cfg, Env};
-pub use paths::{ansible_playbook, host_platform, installed_collection, module_binary, module_command, repo_root, shipped_platforms, BINARY, MODULES};
+pub use paths::{
+    ansible_playbook, host_platform, installed_collection, module_binary, module_command, repo_root, shipped_platforms,
+    BINARY, MODULES,
+};
 pub use play::{Play, PlayOpts, TaskOutcome};
 
 /// The default scenario's credentials (see tests/pvesim).

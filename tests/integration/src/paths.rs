@@ -3,7 +3,13 @@
 use std::path::PathBuf;
 
 /// The collection's modules, all in one binary per platform, `plugins/modules/__bin/<platform>/ferrox`.
-pub const MODULES: [&str; 5] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info", "proxmox_template"];
+pub const MODULES: [&str; 5] = [
+    "proxmox_kvm",
+    "proxmox_disk",
+    "proxmox_nic",
+    "proxmox_vm_info",
+    "proxmox_template",
+];
 
 /// The module binary's file name.
 pub const BINARY: &str = "ferrox";
@@ -70,7 +76,10 @@ pub fn shipped_platforms(collection: &std::path::Path) -> Vec<String> {
 /// build. Returns the `ansible_collections/ferrox/proxmox` directory.
 pub fn installed_collection() -> PathBuf {
     static CHECKED: std::sync::OnceLock<Result<PathBuf, String>> = std::sync::OnceLock::new();
-    CHECKED.get_or_init(check_installed).clone().unwrap_or_else(|why| panic!("{why}"))
+    CHECKED
+        .get_or_init(check_installed)
+        .clone()
+        .unwrap_or_else(|why| panic!("{why}"))
 }
 
 fn check_installed() -> Result<PathBuf, String> {
@@ -86,7 +95,11 @@ fn check_installed() -> Result<PathBuf, String> {
         let rel = source.strip_prefix(repo_root()).expect("inside the repository");
         let copy = installed.join(rel);
         let (Ok(src), Ok(dst)) = (std::fs::metadata(&source), std::fs::metadata(&copy)) else {
-            return Err(format!("{} is not installed in {}: {fix}", rel.display(), installed.display()));
+            return Err(format!(
+                "{} is not installed in {}: {fix}",
+                rel.display(),
+                installed.display()
+            ));
         };
         // Small files (docs stubs, plugins) by content, so a rebase that rewrites them
         // unchanged does not count; binaries (git-ignored, never rewritten by git) by
@@ -99,7 +112,10 @@ fn check_installed() -> Result<PathBuf, String> {
             matches!((src.modified(), dst.modified()), (Ok(s), Ok(d)) if s > d)
         };
         if stale {
-            return Err(format!("the installed {} is older than the tree's: {fix}", rel.display()));
+            return Err(format!(
+                "the installed {} is older than the tree's: {fix}",
+                rel.display()
+            ));
         }
     }
     Ok(installed)

@@ -50,7 +50,11 @@ impl TaskOutcome {
     pub fn warnings(&self) -> Vec<String> {
         self.result["warnings"]
             .as_array()
-            .map(|w| w.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect())
+            .map(|w| {
+                w.iter()
+                    .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -70,7 +74,10 @@ impl Play {
     pub fn task(&self, name: &str) -> &TaskOutcome {
         self.results.iter().find(|t| t.name == name).unwrap_or_else(|| {
             let names: Vec<&str> = self.results.iter().map(|t| t.name.as_str()).collect();
-            panic!("no result for task {name:?}; tasks run: {names:?}\n{}", self.transcript())
+            panic!(
+                "no result for task {name:?}; tasks run: {names:?}\n{}",
+                self.transcript()
+            )
         })
     }
 
@@ -91,7 +98,11 @@ impl Play {
 
     /// The recap line's counters for localhost (`ok`, `changed`, `failed`, ...).
     pub fn recap(&self, counter: &str) -> Option<u64> {
-        let line = self.stdout.lines().rev().find(|l| l.trim_start().starts_with("localhost") && l.contains("ok="))?;
+        let line = self
+            .stdout
+            .lines()
+            .rev()
+            .find(|l| l.trim_start().starts_with("localhost") && l.contains("ok="))?;
         let key = format!("{counter}=");
         let at = line.find(&key)? + key.len();
         line[at..].split_whitespace().next()?.parse().ok()
@@ -134,7 +145,16 @@ fn dedent(text: &str) -> String {
         .map(|l| l.len() - l.trim_start().len())
         .min()
         .unwrap_or(0);
-    text.lines().map(|l| if l.len() >= indent { &l[indent..] } else { l.trim_start() }).collect::<Vec<_>>().join("\n")
+    text.lines()
+        .map(|l| {
+            if l.len() >= indent {
+                &l[indent..]
+            } else {
+                l.trim_start()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Reads the callback's JSON lines.
@@ -164,7 +184,11 @@ mod tests {
 
     #[test]
     fn tasks_are_dedented_and_placed_under_the_play() {
-        let y = render_playbook("\n    - name: a\n      debug: {msg: x}\n", &json!({"g": {"k": 1}}), &Value::Null);
+        let y = render_playbook(
+            "\n    - name: a\n      debug: {msg: x}\n",
+            &json!({"g": {"k": 1}}),
+            &Value::Null,
+        );
         assert!(y.contains("  module_defaults: {\"g\":{\"k\":1}}\n"));
         assert!(y.ends_with("  tasks:\n\n    - name: a\n      debug: {msg: x}\n"), "{y}");
     }

@@ -28,13 +28,7 @@ const COMMUNITY: &str = "community.proxmox";
 const FERROX: &str = "ferrox.proxmox";
 
 /// A play with the connection as module_defaults of `collection`'s action group.
-fn playbook(
-    collection: &str,
-    hosts: &str,
-    task_name: &str,
-    task: &str,
-    task_extra: &str,
-) -> String {
+fn playbook(collection: &str, hosts: &str, task_name: &str, task: &str, task_extra: &str) -> String {
     let text = format!(
         "- hosts: {hosts}
   gather_facts: false
@@ -104,9 +98,7 @@ fn measure_operations(collection: &str) -> Vec<OpResult> {
                 *by_endpoint.entry(without_upid(endpoint)).or_default() += n.as_u64().unwrap_or(0);
             }
             OpResult {
-                calls: log["total"]
-                    .as_u64()
-                    .unwrap_or_else(|| by_endpoint.values().sum()),
+                calls: log["total"].as_u64().unwrap_or_else(|| by_endpoint.values().sum()),
                 by_endpoint,
                 seconds: outcome.seconds,
                 changed: outcome.changed,
@@ -163,25 +155,11 @@ fn parallel_batch(collection: &str, label: &str, task_extra: &str) -> Batch {
         },
     );
     let creates = run.all("create");
-    assert_eq!(
-        creates.len(),
-        PARALLEL,
-        "one result per host\n{}",
-        run.transcript()
-    );
-    let start = creates
-        .iter()
-        .map(|o| o.start)
-        .fold(f64::INFINITY, f64::min);
-    let end = creates
-        .iter()
-        .map(|o| o.end)
-        .fold(f64::NEG_INFINITY, f64::max);
+    assert_eq!(creates.len(), PARALLEL, "one result per host\n{}", run.transcript());
+    let start = creates.iter().map(|o| o.start).fold(f64::INFINITY, f64::min);
+    let end = creates.iter().map(|o| o.end).fold(f64::NEG_INFINITY, f64::max);
     let ok: Vec<_> = creates.iter().filter(|o| !o.failed).collect();
-    let mut vmids: Vec<u64> = ok
-        .iter()
-        .filter_map(|o| o.result["vmid"].as_u64())
-        .collect();
+    let mut vmids: Vec<u64> = ok.iter().filter_map(|o| o.result["vmid"].as_u64()).collect();
     vmids.sort_unstable();
     vmids.dedup();
     let listing = run.task("listing");
@@ -216,27 +194,27 @@ fn parallel_batch(collection: &str, label: &str, task_extra: &str) -> Batch {
 
 /// Where the ferrox binaries come from, and their sizes.
 fn modules_dir() -> std::path::PathBuf {
-    support::ferrox_modules_dir()
-        .unwrap_or_else(|| {
-            ferrox_integration::repo_root()
-                .join("plugins/modules/__bin")
-                .join(ferrox_integration::host_platform())
-        })
+    support::ferrox_modules_dir().unwrap_or_else(|| {
+        ferrox_integration::repo_root()
+            .join("plugins/modules/__bin")
+            .join(ferrox_integration::host_platform())
+    })
 }
 
 fn binary_note() -> String {
     let dir = modules_dir();
     let binary = ferrox_integration::BINARY;
     let sizes: Vec<String> = match std::fs::metadata(dir.join(binary)) {
-        Ok(meta) => vec![format!("`{binary}` (all four modules) {:.1} MB", meta.len() as f64 / 1e6)],
+        Ok(meta) => vec![format!(
+            "`{binary}` (all four modules) {:.1} MB",
+            meta.len() as f64 / 1e6
+        )],
         Err(_) => vec![format!("{binary} missing")],
     };
     // Name the build, not this machine's paths.
     let shown = match dir.strip_prefix(ferrox_integration::repo_root()) {
         Ok(inside) => format!("`{}`", inside.display()),
-        Err(_) if dir.ends_with("release") => {
-            "a release build (`bench/compare --release`)".to_string()
-        }
+        Err(_) if dir.ends_with("release") => "a release build (`bench/compare --release`)".to_string(),
         Err(_) => "`$FERROX_MODULES_DIR`".to_string(),
     };
     format!("from {shown} ({})", sizes.join(", "))
@@ -244,10 +222,7 @@ fn binary_note() -> String {
 
 fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> String {
     let mut md = String::new();
-    let _ = writeln!(
-        md,
-        "# community.proxmox 1.6.0 vs ferrox.proxmox on pvesim\n"
-    );
+    let _ = writeln!(md, "# community.proxmox 1.6.0 vs ferrox.proxmox on pvesim\n");
     let _ = writeln!(
         md,
         "Written by `bench/compare`. Same playbooks, only the collection prefix changed; a fresh \
@@ -311,18 +286,10 @@ fn report(community: &[OpResult], ours: &[OpResult], batches: &[Batch]) -> Strin
     }
     for b in batches {
         if b.failed > 0 {
-            let _ = writeln!(
-                md,
-                "\nFirst failure of \"{}\": `{}`",
-                b.label, b.first_failure
-            );
+            let _ = writeln!(md, "\nFirst failure of \"{}\": `{}`", b.label, b.first_failure);
         }
         if !b.first_silent_noop.is_empty() {
-            let _ = writeln!(
-                md,
-                "\nA silent no-op of \"{}\": `{}`",
-                b.label, b.first_silent_noop
-            );
+            let _ = writeln!(md, "\nA silent no-op of \"{}\": `{}`", b.label, b.first_silent_noop);
         }
     }
 
@@ -357,10 +324,7 @@ fn upids_are_folded_into_one_endpoint() {
         without_upid("GET /api2/json/nodes/pve1/tasks/UPID:pve1:00100001:0ADF0211:6B0C7857:qmcreate:101:ansible@pve!automation:/status"),
         "GET /api2/json/nodes/pve1/tasks/{upid}/status"
     );
-    assert_eq!(
-        without_upid("GET /api2/json/version"),
-        "GET /api2/json/version"
-    );
+    assert_eq!(without_upid("GET /api2/json/version"), "GET /api2/json/version");
 }
 
 #[test]
@@ -376,11 +340,7 @@ fn compare_community_and_ferrox() {
     let ours = measure_operations(FERROX);
     let batches = vec![
         parallel_batch(FERROX, "ferrox.proxmox, forks 20", ""),
-        parallel_batch(
-            COMMUNITY,
-            "community.proxmox, throttle: 1",
-            "      throttle: 1\n",
-        ),
+        parallel_batch(COMMUNITY, "community.proxmox, throttle: 1", "      throttle: 1\n"),
         parallel_batch(COMMUNITY, "community.proxmox, forks 20 (no throttle)", ""),
     ];
     let md = report(&community, &ours, &batches);

@@ -20,8 +20,7 @@ const TABLE: &str = "bench/results/compare.md";
 
 /// `label` -> ferrox calls, from the table's "API calls and wall time per operation".
 fn table_counts() -> BTreeMap<String, u64> {
-    let text =
-        std::fs::read_to_string(repo_root().join(TABLE)).unwrap_or_else(|e| panic!("{TABLE}: {e}"));
+    let text = std::fs::read_to_string(repo_root().join(TABLE)).unwrap_or_else(|e| panic!("{TABLE}: {e}"));
     text.lines()
         .skip_while(|l| !l.starts_with("| operation | calls community | calls ferrox"))
         .skip(2)
@@ -49,9 +48,7 @@ fn logged(env: &Env) -> (u64, BTreeMap<String, u64>) {
         };
         *by_endpoint.entry(key).or_insert(0) += n.as_u64().unwrap_or(0);
     }
-    let total = log["total"]
-        .as_u64()
-        .unwrap_or_else(|| by_endpoint.values().sum());
+    let total = log["total"].as_u64().unwrap_or_else(|| by_endpoint.values().sum());
     (total, by_endpoint)
 }
 

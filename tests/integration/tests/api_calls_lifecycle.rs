@@ -14,11 +14,20 @@ const TABLE: &str = "bench/results/api-calls.md";
 
 /// In order: each runs on what the ones before it made.
 const OPERATIONS: [(&str, &str); 6] = [
-    ("clone (full, by name)", "ferrox.proxmox.proxmox_kvm: {clone: base-debian13, name: cl-a, node: pve1, full: true}"),
-    ("clone again (no-op)", "ferrox.proxmox.proxmox_kvm: {clone: base-debian13, name: cl-a, node: pve1, full: true}"),
+    (
+        "clone (full, by name)",
+        "ferrox.proxmox.proxmox_kvm: {clone: base-debian13, name: cl-a, node: pve1, full: true}",
+    ),
+    (
+        "clone again (no-op)",
+        "ferrox.proxmox.proxmox_kvm: {clone: base-debian13, name: cl-a, node: pve1, full: true}",
+    ),
     ("start", "ferrox.proxmox.proxmox_kvm: {name: cl-a, state: started}"),
     ("restart", "ferrox.proxmox.proxmox_kvm: {name: cl-a, state: restarted}"),
-    ("stop", "ferrox.proxmox.proxmox_kvm: {name: cl-a, state: stopped, force: true, timeout: 5}"),
+    (
+        "stop",
+        "ferrox.proxmox.proxmox_kvm: {name: cl-a, state: stopped, force: true, timeout: 5}",
+    ),
     ("remove", "ferrox.proxmox.proxmox_kvm: {name: cl-a, state: absent}"),
 ];
 
@@ -39,7 +48,10 @@ fn table() -> BTreeMap<String, u64> {
 #[test]
 fn no_lifecycle_operation_makes_more_calls_than_the_table() {
     let limits = table();
-    let env = Env::start_with(pvesim::SimConfig { task_ms: 40, ..Default::default() });
+    let env = Env::start_with(pvesim::SimConfig {
+        task_ms: 40,
+        ..Default::default()
+    });
     let mut report = Vec::new();
     let mut grown = Vec::new();
     for (label, task) in OPERATIONS {
@@ -50,14 +62,20 @@ fn no_lifecycle_operation_makes_more_calls_than_the_table() {
         let log = env.requests();
         let counts = log["counts"].as_object().cloned().unwrap_or_default();
         let calls: u64 = counts.values().filter_map(Value::as_u64).sum();
-        let limit = *limits.get(label).unwrap_or_else(|| panic!("{label:?} is not in {TABLE}"));
+        let limit = *limits
+            .get(label)
+            .unwrap_or_else(|| panic!("{label:?} is not in {TABLE}"));
         report.push(format!("| {label} | {calls} | {} |", endpoints(&counts)));
         if calls > limit {
             grown.push(label);
         }
     }
     eprintln!("{}", report.join("\n"));
-    assert!(grown.is_empty(), "more API calls than {TABLE} allows for {grown:?}\n{}", report.join("\n"));
+    assert!(
+        grown.is_empty(),
+        "more API calls than {TABLE} allows for {grown:?}\n{}",
+        report.join("\n")
+    );
 }
 
 /// The calls per endpoint, as the table lists them (`GET /cluster/resources ×2`).
@@ -71,5 +89,9 @@ fn endpoints(counts: &serde_json::Map<String, Value>) -> String {
         };
         *folded.entry(short).or_insert(0) += n.as_u64().unwrap_or(0);
     }
-    folded.iter().map(|(e, n)| if *n > 1 { format!("{e} ×{n}") } else { e.clone() }).collect::<Vec<_>>().join(", ")
+    folded
+        .iter()
+        .map(|(e, n)| if *n > 1 { format!("{e} ×{n}") } else { e.clone() })
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -72,7 +72,10 @@ fn layers_used(text: &str) -> BTreeSet<String> {
     for line in text.lines().filter(|l| !l.trim_start().starts_with("//")) {
         for (i, _) in line.match_indices("crate::") {
             let rest = &line[i + "crate::".len()..];
-            let layer: String = rest.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            let layer: String = rest
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
             out.insert(layer);
         }
     }
@@ -85,13 +88,19 @@ fn layers_used(text: &str) -> BTreeSet<String> {
 fn the_protocol_names_no_layer_above_it_and_only_modules_and_privileges_use_the_run_layer() {
     let common = repo_root().join("common/src");
     let protocol = std::fs::read_to_string(common.join("ansible/protocol.rs")).unwrap();
-    let above: Vec<String> = layers_used(&protocol).into_iter().filter(|l| ["run", "cluster", "plan", "api"].contains(&l.as_str())).collect();
+    let above: Vec<String> = layers_used(&protocol)
+        .into_iter()
+        .filter(|l| ["run", "cluster", "plan", "api"].contains(&l.as_str()))
+        .collect();
     assert!(above.is_empty(), "protocol.rs uses {above:?}");
     for file in sources(&common) {
         if file.starts_with("run/") || file.starts_with("pve/privileges/") || file == "lib.rs" {
             continue;
         }
         let text = std::fs::read_to_string(common.join(&file)).unwrap();
-        assert!(!layers_used(&text).contains("run"), "common/src/{file} uses the run layer, which is above it");
+        assert!(
+            !layers_used(&text).contains("run"),
+            "common/src/{file} uses the run layer, which is above it"
+        );
     }
 }

@@ -8,7 +8,10 @@ use serde_json::{json, Value};
 const INFO: &str = "- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100}\n  ignore_errors: true\n";
 
 fn with_auth(env: &Env, auth: Value) -> PlayOpts {
-    PlayOpts { module_defaults: Some(env.defaults_with(auth)), ..Default::default() }
+    PlayOpts {
+        module_defaults: Some(env.defaults_with(auth)),
+        ..Default::default()
+    }
 }
 
 /// The default auth block with some keys replaced (null removes a key).
@@ -70,8 +73,17 @@ fn environment_variables_supply_every_connection_option() {
 #[test]
 fn missing_connection_options_fail_like_ansible_module() {
     let env = Env::start();
-    let play = env.play_with(INFO, &PlayOpts { module_defaults: Some(json!({})), ..Default::default() });
-    assert_eq!(play.task("info").msg(), "missing required arguments: api_host, api_user");
+    let play = env.play_with(
+        INFO,
+        &PlayOpts {
+            module_defaults: Some(json!({})),
+            ..Default::default()
+        },
+    );
+    assert_eq!(
+        play.task("info").msg(),
+        "missing required arguments: api_host, api_user"
+    );
 }
 
 #[test]
@@ -89,7 +101,13 @@ fn a_pinned_fingerprint_replaces_the_ca() {
 fn a_wrong_fingerprint_fails_naming_both_fingerprints() {
     let env = Env::start();
     let wrong = "AB:".repeat(31) + "AB";
-    let play = env.play_with(INFO, &with_auth(&env, auth_with(&env, json!({"ca_path": null, "api_cert_fingerprint": wrong}))));
+    let play = env.play_with(
+        INFO,
+        &with_auth(
+            &env,
+            auth_with(&env, json!({"ca_path": null, "api_cert_fingerprint": wrong})),
+        ),
+    );
     let t = play.task("info");
     assert!(t.failed);
     assert!(t.msg().contains("does not match api_cert_fingerprint"), "{}", t.msg());
@@ -103,23 +121,37 @@ fn an_untrusted_certificate_fails_with_one_message_naming_the_fixes() {
     let play = env.play_with(INFO, &with_auth(&env, auth_with(&env, json!({"ca_path": null}))));
     let msg = play.task("info").msg().to_string();
     assert!(play.task("info").failed);
-    for part in ["could not be verified", "api_cert_fingerprint", "ca_path", "validate_certs: false"] {
+    for part in [
+        "could not be verified",
+        "api_cert_fingerprint",
+        "ca_path",
+        "validate_certs: false",
+    ] {
         assert!(msg.contains(part), "{part:?} missing from: {msg}");
     }
-    assert!(msg.contains(&env.sim().fingerprint()), "the presented fingerprint helps pinning: {msg}");
+    assert!(
+        msg.contains(&env.sim().fingerprint()),
+        "the presented fingerprint helps pinning: {msg}"
+    );
 }
 
 #[test]
 fn validate_certs_false_skips_verification() {
     let env = Env::start();
-    found_vm_100(&env.play_with(INFO, &with_auth(&env, auth_with(&env, json!({"ca_path": null, "validate_certs": false})))));
+    found_vm_100(&env.play_with(
+        INFO,
+        &with_auth(&env, auth_with(&env, json!({"ca_path": null, "validate_certs": false}))),
+    ));
 }
 
 #[test]
 fn a_bad_token_secret_fails_clearly_without_showing_it() {
     let env = Env::start();
     let bad = "00000000-0000-0000-0000-000000000000";
-    let play = env.play_with(INFO, &with_auth(&env, auth_with(&env, json!({"api_token_secret": bad}))));
+    let play = env.play_with(
+        INFO,
+        &with_auth(&env, auth_with(&env, json!({"api_token_secret": bad}))),
+    );
     let t = play.task("info");
     assert!(t.failed);
     assert!(t.msg().contains("401"), "{}", t.msg());
@@ -153,8 +185,15 @@ fn option_errors_use_ansible_module_messages() {
     );
     assert!(play.task("type").msg().contains("vmid"), "{}", play.task("type").msg());
     assert!(play.task("type").msg().contains("int"), "{}", play.task("type").msg());
-    assert_eq!(play.task("choice").msg(), "value of type must be one of: all, qemu, lxc, got: vm");
-    assert!(play.task("bool").msg().contains("network"), "{}", play.task("bool").msg());
+    assert_eq!(
+        play.task("choice").msg(),
+        "value of type must be one of: all, qemu, lxc, got: vm"
+    );
+    assert!(
+        play.task("bool").msg().contains("network"),
+        "{}",
+        play.task("bool").msg()
+    );
     assert!(play.results.iter().all(|t| t.failed));
 }
 
@@ -200,24 +239,52 @@ fn secrets_never_appear_even_at_vvvv() {
     // Renewed from the second use on: every way a ticket is got or sent happens.
     let opts = PlayOpts {
         verbosity: 4,
-        env: vec![("TEST_PASSWORD".into(), creds::ROOT_PASSWORD.into()), ("FERROX_TICKET_RENEW_AFTER".into(), "0.001".into())],
+        env: vec![
+            ("TEST_PASSWORD".into(), creds::ROOT_PASSWORD.into()),
+            ("FERROX_TICKET_RENEW_AFTER".into(), "0.001".into()),
+        ],
         ..Default::default()
     };
     let play = env.play_with(&tasks, &opts);
-    assert!(!play.task("token ok").failed && !play.task("password ok").failed, "{}", play.transcript());
+    assert!(
+        !play.task("token ok").failed && !play.task("password ok").failed,
+        "{}",
+        play.transcript()
+    );
     assert!(play.task("token fails").failed && play.task("password wrong").failed);
     let everything = format!("{}{}{:?}", play.stdout, play.stderr, play.results);
-    assert!(!everything.contains(creds::TOKEN_SECRET), "token secret leaked:\n{}", play.transcript());
-    assert!(!everything.contains(creds::ROOT_PASSWORD), "password leaked:\n{}", play.transcript());
+    assert!(
+        !everything.contains(creds::TOKEN_SECRET),
+        "token secret leaked:\n{}",
+        play.transcript()
+    );
+    assert!(
+        !everything.contains(creds::ROOT_PASSWORD),
+        "password leaked:\n{}",
+        play.transcript()
+    );
     let issued = env.issued_tickets();
-    assert_eq!(env.logins(), (1, 2), "one login, two renewals: {}", env.requests()["counts"]);
+    assert_eq!(
+        env.logins(),
+        (1, 2),
+        "one login, two renewals: {}",
+        env.requests()["counts"]
+    );
     assert_eq!(issued.len(), 6, "three tickets, each with its CSRF token");
     for secret in &issued {
-        assert!(!everything.contains(secret.as_str()), "a ticket or CSRF token leaked:\n{}", play.transcript());
+        assert!(
+            !everything.contains(secret.as_str()),
+            "a ticket or CSRF token leaked:\n{}",
+            play.transcript()
+        );
     }
     // No part either: a ticket's signature, the part that makes it a credential.
     for ticket in issued.iter().filter(|t| t.starts_with("PVE:")) {
         let signature = ticket.split_once("::").unwrap().1;
-        assert!(!everything.contains(&signature[..24]), "a ticket's signature leaked:\n{}", play.transcript());
+        assert!(
+            !everything.contains(&signature[..24]),
+            "a ticket's signature leaked:\n{}",
+            play.transcript()
+        );
     }
 }

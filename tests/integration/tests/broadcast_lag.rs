@@ -7,7 +7,10 @@ use ferrox_integration::Env;
 use serde_json::{json, Value};
 
 fn lagging() -> Env {
-    Env::start_with(pvesim::SimConfig { resources_lag_ms: 30_000, ..Default::default() })
+    Env::start_with(pvesim::SimConfig {
+        resources_lag_ms: 30_000,
+        ..Default::default()
+    })
 }
 
 const CREATE: &str = "- name: create
@@ -22,7 +25,13 @@ const CREATE: &str = "- name: create
 /// The `/cluster/resources` entry of `vmid`.
 fn listed(env: &Env, vmid: u64) -> Value {
     let listing = env.api_get("/cluster/resources?type=vm");
-    listing.as_array().unwrap().iter().find(|g| g["vmid"] == vmid).cloned().expect("listed")
+    listing
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["vmid"] == vmid)
+        .cloned()
+        .expect("listed")
 }
 
 #[test]
@@ -54,7 +63,12 @@ fn a_vm_created_moments_ago_is_found_by_name_by_every_module() {
     ));
     play.assert_ok();
     let vmid = play.task("create").result["vmid"].as_u64().expect("the new VM's vmid");
-    assert_eq!(listed(&env, vmid).get("name"), None, "the broadcast has not named it yet: {}", listed(&env, vmid));
+    assert_eq!(
+        listed(&env, vmid).get("name"),
+        None,
+        "the broadcast has not named it yet: {}",
+        listed(&env, vmid)
+    );
     let again = play.task("again");
     assert!(!again.changed, "{}", again.result);
     assert_eq!(again.result["vmid"], json!(vmid), "found, not created twice");
@@ -65,7 +79,15 @@ fn a_vm_created_moments_ago_is_found_by_name_by_every_module() {
     assert_eq!(info.as_array().map(Vec::len), Some(1), "{info}");
     assert_eq!(info[0]["vmid"], json!(vmid));
     let vms = env.api_get("/cluster/resources?type=vm");
-    assert_eq!(vms.as_array().unwrap().iter().filter(|g| g["node"] == "pve1" && g.get("name").is_none()).count(), 1, "one VM, made once");
+    assert_eq!(
+        vms.as_array()
+            .unwrap()
+            .iter()
+            .filter(|g| g["node"] == "pve1" && g.get("name").is_none())
+            .count(),
+        1,
+        "one VM, made once"
+    );
 }
 
 /// A create as an API token, at its minimum of calls: the listing, the node's bridges,
@@ -89,14 +111,22 @@ fn a_create_makes_eight_calls() {
 #[test]
 fn a_vm_another_run_made_moments_ago_is_not_made_twice() {
     let env = lagging();
-    env.run_task("POST", "/nodes/pve2/qemu", &[("vmid", "150"), ("name", "lag01"), ("memory", "512")]);
+    env.run_task(
+        "POST",
+        "/nodes/pve2/qemu",
+        &[("vmid", "150"), ("name", "lag01"), ("memory", "512")],
+    );
     assert_eq!(listed(&env, 150).get("name"), None);
     let play = env.play(CREATE);
     play.assert_ok();
     let t = play.task("create");
     assert_eq!(t.result["vmid"], json!(150), "{}", t.result);
     assert!(!t.changed, "{}", t.result);
-    assert_eq!(env.api_get("/cluster/resources?type=vm").as_array().unwrap().len(), listed_before(&env), "nothing made");
+    assert_eq!(
+        env.api_get("/cluster/resources?type=vm").as_array().unwrap().len(),
+        listed_before(&env),
+        "nothing made"
+    );
 }
 
 /// The number of guests of the default scenario plus the one made by the test.

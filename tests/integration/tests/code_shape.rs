@@ -33,7 +33,9 @@ fn in_text(text: &str) -> Vec<(String, usize)> {
     let mut out = Vec::new();
     for (i, line) in lines.iter().enumerate() {
         let indent = &line[..line.len() - line.trim_start().len()];
-        let Some(name) = fn_name(line.trim_start()) else { continue };
+        let Some(name) = fn_name(line.trim_start()) else {
+            continue;
+        };
         if line.trim_end().ends_with(';') {
             continue;
         }
@@ -59,14 +61,22 @@ fn fn_name(line: &str) -> Option<String> {
 fn no_function_in_modules_is_over_the_limit() {
     let modules = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../modules");
     let found = functions(&modules);
-    assert!(found.len() > 300, "the scan finds the modules' functions ({} found)", found.len());
+    assert!(
+        found.len() > 300,
+        "the scan finds the modules' functions ({} found)",
+        found.len()
+    );
     let mut long: Vec<String> = found
         .iter()
         .filter(|(_, _, n)| *n > MAX_FUNCTION_LINES)
         .map(|(path, name, n)| format!("{} {name}: {n} lines", path.strip_prefix(&modules).unwrap().display()))
         .collect();
     long.sort();
-    assert_eq!(long, Vec::<String>::new(), "split these functions into steps of their own");
+    assert_eq!(
+        long,
+        Vec::<String>::new(),
+        "split these functions into steps of their own"
+    );
 }
 
 #[test]

@@ -40,7 +40,11 @@ pub fn calls(env: &Env) -> Vec<(String, u64)> {
 
 /// Writes (POST/PUT/DELETE) in a call list; a login is not one.
 pub fn writes(calls: &[(String, u64)]) -> u64 {
-    calls.iter().filter(|(k, _)| !k.starts_with("GET ") && !k.ends_with("/access/ticket")).map(|(_, n)| n).sum()
+    calls
+        .iter()
+        .filter(|(k, _)| !k.starts_with("GET ") && !k.ends_with("/access/ticket"))
+        .map(|(_, n)| n)
+        .sum()
 }
 
 /// Runs `module` with `options` (a YAML flow mapping) in check mode, for real, and
@@ -51,8 +55,15 @@ pub fn converge(env: &Env, module: &str, options: &str) -> Runs {
 
 /// [`converge`] with other play options (e.g. `module_defaults` for root).
 pub fn converge_with(env: &Env, module: &str, options: &str, base: &PlayOpts) -> Runs {
-    let dry_opts = PlayOpts { check: true, diff: true, ..base.clone() };
-    let real_opts = PlayOpts { diff: true, ..base.clone() };
+    let dry_opts = PlayOpts {
+        check: true,
+        diff: true,
+        ..base.clone()
+    };
+    let real_opts = PlayOpts {
+        diff: true,
+        ..base.clone()
+    };
     let before = env.sim_state();
     env.clear_requests();
     let dry = env.play_with(&task_yaml("dry", module, options), &dry_opts);
@@ -71,14 +82,26 @@ pub fn converge_with(env: &Env, module: &str, options: &str, base: &PlayOpts) ->
     assert!(!again.failed, "second run failed: {}", again.result);
 
     assert_eq!(dry.changed, real.changed, "check mode and real run disagree on changed");
-    assert_eq!(dry.result["changes"], real.result["changes"], "check mode planned other changes");
+    assert_eq!(
+        dry.result["changes"], real.result["changes"],
+        "check mode planned other changes"
+    );
     assert_eq!(dry.msg(), real.msg());
     assert!(!again.changed, "second run changed again: {}", again.result);
     assert_eq!(again.result["changes"], Value::Array(vec![]));
     if real.changed {
-        assert!(dry.result.get("diff").is_some() && real.result.get("diff").is_some(), "no diff: {}", real.result);
+        assert!(
+            dry.result.get("diff").is_some() && real.result.get("diff").is_some(),
+            "no diff: {}",
+            real.result
+        );
     }
-    Runs { dry, real, again, real_calls }
+    Runs {
+        dry,
+        real,
+        again,
+        real_calls,
+    }
 }
 
 /// Play options authenticating as root@pam with its password (for what PVE allows
@@ -89,12 +112,22 @@ pub fn as_root(env: &Env) -> PlayOpts {
     auth["api_password"] = ferrox_integration::creds::ROOT_PASSWORD.into();
     auth.as_object_mut().unwrap().remove("api_token_id");
     auth.as_object_mut().unwrap().remove("api_token_secret");
-    PlayOpts { module_defaults: Some(env.defaults_with(auth)), ..Default::default() }
+    PlayOpts {
+        module_defaults: Some(env.defaults_with(auth)),
+        ..Default::default()
+    }
 }
 
 /// One task, run once (for failures and single steps).
 pub fn once(env: &Env, module: &str, options: &str, check: bool) -> TaskOutcome {
-    let play = env.play_with(&task_yaml("t", module, options), &PlayOpts { check, diff: true, ..Default::default() });
+    let play = env.play_with(
+        &task_yaml("t", module, options),
+        &PlayOpts {
+            check,
+            diff: true,
+            ..Default::default()
+        },
+    );
     play.task("t").clone()
 }
 

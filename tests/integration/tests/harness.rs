@@ -17,7 +17,10 @@ fn a_play_reports_each_task_and_its_registered_result() {
           ansible.builtin.debug: {msg: never}
           when: false
         "#,
-        &PlayOpts { vars: json!({"who": "world"}), ..Default::default() },
+        &PlayOpts {
+            vars: json!({"who": "world"}),
+            ..Default::default()
+        },
     );
     play.assert_ok();
     assert_eq!(play.task("say").result["msg"], json!("hello world"));
@@ -39,7 +42,12 @@ fn a_failed_task_is_recorded_and_fails_the_run() {
 fn api_helpers_read_and_measure_the_simulator() {
     let env = Env::start();
     let nodes = env.api_get("/nodes");
-    let names: Vec<&str> = nodes.as_array().unwrap().iter().filter_map(|n| n["node"].as_str()).collect();
+    let names: Vec<&str> = nodes
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|n| n["node"].as_str())
+        .collect();
     assert!(names.contains(&"pve1") && names.contains(&"pve2"), "{nodes}");
     let (status, _) = env.api("GET", "/nodes/nope/qemu", &[]);
     assert!(status >= 400);

@@ -16,9 +16,27 @@ struct Row {
 }
 
 const TABLE: &[Row] = &[
-    Row { key: "scsi1", kvm_value: "local-lvm:4", disk_options: "disk: scsi1, storage: local-lvm, size: 4", hotplug: None, pending: false },
-    Row { key: "scsi1", kvm_value: "local-lvm:4", disk_options: "disk: scsi1, storage: local-lvm, size: 4", hotplug: Some("network"), pending: true },
-    Row { key: "sata1", kvm_value: "local-lvm:4", disk_options: "disk: sata1, storage: local-lvm, size: 4", hotplug: None, pending: true },
+    Row {
+        key: "scsi1",
+        kvm_value: "local-lvm:4",
+        disk_options: "disk: scsi1, storage: local-lvm, size: 4",
+        hotplug: None,
+        pending: false,
+    },
+    Row {
+        key: "scsi1",
+        kvm_value: "local-lvm:4",
+        disk_options: "disk: scsi1, storage: local-lvm, size: 4",
+        hotplug: Some("network"),
+        pending: true,
+    },
+    Row {
+        key: "sata1",
+        kvm_value: "local-lvm:4",
+        disk_options: "disk: sata1, storage: local-lvm, size: 4",
+        hotplug: None,
+        pending: true,
+    },
     Row {
         key: "scsi0",
         kvm_value: "local-lvm:vm-100-disk-0,cache=writeback,iothread=1,size=32G",
@@ -45,13 +63,31 @@ fn kvm_and_disk_predict_the_same_pending_for_the_same_change() {
         let env = running_vm(row.hotplug);
         // Two runs: in one, the disk task would plan against the VM as kvm's left it.
         let bus = row.key.trim_end_matches(char::is_numeric);
-        let kvm_task = format!("- name: kvm\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    {bus}:\n      {}: {}\n", row.key, row.kvm_value);
-        let disk_task = format!("- name: disk\n  ferrox.proxmox.proxmox_disk: {{vmid: 100, state: present, {}}}\n", row.disk_options);
-        let check = PlayOpts { check: true, ..Default::default() };
+        let kvm_task = format!(
+            "- name: kvm\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    {bus}:\n      {}: {}\n",
+            row.key, row.kvm_value
+        );
+        let disk_task = format!(
+            "- name: disk\n  ferrox.proxmox.proxmox_disk: {{vmid: 100, state: present, {}}}\n",
+            row.disk_options
+        );
+        let check = PlayOpts {
+            check: true,
+            ..Default::default()
+        };
         let (kvm_run, disk_run) = (env.play_with(&kvm_task, &check), env.play_with(&disk_task, &check));
         let (kvm, disk) = (kvm_run.task("kvm"), disk_run.task("disk"));
-        assert!(kvm.changed && disk.changed, "{} with hotplug {:?}: {} / {}", row.key, row.hotplug, kvm.result, disk.result);
-        let kvm_pending = kvm.result["pending"].as_object().is_some_and(|p| p.contains_key(row.key));
+        assert!(
+            kvm.changed && disk.changed,
+            "{} with hotplug {:?}: {} / {}",
+            row.key,
+            row.hotplug,
+            kvm.result,
+            disk.result
+        );
+        let kvm_pending = kvm.result["pending"]
+            .as_object()
+            .is_some_and(|p| p.contains_key(row.key));
         assert_eq!(
             (kvm_pending, disk.result["pending"].as_bool()),
             (row.pending, Some(row.pending)),
@@ -63,6 +99,12 @@ fn kvm_and_disk_predict_the_same_pending_for_the_same_change() {
         );
         // And that is what PVE does: the real proxmox_disk run reads it back.
         let real = env.play(&disk_task);
-        assert_eq!(real.task("disk").result["pending"], Value::Bool(row.pending), "{} real: {}", row.key, real.task("disk").result);
+        assert_eq!(
+            real.task("disk").result["pending"],
+            Value::Bool(row.pending),
+            "{} real: {}",
+            row.key,
+            real.task("disk").result
+        );
     }
 }

@@ -24,7 +24,9 @@ fn bad_numbers_fail_alike_in_every_module() {
     ] {
         let msg = failure(&env, module, &format!("    vmid: 1e300\n{extra}"));
         assert!(
-            msg.starts_with("argument 'vmid' is of type str and we were unable to convert to int: '1e300' is out of range"),
+            msg.starts_with(
+                "argument 'vmid' is of type str and we were unable to convert to int: '1e300' is out of range"
+            ),
             "{module}: {msg}"
         );
         let msg = failure(&env, module, &format!("    vmid: 1000000000\n{extra}"));
@@ -35,20 +37,10 @@ fn bad_numbers_fail_alike_in_every_module() {
     }
     for (module, extra) in [
         ("proxmox_kvm", "    node: pve1\n    state: started\n"),
-        (
-            "proxmox_disk",
-            "    disk: scsi1\n    storage: local-lvm\n    size: 1\n",
-        ),
+        ("proxmox_disk", "    disk: scsi1\n    storage: local-lvm\n    size: 1\n"),
     ] {
-        let msg = failure(
-            &env,
-            module,
-            &format!("    vmid: 100\n    timeout: 0\n{extra}"),
-        );
-        assert_eq!(
-            msg, "value of timeout must be at least 1, got: 0",
-            "{module}"
-        );
+        let msg = failure(&env, module, &format!("    vmid: 100\n    timeout: 0\n{extra}"));
+        assert_eq!(msg, "value of timeout must be at least 1, got: 0", "{module}");
     }
     let msg = failure(
         &env,
@@ -56,9 +48,7 @@ fn bad_numbers_fail_alike_in_every_module() {
         "    vmid: 180\n    node: pve1\n    tpmstate0:\n      storage: ''\n",
     );
     assert!(
-        msg.contains(
-            "tpmstate0.storage is required: name the storage to allocate the TPM state on"
-        ),
+        msg.contains("tpmstate0.storage is required: name the storage to allocate the TPM state on"),
         "{msg}"
     );
     let reqs = env.requests();

@@ -19,8 +19,14 @@ const OURS_ONLY: [&str; 2] = ["ip_addresses", "ip_address"];
 /// `build/anchor`, holding community.proxmox 1.6 (`tests/anchor/setup` puts it there
 /// once, from PyPI, and prints the path).
 fn anchor_collections() -> PathBuf {
-    let out = Command::new(repo_root().join("tests/anchor/setup")).output().expect("run tests/anchor/setup");
-    assert!(out.status.success(), "tests/anchor/setup failed (it needs PyPI the first time):\n{}", String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(repo_root().join("tests/anchor/setup"))
+        .output()
+        .expect("run tests/anchor/setup");
+    assert!(
+        out.status.success(),
+        "tests/anchor/setup failed (it needs PyPI the first time):\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
 }
 
@@ -28,7 +34,8 @@ fn anchor_collections() -> PathBuf {
 /// plus `extra` guests: every 25th a container, every 4th running, every 3rd VM with the
 /// agent enabled, every 10th in the pool, every 7th tagged.
 fn scenario(extra: u32) -> pvesim::SimConfig {
-    let text = std::fs::read_to_string(repo_root().join("tests/pvesim/scenarios/inventory.json")).expect("inventory scenario");
+    let text =
+        std::fs::read_to_string(repo_root().join("tests/pvesim/scenarios/inventory.json")).expect("inventory scenario");
     let mut s: Value = serde_json::from_str(&text).unwrap();
     for i in 0..extra {
         let vmid = 10_000 + i;
@@ -56,7 +63,11 @@ fn scenario(extra: u32) -> pvesim::SimConfig {
         }
         s["guests"].as_array_mut().unwrap().push(guest);
     }
-    pvesim::SimConfig { scenario: serde_json::from_value(s).expect("scenario"), agent_delay_ms: 0, ..Default::default() }
+    pvesim::SimConfig {
+        scenario: serde_json::from_value(s).expect("scenario"),
+        agent_delay_ms: 0,
+        ..Default::default()
+    }
 }
 
 struct Inventory {
@@ -79,7 +90,11 @@ fn inventory(env: &Env, name: &str, options: &str, extra_env: &[(&str, &str)]) -
             cmd.env_remove(&key);
         }
     }
-    let collections = format!("{}:{}", env.collections_path().display(), anchor_collections().display());
+    let collections = format!(
+        "{}:{}",
+        env.collections_path().display(),
+        anchor_collections().display()
+    );
     cmd.env("ANSIBLE_CONFIG", env.dir().join("ansible.cfg"))
         .env("ANSIBLE_COLLECTIONS_PATH", collections)
         .env("ANSIBLE_HOME", env.dir().join("ansible-home"))
@@ -90,7 +105,9 @@ fn inventory(env: &Env, name: &str, options: &str, extra_env: &[(&str, &str)]) -
     for (k, v) in extra_env {
         cmd.env(k, v);
     }
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     Inventory {
         rc: out.status.code().unwrap_or(-1),
@@ -114,9 +131,18 @@ fn connection(env: &Env, plugin: &str) -> String {
 /// Runs both plugins with the same `options` (ours also gets `ca_path`; community reads
 /// REQUESTS_CA_BUNDLE) and returns (community, ours).
 fn both(env: &Env, options: &str) -> (Inventory, Inventory) {
-    let theirs = inventory(env, "community", &format!("{}{options}", connection(env, "community.proxmox.proxmox")), &[]);
+    let theirs = inventory(
+        env,
+        "community",
+        &format!("{}{options}", connection(env, "community.proxmox.proxmox")),
+        &[],
+    );
     assert_eq!(theirs.rc, 0, "community.proxmox failed:\n{}", theirs.stderr);
-    let ours_options = format!("{}ca_path: {}\n{options}", connection(env, "ferrox.proxmox.proxmox"), env.ca_path().display());
+    let ours_options = format!(
+        "{}ca_path: {}\n{options}",
+        connection(env, "ferrox.proxmox.proxmox"),
+        env.ca_path().display()
+    );
     let ours = inventory(env, "ferrox", &ours_options, &[]);
     assert_eq!(ours.rc, 0, "ferrox.proxmox failed:\n{}", ours.stderr);
     (theirs, ours)
@@ -130,11 +156,19 @@ fn groups(inv: &Value) -> Map<String, Value> {
         .filter(|(k, _)| *k != "_meta")
         .map(|(k, g)| {
             let sorted = |key: &str| {
-                let mut v: Vec<String> = g[key].as_array().into_iter().flatten().map(|h| h.as_str().unwrap().to_string()).collect();
+                let mut v: Vec<String> = g[key]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|h| h.as_str().unwrap().to_string())
+                    .collect();
                 v.sort();
                 v
             };
-            (k.clone(), json!({"hosts": sorted("hosts"), "children": sorted("children")}))
+            (
+                k.clone(),
+                json!({"hosts": sorted("hosts"), "children": sorted("children")}),
+            )
         })
         .collect()
 }
@@ -148,8 +182,11 @@ fn assert_same(theirs: &Value, ours: &Value, facts_prefix: &str) -> Map<String, 
     let mut added = Map::new();
     for (host, vars) in ours_vars.iter_mut() {
         let vars = vars.as_object_mut().unwrap();
-        let mine: Map<String, Value> =
-            OURS_ONLY.iter().map(|k| format!("{facts_prefix}{k}")).filter_map(|k| vars.remove(&k).map(|v| (k, v))).collect();
+        let mine: Map<String, Value> = OURS_ONLY
+            .iter()
+            .map(|k| format!("{facts_prefix}{k}"))
+            .filter_map(|k| vars.remove(&k).map(|v| (k, v)))
+            .collect();
         if !mine.is_empty() {
             added.insert(host.clone(), Value::Object(mine));
         }
@@ -162,7 +199,11 @@ fn assert_same(theirs: &Value, ours: &Value, facts_prefix: &str) -> Map<String, 
     for (host, vars) in &their_vars {
         let mine = &ours_vars[host];
         for key in vars.as_object().unwrap().keys().chain(mine.as_object().unwrap().keys()) {
-            assert_eq!(vars.get(key), mine.get(key), "host {host}: variable {key} differs (community | ours)");
+            assert_eq!(
+                vars.get(key),
+                mine.get(key),
+                "host {host}: variable {key} differs (community | ours)"
+            );
         }
     }
     added
@@ -183,10 +224,17 @@ fn same_inventory_as_community_proxmox_at_2000_guests_with_facts() {
     let app = &added["app01"];
     assert_eq!(unsafe_text(&app["proxmox_ip_address"]), Some("192.168.10.120"), "{app}");
     assert_eq!(app["proxmox_ip_addresses"].as_array().unwrap().len(), 1, "{app}");
-    assert_eq!(unsafe_text(&added["ct-proxy"]["proxmox_ip_address"]), Some("192.0.2.62"));
+    assert_eq!(
+        unsafe_text(&added["ct-proxy"]["proxmox_ip_address"]),
+        Some("192.0.2.62")
+    );
     // Only running guests with interfaces read get them; a stopped one does not.
     assert!(!added.contains_key("web01") && !added.contains_key("ct-stopped"));
-    assert!(added.contains_key("fleet-12") && added.contains_key("ct-fleet-0"), "{:?}", added.keys().take(5).collect::<Vec<_>>());
+    assert!(
+        added.contains_key("fleet-12") && added.contains_key("ct-fleet-0"),
+        "{:?}",
+        added.keys().take(5).collect::<Vec<_>>()
+    );
     assert!(!ours.stderr.contains("WARNING"), "{}", ours.stderr);
 }
 
@@ -198,9 +246,15 @@ fn same_inventory_with_prefixes_constructed_filters_and_node_addresses() {
         compose:\n  node_of: px_node\nkeyed_groups:\n  - key: px_tags | default('') | split(';')\n    prefix: tag\n\
         groups:\n  fleet: \"px_name.startswith('fleet')\"\n";
     let (theirs, ours) = both(&env, options);
-    assert!(ours.json["_meta"]["hostvars"]["pve1"]["ansible_host"].is_object() || ours.json["_meta"]["hostvars"]["pve1"]["ansible_host"].is_string());
+    assert!(
+        ours.json["_meta"]["hostvars"]["pve1"]["ansible_host"].is_object()
+            || ours.json["_meta"]["hostvars"]["pve1"]["ansible_host"].is_string()
+    );
     let added = assert_same(&theirs.json, &ours.json, "px_");
-    assert!(unsafe_text(&added["app01"]["px_ip_address"]).is_some(), "facts_prefix names our additions too: {added:?}");
+    assert!(
+        unsafe_text(&added["app01"]["px_ip_address"]).is_some(),
+        "facts_prefix names our additions too: {added:?}"
+    );
 
     let extended = "want_facts: true\nqemu_extended_statuses: true\nexclude_nodes: true\n";
     let (theirs, ours) = both(&env, extended);
@@ -218,13 +272,23 @@ fn same_inventory_without_facts() {
 fn a_guest_whose_agent_does_not_answer_is_a_warning_naming_it() {
     let env = Env::start_with(scenario(0));
     env.fault(json!({"agent_vmid": 110, "not_running": true}));
-    let options = format!("{}ca_path: {}\nwant_facts: true\n", connection(&env, "ferrox.proxmox.proxmox"), env.ca_path().display());
+    let options = format!(
+        "{}ca_path: {}\nwant_facts: true\n",
+        connection(&env, "ferrox.proxmox.proxmox"),
+        env.ca_path().display()
+    );
     let ours = inventory(&env, "ferrox", &options, &[]);
     assert_eq!(ours.rc, 0, "{}", ours.stderr);
     let flat = ours.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
-    assert!(flat.contains("VM app01 (vmid 110 on pve1): its QEMU guest agent did not answer"), "{flat}");
+    assert!(
+        flat.contains("VM app01 (vmid 110 on pve1): its QEMU guest agent did not answer"),
+        "{flat}"
+    );
     let app = &ours.json["_meta"]["hostvars"]["app01"];
-    assert!(app["proxmox_snapshots"].is_array() && app.get("proxmox_agent_interfaces").is_none(), "{app}");
+    assert!(
+        app["proxmox_snapshots"].is_array() && app.get("proxmox_agent_interfaces").is_none(),
+        "{app}"
+    );
 }
 
 #[test]
@@ -234,7 +298,11 @@ fn a_token_without_guest_agent_audit_is_a_warning_naming_guest_and_privilege() {
         privileges.retain(|p| p != "VM.GuestAgent.Audit");
     }
     let env = Env::start_with(cfg);
-    let options = format!("{}ca_path: {}\nwant_facts: true\n", connection(&env, "ferrox.proxmox.proxmox"), env.ca_path().display());
+    let options = format!(
+        "{}ca_path: {}\nwant_facts: true\n",
+        connection(&env, "ferrox.proxmox.proxmox"),
+        env.ca_path().display()
+    );
     let ours = inventory(&env, "ferrox", &options, &[]);
     assert_eq!(ours.rc, 0, "{}", ours.stderr);
     let flat = ours.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -246,30 +314,66 @@ fn a_token_without_guest_agent_audit_is_a_warning_naming_guest_and_privilege() {
 #[test]
 fn errors_name_the_option_and_the_fix_and_never_a_secret() {
     let env = Env::start_with(scenario(0));
-    let base = format!("{}ca_path: {}\n", connection(&env, "ferrox.proxmox.proxmox"), env.ca_path().display());
+    let base = format!(
+        "{}ca_path: {}\n",
+        connection(&env, "ferrox.proxmox.proxmox"),
+        env.ca_path().display()
+    );
     let flat = |i: &Inventory| i.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
     let no_secret = |i: &Inventory| {
         for secret in [creds::TOKEN_SECRET, "wrong-0000-secret", creds::ROOT_PASSWORD] {
-            assert!(!i.stdout.contains(secret) && !i.stderr.contains(secret), "a secret is shown:\n{}\n{}", i.stdout, i.stderr);
+            assert!(
+                !i.stdout.contains(secret) && !i.stderr.contains(secret),
+                "a secret is shown:\n{}\n{}",
+                i.stdout,
+                i.stderr
+            );
         }
     };
 
     let unknown = inventory(&env, "unknown", &format!("{base}want_fact: true\n"), &[]);
     assert_ne!(unknown.rc, 0);
-    assert!(flat(&unknown).contains("unknown option(s) in") && flat(&unknown).contains("want_fact (did you mean want_facts?)"), "{}", unknown.stderr);
+    assert!(
+        flat(&unknown).contains("unknown option(s) in")
+            && flat(&unknown).contains("want_fact (did you mean want_facts?)"),
+        "{}",
+        unknown.stderr
+    );
     no_secret(&unknown);
 
     let http = inventory(&env, "http", &base.replace("url: https://", "url: http://"), &[]);
     assert_ne!(http.rc, 0);
-    assert!(flat(&http).contains("HTTPS only: set url to https://<node>:8006"), "{}", http.stderr);
+    assert!(
+        flat(&http).contains("HTTPS only: set url to https://<node>:8006"),
+        "{}",
+        http.stderr
+    );
 
-    let closed = inventory(&env, "closed", &base.replace(&format!(":{}", env.sim().port()), ":1"), &[]);
+    let closed = inventory(
+        &env,
+        "closed",
+        &base.replace(&format!(":{}", env.sim().port()), ":1"),
+        &[],
+    );
     assert_ne!(closed.rc, 0);
-    assert!(flat(&closed).contains("Could not connect to") && flat(&closed).contains("Check url"), "{}", closed.stderr);
+    assert!(
+        flat(&closed).contains("Could not connect to") && flat(&closed).contains("Check url"),
+        "{}",
+        closed.stderr
+    );
 
-    let bad_token = inventory(&env, "badtoken", &base.replace(creds::TOKEN_SECRET, "wrong-0000-secret"), &[("ANSIBLE_VERBOSITY", "3")]);
+    let bad_token = inventory(
+        &env,
+        "badtoken",
+        &base.replace(creds::TOKEN_SECRET, "wrong-0000-secret"),
+        &[("ANSIBLE_VERBOSITY", "3")],
+    );
     assert_ne!(bad_token.rc, 0);
-    assert!(flat(&bad_token).contains("token_secret") && flat(&bad_token).contains("was not accepted"), "{}", bad_token.stderr);
+    assert!(
+        flat(&bad_token).contains("token_secret") && flat(&bad_token).contains("was not accepted"),
+        "{}",
+        bad_token.stderr
+    );
     no_secret(&bad_token);
 
     // Password auth, verbose, a warning on the way: the password shows nowhere either.
@@ -285,12 +389,20 @@ fn errors_name_the_option_and_the_fix_and_never_a_secret() {
     no_secret(&ok);
 
     // Secrets from the environment, as community reads them.
-    let from_env = format!("plugin: ferrox.proxmox.proxmox\nurl: https://127.0.0.1:{}\nca_path: {}\n", env.sim().port(), env.ca_path().display());
+    let from_env = format!(
+        "plugin: ferrox.proxmox.proxmox\nurl: https://127.0.0.1:{}\nca_path: {}\n",
+        env.sim().port(),
+        env.ca_path().display()
+    );
     let env_run = inventory(
         &env,
         "fromenv",
         &from_env,
-        &[("PROXMOX_USER", creds::TOKEN_USER), ("PROXMOX_TOKEN_ID", creds::TOKEN_ID), ("PROXMOX_TOKEN_SECRET", creds::TOKEN_SECRET)],
+        &[
+            ("PROXMOX_USER", creds::TOKEN_USER),
+            ("PROXMOX_TOKEN_ID", creds::TOKEN_ID),
+            ("PROXMOX_TOKEN_SECRET", creds::TOKEN_SECRET),
+        ],
     );
     assert_eq!(env_run.rc, 0, "{}", env_run.stderr);
     assert!(env_run.json["_meta"]["hostvars"]["app01"].is_object());

@@ -22,15 +22,33 @@ const CLONE: &str = r#"
 #[test]
 fn clone_is_configured_in_the_same_task_and_not_repeated() {
     let env = Env::start();
-    let dry = env.play_with(CLONE, &PlayOpts { check: true, diff: true, ..Default::default() });
+    let dry = env.play_with(
+        CLONE,
+        &PlayOpts {
+            check: true,
+            diff: true,
+            ..Default::default()
+        },
+    );
     dry.assert_ok();
     assert!(dry.task("clone").changed);
     let planned = dry.task("clone").result.clone();
     assert_eq!(planned["vmid"], json!(101));
     let source_net0 = env.api_get("/nodes/pve1/qemu/9000/config")["net0"].clone();
-    assert_eq!(planned["mac"], json!({"net0": null}), "a dry run does not pass the source's MACs ({source_net0}) off as the clone's");
-    assert_eq!(planned["devices"], json!({"ide2": null, "scsi0": null}), "nor the source's volumes");
-    assert_eq!(planned["known_after_apply"], json!(["mac.net0", "devices.ide2", "devices.scsi0"]));
+    assert_eq!(
+        planned["mac"],
+        json!({"net0": null}),
+        "a dry run does not pass the source's MACs ({source_net0}) off as the clone's"
+    );
+    assert_eq!(
+        planned["devices"],
+        json!({"ide2": null, "scsi0": null}),
+        "nor the source's volumes"
+    );
+    assert_eq!(
+        planned["known_after_apply"],
+        json!(["mac.net0", "devices.ide2", "devices.scsi0"])
+    );
 
     let play = env.play(CLONE);
     play.assert_ok();
@@ -45,7 +63,10 @@ fn clone_is_configured_in_the_same_task_and_not_repeated() {
     assert_eq!(cfg["ipconfig0"], json!("ip=192.0.2.20/24,gw=192.0.2.1"));
     let net0 = cfg["net0"].as_str().unwrap();
     assert!(net0.contains("bridge=vmbr1"), "{net0}");
-    assert_ne!(net0, "virtio=BC:24:11:90:00:01,bridge=vmbr1", "the clone has its own MAC");
+    assert_ne!(
+        net0, "virtio=BC:24:11:90:00:01,bridge=vmbr1",
+        "the clone has its own MAC"
+    );
     assert_eq!(t.result["mac"]["net0"], json!(net0.split(['=', ',']).nth(1).unwrap()));
 
     let again = env.play(CLONE);
@@ -59,7 +80,9 @@ fn clone_is_configured_in_the_same_task_and_not_repeated() {
 #[test]
 fn existing_newid_names_the_clone_and_converges_it() {
     let env = Env::start();
-    let first = env.play("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: x\n    vmid: 9000\n    newid: 150\n    name: app02\n");
+    let first = env.play(
+        "- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: x\n    vmid: 9000\n    newid: 150\n    name: app02\n",
+    );
     first.assert_ok();
     assert_eq!(first.task("c").result["vmid"], json!(150));
     let play = env.play("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: x\n    vmid: 9000\n    newid: 150\n    name: app02\n    cores: 3\n");

@@ -12,8 +12,13 @@ use support::{anchor_dir, Anchor, Outcome, RunOpts};
 fn playbook_text(playbook: &str, skip: &[&str]) -> String {
     let mut text = std::fs::read_to_string(anchor_dir().join(playbook)).unwrap();
     for name in skip {
-        let start = text.find(&format!("    - name: {name}\n")).unwrap_or_else(|| panic!("no task {name:?} in {playbook}"));
-        let end = text[start + 1..].find("\n    - name: ").map(|i| start + 2 + i).unwrap_or(text.len());
+        let start = text
+            .find(&format!("    - name: {name}\n"))
+            .unwrap_or_else(|| panic!("no task {name:?} in {playbook}"));
+        let end = text[start + 1..]
+            .find("\n    - name: ")
+            .map(|i| start + 2 + i)
+            .unwrap_or(text.len());
         text.replace_range(start..end, "");
     }
     text
@@ -36,9 +41,17 @@ fn both(playbook: &str, skip: &[&str]) -> Vec<(String, Outcome, Outcome)> {
         .results
         .iter()
         .map(|t| {
-            let o = ours.results.iter().find(|o| o.name == t.name && o.host == t.host).unwrap_or_else(|| {
-                panic!("task {:?} did not run with ferrox.proxmox\n{}", t.name, ours.transcript())
-            });
+            let o = ours
+                .results
+                .iter()
+                .find(|o| o.name == t.name && o.host == t.host)
+                .unwrap_or_else(|| {
+                    panic!(
+                        "task {:?} did not run with ferrox.proxmox\n{}",
+                        t.name,
+                        ours.transcript()
+                    )
+                });
             (t.name.clone(), t.clone(), o.clone())
         })
         .collect()
@@ -61,10 +74,15 @@ fn assert_compatible(playbook: &str, skip: &[&str], better: &[(&str, &str)]) {
             )),
         }
     }
-    assert!(mismatches.is_empty(), "{playbook}: tasks that differ from 1.6:\n{}", mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "{playbook}: tasks that differ from 1.6:\n{}",
+        mismatches.join("\n")
+    );
 }
 
-const FAILED_TASKS_AT_ONCE: &str = "a failed PVE task fails at once with its exit status and log, instead of waiting for a timeout";
+const FAILED_TASKS_AT_ONCE: &str =
+    "a failed PVE task fails at once with its exit status and log, instead of waiting for a timeout";
 const TOKEN_HINT: &str = "the API error names the token lacking the privilege";
 
 #[test]
@@ -75,9 +93,18 @@ fn kvm_playbook_is_drop_in() {
         "kvm.yml",
         &["paused (1.6 defect)", "hibernated (1.6 defect)"],
         &[
-            ("update again", "update compares with the VM: nothing differs, nothing changes"),
-            ("clone again without newid (1.6 defect)", "without newid, the VM named like the clone is the clone: no second clone"),
-            ("absent second clone", "there is no second clone: the first was removed by the task before"),
+            (
+                "update again",
+                "update compares with the VM: nothing differs, nothing changes",
+            ),
+            (
+                "clone again without newid (1.6 defect)",
+                "without newid, the VM named like the clone is the clone: no second clone",
+            ),
+            (
+                "absent second clone",
+                "there is no second clone: the first was removed by the task before",
+            ),
         ],
     );
 }
@@ -88,9 +115,18 @@ fn kvm_config_playbook_is_drop_in() {
         "kvm_config.yml",
         &[],
         &[
-            ("efidisk0 with unset sub-options (1.6 defect)", "unset efidisk0 sub-options are left out instead of sent as None"),
-            ("unsafe update of the nic (1.6 defect)", "the NIC already is as asked: it keeps its MAC instead of being re-created with a new one"),
-            ("update naming a disk the vm lacks (1.6 defect)", "update adds the missing disk instead of dropping it and then failing to read it back"),
+            (
+                "efidisk0 with unset sub-options (1.6 defect)",
+                "unset efidisk0 sub-options are left out instead of sent as None",
+            ),
+            (
+                "unsafe update of the nic (1.6 defect)",
+                "the NIC already is as asked: it keeps its MAC instead of being re-created with a new one",
+            ),
+            (
+                "update naming a disk the vm lacks (1.6 defect)",
+                "update adds the missing disk instead of dropping it and then failing to read it back",
+            ),
         ],
     );
 }
@@ -104,11 +140,20 @@ fn kvm_edges_playbook_is_drop_in() {
             ("create named like a container", "name lookups consider QEMU VMs only"),
             ("ambiguous name", "the message lists the vmids that share the name"),
             ("update missing vm", "update: true creates a missing VM"),
-            ("template of running vm", "the message names the fix (state: stopped or force: true)"),
-            ("template of running vm with force (1.6 defect)", "force shuts the VM down first, then converts it"),
+            (
+                "template of running vm",
+                "the message names the fix (state: stopped or force: true)",
+            ),
+            (
+                "template of running vm with force (1.6 defect)",
+                "force shuts the VM down first, then converts it",
+            ),
             ("start template fails as timeout (1.6 defect)", FAILED_TASKS_AT_ONCE),
             ("create with audit-only token", TOKEN_HINT),
-            ("create with a bare nic (1.6 defect)", "mac and devices are read from the live config, so a NIC without options does not fail the create"),
+            (
+                "create with a bare nic (1.6 defect)",
+                "mac and devices are read from the live config, so a NIC without options does not fail the create",
+            ),
         ],
     );
 }
@@ -118,7 +163,10 @@ fn clone_playbook_is_drop_in() {
     assert_compatible(
         "clone.yml",
         &[],
-        &[("clone local vm to other node", "PVE refuses target for local disks: the clone is made on the source's node and migrated there")],
+        &[(
+            "clone local vm to other node",
+            "PVE refuses target for local disks: the clone is made on the source's node and migrated there",
+        )],
     );
 }
 
@@ -127,6 +175,9 @@ fn running_playbook_is_drop_in() {
     assert_compatible(
         "running.yml",
         &[],
-        &[("update memory and description", "the message lists the changes left pending until a restart")],
+        &[(
+            "update memory and description",
+            "the message lists the changes left pending until a restart",
+        )],
     );
 }

@@ -6,10 +6,16 @@ use ferrox_integration::{creds, Env, PlayOpts};
 use serde_json::json;
 
 fn vms_named(env: &Env, name: &str) -> usize {
-    env.api_get("/cluster/resources?type=vm").as_array().unwrap().iter().filter(|g| g["name"] == name).count()
+    env.api_get("/cluster/resources?type=vm")
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["name"] == name)
+        .count()
 }
 
-const CREATE: &str = "- name: c\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: f01\n    scsi:\n      scsi0: local-lvm:4\n";
+const CREATE: &str =
+    "- name: c\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: f01\n    scsi:\n      scsi0: local-lvm:4\n";
 
 #[test]
 fn a_failed_create_task_fails_at_once_and_a_rerun_creates() {
@@ -19,8 +25,16 @@ fn a_failed_create_task_fails_at_once_and_a_rerun_creates() {
     let play = env.play(CREATE);
     let t = play.task("c");
     assert!(t.failed);
-    assert!(started.elapsed().as_secs() < 25, "no waiting for a timeout on a failed task");
-    assert!(t.msg().starts_with("creation of qemu VM f01 with vmid 101 failed with exception="), "{}", t.msg());
+    assert!(
+        started.elapsed().as_secs() < 25,
+        "no waiting for a timeout on a failed task"
+    );
+    assert!(
+        t.msg()
+            .starts_with("creation of qemu VM f01 with vmid 101 failed with exception="),
+        "{}",
+        t.msg()
+    );
     assert!(t.msg().contains("out of space"), "{}", t.msg());
     assert!(t.msg().contains("UPID:pve1:"), "names the task: {}", t.msg());
     assert_eq!(t.result["vmid"], json!(101));
@@ -39,7 +53,11 @@ fn a_500_during_update_is_reported_and_a_rerun_converges() {
     let play = env.play(yaml);
     let t = play.task("u");
     assert!(t.failed);
-    assert!(t.msg().starts_with("Unable to update vm web01 with vmid 100: 500"), "{}", t.msg());
+    assert!(
+        t.msg().starts_with("Unable to update vm web01 with vmid 100: 500"),
+        "{}",
+        t.msg()
+    );
     assert!(t.msg().contains("got timeout"), "{}", t.msg());
     let again = env.play(yaml);
     again.assert_ok();
@@ -57,7 +75,11 @@ fn a_slow_task_times_out_naming_it_and_a_rerun_converges() {
     let play = env.play(yaml);
     let t = play.task("s");
     assert!(t.failed, "{}", t.result);
-    assert!(t.msg().starts_with("Reached timeout while waiting for starting VM."), "{}", t.msg());
+    assert!(
+        t.msg().starts_with("Reached timeout while waiting for starting VM."),
+        "{}",
+        t.msg()
+    );
     assert!(t.msg().contains("qmstart:100"), "names the task: {}", t.msg());
     // The task goes on after the module gave up; the rerun comes once it is over.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
@@ -74,10 +96,15 @@ fn a_slow_task_times_out_naming_it_and_a_rerun_converges() {
 fn an_api_that_does_not_answer_in_time_fails_clearly() {
     let env = Env::start();
     env.fault(json!({"method": "GET", "path_regex": "^/api2/json/cluster/resources$", "latency_ms": 3000}));
-    let play = env.play("- name: s\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: current\n    api_timeout: 1\n");
+    let play =
+        env.play("- name: s\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: current\n    api_timeout: 1\n");
     let t = play.task("s");
     assert!(t.failed);
-    assert!(t.msg().to_lowercase().contains("timeout") || t.msg().to_lowercase().contains("timed out"), "{}", t.msg());
+    assert!(
+        t.msg().to_lowercase().contains("timeout") || t.msg().to_lowercase().contains("timed out"),
+        "{}",
+        t.msg()
+    );
 }
 
 #[test]
@@ -87,7 +114,11 @@ fn locked_vm_and_missing_privileges_are_named() {
     assert_eq!(status, 200, "{body}");
     let update = "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 5\n";
     let play = env.play(update);
-    assert!(play.task("u").msg().contains("VM is locked (backup)"), "{}", play.task("u").msg());
+    assert!(
+        play.task("u").msg().contains("VM is locked (backup)"),
+        "{}",
+        play.task("u").msg()
+    );
     // A dry run meets the lock too, instead of promising a change the real run cannot make.
     for yaml in [
         update,
@@ -95,11 +126,21 @@ fn locked_vm_and_missing_privileges_are_named() {
         "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    delete: name\n",
         "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    migrate: true\n    node: pve2\n",
     ] {
-        let dry = env.play_with(yaml, &PlayOpts { check: true, ..Default::default() });
+        let dry = env.play_with(
+            yaml,
+            &PlayOpts {
+                check: true,
+                ..Default::default()
+            },
+        );
         let t = dry.task("u");
         assert!(t.failed && t.msg().contains("VM is locked (backup)"), "{}", t.result);
         let real = env.play(yaml);
-        assert!(real.task("u").failed && real.task("u").msg().contains("VM is locked (backup)"), "{}", real.task("u").result);
+        assert!(
+            real.task("u").failed && real.task("u").msg().contains("VM is locked (backup)"),
+            "{}",
+            real.task("u").result
+        );
     }
 
     let readonly = json!({"group/ferrox.proxmox.proxmox": {
@@ -107,11 +148,22 @@ fn locked_vm_and_missing_privileges_are_named() {
         "api_token_id": creds::READONLY_TOKEN_ID, "api_token_secret": creds::READONLY_TOKEN_SECRET,
         "ca_path": env.ca_path().display().to_string(),
     }});
-    let play = env.play_with(CREATE, &PlayOpts { module_defaults: Some(readonly), ..Default::default() });
+    let play = env.play_with(
+        CREATE,
+        &PlayOpts {
+            module_defaults: Some(readonly),
+            ..Default::default()
+        },
+    );
     let t = play.task("c");
     assert!(t.failed);
     // Refused before any write, naming what PVE would check and for whom.
-    assert!(t.msg().contains("needs VM.Allocate on /vms/101, which ansible@pve!readonly does not have"), "{}", t.msg());
+    assert!(
+        t.msg()
+            .contains("needs VM.Allocate on /vms/101, which ansible@pve!readonly does not have"),
+        "{}",
+        t.msg()
+    );
     assert!(!play.stdout.contains(creds::READONLY_TOKEN_SECRET));
     assert_eq!(vms_named(&env, "f01"), 0);
 }
@@ -122,9 +174,21 @@ fn unknown_storage_bridge_and_iso_fail_without_leaving_a_vm() {
     // PVE itself accepts an unknown bridge; the module checks the node's bridges, and
     // the storages and ISO images, before anything is written.
     let cases = [
-        ("scsi", "scsi0: nosuch:8", "scsi0: storage nosuch does not exist on node pve1; storages for disk images there: "),
-        ("ide", "ide2: isos:iso/nope.iso,media=cdrom", "ide2: volume isos:iso/nope.iso does not exist on node pve1; ISO images on storage isos: "),
-        ("net", "net0: virtio,bridge=vmbr9", "net0: bridge vmbr9 does not exist on node pve1"),
+        (
+            "scsi",
+            "scsi0: nosuch:8",
+            "scsi0: storage nosuch does not exist on node pve1; storages for disk images there: ",
+        ),
+        (
+            "ide",
+            "ide2: isos:iso/nope.iso,media=cdrom",
+            "ide2: volume isos:iso/nope.iso does not exist on node pve1; ISO images on storage isos: ",
+        ),
+        (
+            "net",
+            "net0: virtio,bridge=vmbr9",
+            "net0: bridge vmbr9 does not exist on node pve1",
+        ),
     ];
     for (i, (option, value, expected)) in cases.iter().enumerate() {
         let name = format!("bad{i}");
@@ -146,12 +210,24 @@ fn a_failure_half_way_says_what_was_already_done_and_a_rerun_finishes() {
     let t = play.task("u");
     assert!(t.failed);
     assert!(t.msg().contains("storage is busy"), "{}", t.msg());
-    assert!(t.msg().contains("Already done before this failure: set cores of VM 100."), "{}", t.msg());
+    assert!(
+        t.msg()
+            .contains("Already done before this failure: set cores of VM 100."),
+        "{}",
+        t.msg()
+    );
     assert_eq!(t.result["done"], json!(["set cores of VM 100"]));
     let again = env.play(yaml);
     again.assert_ok();
-    assert_eq!(again.task("u").result["changes"], json!(["scsi0"]), "only the growth is left");
-    assert!(env.api_get("/nodes/pve1/qemu/100/config")["scsi0"].as_str().unwrap().contains("size=40G"));
+    assert_eq!(
+        again.task("u").result["changes"],
+        json!(["scsi0"]),
+        "only the growth is left"
+    );
+    assert!(env.api_get("/nodes/pve1/qemu/100/config")["scsi0"]
+        .as_str()
+        .unwrap()
+        .contains("size=40G"));
 }
 
 #[test]

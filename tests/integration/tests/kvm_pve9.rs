@@ -14,7 +14,12 @@ fn as_root(env: &Env, check: bool) -> PlayOpts {
     a.remove("api_token_secret");
     a.insert("api_user".into(), "root@pam".into());
     a.insert("api_password".into(), creds::ROOT_PASSWORD.into());
-    PlayOpts { check, diff: check, module_defaults: Some(env.defaults_with(auth)), ..Default::default() }
+    PlayOpts {
+        check,
+        diff: check,
+        module_defaults: Some(env.defaults_with(auth)),
+        ..Default::default()
+    }
 }
 
 fn config(env: &Env, vmid: u64) -> Value {
@@ -76,10 +81,19 @@ fn extra_config_bad_input_fails_before_any_write() {
     let play = env.play(&tasks);
     for (name, _, msg) in cases {
         assert!(play.task(name).failed, "{name}");
-        assert!(play.task(name).msg().starts_with(msg), "{name}: {}", play.task(name).msg());
+        assert!(
+            play.task(name).msg().starts_with(msg),
+            "{name}: {}",
+            play.task(name).msg()
+        );
     }
     let log = env.requests();
-    let writes: Vec<&String> = log["counts"].as_object().unwrap().keys().filter(|k| !k.starts_with("GET ") && !k.starts_with("POST /access/ticket")).collect();
+    let writes: Vec<&String> = log["counts"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .filter(|k| !k.starts_with("GET ") && !k.starts_with("POST /access/ticket"))
+        .collect();
     assert!(writes.is_empty(), "{writes:?}");
     assert_eq!(config(&env, 100), before);
 }
@@ -104,38 +118,75 @@ fn ms_cert_2023k_on_create_and_on_an_existing_vm_pending_until_restart() {
     let env = Env::start();
     let play = env.play(OVMF);
     play.assert_ok();
-    assert!(config(&env, 4100)["efidisk0"].as_str().unwrap().contains("ms-cert=2023k"));
+    assert!(config(&env, 4100)["efidisk0"]
+        .as_str()
+        .unwrap()
+        .contains("ms-cert=2023k"));
     let again = env.play(&OVMF.replace("    node: pve1\n", "    node: pve1\n    update: true\n"));
     assert!(!again.task("c").changed, "{}", again.task("c").result);
 
     // An EFI disk from before the 2023 certificates, on a running VM.
-    let efi = config(&env, 4100)["efidisk0"].as_str().unwrap().replace("ms-cert=2023k", "ms-cert=2011");
+    let efi = config(&env, 4100)["efidisk0"]
+        .as_str()
+        .unwrap()
+        .replace("ms-cert=2023k", "ms-cert=2011");
     env.api("PUT", "/nodes/pve1/qemu/4100/config", &[("efidisk0", &efi)]);
     env.run_task("POST", "/nodes/pve1/qemu/4100/status/start", &[]);
     let yaml = task(4100, "    efidisk0:\n      storage: local-lvm\n      ms_cert: 2023k\n");
-    let dry = env.play_with(&yaml, &PlayOpts { check: true, ..Default::default() });
+    let dry = env.play_with(
+        &yaml,
+        &PlayOpts {
+            check: true,
+            ..Default::default()
+        },
+    );
     assert!(dry.task("t").changed);
     let predicted = &dry.task("t").result["pending"]["efidisk0"];
-    assert!(predicted.as_str().is_some_and(|v| v.contains("ms-cert=2023k")), "{}", dry.task("t").result);
+    assert!(
+        predicted.as_str().is_some_and(|v| v.contains("ms-cert=2023k")),
+        "{}",
+        dry.task("t").result
+    );
     let play = env.play(&yaml);
     play.assert_ok();
     let t = play.task("t");
     assert!(t.changed);
     let pending = &t.result["pending"];
-    assert_eq!(pending.as_object().unwrap().keys().collect::<Vec<_>>(), ["efidisk0"], "{pending}");
-    assert!(pending["efidisk0"].as_str().unwrap().contains("ms-cert=2023k"), "{pending}");
+    assert_eq!(
+        pending.as_object().unwrap().keys().collect::<Vec<_>>(),
+        ["efidisk0"],
+        "{pending}"
+    );
+    assert!(
+        pending["efidisk0"].as_str().unwrap().contains("ms-cert=2023k"),
+        "{pending}"
+    );
     assert_eq!(dry.task("t").msg(), t.msg(), "check mode and the real run agree");
-    assert!(t.msg().contains("pending until the VM restarts: efidisk0"), "{}", t.msg());
-    assert!(env.api_get("/nodes/pve1/qemu/4100/config?current=1")["efidisk0"].as_str().unwrap().contains("ms-cert=2011"));
+    assert!(
+        t.msg().contains("pending until the VM restarts: efidisk0"),
+        "{}",
+        t.msg()
+    );
+    assert!(env.api_get("/nodes/pve1/qemu/4100/config?current=1")["efidisk0"]
+        .as_str()
+        .unwrap()
+        .contains("ms-cert=2011"));
     let again = env.play(&yaml);
     assert!(!again.task("t").changed, "{}", again.task("t").result);
 
     // The restart applies it: PVE enrolls and records 2023k.
     env.run_task("POST", "/nodes/pve1/qemu/4100/status/stop", &[]);
-    assert!(env.api_get("/nodes/pve1/qemu/4100/config?current=1")["efidisk0"].as_str().unwrap().contains("ms-cert=2023k"));
+    assert!(env.api_get("/nodes/pve1/qemu/4100/config?current=1")["efidisk0"]
+        .as_str()
+        .unwrap()
+        .contains("ms-cert=2023k"));
 
     // Without pre-enrolled keys PVE cannot enroll: refused before anything is written.
-    let bad = env.play(&OVMF.replace("4100", "4101").replace("pre_enrolled_keys: true", "pre_enrolled_keys: false"));
+    let bad = env.play(
+        &OVMF
+            .replace("4100", "4101")
+            .replace("pre_enrolled_keys: true", "pre_enrolled_keys: false"),
+    );
     assert_eq!(
         bad.task("c").msg(),
         "efidisk0.ms_cert: 2023k needs efidisk0.pre_enrolled_keys: true (PVE enrolls the Microsoft 2023 certificates only into an EFI disk with pre-enrolled keys)"
@@ -169,6 +220,9 @@ fn clone_and_migrate_send_pves_transfer_parameters() {
 "#;
     let play = env.play_with(yaml, &as_root(&env, false));
     play.assert_ok();
-    assert_eq!(play.task("migrate").msg(), "VM 4200 has been migrated from pve1 to pve2");
+    assert_eq!(
+        play.task("migrate").msg(),
+        "VM 4200 has been migrated from pve1 to pve2"
+    );
     env.api_get("/nodes/pve2/qemu/4200/config");
 }

@@ -13,7 +13,10 @@ fn status(env: &Env, vmid: u64) -> Value {
 }
 
 fn check() -> PlayOpts {
-    PlayOpts { check: true, ..Default::default() }
+    PlayOpts {
+        check: true,
+        ..Default::default()
+    }
 }
 
 #[test]
@@ -77,9 +80,20 @@ fn paused_and_hibernated_work() {
     assert_eq!(again.task("t").msg(), "VM 100 is not running");
     // A hibernated VM is locked: removing it needs force, which wakes it up first.
     let refused = env.play(&task(100, "    state: absent\n"));
-    assert!(refused.task("t").msg().contains("is hibernated"), "{}", refused.task("t").msg());
+    assert!(
+        refused.task("t").msg().contains("is hibernated"),
+        "{}",
+        refused.task("t").msg()
+    );
     let dry = env.play_with(&task(100, "    state: absent\n    force: true\n"), &check());
-    assert_eq!(dry.task("t").result["actions"], json!(["resume VM 100", "shut down VM 100 (power off after 30 s)", "remove VM 100"]));
+    assert_eq!(
+        dry.task("t").result["actions"],
+        json!([
+            "resume VM 100",
+            "shut down VM 100 (power off after 30 s)",
+            "remove VM 100"
+        ])
+    );
     // started wakes a hibernated VM from its saved state.
     let woke = env.play(&task(100, "    state: started\n"));
     assert!(woke.task("t").changed, "{}", woke.task("t").result);
@@ -98,7 +112,11 @@ fn template_with_force_stops_a_running_vm_first() {
     env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
     let refuse = env.play(&task(100, "    state: template\n"));
     assert!(refuse.task("t").failed);
-    assert!(refuse.task("t").msg().contains("use force: true"), "{}", refuse.task("t").msg());
+    assert!(
+        refuse.task("t").msg().contains("use force: true"),
+        "{}",
+        refuse.task("t").msg()
+    );
     let play = env.play(&task(100, "    state: template\n    force: true\n"));
     play.assert_ok();
     assert_eq!(play.task("t").msg(), "VM 100 is converting to template");
@@ -113,8 +131,14 @@ fn absent_needs_force_for_a_running_vm_and_converges() {
     env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
     let play = env.play(&task(100, "    state: absent\n"));
     assert!(!play.task("t").changed);
-    assert_eq!(play.task("t").msg(), "VM 100 is running. Stop it before deletion or use force=true.");
-    let dry = env.play_with(&task(100, "    state: absent\n    force: true\n    purge: true\n"), &check());
+    assert_eq!(
+        play.task("t").msg(),
+        "VM 100 is running. Stop it before deletion or use force=true."
+    );
+    let dry = env.play_with(
+        &task(100, "    state: absent\n    force: true\n    purge: true\n"),
+        &check(),
+    );
     assert!(dry.task("t").changed);
     let play = env.play(&task(100, "    state: absent\n    force: true\n    purge: true\n"));
     play.assert_ok();
@@ -139,8 +163,15 @@ fn delete_and_migrate_converge() {
     // Live, local disks go along only with with_local_disks (offline they always do).
     env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
     let refused = env.play(&task(100, "    migrate: true\n    node: pve2\n"));
-    assert!(refused.task("t").msg().contains("without with-local-disks option"), "the failed task says why: {}", refused.task("t").msg());
-    let play = env.play(&task(100, "    migrate: true\n    node: pve2\n    with_local_disks: true\n"));
+    assert!(
+        refused.task("t").msg().contains("without with-local-disks option"),
+        "the failed task says why: {}",
+        refused.task("t").msg()
+    );
+    let play = env.play(&task(
+        100,
+        "    migrate: true\n    node: pve2\n    with_local_disks: true\n",
+    ));
     play.assert_ok();
     assert_eq!(play.task("t").msg(), "VM 100 has been migrated from pve1 to pve2");
     env.run_task("POST", "/nodes/pve2/qemu/100/status/stop", &[]);
@@ -177,19 +208,33 @@ fn missing_vm_fails_clearly_for_power_states() {
 fn delete_and_revert_on_a_running_vm_predict_the_pending_the_real_run_reads_back() {
     let env = Env::start();
     env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
-    env.play(&task(100, "    update: true\n    cores: 8\n    memory: 4096\n")).assert_ok();
-    let check = PlayOpts { check: true, ..Default::default() };
+    env.play(&task(100, "    update: true\n    cores: 8\n    memory: 4096\n"))
+        .assert_ok();
+    let check = PlayOpts {
+        check: true,
+        ..Default::default()
+    };
     // ide2 (a CD-ROM on IDE) cannot go while running; tags can.
     let delete = task(100, "    delete: ide2,tags\n");
     let dry = env.play_with(&delete, &check);
     let real = env.play(&delete);
     real.assert_ok();
-    assert_eq!(real.task("t").result["pending"], json!({"cores": 8, "ide2": "(delete)", "memory": "4096"}));
-    assert_eq!(dry.task("t").result["pending"], real.task("t").result["pending"], "check mode predicts what the real run reads back");
+    assert_eq!(
+        real.task("t").result["pending"],
+        json!({"cores": 8, "ide2": "(delete)", "memory": "4096"})
+    );
+    assert_eq!(
+        dry.task("t").result["pending"],
+        real.task("t").result["pending"],
+        "check mode predicts what the real run reads back"
+    );
     let revert = task(100, "    revert: cores\n");
     let dry = env.play_with(&revert, &check);
     let real = env.play(&revert);
     real.assert_ok();
-    assert_eq!(real.task("t").result["pending"], json!({"ide2": "(delete)", "memory": "4096"}));
+    assert_eq!(
+        real.task("t").result["pending"],
+        json!({"ide2": "(delete)", "memory": "4096"})
+    );
     assert_eq!(dry.task("t").result["pending"], real.task("t").result["pending"]);
 }

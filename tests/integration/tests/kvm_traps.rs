@@ -16,10 +16,13 @@ fn numa_true_keeps_ansible_wording_and_names_numa_enabled() {
     assert!(t.failed, "{}", t.result);
     // AnsibleModule's words first (they differ between ansible-core versions), the hint last.
     assert!(t.msg().starts_with("argument 'numa' is of type "), "{}", t.msg());
-    assert!(t.msg().contains(" and we were unable to convert to dict: "), "{}", t.msg());
     assert!(
+        t.msg().contains(" and we were unable to convert to dict: "),
+        "{}",
         t.msg()
-            .ends_with("to turn NUMA on, use numa_enabled: true."),
+    );
+    assert!(
+        t.msg().ends_with("to turn NUMA on, use numa_enabled: true."),
         "{}",
         t.msg()
     );

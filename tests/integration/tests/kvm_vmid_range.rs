@@ -12,7 +12,10 @@ use ferrox_integration::{Env, PlayOpts};
 use serde_json::json;
 
 fn lagging_cluster() -> Env {
-    Env::start_with(pvesim::SimConfig { resources_lag_ms: 8_000, ..Default::default() })
+    Env::start_with(pvesim::SimConfig {
+        resources_lag_ms: 8_000,
+        ..Default::default()
+    })
 }
 
 fn task(name: &str, range: &str, extra: &str) -> String {
@@ -36,7 +39,16 @@ fn named(env: &Env, name: &str) -> Vec<u64> {
 fn a_vm_of_this_name_just_created_under_the_derived_vmid_is_converged_onto() {
     let env = lagging_cluster();
     // Another run's create of the same name, moments ago: listed, but not yet by name.
-    env.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "5716"), ("name", "raced"), ("memory", "1024"), ("net0", "virtio,bridge=vmbr0")]);
+    env.run_task(
+        "POST",
+        "/nodes/pve1/qemu",
+        &[
+            ("vmid", "5716"),
+            ("name", "raced"),
+            ("memory", "1024"),
+            ("net0", "virtio,bridge=vmbr0"),
+        ],
+    );
     let play = env.play(&task("raced", "[5000, 5999]", ""));
     play.assert_ok();
     let t = play.task("t");
@@ -45,7 +57,8 @@ fn a_vm_of_this_name_just_created_under_the_derived_vmid_is_converged_onto() {
     assert_eq!(named(&env, "raced"), vec![5716], "no second VM");
 
     // Converging onto it changes what differs, and only that.
-    let play = env.play(&task("raced", "[5000, 5999]", "    memory: 2048\n    update: true\n").replace("    memory: 1024\n", ""));
+    let play = env
+        .play(&task("raced", "[5000, 5999]", "    memory: 2048\n    update: true\n").replace("    memory: 1024\n", ""));
     play.assert_ok();
     let t = play.task("t");
     assert!(t.changed, "{}", t.result);
@@ -57,7 +70,11 @@ fn a_vm_of_this_name_just_created_under_the_derived_vmid_is_converged_onto() {
 #[test]
 fn an_id_held_by_another_name_is_skipped_and_a_full_range_fails_naming_it() {
     let env = lagging_cluster();
-    env.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "5864"), ("name", "someone-else")]);
+    env.run_task(
+        "POST",
+        "/nodes/pve1/qemu",
+        &[("vmid", "5864"), ("name", "someone-else")],
+    );
     let play = env.play(&task("taken", "[5000, 5999]", ""));
     play.assert_ok();
     assert!(play.task("t").changed);
@@ -67,14 +84,22 @@ fn an_id_held_by_another_name_is_skipped_and_a_full_range_fails_naming_it() {
     let full = env.play(&task("crowded", "[5864, 5865]", ""));
     let t = full.task("t");
     assert!(t.failed);
-    assert!(t.msg().contains("no free vmid left in vmid_range [5864, 5865]"), "{}", t.msg());
+    assert!(
+        t.msg().contains("no free vmid left in vmid_range [5864, 5865]"),
+        "{}",
+        t.msg()
+    );
     assert!(named(&env, "crowded").is_empty());
 }
 
 #[test]
 fn a_clone_without_newid_converges_onto_the_clone_another_run_just_made() {
     let env = lagging_cluster();
-    env.run_task("POST", "/nodes/pve1/qemu/9000/clone", &[("newid", "5020"), ("name", "c-raced"), ("full", "1")]);
+    env.run_task(
+        "POST",
+        "/nodes/pve1/qemu/9000/clone",
+        &[("newid", "5020"), ("name", "c-raced"), ("full", "1")],
+    );
     let play = env.play("- name: t\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: c-raced\n    vmid_range: [5000, 5999]\n");
     play.assert_ok();
     let t = play.task("t");
@@ -86,13 +111,20 @@ fn a_clone_without_newid_converges_onto_the_clone_another_run_just_made() {
 #[test]
 fn check_mode_predicts_the_derived_vmid_and_respects_the_runs_plan() {
     let env = Env::start();
-    let check = PlayOpts { check: true, ..Default::default() };
+    let check = PlayOpts {
+        check: true,
+        ..Default::default()
+    };
     let dry = env.play_with(&task("predicted", "[5000, 5999]", ""), &check);
     dry.assert_ok();
     assert_eq!(dry.task("t").result["vmid"], json!(5923));
     let real = env.play(&task("predicted", "[5000, 5999]", ""));
     real.assert_ok();
-    assert_eq!(real.task("t").result["vmid"], json!(5923), "the real run takes the predicted id");
+    assert_eq!(
+        real.task("t").result["vmid"],
+        json!(5923),
+        "the real run takes the predicted id"
+    );
 
     // Within one check-mode run, the id planned for one name is taken for the next.
     let two = format!(
@@ -103,5 +135,11 @@ fn check_mode_predicts_the_derived_vmid_and_respects_the_runs_plan() {
     let dry = env.play_with(&two, &check);
     assert_eq!(dry.task("t").result["vmid"], json!(6000));
     assert!(dry.task("t2").failed);
-    assert!(dry.task("t2").msg().contains("no free vmid left in vmid_range [6000, 6000]"), "{}", dry.task("t2").msg());
+    assert!(
+        dry.task("t2")
+            .msg()
+            .contains("no free vmid left in vmid_range [6000, 6000]"),
+        "{}",
+        dry.task("t2").msg()
+    );
 }

@@ -12,21 +12,30 @@ use serde_json::json;
 fn local_templates(twin: bool) -> Scenario {
     let mut s = Scenario::default_cluster();
     let t = s.guests.iter_mut().find(|g| g.vmid == 9000).unwrap();
-    t.config.insert("scsi0".into(), json!("local-lvm:base-9000-disk-0,discard=on,size=3G"));
-    t.config.insert("ide2".into(), json!("local-lvm:vm-9000-cloudinit,media=cdrom"));
+    t.config
+        .insert("scsi0".into(), json!("local-lvm:base-9000-disk-0,discard=on,size=3G"));
+    t.config
+        .insert("ide2".into(), json!("local-lvm:vm-9000-cloudinit,media=cdrom"));
     if twin {
         let mut other: GuestSpec = t.clone();
         other.vmid = 9001;
         other.node = "pve2".into();
-        other.config.insert("scsi0".into(), json!("local-lvm:base-9001-disk-0,discard=on,size=3G"));
-        other.config.insert("ide2".into(), json!("local-lvm:vm-9001-cloudinit,media=cdrom"));
+        other
+            .config
+            .insert("scsi0".into(), json!("local-lvm:base-9001-disk-0,discard=on,size=3G"));
+        other
+            .config
+            .insert("ide2".into(), json!("local-lvm:vm-9001-cloudinit,media=cdrom"));
         s.guests.push(other);
     }
     s
 }
 
 fn start(scenario: Scenario) -> Env {
-    Env::start_with(pvesim::SimConfig { scenario, ..Default::default() })
+    Env::start_with(pvesim::SimConfig {
+        scenario,
+        ..Default::default()
+    })
 }
 
 /// The cluster's QEMU VMs whose name starts with `prefix`: name -> [(vmid, node)].
@@ -55,7 +64,11 @@ fn fleet(env: &Env, tasks: &str, hosts: usize, forks: usize) -> Play {
 }
 
 fn failures(play: &Play) -> Vec<String> {
-    play.results.iter().filter(|r| r.failed).map(|r| format!("{}: {}", r.host, r.msg())).collect()
+    play.results
+        .iter()
+        .filter(|r| r.failed)
+        .map(|r| format!("{}: {}", r.host, r.msg()))
+        .collect()
 }
 
 fn changed(play: &Play) -> usize {
@@ -88,12 +101,27 @@ fn a_fleet_clones_each_vm_from_its_own_nodes_template() {
         let (vmid, node) = &list[0];
         assert_eq!(node, &format!("pve{}", 1 + host % 2), "{name}");
         let config = env.api_get(&format!("/nodes/{node}/qemu/{vmid}/config"));
-        assert!(config["scsi0"].as_str().unwrap().starts_with(&format!("local-lvm:vm-{vmid}-disk-")), "{config}");
+        assert!(
+            config["scsi0"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("local-lvm:vm-{vmid}-disk-")),
+            "{config}"
+        );
         assert_eq!(config["cores"], json!(4));
     }
     for r in &first.results {
-        let from = if r.host.trim_start_matches('h').parse::<usize>().unwrap() % 2 == 1 { 9001 } else { 9000 };
-        assert!(r.msg().ends_with(&format!("cloned from vm with vmid {from}")), "{}: {}", r.host, r.msg());
+        let from = if r.host.trim_start_matches('h').parse::<usize>().unwrap() % 2 == 1 {
+            9001
+        } else {
+            9000
+        };
+        assert!(
+            r.msg().ends_with(&format!("cloned from vm with vmid {from}")),
+            "{}: {}",
+            r.host,
+            r.msg()
+        );
     }
 
     let again = fleet(&env, FLEET, 10, 5);
@@ -107,11 +135,14 @@ fn same_named_templates_without_one_on_the_node_are_listed_per_node() {
     let mut scenario = local_templates(true);
     let mut third = scenario.guests.iter().find(|g| g.vmid == 9001).unwrap().clone();
     third.vmid = 9002;
-    third.config.insert("scsi0".into(), json!("local-lvm:base-9002-disk-0,size=3G"));
+    third
+        .config
+        .insert("scsi0".into(), json!("local-lvm:base-9002-disk-0,size=3G"));
     third.config.insert("ide2".into(), json!("none,media=cdrom"));
     scenario.guests.push(third);
     let env = start(scenario);
-    let play = env.play("- name: t\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: x\n    node: pve2\n");
+    let play =
+        env.play("- name: t\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: x\n    node: pve2\n");
     let msg = play.task("t").msg();
     assert!(
         msg.starts_with("Multiple VMs with name base-debian13 found (pve1: 9000; pve2: 9001, 9002), 2 of them on node pve2: provide vmid instead. They are: VM 9000 on node pve1, stopped"),
@@ -120,7 +151,6 @@ fn same_named_templates_without_one_on_the_node_are_listed_per_node() {
     assert!(msg.contains("Nothing was chosen or removed."), "{msg}");
     assert!(vms_named(&env, "x").is_empty());
 }
-
 
 const TO_PVE2: &str = r#"
 - name: clone
@@ -142,7 +172,14 @@ const TO_PVE2: &str = r#"
 fn a_clone_to_another_nodes_local_storage_is_cloned_moved_and_configured() {
     let env = start(local_templates(false));
     env.clear_requests();
-    let dry = env.play_with(TO_PVE2, &PlayOpts { check: true, diff: true, ..Default::default() });
+    let dry = env.play_with(
+        TO_PVE2,
+        &PlayOpts {
+            check: true,
+            diff: true,
+            ..Default::default()
+        },
+    );
     dry.assert_ok();
     let planned = dry.task("clone").result.clone();
     assert!(dry.task("clone").changed);
@@ -167,17 +204,29 @@ fn a_clone_to_another_nodes_local_storage_is_cloned_moved_and_configured() {
     let c = env.api_get("/nodes/pve2/qemu/101/config");
     assert_eq!(c["cores"], json!(4));
     assert!(c["net0"].as_str().unwrap().contains("bridge=vmbr1"), "{c}");
-    assert!(c["scsi0"].as_str().unwrap().starts_with("local-lvm:vm-101-disk-"), "{c}");
+    assert!(
+        c["scsi0"].as_str().unwrap().starts_with("local-lvm:vm-101-disk-"),
+        "{c}"
+    );
     let on_pve2 = env.api_get("/nodes/pve2/storage/local-lvm/content").to_string();
     assert!(on_pve2.contains("vm-101-disk-"), "{on_pve2}");
     let on_pve1 = env.api_get("/nodes/pve1/storage/local-lvm/content").to_string();
-    assert!(!on_pve1.contains("vm-101-"), "nothing of the clone is left on pve1: {on_pve1}");
-    assert_eq!(t.result["mac"]["net0"], json!(c["net0"].as_str().unwrap().split(['=', ',']).nth(1).unwrap()));
+    assert!(
+        !on_pve1.contains("vm-101-"),
+        "nothing of the clone is left on pve1: {on_pve1}"
+    );
+    assert_eq!(
+        t.result["mac"]["net0"],
+        json!(c["net0"].as_str().unwrap().split(['=', ',']).nth(1).unwrap())
+    );
 
     let again = env.play(TO_PVE2);
     again.assert_ok();
     assert!(!again.task("clone").changed, "{}", again.task("clone").result);
-    assert_eq!(again.task("clone").msg(), "vmid 101 with VM name app-pve2 already exists");
+    assert_eq!(
+        again.task("clone").msg(),
+        "vmid 101 with VM name app-pve2 already exists"
+    );
 }
 
 /// Lost answers to the clone and to the migration are reconciled, not sent twice; a
@@ -185,25 +234,47 @@ fn a_clone_to_another_nodes_local_storage_is_cloned_moved_and_configured() {
 #[test]
 fn a_moved_clone_survives_lost_answers_and_interruptions_and_a_linked_one_is_refused() {
     let env = start(local_templates(false));
-    env.fault(json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu/9000/clone$", "after": true, "times": 1}));
-    env.fault(json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu/\\d+/migrate$", "after": true, "times": 1}));
+    env.fault(
+        json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu/9000/clone$", "after": true, "times": 1}),
+    );
+    env.fault(
+        json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu/\\d+/migrate$", "after": true, "times": 1}),
+    );
     let play = env.play(TO_PVE2);
     play.assert_ok();
     let warnings = play.task("clone").warnings().join("\n");
-    assert_eq!(warnings.matches("Recovered by reading the cluster").count(), 2, "{warnings}");
+    assert_eq!(
+        warnings.matches("Recovered by reading the cluster").count(),
+        2,
+        "{warnings}"
+    );
     assert_eq!(vms_named(&env, "app-pve2")["app-pve2"], vec![(101, "pve2".to_string())]);
     assert_eq!(env.api_get("/nodes/pve2/qemu/101/config")["cores"], json!(4));
 
     // A run that ended after the clone: the rerun moves and configures it.
-    env.run_task("POST", "/nodes/pve1/qemu/9000/clone", &[("newid", "150"), ("name", "half-made"), ("full", "1")]);
+    env.run_task(
+        "POST",
+        "/nodes/pve1/qemu/9000/clone",
+        &[("newid", "150"), ("name", "half-made"), ("full", "1")],
+    );
     let rerun = env.play(&TO_PVE2.replace("app-pve2", "half-made"));
     rerun.assert_ok();
     let t = rerun.task("clone");
-    assert_eq!(t.msg(), "VM half-made with vmid 150 moved from pve1 to pve2, where the clone is to be");
-    assert_eq!(vms_named(&env, "half-made")["half-made"], vec![(150, "pve2".to_string())]);
+    assert_eq!(
+        t.msg(),
+        "VM half-made with vmid 150 moved from pve1 to pve2, where the clone is to be"
+    );
+    assert_eq!(
+        vms_named(&env, "half-made")["half-made"],
+        vec![(150, "pve2".to_string())]
+    );
     assert_eq!(env.api_get("/nodes/pve2/qemu/150/config")["cores"], json!(4));
 
-    let linked = env.play(&TO_PVE2.replace("app-pve2", "linked").replace("    storage: local-lvm\n", "    full: false\n"));
+    let linked = env.play(
+        &TO_PVE2
+            .replace("app-pve2", "linked")
+            .replace("    storage: local-lvm\n", "    full: false\n"),
+    );
     assert_eq!(
         linked.task("clone").msg(),
         "Unable to clone vm linked from vmid 9000: a linked clone (full: false) cannot be made on node pve2: it stays on the storage of its template's disks (local-lvm), local to pve1, and a linked clone cannot be moved. Make a full clone (full: true), or clone on pve1 (target: pve1)"
@@ -237,7 +308,15 @@ fn leftovers(env: &Env) -> (Vec<String>, Vec<u64>) {
         .iter()
         .filter(|v| v["content"] == "images")
         .map(|v| format!("{}:{}", v["storage"].as_str().unwrap(), v["volname"].as_str().unwrap()))
-        .filter(|volid| !guests.values().any(|g| g["conf"]["current"].as_object().unwrap().values().any(|c| c.as_str().is_some_and(|c| c.split(',').next() == Some(volid)))))
+        .filter(|volid| {
+            !guests.values().any(|g| {
+                g["conf"]["current"]
+                    .as_object()
+                    .unwrap()
+                    .values()
+                    .any(|c| c.as_str().is_some_and(|c| c.split(',').next() == Some(volid)))
+            })
+        })
         .collect();
     let half_made = guests
         .values()
@@ -275,7 +354,9 @@ fn busy_storages_under_twenty_parallel_clones_are_retried_and_leave_nothing_behi
         {"task_type": "qmclone", "vmid": 9000, "fail": BUSY_LOCAL_LVM, "leave": "config", "times": 1},
         {"task_type": "qmclone", "vmid": 9001, "fail": BUSY_LOCAL_LVM, "leave": "volumes", "times": 2},
     ]));
-    let inventory: String = (1..=20).map(|i| format!("h{i:02} ansible_connection=local pve_node=pve{}\n", 1 + i % 2)).collect();
+    let inventory: String = (1..=20)
+        .map(|i| format!("h{i:02} ansible_connection=local pve_node=pve{}\n", 1 + i % 2))
+        .collect();
     let opts = PlayOpts {
         hosts: Some(("all".into(), format!("[all]\n{inventory}"))),
         env: vec![("ANSIBLE_FORKS".into(), "10".into())],
@@ -284,26 +365,54 @@ fn busy_storages_under_twenty_parallel_clones_are_retried_and_leave_nothing_behi
     let play = env.play_with(BUSY_FLEET, &as_root(&env, opts));
     assert_eq!(failures(&play), Vec::<String>::new(), "{}", play.transcript());
     assert_eq!(changed(&play), 20);
-    let retried: Vec<String> = play.results.iter().flat_map(|r| r.warnings()).filter(|w| w.contains("failed on a busy lock")).collect();
+    let retried: Vec<String> = play
+        .results
+        .iter()
+        .flat_map(|r| r.warnings())
+        .filter(|w| w.contains("failed on a busy lock"))
+        .collect();
     assert_eq!(retried.len(), 5, "{retried:#?}");
     assert!(retried.iter().all(|w| w.contains("Attempt 1 of 3")), "{retried:#?}");
-    assert_eq!(retried.iter().filter(|w| w.contains("half-made VM")).count(), 1, "{retried:#?}");
-    assert_eq!(retried.iter().filter(|w| w.contains("the volumes it left")).count(), 2, "{retried:#?}");
+    assert_eq!(
+        retried.iter().filter(|w| w.contains("half-made VM")).count(),
+        1,
+        "{retried:#?}"
+    );
+    assert_eq!(
+        retried.iter().filter(|w| w.contains("the volumes it left")).count(),
+        2,
+        "{retried:#?}"
+    );
 
     let state = env.state();
     let fleet: Vec<&serde_json::Value> = state["guests"]
         .as_object()
         .unwrap()
         .values()
-        .filter(|g| g["conf"]["current"]["name"].as_str().is_some_and(|n| n.starts_with("busy-")))
+        .filter(|g| {
+            g["conf"]["current"]["name"]
+                .as_str()
+                .is_some_and(|n| n.starts_with("busy-"))
+        })
         .collect();
     assert_eq!(fleet.len(), 20, "one VM per clone");
     for g in &fleet {
         let c = &g["conf"]["current"];
-        let host: usize = c["name"].as_str().unwrap().trim_start_matches("busy-h").parse().unwrap();
+        let host: usize = c["name"]
+            .as_str()
+            .unwrap()
+            .trim_start_matches("busy-h")
+            .parse()
+            .unwrap();
         assert_eq!(g["node"], json!(format!("pve{}", 1 + host % 2)), "{g}");
         assert_eq!(c["cores"], json!("4"), "{g}");
-        assert!(c["scsi0"].as_str().unwrap().starts_with(&format!("local-lvm:vm-{}-disk-", g["vmid"])), "{g}");
+        assert!(
+            c["scsi0"]
+                .as_str()
+                .unwrap()
+                .starts_with(&format!("local-lvm:vm-{}-disk-", g["vmid"])),
+            "{g}"
+        );
     }
     assert_eq!(leftovers(&env), before, "no orphaned volumes, no half-made VMs");
 }
@@ -325,7 +434,11 @@ const ONE_CLONE: &str = r#"
 fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
     let env = start(local_templates(false));
     let before = leftovers(&env);
-    let clone_posts = |env: &Env| env.requests()["counts"]["POST /api2/json/nodes/pve1/qemu/9000/clone"].as_u64().unwrap_or(0);
+    let clone_posts = |env: &Env| {
+        env.requests()["counts"]["POST /api2/json/nodes/pve1/qemu/9000/clone"]
+            .as_u64()
+            .unwrap_or(0)
+    };
 
     let full = "lvcreate 'pve/vm-101-disk-0' error:   Volume group \"pve\" has insufficient free space (767 extents): 768 required.";
     env.fault(json!({"task_type": "qmclone", "fail": full, "times": 1}));
@@ -333,7 +446,13 @@ fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
     let play = env.play(ONE_CLONE);
     let t = play.task("clone");
     assert!(t.failed);
-    assert!(t.msg().starts_with(&format!("Unable to clone vm one from vmid 9000: clone failed: {full} (task UPID:pve1:")), "{}", t.msg());
+    assert!(
+        t.msg().starts_with(&format!(
+            "Unable to clone vm one from vmid 9000: clone failed: {full} (task UPID:pve1:"
+        )),
+        "{}",
+        t.msg()
+    );
     assert!(t.warnings().is_empty(), "{:?}", t.warnings());
     assert_eq!(clone_posts(&env), 1, "not tried again");
 
@@ -343,11 +462,27 @@ fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
     let t = play.task("clone");
     assert!(t.failed);
     let msg = t.msg();
-    assert!(msg.starts_with(&format!("Unable to clone vm one from vmid 9000: clone failed: {BUSY_LOCAL_LVM} (task UPID:pve1:")), "{msg}");
-    assert!(msg.contains("got timeout. The lock of storage local-lvm timed out in 3 attempts within "), "{msg}");
+    assert!(
+        msg.starts_with(&format!(
+            "Unable to clone vm one from vmid 9000: clone failed: {BUSY_LOCAL_LVM} (task UPID:pve1:"
+        )),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("got timeout. The lock of storage local-lvm timed out in 3 attempts within "),
+        "{msg}"
+    );
     assert!(msg.contains("the volumes it left of VM 101 were removed"), "{msg}");
     assert_eq!(clone_posts(&env), 3);
-    assert_eq!(t.warnings().iter().filter(|w| w.contains("failed on a busy lock")).count(), 2, "{:?}", t.warnings());
+    assert_eq!(
+        t.warnings()
+            .iter()
+            .filter(|w| w.contains("failed on a busy lock"))
+            .count(),
+        2,
+        "{:?}",
+        t.warnings()
+    );
     assert_eq!(leftovers(&env), before, "nothing of the clone is left");
     assert!(vms_named(&env, "one").is_empty());
 
@@ -368,10 +503,20 @@ fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
     let play = env.play("- name: create\n  ferrox.proxmox.proxmox_kvm:\n    name: made\n    node: pve1\n");
     let t = play.task("create");
     assert!(!t.failed, "{}", t.msg());
-    assert!(t.warnings().join("\n").contains("Attempt 1 of 3: VM 101 on pve1 is locked (create) without a name"), "{:?}", t.warnings());
+    assert!(
+        t.warnings()
+            .join("\n")
+            .contains("Attempt 1 of 3: VM 101 on pve1 is locked (create) without a name"),
+        "{:?}",
+        t.warnings()
+    );
     assert_eq!(vms_named(&env, "made")["made"], vec![(102, "pve1".to_string())]);
     assert_eq!(leftovers(&env).1, vec![101]);
-    env.run_task("DELETE", "/nodes/pve1/qemu/101", &[("skiplock", "1"), ("destroy-unreferenced-disks", "1")]);
+    env.run_task(
+        "DELETE",
+        "/nodes/pve1/qemu/101",
+        &[("skiplock", "1"), ("destroy-unreferenced-disks", "1")],
+    );
     env.run_task("DELETE", "/nodes/pve1/qemu/102", &[]);
     assert_eq!(leftovers(&env), before);
 

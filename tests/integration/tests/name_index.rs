@@ -34,8 +34,16 @@ const BY_NAME: &str = "- name: kvm
 ";
 
 fn play(env: &Env, tasks: &str, max_age: Option<&str>) -> Play {
-    let env_vars = max_age.map(|a| vec![(MAX_AGE.to_string(), a.to_string())]).unwrap_or_default();
-    env.play_with(tasks, &PlayOpts { env: env_vars, ..Default::default() })
+    let env_vars = max_age
+        .map(|a| vec![(MAX_AGE.to_string(), a.to_string())])
+        .unwrap_or_default();
+    env.play_with(
+        tasks,
+        &PlayOpts {
+            env: env_vars,
+            ..Default::default()
+        },
+    )
 }
 
 fn count(env: &Env, call: &str) -> u64 {
@@ -51,13 +59,31 @@ fn later_lookups_by_name_confirm_the_vm_instead_of_listing_the_cluster() {
     env.clear_requests();
     let p = play(&env, &format!("{BY_NAME}{BY_NAME}"), None);
     p.assert_ok();
-    assert_eq!(count(&env, LISTING), 1, "only the first task lists: {}", env.requests()["counts"]);
-    assert_eq!(count(&env, CONFIRM), 7, "every later task reads its VM once: {}", env.requests()["counts"]);
+    assert_eq!(
+        count(&env, LISTING),
+        1,
+        "only the first task lists: {}",
+        env.requests()["counts"]
+    );
+    assert_eq!(
+        count(&env, CONFIRM),
+        7,
+        "every later task reads its VM once: {}",
+        env.requests()["counts"]
+    );
     for t in &p.results {
         assert!(!t.changed, "{}: {}", t.name, t.result);
-        let vmid = if t.name == "info" { &t.result["proxmox_vms"][0]["vmid"] } else { &t.result["vmid"] };
+        let vmid = if t.name == "info" {
+            &t.result["proxmox_vms"][0]["vmid"]
+        } else {
+            &t.result["vmid"]
+        };
         assert_eq!(vmid, &json!(100), "{}: {}", t.name, t.result);
-        assert!(t.result.get("_ferrox_names").is_none(), "the index never shows in a result: {}", t.result);
+        assert!(
+            t.result.get("_ferrox_names").is_none(),
+            "the index never shows in a result: {}",
+            t.result
+        );
     }
 }
 
@@ -69,7 +95,11 @@ fn turned_off_every_task_lists_and_the_results_agree() {
     off.clear_requests();
     let without = play(&off, BY_NAME, Some("0"));
     assert_eq!(count(&off, LISTING), 4, "{}", off.requests()["counts"]);
-    assert_eq!(count(&off, CONFIRM), 1, "only proxmox_vm_info's read of the one guest it lists");
+    assert_eq!(
+        count(&off, CONFIRM),
+        1,
+        "only proxmox_vm_info's read of the one guest it lists"
+    );
     assert_same_results(&with, &without);
 }
 
@@ -78,8 +108,17 @@ fn an_index_older_than_its_maximum_age_is_not_trusted() {
     let env = Env::start();
     env.clear_requests();
     play(&env, BY_NAME, Some("0.001")).assert_ok();
-    assert_eq!(count(&env, LISTING), 4, "every index is stale by the next task: {}", env.requests()["counts"]);
-    assert_eq!(count(&env, CONFIRM), 1, "only proxmox_vm_info's read of the one guest it lists");
+    assert_eq!(
+        count(&env, LISTING),
+        4,
+        "every index is stale by the next task: {}",
+        env.requests()["counts"]
+    );
+    assert_eq!(
+        count(&env, CONFIRM),
+        1,
+        "only proxmox_vm_info's read of the one guest it lists"
+    );
 }
 
 #[test]
@@ -146,7 +185,11 @@ fn a_moved_vm_is_found_on_its_new_node() {
     memory: 2048
 ",
         // Not on the indexed node any more: a listing finds it on pve2.
-        &["/nodes/pve1/qemu/100/status/current 500", "/cluster/resources 200", "/nodes/pve2/qemu/100/config 200"],
+        &[
+            "/nodes/pve1/qemu/100/status/current 500",
+            "/cluster/resources 200",
+            "/nodes/pve2/qemu/100/config 200",
+        ],
         |p| {
             let t = p.task("after the move");
             assert!(!t.changed, "{}", t.result);
@@ -180,13 +223,29 @@ fn a_removed_vm_is_not_found() {
 fn vm_info_by_name_gives_what_the_listing_gives() {
     let cluster = || {
         let mut scenario = pvesim::scenario::Scenario::default_cluster();
-        scenario.pools.push(PoolDef { poolid: "prod".into(), vms: vec![100], ..Default::default() });
-        let container = scenario.guests.iter_mut().find(|g| g.vmid == 200).expect("the scenario's container");
+        scenario.pools.push(PoolDef {
+            poolid: "prod".into(),
+            vms: vec![100],
+            ..Default::default()
+        });
+        let container = scenario
+            .guests
+            .iter_mut()
+            .find(|g| g.vmid == 200)
+            .expect("the scenario's container");
         container.config.insert("hostname".into(), json!("base-debian13"));
         for ugid in ["ansible@pve", "ansible@pve!automation"] {
-            scenario.acls.push(AclDef { path: "/pool".into(), ugid: ugid.into(), roles: vec!["PVEPoolAdmin".into()], propagate: true });
+            scenario.acls.push(AclDef {
+                path: "/pool".into(),
+                ugid: ugid.into(),
+                roles: vec!["PVEPoolAdmin".into()],
+                propagate: true,
+            });
         }
-        let env = Env::start_with(pvesim::SimConfig { scenario, ..Default::default() });
+        let env = Env::start_with(pvesim::SimConfig {
+            scenario,
+            ..Default::default()
+        });
         let changed = |(status, body): (u16, Value)| assert_eq!(status, 200, "{body}");
         changed(env.api("PUT", "/nodes/pve1/qemu/100/config", &[("tags", "web;prod")]));
         env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
@@ -212,8 +271,15 @@ fn vm_info_by_name_gives_what_the_listing_gives() {
     with.assert_ok();
     assert_eq!(count(&on, LISTING), 1, "{}", on.requests()["counts"]);
     let web = &with.task("web01").result["proxmox_vms"][0];
-    assert_eq!((&web["pool"], &web["tags"], &web["status"]), (&json!("prod"), &json!("prod;web"), &json!("running")), "{web}");
-    assert_eq!(with.task("shared name").result["proxmox_vms"].as_array().map(Vec::len), Some(2));
+    assert_eq!(
+        (&web["pool"], &web["tags"], &web["status"]),
+        (&json!("prod"), &json!("prod;web"), &json!("running")),
+        "{web}"
+    );
+    assert_eq!(
+        with.task("shared name").result["proxmox_vms"].as_array().map(Vec::len),
+        Some(2)
+    );
     assert_same_results(&with, &without);
 }
 
@@ -228,7 +294,10 @@ fn same_with_and_without_index(changes: &str, last_reads: &[&str], check: impl F
     let with = play(&on, &tasks, None);
     let without = play(&off, &tasks, Some("0"));
     let seen = reads(&on);
-    assert!(seen.ends_with(&last_reads.iter().map(|r| r.to_string()).collect::<Vec<_>>()), "{seen:#?}");
+    assert!(
+        seen.ends_with(&last_reads.iter().map(|r| r.to_string()).collect::<Vec<_>>()),
+        "{seen:#?}"
+    );
     check(&with);
     check(&without);
     assert_same_results(&with, &without);
@@ -240,7 +309,16 @@ fn reads(env: &Env) -> Vec<String> {
     let log = env.requests()["log"].as_array().cloned().unwrap_or_default();
     log.iter()
         .filter(|e| e["method"] == "GET")
-        .map(|e| (e["path"].as_str().unwrap_or("").trim_start_matches("/api2/json").to_string(), e["status"].clone()))
+        .map(|e| {
+            (
+                e["path"]
+                    .as_str()
+                    .unwrap_or("")
+                    .trim_start_matches("/api2/json")
+                    .to_string(),
+                e["status"].clone(),
+            )
+        })
         .filter(|(path, _)| !path.contains("/tasks/") && path != "/access/permissions")
         .map(|(path, status)| format!("{path} {status}"))
         .collect()
@@ -262,7 +340,12 @@ fn stable(result: &Value) -> Value {
             m.remove(volatile);
         }
         // A running guest's counters grow with its uptime: the keys must agree, not the values.
-        for guest in m.get_mut("proxmox_vms").and_then(Value::as_array_mut).into_iter().flatten() {
+        for guest in m
+            .get_mut("proxmox_vms")
+            .and_then(Value::as_array_mut)
+            .into_iter()
+            .flatten()
+        {
             for counter in ["uptime", "netin", "netout", "diskread", "diskwrite"] {
                 if let Some(v) = guest.get_mut(counter) {
                     *v = Value::Null;
@@ -288,8 +371,23 @@ fn a_creates_listing_feeds_the_index_for_the_next_task_by_that_name() {
     let p = play(&then, &format!("{CREATE}{INFO}"), None);
     p.assert_ok();
     let vmid = p.task("create").result["vmid"].as_u64().unwrap();
-    assert_eq!(p.task("info").result["proxmox_vms"][0]["vmid"], json!(vmid), "{}", p.task("info").result);
-    assert_eq!(count(&then, LISTING), count(&alone, LISTING), "the task by name lists nothing: {}", then.requests()["counts"]);
+    assert_eq!(
+        p.task("info").result["proxmox_vms"][0]["vmid"],
+        json!(vmid),
+        "{}",
+        p.task("info").result
+    );
+    assert_eq!(
+        count(&then, LISTING),
+        count(&alone, LISTING),
+        "the task by name lists nothing: {}",
+        then.requests()["counts"]
+    );
     let confirm = format!("GET /api2/json/nodes/pve1/qemu/{vmid}/status/current");
-    assert_eq!(count(&then, &confirm) - count(&alone, &confirm), 1, "it reads its VM once: {}", then.requests()["counts"]);
+    assert_eq!(
+        count(&then, &confirm) - count(&alone, &confirm),
+        1,
+        "it reads its VM once: {}",
+        then.requests()["counts"]
+    );
 }

@@ -54,7 +54,11 @@ fn spec_json() -> Value {
         .args(["run", "-q", "-p", "collection", "--", "spec", MODULE])
         .output()
         .expect("cargo run collection spec");
-    assert!(out.status.success(), "collection spec failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "collection spec failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     serde_json::from_slice(&out.stdout).expect("spec JSON")
 }
 
@@ -75,7 +79,10 @@ fn python_says(python: &Path, spec: &Value, cases: &[Value]) -> (String, Vec<Val
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    (v["version"].as_str().unwrap().to_string(), v["messages"].as_array().unwrap().clone())
+    (
+        v["version"].as_str().unwrap().to_string(),
+        v["messages"].as_array().unwrap().clone(),
+    )
 }
 
 /// The binary's `msg` for one argument set, told it runs under `version`.
@@ -117,13 +124,24 @@ fn check_parity(venv: &str) {
     let (version, expected) = python_says(&python, &spec, &cases);
     let mut mismatches = Vec::new();
     for (case, want) in cases.iter().zip(&expected) {
-        assert!(want.is_string(), "case {case} must fail validation in AnsibleModule {version}, it passed");
+        assert!(
+            want.is_string(),
+            "case {case} must fail validation in AnsibleModule {version}, it passed"
+        );
         let got = binary_says(case, &version);
         if comparable(&got) != comparable(want) {
-            mismatches.push(format!("args {case}\n  AnsibleModule {version}: {want}\n  binary:              {got}"));
+            mismatches.push(format!(
+                "args {case}\n  AnsibleModule {version}: {want}\n  binary:              {got}"
+            ));
         }
     }
-    assert!(mismatches.is_empty(), "{} of {} messages differ:\n{}", mismatches.len(), cases.len(), mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} messages differ:\n{}",
+        mismatches.len(),
+        cases.len(),
+        mismatches.join("\n")
+    );
 }
 
 #[test]

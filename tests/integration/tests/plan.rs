@@ -41,16 +41,24 @@ fn empty_cluster() -> Env {
     Env::start_with(cfg)
 }
 
-
 fn check_diff() -> PlayOpts {
-    PlayOpts { check: true, diff: true, ..Default::default() }
+    PlayOpts {
+        check: true,
+        diff: true,
+        ..Default::default()
+    }
 }
 
 /// The config keys a task's diff changes.
 fn diff_keys(t: &TaskOutcome) -> Vec<String> {
     let mut keys: Vec<String> = ["before", "after"]
         .iter()
-        .flat_map(|side| t.result["diff"][side].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default())
+        .flat_map(|side| {
+            t.result["diff"][side]
+                .as_object()
+                .map(|m| m.keys().cloned().collect::<Vec<_>>())
+                .unwrap_or_default()
+        })
         .collect();
     keys.sort();
     keys.dedup();
@@ -60,12 +68,31 @@ fn diff_keys(t: &TaskOutcome) -> Vec<String> {
 /// Every module task of `real` reports what `dry` said it would: changed, and the same
 /// keys in the diff (values PVE decides differ, the keys do not).
 fn assert_same_story(dry: &Play, real: &Play) {
-    let module_tasks: Vec<&TaskOutcome> = dry.results.iter().filter(|t| t.result.get("invocation").is_some()).collect();
+    let module_tasks: Vec<&TaskOutcome> = dry
+        .results
+        .iter()
+        .filter(|t| t.result.get("invocation").is_some())
+        .collect();
     assert!(!module_tasks.is_empty());
     for d in module_tasks {
         let r = real.task(&d.name);
-        assert_eq!(d.changed, r.changed, "task {:?}: check said changed={}, the real run {}\n{}", d.name, d.changed, r.changed, real.transcript());
-        assert_eq!(diff_keys(d), diff_keys(r), "task {:?}: the diff keys differ\ncheck: {}\nreal: {}", d.name, d.result["diff"], r.result["diff"]);
+        assert_eq!(
+            d.changed,
+            r.changed,
+            "task {:?}: check said changed={}, the real run {}\n{}",
+            d.name,
+            d.changed,
+            r.changed,
+            real.transcript()
+        );
+        assert_eq!(
+            diff_keys(d),
+            diff_keys(r),
+            "task {:?}: the diff keys differ\ncheck: {}\nreal: {}",
+            d.name,
+            d.result["diff"],
+            r.result["diff"]
+        );
     }
 }
 
@@ -87,25 +114,46 @@ fn a_build_flow_checks_through_every_task_then_runs_the_same() {
     assert_eq!(disk.result["volume"], Value::Null);
     assert_eq!(disk.result["known_after_apply"], json!(["volume"]));
     assert_eq!(disk.result["size"], json!("16G"));
-    assert_eq!(disk.result["diff"]["after"]["scsi0"], json!("local-lvm:(known after apply),discard=on,size=16G"));
+    assert_eq!(
+        disk.result["diff"]["after"]["scsi0"],
+        json!("local-lvm:(known after apply),discard=on,size=16G")
+    );
     let nic = dry.task("nic");
     assert!(nic.changed);
     assert_eq!(nic.result["mac"], Value::Null);
     assert_eq!(nic.result["known_after_apply"], json!(["mac"]));
-    assert_eq!(nic.result["diff"]["after"]["net0"], json!("virtio=(known after apply),bridge=vmbr0,tag=10"));
+    assert_eq!(
+        nic.result["diff"]["after"]["net0"],
+        json!("virtio=(known after apply),bridge=vmbr0,tag=10")
+    );
     assert!(dry.task("start").changed);
     let listed = &dry.task("look again").result["proxmox_vms"];
     assert_eq!(listed.as_array().unwrap().len(), 1, "{listed}");
     assert_eq!(listed[0]["planned"], json!(true));
     assert_eq!(listed[0]["vmid"], json!(vmid));
     assert_eq!(listed[0]["status"], json!("running"));
-    assert_eq!(listed[0]["config"]["net0"], json!("virtio=(known after apply),bridge=vmbr0,tag=10"));
+    assert_eq!(
+        listed[0]["config"]["net0"],
+        json!("virtio=(known after apply),bridge=vmbr0,tag=10")
+    );
 
-    let real = env.play_with(BUILD, &PlayOpts { diff: true, ..Default::default() });
+    let real = env.play_with(
+        BUILD,
+        &PlayOpts {
+            diff: true,
+            ..Default::default()
+        },
+    );
     real.assert_ok();
     assert_same_story(&dry, &real);
-    assert_eq!(real.task("create").result["vmid"].as_u64(), Some(vmid), "the predicted vmid is the one PVE gave");
-    assert!(real.task("look again").result["proxmox_vms"][0].get("planned").is_none());
+    assert_eq!(
+        real.task("create").result["vmid"].as_u64(),
+        Some(vmid),
+        "the predicted vmid is the one PVE gave"
+    );
+    assert!(real.task("look again").result["proxmox_vms"][0]
+        .get("planned")
+        .is_none());
 
     env.clear_requests();
     let again = env.play_with(BUILD, &check_diff());
@@ -118,19 +166,37 @@ fn a_build_flow_checks_through_every_task_then_runs_the_same() {
 fn the_plan_summary_ends_a_check_run() {
     let env = empty_cluster();
     let opts = PlayOpts {
-        env: vec![("ANSIBLE_CALLBACKS_ENABLED".into(), "ferrox_results,ferrox.proxmox.plan".into())],
+        env: vec![(
+            "ANSIBLE_CALLBACKS_ENABLED".into(),
+            "ferrox_results,ferrox.proxmox.plan".into(),
+        )],
         ..check_diff()
     };
     let dry = env.play_with(BUILD, &opts);
     dry.assert_ok();
     let vmid = dry.task("create").result["vmid"].as_u64().unwrap();
-    let summary = dry.stdout.split("FERROX PLAN").nth(1).unwrap_or_else(|| panic!("no plan summary\n{}", dry.stdout));
+    let summary = dry
+        .stdout
+        .split("FERROX PLAN")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no plan summary\n{}", dry.stdout));
     assert!(
-        summary.contains(&format!("  + VM {vmid} web1 on pve1: create (cores, memory, name, ostype, scsihw); then scsi0, net0; start")),
+        summary.contains(&format!(
+            "  + VM {vmid} web1 on pve1: create (cores, memory, name, ostype, scsihw); then scsi0, net0; start"
+        )),
         "{summary}"
     );
-    assert!(summary.contains("Plan: 1 to create, 0 to change, 0 to destroy."), "{summary}");
-    let real = env.play_with(BUILD, &PlayOpts { env: opts.env.clone(), ..Default::default() });
+    assert!(
+        summary.contains("Plan: 1 to create, 0 to change, 0 to destroy."),
+        "{summary}"
+    );
+    let real = env.play_with(
+        BUILD,
+        &PlayOpts {
+            env: opts.env.clone(),
+            ..Default::default()
+        },
+    );
     assert!(!real.stdout.contains("FERROX PLAN"), "no summary without --check");
 }
 
@@ -142,26 +208,55 @@ fn the_field_playbooks_check_on_an_empty_cluster_as_they_then_run() {
     // create.yml and start.yml in one ansible-playbook run: one plan for both.
     let start = books.join("start.yml").display().to_string();
     env.clear_requests();
-    let dry = run_playbook(&env, &books.join("create.yml"), &inventory, &[start.as_str(), "--check", "--diff"]);
+    let dry = run_playbook(
+        &env,
+        &books.join("create.yml"),
+        &inventory,
+        &[start.as_str(), "--check", "--diff"],
+    );
     assert_eq!(dry.rc, 0, "{}", dry.stdout);
     assert!(dry.results.iter().all(|r| r["outcome"] != "failed"), "{}", dry.stdout);
     assert_eq!(env.write_counts(), Vec::<String>::new(), "a check run writes nothing");
     let macs = dry.task("Print the MAC");
     assert_eq!(macs.len(), 3);
-    assert!(macs.iter().all(|r| r["result"]["msg"].as_str().unwrap().ends_with("net0 (known after apply)")), "{}", dry.stdout);
+    assert!(
+        macs.iter().all(|r| r["result"]["msg"]
+            .as_str()
+            .unwrap()
+            .ends_with("net0 (known after apply)")),
+        "{}",
+        dry.stdout
+    );
 
     let real = run_playbook(&env, &books.join("create.yml"), &inventory, &[start.as_str(), "--diff"]);
     assert_eq!(real.rc, 0, "{}", real.stdout);
     let key = |r: &Value| format!("{} {}", r["name"], r["host"]);
-    let modules: Vec<&Value> = dry.results.iter().filter(|r| r["result"].get("invocation").is_some()).collect();
-    assert_eq!(modules.len(), 3 * 6, "vm_info, create, disk, nic, boot order, start for each host");
+    let modules: Vec<&Value> = dry
+        .results
+        .iter()
+        .filter(|r| r["result"].get("invocation").is_some())
+        .collect();
+    assert_eq!(
+        modules.len(),
+        3 * 6,
+        "vm_info, create, disk, nic, boot order, start for each host"
+    );
     for d in modules {
-        let r = real.results.iter().find(|r| key(r) == key(d)).unwrap_or_else(|| panic!("no real result for {}", key(d)));
+        let r = real
+            .results
+            .iter()
+            .find(|r| key(r) == key(d))
+            .unwrap_or_else(|| panic!("no real result for {}", key(d)));
         assert_eq!(d["changed"], r["changed"], "{}: check vs real\n{}", key(d), real.stdout);
         let keys = |v: &Value| {
             let mut k: Vec<String> = ["before", "after"]
                 .iter()
-                .flat_map(|s| v["result"]["diff"][s].as_object().map(|m| m.keys().cloned().collect::<Vec<_>>()).unwrap_or_default())
+                .flat_map(|s| {
+                    v["result"]["diff"][s]
+                        .as_object()
+                        .map(|m| m.keys().cloned().collect::<Vec<_>>())
+                        .unwrap_or_default()
+                })
                 .collect();
             k.sort();
             k.dedup();
@@ -170,7 +265,12 @@ fn the_field_playbooks_check_on_an_empty_cluster_as_they_then_run() {
         assert_eq!(keys(d), keys(r), "{}: diff keys", key(d));
     }
     // The real run done, a check run has nothing left to do.
-    let again = run_playbook(&env, &books.join("create.yml"), &inventory, &[start.as_str(), "--check"]);
+    let again = run_playbook(
+        &env,
+        &books.join("create.yml"),
+        &inventory,
+        &[start.as_str(), "--check"],
+    );
     assert_eq!(again.rc, 0, "{}", again.stdout);
     assert_eq!(again.recap("changed"), 0, "{}", again.stdout);
 }
@@ -180,7 +280,11 @@ fn twenty_hosts_in_check_mode_predict_twenty_distinct_vmids() {
     let env = empty_cluster();
     let hosts: String = (1..=20).map(|i| format!("        plan{i:02}:\n")).collect();
     let inventory = env.dir().join("plan-inventory.yml");
-    std::fs::write(&inventory, format!("all:\n  children:\n    fleet:\n      hosts:\n{hosts}")).unwrap();
+    std::fs::write(
+        &inventory,
+        format!("all:\n  children:\n    fleet:\n      hosts:\n{hosts}"),
+    )
+    .unwrap();
     let book = env.dir().join("plan-parallel.yml");
     std::fs::write(
         &book,
@@ -204,7 +308,10 @@ fn twenty_hosts_in_check_mode_predict_twenty_distinct_vmids() {
 fn the_plan_summary_names_changes_and_removals() {
     let env = Env::start();
     let opts = PlayOpts {
-        env: vec![("ANSIBLE_CALLBACKS_ENABLED".into(), "ferrox_results,ferrox.proxmox.plan".into())],
+        env: vec![(
+            "ANSIBLE_CALLBACKS_ENABLED".into(),
+            "ferrox_results,ferrox.proxmox.plan".into(),
+        )],
         check: true,
         ..Default::default()
     };
@@ -223,10 +330,30 @@ fn the_plan_summary_names_changes_and_removals() {
         &opts,
     );
     dry.assert_ok();
-    assert_eq!(dry.task("the template is gone for the rest of the run").result["proxmox_vms"], json!([]));
-    let summary = dry.stdout.split("FERROX PLAN").nth(1).unwrap_or_else(|| panic!("no plan summary\n{}", dry.stdout));
-    assert!(summary.contains("  ~ VM 100 web01 on pve1: memory, net1\n"), "{summary}");
-    assert!(summary.contains("  - VM 9000 base-debian13 on pve1: destroy\n"), "{summary}");
-    assert!(summary.contains("Plan: 0 to create, 1 to change, 1 to destroy."), "{summary}");
-    assert_eq!(env.api_get("/nodes/pve1/qemu/100/config")["memory"], json!("2048"), "nothing written");
+    assert_eq!(
+        dry.task("the template is gone for the rest of the run").result["proxmox_vms"],
+        json!([])
+    );
+    let summary = dry
+        .stdout
+        .split("FERROX PLAN")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no plan summary\n{}", dry.stdout));
+    assert!(
+        summary.contains("  ~ VM 100 web01 on pve1: memory, net1\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("  - VM 9000 base-debian13 on pve1: destroy\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("Plan: 0 to create, 1 to change, 1 to destroy."),
+        "{summary}"
+    );
+    assert_eq!(
+        env.api_get("/nodes/pve1/qemu/100/config")["memory"],
+        json!("2048"),
+        "nothing written"
+    );
 }

@@ -12,7 +12,11 @@ fn the_plan_is_appended_under_the_lock_and_a_taken_vmid_means_a_rerun() {
         .env("PYTHONPATH", env.collections_path())
         .output()
         .expect("python runs");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success() && text.trim_end().ends_with("ok"), "{text}");
 }
 
@@ -25,6 +29,10 @@ fn the_runs_ticket_goes_only_to_its_identity_from_a_0600_file() {
         .env("PYTHONPATH", env.collections_path())
         .output()
         .expect("python runs");
-    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(out.status.success() && text.trim_end().ends_with("ok"), "{text}");
 }

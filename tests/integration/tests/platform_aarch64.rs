@@ -40,7 +40,10 @@ fn use_aarch64_only_collection(env: &Env) {
 
 fn copy_tree(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) {
     fn walk(root: &Path, dir: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) {
-        for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())).flatten() {
+        for entry in std::fs::read_dir(dir)
+            .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+            .flatten()
+        {
             let path = entry.path();
             let rel = path.strip_prefix(root).unwrap();
             if skip(rel) {
@@ -61,7 +64,11 @@ fn copy_tree(from: &Path, to: &Path, skip: &dyn Fn(&Path) -> bool) {
 }
 
 fn on(platform: &str, check: bool) -> PlayOpts {
-    PlayOpts { check, env: vec![("FERROX_PLATFORM".into(), platform.into())], ..Default::default() }
+    PlayOpts {
+        check,
+        env: vec![("FERROX_PLATFORM".into(), platform.into())],
+        ..Default::default()
+    }
 }
 
 /// A VM, its disk and its NIC, by name.
@@ -79,15 +86,32 @@ fn the_aarch64_binary_creates_clones_configures_starts_and_reports() {
     let env = Env::start();
     use_aarch64_only_collection(&env);
     // The installation holds the aarch64 binary alone, so nothing else can run.
-    assert_eq!(shipped_platforms(&env.collections_path().join("ansible_collections/ferrox/proxmox")), [PLATFORM]);
+    assert_eq!(
+        shipped_platforms(&env.collections_path().join("ansible_collections/ferrox/proxmox")),
+        [PLATFORM]
+    );
 
     // A dry run first: it plans the whole build against the cluster and writes nothing.
     let dry = env.play_with(BUILD, &on(PLATFORM, true));
     dry.assert_ok();
     assert!(dry.results.iter().all(|t| t.changed), "{}", dry.transcript());
-    assert_eq!(dry.task("nic").result["known_after_apply"], serde_json::json!(["mac"]), "{}", dry.task("nic").result);
-    let names: Vec<String> = env.api_get("/cluster/resources?type=vm").as_array().unwrap().iter().filter_map(|g| g["name"].as_str().map(String::from)).collect();
-    assert!(!names.contains(&"arm1".to_string()), "the dry run made nothing: {names:?}");
+    assert_eq!(
+        dry.task("nic").result["known_after_apply"],
+        serde_json::json!(["mac"]),
+        "{}",
+        dry.task("nic").result
+    );
+    let names: Vec<String> = env
+        .api_get("/cluster/resources?type=vm")
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|g| g["name"].as_str().map(String::from))
+        .collect();
+    assert!(
+        !names.contains(&"arm1".to_string()),
+        "the dry run made nothing: {names:?}"
+    );
 
     let rest = r#"
         - name: clone
@@ -106,7 +130,10 @@ fn the_aarch64_binary_creates_clones_configures_starts_and_reports() {
     let vmid = created.result["vmid"].as_u64().expect("a vmid");
     let config = env.api_get(&format!("/nodes/pve1/qemu/{vmid}/config"));
     assert_eq!(config["name"], "arm1");
-    assert!(config["scsi0"].as_str().is_some_and(|d| d.contains("size=4G")), "{config}");
+    assert!(
+        config["scsi0"].as_str().is_some_and(|d| d.contains("size=4G")),
+        "{config}"
+    );
 
     let mac = play.task("nic").result["mac"].as_str().expect("the MAC").to_string();
     assert!(config["net0"].as_str().unwrap().contains(&mac), "{config}");
@@ -119,16 +146,27 @@ fn the_aarch64_binary_creates_clones_configures_starts_and_reports() {
     let started = play.task("start");
     assert!(started.changed, "{}", started.result);
     let address = started.result["ip_address"].as_str().expect("an address").to_string();
-    assert_eq!(env.api_get(&format!("/nodes/pve1/qemu/{vmid}/status/current"))["status"], "running");
+    assert_eq!(
+        env.api_get(&format!("/nodes/pve1/qemu/{vmid}/status/current"))["status"],
+        "running"
+    );
 
     let info = &play.task("info").result["proxmox_vms"][0];
-    assert_eq!((info["vmid"].as_u64(), info["status"].as_str()), (Some(vmid), Some("running")), "{info}");
+    assert_eq!(
+        (info["vmid"].as_u64(), info["status"].as_str()),
+        (Some(vmid), Some("running")),
+        "{info}"
+    );
     assert_eq!(info["ip_addresses"], started.result["ip_addresses"], "{info}");
     assert!(info["ip_addresses"].to_string().contains(&address), "{info}");
 
     let failed = play.task("unknown node");
     assert!(failed.failed, "{}", failed.result);
-    assert!(failed.msg().contains("pve9"), "the message names the node: {}", failed.msg());
+    assert!(
+        failed.msg().contains("pve9"),
+        "the message names the node: {}",
+        failed.msg()
+    );
 }
 
 #[test]
@@ -150,5 +188,10 @@ fn a_collection_without_the_targets_binary_names_the_released_platforms() {
     ] {
         assert!(info.msg().contains(needle), "{needle:?} missing from: {}", info.msg());
     }
-    assert_eq!(env.requests()["total"], 0, "nothing reached the API: {}", env.requests());
+    assert_eq!(
+        env.requests()["total"],
+        0,
+        "nothing reached the API: {}",
+        env.requests()
+    );
 }

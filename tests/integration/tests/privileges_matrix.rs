@@ -33,16 +33,38 @@ struct Token {
 }
 
 fn tokens() -> Vec<Token> {
-    let mut out = vec![Token { id: "all".into(), user: USER, lacks: None, base: 3000 }];
-    for (i, p) in ferrox_common::pve::privileges::table::privileges().into_iter().enumerate() {
-        out.push(Token { id: format!("no-{p}"), user: USER, lacks: Some(p), base: 3010 + 10 * i as u32 });
+    let mut out = vec![Token {
+        id: "all".into(),
+        user: USER,
+        lacks: None,
+        base: 3000,
+    }];
+    for (i, p) in ferrox_common::pve::privileges::table::privileges()
+        .into_iter()
+        .enumerate()
+    {
+        out.push(Token {
+            id: format!("no-{p}"),
+            user: USER,
+            lacks: Some(p),
+            base: 3010 + 10 * i as u32,
+        });
     }
-    out.push(Token { id: "matrix".into(), user: "root@pam", lacks: None, base: 2900 });
+    out.push(Token {
+        id: "matrix".into(),
+        user: "root@pam",
+        lacks: None,
+        base: 2900,
+    });
     out
 }
 
 fn guest(vmid: u32, storage: &str, n: usize) -> Value {
-    let disk = if storage == "vmdata" { format!("vmdata:{vmid}/vm-{vmid}-disk-0.qcow2,size=1G") } else { format!("{storage}:vm-{vmid}-disk-0,size=1G") };
+    let disk = if storage == "vmdata" {
+        format!("vmdata:{vmid}/vm-{vmid}-disk-0.qcow2,size=1G")
+    } else {
+        format!("{storage}:vm-{vmid}-disk-0,size=1G")
+    };
     json!({"vmid": vmid, "node": "pve1", "type": "qemu", "running": false, "config": {
         "name": format!("m{vmid}"), "memory": "512", "cores": 1, "scsihw": "virtio-scsi-single",
         "scsi0": disk, "net0": format!("virtio=BC:24:11:{:02X}:{:02X}:01,bridge=vmbr0", n / 256, n % 256),
@@ -51,26 +73,64 @@ fn guest(vmid: u32, storage: &str, n: usize) -> Value {
 
 /// The default cluster, a snippet for hookscripts, and per token its role on `/` and its VMs.
 fn cluster(tokens: &[Token]) -> Env {
-    let mut cfg = pvesim::SimConfig { task_ms: 20, resources_lag_ms: 0, ..Default::default() };
+    let mut cfg = pvesim::SimConfig {
+        task_ms: 20,
+        resources_lag_ms: 0,
+        ..Default::default()
+    };
     let mut scenario = serde_json::to_value(&cfg.scenario).unwrap();
-    scenario["volumes"].as_array_mut().unwrap().push(json!({"storage": "local", "volname": "snippets/hook.sh", "size": "1K"}));
+    scenario["volumes"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"storage": "local", "volname": "snippets/hook.sh", "size": "1K"}));
     for (n, t) in tokens.iter().enumerate() {
-        scenario["guests"].as_array_mut().unwrap().push(guest(t.base, "local-lvm", 2 * n));
-        scenario["guests"].as_array_mut().unwrap().push(guest(t.base + 1, "vmdata", 2 * n + 1));
+        scenario["guests"]
+            .as_array_mut()
+            .unwrap()
+            .push(guest(t.base, "local-lvm", 2 * n));
+        scenario["guests"]
+            .as_array_mut()
+            .unwrap()
+            .push(guest(t.base + 1, "vmdata", 2 * n + 1));
         // An ISO each token's proxmox_template removes.
-        scenario["volumes"].as_array_mut().unwrap().push(json!({"storage": "local", "node": "pve1", "volname": format!("iso/m{}-old.iso", t.base), "size": "1M"}));
+        scenario["volumes"].as_array_mut().unwrap().push(
+            json!({"storage": "local", "node": "pve1", "volname": format!("iso/m{}-old.iso", t.base), "size": "1M"}),
+        );
     }
     cfg.scenario = pvesim::scenario::Scenario::from_json(&scenario.to_string()).unwrap();
-    let every: Vec<String> = READS.iter().copied().chain(ferrox_common::pve::privileges::table::privileges()).map(str::to_string).collect();
+    let every: Vec<String> = READS
+        .iter()
+        .copied()
+        .chain(ferrox_common::pve::privileges::table::privileges())
+        .map(str::to_string)
+        .collect();
     cfg.scenario.roles.insert("MatrixAll".into(), every.clone());
-    cfg.scenario.users.push(UserDef { userid: USER.into(), password: None, enable: true, totp_secret: None, tokens: vec![] });
-    let acl = |ugid: &str, role: &str| AclDef { path: "/".into(), ugid: ugid.into(), roles: vec![role.into()], propagate: true };
+    cfg.scenario.users.push(UserDef {
+        userid: USER.into(),
+        password: None,
+        enable: true,
+        totp_secret: None,
+        tokens: vec![],
+    });
+    let acl = |ugid: &str, role: &str| AclDef {
+        path: "/".into(),
+        ugid: ugid.into(),
+        roles: vec![role.into()],
+        propagate: true,
+    };
     cfg.scenario.acls.push(acl(USER, "MatrixAll"));
     for t in tokens {
         let user = cfg.scenario.users.iter_mut().find(|u| u.userid == t.user).unwrap();
-        user.tokens.push(TokenDef { id: t.id.clone(), secret: SECRET.into(), privsep: true });
+        user.tokens.push(TokenDef {
+            id: t.id.clone(),
+            secret: SECRET.into(),
+            privsep: true,
+        });
         let role = format!("Matrix-{}", t.id);
-        cfg.scenario.roles.insert(role.clone(), every.iter().filter(|p| Some(p.as_str()) != t.lacks).cloned().collect());
+        cfg.scenario.roles.insert(
+            role.clone(),
+            every.iter().filter(|p| Some(p.as_str()) != t.lacks).cloned().collect(),
+        );
         cfg.scenario.acls.push(acl(&format!("{}!{}", t.user, t.id), &role));
     }
     Env::start_with(cfg)
@@ -81,39 +141,101 @@ fn cluster(tokens: &[Token]) -> Env {
 fn tasks(t: &Token) -> Vec<(&'static str, &'static str, Value)> {
     let b = t.base;
     let mut tasks = vec![
-        ("proxmox_kvm", "create", json!({
-            "node": "pve1", "vmid": b + 2, "name": format!("m{}", b + 2), "pool": "prod", "ha_managed": true, "cores": 2, "memory": 1024, "vga": "std",
-            "onboot": true, "startup": "order=1", "scsi": {"scsi0": "local-lvm:1"}, "ciuser": "admin",
-            "ide": {"ide2": "isos:iso/debian-13-netinst.iso,media=cdrom", "ide0": "local-lvm:cloudinit"},
-            "net": {"net0": "virtio,bridge=vmbr0,tag=20"}, "hostpci": {"hostpci0": "mapping=gpu"},
-        })),
-        ("proxmox_kvm", "clone", json!({"node": "pve1", "vmid": 9000, "clone": "base-debian13", "newid": b + 3, "name": format!("m{}", b + 3), "full": true, "storage": "local-lvm"})),
-        ("proxmox_kvm", "migrate", json!({"vmid": b + 1, "node": "pve2", "migrate": true})),
+        (
+            "proxmox_kvm",
+            "create",
+            json!({
+                "node": "pve1", "vmid": b + 2, "name": format!("m{}", b + 2), "pool": "prod", "ha_managed": true, "cores": 2, "memory": 1024, "vga": "std",
+                "onboot": true, "startup": "order=1", "scsi": {"scsi0": "local-lvm:1"}, "ciuser": "admin",
+                "ide": {"ide2": "isos:iso/debian-13-netinst.iso,media=cdrom", "ide0": "local-lvm:cloudinit"},
+                "net": {"net0": "virtio,bridge=vmbr0,tag=20"}, "hostpci": {"hostpci0": "mapping=gpu"},
+            }),
+        ),
+        (
+            "proxmox_kvm",
+            "clone",
+            json!({"node": "pve1", "vmid": 9000, "clone": "base-debian13", "newid": b + 3, "name": format!("m{}", b + 3), "full": true, "storage": "local-lvm"}),
+        ),
+        (
+            "proxmox_kvm",
+            "migrate",
+            json!({"vmid": b + 1, "node": "pve2", "migrate": true}),
+        ),
         ("proxmox_kvm", "start", json!({"vmid": b, "state": "started"})),
-        ("proxmox_disk", "disk", json!({"vmid": b, "disk": "scsi1", "storage": "vmdata", "size": 1, "state": "present"})),
-        ("proxmox_disk", "resize", json!({"vmid": b, "disk": "scsi0", "size": "2G", "state": "resized"})),
-        ("proxmox_disk", "cdrom", json!({"vmid": b, "disk": "ide2", "media": "cdrom", "iso_image": "isos:iso/debian-13-netinst.iso", "state": "present"})),
-        ("proxmox_kvm", "cloudinit", json!({"vmid": b, "update": true, "ide": {"ide0": "local-lvm:cloudinit"}})),
-        ("proxmox_nic", "nic", json!({"vmid": b, "interface": "net1", "bridge": "vmbr1"})),
-        ("proxmox_kvm", "pool", json!({"vmid": b, "update": true, "pool": "prod"})),
-        ("proxmox_kvm", "remove", json!({"vmid": b + 1, "state": "absent", "force": true})),
-        ("proxmox_template", "upload", json!({"node": "pve1", "storage": "local", "content_type": "iso", "src": upload_file(b)})),
-        ("proxmox_template", "file removal", json!({"node": "pve1", "storage": "local", "content_type": "iso", "template": format!("m{b}-old.iso"), "state": "absent"})),
+        (
+            "proxmox_disk",
+            "disk",
+            json!({"vmid": b, "disk": "scsi1", "storage": "vmdata", "size": 1, "state": "present"}),
+        ),
+        (
+            "proxmox_disk",
+            "resize",
+            json!({"vmid": b, "disk": "scsi0", "size": "2G", "state": "resized"}),
+        ),
+        (
+            "proxmox_disk",
+            "cdrom",
+            json!({"vmid": b, "disk": "ide2", "media": "cdrom", "iso_image": "isos:iso/debian-13-netinst.iso", "state": "present"}),
+        ),
+        (
+            "proxmox_kvm",
+            "cloudinit",
+            json!({"vmid": b, "update": true, "ide": {"ide0": "local-lvm:cloudinit"}}),
+        ),
+        (
+            "proxmox_nic",
+            "nic",
+            json!({"vmid": b, "interface": "net1", "bridge": "vmbr1"}),
+        ),
+        (
+            "proxmox_kvm",
+            "pool",
+            json!({"vmid": b, "update": true, "pool": "prod"}),
+        ),
+        (
+            "proxmox_kvm",
+            "remove",
+            json!({"vmid": b + 1, "state": "absent", "force": true}),
+        ),
+        (
+            "proxmox_template",
+            "upload",
+            json!({"node": "pve1", "storage": "local", "content_type": "iso", "src": upload_file(b)}),
+        ),
+        (
+            "proxmox_template",
+            "file removal",
+            json!({"node": "pve1", "storage": "local", "content_type": "iso", "template": format!("m{b}-old.iso"), "state": "absent"}),
+        ),
     ];
     if t.lacks.is_some() {
         return tasks;
     }
     tasks.extend([
-        ("proxmox_kvm", "hookscript", json!({"vmid": b, "update": true, "hookscript": "local:snippets/hook.sh"})),
-        ("proxmox_kvm", "hostpci", json!({"vmid": b, "update": true, "hostpci": {"hostpci2": "0000:01:00.0"}})),
-        ("proxmox_kvm", "args", json!({"vmid": b, "update": true, "args": "-no-reboot"})),
+        (
+            "proxmox_kvm",
+            "hookscript",
+            json!({"vmid": b, "update": true, "hookscript": "local:snippets/hook.sh"}),
+        ),
+        (
+            "proxmox_kvm",
+            "hostpci",
+            json!({"vmid": b, "update": true, "hostpci": {"hostpci2": "0000:01:00.0"}}),
+        ),
+        (
+            "proxmox_kvm",
+            "args",
+            json!({"vmid": b, "update": true, "args": "-no-reboot"}),
+        ),
     ]);
     tasks
 }
 
 /// A small ISO for the token's upload (`m<base>.iso`), written once.
 fn upload_file(base: u32) -> String {
-    let path = std::env::temp_dir().join(format!("ferrox-matrix-{}-{base}", std::process::id())).join(format!("m{base}.iso"));
+    let path = std::env::temp_dir()
+        .join(format!("ferrox-matrix-{}-{base}", std::process::id()))
+        .join(format!("m{base}.iso"));
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(&path, vec![0u8; 4096]).unwrap();
     path.display().to_string()
@@ -124,7 +246,10 @@ fn upload_file(base: u32) -> String {
 enum Outcome {
     Done,
     /// Refused for lack of `privilege` on `path` (`root@pam` and the key for root-only keys).
-    Refused { privilege: String, path: String },
+    Refused {
+        privilege: String,
+        path: String,
+    },
     /// Refused without naming what is missing: PVE's answer when an endpoint's either-or
     /// permission rule fails (clone: `VM.Allocate` on the new VM or on its pool).
     RefusedUnnamed,
@@ -145,12 +270,20 @@ fn outcome(result: &Value) -> Outcome {
         (r"(\w+) parameter require root@pam user", false),
     ];
     for (i, (re, path_first)) in patterns.iter().enumerate() {
-        let Some(c) = Regex::new(re).unwrap().captures(msg) else { continue };
+        let Some(c) = Regex::new(re).unwrap().captures(msg) else {
+            continue;
+        };
         if i >= 2 {
-            return Outcome::Refused { privilege: "root@pam".into(), path: c[1].to_string() };
+            return Outcome::Refused {
+                privilege: "root@pam".into(),
+                path: c[1].to_string(),
+            };
         }
         let (privilege, path) = if *path_first { (&c[2], &c[1]) } else { (&c[1], &c[2]) };
-        return Outcome::Refused { privilege: privilege.replace(" or ", "|"), path: path.to_string() };
+        return Outcome::Refused {
+            privilege: privilege.replace(" or ", "|"),
+            path: path.to_string(),
+        };
     }
     if msg.contains("Permission check failed - ") {
         return Outcome::RefusedUnnamed;
@@ -168,8 +301,17 @@ fn agrees(predicted: &Outcome, real: &Outcome) -> bool {
 fn run_binary(dir: &Path, module: &str, args: &Value) -> Value {
     let file = dir.join(format!("args-{}", std::process::id() as u64 * 1000 + rand_suffix()));
     std::fs::write(&file, args.to_string()).unwrap();
-    let out = module_command(module).arg(&file).env_clear().output().expect("run the module binary");
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{module}: not one JSON result ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+    let out = module_command(module)
+        .arg(&file)
+        .env_clear()
+        .output()
+        .expect("run the module binary");
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{module}: not one JSON result ({e}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        )
+    })
 }
 
 fn rand_suffix() -> u64 {
@@ -221,36 +363,67 @@ fn each_missing_privilege_is_predicted_as_pve_then_refuses_it() {
     for (key, (p, p_result)) in &predicted {
         let (r, r_result) = &real[key];
         if !agrees(p, r) {
-            mismatches.push(format!("{key:?}:\n  predicted {p:?}  ({})\n  real      {r:?}  ({})", p_result["msg"], r_result["msg"]));
+            mismatches.push(format!(
+                "{key:?}:\n  predicted {p:?}  ({})\n  real      {r:?}  ({})",
+                p_result["msg"], r_result["msg"]
+            ));
         }
         let msg = r_result["msg"].as_str().unwrap_or_default();
         if msg.contains("does not have") || msg.contains("only root@pam may set") {
-            mismatches.push(format!("{key:?}: the real run was refused by the prediction, not by PVE: {msg}"));
+            mismatches.push(format!(
+                "{key:?}: the real run was refused by the prediction, not by PVE: {msg}"
+            ));
         }
         if let Outcome::Failed(m) = p {
             mismatches.push(format!("{key:?}: failed for another reason than a privilege: {m}"));
         }
         if p == &Outcome::Done && p_result["changed"] != json!(true) {
-            mismatches.push(format!("{key:?}: a check run that plans nothing tests nothing: {p_result}"));
+            mismatches.push(format!(
+                "{key:?}: a check run that plans nothing tests nothing: {p_result}"
+            ));
         }
     }
-    assert!(mismatches.is_empty(), "{} of {} predictions differ:\n{}", mismatches.len(), predicted.len(), mismatches.join("\n"));
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} predictions differ:\n{}",
+        mismatches.len(),
+        predicted.len(),
+        mismatches.join("\n")
+    );
 
     let root_only = ["args", "hookscript", "hostpci"];
     for t in &tokens {
         let who = format!("{}!{}", t.user, t.id);
-        let refused: Vec<(&str, &Outcome)> = predicted.iter().filter(|((w, _), (o, _))| *w == who && matches!(o, Outcome::Refused { .. })).map(|((_, n), (o, _))| (*n, o)).collect();
+        let refused: Vec<(&str, &Outcome)> = predicted
+            .iter()
+            .filter(|((w, _), (o, _))| *w == who && matches!(o, Outcome::Refused { .. }))
+            .map(|((_, n), (o, _))| (*n, o))
+            .collect();
         let names: Vec<&str> = refused.iter().map(|(n, _)| *n).collect();
         match t.lacks {
-            None => assert_eq!(names, root_only, "{who} is refused only the root-only keys: {refused:?}"),
+            None => assert_eq!(
+                names, root_only,
+                "{who} is refused only the root-only keys: {refused:?}"
+            ),
             Some(p) => {
-                let all: Vec<_> = predicted.iter().filter(|((w, _), _)| *w == who).map(|((_, n), (o, r))| format!("{n}: {o:?} {}", r["msg"])).collect();
-                assert!(!refused.is_empty(), "no task needed {p}: the matrix does not cover it\n{}", all.join("\n"));
+                let all: Vec<_> = predicted
+                    .iter()
+                    .filter(|((w, _), _)| *w == who)
+                    .map(|((_, n), (o, r))| format!("{n}: {o:?} {}", r["msg"]))
+                    .collect();
+                assert!(
+                    !refused.is_empty(),
+                    "no task needed {p}: the matrix does not cover it\n{}",
+                    all.join("\n")
+                );
                 for (n, o) in &refused {
                     if let Outcome::Refused { privilege, .. } = o {
                         // An any-of check names its alternatives (`Permissions.Modify|VM.Allocate`
                         // of a pool update); the matrix grants none but the one tested.
-                        assert!(privilege.split('|').any(|alt| alt == p), "{who} {n}: refused for {privilege}, lacking only {p}");
+                        assert!(
+                            privilege.split('|').any(|alt| alt == p),
+                            "{who} {n}: refused for {privilege}, lacking only {p}"
+                        );
                     }
                 }
             }

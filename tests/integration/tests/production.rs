@@ -49,21 +49,11 @@ fn ha_managed_vm_is_started_and_stopped_through_the_ha_manager() {
     let t = play.task("t");
     assert!(t.changed, "{}", play.transcript());
     assert_eq!(t.msg(), "VM 100 started");
-    assert_eq!(
-        status(&env, 100),
-        "running",
-        "the module returned only once the VM ran"
-    );
+    assert_eq!(status(&env, 100), "running", "the module returned only once the VM ran");
     assert_eq!(resource(&env, 100)["hastate"], "started");
     // After the start request's task, the module polled the VM's state.
     let log = env.requests()["log"].as_array().unwrap().clone();
-    let call = |e: &Value| {
-        format!(
-            "{} {}",
-            e["method"].as_str().unwrap(),
-            e["path"].as_str().unwrap()
-        )
-    };
+    let call = |e: &Value| format!("{} {}", e["method"].as_str().unwrap(), e["path"].as_str().unwrap());
     let posted = log
         .iter()
         .position(|e| call(e) == "POST /api2/json/nodes/pve1/qemu/100/status/start")
@@ -79,9 +69,7 @@ fn ha_managed_vm_is_started_and_stopped_through_the_ha_manager() {
     assert!(!again.task("t").changed);
 
     env.fault(serde_json::json!({"task_type": "qmshutdown", "duration_ms": 3000, "times": 1}));
-    let stop = env.play(&task(
-        "    vmid: 100\n    state: stopped\n    timeout: 20\n",
-    ));
+    let stop = env.play(&task("    vmid: 100\n    state: stopped\n    timeout: 20\n"));
     assert_eq!(stop.task("t").msg(), "VM 100 is shutting down");
     assert_eq!(status(&env, 100), "stopped");
     assert_eq!(resource(&env, 100)["hastate"], "stopped");
@@ -90,10 +78,7 @@ fn ha_managed_vm_is_started_and_stopped_through_the_ha_manager() {
     let refused = env.play(&task("    vmid: 100\n    state: absent\n"));
     assert!(refused.task("t").failed);
     assert!(
-        refused
-            .task("t")
-            .msg()
-            .contains("only with purge: true"),
+        refused.task("t").msg().contains("only with purge: true"),
         "{}",
         refused.task("t").msg()
     );
@@ -123,7 +108,9 @@ fn a_vm_is_created_and_cloned_into_a_pool() {
         "    node: pve1\n    name: web02\n    vmid: 140\n    pool: web\n    cores: 2\n",
     ));
     assert!(!again.task("t").changed, "{}", again.transcript());
-    let clone = env.play(&task("    node: pve1\n    clone: base-debian13\n    vmid: 9000\n    newid: 141\n    name: web03\n    pool: prod\n"));
+    let clone = env.play(&task(
+        "    node: pve1\n    clone: base-debian13\n    vmid: 9000\n    newid: 141\n    name: web03\n    pool: prod\n",
+    ));
     assert!(clone.task("t").changed, "{}", clone.transcript());
     assert_eq!(resource(&env, 141)["pool"], "prod");
     let members = env.api_get("/pools?poolid=web");
@@ -135,7 +122,9 @@ fn a_vm_is_created_and_cloned_into_a_pool() {
     assert!(bad.task("t").failed);
     // Checked before any write, in PVE's words, with the pools that do exist.
     assert!(
-        bad.task("t").msg().contains("pool 'nope' does not exist (pools: prod, web)"),
+        bad.task("t")
+            .msg()
+            .contains("pool 'nope' does not exist (pools: prod, web)"),
         "{}",
         bad.task("t").msg()
     );
@@ -166,11 +155,7 @@ fn archive_restores_a_backup_then_applies_the_rest_of_the_task() {
         },
     );
     assert!(dry.task("t").changed, "{}", dry.transcript());
-    assert_eq!(
-        resource(&env, 170),
-        Value::Null,
-        "check mode restores nothing"
-    );
+    assert_eq!(resource(&env, 170), Value::Null, "check mode restores nothing");
 
     let play = env.play(&task(&restore));
     let t = play.task("t");
@@ -183,12 +168,7 @@ fn archive_restores_a_backup_then_applies_the_rest_of_the_task() {
     assert_eq!(c["net0"], source["net0"], "the backup's NIC and MAC");
     assert_eq!(
         t.result["mac"]["net0"],
-        source["net0"]
-            .as_str()
-            .unwrap()
-            .split(['=', ','])
-            .nth(1)
-            .unwrap()
+        source["net0"].as_str().unwrap().split(['=', ',']).nth(1).unwrap()
     );
     assert_eq!(resource(&env, 170)["pool"], "prod");
     let actions: Vec<&str> = t.result["actions"]
@@ -235,10 +215,7 @@ fn every_module_tolerates_the_keys_and_entries_pve9_adds() {
     });
     let all = env.api_get("/cluster/resources");
     assert!(
-        all.as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["type"] == "network")
+        all.as_array().unwrap().iter().any(|e| e["type"] == "network")
             && all.as_array().unwrap().iter().any(|e| e["type"] == "pool")
     );
 
@@ -252,18 +229,12 @@ fn every_module_tolerates_the_keys_and_entries_pve9_adds() {
     for name in ["current", "by name", "nic", "disk", "info"] {
         assert!(!play.task(name).failed, "{name}: {}", play.transcript());
     }
-    assert_eq!(
-        play.task("current").msg(),
-        "VM web01 with vmid = 100 is running"
-    );
+    assert_eq!(play.task("current").msg(), "VM web01 with vmid = 100 is running");
     let vm = &play.task("info").result["proxmox_vms"][0];
     assert_eq!(vm["hastate"], "started");
     assert_eq!(vm["pool"], "prod");
     assert_eq!(vm["serial"], 1);
-    assert!(
-        vm["pid"].is_u64() && vm["pressurecpusome"].is_number(),
-        "{vm}"
-    );
+    assert!(vm["pid"].is_u64() && vm["pressurecpusome"].is_number(), "{vm}");
     assert_eq!(vm["config"]["parent"], "before-upgrade");
 }
 
@@ -273,8 +244,15 @@ fn every_module_tolerates_the_keys_and_entries_pve9_adds() {
 fn absent_of_an_ha_managed_vm_without_purge_fails_before_any_write() {
     let mut scenario = pvesim::scenario::Scenario::default_cluster();
     scenario.guests.iter_mut().find(|g| g.vmid == 100).unwrap().running = true;
-    scenario.ha_resources.push(HaResource { sid: "vm:100".into(), state: "started".into(), comment: None });
-    let env = Env::start_with(pvesim::SimConfig { scenario, ..Default::default() });
+    scenario.ha_resources.push(HaResource {
+        sid: "vm:100".into(),
+        state: "started".into(),
+        comment: None,
+    });
+    let env = Env::start_with(pvesim::SimConfig {
+        scenario,
+        ..Default::default()
+    });
     env.clear_requests();
     let play = env.play(&task("    vmid: 100\n    state: absent\n    force: true\n"));
     let t = play.task("t");
@@ -284,7 +262,10 @@ fn absent_of_an_ha_managed_vm_without_purge_fails_before_any_write() {
         "deletion of VM 100 failed with exception: VM 100 is HA-managed, and PVE removes an HA resource only with purge: true (which also drops it from backup jobs and replication). Nothing was changed"
     );
     let log = env.requests()["log"].as_array().unwrap().clone();
-    let writes: Vec<&Value> = log.iter().filter(|e| e["method"] != "GET" && !e["path"].as_str().unwrap().ends_with("/access/ticket")).collect();
+    let writes: Vec<&Value> = log
+        .iter()
+        .filter(|e| e["method"] != "GET" && !e["path"].as_str().unwrap().ends_with("/access/ticket"))
+        .collect();
     assert!(writes.is_empty(), "{writes:?}");
     assert_eq!(status(&env, 100), "running");
 }
@@ -298,9 +279,17 @@ fn an_ha_managed_vm_is_created_and_migrated_through_the_ha_manager() {
     let mut scenario = pvesim::scenario::Scenario::default_cluster();
     scenario.roles.insert("HAOperator".into(), vec!["Sys.Console".into()]);
     for ugid in ["ansible@pve", "ansible@pve!automation"] {
-        scenario.acls.push(pvesim::state::AclDef { path: "/".into(), ugid: ugid.into(), roles: vec!["HAOperator".into()], propagate: true });
+        scenario.acls.push(pvesim::state::AclDef {
+            path: "/".into(),
+            ugid: ugid.into(),
+            roles: vec!["HAOperator".into()],
+            propagate: true,
+        });
     }
-    let env = Env::start_with(pvesim::SimConfig { scenario, ..Default::default() });
+    let env = Env::start_with(pvesim::SimConfig {
+        scenario,
+        ..Default::default()
+    });
     let play = env.play(
         "- name: create\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 210\n    name: ha-web\n    node: pve1\n    ha_managed: true\n    cores: 1\n\
          - name: start\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 210\n    state: started\n",
@@ -309,8 +298,16 @@ fn an_ha_managed_vm_is_created_and_migrated_through_the_ha_manager() {
     assert!(play.task("start").changed, "{}", play.transcript());
     let ha = env.api_get("/cluster/ha/resources");
     let entry = ha.as_array().unwrap().iter().find(|r| r["sid"] == "vm:210").cloned();
-    assert_eq!(entry.as_ref().map(|r| r["state"].clone()), Some("started".into()), "{ha}");
-    assert_eq!(status(&env, 210), "running", "the start went through the HA manager and was awaited");
+    assert_eq!(
+        entry.as_ref().map(|r| r["state"].clone()),
+        Some("started".into()),
+        "{ha}"
+    );
+    assert_eq!(
+        status(&env, 210),
+        "running",
+        "the start went through the HA manager and was awaited"
+    );
 
     // The HA manager's migration runs a while after the request's task has ended.
     env.fault(serde_json::json!({"task_type": "qmigrate", "duration_ms": 1500, "times": 1}));
@@ -320,10 +317,18 @@ fn an_ha_managed_vm_is_created_and_migrated_through_the_ha_manager() {
     let t = moved.task("t");
     assert!(t.changed, "{}", moved.transcript());
     assert_eq!(t.msg(), "VM 210 has been migrated from pve1 to pve2");
-    assert_eq!(resource(&env, 210)["node"], "pve2", "the module returned only once the VM was on pve2");
+    assert_eq!(
+        resource(&env, 210)["node"],
+        "pve2",
+        "the module returned only once the VM was on pve2"
+    );
     assert_eq!(resource(&env, 210)["status"], "running");
     let log = env.requests()["log"].as_array().unwrap().clone();
-    let tasks: Vec<&str> = log.iter().filter_map(|e| e["path"].as_str()).filter(|p| p.contains("/tasks/UPID")).collect();
+    let tasks: Vec<&str> = log
+        .iter()
+        .filter_map(|e| e["path"].as_str())
+        .filter(|p| p.contains("/tasks/UPID"))
+        .collect();
     assert!(tasks.iter().any(|p| p.contains(":hamigrate:")), "{tasks:?}");
 
     let again = env.play(&task(migrate));
@@ -339,13 +344,24 @@ fn pool_membership_of_an_existing_vm_converges() {
     let mut scenario = pvesim::scenario::Scenario::default_cluster();
     scenario.pools[0].vms.push(100);
     for id in ["staging", "staging/web"] {
-        scenario.pools.push(PoolDef { poolid: id.into(), ..Default::default() });
+        scenario.pools.push(PoolDef {
+            poolid: id.into(),
+            ..Default::default()
+        });
     }
     // PVE's pool update asks Pool.Allocate on the pool joined and on the pool left.
     for ugid in ["ansible@pve", "ansible@pve!automation"] {
-        scenario.acls.push(pvesim::state::AclDef { path: "/pool".into(), ugid: ugid.into(), roles: vec!["PVEPoolAdmin".into()], propagate: true });
+        scenario.acls.push(pvesim::state::AclDef {
+            path: "/pool".into(),
+            ugid: ugid.into(),
+            roles: vec!["PVEPoolAdmin".into()],
+            propagate: true,
+        });
     }
-    let env = Env::start_with(pvesim::SimConfig { scenario, ..Default::default() });
+    let env = Env::start_with(pvesim::SimConfig {
+        scenario,
+        ..Default::default()
+    });
     let move_to = |pool: &str| task(&format!("    vmid: 100\n    update: true\n    pool: {pool}\n"));
 
     env.clear_requests();
@@ -356,32 +372,70 @@ fn pool_membership_of_an_existing_vm_converges() {
         &PlayOpts {
             check: true,
             diff: true,
-            env: vec![("ANSIBLE_CALLBACKS_ENABLED".into(), "ferrox_results,ferrox.proxmox.plan".into())],
+            env: vec![(
+                "ANSIBLE_CALLBACKS_ENABLED".into(),
+                "ferrox_results,ferrox.proxmox.plan".into(),
+            )],
             ..Default::default()
         },
     );
     let t = check.task("t");
     assert!(t.changed, "{}", check.transcript());
-    assert_eq!(t.result["actions"], serde_json::json!(["move VM 100 from pool prod to pool staging"]));
-    assert_eq!((t.result["diff"]["before"]["pool"].clone(), t.result["diff"]["after"]["pool"].clone()), ("prod".into(), "staging".into()));
-    assert_eq!(check.task("info").result["proxmox_vms"][0]["pool"], "staging", "{}", check.task("info").result);
+    assert_eq!(
+        t.result["actions"],
+        serde_json::json!(["move VM 100 from pool prod to pool staging"])
+    );
+    assert_eq!(
+        (
+            t.result["diff"]["before"]["pool"].clone(),
+            t.result["diff"]["after"]["pool"].clone()
+        ),
+        ("prod".into(), "staging".into())
+    );
+    assert_eq!(
+        check.task("info").result["proxmox_vms"][0]["pool"],
+        "staging",
+        "{}",
+        check.task("info").result
+    );
     assert!(!check.task("same pool").changed, "{}", check.task("same pool").result);
-    let summary = check.stdout.split("FERROX PLAN").nth(1).unwrap_or_else(|| panic!("no plan summary\n{}", check.stdout));
-    assert!(summary.contains("  ~ VM 100 web01 on pve1: move to pool staging\n"), "{summary}");
+    let summary = check
+        .stdout
+        .split("FERROX PLAN")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no plan summary\n{}", check.stdout));
+    assert!(
+        summary.contains("  ~ VM 100 web01 on pve1: move to pool staging\n"),
+        "{summary}"
+    );
     assert!(env.writes().is_empty(), "{:?}", env.writes());
     assert_eq!(resource(&env, 100)["pool"], "prod");
 
     // PVE moves the VM, then the answer is lost: the pool's members show the move made.
     env.clear_requests();
-    env.fault(serde_json::json!({"method": "PUT", "path_regex": "^/api2/json/pools/staging$", "after": true, "times": 1}));
+    env.fault(
+        serde_json::json!({"method": "PUT", "path_regex": "^/api2/json/pools/staging$", "after": true, "times": 1}),
+    );
     let real = env.play(&move_to("staging"));
     assert!(real.task("t").changed, "{}", real.transcript());
     assert_eq!(real.task("t").result["changes"], serde_json::json!(["pool"]));
-    let recovered = real.task("t").warnings().into_iter().find(|w| w.contains("Recovered by reading the cluster")).unwrap_or_else(|| panic!("{}", real.transcript()));
-    assert!(recovered.starts_with("PUT /pools/staging to https://") && recovered.ends_with("VM 100 is in pool staging."), "{recovered}");
+    let recovered = real
+        .task("t")
+        .warnings()
+        .into_iter()
+        .find(|w| w.contains("Recovered by reading the cluster"))
+        .unwrap_or_else(|| panic!("{}", real.transcript()));
+    assert!(
+        recovered.starts_with("PUT /pools/staging to https://") && recovered.ends_with("VM 100 is in pool staging."),
+        "{recovered}"
+    );
     assert_eq!(env.writes(), ["PUT /api2/json/pools/staging"], "sent once");
     assert_eq!(resource(&env, 100)["pool"], "staging");
-    assert_eq!(env.api_get("/pools?poolid=prod")[0]["members"], serde_json::json!([]), "it left prod");
+    assert_eq!(
+        env.api_get("/pools?poolid=prod")[0]["members"],
+        serde_json::json!([]),
+        "it left prod"
+    );
     let again = env.play(&move_to("staging"));
     assert!(!again.task("t").changed, "{}", again.transcript());
 
@@ -389,20 +443,37 @@ fn pool_membership_of_an_existing_vm_converges() {
     let nested = env.play(&move_to("staging/web"));
     assert!(nested.task("t").changed, "{}", nested.transcript());
     assert_eq!(resource(&env, 100)["pool"], "staging/web");
-    assert_eq!(env.writes(), ["PUT /api2/json/pools"], "the query form: a nested pool has no path of its own");
+    assert_eq!(
+        env.writes(),
+        ["PUT /api2/json/pools"],
+        "the query form: a nested pool has no path of its own"
+    );
 
     // The connection drops before PVE acts: the VM is not in the pool, the move is sent again.
     env.clear_requests();
     env.fault(serde_json::json!({"method": "PUT", "path_regex": "^/api2/json/pools/prod$", "drop_connection": true, "times": 1}));
     let back = env.play(&move_to("prod"));
     assert!(back.task("t").changed, "{}", back.transcript());
-    assert!(back.task("t").warnings().iter().any(|w| w.ends_with("VM 100 is not in pool prod; sent again.")), "{:?}", back.task("t").warnings());
+    assert!(
+        back.task("t")
+            .warnings()
+            .iter()
+            .any(|w| w.ends_with("VM 100 is not in pool prod; sent again.")),
+        "{:?}",
+        back.task("t").warnings()
+    );
     assert_eq!(env.writes(), ["PUT /api2/json/pools/prod", "PUT /api2/json/pools/prod"]);
     assert_eq!(resource(&env, 100)["pool"], "prod");
 
     let without_update = env.play(&task("    vmid: 100\n    pool: staging/web\n"));
     let t = without_update.task("t");
     assert!(!t.changed);
-    assert!(t.warnings().iter().any(|w| w.contains("differs from the task in: pool.")), "{:?}", t.warnings());
+    assert!(
+        t.warnings()
+            .iter()
+            .any(|w| w.contains("differs from the task in: pool.")),
+        "{:?}",
+        t.warnings()
+    );
     assert_eq!(resource(&env, 100)["pool"], "prod");
 }

@@ -18,11 +18,19 @@ fn count(env: &Env, key: &str) -> u64 {
 
 fn vms_named(env: &Env, name: &str) -> Vec<Value> {
     let all = env.api_get("/cluster/resources?type=vm");
-    all.as_array().unwrap().iter().filter(|g| g["name"] == name).cloned().collect()
+    all.as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["name"] == name)
+        .cloned()
+        .collect()
 }
 
 fn recovered(warnings: &[String]) -> &String {
-    warnings.iter().find(|w| w.contains("Recovered by reading the cluster")).unwrap_or_else(|| panic!("no recovery warning in {warnings:?}"))
+    warnings
+        .iter()
+        .find(|w| w.contains("Recovered by reading the cluster"))
+        .unwrap_or_else(|| panic!("no recovery warning in {warnings:?}"))
 }
 
 fn lose_answer(env: &Env, method: &str, path_regex: &str) {
@@ -41,13 +49,25 @@ fn a_create_whose_answer_was_lost_follows_its_task_instead_of_posting_again() {
     assert!(t.changed);
     let w = recovered(&t.warnings()).clone();
     assert!(w.starts_with("POST /nodes/pve1/qemu to https://127.0.0.1:"), "{w}");
-    assert!(w.contains("the connection was closed after the request was sent"), "{w}");
-    assert!(w.contains("task UPID:pve1:") && w.contains(":qmcreate:101:") && w.contains("created VM 101 with the name r01"), "{w}");
+    assert!(
+        w.contains("the connection was closed after the request was sent"),
+        "{w}"
+    );
+    assert!(
+        w.contains("task UPID:pve1:") && w.contains(":qmcreate:101:") && w.contains("created VM 101 with the name r01"),
+        "{w}"
+    );
     assert_eq!(count(&env, "POST /api2/json/nodes/pve1/qemu"), 1, "posted once");
     assert_eq!(vms_named(&env, "r01").len(), 1);
     let config = env.api_get("/nodes/pve1/qemu/101/config");
-    assert!(config["scsi0"].as_str().unwrap().starts_with("local-lvm:vm-101-disk-0"), "{config}");
-    assert_eq!(t.result["mac"]["net1"], json!(config["net1"].as_str().unwrap().split(['=', ',']).nth(1).unwrap()));
+    assert!(
+        config["scsi0"].as_str().unwrap().starts_with("local-lvm:vm-101-disk-0"),
+        "{config}"
+    );
+    assert_eq!(
+        t.result["mac"]["net1"],
+        json!(config["net1"].as_str().unwrap().split(['=', ',']).nth(1).unwrap())
+    );
     let again = env.play(CREATE);
     again.assert_ok();
     assert!(!again.task("c").changed, "{}", again.task("c").result);
@@ -57,11 +77,16 @@ fn a_create_whose_answer_was_lost_follows_its_task_instead_of_posting_again() {
 fn a_create_pve_never_saw_is_posted_again() {
     let env = Env::start();
     // The connection drops before PVE handles the request: no VM, no task.
-    env.fault(json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu$", "drop_connection": true, "times": 1}));
+    env.fault(
+        json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu$", "drop_connection": true, "times": 1}),
+    );
     let play = env.play(CREATE);
     play.assert_ok();
     let w = recovered(&play.task("c").warnings()).clone();
-    assert!(w.contains("VM 101 does not exist and no task of this run created it; sent again"), "{w}");
+    assert!(
+        w.contains("VM 101 does not exist and no task of this run created it; sent again"),
+        "{w}"
+    );
     assert_eq!(count(&env, "POST /api2/json/nodes/pve1/qemu"), 2);
     assert_eq!(vms_named(&env, "r01").len(), 1);
 }
@@ -72,11 +97,17 @@ fn a_failed_create_task_found_after_a_lost_answer_may_be_another_runs_so_the_cre
     // from another run's. The failed create has cleaned up, so posting again is safe.
     let env = Env::start();
     lose_answer(&env, "POST", "^/api2/json/nodes/pve1/qemu$");
-    env.fault(json!({"task_type": "qmcreate", "fail": "lvcreate 'pve/vm-101-disk-0' error: lvcreate timed out", "times": 1}));
+    env.fault(
+        json!({"task_type": "qmcreate", "fail": "lvcreate 'pve/vm-101-disk-0' error: lvcreate timed out", "times": 1}),
+    );
     let play = env.play(CREATE);
     play.assert_ok();
     let w = recovered(&play.task("c").warnings()).clone();
-    assert!(w.contains("a create task for VM 101 by the same user (UPID:pve1:") && w.contains("lvcreate timed out), maybe another run's; sent again"), "{w}");
+    assert!(
+        w.contains("a create task for VM 101 by the same user (UPID:pve1:")
+            && w.contains("lvcreate timed out), maybe another run's; sent again"),
+        "{w}"
+    );
     assert_eq!(count(&env, "POST /api2/json/nodes/pve1/qemu"), 2);
     assert_eq!(vms_named(&env, "r01").len(), 1);
 }
@@ -84,11 +115,21 @@ fn a_failed_create_task_found_after_a_lost_answer_may_be_another_runs_so_the_cre
 #[test]
 fn a_failed_create_task_fails_at_once_with_its_log() {
     let env = Env::start();
-    env.fault(json!({"task_type": "qmcreate", "fail": "lvcreate 'pve/vm-101-disk-0' error: lvcreate timed out", "times": 1}));
+    env.fault(
+        json!({"task_type": "qmcreate", "fail": "lvcreate 'pve/vm-101-disk-0' error: lvcreate timed out", "times": 1}),
+    );
     let t = env.play(CREATE).task("c").clone();
     assert!(t.failed);
-    assert!(t.msg().contains("lvcreate timed out") && t.msg().contains("UPID:pve1:"), "{}", t.msg());
-    assert_eq!(count(&env, "POST /api2/json/nodes/pve1/qemu"), 1, "a failed task is not retried");
+    assert!(
+        t.msg().contains("lvcreate timed out") && t.msg().contains("UPID:pve1:"),
+        "{}",
+        t.msg()
+    );
+    assert_eq!(
+        count(&env, "POST /api2/json/nodes/pve1/qemu"),
+        1,
+        "a failed task is not retried"
+    );
     assert!(vms_named(&env, "r01").is_empty());
 }
 
@@ -101,38 +142,76 @@ fn a_config_write_whose_answer_was_lost_is_reread_and_not_applied_twice() {
     play.assert_ok();
     let t = play.task("u");
     assert!(t.changed);
-    assert!(recovered(&t.warnings()).contains("the config of VM 100 shows the change applied"), "{:?}", t.warnings());
+    assert!(
+        recovered(&t.warnings()).contains("the config of VM 100 shows the change applied"),
+        "{:?}",
+        t.warnings()
+    );
     assert_eq!(count(&env, "PUT /api2/json/nodes/pve1/qemu/100/config"), 1);
     let config = env.api_get("/nodes/pve1/qemu/100/config");
     assert_eq!(config["cores"], json!(6));
     let mac = config["net1"].as_str().unwrap().to_string();
     let again = env.play(yaml);
     assert!(!again.task("u").changed);
-    assert_eq!(env.api_get("/nodes/pve1/qemu/100/config")["net1"], json!(mac), "MAC kept");
+    assert_eq!(
+        env.api_get("/nodes/pve1/qemu/100/config")["net1"],
+        json!(mac),
+        "MAC kept"
+    );
 }
 
 #[test]
 fn a_disk_add_whose_answer_was_lost_leaves_one_disk_and_no_unused_volume() {
     let env = Env::start();
     lose_answer(&env, "POST", "^/api2/json/nodes/pve1/qemu/100/config$");
-    let t = once(&env, DISK, "{vmid: 100, disk: scsi1, storage: local-lvm, size: 8}", false);
+    let t = once(
+        &env,
+        DISK,
+        "{vmid: 100, disk: scsi1, storage: local-lvm, size: 8}",
+        false,
+    );
     assert!(!t.failed, "{}", t.result);
     assert!(t.changed);
-    assert!(recovered(&t.warnings()).contains("shows the change made"), "{:?}", t.warnings());
+    assert!(
+        recovered(&t.warnings()).contains("shows the change made"),
+        "{:?}",
+        t.warnings()
+    );
     let config = env.api_get("/nodes/pve1/qemu/100/config");
-    assert!(config["scsi1"].as_str().unwrap().starts_with("local-lvm:vm-100-disk-1"), "{config}");
-    assert!(config.as_object().unwrap().keys().all(|k| !k.starts_with("unused")), "{config}");
+    assert!(
+        config["scsi1"].as_str().unwrap().starts_with("local-lvm:vm-100-disk-1"),
+        "{config}"
+    );
+    assert!(
+        config.as_object().unwrap().keys().all(|k| !k.starts_with("unused")),
+        "{config}"
+    );
     let vols = env.api_get("/nodes/pve1/storage/local-lvm/content?vmid=100");
     assert_eq!(vols.as_array().unwrap().len(), 2, "{vols}");
-    assert!(!once(&env, DISK, "{vmid: 100, disk: scsi1, storage: local-lvm, size: 8}", false).changed);
+    assert!(
+        !once(
+            &env,
+            DISK,
+            "{vmid: 100, disk: scsi1, storage: local-lvm, size: 8}",
+            false
+        )
+        .changed
+    );
 }
 
 #[test]
 fn a_disk_write_hitting_a_lock_timeout_is_sent_again() {
     let env = Env::start();
-    env.fault(json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu/100/config$", "status": 500,
-        "message": "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout", "times": 2}));
-    let t = once(&env, DISK, "{vmid: 100, disk: scsi1, storage: local-lvm, size: 8}", false);
+    env.fault(
+        json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu/100/config$", "status": 500,
+        "message": "can't lock file '/var/lock/qemu-server/lock-100.conf' - got timeout", "times": 2}),
+    );
+    let t = once(
+        &env,
+        DISK,
+        "{vmid: 100, disk: scsi1, storage: local-lvm, size: 8}",
+        false,
+    );
     assert!(!t.failed, "{}", t.result);
     assert_eq!(count(&env, "POST /api2/json/nodes/pve1/qemu/100/config"), 3);
     assert!(env.api_get("/nodes/pve1/qemu/100/config")["scsi1"].is_string());
@@ -144,18 +223,47 @@ fn a_resize_and_a_move_whose_answers_were_lost_follow_their_tasks() {
     lose_answer(&env, "PUT", "^/api2/json/nodes/pve1/qemu/100/resize$");
     let t = once(&env, DISK, "{vmid: 100, disk: scsi0, size: 40G, state: resized}", false);
     assert!(!t.failed && t.changed, "{}", t.result);
-    assert!(recovered(&t.warnings()).contains("shows the change made"), "{:?}", t.warnings());
+    assert!(
+        recovered(&t.warnings()).contains("shows the change made"),
+        "{:?}",
+        t.warnings()
+    );
     assert_eq!(count(&env, "PUT /api2/json/nodes/pve1/qemu/100/resize"), 1);
-    assert!(env.api_get("/nodes/pve1/qemu/100/config")["scsi0"].as_str().unwrap().contains("size=40G"));
+    assert!(env.api_get("/nodes/pve1/qemu/100/config")["scsi0"]
+        .as_str()
+        .unwrap()
+        .contains("size=40G"));
 
     lose_answer(&env, "POST", "^/api2/json/nodes/pve1/qemu/100/move_disk$");
-    let t = once(&env, DISK, "{vmid: 100, disk: scsi0, target_storage: vmdata, state: moved, delete_moved: true}", false);
+    let t = once(
+        &env,
+        DISK,
+        "{vmid: 100, disk: scsi0, target_storage: vmdata, state: moved, delete_moved: true}",
+        false,
+    );
     assert!(!t.failed && t.changed, "{}", t.result);
-    assert!(recovered(&t.warnings()).contains("shows the change made"), "{:?}", t.warnings());
-    assert_eq!(count(&env, "POST /api2/json/nodes/pve1/qemu/100/move_disk"), 1, "moved once");
+    assert!(
+        recovered(&t.warnings()).contains("shows the change made"),
+        "{:?}",
+        t.warnings()
+    );
+    assert_eq!(
+        count(&env, "POST /api2/json/nodes/pve1/qemu/100/move_disk"),
+        1,
+        "moved once"
+    );
     let config = env.api_get("/nodes/pve1/qemu/100/config");
-    assert!(config["scsi0"].as_str().unwrap().starts_with("vmdata:100/vm-100-disk-0"), "{config}");
-    assert!(config.as_object().unwrap().keys().all(|k| !k.starts_with("unused")), "{config}");
+    assert!(
+        config["scsi0"]
+            .as_str()
+            .unwrap()
+            .starts_with("vmdata:100/vm-100-disk-0"),
+        "{config}"
+    );
+    assert!(
+        config.as_object().unwrap().keys().all(|k| !k.starts_with("unused")),
+        "{config}"
+    );
 }
 
 #[test]
@@ -167,7 +275,11 @@ fn a_clone_whose_answer_was_lost_is_not_cloned_twice() {
     play.assert_ok();
     let t = play.task("k");
     assert!(t.changed);
-    assert!(recovered(&t.warnings()).contains("VM 101 exists with the name rc01"), "{:?}", t.warnings());
+    assert!(
+        recovered(&t.warnings()).contains("VM 101 exists with the name rc01"),
+        "{:?}",
+        t.warnings()
+    );
     assert_eq!(count(&env, "POST /api2/json/nodes/pve1/qemu/9000/clone"), 1);
     assert_eq!(vms_named(&env, "rc01").len(), 1);
     assert_eq!(env.api_get("/nodes/pve1/qemu/101/config")["cores"], json!(3));
@@ -183,9 +295,19 @@ fn a_delete_whose_answer_was_lost_follows_its_task() {
     play.assert_ok();
     let t = play.task("d");
     assert!(t.changed);
-    assert!(recovered(&t.warnings()).contains("removed VM 100"), "{:?}", t.warnings());
+    assert!(
+        recovered(&t.warnings()).contains("removed VM 100"),
+        "{:?}",
+        t.warnings()
+    );
     assert_eq!(count(&env, "DELETE /api2/json/nodes/pve1/qemu/100"), 1);
-    assert!(env.api_get("/nodes/pve1/storage/local-lvm/content?vmid=100").as_array().unwrap().is_empty(), "volume freed once");
+    assert!(
+        env.api_get("/nodes/pve1/storage/local-lvm/content?vmid=100")
+            .as_array()
+            .unwrap()
+            .is_empty(),
+        "volume freed once"
+    );
     assert!(!env.play(yaml).task("d").changed);
 }
 
@@ -198,8 +320,19 @@ fn a_nic_write_whose_answer_was_lost_keeps_one_mac() {
     play.assert_ok();
     let t = play.task("n");
     assert!(t.changed);
-    assert!(recovered(&t.warnings()).contains("shows the change of net1 made"), "{:?}", t.warnings());
-    let net1 = env.api_get("/nodes/pve1/qemu/100/config")["net1"].as_str().unwrap().to_string();
-    assert!(net1.contains(t.result["mac"].as_str().unwrap()), "{net1} / {}", t.result);
+    assert!(
+        recovered(&t.warnings()).contains("shows the change of net1 made"),
+        "{:?}",
+        t.warnings()
+    );
+    let net1 = env.api_get("/nodes/pve1/qemu/100/config")["net1"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        net1.contains(t.result["mac"].as_str().unwrap()),
+        "{net1} / {}",
+        t.result
+    );
     assert!(!env.play(yaml).task("n").changed);
 }

@@ -12,9 +12,24 @@ const READONLY_SECRET: &str = "0a6b2d4c-3e8f-4a1b-9c7d-5e2f1a0b3c4d";
 fn a_playbook_rehearsed_on_an_imported_twin_runs_there_and_leaves_the_cluster_alone() {
     // "The cluster": the default scenario plus a VM made through the API.
     let cluster = Env::start();
-    cluster.run_task("POST", "/nodes/pve2/qemu", &[("vmid", "150"), ("name", "db01"), ("memory", "1024"), ("scsi0", "vmdata:2")]);
+    cluster.run_task(
+        "POST",
+        "/nodes/pve2/qemu",
+        &[
+            ("vmid", "150"),
+            ("name", "db01"),
+            ("memory", "1024"),
+            ("scsi0", "vmdata:2"),
+        ],
+    );
     let guests = || -> Vec<u64> {
-        cluster.api_get("/cluster/resources?type=vm").as_array().unwrap().iter().map(|g| g["vmid"].as_u64().unwrap()).collect()
+        cluster
+            .api_get("/cluster/resources?type=vm")
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["vmid"].as_u64().unwrap())
+            .collect()
     };
     let before = guests();
 
@@ -26,7 +41,10 @@ fn a_playbook_rehearsed_on_an_imported_twin_runs_there_and_leaves_the_cluster_al
     )
     .unwrap();
     let scenario = pvesim::import::import(&reader, None).unwrap();
-    let twin = Env::start_with(pvesim::SimConfig { scenario, ..pvesim::SimConfig::default() });
+    let twin = Env::start_with(pvesim::SimConfig {
+        scenario,
+        ..pvesim::SimConfig::default()
+    });
 
     // Each task needs what the cluster has (the template, db01, storages, bridges) or
     // what an earlier task made.
@@ -46,10 +64,25 @@ fn a_playbook_rehearsed_on_an_imported_twin_runs_there_and_leaves_the_cluster_al
 "#,
     );
     play.assert_ok();
-    assert!(play.task("clone").changed && play.task("disk").changed && play.task("nic").changed && play.task("start").changed);
+    assert!(
+        play.task("clone").changed
+            && play.task("disk").changed
+            && play.task("nic").changed
+            && play.task("start").changed
+    );
     let db = &play.task("db").result["proxmox_vms"][0];
-    assert_eq!((db["vmid"].clone(), db["node"].clone()), (json!(150), json!("pve2")), "the twin holds the cluster's VM");
-    assert!(db["config"]["scsi0"].as_str().unwrap().starts_with("vmdata:150/vm-150-disk-0"), "{db}");
+    assert_eq!(
+        (db["vmid"].clone(), db["node"].clone()),
+        (json!(150), json!("pve2")),
+        "the twin holds the cluster's VM"
+    );
+    assert!(
+        db["config"]["scsi0"]
+            .as_str()
+            .unwrap()
+            .starts_with("vmdata:150/vm-150-disk-0"),
+        "{db}"
+    );
     let app = play.task("clone").result["vmid"].as_u64().unwrap();
     let status = twin.api_get(&format!("/nodes/pve1/qemu/{app}/status/current"));
     assert_eq!(status["status"], "running");

@@ -5,7 +5,9 @@
 
 use std::process::Command;
 
-use ferrox_integration::{host_platform, installed_collection, module_binary, module_command, repo_root, shipped_platforms, Env, PlayOpts};
+use ferrox_integration::{
+    host_platform, installed_collection, module_binary, module_command, repo_root, shipped_platforms, Env, PlayOpts,
+};
 use serde_json::{json, Value};
 
 fn venv_tool(venv: &str, tool: &str) -> std::path::PathBuf {
@@ -46,31 +48,23 @@ fn ansible_doc_lists_every_module_on_2_17_and_2_19() {
             cmd
         };
         let (ok, out, err) = output(doc().args(["-l", "ferrox.proxmox"]));
-        assert!(
-            ok && !err.contains("WARNING"),
-            "{venv}: ansible-doc -l:\n{out}\n{err}"
-        );
+        assert!(ok && !err.contains("WARNING"), "{venv}: ansible-doc -l:\n{out}\n{err}");
         for (m, description) in MODULES {
-            let line = out
-                .lines()
-                .find(|l| l.starts_with(&format!("ferrox.proxmox.{m} ")));
+            let line = out.lines().find(|l| l.starts_with(&format!("ferrox.proxmox.{m} ")));
             assert!(
                 line.is_some_and(|l| l.contains(description)),
                 "{venv}: {m} not listed:\n{out}"
             );
         }
         assert_eq!(
-            out.lines()
-                .filter(|l| l.starts_with("ferrox.proxmox."))
-                .count(),
+            out.lines().filter(|l| l.starts_with("ferrox.proxmox.")).count(),
             MODULES.len(),
             "{venv}: only the modules:\n{out}"
         );
 
         let (ok, out, err) = output(doc().args(["-l", "--json", "ferrox.proxmox"]));
         assert!(ok, "{venv}: ansible-doc -l --json: {err}");
-        let listed: Value =
-            serde_json::from_str(&out).unwrap_or_else(|e| panic!("{venv}: not JSON ({e}):\n{out}"));
+        let listed: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{venv}: not JSON ({e}):\n{out}"));
         let names: Vec<&String> = listed.as_object().expect("an object").keys().collect();
         assert_eq!(
             names,
@@ -110,7 +104,10 @@ fn an_unshipped_platform_fails_before_any_api_call_and_names_the_ways_out() {
     for needle in [
         "ferrox.proxmox.proxmox_kvm has no binary for platform freebsd_amd64",
         "FERROX_PLATFORM",
-        &format!("Platforms shipped in this installation: {}", shipped_platforms(&installed_collection()).join(", ")),
+        &format!(
+            "Platforms shipped in this installation: {}",
+            shipped_platforms(&installed_collection()).join(", ")
+        ),
         "cargo collection build",
         "delegate_to",
     ] {
@@ -178,20 +175,10 @@ fn async_become_delegation_local_action_and_no_log_run_the_binary() {
           ignore_errors: true
         "#,
     );
-    for name in [
-        "async polled",
-        "async status",
-        "become",
-        "delegated",
-        "local_action",
-    ] {
+    for name in ["async polled", "async status", "become", "delegated", "local_action"] {
         let t = play.task(name);
         assert!(!t.failed && !t.changed, "{name}: {}", t.result);
-        assert_eq!(
-            t.result["proxmox_vms"][0]["name"], "web01",
-            "{name}: {}",
-            t.result
-        );
+        assert_eq!(t.result["proxmox_vms"][0]["name"], "web01", "{name}: {}", t.result);
     }
     let dry = play.task("check mode and diff");
     assert!(dry.changed && !dry.failed, "{}", dry.result);
@@ -201,17 +188,11 @@ fn async_become_delegation_local_action_and_no_log_run_the_binary() {
         dry.result
     );
     assert!(
-        env.api_get("/nodes/pve1/qemu/100/config")
-            .get("net5")
-            .is_none(),
+        env.api_get("/nodes/pve1/qemu/100/config").get("net5").is_none(),
         "check mode wrote"
     );
     let hidden = play.task("no_log");
-    assert!(
-        hidden.result.get("proxmox_vms").is_none(),
-        "{}",
-        hidden.result
-    );
+    assert!(hidden.result.get("proxmox_vms").is_none(), "{}", hidden.result);
     assert_eq!(
         play.task("unknown option").msg().split(':').next(),
         Some("Unsupported parameters for (ferrox.proxmox.proxmox_vm_info) module"),
@@ -234,10 +215,7 @@ fn a_remote_connection_detects_the_platform_with_uname() {
         )],
         ..Default::default()
     };
-    let play = env.play_with(
-        "- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100}\n",
-        &opts,
-    );
+    let play = env.play_with("- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100}\n", &opts);
     play.assert_ok();
     assert_eq!(play.task("info").result["proxmox_vms"][0]["vmid"], 100);
     assert!(
@@ -271,8 +249,7 @@ fn ad_hoc_ansible_m_runs_the_module() {
     );
     assert!(ok, "ansible -m failed:\n{out}\n{err}");
     let json_start = out.find('{').unwrap_or_else(|| panic!("no result:\n{out}"));
-    let result: Value =
-        serde_json::from_str(&out[json_start..]).unwrap_or_else(|e| panic!("{e}:\n{out}"));
+    let result: Value = serde_json::from_str(&out[json_start..]).unwrap_or_else(|e| panic!("{e}:\n{out}"));
     assert_eq!(result["proxmox_vms"][0]["name"], "web01", "{out}");
 }
 
@@ -341,10 +318,22 @@ fn use_shim_version(env: &Env, version: u64) {
     };
     link_all_but(&installed, &ours, "plugins");
     link_all_but(&installed.join("plugins"), &ours.join("plugins"), "plugin_utils");
-    link_all_but(&installed.join("plugins/plugin_utils"), &ours.join("plugins/plugin_utils"), "binary_module.py");
+    link_all_but(
+        &installed.join("plugins/plugin_utils"),
+        &ours.join("plugins/plugin_utils"),
+        "binary_module.py",
+    );
     let shim = std::fs::read_to_string(installed.join("plugins/plugin_utils/binary_module.py")).unwrap();
-    let line = shim.lines().find(|l| l.starts_with("PROTOCOL_VERSION = ")).expect("the shim names its protocol version").to_string();
-    std::fs::write(ours.join("plugins/plugin_utils/binary_module.py"), shim.replace(&line, &format!("PROTOCOL_VERSION = {version}"))).unwrap();
+    let line = shim
+        .lines()
+        .find(|l| l.starts_with("PROTOCOL_VERSION = "))
+        .expect("the shim names its protocol version")
+        .to_string();
+    std::fs::write(
+        ours.join("plugins/plugin_utils/binary_module.py"),
+        shim.replace(&line, &format!("PROTOCOL_VERSION = {version}")),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -355,7 +344,11 @@ fn a_shim_and_a_binary_of_different_builds_fail_naming_both_versions_and_the_reb
     let play = env.play("- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100}\n  ignore_errors: true\n");
     let t = play.task("info");
     assert!(t.failed, "{}", play.transcript());
-    for needle in ["action plugin speaks module protocol 99", "its module binary speaks 1", "cargo collection build"] {
+    for needle in [
+        "action plugin speaks module protocol 99",
+        "its module binary speaks 1",
+        "cargo collection build",
+    ] {
         assert!(t.msg().contains(needle), "{needle:?} missing from: {}", t.msg());
     }
     assert_eq!(env.requests()["total"], 0, "nothing reaches the API");
@@ -369,5 +362,10 @@ fn a_shim_and_a_binary_of_different_builds_fail_naming_both_versions_and_the_reb
     let (_, out, err) = output(Command::new(module_binary()).arg(&file));
     let result: Value = serde_json::from_str(&out).unwrap_or_else(|e| panic!("{e}: {out}\n{err}"));
     let msg = result["msg"].as_str().unwrap();
-    assert!(result["failed"] == json!(true) && msg.contains("speaks module protocol none") && msg.contains("cargo collection build"), "{result}");
+    assert!(
+        result["failed"] == json!(true)
+            && msg.contains("speaks module protocol none")
+            && msg.contains("cargo collection build"),
+        "{result}"
+    );
 }

@@ -17,7 +17,10 @@ use serde_json::{json, Value};
 /// Replaces what differs between runs with placeholders.
 fn redact_text(text: &str) -> String {
     let rules: [(&str, &str); 6] = [
-        (r"UPID:[A-Za-z0-9_.-]+:[0-9A-F]{8}:[0-9A-F]{8}:[0-9A-F]{8}:[a-z]+:[^:\s]*:[^:\s]+:", "[upid]"),
+        (
+            r"UPID:[A-Za-z0-9_.-]+:[0-9A-F]{8}:[0-9A-F]{8}:[0-9A-F]{8}:[a-z]+:[^:\s]*:[^:\s]+:",
+            "[upid]",
+        ),
         (r"\b(?:[0-9A-Fa-f]{2}:){5}[0-9A-Fa-f]{2}\b", "[mac]"),
         (r"(127\.0\.0\.1|localhost):\d{2,5}", "$1:[port]"),
         (r"/tmp/[^\s'\x22,)]+", "[tmp]"),
@@ -26,7 +29,10 @@ fn redact_text(text: &str) -> String {
     ];
     let mut out = text.to_string();
     for (pattern, with) in rules {
-        out = Regex::new(pattern).expect("pattern").replace_all(&out, with).into_owned();
+        out = Regex::new(pattern)
+            .expect("pattern")
+            .replace_all(&out, with)
+            .into_owned();
     }
     out
 }
@@ -75,10 +81,16 @@ fn module_docs_as_ansible_doc_prints_them() {
             .env("PAGER", "cat")
             .output()
             .expect("run ansible-doc");
-        assert!(out.status.success(), "ansible-doc {module}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "ansible-doc {module}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let text = String::from_utf8_lossy(&out.stdout);
         // The first line names the file ansible-doc read, under this run's temp dir.
-        let text = Regex::new(r"\(/[^)]*/ansible_collections/").unwrap().replace_all(&text, "(.../ansible_collections/");
+        let text = Regex::new(r"\(/[^)]*/ansible_collections/")
+            .unwrap()
+            .replace_all(&text, "(.../ansible_collections/");
         insta::assert_snapshot!(format!("doc_{module}"), redact_text(&text));
     }
 }
@@ -97,7 +109,11 @@ const CREATE: &str = "ferrox.proxmox.proxmox_kvm:
 fn run(env: &Env, name: &str, task: &str, check: bool) -> Value {
     let play = env.play_with(
         &format!("- name: {name}\n  {task}\n  ignore_errors: true\n"),
-        &PlayOpts { check, diff: true, ..Default::default() },
+        &PlayOpts {
+            check,
+            diff: true,
+            ..Default::default()
+        },
     );
     shown(play.task(name))
 }
@@ -105,7 +121,9 @@ fn run(env: &Env, name: &str, task: &str, check: bool) -> Value {
 #[test]
 fn results_and_diffs_of_representative_runs() {
     let env = Env::start();
-    let converge = CREATE.replace("    node: pve1\n", "    update: true\n").replace("memory: 1024", "memory: 2048");
+    let converge = CREATE
+        .replace("    node: pve1\n", "    update: true\n")
+        .replace("memory: 1024", "memory: 2048");
     let runs = [
         ("create, check mode", CREATE.to_string(), true),
         ("create", CREATE.to_string(), false),
@@ -128,11 +146,24 @@ fn results_and_diffs_of_representative_runs() {
             "ferrox.proxmox.proxmox_nic: {vmid: 100, interface: net1, bridge: vmbr1, tag: 20}".to_string(),
             false,
         ),
-        ("vm_info by name", "ferrox.proxmox.proxmox_vm_info: {name: snap-web}".to_string(), false),
+        (
+            "vm_info by name",
+            "ferrox.proxmox.proxmox_vm_info: {name: snap-web}".to_string(),
+            false,
+        ),
     ];
     for (i, (label, task, check)) in runs.iter().enumerate() {
         let result = run(&env, label, task, *check);
-        insta::assert_json_snapshot!(format!("run_{i:02}_{}", label.replace([' ', ',', '(', ')'], "_").replace("__", "_").trim_end_matches('_')), result);
+        insta::assert_json_snapshot!(
+            format!(
+                "run_{i:02}_{}",
+                label
+                    .replace([' ', ',', '(', ')'], "_")
+                    .replace("__", "_")
+                    .trim_end_matches('_')
+            ),
+            result
+        );
     }
 }
 
@@ -155,11 +186,23 @@ fn bad_inputs() -> Vec<(&'static str, Value)> {
         ("proxmox_kvm", with(json!({"name": "x", "bogus": 1}))),
         ("proxmox_kvm", with(json!({"name": "x", "timeout": 0}))),
         ("proxmox_disk", with(json!({"vmid": 100}))),
-        ("proxmox_disk", with(json!({"vmid": 100, "disk": "scsi1", "state": "resized"}))),
-        ("proxmox_disk", with(json!({"vmid": 100, "disk": "scsi1", "state": "grown"}))),
+        (
+            "proxmox_disk",
+            with(json!({"vmid": 100, "disk": "scsi1", "state": "resized"})),
+        ),
+        (
+            "proxmox_disk",
+            with(json!({"vmid": 100, "disk": "scsi1", "state": "grown"})),
+        ),
         ("proxmox_nic", with(json!({"vmid": 100}))),
-        ("proxmox_nic", with(json!({"vmid": 100, "interface": "net1", "tag": "ten"}))),
-        ("proxmox_nic", with(json!({"vmid": 100, "interface": "net1", "model": "rtl"}))),
+        (
+            "proxmox_nic",
+            with(json!({"vmid": 100, "interface": "net1", "tag": "ten"})),
+        ),
+        (
+            "proxmox_nic",
+            with(json!({"vmid": 100, "interface": "net1", "model": "rtl"})),
+        ),
         ("proxmox_vm_info", with(json!({"type": "vm"}))),
         ("proxmox_vm_info", with(json!({"config": "Current"}))),
     ]
@@ -175,7 +218,8 @@ fn messages_of_bad_input() {
         full["_ansible_version"] = json!("2.19.14");
         std::fs::write(&path, full.to_string()).unwrap();
         let out = module_command(module).arg(&path).output().expect("run module");
-        let result: Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{module}: {e}: {}", String::from_utf8_lossy(&out.stdout)));
+        let result: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{module}: {e}: {}", String::from_utf8_lossy(&out.stdout)));
         let shown_args: serde_json::Map<String, Value> = args
             .as_object()
             .unwrap()

@@ -65,7 +65,9 @@ fn faults(vms: usize) -> Vec<Value> {
 }
 
 fn run(env: &Env, vms: usize, forks: usize) -> (Play, f64) {
-    let hosts: String = (1..=vms).map(|i| format!("h{i:02} ansible_connection=local\n")).collect();
+    let hosts: String = (1..=vms)
+        .map(|i| format!("h{i:02} ansible_connection=local\n"))
+        .collect();
     let opts = PlayOpts {
         hosts: Some(("all".into(), format!("[all]\n{hosts}"))),
         env: vec![("ANSIBLE_FORKS".into(), forks.to_string())],
@@ -132,11 +134,19 @@ fn orphans(env: &Env) -> (Vec<String>, Vec<String>) {
 }
 
 fn failed_hosts(play: &Play) -> BTreeMap<String, String> {
-    play.results.iter().filter(|r| r.failed).map(|r| (r.host.clone(), r.msg().to_string())).collect()
+    play.results
+        .iter()
+        .filter(|r| r.failed)
+        .map(|r| (r.host.clone(), r.msg().to_string()))
+        .collect()
 }
 
 fn changed_tasks(play: &Play) -> Vec<String> {
-    play.results.iter().filter(|r| r.changed).map(|r| format!("{}:{}", r.host, r.name)).collect()
+    play.results
+        .iter()
+        .filter(|r| r.changed)
+        .map(|r| format!("{}:{}", r.host, r.name))
+        .collect()
 }
 
 #[test]
@@ -159,17 +169,31 @@ fn many_vms_in_parallel_survive_a_real_clusters_faults() {
 
     // Failed hosts: only those whose create task failed, at once and with the task's words.
     let failed = failed_hosts(&first);
-    let task_failed: BTreeSet<&String> = failed.iter().filter(|(_, m)| m.contains("lvcreate timed out")).map(|(h, _)| h).collect();
+    let task_failed: BTreeSet<&String> = failed
+        .iter()
+        .filter(|(_, m)| m.contains("lvcreate timed out"))
+        .map(|(h, _)| h)
+        .collect();
     let other_failures: BTreeMap<&String, &String> = failed.iter().filter(|(h, _)| !task_failed.contains(h)).collect();
-    assert!(other_failures.is_empty(), "hosts failed for another reason than their PVE task: {other_failures:#?}");
+    assert!(
+        other_failures.is_empty(),
+        "hosts failed for another reason than their PVE task: {other_failures:#?}"
+    );
     // Two create tasks fail. A host that lost the answer to its create cannot tell its own
     // failed task from another run's and posts again, so at most two hosts fail.
     assert!(task_failed.len() <= 2, "{failed:#?}");
     for (host, msg) in &failed {
-        assert!(msg.contains("UPID:pve1:") && msg.contains("qmcreate"), "{host}: names the task: {msg}");
+        assert!(
+            msg.contains("UPID:pve1:") && msg.contains("qmcreate"),
+            "{host}: names the task: {msg}"
+        );
     }
     let warned = |text: &str| -> usize {
-        first.results.iter().map(|r| r.warnings().iter().filter(|w| w.contains(text)).count()).sum()
+        first
+            .results
+            .iter()
+            .map(|r| r.warnings().iter().filter(|w| w.contains(text)).count())
+            .sum()
     };
     let recovered = warned("Recovered by reading the cluster");
     // A host that lost its create's answer and found a failed create task cannot tell it
@@ -177,9 +201,17 @@ fn many_vms_in_parallel_survive_a_real_clusters_faults() {
     let failed_task_reposted = warned("maybe another run's; sent again");
 
     let after_first = soak_vms(&env);
-    let duplicates: Vec<&String> = after_first.iter().filter(|(_, l)| l.len() > 1).map(|(n, _)| n).collect();
+    let duplicates: Vec<&String> = after_first
+        .iter()
+        .filter(|(_, l)| l.len() > 1)
+        .map(|(n, _)| n)
+        .collect();
     assert!(duplicates.is_empty(), "duplicate VMs: {duplicates:?}");
-    assert_eq!(after_first.len(), vms - task_failed.len(), "every host whose create did not fail has its VM");
+    assert_eq!(
+        after_first.len(),
+        vms - task_failed.len(),
+        "every host whose create did not fail has its VM"
+    );
     for (name, list) in &after_first {
         let c = &list[0].1;
         for key in ["scsi0", "scsi1", "net0", "net1"] {
@@ -195,18 +227,31 @@ fn many_vms_in_parallel_survive_a_real_clusters_faults() {
     env.clear_faults();
     let (second, _) = run(&env, vms, forks);
     assert!(failed_hosts(&second).is_empty(), "{:?}", failed_hosts(&second));
-    let second_changes: Vec<String> =
-        changed_tasks(&second).into_iter().filter(|t| !task_failed.iter().any(|h| t.starts_with(&format!("{h}:")))).collect();
-    assert!(second_changes.is_empty(), "the rerun changed converged hosts: {second_changes:?}");
+    let second_changes: Vec<String> = changed_tasks(&second)
+        .into_iter()
+        .filter(|t| !task_failed.iter().any(|h| t.starts_with(&format!("{h}:"))))
+        .collect();
+    assert!(
+        second_changes.is_empty(),
+        "the rerun changed converged hosts: {second_changes:?}"
+    );
     let (third, _) = run(&env, vms, forks);
     let third_changes = changed_tasks(&third);
-    assert!(third_changes.is_empty() && failed_hosts(&third).is_empty(), "{third_changes:?} {:?}", failed_hosts(&third));
+    assert!(
+        third_changes.is_empty() && failed_hosts(&third).is_empty(),
+        "{third_changes:?} {:?}",
+        failed_hosts(&third)
+    );
 
     let after = soak_vms(&env);
     assert_eq!(after.len(), vms);
     assert!(after.values().all(|l| l.len() == 1), "duplicates after the reruns");
     let macs_after = macs(&after);
-    let changed_macs: Vec<&String> = macs_first.iter().filter(|(k, v)| macs_after.get(*k) != Some(v)).map(|(k, _)| k).collect();
+    let changed_macs: Vec<&String> = macs_first
+        .iter()
+        .filter(|(k, v)| macs_after.get(*k) != Some(v))
+        .map(|(k, _)| k)
+        .collect();
     assert!(changed_macs.is_empty(), "MACs changed: {changed_macs:?}");
     let (orphaned, unused) = orphans(&env);
     assert!(orphaned.is_empty() && unused.is_empty(), "{orphaned:?} {unused:?}");

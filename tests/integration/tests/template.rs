@@ -16,7 +16,10 @@ fn as_root(env: &Env) -> PlayOpts {
     auth["api_password"] = json!(creds::ROOT_PASSWORD);
     auth["api_token_id"] = Value::Null;
     auth["api_token_secret"] = Value::Null;
-    PlayOpts { module_defaults: Some(env.defaults_with(auth)), ..Default::default() }
+    PlayOpts {
+        module_defaults: Some(env.defaults_with(auth)),
+        ..Default::default()
+    }
 }
 
 fn checked(mut o: PlayOpts) -> PlayOpts {
@@ -34,7 +37,14 @@ fn volids(env: &Env) -> Vec<String> {
         .as_array()
         .expect("the simulator's volumes")
         .iter()
-        .map(|v| format!("{}:{}{}", v["storage"].as_str().unwrap_or_default(), v["volname"].as_str().unwrap_or_default(), v["node"].as_str().map(|n| format!(" on {n}")).unwrap_or_default()))
+        .map(|v| {
+            format!(
+                "{}:{}{}",
+                v["storage"].as_str().unwrap_or_default(),
+                v["volname"].as_str().unwrap_or_default(),
+                v["node"].as_str().map(|n| format!(" on {n}")).unwrap_or_default()
+            )
+        })
         .collect();
     out.sort();
     assert!(!out.is_empty(), "the scenario has volumes");
@@ -59,11 +69,15 @@ fn refused(env: &Env, args: &str, msg: &str) {
 #[test]
 fn a_file_is_removed_once_and_then_is_already_deleted() {
     let env = Env::start();
-    let args = "node: pve1, storage: local, content_type: import, template: debian-13-genericcloud-amd64.qcow2, state: absent";
+    let args =
+        "node: pve1, storage: local, content_type: import, template: debian-13-genericcloud-amd64.qcow2, state: absent";
     let dry = env.play_with(&task(args), &checked(as_root(&env)));
     let d = dry.task("t");
     assert!(d.changed && !d.failed, "{}", d.result);
-    assert_eq!(d.msg(), "template with volid=local:import/debian-13-genericcloud-amd64.qcow2 deleted");
+    assert_eq!(
+        d.msg(),
+        "template with volid=local:import/debian-13-genericcloud-amd64.qcow2 deleted"
+    );
     let on_pve1 = "local:import/debian-13-genericcloud-amd64.qcow2 on pve1".to_string();
     assert!(volids(&env).contains(&on_pve1), "check mode removed nothing");
     let real = env.play_with(&task(args), &as_root(&env));
@@ -72,11 +86,17 @@ fn a_file_is_removed_once_and_then_is_already_deleted() {
     assert_eq!(r.msg(), d.msg());
     assert_eq!(r.result["volid"], "local:import/debian-13-genericcloud-amd64.qcow2");
     assert!(!volids(&env).contains(&on_pve1), "{:?}", volids(&env));
-    assert!(volids(&env).contains(&"local:import/debian-13-genericcloud-amd64.qcow2 on pve2".to_string()), "pve2's own local storage keeps its copy");
+    assert!(
+        volids(&env).contains(&"local:import/debian-13-genericcloud-amd64.qcow2 on pve2".to_string()),
+        "pve2's own local storage keeps its copy"
+    );
     let again = env.play_with(&task(args), &as_root(&env));
     let a = again.task("t");
     assert!(!a.changed && !a.failed, "{}", a.result);
-    assert_eq!(a.msg(), "template with volid=local:import/debian-13-genericcloud-amd64.qcow2 is already deleted");
+    assert_eq!(
+        a.msg(),
+        "template with volid=local:import/debian-13-genericcloud-amd64.qcow2 is already deleted"
+    );
 }
 
 #[test]
@@ -86,10 +106,19 @@ fn a_file_already_there_is_ok() {
     std::fs::write(&src, b"not read: the name is on the storage").unwrap();
     env.clear_requests();
     for o in [checked(as_root(&env)), as_root(&env)] {
-        let play = env.play_with(&task(&format!("node: pve1, storage: isos, content_type: iso, src: {}", src.display())), &o);
+        let play = env.play_with(
+            &task(&format!(
+                "node: pve1, storage: isos, content_type: iso, src: {}",
+                src.display()
+            )),
+            &o,
+        );
         let t = play.task("t");
         assert!(!t.changed && !t.failed, "{}", t.result);
-        assert_eq!(t.msg(), "template with volid=isos:iso/debian-13-netinst.iso already exists");
+        assert_eq!(
+            t.msg(),
+            "template with volid=isos:iso/debian-13-netinst.iso already exists"
+        );
         assert_eq!(t.result["size"], json!(754u64 * 1024 * 1024));
     }
     assert!(env.writes().is_empty(), "{:?}", env.writes());
@@ -108,7 +137,11 @@ fn bad_input_is_refused_naming_the_option_cause_and_fix_and_leaves_nothing() {
         "node: pve1, storage: isos, content_type: vztmpl, template: debian-12-standard_12.7-1_amd64.tar.zst",
         "storage isos on node pve1 does not take container templates (vztmpl) (its content: iso): add vztmpl to the storage's content types (Datacenter > Storage > isos > Content), or set storage to one that takes them (on node pve1: local)",
     );
-    refused(&env, "node: pve1, content_type: iso, src: /tmp/a.iso, url: 'http://127.0.0.1:9/a.iso'", "parameters are mutually exclusive: src|url");
+    refused(
+        &env,
+        "node: pve1, content_type: iso, src: /tmp/a.iso, url: 'http://127.0.0.1:9/a.iso'",
+        "parameters are mutually exclusive: src|url",
+    );
     refused(
         &env,
         "node: pve1, content_type: iso, url: 'http://127.0.0.1:9/a.iso', checksum: abc",
@@ -129,7 +162,10 @@ fn bad_input_is_refused_naming_the_option_cause_and_fix_and_leaves_nothing() {
     refused(
         &env,
         &format!("node: pve1, storage: local, content_type: iso, src: {}", dir.display()),
-        &format!("template file on path {} not exists: src names a directory or special file, not a regular file", dir.display()),
+        &format!(
+            "template file on path {} not exists: src names a directory or special file, not a regular file",
+            dir.display()
+        ),
     );
 }
 
@@ -157,10 +193,21 @@ fn privileges_pve_will_refuse_are_predicted() {
     env.clear_requests();
     let want = "proxmox_template upload on storage isos on node pve1: needs Datastore.AllocateTemplate on /storage/isos, which ansible@pve!automation does not have";
     for check in [true, false] {
-        let play = env.play_with(&task(&format!("node: pve1, storage: isos, content_type: iso, src: {}", src.display())), &PlayOpts { check, ..Default::default() });
+        let play = env.play_with(
+            &task(&format!(
+                "node: pve1, storage: isos, content_type: iso, src: {}",
+                src.display()
+            )),
+            &PlayOpts {
+                check,
+                ..Default::default()
+            },
+        );
         assert_eq!(play.task("t").msg(), want, "check: {check}");
     }
-    let removal = env.play(&task("node: pve1, storage: isos, content_type: iso, template: virtio-win.iso, state: absent"));
+    let removal = env.play(&task(
+        "node: pve1, storage: isos, content_type: iso, template: virtio-win.iso, state: absent",
+    ));
     assert_eq!(
         removal.task("t").msg(),
         "proxmox_template remove on storage isos on node pve1: needs Datastore.Allocate on /storage/isos, which ansible@pve!automation does not have"
@@ -186,19 +233,42 @@ fn the_check_runs_plan_knows_the_file_afterwards() {
     );
     env.clear_requests();
     let mut o = checked(as_root(&env));
-    o.env = vec![("ANSIBLE_CALLBACKS_ENABLED".to_string(), "ferrox_results,ferrox.proxmox.plan".to_string())];
+    o.env = vec![(
+        "ANSIBLE_CALLBACKS_ENABLED".to_string(),
+        "ferrox_results,ferrox.proxmox.plan".to_string(),
+    )];
     let play = env.play_with(&tasks, &o);
     for name in ["upload", "vm", "disk", "remove"] {
         let t = play.task(name);
         assert!(t.changed && !t.failed, "{name}: {}", t.result);
-        assert!(t.warnings().iter().all(|w| !w.contains("check_mode_assume")), "{name}: {:?}", t.warnings());
+        assert!(
+            t.warnings().iter().all(|w| !w.contains("check_mode_assume")),
+            "{name}: {:?}",
+            t.warnings()
+        );
     }
     assert_eq!(play.task("upload").result["size"], json!(4096));
     let gone = play.task("import gone");
-    assert!(gone.failed && gone.msg().starts_with("scsi5: volume local:import/debian-13-genericcloud-amd64.qcow2 does not exist on node pve1"), "{}", gone.result);
+    assert!(
+        gone.failed
+            && gone.msg().starts_with(
+                "scsi5: volume local:import/debian-13-genericcloud-amd64.qcow2 does not exist on node pve1"
+            ),
+        "{}",
+        gone.result
+    );
     assert!(env.writes().is_empty(), "{:?}", env.writes());
-    let summary = play.stdout.split("FERROX PLAN").nth(1).unwrap_or_else(|| panic!("no plan summary\n{}", play.stdout));
-    assert!(summary.contains("  + file isos:iso/planned.iso on pve1\n  - file local:import/debian-13-genericcloud-amd64.qcow2 on pve1\n"), "{summary}");
+    let summary = play
+        .stdout
+        .split("FERROX PLAN")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no plan summary\n{}", play.stdout));
+    assert!(
+        summary.contains(
+            "  + file isos:iso/planned.iso on pve1\n  - file local:import/debian-13-genericcloud-amd64.qcow2 on pve1\n"
+        ),
+        "{summary}"
+    );
     assert!(summary.contains(", 2 files to put or remove."), "{summary}");
 }
 
@@ -229,10 +299,22 @@ fn a_build_that_uploads_its_iso_and_downloads_its_image_checks_clean_without_ass
     for name in ["iso", "image", "vm", "disk", "nic"] {
         let t = play.task(name);
         assert!(t.changed && !t.failed, "{name}: {}", t.result);
-        assert!(t.warnings().iter().all(|w| !w.contains("check_mode_assume")), "{name}: {:?}", t.warnings());
+        assert!(
+            t.warnings().iter().all(|w| !w.contains("check_mode_assume")),
+            "{name}: {:?}",
+            t.warnings()
+        );
     }
-    assert!(env.writes().is_empty(), "a check run writes nothing: {:?}", env.writes());
-    assert_eq!(files.requests(), ["HEAD /images/build-cloud.qcow2"], "the check asked the node for the URL's metadata only");
+    assert!(
+        env.writes().is_empty(),
+        "a check run writes nothing: {:?}",
+        env.writes()
+    );
+    assert_eq!(
+        files.requests(),
+        ["HEAD /images/build-cloud.qcow2"],
+        "the check asked the node for the URL's metadata only"
+    );
 }
 
 mod download {
@@ -248,15 +330,25 @@ mod download {
         let env = Env::start();
         let files = files();
         files.add("/isos/netinst-13.iso", Served::pattern(3 << 20));
-        let args = format!("node: pve1, storage: local, content_type: iso, url: '{}'", files.url("/isos/netinst-13.iso"));
+        let args = format!(
+            "node: pve1, storage: local, content_type: iso, url: '{}'",
+            files.url("/isos/netinst-13.iso")
+        );
         env.clear_requests();
         let dry = env.play_with(&task(&args), &checked(as_root(&env)));
         let d = dry.task("t");
         assert!(d.changed && !d.failed, "{}", d.result);
         assert_eq!(d.msg(), "template with volid=local:iso/netinst-13.iso uploaded");
-        assert_eq!((d.result["volid"].clone(), d.result["size"].clone()), (json!("local:iso/netinst-13.iso"), json!(3 << 20)));
+        assert_eq!(
+            (d.result["volid"].clone(), d.result["size"].clone()),
+            (json!("local:iso/netinst-13.iso"), json!(3 << 20))
+        );
         assert!(env.writes().is_empty(), "check mode writes nothing: {:?}", env.writes());
-        assert_eq!(files.requests(), ["HEAD /isos/netinst-13.iso"], "the check asked the node for the URL's metadata only");
+        assert_eq!(
+            files.requests(),
+            ["HEAD /isos/netinst-13.iso"],
+            "the check asked the node for the URL's metadata only"
+        );
 
         let real = env.play_with(&task(&args), &as_root(&env));
         let r = real.task("t");
@@ -264,8 +356,18 @@ mod download {
         assert_eq!(r.msg(), d.msg());
         assert_eq!(r.result["size"], json!(3 << 20));
         assert_eq!(r.result["transfer"]["bytes"], json!(3 << 20));
-        assert!(r.result["transfer"]["seconds"].as_f64().is_some_and(|s| s >= 0.0), "{}", r.result);
-        assert!(r.result["transfer"]["upid"].as_str().is_some_and(|u| u.contains(":download:")), "{}", r.result);
+        assert!(
+            r.result["transfer"]["seconds"].as_f64().is_some_and(|s| s >= 0.0),
+            "{}",
+            r.result
+        );
+        assert!(
+            r.result["transfer"]["upid"]
+                .as_str()
+                .is_some_and(|u| u.contains(":download:")),
+            "{}",
+            r.result
+        );
         assert!(volids(&env).contains(&"local:iso/netinst-13.iso on pve1".to_string()));
 
         let again = env.play_with(&task(&args), &as_root(&env));
@@ -288,14 +390,22 @@ mod download {
         let first = env.play_with(&task(&args(&sum, false)), &as_root(&env));
         let f = first.task("t");
         assert!(f.changed && !f.failed, "{}", f.result);
-        assert_eq!(f.msg(), "Checksum verified, template with volid=local:import/noble.qcow2 uploaded");
+        assert_eq!(
+            f.msg(),
+            "Checksum verified, template with volid=local:import/noble.qcow2 uploaded"
+        );
 
         // The same checksum again: the node checks the file there and fetches nothing.
         let again = env.play_with(&task(&args(&sum, false)), &as_root(&env));
         let a = again.task("t");
         assert!(!a.changed && !a.failed, "{}", a.result);
         assert_eq!(a.result["checksum_verified"], json!(true));
-        assert_eq!(files.requests().iter().filter(|r| r.starts_with("GET")).count(), 1, "{:?}", files.requests());
+        assert_eq!(
+            files.requests().iter().filter(|r| r.starts_with("GET")).count(),
+            1,
+            "{:?}",
+            files.requests()
+        );
 
         // Another file behind the URL now, same size: PVE names both checksums.
         let other = Served::qcow2(3 << 30, 512 << 10);
@@ -314,7 +424,14 @@ mod download {
         assert!(fo.changed && !fo.failed, "{}", fo.result);
         assert_eq!(fo.result["replaced"], json!(true));
         let listed = env.api_get("/nodes/pve1/storage/local/content?content=import");
-        assert!(listed.as_array().unwrap().iter().any(|v| v["volid"] == "local:import/noble.qcow2"), "{listed}");
+        assert!(
+            listed
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|v| v["volid"] == "local:import/noble.qcow2"),
+            "{listed}"
+        );
     }
 
     #[test]
@@ -340,9 +457,22 @@ mod download {
         let t = play.task("t");
         assert!(t.failed, "{}", t.result);
         let got = Served::pattern(100_000).digests()["md5"].clone();
-        assert!(t.msg().starts_with(&format!("Task error: checksum mismatch: got '{got}' != expect '0123'")), "{}", t.msg());
-        assert!(t.msg().ends_with("; Proxmox VE removed the partial file"), "{}", t.msg());
-        assert!(!volids(&env).iter().any(|v| v.contains("debian-12-standard")), "{:?}", volids(&env));
+        assert!(
+            t.msg()
+                .starts_with(&format!("Task error: checksum mismatch: got '{got}' != expect '0123'")),
+            "{}",
+            t.msg()
+        );
+        assert!(
+            t.msg().ends_with("; Proxmox VE removed the partial file"),
+            "{}",
+            t.msg()
+        );
+        assert!(
+            !volids(&env).iter().any(|v| v.contains("debian-12-standard")),
+            "{:?}",
+            volids(&env)
+        );
     }
 
     #[test]
@@ -355,13 +485,20 @@ mod download {
         let before = volids(&env);
         let mut msgs = Vec::new();
         for o in [checked(as_root(&env)), as_root(&env)] {
-            let play = env.play_with(&task(&format!("node: pve1, storage: local, content_type: iso, url: '{url}'")), &o);
+            let play = env.play_with(
+                &task(&format!("node: pve1, storage: local, content_type: iso, url: '{url}'")),
+                &o,
+            );
             let t = play.task("t");
             assert!(t.failed, "{}", t.result);
             msgs.push(t.msg().to_string());
         }
         assert_eq!(msgs[0], msgs[1], "check and real runs fail alike");
-        assert!(msgs[0].starts_with(&format!("url {url} cannot be fetched by node pve1: ")), "{}", msgs[0]);
+        assert!(
+            msgs[0].starts_with(&format!("url {url} cannot be fetched by node pve1: ")),
+            "{}",
+            msgs[0]
+        );
         assert!(msgs[0].ends_with("Check that the URL is right and that node pve1 can reach it (proxy, DNS, firewall); the node downloads it, not the host the task runs on"), "{}", msgs[0]);
         assert!(env.writes().is_empty(), "{:?}", env.writes());
         assert_eq!(volids(&env), before);
@@ -383,14 +520,31 @@ fn a_download_needs_the_nodes_network_as_pve_checks_it() {
             password: None,
             enable: true,
             totp_secret: None,
-            tokens: vec![TokenDef { id: "t".into(), secret: "22222222-3333-4444-5555-666666666666".into(), privsep: true }],
+            tokens: vec![TokenDef {
+                id: "t".into(),
+                secret: "22222222-3333-4444-5555-666666666666".into(),
+                privsep: true,
+            }],
         });
-        s.roles.insert("Templates".into(), vec!["Datastore.AllocateTemplate".into(), "Datastore.Audit".into()]);
+        s.roles.insert(
+            "Templates".into(),
+            vec!["Datastore.AllocateTemplate".into(), "Datastore.Audit".into()],
+        );
         s.roles.insert("Network".into(), vec!["Sys.AccessNetwork".into()]);
         for ugid in ["tmpl@pve", "tmpl@pve!t"] {
-            s.acls.push(AclDef { path: "/storage".into(), ugid: ugid.into(), roles: vec!["Templates".into()], propagate: true });
+            s.acls.push(AclDef {
+                path: "/storage".into(),
+                ugid: ugid.into(),
+                roles: vec!["Templates".into()],
+                propagate: true,
+            });
             if network {
-                s.acls.push(AclDef { path: "/nodes/pve1".into(), ugid: ugid.into(), roles: vec!["Network".into()], propagate: true });
+                s.acls.push(AclDef {
+                    path: "/nodes/pve1".into(),
+                    ugid: ugid.into(),
+                    roles: vec!["Network".into()],
+                    propagate: true,
+                });
             }
         }
         let env = Env::start_with(cfg);
@@ -398,12 +552,18 @@ fn a_download_needs_the_nodes_network_as_pve_checks_it() {
         auth["api_user"] = json!("tmpl@pve");
         auth["api_token_id"] = json!("t");
         auth["api_token_secret"] = json!("22222222-3333-4444-5555-666666666666");
-        let o = PlayOpts { module_defaults: Some(env.defaults_with(auth)), ..Default::default() };
+        let o = PlayOpts {
+            module_defaults: Some(env.defaults_with(auth)),
+            ..Default::default()
+        };
         (env, o)
     };
     let files = pvesim::fileserver::FileServer::start().unwrap();
     files.add("/a.iso", pvesim::fileserver::Served::pattern(4096));
-    let args = format!("node: pve1, storage: local, content_type: iso, url: '{}'", files.url("/a.iso"));
+    let args = format!(
+        "node: pve1, storage: local, content_type: iso, url: '{}'",
+        files.url("/a.iso")
+    );
 
     let (env, o) = start(false);
     env.clear_requests();
@@ -415,7 +575,11 @@ fn a_download_needs_the_nodes_network_as_pve_checks_it() {
         );
     }
     assert!(env.writes().is_empty(), "{:?}", env.writes());
-    assert!(files.requests().is_empty(), "the node was not asked for the URL: {:?}", files.requests());
+    assert!(
+        files.requests().is_empty(),
+        "the node was not asked for the URL: {:?}",
+        files.requests()
+    );
 
     let (env, o) = start(true);
     for o in [checked(o.clone()), o] {
@@ -433,11 +597,12 @@ mod upload {
     fn file(env: &Env, name: &str, len: usize) -> (std::path::PathBuf, pvesim::fileserver::Served) {
         let served = pvesim::fileserver::Served::pattern(len as u64);
         let mut bytes = Vec::with_capacity(len);
-        served.each_chunk(|c| {
-            bytes.extend_from_slice(c);
-            Ok(())
-        })
-        .unwrap();
+        served
+            .each_chunk(|c| {
+                bytes.extend_from_slice(c);
+                Ok(())
+            })
+            .unwrap();
         let path = env.dir().join(name);
         std::fs::write(&path, bytes).unwrap();
         (path, served)
@@ -460,10 +625,24 @@ mod upload {
         let r = real.task("t");
         assert!(r.changed && !r.failed, "{}", r.result);
         assert_eq!(r.msg(), d.msg());
-        assert_eq!((r.result["size"].clone(), r.result["transfer"]["bytes"].clone()), (json!(5 << 20), json!(5 << 20)));
-        assert!(r.result["transfer"]["sending_seconds"].as_f64().is_some(), "{}", r.result);
-        assert_eq!(env.write_counts(), ["POST /api2/json/nodes/pve1/storage/isos/upload x1"]);
-        assert!(volids(&env).contains(&"isos:iso/installer-1.iso".to_string()), "{:?}", volids(&env));
+        assert_eq!(
+            (r.result["size"].clone(), r.result["transfer"]["bytes"].clone()),
+            (json!(5 << 20), json!(5 << 20))
+        );
+        assert!(
+            r.result["transfer"]["sending_seconds"].as_f64().is_some(),
+            "{}",
+            r.result
+        );
+        assert_eq!(
+            env.write_counts(),
+            ["POST /api2/json/nodes/pve1/storage/isos/upload x1"]
+        );
+        assert!(
+            volids(&env).contains(&"isos:iso/installer-1.iso".to_string()),
+            "{:?}",
+            volids(&env)
+        );
 
         let again = env.play_with(&task(&args), &as_root(&env));
         let a = again.task("t");
@@ -477,21 +656,44 @@ mod upload {
         let (path, served) = file(&env, "tmpl.tar.zst", 200_000);
         let sha = served.digests()["sha512"].clone();
         let bad = env.play_with(
-            &task(&format!("node: pve1, storage: local, content_type: vztmpl, src: {}, checksum_algorithm: sha512, checksum: '{}'", path.display(), "ab".repeat(64))),
+            &task(&format!(
+                "node: pve1, storage: local, content_type: vztmpl, src: {}, checksum_algorithm: sha512, checksum: '{}'",
+                path.display(),
+                "ab".repeat(64)
+            )),
             &as_root(&env),
         );
         let b = bad.task("t");
         assert!(b.failed, "{}", b.result);
-        assert!(b.msg().starts_with(&format!("Task error: checksum mismatch: got '{sha}' != expect '{}'", "ab".repeat(64))), "{}", b.msg());
-        assert!(!volids(&env).iter().any(|v| v.contains("tmpl.tar.zst")), "{:?}", volids(&env));
+        assert!(
+            b.msg().starts_with(&format!(
+                "Task error: checksum mismatch: got '{sha}' != expect '{}'",
+                "ab".repeat(64)
+            )),
+            "{}",
+            b.msg()
+        );
+        assert!(
+            !volids(&env).iter().any(|v| v.contains("tmpl.tar.zst")),
+            "{:?}",
+            volids(&env)
+        );
 
         let good = env.play_with(
-            &task(&format!("node: pve1, storage: local, content_type: vztmpl, src: {}, checksum_algorithm: sha512, checksum: '{}'", path.display(), sha.to_uppercase())),
+            &task(&format!(
+                "node: pve1, storage: local, content_type: vztmpl, src: {}, checksum_algorithm: sha512, checksum: '{}'",
+                path.display(),
+                sha.to_uppercase()
+            )),
             &as_root(&env),
         );
         let g = good.task("t");
         assert!(g.changed && !g.failed, "{}", g.result);
-        assert!(volids(&env).contains(&"local:vztmpl/tmpl.tar.zst on pve1".to_string()), "{:?}", volids(&env));
+        assert!(
+            volids(&env).contains(&"local:vztmpl/tmpl.tar.zst on pve1".to_string()),
+            "{:?}",
+            volids(&env)
+        );
     }
 
     /// PVE stores `my installer.iso` as `my_installer.iso`: the rerun finds it there.
@@ -499,7 +701,10 @@ mod upload {
     fn a_name_pve_normalises_is_found_again() {
         let env = Env::start();
         let (path, _) = file(&env, "my installer.iso", 8192);
-        let args = format!("node: pve1, storage: isos, content_type: iso, src: '{}'", path.display());
+        let args = format!(
+            "node: pve1, storage: isos, content_type: iso, src: '{}'",
+            path.display()
+        );
         let first = env.play_with(&task(&args), &as_root(&env));
         assert!(first.task("t").changed, "{}", first.task("t").result);
         assert_eq!(first.task("t").result["volid"], "isos:iso/my_installer.iso");
@@ -514,13 +719,25 @@ mod upload {
     fn force_replaces_a_file_of_that_name() {
         let env = Env::start();
         let (path, _) = file(&env, "virtio-win.iso", 64 << 10);
-        let play = env.play_with(&task(&format!("node: pve1, storage: isos, content_type: iso, src: {}, force: true", path.display())), &as_root(&env));
+        let play = env.play_with(
+            &task(&format!(
+                "node: pve1, storage: isos, content_type: iso, src: {}, force: true",
+                path.display()
+            )),
+            &as_root(&env),
+        );
         let t = play.task("t");
         assert!(t.changed && !t.failed, "{}", t.result);
         assert_eq!(t.result["replaced"], json!(true));
         assert_eq!(t.result["size"], json!(64 << 10));
         let listed = env.api_get("/nodes/pve1/storage/isos/content");
-        let v = listed.as_array().unwrap().iter().find(|v| v["volid"] == "isos:iso/virtio-win.iso").cloned().unwrap_or_default();
+        let v = listed
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["volid"] == "isos:iso/virtio-win.iso")
+            .cloned()
+            .unwrap_or_default();
         assert_eq!(v["size"], json!(64 << 10), "{listed}");
     }
 }
@@ -545,15 +762,29 @@ fn an_appliance_template_is_downloaded_from_pves_index() {
     let args = "node: pve1, storage: local, content_type: vztmpl, template: debian-13-standard_13.1-2_amd64.tar.zst";
     env.clear_requests();
     let dry = env.play_with(&task(args), &checked(as_root(&env)));
-    assert!(dry.task("t").changed && !dry.task("t").failed, "{}", dry.task("t").result);
+    assert!(
+        dry.task("t").changed && !dry.task("t").failed,
+        "{}",
+        dry.task("t").result
+    );
     assert!(env.writes().is_empty(), "{:?}", env.writes());
     let real = env.play_with(&task(args), &as_root(&env));
     let r = real.task("t");
     assert!(r.changed && !r.failed, "{}", r.result);
-    assert_eq!(r.msg(), "template with volid=local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst downloaded");
+    assert_eq!(
+        r.msg(),
+        "template with volid=local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst downloaded"
+    );
     assert_eq!(r.result["size"], json!(150_000));
     assert_eq!(env.write_counts(), ["POST /api2/json/nodes/pve1/aplinfo x1"]);
     let again = env.play_with(&task(args), &as_root(&env));
-    assert!(!again.task("t").changed && !again.task("t").failed, "{}", again.task("t").result);
-    assert_eq!(again.task("t").msg(), "template with volid=local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst already exists");
+    assert!(
+        !again.task("t").changed && !again.task("t").failed,
+        "{}",
+        again.task("t").result
+    );
+    assert_eq!(
+        again.task("t").msg(),
+        "template with volid=local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst already exists"
+    );
 }

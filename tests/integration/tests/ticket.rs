@@ -46,14 +46,28 @@ fn all_found_vm_100(p: &Play) {
     for t in p.results.iter().filter(|t| t.name.starts_with("info")) {
         assert!(!t.failed, "{}: {}\n{}", t.name, t.result, p.transcript());
         assert_eq!(t.result["proxmox_vms"][0]["vmid"], json!(100), "{}", t.result);
-        assert!(t.result.get("_ferrox_ticket").is_none(), "the ticket never shows in a result: {}", t.result);
+        assert!(
+            t.result.get("_ferrox_ticket").is_none(),
+            "the ticket never shows in a result: {}",
+            t.result
+        );
     }
 }
 
 #[test]
 fn a_run_of_password_tasks_logs_in_once() {
     let env = Env::start();
-    let p = play(&env, &format!("{}{}{}{}", info("info 1"), info("info 2"), info("info 3"), info("info 4")), &[]);
+    let p = play(
+        &env,
+        &format!(
+            "{}{}{}{}",
+            info("info 1"),
+            info("info 2"),
+            info("info 3"),
+            info("info 4")
+        ),
+        &[],
+    );
     all_found_vm_100(&p);
     assert_eq!(env.logins(), (1, 0), "{}", env.requests()["counts"]);
     assert_eq!(env.requests()["counts"]["POST /api2/json/access/ticket"], json!(1));
@@ -62,26 +76,59 @@ fn a_run_of_password_tasks_logs_in_once() {
 #[test]
 fn turned_off_every_task_logs_in() {
     let env = Env::start();
-    let p = play(&env, &format!("{}{}{}", info("info 1"), info("info 2"), info("info 3")), &[(RENEW_AFTER, "0")]);
+    let p = play(
+        &env,
+        &format!("{}{}{}", info("info 1"), info("info 2"), info("info 3")),
+        &[(RENEW_AFTER, "0")],
+    );
     all_found_vm_100(&p);
     assert_eq!(env.logins(), (3, 0));
 }
 
 #[test]
 fn a_ticket_near_its_lifetime_is_renewed_without_a_login() {
-    let env = Env::start_with(pvesim::SimConfig { ticket_lifetime_secs: 30, ..Default::default() });
-    let p = play(&env, &format!("{}{}{}", info("info 1"), pause(3), info("info 2")), &[(RENEW_AFTER, "2")]);
+    let env = Env::start_with(pvesim::SimConfig {
+        ticket_lifetime_secs: 30,
+        ..Default::default()
+    });
+    let p = play(
+        &env,
+        &format!("{}{}{}", info("info 1"), pause(3), info("info 2")),
+        &[(RENEW_AFTER, "2")],
+    );
     all_found_vm_100(&p);
-    assert_eq!(env.logins(), (1, 1), "one login, then one renewal: {}", env.requests()["counts"]);
+    assert_eq!(
+        env.logins(),
+        (1, 1),
+        "one login, then one renewal: {}",
+        env.requests()["counts"]
+    );
 }
 
 #[test]
 fn an_expired_ticket_ends_in_one_fresh_login() {
-    let env = Env::start_with(pvesim::SimConfig { ticket_lifetime_secs: 2, ..Default::default() });
-    let p = play(&env, &format!("{}{}{}{}", info("info 1"), pause(4), info("info 2"), info("info 3")), &[]);
+    let env = Env::start_with(pvesim::SimConfig {
+        ticket_lifetime_secs: 2,
+        ..Default::default()
+    });
+    let p = play(
+        &env,
+        &format!("{}{}{}{}", info("info 1"), pause(4), info("info 2"), info("info 3")),
+        &[],
+    );
     all_found_vm_100(&p);
-    assert_eq!(env.logins(), (2, 0), "the expired ticket refused once, then the new one kept: {}", env.requests()["counts"]);
-    let refused = env.requests()["log"].as_array().unwrap().iter().filter(|e| e["status"] == json!(401)).count();
+    assert_eq!(
+        env.logins(),
+        (2, 0),
+        "the expired ticket refused once, then the new one kept: {}",
+        env.requests()["counts"]
+    );
+    let refused = env.requests()["log"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["status"] == json!(401))
+        .count();
     assert_eq!(refused, 1, "one request refused with the expired ticket");
 }
 
@@ -92,7 +139,11 @@ fn a_revoked_ticket_ends_in_one_fresh_login() {
         "- name: rotate PVE's authkey\n  ansible.builtin.uri: {{url: 'https://127.0.0.1:{}/_pvesim/rotate-authkey', method: POST, validate_certs: false}}\n",
         env.sim().port()
     );
-    let p = play(&env, &format!("{}{rotate}{}{}", info("info 1"), info("info 2"), info("info 3")), &[]);
+    let p = play(
+        &env,
+        &format!("{}{rotate}{}{}", info("info 1"), info("info 2"), info("info 3")),
+        &[],
+    );
     all_found_vm_100(&p);
     assert_eq!(env.logins(), (2, 0), "{}", env.requests()["counts"]);
 }
@@ -111,12 +162,17 @@ fn an_upload_and_a_download_after_a_revoked_ticket_each_log_in_once_more() {
         "- name: rotate PVE's authkey\n  ansible.builtin.uri: {{url: 'https://127.0.0.1:{}/_pvesim/rotate-authkey', method: POST, validate_certs: false}}\n",
         env.sim().port()
     );
-    let template = |name: &str, args: String| format!("- name: {name}\n  ferrox.proxmox.proxmox_template: {{node: pve1, content_type: iso, {args}}}\n");
+    let template = |name: &str, args: String| {
+        format!("- name: {name}\n  ferrox.proxmox.proxmox_template: {{node: pve1, content_type: iso, {args}}}\n")
+    };
     let tasks = format!(
         "{}{rotate}{}{rotate}{}",
         info("info 1"),
         template("upload", format!("storage: isos, src: {}", src.display())),
-        template("download", format!("storage: local, url: '{}'", files.url("/isos/rescue.iso"))),
+        template(
+            "download",
+            format!("storage: local, url: '{}'", files.url("/isos/rescue.iso"))
+        ),
     );
     let p = play(&env, &tasks, &[]);
     all_found_vm_100(&p);
@@ -124,9 +180,18 @@ fn an_upload_and_a_download_after_a_revoked_ticket_each_log_in_once_more() {
         let t = p.task(name);
         assert!(t.changed && !t.failed, "{name}: {}\n{}", t.result, p.transcript());
         assert_eq!(t.result["volid"], json!(volid), "{}", t.result);
-        assert!(t.result.get("_ferrox_ticket").is_none(), "the ticket never shows in a result: {}", t.result);
+        assert!(
+            t.result.get("_ferrox_ticket").is_none(),
+            "the ticket never shows in a result: {}",
+            t.result
+        );
     }
-    assert_eq!(env.logins(), (3, 0), "the first login, then one after each rotation: {}", env.requests()["counts"]);
+    assert_eq!(
+        env.logins(),
+        (3, 0),
+        "the first login, then one after each rotation: {}",
+        env.requests()["counts"]
+    );
 }
 
 #[test]
@@ -136,7 +201,8 @@ fn another_user_host_or_password_never_gets_the_ticket() {
         format!("- name: {name}\n  ferrox.proxmox.proxmox_vm_info: {{vmid: 100, api_user: {user}, api_password: {password}}}\n  ignore_errors: true\n")
     };
     // The same server by another name is another endpoint (the certificate names both).
-    let by_localhost = "- name: info root via localhost\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100, api_host: localhost}\n";
+    let by_localhost =
+        "- name: info root via localhost\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100, api_host: localhost}\n";
     let tasks = format!(
         "{}{}{}{by_localhost}{}",
         info("info root"),
@@ -145,12 +211,25 @@ fn another_user_host_or_password_never_gets_the_ticket() {
         info("info root again"),
     );
     let p = play(&env, &tasks, &[]);
-    for ok in ["info root", "info ansible", "info root via localhost", "info root again"] {
+    for ok in [
+        "info root",
+        "info ansible",
+        "info root via localhost",
+        "info root again",
+    ] {
         assert!(!p.task(ok).failed, "{ok}: {}", p.transcript());
     }
     let wrong = p.task("wrong password");
-    assert!(wrong.failed, "root's ticket must not stand in for a wrong password: {}", wrong.result);
-    assert!(wrong.msg().starts_with("Couldn't authenticate user: root@pam"), "{}", wrong.msg());
+    assert!(
+        wrong.failed,
+        "root's ticket must not stand in for a wrong password: {}",
+        wrong.result
+    );
+    assert!(
+        wrong.msg().starts_with("Couldn't authenticate user: root@pam"),
+        "{}",
+        wrong.msg()
+    );
     // root, ansible, root at localhost, and the refused attempt; root's last task reuses
     // root's first ticket.
     assert_eq!(env.logins(), (3, 0), "{}", env.requests()["counts"]);
@@ -169,23 +248,47 @@ fn a_totp_play_longer_than_three_steps_runs_through_on_one_login() {
     for t in &ours.tasks {
         assert!(!t.failed, "{}: {}\n{}", t.name, t.result, ours.transcript);
     }
-    assert!(ours.tasks.last().unwrap().end - ours.tasks[0].start > (3 * STEP) as f64, "the play spans more than three steps");
+    assert!(
+        ours.tasks.last().unwrap().end - ours.tasks[0].start > (3 * STEP) as f64,
+        "the play spans more than three steps"
+    );
     assert_eq!(ours.logins, 1, "one login for the whole play");
 
     let per_task = otp_play("ferrox.proxmox", &[(RENEW_AFTER, "0")]);
-    assert!(!per_task.tasks[0].failed, "the code is good at first: {}", per_task.tasks[0].result);
-    let late: Vec<_> = per_task.tasks.iter().filter(|t| t.start > per_task.window_end as f64 + 1.0).collect();
+    assert!(
+        !per_task.tasks[0].failed,
+        "the code is good at first: {}",
+        per_task.tasks[0].result
+    );
+    let late: Vec<_> = per_task
+        .tasks
+        .iter()
+        .filter(|t| t.start > per_task.window_end as f64 + 1.0)
+        .collect();
     assert!(!late.is_empty(), "a task runs after the code's window");
     for t in &late {
-        assert!(t.failed, "{} ran after the code's window and logged in with it: {}", t.name, t.result);
+        assert!(
+            t.failed,
+            "{} ran after the code's window and logged in with it: {}",
+            t.name, t.result
+        );
         assert!(t.msg().contains("the code in api_otp was not accepted"), "{}", t.msg());
     }
     let first_failure = per_task.tasks.iter().position(|t| t.failed).unwrap();
-    assert!(per_task.tasks[first_failure..].iter().all(|t| t.failed), "every task after the window fails");
+    assert!(
+        per_task.tasks[first_failure..].iter().all(|t| t.failed),
+        "every task after the window fails"
+    );
 
     let anchor = otp_play("community.proxmox", &[]);
     for t in &anchor.tasks {
-        assert!(t.failed && t.msg().starts_with("Unsupported parameters for (community.proxmox.proxmox_vm_info) module: api_otp."), "{}", t.msg());
+        assert!(
+            t.failed
+                && t.msg()
+                    .starts_with("Unsupported parameters for (community.proxmox.proxmox_vm_info) module: api_otp."),
+            "{}",
+            t.msg()
+        );
     }
 }
 
@@ -202,7 +305,10 @@ struct OtpRun {
 /// Four tasks of `collection` as mfa@pve with one TOTP code, a step and a second apart,
 /// against a simulator whose TOTP step is [`STEP`].
 fn otp_play(collection: &str, env: &[(&str, &str)]) -> OtpRun {
-    let anchor = support::Anchor::start_with(pvesim::SimConfig { totp_step_secs: STEP, ..Default::default() });
+    let anchor = support::Anchor::start_with(pvesim::SimConfig {
+        totp_step_secs: STEP,
+        ..Default::default()
+    });
     let now = unix_now();
     let code = pvesim::auth::totp_with_step("JBSWY3DPEHPK3PXP", now, STEP).unwrap();
     let task = |name: &str| {
@@ -211,7 +317,10 @@ fn otp_play(collection: &str, env: &[(&str, &str)]) -> OtpRun {
             anchor.ca_path().display()
         )
     };
-    let wait = format!("    - name: pause\n      ansible.builtin.pause: {{seconds: {}}}\n", STEP + 1);
+    let wait = format!(
+        "    - name: pause\n      ansible.builtin.pause: {{seconds: {}}}\n",
+        STEP + 1
+    );
     let text = format!(
         "- hosts: localhost\n  gather_facts: false\n  tasks:\n{}{wait}{}{wait}{}{wait}{}",
         task("info 1"),
@@ -221,9 +330,17 @@ fn otp_play(collection: &str, env: &[(&str, &str)]) -> OtpRun {
     );
     let file = anchor.dir().join("otp.yml");
     std::fs::write(&file, text).unwrap();
-    let opts = support::RunOpts { env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(), ..Default::default() };
+    let opts = support::RunOpts {
+        env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        ..Default::default()
+    };
     let run = anchor.run_file(&file, &opts);
-    let tasks: Vec<support::Outcome> = run.results.iter().filter(|t| t.name.starts_with("info")).cloned().collect();
+    let tasks: Vec<support::Outcome> = run
+        .results
+        .iter()
+        .filter(|t| t.name.starts_with("info"))
+        .cloned()
+        .collect();
     assert_eq!(tasks.len(), 4, "{}", run.transcript());
     OtpRun {
         tasks,
@@ -235,7 +352,10 @@ fn otp_play(collection: &str, env: &[(&str, &str)]) -> OtpRun {
 }
 
 fn unix_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }
 
 /// A user disabled during the run: PVE refuses the kept ticket, the one fresh login is
@@ -263,15 +383,28 @@ fn a_disabled_user_fails_with_a_clear_authentication_error() {
         module_defaults: Some(password_defaults(&env, "ansible@pve", "ansible-pass")),
         ..Default::default()
     };
-    let tasks = format!("{}{disable}- name: info 2\n  ferrox.proxmox.proxmox_vm_info: {{vmid: 100}}\n  ignore_errors: true\n", info("info 1"));
+    let tasks = format!(
+        "{}{disable}- name: info 2\n  ferrox.proxmox.proxmox_vm_info: {{vmid: 100}}\n  ignore_errors: true\n",
+        info("info 1")
+    );
     let p = env.play_with(&tasks, &opts);
     assert!(!p.task("info 1").failed, "{}", p.transcript());
     let refused = p.task("info 2");
     assert!(refused.failed, "{}", refused.result);
     let url = format!("https://127.0.0.1:{}/api2/json/access/ticket", env.sim().port());
     // The login happens at the task's first request, which names itself first.
-    assert!(refused.msg().ends_with(&format!(": Couldn't authenticate user: ansible@pve to {url}")), "{}", refused.result);
+    assert!(
+        refused
+            .msg()
+            .ends_with(&format!(": Couldn't authenticate user: ansible@pve to {url}")),
+        "{}",
+        refused.result
+    );
     assert_eq!(env.logins(), (1, 0));
     let counts = &env.requests()["counts"];
-    assert_eq!(counts["POST /api2/json/access/ticket"], json!(2), "the first login and the one fresh login: {counts}");
+    assert_eq!(
+        counts["POST /api2/json/access/ticket"],
+        json!(2),
+        "the first login and the one fresh login: {counts}"
+    );
 }

@@ -20,18 +20,27 @@ fn env_num(key: &str, default: usize) -> usize {
 }
 
 fn lagging_cluster() -> Env {
-    Env::start_with(pvesim::SimConfig { resources_lag_ms: 1000, ..Default::default() })
+    Env::start_with(pvesim::SimConfig {
+        resources_lag_ms: 1000,
+        ..Default::default()
+    })
 }
 
 fn tasks(with_range: bool) -> String {
-    let range = if with_range { format!("    vmid_range: [{}, {}]\n", RANGE[0], RANGE[1]) } else { String::new() };
+    let range = if with_range {
+        format!("    vmid_range: [{}, {}]\n", RANGE[0], RANGE[1])
+    } else {
+        String::new()
+    };
     format!(
         "- name: vm\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: \"dbl-{{{{ inventory_hostname }}}}\"\n    memory: 1024\n    net:\n      net0: virtio,bridge=vmbr0\n{range}"
     )
 }
 
 fn opts(names: usize) -> PlayOpts {
-    let hosts: String = (1..=names).map(|i| format!("h{i:02} ansible_connection=local\n")).collect();
+    let hosts: String = (1..=names)
+        .map(|i| format!("h{i:02} ansible_connection=local\n"))
+        .collect();
     PlayOpts {
         hosts: Some(("all".into(), format!("[all]\n{hosts}"))),
         env: vec![("ANSIBLE_FORKS".into(), "10".into())],
@@ -62,7 +71,9 @@ fn vms_by_name(env: &Env) -> BTreeMap<String, Vec<u64>> {
     for node in ["pve1", "pve2"] {
         for g in env.api_get(&format!("/nodes/{node}/qemu")).as_array().unwrap() {
             if let Some(name) = g["name"].as_str().filter(|n| n.starts_with("dbl-")) {
-                out.entry(name.to_string()).or_default().push(g["vmid"].as_u64().unwrap());
+                out.entry(name.to_string())
+                    .or_default()
+                    .push(g["vmid"].as_u64().unwrap());
             }
         }
     }
@@ -70,7 +81,11 @@ fn vms_by_name(env: &Env) -> BTreeMap<String, Vec<u64>> {
 }
 
 fn failed(play: &Play) -> Vec<String> {
-    play.results.iter().filter(|r| r.failed).map(|r| format!("{}: {}", r.host, r.msg())).collect()
+    play.results
+        .iter()
+        .filter(|r| r.failed)
+        .map(|r| format!("{}: {}", r.host, r.msg()))
+        .collect()
 }
 
 fn changed(play: &Play) -> usize {
@@ -92,7 +107,12 @@ fn with_vmid_range_runs_at_once_build_each_name_once() {
     let plays = at_once(&env, runs, names, true);
     let together_secs = t0.elapsed().as_secs_f64();
     for (play, _) in &plays {
-        assert!(failed(play).is_empty(), "a run failed: {:?}\n{}", failed(play), play.transcript());
+        assert!(
+            failed(play).is_empty(),
+            "a run failed: {:?}\n{}",
+            failed(play),
+            play.transcript()
+        );
         assert_eq!(play.rc, 0, "{}", play.transcript());
     }
     let vms = vms_by_name(&env);
@@ -142,11 +162,16 @@ fn without_vmid_range_a_name_built_twice_is_warned_of_and_then_listed() {
     for (name, ids) in vms.iter().filter(|(_, ids)| ids.len() > 1) {
         let host = name.trim_start_matches("dbl-");
         let warned = plays.iter().any(|(p, _)| {
-            p.results.iter().filter(|r| r.host == host).flat_map(|r| r.warnings()).any(|w| {
-                ids.iter().all(|id| w.contains(&id.to_string())) && w.contains("vmid_range")
-            })
+            p.results
+                .iter()
+                .filter(|r| r.host == host)
+                .flat_map(|r| r.warnings())
+                .any(|w| ids.iter().all(|id| w.contains(&id.to_string())) && w.contains("vmid_range"))
         });
-        assert!(warned, "{name} was built as {ids:?}: no run warned naming both and vmid_range");
+        assert!(
+            warned,
+            "{name} was built as {ids:?}: no run warned naming both and vmid_range"
+        );
     }
     let later = env.play_with(&tasks(false), &opts(names));
     for r in &later.results {
@@ -154,7 +179,11 @@ fn without_vmid_range_a_name_built_twice_is_warned_of_and_then_listed() {
         if ids.len() > 1 {
             assert!(r.failed, "{}: {}", r.host, r.result);
             assert!(r.msg().starts_with("Multiple VMs with name dbl-"), "{}", r.msg());
-            assert!(r.msg().contains("They are: VM ") && r.msg().contains("state: absent"), "{}", r.msg());
+            assert!(
+                r.msg().contains("They are: VM ") && r.msg().contains("state: absent"),
+                "{}",
+                r.msg()
+            );
         } else {
             assert!(!r.failed && !r.changed, "{}: {}", r.host, r.result);
         }

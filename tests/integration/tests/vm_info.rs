@@ -23,7 +23,9 @@ fn guest(t: &TaskOutcome, vmid: i64) -> &Value {
 
 /// One vm_info task named `info` with these options (YAML flow mapping).
 fn info(env: &Env, options: &str) -> TaskOutcome {
-    let play = env.play(&format!("- name: info\n  ferrox.proxmox.proxmox_vm_info: {options}\n  ignore_errors: true\n"));
+    let play = env.play(&format!(
+        "- name: info\n  ferrox.proxmox.proxmox_vm_info: {options}\n  ignore_errors: true\n"
+    ));
     play.task("info").clone()
 }
 
@@ -92,7 +94,11 @@ fn an_unknown_node_fails_with_the_1_6_message() {
 #[test]
 fn filters_by_exact_name_including_duplicates() {
     let env = Env::start();
-    env.run_task("POST", "/nodes/pve2/qemu", &[("vmid", "101"), ("name", "web01"), ("memory", "512")]);
+    env.run_task(
+        "POST",
+        "/nodes/pve2/qemu",
+        &[("vmid", "101"), ("name", "web01"), ("memory", "512")],
+    );
     // /cluster/resources learns a new VM's name with the next status broadcast.
     std::thread::sleep(std::time::Duration::from_millis(600));
     let play = infos(
@@ -107,7 +113,11 @@ fn filters_by_exact_name_including_duplicates() {
     );
     assert_eq!(vmids(play.task("dup")), vec![100, 101]);
     assert_eq!(vmids(play.task("dup on pve2")), vec![101]);
-    assert_eq!(vmids(play.task("case")), Vec::<i64>::new(), "names match case-sensitively");
+    assert_eq!(
+        vmids(play.task("case")),
+        Vec::<i64>::new(),
+        "names match case-sensitively"
+    );
     assert_eq!(vmids(play.task("container")), vec![200]);
     assert_eq!(vmids(play.task("nobody")), Vec::<i64>::new());
 }
@@ -119,7 +129,10 @@ fn config_current_and_pending_show_both_sides_of_a_pending_change() {
     let (status, body) = env.api("PUT", "/nodes/pve1/qemu/100/config", &[("cores", "4")]);
     assert_eq!(status, 200, "{body}");
     let pending = env.api_get("/nodes/pve1/qemu/100/pending");
-    assert!(pending.to_string().contains("\"pending\":4"), "the change must be pending: {pending}");
+    assert!(
+        pending.to_string().contains("\"pending\":4"),
+        "the change must be pending: {pending}"
+    );
 
     let play = infos(
         &env,
@@ -141,20 +154,40 @@ fn config_current_and_pending_show_both_sides_of_a_pending_change() {
 /// guests' interfaces.
 #[test]
 fn an_agent_the_token_may_not_read_is_a_warning_not_a_failure() {
-    let mut cfg = pvesim::SimConfig { agent_delay_ms: 0, address_delay_ms: 0, ..Default::default() };
+    let mut cfg = pvesim::SimConfig {
+        agent_delay_ms: 0,
+        address_delay_ms: 0,
+        ..Default::default()
+    };
     cfg.scenario.roles.insert("SeeOnly".into(), vec!["VM.Audit".into()]);
-    cfg.scenario.acls.push(pvesim::state::AclDef { path: "/vms/101".into(), ugid: "ansible@pve!automation".into(), roles: vec!["SeeOnly".into()], propagate: true });
+    cfg.scenario.acls.push(pvesim::state::AclDef {
+        path: "/vms/101".into(),
+        ugid: "ansible@pve!automation".into(),
+        roles: vec!["SeeOnly".into()],
+        propagate: true,
+    });
     let env = Env::start_with(cfg);
     let (status, body) = env.api("PUT", "/nodes/pve1/qemu/100/config", &[("agent", "1")]);
     assert_eq!(status, 200, "{body}");
-    env.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "101"), ("agent", "1"), ("net0", "virtio,bridge=vmbr0")]);
+    env.run_task(
+        "POST",
+        "/nodes/pve1/qemu",
+        &[("vmid", "101"), ("agent", "1"), ("net0", "virtio,bridge=vmbr0")],
+    );
     start_vm(&env, "pve1", 100);
     start_vm(&env, "pve1", 101);
 
     let t = info(&env, "{network: true}");
     assert!(!t.failed, "{}", t.result);
-    assert!(guest(&t, 100)["network"].is_array(), "VM 100's agent is readable: {}", t.result);
-    assert!(guest(&t, 200)["network"].is_array(), "the container's interfaces need only VM.Audit");
+    assert!(
+        guest(&t, 100)["network"].is_array(),
+        "VM 100's agent is readable: {}",
+        t.result
+    );
+    assert!(
+        guest(&t, 200)["network"].is_array(),
+        "the container's interfaces need only VM.Audit"
+    );
     assert!(guest(&t, 101).get("network").is_none(), "{}", t.result);
     assert!(
         t.warnings().contains(&"No network information for VM 101: API token ansible@pve!automation lacks VM.GuestAgent.Audit or VM.GuestAgent.Unrestricted on /vms/101, which Proxmox VE requires to read the guest agent.".to_string()),
@@ -176,11 +209,16 @@ fn network_of_running_guests_and_warnings_for_the_others() {
     let vm = guest(&t, 100);
     let macs = vm["network"].to_string().to_ascii_lowercase();
     assert!(macs.contains("bc:24:11:10:00:01"), "VM 100's NIC from the agent: {vm}");
-    assert!(guest(&t, 200)["network"].is_array(), "the running container's interfaces");
+    assert!(
+        guest(&t, 200)["network"].is_array(),
+        "the running container's interfaces"
+    );
     assert!(guest(&t, 9000).get("network").is_none(), "a stopped template has none");
     let warnings = t.warnings();
     assert!(
-        warnings.iter().any(|w| w.contains("VM 9000") && w.contains("not running")),
+        warnings
+            .iter()
+            .any(|w| w.contains("VM 9000") && w.contains("not running")),
         "{warnings:?}"
     );
 
@@ -189,7 +227,9 @@ fn network_of_running_guests_and_warnings_for_the_others() {
     assert!(!t.failed, "{}", t.result);
     assert!(guest(&t, 100).get("network").is_none());
     assert!(
-        t.warnings().iter().any(|w| w.contains("VM 100") && w.contains("QEMU guest agent is not running")),
+        t.warnings()
+            .iter()
+            .any(|w| w.contains("VM 100") && w.contains("QEMU guest agent is not running")),
         "{:?}",
         t.warnings()
     );
@@ -207,7 +247,14 @@ fn an_unreachable_node_is_a_warning_and_its_guests_keep_cluster_fields() {
     assert!(ct.get("config").is_none(), "{ct}");
     assert_eq!(ct["template"], json!(false));
     let warnings = t.warnings();
-    assert_eq!(warnings.iter().filter(|w| w.contains("Node pve2 is unreachable")).count(), 1, "{warnings:?}");
+    assert_eq!(
+        warnings
+            .iter()
+            .filter(|w| w.contains("Node pve2 is unreachable"))
+            .count(),
+        1,
+        "{warnings:?}"
+    );
 }
 
 #[test]
@@ -215,7 +262,11 @@ fn check_mode_runs_normally_and_changes_nothing() {
     let env = Env::start();
     let play = env.play_with(
         "- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100, config: current}\n",
-        &PlayOpts { check: true, diff: true, ..Default::default() },
+        &PlayOpts {
+            check: true,
+            diff: true,
+            ..Default::default()
+        },
     );
     play.assert_ok();
     let t = play.task("info");
@@ -267,7 +318,10 @@ fn each_variant_makes_the_fewest_api_calls() {
         "a node listing for two guests, the one guest's status for one"
     );
     let c = count("{vmid: 100}");
-    assert_eq!(c, json!({"GET /api2/json/cluster/resources": 1, "GET /api2/json/nodes/pve1/qemu/100/status/current": 1}));
+    assert_eq!(
+        c,
+        json!({"GET /api2/json/cluster/resources": 1, "GET /api2/json/nodes/pve1/qemu/100/status/current": 1})
+    );
     let c = count("{node: pve2}");
     assert_eq!(
         c,

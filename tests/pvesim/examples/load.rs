@@ -17,16 +17,27 @@ fn main() {
     let sim = Simulator::start(SimConfig::default()).expect("start");
     let startup = t0.elapsed();
     let cert = ureq::tls::Certificate::from_pem(sim.ca_pem().as_bytes()).unwrap();
-    let tls = ureq::tls::TlsConfig::builder().root_certs(ureq::tls::RootCerts::Specific(Arc::new(vec![cert]))).build();
+    let tls = ureq::tls::TlsConfig::builder()
+        .root_certs(ureq::tls::RootCerts::Specific(Arc::new(vec![cert])))
+        .build();
     let base = format!("https://localhost:{}/api2/json", sim.port());
     let auth = "PVEAPIToken=ansible@pve!automation=5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
     let done = Arc::new(AtomicU64::new(0));
     let errors = Arc::new(AtomicU64::new(0));
     let deadline = Instant::now() + Duration::from_secs(secs);
-    let paths = ["/version", "/nodes/pve1/qemu/100/config", "/cluster/resources?type=vm", "/nodes/pve1/qemu/100/status/current"];
+    let paths = [
+        "/version",
+        "/nodes/pve1/qemu/100/config",
+        "/cluster/resources?type=vm",
+        "/nodes/pve1/qemu/100/status/current",
+    ];
     std::thread::scope(|s| {
         for c in 0..clients {
-            let agent: ureq::Agent = ureq::Agent::config_builder().tls_config(tls.clone()).http_status_as_error(false).build().new_agent();
+            let agent: ureq::Agent = ureq::Agent::config_builder()
+                .tls_config(tls.clone())
+                .http_status_as_error(false)
+                .build()
+                .new_agent();
             let (done, errors, base) = (done.clone(), errors.clone(), base.clone());
             s.spawn(move || {
                 let mut i = c;
@@ -47,6 +58,11 @@ fn main() {
         }
     });
     let n = done.load(Ordering::Relaxed);
-    println!("startup_ms={:.1} clients={clients} seconds={secs} requests={n} errors={} rps={:.0}", startup.as_secs_f64() * 1000.0, errors.load(Ordering::Relaxed), n as f64 / secs as f64);
+    println!(
+        "startup_ms={:.1} clients={clients} seconds={secs} requests={n} errors={} rps={:.0}",
+        startup.as_secs_f64() * 1000.0,
+        errors.load(Ordering::Relaxed),
+        n as f64 / secs as f64
+    );
     sim.shutdown();
 }

@@ -17,7 +17,11 @@ fn caps(ctx: &Ctx<'_>, who: &Identity) -> Value {
         ("vms", "/vms", &["VM.", "Permissions.Modify"]),
         ("storage", "/storage", &["Datastore.", "Permissions.Modify"]),
         ("nodes", "/nodes", &["Sys.", "Permissions.Modify"]),
-        ("access", "/access", &["User.Modify", "Group.Allocate", "Permissions.Modify", "Realm."]),
+        (
+            "access",
+            "/access",
+            &["User.Modify", "Group.Allocate", "Permissions.Modify", "Realm."],
+        ),
         ("sdn", "/sdn", &["SDN.", "Permissions.Modify"]),
         ("dc", "/", &["Sys.Audit", "Sys.Modify", "SDN.", "Pool."]),
         ("mapping", "/mapping", &["Mapping.", "Permissions.Modify"]),
@@ -50,7 +54,10 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let keys = &ctx.sim.keys;
     let step = ctx.sim.cfg.totp_step_secs;
     let full = |ctx: &Ctx<'_>, renewal: bool| {
-        let who = Identity { userid: username.clone(), tokenid: None };
+        let who = Identity {
+            userid: username.clone(),
+            tokenid: None,
+        };
         let (ticket, csrf) = (keys.ticket(&username, now, false), keys.csrf(&username, now));
         ctx.sim.count_ticket(renewal, &ticket, &csrf);
         let mut v = json!({
@@ -68,8 +75,15 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if let Some(challenge) = ctx.get("tfa-challenge") {
         let ok_user = keys.verify_ticket(challenge, now, true).is_some_and(|u| u == username);
         let code = password.strip_prefix("totp:").unwrap_or(&password);
-        let ok_code = user.totp_secret.as_deref().is_some_and(|s| auth::verify_totp(s, code, now, step));
-        return if ok_user && ok_code { Ok(full(ctx, false)) } else { Err(failure()) };
+        let ok_code = user
+            .totp_secret
+            .as_deref()
+            .is_some_and(|s| auth::verify_totp(s, code, now, step));
+        return if ok_user && ok_code {
+            Ok(full(ctx, false))
+        } else {
+            Err(failure())
+        };
     }
     // Renewal: a valid ticket as password.
     if password.starts_with("PVE:") {
@@ -83,7 +97,11 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     if let Some(secret) = &user.totp_secret {
         if let Some(otp) = ctx.get("otp") {
-            return if auth::verify_totp(secret, otp, now, step) { Ok(full(ctx, false)) } else { Err(failure()) };
+            return if auth::verify_totp(secret, otp, now, step) {
+                Ok(full(ctx, false))
+            } else {
+                Err(failure())
+            };
         }
         return Ok(json!({
             "username": username,
@@ -98,7 +116,10 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 /// `GET /access/permissions`: the caller's own (or an owned token's) privileges; anyone
 /// else's needs `Sys.Audit` on `/access`. With `path`: that path only, even when empty.
 pub fn permissions(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    let asked = ctx.get("userid").map(str::to_string).unwrap_or_else(|| ctx.who.upid_user());
+    let asked = ctx
+        .get("userid")
+        .map(str::to_string)
+        .unwrap_or_else(|| ctx.who.upid_user());
     let (user, token) = match asked.split_once('!') {
         Some((u, t)) => (u.to_string(), Some(t.to_string())),
         None => (asked.clone(), None),
@@ -107,8 +128,13 @@ pub fn permissions(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if !own {
         ctx.require("/access", "Sys.Audit")?;
     }
-    let target = Identity { userid: user, tokenid: token };
-    let flags = |privs: crate::acl::Privs| Value::Object(privs.into_iter().map(|(p, prop)| (p, json!(u8::from(prop)))).collect());
+    let target = Identity {
+        userid: user,
+        tokenid: token,
+    };
+    let flags = |privs: crate::acl::Privs| {
+        Value::Object(privs.into_iter().map(|(p, prop)| (p, json!(u8::from(prop)))).collect())
+    };
     let mut out = Map::new();
     match ctx.get("path") {
         Some(path) => {

@@ -24,13 +24,29 @@ const GROUPS: &[Group] = &[
         category: "VM",
         root: &[],
         admin: &[
-            "VM.Config.Disk", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType",
-            "VM.Config.Options", "VM.Allocate", "VM.Clone", "VM.GuestAgent.Unrestricted", "VM.Migrate",
-            "VM.Replicate", "VM.Snapshot", "VM.Snapshot.Rollback",
+            "VM.Config.Disk",
+            "VM.Config.CPU",
+            "VM.Config.Memory",
+            "VM.Config.Network",
+            "VM.Config.HWType",
+            "VM.Config.Options",
+            "VM.Allocate",
+            "VM.Clone",
+            "VM.GuestAgent.Unrestricted",
+            "VM.Migrate",
+            "VM.Replicate",
+            "VM.Snapshot",
+            "VM.Snapshot.Rollback",
         ],
         user: &[
-            "VM.Config.CDROM", "VM.Config.Cloudinit", "VM.Console", "VM.Backup", "VM.GuestAgent.FileRead",
-            "VM.GuestAgent.FileSystemMgmt", "VM.GuestAgent.FileWrite", "VM.PowerMgmt",
+            "VM.Config.CDROM",
+            "VM.Config.Cloudinit",
+            "VM.Console",
+            "VM.Backup",
+            "VM.GuestAgent.FileRead",
+            "VM.GuestAgent.FileSystemMgmt",
+            "VM.GuestAgent.FileWrite",
+            "VM.PowerMgmt",
         ],
         audit: &["VM.Audit", "VM.GuestAgent.Audit"],
     },
@@ -48,10 +64,34 @@ const GROUPS: &[Group] = &[
         user: &["Datastore.AllocateSpace"],
         audit: &["Datastore.Audit"],
     },
-    Group { category: "SDN", root: &[], admin: &["SDN.Allocate", "SDN.Audit"], user: &["SDN.Use"], audit: &["SDN.Audit"] },
-    Group { category: "User", root: &["Realm.Allocate"], admin: &["User.Modify", "Group.Allocate", "Realm.AllocateUser"], user: &[], audit: &[] },
-    Group { category: "Pool", root: &[], admin: &["Pool.Allocate"], user: &["Pool.Audit"], audit: &["Pool.Audit"] },
-    Group { category: "Mapping", root: &[], admin: &["Mapping.Modify"], user: &["Mapping.Use"], audit: &["Mapping.Audit"] },
+    Group {
+        category: "SDN",
+        root: &[],
+        admin: &["SDN.Allocate", "SDN.Audit"],
+        user: &["SDN.Use"],
+        audit: &["SDN.Audit"],
+    },
+    Group {
+        category: "User",
+        root: &["Realm.Allocate"],
+        admin: &["User.Modify", "Group.Allocate", "Realm.AllocateUser"],
+        user: &[],
+        audit: &[],
+    },
+    Group {
+        category: "Pool",
+        root: &[],
+        admin: &["Pool.Allocate"],
+        user: &["Pool.Audit"],
+        audit: &["Pool.Audit"],
+    },
+    Group {
+        category: "Mapping",
+        root: &[],
+        admin: &["Mapping.Modify"],
+        user: &["Mapping.Use"],
+        audit: &["Mapping.Audit"],
+    },
 ];
 
 /// Every privilege PVE 9 knows.
@@ -83,7 +123,9 @@ pub fn builtin_role(name: &str) -> Option<BTreeSet<&'static str>> {
             }
         }
         _ => {
-            let g = GROUPS.iter().find(|g| name == format!("PVE{}Admin", g.category) || name == format!("PVE{}User", g.category))?;
+            let g = GROUPS
+                .iter()
+                .find(|g| name == format!("PVE{}Admin", g.category) || name == format!("PVE{}User", g.category))?;
             if name.ends_with("Admin") {
                 out.extend(g.admin.iter().chain(g.user).chain(g.audit));
             } else if g.user.is_empty() {
@@ -99,7 +141,11 @@ pub fn builtin_role(name: &str) -> Option<BTreeSet<&'static str>> {
 fn role_privs(c: &Cluster, role: &str) -> Vec<String> {
     match c.roles.get(role) {
         Some(p) => p.clone(),
-        None => builtin_role(role).unwrap_or_default().into_iter().map(String::from).collect(),
+        None => builtin_role(role)
+            .unwrap_or_default()
+            .into_iter()
+            .map(String::from)
+            .collect(),
     }
 }
 
@@ -118,7 +164,11 @@ fn roles(c: &Cluster, ugid: &str, path: &str) -> BTreeMap<String, bool> {
     for (i, level) in levels.iter().enumerate() {
         let last = i == levels.len() - 1;
         let mut new = BTreeMap::new();
-        for e in c.acls.iter().filter(|a| a.ugid == ugid && &a.path == level && (last || a.propagate)) {
+        for e in c
+            .acls
+            .iter()
+            .filter(|a| a.ugid == ugid && &a.path == level && (last || a.propagate))
+        {
             for r in &e.roles {
                 new.insert(r.clone(), e.propagate);
             }
@@ -137,8 +187,12 @@ fn roles(c: &Cluster, ugid: &str, path: &str) -> BTreeMap<String, bool> {
 fn pool_roles(c: &Cluster, ugid: &str, path: &str) -> BTreeMap<String, bool> {
     let mut out = BTreeMap::new();
     for p in &c.pools {
-        let member = path.strip_prefix("/vms/").is_some_and(|id| p.vms.iter().any(|v| v.to_string() == id))
-            || path.strip_prefix("/storage/").is_some_and(|id| p.storage.iter().any(|s| s == id));
+        let member = path
+            .strip_prefix("/vms/")
+            .is_some_and(|id| p.vms.iter().any(|v| v.to_string() == id))
+            || path
+                .strip_prefix("/storage/")
+                .is_some_and(|id| p.storage.iter().any(|s| s == id));
         if member {
             for r in roles(c, ugid, &format!("/pool/{}", p.poolid)).into_keys() {
                 out.insert(r, false);
@@ -175,29 +229,60 @@ fn subject_privs(c: &Cluster, ugid: &str, path: &str) -> Privs {
 /// `root@pam` has all; a token without privilege separation has its user's; a separated
 /// token has what both it and its user have.
 pub fn permissions(c: &Cluster, who: &Identity, path: &str) -> Privs {
-    let everything = || all_privileges().into_iter().map(|p| (p.to_string(), true)).collect::<Privs>();
-    let user_privs = || if who.userid == "root@pam" { everything() } else { subject_privs(c, &who.userid, path) };
+    let everything = || {
+        all_privileges()
+            .into_iter()
+            .map(|p| (p.to_string(), true))
+            .collect::<Privs>()
+    };
+    let user_privs = || {
+        if who.userid == "root@pam" {
+            everything()
+        } else {
+            subject_privs(c, &who.userid, path)
+        }
+    };
     let Some(t) = &who.tokenid else { return user_privs() };
-    let Some(token) = c.user(&who.userid).and_then(|u| u.tokens.iter().find(|x| &x.id == t)) else { return Privs::new() };
+    let Some(token) = c.user(&who.userid).and_then(|u| u.tokens.iter().find(|x| &x.id == t)) else {
+        return Privs::new();
+    };
     let user = user_privs();
     if !token.privsep {
         return user;
     }
     let own = subject_privs(c, &format!("{}!{}", who.userid, t), path);
-    own.into_iter().filter_map(|(p, prop)| user.get(&p).map(|up| (p, prop && *up))).collect()
+    own.into_iter()
+        .filter_map(|(p, prop)| user.get(&p).map(|up| (p, prop && *up)))
+        .collect()
 }
 
 /// `GET /access/permissions` without `path`: every top-level path, every ACL path and
 /// every pool member, leaving out paths without any privilege.
 pub fn effective(c: &Cluster, who: &Identity) -> BTreeMap<String, Privs> {
-    let mut paths: BTreeSet<String> =
-        ["/", "/access", "/access/groups", "/nodes", "/pool", "/sdn", "/storage", "/vms"].iter().map(|s| s.to_string()).collect();
+    let mut paths: BTreeSet<String> = [
+        "/",
+        "/access",
+        "/access/groups",
+        "/nodes",
+        "/pool",
+        "/sdn",
+        "/storage",
+        "/vms",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
     paths.extend(c.acls.iter().map(|a| a.path.clone()));
     for p in &c.pools {
         paths.extend(p.vms.iter().map(|v| format!("/vms/{v}")));
         paths.extend(p.storage.iter().map(|s| format!("/storage/{s}")));
     }
-    paths.into_iter().map(|p| (permissions(c, who, &p), p)).filter(|(privs, _)| !privs.is_empty()).map(|(privs, p)| (p, privs)).collect()
+    paths
+        .into_iter()
+        .map(|p| (permissions(c, who, &p), p))
+        .filter(|(privs, _)| !privs.is_empty())
+        .map(|(privs, p)| (p, privs))
+        .collect()
 }
 
 /// `check_sdn_bridge`: any of `privs` on the bridge, or on one of the VLANs under it that
@@ -212,8 +297,13 @@ pub fn bridge_visible(c: &Cluster, who: &Identity, zone: &str, bridge: &str, pri
         return true;
     }
     let prefix = format!("{path}/");
-    let vlans: BTreeSet<String> =
-        c.acls.iter().filter_map(|a| a.path.strip_prefix(&prefix)).filter_map(|rest| rest.split('/').next()).map(|v| format!("{prefix}{v}")).collect();
+    let vlans: BTreeSet<String> = c
+        .acls
+        .iter()
+        .filter_map(|a| a.path.strip_prefix(&prefix))
+        .filter_map(|rest| rest.split('/').next())
+        .map(|v| format!("{prefix}{v}"))
+        .collect();
     vlans.iter().any(|v| any(v))
 }
 
@@ -229,15 +319,34 @@ mod tests {
             password: None,
             enable: true,
             totp_secret: None,
-            tokens: vec![TokenDef { id: "sep".into(), secret: "s".into(), privsep: true }, TokenDef { id: "full".into(), secret: "f".into(), privsep: false }],
+            tokens: vec![
+                TokenDef {
+                    id: "sep".into(),
+                    secret: "s".into(),
+                    privsep: true,
+                },
+                TokenDef {
+                    id: "full".into(),
+                    secret: "f".into(),
+                    privsep: false,
+                },
+            ],
         });
         c
     }
     fn acl(path: &str, ugid: &str, role: &str, propagate: bool) -> AclDef {
-        AclDef { path: path.into(), ugid: ugid.into(), roles: vec![role.into()], propagate }
+        AclDef {
+            path: path.into(),
+            ugid: ugid.into(),
+            roles: vec![role.into()],
+            propagate,
+        }
     }
     fn who(u: &str, t: Option<&str>) -> Identity {
-        Identity { userid: u.into(), tokenid: t.map(String::from) }
+        Identity {
+            userid: u.into(),
+            tokenid: t.map(String::from),
+        }
     }
 
     #[test]
@@ -245,9 +354,18 @@ mod tests {
         let vm_admin = builtin_role("PVEVMAdmin").unwrap();
         assert!(vm_admin.contains("VM.GuestAgent.Audit") && !vm_admin.contains("Datastore.AllocateSpace"));
         assert!(!all_privileges().contains("VM.Monitor"), "PVE 9 has no VM.Monitor");
-        assert_eq!(builtin_role("PVEDatastoreUser").unwrap(), ["Datastore.AllocateSpace", "Datastore.Audit"].into());
-        assert!(builtin_role("PVESysUser").is_none(), "Sys has no user privileges, so no PVESysUser");
-        assert!(!builtin_role("PVEAdmin").unwrap().contains("Sys.Modify"), "root-only privileges stay out of PVEAdmin");
+        assert_eq!(
+            builtin_role("PVEDatastoreUser").unwrap(),
+            ["Datastore.AllocateSpace", "Datastore.Audit"].into()
+        );
+        assert!(
+            builtin_role("PVESysUser").is_none(),
+            "Sys has no user privileges, so no PVESysUser"
+        );
+        assert!(
+            !builtin_role("PVEAdmin").unwrap().contains("Sys.Modify"),
+            "root-only privileges stay out of PVEAdmin"
+        );
     }
 
     #[test]
@@ -258,10 +376,17 @@ mod tests {
         c.acls.push(acl("/storage", "ops@pve", "PVEDatastoreUser", false));
         c.acls.push(acl("/vms/101", "ops@pve", "NoAccess", true));
         let ops = who("ops@pve", None);
-        assert_eq!(permissions(&c, &ops, "/vms/100").get("VM.Allocate"), Some(&false), "set on the path itself, not propagating");
+        assert_eq!(
+            permissions(&c, &ops, "/vms/100").get("VM.Allocate"),
+            Some(&false),
+            "set on the path itself, not propagating"
+        );
         assert_eq!(permissions(&c, &ops, "/vms/102").get("VM.PowerMgmt"), Some(&true));
         assert!(permissions(&c, &ops, "/vms/101").is_empty(), "NoAccess");
-        assert!(!permissions(&c, &ops, "/storage/vmdata").contains_key("Datastore.AllocateSpace"), "a non-propagating parent gives nothing below");
+        assert!(
+            !permissions(&c, &ops, "/storage/vmdata").contains_key("Datastore.AllocateSpace"),
+            "a non-propagating parent gives nothing below"
+        );
         assert!(permissions(&c, &ops, "/storage").contains_key("Datastore.AllocateSpace"));
     }
 
@@ -272,22 +397,37 @@ mod tests {
         c.acls.push(acl("/", "ops@pve!sep", "PVEVMUser", true));
         c.acls.push(acl("/", "ops@pve!sep", "PVEDatastoreUser", true));
         let sep = permissions(&c, &who("ops@pve", Some("sep")), "/vms/100");
-        assert!(sep.contains_key("VM.PowerMgmt") && !sep.contains_key("VM.Allocate"), "the token's own roles");
+        assert!(
+            sep.contains_key("VM.PowerMgmt") && !sep.contains_key("VM.Allocate"),
+            "the token's own roles"
+        );
         assert!(!sep.contains_key("Datastore.AllocateSpace"), "never more than the user");
         assert!(permissions(&c, &who("ops@pve", Some("full")), "/vms/100").contains_key("VM.Allocate"));
         assert!(permissions(&c, &who("ops@pve", Some("nope")), "/").is_empty());
         let root_token = who("root@pam", Some("t"));
-        assert!(permissions(&c, &root_token, "/").is_empty(), "root@pam!t does not exist in the scenario");
+        assert!(
+            permissions(&c, &root_token, "/").is_empty(),
+            "root@pam!t does not exist in the scenario"
+        );
     }
 
     #[test]
     fn pools_grant_their_members_but_not_over_noaccess() {
         let mut c = cluster();
-        c.pools.push(PoolDef { poolid: "team".into(), comment: None, vms: vec![100], storage: vec!["vmdata".into()] });
+        c.pools.push(PoolDef {
+            poolid: "team".into(),
+            comment: None,
+            vms: vec![100],
+            storage: vec!["vmdata".into()],
+        });
         c.acls.push(acl("/pool/team", "ops@pve", "PVEVMAdmin", true));
         c.acls.push(acl("/pool/team", "ops@pve", "PVEDatastoreUser", true));
         let ops = who("ops@pve", None);
-        assert_eq!(permissions(&c, &ops, "/vms/100").get("VM.Allocate"), Some(&false), "pool roles never propagate");
+        assert_eq!(
+            permissions(&c, &ops, "/vms/100").get("VM.Allocate"),
+            Some(&false),
+            "pool roles never propagate"
+        );
         assert!(permissions(&c, &ops, "/storage/vmdata").contains_key("Datastore.AllocateSpace"));
         assert!(permissions(&c, &ops, "/vms/101").is_empty());
         c.acls.push(acl("/vms/100", "ops@pve", "NoAccess", false));
@@ -299,9 +439,22 @@ mod tests {
     #[test]
     fn a_bridge_is_visible_through_one_of_its_vlans() {
         let mut c = cluster();
-        c.acls.push(acl("/sdn/zones/localnetwork/vmbr1/20", "ops@pve", "PVESDNUser", true));
+        c.acls
+            .push(acl("/sdn/zones/localnetwork/vmbr1/20", "ops@pve", "PVESDNUser", true));
         let ops = who("ops@pve", None);
-        assert!(bridge_visible(&c, &ops, "localnetwork", "vmbr1", &["SDN.Audit", "SDN.Use"]));
-        assert!(!bridge_visible(&c, &ops, "localnetwork", "vmbr0", &["SDN.Audit", "SDN.Use"]));
+        assert!(bridge_visible(
+            &c,
+            &ops,
+            "localnetwork",
+            "vmbr1",
+            &["SDN.Audit", "SDN.Use"]
+        ));
+        assert!(!bridge_visible(
+            &c,
+            &ops,
+            "localnetwork",
+            "vmbr0",
+            &["SDN.Audit", "SDN.Use"]
+        ));
     }
 }

@@ -13,7 +13,16 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 /// Options only `root@pam` may pass.
-const ROOT_ONLY: &[&str] = &["skiplock", "keepActive", "migratedfrom", "stateuri", "nocheck", "migration_network", "migration_type", "force-cpu"];
+const ROOT_ONLY: &[&str] = &[
+    "skiplock",
+    "keepActive",
+    "migratedfrom",
+    "stateuri",
+    "nocheck",
+    "migration_network",
+    "migration_type",
+    "force-cpu",
+];
 
 pub struct Request<'a> {
     pub method: &'a str,
@@ -36,7 +45,11 @@ pub struct Reply {
 
 impl Reply {
     fn err(e: ApiError) -> Reply {
-        Reply { result: Err(e), extra: Map::new(), wait_task: None }
+        Reply {
+            result: Err(e),
+            extra: Map::new(),
+            wait_task: None,
+        }
     }
 }
 
@@ -117,8 +130,13 @@ fn authenticate(sim: &SimInner, c: &Cluster, method: &str, headers: &HeaderMap) 
             return auth::verify_token(c, &tok).ok_or_else(|| ApiError::unauthorized("Authentication failed!"));
         }
     }
-    let Some(t) = ticket else { return Err(ApiError::unauthorized("No ticket")) };
-    let user = sim.keys.verify_ticket(&t, now, false).ok_or_else(|| ApiError::unauthorized("Authentication failed!"))?;
+    let Some(t) = ticket else {
+        return Err(ApiError::unauthorized("No ticket"));
+    };
+    let user = sim
+        .keys
+        .verify_ticket(&t, now, false)
+        .ok_or_else(|| ApiError::unauthorized("Authentication failed!"))?;
     if !c.user(&user).is_some_and(|u| u.enable) {
         return Err(ApiError::unauthorized("Authentication failed!"));
     }
@@ -128,7 +146,10 @@ fn authenticate(sim: &SimInner, c: &Cluster, method: &str, headers: &HeaderMap) 
             return Err(ApiError::unauthorized("Permission denied - invalid csrf token"));
         }
     }
-    Ok(Identity { userid: user, tokenid: None })
+    Ok(Identity {
+        userid: user,
+        tokenid: None,
+    })
 }
 
 /// pve-manager's `auth_handler` for an upload, before any of the body is read: the
@@ -168,13 +189,23 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     let public = template == "/access/ticket";
     let mut c = sim.cluster();
     let who = if public {
-        Identity { userid: String::new(), tokenid: None }
+        Identity {
+            userid: String::new(),
+            tokenid: None,
+        }
     } else {
         let who = authenticate(sim, &c, if req.upload { "GET" } else { method }, req.headers)?;
-        if who.tokenid.is_some() && info.get("allowtoken").is_some_and(|v| !crate::propstring::truthy(Some(v))) {
+        if who.tokenid.is_some()
+            && info
+                .get("allowtoken")
+                .is_some_and(|v| !crate::propstring::truthy(Some(v)))
+        {
             return Err(ApiError::with_status(
                 403,
-                format!("Permission check failed (URI '{}' not available with API token, need proper ticket.)", req.path),
+                format!(
+                    "Permission check failed (URI '{}' not available with API token, need proper ticket.)",
+                    req.path
+                ),
             ));
         }
         who
@@ -197,7 +228,11 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     }
     // `user => 'all'`: any authenticated user; a `check` beside it only documents what
     // the handler filters by (check_api2_permissions returns before evaluating it).
-    let open_to_all = info.get("permissions").and_then(|p| p.get("user")).and_then(Value::as_str) == Some("all");
+    let open_to_all = info
+        .get("permissions")
+        .and_then(|p| p.get("user"))
+        .and_then(Value::as_str)
+        == Some("all");
     if !public && !open_to_all {
         if let Some(check) = info.get("permissions").and_then(|p| p.get("check")) {
             auth::check_expr(&c, &who, check, &p)?;
@@ -216,15 +251,30 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     if template == "/nodes/{node}/query-url-metadata" {
         // The node asks a remote server: not under the cluster lock.
         drop(c);
-        return Ok(Reply { result: crate::content::metadata::query(&p), extra: Map::new(), wait_task: None });
+        return Ok(Reply {
+            result: crate::content::metadata::query(&p),
+            extra: Map::new(),
+            wait_task: None,
+        });
     }
-    let mut ctx = Ctx { sim, c: &mut c, who: &who, p, extra: Map::new(), wait_task: None };
+    let mut ctx = Ctx {
+        sim,
+        c: &mut c,
+        who: &who,
+        p,
+        extra: Map::new(),
+        wait_task: None,
+    };
     let result = dispatch(&mut ctx, method, &template, req.path);
     let (extra, wait_task) = (std::mem::take(&mut ctx.extra), ctx.wait_task.take());
     if method != "GET" && result.is_ok() {
         sim.persist(&c);
     }
-    Ok(Reply { result, extra, wait_task })
+    Ok(Reply {
+        result,
+        extra,
+        wait_task,
+    })
 }
 
 fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiResult<Value> {

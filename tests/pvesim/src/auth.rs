@@ -57,7 +57,10 @@ impl Keys {
 
     /// Tickets valid for `lifetime` seconds instead of PVE's two hours.
     pub fn with_lifetime(lifetime: u64) -> Keys {
-        Keys { secret: std::sync::Mutex::new(rand::random()), lifetime }
+        Keys {
+            secret: std::sync::Mutex::new(rand::random()),
+            lifetime,
+        }
     }
 
     /// A new signing secret: tickets and CSRF tokens made before are no longer valid.
@@ -111,8 +114,12 @@ impl Keys {
     }
 
     pub fn verify_csrf(&self, token: &str, userid: &str, now: u64) -> bool {
-        let Some((hex, _)) = token.split_once(':') else { return false };
-        let Ok(ts) = u64::from_str_radix(hex, 16) else { return false };
+        let Some((hex, _)) = token.split_once(':') else {
+            return false;
+        };
+        let Ok(ts) = u64::from_str_radix(hex, 16) else {
+            return false;
+        };
         if ts > now + CLOCK_DRIFT || now > ts + self.lifetime {
             return false;
         }
@@ -136,7 +143,10 @@ pub fn verify_token(cluster: &Cluster, value: &str) -> Option<Identity> {
         return None;
     }
     let tok = user.tokens.iter().find(|t| t.id == tokenid)?;
-    (tok.secret == secret).then(|| Identity { userid: userid.into(), tokenid: Some(tokenid.into()) })
+    (tok.secret == secret).then(|| Identity {
+        userid: userid.into(),
+        tokenid: Some(tokenid.into()),
+    })
 }
 
 /// RFC 6238 TOTP (SHA-1, 30 s, 6 digits) for `unix_time`.
@@ -209,11 +219,20 @@ pub fn has(cluster: &Cluster, who: &Identity, path: &str, privilege: &str) -> bo
 
 /// Handler-level check with PVE's 403 text.
 pub fn require(cluster: &Cluster, who: &Identity, path: &str, privilege: &str) -> Result<(), ApiError> {
-    if has(cluster, who, path, privilege) { Ok(()) } else { Err(ApiError::forbidden(path, privilege)) }
+    if has(cluster, who, path, privilege) {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(path, privilege))
+    }
 }
 
 /// Evaluate a schema `permissions.check` expression.
-pub fn check_expr(cluster: &Cluster, who: &Identity, expr: &Value, params: &BTreeMap<String, String>) -> Result<(), ApiError> {
+pub fn check_expr(
+    cluster: &Cluster,
+    who: &Identity,
+    expr: &Value,
+    params: &BTreeMap<String, String>,
+) -> Result<(), ApiError> {
     if who.is_root() {
         return Ok(());
     }
@@ -222,7 +241,11 @@ pub fn check_expr(cluster: &Cluster, who: &Identity, expr: &Value, params: &BTre
         Some("perm") => {
             let raw = arr.get(1).and_then(Value::as_str).unwrap_or("/");
             let path = substitute(raw, params);
-            let privs_list: Vec<&str> = arr.get(2).and_then(Value::as_array).map(|a| a.iter().filter_map(Value::as_str).collect()).unwrap_or_default();
+            let privs_list: Vec<&str> = arr
+                .get(2)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
             let mut any = false;
             let mut i = 3;
             while i + 1 < arr.len() {
@@ -240,7 +263,11 @@ pub fn check_expr(cluster: &Cluster, who: &Identity, expr: &Value, params: &BTre
                 i += 2;
             }
             let have = privs(cluster, who, &path);
-            let ok = if any { privs_list.iter().any(|p| have.contains(*p)) } else { privs_list.iter().all(|p| have.contains(*p)) };
+            let ok = if any {
+                privs_list.iter().any(|p| have.contains(*p))
+            } else {
+                privs_list.iter().all(|p| have.contains(*p))
+            };
             if ok {
                 Ok(())
             } else if any {
@@ -293,16 +320,30 @@ mod tests {
         assert!(t.starts_with("PVE:root@pam:6553F100::"));
         assert_eq!(k.verify_ticket(&t, 1_700_000_100, false).as_deref(), Some("root@pam"));
         assert!(k.verify_ticket(&t, 1_700_000_000 + 8000, false).is_none());
-        assert!(k.verify_ticket(&t.replace("root", "r00t"), 1_700_000_100, false).is_none());
+        assert!(k
+            .verify_ticket(&t.replace("root", "r00t"), 1_700_000_100, false)
+            .is_none());
         let half = k.ticket("mfa@pve", 1_700_000_000, true);
-        assert!(k.verify_ticket(&half, 1_700_000_000, false).is_none(), "half ticket is no login");
-        assert!(k.verify_ticket(&t, 1_700_000_000 + 7200, false).is_some(), "valid for two hours");
+        assert!(
+            k.verify_ticket(&half, 1_700_000_000, false).is_none(),
+            "half ticket is no login"
+        );
+        assert!(
+            k.verify_ticket(&t, 1_700_000_000 + 7200, false).is_some(),
+            "valid for two hours"
+        );
         assert!(k.verify_ticket(&t, 1_700_000_000 + 7201, false).is_none());
         let short = Keys::with_lifetime(5);
         let s = short.ticket("root@pam", 1_700_000_000, false);
-        assert!(short.verify_ticket(&s, 1_700_000_005, false).is_some() && short.verify_ticket(&s, 1_700_000_006, false).is_none());
+        assert!(
+            short.verify_ticket(&s, 1_700_000_005, false).is_some()
+                && short.verify_ticket(&s, 1_700_000_006, false).is_none()
+        );
         short.rotate();
-        assert!(short.verify_ticket(&s, 1_700_000_001, false).is_none(), "a new authkey refuses the old tickets");
+        assert!(
+            short.verify_ticket(&s, 1_700_000_001, false).is_none(),
+            "a new authkey refuses the old tickets"
+        );
         let c = k.csrf("root@pam", 1_700_000_000);
         assert_eq!(c.len(), 8 + 1 + 43);
         assert!(k.verify_csrf(&c, "root@pam", 1_700_000_050));
@@ -324,15 +365,29 @@ mod tests {
     #[test]
     fn privsep_and_acl_paths() {
         let c = Scenario::default_cluster().to_cluster().unwrap();
-        let auto = Identity { userid: "ansible@pve".into(), tokenid: Some("automation".into()) };
-        let ro = Identity { userid: "ansible@pve".into(), tokenid: Some("readonly".into()) };
+        let auto = Identity {
+            userid: "ansible@pve".into(),
+            tokenid: Some("automation".into()),
+        };
+        let ro = Identity {
+            userid: "ansible@pve".into(),
+            tokenid: Some("readonly".into()),
+        };
         assert!(has(&c, &auto, "/vms/100", "VM.Allocate"));
         assert!(has(&c, &ro, "/vms/100", "VM.Audit"));
         assert!(!has(&c, &ro, "/vms/100", "VM.PowerMgmt"));
-        let rootok = Identity { userid: "root@pam".into(), tokenid: None };
+        let rootok = Identity {
+            userid: "root@pam".into(),
+            tokenid: None,
+        };
         assert!(has(&c, &rootok, "/anything", "Sys.Modify"));
         let mut c2 = c.clone();
-        c2.acls.push(crate::state::AclDef { path: "/vms/100".into(), ugid: "ansible@pve!automation".into(), roles: vec!["NoAccess".into()], propagate: true });
+        c2.acls.push(crate::state::AclDef {
+            path: "/vms/100".into(),
+            ugid: "ansible@pve!automation".into(),
+            roles: vec!["NoAccess".into()],
+            propagate: true,
+        });
         assert!(!has(&c2, &auto, "/vms/100", "VM.Audit"), "deeper ACL overrides");
         assert!(has(&c2, &auto, "/vms/101", "VM.Audit"));
     }

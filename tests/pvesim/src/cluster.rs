@@ -63,8 +63,26 @@ pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
         m.insert("status".into(), json!("unknown"));
         return Value::Object(m);
     }
-    let s = if g.kind == GuestKind::Lxc { crate::lxc::ct_stats(ctx.c, g) } else { crate::qemu::info::stats(ctx, g) };
-    for k in ["name", "status", "uptime", "cpu", "mem", "memhost", "maxmem", "maxdisk", "disk", "netin", "netout", "diskread", "diskwrite"] {
+    let s = if g.kind == GuestKind::Lxc {
+        crate::lxc::ct_stats(ctx.c, g)
+    } else {
+        crate::qemu::info::stats(ctx, g)
+    };
+    for k in [
+        "name",
+        "status",
+        "uptime",
+        "cpu",
+        "mem",
+        "memhost",
+        "maxmem",
+        "maxdisk",
+        "disk",
+        "netin",
+        "netout",
+        "diskread",
+        "diskwrite",
+    ] {
         if let Some(v) = s.get(k) {
             m.insert(k.into(), v.clone());
         }
@@ -73,14 +91,27 @@ pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
         m.insert("status".into(), json!("paused"));
     }
     // The status daemon has not broadcast the last start/stop yet.
-    if let Some(pc) = g.power_change.filter(|pc| now_ms().saturating_sub(pc.at_ms) < ctx.sim.cfg.status_lag_ms) {
-        m.insert("status".into(), json!(if pc.was_running { "running" } else { "stopped" }));
+    if let Some(pc) = g
+        .power_change
+        .filter(|pc| now_ms().saturating_sub(pc.at_ms) < ctx.sim.cfg.status_lag_ms)
+    {
+        m.insert(
+            "status".into(),
+            json!(if pc.was_running { "running" } else { "stopped" }),
+        );
         if !pc.was_running {
             m.insert("uptime".into(), json!(0));
         }
     }
     m.insert("maxcpu".into(), s.get("cpus").cloned().unwrap_or(json!(1)));
-    m.insert("template".into(), json!(if g.conf.current.get("template").is_some_and(|t| t == "1") { 1 } else { 0 }));
+    m.insert(
+        "template".into(),
+        json!(if g.conf.current.get("template").is_some_and(|t| t == "1") {
+            1
+        } else {
+            0
+        }),
+    );
     Value::Object(m)
 }
 

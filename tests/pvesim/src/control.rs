@@ -174,15 +174,26 @@ impl Faults {
         if let Some(t) = f.times.as_mut() {
             *t -= 1;
         }
-        let reply = f.status.map(|s| (s, f.message.clone().unwrap_or_else(|| "simulated failure".into())));
+        let reply = f
+            .status
+            .map(|s| (s, f.message.clone().unwrap_or_else(|| "simulated failure".into())));
         // `after` alone means the answer is lost: the connection drops.
         let drop_connection = f.drop_connection || (f.after && reply.is_none() && f.latency_ms == 0);
-        Some(HttpAction { latency_ms: f.latency_ms, drop_connection, after: f.after, reply })
+        Some(HttpAction {
+            latency_ms: f.latency_ms,
+            drop_connection,
+            after: f.after,
+            reply,
+        })
     }
 
     /// Whether the next new connection is to be closed before its TLS handshake.
     pub fn take_connection_fault(&mut self) -> bool {
-        let Some(f) = self.connection.iter_mut().find(|f| f.refuse_connections && f.times != Some(0)) else {
+        let Some(f) = self
+            .connection
+            .iter_mut()
+            .find(|f| f.refuse_connections && f.times != Some(0))
+        else {
             return false;
         };
         if let Some(t) = f.times.as_mut() {
@@ -193,7 +204,8 @@ impl Faults {
 
     /// What the next task of `kind` with UPID id `id` suffers (nothing if no fault matches).
     pub fn take_task_fault(&mut self, kind: &str, id: &str) -> TaskFaultAction {
-        let matches = |f: &TaskFault| f.task_type == kind && f.times != Some(0) && f.vmid.is_none_or(|v| v.to_string() == id);
+        let matches =
+            |f: &TaskFault| f.task_type == kind && f.times != Some(0) && f.vmid.is_none_or(|v| v.to_string() == id);
         let Some(f) = self.task.iter_mut().find(|f| matches(f)) else {
             return TaskFaultAction::default();
         };
@@ -230,7 +242,8 @@ impl Faults {
         } else if v.get("node").is_some() {
             self.node.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
         } else if v.get("refuse_connections").is_some() {
-            self.connection.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
+            self.connection
+                .push(serde_json::from_value(v).map_err(|e| e.to_string())?);
         } else {
             return Err("unknown fault: expected path_regex, task_type, node, agent_vmid or refuse_connections".into());
         }
@@ -249,7 +262,10 @@ pub fn handle(sim: &Arc<SimInner>, method: &str, path: &str, body: &[u8]) -> (u1
     match (method, path.trim_end_matches('/')) {
         ("GET", "/_pvesim/requests") => {
             let l = sim.log.lock().unwrap_or_else(|e| e.into_inner());
-            (200, json!({"total": l.total, "counts": l.counts, "log": l.log, "logins": l.logins, "renewals": l.renewals}))
+            (
+                200,
+                json!({"total": l.total, "counts": l.counts, "log": l.log, "logins": l.logins, "renewals": l.renewals}),
+            )
         }
         ("DELETE", "/_pvesim/requests") => {
             *sim.log.lock().unwrap_or_else(|e| e.into_inner()) = RequestLog::default();
@@ -322,7 +338,8 @@ mod tests {
     fn after_alone_loses_the_answer_and_with_latency_delays_it() {
         let mut f = Faults::default();
         f.add(json!({"path_regex": "^/a$", "after": true, "times": 1})).unwrap();
-        f.add(json!({"path_regex": "^/b$", "after": true, "latency_ms": 50, "times": 1})).unwrap();
+        f.add(json!({"path_regex": "^/b$", "after": true, "latency_ms": 50, "times": 1}))
+            .unwrap();
         let a = f.match_http("POST", "/a").unwrap();
         assert!(a.after && a.drop_connection && a.reply.is_none());
         let b = f.match_http("PUT", "/b").unwrap();
@@ -339,7 +356,11 @@ mod tests {
         assert!(f.match_http("POST", "/api2/json/nodes/pve1/qemu").is_none(), "used up");
         f.add(json!({"task_type": "qmcreate", "fail": "x"})).unwrap();
         assert_eq!(f.take_task_fault("qmcreate", "100").fail.as_deref(), Some("x"));
-        assert_eq!(f.take_task_fault("qmcreate", "101").fail.as_deref(), Some("x"), "times null = forever");
+        assert_eq!(
+            f.take_task_fault("qmcreate", "101").fail.as_deref(),
+            Some("x"),
+            "times null = forever"
+        );
         assert_eq!(f.take_task_fault("qmstart", "100").fail, None);
         f.add(json!({"node": "pve2", "unreachable": true})).unwrap();
         assert!(f.node_unreachable("pve2"));
@@ -352,11 +373,19 @@ mod tests {
     #[test]
     fn task_faults_match_by_id_and_say_where_they_strike_and_what_stays() {
         let mut f = Faults::default();
-        f.add(json!({"task_type": "qmclone", "vmid": 9001, "fail": "a", "at_lock": true, "times": 1})).unwrap();
-        f.add(json!({"task_type": "qmclone", "fail": "b", "leave": "volumes", "times": 1})).unwrap();
-        assert!(f.add(json!({"task_type": "qmclone", "leave": "disks"})).is_err(), "leave is volumes or config");
+        f.add(json!({"task_type": "qmclone", "vmid": 9001, "fail": "a", "at_lock": true, "times": 1}))
+            .unwrap();
+        f.add(json!({"task_type": "qmclone", "fail": "b", "leave": "volumes", "times": 1}))
+            .unwrap();
+        assert!(
+            f.add(json!({"task_type": "qmclone", "leave": "disks"})).is_err(),
+            "leave is volumes or config"
+        );
         let other = f.take_task_fault("qmclone", "9000");
-        assert_eq!((other.fail.as_deref(), other.at_lock, other.leave), (Some("b"), false, Some(Leave::Volumes)));
+        assert_eq!(
+            (other.fail.as_deref(), other.at_lock, other.leave),
+            (Some("b"), false, Some(Leave::Volumes))
+        );
         let own = f.take_task_fault("qmclone", "9001");
         assert_eq!((own.fail.as_deref(), own.at_lock, own.leave), (Some("a"), true, None));
         assert_eq!(f.take_task_fault("qmclone", "9001").fail, None, "both used up");

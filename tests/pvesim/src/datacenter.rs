@@ -25,15 +25,23 @@ impl TagStyle {
     pub fn parse(value: &str) -> Result<TagStyle, String> {
         let mut style = TagStyle::default();
         for part in value.split(',').filter(|p| !p.is_empty()) {
-            let (k, v) = part.split_once('=').ok_or_else(|| format!("value without key, but schema does not define a default key: {part}"))?;
+            let (k, v) = part
+                .split_once('=')
+                .ok_or_else(|| format!("value without key, but schema does not define a default key: {part}"))?;
             match k {
                 "case-sensitive" => {
-                    style.case_sensitive = crate::propstring::parse_bool(v).ok_or_else(|| format!("case-sensitive: type check ('boolean') failed - got '{v}'"))? == "1"
+                    style.case_sensitive = crate::propstring::parse_bool(v)
+                        .ok_or_else(|| format!("case-sensitive: type check ('boolean') failed - got '{v}'"))?
+                        == "1"
                 }
                 "ordering" => match v {
                     "config" => style.keep_order = true,
                     "alphabetical" => style.keep_order = false,
-                    _ => return Err(format!("ordering: value '{v}' does not have a value in the enumeration 'config, alphabetical'")),
+                    _ => {
+                        return Err(format!(
+                            "ordering: value '{v}' does not have a value in the enumeration 'config, alphabetical'"
+                        ))
+                    }
                 },
                 "shape" | "color-map" => {}
                 _ => return Err(format!("invalid key in comma-separated list property: {k}")),
@@ -43,7 +51,10 @@ impl TagStyle {
     }
 
     pub fn of(c: &Cluster) -> TagStyle {
-        c.tag_style.as_deref().and_then(|s| TagStyle::parse(s).ok()).unwrap_or_default()
+        c.tag_style
+            .as_deref()
+            .and_then(|s| TagStyle::parse(s).ok())
+            .unwrap_or_default()
     }
 
     /// `get_unique_tags`: split like `split_list`, sorted unless `ordering=config`
@@ -87,7 +98,9 @@ pub fn get(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let mut out = if auth::has(ctx.c, ctx.who, "/", "Sys.Audit") {
         all
     } else {
-        all.into_iter().filter(|(k, _)| k == "console" || k == "tag-style").collect()
+        all.into_iter()
+            .filter(|(k, _)| k == "console" || k == "tag-style")
+            .collect()
     };
     out.insert("allowed-tags".into(), json!(allowed_tags(ctx)));
     Ok(Value::Object(out))
@@ -130,7 +143,10 @@ fn parsed(ctx: &Ctx<'_>, key: &str, value: &str) -> Value {
         .schema
         .route("/cluster/options")
         .and_then(|r| r.endpoint.info.get("PUT").cloned())
-        .and_then(|put| put.pointer(&format!("/parameters/properties/{}/format", key.replace('/', "~1"))).cloned());
+        .and_then(|put| {
+            put.pointer(&format!("/parameters/properties/{}/format", key.replace('/', "~1")))
+                .cloned()
+        });
     let Some(Value::Object(format)) = format else {
         return json!(value);
     };
@@ -138,9 +154,15 @@ fn parsed(ctx: &Ctx<'_>, key: &str, value: &str) -> Value {
         return json!(value);
     };
     let typed = props.into_iter().map(|(k, v)| {
-        let ty = format.get(&k).and_then(|s| s.get("type")).and_then(Value::as_str).unwrap_or("string");
+        let ty = format
+            .get(&k)
+            .and_then(|s| s.get("type"))
+            .and_then(Value::as_str)
+            .unwrap_or("string");
         let v = match ty {
-            "boolean" => crate::propstring::parse_bool(&v).map(|b| json!(b.parse::<u8>().unwrap_or(0))).unwrap_or(json!(v)),
+            "boolean" => crate::propstring::parse_bool(&v)
+                .map(|b| json!(b.parse::<u8>().unwrap_or(0)))
+                .unwrap_or(json!(v)),
             "integer" => v.parse::<i64>().map(|n| json!(n)).unwrap_or(json!(v)),
             _ => json!(v),
         };
@@ -185,7 +207,10 @@ mod tests {
     #[test]
     fn config_ordering_keeps_the_order_given() {
         assert_eq!(style("ordering=config").unique("Web;b;WEB;a"), "web;b;a");
-        assert_eq!(style("ordering=config,case-sensitive=true").unique("Web;b;WEB;Web"), "Web;b;WEB");
+        assert_eq!(
+            style("ordering=config,case-sensitive=true").unique("Web;b;WEB;Web"),
+            "Web;b;WEB"
+        );
     }
 
     #[test]

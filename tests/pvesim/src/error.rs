@@ -25,7 +25,13 @@ impl ApiError {
     }
 
     pub fn with_status(status: u16, msg: impl Into<String>) -> Self {
-        ApiError { status, message: msg.into(), errors: None, empty_body: false, newline: true }
+        ApiError {
+            status,
+            message: msg.into(),
+            errors: None,
+            empty_body: false,
+            newline: true,
+        }
     }
 
     /// `raise_param_exc`: 400 with an `errors` object.
@@ -57,19 +63,34 @@ impl ApiError {
     }
 
     pub fn status501(msg: impl Into<String>) -> Self {
-        ApiError { newline: false, ..Self::with_status(501, msg) }
+        ApiError {
+            newline: false,
+            ..Self::with_status(501, msg)
+        }
     }
 
     /// Authentication failures of the HTTP server: 401, empty body.
     pub fn unauthorized(reason: &str) -> Self {
-        ApiError { status: 401, message: reason.into(), errors: None, empty_body: true, newline: false }
+        ApiError {
+            status: 401,
+            message: reason.into(),
+            errors: None,
+            empty_body: true,
+            newline: false,
+        }
     }
 
     /// A failure pveproxy relays from its HTTP client when forwarding to a node
     /// (AnyEvent::HTTP's 595 connection, 596 TLS/sending/headers, 597 body, 599 other):
     /// status and reason as the library set them, no body.
     pub fn proxy_failure(status: u16, reason: impl Into<String>) -> Self {
-        ApiError { status, message: reason.into(), errors: None, empty_body: true, newline: false }
+        ApiError {
+            status,
+            message: reason.into(),
+            errors: None,
+            empty_body: true,
+            newline: false,
+        }
     }
 
     pub fn forbidden(path: &str, privs: &str) -> Self {
@@ -83,7 +104,10 @@ impl ApiError {
     /// Reason phrase: first line, restricted to bytes hyper accepts.
     pub fn reason(&self) -> String {
         let first = self.message.lines().next().unwrap_or("").trim_end();
-        first.chars().filter(|c| *c == '\t' || (*c >= ' ' && *c != '\u{7f}' && c.is_ascii())).collect()
+        first
+            .chars()
+            .filter(|c| *c == '\t' || (*c >= ' ' && *c != '\u{7f}' && c.is_ascii()))
+            .collect()
     }
 
     /// JSON body as PVE >= 8.3 sends it (`None` for body-less replies).
@@ -145,6 +169,9 @@ mod tests {
     #[test]
     fn param_errors_in_task_text() {
         let e = ApiError::param("net0", "hotplug problem - x");
-        assert_eq!(e.task_text(), "400 Parameter verification failed. net0: hotplug problem - x");
+        assert_eq!(
+            e.task_text(),
+            "400 Parameter verification failed. net0: hotplug problem - x"
+        );
     }
 }

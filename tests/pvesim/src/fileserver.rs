@@ -30,23 +30,45 @@ pub struct Served {
 impl Served {
     /// `size` bytes of the pattern, `application/octet-stream`.
     pub fn pattern(size: u64) -> Served {
-        Served { status: 200, prefix: vec![], size, content_type: Some("application/octet-stream".into()), disposition: None, redirect: None, no_length: false, bytes_per_sec: None }
+        Served {
+            status: 200,
+            prefix: vec![],
+            size,
+            content_type: Some("application/octet-stream".into()),
+            disposition: None,
+            redirect: None,
+            no_length: false,
+            bytes_per_sec: None,
+        }
     }
     /// Exactly these bytes.
     pub fn bytes(b: &[u8]) -> Served {
-        Served { prefix: b.to_vec(), ..Served::pattern(b.len() as u64) }
+        Served {
+            prefix: b.to_vec(),
+            ..Served::pattern(b.len() as u64)
+        }
     }
     /// A qcow2 image file of `size` bytes whose disk is `virtual_size` bytes.
     pub fn qcow2(virtual_size: u64, size: u64) -> Served {
-        Served { prefix: qcow2_header(virtual_size), ..Served::pattern(size.max(32)) }
+        Served {
+            prefix: qcow2_header(virtual_size),
+            ..Served::pattern(size.max(32))
+        }
     }
     /// A status without a body (`404`, …).
     pub fn status(code: u16) -> Served {
-        Served { status: code, ..Served::pattern(0) }
+        Served {
+            status: code,
+            ..Served::pattern(0)
+        }
     }
     /// A 302 to `location`.
     pub fn redirect(location: &str) -> Served {
-        Served { status: 302, redirect: Some(location.to_string()), ..Served::pattern(0) }
+        Served {
+            status: 302,
+            redirect: Some(location.to_string()),
+            ..Served::pattern(0)
+        }
     }
     /// Byte `i` of the body.
     fn byte(&self, i: u64) -> u8 {
@@ -71,7 +93,10 @@ impl Served {
     }
     /// The body as a reader, generated as it is read.
     pub fn reader(&self) -> ServedReader {
-        ServedReader { served: self.clone(), at: 0 }
+        ServedReader {
+            served: self.clone(),
+            at: 0,
+        }
     }
     /// The body's digests by algorithm (what a checksum of it must say).
     pub fn digests(&self) -> BTreeMap<String, String> {
@@ -139,11 +164,19 @@ impl FileServer {
                 });
             }
         })?;
-        Ok(FileServer { addr, files, requests, stop })
+        Ok(FileServer {
+            addr,
+            files,
+            requests,
+            stop,
+        })
     }
     /// Serve `served` at `path` (e.g. `/images/debian.qcow2`).
     pub fn add(&self, path: &str, served: Served) {
-        self.files.lock().unwrap_or_else(|e| e.into_inner()).insert(path.to_string(), served);
+        self.files
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(path.to_string(), served);
     }
     pub fn url(&self, path: &str) -> String {
         format!("http://{}{path}", self.addr)
@@ -169,7 +202,10 @@ fn serve(conn: TcpStream, files: &Mutex<BTreeMap<String, Served>>, log: &Mutex<V
     let mut line = String::new();
     reader.read_line(&mut line)?;
     let mut parts = line.split_whitespace();
-    let (method, target) = (parts.next().unwrap_or("").to_string(), parts.next().unwrap_or("/").to_string());
+    let (method, target) = (
+        parts.next().unwrap_or("").to_string(),
+        parts.next().unwrap_or("/").to_string(),
+    );
     loop {
         let mut h = String::new();
         if reader.read_line(&mut h)? == 0 || h.trim().is_empty() {
@@ -177,8 +213,15 @@ fn serve(conn: TcpStream, files: &Mutex<BTreeMap<String, Served>>, log: &Mutex<V
         }
     }
     let path = target.split('?').next().unwrap_or("/").to_string();
-    log.lock().unwrap_or_else(|e| e.into_inner()).push(format!("{method} {path}"));
-    let served = files.lock().unwrap_or_else(|e| e.into_inner()).get(&path).cloned().unwrap_or_else(|| Served::status(404));
+    log.lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(format!("{method} {path}"));
+    let served = files
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .get(&path)
+        .cloned()
+        .unwrap_or_else(|| Served::status(404));
     let mut out = std::io::BufWriter::with_capacity(64 << 10, conn);
     let reason = match served.status {
         200 => "OK",
@@ -188,7 +231,11 @@ fn serve(conn: TcpStream, files: &Mutex<BTreeMap<String, Served>>, log: &Mutex<V
         500 => "Internal Server Error",
         _ => "Unknown",
     };
-    write!(out, "HTTP/1.1 {} {reason}\r\nServer: pvesim-fileserver\r\nConnection: close\r\n", served.status)?;
+    write!(
+        out,
+        "HTTP/1.1 {} {reason}\r\nServer: pvesim-fileserver\r\nConnection: close\r\n",
+        served.status
+    )?;
     if !served.no_length {
         write!(out, "Content-Length: {}\r\n", served.size)?;
     }

@@ -19,7 +19,10 @@ fn digest(resources: &[HaResource]) -> String {
         }
         text.push('\n');
     }
-    Sha1::digest(text.as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    Sha1::digest(text.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// `GET /cluster/ha/resources`: each resource with `sid`, `type`, `digest` and its options.
@@ -62,9 +65,15 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if kind != "vm" && kind != "ct" {
         return Err(ApiError::internal(format!("unknown resource type '{kind}'")));
     }
-    let vmid: u32 = name.parse().ok().filter(|_| name.len() > 1 && !name.starts_with('0')).ok_or_else(|| ApiError::internal("invalid VMID"))?;
+    let vmid: u32 = name
+        .parse()
+        .ok()
+        .filter(|_| name.len() > 1 && !name.starts_with('0'))
+        .ok_or_else(|| ApiError::internal("invalid VMID"))?;
     if !ctx.c.guests.contains_key(&vmid) {
-        return Err(ApiError::internal(format!("resource '{kind}:{vmid}' does not exists in cluster")));
+        return Err(ApiError::internal(format!(
+            "resource '{kind}:{vmid}' does not exists in cluster"
+        )));
     }
     let sid = format!("{kind}:{vmid}");
     if ctx.c.ha_resources.iter().any(|r| r.sid == sid) {

@@ -125,7 +125,10 @@ impl Simulator {
             Some(p) => schema::Schema::from_json(&std::fs::read_to_string(p)?)?,
             None => schema::Schema::embedded(),
         };
-        let mut scen = cfg.scenario.clone().with_credentials(&cfg.root_password, &cfg.token_secret);
+        let mut scen = cfg
+            .scenario
+            .clone()
+            .with_credentials(&cfg.root_password, &cfg.token_secret);
         for u in &mut scen.users {
             for t in &mut u.tokens {
                 if u.userid == "ansible@pve" && t.id == "readonly" {
@@ -145,19 +148,38 @@ impl Simulator {
         };
         let tls = tls::generate(cfg.tls)?;
         let server_cfg = tls::server_config(&tls)?;
-        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(4).enable_all().thread_name("pvesim").build()?;
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(4)
+            .enable_all()
+            .thread_name("pvesim")
+            .build()?;
         let listener = rt.block_on(tokio::net::TcpListener::bind(cfg.listen))?;
         let addr = listener.local_addr()?;
-        let inner = Arc::new(sim::SimInner::new(cfg, schema, initial, current.clone(), tls.fingerprint.clone()));
+        let inner = Arc::new(sim::SimInner::new(
+            cfg,
+            schema,
+            initial,
+            current.clone(),
+            tls.fingerprint.clone(),
+        ));
         inner.persist(&current);
         let (tx, rx) = tokio::sync::watch::channel(false);
         let inner2 = inner.clone();
         let acceptor = tokio_rustls::TlsAcceptor::from(server_cfg);
-        let thread = std::thread::Builder::new().name("pvesim-server".into()).spawn(move || {
-            rt.block_on(server::serve(listener, acceptor, inner2, rx));
-            rt.shutdown_timeout(std::time::Duration::from_millis(500));
-        })?;
-        Ok(Simulator { addr, ca_pem: tls.ca_pem, fingerprint: tls.fingerprint, shutdown: tx, thread: Some(thread), inner })
+        let thread = std::thread::Builder::new()
+            .name("pvesim-server".into())
+            .spawn(move || {
+                rt.block_on(server::serve(listener, acceptor, inner2, rx));
+                rt.shutdown_timeout(std::time::Duration::from_millis(500));
+            })?;
+        Ok(Simulator {
+            addr,
+            ca_pem: tls.ca_pem,
+            fingerprint: tls.fingerprint,
+            shutdown: tx,
+            thread: Some(thread),
+            inner,
+        })
     }
 
     pub fn addr(&self) -> SocketAddr {

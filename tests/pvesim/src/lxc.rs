@@ -14,12 +14,20 @@ fn ct<'a>(ctx: &'a Ctx<'_>) -> ApiResult<&'a Guest> {
         .guests
         .get(&vmid)
         .filter(|g| g.node == node && g.kind == GuestKind::Lxc)
-        .ok_or_else(|| ApiError::internal(format!("Configuration file 'nodes/{node}/lxc/{vmid}.conf' does not exist")))
+        .ok_or_else(|| {
+            ApiError::internal(format!(
+                "Configuration file 'nodes/{node}/lxc/{vmid}.conf' does not exist"
+            ))
+        })
 }
 
 /// A number as Perl hands it to the JSON encoder: integral values as integers.
 fn number(v: f64) -> Value {
-    if v.fract() == 0.0 && v.abs() < 1e15 { json!(v as i64) } else { json!(v) }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        json!(v as i64)
+    } else {
+        json!(v)
+    }
 }
 
 /// pve-container's `vmstatus` entry of one container.
@@ -36,12 +44,19 @@ pub fn ct_stats(c: &Cluster, g: &Guest) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("vmid".into(), json!(g.vmid));
     m.insert("type".into(), json!("lxc"));
-    let name = conf.get("hostname").filter(|h| !h.is_empty()).cloned().unwrap_or_else(|| format!("CT{}", g.vmid));
+    let name = conf
+        .get("hostname")
+        .filter(|h| !h.is_empty())
+        .cloned()
+        .unwrap_or_else(|| format!("CT{}", g.vmid));
     m.insert("name".into(), json!(name.split_whitespace().collect::<String>()));
     m.insert("status".into(), json!(if g.running { "running" } else { "stopped" }));
     // `cores || cpulimit`, else every CPU of the node.
     let node_cpus = c.node(&g.node).map(|n| f64::from(n.maxcpu.max(1))).unwrap_or(1.0);
-    m.insert("cpus".into(), number(num("cores").or_else(|| num("cpulimit")).unwrap_or(node_cpus)));
+    m.insert(
+        "cpus".into(),
+        number(num("cores").or_else(|| num("cpulimit")).unwrap_or(node_cpus)),
+    );
     if let Some(t) = conf.get("tags") {
         m.insert("tags".into(), json!(t));
     }
@@ -65,7 +80,14 @@ pub fn ct_stats(c: &Cluster, g: &Guest) -> Map<String, Value> {
     if g.running {
         // The container's init pid and its cgroup's pressure stall averages (PVE 9).
         m.insert("pid".into(), json!(20_000 + g.vmid % 50_000));
-        for (k, v) in [("pressurecpusome", 0.08), ("pressurecpufull", 0.0), ("pressureiosome", 0.02), ("pressureiofull", 0.01), ("pressurememorysome", 0.0), ("pressurememoryfull", 0.0)] {
+        for (k, v) in [
+            ("pressurecpusome", 0.08),
+            ("pressurecpufull", 0.0),
+            ("pressureiosome", 0.02),
+            ("pressureiofull", 0.01),
+            ("pressurememorysome", 0.0),
+            ("pressurememoryfull", 0.0),
+        ] {
             m.insert(k.into(), json!(v));
         }
     }
@@ -90,7 +112,10 @@ pub fn config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let g = ct(ctx)?;
     let mut m = Map::new();
     for (k, v) in &g.conf.current {
-        let typed = if matches!(k.as_str(), "cores" | "memory" | "swap" | "onboot" | "unprivileged" | "template" | "cpuunits") {
+        let typed = if matches!(
+            k.as_str(),
+            "cores" | "memory" | "swap" | "onboot" | "unprivileged" | "template" | "cpuunits"
+        ) {
             v.parse::<i64>().map(Value::from).unwrap_or_else(|_| json!(v))
         } else {
             json!(v)
@@ -165,14 +190,27 @@ pub fn interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             .collect();
         o
     };
-    let mut out = vec![iface("lo", "00:00:00:00:00:00", &[("inet", "127.0.0.1".into(), 8), ("inet6", "::1".into(), 128)])];
-    let mut nets: Vec<(u32, &String)> =
-        g.conf.current.iter().filter(|(k, _)| crate::qemu::disks::is_net_key(k)).filter_map(|(k, v)| Some((k[3..].parse().ok()?, v))).collect();
+    let mut out = vec![iface(
+        "lo",
+        "00:00:00:00:00:00",
+        &[("inet", "127.0.0.1".into(), 8), ("inet6", "::1".into(), 128)],
+    )];
+    let mut nets: Vec<(u32, &String)> = g
+        .conf
+        .current
+        .iter()
+        .filter(|(k, _)| crate::qemu::disks::is_net_key(k))
+        .filter_map(|(k, v)| Some((k[3..].parse().ok()?, v)))
+        .collect();
     nets.sort();
     for (idx, v) in nets {
         let props: std::collections::BTreeMap<&str, &str> = v.split(',').filter_map(|p| p.split_once('=')).collect();
         let mac = props.get("hwaddr").copied().unwrap_or("").to_ascii_lowercase();
-        out.push(iface(props.get("name").copied().unwrap_or("eth0"), &mac, &addresses(g.vmid, idx, &props, &mac)));
+        out.push(iface(
+            props.get("name").copied().unwrap_or("eth0"),
+            &mac,
+            &addresses(g.vmid, idx, &props, &mac),
+        ));
     }
     Ok(Value::Array(out))
 }
@@ -181,7 +219,12 @@ pub fn interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 /// (a CIDR as given; `dhcp` a lease `192.168.<10+N>.<10+vmid%240>/24`; `ip6=auto` the SLAAC
 /// `2001:db8:<10+N>::<10+vmid%240>/64`, `ip6=dhcp` that address as /128; `manual` or
 /// unset: none), then the EUI-64 link-local address every veth gets.
-fn addresses(vmid: u32, idx: u32, props: &std::collections::BTreeMap<&str, &str>, mac: &str) -> Vec<(&'static str, String, u32)> {
+fn addresses(
+    vmid: u32,
+    idx: u32,
+    props: &std::collections::BTreeMap<&str, &str>,
+    mac: &str,
+) -> Vec<(&'static str, String, u32)> {
     let host = 10 + vmid % 240;
     let cidr = |v: &str, default: u32| {
         let (ip, len) = v.split_once('/').unwrap_or((v, ""));
@@ -219,7 +262,11 @@ mod tests {
 
     #[test]
     fn addresses_follow_the_net_key() {
-        let props = |s: &'static str| s.split(',').filter_map(|p| p.split_once('=')).collect::<std::collections::BTreeMap<_, _>>();
+        let props = |s: &'static str| {
+            s.split(',')
+                .filter_map(|p| p.split_once('='))
+                .collect::<std::collections::BTreeMap<_, _>>()
+        };
         let mac = "bc:24:11:20:00:01";
         let a = addresses(200, 0, &props("name=eth0,ip=192.0.2.50/26,ip6=auto"), mac);
         assert_eq!(a[0], ("inet", "192.0.2.50".to_string(), 26));

@@ -22,13 +22,19 @@ fn main() {
 }
 
 fn run() -> anyhow::Result<()> {
-    let mut cfg = SimConfig { listen: "127.0.0.1:8006".parse()?, ..SimConfig::default() };
+    let mut cfg = SimConfig {
+        listen: "127.0.0.1:8006".parse()?,
+        ..SimConfig::default()
+    };
     let mut ca_out: Option<PathBuf> = None;
     if std::env::args().nth(1).as_deref() == Some("import") {
         return import(std::env::args().skip(2).collect());
     }
     let mut args = std::env::args().skip(1);
-    let next = |args: &mut dyn Iterator<Item = String>, flag: &str| args.next().ok_or_else(|| anyhow::anyhow!("{flag} needs a value\n{USAGE}"));
+    let next = |args: &mut dyn Iterator<Item = String>, flag: &str| {
+        args.next()
+            .ok_or_else(|| anyhow::anyhow!("{flag} needs a value\n{USAGE}"))
+    };
     while let Some(a) = args.next() {
         match a.as_str() {
             "--listen" => cfg.listen = next(&mut args, &a)?.parse()?,
@@ -81,7 +87,12 @@ fn run() -> anyhow::Result<()> {
         None => std::env::temp_dir().join(format!("pvesim-ca-{}.pem", sim.port())),
     };
     sim.write_ca(&ca_path)?;
-    println!("pvesim listening on https://{} ca={} fingerprint={}", sim.addr(), ca_path.display(), sim.fingerprint());
+    println!(
+        "pvesim listening on https://{} ca={} fingerprint={}",
+        sim.addr(),
+        ca_path.display(),
+        sim.fingerprint()
+    );
     use std::io::Write;
     std::io::stdout().flush()?;
     // Serve until killed.
@@ -112,7 +123,12 @@ fn import(args: Vec<String>) -> anyhow::Result<()> {
     let need = |v: Option<String>, flag: &str| v.ok_or_else(|| anyhow::anyhow!("import needs {flag}\n{USAGE}"));
     // The secret may come from the environment, to keep it out of shell history.
     let secret = secret.or_else(|| std::env::var("PVESIM_IMPORT_TOKEN_SECRET").ok());
-    let reader = Reader::new(&need(url, "--url")?, &need(token_id, "--token-id")?, &need(secret, "--token-secret (or PVESIM_IMPORT_TOKEN_SECRET)")?, trust)?;
+    let reader = Reader::new(
+        &need(url, "--url")?,
+        &need(token_id, "--token-id")?,
+        &need(secret, "--token-secret (or PVESIM_IMPORT_TOKEN_SECRET)")?,
+        trust,
+    )?;
     let scenario = pvesim::import::import(&reader, name)?;
     println!("{}", serde_json::to_string_pretty(&scenario)?);
     Ok(())

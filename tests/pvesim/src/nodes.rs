@@ -21,7 +21,9 @@ pub fn storage_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             }
         }
         let path = format!("/storage/{}", sd.id);
-        if !auth::has(ctx.c, ctx.who, &path, "Datastore.Audit") && !auth::has(ctx.c, ctx.who, &path, "Datastore.AllocateSpace") {
+        if !auth::has(ctx.c, ctx.who, &path, "Datastore.Audit")
+            && !auth::has(ctx.c, ctx.who, &path, "Datastore.AllocateSpace")
+        {
             continue;
         }
         let used = storage::used(ctx.c, sd, &node);
@@ -38,7 +40,11 @@ pub fn storage_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 /// client can check that a bridge exists before attaching a NIC to it.
 pub fn network_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
-    let (bridges, addresses) = ctx.c.node(&node).map(|n| (n.bridges.clone(), n.addresses.clone())).unwrap_or_default();
+    let (bridges, addresses) = ctx
+        .c
+        .node(&node)
+        .map(|n| (n.bridges.clone(), n.addresses.clone()))
+        .unwrap_or_default();
     let kind = ctx.get("type").unwrap_or("");
     let want_bridges = matches!(kind, "" | "bridge" | "any_bridge" | "any_local_bridge" | "include_sdn");
     let want_eth = matches!(kind, "" | "eth");
@@ -54,7 +60,8 @@ pub fn network_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             }));
         }
         // A bridge the caller has no SDN privilege on (nor on a VLAN of it) is left out.
-        let visible = ctx.who.is_root() || crate::acl::bridge_visible(ctx.c, ctx.who, "localnetwork", bridge, &["SDN.Audit", "SDN.Use"]);
+        let visible = ctx.who.is_root()
+            || crate::acl::bridge_visible(ctx.c, ctx.who, "localnetwork", bridge, &["SDN.Audit", "SDN.Use"]);
         if want_bridges && visible {
             let mut b = json!({
                 "iface": bridge, "type": "bridge", "active": 1, "autostart": 1,
@@ -93,7 +100,12 @@ pub fn task_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let statuses = if errors {
         Some(vec!["warning".into(), "error".into(), "unknown".into()])
     } else {
-        text("statusfilter").map(|s| s.split([',', ';', ' ']).filter(|x| !x.is_empty()).map(str::to_lowercase).collect())
+        text("statusfilter").map(|s| {
+            s.split([',', ';', ' '])
+                .filter(|x| !x.is_empty())
+                .map(str::to_lowercase)
+                .collect()
+        })
     };
     let filter = crate::tasks::ListFilter {
         start: num("start").unwrap_or(0) as usize,

@@ -43,10 +43,20 @@ pub fn parse(method: &str, query: Option<&str>, content_type: Option<&str>, body
                     .map_err(|e| ApiError::with_status(400, format!("malformed JSON string - {e}")))?;
                 match v {
                     Value::Object(m) => params.extend(m),
-                    _ => return Err(ApiError::with_status(400, "malformed JSON string - expected a JSON object")),
+                    _ => {
+                        return Err(ApiError::with_status(
+                            400,
+                            "malformed JSON string - expected a JSON object",
+                        ))
+                    }
                 }
             }
-            _ => return Err(ApiError::with_status(506, format!("upload 'Content-Type '{ct}' not implemented"))),
+            _ => {
+                return Err(ApiError::with_status(
+                    506,
+                    format!("upload 'Content-Type '{ct}' not implemented"),
+                ))
+            }
         }
     }
     if let Some(q) = query {
@@ -69,13 +79,20 @@ pub fn merge_path(params: &mut RawParams, path: &BTreeMap<String, String>) -> Ap
                 _ => false,
             };
             if !same {
-                errors.insert(k.clone(), "duplicate parameter (already defined in URI) with conflicting values!".to_string());
+                errors.insert(
+                    k.clone(),
+                    "duplicate parameter (already defined in URI) with conflicting values!".to_string(),
+                );
                 continue;
             }
         }
         params.insert(k.clone(), Value::String(v.clone()));
     }
-    if errors.is_empty() { Ok(()) } else { Err(ApiError::params(errors)) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::params(errors))
+    }
 }
 
 #[cfg(test)]
@@ -84,24 +101,48 @@ mod tests {
 
     #[test]
     fn form_query_json() {
-        let p = parse("POST", Some("name=q&_dc=1"), None, b"name=b&delete=a&delete=b&size=%2B2G&x=a+b").unwrap();
+        let p = parse(
+            "POST",
+            Some("name=q&_dc=1"),
+            None,
+            b"name=b&delete=a&delete=b&size=%2B2G&x=a+b",
+        )
+        .unwrap();
         assert_eq!(p["name"], "q", "query wins");
         assert_eq!(p["delete"], serde_json::json!(["a", "b"]));
         assert_eq!(p["size"], "+2G");
         assert_eq!(p["x"], "a b");
         assert!(!p.contains_key("_dc"));
-        let p = parse("PUT", None, Some("application/json; charset=utf-8"), br#"{"cores":2,"onboot":true}"#).unwrap();
+        let p = parse(
+            "PUT",
+            None,
+            Some("application/json; charset=utf-8"),
+            br#"{"cores":2,"onboot":true}"#,
+        )
+        .unwrap();
         assert_eq!(p["cores"], 2);
         assert_eq!(parse("DELETE", None, None, b"x=1").unwrap_err().status, 501);
-        assert_eq!(parse("POST", None, Some("application/json"), b"{bad").unwrap_err().status, 400);
+        assert_eq!(
+            parse("POST", None, Some("application/json"), b"{bad")
+                .unwrap_err()
+                .status,
+            400
+        );
         assert_eq!(parse("POST", None, Some("text/plain"), b"x").unwrap_err().status, 506);
     }
 
     #[test]
     fn uri_conflicts() {
         let mut p = parse("POST", None, None, b"vmid=100&node=pve1").unwrap();
-        let path: BTreeMap<String, String> = [("node".to_string(), "pve1".to_string()), ("vmid".to_string(), "101".to_string())].into();
+        let path: BTreeMap<String, String> = [
+            ("node".to_string(), "pve1".to_string()),
+            ("vmid".to_string(), "101".to_string()),
+        ]
+        .into();
         let e = merge_path(&mut p, &path).unwrap_err();
-        assert_eq!(e.errors.unwrap()["vmid"], "duplicate parameter (already defined in URI) with conflicting values!");
+        assert_eq!(
+            e.errors.unwrap()["vmid"],
+            "duplicate parameter (already defined in URI) with conflicting values!"
+        );
     }
 }

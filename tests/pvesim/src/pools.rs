@@ -86,11 +86,7 @@ fn info(ctx: &Ctx<'_>, pool: &PoolDef, ty: Option<&str>, with_id: bool) -> Value
 pub fn index(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let ty = ctx.get("type").map(str::to_string);
     if let Some(poolid) = ctx.get("poolid").map(str::to_string) {
-        let pool = ctx
-            .c
-            .pool(&poolid)
-            .cloned()
-            .ok_or_else(|| missing(&poolid))?;
+        let pool = ctx.c.pool(&poolid).cloned().ok_or_else(|| missing(&poolid))?;
         return Ok(json!([info(ctx, &pool, ty.as_deref(), true)]));
     }
     let mut out = Vec::new();
@@ -113,11 +109,7 @@ pub fn index(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 pub fn read(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let poolid = ctx.get("poolid").unwrap_or("").to_string();
     let ty = ctx.get("type").map(str::to_string);
-    let pool = ctx
-        .c
-        .pool(&poolid)
-        .cloned()
-        .ok_or_else(|| missing(&poolid))?;
+    let pool = ctx.c.pool(&poolid).cloned().ok_or_else(|| missing(&poolid))?;
     Ok(info(ctx, &pool, ty.as_deref(), false))
 }
 
@@ -137,11 +129,22 @@ pub fn update(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if let Some(comment) = ctx.get("comment") {
         pools[index].comment = Some(comment.to_string());
     }
-    let list = |v: Option<&str>| -> Vec<String> { v.unwrap_or("").split([',', ';', ' ', '\0']).filter(|s| !s.is_empty()).map(str::to_string).collect() };
+    let list = |v: Option<&str>| -> Vec<String> {
+        v.unwrap_or("")
+            .split([',', ';', ' ', '\0'])
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
     for vmid in list(ctx.get("vms")) {
         let path = format!("/vms/{vmid}");
-        if !["Permissions.Modify", "VM.Allocate"].iter().any(|p| auth::has(ctx.c, ctx.who, &path, p)) {
-            return Err(failed(format!("Permission check failed ({path}, Permissions.Modify|VM.Allocate)")));
+        if !["Permissions.Modify", "VM.Allocate"]
+            .iter()
+            .any(|p| auth::has(ctx.c, ctx.who, &path, p))
+        {
+            return Err(failed(format!(
+                "Permission check failed ({path}, Permissions.Modify|VM.Allocate)"
+            )));
         }
         let id: u32 = vmid.parse().map_err(|_| failed(format!("invalid vmid '{vmid}'")))?;
         let member = pools[index].vms.contains(&id);
@@ -157,10 +160,14 @@ pub fn update(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         }
         if let Some(existing) = pools.iter().find(|p| p.vms.contains(&id)).map(|p| p.poolid.clone()) {
             if !allow_move {
-                return Err(failed(format!("VM {id} belongs already to pool '{existing}' and 'allow-move' is not set")));
+                return Err(failed(format!(
+                    "VM {id} belongs already to pool '{existing}' and 'allow-move' is not set"
+                )));
             }
             if !auth::has(ctx.c, ctx.who, &format!("/pool/{existing}"), "Pool.Allocate") {
-                return Err(failed(format!("Permission check failed (/pool/{existing}, Pool.Allocate)")));
+                return Err(failed(format!(
+                    "Permission check failed (/pool/{existing}, Pool.Allocate)"
+                )));
             }
         }
         for p in &mut pools {
@@ -171,8 +178,13 @@ pub fn update(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     for sid in list(ctx.get("storage")) {
         let path = format!("/storage/{sid}");
-        if !["Permissions.Modify", "Datastore.Allocate"].iter().any(|p| auth::has(ctx.c, ctx.who, &path, p)) {
-            return Err(failed(format!("Permission check failed ({path}, Permissions.Modify|Datastore.Allocate)")));
+        if !["Permissions.Modify", "Datastore.Allocate"]
+            .iter()
+            .any(|p| auth::has(ctx.c, ctx.who, &path, p))
+        {
+            return Err(failed(format!(
+                "Permission check failed ({path}, Permissions.Modify|Datastore.Allocate)"
+            )));
         }
         let pool = &mut pools[index];
         let member = pool.storage.contains(&sid);

@@ -10,7 +10,10 @@ pub type Props = BTreeMap<String, String>;
 
 /// The key marked `default_key` in a format, if any.
 pub fn default_key(format: &Map<String, Value>) -> Option<&str> {
-    format.iter().find(|(_, s)| truthy(s.get("default_key"))).map(|(k, _)| k.as_str())
+    format
+        .iter()
+        .find(|(_, s)| truthy(s.get("default_key")))
+        .map(|(k, _)| k.as_str())
 }
 
 pub fn truthy(v: Option<&Value>) -> bool {
@@ -137,13 +140,22 @@ mod tests {
     #[test]
     fn grammar_errors() {
         let f = net_format();
-        assert_eq!(parse(&f, "foo=1").unwrap_err(), "invalid key in comma-separated list property: foo\n");
+        assert_eq!(
+            parse(&f, "foo=1").unwrap_err(),
+            "invalid key in comma-separated list property: foo\n"
+        );
         assert_eq!(
             parse(&f, "virtio,bridge=a,bridge=b").unwrap_err(),
             "duplicate key in comma-separated list property: bridge\n"
         );
-        assert_eq!(parse(&f, "bridge=").unwrap_err(), "missing key in comma-separated list property\n");
-        assert_eq!(parse(&f, "virtio,e1000").unwrap_err(), "duplicate key in comma-separated list property: model\n");
+        assert_eq!(
+            parse(&f, "bridge=").unwrap_err(),
+            "missing key in comma-separated list property\n"
+        );
+        assert_eq!(
+            parse(&f, "virtio,e1000").unwrap_err(),
+            "duplicate key in comma-separated list property: model\n"
+        );
         let mut nodefault = f.clone();
         nodefault.remove("model");
         assert_eq!(

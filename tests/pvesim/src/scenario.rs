@@ -197,11 +197,17 @@ impl Scenario {
             datacenter: BTreeMap::new(),
             pools: self.pools.clone(),
             ha_resources: self.ha_resources.clone(),
-            pve_version: self.pve_version.clone().unwrap_or_else(|| crate::state::DEFAULT_PVE_VERSION.into()),
+            pve_version: self
+                .pve_version
+                .clone()
+                .unwrap_or_else(|| crate::state::DEFAULT_PVE_VERSION.into()),
             appliances: self.appliances.clone(),
         };
         anyhow::ensure!(
-            c.pve_version.split('.').take(2).all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
+            c.pve_version
+                .split('.')
+                .take(2)
+                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
             "pve_version '{}' is not like 9.1.5",
             c.pve_version
         );
@@ -210,33 +216,65 @@ impl Scenario {
         }
         for p in &self.pools {
             for id in &p.vms {
-                anyhow::ensure!(self.guests.iter().any(|g| g.vmid == *id), "pool {} names unknown guest {id}", p.poolid);
+                anyhow::ensure!(
+                    self.guests.iter().any(|g| g.vmid == *id),
+                    "pool {} names unknown guest {id}",
+                    p.poolid
+                );
             }
         }
         for r in &self.ha_resources {
-            let id = r.vmid().ok_or_else(|| anyhow::anyhow!("HA resource '{}' is not vm:<vmid> or ct:<vmid>", r.sid))?;
-            anyhow::ensure!(self.guests.iter().any(|g| g.vmid == id), "HA resource {} names unknown guest", r.sid);
+            let id = r
+                .vmid()
+                .ok_or_else(|| anyhow::anyhow!("HA resource '{}' is not vm:<vmid> or ct:<vmid>", r.sid))?;
+            anyhow::ensure!(
+                self.guests.iter().any(|g| g.vmid == id),
+                "HA resource {} names unknown guest",
+                r.sid
+            );
         }
         for sd in &self.storages {
             // pve-storage refuses a content type the plugin does not have (block storages
             // hold guest disks only).
-            let block = matches!(sd.kind.as_str(), "lvm" | "lvmthin" | "zfspool" | "rbd" | "zfs" | "iscsidirect");
-            if let Some(bad) = sd.content.iter().find(|t| block && !matches!(t.as_str(), "images" | "rootdir" | "none")) {
-                anyhow::bail!("storage '{}': storage type '{}' does not support content type '{bad}'", sd.id, sd.kind);
+            let block = matches!(
+                sd.kind.as_str(),
+                "lvm" | "lvmthin" | "zfspool" | "rbd" | "zfs" | "iscsidirect"
+            );
+            if let Some(bad) = sd
+                .content
+                .iter()
+                .find(|t| block && !matches!(t.as_str(), "images" | "rootdir" | "none"))
+            {
+                anyhow::bail!(
+                    "storage '{}': storage type '{}' does not support content type '{bad}'",
+                    sd.id,
+                    sd.kind
+                );
             }
         }
         for v in &self.volumes {
-            let sd = c.storage(&v.storage).cloned().ok_or_else(|| anyhow::anyhow!("volume on unknown storage {}", v.storage))?;
+            let sd = c
+                .storage(&v.storage)
+                .cloned()
+                .ok_or_else(|| anyhow::anyhow!("volume on unknown storage {}", v.storage))?;
             let size = bytes(&v.size);
             for alg in v.checksums.keys() {
-                anyhow::ensure!(crate::content::digest::ALGORITHMS.contains(&alg.as_str()), "volume {}: unknown checksum algorithm '{alg}'", v.volname);
+                anyhow::ensure!(
+                    crate::content::digest::ALGORITHMS.contains(&alg.as_str()),
+                    "volume {}: unknown checksum algorithm '{alg}'",
+                    v.volname
+                );
             }
             let nodes: Vec<Option<String>> = if sd.shared {
                 vec![None]
             } else if let Some(n) = &v.node {
                 vec![Some(n.clone())]
             } else {
-                c.nodes.iter().filter(|n| sd.on_node(&n.name)).map(|n| Some(n.name.clone())).collect()
+                c.nodes
+                    .iter()
+                    .filter(|n| sd.on_node(&n.name))
+                    .map(|n| Some(n.name.clone()))
+                    .collect()
             };
             for node in nodes {
                 c.volumes.push(Volume {
@@ -256,7 +294,10 @@ impl Scenario {
         }
         for g in &self.guests {
             anyhow::ensure!(c.node(&g.node).is_some(), "guest {} on unknown node {}", g.vmid, g.node);
-            let mut conf = Config { current: config_strings(&g.config), ..Config::default() };
+            let mut conf = Config {
+                current: config_strings(&g.config),
+                ..Config::default()
+            };
             let mut parent: Option<String> = None;
             for s in &g.snapshots {
                 let snap = Snapshot {
@@ -264,7 +305,11 @@ impl Scenario {
                     snaptime: s.snaptime.unwrap_or(1_760_000_000),
                     vmstate: s.vmstate,
                     parent: parent.clone(),
-                    conf: s.config.as_ref().map(config_strings).unwrap_or_else(|| conf.current.clone()),
+                    conf: s
+                        .config
+                        .as_ref()
+                        .map(config_strings)
+                        .unwrap_or_else(|| conf.current.clone()),
                 };
                 conf.snapshots.insert(s.name.clone(), snap);
                 parent = Some(s.name.clone());
@@ -274,7 +319,11 @@ impl Scenario {
             }
             let snapshot_values = conf.snapshots.values().flat_map(|s| s.conf.clone());
             for (k, v) in conf.current.clone().into_iter().chain(snapshot_values) {
-                if crate::qemu::disks::is_disk_key(&k) || k.starts_with("unused") || k == "rootfs" || k.starts_with("mp") {
+                if crate::qemu::disks::is_disk_key(&k)
+                    || k.starts_with("unused")
+                    || k == "rootfs"
+                    || k.starts_with("mp")
+                {
                     register_volume(&mut c, &g.node, g.vmid, &v);
                 }
             }
@@ -287,7 +336,11 @@ impl Scenario {
                     conf,
                     running: g.running,
                     paused: false,
-                    started_ms: if g.running { Some(crate::util::now_ms().saturating_sub(3_600_000)) } else { None },
+                    started_ms: if g.running {
+                        Some(crate::util::now_ms().saturating_sub(3_600_000))
+                    } else {
+                        None
+                    },
                     created_ms: 0,
                     power_change: None,
                     agent: g.agent.clone(),
@@ -323,7 +376,9 @@ fn config_strings(m: &BTreeMap<String, Value>) -> BTreeMap<String, String> {
 /// Create the volume a scenario disk value points at (if it is a managed volume).
 fn register_volume(c: &mut Cluster, node: &str, vmid: u32, value: &str) {
     let first = value.split(',').next().unwrap_or("");
-    let Some((sid, volname)) = first.split_once(':') else { return };
+    let Some((sid, volname)) = first.split_once(':') else {
+        return;
+    };
     let Some(sd) = c.storage(sid).cloned() else { return };
     if c.find_volume(first, node).is_some() {
         return;
@@ -357,7 +412,10 @@ mod tests {
         let mut s = Scenario::default_cluster();
         s.storages[1].content.push("import".into());
         let e = s.to_cluster().unwrap_err().to_string();
-        assert_eq!(e, "storage 'local-lvm': storage type 'lvmthin' does not support content type 'import'");
+        assert_eq!(
+            e,
+            "storage 'local-lvm': storage type 'lvmthin' does not support content type 'import'"
+        );
     }
 
     #[test]
@@ -365,9 +423,14 @@ mod tests {
         let s = Scenario::default_cluster();
         let c = s.to_cluster().unwrap();
         assert_eq!(c.nodes.len(), 2);
-        assert!(c.find_volume("vmdata:9000/base-9000-disk-0.qcow2", "pve2").is_some(), "shared volume visible from pve2");
+        assert!(
+            c.find_volume("vmdata:9000/base-9000-disk-0.qcow2", "pve2").is_some(),
+            "shared volume visible from pve2"
+        );
         assert!(c.find_volume("isos:iso/debian-13-netinst.iso", "pve1").is_some());
-        assert!(c.find_volume("local:import/debian-13-genericcloud-amd64.qcow2", "pve2").is_some());
+        assert!(c
+            .find_volume("local:import/debian-13-genericcloud-amd64.qcow2", "pve2")
+            .is_some());
         assert_eq!(c.guests[&9000].conf.current["template"], "1");
         assert_eq!(c.guests[&200].kind, GuestKind::Lxc);
     }

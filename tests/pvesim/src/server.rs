@@ -24,7 +24,12 @@ pub const MAX_BODY: usize = 512 * 1024;
 type Resp = Response<Full<Bytes>>;
 
 /// Accept loop; ends when `shutdown` flips to true.
-pub async fn serve(listener: TcpListener, acceptor: TlsAcceptor, sim: Arc<SimInner>, mut shutdown: watch::Receiver<bool>) {
+pub async fn serve(
+    listener: TcpListener,
+    acceptor: TlsAcceptor,
+    sim: Arc<SimInner>,
+    mut shutdown: watch::Receiver<bool>,
+) {
     loop {
         tokio::select! {
             _ = shutdown.changed() => break,
@@ -66,9 +71,20 @@ pub async fn serve(listener: TcpListener, acceptor: TlsAcceptor, sim: Arc<SimInn
 
 /// Plain HTTP on the TLS port: redirect to https (301 for GET/HEAD, else 308).
 fn redirect(req: &Request<Incoming>) -> Resp {
-    let host = req.headers().get("host").and_then(|h| h.to_str().ok()).unwrap_or("localhost:8006");
-    let loc = format!("https://{host}{}", req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/"));
-    let code = if req.method() == "GET" || req.method() == "HEAD" { 301 } else { 308 };
+    let host = req
+        .headers()
+        .get("host")
+        .and_then(|h| h.to_str().ok())
+        .unwrap_or("localhost:8006");
+    let loc = format!(
+        "https://{host}{}",
+        req.uri().path_and_query().map(|p| p.as_str()).unwrap_or("/")
+    );
+    let code = if req.method() == "GET" || req.method() == "HEAD" {
+        301
+    } else {
+        308
+    };
     let mut r = Response::new(Full::new(Bytes::new()));
     *r.status_mut() = StatusCode::from_u16(code).unwrap_or(StatusCode::MOVED_PERMANENTLY);
     if let Ok(v) = HeaderValue::from_str(&loc) {
@@ -120,7 +136,11 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
     let method = req.method().as_str().to_string();
     let path = req.uri().path().to_string();
     let query = req.uri().query().map(str::to_string);
-    let gzip_ok = req.headers().get("accept-encoding").and_then(|v| v.to_str().ok()).is_some_and(|v| v.contains("gzip"));
+    let gzip_ok = req
+        .headers()
+        .get("accept-encoding")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("gzip"));
     let headers = req.headers().clone();
 
     if path == "/_pvesim" || path.starts_with("/_pvesim/") {
@@ -132,36 +152,58 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
         let (status, v) = tokio::task::spawn_blocking(move || control::handle(&sim2, &method, &path, &body))
             .await
             .unwrap_or((500, Value::Null));
-        return Ok(json_response(status, None, Some(serde_json::to_vec(&v).unwrap_or_default()), gzip_ok));
+        return Ok(json_response(
+            status,
+            None,
+            Some(serde_json::to_vec(&v).unwrap_or_default()),
+            gzip_ok,
+        ));
     }
 
     let finish = |status: u16, sim: &SimInner| {
         let ms = started.elapsed().as_secs_f64() * 1000.0;
         let mut l = sim.log.lock().unwrap_or_else(|e| e.into_inner());
-        l.record(LogEntry { method: method.clone(), path: path.clone(), query: query.clone().unwrap_or_default(), status, ms: (ms * 1000.0).round() / 1000.0 });
+        l.record(LogEntry {
+            method: method.clone(),
+            path: path.clone(),
+            query: query.clone().unwrap_or_default(),
+            status,
+            ms: (ms * 1000.0).round() / 1000.0,
+        });
     };
 
     // An upload: pve-http-server checks the credentials first, then streams the
     // multipart body into a temporary file; the API call gets the form's fields.
-    let api_rel = path.strip_prefix("/api2/json").or_else(|| path.strip_prefix("/api2/extjs")).unwrap_or("");
+    let api_rel = path
+        .strip_prefix("/api2/json")
+        .or_else(|| path.strip_prefix("/api2/extjs"))
+        .unwrap_or("");
     let (body, headers, api_query, upload_tmp) = match crate::content::upload::upload_storage(&method, api_rel) {
-        Some(sid) => match crate::content::upload::receive(&sim, &sid, query.as_deref(), &headers, req.into_body()).await {
-            Ok((form, tmp)) => {
-                let mut headers = headers;
-                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/x-www-form-urlencoded"));
-                (Bytes::from(form), headers, None, Some(tmp))
+        Some(sid) => {
+            match crate::content::upload::receive(&sim, &sid, query.as_deref(), &headers, req.into_body()).await {
+                Ok((form, tmp)) => {
+                    let mut headers = headers;
+                    headers.insert(
+                        CONTENT_TYPE,
+                        HeaderValue::from_static("application/x-www-form-urlencoded"),
+                    );
+                    (Bytes::from(form), headers, None, Some(tmp))
+                }
+                Err(crate::content::upload::Refused::Answer(e)) => {
+                    finish(e.status, &sim);
+                    let mut r = error_response(&e, gzip_ok);
+                    r.headers_mut().insert("connection", HeaderValue::from_static("close"));
+                    return Ok(r);
+                }
+                Err(crate::content::upload::Refused::NoAnswer) => {
+                    finish(0, &sim);
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::ConnectionAborted,
+                        "upload refused without an answer",
+                    ));
+                }
             }
-            Err(crate::content::upload::Refused::Answer(e)) => {
-                finish(e.status, &sim);
-                let mut r = error_response(&e, gzip_ok);
-                r.headers_mut().insert("connection", HeaderValue::from_static("close"));
-                return Ok(r);
-            }
-            Err(crate::content::upload::Refused::NoAnswer) => {
-                finish(0, &sim);
-                return Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "upload refused without an answer"));
-            }
-        },
+        }
         None => match read_body(req, &headers, &sim, &finish, gzip_ok).await {
             Ok(body) => (body, headers, query.clone(), None),
             Err(answer) => return Ok(answer),
@@ -186,15 +228,30 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
         finish(e.status, &sim);
         return Ok(error_response(&e, gzip_ok));
     };
-    let api_path = if api_path.is_empty() { "/".to_string() } else { api_path.to_string() };
+    let api_path = if api_path.is_empty() {
+        "/".to_string()
+    } else {
+        api_path.to_string()
+    };
     let sim2 = sim.clone();
     let (m2, q2, upload) = (method.clone(), api_query, upload_tmp.is_some());
     let reply = tokio::task::spawn_blocking(move || {
-        let req = api::Request { method: &m2, path: &api_path, query: q2.as_deref(), headers: &headers, body: &body, upload };
+        let req = api::Request {
+            method: &m2,
+            path: &api_path,
+            query: q2.as_deref(),
+            headers: &headers,
+            body: &body,
+            upload,
+        };
         api::handle(&sim2, &req)
     })
     .await
-    .unwrap_or_else(|_| api::Reply { result: Err(ApiError::internal("internal simulator error")), extra: Map::new(), wait_task: None });
+    .unwrap_or_else(|_| api::Reply {
+        result: Err(ApiError::internal("internal simulator error")),
+        extra: Map::new(),
+        wait_task: None,
+    });
     if let Some(tmp) = &upload_tmp {
         // pve-http-server removes the temporary file once the call is answered.
         sim.uploads().remove(tmp);
@@ -222,14 +279,26 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
                 obj.insert("data".into(), Value::Null);
                 obj.insert("success".into(), Value::from(0));
                 obj.insert("status".into(), Value::from(e.status));
-                obj.insert("message".into(), Value::from(e.body().and_then(|b| b["message"].as_str().map(str::to_string)).unwrap_or_default()));
+                obj.insert(
+                    "message".into(),
+                    Value::from(
+                        e.body()
+                            .and_then(|b| b["message"].as_str().map(str::to_string))
+                            .unwrap_or_default(),
+                    ),
+                );
                 if let Some(errs) = &e.errors {
                     obj.insert("errors".into(), serde_json::to_value(errs).unwrap_or_default());
                 }
             }
         }
         finish(200, &sim);
-        return Ok(json_response(200, None, Some(serde_json::to_vec(&Value::Object(obj)).unwrap_or_default()), gzip_ok));
+        return Ok(json_response(
+            200,
+            None,
+            Some(serde_json::to_vec(&Value::Object(obj)).unwrap_or_default()),
+            gzip_ok,
+        ));
     }
     let resp = match result {
         Ok(data) => {
@@ -237,7 +306,12 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
             obj.insert("data".into(), data);
             obj.extend(reply.extra);
             finish(200, &sim);
-            json_response(200, None, Some(serde_json::to_vec(&Value::Object(obj)).unwrap_or_default()), gzip_ok)
+            json_response(
+                200,
+                None,
+                Some(serde_json::to_vec(&Value::Object(obj)).unwrap_or_default()),
+                gzip_ok,
+            )
         }
         Err(e) => {
             if e.status == 401 && sim.cfg.auth_fail_delay_ms > 0 {
@@ -252,17 +326,29 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
 
 /// What an HTTP fault does to the answer: latency, then a dropped connection or a
 /// replacement answer (`None`: the real answer follows).
-async fn apply_fault(a: &control::HttpAction, sim: &SimInner, finish: &impl Fn(u16, &SimInner), gzip_ok: bool) -> Option<Result<Resp, std::io::Error>> {
+async fn apply_fault(
+    a: &control::HttpAction,
+    sim: &SimInner,
+    finish: &impl Fn(u16, &SimInner),
+    gzip_ok: bool,
+) -> Option<Result<Resp, std::io::Error>> {
     if a.latency_ms > 0 {
         tokio::time::sleep(Duration::from_millis(a.latency_ms)).await;
     }
     if a.drop_connection {
         finish(0, sim);
-        return Some(Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, "fault: drop connection")));
+        return Some(Err(std::io::Error::new(
+            std::io::ErrorKind::ConnectionAborted,
+            "fault: drop connection",
+        )));
     }
     let (status, msg) = a.reply.clone()?;
     // 595-599 are pveproxy relaying its HTTP client's own failure: reason only, no body.
-    let e = if (595..=599).contains(&status) { ApiError::proxy_failure(status, msg) } else { ApiError::with_status(status, msg) };
+    let e = if (595..=599).contains(&status) {
+        ApiError::proxy_failure(status, msg)
+    } else {
+        ApiError::with_status(status, msg)
+    };
     finish(status, sim);
     Some(Ok(error_response(&e, gzip_ok)))
 }
@@ -297,10 +383,23 @@ async fn wait_for_task(sim: &SimInner, upid: &str, delay_s: u64) -> Result<Value
 
 /// A request's body as pve-http-server takes it: chunked and oversized bodies are
 /// refused with its answers.
-async fn read_body(req: Request<Incoming>, headers: &hyper::HeaderMap, sim: &SimInner, finish: &impl Fn(u16, &SimInner), gzip_ok: bool) -> Result<Bytes, Resp> {
+async fn read_body(
+    req: Request<Incoming>,
+    headers: &hyper::HeaderMap,
+    sim: &SimInner,
+    finish: &impl Fn(u16, &SimInner),
+    gzip_ok: bool,
+) -> Result<Bytes, Resp> {
     // Body: chunked and oversized bodies are refused like pve-http-server does.
-    let chunked = headers.get("transfer-encoding").and_then(|v| v.to_str().ok()).is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
-    let too_large = headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()).is_some_and(|n| n > MAX_BODY as u64);
+    let chunked = headers
+        .get("transfer-encoding")
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.to_ascii_lowercase().contains("chunked"));
+    let too_large = headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .is_some_and(|n| n > MAX_BODY as u64);
     let pre_error = if chunked {
         Some(ApiError::status501("chunked transfer encoding not supported"))
     } else if too_large {

@@ -72,7 +72,10 @@ fn default_storage_size() -> u64 {
 impl StorageDef {
     /// File-based storages name volumes `<vmid>/vm-<vmid>-disk-<n>.<fmt>`.
     pub fn is_file(&self) -> bool {
-        matches!(self.kind.as_str(), "dir" | "nfs" | "cifs" | "glusterfs" | "cephfs" | "btrfs")
+        matches!(
+            self.kind.as_str(),
+            "dir" | "nfs" | "cifs" | "glusterfs" | "cephfs" | "btrfs"
+        )
     }
     pub fn formats(&self) -> Vec<String> {
         self.formats.clone().unwrap_or_else(|| {
@@ -85,7 +88,11 @@ impl StorageDef {
     }
     pub fn default_format(&self) -> String {
         let f = self.formats();
-        if f.iter().any(|x| x == "qcow2") { "qcow2".into() } else { f[0].clone() }
+        if f.iter().any(|x| x == "qcow2") {
+            "qcow2".into()
+        } else {
+            f[0].clone()
+        }
     }
     pub fn on_node(&self, node: &str) -> bool {
         self.nodes.as_ref().is_none_or(|n| n.iter().any(|x| x == node))
@@ -356,7 +363,12 @@ pub struct GuestAgentSpec {
 
 impl Default for GuestAgentSpec {
     fn default() -> Self {
-        GuestAgentSpec { delay_ms: None, address_delay_ms: None, ipv4: true, ipv6: false }
+        GuestAgentSpec {
+            delay_ms: None,
+            address_delay_ms: None,
+            ipv4: true,
+            ipv6: false,
+        }
     }
 }
 
@@ -370,7 +382,10 @@ impl Guest {
     /// Record a start or stop (only real changes count).
     pub fn set_running(&mut self, running: bool, now_ms: u64) {
         if self.running != running {
-            self.power_change = Some(PowerChange { was_running: self.running, at_ms: now_ms });
+            self.power_change = Some(PowerChange {
+                was_running: self.running,
+                at_ms: now_ms,
+            });
         }
         self.running = running;
     }
@@ -478,20 +493,28 @@ impl Cluster {
     pub fn find_volume(&self, volid: &str, node: &str) -> Option<&Volume> {
         let (sid, name) = volid.split_once(':')?;
         let vn = self.vol_node(sid, node);
-        self.volumes.iter().find(|v| v.storage == sid && v.volname == name && v.node == vn)
+        self.volumes
+            .iter()
+            .find(|v| v.storage == sid && v.volname == name && v.node == vn)
     }
 
     pub fn remove_volume(&mut self, volid: &str, node: &str) -> bool {
-        let Some((sid, name)) = volid.split_once(':') else { return false };
+        let Some((sid, name)) = volid.split_once(':') else {
+            return false;
+        };
         let vn = self.vol_node(sid, node);
         let before = self.volumes.len();
-        self.volumes.retain(|v| !(v.storage == sid && v.volname == name && v.node == vn));
+        self.volumes
+            .retain(|v| !(v.storage == sid && v.volname == name && v.node == vn));
         before != self.volumes.len()
     }
 
     /// Whether the cluster runs at least PVE `major.minor`.
     pub fn pve_at_least(&self, major: u32, minor: u32) -> bool {
-        let mut parts = self.pve_version.split(['.', '-']).map(|p| p.parse::<u32>().unwrap_or(0));
+        let mut parts = self
+            .pve_version
+            .split(['.', '-'])
+            .map(|p| p.parse::<u32>().unwrap_or(0));
         let (ma, mi) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
         (ma, mi) >= (major, minor)
     }

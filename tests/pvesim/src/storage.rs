@@ -50,12 +50,18 @@ pub fn content_of(volname: &str) -> &'static str {
 
 /// Format of a volume from its name (`.qcow2` etc.; block volumes are raw).
 pub fn format_of(volname: &str) -> String {
-    for f in ["qcow2", "raw", "vmdk", "iso", "img", "ova", "tar.zst", "tar.gz", "vma.zst", "vma.gz", "vma.lzo", "vma"] {
+    for f in [
+        "qcow2", "raw", "vmdk", "iso", "img", "ova", "tar.zst", "tar.gz", "vma.zst", "vma.gz", "vma.lzo", "vma",
+    ] {
         if volname.ends_with(&format!(".{f}")) {
             return f.to_string();
         }
     }
-    if volname.contains("subvol-") { "subvol".into() } else { "raw".into() }
+    if volname.contains("subvol-") {
+        "subvol".into()
+    } else {
+        "raw".into()
+    }
 }
 
 /// Owner vmid encoded in a volume name (`vm-100-disk-0`, `100/base-100-disk-0.qcow2`).
@@ -71,7 +77,11 @@ pub fn owner_of(volname: &str) -> Option<u32> {
 /// Lowest `n` such that neither `vm-<vmid>-disk-<n>` nor `base-<vmid>-disk-<n>` exists.
 pub fn free_disk_index(cluster: &Cluster, sd: &StorageDef, node: &str, vmid: u32) -> u32 {
     let vn = cluster.vol_node(&sd.id, node);
-    let used: Vec<&Volume> = cluster.volumes.iter().filter(|v| v.storage == sd.id && v.node == vn).collect();
+    let used: Vec<&Volume> = cluster
+        .volumes
+        .iter()
+        .filter(|v| v.storage == sd.id && v.node == vn)
+        .collect();
     (0..)
         .find(|n| {
             used.iter().all(|v| {
@@ -94,8 +104,18 @@ pub fn disk_volname(sd: &StorageDef, vmid: u32, n: u32, fmt: &str, base: bool) -
 }
 
 /// Allocate a new image volume and return its volid.
-pub fn alloc(cluster: &mut Cluster, storage: &str, node: &str, vmid: u32, size: u64, fmt: Option<&str>) -> Result<String, String> {
-    let sd = cluster.storage(storage).cloned().ok_or_else(|| format!("storage '{storage}' does not exist"))?;
+pub fn alloc(
+    cluster: &mut Cluster,
+    storage: &str,
+    node: &str,
+    vmid: u32,
+    size: u64,
+    fmt: Option<&str>,
+) -> Result<String, String> {
+    let sd = cluster
+        .storage(storage)
+        .cloned()
+        .ok_or_else(|| format!("storage '{storage}' does not exist"))?;
     let fmt = fmt.map(str::to_string).unwrap_or_else(|| sd.default_format());
     if !sd.formats().contains(&fmt) {
         return Err(format!("unsupported format '{fmt}'"));
@@ -110,15 +130,35 @@ pub fn alloc(cluster: &mut Cluster, storage: &str, node: &str, vmid: u32, size: 
 pub fn alloc_named(cluster: &mut Cluster, storage: &str, node: &str, volname: &str, size: u64, vmid: u32) -> String {
     if let Some(sd) = cluster.storage(storage).cloned() {
         let fmt = format_of(volname);
-        push(cluster, &sd, node, volname.to_string(), size, &fmt, Some(vmid), "images");
+        push(
+            cluster,
+            &sd,
+            node,
+            volname.to_string(),
+            size,
+            &fmt,
+            Some(vmid),
+            "images",
+        );
     }
     format!("{storage}:{volname}")
 }
 
 #[allow(clippy::too_many_arguments)]
-fn push(cluster: &mut Cluster, sd: &StorageDef, node: &str, volname: String, size: u64, fmt: &str, vmid: Option<u32>, content: &str) {
+fn push(
+    cluster: &mut Cluster,
+    sd: &StorageDef,
+    node: &str,
+    volname: String,
+    size: u64,
+    fmt: &str,
+    vmid: Option<u32>,
+    content: &str,
+) {
     let vn = if sd.shared { None } else { Some(node.to_string()) };
-    cluster.volumes.retain(|v| !(v.storage == sd.id && v.volname == volname && v.node == vn));
+    cluster
+        .volumes
+        .retain(|v| !(v.storage == sd.id && v.volname == volname && v.node == vn));
     cluster.volumes.push(Volume {
         storage: sd.id.clone(),
         node: vn,
@@ -137,7 +177,12 @@ fn push(cluster: &mut Cluster, sd: &StorageDef, node: &str, volname: String, siz
 /// Bytes used on a storage (as seen from `node`).
 pub fn used(cluster: &Cluster, sd: &StorageDef, node: &str) -> u64 {
     let vn = cluster.vol_node(&sd.id, node);
-    cluster.volumes.iter().filter(|v| v.storage == sd.id && v.node == vn).map(|v| v.size).sum()
+    cluster
+        .volumes
+        .iter()
+        .filter(|v| v.storage == sd.id && v.node == vn)
+        .map(|v| v.size)
+        .sum()
 }
 
 #[cfg(test)]
@@ -161,11 +206,27 @@ mod tests {
 
     #[test]
     fn naming() {
-        let dir = StorageDef { id: "local".into(), kind: "dir".into(), content: vec![], shared: false, nodes: None, formats: None, total: 1, path: None };
-        let lvm = StorageDef { kind: "lvmthin".into(), id: "local-lvm".into(), ..dir.clone() };
+        let dir = StorageDef {
+            id: "local".into(),
+            kind: "dir".into(),
+            content: vec![],
+            shared: false,
+            nodes: None,
+            formats: None,
+            total: 1,
+            path: None,
+        };
+        let lvm = StorageDef {
+            kind: "lvmthin".into(),
+            id: "local-lvm".into(),
+            ..dir.clone()
+        };
         assert_eq!(disk_volname(&dir, 100, 0, "qcow2", false), "100/vm-100-disk-0.qcow2");
         assert_eq!(disk_volname(&lvm, 100, 1, "raw", false), "vm-100-disk-1");
-        assert_eq!(disk_volname(&dir, 9000, 0, "qcow2", true), "9000/base-9000-disk-0.qcow2");
+        assert_eq!(
+            disk_volname(&dir, 9000, 0, "qcow2", true),
+            "9000/base-9000-disk-0.qcow2"
+        );
         assert_eq!(owner_of("9000/base-9000-disk-0.qcow2"), Some(9000));
         assert_eq!(owner_of("vm-101-cloudinit"), Some(101));
         assert_eq!(owner_of("iso/x.iso"), None);

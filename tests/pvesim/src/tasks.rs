@@ -98,7 +98,12 @@ fn prune(c: &mut Cluster) {
     if finished <= KEEP_FINISHED {
         return;
     }
-    let mut old: Vec<(u32, String)> = c.tasks.values().filter(|t| !t.running).map(|t| (t.pid, t.upid.clone())).collect();
+    let mut old: Vec<(u32, String)> = c
+        .tasks
+        .values()
+        .filter(|t| !t.running)
+        .map(|t| (t.pid, t.upid.clone()))
+        .collect();
     old.sort();
     for (_, upid) in old.into_iter().take(finished - KEEP_FINISHED) {
         c.tasks.remove(&upid);
@@ -108,7 +113,14 @@ fn prune(c: &mut Cluster) {
 /// Registers a task as running now and returns its UPID and the task fault to apply
 /// (`fail`, `warnings`). [`spawn`] schedules the work of one; a task whose work runs on
 /// its own (a download, an upload) appends to its log as it goes and ends with [`finish`].
-pub fn register(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &str, who: &Identity) -> (String, crate::control::TaskFaultAction) {
+pub fn register(
+    sim: &Arc<SimInner>,
+    c: &mut Cluster,
+    node: &str,
+    kind: &str,
+    id: &str,
+    who: &Identity,
+) -> (String, crate::control::TaskFaultAction) {
     prune(c);
     c.next_pid = c.next_pid.wrapping_add(1);
     let pid = 0x0010_0000 + c.next_pid;
@@ -119,7 +131,20 @@ pub fn register(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id
     let action = sim.faults().take_task_fault(kind, id);
     c.tasks.insert(
         upid.clone(),
-        Task { upid: upid.clone(), node: node.into(), kind: kind.into(), id: id.into(), user, pid, pstart, starttime: start, running: true, exitstatus: None, endtime: None, log: vec![] },
+        Task {
+            upid: upid.clone(),
+            node: node.into(),
+            kind: kind.into(),
+            id: id.into(),
+            user,
+            pid,
+            pstart,
+            starttime: start,
+            running: true,
+            exitstatus: None,
+            endtime: None,
+            log: vec![],
+        },
     );
     (upid, action)
 }
@@ -148,7 +173,16 @@ pub fn finish(c: &mut Cluster, upid: &str, res: Result<(), String>, warnings: u3
 
 /// Register a task and schedule its work; returns the UPID.
 #[allow(clippy::too_many_arguments)]
-pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &str, who: &Identity, first_log: Vec<String>, work: Work) -> String {
+pub fn spawn(
+    sim: &Arc<SimInner>,
+    c: &mut Cluster,
+    node: &str,
+    kind: &str,
+    id: &str,
+    who: &Identity,
+    first_log: Vec<String>,
+    work: Work,
+) -> String {
     let (upid, action) = register(sim, c, node, kind, id, who);
     let (fault, extra_warnings, at_lock, leave) = (action.fail, action.warnings, action.at_lock, action.leave);
     // A task held at its lock has not got to the work its first log line is from.
@@ -157,7 +191,9 @@ pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &
             t.log = first_log;
         }
     }
-    let dur = action.duration_ms.unwrap_or((sim.cfg.task_ms as f64 * duration_factor(kind)) as u64);
+    let dur = action
+        .duration_ms
+        .unwrap_or((sim.cfg.task_ms as f64 * duration_factor(kind)) as u64);
     let sim2 = sim.clone();
     let upid2 = upid.clone();
     let kind2 = kind.to_string();
@@ -167,8 +203,18 @@ pub fn spawn(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, kind: &str, id: &
         if !c.tasks.contains_key(&upid2) {
             return; // state was reset or replaced meanwhile
         }
-        let mut ctx = TaskCtx { log: vec![], fault, at_lock, leave, warnings: 0 };
-        let fails_at_lock = if OWN_LOCK_FAULT.contains(&kind2.as_str()) { None } else { ctx.lock_fault() };
+        let mut ctx = TaskCtx {
+            log: vec![],
+            fault,
+            at_lock,
+            leave,
+            warnings: 0,
+        };
+        let fails_at_lock = if OWN_LOCK_FAULT.contains(&kind2.as_str()) {
+            None
+        } else {
+            ctx.lock_fault()
+        };
         let res = match fails_at_lock {
             Some(e) => Err(e),
             None => work(&mut c, &mut ctx),
@@ -268,7 +314,12 @@ fn status_type(status: Option<&str>) -> &'static str {
 pub fn list(c: &Cluster, who: &Identity, node: &str, f: &ListFilter) -> ApiResult<(Value, usize)> {
     let auditor = crate::auth::require(c, who, &format!("/nodes/{node}"), "Sys.Audit").is_ok();
     let mut ordered: Vec<&Task> = c.tasks.values().filter(|t| t.node == node).collect();
-    ordered.sort_by(|a, b| b.running.cmp(&a.running).then(b.starttime.cmp(&a.starttime)).then(b.pid.cmp(&a.pid)));
+    ordered.sort_by(|a, b| {
+        b.running
+            .cmp(&a.running)
+            .then(b.starttime.cmp(&a.starttime))
+            .then(b.pid.cmp(&a.pid))
+    });
     let mut matched = 0usize;
     let mut out = Vec::new();
     let mut limit = f.limit;
@@ -285,7 +336,10 @@ pub fn list(c: &Cluster, who: &Identity, node: &str, f: &ListFilter) -> ApiResul
             Some((u, tok)) => (u.to_string(), Some(tok.to_string())),
             None => (t.user.clone(), None),
         };
-        if f.userfilter.as_ref().is_some_and(|u| !user.to_lowercase().contains(&u.to_lowercase())) {
+        if f.userfilter
+            .as_ref()
+            .is_some_and(|u| !user.to_lowercase().contains(&u.to_lowercase()))
+        {
             continue;
         }
         if !auditor && check_owner(c, who, t, node).is_err() {
@@ -300,8 +354,15 @@ pub fn list(c: &Cluster, who: &Identity, node: &str, f: &ListFilter) -> ApiResul
         if f.since.is_some_and(|s| t.starttime < s) || f.until.is_some_and(|u| t.starttime > u) {
             continue;
         }
-        let status = if t.running { Some("RUNNING".to_string()) } else { t.exitstatus.clone() };
-        if f.statuses.as_ref().is_some_and(|s| !s.iter().any(|x| x == status_type(status.as_deref()))) {
+        let status = if t.running {
+            Some("RUNNING".to_string())
+        } else {
+            t.exitstatus.clone()
+        };
+        if f.statuses
+            .as_ref()
+            .is_some_and(|s| !s.iter().any(|x| x == status_type(status.as_deref())))
+        {
             continue;
         }
         matched += 1;
@@ -328,14 +389,28 @@ pub fn list(c: &Cluster, who: &Identity, node: &str, f: &ListFilter) -> ApiResul
 }
 
 /// Log lines `{n,t}` with `start`/`limit`; returns (data, total).
-pub fn log(c: &Cluster, who: &Identity, node: &str, upid: &str, start: usize, limit: usize) -> ApiResult<(Value, usize)> {
+pub fn log(
+    c: &Cluster,
+    who: &Identity,
+    node: &str,
+    upid: &str,
+    start: usize,
+    limit: usize,
+) -> ApiResult<(Value, usize)> {
     let t = find(c, node, upid)?;
     check_owner(c, who, t, node)?;
     if t.log.is_empty() {
         return Ok((json!([{"n": 1, "t": "no content"}]), 1));
     }
     let limit = if limit == 0 { usize::MAX } else { limit };
-    let lines: Vec<Value> = t.log.iter().enumerate().skip(start).take(limit).map(|(i, l)| json!({"n": i + 1, "t": l})).collect();
+    let lines: Vec<Value> = t
+        .log
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(limit)
+        .map(|(i, l)| json!({"n": i + 1, "t": l}))
+        .collect();
     Ok((Value::Array(lines), t.log.len()))
 }
 
@@ -345,10 +420,24 @@ mod tests {
 
     #[test]
     fn upid_format_roundtrip() {
-        let u = upid("pve1", 0xA1B2C, 0x1F3A4B5, 0x6570A1B2, "qmcreate", "101", "ansible@pve!automation");
-        assert_eq!(u, "UPID:pve1:000A1B2C:01F3A4B5:6570A1B2:qmcreate:101:ansible@pve!automation:");
+        let u = upid(
+            "pve1",
+            0xA1B2C,
+            0x1F3A4B5,
+            0x6570A1B2,
+            "qmcreate",
+            "101",
+            "ansible@pve!automation",
+        );
+        assert_eq!(
+            u,
+            "UPID:pve1:000A1B2C:01F3A4B5:6570A1B2:qmcreate:101:ansible@pve!automation:"
+        );
         let p = parse_upid(&u).unwrap();
-        assert_eq!((p.node.as_str(), p.kind.as_str(), p.id.as_str(), p.pid), ("pve1", "qmcreate", "101", 0xA1B2C));
+        assert_eq!(
+            (p.node.as_str(), p.kind.as_str(), p.id.as_str(), p.pid),
+            ("pve1", "qmcreate", "101", 0xA1B2C)
+        );
         assert!(parse_upid("UPID:pve1:zz").is_none());
         assert!(parse_upid("garbage").is_none());
     }

@@ -28,7 +28,9 @@ pub fn generate(mode: TlsMode) -> anyhow::Result<TlsMaterial> {
     let server_key = KeyPair::generate()?;
     let mut params = CertificateParams::new(sans())?;
     params.distinguished_name.push(DnType::CommonName, "pvesim");
-    params.distinguished_name.push(DnType::OrganizationName, "PVE Cluster Node");
+    params
+        .distinguished_name
+        .push(DnType::OrganizationName, "PVE Cluster Node");
     let (cert, ca_pem) = match mode {
         TlsMode::SelfSigned => {
             let c = params.self_signed(&server_key)?;
@@ -39,8 +41,13 @@ pub fn generate(mode: TlsMode) -> anyhow::Result<TlsMaterial> {
             let ca_key = KeyPair::generate()?;
             let mut ca = CertificateParams::new(Vec::<String>::new())?;
             ca.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-            ca.key_usages = vec![KeyUsagePurpose::KeyCertSign, KeyUsagePurpose::CrlSign, KeyUsagePurpose::DigitalSignature];
-            ca.distinguished_name.push(DnType::CommonName, "pvesim Proxmox Virtual Environment CA");
+            ca.key_usages = vec![
+                KeyUsagePurpose::KeyCertSign,
+                KeyUsagePurpose::CrlSign,
+                KeyUsagePurpose::DigitalSignature,
+            ];
+            ca.distinguished_name
+                .push(DnType::CommonName, "pvesim Proxmox Virtual Environment CA");
             let ca_cert = ca.self_signed(&ca_key)?;
             let issuer = Issuer::new(ca, ca_key);
             let c = params.signed_by(&server_key, &issuer)?;
@@ -48,11 +55,20 @@ pub fn generate(mode: TlsMode) -> anyhow::Result<TlsMaterial> {
         }
     };
     let cert_der = cert.der().to_vec();
-    Ok(TlsMaterial { ca_pem, fingerprint: fingerprint(&cert_der), key_der: server_key.serialize_der(), cert_der })
+    Ok(TlsMaterial {
+        ca_pem,
+        fingerprint: fingerprint(&cert_der),
+        key_der: server_key.serialize_der(),
+        cert_der,
+    })
 }
 
 pub fn fingerprint(der: &[u8]) -> String {
-    Sha256::digest(der).iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(":")
+    Sha256::digest(der)
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 pub fn server_config(m: &TlsMaterial) -> anyhow::Result<Arc<rustls::ServerConfig>> {
@@ -77,7 +93,9 @@ mod tests {
     fn fingerprint_format() {
         let f = fingerprint(b"x");
         assert_eq!(f.len(), 32 * 3 - 1);
-        assert!(f.chars().all(|c| c == ':' || c.is_ascii_hexdigit() && !c.is_ascii_lowercase()));
+        assert!(f
+            .chars()
+            .all(|c| c == ':' || c.is_ascii_hexdigit() && !c.is_ascii_lowercase()));
     }
 
     #[test]

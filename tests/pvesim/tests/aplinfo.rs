@@ -34,7 +34,11 @@ fn appliance_templates_are_listed_and_downloaded_verified() {
     let mut s = Scenario::default_cluster();
     with_template_user(&mut s);
     s.appliances = vec![
-        appliance(&files, "debian-13-standard_13.1-2_amd64.tar.zst", Some(body.digests()["sha512"].clone())),
+        appliance(
+            &files,
+            "debian-13-standard_13.1-2_amd64.tar.zst",
+            Some(body.digests()["sha512"].clone()),
+        ),
         appliance(&files, "bad_1_amd64.tar.zst", Some("00".into())),
         appliance(&files, "nosum_1_amd64.tar.zst", None),
     ];
@@ -46,35 +50,75 @@ fn appliance_templates_are_listed_and_downloaded_verified() {
     let first = &r.data()[0];
     assert_eq!(first["template"], "debian-13-standard_13.1-2_amd64.tar.zst");
     assert_eq!(first["type"], "lxc");
-    assert_eq!(returns_mismatches("GET", "/nodes/{node}/aplinfo", r.data()), Vec::<String>::new());
+    assert_eq!(
+        returns_mismatches("GET", "/nodes/{node}/aplinfo", r.data()),
+        Vec::<String>::new()
+    );
 
     let run = |template: &str, storage: &str| {
         let r = api.post("/nodes/pve1/aplinfo", &[("storage", storage), ("template", template)]);
         assert_eq!(r.status, 200, "{}", r.raw);
         let upid = r.data().as_str().unwrap().to_string();
         assert!(upid.contains(&format!(":download:{template}:")), "{upid}");
-        (api.wait_task(&upid)["exitstatus"].as_str().unwrap().to_string(), api.task_log(&upid))
+        (
+            api.wait_task(&upid)["exitstatus"].as_str().unwrap().to_string(),
+            api.task_log(&upid),
+        )
     };
     let (status, log) = run("debian-13-standard_13.1-2_amd64.tar.zst", "local");
     assert_eq!(status, "OK", "{log:#?}");
     assert!(log.contains(&"calculating checksum...OK, checksum verified".to_string()));
     let listed = api.get("/nodes/pve1/storage/local/content?content=vztmpl");
-    assert_eq!(listed.data()[0]["volid"], "local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst");
+    assert_eq!(
+        listed.data()[0]["volid"],
+        "local:vztmpl/debian-13-standard_13.1-2_amd64.tar.zst"
+    );
     // Again: the file is there with the index's checksum.
     let (status, log) = run("debian-13-standard_13.1-2_amd64.tar.zst", "local");
     assert_eq!(status, "OK");
-    assert_eq!(log[1], "calculating checksum of existing file...OK, got correct file already, no need to download");
+    assert_eq!(
+        log[1],
+        "calculating checksum of existing file...OK, got correct file already, no need to download"
+    );
     let (status, _) = run("bad_1_amd64.tar.zst", "local");
-    assert!(status.starts_with("checksum mismatch: got '") && status.ends_with("' != expect '00'"), "{status}");
+    assert!(
+        status.starts_with("checksum mismatch: got '") && status.ends_with("' != expect '00'"),
+        "{status}"
+    );
     let (status, _) = run("nosum_1_amd64.tar.zst", "local");
     assert_eq!(status, "checksum required but not specified");
-    assert_eq!(api.get("/nodes/pve1/storage/local/content?content=vztmpl").data().as_array().unwrap().len(), 1);
+    assert_eq!(
+        api.get("/nodes/pve1/storage/local/content?content=vztmpl")
+            .data()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
 
-    let r = api.post("/nodes/pve1/aplinfo", &[("storage", "local"), ("template", "nosuch.tar.zst")]);
+    let r = api.post(
+        "/nodes/pve1/aplinfo",
+        &[("storage", "local"), ("template", "nosuch.tar.zst")],
+    );
     assert_eq!((r.status, r.error("template")), (400, "no such template".into()));
-    let r = api.post("/nodes/pve1/aplinfo", &[("storage", "isos"), ("template", "bad_1_amd64.tar.zst")]);
-    assert_eq!((r.status, r.message()), (500, "storage 'isos' does not support templates\n".into()));
+    let r = api.post(
+        "/nodes/pve1/aplinfo",
+        &[("storage", "isos"), ("template", "bad_1_amd64.tar.zst")],
+    );
+    assert_eq!(
+        (r.status, r.message()),
+        (500, "storage 'isos' does not support templates\n".into())
+    );
     api.with_auth(vec![("Authorization", TOKEN)]);
-    let r = api.post("/nodes/pve1/aplinfo", &[("storage", "local"), ("template", "bad_1_amd64.tar.zst")]);
-    assert_eq!((r.status, r.message()), (403, "Permission check failed (/storage/local, Datastore.AllocateTemplate)\n".into()));
+    let r = api.post(
+        "/nodes/pve1/aplinfo",
+        &[("storage", "local"), ("template", "bad_1_amd64.tar.zst")],
+    );
+    assert_eq!(
+        (r.status, r.message()),
+        (
+            403,
+            "Permission check failed (/storage/local, Datastore.AllocateTemplate)\n".into()
+        )
+    );
 }

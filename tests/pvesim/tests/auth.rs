@@ -9,7 +9,10 @@ use std::time::Instant;
 fn ticket_login_cookie_and_csrf() {
     let mut api = Api::start(quick());
     api.with_auth(vec![]);
-    let r = api.post("/access/ticket", &[("username", "root@pam"), ("password", "pvesim-root")]);
+    let r = api.post(
+        "/access/ticket",
+        &[("username", "root@pam"), ("password", "pvesim-root")],
+    );
     assert_eq!(r.status, 200, "{}", r.raw);
     let ticket = r.data()["ticket"].as_str().unwrap().to_string();
     let csrf = r.data()["CSRFPreventionToken"].as_str().unwrap().to_string();
@@ -36,7 +39,10 @@ fn ticket_login_cookie_and_csrf() {
     assert_eq!(r.status, 200, "{}", r.raw);
     assert_eq!(r.body, serde_json::json!({"data": null}));
     // Root bypasses permission checks and may use root-only options.
-    let r = api.put("/nodes/pve1/qemu/100/config", &[("description", "y"), ("skiplock", "1")]);
+    let r = api.put(
+        "/nodes/pve1/qemu/100/config",
+        &[("description", "y"), ("skiplock", "1")],
+    );
     assert_eq!(r.status, 200, "{}", r.raw);
     // Renewal: the ticket as password.
     api.with_auth(vec![]);
@@ -46,7 +52,10 @@ fn ticket_login_cookie_and_csrf() {
 
 #[test]
 fn login_failures_and_missing_auth() {
-    let mut api = Api::start(SimConfig { auth_fail_delay_ms: 150, ..quick() });
+    let mut api = Api::start(SimConfig {
+        auth_fail_delay_ms: 150,
+        ..quick()
+    });
     api.with_auth(vec![]);
     let t = Instant::now();
     let r = api.post("/access/ticket", &[("username", "root@pam"), ("password", "wrong")]);
@@ -56,11 +65,17 @@ fn login_failures_and_missing_auth() {
     let r = api.post("/access/ticket", &[("username", "nobody@pve"), ("password", "x")]);
     assert_eq!((r.status, r.message().as_str()), (401, "authentication failure\n"));
     // No credentials at all.
-    let raw = raw_tls(&api.sim, b"GET /api2/json/version HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    let raw = raw_tls(
+        &api.sim,
+        b"GET /api2/json/version HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
     assert_eq!(status_line(&raw), "HTTP/1.1 401 No ticket");
     assert!(raw.ends_with("\r\n\r\n"), "empty body: {raw}");
     // Wrong token secret.
-    api.with_auth(vec![("Authorization", "PVEAPIToken=ansible@pve!automation=00000000-0000-0000-0000-000000000000")]);
+    api.with_auth(vec![(
+        "Authorization",
+        "PVEAPIToken=ansible@pve!automation=00000000-0000-0000-0000-000000000000",
+    )]);
     let r = api.get("/version");
     assert_eq!((r.status, r.raw.as_str()), (401, ""));
     let raw = raw_tls(
@@ -69,7 +84,10 @@ fn login_failures_and_missing_auth() {
     );
     assert_eq!(status_line(&raw), "HTTP/1.1 401 Authentication failed!");
     // Space separator is accepted too.
-    api.with_auth(vec![("Authorization", "PVEAPIToken ansible@pve!automation=5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13")]);
+    api.with_auth(vec![(
+        "Authorization",
+        "PVEAPIToken ansible@pve!automation=5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13",
+    )]);
     assert_eq!(api.get("/version").status, 200);
     // Bad ticket.
     api.with_auth(vec![("Cookie", "PVEAuthCookie=PVE:root@pam:00000000::AAAA")]);
@@ -88,10 +106,18 @@ fn privilege_separation_403_and_root_only_options() {
         &api.sim,
         format!("POST /api2/json/nodes/pve1/qemu/100/status/start HTTP/1.1\r\nHost: localhost\r\nAuthorization: {READONLY}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n").as_bytes(),
     );
-    assert_eq!(status_line(&raw), "HTTP/1.1 403 Permission check failed (/vms/100, VM.PowerMgmt)");
+    assert_eq!(
+        status_line(&raw),
+        "HTTP/1.1 403 Permission check failed (/vms/100, VM.PowerMgmt)"
+    );
     let r = api.put("/nodes/pve1/qemu/100/config", &[("cores", "4")]);
     assert_eq!(r.status, 403);
-    assert!(r.message().starts_with("Permission check failed (/vms/100, VM.Config.Disk|VM.Config.CDROM"), "{}", r.message());
+    assert!(
+        r.message()
+            .starts_with("Permission check failed (/vms/100, VM.Config.Disk|VM.Config.CDROM"),
+        "{}",
+        r.message()
+    );
     // Automation token: allowed, but skiplock is root-only.
     api.with_auth(vec![("Authorization", TOKEN)]);
     let r = api.put("/nodes/pve1/qemu/100/config", &[("cores", "4"), ("skiplock", "1")]);
@@ -101,7 +127,12 @@ fn privilege_separation_403_and_root_only_options() {
     let r = api.put("/nodes/pve1/qemu/100/config", &[("cores", "4")]);
     assert_eq!(r.status, 200, "{}", r.raw);
     // Tasks of others need Sys.Audit; the readonly token has it via PVEAuditor.
-    let upid = api.post("/nodes/pve1/qemu/100/status/start", &[]).data().as_str().unwrap().to_string();
+    let upid = api
+        .post("/nodes/pve1/qemu/100/status/start", &[])
+        .data()
+        .as_str()
+        .unwrap()
+        .to_string();
     api.with_auth(vec![("Authorization", READONLY)]);
     let st = api.wait_task(&upid);
     assert_eq!(st["user"], "ansible@pve");
@@ -121,14 +152,37 @@ fn totp_second_factor() {
     api.with_auth(vec![("Cookie", &format!("PVEAuthCookie={}", urlencode(&half)))]);
     assert_eq!(api.get("/version").status, 401);
     api.with_auth(vec![]);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
     let code = pvesim::auth::totp("JBSWY3DPEHPK3PXP", now).unwrap();
-    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", &format!("totp:{code}")), ("tfa-challenge", &half)]);
+    let r = api.post(
+        "/access/ticket",
+        &[
+            ("username", "mfa@pve"),
+            ("password", &format!("totp:{code}")),
+            ("tfa-challenge", &half),
+        ],
+    );
     assert_eq!(r.status, 200, "{}", r.raw);
     assert!(r.data()["ticket"].as_str().unwrap().starts_with("PVE:mfa@pve:"));
-    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", "mfa-pass"), ("otp", &code)]);
-    assert!(r.data()["ticket"].as_str().unwrap().starts_with("PVE:mfa@pve:"), "otp in the first request");
-    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", "totp:000000"), ("tfa-challenge", &half)]);
+    let r = api.post(
+        "/access/ticket",
+        &[("username", "mfa@pve"), ("password", "mfa-pass"), ("otp", &code)],
+    );
+    assert!(
+        r.data()["ticket"].as_str().unwrap().starts_with("PVE:mfa@pve:"),
+        "otp in the first request"
+    );
+    let r = api.post(
+        "/access/ticket",
+        &[
+            ("username", "mfa@pve"),
+            ("password", "totp:000000"),
+            ("tfa-challenge", &half),
+        ],
+    );
     assert_eq!(r.status, 401);
 }
 
@@ -157,15 +211,34 @@ fn tls_fingerprint_and_self_signed_mode() {
 #[test]
 fn create_checks_per_key_config_privileges() {
     let mut scenario = pvesim::Scenario::default_cluster();
-    scenario.roles.insert("AllocOnly".into(), vec!["VM.Allocate".into(), "VM.Audit".into(), "Datastore.AllocateSpace".into()]);
+    scenario.roles.insert(
+        "AllocOnly".into(),
+        vec![
+            "VM.Allocate".into(),
+            "VM.Audit".into(),
+            "Datastore.AllocateSpace".into(),
+        ],
+    );
     let user = scenario.users.iter_mut().find(|u| u.userid == "ansible@pve").unwrap();
-    user.tokens.push(pvesim::state::TokenDef { id: "alloc".into(), secret: "abc".into(), privsep: false });
+    user.tokens.push(pvesim::state::TokenDef {
+        id: "alloc".into(),
+        secret: "abc".into(),
+        privsep: false,
+    });
     scenario.acls.retain(|a| a.ugid != "ansible@pve");
-    scenario.acls.push(pvesim::state::AclDef { path: "/".into(), ugid: "ansible@pve".into(), roles: vec!["AllocOnly".into()], propagate: true });
+    scenario.acls.push(pvesim::state::AclDef {
+        path: "/".into(),
+        ugid: "ansible@pve".into(),
+        roles: vec!["AllocOnly".into()],
+        propagate: true,
+    });
     let mut api = Api::start(SimConfig { scenario, ..quick() });
     api.with_auth(vec![("Authorization", "PVEAPIToken=ansible@pve!alloc=abc")]);
     let r = api.post("/nodes/pve1/qemu", &[("vmid", "150"), ("cores", "2")]);
-    assert_eq!((r.status, r.message().as_str()), (403, "Permission check failed (/vms/150, VM.Config.CPU)\n"));
+    assert_eq!(
+        (r.status, r.message().as_str()),
+        (403, "Permission check failed (/vms/150, VM.Config.CPU)\n")
+    );
     let r = api.post("/nodes/pve1/qemu", &[("vmid", "150"), ("net0", "virtio,bridge=vmbr0")]);
     assert_eq!(r.message(), "Permission check failed (/vms/150, VM.Config.Network)\n");
     let r = api.post("/nodes/pve1/qemu", &[("vmid", "150")]);
@@ -174,9 +247,16 @@ fn create_checks_per_key_config_privileges() {
 
 /// A login of root@pam: (ticket, CSRF token).
 fn root_ticket(api: &Api) -> (String, String) {
-    let r = api.send("POST", "/access/ticket", &[("username", "root@pam"), ("password", "pvesim-root")]);
+    let r = api.send(
+        "POST",
+        "/access/ticket",
+        &[("username", "root@pam"), ("password", "pvesim-root")],
+    );
     assert_eq!(r.status, 200, "{}", r.raw);
-    (r.data()["ticket"].as_str().unwrap().to_string(), r.data()["CSRFPreventionToken"].as_str().unwrap().to_string())
+    (
+        r.data()["ticket"].as_str().unwrap().to_string(),
+        r.data()["CSRFPreventionToken"].as_str().unwrap().to_string(),
+    )
 }
 
 /// The status line of `METHOD path` with these extra header lines.
@@ -208,36 +288,109 @@ fn a_ticket_hides_the_api_token_as_in_pve_http_server() {
 
     // A stale or forged cookie beside a valid token: the cookie is checked, and fails.
     let stale = "Cookie: PVEAuthCookie=PVE:ansible@pve:60000000::AAAA".to_string();
-    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), stale.clone()]), failed);
-    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: PVEAuthCookie=bogus".into()]), failed);
+    assert_eq!(
+        status_with(&api, "GET", "/version", &[token.clone(), stale.clone()]),
+        failed
+    );
+    assert_eq!(
+        status_with(
+            &api,
+            "GET",
+            "/version",
+            &[token.clone(), "Cookie: PVEAuthCookie=bogus".into()]
+        ),
+        failed
+    );
     // The same in the Authorization header's own PVEAuthCookie fallback.
-    assert_eq!(status_with(&api, "GET", "/version", &[format!("Authorization: PVEAuthCookie=bogus; {}", TOKEN)]), failed);
+    assert_eq!(
+        status_with(
+            &api,
+            "GET",
+            "/version",
+            &[format!("Authorization: PVEAuthCookie=bogus; {}", TOKEN)]
+        ),
+        failed
+    );
 
     // An empty cookie value is no ticket (Perl false): the token is used.
-    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: PVEAuthCookie=".into()]), ok);
-    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: PVEAuthCookie=0".into()]), ok);
+    assert_eq!(
+        status_with(
+            &api,
+            "GET",
+            "/version",
+            &[token.clone(), "Cookie: PVEAuthCookie=".into()]
+        ),
+        ok
+    );
+    assert_eq!(
+        status_with(
+            &api,
+            "GET",
+            "/version",
+            &[token.clone(), "Cookie: PVEAuthCookie=0".into()]
+        ),
+        ok
+    );
     // The cookie is found only at the start of the header or after white space.
-    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: a=1;PVEAuthCookie=bogus".into()]), ok);
-    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: a=1; PVEAuthCookie=bogus".into()]), failed);
+    assert_eq!(
+        status_with(
+            &api,
+            "GET",
+            "/version",
+            &[token.clone(), "Cookie: a=1;PVEAuthCookie=bogus".into()]
+        ),
+        ok
+    );
+    assert_eq!(
+        status_with(
+            &api,
+            "GET",
+            "/version",
+            &[token.clone(), "Cookie: a=1; PVEAuthCookie=bogus".into()]
+        ),
+        failed
+    );
     // Other cookies do not matter.
-    assert_eq!(status_with(&api, "GET", "/version", &[token.clone(), "Cookie: PVELangCookie=en".into()]), ok);
+    assert_eq!(
+        status_with(
+            &api,
+            "GET",
+            "/version",
+            &[token.clone(), "Cookie: PVELangCookie=en".into()]
+        ),
+        ok
+    );
 
     // A valid ticket beside a bogus token: the ticket authenticates, the token is not read.
     let cookie = format!("Cookie: PVEAuthCookie={}", urlencode(&ticket));
     let bogus = "Authorization: PVEAPIToken=ansible@pve!automation=00000000-0000-0000-0000-000000000000".to_string();
-    assert_eq!(status_with(&api, "GET", "/version", &[bogus.clone(), cookie.clone()]), ok);
+    assert_eq!(
+        status_with(&api, "GET", "/version", &[bogus.clone(), cookie.clone()]),
+        ok
+    );
     // ... and as root@pam: an option only root may use is accepted.
     let csrf_h = format!("CSRFPreventionToken: {csrf}");
     let skiplock = "/nodes/pve1/qemu/100/config?skiplock=1";
-    assert_eq!(status_with(&api, "PUT", skiplock, &[bogus.clone(), cookie.clone(), csrf_h.clone()]), ok);
+    assert_eq!(
+        status_with(&api, "PUT", skiplock, &[bogus.clone(), cookie.clone(), csrf_h.clone()]),
+        ok
+    );
     // A write with a ticket needs its CSRF token, even beside a valid API token.
     assert_eq!(
-        status_with(&api, "PUT", "/nodes/pve1/qemu/100/config", &[token.clone(), cookie.clone()]),
+        status_with(
+            &api,
+            "PUT",
+            "/nodes/pve1/qemu/100/config",
+            &[token.clone(), cookie.clone()]
+        ),
         "HTTP/1.1 401 Permission denied - invalid csrf token"
     );
     // A write with the API token alone needs none.
     assert_eq!(status_with(&api, "PUT", "/nodes/pve1/qemu/100/config", &[token]), ok);
     // The token's value is percent-decoded and its id runs to the last `=`.
     let encoded = TOKEN.replace('!', "%21");
-    assert_eq!(status_with(&api, "GET", "/version", &[format!("Authorization: {encoded}")]), ok);
+    assert_eq!(
+        status_with(&api, "GET", "/version", &[format!("Authorization: {encoded}")]),
+        ok
+    );
 }

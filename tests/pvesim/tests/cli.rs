@@ -21,13 +21,20 @@ fn binary_prints_one_ready_line_and_serves() {
         .spawn()
         .expect("spawn pvesim");
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     let ready = started.elapsed();
     eprintln!("binary ready after {ready:?}: {line}");
-    let re = regex::Regex::new(r"^pvesim listening on https://127\.0\.0\.1:(\d+) ca=(\S+) fingerprint=((?:[0-9A-F]{2}:){31}[0-9A-F]{2})\n$").unwrap();
+    let re = regex::Regex::new(
+        r"^pvesim listening on https://127\.0\.0\.1:(\d+) ca=(\S+) fingerprint=((?:[0-9A-F]{2}:){31}[0-9A-F]{2})\n$",
+    )
+    .unwrap();
     let caps = re.captures(&line).unwrap_or_else(|| panic!("ready line: {line:?}"));
     assert_eq!(&caps[2], ca.to_str().unwrap());
-    assert!(std::fs::read_to_string(&ca).unwrap().starts_with("-----BEGIN CERTIFICATE-----"));
+    assert!(std::fs::read_to_string(&ca)
+        .unwrap()
+        .starts_with("-----BEGIN CERTIFICATE-----"));
     assert!(state.exists(), "state file written at start");
     let state_json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&state).unwrap()).unwrap();
     assert_eq!(state_json["nodes"][0]["name"], "pve1");
@@ -38,7 +45,10 @@ fn binary_prints_one_ready_line_and_serves() {
 
 #[test]
 fn binary_rejects_unknown_flags() {
-    let out = Command::new(env!("CARGO_BIN_EXE_pvesim")).arg("--bogus").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pvesim"))
+        .arg("--bogus")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown argument --bogus"));
 }

@@ -6,7 +6,11 @@ use common::*;
 use serde_json::{json, Value};
 
 fn find<'a>(list: &'a Value, key: &str, val: &str) -> &'a Value {
-    list.as_array().unwrap().iter().find(|e| e[key] == val).unwrap_or_else(|| panic!("no {key}={val} in {list}"))
+    list.as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e[key] == val)
+        .unwrap_or_else(|| panic!("no {key}={val} in {list}"))
 }
 
 #[test]
@@ -34,7 +38,13 @@ fn node_network_reports_addresses_and_altnames() {
 fn cluster_resources_list_each_nodes_local_network_zone() {
     let mut api = Api::start(quick());
     let r = api.get("/cluster/resources");
-    let zones: Vec<&Value> = r.data().as_array().unwrap().iter().filter(|e| e["type"] == "network").collect();
+    let zones: Vec<&Value> = r
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"] == "network")
+        .collect();
     assert_eq!(
         zones,
         vec![
@@ -42,26 +52,51 @@ fn cluster_resources_list_each_nodes_local_network_zone() {
             &json!({"id": "network/pve2/zone/localnetwork", "type": "network", "network-type": "zone", "network": "localnetwork", "node": "pve2", "status": "ok"}),
         ]
     );
-    let types: Vec<&str> = r.data().as_array().unwrap().iter().map(|e| e["type"].as_str().unwrap()).collect();
+    let types: Vec<&str> = r
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["type"].as_str().unwrap())
+        .collect();
     let first = |t: &str| types.iter().position(|x| *x == t).unwrap();
-    assert!(first("pool") < first("qemu") && first("qemu") < first("node") && first("node") < first("storage") && first("storage") < first("network"), "{types:?}");
+    assert!(
+        first("pool") < first("qemu")
+            && first("qemu") < first("node")
+            && first("node") < first("storage")
+            && first("storage") < first("network"),
+        "{types:?}"
+    );
     // A type filter (the schema's enum has no `network`) leaves them out.
     for t in ["vm", "node", "storage"] {
         let r = api.get(&format!("/cluster/resources?type={t}"));
-        assert!(r.data().as_array().unwrap().iter().all(|e| e["type"] != "network"), "type={t}");
+        assert!(
+            r.data().as_array().unwrap().iter().all(|e| e["type"] != "network"),
+            "type={t}"
+        );
     }
     // SDN.Audit on /sdn/zones/localnetwork decides; PVEAuditor has it.
     api.with_auth(vec![("Authorization", READONLY)]);
     let r = api.get("/cluster/resources");
-    assert!(r.data().as_array().unwrap().iter().any(|e| e["type"] == "network"), "PVEAuditor has SDN.Audit");
+    assert!(
+        r.data().as_array().unwrap().iter().any(|e| e["type"] == "network"),
+        "PVEAuditor has SDN.Audit"
+    );
 }
-
 
 #[test]
 fn vm_listing_and_status_carry_vmstatus_keys() {
     let api = Api::start(quick());
     // Stopped: config-derived keys only.
-    let r = api.put("/nodes/pve1/qemu/100/config", &[("balloon", "1024"), ("serial0", "socket"), ("vga", "qxl,clipboard=vnc"), ("agent", "1")]);
+    let r = api.put(
+        "/nodes/pve1/qemu/100/config",
+        &[
+            ("balloon", "1024"),
+            ("serial0", "socket"),
+            ("vga", "qxl,clipboard=vnc"),
+            ("agent", "1"),
+        ],
+    );
     assert_eq!(r.status, 200, "{}", r.raw);
     let st = api.get("/nodes/pve1/qemu/100/status/current");
     let d = st.data();
@@ -74,7 +109,17 @@ fn vm_listing_and_status_carry_vmstatus_keys() {
     assert_eq!(d["balloon_min"], 1024u64 << 20);
     assert_eq!(d["shares"], 1000);
     assert_eq!(d["ha"], json!({"managed": 0}));
-    for k in ["pid", "balloon", "ballooninfo", "blockstat", "freemem", "nics", "proxmox-support", "pressurecpusome", "running-qemu"] {
+    for k in [
+        "pid",
+        "balloon",
+        "ballooninfo",
+        "blockstat",
+        "freemem",
+        "nics",
+        "proxmox-support",
+        "pressurecpusome",
+        "running-qemu",
+    ] {
         assert!(d.get(k).is_none(), "stopped VM has no {k}: {d}");
     }
     let t = api.get("/nodes/pve1/qemu/9000/status/current");
@@ -87,7 +132,14 @@ fn vm_listing_and_status_carry_vmstatus_keys() {
     let st = api.get("/nodes/pve1/qemu/100/status/current");
     let d = st.data();
     assert!(d["pid"].is_u64());
-    for k in ["pressurecpusome", "pressurecpufull", "pressureiosome", "pressureiofull", "pressurememorysome", "pressurememoryfull"] {
+    for k in [
+        "pressurecpusome",
+        "pressurecpufull",
+        "pressureiosome",
+        "pressureiofull",
+        "pressurememorysome",
+        "pressurememoryfull",
+    ] {
         assert!(d[k].is_number(), "{k}: {d}");
     }
     assert_eq!(d["balloon"], 2048u64 << 20);
@@ -100,11 +152,17 @@ fn vm_listing_and_status_carry_vmstatus_keys() {
     // The plain listing: pid, serial, pressure; full=1 adds the QMP keys.
     let list = api.get("/nodes/pve1/qemu");
     let e = find(list.data(), "name", "web01");
-    assert!(e["pid"].is_u64() && e["pressureiofull"].is_number() && e["serial"] == 1, "{e}");
+    assert!(
+        e["pid"].is_u64() && e["pressureiofull"].is_number() && e["serial"] == 1,
+        "{e}"
+    );
     assert!(e.get("blockstat").is_none() && e.get("qmpstatus").is_none());
     let list = api.get("/nodes/pve1/qemu?full=1");
     let e = find(list.data(), "name", "web01");
-    assert!(e["blockstat"].is_object() && e["ballooninfo"].is_object() && e["running-machine"].is_string(), "{e}");
+    assert!(
+        e["blockstat"].is_object() && e["ballooninfo"].is_object() && e["running-machine"].is_string(),
+        "{e}"
+    );
     // A VM without a balloon device has no balloon answer.
     let r = api.post("/nodes/pve1/qemu", &[("vmid", "130"), ("balloon", "0"), ("start", "1")]);
     api.wait_task(r.data().as_str().unwrap());
@@ -116,5 +174,8 @@ fn vm_listing_and_status_carry_vmstatus_keys() {
     }
     let d = api.get("/nodes/pve1/qemu/130/status/current").data().clone();
     assert_eq!(d["status"], "running");
-    assert!(d.get("balloon").is_none() && d.get("ballooninfo").is_none() && d.get("balloon_min").is_none(), "{d}");
+    assert!(
+        d.get("balloon").is_none() && d.get("ballooninfo").is_none() && d.get("balloon_min").is_none(),
+        "{d}"
+    );
 }

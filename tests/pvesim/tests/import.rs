@@ -14,7 +14,20 @@ const READONLY_SECRET: &str = "0a6b2d4c-3e8f-4a1b-9c7d-5e2f1a0b3c4d";
 /// Counters that move on their own on a real cluster (and in pvesim with time), and the
 /// fingerprint of the server's certificate (the twin is another server). `blockstat`
 /// and `ballooninfo` are QMP's per-drive and balloon counters.
-const VOLATILE: [&str; 12] = ["uptime", "cpu", "mem", "netin", "netout", "diskread", "diskwrite", "pid", "freemem", "ssl_fingerprint", "blockstat", "ballooninfo"];
+const VOLATILE: [&str; 12] = [
+    "uptime",
+    "cpu",
+    "mem",
+    "netin",
+    "netout",
+    "diskread",
+    "diskwrite",
+    "pid",
+    "freemem",
+    "ssl_fingerprint",
+    "blockstat",
+    "ballooninfo",
+];
 
 fn strip_disk_ctimes(list: &mut Value) {
     for v in list.as_array_mut().into_iter().flatten() {
@@ -49,14 +62,27 @@ fn strip_digest(data: &mut Value) {
 }
 
 fn reader_for(api: &Api, trust: Trust) -> Reader {
-    Reader::new(&format!("https://127.0.0.1:{}", api.sim.port()), "ansible@pve!readonly", READONLY_SECRET, trust).unwrap()
+    Reader::new(
+        &format!("https://127.0.0.1:{}", api.sim.port()),
+        "ansible@pve!readonly",
+        READONLY_SECRET,
+        trust,
+    )
+    .unwrap()
 }
 
 /// Every GET path the modules use (and the listings a rehearsal reads), for this cluster.
 fn module_gets(api: &Api) -> Vec<String> {
-    let mut paths: Vec<String> = ["/version", "/nodes", "/cluster/resources", "/cluster/resources?type=vm", "/cluster/nextid", "/pools"]
-        .map(String::from)
-        .to_vec();
+    let mut paths: Vec<String> = [
+        "/version",
+        "/nodes",
+        "/cluster/resources",
+        "/cluster/resources?type=vm",
+        "/cluster/nextid",
+        "/pools",
+    ]
+    .map(String::from)
+    .to_vec();
     for p in api.get("/pools").data().as_array().unwrap() {
         paths.push(format!("/pools/{}", p["poolid"].as_str().unwrap()));
     }
@@ -66,12 +92,23 @@ fn module_gets(api: &Api) -> Vec<String> {
             paths.push(format!("/nodes/{node}/{sub}"));
         }
         for s in api.get(&format!("/nodes/{node}/storage")).data().as_array().unwrap() {
-            paths.push(format!("/nodes/{node}/storage/{}/content", s["storage"].as_str().unwrap()));
+            paths.push(format!(
+                "/nodes/{node}/storage/{}/content",
+                s["storage"].as_str().unwrap()
+            ));
         }
     }
     for g in api.get("/cluster/resources?type=vm").data().as_array().unwrap() {
-        let (node, kind, vmid) = (g["node"].as_str().unwrap(), g["type"].as_str().unwrap(), g["vmid"].as_u64().unwrap());
-        let subs: &[&str] = if kind == "qemu" { &["config", "pending", "status/current"] } else { &["config", "status/current"] };
+        let (node, kind, vmid) = (
+            g["node"].as_str().unwrap(),
+            g["type"].as_str().unwrap(),
+            g["vmid"].as_u64().unwrap(),
+        );
+        let subs: &[&str] = if kind == "qemu" {
+            &["config", "pending", "status/current"]
+        } else {
+            &["config", "status/current"]
+        };
         for sub in subs {
             paths.push(format!("/nodes/{node}/{kind}/{vmid}/{sub}"));
         }
@@ -107,14 +144,27 @@ fn a_twin_answers_the_modules_gets_as_its_source_does() {
     assert!(!text.contains("hunter2"), "no cloud-init password in the twin");
     let app = scenario.guests.iter().find(|g| g.vmid == 130).unwrap();
     assert_eq!(app.config["cipassword"], pvesim::import::CIPASSWORD_PLACEHOLDER);
-    assert!(scenario.guests.iter().any(|g| g.vmid == 130 && g.running && g.node == "pve2"));
-    assert!(scenario.guests.iter().any(|g| g.vmid == 9000 && g.config["template"] == 1));
+    assert!(scenario
+        .guests
+        .iter()
+        .any(|g| g.vmid == 130 && g.running && g.node == "pve2"));
+    assert!(scenario
+        .guests
+        .iter()
+        .any(|g| g.vmid == 9000 && g.config["template"] == 1));
 
     // As a user does it: the JSON file, then a simulator serving it.
-    let twin = Api::start(SimConfig { scenario: Scenario::from_json(&text).unwrap(), ..quick() });
+    let twin = Api::start(SimConfig {
+        scenario: Scenario::from_json(&text).unwrap(),
+        ..quick()
+    });
     let paths = module_gets(&src);
     assert!(paths.len() > 30, "{paths:?}");
-    assert_eq!(paths, module_gets(&twin), "the twin has the same nodes, storages, guests and pools");
+    assert_eq!(
+        paths,
+        module_gets(&twin),
+        "the twin has the same nodes, storages, guests and pools"
+    );
     for path in &paths {
         let (mut a, mut b) = (src.get(path), twin.get(path));
         assert_eq!((a.status, b.status), (200, 200), "{path}: {} / {}", a.raw, b.raw);
@@ -151,13 +201,23 @@ fn import_verifies_the_certificate_and_reads_with_an_auditor_token_only() {
 
     // A wrong pin, or no trust at all for a private CA: refused before any request.
     let wrong = "AA:".repeat(31) + "AA";
-    let err = pvesim::import::import(&reader_for(&src, Trust::Fingerprint(wrong)), None).unwrap_err().to_string();
+    let err = pvesim::import::import(&reader_for(&src, Trust::Fingerprint(wrong)), None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("fingerprint"), "{err}");
-    let err = pvesim::import::import(&reader_for(&src, Trust::WebPki), None).unwrap_err().to_string();
+    let err = pvesim::import::import(&reader_for(&src, Trust::WebPki), None)
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("--ca") && err.contains("--fingerprint"), "{err}");
 
     // A bad secret: PVE's 401, with the hint.
-    let bad = Reader::new(&format!("https://127.0.0.1:{}", src.sim.port()), "ansible@pve!readonly", "nope", Trust::Insecure).unwrap();
+    let bad = Reader::new(
+        &format!("https://127.0.0.1:{}", src.sim.port()),
+        "ansible@pve!readonly",
+        "nope",
+        Trust::Insecure,
+    )
+    .unwrap();
     let err = pvesim::import::import(&bad, None).unwrap_err().to_string();
     assert!(err.contains("401") && err.contains("--token-secret"), "{err}");
 }

@@ -27,8 +27,20 @@ fn with_containers() -> SimConfig {
         running: false,
         config,
         snapshots: vec![
-            SnapshotSpec { name: "fresh".into(), description: "as installed".into(), snaptime: Some(1_700_000_000), vmstate: false, config: None },
-            SnapshotSpec { name: "patched".into(), description: String::new(), snaptime: Some(1_700_100_000), vmstate: false, config: None },
+            SnapshotSpec {
+                name: "fresh".into(),
+                description: "as installed".into(),
+                snaptime: Some(1_700_000_000),
+                vmstate: false,
+                config: None,
+            },
+            SnapshotSpec {
+                name: "patched".into(),
+                description: String::new(),
+                snaptime: Some(1_700_100_000),
+                vmstate: false,
+                config: None,
+            },
         ],
         agent: None,
     });
@@ -48,16 +60,31 @@ fn snapshot_list_ends_with_current_as_pve_container() {
     assert_conforms("GET", "/nodes/{node}/lxc/{vmid}/snapshot", r.data());
     let list = r.data().as_array().unwrap();
     assert_eq!(list.len(), 3);
-    assert_eq!(list[0], json!({"name": "fresh", "description": "as installed", "snaptime": 1_700_000_000}));
-    assert_eq!(list[1], json!({"name": "patched", "description": "", "snaptime": 1_700_100_000, "parent": "fresh"}));
+    assert_eq!(
+        list[0],
+        json!({"name": "fresh", "description": "as installed", "snaptime": 1_700_000_000})
+    );
+    assert_eq!(
+        list[1],
+        json!({"name": "patched", "description": "", "snaptime": 1_700_100_000, "parent": "fresh"})
+    );
     let digest = api.get("/nodes/pve1/lxc/201/config").data()["digest"].clone();
-    assert_eq!(list[2], json!({"name": "current", "description": "You are here!", "running": 0, "parent": "patched", "digest": digest}));
-    assert!(list.iter().all(|s| s.get("vmstate").is_none()), "containers have no vmstate");
+    assert_eq!(
+        list[2],
+        json!({"name": "current", "description": "You are here!", "running": 0, "parent": "patched", "digest": digest})
+    );
+    assert!(
+        list.iter().all(|s| s.get("vmstate").is_none()),
+        "containers have no vmstate"
+    );
     // No snapshots: `current` alone, without a parent; running as 1.
     let r = api.get("/nodes/pve2/lxc/200/snapshot");
     let list = r.data().as_array().unwrap();
     assert_eq!(list.len(), 1, "{list:?}");
-    assert_eq!((list[0]["name"].as_str(), list[0]["running"].as_u64()), (Some("current"), Some(1)));
+    assert_eq!(
+        (list[0]["name"].as_str(), list[0]["running"].as_u64()),
+        (Some("current"), Some(1))
+    );
     assert!(list[0].get("parent").is_none());
 }
 
@@ -80,8 +107,18 @@ fn every_container_read_matches_the_schema() {
     let i = api.get("/nodes/pve2/lxc/200/interfaces");
     assert_conforms("GET", "/nodes/{node}/lxc/{vmid}/interfaces", i.data());
     // The check itself sees a wrong type and a missing required key.
-    let bad = returns_mismatches("GET", "/nodes/{node}/lxc/{vmid}/snapshot", &json!([{"name": "x", "snaptime": "1"}]));
-    assert_eq!(bad, ["data[0].description is required", "data[0].snaptime: \"1\" is not \"integer\""]);
+    let bad = returns_mismatches(
+        "GET",
+        "/nodes/{node}/lxc/{vmid}/snapshot",
+        &json!([{"name": "x", "snaptime": "1"}]),
+    );
+    assert_eq!(
+        bad,
+        [
+            "data[0].description is required",
+            "data[0].snaptime: \"1\" is not \"integer\""
+        ]
+    );
 }
 
 #[test]
@@ -89,8 +126,14 @@ fn container_status_as_vmstatus_reports_it() {
     let api = Api::start(with_containers());
     let d = api.get("/nodes/pve1/lxc/201/status/current").data().clone();
     assert_eq!(d["status"], "stopped");
-    assert_eq!((d["name"].as_str(), d["type"].as_str(), d["vmid"].as_u64()), (Some("ct-web"), Some("lxc"), Some(201)));
-    assert_eq!((d["mem"].as_u64(), d["disk"].as_u64(), d["uptime"].as_u64()), (Some(0), Some(0), Some(0)));
+    assert_eq!(
+        (d["name"].as_str(), d["type"].as_str(), d["vmid"].as_u64()),
+        (Some("ct-web"), Some("lxc"), Some(201))
+    );
+    assert_eq!(
+        (d["mem"].as_u64(), d["disk"].as_u64(), d["uptime"].as_u64()),
+        (Some(0), Some(0), Some(0))
+    );
     assert_eq!(d["maxdisk"], 4u64 << 30);
     assert_eq!(d["maxmem"], 1024u64 << 20);
     assert_eq!(d["maxswap"], 0, "no `swap` in the config: none");
@@ -102,7 +145,10 @@ fn container_status_as_vmstatus_reports_it() {
     }
     let d = api.get("/nodes/pve2/lxc/200/status/current").data().clone();
     assert_eq!(d["status"], "running");
-    assert!(d["pid"].is_u64() && d["pressureiosome"].is_number() && d["uptime"].as_u64() > Some(0), "{d}");
+    assert!(
+        d["pid"].is_u64() && d["pressureiosome"].is_number() && d["uptime"].as_u64() > Some(0),
+        "{d}"
+    );
     assert_eq!(d["maxswap"], 512u64 << 20);
 }
 
@@ -112,13 +158,23 @@ fn interfaces_are_ip_a_inside_the_container() {
     // Stopped: get_interfaces finds no pid, answers nothing.
     let r = api.get("/nodes/pve1/lxc/201/interfaces");
     assert_eq!((r.status, r.data()), (200, &Value::Null));
-    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]), "OK", "an unrelated start keeps CTs as they are");
+    assert_eq!(
+        api.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]),
+        "OK",
+        "an unrelated start keeps CTs as they are"
+    );
     let mut state = api.control("GET", "/_pvesim/state", None);
     state["guests"]["201"]["running"] = json!(true);
     api.control("POST", "/_pvesim/state", Some(state));
     let r = api.get("/nodes/pve1/lxc/201/interfaces");
     assert_conforms("GET", "/nodes/{node}/lxc/{vmid}/interfaces", r.data());
-    let names: Vec<&str> = r.data().as_array().unwrap().iter().map(|i| i["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = r
+        .data()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["lo", "eth0", "eth1"]);
     let eth0 = &r.data()[1];
     assert_eq!(eth0["hwaddr"], "bc:24:11:20:01:01");
@@ -141,31 +197,60 @@ fn unknown_containers_answer_as_pve() {
     let api = Api::start(with_containers());
     for rest in ["config", "status/current", "snapshot"] {
         let r = api.get(&format!("/nodes/pve1/lxc/999/{rest}"));
-        assert_eq!((r.status, r.message().as_str()), (500, "Configuration file 'nodes/pve1/lxc/999.conf' does not exist\n"), "{rest}");
+        assert_eq!(
+            (r.status, r.message().as_str()),
+            (500, "Configuration file 'nodes/pve1/lxc/999.conf' does not exist\n"),
+            "{rest}"
+        );
         // A CT on another node, or a VM: its config is not in this node's lxc directory.
         let r = api.get(&format!("/nodes/pve1/lxc/200/{rest}"));
-        assert_eq!(r.message(), "Configuration file 'nodes/pve1/lxc/200.conf' does not exist\n", "{rest}");
+        assert_eq!(
+            r.message(),
+            "Configuration file 'nodes/pve1/lxc/200.conf' does not exist\n",
+            "{rest}"
+        );
         let r = api.get(&format!("/nodes/pve1/lxc/100/{rest}"));
-        assert_eq!(r.message(), "Configuration file 'nodes/pve1/lxc/100.conf' does not exist\n", "{rest}");
+        assert_eq!(
+            r.message(),
+            "Configuration file 'nodes/pve1/lxc/100.conf' does not exist\n",
+            "{rest}"
+        );
     }
     // get_interfaces never loads the config: lxc-info finds no pid, the answer is null.
     let r = api.get("/nodes/pve1/lxc/999/interfaces");
     assert_eq!((r.status, r.data()), (200, &Value::Null));
     let r = api.get("/nodes/nope/lxc/201/snapshot");
     assert_eq!(r.status, 500);
-    assert!(r.message().starts_with("hostname lookup 'nope' failed"), "{}", r.message());
+    assert!(
+        r.message().starts_with("hostname lookup 'nope' failed"),
+        "{}",
+        r.message()
+    );
 }
 
 #[test]
 fn container_reads_need_vm_audit() {
     let mut cfg = with_containers();
-    cfg.scenario.acls.push(AclDef { path: "/vms/201".into(), ugid: "ansible@pve!readonly".into(), roles: vec!["NoAccess".into()], propagate: true });
+    cfg.scenario.acls.push(AclDef {
+        path: "/vms/201".into(),
+        ugid: "ansible@pve!readonly".into(),
+        roles: vec!["NoAccess".into()],
+        propagate: true,
+    });
     let mut api = Api::start(cfg);
     api.with_auth(vec![("Authorization", READONLY)]);
     for rest in ["config", "status/current", "snapshot", "interfaces"] {
         let r = api.get(&format!("/nodes/pve1/lxc/201/{rest}"));
-        assert_eq!((r.status, r.message().as_str()), (403, "Permission check failed (/vms/201, VM.Audit)\n"), "{rest}");
-        assert_eq!(api.get(&format!("/nodes/pve2/lxc/200/{rest}")).status, 200, "{rest}: PVEAuditor may audit CT 200");
+        assert_eq!(
+            (r.status, r.message().as_str()),
+            (403, "Permission check failed (/vms/201, VM.Audit)\n"),
+            "{rest}"
+        );
+        assert_eq!(
+            api.get(&format!("/nodes/pve2/lxc/200/{rest}")).status,
+            200,
+            "{rest}: PVEAuditor may audit CT 200"
+        );
     }
     // The listing leaves out what the caller may not audit.
     assert_eq!(api.get("/nodes/pve1/lxc").data(), &json!([]));
@@ -212,6 +297,15 @@ fn the_inventory_plugins_reads_all_answer() {
     for pool in ok("/pools").as_array().unwrap() {
         ok(&format!("/pools/{}", pool["poolid"].as_str().unwrap()));
     }
-    let want = [("lxc", "running"), ("lxc", "stopped"), ("qemu", "running"), ("qemu", "stopped")];
-    assert_eq!(kinds, want.iter().map(|(k, s)| (*k, s.to_string())).collect(), "the scenario holds each kind in each state");
+    let want = [
+        ("lxc", "running"),
+        ("lxc", "stopped"),
+        ("qemu", "running"),
+        ("qemu", "stopped"),
+    ];
+    assert_eq!(
+        kinds,
+        want.iter().map(|(k, s)| (*k, s.to_string())).collect(),
+        "the scenario holds each kind in each state"
+    );
 }

@@ -24,15 +24,9 @@ fn pools_list_read_and_membership() {
         r.raw
     );
     let r = api.get("/pools?poolid=nope");
-    assert_eq!(
-        (r.status, r.message().as_str()),
-        (500, "pool 'nope' does not exist\n")
-    );
+    assert_eq!((r.status, r.message().as_str()), (500, "pool 'nope' does not exist\n"));
     let r = api.post("/nodes/pve1/qemu", &[("vmid", "120"), ("pool", "nope")]);
-    assert_eq!(
-        (r.status, r.message().as_str()),
-        (500, "pool 'nope' does not exist\n")
-    );
+    assert_eq!((r.status, r.message().as_str()), (500, "pool 'nope' does not exist\n"));
     assert!(
         api.get("/nodes/pve1/qemu/120/config").status == 500,
         "nothing was created"
@@ -62,12 +56,7 @@ fn pools_list_read_and_membership() {
     let r = api.get("/pools?poolid=prod&type=storage");
     assert_eq!(r.data()[0]["members"], serde_json::json!([]));
     let r = api.get("/pools?type=qemu");
-    assert_eq!(
-        r.error("poolid"),
-        "missing property required by 'type'",
-        "{}",
-        r.raw
-    );
+    assert_eq!(r.error("poolid"), "missing property required by 'type'", "{}", r.raw);
 
     // Membership shows in the cluster listing, with the pool itself.
     let res = api.get("/cluster/resources");
@@ -86,12 +75,7 @@ fn pools_list_read_and_membership() {
         .get("pool")
         .is_none());
     let vms = api.get("/cluster/resources?type=vm");
-    assert!(vms
-        .data()
-        .as_array()
-        .unwrap()
-        .iter()
-        .all(|e| e["type"] != "pool"));
+    assert!(vms.data().as_array().unwrap().iter().all(|e| e["type"] != "pool"));
 
     // A clone can join a pool; a destroyed VM leaves it.
     assert_eq!(
@@ -104,10 +88,7 @@ fn pools_list_read_and_membership() {
     );
     let r = api.get("/pools?poolid=prod");
     assert_eq!(ids(&r.data()[0]["members"]), vec!["qemu/120", "qemu/121"]);
-    let r = api.post(
-        "/nodes/pve1/qemu/9000/clone",
-        &[("newid", "122"), ("pool", "nope")],
-    );
+    let r = api.post("/nodes/pve1/qemu/9000/clone", &[("newid", "122"), ("pool", "nope")]);
     assert_eq!(r.message(), "pool 'nope' does not exist\n");
     assert_eq!(api.run_task("DELETE", "/nodes/pve1/qemu/120", &[]), "OK");
     let r = api.get("/pools?poolid=prod");
@@ -118,10 +99,7 @@ fn pools_list_read_and_membership() {
 fn scenario_pools_hold_guests() {
     let mut scenario = pvesim::scenario::Scenario::default_cluster();
     scenario.pools[0].vms.push(100);
-    let mut api = Api::start(pvesim::SimConfig {
-        scenario,
-        ..quick()
-    });
+    let mut api = Api::start(pvesim::SimConfig { scenario, ..quick() });
     let r = api.get("/cluster/resources?type=vm");
     let vm = r
         .data()
@@ -146,11 +124,22 @@ fn scenario_pools_hold_guests() {
 fn pool_update_moves_guests_only_with_allow_move() {
     let mut cfg = quick();
     cfg.scenario.pools[0].vms.push(100);
-    cfg.scenario.pools.push(pvesim::state::PoolDef { poolid: "dev".into(), ..Default::default() });
-    cfg.scenario.pools.push(pvesim::state::PoolDef { poolid: "dev/web".into(), ..Default::default() });
+    cfg.scenario.pools.push(pvesim::state::PoolDef {
+        poolid: "dev".into(),
+        ..Default::default()
+    });
+    cfg.scenario.pools.push(pvesim::state::PoolDef {
+        poolid: "dev/web".into(),
+        ..Default::default()
+    });
     // The token needs Pool.Allocate on the pools (the path check), VM.Allocate on the guest.
     for ugid in ["ansible@pve", "ansible@pve!automation"] {
-        cfg.scenario.acls.push(pvesim::state::AclDef { path: "/pool".into(), ugid: ugid.into(), roles: vec!["PVEPoolAdmin".into()], propagate: true });
+        cfg.scenario.acls.push(pvesim::state::AclDef {
+            path: "/pool".into(),
+            ugid: ugid.into(),
+            roles: vec!["PVEPoolAdmin".into()],
+            propagate: true,
+        });
     }
     let api = Api::start(cfg);
     let pool_of = |api: &Api| {
@@ -160,16 +149,30 @@ fn pool_update_moves_guests_only_with_allow_move() {
     let r = api.put("/pools/dev", &[("vms", "100")]);
     assert_eq!(
         (r.status, r.message().as_str()),
-        (500, "update pools failed: VM 100 belongs already to pool 'prod' and 'allow-move' is not set\n")
+        (
+            500,
+            "update pools failed: VM 100 belongs already to pool 'prod' and 'allow-move' is not set\n"
+        )
     );
     assert_eq!(pool_of(&api), "prod");
-    assert_eq!(api.put("/pools/dev", &[("vms", "100"), ("allow-move", "1")]).status, 200);
+    assert_eq!(
+        api.put("/pools/dev", &[("vms", "100"), ("allow-move", "1")]).status,
+        200
+    );
     assert_eq!(pool_of(&api), "dev");
     let r = api.put("/pools/dev", &[("vms", "100"), ("allow-move", "1")]);
     assert_eq!(r.message(), "update pools failed: VM 100 is already a pool member\n");
-    assert_eq!(api.put("/pools", &[("poolid", "dev/web"), ("vms", "100"), ("allow-move", "1")]).status, 200);
+    assert_eq!(
+        api.put("/pools", &[("poolid", "dev/web"), ("vms", "100"), ("allow-move", "1")])
+            .status,
+        200
+    );
     assert_eq!(pool_of(&api), "dev/web");
-    assert_eq!(api.put("/pools", &[("poolid", "dev/web"), ("vms", "100"), ("delete", "1")]).status, 200);
+    assert_eq!(
+        api.put("/pools", &[("poolid", "dev/web"), ("vms", "100"), ("delete", "1")])
+            .status,
+        200
+    );
     assert!(pool_of(&api).is_null());
     let r = api.put("/pools", &[("poolid", "nope"), ("vms", "100")]);
     assert_eq!(r.message(), "update pools failed: pool 'nope' does not exist\n");

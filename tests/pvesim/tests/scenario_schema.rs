@@ -23,7 +23,10 @@ fn the_published_schema_is_current() {
 
 #[test]
 fn the_cli_prints_the_published_schema() {
-    let out = Command::new(env!("CARGO_BIN_EXE_pvesim")).arg("--print-scenario-schema").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pvesim"))
+        .arg("--print-scenario-schema")
+        .output()
+        .unwrap();
     assert!(out.status.success());
     assert_eq!(String::from_utf8(out.stdout).unwrap(), published());
 }
@@ -31,12 +34,20 @@ fn the_cli_prints_the_published_schema() {
 #[test]
 fn the_schema_describes_the_format() {
     let schema = Scenario::json_schema();
-    let required: Vec<&str> = schema["required"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
     for key in ["nodes", "storages", "users"] {
         assert!(required.contains(&key), "{required:?}");
     }
     assert_eq!(schema["additionalProperties"], false, "unknown keys are refused");
-    assert!(schema["$defs"]["GuestSpec"]["properties"]["type"]["$ref"].is_string() || schema["$defs"]["GuestKind"].is_object());
+    assert!(
+        schema["$defs"]["GuestSpec"]["properties"]["type"]["$ref"].is_string()
+            || schema["$defs"]["GuestKind"].is_object()
+    );
 }
 
 fn default_json() -> serde_json::Value {
@@ -48,17 +59,26 @@ fn a_bad_field_is_refused_with_its_path() {
     let mut s = default_json();
     s["guests"][1]["config"] = serde_json::json!(["memory", 2048]);
     let err = Scenario::from_json(&s.to_string()).unwrap_err().to_string();
-    assert!(err.starts_with("guests[1].config: invalid type: sequence, expected a map"), "{err}");
+    assert!(
+        err.starts_with("guests[1].config: invalid type: sequence, expected a map"),
+        "{err}"
+    );
 
     let mut s = default_json();
     s["storages"][0]["total"] = serde_json::json!("lots");
     let err = Scenario::from_json(&s.to_string()).unwrap_err().to_string();
-    assert!(err.starts_with("storages[0].total: invalid type: string \"lots\""), "{err}");
+    assert!(
+        err.starts_with("storages[0].total: invalid type: string \"lots\""),
+        "{err}"
+    );
 
     let mut s = default_json();
     s["nodes"][0]["bridge"] = serde_json::json!(["vmbr9"]);
     let err = Scenario::from_json(&s.to_string()).unwrap_err().to_string();
-    assert!(err.starts_with("nodes[0].bridge: unknown field `bridge`, expected one of `name`"), "{err}");
+    assert!(
+        err.starts_with("nodes[0].bridge: unknown field `bridge`, expected one of `name`"),
+        "{err}"
+    );
 
     let mut s = default_json();
     s.as_object_mut().unwrap().remove("nodes");
@@ -72,9 +92,16 @@ fn pvesim_refuses_to_serve_a_bad_scenario() {
     s["guests"][0]["type"] = serde_json::json!("vm");
     let file = std::env::temp_dir().join(format!("pvesim-bad-scenario-{}.json", std::process::id()));
     std::fs::write(&file, s.to_string()).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_pvesim")).args(["--listen", "127.0.0.1:0", "--scenario"]).arg(&file).output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_pvesim"))
+        .args(["--listen", "127.0.0.1:0", "--scenario"])
+        .arg(&file)
+        .output()
+        .unwrap();
     let _ = std::fs::remove_file(&file);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("guests[0].type: unknown variant `vm`, expected `qemu` or `lxc`"), "{stderr}");
+    assert!(
+        stderr.contains("guests[0].type: unknown variant `vm`, expected `qemu` or `lxc`"),
+        "{stderr}"
+    );
 }

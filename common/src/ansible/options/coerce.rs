@@ -132,13 +132,8 @@ pub fn coerce(kind: Kind, value: &Value, dialect: Dialect) -> Result<Coerced, St
         },
         Kind::List => match value {
             Value::Array(_) => Ok(value.clone().into()),
-            Value::String(s) => Ok(Value::Array(
-                s.split(',').map(|p| Value::String(p.to_string())).collect(),
-            )
-            .into()),
-            Value::Number(_) | Value::Bool(_) => {
-                Ok(Value::Array(vec![Value::String(python_str(value))]).into())
-            }
+            Value::String(s) => Ok(Value::Array(s.split(',').map(|p| Value::String(p.to_string())).collect()).into()),
+            Value::Number(_) | Value::Bool(_) => Ok(Value::Array(vec![Value::String(python_str(value))]).into()),
             other => Err(format!("{} cannot be converted to a list", python_type(other))),
         },
         Kind::Dict => match value {
@@ -160,7 +155,10 @@ fn coerce_str(value: &Value) -> Result<Coerced, String> {
                 python_type(other).trim_start_matches("<class '").trim_end_matches("'>"),
                 converted
             );
-            Ok(Coerced { value: Value::String(converted), warning: Some(warning) })
+            Ok(Coerced {
+                value: Value::String(converted),
+                warning: Some(warning),
+            })
         }
     }
 }
@@ -199,7 +197,12 @@ fn coerce_int(value: &Value, dialect: Dialect) -> Result<Value, String> {
         Value::Number(n) => n.as_f64().map_or_else(|| Err(fail()), whole),
         Value::String(s) => match s.trim().parse::<i64>() {
             Ok(i) => Ok(Value::from(i)),
-            Err(e) if matches!(e.kind(), std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::num::IntErrorKind::PosOverflow | std::num::IntErrorKind::NegOverflow
+                ) =>
+            {
                 Err(out_of_range())
             }
             Err(_) if dialect == Dialect::Modern => match s.trim().parse::<f64>() {
@@ -356,12 +359,24 @@ mod tests {
             coerce(Kind::Int, &json!(1e300), L).unwrap_err(),
             "1e+300 is out of range: an int option takes whole numbers from -9223372036854775808 to 9223372036854775807"
         );
-        assert!(coerce(Kind::Int, &json!("1e300"), Dialect::Modern).unwrap_err().contains("is out of range"));
-        assert!(coerce(Kind::Int, &json!("99999999999999999999"), L).unwrap_err().contains("is out of range"));
-        assert!(coerce(Kind::Int, &json!(18446744073709551615u64), L).unwrap_err().contains("is out of range"));
+        assert!(coerce(Kind::Int, &json!("1e300"), Dialect::Modern)
+            .unwrap_err()
+            .contains("is out of range"));
+        assert!(coerce(Kind::Int, &json!("99999999999999999999"), L)
+            .unwrap_err()
+            .contains("is out of range"));
+        assert!(coerce(Kind::Int, &json!(18446744073709551615u64), L)
+            .unwrap_err()
+            .contains("is out of range"));
         // 2.19 reads whole decimals through Decimal; 2.17 only integer strings.
-        assert_eq!(coerce(Kind::Int, &json!("1e3"), Dialect::Modern).unwrap().value, json!(1000));
-        assert_eq!(coerce(Kind::Int, &json!("1e3"), L).unwrap_err(), "<class 'str'> cannot be converted to an int");
+        assert_eq!(
+            coerce(Kind::Int, &json!("1e3"), Dialect::Modern).unwrap().value,
+            json!(1000)
+        );
+        assert_eq!(
+            coerce(Kind::Int, &json!("1e3"), L).unwrap_err(),
+            "<class 'str'> cannot be converted to an int"
+        );
         assert!(coerce(Kind::Int, &json!("1.5"), Dialect::Modern).is_err());
         assert!(coerce(Kind::Int, &json!("inf"), Dialect::Modern).is_err());
         assert_eq!(coerce(Kind::Int, &json!(-5), L).unwrap().value, json!(-5));
@@ -420,7 +435,10 @@ mod tests {
 
     #[test]
     fn python_repr_matches_python() {
-        assert_eq!(python_repr(&json!(["a", 1, true, null, 1.0])), "['a', 1, True, None, 1.0]");
+        assert_eq!(
+            python_repr(&json!(["a", 1, true, null, 1.0])),
+            "['a', 1, True, None, 1.0]"
+        );
         assert_eq!(python_repr(&json!({"k": "v"})), "{'k': 'v'}");
     }
 }

@@ -57,8 +57,12 @@ impl Params {
         self.get(name).and_then(Value::as_array)
     }
     pub fn strings(&self, name: &str) -> Option<Vec<String>> {
-        self.list(name)
-            .map(|items| items.iter().map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string())).collect())
+        self.list(name).map(|items| {
+            items
+                .iter()
+                .map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()))
+                .collect()
+        })
     }
     pub fn dict(&self, name: &str) -> Option<&Map<String, Value>> {
         self.get(name).and_then(Value::as_object)

@@ -35,7 +35,11 @@ pub trait Choice: Sized + Copy + 'static {
     where
         Self: PartialEq,
     {
-        Self::ALL.iter().find(|(_, v)| *v == self).map(|(name, _)| *name).unwrap_or_default()
+        Self::ALL
+            .iter()
+            .find(|(_, v)| *v == self)
+            .map(|(name, _)| *name)
+            .unwrap_or_default()
     }
 }
 
@@ -50,7 +54,12 @@ pub struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub fn new(params: Params, opts: &'a [Opt]) -> Reader<'a> {
-        Reader { params, opts, prefix: String::new(), read: RefCell::default() }
+        Reader {
+            params,
+            opts,
+            prefix: String::new(),
+            read: RefCell::default(),
+        }
     }
 
     /// The declaration of `name`, after checking that the getter's type is the
@@ -71,8 +80,16 @@ impl<'a> Reader<'a> {
             defaulted.is_none_or(|d| opt.default.is_some() == d),
             "option {}{name}: {} but read {}",
             self.prefix,
-            if opt.default.is_some() { "declared with a default" } else { "declared without a default" },
-            if defaulted == Some(true) { "as defaulted" } else { "as optional" },
+            if opt.default.is_some() {
+                "declared with a default"
+            } else {
+                "declared without a default"
+            },
+            if defaulted == Some(true) {
+                "as defaulted"
+            } else {
+                "as optional"
+            },
         );
         self.read.borrow_mut().insert(opt.name);
         Some(opt)
@@ -161,7 +178,12 @@ impl<'a> Reader<'a> {
         let opt = self.declared(name, &[Kind::Dict], false)?;
         let subs = opt.suboptions.as_deref()?;
         let values = self.value(name).and_then(Value::as_object)?.clone();
-        Some(Reader { params: Params::new(values), opts: subs, prefix: format!("{}{name}.", self.prefix), read: RefCell::default() })
+        Some(Reader {
+            params: Params::new(values),
+            opts: subs,
+            prefix: format!("{}{name}.", self.prefix),
+            read: RefCell::default(),
+        })
     }
 
     /// A scalar option in the text PVE takes for a config key: a bool as `1`/`0`, a
@@ -260,7 +282,10 @@ mod tests {
 
     #[test]
     fn vmids_out_of_pve_range_are_refused_naming_the_option() {
-        assert_eq!(vmid_in_range("newid", 99), Err("newid must be a VMID between 100 and 999999999, got: 99".to_string()));
+        assert_eq!(
+            vmid_in_range("newid", 99),
+            Err("newid must be a VMID between 100 and 999999999, got: 99".to_string())
+        );
         assert_eq!(vmid_in_range("vmid", 100), Ok(100));
     }
 

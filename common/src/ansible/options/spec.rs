@@ -256,12 +256,7 @@ impl Rules {
         self.required_one_of.push(names.to_vec());
         self
     }
-    pub fn required_if(
-        mut self,
-        key: &'static str,
-        value: impl Into<Value>,
-        requirements: &[&'static str],
-    ) -> Rules {
+    pub fn required_if(mut self, key: &'static str, value: impl Into<Value>, requirements: &[&'static str]) -> Rules {
         self.required_if.push(RequiredIf {
             key,
             value: value.into(),

@@ -50,7 +50,11 @@ pub fn validate(
         // Reported by AnsibleModule only when nothing else failed first; the supported
         // names listed are those of the level where the first unknown key was found.
         let level = level.clone();
-        let mut names: Vec<String> = unsupported.iter().filter(|(l, _)| *l == level).map(|(_, n)| n.clone()).collect();
+        let mut names: Vec<String> = unsupported
+            .iter()
+            .filter(|(l, _)| *l == level)
+            .map(|(_, n)| n.clone())
+            .collect();
         names.sort();
         let level_options = level.iter().fold(options, |opts, name| {
             opts.iter()
@@ -162,7 +166,10 @@ fn validate_level(
         .collect();
     if !missing.is_empty() {
         missing.sort();
-        return Err(located(format!("missing required arguments: {}", missing.join(", ")), ctx));
+        return Err(located(
+            format!("missing required arguments: {}", missing.join(", ")),
+            ctx,
+        ));
     }
 
     for opt in options {
@@ -186,7 +193,9 @@ fn validate_level(
 
     // Ranges, in the words of AnsibleModule's choices check ("value of x must be ...").
     for opt in options.iter().filter(|o| o.bounds != (None, None)) {
-        let Some(n) = params.get(opt.name).and_then(Value::as_i64) else { continue };
+        let Some(n) = params.get(opt.name).and_then(Value::as_i64) else {
+            continue;
+        };
         let msg = match opt.bounds {
             (Some(min), Some(max)) if n < min || n > max => {
                 format!("value of {} must be between {min} and {max}, got: {n}", opt.name)
@@ -219,7 +228,11 @@ fn validate_level(
                         got
                     )
                 } else {
-                    format!("value of {} must be one of: {}, got: {got}", opt.name, choices.join(", "))
+                    format!(
+                        "value of {} must be one of: {}, got: {got}",
+                        opt.name,
+                        choices.join(", ")
+                    )
                 };
                 return Err(located(msg, ctx));
             }
@@ -275,8 +288,7 @@ fn validate_level(
         if !given(&params, key) {
             continue;
         }
-        let missing: Vec<&str> =
-            requirements.iter().copied().filter(|n| !given(&params, n)).collect();
+        let missing: Vec<&str> = requirements.iter().copied().filter(|n| !given(&params, n)).collect();
         if !missing.is_empty() {
             return Err(located(
                 format!("missing parameter(s) required by '{key}': {}", missing.join(", ")),
@@ -287,7 +299,9 @@ fn validate_level(
 
     for opt in options {
         let Some(sub) = &opt.suboptions else { continue };
-        let Some(Value::Object(map)) = params.get(opt.name) else { continue };
+        let Some(Value::Object(map)) = params.get(opt.name) else {
+            continue;
+        };
         let mut path: Vec<&str> = ctx.to_vec();
         path.push(opt.name);
         let validated = validate_level(sub, &opt.sub_rules, map.clone(), &path, dialect, out, unsupported)?;
@@ -306,7 +320,10 @@ fn convert(opt: &Opt, value: &Value, ctx: Context, dialect: Dialect, out: &mut V
         if !ctx.is_empty() {
             msg.push_str(&format!(" found in '{}'.", ctx.join(" -> ")));
         }
-        let msg = format!("{msg} and we were unable to convert to {}: {detail}", opt.kind.ansible_name());
+        let msg = format!(
+            "{msg} and we were unable to convert to {}: {detail}",
+            opt.kind.ansible_name()
+        );
         match opt.type_error_hint() {
             Some(hint) => format!("{msg}. {hint}"),
             None => msg,
@@ -420,7 +437,10 @@ mod tests {
             run(json!({"vmid": 1, "node": "n", "state": "gone"})).unwrap_err(),
             "value of state must be one of: present, absent, got: gone"
         );
-        assert_eq!(run(json!({"node": "n"})).unwrap_err(), "one of the following is required: name, vmid");
+        assert_eq!(
+            run(json!({"node": "n"})).unwrap_err(),
+            "one of the following is required: name, vmid"
+        );
         assert_eq!(
             run(json!({"vmid": 1})).unwrap_err(),
             "state is present but all of the following are missing: node"
@@ -454,6 +474,10 @@ mod tests {
         let v = run(json!({"vmid": 1, "node": "n", "secret": "hunter2"})).unwrap();
         assert_eq!(v.secrets, vec!["hunter2".to_string()]);
         let v = run(json!({"vmid": 1, "node": "n", "secret": 123456})).unwrap();
-        assert_eq!(v.secrets, vec!["123456".to_string()], "a numeric secret is masked as the text it became");
+        assert_eq!(
+            v.secrets,
+            vec!["123456".to_string()],
+            "a numeric secret is masked as the text it became"
+        );
     }
 }

@@ -26,7 +26,10 @@ impl Credentials {
                 ))
             }
         };
-        Ok(Credentials::Token { header: format!("PVEAPIToken={user}!{name}={secret}"), token: format!("{user}!{name}") })
+        Ok(Credentials::Token {
+            header: format!("PVEAPIToken={user}!{name}={secret}"),
+            token: format!("{user}!{name}"),
+        })
     }
 
     /// Headers for one request (`write`: POST/PUT/DELETE).
@@ -82,9 +85,14 @@ impl Credentials {
 /// What the ticket endpoint answered.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Login {
-    Ticket { ticket: String, csrf: String },
+    Ticket {
+        ticket: String,
+        csrf: String,
+    },
     /// The user has a second factor: answer the challenge (a half ticket).
-    NeedTfa { challenge: String },
+    NeedTfa {
+        challenge: String,
+    },
     /// `data` was null or lacked a ticket.
     Rejected,
 }
@@ -122,7 +130,10 @@ mod tests {
     #[test]
     fn token_header_and_no_csrf() {
         let c = Credentials::token("ansible@pve", "automation", "s3cr3t").unwrap();
-        assert_eq!(c.headers(true), vec![("Authorization", "PVEAPIToken=ansible@pve!automation=s3cr3t".to_string())]);
+        assert_eq!(
+            c.headers(true),
+            vec![("Authorization", "PVEAPIToken=ansible@pve!automation=s3cr3t".to_string())]
+        );
         assert_eq!(c.who(), "API token ansible@pve!automation");
         assert!(!c.unauthorized_hint().contains("s3cr3t"));
     }
@@ -131,13 +142,22 @@ mod tests {
     fn a_full_token_id_of_the_same_user_is_accepted() {
         let full = Credentials::token("ansible@pve", "ansible@pve!automation", "s").unwrap();
         assert_eq!(full.who(), "API token ansible@pve!automation");
-        let other = Credentials::token("ansible@pve", "root@pam!automation", "s").err().unwrap();
-        assert!(other.starts_with("api_token_id root@pam!automation belongs to root@pam, but api_user is ansible@pve"), "{other}");
+        let other = Credentials::token("ansible@pve", "root@pam!automation", "s")
+            .err()
+            .unwrap();
+        assert!(
+            other.starts_with("api_token_id root@pam!automation belongs to root@pam, but api_user is ansible@pve"),
+            "{other}"
+        );
     }
 
     #[test]
     fn ticket_cookie_always_csrf_on_writes_only() {
-        let c = Credentials::Ticket { cookie: "PVE:root@pam:1::sig".into(), csrf: "1:abc".into(), user: "root@pam".into() };
+        let c = Credentials::Ticket {
+            cookie: "PVE:root@pam:1::sig".into(),
+            csrf: "1:abc".into(),
+            user: "root@pam".into(),
+        };
         assert_eq!(c.headers(false).len(), 1);
         assert_eq!(c.headers(true)[1], ("CSRFPreventionToken", "1:abc".to_string()));
     }
@@ -146,11 +166,16 @@ mod tests {
     fn login_answers() {
         assert_eq!(
             parse_login(&json!({"ticket": "T", "CSRFPreventionToken": "C", "username": "root@pam"})),
-            Login::Ticket { ticket: "T".into(), csrf: "C".into() }
+            Login::Ticket {
+                ticket: "T".into(),
+                csrf: "C".into()
+            }
         );
         assert_eq!(
             parse_login(&json!({"ticket": "PVE:!tfa!x", "NeedTFA": 1, "username": "u@pve"})),
-            Login::NeedTfa { challenge: "PVE:!tfa!x".into() }
+            Login::NeedTfa {
+                challenge: "PVE:!tfa!x".into()
+            }
         );
         assert_eq!(parse_login(&Value::Null), Login::Rejected);
     }

@@ -8,7 +8,10 @@ use std::io::Read;
 use serde::de::Error as _;
 
 /// Calls `each` with the bytes of every element of the envelope's `data` list.
-pub fn each_element(body: &mut dyn Read, each: &mut dyn FnMut(&[u8]) -> Result<(), serde_json::Error>) -> Result<(), serde_json::Error> {
+pub fn each_element(
+    body: &mut dyn Read,
+    each: &mut dyn FnMut(&[u8]) -> Result<(), serde_json::Error>,
+) -> Result<(), serde_json::Error> {
     let mut s = Splitter::default();
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
@@ -55,7 +58,11 @@ impl Splitter {
     /// element is handed over as a slice of the chunk (copied only when it spans chunks):
     /// a listing of thousands of guests costs a few searches per entry, not a step and a
     /// copy per byte.
-    fn feed(&mut self, bytes: &[u8], each: &mut dyn FnMut(&[u8]) -> Result<(), serde_json::Error>) -> Result<(), serde_json::Error> {
+    fn feed(
+        &mut self,
+        bytes: &[u8],
+        each: &mut dyn FnMut(&[u8]) -> Result<(), serde_json::Error>,
+    ) -> Result<(), serde_json::Error> {
         let mut i = 0;
         // Where the current element's bytes in this chunk begin.
         let mut from = 0;
@@ -117,7 +124,11 @@ impl Splitter {
 
     /// Hands over one element: the bytes carried from earlier chunks plus `tail`, without
     /// the whitespace around it (an empty list holds none).
-    fn flush(&mut self, tail: &[u8], each: &mut dyn FnMut(&[u8]) -> Result<(), serde_json::Error>) -> Result<(), serde_json::Error> {
+    fn flush(
+        &mut self,
+        tail: &[u8],
+        each: &mut dyn FnMut(&[u8]) -> Result<(), serde_json::Error>,
+    ) -> Result<(), serde_json::Error> {
         let whole: &[u8] = if self.carried.is_empty() {
             tail
         } else {
@@ -163,7 +174,17 @@ mod tests {
         // Flat elements (the fast way) beside ones that are not, whatever the chunks.
         let text = r#"{"data":[{"a":"}"},{"b":1},{"c":"\\"},{"d":"{"},{"e":2}]}"#;
         for chunk in [1, 3, 7, 1000] {
-            assert_eq!(split(text, chunk).unwrap(), vec![r#"{"a":"}"}"#, r#"{"b":1}"#, r#"{"c":"\\"}"#, r#"{"d":"{"}"#, r#"{"e":2}"#], "chunk {chunk}");
+            assert_eq!(
+                split(text, chunk).unwrap(),
+                vec![
+                    r#"{"a":"}"}"#,
+                    r#"{"b":1}"#,
+                    r#"{"c":"\\"}"#,
+                    r#"{"d":"{"}"#,
+                    r#"{"e":2}"#
+                ],
+                "chunk {chunk}"
+            );
         }
     }
 

@@ -54,7 +54,12 @@ impl ApiError {
 
     /// A non-HTTP failure whose `message` is the whole explanation.
     pub fn other(kind: ApiErrorKind, message: impl Into<String>) -> ApiError {
-        ApiError { kind, status: None, message: message.into(), errors: None }
+        ApiError {
+            kind,
+            status: None,
+            message: message.into(),
+            errors: None,
+        }
     }
 
     /// The request reached Proxmox VE (or may have) but its answer was lost: a write may
@@ -152,8 +157,15 @@ mod tests {
 
     #[test]
     fn http_error_renders_like_1_6() {
-        let e = ApiError::http(500, "unable to create VM 108 - VM 108 already exists on node 'pve1'\n", None);
-        assert_eq!(e.to_string(), "500 Internal Server Error: unable to create VM 108 - VM 108 already exists on node 'pve1'");
+        let e = ApiError::http(
+            500,
+            "unable to create VM 108 - VM 108 already exists on node 'pve1'\n",
+            None,
+        );
+        assert_eq!(
+            e.to_string(),
+            "500 Internal Server Error: unable to create VM 108 - VM 108 already exists on node 'pve1'"
+        );
     }
 
     #[test]
@@ -167,7 +179,10 @@ mod tests {
             e.to_string(),
             "400 Bad Request: Parameter verification failed. - {'vmid': 'duplicate parameter (already defined in URI)'}"
         );
-        assert_eq!(e.param_error("vmid"), Some("duplicate parameter (already defined in URI)"));
+        assert_eq!(
+            e.param_error("vmid"),
+            Some("duplicate parameter (already defined in URI)")
+        );
     }
 
     #[test]
@@ -175,7 +190,9 @@ mod tests {
         let e = ApiError::http(
             400,
             "Parameter verification failed.",
-            errors(json!({"net0": "invalid format - format error\nnet0.model: bad\n", "memory": "value must have a minimum value of 16"})),
+            errors(
+                json!({"net0": "invalid format - format error\nnet0.model: bad\n", "memory": "value must have a minimum value of 16"}),
+            ),
         );
         assert_eq!(
             e.to_string(),
@@ -191,7 +208,10 @@ mod tests {
 
     #[test]
     fn non_standard_status_has_no_reason() {
-        assert_eq!(ApiError::http(595, "No route to host", None).to_string(), "595: No route to host");
+        assert_eq!(
+            ApiError::http(595, "No route to host", None).to_string(),
+            "595: No route to host"
+        );
     }
 
     #[test]
@@ -206,7 +226,10 @@ mod tests {
         assert_eq!(python_repr(&json!("it's")), "\"it's\"");
         assert_eq!(python_repr(&json!("say \"x\" it's")), "'say \"x\" it\\'s'");
         assert_eq!(python_repr(&json!("a\\b\tc")), "'a\\\\b\\tc'");
-        assert_eq!(python_repr(&json!({"a": [1, null, true, false, 2.5, 2.0]})), "{'a': [1, None, True, False, 2.5, 2.0]}");
+        assert_eq!(
+            python_repr(&json!({"a": [1, null, true, false, 2.5, 2.0]})),
+            "{'a': [1, None, True, False, 2.5, 2.0]}"
+        );
     }
 
     #[test]

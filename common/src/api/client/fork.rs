@@ -12,7 +12,8 @@ impl Client {
     /// Reads through a plan are not carried over (the plan is a check run's).
     pub fn fork(&self) -> Result<Client, ApiError> {
         let fork = Client::unauthenticated(self.endpoint.clone(), self.trust.clone(), self.timeout_secs)?;
-        fork.retry_budget_ms.store(self.retry_budget_ms.load(Ordering::Relaxed), Ordering::Relaxed);
+        fork.retry_budget_ms
+            .store(self.retry_budget_ms.load(Ordering::Relaxed), Ordering::Relaxed);
         let credentials = std::sync::Mutex::new(self.credentials().clone());
         Ok(Client { credentials, ..fork })
     }

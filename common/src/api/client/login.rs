@@ -10,8 +10,17 @@ impl Client {
     pub(super) fn login(&self, user: &str, password: &str, otp: Option<&str>) -> Result<(String, String), ApiError> {
         let url = format!("{}/access/ticket", self.base_url);
         // With a code, a refusal may be its age: say so (PVE's answer does not tell).
-        let stale = if otp.is_some() { ": the password or the code in api_otp was not accepted (a TOTP code is valid for its 30-second step and one step either side)" } else { "" };
-        let rejected = || ApiError::other(ApiErrorKind::Auth, format!("Couldn't authenticate user: {user} to {url}{stale}"));
+        let stale = if otp.is_some() {
+            ": the password or the code in api_otp was not accepted (a TOTP code is valid for its 30-second step and one step either side)"
+        } else {
+            ""
+        };
+        let rejected = || {
+            ApiError::other(
+                ApiErrorKind::Auth,
+                format!("Couldn't authenticate user: {user} to {url}{stale}"),
+            )
+        };
         let ask = |form: &[(&str, String)]| match self.send_value(Method::Post, "/access/ticket", form, Answer::Data) {
             Ok(data) => Ok(auth::parse_login(&data)),
             Err(e) if e.is_status(401) || e.is_status(400) => Ok(Login::Rejected),

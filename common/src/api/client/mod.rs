@@ -13,8 +13,8 @@ mod elements;
 mod error;
 mod fork;
 mod login;
-mod reuse;
 pub mod retry;
+mod reuse;
 pub mod tls;
 pub mod trace;
 mod transport;
@@ -130,9 +130,13 @@ impl Client {
     /// [`Client::connect`], with password auth using `kept` (a ticket an earlier task
     /// of the run got as the same identity) instead of logging in, and leaving a ticket
     /// it gets in `sink` (see [`reuse`]).
-    pub fn connect_keeping(params: &ConnectionParams, kept: Option<KeptTicket>, sink: Option<TicketSink>) -> Result<Client, ApiError> {
-        let endpoint = Endpoint::parse(&params.host, params.port)
-            .map_err(|m| ApiError::other(ApiErrorKind::Other, m))?;
+    pub fn connect_keeping(
+        params: &ConnectionParams,
+        kept: Option<KeptTicket>,
+        sink: Option<TicketSink>,
+    ) -> Result<Client, ApiError> {
+        let endpoint =
+            Endpoint::parse(&params.host, params.port).map_err(|m| ApiError::other(ApiErrorKind::Other, m))?;
         let trust = Trust::from_params(params);
         let mut client = Client::unauthenticated(endpoint, trust, params.timeout_secs.max(1))?;
         client.ticket_sink = sink;
@@ -160,7 +164,10 @@ impl Client {
         let server_name = rustls::pki_types::ServerName::try_from(endpoint.host.clone()).map_err(|_| {
             ApiError::other(
                 ApiErrorKind::Other,
-                format!("api_host {} is neither a valid host name nor an IP address", endpoint.host),
+                format!(
+                    "api_host {} is neither a valid host name nor an IP address",
+                    endpoint.host
+                ),
             )
         })?;
         let connector = ().chain(TcpConnector::default()).chain(TlsConnector {
@@ -330,11 +337,19 @@ impl Client {
     /// `serde_json::from_slice`), so memory holds what the fold keeps and one element,
     /// never the whole list. A repeated call starts again from `start()`. With a plan
     /// (check mode), the plan's view of the answer is folded instead.
-    pub fn get_list<A>(&self, path: &str, query: Fields, start: &dyn Fn() -> A, add: &dyn Fn(&mut A, &[u8]) -> Result<(), serde_json::Error>) -> Result<A, ApiError> {
+    pub fn get_list<A>(
+        &self,
+        path: &str,
+        query: Fields,
+        start: &dyn Fn() -> A,
+        add: &dyn Fn(&mut A, &[u8]) -> Result<(), serde_json::Error>,
+    ) -> Result<A, ApiError> {
         if self.plan.is_some() {
             let data = self.get(path, query)?;
             let fold = || -> Result<A, serde_json::Error> {
-                let items = data.as_array().ok_or_else(|| <serde_json::Error as serde::de::Error>::custom("the answer holds no data list"))?;
+                let items = data
+                    .as_array()
+                    .ok_or_else(|| <serde_json::Error as serde::de::Error>::custom("the answer holds no data list"))?;
                 let mut acc = start();
                 for item in items {
                     add(&mut acc, &serde_json::to_vec(item)?)?;
@@ -361,8 +376,14 @@ impl Client {
                 // PVE acted on nothing it refused with 401: sent again with a fresh ticket.
                 Err(e) if e.is_status(401) && self.relogin_after_refusal()? => continue,
                 Err(e) => {
-                    let pause =
-                        retry::next_pause(method.as_str(), attempt, &e, started.elapsed(), self.retry_budget(), retry::jitter());
+                    let pause = retry::next_pause(
+                        method.as_str(),
+                        attempt,
+                        &e,
+                        started.elapsed(),
+                        self.retry_budget(),
+                        retry::jitter(),
+                    );
                     match pause {
                         Some(pause) => {
                             if method != Method::Get {
@@ -392,7 +413,12 @@ impl Client {
         self.progress.clear();
         let started = Instant::now();
         let exchanged = self.exchange(method, path, fields);
-        trace::record(method.as_str(), path, exchanged.as_ref().ok().map(|r| r.status().as_u16()), started.elapsed());
+        trace::record(
+            method.as_str(),
+            path,
+            exchanged.as_ref().ok().map(|r| r.status().as_u16()),
+            started.elapsed(),
+        );
         let mut response = exchanged.map_err(|e| self.transport_error(method, path, e, started.elapsed()))?;
         let status = response.status().as_u16();
         let body = response.body_mut().with_config().limit(MAX_BODY);
@@ -400,7 +426,10 @@ impl Client {
             let text = body.read_to_string().unwrap_or_default();
             return Err(self.http_error(status, &text));
         }
-        let mut reader = Watched { inner: body.reader(), error: None };
+        let mut reader = Watched {
+            inner: body.reader(),
+            error: None,
+        };
         let decoded = decode(&mut reader);
         match (decoded, reader.error.take()) {
             (Ok(data), _) => Ok(data),
@@ -425,7 +454,12 @@ impl Client {
     }
 
     /// Sends the request; the response's body is left unread.
-    fn exchange(&self, method: Method, path: &str, fields: Fields) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
+    fn exchange(
+        &self,
+        method: Method,
+        path: &str,
+        fields: Fields,
+    ) -> Result<ureq::http::Response<ureq::Body>, ureq::Error> {
         let headers = self.credentials().headers(method != Method::Get);
         if method.has_body() {
             let url = url::request_url(&self.base_url, path, &[]);
@@ -436,7 +470,8 @@ impl Client {
             for (k, v) in &headers {
                 req = req.header(*k, v);
             }
-            req.content_type("application/x-www-form-urlencoded").send(url::encode_fields(fields))
+            req.content_type("application/x-www-form-urlencoded")
+                .send(url::encode_fields(fields))
         } else {
             let url = url::request_url(&self.base_url, path, fields);
             let mut req = match method {
@@ -460,7 +495,11 @@ impl Client {
             .and_then(Value::as_str)
             .map(|m| m.trim_end().to_string())
             .filter(|m| !m.is_empty());
-        let errors = json.as_ref().and_then(|j| j.get("errors")).and_then(Value::as_object).cloned();
+        let errors = json
+            .as_ref()
+            .and_then(|j| j.get("errors"))
+            .and_then(Value::as_object)
+            .cloned();
         let reason = self.reason.for_status(status).filter(|r| !r.is_empty());
         let mut message = body_message
             .or(reason)
@@ -487,7 +526,10 @@ impl Client {
         let origin = self.endpoint.origin();
         let seen = self.observed.snapshot();
         if seen.rejection.is_some() || is_tls_error(&e) {
-            return ApiError::other(ApiErrorKind::Tls, tls::failure_message(&self.trust, &origin, &seen, &tls_detail(&e)));
+            return ApiError::other(
+                ApiErrorKind::Tls,
+                tls::failure_message(&self.trust, &origin, &seen, &tls_detail(&e)),
+            );
         }
         if self.progress.was_sent() {
             return self.lost_answer(method, path, &e, after);
@@ -509,12 +551,15 @@ impl Client {
                 std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => {
                     connect(format!("no connection within api_timeout ({}s)", self.timeout_secs))
                 }
-                std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset => {
-                    connect(format!("the server closed the connection before the request was sent: {io}"))
-                }
+                std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset => connect(format!(
+                    "the server closed the connection before the request was sent: {io}"
+                )),
                 _ => connect(io.to_string()),
             },
-            other => ApiError::other(ApiErrorKind::Other, format!("{} {path} to {origin} failed: {other}", method.as_str())),
+            other => ApiError::other(
+                ApiErrorKind::Other,
+                format!("{} {path} to {origin} failed: {other}", method.as_str()),
+            ),
         }
     }
 
@@ -580,7 +625,10 @@ fn is_tls_error(e: &ureq::Error) -> bool {
 /// The TLS error text without ureq's wrapping.
 fn tls_detail(e: &ureq::Error) -> String {
     match e {
-        ureq::Error::Io(io) => io.get_ref().map(|inner| inner.to_string()).unwrap_or_else(|| io.to_string()),
+        ureq::Error::Io(io) => io
+            .get_ref()
+            .map(|inner| inner.to_string())
+            .unwrap_or_else(|| io.to_string()),
         other => other.to_string(),
     }
 }

@@ -71,14 +71,23 @@ pub fn may_repeat(method: &str, error: &ApiError) -> bool {
 /// The pause before attempt `attempt + 1` (attempts count from 1): exponential, with
 /// "equal jitter" (`jitter` in [0, 1) picks a point in the upper half of the step).
 pub fn pause(attempt: u32, jitter: f64) -> Duration {
-    let step = BASE.saturating_mul(1 << attempt.saturating_sub(1).min(16)).min(MAX_PAUSE);
+    let step = BASE
+        .saturating_mul(1 << attempt.saturating_sub(1).min(16))
+        .min(MAX_PAUSE);
     step.mul_f64(0.5 + 0.5 * jitter.clamp(0.0, 1.0))
 }
 
 /// The pause before the next attempt, or `None` to give up: not repeatable, attempts used
 /// up, or the pause would end after `budget` (the time the caller still has, measured from
 /// the first attempt's start as `elapsed`).
-pub fn next_pause(method: &str, attempt: u32, error: &ApiError, elapsed: Duration, budget: Duration, jitter: f64) -> Option<Duration> {
+pub fn next_pause(
+    method: &str,
+    attempt: u32,
+    error: &ApiError,
+    elapsed: Duration,
+    budget: Duration,
+    jitter: f64,
+) -> Option<Duration> {
     if attempt >= MAX_ATTEMPTS || !may_repeat(method, error) {
         return None;
     }
@@ -89,8 +98,12 @@ pub fn next_pause(method: &str, attempt: u32, error: &ApiError, elapsed: Duratio
 /// A number in [0, 1) that differs between processes and calls (no cryptographic use).
 pub fn jitter() -> f64 {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
-    let mut x = nanos ^ (u64::from(std::process::id()) << 32) ^ COUNTER.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    let mut x =
+        nanos ^ (u64::from(std::process::id()) << 32) ^ COUNTER.fetch_add(0x9E37_79B9_7F4A_7C15, Ordering::Relaxed);
     // splitmix64 finaliser
     x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
@@ -111,7 +124,13 @@ mod tests {
 
     #[test]
     fn pauses_double_within_jittered_bounds_and_are_capped() {
-        for (attempt, lo, hi) in [(1, 125, 250), (2, 250, 500), (3, 500, 1000), (6, 2000, 4000), (40, 2000, 4000)] {
+        for (attempt, lo, hi) in [
+            (1, 125, 250),
+            (2, 250, 500),
+            (3, 500, 1000),
+            (6, 2000, 4000),
+            (40, 2000, 4000),
+        ] {
             assert_eq!(pause(attempt, 0.0), Duration::from_millis(lo), "attempt {attempt}");
             assert_eq!(pause(attempt, 1.0), Duration::from_millis(hi), "attempt {attempt}");
             let mid = pause(attempt, 0.5);
@@ -146,27 +165,54 @@ mod tests {
     #[test]
     fn writes_are_repeated_only_when_pve_cannot_have_acted() {
         for method in ["POST", "PUT", "DELETE"] {
-            assert!(may_repeat(method, &ApiError::other(ApiErrorKind::Connect, "refused")), "{method}");
+            assert!(
+                may_repeat(method, &ApiError::other(ApiErrorKind::Connect, "refused")),
+                "{method}"
+            );
             assert!(may_repeat(method, &http(503, "Service Unavailable")), "{method}");
             assert!(may_repeat(method, &http(595, "Connection refused")), "{method}");
             assert!(may_repeat(method, &http(500, LOCK)), "{method}");
             // The request was sent and the answer lost: the cluster must be read instead.
-            assert!(!may_repeat(method, &ApiError::other(ApiErrorKind::Dropped, "closed")), "{method}");
-            assert!(!may_repeat(method, &ApiError::other(ApiErrorKind::Timeout, "slow")), "{method}");
+            assert!(
+                !may_repeat(method, &ApiError::other(ApiErrorKind::Dropped, "closed")),
+                "{method}"
+            );
+            assert!(
+                !may_repeat(method, &ApiError::other(ApiErrorKind::Timeout, "slow")),
+                "{method}"
+            );
             // 596 covers request sending and header processing: maybe delivered.
             assert!(!may_repeat(method, &http(596, "Connection timed out")), "{method}");
             assert!(!may_repeat(method, &http(500, "VM is locked (backup)")), "{method}");
-            assert!(!may_repeat(method, &http(500, "cfs-lock 'file-replication_cfg' error: got lock request timeout")), "{method}");
+            assert!(
+                !may_repeat(
+                    method,
+                    &http(500, "cfs-lock 'file-replication_cfg' error: got lock request timeout")
+                ),
+                "{method}"
+            );
             assert!(!may_repeat(method, &http(502, "Bad Gateway")), "{method}");
         }
     }
 
     #[test]
     fn what_a_read_repeats() {
-        assert!(may_repeat("GET", &http(500, "cfs-lock 'file-replication_cfg' error: got lock request timeout")));
-        assert!(may_repeat("GET", &http(596, "tls_process_server_certificate: certificate verify failed")));
+        assert!(may_repeat(
+            "GET",
+            &http(500, "cfs-lock 'file-replication_cfg' error: got lock request timeout")
+        ));
+        assert!(may_repeat(
+            "GET",
+            &http(596, "tls_process_server_certificate: certificate verify failed")
+        ));
         assert!(may_repeat("GET", &ApiError::other(ApiErrorKind::Dropped, "closed")));
-        assert!(!may_repeat("GET", &http(500, "Configuration file 'nodes/pve1/qemu-server/123.conf' does not exist")));
+        assert!(!may_repeat(
+            "GET",
+            &http(
+                500,
+                "Configuration file 'nodes/pve1/qemu-server/123.conf' does not exist"
+            )
+        ));
         assert!(!may_repeat("GET", &http(500, "QEMU guest agent is not running")));
         assert!(!may_repeat("GET", &http(501, "Method 'GET /x' not implemented")));
         assert!(!may_repeat("GET", &http(400, "Parameter verification failed.")));

@@ -47,7 +47,13 @@ pub(super) struct Relogin {
 
 impl Client {
     /// Ticket credentials for `user`: the kept ticket (renewed when due), else a login.
-    pub(super) fn password_credentials(&self, user: &str, password: &str, otp: Option<&str>, kept: Option<KeptTicket>) -> Result<Credentials, ApiError> {
+    pub(super) fn password_credentials(
+        &self,
+        user: &str,
+        password: &str,
+        otp: Option<&str>,
+        kept: Option<KeptTicket>,
+    ) -> Result<Credentials, ApiError> {
         let Some(kept) = kept.filter(|k| ticket_user(&k.ticket) == Some(user)) else {
             return self.login_and_keep(user, password, otp);
         };
@@ -59,9 +65,16 @@ impl Client {
                 None => self.login_and_keep(user, password, otp),
             };
         }
-        *self.relogin.lock().unwrap_or_else(|e| e.into_inner()) =
-            Some(Relogin { user: user.to_string(), password: password.to_string(), otp: otp.map(str::to_string) });
-        Ok(Credentials::Ticket { cookie: kept.ticket, csrf: kept.csrf, user: user.to_string() })
+        *self.relogin.lock().unwrap_or_else(|e| e.into_inner()) = Some(Relogin {
+            user: user.to_string(),
+            password: password.to_string(),
+            otp: otp.map(str::to_string),
+        });
+        Ok(Credentials::Ticket {
+            cookie: kept.ticket,
+            csrf: kept.csrf,
+            user: user.to_string(),
+        })
     }
 
     /// After a 401: when the credentials are a kept ticket not yet replaced, one fresh
@@ -98,10 +111,17 @@ impl Client {
         crate::ansible::protocol::register_secret(&ticket);
         crate::ansible::protocol::register_secret(&csrf);
         if let Some(sink) = &self.ticket_sink {
-            *sink.lock().unwrap_or_else(|e| e.into_inner()) =
-                Some(NewTicket { ticket: ticket.clone(), csrf: csrf.clone(), user: user.to_string() });
+            *sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(NewTicket {
+                ticket: ticket.clone(),
+                csrf: csrf.clone(),
+                user: user.to_string(),
+            });
         }
-        Credentials::Ticket { cookie: ticket, csrf, user: user.to_string() }
+        Credentials::Ticket {
+            cookie: ticket,
+            csrf,
+            user: user.to_string(),
+        }
     }
 }
 

@@ -71,7 +71,10 @@ impl Observed {
     }
     fn record(&self, presented: String, rejection: Option<rustls::Error>) {
         if let Ok(mut s) = self.inner.lock() {
-            *s = Seen { presented: Some(presented), rejection };
+            *s = Seen {
+                presented: Some(presented),
+                rejection,
+            };
         }
     }
 }
@@ -79,7 +82,12 @@ impl Observed {
 /// `AB:CD:...` SHA-256 of a DER certificate, as PVE's GUI shows it.
 pub fn fingerprint(der: &[u8]) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, der);
-    digest.as_ref().iter().map(|b| format!("{b:02X}")).collect::<Vec<_>>().join(":")
+    digest
+        .as_ref()
+        .iter()
+        .map(|b| format!("{b:02X}"))
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 /// Whether a certificate matches a pin (64 hex digits, any case, colons allowed).
@@ -90,7 +98,11 @@ pub fn pin_matches(der: &[u8], pin: &str) -> bool {
 
 /// `ABCD...` (64 hex digits) to `AB:CD:...`.
 fn with_colons(hex: &str) -> String {
-    hex.as_bytes().chunks(2).map(|c| String::from_utf8_lossy(c).into_owned()).collect::<Vec<_>>().join(":")
+    hex.as_bytes()
+        .chunks(2)
+        .map(|c| String::from_utf8_lossy(c).into_owned())
+        .collect::<Vec<_>>()
+        .join(":")
 }
 
 enum Check {
@@ -129,7 +141,8 @@ impl ServerCertVerifier for Verifier {
             )),
             Check::Any => Ok(ServerCertVerified::assertion()),
         };
-        self.observed.record(fingerprint(end_entity), result.as_ref().err().cloned());
+        self.observed
+            .record(fingerprint(end_entity), result.as_ref().err().cloned());
         result
     }
 
@@ -161,14 +174,20 @@ pub fn client_config(trust: &Trust, observed: Arc<Observed>) -> Result<Arc<Clien
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let check = match trust {
         Trust::WebPki => {
-            let roots = RootCertStore { roots: webpki_roots::TLS_SERVER_ROOTS.to_vec() };
+            let roots = RootCertStore {
+                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+            };
             Check::Roots(roots_verifier(roots, &provider)?)
         }
         Trust::CaFile(path) => Check::Roots(roots_verifier(load_ca_file(path)?, &provider)?),
         Trust::Pinned(pin) => Check::Pinned(pin.clone()),
         Trust::Insecure => Check::Any,
     };
-    let verifier = Verifier { check, algorithms: provider.signature_verification_algorithms, observed };
+    let verifier = Verifier {
+        check,
+        algorithms: provider.signature_verification_algorithms,
+        observed,
+    };
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| ApiError::other(ApiErrorKind::Tls, format!("TLS setup failed: {e}")))?
@@ -194,9 +213,12 @@ pub fn load_ca_file(path: &Path) -> Result<RootCertStore, ApiError> {
     for cert in CertificateDer::pem_slice_iter(&pem) {
         let cert = cert.map_err(|e| fail(format!("ca_path {} is not a valid PEM file: {e}", path.display())))?;
         found += 1;
-        store
-            .add(cert)
-            .map_err(|e| fail(format!("ca_path {}: certificate {found} cannot be used as a CA: {e}", path.display())))?;
+        store.add(cert).map_err(|e| {
+            fail(format!(
+                "ca_path {}: certificate {found} cannot be used as a CA: {e}",
+                path.display()
+            ))
+        })?;
     }
     if found == 0 {
         return Err(fail(format!(
@@ -254,7 +276,10 @@ mod tests {
 
     #[test]
     fn trust_follows_the_options() {
-        let mut p = ConnectionParams { validate_certs: true, ..Default::default() };
+        let mut p = ConnectionParams {
+            validate_certs: true,
+            ..Default::default()
+        };
         assert_eq!(Trust::from_params(&p), Trust::WebPki);
         p.ca_path = Some("/ca.pem".into());
         assert_eq!(Trust::from_params(&p), Trust::CaFile("/ca.pem".into()));
@@ -268,7 +293,9 @@ mod tests {
     fn unknown_issuer_message_names_every_fix_and_the_presented_fingerprint() {
         let seen = Seen {
             presented: Some("AA:BB".into()),
-            rejection: Some(rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer)),
+            rejection: Some(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::UnknownIssuer,
+            )),
         };
         let msg = failure_message(&Trust::WebPki, "https://pve1:8006", &seen, "io");
         assert_eq!(
@@ -281,7 +308,9 @@ mod tests {
     fn pin_mismatch_message_shows_both_fingerprints() {
         let seen = Seen {
             presented: Some("CD:CD".into()),
-            rejection: Some(rustls::Error::InvalidCertificate(rustls::CertificateError::ApplicationVerificationFailure)),
+            rejection: Some(rustls::Error::InvalidCertificate(
+                rustls::CertificateError::ApplicationVerificationFailure,
+            )),
         };
         let msg = failure_message(&Trust::Pinned("ABAB".into()), "https://pve1:8006", &seen, "io");
         assert!(msg.contains("expected AB:AB, the server presented CD:CD"), "{msg}");
@@ -289,19 +318,37 @@ mod tests {
 
     #[test]
     fn handshake_failure_without_rejection_names_the_endpoint_options() {
-        let msg = failure_message(&Trust::WebPki, "https://pve1:80", &Seen::default(), "received corrupt message");
-        assert!(msg.starts_with("TLS handshake with https://pve1:80 failed: received corrupt message."), "{msg}");
+        let msg = failure_message(
+            &Trust::WebPki,
+            "https://pve1:80",
+            &Seen::default(),
+            "received corrupt message",
+        );
+        assert!(
+            msg.starts_with("TLS handshake with https://pve1:80 failed: received corrupt message."),
+            "{msg}"
+        );
         assert!(msg.contains("api_port"));
     }
 
     #[test]
     fn ca_file_errors_name_ca_path() {
         let missing = load_ca_file(Path::new("/nonexistent/ca.pem")).unwrap_err();
-        assert!(missing.message.starts_with("ca_path /nonexistent/ca.pem could not be read"), "{}", missing.message);
+        assert!(
+            missing
+                .message
+                .starts_with("ca_path /nonexistent/ca.pem could not be read"),
+            "{}",
+            missing.message
+        );
         let dir = std::env::temp_dir().join(format!("ferrox-ca-test-{}", std::process::id()));
         std::fs::write(&dir, "not a certificate").unwrap();
         let not_pem = load_ca_file(&dir).unwrap_err();
-        assert!(not_pem.message.contains("holds no PEM certificate"), "{}", not_pem.message);
+        assert!(
+            not_pem.message.contains("holds no PEM certificate"),
+            "{}",
+            not_pem.message
+        );
         std::fs::remove_file(&dir).ok();
     }
 }

@@ -22,11 +22,7 @@ pub fn record(method: &str, path: &str, status: Option<u16>, elapsed: Duration) 
         "ms": elapsed.as_millis() as u64,
     });
     // One write of a short line to an O_APPEND file: lines of parallel runs do not interleave.
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(file)
-    {
+    if let Ok(mut f) = std::fs::OpenOptions::new().create(true).append(true).open(file) {
         let _ = f.write_all(format!("{line}\n").as_bytes());
     }
 }

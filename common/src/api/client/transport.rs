@@ -74,7 +74,9 @@ pub struct TlsConnector {
 
 impl std::fmt::Debug for TlsConnector {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TlsConnector").field("server_name", &self.server_name).finish()
+        f.debug_struct("TlsConnector")
+            .field("server_name", &self.server_name)
+            .finish()
     }
 }
 
@@ -96,7 +98,10 @@ impl<In: Transport> Connector<In> for TlsConnector {
         Ok(Some(Either::B(TlsTransport {
             buffers,
             stream: StreamOwned { conn, sock },
-            status_line: StatusLineTap { reason: self.reason.clone(), pending: Some(Vec::new()) },
+            status_line: StatusLineTap {
+                reason: self.reason.clone(),
+                pending: Some(Vec::new()),
+            },
             progress: self.progress.clone(),
         })))
     }
@@ -184,7 +189,10 @@ mod tests {
 
     #[test]
     fn status_lines_parse() {
-        assert_eq!(parse_status_line("HTTP/1.1 401 No ticket"), Some((401, "No ticket".into())));
+        assert_eq!(
+            parse_status_line("HTTP/1.1 401 No ticket"),
+            Some((401, "No ticket".into()))
+        );
         assert_eq!(parse_status_line("HTTP/1.1 200 OK"), Some((200, "OK".into())));
         assert_eq!(parse_status_line("HTTP/1.1 204"), Some((204, String::new())));
         assert_eq!(parse_status_line("garbage"), None);
@@ -193,7 +201,10 @@ mod tests {
     #[test]
     fn tap_reads_a_status_line_split_across_reads() {
         let reason = Arc::new(ReasonPhrase::default());
-        let mut tap = StatusLineTap { reason: reason.clone(), pending: None };
+        let mut tap = StatusLineTap {
+            reason: reason.clone(),
+            pending: None,
+        };
         tap.request_sent();
         tap.bytes_read(b"HTTP/1.1 500 unable to ");
         assert_eq!(reason.for_status(500), None);

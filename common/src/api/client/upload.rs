@@ -4,14 +4,14 @@
 //! `Content-Length` (PVE's API server reads the upload by length, not chunked).
 
 use std::io::{Cursor, Read};
+use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::sync::atomic::AtomicU64;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{trace, url, ApiError, Answer, Client, Fields, Method};
+use super::{trace, url, Answer, ApiError, Client, Fields, Method};
 
 /// The part boundary: not a byte sequence of PVE's form values (they are names and
 /// checksums), and a file that happens to contain it is still read by its length.
@@ -43,7 +43,12 @@ impl Client {
         let (head, tail) = frame(fields, file.field, file.name);
         let length = head.len() as u64 + file.len + tail.len() as u64;
         let counted = Arc::new(AtomicU64::new(0));
-        let mut body = Cursor::new(head).chain(Counting { inner: file.reader.take(file.len), count: counted.clone() }).chain(Cursor::new(tail));
+        let mut body = Cursor::new(head)
+            .chain(Counting {
+                inner: file.reader.take(file.len),
+                count: counted.clone(),
+            })
+            .chain(Cursor::new(tail));
         self.sent.fetch_add(1, Ordering::Relaxed);
         self.observed.clear();
         self.progress.clear();
@@ -67,15 +72,29 @@ impl Client {
             .header("content-type", format!("multipart/form-data; boundary={BOUNDARY}"))
             .header("content-length", length.to_string())
             .send(ureq::SendBody::from_reader(&mut body));
-        trace::record("POST", path, exchanged.as_ref().ok().map(|r| r.status().as_u16()), started.elapsed());
+        trace::record(
+            "POST",
+            path,
+            exchanged.as_ref().ok().map(|r| r.status().as_u16()),
+            started.elapsed(),
+        );
         let mut response = exchanged.map_err(|e| self.transport_error(Method::Post, path, e, started.elapsed()))?;
-        let sent = Sent { bytes: counted.load(Ordering::Relaxed), seconds: started.elapsed().as_secs_f64() };
+        let sent = Sent {
+            bytes: counted.load(Ordering::Relaxed),
+            seconds: started.elapsed().as_secs_f64(),
+        };
         let status = response.status().as_u16();
-        let text = response.body_mut().with_config().limit(1024 * 1024).read_to_string().unwrap_or_default();
+        let text = response
+            .body_mut()
+            .with_config()
+            .limit(1024 * 1024)
+            .read_to_string()
+            .unwrap_or_default();
         if status >= 400 {
             return Err(self.http_error(status, &text));
         }
-        let data = super::decode_value(&mut text.as_bytes(), Answer::Data).map_err(|e| self.undecodable(Method::Post, path, &e))?;
+        let data = super::decode_value(&mut text.as_bytes(), Answer::Data)
+            .map_err(|e| self.undecodable(Method::Post, path, &e))?;
         self.note_task(&data);
         Ok((data, sent))
     }
@@ -85,7 +104,10 @@ impl Client {
 fn frame(fields: Fields, field: &str, name: &str) -> (Vec<u8>, Vec<u8>) {
     let mut head = String::new();
     for (k, v) in fields {
-        head.push_str(&format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{}\"\r\n\r\n{v}\r\n", quoted(k)));
+        head.push_str(&format!(
+            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{}\"\r\n\r\n{v}\r\n",
+            quoted(k)
+        ));
     }
     head.push_str(&format!(
         "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"{}\"; filename=\"{}\"\r\nContent-Type: application/octet-stream\r\n\r\n",
@@ -122,8 +144,11 @@ mod tests {
     fn the_file_is_the_last_part_and_the_length_is_exact() {
         let (head, tail) = frame(&[("content", "iso".into())], "filename", "a\"b.iso");
         let head = String::from_utf8(head).unwrap();
-        assert!(head.starts_with(&format!("--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"content\"\r\n\r\niso\r\n")));
-        assert!(head.ends_with("name=\"filename\"; filename=\"a%22b.iso\"\r\nContent-Type: application/octet-stream\r\n\r\n"));
+        assert!(head.starts_with(&format!(
+            "--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"content\"\r\n\r\niso\r\n"
+        )));
+        assert!(head
+            .ends_with("name=\"filename\"; filename=\"a%22b.iso\"\r\nContent-Type: application/octet-stream\r\n\r\n"));
         assert_eq!(String::from_utf8(tail).unwrap(), format!("\r\n--{BOUNDARY}--\r\n"));
     }
 }

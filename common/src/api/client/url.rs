@@ -24,14 +24,19 @@ impl Endpoint {
         }
         let (host, port_in_host) = split_host_port(text)?;
         if host.is_empty() {
-            return Err(format!("api_host must name a host (a name or an IP address), got: {api_host:?}"));
+            return Err(format!(
+                "api_host must name a host (a name or an IP address), got: {api_host:?}"
+            ));
         }
         if host.chars().any(|c| c.is_whitespace() || "?#@".contains(c)) {
             return Err(format!(
                 "api_host must be a host name or IP address, optionally with :port (like pve1 or pve1:8006), not a URL; got: {api_host}"
             ));
         }
-        Ok(Endpoint { host: host.to_string(), port: api_port.or(port_in_host).unwrap_or(DEFAULT_PORT) })
+        Ok(Endpoint {
+            host: host.to_string(),
+            port: api_port.or(port_in_host).unwrap_or(DEFAULT_PORT),
+        })
     }
 
     fn is_ipv6(&self) -> bool {
@@ -69,7 +74,9 @@ fn split_host_port(text: &str) -> Result<(&str, Option<u16>), String> {
             "" => Ok((host, None)),
             _ => match after.strip_prefix(':') {
                 Some(port) => Ok((host, Some(parse_port(port, text)?))),
-                None => Err(format!("api_host: unexpected text after ] in {text}; write [address]:port")),
+                None => Err(format!(
+                    "api_host: unexpected text after ] in {text}; write [address]:port"
+                )),
             },
         };
     }
@@ -86,7 +93,9 @@ fn split_host_port(text: &str) -> Result<(&str, Option<u16>), String> {
 fn parse_port(port: &str, whole: &str) -> Result<u16, String> {
     match port.parse::<u16>() {
         Ok(p) if p > 0 => Ok(p),
-        _ => Err(format!("api_host: the port in {whole} must be a number between 1 and 65535")),
+        _ => Err(format!(
+            "api_host: the port in {whole} must be a number between 1 and 65535"
+        )),
     }
 }
 
@@ -174,11 +183,22 @@ mod tests {
 
     #[test]
     fn bad_hosts_name_api_host() {
-        for bad in ["pve1:abc", "pve1:0", "[::1", "[::1]x", "", "https://pve1", "pve1/api2/json", "pve 1"] {
+        for bad in [
+            "pve1:abc",
+            "pve1:0",
+            "[::1",
+            "[::1]x",
+            "",
+            "https://pve1",
+            "pve1/api2/json",
+            "pve 1",
+        ] {
             let err = Endpoint::parse(bad, None).unwrap_err();
             assert!(err.contains("api_host"), "{bad}: {err}");
         }
-        assert!(Endpoint::parse("https://pve1:8006", None).unwrap_err().contains("not a URL"));
+        assert!(Endpoint::parse("https://pve1:8006", None)
+            .unwrap_err()
+            .contains("not a URL"));
     }
 
     #[test]
@@ -193,7 +213,11 @@ mod tests {
 
     #[test]
     fn form_values_are_percent_encoded() {
-        let body = encode_fields(&[("size", "+2G".into()), ("net0", "virtio,bridge=vmbr0".into()), ("d", "a b".into())]);
+        let body = encode_fields(&[
+            ("size", "+2G".into()),
+            ("net0", "virtio,bridge=vmbr0".into()),
+            ("d", "a b".into()),
+        ]);
         assert_eq!(body, "size=%2B2G&net0=virtio%2Cbridge%3Dvmbr0&d=a%20b");
         assert_eq!(encode_component("ü"), "%C3%BC");
     }
@@ -201,7 +225,10 @@ mod tests {
     #[test]
     fn urls_join_path_and_query() {
         let base = "https://pve1:8006/api2/json";
-        assert_eq!(request_url(base, "/version", &[]), "https://pve1:8006/api2/json/version");
+        assert_eq!(
+            request_url(base, "/version", &[]),
+            "https://pve1:8006/api2/json/version"
+        );
         assert_eq!(
             request_url(base, "cluster/resources", &[("type", "vm".into())]),
             "https://pve1:8006/api2/json/cluster/resources?type=vm"

@@ -46,7 +46,12 @@ impl Privileges {
     pub fn from_answer(data: &Value) -> Privileges {
         let mut paths = BTreeMap::new();
         for (path, privs) in data.as_object().into_iter().flatten() {
-            let privs = privs.as_object().into_iter().flatten().map(|(p, v)| (p.clone(), v.as_i64().unwrap_or(0) != 0 || v == &Value::Bool(true))).collect();
+            let privs = privs
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(p, v)| (p.clone(), v.as_i64().unwrap_or(0) != 0 || v == &Value::Bool(true)))
+                .collect();
             paths.insert(path.clone(), privs);
         }
         Privileges { paths }
@@ -78,24 +83,50 @@ impl Privileges {
             return None;
         }
         needs.iter().find_map(|need| match &need.check {
-            Check::RootOnly => Some(Refusal { need, missing: Vec::new(), path: None }),
-            Check::All { privileges, path, or_path } => {
-                if or_path.as_deref().is_some_and(|p| privileges.iter().all(|x| self.has(p, x))) {
+            Check::RootOnly => Some(Refusal {
+                need,
+                missing: Vec::new(),
+                path: None,
+            }),
+            Check::All {
+                privileges,
+                path,
+                or_path,
+            } => {
+                if or_path
+                    .as_deref()
+                    .is_some_and(|p| privileges.iter().all(|x| self.has(p, x)))
+                {
                     return None;
                 }
                 let missing: Vec<&str> = privileges.iter().copied().filter(|x| !self.has(path, x)).collect();
-                (!missing.is_empty()).then(|| Refusal { need, missing, path: Some(path.clone()) })
+                (!missing.is_empty()).then(|| Refusal {
+                    need,
+                    missing,
+                    path: Some(path.clone()),
+                })
             }
-            Check::Either { privileges, path, or_privileges, or_path } => {
+            Check::Either {
+                privileges,
+                path,
+                or_privileges,
+                or_path,
+            } => {
                 if or_privileges.iter().all(|x| self.has(or_path, x)) {
                     return None;
                 }
                 let missing: Vec<&str> = privileges.iter().copied().filter(|x| !self.has(path, x)).collect();
-                (!missing.is_empty()).then(|| Refusal { need, missing, path: Some(path.clone()) })
+                (!missing.is_empty()).then(|| Refusal {
+                    need,
+                    missing,
+                    path: Some(path.clone()),
+                })
             }
-            Check::Any { privileges, path } => {
-                (!privileges.iter().any(|x| self.has(path, x))).then(|| Refusal { need, missing: privileges.clone(), path: Some(path.clone()) })
-            }
+            Check::Any { privileges, path } => (!privileges.iter().any(|x| self.has(path, x))).then(|| Refusal {
+                need,
+                missing: privileges.clone(),
+                path: Some(path.clone()),
+            }),
         })
     }
 }
@@ -125,10 +156,16 @@ impl Refusal<'_> {
             _ => " and ",
         };
         let alternative = match &self.need.check {
-            Check::Either { or_privileges, or_path, .. } => format!(" (or {} on {or_path})", or_privileges.join(" and ")),
+            Check::Either {
+                or_privileges, or_path, ..
+            } => format!(" (or {} on {or_path})", or_privileges.join(" and ")),
             _ => String::new(),
         };
-        format!("needs {} on {path}{alternative}, which {} does not have", self.missing.join(joiner), caller.id)
+        format!(
+            "needs {} on {path}{alternative}, which {} does not have",
+            self.missing.join(joiner),
+            caller.id
+        )
     }
 
     /// The privilege words for a plan record: `Datastore.AllocateSpace`, `A|B`, `root@pam`.
@@ -148,7 +185,9 @@ mod tests {
     use serde_json::json;
 
     fn token() -> Caller {
-        Caller { id: "ansible@pve!automation".into() }
+        Caller {
+            id: "ansible@pve!automation".into(),
+        }
     }
 
     /// The token of PVE's docs: a role on / without storage and network privileges,
@@ -167,39 +206,75 @@ mod tests {
         let p = answer();
         assert!(p.has("/vms/101", "VM.Allocate"));
         assert!(p.has("/storage/vmdata", "Datastore.Audit") && !p.has("/storage/vmdata", "Datastore.AllocateSpace"));
-        assert!(p.has("/sdn/zones/localnetwork/vmbr0/20", "SDN.Use"), "a bridge's privileges reach its VLANs");
+        assert!(
+            p.has("/sdn/zones/localnetwork/vmbr0/20", "SDN.Use"),
+            "a bridge's privileges reach its VLANs"
+        );
         assert!(!p.has("/sdn/zones/localnetwork/vmbr1", "SDN.Use"));
-        assert!(p.has("/vms/100", "VM.Audit") && !p.has("/vms/100", "VM.Allocate"), "a listed path answers for itself");
-        assert!(!p.has("/vms/100/x", "VM.Allocate") || p.has("/", "VM.Allocate"), "below a path without propagation: from further up");
+        assert!(
+            p.has("/vms/100", "VM.Audit") && !p.has("/vms/100", "VM.Allocate"),
+            "a listed path answers for itself"
+        );
+        assert!(
+            !p.has("/vms/100/x", "VM.Allocate") || p.has("/", "VM.Allocate"),
+            "below a path without propagation: from further up"
+        );
     }
 
     #[test]
     fn the_first_refusal_names_privilege_path_and_caller() {
-        let w = Write::Config { vmid: 101, set: vec![("scsi1".into(), "vmdata:32".into(), None)], delete: vec![] };
+        let w = Write::Config {
+            vmid: 101,
+            set: vec![("scsi1".into(), "vmdata:32".into(), None)],
+            delete: vec![],
+        };
         let n = needs(&w);
         let r = answer().first_refused(&token(), &n).unwrap();
         assert_eq!(r.need.what, "scsi1");
-        assert_eq!(r.reason(&token()), "needs Datastore.AllocateSpace on /storage/vmdata, which ansible@pve!automation does not have");
-        let ok = Write::Config { vmid: 101, set: vec![("scsi1".into(), "local-lvm:32".into(), None)], delete: vec![] };
+        assert_eq!(
+            r.reason(&token()),
+            "needs Datastore.AllocateSpace on /storage/vmdata, which ansible@pve!automation does not have"
+        );
+        let ok = Write::Config {
+            vmid: 101,
+            set: vec![("scsi1".into(), "local-lvm:32".into(), None)],
+            delete: vec![],
+        };
         assert!(answer().first_refused(&token(), &needs(&ok)).is_none());
         let root = Caller { id: "root@pam".into() };
         assert!(Privileges::default().first_refused(&root, &n).is_none());
-        let hook = Write::Config { vmid: 101, set: vec![("hookscript".into(), "local:snippets/h.sh".into(), None)], delete: vec![] };
-        let root_token = Caller { id: "root@pam!ci".into() };
+        let hook = Write::Config {
+            vmid: 101,
+            set: vec![("hookscript".into(), "local:snippets/h.sh".into(), None)],
+            delete: vec![],
+        };
+        let root_token = Caller {
+            id: "root@pam!ci".into(),
+        };
         let all = Privileges::from_answer(&json!({"/": {"VM.Config.Options": 1, "VM.Config.Disk": 1}}));
         let hn = needs(&hook);
         let r = all.first_refused(&root_token, &hn).unwrap();
-        assert!(r.reason(&root_token).starts_with("only root@pam may set hookscript"), "{}", r.reason(&root_token));
+        assert!(
+            r.reason(&root_token).starts_with("only root@pam may set hookscript"),
+            "{}",
+            r.reason(&root_token)
+        );
     }
 
     #[test]
     fn a_download_needs_the_nodes_network_or_sys_modify_on_root() {
-        let write = Write::DownloadUrl { node: "pve1".into(), storage: "local".into() };
+        let write = Write::DownloadUrl {
+            node: "pve1".into(),
+            storage: "local".into(),
+        };
         let all = needs(&write);
         let templates = json!({"/storage": {"Datastore.AllocateTemplate": 1}});
         let mut with_network = templates.clone();
         with_network["/nodes/pve1"] = json!({"Sys.AccessNetwork": 1});
-        assert_eq!(Privileges::from_answer(&with_network).first_refused(&token(), &all), None);
+        assert_eq!(
+            Privileges::from_answer(&with_network).first_refused(&token(), &all),
+            None
+        );
         let mut with_root = templates.clone();
         with_root["/"] = json!({"Sys.Audit": 1, "Sys.Modify": 1});
         assert_eq!(Privileges::from_answer(&with_root).first_refused(&token(), &all), None);

@@ -14,19 +14,68 @@ pub enum KeyNeed {
     RootOnly,
 }
 
-const CPU: &[&str] = &["cores", "cpu", "runningcpu", "cpulimit", "cpuunits", "numa", "smp", "sockets", "vcpus"];
+const CPU: &[&str] = &[
+    "cores",
+    "cpu",
+    "runningcpu",
+    "cpulimit",
+    "cpuunits",
+    "numa",
+    "smp",
+    "sockets",
+    "vcpus",
+];
 const MEMORY: &[&str] = &["memory", "balloon", "shares", "allow-ksm"];
-const HWTYPE: &[&str] = &["acpi", "hotplug", "kvm", "machine", "runningmachine", "scsihw", "smbios1", "tablet", "vga", "watchdog", "audio0", "rng0"];
+const HWTYPE: &[&str] = &[
+    "acpi",
+    "hotplug",
+    "kvm",
+    "machine",
+    "runningmachine",
+    "scsihw",
+    "smbios1",
+    "tablet",
+    "vga",
+    "watchdog",
+    "audio0",
+    "rng0",
+];
 const OPTIONS: &[&str] = &[
-    "agent", "autostart", "bios", "description", "keyboard", "localtime", "migrate_downtime", "migrate_speed", "name", "onboot",
-    "ostype", "protection", "reboot", "startdate", "startup", "tdf", "template", "tags",
+    "agent",
+    "autostart",
+    "bios",
+    "description",
+    "keyboard",
+    "localtime",
+    "migrate_downtime",
+    "migrate_speed",
+    "name",
+    "onboot",
+    "ostype",
+    "protection",
+    "reboot",
+    "startdate",
+    "startup",
+    "tdf",
+    "template",
+    "tags",
 ];
 const DISK_OPTIONS: &[&str] = &["boot", "bootdisk", "vmstatestorage"];
-const CLOUDINIT: &[&str] = &["cicustom", "cipassword", "citype", "ciuser", "ciupgrade", "nameserver", "searchdomain", "sshkeys"];
+const CLOUDINIT: &[&str] = &[
+    "cicustom",
+    "cipassword",
+    "citype",
+    "ciuser",
+    "ciupgrade",
+    "nameserver",
+    "searchdomain",
+    "sshkeys",
+];
 
 /// `base` followed by a number: `net0`, `unused3`.
 pub(crate) fn numbered(key: &str, base: &str) -> bool {
-    key.strip_prefix(base).is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    key.strip_prefix(base)
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
 pub use crate::pve::propstring::is_drive_key as is_drive;
@@ -41,7 +90,11 @@ pub fn need(key: &str, value: &str) -> KeyNeed {
         return KeyNeed::All(&["VM.Config.Disk"]);
     }
     if numbered(key, "serial") {
-        return if value == "socket" { KeyNeed::All(&["VM.Config.HWType"]) } else { KeyNeed::RootOnly };
+        return if value == "socket" {
+            KeyNeed::All(&["VM.Config.HWType"])
+        } else {
+            KeyNeed::RootOnly
+        };
     }
     if numbered(key, "usb") {
         let host = device_host(value);
@@ -52,7 +105,11 @@ pub fn need(key: &str, value: &str) -> KeyNeed {
     }
     if numbered(key, "hostpci") {
         // A mapped device also needs Mapping.Use on /mapping/pci/<name> (see `needs`).
-        return if device_host(value).is_some() { KeyNeed::RootOnly } else { KeyNeed::All(&["VM.Config.HWType"]) };
+        return if device_host(value).is_some() {
+            KeyNeed::RootOnly
+        } else {
+            KeyNeed::All(&["VM.Config.HWType"])
+        };
     }
     if numbered(key, "virtiofs") {
         return KeyNeed::All(&["VM.Config.Disk"]);
@@ -119,23 +176,48 @@ mod tests {
         assert_eq!(need("cores", "4"), KeyNeed::All(&["VM.Config.CPU"]));
         assert_eq!(need("numa0", "cpus=0-1"), KeyNeed::All(&["VM.Config.CPU"]));
         assert_eq!(need("balloon", "0"), KeyNeed::All(&["VM.Config.Memory"]));
-        assert_eq!(need("scsihw", "virtio-scsi-single"), KeyNeed::All(&["VM.Config.HWType"]));
+        assert_eq!(
+            need("scsihw", "virtio-scsi-single"),
+            KeyNeed::All(&["VM.Config.HWType"])
+        );
         assert_eq!(need("tags", "a;b"), KeyNeed::All(&["VM.Config.Options"]));
         assert_eq!(need("boot", "order=scsi0"), KeyNeed::All(&["VM.Config.Disk"]));
-        assert_eq!(need("net1", "virtio,bridge=vmbr1"), KeyNeed::All(&["VM.Config.Network"]));
-        assert_eq!(need("ipconfig0", "ip=dhcp"), KeyNeed::Any(&["VM.Config.Cloudinit", "VM.Config.Network"]));
+        assert_eq!(
+            need("net1", "virtio,bridge=vmbr1"),
+            KeyNeed::All(&["VM.Config.Network"])
+        );
+        assert_eq!(
+            need("ipconfig0", "ip=dhcp"),
+            KeyNeed::Any(&["VM.Config.Cloudinit", "VM.Config.Network"])
+        );
         assert_eq!(need("scsi1", "vmdata:32"), KeyNeed::All(&["VM.Config.Disk"]));
-        assert_eq!(need("ide2", "isos:iso/x.iso,media=cdrom"), KeyNeed::All(&["VM.Config.CDROM"]));
-        assert_eq!(need("ide0", "local-lvm:cloudinit,media=cdrom"), KeyNeed::All(&["VM.Config.Cloudinit", "VM.Config.CDROM"]));
+        assert_eq!(
+            need("ide2", "isos:iso/x.iso,media=cdrom"),
+            KeyNeed::All(&["VM.Config.CDROM"])
+        );
+        assert_eq!(
+            need("ide0", "local-lvm:cloudinit,media=cdrom"),
+            KeyNeed::All(&["VM.Config.Cloudinit", "VM.Config.CDROM"])
+        );
     }
 
     #[test]
     fn keys_in_no_class_and_raw_devices_are_root_only() {
-        for k in ["args", "hookscript", "affinity", "vmgenid", "lock", "a-key-pve-adds-later"] {
+        for k in [
+            "args",
+            "hookscript",
+            "affinity",
+            "vmgenid",
+            "lock",
+            "a-key-pve-adds-later",
+        ] {
             assert_eq!(need(k, "x"), KeyNeed::RootOnly, "{k}");
         }
         assert_eq!(need("hostpci0", "0000:01:00.0,pcie=1"), KeyNeed::RootOnly);
-        assert_eq!(need("hostpci0", "mapping=gpu,pcie=1"), KeyNeed::All(&["VM.Config.HWType"]));
+        assert_eq!(
+            need("hostpci0", "mapping=gpu,pcie=1"),
+            KeyNeed::All(&["VM.Config.HWType"])
+        );
         assert_eq!(need("usb0", "host=1234:5678"), KeyNeed::RootOnly);
         assert_eq!(need("usb0", "host=spice"), KeyNeed::All(&["VM.Config.HWType"]));
         assert_eq!(need("serial0", "/dev/ttyS0"), KeyNeed::RootOnly);

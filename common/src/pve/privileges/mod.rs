@@ -20,10 +20,10 @@ use std::cell::{OnceCell, RefCell};
 pub use check::{Caller, Privileges, Refusal};
 pub use needs::{bridge_needs, Check, Need, Write};
 
+use crate::ansible::protocol::{Failure, Module};
 use crate::api::client::Client;
 use crate::api::connection::ConnectionParams;
 use crate::plan::Effect;
-use crate::ansible::protocol::{Failure, Module};
 use crate::run::RunWide;
 
 /// The pre-write check of one task: the caller, and its privileges fetched once.
@@ -52,7 +52,12 @@ pub struct Refused {
 
 impl<'a> Gate<'a> {
     pub fn new(client: &'a Client, conn: &ConnectionParams) -> Gate<'a> {
-        Gate { client, caller: Caller::of(conn), privileges: OnceCell::new(), warnings: RefCell::new(Vec::new()) }
+        Gate {
+            client,
+            caller: Caller::of(conn),
+            privileges: OnceCell::new(),
+            warnings: RefCell::new(Vec::new()),
+        }
     }
 
     pub fn caller(&self) -> &Caller {
@@ -91,11 +96,19 @@ impl<'a> Gate<'a> {
             return Ok(());
         }
         let all: Vec<Need> = writes.iter().flat_map(needs::needs).collect();
-        let Some(privileges) = self.privileges() else { return Ok(()) };
-        let Some(refusal) = privileges.first_refused(&self.caller, &all) else { return Ok(()) };
+        let Some(privileges) = self.privileges() else {
+            return Ok(());
+        };
+        let Some(refusal) = privileges.first_refused(&self.caller, &all) else {
+            return Ok(());
+        };
         let planned = if target.planned { " (planned)" } else { "" };
         let task = format!("{module} {}", refusal.need.what);
-        let msg = format!("{task} on VM {}{planned}: {}", target.vmid, refusal.reason(&self.caller));
+        let msg = format!(
+            "{task} on VM {}{planned}: {}",
+            target.vmid,
+            refusal.reason(&self.caller)
+        );
         let effect = Effect::Refused {
             vmid: target.vmid,
             node: target.node.to_string(),
@@ -103,7 +116,10 @@ impl<'a> Gate<'a> {
             privilege: refusal.privilege(),
             path: refusal.path.clone().unwrap_or_default(),
         };
-        Err(Box::new(Refused { failure: Failure::new(msg).with("vmid", target.vmid), effect }))
+        Err(Box::new(Refused {
+            failure: Failure::new(msg).with("vmid", target.vmid),
+            effect,
+        }))
     }
 
     /// [`Gate::check`] for a module body: warnings and the refusal go to `m` (in check
@@ -137,7 +153,11 @@ impl<'a> Gate<'a> {
         }
         let all: Vec<Need> = writes.iter().flat_map(needs::needs).collect();
         let refusal = self.privileges()?.first_refused(&self.caller, &all)?;
-        Some(format!("{module} {} on {subject}: {}", refusal.need.what, refusal.reason(&self.caller)))
+        Some(format!(
+            "{module} {} on {subject}: {}",
+            refusal.need.what,
+            refusal.reason(&self.caller)
+        ))
     }
 
     /// Whether the caller may see `bridge` in the node's network listing (PVE hides
@@ -157,8 +177,12 @@ impl<'a> Gate<'a> {
         let id = &self.caller.id;
         match self.sees_bridge(bridge) {
             Some(true) => None,
-            Some(false) => Some(format!("{id} lacks SDN.Audit and SDN.Use on /sdn/zones/localnetwork/{bridge}")),
-            None => Some(format!("{id} may lack SDN.Audit or SDN.Use on /sdn/zones/localnetwork/{bridge}")),
+            Some(false) => Some(format!(
+                "{id} lacks SDN.Audit and SDN.Use on /sdn/zones/localnetwork/{bridge}"
+            )),
+            None => Some(format!(
+                "{id} may lack SDN.Audit or SDN.Use on /sdn/zones/localnetwork/{bridge}"
+            )),
         }
     }
 }

@@ -11,13 +11,30 @@ use super::keys::{self, KeyNeed};
 pub enum Write {
     /// `POST /nodes/{node}/qemu`: the config given (drive values as sent, `storage:size`
     /// for new volumes), the pool, the `storage` parameter, start after create.
-    Create { vmid: u32, pool: Option<String>, storage: Option<String>, start: bool, ha_managed: bool, config: Vec<(String, String)> },
+    Create {
+        vmid: u32,
+        pool: Option<String>,
+        storage: Option<String>,
+        start: bool,
+        ha_managed: bool,
+        config: Vec<(String, String)>,
+    },
     /// `POST .../clone` of `source` (its config: disks and NICs) to `vmid`; `storage` is
     /// the target storage of a full clone.
-    Clone { source: u32, vmid: u32, pool: Option<String>, storage: Option<String>, source_config: Vec<(String, String)> },
+    Clone {
+        source: u32,
+        vmid: u32,
+        pool: Option<String>,
+        storage: Option<String>,
+        source_config: Vec<(String, String)>,
+    },
     /// `POST/PUT .../config`: keys set (new value, value replaced) and deleted (the value
     /// deleted).
-    Config { vmid: u32, set: Vec<(String, String, Option<String>)>, delete: Vec<(String, String)> },
+    Config {
+        vmid: u32,
+        set: Vec<(String, String, Option<String>)>,
+        delete: Vec<(String, String)>,
+    },
     /// `PUT .../resize` of a volume on `storage`.
     Resize { vmid: u32, storage: String },
     /// `POST .../move_disk` to `storage`.
@@ -35,7 +52,11 @@ pub enum Write {
     /// `DELETE /nodes/{node}/qemu/{vmid}`.
     Destroy { vmid: u32 },
     /// `PUT /pools` adding `vmid` to pool `to` (moving it out of `from`).
-    PoolMove { vmid: u32, from: Option<String>, to: String },
+    PoolMove {
+        vmid: u32,
+        from: Option<String>,
+        to: String,
+    },
     /// `POST /nodes/{node}/storage/{storage}/upload` of an ISO, container template or
     /// import image (pve-storage's Status.pm).
     UploadFile { storage: String },
@@ -59,19 +80,38 @@ pub struct Need {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Check {
     /// All of `privileges` on `path`; with `or_path` (a pool), holding them there is enough.
-    All { privileges: Vec<&'static str>, path: String, or_path: Option<String> },
+    All {
+        privileges: Vec<&'static str>,
+        path: String,
+        or_path: Option<String>,
+    },
     /// One of `privileges` on `path`.
-    Any { privileges: Vec<&'static str>, path: String },
+    Any {
+        privileges: Vec<&'static str>,
+        path: String,
+    },
     /// All of `privileges` on `path`, or else all of `or_privileges` on `or_path`
     /// (`download-url`: `Sys.Audit` and `Sys.Modify` on `/`, or `Sys.AccessNetwork` on
     /// the node).
-    Either { privileges: Vec<&'static str>, path: String, or_privileges: Vec<&'static str>, or_path: String },
+    Either {
+        privileges: Vec<&'static str>,
+        path: String,
+        or_privileges: Vec<&'static str>,
+        or_path: String,
+    },
     /// Only `root@pam` may do it.
     RootOnly,
 }
 
 fn all(what: &str, privileges: &[&'static str], path: String) -> Need {
-    Need { what: what.to_string(), check: Check::All { privileges: privileges.to_vec(), path, or_path: None } }
+    Need {
+        what: what.to_string(),
+        check: Check::All {
+            privileges: privileges.to_vec(),
+            path,
+            or_path: None,
+        },
+    }
 }
 
 fn vm_path(vmid: u32) -> String {
@@ -82,7 +122,14 @@ fn vm_path(vmid: u32) -> String {
 pub fn needs(write: &Write) -> Vec<Need> {
     let mut out = Vec::new();
     match write {
-        Write::Create { vmid, pool, storage, start, ha_managed, config } => {
+        Write::Create {
+            vmid,
+            pool,
+            storage,
+            start,
+            ha_managed,
+            config,
+        } => {
             if let Some(s) = storage {
                 out.push(all("storage", &["Datastore.AllocateSpace"], format!("/storage/{s}")));
             }
@@ -103,25 +150,47 @@ pub fn needs(write: &Write) -> Vec<Need> {
             }
             out.extend(bridge_needs(config.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
         }
-        Write::Clone { source, vmid, pool, storage, source_config } => {
+        Write::Clone {
+            source,
+            vmid,
+            pool,
+            storage,
+            source_config,
+        } => {
             out.push(all("clone", &["VM.Clone"], vm_path(*source)));
             out.push(on_vm_or_pool("clone", &["VM.Allocate"], *vmid, pool.as_deref()));
-            for (k, v) in source_config.iter().filter(|(k, v)| keys::is_drive(k) && !v.split(',').any(|p| p == "media=cdrom")) {
-                let Some((sid, _)) = v.split(',').next().and_then(|f| f.split_once(':')) else { continue };
+            for (k, v) in source_config
+                .iter()
+                .filter(|(k, v)| keys::is_drive(k) && !v.split(',').any(|p| p == "media=cdrom"))
+            {
+                let Some((sid, _)) = v.split(',').next().and_then(|f| f.split_once(':')) else {
+                    continue;
+                };
                 let sid = storage.as_deref().unwrap_or(sid);
                 out.push(all(k, &["Datastore.AllocateSpace"], format!("/storage/{sid}")));
             }
-            for (k, v) in source_config.iter().filter(|(k, _)| k.starts_with("hostpci") || k.starts_with("usb")) {
+            for (k, v) in source_config
+                .iter()
+                .filter(|(k, _)| k.starts_with("hostpci") || k.starts_with("usb"))
+            {
                 if keys::need(k, v) == KeyNeed::RootOnly {
-                    out.push(Need { what: k.clone(), check: Check::RootOnly });
+                    out.push(Need {
+                        what: k.clone(),
+                        check: Check::RootOnly,
+                    });
                 }
             }
-            out.extend(bridge_needs(source_config.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+            out.extend(bridge_needs(
+                source_config.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+            ));
         }
         Write::Config { vmid, set, delete } => {
             out.push(Need {
                 what: "config".into(),
-                check: Check::Any { privileges: CONFIG_ANY.to_vec(), path: vm_path(*vmid) },
+                check: Check::Any {
+                    privileges: CONFIG_ANY.to_vec(),
+                    path: vm_path(*vmid),
+                },
             });
             for (k, old) in delete {
                 out.extend(key_needs(*vmid, None, k, old));
@@ -130,7 +199,10 @@ pub fn needs(write: &Write) -> Vec<Need> {
                 }
             }
             for (k, new, old) in set {
-                if let Some(o) = old.as_deref().filter(|_| keys::is_drive(k) || k.starts_with("usb") || k.starts_with("hostpci")) {
+                if let Some(o) = old
+                    .as_deref()
+                    .filter(|_| keys::is_drive(k) || k.starts_with("usb") || k.starts_with("hostpci"))
+                {
                     out.extend(key_needs(*vmid, None, k, o));
                 }
                 out.extend(key_needs(*vmid, None, k, new));
@@ -143,7 +215,11 @@ pub fn needs(write: &Write) -> Vec<Need> {
         }
         Write::Resize { vmid, storage } => {
             out.push(all("resize", &["VM.Config.Disk"], vm_path(*vmid)));
-            out.push(all("resize", &["Datastore.AllocateSpace"], format!("/storage/{storage}")));
+            out.push(all(
+                "resize",
+                &["Datastore.AllocateSpace"],
+                format!("/storage/{storage}"),
+            ));
         }
         Write::MoveDisk { vmid, storage } => {
             out.push(all("move", &["VM.Config.Disk"], vm_path(*vmid)));
@@ -169,16 +245,34 @@ pub fn needs(write: &Write) -> Vec<Need> {
         // guest, Pool.Allocate on the pool it leaves.
         Write::PoolMove { vmid, from, to } => {
             out.push(all("pool", &["Pool.Allocate"], format!("/pool/{to}")));
-            out.push(Need { what: "pool".into(), check: Check::Any { privileges: vec!["Permissions.Modify", "VM.Allocate"], path: vm_path(*vmid) } });
+            out.push(Need {
+                what: "pool".into(),
+                check: Check::Any {
+                    privileges: vec!["Permissions.Modify", "VM.Allocate"],
+                    path: vm_path(*vmid),
+                },
+            });
             if let Some(from) = from {
                 out.push(all("pool", &["Pool.Allocate"], format!("/pool/{from}")));
             }
         }
-        Write::UploadFile { storage } => out.push(all("upload", &["Datastore.AllocateTemplate"], format!("/storage/{storage}"))),
-        Write::Appliance { storage } => out.push(all("download", &["Datastore.AllocateTemplate"], format!("/storage/{storage}"))),
+        Write::UploadFile { storage } => out.push(all(
+            "upload",
+            &["Datastore.AllocateTemplate"],
+            format!("/storage/{storage}"),
+        )),
+        Write::Appliance { storage } => out.push(all(
+            "download",
+            &["Datastore.AllocateTemplate"],
+            format!("/storage/{storage}"),
+        )),
         // Probing the node's network: Sys.Modify on / (older rule) or Sys.AccessNetwork.
         Write::DownloadUrl { node, storage } => {
-            out.push(all("download", &["Datastore.AllocateTemplate"], format!("/storage/{storage}")));
+            out.push(all(
+                "download",
+                &["Datastore.AllocateTemplate"],
+                format!("/storage/{storage}"),
+            ));
             out.push(Need {
                 what: "download".into(),
                 check: Check::Either {
@@ -189,7 +283,9 @@ pub fn needs(write: &Write) -> Vec<Need> {
                 },
             });
         }
-        Write::RemoveFile { storage } => out.push(all("remove", &["Datastore.Allocate"], format!("/storage/{storage}"))),
+        Write::RemoveFile { storage } => {
+            out.push(all("remove", &["Datastore.Allocate"], format!("/storage/{storage}")))
+        }
     }
     out.dedup();
     out
@@ -198,14 +294,24 @@ pub fn needs(write: &Write) -> Vec<Need> {
 /// `POST/PUT config` lets in anyone with one of the config privileges on the VM; the
 /// keys then decide.
 const CONFIG_ANY: &[&str] = &[
-    "VM.Config.Disk", "VM.Config.CDROM", "VM.Config.CPU", "VM.Config.Memory", "VM.Config.Network", "VM.Config.HWType",
-    "VM.Config.Options", "VM.Config.Cloudinit",
+    "VM.Config.Disk",
+    "VM.Config.CDROM",
+    "VM.Config.CPU",
+    "VM.Config.Memory",
+    "VM.Config.Network",
+    "VM.Config.HWType",
+    "VM.Config.Options",
+    "VM.Config.Cloudinit",
 ];
 
 fn on_vm_or_pool(what: &str, privileges: &[&'static str], vmid: u32, pool: Option<&str>) -> Need {
     Need {
         what: what.to_string(),
-        check: Check::All { privileges: privileges.to_vec(), path: vm_path(vmid), or_path: pool.map(|p| format!("/pool/{p}")) },
+        check: Check::All {
+            privileges: privileges.to_vec(),
+            path: vm_path(vmid),
+            or_path: pool.map(|p| format!("/pool/{p}")),
+        },
     }
 }
 
@@ -216,8 +322,17 @@ fn key_needs(vmid: u32, pool: Option<&str>, key: &str, value: &str) -> Vec<Need>
     let pool = pool.filter(|_| key != "tags");
     match keys::need(key, value) {
         KeyNeed::All(p) => out.push(on_vm_or_pool(key, p, vmid, pool)),
-        KeyNeed::Any(p) => out.push(Need { what: key.into(), check: Check::Any { privileges: p.to_vec(), path: vm_path(vmid) } }),
-        KeyNeed::RootOnly => out.push(Need { what: key.into(), check: Check::RootOnly }),
+        KeyNeed::Any(p) => out.push(Need {
+            what: key.into(),
+            check: Check::Any {
+                privileges: p.to_vec(),
+                path: vm_path(vmid),
+            },
+        }),
+        KeyNeed::RootOnly => out.push(Need {
+            what: key.into(),
+            check: Check::RootOnly,
+        }),
     }
     if key == "startup" {
         out.push(all(key, &["Sys.Modify"], "/".into()));
@@ -240,11 +355,17 @@ fn storage_needs(key: &str, value: &str, default_storage: Option<&str>) -> Vec<N
     let file = value.split(',').next().unwrap_or("");
     let cdrom = value.split(',').any(|p| p == "media=cdrom");
     let storage = match file.split_once(':') {
-        Some((sid, vol)) if !file.starts_with('/') && (vol == "cloudinit" || (!cdrom && vol.parse::<f64>().is_ok())) => Some(sid),
+        Some((sid, vol))
+            if !file.starts_with('/') && (vol == "cloudinit" || (!cdrom && vol.parse::<f64>().is_ok())) =>
+        {
+            Some(sid)
+        }
         None if !cdrom && file.parse::<f64>().is_ok() => default_storage,
         _ => None,
     };
-    storage.map(|s| vec![all(key, &["Datastore.AllocateSpace"], format!("/storage/{s}"))]).unwrap_or_default()
+    storage
+        .map(|s| vec![all(key, &["Datastore.AllocateSpace"], format!("/storage/{s}"))])
+        .unwrap_or_default()
 }
 
 /// `SDN.Use` on `/sdn/zones/localnetwork/<bridge>`, or with a VLAN tag (or trunks) on
@@ -252,15 +373,32 @@ fn storage_needs(key: &str, value: &str, default_storage: Option<&str>) -> Vec<N
 pub fn bridge_needs<'a>(nets: impl IntoIterator<Item = (&'a str, &'a str)>) -> Vec<Need> {
     let mut out = Vec::new();
     for (key, value) in nets {
-        if !key.strip_prefix("net").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit())) {
+        if !key
+            .strip_prefix("net")
+            .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+        {
             continue;
         }
-        let opt = |name: &str| value.split(',').find_map(|p| p.strip_prefix(&format!("{name}="))).filter(|v| !v.is_empty());
+        let opt = |name: &str| {
+            value
+                .split(',')
+                .find_map(|p| p.strip_prefix(&format!("{name}=")))
+                .filter(|v| !v.is_empty())
+        };
         let Some(bridge) = opt("bridge") else { continue };
         let base = format!("/sdn/zones/localnetwork/{bridge}");
-        let mut tags: Vec<String> = opt("tag").filter(|t| *t != "0").map(|t| vec![t.to_string()]).unwrap_or_default();
-        for part in opt("trunks").map(|t| t.split(';').collect::<Vec<_>>()).unwrap_or_default() {
-            match part.split_once('-').and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?))) {
+        let mut tags: Vec<String> = opt("tag")
+            .filter(|t| *t != "0")
+            .map(|t| vec![t.to_string()])
+            .unwrap_or_default();
+        for part in opt("trunks")
+            .map(|t| t.split(';').collect::<Vec<_>>())
+            .unwrap_or_default()
+        {
+            match part
+                .split_once('-')
+                .and_then(|(a, b)| Some((a.parse::<u32>().ok()?, b.parse::<u32>().ok()?)))
+            {
                 Some((a, b)) => tags.extend((a..=b).map(|t| t.to_string())),
                 None if !part.is_empty() => tags.push(part.to_string()),
                 None => {}
@@ -286,8 +424,18 @@ mod tests {
             .map(|n| match &n.check {
                 Check::All { privileges, path, .. } => format!("{} {} {path}", n.what, privileges.join("+")),
                 Check::Any { privileges, path } => format!("{} {} {path}", n.what, privileges.join("|")),
-                Check::Either { privileges, path, or_privileges, or_path } => {
-                    format!("{} {} {path} or {} {or_path}", n.what, privileges.join("+"), or_privileges.join("+"))
+                Check::Either {
+                    privileges,
+                    path,
+                    or_privileges,
+                    or_path,
+                } => {
+                    format!(
+                        "{} {} {path} or {} {or_path}",
+                        n.what,
+                        privileges.join("+"),
+                        or_privileges.join("+")
+                    )
                 }
                 Check::RootOnly => format!("{} root", n.what),
             })
@@ -327,7 +475,11 @@ mod tests {
         let w = Write::Config {
             vmid: 100,
             set: vec![
-                ("net0".into(), "virtio=AA:BB:CC:DD:EE:FF,bridge=vmbr1".into(), Some("virtio=AA:BB:CC:DD:EE:FF,bridge=vmbr0".into())),
+                (
+                    "net0".into(),
+                    "virtio=AA:BB:CC:DD:EE:FF,bridge=vmbr1".into(),
+                    Some("virtio=AA:BB:CC:DD:EE:FF,bridge=vmbr0".into()),
+                ),
                 ("scsi1".into(), "vmdata:8".into(), None),
                 ("args".into(), "-no-reboot".into(), None),
             ],
@@ -336,24 +488,44 @@ mod tests {
         let p = paths(&needs(&w));
         assert_eq!(p[0], "config VM.Config.Disk|VM.Config.CDROM|VM.Config.CPU|VM.Config.Memory|VM.Config.Network|VM.Config.HWType|VM.Config.Options|VM.Config.Cloudinit /vms/100");
         assert!(p.contains(&"unused0 VM.Config.Disk /vms/100".to_string()));
-        assert!(p.contains(&"net0 SDN.Use /sdn/zones/localnetwork/vmbr1".to_string()) && p.contains(&"net0 SDN.Use /sdn/zones/localnetwork/vmbr0".to_string()));
+        assert!(
+            p.contains(&"net0 SDN.Use /sdn/zones/localnetwork/vmbr1".to_string())
+                && p.contains(&"net0 SDN.Use /sdn/zones/localnetwork/vmbr0".to_string())
+        );
         assert!(p.contains(&"scsi1 Datastore.AllocateSpace /storage/vmdata".to_string()));
         assert!(p.contains(&"args root".to_string()));
     }
 
     #[test]
     fn trunks_need_each_vlan() {
-        assert_eq!(paths(&bridge_needs([("net0", "virtio,bridge=vmbr0,trunks=10;20-21")])).len(), 3);
+        assert_eq!(
+            paths(&bridge_needs([("net0", "virtio,bridge=vmbr0,trunks=10;20-21")])).len(),
+            3
+        );
         assert!(bridge_needs([("ipconfig0", "ip=dhcp")]).is_empty());
     }
 
     #[test]
     fn storage_writes_need_what_pve_storage_checks() {
-        assert_eq!(paths(&needs(&Write::UploadFile { storage: "isos".into() })), ["upload Datastore.AllocateTemplate /storage/isos"]);
         assert_eq!(
-            paths(&needs(&Write::DownloadUrl { node: "pve1".into(), storage: "local".into() })),
-            ["download Datastore.AllocateTemplate /storage/local", "download Sys.Audit+Sys.Modify / or Sys.AccessNetwork /nodes/pve1"]
+            paths(&needs(&Write::UploadFile { storage: "isos".into() })),
+            ["upload Datastore.AllocateTemplate /storage/isos"]
         );
-        assert_eq!(paths(&needs(&Write::RemoveFile { storage: "local".into() })), ["remove Datastore.Allocate /storage/local"]);
+        assert_eq!(
+            paths(&needs(&Write::DownloadUrl {
+                node: "pve1".into(),
+                storage: "local".into()
+            })),
+            [
+                "download Datastore.AllocateTemplate /storage/local",
+                "download Sys.Audit+Sys.Modify / or Sys.AccessNetwork /nodes/pve1"
+            ]
+        );
+        assert_eq!(
+            paths(&needs(&Write::RemoveFile {
+                storage: "local".into()
+            })),
+            ["remove Datastore.Allocate /storage/local"]
+        );
     }
 }

@@ -20,56 +20,228 @@ const VM: u32 = 1;
 const OTHER: u32 = 2;
 
 fn config(set: &[(&str, &str)]) -> Write {
-    Write::Config { vmid: VM, set: set.iter().map(|(k, v)| (k.to_string(), v.to_string(), None)).collect(), delete: vec![] }
+    Write::Config {
+        vmid: VM,
+        set: set.iter().map(|(k, v)| (k.to_string(), v.to_string(), None)).collect(),
+        delete: vec![],
+    }
 }
 
 /// Every operation of the modules that writes (`proxmox_vm_info` only reads).
 pub fn operations() -> Vec<Operation> {
     let op = |module, what, write| Operation { module, what, write };
-    let create = |pool: Option<&str>| Write::Create { vmid: VM, pool: pool.map(str::to_string), storage: None, start: false, ha_managed: false, config: vec![] };
+    let create = |pool: Option<&str>| Write::Create {
+        vmid: VM,
+        pool: pool.map(str::to_string),
+        storage: None,
+        start: false,
+        ha_managed: false,
+        config: vec![],
+    };
     vec![
         op("proxmox_kvm", "create", create(None)),
         op("proxmox_kvm", "create with `pool`", create(Some("{pool}"))),
-        op("proxmox_kvm", "create with `ha_managed`", Write::Create { vmid: VM, pool: None, storage: None, start: false, ha_managed: true, config: vec![] }),
-        op("proxmox_kvm", "`clone` (full, or `storage`)", Write::Clone {
-            source: OTHER,
-            vmid: VM,
-            pool: None,
-            storage: Some("{storage}".into()),
-            source_config: vec![("scsi0".into(), "{storage}:base-2-disk-0".into()), ("net0".into(), "virtio,bridge={bridge}".into())],
-        }),
-        op("proxmox_kvm", "`cores`, `sockets`, `cpu`, `vcpus`, `numa`, `cpulimit`, `cpuunits`", config(&[("cores", "2")])),
-        op("proxmox_kvm", "`memory`, `balloon`, `shares`", config(&[("memory", "2048")])),
-        op("proxmox_kvm", "`scsihw`, `vga`, `machine`, `hotplug`, `tablet`, `watchdog`, `smbios`, `audio0`, `rng0`", config(&[("vga", "std")])),
-        op("proxmox_kvm", "`name`, `description`, `onboot`, `agent`, `bios`, `ostype`, `protection`, `tags`, …", config(&[("name", "web1")])),
+        op(
+            "proxmox_kvm",
+            "create with `ha_managed`",
+            Write::Create {
+                vmid: VM,
+                pool: None,
+                storage: None,
+                start: false,
+                ha_managed: true,
+                config: vec![],
+            },
+        ),
+        op(
+            "proxmox_kvm",
+            "`clone` (full, or `storage`)",
+            Write::Clone {
+                source: OTHER,
+                vmid: VM,
+                pool: None,
+                storage: Some("{storage}".into()),
+                source_config: vec![
+                    ("scsi0".into(), "{storage}:base-2-disk-0".into()),
+                    ("net0".into(), "virtio,bridge={bridge}".into()),
+                ],
+            },
+        ),
+        op(
+            "proxmox_kvm",
+            "`cores`, `sockets`, `cpu`, `vcpus`, `numa`, `cpulimit`, `cpuunits`",
+            config(&[("cores", "2")]),
+        ),
+        op(
+            "proxmox_kvm",
+            "`memory`, `balloon`, `shares`",
+            config(&[("memory", "2048")]),
+        ),
+        op(
+            "proxmox_kvm",
+            "`scsihw`, `vga`, `machine`, `hotplug`, `tablet`, `watchdog`, `smbios`, `audio0`, `rng0`",
+            config(&[("vga", "std")]),
+        ),
+        op(
+            "proxmox_kvm",
+            "`name`, `description`, `onboot`, `agent`, `bios`, `ostype`, `protection`, `tags`, …",
+            config(&[("name", "web1")]),
+        ),
         op("proxmox_kvm", "`startup`", config(&[("startup", "order=1")])),
         op("proxmox_kvm", "`boot`, `bootdisk`", config(&[("boot", "order=scsi0")])),
-        op("proxmox_kvm", "a new disk (`scsi`, `virtio`, `sata`, `ide`, `efidisk0`, `tpmstate0`)", config(&[("scsi0", "{storage}:32")])),
-        op("proxmox_kvm", "an ISO (`ide2: …,media=cdrom`)", config(&[("ide2", "{storage}:iso/{image},media=cdrom")])),
-        op("proxmox_kvm", "a cloud-init drive", config(&[("ide0", "{storage}:cloudinit")])),
-        op("proxmox_kvm", "`ciuser`, `cipassword`, `sshkeys`, `ipconfig`, `nameservers`, …", config(&[("ciuser", "admin")])),
+        op(
+            "proxmox_kvm",
+            "a new disk (`scsi`, `virtio`, `sata`, `ide`, `efidisk0`, `tpmstate0`)",
+            config(&[("scsi0", "{storage}:32")]),
+        ),
+        op(
+            "proxmox_kvm",
+            "an ISO (`ide2: …,media=cdrom`)",
+            config(&[("ide2", "{storage}:iso/{image},media=cdrom")]),
+        ),
+        op(
+            "proxmox_kvm",
+            "a cloud-init drive",
+            config(&[("ide0", "{storage}:cloudinit")]),
+        ),
+        op(
+            "proxmox_kvm",
+            "`ciuser`, `cipassword`, `sshkeys`, `ipconfig`, `nameservers`, …",
+            config(&[("ciuser", "admin")]),
+        ),
         op("proxmox_kvm", "`net`", config(&[("net0", "virtio,bridge={bridge}")])),
-        op("proxmox_kvm", "`net` with `tag={tag}`", config(&[("net0", "virtio,bridge={bridge},tag={tag}")])),
-        op("proxmox_kvm", "`hostpci`/`usb` with `mapping=`", config(&[("hostpci0", "mapping={mapping}")])),
-        op("proxmox_kvm", "raw `hostpci`/`usb`/`serial` devices, `args`, `hookscript`", config(&[("hookscript", "local:snippets/h.sh")])),
-        op("proxmox_kvm", "`state: started`, `stopped`, `restarted`, `reset`, `apply_pending: reboot`", Write::Power { vmid: VM }),
+        op(
+            "proxmox_kvm",
+            "`net` with `tag={tag}`",
+            config(&[("net0", "virtio,bridge={bridge},tag={tag}")]),
+        ),
+        op(
+            "proxmox_kvm",
+            "`hostpci`/`usb` with `mapping=`",
+            config(&[("hostpci0", "mapping={mapping}")]),
+        ),
+        op(
+            "proxmox_kvm",
+            "raw `hostpci`/`usb`/`serial` devices, `args`, `hookscript`",
+            config(&[("hookscript", "local:snippets/h.sh")]),
+        ),
+        op(
+            "proxmox_kvm",
+            "`state: started`, `stopped`, `restarted`, `reset`, `apply_pending: reboot`",
+            Write::Power { vmid: VM },
+        ),
         op("proxmox_kvm", "`template: true`", Write::Template { vmid: VM }),
-        op("proxmox_kvm", "`migrate: true`", Write::Migrate { vmid: VM, targetstorage: None }),
-        op("proxmox_kvm", "`clone` to another node's local storage", Write::Migrate { vmid: VM, targetstorage: Some("{storage}".into()) }),
+        op(
+            "proxmox_kvm",
+            "`migrate: true`",
+            Write::Migrate {
+                vmid: VM,
+                targetstorage: None,
+            },
+        ),
+        op(
+            "proxmox_kvm",
+            "`clone` to another node's local storage",
+            Write::Migrate {
+                vmid: VM,
+                targetstorage: Some("{storage}".into()),
+            },
+        ),
         op("proxmox_kvm", "`state: absent`", Write::Destroy { vmid: VM }),
-        op("proxmox_kvm", "`pool` of an existing VM (`update: true`)", Write::PoolMove { vmid: VM, from: None, to: "{pool}".into() }),
-        op("proxmox_disk", "`state: present` (a new disk)", config(&[("scsi1", "{storage}:32")])),
-        op("proxmox_disk", "`state: present` (a CD-ROM)", config(&[("ide2", "{storage}:iso/{image},media=cdrom")])),
-        op("proxmox_disk", "`state: resized`", Write::Resize { vmid: VM, storage: "{storage}".into() }),
-        op("proxmox_disk", "`state: moved` with `target_storage`", Write::MoveDisk { vmid: VM, storage: "{storage}".into() }),
-        op("proxmox_disk", "`state: moved` with `target_vmid`", Write::Reassign { vmid: VM, target: OTHER, storage: "{storage}".into() }),
-        op("proxmox_disk", "`state: detached`, `absent`", Write::Config { vmid: VM, set: vec![], delete: vec![("scsi1".into(), "{storage}:vm-1-disk-1".into())] }),
-        op("proxmox_nic", "`state: present`", config(&[("net1", "virtio,bridge={bridge}")])),
-        op("proxmox_nic", "`state: present` with `tag`", config(&[("net1", "virtio,bridge={bridge},tag={tag}")])),
-        op("proxmox_nic", "`state: absent`", Write::Config { vmid: VM, set: vec![], delete: vec![("net1".into(), "virtio,bridge={bridge}".into())] }),
-        op("proxmox_template", "`src` (upload), `template` alone (appliance)", Write::UploadFile { storage: "{storage}".into() }),
-        op("proxmox_template", "`url` (the node downloads it)", Write::DownloadUrl { node: "{node}".into(), storage: "{storage}".into() }),
-        op("proxmox_template", "`state: absent`, `force: true` on an existing file", Write::RemoveFile { storage: "{storage}".into() }),
+        op(
+            "proxmox_kvm",
+            "`pool` of an existing VM (`update: true`)",
+            Write::PoolMove {
+                vmid: VM,
+                from: None,
+                to: "{pool}".into(),
+            },
+        ),
+        op(
+            "proxmox_disk",
+            "`state: present` (a new disk)",
+            config(&[("scsi1", "{storage}:32")]),
+        ),
+        op(
+            "proxmox_disk",
+            "`state: present` (a CD-ROM)",
+            config(&[("ide2", "{storage}:iso/{image},media=cdrom")]),
+        ),
+        op(
+            "proxmox_disk",
+            "`state: resized`",
+            Write::Resize {
+                vmid: VM,
+                storage: "{storage}".into(),
+            },
+        ),
+        op(
+            "proxmox_disk",
+            "`state: moved` with `target_storage`",
+            Write::MoveDisk {
+                vmid: VM,
+                storage: "{storage}".into(),
+            },
+        ),
+        op(
+            "proxmox_disk",
+            "`state: moved` with `target_vmid`",
+            Write::Reassign {
+                vmid: VM,
+                target: OTHER,
+                storage: "{storage}".into(),
+            },
+        ),
+        op(
+            "proxmox_disk",
+            "`state: detached`, `absent`",
+            Write::Config {
+                vmid: VM,
+                set: vec![],
+                delete: vec![("scsi1".into(), "{storage}:vm-1-disk-1".into())],
+            },
+        ),
+        op(
+            "proxmox_nic",
+            "`state: present`",
+            config(&[("net1", "virtio,bridge={bridge}")]),
+        ),
+        op(
+            "proxmox_nic",
+            "`state: present` with `tag`",
+            config(&[("net1", "virtio,bridge={bridge},tag={tag}")]),
+        ),
+        op(
+            "proxmox_nic",
+            "`state: absent`",
+            Write::Config {
+                vmid: VM,
+                set: vec![],
+                delete: vec![("net1".into(), "virtio,bridge={bridge}".into())],
+            },
+        ),
+        op(
+            "proxmox_template",
+            "`src` (upload), `template` alone (appliance)",
+            Write::UploadFile {
+                storage: "{storage}".into(),
+            },
+        ),
+        op(
+            "proxmox_template",
+            "`url` (the node downloads it)",
+            Write::DownloadUrl {
+                node: "{node}".into(),
+                storage: "{storage}".into(),
+            },
+        ),
+        op(
+            "proxmox_template",
+            "`state: absent`, `force: true` on an existing file",
+            Write::RemoveFile {
+                storage: "{storage}".into(),
+            },
+        ),
     ]
 }
 
@@ -91,7 +263,9 @@ pub fn requirements(write: &Write) -> Vec<String> {
     let narrower = |wide: &[&str]| {
         all.iter().any(|n| match &n.check {
             Check::All { privileges, .. } => privileges.iter().any(|p| wide.contains(p)),
-            Check::Any { privileges, .. } => privileges.len() < wide.len() && privileges.iter().all(|p| wide.contains(p)),
+            Check::Any { privileges, .. } => {
+                privileges.len() < wide.len() && privileges.iter().all(|p| wide.contains(p))
+            }
             Check::Either { .. } => false,
             Check::RootOnly => true,
         })
@@ -100,11 +274,20 @@ pub fn requirements(write: &Write) -> Vec<String> {
     for n in &all {
         let line = match &n.check {
             Check::RootOnly => "only `root@pam` with a password (no token, not even root's)".to_string(),
-            Check::All { privileges, path, or_path } => {
+            Check::All {
+                privileges,
+                path,
+                or_path,
+            } => {
                 let or = or_path.as_ref().map(|p| format!(" (or `{p}`)")).unwrap_or_default();
                 format!("`{}` on `{}`{or}", privileges.join("`, `"), placeholder(path))
             }
-            Check::Either { privileges, path, or_privileges, or_path } => format!(
+            Check::Either {
+                privileges,
+                path,
+                or_privileges,
+                or_path,
+            } => format!(
                 "`{}` on `{}` (or `{}` on `{}`)",
                 privileges.join("`, `"),
                 placeholder(path),
@@ -131,7 +314,13 @@ pub fn privileges() -> BTreeSet<&'static str> {
     operations()
         .iter()
         .flat_map(|o| needs(&o.write))
-        .filter_map(|n| if let Check::All { privileges, .. } = n.check { Some(privileges) } else { None })
+        .filter_map(|n| {
+            if let Check::All { privileges, .. } = n.check {
+                Some(privileges)
+            } else {
+                None
+            }
+        })
         .flatten()
         .collect()
 }
@@ -140,7 +329,12 @@ pub fn privileges() -> BTreeSet<&'static str> {
 pub fn markdown() -> String {
     let mut t = String::from("| module | operation | the token needs |\n|---|---|---|\n");
     for o in operations() {
-        t.push_str(&format!("| {} | {} | {} |\n", o.module, o.what, requirements(&o.write).join("; ")));
+        t.push_str(&format!(
+            "| {} | {} | {} |\n",
+            o.module,
+            o.what,
+            requirements(&o.write).join("; ")
+        ));
     }
     t
 }
@@ -152,21 +346,49 @@ mod tests {
     #[test]
     fn the_table_reads_the_checks_mapping() {
         let ops = operations();
-        let disk = ops.iter().find(|o| o.what.starts_with("`state: present` (a new")).unwrap();
-        assert_eq!(requirements(&disk.write), ["`VM.Config.Disk` on `/vms/{vmid}`", "`Datastore.AllocateSpace` on `/storage/{storage}`"]);
+        let disk = ops
+            .iter()
+            .find(|o| o.what.starts_with("`state: present` (a new"))
+            .unwrap();
+        assert_eq!(
+            requirements(&disk.write),
+            [
+                "`VM.Config.Disk` on `/vms/{vmid}`",
+                "`Datastore.AllocateSpace` on `/storage/{storage}`"
+            ]
+        );
         let pool = ops.iter().find(|o| o.what == "create with `pool`").unwrap();
-        assert_eq!(requirements(&pool.write), ["`VM.Allocate` on `/vms/{vmid}` (or `/pool/{pool}`)"]);
+        assert_eq!(
+            requirements(&pool.write),
+            ["`VM.Allocate` on `/vms/{vmid}` (or `/pool/{pool}`)"]
+        );
         let ci = ops.iter().find(|o| o.what.starts_with("`ciuser`")).unwrap();
-        assert_eq!(requirements(&ci.write), ["one of `VM.Config.Cloudinit`, `VM.Config.Network` on `/vms/{vmid}`"]);
+        assert_eq!(
+            requirements(&ci.write),
+            ["one of `VM.Config.Cloudinit`, `VM.Config.Network` on `/vms/{vmid}`"]
+        );
         assert!(markdown().contains("| proxmox_nic | `state: present` with `tag` | `VM.Config.Network` on `/vms/{vmid}`; `SDN.Use` on `/sdn/zones/localnetwork/{bridge}/{tag}` |"), "{}", markdown());
     }
 
     #[test]
     fn the_privileges_are_those_the_mapping_demands() {
         let p: Vec<&str> = privileges().into_iter().collect();
-        for x in ["VM.Allocate", "VM.Clone", "VM.PowerMgmt", "VM.Migrate", "Datastore.AllocateSpace", "SDN.Use", "VM.Config.Disk", "VM.Config.CDROM", "Mapping.Use"] {
+        for x in [
+            "VM.Allocate",
+            "VM.Clone",
+            "VM.PowerMgmt",
+            "VM.Migrate",
+            "Datastore.AllocateSpace",
+            "SDN.Use",
+            "VM.Config.Disk",
+            "VM.Config.CDROM",
+            "Mapping.Use",
+        ] {
             assert!(p.contains(&x), "{x} in {p:?}");
         }
-        assert!(!p.contains(&"VM.Monitor"), "PVE 9 has no VM.Monitor and nothing here needs it");
+        assert!(
+            !p.contains(&"VM.Monitor"),
+            "PVE 9 has no VM.Monitor and nothing here needs it"
+        );
     }
 }

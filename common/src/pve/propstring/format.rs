@@ -138,7 +138,10 @@ pub const DRIVE_BUSES: [&str; 4] = ["ide", "sata", "scsi", "virtio"];
 /// A drive on a bus: `ide0`, `sata5`, `scsi30`, `virtio15` (a disk, a CD-ROM, a
 /// cloud-init drive). The one rule every module and check reads.
 pub fn is_bus_drive_key(key: &str) -> bool {
-    DRIVE_BUSES.iter().any(|bus| key.strip_prefix(bus).is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
+    DRIVE_BUSES.iter().any(|bus| {
+        key.strip_prefix(bus)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
 }
 
 /// A key that holds a volume: a bus drive, `efidisk0` or `tpmstate0`.
@@ -163,16 +166,37 @@ pub fn for_config_key(key: &str) -> Option<&'static Format> {
 
 /// A plain key (the generated tables are written with these).
 pub const fn key(name: &'static str, kind: Kind, default: Option<&'static str>, default_key: bool) -> Key {
-    Key { name, kind, default, default_key, alias: None, key_alias: None }
+    Key {
+        name,
+        kind,
+        default,
+        default_key,
+        alias: None,
+        key_alias: None,
+    }
 }
 
 /// Another spelling of `target`.
 pub const fn alias(name: &'static str, target: &'static str) -> Key {
-    Key { name, kind: Kind::Str, default: None, default_key: false, alias: Some(target), key_alias: None }
+    Key {
+        name,
+        kind: Kind::Str,
+        default: None,
+        default_key: false,
+        alias: Some(target),
+        key_alias: None,
+    }
 }
 
 /// A key whose name is a value of `key` and whose value goes to `target`
 /// (`virtio=MAC`: `model=virtio`, `macaddr=MAC`).
 pub const fn key_alias(name: &'static str, target: &'static str, key: &'static str) -> Key {
-    Key { name, kind: Kind::Str, default: None, default_key: false, alias: Some(target), key_alias: Some(key) }
+    Key {
+        name,
+        kind: Kind::Str,
+        default: None,
+        default_key: false,
+        alias: Some(target),
+        key_alias: Some(key),
+    }
 }

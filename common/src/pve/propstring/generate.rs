@@ -9,7 +9,10 @@ use serde_json::Value;
 
 /// The Rust constant of a config key's format: `net[n]` -> `NET`, `amd-sev` -> `AMD_SEV`.
 fn constant_of(config_key: &str) -> String {
-    config_key.trim_end_matches("[n]").replace('-', "_").to_ascii_uppercase()
+    config_key
+        .trim_end_matches("[n]")
+        .replace('-', "_")
+        .to_ascii_uppercase()
 }
 
 /// Parameters of the config calls that are not config keys: what GET config answers
@@ -69,7 +72,9 @@ pub fn generate(schema: &Value) -> Result<String, String> {
         .as_object()
         .cloned()
         .ok_or("GET config has no returns.properties")?;
-    let (Some(create), Some(update), Some(update_async)) = (create.as_object(), update.as_object(), update_async.as_object()) else {
+    let (Some(create), Some(update), Some(update_async)) =
+        (create.as_object(), update.as_object(), update_async.as_object())
+    else {
         return Err("the create or config call has no parameters".into());
     };
     let mut out = String::from(
@@ -92,7 +97,9 @@ pub fn generate(schema: &Value) -> Result<String, String> {
             _ => keys_from_typetext(param["typetext"].as_str().unwrap_or_default()),
         };
         let constant = constant_of(config_key);
-        out.push_str(&format!("\npub const {constant}: Format = Format {{\n    name: {config_key:?},\n    keys: &[\n"));
+        out.push_str(&format!(
+            "\npub const {constant}: Format = Format {{\n    name: {config_key:?},\n    keys: &[\n"
+        ));
         for line in keys.values() {
             out.push_str(&format!("        {line},\n"));
         }
@@ -111,7 +118,12 @@ pub fn generate(schema: &Value) -> Result<String, String> {
         ));
     }
     out.push_str("];\n");
-    let mut requests: Vec<&String> = create.keys().chain(update.keys()).chain(update_async.keys()).filter(|k| !is_config_key(k, &stored)).collect();
+    let mut requests: Vec<&String> = create
+        .keys()
+        .chain(update.keys())
+        .chain(update_async.keys())
+        .filter(|k| !is_config_key(k, &stored))
+        .collect();
     requests.sort();
     requests.dedup();
     out.push_str("\n/// Parameters of the create and config calls that are not config keys.\npub const REQUEST_PARAMS: &[&str] = &[");
@@ -135,14 +147,32 @@ fn accepts_of(config_key: &str, param: &Value) -> String {
     let text = |k: &str| param[k].as_str().map_or("None".to_string(), |s| format!("Some({s:?})"));
     match param["type"].as_str().unwrap_or("string") {
         "boolean" => "Accepts::Bool".into(),
-        "integer" => format!("Accepts::Int {{ min: {}, max: {} }}", opt(bound("minimum"), false), opt(bound("maximum"), false)),
-        "number" => format!("Accepts::Number {{ min: {}, max: {} }}", opt(bound("minimum"), true), opt(bound("maximum"), true)),
+        "integer" => format!(
+            "Accepts::Int {{ min: {}, max: {} }}",
+            opt(bound("minimum"), false),
+            opt(bound("maximum"), false)
+        ),
+        "number" => format!(
+            "Accepts::Number {{ min: {}, max: {} }}",
+            opt(bound("minimum"), true),
+            opt(bound("maximum"), true)
+        ),
         _ if is_property_string(param) => format!("Accepts::PropString(&{})", constant_of(config_key)),
         _ if param["enum"].is_array() => {
-            let words: Vec<String> = param["enum"].as_array().unwrap().iter().filter_map(Value::as_str).map(|w| format!("{w:?}")).collect();
+            let words: Vec<String> = param["enum"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|w| format!("{w:?}"))
+                .collect();
             format!("Accepts::Enum(&[{}])", words.join(", "))
         }
-        _ => format!("Accepts::Text {{ format: {}, pattern: {} }}", text("format"), text("pattern")),
+        _ => format!(
+            "Accepts::Text {{ format: {}, pattern: {} }}",
+            text("format"),
+            text("pattern")
+        ),
     }
 }
 
@@ -243,7 +273,9 @@ fn typetext_kind(value: &str) -> String {
         "number" => "Kind::Number".into(),
         _ if inner.contains("[;") => "Kind::List".into(),
         _ if inner.contains('|')
-            && inner.split('|').all(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/')) =>
+            && inner
+                .split('|')
+                .all(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/')) =>
         {
             enum_kind(inner.split('|'))
         }

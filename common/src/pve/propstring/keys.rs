@@ -13,14 +13,23 @@ pub const SCHEMA_VERSION: &str = "9.1";
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Accepts {
     Bool,
-    Int { min: Option<i64>, max: Option<i64> },
-    Number { min: Option<f64>, max: Option<f64> },
+    Int {
+        min: Option<i64>,
+        max: Option<i64>,
+    },
+    Number {
+        min: Option<f64>,
+        max: Option<f64>,
+    },
     Enum(&'static [&'static str]),
     /// A property string in this format.
     PropString(&'static Format),
     /// Text; `format` is PVE's name for a check made on the node (`pve-storage-id`),
     /// `pattern` a regular expression PVE matches (both checked by PVE as well).
-    Text { format: Option<&'static str>, pattern: Option<&'static str> },
+    Text {
+        format: Option<&'static str>,
+        pattern: Option<&'static str>,
+    },
 }
 
 /// One key of the schema, `net[n]` standing for `net0` to `net31`.
@@ -61,7 +70,10 @@ pub fn check(key: &ConfigKey, value: &str) -> Result<(), String> {
         },
         Accepts::Int { min, max } => match v.parse::<i64>() {
             Ok(n) if min.is_none_or(|m| n >= m) && max.is_none_or(|m| n <= m) => Ok(()),
-            _ => fail(format!("an integer{}", range_text(min.map(|m| m as f64), max.map(|m| m as f64)))),
+            _ => fail(format!(
+                "an integer{}",
+                range_text(min.map(|m| m as f64), max.map(|m| m as f64))
+            )),
         },
         Accepts::Number { min, max } => match v.parse::<f64>() {
             Ok(x) if x.is_finite() && min.is_none_or(|m| x >= m) && max.is_none_or(|m| x <= m) => Ok(()),
@@ -100,18 +112,27 @@ fn named_format_ok(format: &str, v: &str) -> Option<bool> {
     match format {
         "pve-storage-id" => Some(id(v)),
         // `0,5,8-11`: cores and ranges.
-        "pve-cpuset" => Some(!v.is_empty() && v.split(',').all(|part| {
-            let mut ends = part.splitn(2, '-');
-            let a = ends.next().and_then(|a| a.parse::<u32>().ok());
-            match (a, ends.next().map(|b| b.parse::<u32>().ok())) {
-                (Some(_), None) => true,
-                (Some(a), Some(Some(b))) => a <= b,
-                _ => false,
-            }
-        })),
-        "dns-name" => Some(!v.is_empty() && v.split('.').all(|label| {
-            !label.is_empty() && !label.starts_with('-') && !label.ends_with('-') && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
-        })),
+        "pve-cpuset" => Some(
+            !v.is_empty()
+                && v.split(',').all(|part| {
+                    let mut ends = part.splitn(2, '-');
+                    let a = ends.next().and_then(|a| a.parse::<u32>().ok());
+                    match (a, ends.next().map(|b| b.parse::<u32>().ok())) {
+                        (Some(_), None) => true,
+                        (Some(a), Some(Some(b))) => a <= b,
+                        _ => false,
+                    }
+                }),
+        ),
+        "dns-name" => Some(
+            !v.is_empty()
+                && v.split('.').all(|label| {
+                    !label.is_empty()
+                        && !label.starts_with('-')
+                        && !label.ends_with('-')
+                        && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+                }),
+        ),
         _ => None,
     }
 }
@@ -128,22 +149,41 @@ mod tests {
         assert!(config_key("serial4").is_none() && config_key("scsi01").is_none());
         assert_eq!(config_key("audio0").map(|k| k.name), Some("audio0"));
         assert_eq!(config_key("ivshmem").map(|k| k.name), Some("ivshmem"));
-        assert!(config_key("ivshmem0").is_none() && config_key("nosuchkey").is_none() && config_key("digest").is_none());
+        assert!(
+            config_key("ivshmem0").is_none() && config_key("nosuchkey").is_none() && config_key("digest").is_none()
+        );
     }
 
     #[test]
     fn values_are_checked_in_the_keys_terms() {
         let k = |name| config_key(name).unwrap();
         assert!(check(k("keephugepages"), "1").is_ok());
-        assert_eq!(check(k("keephugepages"), "maybe").unwrap_err(), "'maybe' is not a boolean (1/0, true/false, yes/no, on/off)");
-        assert_eq!(check(k("shares"), "60000").unwrap_err(), "'60000' is not an integer from 0 to 50000");
-        assert_eq!(check(k("arch"), "riscv").unwrap_err(), "'riscv' is not one of: x86_64, aarch64");
+        assert_eq!(
+            check(k("keephugepages"), "maybe").unwrap_err(),
+            "'maybe' is not a boolean (1/0, true/false, yes/no, on/off)"
+        );
+        assert_eq!(
+            check(k("shares"), "60000").unwrap_err(),
+            "'60000' is not an integer from 0 to 50000"
+        );
+        assert_eq!(
+            check(k("arch"), "riscv").unwrap_err(),
+            "'riscv' is not one of: x86_64, aarch64"
+        );
         assert!(check(k("ivshmem"), "size=32,name=shm").is_ok());
-        assert!(check(k("ivshmem"), "size=big").unwrap_err().starts_with("invalid value 'big' for key 'size'"));
+        assert!(check(k("ivshmem"), "size=big")
+            .unwrap_err()
+            .starts_with("invalid value 'big' for key 'size'"));
         assert!(check(k("intel-tdx"), "type=tdx,attestation=1").is_ok());
         assert!(check(k("affinity"), "0,5,8-11").is_ok());
-        assert_eq!(check(k("affinity"), "0-").unwrap_err(), "'0-' is not a valid pve-cpuset");
-        assert_eq!(check(k("vmstatestorage"), "bad id").unwrap_err(), "'bad id' is not a valid pve-storage-id");
+        assert_eq!(
+            check(k("affinity"), "0-").unwrap_err(),
+            "'0-' is not a valid pve-cpuset"
+        );
+        assert_eq!(
+            check(k("vmstatestorage"), "bad id").unwrap_err(),
+            "'bad id' is not a valid pve-storage-id"
+        );
         assert!(check(k("cpulimit"), "1.5").is_ok() && check(k("cpulimit"), "200").is_err());
     }
 }

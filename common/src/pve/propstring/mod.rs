@@ -32,7 +32,10 @@ pub mod formats;
 mod generate;
 pub mod keys;
 
-pub use format::{is_bus_drive_key, is_drive_key, max_index, split_indexed, Format, DRIVE_BUSES, Key, Kind, IMPLICIT_DEFAULTS, INDEX_RANGES};
+pub use format::{
+    is_bus_drive_key, is_drive_key, max_index, split_indexed, Format, Key, Kind, DRIVE_BUSES, IMPLICIT_DEFAULTS,
+    INDEX_RANGES,
+};
 
 use crate::pve::size;
 
@@ -89,7 +92,11 @@ impl PropString {
             if let Some(first) = self.get(dk.name) {
                 skip.push(dk.name);
                 // A keyAlias format (net): `model=MAC` when the aliased value is set.
-                let pair = f.keys.iter().find(|k| k.key_alias == Some(dk.name)).and_then(|k| k.alias);
+                let pair = f
+                    .keys
+                    .iter()
+                    .find(|k| k.key_alias == Some(dk.name))
+                    .and_then(|k| k.alias);
                 match pair.and_then(|target| self.get(target).map(|v| (target, v))) {
                     Some((target, value)) => {
                         skip.push(target);
@@ -99,7 +106,11 @@ impl PropString {
                 }
             }
         }
-        let mut rest: Vec<&(String, String)> = self.entries.iter().filter(|(k, _)| !skip.contains(&k.as_str())).collect();
+        let mut rest: Vec<&(String, String)> = self
+            .entries
+            .iter()
+            .filter(|(k, _)| !skip.contains(&k.as_str()))
+            .collect();
         rest.sort_by(|a, b| a.0.cmp(&b.0));
         parts.extend(rest.into_iter().map(|(k, v)| format!("{k}={}", render(f, k, v))));
         parts.join(",")
@@ -155,7 +166,8 @@ pub fn parse(text: &str, f: &Format) -> Result<PropString, String> {
 
 /// Parses the value of a VM config key (`scsi0`, `net1`, ...) in that key's format.
 pub fn parse_config_value(config_key: &str, text: &str) -> Result<(PropString, &'static Format), String> {
-    let f = formats::for_config_key(config_key).ok_or_else(|| format!("{config_key} is not a known property-string key"))?;
+    let f = formats::for_config_key(config_key)
+        .ok_or_else(|| format!("{config_key} is not a known property-string key"))?;
     let ps = parse(text, f).map_err(|e| format!("{config_key}: {e}"))?;
     Ok((ps, f))
 }
@@ -188,7 +200,8 @@ pub fn normalise(kind: Kind, value: &str) -> Result<String, String> {
         Kind::Mac => {
             let ok = v.len() == 17
                 && v.split(':').count() == 6
-                && v.split(':').all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit()));
+                && v.split(':')
+                    .all(|p| p.len() == 2 && p.chars().all(|c| c.is_ascii_hexdigit()));
             if ok {
                 Ok(v.to_ascii_uppercase())
             } else {
@@ -202,7 +215,12 @@ pub fn normalise(kind: Kind, value: &str) -> Result<String, String> {
                 Err(format!("expected one of: {}", words.join(", ")))
             }
         }
-        Kind::List => Ok(v.split(';').map(str::trim).filter(|i| !i.is_empty()).collect::<Vec<_>>().join(";")),
+        Kind::List => Ok(v
+            .split(';')
+            .map(str::trim)
+            .filter(|i| !i.is_empty())
+            .collect::<Vec<_>>()
+            .join(";")),
         Kind::Str => Ok(v.to_string()),
     }
 }

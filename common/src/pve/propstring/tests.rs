@@ -24,7 +24,21 @@ fn config_keys_find_their_format_and_ranges_are_enforced() {
     assert_eq!(for_config_key("ipconfig2").map(|f| f.name), Some("ipconfig[n]"));
     assert_eq!(for_config_key("cores"), None);
     assert_eq!(for_config_key("scsi"), None);
-    for name in ["agent", "memory", "cpu", "smbios1", "startup", "rng0", "vga", "numa0", "hostpci0", "usb0", "audio0", "spice_enhancements", "virtiofs0"] {
+    for name in [
+        "agent",
+        "memory",
+        "cpu",
+        "smbios1",
+        "startup",
+        "rng0",
+        "vga",
+        "numa0",
+        "hostpci0",
+        "usb0",
+        "audio0",
+        "spice_enhancements",
+        "virtiofs0",
+    ] {
         assert!(for_config_key(name).is_some(), "{name}");
     }
 }
@@ -46,9 +60,18 @@ fn net_model_keyalias_and_default_key() {
 #[test]
 fn canonical_order_is_default_key_then_sorted() {
     let n = p("tag=20,bridge=vmbr0,virtio=BC:24:11:5E:7A:01,firewall=on", &NET);
-    assert_eq!(n.to_canonical(&NET), "virtio=BC:24:11:5E:7A:01,bridge=vmbr0,firewall=1,tag=20");
-    let d = p("ssd=1,iothread=1,volume=local-lvm:vm-100-disk-0,discard=on,size=32G", &SCSI);
-    assert_eq!(d.to_canonical(&SCSI), "local-lvm:vm-100-disk-0,discard=on,iothread=1,size=32G,ssd=1");
+    assert_eq!(
+        n.to_canonical(&NET),
+        "virtio=BC:24:11:5E:7A:01,bridge=vmbr0,firewall=1,tag=20"
+    );
+    let d = p(
+        "ssd=1,iothread=1,volume=local-lvm:vm-100-disk-0,discard=on,size=32G",
+        &SCSI,
+    );
+    assert_eq!(
+        d.to_canonical(&SCSI),
+        "local-lvm:vm-100-disk-0,discard=on,iothread=1,size=32G,ssd=1"
+    );
 }
 
 #[test]
@@ -109,7 +132,10 @@ fn absent_keys_equal_their_defaults() {
 
 #[test]
 fn differing_keys_only_looks_at_wanted_keys() {
-    let cur = p("local-lvm:vm-100-disk-0,cache=writeback,iothread=1,size=32G,ssd=1", &SCSI);
+    let cur = p(
+        "local-lvm:vm-100-disk-0,cache=writeback,iothread=1,size=32G,ssd=1",
+        &SCSI,
+    );
     let want = p("local-lvm:vm-100-disk-0,cache=none,ssd=on,backup=1", &SCSI);
     assert_eq!(differing_keys(&cur, &want, &SCSI), vec!["cache"]);
     let want = p("local-lvm:vm-100-disk-0,discard=on,replicate=0", &SCSI);
@@ -151,7 +177,10 @@ fn set_get_remove_keep_positions() {
     let mut n = p("virtio=BC:24:11:00:00:01,bridge=vmbr0,tag=5", &NET);
     n.set("tag", "7");
     n.set("mtu", "1");
-    assert_eq!(n.keys().collect::<Vec<_>>(), vec!["model", "macaddr", "bridge", "tag", "mtu"]);
+    assert_eq!(
+        n.keys().collect::<Vec<_>>(),
+        vec!["model", "macaddr", "bridge", "tag", "mtu"]
+    );
     assert_eq!(n.remove("tag"), Some("7".into()));
     assert_eq!(n.remove("tag"), None);
     assert_eq!(n.to_canonical(&NET), "virtio=BC:24:11:00:00:01,bridge=vmbr0,mtu=1");
@@ -163,7 +192,13 @@ fn special_volumes_parse() {
     assert_eq!(p("cdrom,media=cdrom", &formats::IDE).get("file"), Some("cdrom"));
     let pass = p("/dev/disk/by-id/ata-WDC_1234,backup=0", &formats::SATA);
     assert_eq!(pass.get("file"), Some("/dev/disk/by-id/ata-WDC_1234"));
-    let efi = p("local-lvm:vm-100-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M", &EFIDISK0);
+    let efi = p(
+        "local-lvm:vm-100-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M",
+        &EFIDISK0,
+    );
     assert_eq!(efi.get("efitype"), Some("4m"));
-    assert_eq!(p("local:100/vm-100-disk-0.qcow2", &UNUSED).get("file"), Some("local:100/vm-100-disk-0.qcow2"));
+    assert_eq!(
+        p("local:100/vm-100-disk-0.qcow2", &UNUSED).get("file"),
+        Some("local:100/vm-100-disk-0.qcow2")
+    );
 }

@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
+pub use ferrox_common::pve::propstring::is_drive_key as is_disk_key;
 use ferrox_common::pve::propstring::{self, formats, Format, PropString};
 use ferrox_common::pve::size;
-pub use ferrox_common::pve::propstring::is_drive_key as is_disk_key;
 use serde_json::{Map, Value};
 
 use super::{text_of, Grow};
@@ -32,10 +32,7 @@ fn format_of(key: &str) -> Result<&'static Format, String> {
 /// The volume of a drive value (`local-lvm:vm-100-disk-0`, `none`, an ISO).
 pub fn volume_of(key: &str, text: &str) -> Option<String> {
     let f = formats::for_config_key(key)?;
-    propstring::parse(text, f)
-        .ok()?
-        .get("file")
-        .map(str::to_string)
+    propstring::parse(text, f).ok()?.get("file").map(str::to_string)
 }
 
 /// Volume -> disk key, for every disk of the current config.
@@ -139,8 +136,7 @@ pub fn converge(
             grow: None,
         });
     };
-    let cur = propstring::parse(current, f)
-        .map_err(|e| format!("{key} of VM {vmid} ({current}): {e}"))?;
+    let cur = propstring::parse(current, f).map_err(|e| format!("{key} of VM {vmid} ({current}): {e}"))?;
     let cur_file = cur.get("file").unwrap_or_default().to_string();
     let cur_storage = storage_of(&cur_file);
     if key == "efidisk0" || key == "tpmstate0" {
@@ -232,7 +228,10 @@ fn fixed_at_creation(
         }
     }
     let mut differing = differing_options(cur, want, f);
-    let cert = differing.iter().position(|k| k == "ms-cert").map(|at| differing.remove(at));
+    let cert = differing
+        .iter()
+        .position(|k| k == "ms-cert")
+        .map(|at| differing.remove(at));
     if !differing.is_empty() {
         let show = |p: &PropString| {
             differing
@@ -262,13 +261,18 @@ fn ms_cert_change(cur: &PropString, want: &PropString, f: &Format, vmid: u32) ->
     if wanted.starts_with("2023") && wanted != "2023k" && have.starts_with("2023") {
         return Ok(Step::default());
     }
-    let pre_enrolled = cur.get("pre-enrolled-keys").is_some_and(|v| propstring::same_value(f, "pre-enrolled-keys", Some(v), Some("1")));
+    let pre_enrolled = cur
+        .get("pre-enrolled-keys")
+        .is_some_and(|v| propstring::same_value(f, "pre-enrolled-keys", Some(v), Some("1")));
     if wanted.starts_with("2023") && !pre_enrolled {
         return Err(format!(
             "efidisk0 of VM {vmid} has no pre-enrolled keys (pre-enrolled-keys=0), so PVE does not enroll the Microsoft 2023 certificates into it (ms_cert: {wanted}). Leave ms_cert out for this VM, or remove the EFI disk with delete: efidisk0 and create it again with efidisk0.pre_enrolled_keys: true (its EFI variables are lost)."
         ));
     }
-    Ok(Step { set: Some(with_options(cur, want, &["ms-cert".to_string()], f)), ..Step::default() })
+    Ok(Step {
+        set: Some(with_options(cur, want, &["ms-cert".to_string()], f)),
+        ..Step::default()
+    })
 }
 
 #[cfg(test)]
@@ -311,10 +315,7 @@ mod tests {
             100,
         )
         .unwrap();
-        assert_eq!(
-            s.set.as_deref(),
-            Some("local-lvm:vm-100-disk-0,discard=on,ssd=1")
-        );
+        assert_eq!(s.set.as_deref(), Some("local-lvm:vm-100-disk-0,discard=on,ssd=1"));
         assert!(!s.allocates);
     }
 
@@ -367,10 +368,7 @@ mod tests {
             100,
         )
         .unwrap_err();
-        assert!(
-            e.contains("state: moved, disk: scsi0, target_storage: vmdata"),
-            "{e}"
-        );
+        assert!(e.contains("state: moved, disk: scsi0, target_storage: vmdata"), "{e}");
         let e = converge(
             "scsi0",
             Some("local-lvm:vm-100-disk-0,size=32G"),
@@ -380,8 +378,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("state: detached"), "{e}");
-        let attached: BTreeMap<_, _> =
-            [("local-lvm:vm-100-disk-0".to_string(), "scsi0".to_string())].into();
+        let attached: BTreeMap<_, _> = [("local-lvm:vm-100-disk-0".to_string(), "scsi0".to_string())].into();
         let e = converge("virtio0", None, "local-lvm:vm-100-disk-0", &attached, 100).unwrap_err();
         assert!(e.contains("already attached to VM 100 as scsi0"), "{e}");
     }
@@ -391,17 +388,17 @@ mod tests {
         for bad in ["local-lvm:NaN", "local-lvm:inf", "local-lvm:-5", "local-lvm:1e30"] {
             let e = converge("scsi0", Some("local-lvm:vm-100-disk-0,size=32G"), bad, &none(), 100).unwrap_err();
             assert!(e.contains("does not give a size PVE can allocate"), "{bad}: {e}");
-            assert!(converge("scsi1", None, bad, &none(), 100).is_err(), "{bad} on a new key");
+            assert!(
+                converge("scsi1", None, bad, &none(), 100).is_err(),
+                "{bad} on a new key"
+            );
         }
     }
 
     #[test]
     fn bad_options_are_named() {
         let e = converge("scsi0", None, "local-lvm:8,cache=fast", &none(), 100).unwrap_err();
-        assert!(
-            e.starts_with("scsi0: invalid value 'fast' for key 'cache'"),
-            "{e}"
-        );
+        assert!(e.starts_with("scsi0: invalid value 'fast' for key 'cache'"), "{e}");
     }
 
     #[test]
@@ -416,10 +413,7 @@ mod tests {
             100,
         )
         .unwrap();
-        assert_eq!(
-            s.set.as_deref(),
-            Some("isos:iso/debian-13-netinst.iso,media=cdrom")
-        );
+        assert_eq!(s.set.as_deref(), Some("isos:iso/debian-13-netinst.iso,media=cdrom"));
         let s = converge(
             "ide0",
             Some("local-lvm:vm-100-cloudinit,media=cdrom"),
@@ -456,17 +450,48 @@ mod tests {
     #[test]
     fn ms_cert_changes_in_place_on_a_disk_with_pre_enrolled_keys() {
         let cur = "local-lvm:vm-100-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M";
-        let s = converge("efidisk0", Some(cur), "local-lvm:1,efitype=4m,ms-cert=2023k", &none(), 100).unwrap();
-        assert_eq!(s.set.as_deref(), Some("local-lvm:vm-100-disk-1,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1"));
+        let s = converge(
+            "efidisk0",
+            Some(cur),
+            "local-lvm:1,efitype=4m,ms-cert=2023k",
+            &none(),
+            100,
+        )
+        .unwrap();
+        assert_eq!(
+            s.set.as_deref(),
+            Some("local-lvm:vm-100-disk-1,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1")
+        );
         assert!(!s.allocates);
         let enrolled = "local-lvm:vm-100-disk-1,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1,size=4M";
         for met in ["2023k", "2023w", "2023"] {
-            let s = converge("efidisk0", Some(enrolled), &format!("local-lvm:1,ms-cert={met}"), &none(), 100).unwrap();
+            let s = converge(
+                "efidisk0",
+                Some(enrolled),
+                &format!("local-lvm:1,ms-cert={met}"),
+                &none(),
+                100,
+            )
+            .unwrap();
             assert!(s.set.is_none(), "{met}");
         }
-        let e = converge("efidisk0", Some("local-lvm:vm-100-disk-1,efitype=4m,size=4M"), "local-lvm:1,ms-cert=2023k", &none(), 100).unwrap_err();
+        let e = converge(
+            "efidisk0",
+            Some("local-lvm:vm-100-disk-1,efitype=4m,size=4M"),
+            "local-lvm:1,ms-cert=2023k",
+            &none(),
+            100,
+        )
+        .unwrap_err();
         assert!(e.starts_with("efidisk0 of VM 100 has no pre-enrolled keys"), "{e}");
-        let e = converge("efidisk0", Some(cur), "local-lvm:1,efitype=2m,ms-cert=2023k", &none(), 100).unwrap_err();
+        let e = converge(
+            "efidisk0",
+            Some(cur),
+            "local-lvm:1,efitype=2m,ms-cert=2023k",
+            &none(),
+            100,
+        )
+        .unwrap_err();
         assert!(e.contains("efitype=4m") && !e.contains("ms-cert"), "{e}");
     }
 }

@@ -187,10 +187,7 @@ mod tests {
     }
 
     fn wanted(pairs: &[(&str, &str)]) -> Config {
-        pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
     }
 
     #[test]
@@ -224,8 +221,7 @@ mod tests {
 
     #[test]
     fn only_differing_keys_are_sent() {
-        let current =
-            cfg(json!({"name": "web01", "cores": 2, "memory": "2048", "smbios1": "uuid=u1"}));
+        let current = cfg(json!({"name": "web01", "cores": 2, "memory": "2048", "smbios1": "uuid=u1"}));
         let w = wanted(&[
             ("name", "web01"),
             ("cores", "4"),
@@ -241,10 +237,7 @@ mod tests {
         assert_eq!(c.before["balloon"], None);
         let c = changes(
             &current,
-            &wanted(&[
-                ("cpu", "host"),
-                ("agent", "enabled=1,fstrim_cloned_disks=1"),
-            ]),
+            &wanted(&[("cpu", "host"), ("agent", "enabled=1,fstrim_cloned_disks=1")]),
             100,
             &TagCase::known(false),
         )

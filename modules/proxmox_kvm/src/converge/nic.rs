@@ -50,10 +50,7 @@ mod tests {
     #[test]
     fn same_nic_without_mac_is_no_change() {
         assert_eq!(converge(Some(CUR), "virtio,bridge=vmbr0,firewall=1"), None);
-        assert_eq!(
-            converge(Some(CUR), "model=virtio,bridge=vmbr0,firewall=true"),
-            None
-        );
+        assert_eq!(converge(Some(CUR), "model=virtio,bridge=vmbr0,firewall=true"), None);
         assert_eq!(
             converge(Some(CUR), "virtio,bridge=vmbr0"),
             None,

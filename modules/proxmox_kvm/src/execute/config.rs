@@ -1,8 +1,8 @@
 //! Config writes: the update's keys (guarded by the config digest, re-planned after a
 //! lost answer) and its disks grown, config keys deleted or reverted.
 
-use ferrox_common::api::client::ApiError;
 use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::api::client::ApiError;
 use ferrox_common::api::recover::{self, Search};
 use serde_json::Value;
 
@@ -49,17 +49,12 @@ impl Executor<'_> {
     }
 
     /// What the VM's config lacks of `wanted` now, with the digest of the config read.
-    fn changes_now(
-        &self,
-        vm: &Vm,
-        wanted: &Config,
-        prefix: &str,
-    ) -> Result<(Changes, Option<String>), Failure> {
+    fn changes_now(&self, vm: &Vm, wanted: &Config, prefix: &str) -> Result<(Changes, Option<String>), Failure> {
         let id = vm.vmid;
         let current = api::config(self.client, vm).map_err(|e| api_fail(prefix, e, id))?;
         let digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
-        let changes = converge::changes(&current, wanted, id, &self.tag_case)
-            .map_err(|e| Failure::new(e).with("vmid", id))?;
+        let changes =
+            converge::changes(&current, wanted, id, &self.tag_case).map_err(|e| Failure::new(e).with("vmid", id))?;
         Ok((changes, digest))
     }
 
@@ -88,8 +83,7 @@ impl Executor<'_> {
                 }
                 Err(e) if e.answer_lost() && resends < recover::MAX_RESENDS => {
                     resends += 1;
-                    (changes, digest) =
-                        self.replan_config(vm, wanted, changes.allocates, &e, since, prefix)?;
+                    (changes, digest) = self.replan_config(vm, wanted, changes.allocates, &e, since, prefix)?;
                 }
                 Err(e) => return Err(api_fail(prefix, e, id)),
             }
@@ -128,10 +122,14 @@ impl Executor<'_> {
     ) -> Result<(Changes, Option<String>), Failure> {
         let id = vm.vmid;
         if allocates {
-            let search = Search { node: &vm.node, kind: "qmconfig", vmid: id, since };
-            recover::find_and_wait(self.client, &search, self.long_timeout).map_err(|te| {
-                Failure::new(format!("{prefix}{}", task_failure("", "updating", te))).with("vmid", id)
-            })?;
+            let search = Search {
+                node: &vm.node,
+                kind: "qmconfig",
+                vmid: id,
+                since,
+            };
+            recover::find_and_wait(self.client, &search, self.long_timeout)
+                .map_err(|te| Failure::new(format!("{prefix}{}", task_failure("", "updating", te))).with("vmid", id))?;
         }
         let (changes, digest) = self.changes_now(vm, wanted, prefix)?;
         let found = if changes.set.is_empty() {
@@ -153,14 +151,20 @@ impl Executor<'_> {
             match self.client.put(&vm.path("/resize"), &body) {
                 Ok(answer) => return self.wait_answer(&answer, self.long_timeout, "resizing disk of", prefix, id),
                 Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
-                    let search = Search { node: &vm.node, kind: "resize", vmid: id, since };
+                    let search = Search {
+                        node: &vm.node,
+                        kind: "resize",
+                        vmid: id,
+                        since,
+                    };
                     let found = recover::find_and_wait(self.client, &search, self.long_timeout)
                         .map_err(|te| Failure::new(task_failure(prefix, "resizing disk of", te)).with("vmid", id))?;
                     match found {
                         Some(done) => {
-                            self.outcome
-                                .warnings
-                                .push(recover::warning(&e, &format!("task {} grew {} of VM {id}", done.upid, grow.key)));
+                            self.outcome.warnings.push(recover::warning(
+                                &e,
+                                &format!("task {} grew {} of VM {id}", done.upid, grow.key),
+                            ));
                             return Ok(());
                         }
                         None => self.outcome.warnings.push(recover::warning(

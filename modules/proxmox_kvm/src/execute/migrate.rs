@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use ferrox_common::api::client::ApiError;
 use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::api::client::ApiError;
 use ferrox_common::api::recover::{self, Search};
 use ferrox_common::cluster::vm;
 
@@ -71,7 +71,13 @@ impl Executor<'_> {
     }
 
     /// Moves a clone just made on `from` to `to`; the plan's VM is on `to` after.
-    pub(super) fn move_clone(&mut self, vm: &mut Vm, from: &str, to: &str, targetstorage: Option<&str>) -> Result<(), Failure> {
+    pub(super) fn move_clone(
+        &mut self,
+        vm: &mut Vm,
+        from: &str,
+        to: &str,
+        targetstorage: Option<&str>,
+    ) -> Result<(), Failure> {
         let prefix = format!(
             "Unable to clone vm {}: the clone VM {} was made on {from}, its move to {to} failed: ",
             self.name, vm.vmid
@@ -107,23 +113,41 @@ impl Executor<'_> {
 
     /// Whether a clone's migration whose answer was lost moved it: the `qmigrate` task
     /// is found and followed, or the cluster listing shows the VM on `to` already.
-    fn moved_meanwhile(&mut self, vm: &Vm, to: &str, lost: &ApiError, since: u64, prefix: &str) -> Result<bool, Failure> {
+    fn moved_meanwhile(
+        &mut self,
+        vm: &Vm,
+        to: &str,
+        lost: &ApiError,
+        since: u64,
+        prefix: &str,
+    ) -> Result<bool, Failure> {
         let id = vm.vmid;
-        let search = Search { node: &vm.node, kind: "qmigrate", vmid: id, since };
+        let search = Search {
+            node: &vm.node,
+            kind: "qmigrate",
+            vmid: id,
+            since,
+        };
         let found = recover::find_and_wait(self.client, &search, self.long_timeout)
             .map_err(|te| Failure::new(task_failure(prefix, "migrating", te)).with("vmid", id))?;
         if let Some(done) = found {
-            self.outcome.warnings.push(recover::warning(lost, &format!("task {} moved VM {id} to {to}", done.upid)));
+            self.outcome.warnings.push(recover::warning(
+                lost,
+                &format!("task {} moved VM {id} to {to}", done.upid),
+            ));
             return Ok(true);
         }
         let guests = vm::list(self.client).map_err(|e| api_fail(prefix, e, id))?;
         if vm::by_vmid(&guests, id).is_some_and(|g| *g.node == *to) {
-            self.outcome.warnings.push(recover::warning(lost, &format!("VM {id} is on {to}")));
+            self.outcome
+                .warnings
+                .push(recover::warning(lost, &format!("VM {id} is on {to}")));
             return Ok(true);
         }
-        self.outcome
-            .warnings
-            .push(recover::warning(lost, &format!("no migration task was started for VM {id}; sent again")));
+        self.outcome.warnings.push(recover::warning(
+            lost,
+            &format!("no migration task was started for VM {id}; sent again"),
+        ));
         Ok(false)
     }
 }

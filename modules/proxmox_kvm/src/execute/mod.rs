@@ -18,11 +18,11 @@ mod template;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use ferrox_common::api::client::{ApiError, Client};
-use ferrox_common::cluster::vm;
 use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::pve::tags::TagCase;
+use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::api::tasks::TaskError;
+use ferrox_common::cluster::vm;
+use ferrox_common::pve::tags::TagCase;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
@@ -152,9 +152,11 @@ impl Executor<'_> {
                 with_local_disks,
                 options,
             } => self.migrate(vm, target, *online, *with_local_disks, options),
-            Action::MoveClone { from, to, targetstorage } => {
-                self.move_clone(vm, from, to, targetstorage.as_deref())
-            }
+            Action::MoveClone {
+                from,
+                to,
+                targetstorage,
+            } => self.move_clone(vm, from, to, targetstorage.as_deref()),
             Action::DeleteKeys(keys) => self.delete_keys(vm, keys),
             Action::PoolMove { from, to } => self.pool_move(vm, from.as_deref(), to),
             Action::RevertKeys(keys) => self.revert_keys(vm, keys),
@@ -177,14 +179,7 @@ impl Executor<'_> {
 
     /// Waits for the task; warnings it ended with (`WARNINGS: n`) become warnings of
     /// the result.
-    fn wait(
-        &mut self,
-        upid: &str,
-        budget: Duration,
-        op: &str,
-        prefix: &str,
-        vmid: u32,
-    ) -> Result<(), Failure> {
+    fn wait(&mut self, upid: &str, budget: Duration, op: &str, prefix: &str, vmid: u32) -> Result<(), Failure> {
         self.follow(upid, budget)
             .map_err(|e| Failure::new(task_failure(prefix, op, e)).with("vmid", vmid))
     }
@@ -193,7 +188,9 @@ impl Executor<'_> {
     /// the result, and a failure is returned as PVE reported it.
     pub(crate) fn follow(&mut self, upid: &str, budget: Duration) -> Result<(), TaskError> {
         let done = ferrox_common::api::tasks::wait(self.client, upid, budget)?;
-        self.outcome.warnings.extend(done.warnings.into_iter().map(|w| format!("task {upid}: {w}")));
+        self.outcome
+            .warnings
+            .extend(done.warnings.into_iter().map(|w| format!("task {upid}: {w}")));
         Ok(())
     }
 }
@@ -260,7 +257,11 @@ mod tests {
             None
         );
         assert_eq!(ha_request_target("not a upid"), None);
-        assert!(is_ha_migration("UPID:pve1:00100001:01000000:6570A1B2:hamigrate:100:root@pam:"));
-        assert!(!is_ha_migration("UPID:pve1:00100001:01000000:6570A1B2:qmigrate:100:root@pam:"));
+        assert!(is_ha_migration(
+            "UPID:pve1:00100001:01000000:6570A1B2:hamigrate:100:root@pam:"
+        ));
+        assert!(!is_ha_migration(
+            "UPID:pve1:00100001:01000000:6570A1B2:qmigrate:100:root@pam:"
+        ));
     }
 }

@@ -6,8 +6,8 @@ use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::api::recover::{self, Search};
 use ferrox_common::api::tasks::TaskError;
 use ferrox_common::cluster::vm;
@@ -28,17 +28,22 @@ const LISTED_TIMEOUT: Duration = Duration::from_secs(30);
 impl Executor<'_> {
     /// Creates (or restores) the VM under the vmid its allocation gives; a lost answer
     /// is reconciled by [`Self::allocate_and_post`].
-    pub(super) fn create(&mut self, vm: &mut Vm, form: &[(String, String)], allocation: &Allocation) -> Result<(), Failure> {
+    pub(super) fn create(
+        &mut self,
+        vm: &mut Vm,
+        form: &[(String, String)],
+        allocation: &Allocation,
+    ) -> Result<(), Failure> {
         let name = self.name.clone();
-        let prefix =
-            |id: u32| format!("creation of qemu VM {name} with vmid {id} failed with exception=");
+        let prefix = |id: u32| format!("creation of qemu VM {name} with vmid {id} failed with exception=");
         let node = vm.node.clone();
         let named = name_in(form);
         self.post_while_busy(vm, named.as_deref(), &prefix, "creating", |this, vm| {
             this.allocate_and_post(vm, allocation, &prefix, None, named.as_deref(), |c, id| {
                 let mut body = vec![("vmid".to_string(), id.to_string())];
                 body.extend(form.iter().cloned());
-                c.post(&format!("/nodes/{node}/qemu"), &fields(&body)).map_err(ha_managed_unknown)
+                c.post(&format!("/nodes/{node}/qemu"), &fields(&body))
+                    .map_err(ha_managed_unknown)
             })
         })
     }
@@ -70,7 +75,10 @@ impl Executor<'_> {
     pub(super) fn wait_listed(&mut self, vmid: u32) {
         match vm::wait_listed(self.client, vmid, LISTED_TIMEOUT) {
             Ok(listing) => self.outcome.listing = Some(listing),
-            Err(e) => self.outcome.warnings.push(format!("{e}; a lookup right away may not find VM {vmid}")),
+            Err(e) => self
+                .outcome
+                .warnings
+                .push(format!("{e}; a lookup right away may not find VM {vmid}")),
         }
     }
 
@@ -100,11 +108,8 @@ impl Executor<'_> {
             let next = match post(self.client, vm.vmid) {
                 Ok(answer) => {
                     return answer.as_str().map(|s| Some(s.to_string())).ok_or_else(|| {
-                        Failure::new(format!(
-                            "{}PVE answered {answer} instead of a task id",
-                            prefix(vm.vmid)
-                        ))
-                        .with("vmid", vm.vmid)
+                        Failure::new(format!("{}PVE answered {answer} instead of a task id", prefix(vm.vmid)))
+                            .with("vmid", vm.vmid)
                     })
                 }
                 Err(e) if e.answer_lost() && resends < recover::MAX_RESENDS => {
@@ -160,9 +165,7 @@ impl Executor<'_> {
                 .outcome
                 .warnings
                 .push(recover::warning(lost, &format!("{why}; sent again"))),
-            NewVm::Foreign
-                if *posting.allocation != Allocation::Given && attempt < MAX_ALLOCATION_ATTEMPTS =>
-            {
+            NewVm::Foreign if *posting.allocation != Allocation::Given && attempt < MAX_ALLOCATION_ATTEMPTS => {
                 self.take_next_vmid(vm, posting)?
             }
             NewVm::Foreign => {
@@ -186,7 +189,10 @@ impl Executor<'_> {
         posting: &mut Posting,
         attempt: u32,
     ) -> Result<ControlFlow<()>, Failure> {
-        match self.holder(vm.vmid, posting.named).map_err(|e| posting.fail(vm.vmid, e))? {
+        match self
+            .holder(vm.vmid, posting.named)
+            .map_err(|e| posting.fail(vm.vmid, e))?
+        {
             Holder::Ours(found) => {
                 self.outcome.adopted = Some(found);
                 return Ok(ControlFlow::Break(()));
@@ -211,11 +217,22 @@ impl Executor<'_> {
     ///
     /// Parallel runs share the API user, so a task of "ours" may be another run's that
     /// posted the same vmid: a VM counts as ours only once its config carries our name.
-    fn reconcile_new(&self, vm: &Vm, clone_of: Option<&Vm>, named: Option<&str>, since: u64) -> Result<NewVm, ApiError> {
+    fn reconcile_new(
+        &self,
+        vm: &Vm,
+        clone_of: Option<&Vm>,
+        named: Option<&str>,
+        since: u64,
+    ) -> Result<NewVm, ApiError> {
         let id = vm.vmid;
         let mut followed = None;
         if clone_of.is_none() {
-            let search = Search { node: &vm.node, kind: "qmcreate", vmid: id, since };
+            let search = Search {
+                node: &vm.node,
+                kind: "qmcreate",
+                vmid: id,
+                since,
+            };
             if let Some(upid) = recover::find_one(self.client, &search)? {
                 followed = Some(upid.clone());
                 match ferrox_common::api::tasks::wait(self.client, &upid, self.long_timeout) {
@@ -247,9 +264,9 @@ impl Executor<'_> {
                 }))
             }
             Ok(_) => Ok(NewVm::Foreign),
-            Err(e) if e.message.contains("does not exist") => {
-                Ok(NewVm::Absent(format!("VM {id} does not exist and no task of this run created it")))
-            }
+            Err(e) if e.message.contains("does not exist") => Ok(NewVm::Absent(format!(
+                "VM {id} does not exist and no task of this run created it"
+            ))),
             Err(e) => Err(e),
         }
     }
@@ -268,7 +285,10 @@ impl Executor<'_> {
             if guest.kind != vm::GuestType::Qemu {
                 return Ok(Holder::Other);
             }
-            let found = Vm { node: guest.node.to_string(), vmid };
+            let found = Vm {
+                node: guest.node.to_string(),
+                vmid,
+            };
             match api::config(self.client, &found) {
                 Ok(c) => match c.get("name").and_then(Value::as_str) {
                     Some(name) if Some(name) == named => return Ok(Holder::Ours(found)),
@@ -306,23 +326,18 @@ impl Executor<'_> {
         Ok(())
     }
 
-    fn next_candidate(
-        &self,
-        allocation: &Allocation,
-        tried: &BTreeSet<u32>,
-    ) -> Result<u32, String> {
+    fn next_candidate(&self, allocation: &Allocation, tried: &BTreeSet<u32>) -> Result<u32, String> {
         match allocation {
             Allocation::Range { first, last, name } => {
                 let name = name.as_deref();
                 vmid_range::first_candidate(name, *first, *last, |id| {
-                    tried.contains(&id)
-                        || vmid_range::held_by_other(self.listed.get(&id).map(Option::as_deref), name)
+                    tried.contains(&id) || vmid_range::held_by_other(self.listed.get(&id).map(Option::as_deref), name)
                 })
                 .ok_or_else(|| vmid_range::range_full(*first, *last))
             }
             _ => {
-                let mut id = api::next_id(self.client)
-                    .map_err(|e| format!("Unable to retrieve next free vmid: {e}"))?;
+                let mut id =
+                    api::next_id(self.client).map_err(|e| format!("Unable to retrieve next free vmid: {e}"))?;
                 while tried.contains(&id) {
                     id += 1;
                 }

@@ -1,7 +1,7 @@
 //! Removing a VM, reconciled after a lost answer.
 
-use ferrox_common::api::client::ApiError;
 use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::api::client::ApiError;
 use ferrox_common::api::recover::{self, Search};
 
 use super::{api_fail, task_failure, Executor};
@@ -42,20 +42,30 @@ impl Executor<'_> {
     /// (followed to its end) or the VM's absence says so; the warning says which.
     fn removed_meanwhile(&mut self, vm: &Vm, lost: &ApiError, since: u64, prefix: &str) -> Result<bool, Failure> {
         let id = vm.vmid;
-        let search = Search { node: &vm.node, kind: "qmdestroy", vmid: id, since };
+        let search = Search {
+            node: &vm.node,
+            kind: "qmdestroy",
+            vmid: id,
+            since,
+        };
         let found = recover::find_and_wait(self.client, &search, self.long_timeout)
             .map_err(|te| Failure::new(task_failure(prefix, "removing", te)).with("vmid", id))?;
         if let Some(done) = found {
-            self.outcome.warnings.push(recover::warning(lost, &format!("task {} removed VM {id}", done.upid)));
+            self.outcome
+                .warnings
+                .push(recover::warning(lost, &format!("task {} removed VM {id}", done.upid)));
             return Ok(true);
         }
         if !self.exists(vm).map_err(|e| api_fail(prefix, e, id))? {
-            self.outcome.warnings.push(recover::warning(lost, &format!("VM {id} is gone")));
+            self.outcome
+                .warnings
+                .push(recover::warning(lost, &format!("VM {id} is gone")));
             return Ok(true);
         }
-        self.outcome
-            .warnings
-            .push(recover::warning(lost, &format!("VM {id} is still there and no removal task was started; sent again")));
+        self.outcome.warnings.push(recover::warning(
+            lost,
+            &format!("VM {id} is still there and no removal task was started; sent again"),
+        ));
         Ok(false)
     }
 

@@ -131,7 +131,9 @@ fn created(vmid: u32, node: &str, name: Option<&str>, form: &[(String, String)])
         config: config_after_write(&config),
         clone_of: None,
     };
-    std::iter::once(create).chain(placed_in_pool(vmid, node, form)).collect()
+    std::iter::once(create)
+        .chain(placed_in_pool(vmid, node, form))
+        .collect()
 }
 
 /// A clone of `source` with `config`, and the pool the form puts it in.
@@ -150,7 +152,9 @@ fn cloned(
         config,
         clone_of: Some(source),
     };
-    std::iter::once(create).chain(placed_in_pool(vmid, node, form)).collect()
+    std::iter::once(create)
+        .chain(placed_in_pool(vmid, node, form))
+        .collect()
 }
 
 /// An update's config writes as PVE will store them (a disk keeps its size, a grown
@@ -164,10 +168,7 @@ fn updated(
     pending_keys: &Map<String, Value>,
 ) -> Effect {
     let mut e = Effect::config(vmid, node);
-    if let Effect::Config {
-        set, pending, what, ..
-    } = &mut e
-    {
+    if let Effect::Config { set, pending, what, .. } = &mut e {
         for (k, v) in &changes.set {
             let before = current.and_then(|c| c.get(k)).map(text_of);
             set.insert(
@@ -181,18 +182,10 @@ fn updated(
                 .map(text_of)
                 .or_else(|| current.and_then(|c| c.get(&g.key)).map(text_of))
                 .unwrap_or_default();
-            set.insert(
-                g.key.clone(),
-                Value::String(with_size(&g.key, &base, &g.to)),
-            );
+            set.insert(g.key.clone(), Value::String(with_size(&g.key, &base, &g.to)));
             what.push(format!("grow {} from {} to {}", g.key, g.from, g.to));
         }
-        pending.extend(
-            pending_keys
-                .keys()
-                .filter(|k| set.contains_key(*k))
-                .cloned(),
-        );
+        pending.extend(pending_keys.keys().filter(|k| set.contains_key(*k)).cloned());
         if !changes.set.is_empty() {
             what.push(format!(
                 "set {}",
@@ -243,10 +236,7 @@ fn migrated(vmid: u32, node: &str, to: &str) -> Effect {
 fn deleted(vmid: u32, node: &str, keys: &[String], pending_deletes: &[String]) -> Effect {
     let mut e = Effect::config(vmid, node);
     if let Effect::Config {
-        delete,
-        pending,
-        what,
-        ..
+        delete, pending, what, ..
     } = &mut e
     {
         delete.extend(keys.iter().cloned());
@@ -271,11 +261,7 @@ fn reverted(vmid: u32, node: &str, keys: &[String]) -> Effect {
 fn clone_config(source: Option<&Map<String, Value>>, name: Option<&str>) -> Map<String, Value> {
     let mut config = Map::new();
     for (k, v) in source.into_iter().flatten() {
-        if matches!(
-            k.as_str(),
-            "template" | "digest" | "lock" | "vmgenid" | "meta"
-        ) || k.starts_with("unused")
-        {
+        if matches!(k.as_str(), "template" | "digest" | "lock" | "vmgenid" | "meta") || k.starts_with("unused") {
             continue;
         }
         let text = text_of(v);
@@ -301,9 +287,7 @@ fn is_shared_medium(text: &str) -> bool {
     let file = text.split(',').next().unwrap_or_default();
     matches!(file, "none" | "cdrom")
         || file.starts_with('/')
-        || file
-            .split_once(':')
-            .is_some_and(|(_, v)| v.starts_with("iso/"))
+        || file.split_once(':').is_some_and(|(_, v)| v.starts_with("iso/"))
 }
 
 /// `text` with `field` made unknown (a volume keeps its storage).
@@ -330,10 +314,7 @@ fn renew(key: &str, text: &str, field: &str) -> Value {
 fn keep_size(key: &str, before: Option<&str>, after: &str) -> String {
     let size = before.filter(|_| is_disk_key(key)).and_then(|b| {
         let f = formats::for_config_key(key)?;
-        propstring::parse(b, f)
-            .ok()?
-            .get("size")
-            .map(str::to_string)
+        propstring::parse(b, f).ok()?.get("size").map(str::to_string)
     });
     match size {
         Some(s) if !after.contains("size=") => with_size(key, after, &s),
@@ -432,10 +413,7 @@ mod tests {
         let Effect::Config { set, pending, .. } = &e[0] else {
             panic!("{e:?}")
         };
-        assert_eq!(
-            set["scsi0"],
-            json!("local-lvm:vm-101-disk-0,cache=none,size=40G")
-        );
+        assert_eq!(set["scsi0"], json!("local-lvm:vm-101-disk-0,cache=none,size=40G"));
         assert_eq!(pending, &["cores"]);
     }
 
@@ -462,10 +440,7 @@ mod tests {
             &known,
             &TagCase::known(false),
         );
-        let Effect::Create {
-            config, clone_of, ..
-        } = &e[0]
-        else {
+        let Effect::Create { config, clone_of, .. } = &e[0] else {
             panic!("{e:?}")
         };
         assert_eq!(*clone_of, Some(9000));

@@ -82,7 +82,9 @@ pub enum Action {
     Power(PowerCall),
     /// Reboot when the update left changes pending (`apply_pending: reboot`); with
     /// `cloud_init`, the cloud-init drive lacks changes only a start brings to it.
-    RebootIfPending { cloud_init: bool },
+    RebootIfPending {
+        cloud_init: bool,
+    },
     Template,
     Destroy {
         purge: bool,
@@ -124,9 +126,7 @@ impl Action {
                 format!("clone VM {} on {} to VM {id}", source.vmid, source.node)
             }
             Action::WaitListed { .. } => format!("wait until VM {id} is listed cluster-wide"),
-            Action::Converge {
-                changes, recompute, ..
-            } => {
+            Action::Converge { changes, recompute, .. } => {
                 let mut parts = Vec::new();
                 if !changes.set.is_empty() {
                     parts.push(format!(
@@ -150,10 +150,7 @@ impl Action {
                 format!("update VM {id}: {what}{then}")
             }
             Action::Power(call) => match call {
-                PowerCall::Shutdown {
-                    force: true,
-                    timeout,
-                } => {
+                PowerCall::Shutdown { force: true, timeout } => {
                     format!("shut down VM {id} (power off after {timeout} s)")
                 }
                 PowerCall::Suspend { to_disk: true } => format!("hibernate VM {id}"),
@@ -165,9 +162,16 @@ impl Action {
             Action::Migrate { target, .. } => {
                 format!("migrate VM {id} from {} to {target}", vm.node)
             }
-            Action::MoveClone { from, to, targetstorage } => format!(
+            Action::MoveClone {
+                from,
+                to,
+                targetstorage,
+            } => format!(
                 "migrate VM {id} offline from {from} to {to}{}",
-                targetstorage.as_ref().map(|s| format!(", its disks onto {s}")).unwrap_or_default()
+                targetstorage
+                    .as_ref()
+                    .map(|s| format!(", its disks onto {s}"))
+                    .unwrap_or_default()
             ),
             Action::DeleteKeys(keys) => format!("delete {} from VM {id}", keys.join(", ")),
             Action::RevertKeys(keys) => format!("revert pending {} of VM {id}", keys.join(", ")),

@@ -3,13 +3,27 @@
 use ferrox_common::pve::privileges::Write;
 use serde_json::{Map, Value};
 
-use crate::plan::{Action, Plan};
 use crate::plan::effects::Known;
+use crate::plan::{Action, Plan};
 
 /// Create and clone form fields that are parameters, not config keys.
 const NOT_CONFIG: &[&str] = &[
-    "vmid", "newid", "node", "pool", "storage", "archive", "force", "unique", "start", "live-restore", "ha-managed", "target",
-    "full", "format", "snapname", "bwlimit",
+    "vmid",
+    "newid",
+    "node",
+    "pool",
+    "storage",
+    "archive",
+    "force",
+    "unique",
+    "start",
+    "live-restore",
+    "ha-managed",
+    "target",
+    "full",
+    "format",
+    "snapname",
+    "bwlimit",
 ];
 
 fn text(config: &Map<String, Value>, key: &str) -> Option<String> {
@@ -29,7 +43,11 @@ pub fn of(plan: &Plan, known: &Known) -> Vec<Write> {
     for action in &plan.actions {
         match action {
             Action::Create { form, .. } => {
-                let config = form.iter().filter(|(k, _)| !NOT_CONFIG.contains(&k.as_str())).cloned().collect();
+                let config = form
+                    .iter()
+                    .filter(|(k, _)| !NOT_CONFIG.contains(&k.as_str()))
+                    .cloned()
+                    .collect();
                 out.push(Write::Create {
                     vmid,
                     pool: field(form, "pool"),
@@ -56,32 +74,73 @@ pub fn of(plan: &Plan, known: &Known) -> Vec<Write> {
                 let set = changes
                     .set
                     .iter()
-                    .map(|(k, v)| (k.clone(), v.clone(), changes.before.get(k).cloned().flatten().or_else(|| current.and_then(|c| text(c, k)))))
+                    .map(|(k, v)| {
+                        (
+                            k.clone(),
+                            v.clone(),
+                            changes
+                                .before
+                                .get(k)
+                                .cloned()
+                                .flatten()
+                                .or_else(|| current.and_then(|c| text(c, k))),
+                        )
+                    })
                     .collect();
-                out.push(Write::Config { vmid, set, delete: vec![] });
+                out.push(Write::Config {
+                    vmid,
+                    set,
+                    delete: vec![],
+                });
                 for g in &changes.grow {
                     let storage = changes
                         .set
                         .get(&g.key)
                         .cloned()
                         .or_else(|| current.and_then(|c| text(c, &g.key)))
-                        .and_then(|v| v.split(',').next().and_then(|f| f.split_once(':')).map(|(s, _)| s.to_string()))
+                        .and_then(|v| {
+                            v.split(',')
+                                .next()
+                                .and_then(|f| f.split_once(':'))
+                                .map(|(s, _)| s.to_string())
+                        })
                         .unwrap_or_default();
                     out.push(Write::Resize { vmid, storage });
                 }
             }
             Action::DeleteKeys(keys) => {
                 let current = known.current.as_ref();
-                let delete = keys.iter().map(|k| (k.clone(), current.and_then(|c| text(c, k)).unwrap_or_default())).collect();
-                out.push(Write::Config { vmid, set: vec![], delete });
+                let delete = keys
+                    .iter()
+                    .map(|k| (k.clone(), current.and_then(|c| text(c, k)).unwrap_or_default()))
+                    .collect();
+                out.push(Write::Config {
+                    vmid,
+                    set: vec![],
+                    delete,
+                });
             }
-            Action::RevertKeys(_) => out.push(Write::Config { vmid, set: vec![], delete: vec![] }),
+            Action::RevertKeys(_) => out.push(Write::Config {
+                vmid,
+                set: vec![],
+                delete: vec![],
+            }),
             Action::Power(_) | Action::RebootIfPending { .. } => out.push(Write::Power { vmid }),
             Action::Template => out.push(Write::Template { vmid }),
             Action::Destroy { .. } => out.push(Write::Destroy { vmid }),
-            Action::Migrate { .. } => out.push(Write::Migrate { vmid, targetstorage: None }),
-            Action::MoveClone { targetstorage, .. } => out.push(Write::Migrate { vmid, targetstorage: targetstorage.clone() }),
-            Action::PoolMove { from, to } => out.push(Write::PoolMove { vmid, from: from.clone(), to: to.clone() }),
+            Action::Migrate { .. } => out.push(Write::Migrate {
+                vmid,
+                targetstorage: None,
+            }),
+            Action::MoveClone { targetstorage, .. } => out.push(Write::Migrate {
+                vmid,
+                targetstorage: targetstorage.clone(),
+            }),
+            Action::PoolMove { from, to } => out.push(Write::PoolMove {
+                vmid,
+                from: from.clone(),
+                to: to.clone(),
+            }),
             Action::WaitListed => {}
         }
     }

@@ -125,7 +125,10 @@ pub fn option_for_key(key: &str) -> Option<&'static str> {
     if prefix == "unused" {
         return Some("ferrox.proxmox.proxmox_disk");
     }
-    NUMBERED.iter().find(|(_, p, _)| *p == prefix).map(|(option, _, _)| *option)
+    NUMBERED
+        .iter()
+        .find(|(_, p, _)| *p == prefix)
+        .map(|(option, _, _)| *option)
 }
 
 /// Dict options flattened into numbered keys: option, key prefix, highest index
@@ -162,19 +165,14 @@ pub fn config(p: &Reader) -> Result<Config, String> {
     for (option, prefix, max) in NUMBERED {
         if let Some(map) = p.dict(option) {
             for (key, value) in map {
-                check_numbered_key(
-                    option,
-                    prefix,
-                    propstring::max_index(prefix).unwrap_or(*max),
-                    key,
-                )?;
+                check_numbered_key(option, prefix, propstring::max_index(prefix).unwrap_or(*max), key)?;
                 match value {
                     Value::Null => continue,
                     Value::Object(_) | Value::Array(_) => {
                         return Err(format!(
-                            "{option}.{key} must be a PVE property string like the examples of option {option}, got a {}",
-                            if value.is_object() { "dict" } else { "list" }
-                        ))
+                        "{option}.{key} must be a PVE property string like the examples of option {option}, got a {}",
+                        if value.is_object() { "dict" } else { "list" }
+                    ))
                     }
                     other => {
                         let text = scalar_text(other);
@@ -200,15 +198,9 @@ pub fn config(p: &Reader) -> Result<Config, String> {
             .non_empty("storage")
             .ok_or("tpmstate0.storage is required: name the storage to allocate the TPM state on")?;
         let version = tpm.str_or_default("version");
-        out.insert(
-            "tpmstate0".into(),
-            format!("{storage}:1,version=v{version}"),
-        );
+        out.insert("tpmstate0".into(), format!("{storage}:1,version=v{version}"));
     }
-    for (option, key) in [
-        ("nameservers", "nameserver"),
-        ("searchdomains", "searchdomain"),
-    ] {
+    for (option, key) in [("nameservers", "nameserver"), ("searchdomains", "searchdomain")] {
         if let Some(items) = p.strings(option).filter(|l| !l.is_empty()) {
             out.insert(key.into(), items.join(" "));
         }
@@ -314,7 +306,8 @@ fn extra_value(key: &str, value: &Value) -> Result<Option<String>, String> {
         Value::Bool(b) => bool_01(*b),
         other => scalar_text(other),
     };
-    keys::check(schema, &text).map_err(|e| format!("extra_config.{key}: {e}; PVE's format for {key} is {}", schema.typetext))?;
+    keys::check(schema, &text)
+        .map_err(|e| format!("extra_config.{key}: {e}; PVE's format for {key} is {}", schema.typetext))?;
     Ok(Some(text))
 }
 
@@ -415,7 +408,10 @@ mod tests {
         assert_eq!(c["scsi0"], "local-lvm:8");
         assert_eq!(c["nameserver"], "1.1.1.1 9.9.9.9");
         assert_eq!(c["tags"], "web;Prod");
-        assert_eq!(c["efidisk0"], "local-lvm:1,efitype=4m,pre-enrolled-keys=1,ms-cert=2023k");
+        assert_eq!(
+            c["efidisk0"],
+            "local-lvm:1,efitype=4m,pre-enrolled-keys=1,ms-cert=2023k"
+        );
         assert_eq!(c["tpmstate0"], "local-lvm:1,version=v2.0");
         assert!(!c.contains_key("memory"));
     }
@@ -423,19 +419,11 @@ mod tests {
     #[test]
     fn bad_input_names_the_option() {
         let e = config_of(json!({"net": {"eth0": "virtio"}})).unwrap_err();
-        assert_eq!(
-            e,
-            "net: 'eth0' is not a PVE config key; use net0 to net31 as keys"
-        );
-        let e = config_of(json!({"net": {"net0": "virtio,bridge=vmbr0,speed=fast"}}))
-        .unwrap_err();
+        assert_eq!(e, "net: 'eth0' is not a PVE config key; use net0 to net31 as keys");
+        let e = config_of(json!({"net": {"net0": "virtio,bridge=vmbr0,speed=fast"}})).unwrap_err();
         assert!(e.starts_with("net.net0: unknown key 'speed'"), "{e}");
-        let e = config_of(json!({"scsi": {"scsi0": "local-lvm:8,cache=fast"}}))
-        .unwrap_err();
-        assert!(
-            e.starts_with("scsi.scsi0: invalid value 'fast' for key 'cache'"),
-            "{e}"
-        );
+        let e = config_of(json!({"scsi": {"scsi0": "local-lvm:8,cache=fast"}})).unwrap_err();
+        assert!(e.starts_with("scsi.scsi0: invalid value 'fast' for key 'cache'"), "{e}");
         let e = config_of(json!({"tags": ["ok", "not ok"]})).unwrap_err();
         assert_eq!(e, "not ok is not a valid tag");
         let e = config_of(json!({"efidisk0": {"storage": null, "format": null, "efitype": "4m", "pre_enrolled_keys": null, "ms_cert": null}})).unwrap_err();
@@ -443,7 +431,10 @@ mod tests {
         // An empty storage is refused like a missing one (AnsibleModule's `required`
         // only checks presence; PVE would be sent `:1,version=v2.0`).
         let e = config_of(json!({"tpmstate0": {"storage": "", "version": "2.0"}})).unwrap_err();
-        assert_eq!(e, "tpmstate0.storage is required: name the storage to allocate the TPM state on");
+        assert_eq!(
+            e,
+            "tpmstate0.storage is required: name the storage to allocate the TPM state on"
+        );
     }
 
     #[test]
@@ -457,12 +448,25 @@ mod tests {
             "extra_config.ivshmem: unknown key 'color' (known keys: name, size); PVE's format for ivshmem is size=<integer> [,name=<string>]"
         );
         assert!(err(json!({"nosuchkey": "1"})).starts_with("extra_config: nosuchkey is not a VM config key of Proxmox VE (this module knows the keys of the PVE 9.1 schema"));
-        assert_eq!(err(json!({"cores": 4})), "extra_config: cores has its own option; use cores instead");
-        assert_eq!(err(json!({"net1": "virtio,bridge=vmbr0"})), "extra_config: net1 has its own option; use net instead");
-        assert_eq!(err(json!({"smbios1": "serial=x"})), "extra_config: smbios1 has its own option; use smbios instead");
-        assert_eq!(err(json!({"start": true})), "extra_config: start is not a VM config key but a parameter of PVE's call; use the option state");
+        assert_eq!(
+            err(json!({"cores": 4})),
+            "extra_config: cores has its own option; use cores instead"
+        );
+        assert_eq!(
+            err(json!({"net1": "virtio,bridge=vmbr0"})),
+            "extra_config: net1 has its own option; use net instead"
+        );
+        assert_eq!(
+            err(json!({"smbios1": "serial=x"})),
+            "extra_config: smbios1 has its own option; use smbios instead"
+        );
+        assert_eq!(
+            err(json!({"start": true})),
+            "extra_config: start is not a VM config key but a parameter of PVE's call; use the option state"
+        );
         assert!(err(json!({"unused0": "local-lvm:vm-1-disk-1"})).contains("ferrox.proxmox.proxmox_disk"));
-        assert!(err(json!({"intel-tdx": {"type": "tdx"}})).starts_with("extra_config.intel-tdx must be a value in PVE's format [type=]<tdx-type>"));
+        assert!(err(json!({"intel-tdx": {"type": "tdx"}}))
+            .starts_with("extra_config.intel-tdx must be a value in PVE's format [type=]<tdx-type>"));
     }
 
     #[test]

@@ -9,9 +9,9 @@ pub mod config;
 use std::time::Duration;
 
 use ferrox_common::ansible::assume::Assume;
+use ferrox_common::ansible::options::{Choice, Params, Reader};
 use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::cluster::guest_net::Family;
-use ferrox_common::ansible::options::{Choice, Params, Reader};
 use serde_json::Value;
 
 pub use config::Config;
@@ -69,7 +69,8 @@ pub enum ApplyPending {
 }
 
 impl Choice for ApplyPending {
-    const ALL: &'static [(&'static str, ApplyPending)] = &[("keep", ApplyPending::Keep), ("reboot", ApplyPending::Reboot)];
+    const ALL: &'static [(&'static str, ApplyPending)] =
+        &[("keep", ApplyPending::Keep), ("reboot", ApplyPending::Reboot)];
 }
 
 /// `update_password`.
@@ -80,8 +81,10 @@ pub enum UpdatePassword {
 }
 
 impl Choice for UpdatePassword {
-    const ALL: &'static [(&'static str, UpdatePassword)] =
-        &[("always", UpdatePassword::Always), ("on_create", UpdatePassword::OnCreate)];
+    const ALL: &'static [(&'static str, UpdatePassword)] = &[
+        ("always", UpdatePassword::Always),
+        ("on_create", UpdatePassword::OnCreate),
+    ];
 }
 
 /// What the run does, in 1.6's order: a `clone` goes first, then `delete`, `revert`,
@@ -231,9 +234,17 @@ impl KvmTask {
         let ip_family = r.choice::<Family>("ip_family");
         let wait_timeout = Duration::from_secs(r.int_or_default("wait_timeout").max(1) as u64);
         let wait = if r.bool_or_default("wait_for_ip") {
-            Some(GuestWait { option: "wait_for_ip", address: Some(ip_family), timeout: wait_timeout })
+            Some(GuestWait {
+                option: "wait_for_ip",
+                address: Some(ip_family),
+                timeout: wait_timeout,
+            })
         } else if r.bool_or_default("wait_for_agent") {
-            Some(GuestWait { option: "wait_for_agent", address: None, timeout: wait_timeout })
+            Some(GuestWait {
+                option: "wait_for_agent",
+                address: None,
+                timeout: wait_timeout,
+            })
         } else {
             None
         };
@@ -255,7 +266,10 @@ impl KvmTask {
             storage: r.non_empty("storage"),
             bwlimit: r.int("bwlimit"),
             bios: r.str("bios").map(str::to_string),
-            efi: r.sub("efidisk0").map(|efi| EfiCerts { ms_cert: efi.str("ms_cert").map(str::to_string), pre_enrolled_keys: efi.bool("pre_enrolled_keys") }),
+            efi: r.sub("efidisk0").map(|efi| EfiCerts {
+                ms_cert: efi.str("ms_cert").map(str::to_string),
+                pre_enrolled_keys: efi.bool("pre_enrolled_keys"),
+            }),
             clone,
             restore: Restore {
                 archive: r.non_empty("archive"),
@@ -293,18 +307,30 @@ impl KvmTask {
 
 /// `delete`/`revert`: config keys separated by commas, semicolons or spaces.
 fn keys_of(list: &str) -> Vec<String> {
-    list.split([',', ';', ' ']).filter(|k| !k.is_empty()).map(str::to_string).collect()
+    list.split([',', ';', ' '])
+        .filter(|k| !k.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 /// `vmid_range` as `(first, last)`, refused unless `100 <= first <= last`.
 fn vmid_range(range: Option<&Vec<Value>>) -> Result<Option<(u32, u32)>, String> {
     let Some(range) = range else { return Ok(None) };
-    let bounds: Vec<u32> = range.iter().filter_map(Value::as_u64).filter_map(|n| u32::try_from(n).ok()).collect();
+    let bounds: Vec<u32> = range
+        .iter()
+        .filter_map(Value::as_u64)
+        .filter_map(|n| u32::try_from(n).ok())
+        .collect();
     let [first, last] = bounds[..] else {
-        return Err(format!("vmid_range must be two vmids [first, last], got: {}", Value::Array(range.clone())));
+        return Err(format!(
+            "vmid_range must be two vmids [first, last], got: {}",
+            Value::Array(range.clone())
+        ));
     };
     if first < 100 || first > last {
-        return Err(format!("vmid_range must satisfy 100 <= first <= last, got: [{first}, {last}]"));
+        return Err(format!(
+            "vmid_range must satisfy 100 <= first <= last, got: [{first}, {last}]"
+        ));
     }
     Ok(Some((first, last)))
 }
@@ -323,9 +349,9 @@ fn check_root_only(r: &Reader, conn: &ConnectionParams) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferrox_common::ansible::options::Opt;
     use ferrox_common::ansible::options::coerce::Dialect;
     use ferrox_common::ansible::options::validate::validate;
+    use ferrox_common::ansible::options::Opt;
     use serde_json::{json, Map};
 
     /// The options read by `common`'s own typed constructors rather than here.
@@ -380,25 +406,46 @@ mod tests {
         args.insert("vmid_range".into(), json!([100, 200]));
         args.insert("vmid".into(), json!(100));
         args.insert("newid".into(), json!(101));
-        args.insert("efidisk0".into(), json!({"storage": "local-lvm", "pre_enrolled_keys": true, "ms_cert": "2023k"}));
+        args.insert(
+            "efidisk0".into(),
+            json!({"storage": "local-lvm", "pre_enrolled_keys": true, "ms_cert": "2023k"}),
+        );
         args.insert("tpmstate0".into(), json!({"storage": "local-lvm"}));
         let opts = crate::options::all();
         let r = Reader::new(validated(Value::Object(args)), &opts);
         let task = KvmTask::from_reader(&r, true).unwrap();
         let in_common: Vec<&str> = read_in_common().iter().map(|o| o.name).collect();
-        let unread: Vec<&str> = r.unread().into_iter().filter(|n| !in_common.contains(n) && !ACCEPTED_ONLY.contains(n)).collect();
-        assert_eq!(unread, Vec::<&str>::new(), "declared options the typed task does not read");
+        let unread: Vec<&str> = r
+            .unread()
+            .into_iter()
+            .filter(|n| !in_common.contains(n) && !ACCEPTED_ONLY.contains(n))
+            .collect();
+        assert_eq!(
+            unread,
+            Vec::<&str>::new(),
+            "declared options the typed task does not read"
+        );
         assert_eq!(task.vmid_range, Some((100, 200)));
     }
 
     #[test]
     fn unset_options_take_the_declared_defaults() {
         let task = KvmTask::from_reader(
-            &Reader::new(validated(json!({"api_host": "pve", "api_user": "u@pve", "api_password": "pw", "name": "web"})), &crate::options::all()),
+            &Reader::new(
+                validated(json!({"api_host": "pve", "api_user": "u@pve", "api_password": "pw", "name": "web"})),
+                &crate::options::all(),
+            ),
             false,
         )
         .unwrap();
-        let declared = |name: &str| crate::options::all().into_iter().find(|o| o.name == name).unwrap().default.unwrap();
+        let declared = |name: &str| {
+            crate::options::all()
+                .into_iter()
+                .find(|o| o.name == name)
+                .unwrap()
+                .default
+                .unwrap()
+        };
         assert_eq!(task.operation, Operation::State(State::Present));
         assert_eq!(json!(task.timeout.as_secs()), declared("timeout"));
         assert_eq!(json!(task.clone.full), declared("full"));
@@ -415,13 +462,24 @@ mod tests {
             let mut args = json!({"api_host": "pve", "api_user": "u@pve", "api_password": "pw", "name": "web"});
             args.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
             let opts = crate::options::all();
-            KvmTask::from_reader(&Reader::new(validated(args), &opts), false).unwrap().operation
+            KvmTask::from_reader(&Reader::new(validated(args), &opts), false)
+                .unwrap()
+                .operation
         };
         assert_eq!(read(json!({"clone": "base", "migrate": true})), Operation::Clone);
-        assert_eq!(read(json!({"delete": "net1, ide2", "migrate": true})), Operation::DeleteKeys(vec!["net1".into(), "ide2".into()]));
-        assert_eq!(read(json!({"revert": "memory", "state": "started"})), Operation::RevertKeys(vec!["memory".into()]));
+        assert_eq!(
+            read(json!({"delete": "net1, ide2", "migrate": true})),
+            Operation::DeleteKeys(vec!["net1".into(), "ide2".into()])
+        );
+        assert_eq!(
+            read(json!({"revert": "memory", "state": "started"})),
+            Operation::RevertKeys(vec!["memory".into()])
+        );
         assert_eq!(read(json!({"migrate": true, "state": "stopped"})), Operation::Migrate);
-        assert_eq!(read(json!({"state": "hibernated"})), Operation::State(State::Hibernated));
+        assert_eq!(
+            read(json!({"state": "hibernated"})),
+            Operation::State(State::Hibernated)
+        );
     }
 
     #[test]
@@ -432,18 +490,42 @@ mod tests {
             let opts = crate::options::all();
             KvmTask::from_reader(&Reader::new(validated(args), &opts), false).unwrap_err()
         };
-        assert_eq!(fails(json!({"vmid": 99})), "vmid must be a VMID between 100 and 999999999, got: 99");
-        assert_eq!(fails(json!({"newid": 5, "clone": "x"})), "newid must be a VMID between 100 and 999999999, got: 5");
-        assert_eq!(fails(json!({"vmid_range": [300, 200]})), "vmid_range must satisfy 100 <= first <= last, got: [300, 200]");
-        assert_eq!(fails(json!({"vmid_range": [300]})), "vmid_range must be two vmids [first, last], got: [300]");
+        assert_eq!(
+            fails(json!({"vmid": 99})),
+            "vmid must be a VMID between 100 and 999999999, got: 99"
+        );
+        assert_eq!(
+            fails(json!({"newid": 5, "clone": "x"})),
+            "newid must be a VMID between 100 and 999999999, got: 5"
+        );
+        assert_eq!(
+            fails(json!({"vmid_range": [300, 200]})),
+            "vmid_range must satisfy 100 <= first <= last, got: [300, 200]"
+        );
+        assert_eq!(
+            fails(json!({"vmid_range": [300]})),
+            "vmid_range must be two vmids [first, last], got: [300]"
+        );
     }
 
     #[test]
     fn root_only_options() {
-        let conn = |user: &str, password: Option<&str>| ConnectionParams { user: user.into(), password: password.map(str::to_string), ..ConnectionParams::default() };
+        let conn = |user: &str, password: Option<&str>| ConnectionParams {
+            user: user.into(),
+            password: password.map(str::to_string),
+            ..ConnectionParams::default()
+        };
         let opts = crate::options::all();
-        let r = Reader::new(validated(json!({"api_host": "pve", "api_user": "u@pve", "api_token_id": "t", "api_token_secret": "s", "name": "x", "args": "-x"})), &opts);
-        assert_eq!(check_root_only(&r, &conn("ansible@pve", None)).unwrap_err(), "args parameter require root@pam user. ");
+        let r = Reader::new(
+            validated(
+                json!({"api_host": "pve", "api_user": "u@pve", "api_token_id": "t", "api_token_secret": "s", "name": "x", "args": "-x"}),
+            ),
+            &opts,
+        );
+        assert_eq!(
+            check_root_only(&r, &conn("ansible@pve", None)).unwrap_err(),
+            "args parameter require root@pam user. "
+        );
         assert!(check_root_only(&r, &conn("root@pam", Some("pw"))).is_ok());
     }
 
@@ -470,6 +552,10 @@ mod tests {
             }
         }
         offenders.sort();
-        assert_eq!(offenders, Vec::<String>::new(), "files reading parameters outside the typed task");
+        assert_eq!(
+            offenders,
+            Vec::<String>::new(),
+            "files reading parameters outside the typed task"
+        );
     }
 }

@@ -51,23 +51,14 @@ fn proxmox_kvm_clones() {
         l["scsi0"], "vmdata:9000/base-9000-disk-0.qcow2/501/vm-501-disk-0.qcow2,discard=on,size=3G",
         "{l}"
     );
-    assert_eq!(
-        l["ide2"], "vmdata:501/vm-501-cloudinit.qcow2,media=cdrom",
-        "{l}"
-    );
+    assert_eq!(l["ide2"], "vmdata:501/vm-501-cloudinit.qcow2,media=cdrom", "{l}");
     let net = l["net0"].as_str().unwrap_or_default();
-    assert!(
-        net.starts_with("virtio=BC:24:11:") && !net.contains("90:00:01"),
-        "{l}"
-    );
+    assert!(net.starts_with("virtio=BC:24:11:") && !net.contains("90:00:01"), "{l}");
     assert!(l.get("template").is_none(), "{l}");
 
     // Read after the copy became a template (below): its disk is a base volume by then.
     let c = run.task("copy config").ok().config().clone();
-    assert_eq!(
-        c["scsi0"], "nvme-pool:base-504-disk-0,iothread=1,size=32G",
-        "{c}"
-    );
+    assert_eq!(c["scsi0"], "nvme-pool:base-504-disk-0,iothread=1,size=32G", "{c}");
     assert_eq!(
         c["ide2"], "none,media=cdrom",
         "an empty cdrom is copied as configuration: {c}"
@@ -80,10 +71,7 @@ fn proxmox_kvm_clones() {
         .changed(true)
         .msg_is("VM 504 is converting to template");
     let t = run.task("template config").ok().config().clone();
-    assert_eq!(
-        t["scsi0"], "nvme-pool:base-504-disk-0,iothread=1,size=32G",
-        "{t}"
-    );
+    assert_eq!(t["scsi0"], "nvme-pool:base-504-disk-0,iothread=1,size=32G", "{t}");
     assert_eq!(t["template"], 1, "{t}");
     run.task("linked clone of the new template")
         .ok()

@@ -85,10 +85,7 @@ fn proxmox_disk_lifecycle() {
         .changed(false)
         .msg_is("Disk unused0 already detached in VM 150");
     let detached = run.task("config after detach").ok().config().clone();
-    assert_eq!(
-        detached["unused0"], "vmdata:150/vm-150-disk-0.qcow2",
-        "{detached}"
-    );
+    assert_eq!(detached["unused0"], "vmdata:150/vm-150-disk-0.qcow2", "{detached}");
     assert!(detached.get("scsi3").is_none(), "{detached}");
 
     run.task("create to remove")
@@ -135,10 +132,7 @@ fn proxmox_disk_lifecycle() {
         assert!(config.get(gone).is_none(), "{gone} must be gone: {config}");
     }
     assert_eq!(config["ide2"], "none,media=cdrom");
-    assert_eq!(
-        config["sata0"],
-        "isos:iso/virtio-win.iso,media=cdrom,size=708M"
-    );
+    assert_eq!(config["sata0"], "isos:iso/virtio-win.iso,media=cdrom,size=708M");
     assert_eq!(
         config["scsi0"], "local-lvm:vm-100-disk-0,iothread=1,size=32G",
         "untouched"

@@ -14,20 +14,16 @@ fn proxmox_disk_moves() {
 
     run.task("target vm on the same node").ok().changed(true);
     run.task("target vm on the other node").ok().changed(true);
-    run.task("move to the template").failed().msg_is(&refused(
-        "scsi0",
-        "Can't move disks from or to template VMs",
-    ));
+    run.task("move to the template")
+        .failed()
+        .msg_is(&refused("scsi0", "Can't move disks from or to template VMs"));
     run.task("move onto a used key").failed().msg_is(&refused(
         "scsi0",
         "Target disk key 'scsi0' is already in use for VM '160'",
     ));
     run.task("move to a vm on another node")
         .failed()
-        .msg_is(&refused(
-            "scsi0",
-            "Both VMs need to be on the same node (pve1 != pve2)",
-        ));
+        .msg_is(&refused("scsi0", "Both VMs need to be on the same node (pve1 != pve2)"));
     run.task("move a cdrom")
         .failed()
         .msg_is(&refused("ide2", "you can't move a cdrom"));
@@ -45,9 +41,6 @@ fn proxmox_disk_moves() {
 
     // Without delete, the source volume stays as unusedN.
     let c = run.task("config after live move").ok().config().clone();
-    assert_eq!(
-        c["scsi0"], "nvme-pool:vm-100-disk-0,iothread=1,size=32G",
-        "{c}"
-    );
+    assert_eq!(c["scsi0"], "nvme-pool:vm-100-disk-0,iothread=1,size=32G", "{c}");
     assert_eq!(c["unused0"], "local-lvm:vm-100-disk-0", "{c}");
 }

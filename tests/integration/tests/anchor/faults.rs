@@ -34,10 +34,7 @@ fn community_proxmox_under_faults() {
         .unwrap_or_default()
         .to_lowercase();
     // proxmox_kvm, unlike proxmox_disk, counts WARNINGS as success.
-    run.task("start with agent")
-        .ok()
-        .changed(true)
-        .msg_is("VM 121 started");
+    run.task("start with agent").ok().changed(true).msg_is("VM 121 started");
     let network = run
         .results
         .iter()
@@ -49,11 +46,7 @@ fn community_proxmox_under_faults() {
         .as_array()
         .cloned()
         .unwrap_or_default();
-    assert!(
-        ifaces.iter().any(|i| i["name"] == "lo"),
-        "{}",
-        network.result
-    );
+    assert!(ifaces.iter().any(|i| i["name"] == "lo"), "{}", network.result);
     assert!(
         ifaces.iter().any(|i| i["hardware-address"] == mac.as_str()),
         "the guest reports its NIC's MAC ({mac}, lower case): {}",

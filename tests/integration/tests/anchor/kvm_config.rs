@@ -23,17 +23,11 @@ fn proxmox_kvm_configuration_round_trip() {
         "{}",
         created.result
     );
-    let mac = created.result["mac"]["net0"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let mac = created.result["mac"]["net0"].as_str().unwrap_or_default().to_string();
     assert!(mac.starts_with("BC:24:11:"), "{}", created.result);
 
     let c = run.task("configured config").ok().config().clone();
-    assert_eq!(
-        c["scsi0"], "local-lvm:vm-410-disk-0,discard=on,size=2G,ssd=1",
-        "{c}"
-    );
+    assert_eq!(c["scsi0"], "local-lvm:vm-410-disk-0,discard=on,size=2G,ssd=1", "{c}");
     assert_eq!(c["ide2"], "local-lvm:vm-410-cloudinit,media=cdrom");
     // 1.6 renders pre-enrolled-keys as True; PVE normalises property-string booleans to 1.
     let efi = c["efidisk0"].as_str().unwrap_or_default();
@@ -43,17 +37,11 @@ fn proxmox_kvm_configuration_round_trip() {
             && efi.ends_with("size=4M"),
         "efidisk0 {efi:?}"
     );
-    assert_eq!(
-        c["tpmstate0"],
-        "local-lvm:vm-410-disk-2,size=4M,version=v2.0"
-    );
+    assert_eq!(c["tpmstate0"], "local-lvm:vm-410-disk-2,size=4M,version=v2.0");
     assert_eq!(c["net0"], format!("virtio={mac},bridge=vmbr0,tag=20"));
     assert_eq!(c["boot"], "order=scsi0;ide2;net0");
     assert_eq!(c["ciuser"], "admin");
-    assert_eq!(
-        c["cipassword"], "**********",
-        "PVE masks the cloud-init password"
-    );
+    assert_eq!(c["cipassword"], "**********", "PVE masks the cloud-init password");
     // 1.6 percent-encodes sshkeys itself; PVE stores the encoded form.
     assert_eq!(
         c["sshkeys"],
@@ -62,15 +50,9 @@ fn proxmox_kvm_configuration_round_trip() {
     assert_eq!(c["ipconfig0"], "ip=192.0.2.10/24,gw=192.0.2.1");
     assert_eq!(c["nameserver"], "192.0.2.53 192.0.2.54");
     assert_eq!(c["searchdomain"], "example.org");
-    assert_eq!(
-        c["tags"], "prod;web",
-        "PVE lowercases, sorts and joins tags with ';'"
-    );
+    assert_eq!(c["tags"], "prod;web", "PVE lowercases, sorts and joins tags with ';'");
     assert_eq!(c["agent"], "enabled=1,fstrim_cloned_disks=1");
-    assert_eq!(
-        c["description"].as_str().map(str::trim_end),
-        Some("line one\nline two")
-    );
+    assert_eq!(c["description"].as_str().map(str::trim_end), Some("line one\nline two"));
     assert_eq!(
         (&c["protection"], &c["onboot"]),
         (&json!(1), &json!(1)),
@@ -81,10 +63,7 @@ fn proxmox_kvm_configuration_round_trip() {
         (&json!("ovmf"), &json!("q35"), &json!("2048"))
     );
     assert!(
-        c["smbios1"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("uuid="),
+        c["smbios1"].as_str().unwrap_or_default().starts_with("uuid="),
         "PVE adds smbios1: {c}"
     );
     assert!(
@@ -105,9 +84,7 @@ fn proxmox_kvm_configuration_round_trip() {
     let updated = run.task("config after updates").ok().config().clone();
     let net0 = updated["net0"].as_str().unwrap_or_default();
     assert!(
-        net0.starts_with("virtio=BC:24:11:")
-            && net0.ends_with(",bridge=vmbr0,tag=20")
-            && !net0.contains(&mac),
+        net0.starts_with("virtio=BC:24:11:") && net0.ends_with(",bridge=vmbr0,tag=20") && !net0.contains(&mac),
         "a new MAC replaced {mac}: {updated}"
     );
     assert_eq!(
@@ -117,9 +94,7 @@ fn proxmox_kvm_configuration_round_trip() {
     assert!(updated.get("scsi7").is_none(), "{updated}");
 
     // 1.6 defect: unset efidisk0 sub-options are sent as the text None, which PVE rejects.
-    let efi_none = run
-        .task("efidisk0 with unset sub-options (1.6 defect)")
-        .failed();
+    let efi_none = run.task("efidisk0 with unset sub-options (1.6 defect)").failed();
     assert!(
         efi_none.msg().starts_with(
             "creation of qemu VM efi-none with vmid 411 failed with exception=400 Bad Request: Parameter verification failed. - {'efidisk0': "

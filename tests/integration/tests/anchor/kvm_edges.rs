@@ -45,11 +45,7 @@ fn proxmox_kvm_edge_cases() {
         .changed(false)
         .msg_is("VM 301 is already on pve2");
     let config = run.task("config after migrate").ok();
-    assert_eq!(
-        config.result["proxmox_vms"][0]["node"], "pve2",
-        "{}",
-        config.result
-    );
+    assert_eq!(config.result["proxmox_vms"][0]["node"], "pve2", "{}", config.result);
     assert!(
         config.config().get("description").is_none(),
         "description deleted: {}",

@@ -36,10 +36,7 @@ fn proxmox_nic_lifecycle() {
         .strip_prefix("virtio=")
         .and_then(|rest| rest.strip_suffix(",bridge=vmbr1"))
         .unwrap_or_else(|| panic!("net1 stored as virtio=<MAC>,bridge=vmbr1, got {added:?}"));
-    assert!(
-        mac.starts_with("BC:24:11:") && mac.len() == 17,
-        "generated MAC {mac}"
-    );
+    assert!(mac.starts_with("BC:24:11:") && mac.len() == 17, "generated MAC {mac}");
 
     run.task("update")
         .ok()
@@ -69,14 +66,8 @@ fn proxmox_nic_lifecycle() {
         format!("virtio={mac},bridge=vmbr1,mtu=1,tag=10,trunks=20;30"),
         "MAC kept: {config}"
     );
-    assert_eq!(
-        config["net2"],
-        "e1000=BC:24:11:AB:CD:EF,bridge=vmbr0,rate=12.5"
-    );
-    assert!(
-        config.get("net3").is_none(),
-        "check mode wrote net3: {config}"
-    );
+    assert_eq!(config["net2"], "e1000=BC:24:11:AB:CD:EF,bridge=vmbr0,rate=12.5");
+    assert!(config.get("net3").is_none(), "check mode wrote net3: {config}");
 
     run.task("delete")
         .ok()

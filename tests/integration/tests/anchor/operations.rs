@@ -60,8 +60,5 @@ pub const OPERATIONS: [(&str, &str); 7] = [
         "community.proxmox.proxmox_vm_info:
           name: bench-web",
     ),
-    (
-        "vm_info (all guests)",
-        "community.proxmox.proxmox_vm_info: {}",
-    ),
+    ("vm_info (all guests)", "community.proxmox.proxmox_vm_info: {}"),
 ];

@@ -8,10 +8,7 @@ fn changes_to_a_running_vm() {
     let anchor = Anchor::start();
     let run = anchor.run("running.yml");
 
-    run.task("start")
-        .ok()
-        .changed(true)
-        .msg_is("VM 100 started");
+    run.task("start").ok().changed(true).msg_is("VM 100 started");
     run.task("update memory and description")
         .ok()
         .changed(true)
@@ -50,16 +47,8 @@ fn changes_to_a_running_vm() {
         .changed(true)
         .msg_is("Disk scsi3 imported into VM 100");
 
-    let current = run
-        .task("config current while running")
-        .ok()
-        .config()
-        .clone();
-    let pending = run
-        .task("config pending while running")
-        .ok()
-        .config()
-        .clone();
+    let current = run.task("config current while running").ok().config().clone();
+    let pending = run.task("config pending while running").ok().config().clone();
     // Live: description, the scsi hotplug, the NIC (network hotplug), the resize.
     assert_eq!(current["description"], "changed while running", "{current}");
     assert_eq!(
@@ -67,23 +56,14 @@ fn changes_to_a_running_vm() {
         "hotplugged, resized, cache still pending: {current}"
     );
     assert!(
-        current["net1"]
-            .as_str()
-            .unwrap_or_default()
-            .ends_with(",bridge=vmbr1"),
+        current["net1"].as_str().unwrap_or_default().ends_with(",bridge=vmbr1"),
         "{current}"
     );
     // Pending: memory (no memory hotplug), a new sata disk, a cache change.
     assert_eq!(current["memory"], "2048", "{current}");
-    assert!(
-        current.get("sata1").is_none(),
-        "sata is never hotplugged: {current}"
-    );
+    assert!(current.get("sata1").is_none(), "sata is never hotplugged: {current}");
     assert_eq!(pending["memory"], "4096", "{pending}");
-    assert_eq!(
-        pending["sata1"], "local-lvm:vm-100-disk-2,size=1G",
-        "{pending}"
-    );
+    assert_eq!(pending["sata1"], "local-lvm:vm-100-disk-2,size=1G", "{pending}");
     // PVE's resize rewrites only the active drive string; the pending one keeps the
     // size it was written with (qemu-server resize_vm sets $conf->{$disk} only).
     assert_eq!(
@@ -102,21 +82,14 @@ fn changes_to_a_running_vm() {
         .ok()
         .changed(true)
         .msg_is("Settings has reverted on VM web01 with vmid 100");
-    let reverted = run
-        .task("config pending after revert")
-        .ok()
-        .config()
-        .clone();
+    let reverted = run.task("config pending after revert").ok().config().clone();
     assert_eq!(reverted["memory"], "2048", "{reverted}");
     assert_eq!(
         reverted["sata1"], "local-lvm:vm-100-disk-2,size=1G",
         "other pending changes stay: {reverted}"
     );
 
-    run.task("stop")
-        .ok()
-        .changed(true)
-        .msg_is("VM 100 is shutting down");
+    run.task("stop").ok().changed(true).msg_is("VM 100 is shutting down");
     let after = run.task("config current after stop").ok().config().clone();
     assert_eq!(after["memory"], "2048", "{after}");
     assert_eq!(

@@ -195,9 +195,7 @@ impl Anchor {
     pub fn requests(&self) -> Value {
         let v = self.control("GET", "/_pvesim/requests");
         match v {
-            Value::Object(mut m) if m.contains_key("data") => {
-                m.remove("data").unwrap_or(Value::Null)
-            }
+            Value::Object(mut m) if m.contains_key("data") => m.remove("data").unwrap_or(Value::Null),
             other => other,
         }
     }
@@ -217,10 +215,7 @@ impl Anchor {
             .unwrap_or_else(|e| panic!("POST /_pvesim/faults: {e}"));
         let status = resp.status().as_u16();
         let text = resp.body_mut().read_to_string().unwrap_or_default();
-        assert!(
-            status < 300,
-            "POST /_pvesim/faults {spec} answered {status}: {text}"
-        );
+        assert!(status < 300, "POST /_pvesim/faults {spec} answered {status}: {text}");
     }
 
     /// A call to a control endpoint (`/_pvesim/...`, no authentication); its JSON answer.
@@ -248,11 +243,8 @@ impl Anchor {
         let ns = dir.join("collections/ansible_collections/ferrox");
         std::fs::create_dir_all(&ns).expect("collections dir");
         match ferrox_modules_dir() {
-            None => std::os::unix::fs::symlink(
-                ferrox_integration::installed_collection(),
-                ns.join("proxmox"),
-            )
-            .expect("collection symlink"),
+            None => std::os::unix::fs::symlink(ferrox_integration::installed_collection(), ns.join("proxmox"))
+                .expect("collection symlink"),
             Some(bins) => {
                 use std::os::unix::fs::symlink;
                 let root = ns.join("proxmox");
@@ -334,12 +326,7 @@ impl Outcome {
     pub fn vmids(&self) -> Vec<u64> {
         self.result["proxmox_vms"]
             .as_array()
-            .unwrap_or_else(|| {
-                panic!(
-                    "task {:?} returned no proxmox_vms: {}",
-                    self.name, self.result
-                )
-            })
+            .unwrap_or_else(|| panic!("task {:?} returned no proxmox_vms: {}", self.name, self.result))
             .iter()
             .map(|g| {
                 g["vmid"]
@@ -362,31 +349,17 @@ impl Outcome {
 
     /// Panics with the whole result unless the task failed.
     pub fn failed(&self) -> &Self {
-        assert!(
-            self.failed,
-            "task {:?} should have failed: {}",
-            self.name, self.result
-        );
+        assert!(self.failed, "task {:?} should have failed: {}", self.name, self.result);
         self
     }
 
     pub fn changed(&self, expected: bool) -> &Self {
-        assert_eq!(
-            self.changed, expected,
-            "task {:?} changed: {}",
-            self.name, self.result
-        );
+        assert_eq!(self.changed, expected, "task {:?} changed: {}", self.name, self.result);
         self
     }
 
     pub fn msg_is(&self, expected: &str) -> &Self {
-        assert_eq!(
-            self.msg(),
-            expected,
-            "task {:?}: {}",
-            self.name,
-            self.result
-        );
+        assert_eq!(self.msg(), expected, "task {:?}: {}", self.name, self.result);
         self
     }
 }
@@ -403,16 +376,13 @@ pub struct Run {
 impl Run {
     /// The result of the task with this name (on localhost).
     pub fn task(&self, name: &str) -> &Outcome {
-        self.results
-            .iter()
-            .find(|t| t.name == name)
-            .unwrap_or_else(|| {
-                let names: Vec<&str> = self.results.iter().map(|t| t.name.as_str()).collect();
-                panic!(
-                    "no result for task {name:?}; tasks run: {names:?}\n{}",
-                    self.transcript()
-                )
-            })
+        self.results.iter().find(|t| t.name == name).unwrap_or_else(|| {
+            let names: Vec<&str> = self.results.iter().map(|t| t.name.as_str()).collect();
+            panic!(
+                "no result for task {name:?}; tasks run: {names:?}\n{}",
+                self.transcript()
+            )
+        })
     }
 
     /// Every result of the task with this name (one per host).
@@ -433,10 +403,7 @@ impl Run {
     }
 
     pub fn transcript(&self) -> String {
-        format!(
-            "--- stdout ---\n{}\n--- stderr ---\n{}",
-            self.stdout, self.stderr
-        )
+        format!("--- stdout ---\n{}\n--- stderr ---\n{}", self.stdout, self.stderr)
     }
 }
 
@@ -445,8 +412,7 @@ fn read_results(path: &Path) -> Vec<Outcome> {
     text.lines()
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
-            let v: Value =
-                serde_json::from_str(l).unwrap_or_else(|e| panic!("bad result line {l}: {e}"));
+            let v: Value = serde_json::from_str(l).unwrap_or_else(|e| panic!("bad result line {l}: {e}"));
             let outcome = v["outcome"].as_str().unwrap_or("");
             Outcome {
                 name: v["name"].as_str().unwrap_or("").to_string(),

@@ -74,14 +74,8 @@ fn proxmox_vm_info_filters_and_failures() {
 
     let config = run.task("config current").ok().config().clone();
     assert_eq!(config["name"], "web01");
-    assert_eq!(
-        config["scsi0"],
-        "local-lvm:vm-100-disk-0,iothread=1,size=32G"
-    );
-    assert_eq!(
-        config["cores"], 2,
-        "integer keys are JSON numbers: {config}"
-    );
+    assert_eq!(config["scsi0"], "local-lvm:vm-100-disk-0,iothread=1,size=32G");
+    assert_eq!(config["cores"], 2, "integer keys are JSON numbers: {config}");
     let digest = config["digest"].as_str().unwrap_or_default();
     assert!(
         digest.len() == 40 && digest.chars().all(|c| c.is_ascii_hexdigit()),
@@ -133,17 +127,12 @@ fn proxmox_vm_info_filters_and_failures() {
     assert_eq!(unverified.vmids(), vec![9000]);
     let deprecations = unverified.result["deprecations"].to_string();
     assert!(
-        deprecations.contains(
-            "defaults to `false`. This default will change to `true` inin community.proxmox 2.0.0."
-        ),
+        deprecations.contains("defaults to `false`. This default will change to `true` inin community.proxmox 2.0.0."),
         "the 1.6 deprecation (with its doubled 'inin'): {}",
         unverified.result
     );
     // An audit-only token still sees every VM (VM.Audit).
-    assert_eq!(
-        run.task("readonly token lists").ok().vmids(),
-        vec![100, 9000]
-    );
+    assert_eq!(run.task("readonly token lists").ok().vmids(), vec![100, 9000]);
 }
 
 #[test]
@@ -155,8 +144,7 @@ fn proxmox_vm_info_with_an_offline_node() {
     // 1.6 defect: the container's node cannot be listed, so the whole module fails.
     let all = run.task("all with pve2 offline (1.6 defect)").failed();
     assert!(
-        all.msg()
-            .starts_with("Failed to retrieve LXC VMs information: 595"),
+        all.msg().starts_with("Failed to retrieve LXC VMs information: 595"),
         "PVE answers 595 for an unreachable node: {}",
         all.result
     );

@@ -17,9 +17,15 @@ pub struct Run {
 impl Run {
     /// Sum of `changed=N` over the PLAY RECAP lines.
     pub fn recap(&self, counter: &str) -> u64 {
-        let Some(at) = self.stdout.find("PLAY RECAP") else { return 0 };
+        let Some(at) = self.stdout.find("PLAY RECAP") else {
+            return 0;
+        };
         let prefix = format!("{counter}=");
-        self.stdout[at..].split_whitespace().filter_map(|w| w.strip_prefix(&prefix)).filter_map(|n| n.parse::<u64>().ok()).sum()
+        self.stdout[at..]
+            .split_whitespace()
+            .filter_map(|w| w.strip_prefix(&prefix))
+            .filter_map(|n| n.parse::<u64>().ok())
+            .sum()
     }
 
     /// Results of the task named `name`, one per host.
@@ -31,7 +37,13 @@ impl Run {
 /// Runs `playbook` with `inventory` and extra arguments against the env's simulator.
 pub fn run_playbook(env: &Env, playbook: &Path, inventory: &Path, extra: &[&str]) -> Run {
     let program = ansible_playbook();
-    let results = env.dir().join(format!("run-{}.jsonl", std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()));
+    let results = env.dir().join(format!(
+        "run-{}.jsonl",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    ));
     let mut cmd = Command::new(&program);
     cmd.arg("-i").arg(inventory).arg(playbook).args(extra);
     for (key, _) in std::env::vars_os() {
@@ -45,17 +57,34 @@ pub fn run_playbook(env: &Env, playbook: &Path, inventory: &Path, extra: &[&str]
         .env("ANSIBLE_HOME", env.dir().join("ansible-home"))
         .env("ANSIBLE_NOCOLOR", "1")
         .env("FERROX_RESULTS_FILE", &results)
-        .env("ANSIBLE_PYTHON_INTERPRETER", if python.exists() { python } else { "/usr/bin/python3".into() })
+        .env(
+            "ANSIBLE_PYTHON_INTERPRETER",
+            if python.exists() {
+                python
+            } else {
+                "/usr/bin/python3".into()
+            },
+        )
         .env("PROXMOX_HOST", "127.0.0.1")
         .env("PROXMOX_PORT", env.sim().port().to_string())
         .env("PROXMOX_USER", creds::TOKEN_USER)
         .env("PROXMOX_TOKEN_ID", creds::TOKEN_ID)
         .env("PROXMOX_TOKEN_SECRET", creds::TOKEN_SECRET)
         .env("PROXMOX_CA_PATH", env.ca_path());
-    let out = cmd.output().unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
     let text = std::fs::read_to_string(&results).unwrap_or_default();
-    let results = text.lines().filter(|l| !l.trim().is_empty()).map(|l| serde_json::from_str(l).expect("result line")).collect();
-    Run { rc: out.status.code().unwrap_or(-1), stdout: String::from_utf8_lossy(&out.stdout).into_owned(), results }
+    let results = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("result line"))
+        .collect();
+    Run {
+        rc: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        results,
+    }
 }
 
 /// QEMU VMs of the cluster as (vmid, name).
@@ -65,6 +94,11 @@ pub fn qemu_vms(env: &Env) -> Vec<(u64, String)> {
         .unwrap()
         .iter()
         .filter(|g| g["type"] == "qemu")
-        .map(|g| (g["vmid"].as_u64().unwrap(), g["name"].as_str().unwrap_or("").to_string()))
+        .map(|g| {
+            (
+                g["vmid"].as_u64().unwrap(),
+                g["name"].as_str().unwrap_or("").to_string(),
+            )
+        })
         .collect()
 }

@@ -14,7 +14,11 @@ pub fn list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         .appliances
         .iter()
         .map(|a| {
-            let source = a.location.rsplit_once('/').map(|(s, _)| s.to_string()).unwrap_or_default();
+            let source = a
+                .location
+                .rsplit_once('/')
+                .map(|(s, _)| s.to_string())
+                .unwrap_or_default();
             let mut v = json!({
                 "package": a.package, "version": a.version, "type": a.kind, "os": a.os, "section": a.section,
                 "architecture": a.architecture, "location": a.location, "infopage": a.infopage,
@@ -43,10 +47,15 @@ pub fn download(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let sid = ctx.get("storage").unwrap_or("").to_string();
     let sd = super::storage_on_node(ctx.c, &sid, &node)?;
     if appliance.kind != "lxc" && appliance.kind != "openvz" {
-        return Err(ApiError::internal(format!("unknown template type '{}'", appliance.kind)));
+        return Err(ApiError::internal(format!(
+            "unknown template type '{}'",
+            appliance.kind
+        )));
     }
     if !sd.has_content("vztmpl") {
-        return Err(ApiError::internal(format!("storage '{sid}' does not support templates")));
+        return Err(ApiError::internal(format!(
+            "storage '{sid}' does not support templates"
+        )));
     }
     let checksum = match (&appliance.sha512sum, &appliance.md5sum) {
         (Some(s), _) => Some(("sha512".to_string(), s.clone())),

@@ -61,7 +61,9 @@ pub fn of_volume(checksums: &BTreeMap<String, String>, volid: &str, algorithm: &
         "sha384" => 96,
         _ => 128,
     };
-    let seed = hex(&sha2::Sha512::digest(format!("pvesim unknown content {volid}").as_bytes()));
+    let seed = hex(&sha2::Sha512::digest(
+        format!("pvesim unknown content {volid}").as_bytes(),
+    ));
     seed[..len].to_string()
 }
 
@@ -77,7 +79,10 @@ mod tests {
         let m = d.finish();
         assert_eq!(m["md5"], "900150983cd24fb0d6963f7d28e17f72");
         assert_eq!(m["sha1"], "a9993e364706816aba3e25717850c26c9cd0d89d");
-        assert_eq!(m["sha256"], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            m["sha256"],
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
         assert_eq!(m["sha224"].len(), 56);
         assert_eq!(m["sha384"].len(), 96);
         assert_eq!(m["sha512"].len(), 128);
@@ -87,7 +92,13 @@ mod tests {
     fn unknown_content_has_a_stable_stand_in() {
         let none = BTreeMap::new();
         assert_eq!(of_volume(&none, "local:iso/a.iso", "sha256").len(), 64);
-        assert_eq!(of_volume(&none, "local:iso/a.iso", "md5"), of_volume(&none, "local:iso/a.iso", "md5"));
-        assert_ne!(of_volume(&none, "local:iso/a.iso", "md5"), of_volume(&none, "local:iso/b.iso", "md5"));
+        assert_eq!(
+            of_volume(&none, "local:iso/a.iso", "md5"),
+            of_volume(&none, "local:iso/a.iso", "md5")
+        );
+        assert_ne!(
+            of_volume(&none, "local:iso/a.iso", "md5"),
+            of_volume(&none, "local:iso/b.iso", "md5")
+        );
     }
 }

@@ -46,7 +46,9 @@ pub fn download_url(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let sid = ctx.get("storage").unwrap_or("").to_string();
     let sd = super::file_storage(ctx, &content, &sid, &node, ", not a file based storage!")?;
     if !sd.has_content(&content) {
-        return Err(ApiError::internal(format!("storage '{sid}' is not configured for content-type '{content}'")));
+        return Err(ApiError::internal(format!(
+            "storage '{sid}' is not configured for content-type '{content}'"
+        )));
     }
     let filename = names::normalize(ctx.get("filename").unwrap_or(""));
     let (volname, format) = names::volume_for(&content, &filename, !ctx.c.pve_at_least(8, 4))?;
@@ -120,7 +122,13 @@ fn human(bytes: u64) -> String {
     let mut v = bytes as f64;
     for unit in ["", "K", "M", "G", "T"] {
         if v < 1024.0 || unit == "T" {
-            return if unit.is_empty() { format!("{bytes}") } else if v < 10.0 { format!("{v:.1}{unit}") } else { format!("{v:.0}{unit}") };
+            return if unit.is_empty() {
+                format!("{bytes}")
+            } else if v < 10.0 {
+                format!("{v:.1}{unit}")
+            } else {
+                format!("{v:.0}{unit}")
+            };
         }
         v /= 1024.0;
     }
@@ -136,7 +144,11 @@ fn rate(bytes: u64, ms: u64) -> String {
         r if r >= 1024.0 => (r / 1024.0, "KB/s"),
         r => (r, "B/s"),
     };
-    if v < 10.0 { format!("{v:.2} {unit}") } else { format!("{v:.0} {unit}") }
+    if v < 10.0 {
+        format!("{v:.2} {unit}")
+    } else {
+        format!("{v:.0} {unit}")
+    }
 }
 
 impl Job {
@@ -196,7 +208,8 @@ impl Job {
             checked = self.tmp.replace(".tmp_dwnl.", ".tmp_dcom.");
             self.log(format!("decompressing {} to {checked}", self.tmp));
         }
-        let virtual_size = transfer::check_image(self.format.as_deref(), &received, &checked).map_err(|e| format!("failed to verify file: {e}"))?;
+        let virtual_size = transfer::check_image(self.format.as_deref(), &received, &checked)
+            .map_err(|e| format!("failed to verify file: {e}"))?;
         if let Some(f) = &self.fail {
             return Err(f.clone());
         }
@@ -216,7 +229,8 @@ impl Job {
     fn existing(&self) -> Result<bool, String> {
         let found = {
             let c = self.sim.cluster();
-            c.find_volume(&format!("{}:{}", self.sd.id, self.volname), &self.node).cloned()
+            c.find_volume(&format!("{}:{}", self.sd.id, self.volname), &self.node)
+                .cloned()
         };
         let Some(v) = found else { return Ok(false) };
         let Some((alg, expected)) = &self.checksum else {
@@ -228,7 +242,9 @@ impl Job {
             return Ok(true);
         }
         self.log("calculating checksum of existing file...");
-        Err(format!("checksum mismatch: got '{got}' != expect '{expected}', aborting"))
+        Err(format!(
+            "checksum mismatch: got '{got}' != expect '{expected}', aborting"
+        ))
     }
 
     /// wget: connect, request, stream the body into a [`Sink`], logging as wget does;
@@ -241,18 +257,26 @@ impl Job {
         self.log(format!("--{}--  {}", stamp(now_secs()), self.url));
         let (host, port) = fetch::host_port(&self.url);
         let literal = host.parse::<std::net::IpAddr>().is_ok();
-        let target = if literal { format!("{host}:{port}") } else { format!("{host} ({host})|{host}|:{port}") };
+        let target = if literal {
+            format!("{host}:{port}")
+        } else {
+            format!("{host} ({host})|{host}|:{port}")
+        };
         let (head, mut body) = match fetch::get(&self.url, self.verify) {
             Ok(answer) => answer,
             Err(NoAnswer::Unresolved) => {
-                self.log(format!("Resolving {host} ({host})... failed: Name or service not known."));
+                self.log(format!(
+                    "Resolving {host} ({host})... failed: Name or service not known."
+                ));
                 return failed(format!("wget: unable to resolve host address '{host}'"));
             }
             Err(NoAnswer::Connect(why)) if why == "certificate verify failed" => {
                 self.log(format!("Connecting to {target}... connected."));
                 self.log(format!("ERROR: cannot verify {host}'s certificate:"));
                 self.log("  Unable to locally verify the issuer's authority.");
-                return failed(format!("To connect to {host} insecurely, use `--no-check-certificate'."));
+                return failed(format!(
+                    "To connect to {host} insecurely, use `--no-check-certificate'."
+                ));
             }
             Err(NoAnswer::Connect(why)) => return failed(format!("Connecting to {target}... failed: {why}.")),
             Err(NoAnswer::Broken(why)) => {
@@ -261,7 +285,10 @@ impl Job {
             }
         };
         self.log(format!("Connecting to {target}... connected."));
-        self.log(format!("HTTP request sent, awaiting response... {} {}", head.status, head.reason));
+        self.log(format!(
+            "HTTP request sent, awaiting response... {} {}",
+            head.status, head.reason
+        ));
         if !(200..300).contains(&head.status) {
             return failed(format!("{} ERROR {}: {}.", stamp(now_secs()), head.status, head.reason));
         }
@@ -279,12 +306,26 @@ impl Job {
             let n = match body.read(&mut buf) {
                 Ok(0) => break,
                 Ok(n) => n,
-                Err(e) => return failed(format!("{} ({}) - Read error at byte {} ({e}). Giving up.", stamp(now_secs()), rate(sink.size(), now_ms() - started), sink.size())),
+                Err(e) => {
+                    return failed(format!(
+                        "{} ({}) - Read error at byte {} ({e}). Giving up.",
+                        stamp(now_secs()),
+                        rate(sink.size(), now_ms() - started),
+                        sink.size()
+                    ))
+                }
             };
             sink.write(&buf[..n]);
             if sink.size() >= next_line {
-                let pct = head.content_length.map(|t| format!("{:>3}%", sink.size() * 100 / t.max(1))).unwrap_or_default();
-                let line = format!("{:>6}K ........ ........ ........ ........ {pct} {}", (next_line - LINE_BYTES) >> 10, human(sink.size() * 1000 / (now_ms() - started).max(1)));
+                let pct = head
+                    .content_length
+                    .map(|t| format!("{:>3}%", sink.size() * 100 / t.max(1)))
+                    .unwrap_or_default();
+                let line = format!(
+                    "{:>6}K ........ ........ ........ ........ {pct} {}",
+                    (next_line - LINE_BYTES) >> 10,
+                    human(sink.size() * 1000 / (now_ms() - started).max(1))
+                );
                 if !self.log(line) {
                     return Err("got interrupted by signal".into());
                 }
@@ -294,10 +335,22 @@ impl Job {
         let size = sink.size();
         if head.content_length.is_some_and(|t| t != size) {
             let total = head.content_length.unwrap_or(0);
-            return failed(format!("{} ({}) - Connection closed at byte {size}/{total}. Giving up.", stamp(now_secs()), rate(size, now_ms() - started)));
+            return failed(format!(
+                "{} ({}) - Connection closed at byte {size}/{total}. Giving up.",
+                stamp(now_secs()),
+                rate(size, now_ms() - started)
+            ));
         }
-        let of = head.content_length.map(|t| format!("{size}/{t}")).unwrap_or_else(|| size.to_string());
-        self.log(format!("{} ({}) - '{}' saved [{of}]", stamp(now_secs()), rate(size, now_ms() - started), self.tmp));
+        let of = head
+            .content_length
+            .map(|t| format!("{size}/{t}"))
+            .unwrap_or_else(|| size.to_string());
+        self.log(format!(
+            "{} ({}) - '{}' saved [{of}]",
+            stamp(now_secs()),
+            rate(size, now_ms() - started),
+            self.tmp
+        ));
         Ok(sink.finish())
     }
 }

@@ -19,9 +19,17 @@ pub enum NoAnswer {
 /// The host and port a URL names (port defaulted by scheme).
 pub fn host_port(url: &str) -> (String, u16) {
     let uri: Option<ureq::http::Uri> = url.parse().ok();
-    let host = uri.as_ref().and_then(|u| u.host()).unwrap_or("").trim_matches(['[', ']']).to_string();
+    let host = uri
+        .as_ref()
+        .and_then(|u| u.host())
+        .unwrap_or("")
+        .trim_matches(['[', ']'])
+        .to_string();
     let https = url.starts_with("https");
-    let port = uri.as_ref().and_then(|u| u.port_u16()).unwrap_or(if https { 443 } else { 80 });
+    let port = uri
+        .as_ref()
+        .and_then(|u| u.port_u16())
+        .unwrap_or(if https { 443 } else { 80 });
     (host, port)
 }
 
@@ -45,10 +53,26 @@ fn classify(e: ureq::Error) -> NoAnswer {
     use std::io::ErrorKind;
     match e {
         ureq::Error::HostNotFound => NoAnswer::Unresolved,
-        ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => NoAnswer::Connect("Connection refused".into()),
-        ureq::Error::Io(io) if io.get_ref().is_some_and(|e| e.downcast_ref::<rustls::Error>().is_some()) => {
-            let cert = matches!(io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()), Some(rustls::Error::InvalidCertificate(_)));
-            NoAnswer::Connect(if cert { "certificate verify failed" } else { "SSL connect attempt failed" }.into())
+        ureq::Error::Io(io) if io.kind() == ErrorKind::ConnectionRefused => {
+            NoAnswer::Connect("Connection refused".into())
+        }
+        ureq::Error::Io(io)
+            if io
+                .get_ref()
+                .is_some_and(|e| e.downcast_ref::<rustls::Error>().is_some()) =>
+        {
+            let cert = matches!(
+                io.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()),
+                Some(rustls::Error::InvalidCertificate(_))
+            );
+            NoAnswer::Connect(
+                if cert {
+                    "certificate verify failed"
+                } else {
+                    "SSL connect attempt failed"
+                }
+                .into(),
+            )
         }
         ureq::Error::Io(io) if io.kind() == ErrorKind::NotFound => NoAnswer::Unresolved,
         ureq::Error::Io(io) => NoAnswer::Broken(io.to_string()),
@@ -82,13 +106,21 @@ fn head_of(r: &ureq::http::Response<ureq::Body>) -> Head {
 
 /// `HEAD url`, following up to 7 redirects (LWP::UserAgent's default).
 pub fn head(url: &str, verify: bool) -> Result<Head, NoAnswer> {
-    let r = agent(verify, 7).head(url).header("user-agent", "Proxmox VE").call().map_err(classify)?;
+    let r = agent(verify, 7)
+        .head(url)
+        .header("user-agent", "Proxmox VE")
+        .call()
+        .map_err(classify)?;
     Ok(head_of(&r))
 }
 
 /// `GET url` (wget follows up to 20 redirects): the head and a reader of the body.
 pub fn get(url: &str, verify: bool) -> Result<(Head, Box<dyn Read + Send>), NoAnswer> {
-    let r = agent(verify, 20).get(url).header("user-agent", "Wget/1.25.0").call().map_err(classify)?;
+    let r = agent(verify, 20)
+        .get(url)
+        .header("user-agent", "Wget/1.25.0")
+        .call()
+        .map_err(classify)?;
     let head = head_of(&r);
     Ok((head, Box::new(r.into_body().into_reader())))
 }

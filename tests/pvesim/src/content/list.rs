@@ -44,9 +44,16 @@ fn may_access(c: &Cluster, who: &auth::Identity, v: &Volume) -> bool {
         return true;
     }
     match (v.content.as_str(), v.vmid) {
-        ("iso" | "vztmpl" | "import", _) => auth::has(c, who, &path, "Datastore.AllocateSpace") || auth::has(c, who, &path, "Datastore.Audit"),
-        ("backup", Some(owner)) => auth::has(c, who, &path, "Datastore.AllocateSpace") && auth::has(c, who, &format!("/vms/{owner}"), "VM.Backup"),
-        ("images" | "rootdir", Some(owner)) => auth::has(c, who, &path, "Datastore.Audit") && auth::has(c, who, &format!("/vms/{owner}"), "VM.Config.Disk"),
+        ("iso" | "vztmpl" | "import", _) => {
+            auth::has(c, who, &path, "Datastore.AllocateSpace") || auth::has(c, who, &path, "Datastore.Audit")
+        }
+        ("backup", Some(owner)) => {
+            auth::has(c, who, &path, "Datastore.AllocateSpace")
+                && auth::has(c, who, &format!("/vms/{owner}"), "VM.Backup")
+        }
+        ("images" | "rootdir", Some(owner)) => {
+            auth::has(c, who, &path, "Datastore.Audit") && auth::has(c, who, &format!("/vms/{owner}"), "VM.Config.Disk")
+        }
         _ => false,
     }
 }
@@ -58,11 +65,20 @@ fn entry(v: &Volume) -> Value {
     m.insert("size".into(), json!(v.size));
     m.insert("content".into(), json!(v.content));
     m.insert("ctime".into(), json!(v.ctime));
-    if let Some(id) = v.vmid.filter(|_| matches!(v.content.as_str(), "images" | "rootdir" | "backup")) {
+    if let Some(id) = v
+        .vmid
+        .filter(|_| matches!(v.content.as_str(), "images" | "rootdir" | "backup"))
+    {
         m.insert("vmid".into(), json!(id));
     }
     if v.content == "backup" {
-        let subtype = if v.volname.contains("vzdump-qemu-") { "qemu" } else if v.volname.contains("vzdump-lxc-") { "lxc" } else { "unknown" };
+        let subtype = if v.volname.contains("vzdump-qemu-") {
+            "qemu"
+        } else if v.volname.contains("vzdump-lxc-") {
+            "lxc"
+        } else {
+            "unknown"
+        };
         m.insert("subtype".into(), json!(subtype));
     }
     if v.content == "images" || v.content == "rootdir" {
@@ -112,7 +128,10 @@ fn real_volume_id(storage: Option<&str>, volume: &str) -> ApiResult<(String, Str
     if volume.contains(':') {
         let (sid, name) = parse_volume_id(volume).map_err(|e| ApiError::param("volume", e))?;
         if let Some(s) = storage.filter(|s| *s != sid) {
-            return Err(ApiError::param("volume", format!("storage ID mismatch ({sid} != {s})\n")));
+            return Err(ApiError::param(
+                "volume",
+                format!("storage ID mismatch ({sid} != {s})\n"),
+            ));
         }
         return Ok((volume.to_string(), sid, name));
     }
@@ -128,17 +147,24 @@ fn parse_volname(sd: &StorageDef, volname: &str) -> ApiResult<(String, Option<u3
         regex::Regex::new(r"^(?:(\d+)/\S+|(iso)/[^/]+\.(?i:iso|img)|(vztmpl)/[^/]+\.(?i:tar|tar\.(?:gz|xz|zst|bz2))|(dump|backup)/[^/]+|(snippets)/[^/]+|(import)/[ a-zA-Z0-9\-.+=_]+\.(?:ova|ovf|qcow2|raw|vmdk)(?:/.+)?)$").unwrap()
     });
     if !sd.is_file() {
-        return Ok((crate::storage::content_of(volname).to_string(), crate::storage::owner_of(volname)));
+        return Ok((
+            crate::storage::content_of(volname).to_string(),
+            crate::storage::owner_of(volname),
+        ));
     }
     let Some(c) = DIR.captures(volname) else {
-        return Err(ApiError::internal(format!("unable to parse directory volume name '{volname}'")));
+        return Err(ApiError::internal(format!(
+            "unable to parse directory volume name '{volname}'"
+        )));
     };
     let owner = |n: &str| n.parse().ok();
-    Ok(match (c.get(1), c.get(2).or(c.get(3)).or(c.get(5)).or(c.get(6)), c.get(4)) {
-        (Some(id), _, _) => ("images".into(), owner(id.as_str())),
-        (_, Some(kind), _) => (kind.as_str().into(), None),
-        _ => ("backup".into(), volname.split('-').nth(2).and_then(owner)),
-    })
+    Ok(
+        match (c.get(1), c.get(2).or(c.get(3)).or(c.get(5)).or(c.get(6)), c.get(4)) {
+            (Some(id), _, _) => ("images".into(), owner(id.as_str())),
+            (_, Some(kind), _) => (kind.as_str().into(), None),
+            _ => ("backup".into(), volname.split('-').nth(2).and_then(owner)),
+        },
+    )
 }
 
 /// `GET …/content/{volume}`: a volume's path, size, used space and format as
@@ -147,22 +173,44 @@ fn parse_volname(sd: &StorageDef, volname: &str) -> ApiResult<(String, Option<u3
 pub fn info(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
     let (volid, sid, volname) = real_volume_id(ctx.get("storage"), ctx.get("volume").unwrap_or(""))?;
-    let sd = ctx.c.storage(&sid).cloned().ok_or_else(|| ApiError::internal(format!("storage '{sid}' does not exist")))?;
+    let sd = ctx
+        .c
+        .storage(&sid)
+        .cloned()
+        .ok_or_else(|| ApiError::internal(format!("storage '{sid}' does not exist")))?;
     let (vtype, owner) = parse_volname(&sd, &volname)?;
-    let probe = Volume { storage: sid.clone(), volname: volname.clone(), content: vtype.clone(), vmid: owner, node: None, size: 0, format: String::new(), ctime: 0, backup_config: None, checksums: Default::default(), virtual_size: None };
+    let probe = Volume {
+        storage: sid.clone(),
+        volname: volname.clone(),
+        content: vtype.clone(),
+        vmid: owner,
+        node: None,
+        size: 0,
+        format: String::new(),
+        ctime: 0,
+        backup_config: None,
+        checksums: Default::default(),
+        virtual_size: None,
+    };
     if !may_access(ctx.c, ctx.who, &probe) {
         let path = format!("/storage/{sid}");
         return Err(match (vtype.as_str(), owner) {
             ("iso" | "vztmpl" | "import", _) => ApiError::forbidden(&path, "Datastore.AllocateSpace|Datastore.Audit"),
-            ("images" | "rootdir", Some(id)) if auth::has(ctx.c, ctx.who, &path, "Datastore.Audit") => ApiError::forbidden(&format!("/vms/{id}"), "VM.Config.Disk"),
+            ("images" | "rootdir", Some(id)) if auth::has(ctx.c, ctx.who, &path, "Datastore.Audit") => {
+                ApiError::forbidden(&format!("/vms/{id}"), "VM.Config.Disk")
+            }
             ("images" | "rootdir", Some(_)) => ApiError::forbidden(&path, "Datastore.Audit"),
-            ("backup", Some(id)) if auth::has(ctx.c, ctx.who, &path, "Datastore.AllocateSpace") => ApiError::forbidden(&format!("/vms/{id}"), "VM.Backup"),
+            ("backup", Some(id)) if auth::has(ctx.c, ctx.who, &path, "Datastore.AllocateSpace") => {
+                ApiError::forbidden(&format!("/vms/{id}"), "VM.Backup")
+            }
             ("backup", Some(_)) => ApiError::forbidden(&path, "Datastore.AllocateSpace"),
             _ => ApiError::internal(format!("missing privileges to access {volid}")),
         });
     }
     let Some(v) = ctx.c.find_volume(&volid, &node).cloned() else {
-        return Err(ApiError::internal(format!("volume_size_info on '{volid}' failed - no format")));
+        return Err(ApiError::internal(format!(
+            "volume_size_info on '{volid}' failed - no format"
+        )));
     };
     let path = match sd.mount_path() {
         Some(_) => super::file_path(&sd, &volname),
@@ -181,7 +229,11 @@ pub fn info(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 pub fn delete(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
     let (volid, sid, volname) = real_volume_id(ctx.get("storage"), ctx.get("volume").unwrap_or(""))?;
-    let sd = ctx.c.storage(&sid).cloned().ok_or_else(|| ApiError::internal(format!("storage '{sid}' does not exist")))?;
+    let sd = ctx
+        .c
+        .storage(&sid)
+        .cloned()
+        .ok_or_else(|| ApiError::internal(format!("storage '{sid}' does not exist")))?;
     let (vtype, owner) = parse_volname(&sd, &volname)?;
     match (vtype.as_str(), owner) {
         ("backup", Some(id)) => {
@@ -217,9 +269,19 @@ pub fn delete(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 }
 
 /// `vdisk_free`: a base image with linked clones stays; a missing file is a warning.
-fn free(c: &mut Cluster, sd: &StorageDef, volid: &str, volname: &str, node: &str, t: &mut tasks::TaskCtx) -> Result<(), String> {
+fn free(
+    c: &mut Cluster,
+    sd: &StorageDef,
+    volid: &str,
+    volname: &str,
+    node: &str,
+    t: &mut tasks::TaskCtx,
+) -> Result<(), String> {
     let base_in_use = volname.contains("base-")
-        && c.guests.values().flat_map(|g| g.conf.current.values()).any(|v| v.split(',').next().is_some_and(|f| f.contains(&format!("{volname}/"))));
+        && c.guests
+            .values()
+            .flat_map(|g| g.conf.current.values())
+            .any(|v| v.split(',').next().is_some_and(|f| f.contains(&format!("{volname}/"))));
     if base_in_use {
         return Err(format!("base volume '{volname}' is still in use by linked clones"));
     }
@@ -231,8 +293,12 @@ fn free(c: &mut Cluster, sd: &StorageDef, volid: &str, volname: &str, node: &str
             t.warn(format!("disk image '{}' does not exist", super::file_path(sd, volname)));
             Ok(())
         }
-        "lvm" | "lvmthin" => Err(format!("lvremove 'pve/{volname}' error:   Failed to find logical volume \"pve/{volname}\"")),
-        "zfspool" => Err(format!("zfs error: cannot open 'rpool/data/{volname}': dataset does not exist")),
+        "lvm" | "lvmthin" => Err(format!(
+            "lvremove 'pve/{volname}' error:   Failed to find logical volume \"pve/{volname}\""
+        )),
+        "zfspool" => Err(format!(
+            "zfs error: cannot open 'rpool/data/{volname}': dataset does not exist"
+        )),
         _ => Err(format!("volume '{volid}' does not exist")),
     }
 }
@@ -248,16 +314,34 @@ mod tests {
         let e = real_volume_id(Some("isos"), "local:iso/a.iso").unwrap_err();
         assert_eq!(e.errors.unwrap()["volume"], "storage ID mismatch (local != isos)\n");
         let e = real_volume_id(None, "iso/a.iso").unwrap_err();
-        assert_eq!(e.errors.unwrap()["volume"], "no storage specified - incomplete volume ID");
+        assert_eq!(
+            e.errors.unwrap()["volume"],
+            "no storage specified - incomplete volume ID"
+        );
     }
 
     #[test]
     fn directory_volume_names() {
-        let sd = StorageDef { id: "local".into(), kind: "dir".into(), content: vec![], shared: false, nodes: None, formats: None, total: 1, path: None };
+        let sd = StorageDef {
+            id: "local".into(),
+            kind: "dir".into(),
+            content: vec![],
+            shared: false,
+            nodes: None,
+            formats: None,
+            total: 1,
+            path: None,
+        };
         assert_eq!(parse_volname(&sd, "iso/a.iso").unwrap(), ("iso".into(), None));
         assert_eq!(parse_volname(&sd, "import/c.qcow2").unwrap(), ("import".into(), None));
-        assert_eq!(parse_volname(&sd, "100/vm-100-disk-0.qcow2").unwrap(), ("images".into(), Some(100)));
-        assert_eq!(parse_volname(&sd, "dump/vzdump-qemu-100-2025_01_01-00_00_00.vma.zst").unwrap(), ("backup".into(), Some(100)));
+        assert_eq!(
+            parse_volname(&sd, "100/vm-100-disk-0.qcow2").unwrap(),
+            ("images".into(), Some(100))
+        );
+        assert_eq!(
+            parse_volname(&sd, "dump/vzdump-qemu-100-2025_01_01-00_00_00.vma.zst").unwrap(),
+            ("backup".into(), Some(100))
+        );
         let e = parse_volname(&sd, "iso/a.txt").unwrap_err();
         assert_eq!(e.message, "unable to parse directory volume name 'iso/a.txt'");
     }

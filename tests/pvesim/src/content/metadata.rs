@@ -19,7 +19,8 @@ fn disposition_filename(d: &str) -> Option<String> {
     if let Some(rest) = d.split_once("filename=\"").map(|(_, r)| r) {
         return rest.split_once('"').map(|(name, _)| name.to_string());
     }
-    d.split_once("filename=").map(|(_, r)| r.split(';').next().unwrap_or("").to_string())
+    d.split_once("filename=")
+        .map(|(_, r)| r.split(';').next().unwrap_or("").to_string())
 }
 
 /// Runs without the cluster lock: the HEAD may take as long as the remote side does.
@@ -36,10 +37,17 @@ pub fn query(p: &BTreeMap<String, String>) -> ApiResult<Value> {
         ApiError::internal(format!("invalid server response: '{line}'"))
     })?;
     if head.status != 200 {
-        return Err(ApiError::internal(format!("invalid server response: '{} {}'", head.status, head.reason)));
+        return Err(ApiError::internal(format!(
+            "invalid server response: '{} {}'",
+            head.status, head.reason
+        )));
     }
     let mut out = Map::new();
-    let filename = head.disposition.as_deref().and_then(disposition_filename).or_else(|| url_filename(url));
+    let filename = head
+        .disposition
+        .as_deref()
+        .and_then(disposition_filename)
+        .or_else(|| url_filename(url));
     if let Some(f) = filename.filter(|f| !f.is_empty() && f != "0") {
         out.insert("filename".into(), json!(f));
     }
@@ -64,8 +72,14 @@ mod tests {
     fn names_from_url_and_disposition() {
         assert_eq!(url_filename("http://h/a/b.qcow2?x=1/2").as_deref(), Some("b.qcow2"));
         assert_eq!(url_filename("http://h/").as_deref(), Some(""));
-        assert_eq!(disposition_filename("attachment; filename=\"x y.iso\"").as_deref(), Some("x y.iso"));
-        assert_eq!(disposition_filename("attachment; filename=z.iso; size=3").as_deref(), Some("z.iso"));
+        assert_eq!(
+            disposition_filename("attachment; filename=\"x y.iso\"").as_deref(),
+            Some("x y.iso")
+        );
+        assert_eq!(
+            disposition_filename("attachment; filename=z.iso; size=3").as_deref(),
+            Some("z.iso")
+        );
         assert_eq!(disposition_filename("inline"), None);
     }
 }

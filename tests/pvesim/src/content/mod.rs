@@ -24,20 +24,31 @@ use crate::state::{Cluster, StorageDef};
 /// (each call words that refusal its own way: `not_files` ends its message).
 pub fn file_storage(ctx: &Ctx<'_>, content: &str, sid: &str, node: &str, not_files: &str) -> ApiResult<StorageDef> {
     if content == "import" && !ctx.c.pve_at_least(8, 3) {
-        return Err(ApiError::param("content", "value 'import' does not have a value in the enumeration 'iso, vztmpl'"));
+        return Err(ApiError::param(
+            "content",
+            "value 'import' does not have a value in the enumeration 'iso, vztmpl'",
+        ));
     }
     let sd = storage_on_node(ctx.c, sid, node)?;
     if sd.mount_path().is_none() {
-        return Err(ApiError::internal(format!("can't upload to storage type '{}'{not_files}", sd.kind)));
+        return Err(ApiError::internal(format!(
+            "can't upload to storage type '{}'{not_files}",
+            sd.kind
+        )));
     }
     Ok(sd)
 }
 
 /// pve-storage's `storage_check_enabled` for a node: the storage exists and is there.
 pub fn storage_on_node(c: &Cluster, sid: &str, node: &str) -> ApiResult<StorageDef> {
-    let sd = c.storage(sid).cloned().ok_or_else(|| ApiError::internal(format!("storage '{sid}' does not exist")))?;
+    let sd = c
+        .storage(sid)
+        .cloned()
+        .ok_or_else(|| ApiError::internal(format!("storage '{sid}' does not exist")))?;
     if !sd.on_node(node) {
-        return Err(ApiError::internal(format!("storage '{sid}' is not available on node '{node}'")));
+        return Err(ApiError::internal(format!(
+            "storage '{sid}' is not available on node '{node}'"
+        )));
     }
     Ok(sd)
 }

@@ -38,24 +38,43 @@ pub fn boundary(content_type: &str) -> Option<String> {
     if parts.next()? != "multipart/form-data" {
         return None;
     }
-    parts.find_map(|p| p.strip_prefix("boundary=")).map(|b| b.trim().trim_matches('"').to_string()).filter(|b| !b.is_empty())
+    parts
+        .find_map(|p| p.strip_prefix("boundary="))
+        .map(|b| b.trim().trim_matches('"').to_string())
+        .filter(|b| !b.is_empty())
 }
 
 /// `name="…"` and `filename="…"` of a part's Content-Disposition (and its type).
 fn disposition(headers: &str) -> Result<(String, Option<String>), String> {
-    let line = headers.lines().find(|l| l.to_ascii_lowercase().starts_with("content-disposition:")).ok_or("upload failed")?;
+    let line = headers
+        .lines()
+        .find(|l| l.to_ascii_lowercase().starts_with("content-disposition:"))
+        .ok_or("upload failed")?;
     let value = line.split_once(':').map(|(_, v)| v.trim()).unwrap_or("");
     let kind = value.split(';').next().unwrap_or("").trim();
     if kind != "form-data" {
-        return Err(format!("wrong Content-Disposition '{kind}' in multipart, expected 'form-data'"));
+        return Err(format!(
+            "wrong Content-Disposition '{kind}' in multipart, expected 'form-data'"
+        ));
     }
-    let quoted = |key: &str| value.split(';').map(str::trim).find_map(|p| p.strip_prefix(&format!("{key}=\""))).map(|v| v.trim_end_matches('"').to_string());
+    let quoted = |key: &str| {
+        value
+            .split(';')
+            .map(str::trim)
+            .find_map(|p| p.strip_prefix(&format!("{key}=\"")))
+            .map(|v| v.trim_end_matches('"').to_string())
+    };
     Ok((quoted("name").unwrap_or_default(), quoted("filename")))
 }
 
 impl Multipart {
     pub fn new(boundary: &str) -> Multipart {
-        Multipart { delim: format!("--{boundary}").into_bytes(), buf: Vec::new(), phase: Phase::Preamble, params: BTreeMap::new() }
+        Multipart {
+            delim: format!("--{boundary}").into_bytes(),
+            buf: Vec::new(),
+            phase: Phase::Preamble,
+            params: BTreeMap::new(),
+        }
     }
 
     /// Whether the closing delimiter has been seen.
@@ -97,7 +116,13 @@ impl Multipart {
                     self.buf.clear();
                     return Ok(false);
                 }
-                let skip = if self.buf.starts_with(b"\r\n") { 2 } else if self.buf.starts_with(b"\n") { 1 } else { 0 };
+                let skip = if self.buf.starts_with(b"\r\n") {
+                    2
+                } else if self.buf.starts_with(b"\n") {
+                    1
+                } else {
+                    0
+                };
                 self.buf.drain(..skip);
                 self.phase = Phase::Headers;
                 Ok(true)
@@ -115,7 +140,9 @@ impl Multipart {
                 self.phase = match filename {
                     Some(f) => {
                         if name != "filename" {
-                            return Err(format!("wrong field name '{name}' for file upload, expected 'filename'"));
+                            return Err(format!(
+                                "wrong field name '{name}' for file upload, expected 'filename'"
+                            ));
                         }
                         self.params.insert("filename".into(), f.trim().to_string());
                         Phase::File
@@ -127,7 +154,9 @@ impl Multipart {
             Phase::Field(name) => {
                 let mut end_marker = b"\r\n".to_vec();
                 end_marker.extend_from_slice(&self.delim);
-                let Some(at) = memmem::find(&self.buf, &end_marker) else { return Ok(false) };
+                let Some(at) = memmem::find(&self.buf, &end_marker) else {
+                    return Ok(false);
+                };
                 if FIELDS.contains(&name.as_str()) {
                     let value = String::from_utf8_lossy(&self.buf[..at]).trim().to_string();
                     self.params.insert(name.clone(), value);
@@ -146,7 +175,12 @@ impl Multipart {
                         self.buf.drain(..at);
                         Ok(false)
                     }
-                    Some(at) if !matches!(&self.buf[at + end_marker.len()..at + end_marker.len() + 2], b"--" | b"\r\n") => {
+                    Some(at)
+                        if !matches!(
+                            &self.buf[at + end_marker.len()..at + end_marker.len() + 2],
+                            b"--" | b"\r\n"
+                        ) =>
+                    {
                         sink.write(&self.buf[..at + 1]);
                         self.buf.drain(..at + 1);
                         Ok(true)
@@ -185,7 +219,10 @@ mod tests {
 
     #[test]
     fn fields_and_file_in_any_chunking() {
-        let file: Vec<u8> = (0..5000u32).map(|i| (i % 251) as u8).chain(*b"\r\n--XyZ-not-it").collect();
+        let file: Vec<u8> = (0..5000u32)
+            .map(|i| (i % 251) as u8)
+            .chain(*b"\r\n--XyZ-not-it")
+            .collect();
         let whole = body(&file);
         for chunk in [1, 2, 7, 64, 4096, whole.len()] {
             let mut m = Multipart::new("XyZ");
@@ -206,11 +243,24 @@ mod tests {
     #[test]
     fn refusals() {
         let mut m = Multipart::new("b");
-        let e = m.feed(b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.iso\"\r\n\r\n", &mut Sink::default()).unwrap_err();
+        let e = m
+            .feed(
+                b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.iso\"\r\n\r\n",
+                &mut Sink::default(),
+            )
+            .unwrap_err();
         assert_eq!(e, "wrong field name 'file' for file upload, expected 'filename'");
         let mut m = Multipart::new("b");
-        let e = m.feed(b"--b\r\nContent-Disposition: attachment; name=\"content\"\r\n\r\n", &mut Sink::default()).unwrap_err();
-        assert_eq!(e, "wrong Content-Disposition 'attachment' in multipart, expected 'form-data'");
+        let e = m
+            .feed(
+                b"--b\r\nContent-Disposition: attachment; name=\"content\"\r\n\r\n",
+                &mut Sink::default(),
+            )
+            .unwrap_err();
+        assert_eq!(
+            e,
+            "wrong Content-Disposition 'attachment' in multipart, expected 'form-data'"
+        );
         assert_eq!(boundary("multipart/form-data; boundary=abc"), Some("abc".into()));
         assert_eq!(boundary("application/x-www-form-urlencoded"), None);
     }

@@ -16,7 +16,15 @@ static IMPORT: LazyLock<Regex> = LazyLock::new(|| Regex::new(r"[a-zA-Z0-9\-.+=_]
 pub fn normalize(filename: &str) -> String {
     let name = filename.strip_suffix('\n').unwrap_or(filename);
     let name = name.rsplit(['/', '\\']).next().unwrap_or("");
-    name.chars().map(|ch| if ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-') { ch } else { '_' }).collect()
+    name.chars()
+        .map(|ch| {
+            if ch.is_ascii_alphanumeric() || matches!(ch, '_' | '.' | '-') {
+                ch
+            } else {
+                '_'
+            }
+        })
+        .collect()
 }
 
 /// What a file of `content` named `filename` (normalised) becomes: its volume name and,
@@ -27,13 +35,19 @@ pub fn volume_for(content: &str, filename: &str, ova_only: bool) -> ApiResult<(S
         "vztmpl" if VZTMPL.is_match(filename) => Ok((format!("vztmpl/{filename}"), None)),
         "iso" | "vztmpl" => Err(ApiError::param("filename", "wrong file extension")),
         "import" => {
-            let format = IMPORT.captures(filename).map(|c| c[1].to_string()).filter(|f| !ova_only || f == "ova");
+            let format = IMPORT
+                .captures(filename)
+                .map(|c| c[1].to_string())
+                .filter(|f| !ova_only || f == "ova");
             match format {
                 Some(f) => Ok((format!("import/{filename}"), Some(f))),
                 None => Err(ApiError::param("filename", "invalid filename or wrong extension")),
             }
         }
-        other => Err(ApiError::param("content", format!("upload content-type '{other}' is not allowed"))),
+        other => Err(ApiError::param(
+            "content",
+            format!("upload content-type '{other}' is not allowed"),
+        )),
     }
 }
 
@@ -56,7 +70,10 @@ mod tests {
         assert!(volume_for("iso", ".iso", false).is_err(), "a name before the extension");
         assert_eq!(volume_for("vztmpl", "d.tar.zst", false).unwrap().0, "vztmpl/d.tar.zst");
         assert!(volume_for("vztmpl", "d.tar.lz4", false).is_err());
-        assert_eq!(volume_for("import", "c.qcow2", false).unwrap(), ("import/c.qcow2".into(), Some("qcow2".into())));
+        assert_eq!(
+            volume_for("import", "c.qcow2", false).unwrap(),
+            ("import/c.qcow2".into(), Some("qcow2".into()))
+        );
         assert!(volume_for("import", "c.QCOW2", false).is_err(), "case-sensitive");
         assert!(volume_for("import", "c.ovf", false).is_err(), "ovf is not uploaded");
         assert!(volume_for("import", "c.qcow2", true).is_err(), "PVE 8.3: ova only");

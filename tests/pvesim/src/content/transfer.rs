@@ -39,7 +39,11 @@ impl Sink {
         self.size
     }
     pub fn finish(self) -> Received {
-        Received { size: self.size, checksums: self.digests.finish(), head: self.head }
+        Received {
+            size: self.size,
+            checksums: self.digests.finish(),
+            head: self.head,
+        }
     }
 }
 
@@ -77,16 +81,26 @@ pub fn check_image(format: Option<&str>, received: &Received, path: &str) -> Res
     match format {
         Some("qcow2") => match header {
             Some((virtual_size, false)) => Ok(Some(virtual_size)),
-            _ => Err(format!("qemu-img: Could not open '{path}': Image is not in qcow2 format")),
+            _ => Err(format!(
+                "qemu-img: Could not open '{path}': Image is not in qcow2 format"
+            )),
         },
         _ => Ok(None),
     }
 }
 
 /// Put a file on a storage (as seen from `node`), replacing one of the same name.
-pub fn place(c: &mut Cluster, sd: &StorageDef, node: &str, volname: &str, received: &Received, virtual_size: Option<u64>) {
+pub fn place(
+    c: &mut Cluster,
+    sd: &StorageDef,
+    node: &str,
+    volname: &str,
+    received: &Received,
+    virtual_size: Option<u64>,
+) {
     let vn = c.vol_node(&sd.id, node);
-    c.volumes.retain(|v| !(v.storage == sd.id && v.volname == volname && v.node == vn));
+    c.volumes
+        .retain(|v| !(v.storage == sd.id && v.volname == volname && v.node == vn));
     c.volumes.push(Volume {
         storage: sd.id.clone(),
         node: vn,
@@ -116,12 +130,27 @@ mod tests {
 
     #[test]
     fn images_are_checked_like_pve() {
-        let r = |head: Vec<u8>| Received { head, ..Received::default() };
-        assert_eq!(check_image(Some("qcow2"), &r(qcow2_head(2 << 30, 0)), "/p"), Ok(Some(2 << 30)));
-        assert_eq!(check_image(Some("qcow2"), &r(b"plain bytes".to_vec()), "/p").unwrap_err(), "qemu-img: Could not open '/p': Image is not in qcow2 format");
-        assert_eq!(check_image(Some("qcow2"), &r(qcow2_head(1, 512)), "/p").unwrap_err(), "backing file not allowed for untrusted image '/p'!");
+        let r = |head: Vec<u8>| Received {
+            head,
+            ..Received::default()
+        };
+        assert_eq!(
+            check_image(Some("qcow2"), &r(qcow2_head(2 << 30, 0)), "/p"),
+            Ok(Some(2 << 30))
+        );
+        assert_eq!(
+            check_image(Some("qcow2"), &r(b"plain bytes".to_vec()), "/p").unwrap_err(),
+            "qemu-img: Could not open '/p': Image is not in qcow2 format"
+        );
+        assert_eq!(
+            check_image(Some("qcow2"), &r(qcow2_head(1, 512)), "/p").unwrap_err(),
+            "backing file not allowed for untrusted image '/p'!"
+        );
         assert_eq!(check_image(Some("raw"), &r(b"x".to_vec()), "/p"), Ok(None));
-        assert_eq!(check_image(None, &r(qcow2_head(1, 512)), "/p").unwrap_err(), "backing file not allowed for untrusted image '/p'!");
+        assert_eq!(
+            check_image(None, &r(qcow2_head(1, 512)), "/p").unwrap_err(),
+            "backing file not allowed for untrusted image '/p'!"
+        );
     }
 
     #[test]
@@ -132,7 +161,12 @@ mod tests {
         }
         let r = s.finish();
         assert_eq!((r.size, r.head.len()), (100_000, HEAD_BYTES));
-        assert_eq!(check_checksum(&r.checksums["sha256"].to_uppercase(), &r.checksums["sha256"]), Ok(()));
-        assert!(check_checksum("ab", "cd").unwrap_err().starts_with("checksum mismatch: got 'ab' != expect 'cd'"));
+        assert_eq!(
+            check_checksum(&r.checksums["sha256"].to_uppercase(), &r.checksums["sha256"]),
+            Ok(())
+        );
+        assert!(check_checksum("ab", "cd")
+            .unwrap_err()
+            .starts_with("checksum mismatch: got 'ab' != expect 'cd'"));
     }
 }

@@ -20,7 +20,8 @@ pub fn upload_storage(method: &str, api_path: &str) -> Option<String> {
     let rest = api_path.strip_prefix("/nodes/")?;
     let mut segs = rest.split('/');
     let (_node, lit, sid, up) = (segs.next()?, segs.next()?, segs.next()?, segs.next()?);
-    (method == "POST" && lit == "storage" && up == "upload" && segs.next().is_none() && !sid.is_empty()).then(|| sid.to_string())
+    (method == "POST" && lit == "storage" && up == "upload" && segs.next().is_none() && !sid.is_empty())
+        .then(|| sid.to_string())
 }
 
 /// How receiving an upload ended before the API call proper.
@@ -34,28 +35,48 @@ pub enum Refused {
 
 /// Receive the body as pve-http-server does; returns the API call's parameters as a
 /// form (the fields, `filename` and the temporary file's name) and that name.
-pub async fn receive(sim: &Arc<SimInner>, storage: &str, query: Option<&str>, headers: &HeaderMap, mut body: Incoming) -> Result<(Vec<u8>, String), Refused> {
+pub async fn receive(
+    sim: &Arc<SimInner>,
+    storage: &str,
+    query: Option<&str>,
+    headers: &HeaderMap,
+    mut body: Incoming,
+) -> Result<(Vec<u8>, String), Refused> {
     let sim2 = sim.clone();
     let (h2, sid) = (headers.clone(), storage.to_string());
-    let gate = tokio::task::spawn_blocking(move || crate::api::upload_gate(&sim2, &h2, &sid)).await.unwrap_or_else(|_| Err(ApiError::internal("internal simulator error")));
+    let gate = tokio::task::spawn_blocking(move || crate::api::upload_gate(&sim2, &h2, &sid))
+        .await
+        .unwrap_or_else(|_| Err(ApiError::internal("internal simulator error")));
     if let Err(e) = gate {
         // Read (and drop) what the client sends, so it gets the answer rather than a reset.
         while let Some(Ok(_)) = body.frame().await {}
         return Err(Refused::Answer(e));
     }
     let ctype = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
-    let length = headers.get("content-length").and_then(|v| v.to_str().ok()).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
-    let Some(boundary) = multipart::boundary(ctype).filter(|_| length > 0) else { return Err(Refused::NoAnswer) };
-    let query_params: Vec<(String, String)> = form_urlencoded::parse(query.unwrap_or("").as_bytes()).into_owned().collect();
+    let length = headers
+        .get("content-length")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0);
+    let Some(boundary) = multipart::boundary(ctype).filter(|_| length > 0) else {
+        return Err(Refused::NoAnswer);
+    };
+    let query_params: Vec<(String, String)> = form_urlencoded::parse(query.unwrap_or("").as_bytes())
+        .into_owned()
+        .collect();
     if query_params.iter().any(|(k, _)| k == "tmpfilename") {
         return Err(Refused::NoAnswer);
     }
     let mut parser = Multipart::new(&boundary);
     let mut sink = Sink::default();
     while let Some(frame) = body.frame().await {
-        let Ok(frame) = frame else { return Err(Refused::NoAnswer) };
+        let Ok(frame) = frame else {
+            return Err(Refused::NoAnswer);
+        };
         if let Some(data) = frame.data_ref() {
-            parser.feed(data, &mut sink).map_err(|e| Refused::Answer(ApiError::internal(e)))?;
+            parser
+                .feed(data, &mut sink)
+                .map_err(|e| Refused::Answer(ApiError::internal(e)))?;
         }
     }
     if !parser.done() {
@@ -86,7 +107,9 @@ pub fn upload(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let filename = names::normalize(ctx.get("filename").unwrap_or(""));
     let (volname, format) = names::volume_for(&content, &filename, !ctx.c.pve_at_least(8, 4))?;
     if !sd.has_content(&content) {
-        return Err(ApiError::internal(format!("storage '{sid}' does not support '{content}' content")));
+        return Err(ApiError::internal(format!(
+            "storage '{sid}' does not support '{content}' content"
+        )));
     }
     let dest = super::file_path(&sd, &volname);
     let checksum = match (ctx.get("checksum"), ctx.get("checksum-algorithm")) {
@@ -102,15 +125,39 @@ pub fn upload(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         t.log.push(format!("file size is: {}", received.size));
         t.log.push(format!("command: cp -- {tmp} {dest}"));
         t.check_fault()?;
-        transfer::place(c, &sd, &node2, &volname, &received, transfer::check_image(format.as_deref(), &received, &dest).ok().flatten());
+        transfer::place(
+            c,
+            &sd,
+            &node2,
+            &volname,
+            &received,
+            transfer::check_image(format.as_deref(), &received, &dest)
+                .ok()
+                .flatten(),
+        );
         t.log.push("finished file import successfully".to_string());
         Ok(())
     });
-    Ok(Value::String(tasks::spawn(ctx.sim, ctx.c, &node, "imgcopy", "", ctx.who, vec![], work)))
+    Ok(Value::String(tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "imgcopy",
+        "",
+        ctx.who,
+        vec![],
+        work,
+    )))
 }
 
 /// The worker's checks of the received file: checksum, then the image.
-fn check(received: &Received, checksum: Option<&(String, String)>, format: Option<&str>, tmp: &str, t: &mut tasks::TaskCtx) -> Result<(), String> {
+fn check(
+    received: &Received,
+    checksum: Option<&(String, String)>,
+    format: Option<&str>,
+    tmp: &str,
+    t: &mut tasks::TaskCtx,
+) -> Result<(), String> {
     if let Some((alg, expected)) = checksum {
         let got = &received.checksums[alg.as_str()];
         if transfer::check_checksum(got, expected).is_ok() {

@@ -21,8 +21,7 @@ use http::{GetError, Reader};
 /// Config keys never copied into the twin: what only the source can mean.
 const DROPPED_KEYS: [&str; 2] = [
     // The config's checksum: the twin computes its own.
-    "digest",
-    // The snapshot the current state descends from; snapshots are not imported.
+    "digest", // The snapshot the current state descends from; snapshots are not imported.
     "parent",
 ];
 
@@ -37,7 +36,11 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
     for n in list(api.get("/nodes")?) {
         let name = text(&n["node"]);
         let online = n["status"] == "online";
-        let (bridges, addresses) = if online { network(api, &name) } else { Default::default() };
+        let (bridges, addresses) = if online {
+            network(api, &name)
+        } else {
+            Default::default()
+        };
         nodes.push(NodeDef {
             name,
             online,
@@ -57,15 +60,28 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
         .map(|l| {
             list(l)
                 .iter()
-                .map(|r| HaResource { sid: text(&r["sid"]), state: r["state"].as_str().unwrap_or("started").into(), comment: r["comment"].as_str().map(String::from) })
+                .map(|r| HaResource {
+                    sid: text(&r["sid"]),
+                    state: r["state"].as_str().unwrap_or("started").into(),
+                    comment: r["comment"].as_str().map(String::from),
+                })
                 .collect()
         })
         .unwrap_or_default();
     let options = optional(api, "/cluster/options");
-    let mac_prefix = options.as_ref().and_then(|o| o["mac_prefix"].as_str().map(String::from));
+    let mac_prefix = options
+        .as_ref()
+        .and_then(|o| o["mac_prefix"].as_str().map(String::from));
     let tag_style = options.as_ref().and_then(|o| tag_style(&o["tag-style"]));
     let cluster_name = cluster_name
-        .or_else(|| optional(api, "/cluster/status").and_then(|s| list(s).iter().find(|e| e["type"] == "cluster").map(|e| text(&e["name"]))))
+        .or_else(|| {
+            optional(api, "/cluster/status").and_then(|s| {
+                list(s)
+                    .iter()
+                    .find(|e| e["type"] == "cluster")
+                    .map(|e| text(&e["name"]))
+            })
+        })
         .unwrap_or_else(|| "imported".into());
     Ok(Scenario {
         cluster_name,
@@ -89,14 +105,22 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
 fn network(api: &Reader, node: &str) -> (Vec<String>, BTreeMap<String, IfaceAddress>) {
     let mut bridges = Vec::new();
     let mut addresses = BTreeMap::new();
-    let Some(ifaces) = optional(api, &format!("/nodes/{node}/network?type=any_bridge")) else { return (bridges, addresses) };
+    let Some(ifaces) = optional(api, &format!("/nodes/{node}/network?type=any_bridge")) else {
+        return (bridges, addresses);
+    };
     for i in list(ifaces) {
         if !matches!(i["type"].as_str(), Some("bridge" | "OVSBridge")) {
             continue;
         }
         let name = text(&i["iface"]);
         if let Some(cidr) = i["cidr"].as_str() {
-            addresses.insert(name.clone(), IfaceAddress { cidr: cidr.into(), gateway: i["gateway"].as_str().map(String::from) });
+            addresses.insert(
+                name.clone(),
+                IfaceAddress {
+                    cidr: cidr.into(),
+                    gateway: i["gateway"].as_str().map(String::from),
+                },
+            );
         }
         bridges.push(name);
     }
@@ -117,7 +141,13 @@ fn storages(api: &Reader, online: &[String]) -> anyhow::Result<(Vec<StorageDef>,
             defs.push(StorageDef {
                 id,
                 kind: text(&s["type"]),
-                content: s["content"].as_str().unwrap_or("").split(',').filter(|c| !c.is_empty()).map(String::from).collect(),
+                content: s["content"]
+                    .as_str()
+                    .unwrap_or("")
+                    .split(',')
+                    .filter(|c| !c.is_empty())
+                    .map(String::from)
+                    .collect(),
                 shared: s["shared"].as_u64() == Some(1),
                 nodes: None,
                 formats: None,
@@ -133,11 +163,17 @@ fn storages(api: &Reader, online: &[String]) -> anyhow::Result<(Vec<StorageDef>,
             d.nodes = Some(nodes.clone());
         }
         // A shared storage holds the same volumes everywhere: read it once.
-        let readers: Vec<&String> = if d.shared { nodes.iter().take(1).collect() } else { nodes.iter().collect() };
+        let readers: Vec<&String> = if d.shared {
+            nodes.iter().take(1).collect()
+        } else {
+            nodes.iter().collect()
+        };
         for node in readers {
             for v in list(api.get(&format!("/nodes/{node}/storage/{}/content", d.id))?) {
                 let volid = text(&v["volid"]);
-                let Some((_, volname)) = volid.split_once(':') else { continue };
+                let Some((_, volname)) = volid.split_once(':') else {
+                    continue;
+                };
                 volumes.push(VolumeSpec {
                     storage: d.id.clone(),
                     volname: volname.to_string(),
@@ -158,7 +194,9 @@ fn storages(api: &Reader, online: &[String]) -> anyhow::Result<(Vec<StorageDef>,
 fn guests(api: &Reader) -> anyhow::Result<Vec<GuestSpec>> {
     let mut out = Vec::new();
     for r in list(api.get("/cluster/resources?type=vm")?) {
-        let (Some(vmid), Some(node)) = (r["vmid"].as_u64(), r["node"].as_str()) else { continue };
+        let (Some(vmid), Some(node)) = (r["vmid"].as_u64(), r["node"].as_str()) else {
+            continue;
+        };
         let kind = match r["type"].as_str() {
             Some("qemu") => GuestKind::Qemu,
             Some("lxc") => GuestKind::Lxc,
@@ -170,7 +208,13 @@ fn guests(api: &Reader) -> anyhow::Result<Vec<GuestSpec>> {
             Ok(Value::Object(map)) => map
                 .into_iter()
                 .filter(|(k, _)| !DROPPED_KEYS.contains(&k.as_str()))
-                .map(|(k, v)| if k == "cipassword" { (k, json!(CIPASSWORD_PLACEHOLDER)) } else { (k, v) })
+                .map(|(k, v)| {
+                    if k == "cipassword" {
+                        (k, json!(CIPASSWORD_PLACEHOLDER))
+                    } else {
+                        (k, v)
+                    }
+                })
                 .collect(),
             Ok(other) => anyhow::bail!("GET {path}: not a config: {other}"),
             // A node that is down: its guests cannot be read.
@@ -179,7 +223,15 @@ fn guests(api: &Reader) -> anyhow::Result<Vec<GuestSpec>> {
         };
         // The guest's own status, not the cluster listing's, which may lag behind it.
         let running = api.get(&format!("{base}/status/current"))?["status"] == "running";
-        out.push(GuestSpec { vmid: vmid as u32, node: node.into(), kind, running, config, snapshots: vec![], agent: None });
+        out.push(GuestSpec {
+            vmid: vmid as u32,
+            node: node.into(),
+            kind,
+            running,
+            config,
+            snapshots: vec![],
+            agent: None,
+        });
     }
     out.sort_by_key(|g| g.vmid);
     Ok(out)
@@ -193,8 +245,16 @@ fn pools(api: &Reader, index: Value) -> Vec<PoolDef> {
         let members = list(detail["members"].clone());
         out.push(PoolDef {
             comment: p["comment"].as_str().or(detail["comment"].as_str()).map(String::from),
-            vms: members.iter().filter(|m| m["type"] != "storage").filter_map(|m| m["vmid"].as_u64().map(|v| v as u32)).collect(),
-            storage: members.iter().filter(|m| m["type"] == "storage").map(|m| text(&m["storage"])).collect(),
+            vms: members
+                .iter()
+                .filter(|m| m["type"] != "storage")
+                .filter_map(|m| m["vmid"].as_u64().map(|v| v as u32))
+                .collect(),
+            storage: members
+                .iter()
+                .filter(|m| m["type"] == "storage")
+                .map(|m| text(&m["storage"]))
+                .collect(),
             poolid,
         });
     }
@@ -208,7 +268,10 @@ fn pools(api: &Reader, index: Value) -> Vec<PoolDef> {
 fn tag_style(v: &Value) -> Option<String> {
     let parts: Vec<String> = ["case-sensitive", "ordering"]
         .iter()
-        .filter_map(|k| v.get(*k).map(|x| format!("{k}={}", x.as_str().map(String::from).unwrap_or_else(|| x.to_string()))))
+        .filter_map(|k| {
+            v.get(*k)
+                .map(|x| format!("{k}={}", x.as_str().map(String::from).unwrap_or_else(|| x.to_string())))
+        })
         .collect();
     (!parts.is_empty()).then(|| parts.join(","))
 }
@@ -216,7 +279,10 @@ fn tag_style(v: &Value) -> Option<String> {
 fn optional(api: &Reader, path: &str) -> Option<Value> {
     match api.get(path) {
         Ok(v) => Some(v),
-        Err(GetError { status: Some(501 | 404), .. }) => None,
+        Err(GetError {
+            status: Some(501 | 404),
+            ..
+        }) => None,
         Err(e) => {
             eprintln!("pvesim import: warning: {e}; the twin has none of it");
             None

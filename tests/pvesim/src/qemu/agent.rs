@@ -17,7 +17,7 @@ use super::info::agent_enabled;
 use super::vm;
 use crate::api::Ctx;
 use crate::error::{ApiError, ApiResult};
-use crate::state::{GuestAgentSpec, Guest};
+use crate::state::{Guest, GuestAgentSpec};
 use crate::util::now_ms;
 use serde_json::{json, Value};
 
@@ -38,7 +38,10 @@ fn answering<'c>(ctx: &'c Ctx<'_>) -> ApiResult<(&'c Guest, GuestAgentSpec, u64)
         return Err(ApiError::internal(format!("VM {vmid} is not running")));
     }
     if let Some(f) = ctx.sim.faults().agent(vmid) {
-        let msg = f.message.clone().unwrap_or_else(|| "QEMU guest agent is not running".into());
+        let msg = f
+            .message
+            .clone()
+            .unwrap_or_else(|| "QEMU guest agent is not running".into());
         return Err(ApiError::internal(msg));
     }
     let spec = g.agent.clone().unwrap_or_default();
@@ -68,9 +71,15 @@ pub fn network_get_interfaces(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     })];
     let windows = g.conf.current.get("ostype").is_some_and(|o| o.starts_with('w'));
     for i in 0..32u32 {
-        let Some(v) = g.conf.current.get(&format!("net{i}")) else { continue };
+        let Some(v) = g.conf.current.get(&format!("net{i}")) else {
+            continue;
+        };
         let Some(mac) = mac_of(v) else { continue };
-        let name = if windows { format!("Ethernet {}", i + 1) } else { format!("ens{}", 18 + i) };
+        let name = if windows {
+            format!("Ethernet {}", i + 1)
+        } else {
+            format!("ens{}", 18 + i)
+        };
         out.push(json!({
             "name": name, "hardware-address": mac,
             "ip-addresses": addresses(g, &spec, i, &mac, windows, addressed),
@@ -88,7 +97,8 @@ fn mac_of(net: &str) -> Option<String> {
 
 /// What `netN` has, link-local first (as guests list them while they come up).
 fn addresses(g: &Guest, spec: &GuestAgentSpec, i: u32, mac: &str, windows: bool, addressed: bool) -> Vec<Value> {
-    let entry = |ip: String, family: &str, prefix: u32| json!({"ip-address": ip, "ip-address-type": family, "prefix": prefix});
+    let entry =
+        |ip: String, family: &str, prefix: u32| json!({"ip-address": ip, "ip-address-type": family, "prefix": prefix});
     let bytes: Vec<u8> = mac.split(':').map(|b| u8::from_str_radix(b, 16).unwrap_or(0)).collect();
     let mut out = vec![entry(link_local(&bytes), "ipv6", 64)];
     if !addressed {
@@ -99,7 +109,12 @@ fn addresses(g: &Guest, spec: &GuestAgentSpec, i: u32, mac: &str, windows: bool,
     }
     let ipconfig = cloud_init_ipconfig(g, i);
     let field = |name: &str| {
-        ipconfig.as_deref().and_then(|c| c.split(',').find_map(|p| p.strip_prefix(name).and_then(|v| v.strip_prefix('='))))
+        ipconfig
+            .as_deref()
+            .and_then(|c| {
+                c.split(',')
+                    .find_map(|p| p.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+            })
             .map(str::to_string)
     };
     let host = 10 + (g.vmid % 240);
@@ -133,7 +148,13 @@ fn cloud_init_ipconfig(g: &Guest, i: u32) -> Option<String> {
 /// The EUI-64 link-local address of a MAC.
 pub(crate) fn link_local(b: &[u8]) -> String {
     let group = |hi: u8, lo: u8| (u16::from(hi) << 8) | u16::from(lo);
-    format!("fe80::{:x}:{:x}:{:x}:{:x}", group(b[0] ^ 0x02, b[1]), group(b[2], 0xff), group(0xfe, b[3]), group(b[4], b[5]))
+    format!(
+        "fe80::{:x}:{:x}:{:x}:{:x}",
+        group(b[0] ^ 0x02, b[1]),
+        group(b[2], 0xff),
+        group(0xfe, b[3]),
+        group(b[4], b[5])
+    )
 }
 
 #[cfg(test)]
@@ -142,8 +163,14 @@ mod tests {
 
     #[test]
     fn link_local_follows_eui64() {
-        assert_eq!(link_local(&[0xbc, 0x24, 0x11, 0x90, 0x00, 0x01]), "fe80::be24:11ff:fe90:1");
-        assert_eq!(mac_of("virtio=BC:24:11:90:00:01,bridge=vmbr0").as_deref(), Some("bc:24:11:90:00:01"));
+        assert_eq!(
+            link_local(&[0xbc, 0x24, 0x11, 0x90, 0x00, 0x01]),
+            "fe80::be24:11ff:fe90:1"
+        );
+        assert_eq!(
+            mac_of("virtio=BC:24:11:90:00:01,bridge=vmbr0").as_deref(),
+            Some("bc:24:11:90:00:01")
+        );
         assert_eq!(mac_of("virtio,bridge=vmbr0"), None);
     }
 }

@@ -38,41 +38,54 @@ pub fn vzdump(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
     let mode = ctx.get("mode").unwrap_or("snapshot").to_string();
     let node2 = node.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "vzdump", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        let g = vm(c, &node2, vmid).map_err(|_| format!("guest {vmid} not found on node '{node2}'"))?;
-        if let Some(l) = g.conf.current.get("lock") {
-            return Err(format!("VM is locked ({l})"));
-        }
-        t.log.push(format!("INFO: Starting Backup of VM {vmid} (qemu)"));
-        t.log.push(format!("INFO: Backup mode: {mode}"));
-        t.check_fault()?;
-        let mut conf = g.conf.current.clone();
-        conf.remove("lock");
-        let size: u64 = conf
-            .iter()
-            .filter(|(k, _)| disks::is_disk_key(k))
-            .filter_map(|(_, v)| Some(Drive::parse_stored(v)).filter(|d| !d.is_cdrom()).and_then(|d| d.size()))
-            .sum::<u64>()
-            / 10;
-        let volname = archive_name(vmid, now_secs());
-        t.log.push(format!("INFO: creating vzdump archive '{sid}:{volname}'"));
-        let vn = if sd.shared { None } else { Some(node2.clone()) };
-        c.volumes.push(Volume {
-            storage: sid.clone(),
-            node: vn,
-            volname,
-            size: size.max(1 << 20),
-            format: "vma.zst".into(),
-            vmid: Some(vmid),
-            content: "backup".into(),
-            ctime: now_secs(),
-            backup_config: Some(conf),
-            checksums: Default::default(),
-            virtual_size: None,
-        });
-        t.log.push(format!("INFO: Finished Backup of VM {vmid}"));
-        Ok(())
-    }));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "vzdump",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            let g = vm(c, &node2, vmid).map_err(|_| format!("guest {vmid} not found on node '{node2}'"))?;
+            if let Some(l) = g.conf.current.get("lock") {
+                return Err(format!("VM is locked ({l})"));
+            }
+            t.log.push(format!("INFO: Starting Backup of VM {vmid} (qemu)"));
+            t.log.push(format!("INFO: Backup mode: {mode}"));
+            t.check_fault()?;
+            let mut conf = g.conf.current.clone();
+            conf.remove("lock");
+            let size: u64 = conf
+                .iter()
+                .filter(|(k, _)| disks::is_disk_key(k))
+                .filter_map(|(_, v)| {
+                    Some(Drive::parse_stored(v))
+                        .filter(|d| !d.is_cdrom())
+                        .and_then(|d| d.size())
+                })
+                .sum::<u64>()
+                / 10;
+            let volname = archive_name(vmid, now_secs());
+            t.log.push(format!("INFO: creating vzdump archive '{sid}:{volname}'"));
+            let vn = if sd.shared { None } else { Some(node2.clone()) };
+            c.volumes.push(Volume {
+                storage: sid.clone(),
+                node: vn,
+                volname,
+                size: size.max(1 << 20),
+                format: "vma.zst".into(),
+                vmid: Some(vmid),
+                content: "backup".into(),
+                ctime: now_secs(),
+                backup_config: Some(conf),
+                checksums: Default::default(),
+                virtual_size: None,
+            });
+            t.log.push(format!("INFO: Finished Backup of VM {vmid}"));
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
@@ -97,7 +110,9 @@ pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiRes
         return Err(ApiError::internal(format!("volume '{archive}' does not exist")));
     };
     if vol.content != "backup" {
-        return Err(ApiError::internal(format!("volume '{archive}' is not a backup archive")));
+        return Err(ApiError::internal(format!(
+            "volume '{archive}' is not a backup archive"
+        )));
     }
     if let Some(target) = ctx.get("storage") {
         if ctx.c.storage(target).is_none() {
@@ -110,7 +125,10 @@ pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiRes
     if let Some(g) = &old {
         if !force || g.node != node || g.kind != GuestKind::Qemu {
             let what = if g.kind == GuestKind::Lxc { "CT" } else { "VM" };
-            return Err(ApiError::internal(format!("{emsg} {what} {vmid} already exists on node '{}'", g.node)));
+            return Err(ApiError::internal(format!(
+                "{emsg} {what} {vmid} already exists on node '{}'",
+                g.node
+            )));
         }
         if g.conf.current.get("protection").is_some_and(|p| p == "1") {
             return Err(ApiError::internal(format!("{emsg} protection mode enabled")));
@@ -136,7 +154,18 @@ pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiRes
             conf.current.insert("lock".into(), "create".into());
             ctx.c.guests.insert(
                 vmid,
-                Guest { vmid, node: node.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None, agent: None },
+                Guest {
+                    vmid,
+                    node: node.clone(),
+                    kind: GuestKind::Qemu,
+                    conf,
+                    running: false,
+                    paused: false,
+                    started_ms: None,
+                    created_ms: now_ms(),
+                    power_change: None,
+                    agent: None,
+                },
             );
         }
     }
@@ -164,7 +193,9 @@ pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiRes
                 if d.opts.get("backup").is_some_and(|b| b == "0") {
                     continue; // excluded from the backup: not restored
                 }
-                let sid = target.clone().unwrap_or_else(|| volid.split(':').next().unwrap_or("").to_string());
+                let sid = target
+                    .clone()
+                    .unwrap_or_else(|| volid.split(':').next().unwrap_or("").to_string());
                 let size = d.size().unwrap_or(4 << 20);
                 d.opts.remove("format");
                 let new = crate::storage::alloc(c, &sid, &node2, vmid, size, None)?;
@@ -184,11 +215,18 @@ pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiRes
                     let (model_mac, rest) = v.split_once(',').unwrap_or((v.as_str(), ""));
                     let model = model_mac.split('=').next().unwrap_or("virtio").to_string();
                     let mac = super::normalize::gen_mac(prefix.as_deref());
-                    *v = if rest.is_empty() { format!("{model}={mac}") } else { format!("{model}={mac},{rest}") };
+                    *v = if rest.is_empty() {
+                        format!("{model}={mac}")
+                    } else {
+                        format!("{model}={mac},{rest}")
+                    };
                 }
                 if let Some(s) = conf.get_mut("smbios1") {
                     let rest: Vec<&str> = s.split(',').filter(|p| !p.starts_with("uuid=")).collect();
-                    *s = std::iter::once(format!("uuid={}", uuid4())).chain(rest.iter().map(|r| r.to_string())).collect::<Vec<_>>().join(",");
+                    *s = std::iter::once(format!("uuid={}", uuid4()))
+                        .chain(rest.iter().map(|r| r.to_string()))
+                        .collect::<Vec<_>>()
+                        .join(",");
                 }
             }
             Ok(conf)
@@ -209,7 +247,14 @@ pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiRes
             }
         };
         {
-            let mut dc = super::normalize::DiskCtx { schema: &sim.schema, who: &who, node: &node2, vmid, default_storage: None, log: &mut t.log };
+            let mut dc = super::normalize::DiskCtx {
+                schema: &sim.schema,
+                who: &who,
+                node: &node2,
+                vmid,
+                default_storage: None,
+                log: &mut t.log,
+            };
             for (k, p) in overrides.sets {
                 let v = match p {
                     super::update::Planned::Value(v) => v,
@@ -223,7 +268,12 @@ pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiRes
         if let Some(o) = &old {
             let mut g = o.clone();
             g.conf.current = conf.clone();
-            for (k, v) in o.conf.current.iter().filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k)) {
+            for (k, v) in o
+                .conf
+                .current
+                .iter()
+                .filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k))
+            {
                 let d = Drive::parse_stored(v);
                 let Some(volid) = d.volid() else { continue };
                 if d.is_cdrom() || crate::storage::owner_of(volid.split(':').nth(1).unwrap_or("")) != Some(vmid) {
@@ -239,7 +289,10 @@ pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiRes
             conf = g.conf.current;
         }
         let g = c.guests.get_mut(&vmid).ok_or_else(|| format!("VM {vmid} vanished"))?;
-        g.conf = Config { current: conf, ..Config::default() };
+        g.conf = Config {
+            current: conf,
+            ..Config::default()
+        };
         if let Some(p) = &pool {
             crate::pools::add_vm(c, p, vmid);
         }
@@ -249,11 +302,23 @@ pub fn restore(ctx: &mut Ctx<'_>, archive: &str, pool: Option<String>) -> ApiRes
         }
         Ok(())
     });
-    Ok(Value::String(tasks::spawn(ctx.sim, ctx.c, &node, "qmrestore", &vmid.to_string(), ctx.who, vec![], work)))
+    Ok(Value::String(tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmrestore",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        work,
+    )))
 }
 
 fn backup_keys(vol: &Volume) -> Vec<String> {
-    vol.backup_config.as_ref().map(|c| c.keys().cloned().collect()).unwrap_or_default()
+    vol.backup_config
+        .as_ref()
+        .map(|c| c.keys().cloned().collect())
+        .unwrap_or_default()
 }
 
 fn backup_restores(keys: &[String], key: &str) -> bool {
@@ -267,6 +332,9 @@ mod tests {
     #[test]
     fn archive_names_use_utc_dates() {
         assert_eq!(archive_name(100, 0), "dump/vzdump-qemu-100-1970_01_01-00_00_00.vma.zst");
-        assert_eq!(archive_name(101, 1_764_506_096), "dump/vzdump-qemu-101-2025_11_30-12_34_56.vma.zst");
+        assert_eq!(
+            archive_name(101, 1_764_506_096),
+            "dump/vzdump-qemu-101-2025_11_30-12_34_56.vma.zst"
+        );
     }
 }

@@ -22,7 +22,16 @@ use serde_json::{json, Value};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The keys `GET .../cloudinit` always lists when set (qemu-server's `$cloudinitoptions`).
-const LISTED: &[&str] = &["cicustom", "cipassword", "citype", "ciupgrade", "ciuser", "nameserver", "searchdomain", "sshkeys"];
+const LISTED: &[&str] = &[
+    "cicustom",
+    "cipassword",
+    "citype",
+    "ciupgrade",
+    "ciuser",
+    "nameserver",
+    "searchdomain",
+    "sshkeys",
+];
 
 /// The record key naming the keys added since the drive was generated.
 const ADDED: &str = "added";
@@ -35,11 +44,15 @@ pub fn is_tracked(key: &str) -> bool {
 
 /// Whether the config has a cloud-init drive.
 pub fn has_drive(conf: &BTreeMap<String, String>) -> bool {
-    conf.iter().any(|(k, v)| disks::is_disk_key(k) && Drive::parse_stored(v).file.contains("-cloudinit"))
+    conf.iter()
+        .any(|(k, v)| disks::is_disk_key(k) && Drive::parse_stored(v).file.contains("-cloudinit"))
 }
 
 fn added(record: &BTreeMap<String, String>) -> BTreeSet<String> {
-    record.get(ADDED).map(|a| a.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect()).unwrap_or_default()
+    record
+        .get(ADDED)
+        .map(|a| a.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// Records a change of `key` from `old` to `new` (`None`: absent) made to a running VM.
@@ -95,7 +108,11 @@ pub fn drive_value<'a>(g: &'a Guest, key: &str) -> Option<&'a str> {
     if added(&g.conf.cloudinit).contains(key) {
         return None;
     }
-    g.conf.cloudinit.get(key).or_else(|| g.conf.current.get(key)).map(String::as_str)
+    g.conf
+        .cloudinit
+        .get(key)
+        .or_else(|| g.conf.current.get(key))
+        .map(String::as_str)
 }
 
 const MASK: &str = "**********";
@@ -106,7 +123,13 @@ pub fn pending(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let conf = &g.conf.current;
     let record = &g.conf.cloudinit;
     let added = added(record);
-    let shown = |k: &str, v: &str| if k == "cipassword" { MASK.to_string() } else { v.to_string() };
+    let shown = |k: &str, v: &str| {
+        if k == "cipassword" {
+            MASK.to_string()
+        } else {
+            v.to_string()
+        }
+    };
     let mut out = Vec::new();
     for k in &added {
         let mut item = json!({"key": k});
@@ -116,7 +139,9 @@ pub fn pending(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         out.push(item);
     }
     for k in LISTED {
-        let Some(now) = conf.get(*k).filter(|v| !v.is_empty()) else { continue };
+        let Some(now) = conf.get(*k).filter(|v| !v.is_empty()) else {
+            continue;
+        };
         if added.contains(*k) {
             continue;
         }
@@ -149,10 +174,22 @@ mod tests {
 
     fn guest() -> Guest {
         let mut conf = Config::default();
-        conf.current.insert("ide2".into(), "local-lvm:vm-101-cloudinit,media=cdrom".into());
+        conf.current
+            .insert("ide2".into(), "local-lvm:vm-101-cloudinit,media=cdrom".into());
         conf.current.insert("ciuser".into(), "debian".into());
         conf.current.insert("ipconfig0".into(), "ip=dhcp".into());
-        Guest { vmid: 101, node: "pve1".into(), kind: GuestKind::Qemu, conf, running: true, paused: false, started_ms: None, created_ms: 0, power_change: None, agent: None }
+        Guest {
+            vmid: 101,
+            node: "pve1".into(),
+            kind: GuestKind::Qemu,
+            conf,
+            running: true,
+            paused: false,
+            started_ms: None,
+            created_ms: 0,
+            power_change: None,
+            agent: None,
+        }
     }
 
     fn change(g: &mut Guest, key: &str, new: Option<&str>) {
@@ -169,10 +206,16 @@ mod tests {
         let mut g = guest();
         change(&mut g, "ciuser", Some("admin"));
         change(&mut g, "ciuser", Some("root"));
-        assert_eq!(g.conf.cloudinit["ciuser"], "debian", "the drive value is kept across changes");
+        assert_eq!(
+            g.conf.cloudinit["ciuser"], "debian",
+            "the drive value is kept across changes"
+        );
         assert_eq!(drive_value(&g, "ciuser"), Some("debian"));
         change(&mut g, "ciuser", Some("debian"));
-        assert!(g.conf.cloudinit.is_empty(), "back to the drive value: nothing to regenerate");
+        assert!(
+            g.conf.cloudinit.is_empty(),
+            "back to the drive value: nothing to regenerate"
+        );
     }
 
     #[test]
@@ -182,7 +225,10 @@ mod tests {
         assert_eq!(g.conf.cloudinit[ADDED], "sshkeys");
         assert_eq!(drive_value(&g, "sshkeys"), None);
         change(&mut g, "sshkeys", None);
-        assert!(g.conf.cloudinit.is_empty(), "added then removed: the drive never had it");
+        assert!(
+            g.conf.cloudinit.is_empty(),
+            "added then removed: the drive never had it"
+        );
         change(&mut g, "ipconfig0", None);
         assert_eq!(g.conf.cloudinit["ipconfig0"], "ip=dhcp");
         assert_eq!(drive_value(&g, "ipconfig0"), Some("ip=dhcp"));
@@ -201,6 +247,9 @@ mod tests {
         g.conf.current.insert("hotplug".into(), "network,disk,cloudinit".into());
         change(&mut g, "ciuser", Some("admin"));
         settle(&mut g);
-        assert!(g.conf.cloudinit.is_empty(), "the cloudinit hotplug feature regenerates at once");
+        assert!(
+            g.conf.cloudinit.is_empty(),
+            "the cloudinit hotplug feature regenerates at once"
+        );
     }
 }

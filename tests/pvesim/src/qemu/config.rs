@@ -15,7 +15,11 @@ pub fn serialize(conf: &Config) -> String {
         out.push_str("\n[PENDING]\n");
         write_section(&mut out, &conf.pending);
         if !conf.delete.is_empty() {
-            let list: Vec<String> = conf.delete.iter().map(|(k, f)| if *f { format!("!{k}") } else { k.clone() }).collect();
+            let list: Vec<String> = conf
+                .delete
+                .iter()
+                .map(|(k, f)| if *f { format!("!{k}") } else { k.clone() })
+                .collect();
             out.push_str(&format!("delete: {}\n", list.join(",")));
         }
     }
@@ -56,7 +60,10 @@ fn write_section(out: &mut String, map: &BTreeMap<String, String>) {
 
 /// SHA-1 of the serialised config (changes whenever the file content changes).
 pub fn digest(conf: &Config) -> String {
-    Sha1::digest(serialize(conf).as_bytes()).iter().map(|b| format!("{b:02x}")).collect()
+    Sha1::digest(serialize(conf).as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
 }
 
 /// Config with pending values applied and pending deletions removed.
@@ -77,14 +84,21 @@ pub fn typed(schema: &Schema, key: &str, value: &str) -> Value {
         return Value::String("**********".into());
     }
     match super::disks::key_type(schema, key).as_str() {
-        "integer" | "boolean" => value.parse::<i64>().map(Value::from).unwrap_or_else(|_| Value::String(value.into())),
+        "integer" | "boolean" => value
+            .parse::<i64>()
+            .map(Value::from)
+            .unwrap_or_else(|_| Value::String(value.into())),
         _ => Value::String(value.into()),
     }
 }
 
 /// `GET config` data: only set keys plus `digest`.
 pub fn to_json(schema: &Schema, conf: &Config, current_only: bool) -> Value {
-    let view = if current_only { conf.current.clone() } else { merged(conf) };
+    let view = if current_only {
+        conf.current.clone()
+    } else {
+        merged(conf)
+    };
     let mut obj = Map::new();
     for (k, v) in &view {
         obj.insert(k.clone(), typed(schema, k, v));
@@ -95,7 +109,12 @@ pub fn to_json(schema: &Schema, conf: &Config, current_only: bool) -> Value {
 
 /// `GET pending` data.
 pub fn pending_list(schema: &Schema, conf: &Config) -> Value {
-    let mut keys: Vec<&String> = conf.current.keys().chain(conf.pending.keys()).chain(conf.delete.keys()).collect();
+    let mut keys: Vec<&String> = conf
+        .current
+        .keys()
+        .chain(conf.pending.keys())
+        .chain(conf.delete.keys())
+        .collect();
     keys.sort();
     keys.dedup();
     let mut out = Vec::new();

@@ -30,7 +30,9 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         super::perms::check_vm_perm(ctx.c, ctx.who, vmid, pool.as_deref(), &["VM.PowerMgmt"], false)?;
     }
     // VM.Allocate on the VM, or on the pool it is created in.
-    let on_pool = pool.as_ref().is_some_and(|p| crate::auth::has(ctx.c, ctx.who, &format!("/pool/{p}"), "VM.Allocate"));
+    let on_pool = pool
+        .as_ref()
+        .is_some_and(|p| crate::auth::has(ctx.c, ctx.who, &format!("/pool/{p}"), "VM.Allocate"));
     if !on_pool {
         ctx.require(&format!("/vms/{vmid}"), "VM.Allocate")?;
     }
@@ -52,7 +54,18 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     conf.current.insert("lock".into(), "create".into());
     ctx.c.guests.insert(
         vmid,
-        Guest { vmid, node: node.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None, agent: None },
+        Guest {
+            vmid,
+            node: node.clone(),
+            kind: GuestKind::Qemu,
+            conf,
+            running: false,
+            paused: false,
+            started_ms: None,
+            created_ms: now_ms(),
+            power_change: None,
+            agent: None,
+        },
     );
     let sim = ctx.sim.clone();
     let who = ctx.who.clone();
@@ -71,7 +84,14 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             }
             let mut values = Vec::new();
             {
-                let mut dc = super::normalize::DiskCtx { schema: &sim.schema, who: &who, node: &node2, vmid, default_storage: None, log: &mut t.log };
+                let mut dc = super::normalize::DiskCtx {
+                    schema: &sim.schema,
+                    who: &who,
+                    node: &node2,
+                    vmid,
+                    default_storage: None,
+                    log: &mut t.log,
+                };
                 for (k, p) in plan.sets {
                     let v = match p {
                         Planned::Value(v) => v,
@@ -95,7 +115,8 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                     cur.insert("boot".into(), order);
                 }
             }
-            cur.entry("smbios1".into()).or_insert_with(|| format!("uuid={}", uuid4()));
+            cur.entry("smbios1".into())
+                .or_insert_with(|| format!("uuid={}", uuid4()));
             match cur.get("vmgenid").map(String::as_str) {
                 Some("0") => {
                     cur.remove("vmgenid");
@@ -105,7 +126,10 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                 }
                 _ => {}
             }
-            cur.insert("meta".into(), format!("creation-qemu={QEMU_VERSION},ctime={}", now_secs()));
+            cur.insert(
+                "meta".into(),
+                format!("creation-qemu={QEMU_VERSION},ctime={}", now_secs()),
+            );
             if let Some(p) = &pool {
                 crate::pools::add_vm(c, p, vmid);
             }
@@ -129,7 +153,16 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         }
         Ok(())
     });
-    Ok(Value::String(tasks::spawn(ctx.sim, ctx.c, &node, "qmcreate", &vmid.to_string(), ctx.who, vec![], work)))
+    Ok(Value::String(tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmcreate",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        work,
+    )))
 }
 
 /// `order=<first disk>;<first cdrom>;<first net>` as PVE sets it at create.
@@ -165,7 +198,10 @@ mod tests {
         let mut c = std::collections::BTreeMap::new();
         c.insert("scsi0".to_string(), "local-lvm:vm-1-disk-0,size=1G".to_string());
         c.insert("ide0".to_string(), "local-lvm:vm-1-cloudinit,media=cdrom".to_string());
-        c.insert("ide2".to_string(), "isos:iso/virtio-win.iso,media=cdrom,size=708M".to_string());
+        c.insert(
+            "ide2".to_string(),
+            "isos:iso/virtio-win.iso,media=cdrom,size=708M".to_string(),
+        );
         assert_eq!(default_boot_order(&c).unwrap(), "order=scsi0;ide0");
     }
 }

@@ -20,11 +20,13 @@ pub fn is_disk_key(k: &str) -> bool {
 }
 
 pub fn is_unused_key(k: &str) -> bool {
-    k.strip_prefix("unused").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    k.strip_prefix("unused")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
 pub fn is_net_key(k: &str) -> bool {
-    k.strip_prefix("net").is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
+    k.strip_prefix("net")
+        .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
 
 /// Order in which PVE walks drives when allocating (ide, sata, scsi, virtio, efidisk0,
@@ -33,7 +35,10 @@ pub fn drive_rank(k: &str) -> (u8, u32) {
     if !is_disk_key(k) {
         return (0, 0);
     }
-    let n = k.trim_start_matches(|c: char| c.is_ascii_alphabetic()).parse().unwrap_or(0);
+    let n = k
+        .trim_start_matches(|c: char| c.is_ascii_alphabetic())
+        .parse()
+        .unwrap_or(0);
     let bus = match k.trim_end_matches(|c: char| c.is_ascii_digit()) {
         "ide" => 1,
         "sata" => 2,
@@ -58,8 +63,15 @@ pub fn boot_search_order() -> Vec<String> {
 
 /// Inline property-string format of a config key (from the create method's schema).
 pub fn key_format(schema: &Schema, key: &str) -> Option<Map<String, Value>> {
-    let props = schema.method("/nodes/{node}/qemu", "POST")?.get("parameters")?.get("properties")?.as_object()?;
-    crate::schema::validate::find_prop(props, key)?.get("format")?.as_object().cloned()
+    let props = schema
+        .method("/nodes/{node}/qemu", "POST")?
+        .get("parameters")?
+        .get("properties")?
+        .as_object()?;
+    crate::schema::validate::find_prop(props, key)?
+        .get("format")?
+        .as_object()
+        .cloned()
 }
 
 /// Type of a config key per schema (`integer`, `boolean`, `number`, `string`).
@@ -95,7 +107,10 @@ impl Drive {
     pub fn parse_stored(value: &str) -> Drive {
         let mut parts = value.split(',');
         let file = parts.next().unwrap_or("").to_string();
-        let opts = parts.filter_map(|p| p.split_once('=')).map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let opts = parts
+            .filter_map(|p| p.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         Drive { file, opts }
     }
 

@@ -27,24 +27,36 @@ fn set_state(c: &mut Cluster, vmid: u32, state: &str) {
 }
 
 fn ha_user() -> Identity {
-    Identity { userid: "root@pam".into(), tokenid: None }
+    Identity {
+        userid: "root@pam".into(),
+        tokenid: None,
+    }
 }
 
 /// `POST …/status/start` on an HA-managed VM.
 pub fn start(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let sim = ctx.sim.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "hastart", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        t.log.push(format!("Requesting HA start for VM {vmid}"));
-        t.check_fault()?;
-        set_state(c, vmid, "started");
-        let running = c.guests.get(&vmid).is_some_and(|g| g.running);
-        if !running {
-            let node = c.guests.get(&vmid).map(|g| g.node.clone()).unwrap_or_default();
-            power::spawn_start(&sim, c, &node, vmid, &ha_user(), false);
-        }
-        Ok(())
-    }));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "hastart",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            t.log.push(format!("Requesting HA start for VM {vmid}"));
+            t.check_fault()?;
+            set_state(c, vmid, "started");
+            let running = c.guests.get(&vmid).is_some_and(|g| g.running);
+            if !running {
+                let node = c.guests.get(&vmid).map(|g| g.node.clone()).unwrap_or_default();
+                power::spawn_start(&sim, c, &node, vmid, &ha_user(), false);
+            }
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
@@ -53,22 +65,40 @@ pub fn start(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 pub fn stop(ctx: &mut Ctx<'_>, shutdown: bool) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let sim = ctx.sim.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "hastop", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        t.log.push(format!("Requesting HA stop for VM {vmid}"));
-        t.check_fault()?;
-        set_state(c, vmid, "stopped");
-        let running = c.guests.get(&vmid).is_some_and(|g| g.running);
-        if running {
-            let node = c.guests.get(&vmid).map(|g| g.node.clone()).unwrap_or_default();
-            let kind = if shutdown { "qmshutdown" } else { "qmstop" };
-            tasks::spawn(&sim, c, &node, kind, &vmid.to_string(), &ha_user(), vec![], Box::new(move |c, t| {
-                t.check_fault()?;
-                power::stop_now(c, vmid);
-                Ok(())
-            }));
-        }
-        Ok(())
-    }));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "hastop",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            t.log.push(format!("Requesting HA stop for VM {vmid}"));
+            t.check_fault()?;
+            set_state(c, vmid, "stopped");
+            let running = c.guests.get(&vmid).is_some_and(|g| g.running);
+            if running {
+                let node = c.guests.get(&vmid).map(|g| g.node.clone()).unwrap_or_default();
+                let kind = if shutdown { "qmshutdown" } else { "qmstop" };
+                tasks::spawn(
+                    &sim,
+                    c,
+                    &node,
+                    kind,
+                    &vmid.to_string(),
+                    &ha_user(),
+                    vec![],
+                    Box::new(move |c, t| {
+                        t.check_fault()?;
+                        power::stop_now(c, vmid);
+                        Ok(())
+                    }),
+                );
+            }
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
@@ -78,23 +108,37 @@ pub fn migrate(ctx: &mut Ctx<'_>, target: &str) -> ApiResult<Value> {
     let sim = ctx.sim.clone();
     let target = target.to_string();
     let node = ctx.node();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "hamigrate", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        t.log.push(format!("Requesting HA migration for VM {vmid} to node {target}"));
-        t.check_fault()?;
-        // The CRM's migrate: online (a stopped VM moves offline), no storage mapping.
-        if let Some(g) = c.guests.get(&vmid) {
-            let (from, running) = (g.node.clone(), g.running);
-            super::lifecycle::spawn_migration(&sim, c, &from, vmid, &target, &ha_user(), running, None, false);
-        }
-        Ok(())
-    }));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "hamigrate",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            t.log
+                .push(format!("Requesting HA migration for VM {vmid} to node {target}"));
+            t.check_fault()?;
+            // The CRM's migrate: online (a stopped VM moves offline), no storage mapping.
+            if let Some(g) = c.guests.get(&vmid) {
+                let (from, running) = (g.node.clone(), g.running);
+                super::lifecycle::spawn_migration(&sim, c, &from, vmid, &target, &ha_user(), running, None, false);
+            }
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
 /// `ha-manager add vm:<id> --state <state>`, as the create task runs it for `ha-managed`.
 pub fn add(c: &mut Cluster, vmid: u32, state: &str) {
     if c.ha_resource(vmid).is_none() {
-        c.ha_resources.push(crate::state::HaResource { sid: format!("vm:{vmid}"), state: state.to_string(), comment: None });
+        c.ha_resources.push(crate::state::HaResource {
+            sid: format!("vm:{vmid}"),
+            state: state.to_string(),
+            comment: None,
+        });
     }
 }
 

@@ -31,8 +31,11 @@ pub fn uptime(g: &Guest) -> u64 {
 fn maxdisk(g: &Guest) -> u64 {
     let c = &g.conf.current;
     let boot = c.get("boot").cloned().unwrap_or_default();
-    let mut candidates: Vec<String> =
-        boot.split(',').find_map(|p| p.strip_prefix("order=")).map(|o| o.split(';').map(str::to_string).collect()).unwrap_or_default();
+    let mut candidates: Vec<String> = boot
+        .split(',')
+        .find_map(|p| p.strip_prefix("order="))
+        .map(|o| o.split(';').map(str::to_string).collect())
+        .unwrap_or_default();
     if let Some(bd) = c.get("bootdisk") {
         candidates.push(bd.clone());
     }
@@ -51,13 +54,19 @@ fn maxdisk(g: &Guest) -> u64 {
 pub fn stats(_ctx: &Ctx<'_>, g: &Guest) -> Map<String, Value> {
     let c = &g.conf.current;
     let num = |k: &str, d: u64| c.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(d);
-    let cpus = c.get("vcpus").and_then(|v| v.parse::<u64>().ok()).unwrap_or(num("sockets", 1) * num("cores", 1));
+    let cpus = c
+        .get("vcpus")
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(num("sockets", 1) * num("cores", 1));
     let maxmem = memory_bytes(g);
     let running = g.running;
     let up = uptime(g);
     let mut m = Map::new();
     m.insert("vmid".into(), json!(g.vmid));
-    m.insert("name".into(), json!(c.get("name").cloned().unwrap_or_else(|| format!("VM {}", g.vmid))));
+    m.insert(
+        "name".into(),
+        json!(c.get("name").cloned().unwrap_or_else(|| format!("VM {}", g.vmid))),
+    );
     m.insert("status".into(), json!(if running { "running" } else { "stopped" }));
     m.insert("cpus".into(), json!(cpus));
     m.insert("maxmem".into(), json!(maxmem));
@@ -66,23 +75,44 @@ pub fn stats(_ctx: &Ctx<'_>, g: &Guest) -> Map<String, Value> {
     m.insert("uptime".into(), json!(up));
     m.insert("cpu".into(), json!(if running { 0.0123 } else { 0.0 }));
     m.insert("mem".into(), json!(if running { maxmem / 3 } else { 0 }));
-    m.insert("memhost".into(), json!(if running { maxmem / 3 + (24 << 20) } else { 0 }));
-    for (k, per_s) in [("netin", 1200u64), ("netout", 800), ("diskread", 40_000), ("diskwrite", 20_000)] {
+    m.insert(
+        "memhost".into(),
+        json!(if running { maxmem / 3 + (24 << 20) } else { 0 }),
+    );
+    for (k, per_s) in [
+        ("netin", 1200u64),
+        ("netout", 800),
+        ("diskread", 40_000),
+        ("diskwrite", 20_000),
+    ] {
         m.insert(k.into(), json!(if running { up * per_s } else { 0 }));
     }
     if running {
         m.insert("pid".into(), json!(10_000 + g.vmid % 50_000));
         // PVE 9: the VM cgroup's pressure stall averages over 10 s (numbers).
-        for (k, v) in [("pressurecpusome", 0.12), ("pressurecpufull", 0.0), ("pressureiosome", 0.05), ("pressureiofull", 0.03), ("pressurememorysome", 0.0), ("pressurememoryfull", 0.0)] {
+        for (k, v) in [
+            ("pressurecpusome", 0.12),
+            ("pressurecpufull", 0.0),
+            ("pressureiosome", 0.05),
+            ("pressureiofull", 0.03),
+            ("pressurememorysome", 0.0),
+            ("pressurememoryfull", 0.0),
+        ] {
             m.insert(k.into(), json!(v));
         }
     }
     if let Some(min) = balloon_mib(g).filter(|b| *b > 0) {
         // Set from the config whenever a balloon target is configured.
         m.insert("balloon_min".into(), json!(min << 20));
-        m.insert("shares".into(), json!(c.get("shares").and_then(|v| v.parse::<u64>().ok()).unwrap_or(1000)));
+        m.insert(
+            "shares".into(),
+            json!(c.get("shares").and_then(|v| v.parse::<u64>().ok()).unwrap_or(1000)),
+        );
     }
-    if c.keys().any(|k| k.strip_prefix("serial").is_some_and(|n| n.parse::<u8>().is_ok_and(|n| n < 4))) {
+    if c.keys().any(|k| {
+        k.strip_prefix("serial")
+            .is_some_and(|n| n.parse::<u8>().is_ok_and(|n| n < 4))
+    }) {
         m.insert("serial".into(), json!(1));
     }
     if super::is_template(g) {
@@ -145,7 +175,10 @@ fn full_stats(g: &Guest, m: &mut Map<String, Value>) {
     m.insert("diskwrite".into(), json!(wr));
     let mut nics = Map::new();
     for k in c.keys().filter(|k| super::disks::is_net_key(k)) {
-        nics.insert(format!("tap{}i{}", g.vmid, &k[3..]), json!({"netin": up * 1200, "netout": up * 800}));
+        nics.insert(
+            format!("tap{}i{}", g.vmid, &k[3..]),
+            json!({"netin": up * 1200, "netout": up * 800}),
+        );
     }
     m.insert("nics".into(), Value::Object(nics));
     if balloon_mib(g) != Some(0) {
@@ -170,7 +203,12 @@ pub fn list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
     let full = ctx.flag("full");
     let mut out = Vec::new();
-    for g in ctx.c.guests.values().filter(|g| g.node == node && g.kind == GuestKind::Qemu) {
+    for g in ctx
+        .c
+        .guests
+        .values()
+        .filter(|g| g.node == node && g.kind == GuestKind::Qemu)
+    {
         if !auth::has(ctx.c, ctx.who, &format!("/vms/{}", g.vmid), "VM.Audit") {
             continue;
         }
@@ -188,8 +226,14 @@ pub fn config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if let Some(snap) = ctx.get("snapshot") {
         if ctx.get("current").is_some() {
             let mut e = std::collections::BTreeMap::new();
-            e.insert("snapshot".to_string(), "option conflicts with option 'current'".to_string());
-            e.insert("current".to_string(), "option conflicts with option 'snapshot'".to_string());
+            e.insert(
+                "snapshot".to_string(),
+                "option conflicts with option 'current'".to_string(),
+            );
+            e.insert(
+                "current".to_string(),
+                "option conflicts with option 'snapshot'".to_string(),
+            );
             return Err(ApiError::params(e));
         }
         let snap = snap.to_string();
@@ -218,7 +262,10 @@ pub fn status_current(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     if let Some(vga) = g.conf.current.get("vga") {
         // SPICE-capable display (qxl*, virtio*), and the clipboard option (null if unset).
-        let ty = vga.split(',').find_map(|p| p.strip_prefix("type=").or((!p.contains('=')).then_some(p))).unwrap_or("");
+        let ty = vga
+            .split(',')
+            .find_map(|p| p.strip_prefix("type=").or((!p.contains('=')).then_some(p)))
+            .unwrap_or("");
         if ty.starts_with("qxl") || ty.starts_with("virtio") {
             m.insert("spice".into(), json!(1));
         }
@@ -231,7 +278,9 @@ pub fn status_current(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 /// `agent: 1` or `enabled=1,...`.
 pub fn agent_enabled(v: &str) -> bool {
     v.split(',').any(|p| {
-        let val = p.strip_prefix("enabled=").unwrap_or(if p.contains('=') { "" } else { p });
+        let val = p
+            .strip_prefix("enabled=")
+            .unwrap_or(if p.contains('=') { "" } else { p });
         crate::propstring::parse_bool(val) == Some("1")
     })
 }

@@ -35,11 +35,15 @@ pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let g = vm(ctx.c, &node, vmid)?;
     if g.conf.current.get("protection").is_some_and(|p| p == "1") {
-        return Err(ApiError::internal(format!("can't remove VM {vmid} - protection mode enabled")));
+        return Err(ApiError::internal(format!(
+            "can't remove VM {vmid} - protection mode enabled"
+        )));
     }
     let purge = ctx.flag("purge");
     if ctx.c.ha_resource(vmid).is_some() && !purge {
-        return Err(ApiError::internal(format!("unable to remove VM {vmid} - used in HA resources and purge parameter not set.")));
+        return Err(ApiError::internal(format!(
+            "unable to remove VM {vmid} - used in HA resources and purge parameter not set."
+        )));
     }
     if g.running {
         return Err(ApiError::internal(format!("VM {vmid} is running - destroy failed")));
@@ -47,41 +51,57 @@ pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let skiplock = ctx.flag("skiplock");
     let unreferenced = ctx.flag("destroy-unreferenced-disks");
     let node2 = node.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmdestroy", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
-        check_lock(g, skiplock)?;
-        let owned = owned_volumes(g);
-        if is_template(g) {
-            for volid in &owned {
-                let base = volid.split(':').nth(1).unwrap_or("");
-                let used = c.guests.values().filter(|o| o.vmid != vmid).any(|o| {
-                    o.conf.current.values().any(|v| v.split(',').next().is_some_and(|f| f.contains(&format!("{base}/")) && f.starts_with(volid.split(':').next().unwrap_or(""))))
-                });
-                if used {
-                    return Err(format!("base volume '{volid}' is still in use by linked cloned"));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmdestroy",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
+            check_lock(g, skiplock)?;
+            let owned = owned_volumes(g);
+            if is_template(g) {
+                for volid in &owned {
+                    let base = volid.split(':').nth(1).unwrap_or("");
+                    let used = c.guests.values().filter(|o| o.vmid != vmid).any(|o| {
+                        o.conf.current.values().any(|v| {
+                            v.split(',').next().is_some_and(|f| {
+                                f.contains(&format!("{base}/")) && f.starts_with(volid.split(':').next().unwrap_or(""))
+                            })
+                        })
+                    });
+                    if used {
+                        return Err(format!("base volume '{volid}' is still in use by linked cloned"));
+                    }
                 }
             }
-        }
-        t.check_fault()?;
-        for volid in &owned {
-            c.remove_volume(volid, &node2);
-        }
-        if unreferenced {
-            c.volumes.retain(|v| !(v.vmid == Some(vmid) && (v.node.is_none() || v.node.as_deref() == Some(node2.as_str()))));
-        }
-        c.guests.remove(&vmid);
-        // remove_vm_access: ACLs and pool membership go with the VM.
-        c.acls.retain(|a| a.path != format!("/vms/{vmid}"));
-        crate::pools::remove_vm(c, vmid);
-        if purge {
-            t.log.push(format!("purging VM {vmid} from related configurations.."));
-            if c.ha_resource(vmid).is_some() {
-                c.ha_resources.retain(|r| r.vmid() != Some(vmid));
-                t.log.push(format!("NOTE: removed VM {vmid} from HA resource configuration."));
+            t.check_fault()?;
+            for volid in &owned {
+                c.remove_volume(volid, &node2);
             }
-        }
-        Ok(())
-    }));
+            if unreferenced {
+                c.volumes.retain(|v| {
+                    !(v.vmid == Some(vmid) && (v.node.is_none() || v.node.as_deref() == Some(node2.as_str())))
+                });
+            }
+            c.guests.remove(&vmid);
+            // remove_vm_access: ACLs and pool membership go with the VM.
+            c.acls.retain(|a| a.path != format!("/vms/{vmid}"));
+            crate::pools::remove_vm(c, vmid);
+            if purge {
+                t.log.push(format!("purging VM {vmid} from related configurations.."));
+                if c.ha_resource(vmid).is_some() {
+                    c.ha_resources.retain(|r| r.vmid() != Some(vmid));
+                    t.log
+                        .push(format!("NOTE: removed VM {vmid} from HA resource configuration."));
+                }
+            }
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
@@ -92,7 +112,11 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     check_lock(&src, false).map_err(ApiError::internal)?;
     if let Some(s) = ctx.get("snapname") {
         // A clone from a snapshot copies the config of that moment.
-        let snap = src.conf.snapshots.get(s).ok_or_else(|| ApiError::internal(format!("snapshot '{s}' does not exist")))?;
+        let snap = src
+            .conf
+            .snapshots
+            .get(s)
+            .ok_or_else(|| ApiError::internal(format!("snapshot '{s}' does not exist")))?;
         src.conf.current = snap.conf.clone();
     }
     let pool = ctx.get("pool").map(str::to_string);
@@ -100,7 +124,9 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         crate::pools::check_exists(ctx.c, p)?;
     }
     if ctx.c.guests.contains_key(&newid) {
-        return Err(ApiError::internal(format!("unable to create VM {newid}: config file already exists")));
+        return Err(ApiError::internal(format!(
+            "unable to create VM {newid}: config file already exists"
+        )));
     }
     let template = is_template(&src);
     let full = ctx.get("full").map(|f| f == "1").unwrap_or(!template);
@@ -130,19 +156,34 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
         };
         if !sd.on_node(&target) {
-            return Err(ApiError::internal(format!("storage '{sid}' is not available on node '{target}'")));
+            return Err(ApiError::internal(format!(
+                "storage '{sid}' is not available on node '{target}'"
+            )));
         }
         if !sd.shared {
             return Err(ApiError::internal(format!("can't clone to non-shared storage '{sid}'")));
         }
     }
     if target != node {
-        let local = src.conf.current.iter().filter(|(k, _)| disks::is_disk_key(k)).any(|(_, v)| {
-            let d = Drive::parse_stored(v);
-            d.volid().and_then(|id| ctx.c.storage(id.split(':').next().unwrap_or(""))).is_some_and(|s| !s.shared)
-        });
-        if local && target_storage.as_ref().is_none_or(|s| ctx.c.storage(s).is_some_and(|sd| !sd.shared)) {
-            return Err(ApiError::internal(format!("can't clone VM to node '{target}' (VM uses local storage)")));
+        let local = src
+            .conf
+            .current
+            .iter()
+            .filter(|(k, _)| disks::is_disk_key(k))
+            .any(|(_, v)| {
+                let d = Drive::parse_stored(v);
+                d.volid()
+                    .and_then(|id| ctx.c.storage(id.split(':').next().unwrap_or("")))
+                    .is_some_and(|s| !s.shared)
+            });
+        if local
+            && target_storage
+                .as_ref()
+                .is_none_or(|s| ctx.c.storage(s).is_some_and(|sd| !sd.shared))
+        {
+            return Err(ApiError::internal(format!(
+                "can't clone VM to node '{target}' (VM uses local storage)"
+            )));
         }
     }
     if let Some(sid) = &target_storage {
@@ -150,7 +191,9 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
         };
         if !sd.has_content("images") {
-            return Err(ApiError::internal(format!("storage '{sid}' does not support vm images")));
+            return Err(ApiError::internal(format!(
+                "storage '{sid}' does not support vm images"
+            )));
         }
         ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
     } else {
@@ -162,23 +205,47 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     // check_mapping_access: raw host devices of the source are root-only in the copy too.
     if !ctx.who.is_root() {
         for (k, v) in &src.conf.current {
-            let host = Drive::parse_stored(v).opts.get("host").cloned().or_else(|| (!v.contains('=')).then(|| v.clone()));
+            let host = Drive::parse_stored(v)
+                .opts
+                .get("host")
+                .cloned()
+                .or_else(|| (!v.contains('=')).then(|| v.clone()));
             if k.starts_with("hostpci") && !v.contains("mapping=") {
-                return Err(ApiError::internal(format!("only root can set '{k}' config for non-mapped devices")));
+                return Err(ApiError::internal(format!(
+                    "only root can set '{k}' config for non-mapped devices"
+                )));
             }
-            if k.starts_with("usb") && host.is_some_and(|h| !h.eq_ignore_ascii_case("spice")) && !v.contains("mapping=") {
-                return Err(ApiError::internal(format!("only root can set '{k}' config for real devices")));
+            if k.starts_with("usb") && host.is_some_and(|h| !h.eq_ignore_ascii_case("spice")) && !v.contains("mapping=")
+            {
+                return Err(ApiError::internal(format!(
+                    "only root can set '{k}' config for real devices"
+                )));
             }
         }
     }
-    super::perms::check_bridges(ctx.c, ctx.who, src.conf.current.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    super::perms::check_bridges(
+        ctx.c,
+        ctx.who,
+        src.conf.current.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    )?;
     let mut conf = Config::default();
     conf.current.insert("lock".into(), "clone".into());
     // The same guest system, so the same agent.
     let agent = ctx.c.guests.get(&vmid).and_then(|g| g.agent.clone());
     ctx.c.guests.insert(
         newid,
-        Guest { vmid: newid, node: target.clone(), kind: GuestKind::Qemu, conf, running: false, paused: false, started_ms: None, created_ms: now_ms(), power_change: None, agent },
+        Guest {
+            vmid: newid,
+            node: target.clone(),
+            kind: GuestKind::Qemu,
+            conf,
+            running: false,
+            paused: false,
+            started_ms: None,
+            created_ms: now_ms(),
+            power_change: None,
+            agent,
+        },
     );
     let name = ctx.get("name").map(str::to_string);
     let description = ctx.get("description").map(str::to_string);
@@ -187,66 +254,120 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     // A running clone already shows its first copy line (clients quote it on timeouts).
     let first = first_clone_line(&src, full);
     let first_log: Vec<String> = first.iter().cloned().collect();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmclone", &vmid.to_string(), ctx.who, first_log, Box::new(move |c, t| {
-        if let Some(e) = t.lock_fault() {
-            // PVE writes the clone's config file only once it holds the locks.
-            c.guests.remove(&newid);
-            return Err(e);
-        }
-        let before = c.volumes.len();
-        let res = clone_work(c, &schema_sim.schema, &src, newid, &target, full, target_storage.as_deref(), format.as_deref(), name, description, t);
-        if let Some(i) = first.as_ref().and_then(|line| t.log.iter().position(|l| l == line)) {
-            t.log.remove(i); // logged at spawn already
-        }
-        if let Err(e) = res {
-            leave_after_failure(c, t, before, newid, None);
-            let _ = node2;
-            return Err(format!("clone failed: {e}"));
-        }
-        if let Some(p) = &pool {
-            crate::pools::add_vm(c, p, newid);
-        }
-        Ok(())
-    }));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmclone",
+        &vmid.to_string(),
+        ctx.who,
+        first_log,
+        Box::new(move |c, t| {
+            if let Some(e) = t.lock_fault() {
+                // PVE writes the clone's config file only once it holds the locks.
+                c.guests.remove(&newid);
+                return Err(e);
+            }
+            let before = c.volumes.len();
+            let res = clone_work(
+                c,
+                &schema_sim.schema,
+                &src,
+                newid,
+                &target,
+                full,
+                target_storage.as_deref(),
+                format.as_deref(),
+                name,
+                description,
+                t,
+            );
+            if let Some(i) = first.as_ref().and_then(|line| t.log.iter().position(|l| l == line)) {
+                t.log.remove(i); // logged at spawn already
+            }
+            if let Err(e) = res {
+                leave_after_failure(c, t, before, newid, None);
+                let _ = node2;
+                return Err(format!("clone failed: {e}"));
+            }
+            if let Some(p) = &pool {
+                crate::pools::add_vm(c, p, newid);
+            }
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
 /// The first line of a clone task's log: clone_disk's message for the first drive in
 /// sorted key order (cloud-init and TPM state are always copied in full).
 fn first_clone_line(src: &Guest, full: bool) -> Option<String> {
-    src.conf.current.iter().filter(|(k, _)| disks::is_disk_key(k)).find_map(|(k, v)| {
-        let d = Drive::parse_stored(v);
-        let cloud_init = d.file.contains("-cloudinit");
-        if d.volid().is_none() || (d.is_cdrom() && !cloud_init) {
-            return None;
-        }
-        let kind = if full || cloud_init || k == "tpmstate0" { "full" } else { "linked" };
-        Some(format!("create {kind} clone of drive {k} ({})", d.file))
-    })
+    src.conf
+        .current
+        .iter()
+        .filter(|(k, _)| disks::is_disk_key(k))
+        .find_map(|(k, v)| {
+            let d = Drive::parse_stored(v);
+            let cloud_init = d.file.contains("-cloudinit");
+            if d.volid().is_none() || (d.is_cdrom() && !cloud_init) {
+                return None;
+            }
+            let kind = if full || cloud_init || k == "tpmstate0" {
+                "full"
+            } else {
+                "linked"
+            };
+            Some(format!("create {kind} clone of drive {k} ({})", d.file))
+        })
 }
 
 #[allow(clippy::too_many_arguments)]
 fn clone_work(
-    c: &mut Cluster, schema: &crate::schema::Schema, src: &Guest, newid: u32, target: &str, full: bool,
-    target_storage: Option<&str>, format: Option<&str>, name: Option<String>, description: Option<String>, t: &mut tasks::TaskCtx,
+    c: &mut Cluster,
+    schema: &crate::schema::Schema,
+    src: &Guest,
+    newid: u32,
+    target: &str,
+    full: bool,
+    target_storage: Option<&str>,
+    format: Option<&str>,
+    name: Option<String>,
+    description: Option<String>,
+    t: &mut tasks::TaskCtx,
 ) -> Result<(), String> {
     let mut new = std::collections::BTreeMap::new();
     for (k, v) in &src.conf.current {
-        if disks::is_unused_key(k) || matches!(k.as_str(), "template" | "lock" | "parent" | "snaptime" | "vmstate" | "runningmachine" | "runningcpu" | "meta") {
+        if disks::is_unused_key(k)
+            || matches!(
+                k.as_str(),
+                "template" | "lock" | "parent" | "snaptime" | "vmstate" | "runningmachine" | "runningcpu" | "meta"
+            )
+        {
             continue;
         }
         let mut d = Drive::parse_stored(v);
         if disks::is_disk_key(k) && d.volid().is_some() {
             let volid = d.file.clone();
             let (sid, volname) = volid.split_once(':').unwrap_or(("", ""));
-            let size = c.find_volume(&volid, &src.node).map(|x| x.size).or(d.size()).unwrap_or(0);
+            let size = c
+                .find_volume(&volid, &src.node)
+                .map(|x| x.size)
+                .or(d.size())
+                .unwrap_or(0);
             if volid.contains("-cloudinit") {
                 // qemu-server clone_vm/clone_disk: a cloud-init drive is always copied in
                 // full (and logged like one), onto the target storage when one is given.
                 t.log.push(format!("create full clone of drive {k} ({volid})"));
                 let dest = target_storage.unwrap_or(sid);
-                let sd = c.storage(dest).cloned().ok_or_else(|| format!("storage '{dest}' does not exist"))?;
-                let vn = if sd.is_file() { format!("{newid}/vm-{newid}-cloudinit.qcow2") } else { format!("vm-{newid}-cloudinit") };
+                let sd = c
+                    .storage(dest)
+                    .cloned()
+                    .ok_or_else(|| format!("storage '{dest}' does not exist"))?;
+                let vn = if sd.is_file() {
+                    format!("{newid}/vm-{newid}-cloudinit.qcow2")
+                } else {
+                    format!("vm-{newid}-cloudinit")
+                };
                 d.file = storage::alloc_named(c, dest, target, &vn, size, newid);
                 new.insert(k.clone(), d.print(None));
                 continue;
@@ -259,11 +380,24 @@ fn clone_work(
             if full || k == "tpmstate0" {
                 t.log.push(format!("create full clone of drive {k} ({volid})"));
                 let dest = target_storage.unwrap_or(sid);
-                let dsd = c.storage(dest).cloned().ok_or_else(|| format!("storage '{dest}' does not exist"))?;
+                let dsd = c
+                    .storage(dest)
+                    .cloned()
+                    .ok_or_else(|| format!("storage '{dest}' does not exist"))?;
                 let src_fmt = storage::format_of(volname);
-                let fmt = format.map(str::to_string).unwrap_or_else(|| if dsd.formats().contains(&src_fmt) { src_fmt } else { dsd.default_format() });
+                let fmt = format.map(str::to_string).unwrap_or_else(|| {
+                    if dsd.formats().contains(&src_fmt) {
+                        src_fmt
+                    } else {
+                        dsd.default_format()
+                    }
+                });
                 d.file = storage::alloc(c, dest, target, newid, size, Some(&fmt))?;
-                t.log.push(format!("transferred {} of {} (100.00%)", storage::format_size(size), storage::format_size(size)));
+                t.log.push(format!(
+                    "transferred {} of {} (100.00%)",
+                    storage::format_size(size),
+                    storage::format_size(size)
+                ));
             } else {
                 t.log.push(format!("create linked clone of drive {k} ({volid})"));
                 let sd = c.storage(sid).cloned().ok_or("storage vanished")?;
@@ -290,7 +424,10 @@ fn clone_work(
     }
     for (k, v) in new.clone() {
         if disks::is_net_key(&k) {
-            new.insert(k.clone(), normalize::net(schema, c, &k, &v, true).map_err(|e| e.message)?);
+            new.insert(
+                k.clone(),
+                normalize::net(schema, c, &k, &v, true).map_err(|e| e.message)?,
+            );
         }
     }
     if let Some(s) = new.get("smbios1").cloned() {
@@ -302,7 +439,12 @@ fn clone_work(
     if new.contains_key("vmgenid") {
         new.insert("vmgenid".into(), uuid4());
     }
-    let src_name = src.conf.current.get("name").cloned().unwrap_or_else(|| src.vmid.to_string());
+    let src_name = src
+        .conf
+        .current
+        .get("name")
+        .cloned()
+        .unwrap_or_else(|| src.vmid.to_string());
     new.insert("name".into(), name.unwrap_or_else(|| format!("Copy-of-VM-{src_name}")));
     if let Some(d) = description {
         new.insert("description".into(), d);
@@ -312,7 +454,12 @@ fn clone_work(
     new.insert("lock".into(), "clone".into());
     c.guests.get_mut(&newid).ok_or("new VM vanished")?.conf.current = new;
     t.check_fault()?;
-    c.guests.get_mut(&newid).ok_or("new VM vanished")?.conf.current.remove("lock");
+    c.guests
+        .get_mut(&newid)
+        .ok_or("new VM vanished")?
+        .conf
+        .current
+        .remove("lock");
     Ok(())
 }
 
@@ -320,7 +467,13 @@ fn clone_work(
 /// `before` on are the ones it allocated): by default nothing, as PVE's workers free the
 /// volumes and remove the config; with a `leave` fault, what stays when that cleanup did
 /// not get to run. `placeholder` is the config a create keeps (its `lock: create` file).
-pub(super) fn leave_after_failure(c: &mut Cluster, t: &mut tasks::TaskCtx, before: usize, vmid: u32, placeholder: Option<Config>) {
+pub(super) fn leave_after_failure(
+    c: &mut Cluster,
+    t: &mut tasks::TaskCtx,
+    before: usize,
+    vmid: u32,
+    placeholder: Option<Config>,
+) {
     match t.leave {
         None => {
             c.volumes.truncate(before);
@@ -334,7 +487,10 @@ pub(super) fn leave_after_failure(c: &mut Cluster, t: &mut tasks::TaskCtx, befor
                 t.log.push(if shared {
                     format!("cfs-lock 'storage-{}' error: got lock request timeout", v.storage)
                 } else {
-                    format!("can't lock file '/var/lock/pve-manager/pve-storage-{}' - got timeout", v.storage)
+                    format!(
+                        "can't lock file '/var/lock/pve-manager/pve-storage-{}' - got timeout",
+                        v.storage
+                    )
                 });
             }
             c.guests.remove(&vmid);
@@ -352,44 +508,57 @@ pub fn template(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let g = vm(ctx.c, &node, vmid)?;
     check_lock(g, false).map_err(ApiError::internal)?;
     if !g.conf.snapshots.is_empty() {
-        return Err(ApiError::internal("unable to create template, because VM contains snapshots"));
+        return Err(ApiError::internal(
+            "unable to create template, because VM contains snapshots",
+        ));
     }
     if is_template(g) {
         return Err(ApiError::internal("you can't convert a template to a template"));
     }
     if g.running {
-        return Err(ApiError::internal("you can't convert a VM to template if VM is running"));
+        return Err(ApiError::internal(
+            "you can't convert a VM to template if VM is running",
+        ));
     }
     let only = ctx.get("disk").map(str::to_string);
     let node2 = node.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmtemplate", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        t.check_fault()?;
-        let g = vm(c, &node2, vmid).map_err(|e| e.message)?.clone();
-        let mut conf = g.conf.current.clone();
-        for (k, v) in &g.conf.current {
-            if !disks::is_disk_key(k) || only.as_ref().is_some_and(|o| o != k) {
-                continue;
-            }
-            let mut d = Drive::parse_stored(v);
-            if d.is_cdrom() || d.volid().is_none() {
-                continue;
-            }
-            let volid = d.file.clone();
-            let newvolid = volid.replace(&format!("vm-{vmid}-disk-"), &format!("base-{vmid}-disk-"));
-            if newvolid != volid {
-                let (sid, newname) = newvolid.split_once(':').unwrap_or(("", ""));
-                let vn = c.vol_node(sid, &node2);
-                if let Some(vol) = c.volumes.iter_mut().find(|x| x.volid() == volid && x.node == vn) {
-                    vol.volname = newname.to_string();
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmtemplate",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            t.check_fault()?;
+            let g = vm(c, &node2, vmid).map_err(|e| e.message)?.clone();
+            let mut conf = g.conf.current.clone();
+            for (k, v) in &g.conf.current {
+                if !disks::is_disk_key(k) || only.as_ref().is_some_and(|o| o != k) {
+                    continue;
                 }
-                d.file = newvolid;
-                conf.insert(k.clone(), d.print(None));
+                let mut d = Drive::parse_stored(v);
+                if d.is_cdrom() || d.volid().is_none() {
+                    continue;
+                }
+                let volid = d.file.clone();
+                let newvolid = volid.replace(&format!("vm-{vmid}-disk-"), &format!("base-{vmid}-disk-"));
+                if newvolid != volid {
+                    let (sid, newname) = newvolid.split_once(':').unwrap_or(("", ""));
+                    let vn = c.vol_node(sid, &node2);
+                    if let Some(vol) = c.volumes.iter_mut().find(|x| x.volid() == volid && x.node == vn) {
+                        vol.volname = newname.to_string();
+                    }
+                    d.file = newvolid;
+                    conf.insert(k.clone(), d.print(None));
+                }
             }
-        }
-        conf.insert("template".into(), "1".into());
-        c.guests.get_mut(&vmid).ok_or("vanished")?.conf.current = conf;
-        Ok(())
-    }));
+            conf.insert("template".into(), "1".into());
+            c.guests.get_mut(&vmid).ok_or("vanished")?.conf.current = conf;
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
@@ -421,7 +590,17 @@ pub fn migrate(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         return super::ha::migrate(ctx, &target);
     }
     let sim = ctx.sim.clone();
-    let upid = spawn_migration(&sim, ctx.c, &node, vmid, &target, ctx.who, running, storage_map, with_local);
+    let upid = spawn_migration(
+        &sim,
+        ctx.c,
+        &node,
+        vmid,
+        &target,
+        ctx.who,
+        running,
+        storage_map,
+        with_local,
+    );
     Ok(Value::String(upid))
 }
 
@@ -443,80 +622,112 @@ pub(super) fn spawn_migration(
     if let Some(g) = c.guests.get_mut(&vmid) {
         g.conf.current.insert("lock".into(), "migrate".into());
     }
-    tasks::spawn(sim, c, node, "qmigrate", &vmid.to_string(), who, vec![format!("starting migration of VM {vmid} to node '{target}'")], Box::new(move |c, t| {
-        let unlock = |c: &mut Cluster| {
-            if let Some(g) = c.guests.get_mut(&vmid) {
-                g.conf.current.remove("lock");
-            }
-        };
-        let g = c.guests.get(&vmid).cloned().ok_or("vanished")?;
-        // Volumes on local storages, by config key (qemu-server scan_local_volumes).
-        let local: Vec<(String, Drive)> = g
-            .conf
-            .current
-            .iter()
-            .filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k))
-            .filter_map(|(k, v)| {
-                let d = Drive::parse_stored(v);
-                let id = d.volid()?.to_string();
-                (!d.is_cdrom() || id.contains("-cloudinit")).then_some(())?;
-                c.storage(id.split(':').next()?).is_some_and(|s| !s.shared).then_some((k.clone(), d))
-            })
-            .collect();
-        for (_, d) in &local {
-            t.log.push(format!("found local disk '{}' (in current VM config)", d.file));
-        }
-        // Offline, local disks are copied to the target; a live migration copies them
-        // only when asked to.
-        if running && !local.is_empty() && !with_local {
-            unlock(c);
-            t.log.push(format!("can't migrate local disk '{}': can't live migrate attached local disks without with-local-disks option", local[0].1.file));
-            return Err("Problem found while scanning volumes - can't migrate VM - check log".into());
-        }
-        if let Err(e) = t.check_fault() {
-            unlock(c);
-            return Err(format!("migration aborted: {e}"));
-        }
-        let mut conf = g.conf.current.clone();
-        for (key, d) in &local {
-            let id = d.file.clone();
-            let (sid, name) = id.split_once(':').unwrap_or(("", ""));
-            let dest = storage_map.as_ref().and_then(|m| m.dest(sid)).unwrap_or(sid).to_string();
-            let pos = c.volumes.iter().position(|v| v.storage == sid && v.volname == name && v.node.as_deref() == Some(node2.as_str()));
-            if dest == sid {
-                if let Some(i) = pos {
-                    c.volumes[i].node = Some(target.clone());
+    tasks::spawn(
+        sim,
+        c,
+        node,
+        "qmigrate",
+        &vmid.to_string(),
+        who,
+        vec![format!("starting migration of VM {vmid} to node '{target}'")],
+        Box::new(move |c, t| {
+            let unlock = |c: &mut Cluster| {
+                if let Some(g) = c.guests.get_mut(&vmid) {
+                    g.conf.current.remove("lock");
                 }
-                t.log.push(format!("copying local disk '{id}' to node '{target}'"));
-                continue;
-            }
-            let size = pos.map(|i| c.volumes[i].size).unwrap_or(0);
-            let dsd = c.storage(&dest).cloned().ok_or_else(|| format!("storage '{dest}' does not exist"))?;
-            let src_fmt = storage::format_of(name);
-            let fmt = if dsd.formats().contains(&src_fmt) { src_fmt } else { dsd.default_format() };
-            let new_id = if id.contains("-cloudinit") {
-                let vn = if dsd.is_file() { format!("{vmid}/vm-{vmid}-cloudinit.{fmt}") } else { format!("vm-{vmid}-cloudinit") };
-                storage::alloc_named(c, &dest, &target, &vn, size, vmid)
-            } else {
-                storage::alloc(c, &dest, &target, vmid, size, Some(&fmt))?
             };
-            if let Some(i) = pos {
-                c.volumes.remove(i);
+            let g = c.guests.get(&vmid).cloned().ok_or("vanished")?;
+            // Volumes on local storages, by config key (qemu-server scan_local_volumes).
+            let local: Vec<(String, Drive)> = g
+                .conf
+                .current
+                .iter()
+                .filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k))
+                .filter_map(|(k, v)| {
+                    let d = Drive::parse_stored(v);
+                    let id = d.volid()?.to_string();
+                    (!d.is_cdrom() || id.contains("-cloudinit")).then_some(())?;
+                    c.storage(id.split(':').next()?)
+                        .is_some_and(|s| !s.shared)
+                        .then_some((k.clone(), d))
+                })
+                .collect();
+            for (_, d) in &local {
+                t.log
+                    .push(format!("found local disk '{}' (in current VM config)", d.file));
             }
-            t.log.push(format!("mapped: {id} => {new_id}"));
-            t.log.push(format!("copying local disk '{id}' to node '{target}' as '{new_id}'"));
-            let mut moved = d.clone();
-            moved.file = new_id;
-            conf.insert(key.clone(), moved.print(None));
-        }
-        if let Some(g) = c.guests.get_mut(&vmid) {
-            g.conf.current = conf;
-            g.node = target.clone();
-        }
-        unlock(c);
-        t.log.push("migration finished successfully (duration 00:00:01)".to_string());
-        Ok(())
-    }))
+            // Offline, local disks are copied to the target; a live migration copies them
+            // only when asked to.
+            if running && !local.is_empty() && !with_local {
+                unlock(c);
+                t.log.push(format!("can't migrate local disk '{}': can't live migrate attached local disks without with-local-disks option", local[0].1.file));
+                return Err("Problem found while scanning volumes - can't migrate VM - check log".into());
+            }
+            if let Err(e) = t.check_fault() {
+                unlock(c);
+                return Err(format!("migration aborted: {e}"));
+            }
+            let mut conf = g.conf.current.clone();
+            for (key, d) in &local {
+                let id = d.file.clone();
+                let (sid, name) = id.split_once(':').unwrap_or(("", ""));
+                let dest = storage_map
+                    .as_ref()
+                    .and_then(|m| m.dest(sid))
+                    .unwrap_or(sid)
+                    .to_string();
+                let pos = c
+                    .volumes
+                    .iter()
+                    .position(|v| v.storage == sid && v.volname == name && v.node.as_deref() == Some(node2.as_str()));
+                if dest == sid {
+                    if let Some(i) = pos {
+                        c.volumes[i].node = Some(target.clone());
+                    }
+                    t.log.push(format!("copying local disk '{id}' to node '{target}'"));
+                    continue;
+                }
+                let size = pos.map(|i| c.volumes[i].size).unwrap_or(0);
+                let dsd = c
+                    .storage(&dest)
+                    .cloned()
+                    .ok_or_else(|| format!("storage '{dest}' does not exist"))?;
+                let src_fmt = storage::format_of(name);
+                let fmt = if dsd.formats().contains(&src_fmt) {
+                    src_fmt
+                } else {
+                    dsd.default_format()
+                };
+                let new_id = if id.contains("-cloudinit") {
+                    let vn = if dsd.is_file() {
+                        format!("{vmid}/vm-{vmid}-cloudinit.{fmt}")
+                    } else {
+                        format!("vm-{vmid}-cloudinit")
+                    };
+                    storage::alloc_named(c, &dest, &target, &vn, size, vmid)
+                } else {
+                    storage::alloc(c, &dest, &target, vmid, size, Some(&fmt))?
+                };
+                if let Some(i) = pos {
+                    c.volumes.remove(i);
+                }
+                t.log.push(format!("mapped: {id} => {new_id}"));
+                t.log
+                    .push(format!("copying local disk '{id}' to node '{target}' as '{new_id}'"));
+                let mut moved = d.clone();
+                moved.file = new_id;
+                conf.insert(key.clone(), moved.print(None));
+            }
+            if let Some(g) = c.guests.get_mut(&vmid) {
+                g.conf.current = conf;
+                g.node = target.clone();
+            }
+            unlock(c);
+            t.log
+                .push("migration finished successfully (duration 00:00:01)".to_string());
+            Ok(())
+        }),
+    )
 }
 
 /// `targetstorage` (a storage-pair-list): one storage for all, `1` for each storage to
@@ -528,12 +739,19 @@ pub(super) struct StorageMap {
 
 impl StorageMap {
     fn dest<'a>(&'a self, source: &str) -> Option<&'a str> {
-        self.pairs.iter().find(|(s, _)| s == source).map(|(_, d)| d.as_str()).or(self.default.as_deref())
+        self.pairs
+            .iter()
+            .find(|(s, _)| s == source)
+            .map(|(_, d)| d.as_str())
+            .or(self.default.as_deref())
     }
 }
 
 fn target_storage_map(ctx: &Ctx<'_>, spec: &str, target: &str) -> ApiResult<StorageMap> {
-    let mut map = StorageMap { default: None, pairs: Vec::new() };
+    let mut map = StorageMap {
+        default: None,
+        pairs: Vec::new(),
+    };
     for part in spec.split([',', ';', ' ', '\0']).filter(|p| !p.is_empty()) {
         match part.split_once(':') {
             Some((s, d)) => map.pairs.push((s.to_string(), d.to_string())),
@@ -547,11 +765,16 @@ fn target_storage_map(ctx: &Ctx<'_>, spec: &str, target: &str) -> ApiResult<Stor
             return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
         };
         if !sd.on_node(target) {
-            return Err(ApiError::internal(format!("storage '{sid}' is not available on node '{target}'")));
+            return Err(ApiError::internal(format!(
+                "storage '{sid}' is not available on node '{target}'"
+            )));
         }
         ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
         if !sd.has_content("images") {
-            return Err(ApiError::param("targetstorage", format!("storage '{sid}' does not support vm images")));
+            return Err(ApiError::param(
+                "targetstorage",
+                format!("storage '{sid}' does not support vm images"),
+            ));
         }
     }
     Ok(map)

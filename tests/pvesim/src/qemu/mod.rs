@@ -20,16 +20,24 @@ use crate::error::{ApiError, ApiResult};
 use crate::state::{Cluster, Guest, GuestKind};
 
 pub fn missing_conf(node: &str, vmid: u32) -> ApiError {
-    ApiError::internal(format!("Configuration file 'nodes/{node}/qemu-server/{vmid}.conf' does not exist"))
+    ApiError::internal(format!(
+        "Configuration file 'nodes/{node}/qemu-server/{vmid}.conf' does not exist"
+    ))
 }
 
 /// The VM whose config lives on `node`.
 pub fn vm<'a>(c: &'a Cluster, node: &str, vmid: u32) -> ApiResult<&'a Guest> {
-    c.guests.get(&vmid).filter(|g| g.node == node && g.kind == GuestKind::Qemu).ok_or_else(|| missing_conf(node, vmid))
+    c.guests
+        .get(&vmid)
+        .filter(|g| g.node == node && g.kind == GuestKind::Qemu)
+        .ok_or_else(|| missing_conf(node, vmid))
 }
 
 pub fn vm_mut<'a>(c: &'a mut Cluster, node: &str, vmid: u32) -> ApiResult<&'a mut Guest> {
-    c.guests.get_mut(&vmid).filter(|g| g.node == node && g.kind == GuestKind::Qemu).ok_or_else(|| missing_conf(node, vmid))
+    c.guests
+        .get_mut(&vmid)
+        .filter(|g| g.node == node && g.kind == GuestKind::Qemu)
+        .ok_or_else(|| missing_conf(node, vmid))
 }
 
 /// Config lock check (`VM is locked (create)`), bypassed by `skiplock`.
@@ -54,7 +62,9 @@ pub fn free_unused_key(g: &Guest) -> String {
 
 /// Whether a volume is referenced by any key of the config (current or pending).
 pub fn volume_referenced(g: &Guest, volid: &str) -> bool {
-    g.conf.current.iter().chain(g.conf.pending.iter()).any(|(k, v)| {
-        (disks::is_disk_key(k) || disks::is_unused_key(k)) && v.split(',').next() == Some(volid)
-    })
+    g.conf
+        .current
+        .iter()
+        .chain(g.conf.pending.iter())
+        .any(|(k, v)| (disks::is_disk_key(k) || disks::is_unused_key(k)) && v.split(',').next() == Some(volid))
 }

@@ -23,7 +23,10 @@ pub fn gen_mac(prefix: Option<&str>) -> String {
         }
         _ => {
             let first = (b[0] & 0xfe) | 0x02;
-            format!("{first:02X}:{:02X}:{:02X}:{:02X}:{:02X}:{:02X}", b[1], b[2], b[3], b[4], b[5])
+            format!(
+                "{first:02X}:{:02X}:{:02X}:{:02X}:{:02X}:{:02X}",
+                b[1], b[2], b[3], b[4], b[5]
+            )
         }
     }
 }
@@ -73,48 +76,92 @@ pub struct DiskCtx<'a> {
 pub enum DiskPlan {
     /// Store as is (after canonical printing).
     Keep(Drive),
-    Alloc { drive: Drive, storage: String, size: u64, format: Option<String> },
-    Import { drive: Drive, storage: String, source: String, format: Option<String> },
-    CloudInit { drive: Drive, storage: String },
+    Alloc {
+        drive: Drive,
+        storage: String,
+        size: u64,
+        format: Option<String>,
+    },
+    Import {
+        drive: Drive,
+        storage: String,
+        source: String,
+        format: Option<String>,
+    },
+    CloudInit {
+        drive: Drive,
+        storage: String,
+    },
 }
 
-static ALLOC_RE: std::sync::LazyLock<regex::Regex> =
-    std::sync::LazyLock::new(|| regex::Regex::new(r"^(?:([a-zA-Z][a-zA-Z0-9\-_.]*[a-zA-Z0-9]):)?(\d+(?:\.\d+)?)$").unwrap());
+static ALLOC_RE: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r"^(?:([a-zA-Z][a-zA-Z0-9\-_.]*[a-zA-Z0-9]):)?(\d+(?:\.\d+)?)$").unwrap()
+});
 
 /// Synchronous checks of a disk value (errors PVE raises before any task).
-pub fn plan_disk(c: &Cluster, dc: &DiskCtx<'_>, key: &str, value: &str, others: &[(String, String)]) -> ApiResult<DiskPlan> {
-    let drive = Drive::parse(dc.schema, key, value).ok_or_else(|| ApiError::param(key, "unable to parse drive options"))?;
+pub fn plan_disk(
+    c: &Cluster,
+    dc: &DiskCtx<'_>,
+    key: &str,
+    value: &str,
+    others: &[(String, String)],
+) -> ApiResult<DiskPlan> {
+    let drive =
+        Drive::parse(dc.schema, key, value).ok_or_else(|| ApiError::param(key, "unable to parse drive options"))?;
     if let Some(src) = drive.opts.get("import-from").cloned() {
         let caps = ALLOC_RE.captures(&drive.file);
         let Some(caps) = caps.filter(|cp| cp.get(1).is_some() && &cp[2] == "0") else {
-            return Err(ApiError::param(key, "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>"));
+            return Err(ApiError::param(
+                key,
+                "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>",
+            ));
         };
         if key == "efidisk0" && !drive.opts.contains_key("efitype") {
-            return Err(ApiError::param(key, "need to specify 'efitype' when using 'import-from'"));
+            return Err(ApiError::param(
+                key,
+                "need to specify 'efitype' when using 'import-from'",
+            ));
         }
         if key == "tpmstate0" && !drive.opts.contains_key("version") {
-            return Err(ApiError::param(key, "need to specify 'version' when using 'import-from'"));
+            return Err(ApiError::param(
+                key,
+                "need to specify 'version' when using 'import-from'",
+            ));
         }
         let sid = caps[1].to_string();
         check_storage(c, dc, &sid)?;
         if src.starts_with('/') {
             if !dc.who.is_root() {
-                return Err(ApiError::with_status(403, "Permission check failed (only root may import from absolute paths)"));
+                return Err(ApiError::with_status(
+                    403,
+                    "Permission check failed (only root may import from absolute paths)",
+                ));
             }
         } else if c.find_volume(&src, dc.node).is_none() {
             return Err(ApiError::internal(format!("volume '{src}' does not exist")));
         }
         let format = drive.opts.get("format").cloned();
-        return Ok(DiskPlan::Import { drive, storage: sid, source: src, format });
+        return Ok(DiskPlan::Import {
+            drive,
+            storage: sid,
+            source: src,
+            format,
+        });
     }
     if let Some(sid) = drive.file.strip_suffix(":cloudinit") {
         for (k, v) in others {
             if k != key && disks::is_disk_key(k) && v.split(',').next().is_some_and(|f| f.contains("-cloudinit")) {
-                return Err(ApiError::param(key, format!("{key} - cloud-init drive is already attached at '{k}'")));
+                return Err(ApiError::param(
+                    key,
+                    format!("{key} - cloud-init drive is already attached at '{k}'"),
+                ));
             }
         }
         check_storage(c, dc, sid)?;
-        return Ok(DiskPlan::CloudInit { storage: sid.to_string(), drive });
+        return Ok(DiskPlan::CloudInit {
+            storage: sid.to_string(),
+            drive,
+        });
     }
     if let Some(caps) = ALLOC_RE.captures(&drive.file) {
         let sid = match caps.get(1) {
@@ -142,23 +189,37 @@ pub fn plan_disk(c: &Cluster, dc: &DiskCtx<'_>, key: &str, value: &str, others: 
         let format = drive.opts.get("format").cloned();
         if let (Some(f), Some(sd)) = (&format, c.storage(&sid)) {
             if !sd.formats().contains(f) {
-                return Err(ApiError::param(key, format!("unsupported format '{f}' for storage '{sid}'")));
+                return Err(ApiError::param(
+                    key,
+                    format!("unsupported format '{f}' for storage '{sid}'"),
+                ));
             }
         }
-        return Ok(DiskPlan::Alloc { drive, storage: sid, size, format });
+        return Ok(DiskPlan::Alloc {
+            drive,
+            storage: sid,
+            size,
+            format,
+        });
     }
     if let Some(volid) = drive.volid() {
         let Some(vol) = c.find_volume(volid, dc.node) else {
             return Err(ApiError::internal(format!("volume '{volid}' does not exist")));
         };
         if vol.content == "iso" && !drive.is_cdrom() {
-            return Err(ApiError::param(key, "explicit 'media=cdrom' is required for iso images"));
+            return Err(ApiError::param(
+                key,
+                "explicit 'media=cdrom' is required for iso images",
+            ));
         }
         let sid = volid.split(':').next().unwrap_or("");
         auth::require(c, dc.who, &format!("/storage/{sid}"), "Datastore.AllocateSpace")
             .or_else(|_| auth::require(c, dc.who, &format!("/storage/{sid}"), "Datastore.Audit"))?;
     } else if drive.file.starts_with('/') && !dc.who.is_root() {
-        return Err(ApiError::with_status(403, format!("Permission check failed ({}, root only)", drive.file)));
+        return Err(ApiError::with_status(
+            403,
+            format!("Permission check failed ({}, root only)", drive.file),
+        ));
     }
     Ok(DiskPlan::Keep(drive))
 }
@@ -168,10 +229,16 @@ fn check_storage(c: &Cluster, dc: &DiskCtx<'_>, sid: &str) -> ApiResult<()> {
         return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
     };
     if !sd.on_node(dc.node) {
-        return Err(ApiError::internal(format!("storage '{sid}' is not available on node '{}'", dc.node)));
+        return Err(ApiError::internal(format!(
+            "storage '{sid}' is not available on node '{}'",
+            dc.node
+        )));
     }
     if !sd.has_content("images") {
-        return Err(ApiError::param("storage", format!("storage '{sid}' does not support vm images")));
+        return Err(ApiError::param(
+            "storage",
+            format!("storage '{sid}' does not support vm images"),
+        ));
     }
     auth::require(c, dc.who, &format!("/storage/{sid}"), "Datastore.AllocateSpace")
 }
@@ -197,20 +264,43 @@ pub fn execute_disk(c: &mut Cluster, dc: &mut DiskCtx<'_>, key: &str, plan: Disk
             }
             return Ok(d.print(fmt.as_ref()));
         }
-        DiskPlan::Alloc { drive, storage: sid, size, format } => {
+        DiskPlan::Alloc {
+            drive,
+            storage: sid,
+            size,
+            format,
+        } => {
             let volid = storage::alloc(c, &sid, dc.node, dc.vmid, size, format.as_deref())?;
             (drive, volid, size)
         }
-        DiskPlan::Import { drive, storage: sid, source, format } => {
+        DiskPlan::Import {
+            drive,
+            storage: sid,
+            source,
+            format,
+        } => {
             // qemu-img's virtual size: an image file (qcow2) holds a larger disk.
-            let size = c.find_volume(&source, dc.node).map(|v| v.virtual_size.unwrap_or(v.size)).unwrap_or(8 << 30);
+            let size = c
+                .find_volume(&source, dc.node)
+                .map(|v| v.virtual_size.unwrap_or(v.size))
+                .unwrap_or(8 << 30);
             let volid = storage::alloc(c, &sid, dc.node, dc.vmid, size, format.as_deref())?;
             dc.log.push(format!("importing disk '{source}' to VM {} ...", dc.vmid));
-            dc.log.push(format!("transferred {} of {} (100.00%)", storage::format_size(size), storage::format_size(size)));
+            dc.log.push(format!(
+                "transferred {} of {} (100.00%)",
+                storage::format_size(size),
+                storage::format_size(size)
+            ));
             (drive, volid, size)
         }
-        DiskPlan::CloudInit { mut drive, storage: sid } => {
-            let sd = c.storage(&sid).cloned().ok_or_else(|| format!("storage '{sid}' does not exist"))?;
+        DiskPlan::CloudInit {
+            mut drive,
+            storage: sid,
+        } => {
+            let sd = c
+                .storage(&sid)
+                .cloned()
+                .ok_or_else(|| format!("storage '{sid}' does not exist"))?;
             let volname = if sd.is_file() {
                 format!("{}/vm-{}-cloudinit.qcow2", dc.vmid, dc.vmid)
             } else {
@@ -226,12 +316,20 @@ pub fn execute_disk(c: &mut Cluster, dc: &mut DiskCtx<'_>, key: &str, plan: Disk
     drive.opts.remove("format");
     drive.file = volid.clone();
     drive.opts.insert("size".into(), storage::format_size(size));
-    if key == "efidisk0" && drive.opts.get("pre-enrolled-keys").is_some_and(|v| crate::propstring::parse_bool(v) == Some("1")) {
+    if key == "efidisk0"
+        && drive
+            .opts
+            .get("pre-enrolled-keys")
+            .is_some_and(|v| crate::propstring::parse_bool(v) == Some("1"))
+    {
         // qemu-server create_efidisk: PVE 9's vars template with pre-enrolled keys holds the
         // Microsoft UEFI CA 2023, so the disk is marked as having it.
         drive.opts.insert("ms-cert".into(), "2023k".into());
     }
-    dc.log.push(format!("{key}: successfully created disk '{volid},size={}'", storage::format_size(size)));
+    dc.log.push(format!(
+        "{key}: successfully created disk '{volid},size={}'",
+        storage::format_size(size)
+    ));
     Ok(drive.print(fmt.as_ref()))
 }
 
@@ -261,6 +359,9 @@ mod tests {
 
     #[test]
     fn tag_normalisation() {
-        assert_eq!(tags(&crate::Scenario::default_cluster().to_cluster().unwrap(), "B,a;c;a"), "a;b;c");
+        assert_eq!(
+            tags(&crate::Scenario::default_cluster().to_cluster().unwrap(), "B,a;c;a"),
+            "a;b;c"
+        );
     }
 }

@@ -17,43 +17,61 @@ fn no_conf_file(node: &str, vmid: u32) -> String {
 }
 
 fn exists(c: &Cluster, node: &str, vmid: u32) -> bool {
-    c.guests.get(&vmid).is_some_and(|g| g.node == node && g.kind == GuestKind::Qemu)
+    c.guests
+        .get(&vmid)
+        .is_some_and(|g| g.node == node && g.kind == GuestKind::Qemu)
 }
 
 /// Start a `qmstart` task (also used by create's `start=1`).
-pub fn spawn_start(sim: &Arc<SimInner>, c: &mut Cluster, node: &str, vmid: u32, who: &Identity, skiplock: bool) -> String {
+pub fn spawn_start(
+    sim: &Arc<SimInner>,
+    c: &mut Cluster,
+    node: &str,
+    vmid: u32,
+    who: &Identity,
+    skiplock: bool,
+) -> String {
     let node2 = node.to_string();
-    tasks::spawn(sim, c, node, "qmstart", &vmid.to_string(), who, vec![], Box::new(move |c, t| {
-        let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
-        if g.running {
-            return Err(format!("VM {vmid} already running"));
-        }
-        // A VM suspended to disk starts from its saved state despite its lock.
-        if !is_suspended_to_disk(g) {
-            check_lock(g, skiplock)?;
-        }
-        if is_template(g) {
-            return Err("you can't start a vm if it's a template".into());
-        }
-        let bridges = c.node(&node2).map(|n| n.bridges.clone()).unwrap_or_default();
-        for (k, v) in super::config::merged(&g.conf) {
-            if super::disks::is_net_key(&k) {
-                if let Some(b) = super::disks::Drive::parse_stored(&v).opts.get("bridge") {
-                    if !bridges.contains(b) {
-                        return Err(format!("start failed: bridge '{b}' does not exist"));
+    tasks::spawn(
+        sim,
+        c,
+        node,
+        "qmstart",
+        &vmid.to_string(),
+        who,
+        vec![],
+        Box::new(move |c, t| {
+            let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
+            if g.running {
+                return Err(format!("VM {vmid} already running"));
+            }
+            // A VM suspended to disk starts from its saved state despite its lock.
+            if !is_suspended_to_disk(g) {
+                check_lock(g, skiplock)?;
+            }
+            if is_template(g) {
+                return Err("you can't start a vm if it's a template".into());
+            }
+            let bridges = c.node(&node2).map(|n| n.bridges.clone()).unwrap_or_default();
+            for (k, v) in super::config::merged(&g.conf) {
+                if super::disks::is_net_key(&k) {
+                    if let Some(b) = super::disks::Drive::parse_stored(&v).opts.get("bridge") {
+                        if !bridges.contains(b) {
+                            return Err(format!("start failed: bridge '{b}' does not exist"));
+                        }
                     }
                 }
             }
-        }
-        t.check_fault()?;
-        update::apply_all_pending(c, vmid);
-        let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
-        if is_suspended_to_disk(g) {
-            g.conf.current.remove("lock");
-        }
-        boot(g);
-        Ok(())
-    }))
+            t.check_fault()?;
+            update::apply_all_pending(c, vmid);
+            let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
+            if is_suspended_to_disk(g) {
+                g.conf.current.remove("lock");
+            }
+            boot(g);
+            Ok(())
+        }),
+    )
 }
 
 /// QEMU starts: the cloud-init drive is generated from the config as it is now.
@@ -75,7 +93,9 @@ pub fn start(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         return super::ha::start(ctx);
     }
     let skiplock = ctx.flag("skiplock");
-    Ok(Value::String(spawn_start(ctx.sim, ctx.c, &node, vmid, ctx.who, skiplock)))
+    Ok(Value::String(spawn_start(
+        ctx.sim, ctx.c, &node, vmid, ctx.who, skiplock,
+    )))
 }
 
 /// `stop` and `shutdown`: a stopped VM is a no-op; pending changes apply on exit.
@@ -96,15 +116,24 @@ pub fn stop(ctx: &mut Ctx<'_>, kind: &str) -> ApiResult<Value> {
     }
     let skiplock = ctx.flag("skiplock");
     let node2 = node.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, kind, &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        if !exists(c, &node2, vmid) {
-            return Err(no_conf_file(&node2, vmid));
-        }
-        check_lock(vm(c, &node2, vmid).map_err(|e| e.message)?, skiplock)?;
-        t.check_fault()?;
-        stop_now(c, vmid);
-        Ok(())
-    }));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        kind,
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            if !exists(c, &node2, vmid) {
+                return Err(no_conf_file(&node2, vmid));
+            }
+            check_lock(vm(c, &node2, vmid).map_err(|e| e.message)?, skiplock)?;
+            t.check_fault()?;
+            stop_now(c, vmid);
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
@@ -136,16 +165,35 @@ pub fn reboot(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     let node2 = node.clone();
     let sim = ctx.sim.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmreboot", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        check_lock(vm(c, &node2, vmid).map_err(|e| e.message)?, false)?;
-        t.check_fault()?;
-        // qemu-server's reboot is a shutdown with a reboot request: the task ends once
-        // QEMU has exited. qmeventd then runs `qm cleanup`, which starts the VM again in a
-        // qmstart task of its own (as root@pam): for that while the VM is stopped.
-        stop_now(c, vmid);
-        spawn_start(&sim, c, &node2, vmid, &Identity { userid: "root@pam".into(), tokenid: None }, false);
-        Ok(())
-    }));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmreboot",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            check_lock(vm(c, &node2, vmid).map_err(|e| e.message)?, false)?;
+            t.check_fault()?;
+            // qemu-server's reboot is a shutdown with a reboot request: the task ends once
+            // QEMU has exited. qmeventd then runs `qm cleanup`, which starts the VM again in a
+            // qmstart task of its own (as root@pam): for that while the VM is stopped.
+            stop_now(c, vmid);
+            spawn_start(
+                &sim,
+                c,
+                &node2,
+                vmid,
+                &Identity {
+                    userid: "root@pam".into(),
+                    tokenid: None,
+                },
+                false,
+            );
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
@@ -158,41 +206,63 @@ pub fn simple(ctx: &mut Ctx<'_>, kind: &str) -> ApiResult<Value> {
     if kind == "qmresume" && is_suspended_to_disk(vm(ctx.c, &node, vmid)?) {
         // PVE's resume starts a VM suspended to disk from its saved state.
         let node2 = node.clone();
-        let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmresume", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-            vm(c, &node2, vmid).map_err(|e| e.message)?;
-            t.check_fault()?;
-            let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
-            g.conf.current.remove("lock");
-            boot(g);
-            Ok(())
-        }));
+        let upid = tasks::spawn(
+            ctx.sim,
+            ctx.c,
+            &node,
+            "qmresume",
+            &vmid.to_string(),
+            ctx.who,
+            vec![],
+            Box::new(move |c, t| {
+                vm(c, &node2, vmid).map_err(|e| e.message)?;
+                t.check_fault()?;
+                let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
+                g.conf.current.remove("lock");
+                boot(g);
+                Ok(())
+            }),
+        );
         return Ok(Value::String(upid));
     }
     require_running(ctx, &node, vmid)?;
     if kind == "qmpause" && ctx.flag("todisk") && super::ha::managed(ctx.c, vmid) {
         return Err(ApiError::internal("Cannot suspend HA managed VM to disk"));
     }
-    let kind = if kind == "qmpause" && ctx.flag("todisk") { "qmsuspend" } else { kind };
+    let kind = if kind == "qmpause" && ctx.flag("todisk") {
+        "qmsuspend"
+    } else {
+        kind
+    };
     let skiplock = ctx.flag("skiplock");
     let node2 = node.clone();
     let k2 = kind.to_string();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, kind, &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        check_lock(vm(c, &node2, vmid).map_err(|e| e.message)?, skiplock)?;
-        t.check_fault()?;
-        if k2 == "qmsuspend" {
-            stop_now(c, vmid);
-            if let Some(g) = c.guests.get_mut(&vmid) {
-                g.conf.current.insert("lock".into(), "suspended".into());
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        kind,
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            check_lock(vm(c, &node2, vmid).map_err(|e| e.message)?, skiplock)?;
+            t.check_fault()?;
+            if k2 == "qmsuspend" {
+                stop_now(c, vmid);
+                if let Some(g) = c.guests.get_mut(&vmid) {
+                    g.conf.current.insert("lock".into(), "suspended".into());
+                }
+                return Ok(());
             }
-            return Ok(());
-        }
-        let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
-        match k2.as_str() {
-            "qmpause" => g.paused = true,
-            "qmresume" => g.paused = false,
-            _ => g.started_ms = Some(now_ms()),
-        }
-        Ok(())
-    }));
+            let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
+            match k2.as_str() {
+                "qmpause" => g.paused = true,
+                "qmresume" => g.paused = false,
+                _ => g.started_ms = Some(now_ms()),
+            }
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }

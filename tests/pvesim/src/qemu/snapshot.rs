@@ -13,7 +13,15 @@ use crate::util::now_secs;
 use serde_json::{json, Map, Value};
 
 /// Keys of a snapshot section that are not config keys of the VM.
-const SNAPSHOT_ONLY: &[&str] = &["snaptime", "vmstate", "snapstate", "parent", "description", "runningmachine", "runningcpu"];
+const SNAPSHOT_ONLY: &[&str] = &[
+    "snaptime",
+    "vmstate",
+    "snapstate",
+    "parent",
+    "description",
+    "runningmachine",
+    "runningcpu",
+];
 
 pub fn list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let g = vm(ctx.c, &ctx.node(), ctx.vmid())?;
@@ -50,7 +58,9 @@ fn snapshot_capable(c: &Cluster, conf: &std::collections::BTreeMap<String, Strin
         if d.is_cdrom() {
             return true;
         }
-        let Some(sd) = c.storage(volid.split(':').next().unwrap_or("")) else { return false };
+        let Some(sd) = c.storage(volid.split(':').next().unwrap_or("")) else {
+            return false;
+        };
         match sd.kind.as_str() {
             "lvmthin" | "zfspool" | "rbd" => true,
             _ => sd.is_file() && volid.ends_with(".qcow2"),
@@ -62,34 +72,56 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let name = ctx.get("snapname").unwrap_or("").to_string();
     if name == "current" {
-        return Err(ApiError::internal("unable to use snapshot name 'current' (reserved name)"));
+        return Err(ApiError::internal(
+            "unable to use snapshot name 'current' (reserved name)",
+        ));
     }
     if name.eq_ignore_ascii_case("pending") {
-        return Err(ApiError::internal("unable to use snapshot name 'pending' (reserved name)"));
+        return Err(ApiError::internal(
+            "unable to use snapshot name 'pending' (reserved name)",
+        ));
     }
     vm(ctx.c, &node, vmid)?;
     let vmstate = ctx.flag("vmstate");
     let description = ctx.get("description").unwrap_or("").to_string();
     let node2 = node.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmsnapshot", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
-        check_lock(g, false)?;
-        if g.conf.snapshots.contains_key(&name) {
-            return Err(format!("snapshot name '{name}' already used"));
-        }
-        if !snapshot_capable(c, &g.conf.current) {
-            return Err("snapshot feature is not available".into());
-        }
-        let running = g.running;
-        t.check_fault()?;
-        let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
-        let mut conf = g.conf.current.clone();
-        conf.remove("lock");
-        let parent = conf.remove("parent");
-        g.conf.snapshots.insert(name.clone(), Snapshot { description, snaptime: now_secs(), vmstate: vmstate && running, parent, conf });
-        g.conf.current.insert("parent".into(), name.clone());
-        Ok(())
-    }));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmsnapshot",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
+            check_lock(g, false)?;
+            if g.conf.snapshots.contains_key(&name) {
+                return Err(format!("snapshot name '{name}' already used"));
+            }
+            if !snapshot_capable(c, &g.conf.current) {
+                return Err("snapshot feature is not available".into());
+            }
+            let running = g.running;
+            t.check_fault()?;
+            let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
+            let mut conf = g.conf.current.clone();
+            conf.remove("lock");
+            let parent = conf.remove("parent");
+            g.conf.snapshots.insert(
+                name.clone(),
+                Snapshot {
+                    description,
+                    snaptime: now_secs(),
+                    vmstate: vmstate && running,
+                    parent,
+                    conf,
+                },
+            );
+            g.conf.current.insert("parent".into(), name.clone());
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
@@ -102,29 +134,41 @@ pub fn rollback(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     let start = ctx.flag("start");
     let (sim, who, node2) = (ctx.sim.clone(), ctx.who.clone(), node.clone());
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmrollback", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
-        let Some(snap) = g.conf.snapshots.get(&name).cloned() else {
-            return Err(format!("snapshot '{name}' does not exist"));
-        };
-        check_lock(g, false)?;
-        t.check_fault()?;
-        if g.running {
-            // Without saved RAM the VM is stopped first.
-            super::power::stop_now(c, vmid);
-        }
-        let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
-        let mut conf: std::collections::BTreeMap<String, String> =
-            snap.conf.into_iter().filter(|(k, _)| !SNAPSHOT_ONLY.contains(&k.as_str())).collect();
-        conf.insert("parent".into(), name.clone());
-        g.conf.current = conf;
-        g.conf.pending.clear();
-        g.conf.delete.clear();
-        if start || snap.vmstate {
-            super::power::spawn_start(&sim, c, &node2, vmid, &who, false);
-        }
-        Ok(())
-    }));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmrollback",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
+            let Some(snap) = g.conf.snapshots.get(&name).cloned() else {
+                return Err(format!("snapshot '{name}' does not exist"));
+            };
+            check_lock(g, false)?;
+            t.check_fault()?;
+            if g.running {
+                // Without saved RAM the VM is stopped first.
+                super::power::stop_now(c, vmid);
+            }
+            let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
+            let mut conf: std::collections::BTreeMap<String, String> = snap
+                .conf
+                .into_iter()
+                .filter(|(k, _)| !SNAPSHOT_ONLY.contains(&k.as_str()))
+                .collect();
+            conf.insert("parent".into(), name.clone());
+            g.conf.current = conf;
+            g.conf.pending.clear();
+            g.conf.delete.clear();
+            if start || snap.vmstate {
+                super::power::spawn_start(&sim, c, &node2, vmid, &who, false);
+            }
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
@@ -133,36 +177,49 @@ pub fn delete(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let name = ctx.get("snapname").unwrap_or("").to_string();
     vm(ctx.c, &node, vmid)?;
     let node2 = node.clone();
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmdelsnapshot", &vmid.to_string(), ctx.who, vec![], Box::new(move |c, t| {
-        let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
-        let Some(snap) = g.conf.snapshots.get(&name).cloned() else {
-            return Err(format!("snapshot '{name}' does not exist"));
-        };
-        check_lock(g, false)?;
-        t.check_fault()?;
-        let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
-        g.conf.snapshots.remove(&name);
-        // Children (and the current config) now descend from the deleted one's parent.
-        for s in g.conf.snapshots.values_mut() {
-            if s.parent.as_deref() == Some(name.as_str()) {
-                s.parent = snap.parent.clone();
-            }
-        }
-        if g.conf.current.get("parent") == Some(&name) {
-            match &snap.parent {
-                Some(p) => g.conf.current.insert("parent".into(), p.clone()),
-                None => g.conf.current.remove("parent"),
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmdelsnapshot",
+        &vmid.to_string(),
+        ctx.who,
+        vec![],
+        Box::new(move |c, t| {
+            let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
+            let Some(snap) = g.conf.snapshots.get(&name).cloned() else {
+                return Err(format!("snapshot '{name}' does not exist"));
             };
-        }
-        Ok(())
-    }));
+            check_lock(g, false)?;
+            t.check_fault()?;
+            let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
+            g.conf.snapshots.remove(&name);
+            // Children (and the current config) now descend from the deleted one's parent.
+            for s in g.conf.snapshots.values_mut() {
+                if s.parent.as_deref() == Some(name.as_str()) {
+                    s.parent = snap.parent.clone();
+                }
+            }
+            if g.conf.current.get("parent") == Some(&name) {
+                match &snap.parent {
+                    Some(p) => g.conf.current.insert("parent".into(), p.clone()),
+                    None => g.conf.current.remove("parent"),
+                };
+            }
+            Ok(())
+        }),
+    );
     Ok(Value::String(upid))
 }
 
 /// `GET config?snapshot=name`: that snapshot's values (+ digest).
 pub fn config(ctx: &Ctx<'_>, name: &str) -> ApiResult<Value> {
     let g = vm(ctx.c, &ctx.node(), ctx.vmid())?;
-    let snap = g.conf.snapshots.get(name).ok_or_else(|| ApiError::internal(format!("snapshot '{name}' does not exist")))?;
+    let snap = g
+        .conf
+        .snapshots
+        .get(name)
+        .ok_or_else(|| ApiError::internal(format!("snapshot '{name}' does not exist")))?;
     let mut obj = Map::new();
     for (k, v) in &snap.conf {
         obj.insert(k.clone(), super::config::typed(&ctx.sim.schema, k, v));

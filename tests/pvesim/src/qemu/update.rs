@@ -16,8 +16,23 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// Parameters that are not config keys.
 pub const NON_CONFIG: &[&str] = &[
-    "node", "vmid", "delete", "revert", "force", "digest", "skiplock", "background_delay", "import-working-storage",
-    "storage", "pool", "start", "unique", "archive", "bwlimit", "live-restore", "ha-managed",
+    "node",
+    "vmid",
+    "delete",
+    "revert",
+    "force",
+    "digest",
+    "skiplock",
+    "background_delay",
+    "import-working-storage",
+    "storage",
+    "pool",
+    "start",
+    "unique",
+    "archive",
+    "bwlimit",
+    "live-restore",
+    "ha-managed",
 ];
 
 /// A value ready to be stored (or a disk still to be allocated).
@@ -44,7 +59,11 @@ pub fn config_params(p: &BTreeMap<String, String>) -> Vec<(String, String)> {
             continue;
         }
         if k == "cdrom" {
-            let v = if v.contains("media=") { v.clone() } else { format!("{v},media=cdrom") };
+            let v = if v.contains("media=") {
+                v.clone()
+            } else {
+                format!("{v},media=cdrom")
+            };
             out.push(("ide2".to_string(), v));
         } else {
             out.push((k.clone(), v.clone()));
@@ -60,7 +79,11 @@ fn log_line(vmid: u32, p: &BTreeMap<String, String>) -> String {
         if k == "node" || k == "vmid" {
             continue;
         }
-        let v = if k == "cipassword" { "<hidden>".to_string() } else { v.clone() };
+        let v = if k == "cipassword" {
+            "<hidden>".to_string()
+        } else {
+            v.clone()
+        };
         parts.push(format!("-{k} {v}"));
     }
     format!("update VM {vmid}: {}", parts.join(" "))
@@ -84,17 +107,26 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
             return Err(ApiError::param("delete", format!("unknown option '{k}'")));
         }
         if sets_raw.iter().any(|(s, _)| s == &k) {
-            return Err(ApiError::param("delete", format!("you can't use '-{k}' and -delete {k}' at the same time")));
+            return Err(ApiError::param(
+                "delete",
+                format!("you can't use '-{k}' and -delete {k}' at the same time"),
+            ));
         }
         deletes.push(k);
     }
     let revert: Vec<String> = ctx.get("revert").map(formats::split_list).unwrap_or_default();
     for k in &revert {
         if sets_raw.iter().any(|(s, _)| s == k) {
-            return Err(ApiError::param("revert", format!("you can't use '-{k}' and '-revert {k}' at the same time")));
+            return Err(ApiError::param(
+                "revert",
+                format!("you can't use '-{k}' and '-revert {k}' at the same time"),
+            ));
         }
         if deletes.contains(k) {
-            return Err(ApiError::param("revert", format!("you can't use '-delete {k}' and '-revert {k}' at the same time")));
+            return Err(ApiError::param(
+                "revert",
+                format!("you can't use '-delete {k}' and '-revert {k}' at the same time"),
+            ));
         }
     }
     if !for_create && sets_raw.is_empty() && deletes.is_empty() && revert.is_empty() {
@@ -103,7 +135,13 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
     // The per-key classes; a create also counts privileges on the pool it creates in.
     let pool = if for_create { ctx.get("pool") } else { None };
     let set_keys: Vec<&str> = sets_raw.iter().map(|(k, _)| k.as_str()).collect();
-    perms::check_modify_config(ctx.c, ctx.who, vmid, None, &deletes.iter().map(String::as_str).collect::<Vec<_>>())?;
+    perms::check_modify_config(
+        ctx.c,
+        ctx.who,
+        vmid,
+        None,
+        &deletes.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
     perms::check_modify_config(ctx.c, ctx.who, vmid, pool, &set_keys)?;
     if for_create {
         perms::check_create_devices(ctx.c, ctx.who, vmid, pool, &sets_raw)?;
@@ -122,15 +160,33 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
     }
     view.retain(|(k, _)| !deletes.contains(k));
     view.extend(sets_raw.iter().cloned());
-    let mem_of = |v: &str| v.split(',').find_map(|p| p.strip_prefix("current=").or((!p.contains('=')).then_some(p))).and_then(|m| m.parse::<u64>().ok());
-    let memory = view.iter().rev().find(|(k, _)| k == "memory").and_then(|(_, v)| mem_of(v)).unwrap_or(512);
+    let mem_of = |v: &str| {
+        v.split(',')
+            .find_map(|p| p.strip_prefix("current=").or((!p.contains('=')).then_some(p)))
+            .and_then(|m| m.parse::<u64>().ok())
+    };
+    let memory = view
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "memory")
+        .and_then(|(_, v)| mem_of(v))
+        .unwrap_or(512);
     if let Some((_, b)) = sets_raw.iter().find(|(k, _)| k == "balloon") {
         if b.parse::<u64>().unwrap_or(0) > memory {
-            return Err(ApiError::internal("balloon value too large (must be smaller than assigned memory)"));
+            return Err(ApiError::internal(
+                "balloon value too large (must be smaller than assigned memory)",
+            ));
         }
     }
     let mut log = Vec::new();
-    let dc = DiskCtx { schema, who: ctx.who, node: &node, vmid, default_storage: ctx.get("storage"), log: &mut log };
+    let dc = DiskCtx {
+        schema,
+        who: ctx.who,
+        node: &node,
+        vmid,
+        default_storage: ctx.get("storage"),
+        log: &mut log,
+    };
     let mut sets = Vec::new();
     for (k, v) in &sets_raw {
         let planned = if disks::is_net_key(k) {
@@ -148,7 +204,14 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
         sets.push((k.clone(), planned));
     }
     sets.sort_by_key(|(k, _)| disks::drive_rank(k));
-    Ok(UpdatePlan { sets, raw_sets: sets_raw, deletes, revert, force: ctx.flag("force"), log_line: log_line(vmid, &ctx.p) })
+    Ok(UpdatePlan {
+        sets,
+        raw_sets: sets_raw,
+        deletes,
+        revert,
+        force: ctx.flag("force"),
+        log_line: log_line(vmid, &ctx.p),
+    })
 }
 
 fn check_boot(v: &str, view: &[(String, String)]) -> ApiResult<()> {
@@ -156,7 +219,10 @@ fn check_boot(v: &str, view: &[(String, String)]) -> ApiResult<()> {
         if let Some(order) = part.strip_prefix("order=") {
             for dev in order.split(';').filter(|d| !d.is_empty()) {
                 if !view.iter().any(|(k, _)| k == dev) {
-                    return Err(ApiError::param("boot", format!("invalid bootorder: device '{dev}' does not exist'")));
+                    return Err(ApiError::param(
+                        "boot",
+                        format!("invalid bootorder: device '{dev}' does not exist'"),
+                    ));
                 }
             }
         }
@@ -174,9 +240,28 @@ pub fn hotplug_set(g: &Guest) -> BTreeSet<String> {
 }
 
 const ALWAYS_LIVE: &[&str] = &[
-    "name", "description", "tags", "onboot", "protection", "startup", "hookscript", "lock", "migrate_downtime",
-    "migrate_speed", "shares", "vmstatestorage", "ciuser", "cipassword", "nameserver", "searchdomain", "sshkeys",
-    "citype", "cicustom", "ciupgrade", "cpulimit", "cpuunits",
+    "name",
+    "description",
+    "tags",
+    "onboot",
+    "protection",
+    "startup",
+    "hookscript",
+    "lock",
+    "migrate_downtime",
+    "migrate_speed",
+    "shares",
+    "vmstatestorage",
+    "ciuser",
+    "cipassword",
+    "nameserver",
+    "searchdomain",
+    "sshkeys",
+    "citype",
+    "cicustom",
+    "ciupgrade",
+    "cpulimit",
+    "cpuunits",
 ];
 const NET_LIVE_KEYS: &[&str] = &["bridge", "tag", "trunks", "firewall", "rate", "link_down"];
 const THROTTLE_PREFIXES: &[&str] = &["mbps", "iops", "bps"];
@@ -192,7 +277,11 @@ pub fn live_ok(g: &Guest, key: &str, old: Option<&str>, new: Option<&str>) -> bo
             (Some(o), Some(n)) => {
                 let (o, n) = (Drive::parse_stored(o), Drive::parse_stored(n));
                 let same_hw = o.file == n.file && ["queues", "mtu"].iter().all(|k| o.opts.get(*k) == n.opts.get(*k));
-                let others_same = o.opts.keys().chain(n.opts.keys()).all(|k| NET_LIVE_KEYS.contains(&k.as_str()) || ["queues", "mtu"].contains(&k.as_str()) || o.opts.get(k) == n.opts.get(k));
+                let others_same = o.opts.keys().chain(n.opts.keys()).all(|k| {
+                    NET_LIVE_KEYS.contains(&k.as_str())
+                        || ["queues", "mtu"].contains(&k.as_str())
+                        || o.opts.get(k) == n.opts.get(k)
+                });
                 (same_hw && others_same) || hp.contains("network")
             }
             _ => hp.contains("network"),
@@ -221,7 +310,14 @@ pub fn live_ok(g: &Guest, key: &str, old: Option<&str>, new: Option<&str>) -> bo
         "memory" => hp.contains("memory"),
         "balloon" => old.is_some_and(|o| o != "0") && new.is_some_and(|n| n != "0"),
         "agent" => {
-            let strip = |v: Option<&str>| v.map(|s| s.split(',').filter(|p| !p.starts_with("fstrim_cloned_disks")).collect::<Vec<_>>().join(","));
+            let strip = |v: Option<&str>| {
+                v.map(|s| {
+                    s.split(',')
+                        .filter(|p| !p.starts_with("fstrim_cloned_disks"))
+                        .collect::<Vec<_>>()
+                        .join(",")
+                })
+            };
             strip(old) == strip(new)
         }
         "tablet" => hp.contains("usb"),
@@ -246,7 +342,11 @@ pub fn apply_key(g: &mut Guest, key: &str) -> Vec<String> {
                     if !super::volume_referenced(g, &volid) {
                         free.push(volid);
                     }
-                } else if disks::is_disk_key(key) && !d.is_cdrom() && !volid.contains("-cloudinit") && !super::volume_referenced(g, &volid) {
+                } else if disks::is_disk_key(key)
+                    && !d.is_cdrom()
+                    && !volid.contains("-cloudinit")
+                    && !super::volume_referenced(g, &volid)
+                {
                     let uk = super::free_unused_key(g);
                     g.conf.current.insert(uk, volid);
                 } else if volid.contains("-cloudinit") {
@@ -288,18 +388,26 @@ fn efidisk_enroll(old: &str, new: &str) -> String {
         return new.to_string();
     }
     n.opts.remove("ms-cert");
-    if n.opts.get("pre-enrolled-keys").is_some_and(|v| crate::propstring::parse_bool(v) == Some("1")) {
+    if n.opts
+        .get("pre-enrolled-keys")
+        .is_some_and(|v| crate::propstring::parse_bool(v) == Some("1"))
+    {
         n.opts.insert("ms-cert".into(), "2023k".into());
     }
     n.print(None)
 }
 
 fn remove_from_boot(g: &mut Guest, key: &str) {
-    let Some(boot) = g.conf.current.get("boot").cloned() else { return };
+    let Some(boot) = g.conf.current.get("boot").cloned() else {
+        return;
+    };
     let parts: Vec<String> = boot
         .split(',')
         .map(|p| match p.strip_prefix("order=") {
-            Some(o) => format!("order={}", o.split(';').filter(|d| *d != key).collect::<Vec<_>>().join(";")),
+            Some(o) => format!(
+                "order={}",
+                o.split(';').filter(|d| *d != key).collect::<Vec<_>>().join(";")
+            ),
             None => p.to_string(),
         })
         .collect();
@@ -322,11 +430,26 @@ pub fn apply_all_pending(c: &mut Cluster, vmid: u32) {
 
 /// The work of an update: allocate disks, write pending, apply what can be applied.
 /// Hotplug problems are returned as 400-style errors (change stays pending).
-pub fn execute(c: &mut Cluster, schema: &Schema, who: &Identity, node: &str, vmid: u32, plan: UpdatePlan, log: &mut Vec<String>) -> ApiResult<()> {
+pub fn execute(
+    c: &mut Cluster,
+    schema: &Schema,
+    who: &Identity,
+    node: &str,
+    vmid: u32,
+    plan: UpdatePlan,
+    log: &mut Vec<String>,
+) -> ApiResult<()> {
     locked_checks(c, who, node, vmid, &plan)?;
     let mut values = Vec::new();
     {
-        let mut dc = DiskCtx { schema, who, node, vmid, default_storage: None, log };
+        let mut dc = DiskCtx {
+            schema,
+            who,
+            node,
+            vmid,
+            default_storage: None,
+            log,
+        };
         for (k, p) in plan.sets {
             let v = match p {
                 Planned::Value(v) => v,
@@ -395,7 +518,11 @@ pub fn execute(c: &mut Cluster, schema: &Schema, who: &Identity, node: &str, vmi
     for v in free {
         c.remove_volume(&v, node);
     }
-    if errors.is_empty() { Ok(()) } else { Err(ApiError::params(errors)) }
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::params(errors))
+    }
 }
 
 /// The checks qemu-server makes per key under the config lock, against the value being
@@ -452,11 +579,20 @@ pub fn post_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let who = ctx.who.clone();
     let node2 = node.clone();
     let skiplock = ctx.flag("skiplock");
-    let upid = tasks::spawn(ctx.sim, ctx.c, &node, "qmconfig", &vmid.to_string(), ctx.who, first, Box::new(move |c, t| {
-        t.check_fault()?;
-        super::check_lock(vm(c, &node2, vmid).map_err(tasks::task_err)?, skiplock)?;
-        execute(c, &schema_sim.schema, &who, &node2, vmid, plan, &mut t.log).map_err(tasks::task_err)
-    }));
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmconfig",
+        &vmid.to_string(),
+        ctx.who,
+        first,
+        Box::new(move |c, t| {
+            t.check_fault()?;
+            super::check_lock(vm(c, &node2, vmid).map_err(tasks::task_err)?, skiplock)?;
+            execute(c, &schema_sim.schema, &who, &node2, vmid, plan, &mut t.log).map_err(tasks::task_err)
+        }),
+    );
     if let Some(delay) = ctx.get("background_delay").and_then(|d| d.parse().ok()) {
         ctx.wait_task = Some((upid.clone(), delay));
     }
@@ -482,8 +618,20 @@ mod tests {
         if let Some(h) = hotplug {
             conf.current.insert("hotplug".into(), h.into());
         }
-        conf.current.insert("scsi0".into(), "local-lvm:vm-1-disk-0,size=1G".into());
-        Guest { vmid: 1, node: "pve1".into(), kind: GuestKind::Qemu, conf, running: true, paused: false, started_ms: None, created_ms: 0, power_change: None, agent: None }
+        conf.current
+            .insert("scsi0".into(), "local-lvm:vm-1-disk-0,size=1G".into());
+        Guest {
+            vmid: 1,
+            node: "pve1".into(),
+            kind: GuestKind::Qemu,
+            conf,
+            running: true,
+            paused: false,
+            started_ms: None,
+            created_ms: 0,
+            power_change: None,
+            agent: None,
+        }
     }
 
     #[test]
@@ -491,43 +639,107 @@ mod tests {
         let g = guest(None);
         assert!(live_ok(&g, "name", Some("a"), Some("b")));
         assert!(!live_ok(&g, "cores", Some("1"), Some("2")));
-        assert!(live_ok(&g, "net1", None, Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")), "network hotplug by default");
+        assert!(
+            live_ok(&g, "net1", None, Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")),
+            "network hotplug by default"
+        );
         assert!(live_ok(&g, "scsi1", None, Some("local-lvm:vm-1-disk-1,size=1G")));
-        assert!(!live_ok(&g, "sata1", None, Some("local-lvm:vm-1-disk-1,size=1G")), "sata never");
-        assert!(!live_ok(&g, "memory", Some("1024"), Some("2048")), "memory needs memory hotplug");
+        assert!(
+            !live_ok(&g, "sata1", None, Some("local-lvm:vm-1-disk-1,size=1G")),
+            "sata never"
+        );
+        assert!(
+            !live_ok(&g, "memory", Some("1024"), Some("2048")),
+            "memory needs memory hotplug"
+        );
         assert!(live_ok(&g, "balloon", Some("512"), Some("1024")));
         assert!(!live_ok(&g, "balloon", Some("0"), Some("1024")));
         let g = guest(Some("0"));
-        assert!(!live_ok(&g, "net1", None, Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")));
-        assert!(live_ok(&g, "net0", Some("virtio=BC:24:11:00:00:01,bridge=vmbr0"), Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5")), "bridge/tag change needs no hotplug");
-        assert!(!live_ok(&g, "net0", Some("virtio=BC:24:11:00:00:01,bridge=vmbr0"), Some("e1000=BC:24:11:00:00:01,bridge=vmbr0")));
-        assert!(live_ok(&g, "scsi0", Some("local-lvm:vm-1-disk-0,size=1G"), Some("local-lvm:vm-1-disk-0,mbps_rd=10,size=1G")), "throttling is live");
-        assert!(!live_ok(&g, "scsi0", Some("local-lvm:vm-1-disk-0,size=1G"), Some("local-lvm:vm-1-disk-0,cache=writeback,size=1G")));
+        assert!(!live_ok(
+            &g,
+            "net1",
+            None,
+            Some("virtio=BC:24:11:00:00:01,bridge=vmbr0")
+        ));
+        assert!(
+            live_ok(
+                &g,
+                "net0",
+                Some("virtio=BC:24:11:00:00:01,bridge=vmbr0"),
+                Some("virtio=BC:24:11:00:00:01,bridge=vmbr1,tag=5")
+            ),
+            "bridge/tag change needs no hotplug"
+        );
+        assert!(!live_ok(
+            &g,
+            "net0",
+            Some("virtio=BC:24:11:00:00:01,bridge=vmbr0"),
+            Some("e1000=BC:24:11:00:00:01,bridge=vmbr0")
+        ));
+        assert!(
+            live_ok(
+                &g,
+                "scsi0",
+                Some("local-lvm:vm-1-disk-0,size=1G"),
+                Some("local-lvm:vm-1-disk-0,mbps_rd=10,size=1G")
+            ),
+            "throttling is live"
+        );
+        assert!(!live_ok(
+            &g,
+            "scsi0",
+            Some("local-lvm:vm-1-disk-0,size=1G"),
+            Some("local-lvm:vm-1-disk-0,cache=writeback,size=1G")
+        ));
         let g = guest(Some("network,disk,cpu,memory"));
         assert!(live_ok(&g, "vcpus", Some("1"), Some("2")));
-        assert!(!live_ok(&g, "hotplug", Some("network,disk,cpu,memory"), Some("network")));
+        assert!(!live_ok(
+            &g,
+            "hotplug",
+            Some("network,disk,cpu,memory"),
+            Some("network")
+        ));
     }
 
     #[test]
     fn a_2023_marker_enrolls_into_a_disk_with_pre_enrolled_keys_only() {
         let old = "local-lvm:vm-1-disk-1,efitype=4m,pre-enrolled-keys=1,size=4M";
-        assert_eq!(efidisk_enroll(old, "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2023w,pre-enrolled-keys=1,size=4M"), "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1,size=4M");
+        assert_eq!(
+            efidisk_enroll(
+                old,
+                "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2023w,pre-enrolled-keys=1,size=4M"
+            ),
+            "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2023k,pre-enrolled-keys=1,size=4M"
+        );
         let bare = "local-lvm:vm-1-disk-1,efitype=4m,size=4M";
-        assert_eq!(efidisk_enroll(bare, "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2023k,size=4M"), bare);
+        assert_eq!(
+            efidisk_enroll(bare, "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2023k,size=4M"),
+            bare
+        );
         let back = "local-lvm:vm-1-disk-1,efitype=4m,ms-cert=2011,pre-enrolled-keys=1,size=4M";
-        assert_eq!(efidisk_enroll(old, back), back, "moving away from 2023 only changes the marker");
+        assert_eq!(
+            efidisk_enroll(old, back),
+            back,
+            "moving away from 2023 only changes the marker"
+        );
     }
 
     #[test]
     fn replaced_and_deleted_disks_become_unused() {
         let mut g = guest(None);
-        g.conf.pending.insert("scsi0".into(), "local-lvm:vm-1-disk-1,size=2G".into());
+        g.conf
+            .pending
+            .insert("scsi0".into(), "local-lvm:vm-1-disk-1,size=2G".into());
         assert!(apply_key(&mut g, "scsi0").is_empty());
         assert_eq!(g.conf.current["unused0"], "local-lvm:vm-1-disk-0");
         g.conf.delete.insert("scsi0".into(), false);
         apply_key(&mut g, "scsi0");
         assert_eq!(g.conf.current["unused1"], "local-lvm:vm-1-disk-1");
         g.conf.delete.insert("unused0".into(), false);
-        assert_eq!(apply_key(&mut g, "unused0"), vec!["local-lvm:vm-1-disk-0".to_string()], "deleting unusedN frees it");
+        assert_eq!(
+            apply_key(&mut g, "unused0"),
+            vec!["local-lvm:vm-1-disk-0".to_string()],
+            "deleting unusedN frees it"
+        );
     }
 }

@@ -14,7 +14,10 @@ macro_rules! re {
 re!(NODE, r"^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?$");
 re!(STORAGE_ID, r"(?i)^[a-z][a-z0-9\-_.]*[a-z0-9]$");
 re!(CONFIGID, r"(?i)^[a-z][a-z0-9_-]+$");
-re!(DNS, r"^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)*$");
+re!(
+    DNS,
+    r"^[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?(\.[a-zA-Z0-9]([a-zA-Z0-9\-]*[a-zA-Z0-9])?)*$"
+);
 re!(MAC, r"(?i)^[a-f0-9][02468ace](:[a-f0-9]{2}){5}$");
 re!(TAG, r"(?i)^[a-z0-9_][a-z0-9_\-+.]*$");
 re!(DISK_SIZE, r"^\d+(\.\d+)?[KMGT]?$");
@@ -29,17 +32,30 @@ re!(LIST_SPLIT, r"[,;\s]+");
 
 /// Split a `-list` value the way PVE does (`,`, `;` or whitespace).
 pub fn split_list(v: &str) -> Vec<String> {
-    LIST_SPLIT.split(v).filter(|s| !s.is_empty()).map(str::to_string).collect()
+    LIST_SPLIT
+        .split(v)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
 }
 
 pub fn check(format: &str, value: &str) -> Result<(), String> {
     match format {
         "pve-vmid" => ok_if(VMID.is_match(value), "value does not look like a valid VM ID\n".into()),
-        "pve-node" => ok_if(NODE.is_match(value), "value does not look like a valid node name\n".into()),
-        "pve-storage-id" => ok_if(STORAGE_ID.is_match(value), format!("storage ID '{value}' contains illegal characters\n")),
+        "pve-node" => ok_if(
+            NODE.is_match(value),
+            "value does not look like a valid node name\n".into(),
+        ),
+        "pve-storage-id" => ok_if(
+            STORAGE_ID.is_match(value),
+            format!("storage ID '{value}' contains illegal characters\n"),
+        ),
         // pve-storage's `verify_content`: the dir plugin's content types.
         "pve-storage-content" => ok_if(
-            ["images", "rootdir", "vztmpl", "iso", "backup", "snippets", "none", "import"].contains(&value),
+            [
+                "images", "rootdir", "vztmpl", "iso", "backup", "snippets", "none", "import",
+            ]
+            .contains(&value),
             format!("invalid content type '{value}'\n"),
         ),
         "pve-configid" => configid(value),
@@ -49,8 +65,14 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
             }
             Ok(())
         }
-        "dns-name" => ok_if(DNS.is_match(value), "value does not look like a valid DNS name\n".into()),
-        "mac-addr" => ok_if(MAC.is_match(value), "value does not look like a valid unicast MAC address\n".into()),
+        "dns-name" => ok_if(
+            DNS.is_match(value),
+            "value does not look like a valid DNS name\n".into(),
+        ),
+        "mac-addr" => ok_if(
+            MAC.is_match(value),
+            "value does not look like a valid unicast MAC address\n".into(),
+        ),
         "pve-tag-list" => {
             let tags: Vec<&str> = value.split([';', ',', ' ']).filter(|s| !s.is_empty()).collect();
             if tags.is_empty() {
@@ -66,8 +88,13 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
         "disk-size" => ok_if(DISK_SIZE.is_match(value), format!("unable to parse size '{value}'\n")),
         "pve-bridge-id" => ok_if(BRIDGE.is_match(value), format!("invalid bridge ID '{value}'\n")),
         // pve-access-control's verify_poolname: up to three levels `a/b/c` (PVE 8.1+).
-        "pve-poolid" if value.split('/').count() > 3 => Err(format!("pool name '{value}' nested too deeply (max levels = 3)\n")),
-        "pve-poolid" => ok_if(POOL.is_match(value), format!("pool name '{value}' contains invalid characters\n")),
+        "pve-poolid" if value.split('/').count() > 3 => {
+            Err(format!("pool name '{value}' nested too deeply (max levels = 3)\n"))
+        }
+        "pve-poolid" => ok_if(
+            POOL.is_match(value),
+            format!("pool name '{value}' contains invalid characters\n"),
+        ),
         "pve-volume-id" => ok_if(VOLID.is_match(value), format!("unable to parse volume ID '{value}'\n")),
         "pve-volume-id-or-qm-path" | "pve-volume-id-or-absolute-path" => ok_if(
             value == "none" || value == "cdrom" || value.starts_with('/') || VOLID.is_match(value),
@@ -95,7 +122,11 @@ fn configid(id: &str) -> Result<(), String> {
 }
 
 fn ok_if(ok: bool, msg: String) -> Result<(), String> {
-    if ok { Ok(()) } else { Err(msg) }
+    if ok {
+        Ok(())
+    } else {
+        Err(msg)
+    }
 }
 
 pub fn is_volid(v: &str) -> bool {
@@ -109,17 +140,26 @@ mod tests {
     #[test]
     fn formats() {
         assert!(check("dns-name", "web01.example.com").is_ok());
-        assert_eq!(check("dns-name", "web_01").unwrap_err(), "value does not look like a valid DNS name\n");
+        assert_eq!(
+            check("dns-name", "web_01").unwrap_err(),
+            "value does not look like a valid DNS name\n"
+        );
         assert!(check("mac-addr", "BC:24:11:AA:BB:CC").is_ok());
         assert!(check("mac-addr", "01:24:11:AA:BB:CC").is_err(), "multicast bit set");
-        assert_eq!(check("pve-configid-list", "net0,1abc").unwrap_err(), "invalid configuration ID '1abc'\n");
+        assert_eq!(
+            check("pve-configid-list", "net0,1abc").unwrap_err(),
+            "invalid configuration ID '1abc'\n"
+        );
         assert!(check("pve-configid-list", "net0; scsi1 ide2").is_ok());
         assert!(check("pve-tag-list", "a;B;c-d").is_ok());
         assert!(check("pve-tag-list", "a;b!").is_err());
         assert!(check("pve-storage-id", "local-lvm").is_ok());
         assert!(check("pve-storage-id", "1local").is_err());
         assert!(check("pve-storage-content", "import").is_ok());
-        assert_eq!(check("pve-storage-content", "isos"), Err("invalid content type 'isos'\n".into()));
+        assert_eq!(
+            check("pve-storage-content", "isos"),
+            Err("invalid content type 'isos'\n".into())
+        );
         assert!(check("pve-hotplug-features", "network,disk").is_ok());
         assert!(check("pve-hotplug-features", "network,foo").is_err());
         assert!(check("some-unknown-format", "anything").is_ok());

@@ -81,7 +81,10 @@ impl Schema {
                 }
             }
         }
-        for n in v.as_array().ok_or_else(|| anyhow::anyhow!("schema must be a JSON array"))? {
+        for n in v
+            .as_array()
+            .ok_or_else(|| anyhow::anyhow!("schema must be a JSON array"))?
+        {
             walk(n, &mut endpoints);
         }
         anyhow::ensure!(!endpoints.is_empty(), "schema has no paths");
@@ -97,7 +100,10 @@ impl Schema {
                 .iter()
                 .find(|e| e.path == path)
                 .ok_or_else(|| anyhow::anyhow!("schema lacks {path}"))?;
-            let info = ep.info.get(&method).ok_or_else(|| anyhow::anyhow!("schema lacks {method} {path}"))?;
+            let info = ep
+                .info
+                .get(&method)
+                .ok_or_else(|| anyhow::anyhow!("schema lacks {method} {path}"))?;
             if let Some(last) = out.last_mut().filter(|l| l["path"] == path) {
                 last["info"][&method] = info.clone();
             } else {
@@ -114,12 +120,19 @@ impl Schema {
         for ep in &self.endpoints {
             // `…/content/{volume}` takes the rest of the path (pve-storage registers it with
             // an empty fragment delimiter: volume ids hold `/`).
-            let tail = ep.segments.last().is_some_and(|s| matches!(s, Segment::Param(n) if n == "volume"));
+            let tail = ep
+                .segments
+                .last()
+                .is_some_and(|s| matches!(s, Segment::Param(n) if n == "volume"));
             let joined: Vec<String>;
             let view: Vec<&str>;
             let segs: &[&str] = if tail && segs.len() > ep.segments.len() {
                 let n = ep.segments.len() - 1;
-                joined = segs[..n].iter().map(|s| s.to_string()).chain([segs[n..].join("/")]).collect();
+                joined = segs[..n]
+                    .iter()
+                    .map(|s| s.to_string())
+                    .chain([segs[n..].join("/")])
+                    .collect();
                 view = joined.iter().map(String::as_str).collect();
                 &view
             } else {
@@ -144,7 +157,13 @@ impl Schema {
                 }
             }
             if ok && best.as_ref().is_none_or(|(n, _)| literals > *n) {
-                best = Some((literals, Route { endpoint: ep, path_params: params }));
+                best = Some((
+                    literals,
+                    Route {
+                        endpoint: ep,
+                        path_params: params,
+                    },
+                ));
             }
         }
         best.map(|(_, r)| r)
@@ -152,7 +171,10 @@ impl Schema {
 
     /// Property schema of a create/config key (for value typing of configs).
     pub fn method(&self, path: &str, method: &str) -> Option<&Value> {
-        self.endpoints.iter().find(|e| e.path == path).and_then(|e| e.info.get(method))
+        self.endpoints
+            .iter()
+            .find(|e| e.path == path)
+            .and_then(|e| e.info.get(method))
     }
 }
 
@@ -200,6 +222,9 @@ mod tests {
         let full = Schema::from_json(&std::fs::read_to_string(p).unwrap()).unwrap();
         let extracted = full.extract_subset().unwrap();
         let committed: Value = serde_json::from_str(EMBEDDED_SUBSET).unwrap();
-        assert_eq!(extracted, committed, "schema/pve-api-subset.json is stale: run schema/extract.py");
+        assert_eq!(
+            extracted, committed,
+            "schema/pve-api-subset.json is stale: run schema/extract.py"
+        );
     }
 }

@@ -18,7 +18,10 @@ static PATTERNS: LazyLock<Mutex<HashMap<String, Option<Regex>>>> = LazyLock::new
 /// Schema patterns are anchored like Perl's `m/^$pattern$/`; compiled once.
 fn pattern(p: &str) -> Option<Regex> {
     let mut cache = PATTERNS.lock().unwrap_or_else(|e| e.into_inner());
-    cache.entry(p.to_string()).or_insert_with(|| Regex::new(&format!("^(?:{p})$")).ok()).clone()
+    cache
+        .entry(p.to_string())
+        .or_insert_with(|| Regex::new(&format!("^(?:{p})$")).ok())
+        .clone()
 }
 
 /// Index ranges of `key[n]` properties (qemu-server; not in the schema).
@@ -72,7 +75,11 @@ fn num(v: Option<&Value>) -> Option<f64> {
 }
 
 fn fmt_num(f: f64) -> String {
-    if f.fract() == 0.0 && f.abs() < 1e15 { format!("{}", f as i64) } else { format!("{f}") }
+    if f.fract() == 0.0 && f.abs() < 1e15 {
+        format!("{}", f as i64)
+    } else {
+        format!("{f}")
+    }
 }
 
 fn type_name(t: &str) -> &str {
@@ -84,7 +91,11 @@ fn to_text(ty: &str, v: &Value, list: bool) -> Result<String, String> {
     match v {
         Value::String(s) => Ok(s.clone()),
         Value::Bool(b) if ty == "boolean" => Ok(if *b { "1" } else { "0" }.into()),
-        Value::Bool(b) => Err(format!("type check ('{}') failed - got '{}'", type_name(ty), if *b { 1 } else { 0 })),
+        Value::Bool(b) => Err(format!(
+            "type check ('{}') failed - got '{}'",
+            type_name(ty),
+            if *b { 1 } else { 0 }
+        )),
         Value::Number(n) => Ok(n.to_string()),
         Value::Array(items) if list || ty == "array" => {
             let parts: Result<Vec<String>, String> = items.iter().map(|i| to_text("string", i, false)).collect();
@@ -114,7 +125,11 @@ pub fn check_scalar(schema: &Map<String, Value>, value: &str, path: &str, in_pro
             }
         }
         "boolean" => {
-            let ok = if in_propstring { propstring::parse_bool(value).is_some() } else { value == "1" || value == "0" };
+            let ok = if in_propstring {
+                propstring::parse_bool(value).is_some()
+            } else {
+                value == "1" || value == "0"
+            };
             if !ok {
                 return Err(format!("type check ('boolean') failed - got '{value}'"));
             }
@@ -165,7 +180,10 @@ pub fn check_scalar(schema: &Map<String, Value>, value: &str, path: &str, in_pro
     if let Some(e) = schema.get("enum").and_then(Value::as_array) {
         let names: Vec<&str> = e.iter().filter_map(Value::as_str).collect();
         if !names.contains(&value) {
-            return Err(format!("value '{value}' does not have a value in the enumeration '{}'", names.join(", ")));
+            return Err(format!(
+                "value '{value}' does not have a value in the enumeration '{}'",
+                names.join(", ")
+            ));
         }
     }
     Ok(())
@@ -177,7 +195,9 @@ pub fn check_propstring(format: &Map<String, Value>, value: &str, path: &str) ->
     let props = propstring::parse(format, value).map_err(|e| format!("invalid format - {e}"))?;
     let mut lines = Vec::new();
     for (k, v) in &props {
-        let Some(sub) = format.get(k).and_then(Value::as_object) else { continue };
+        let Some(sub) = format.get(k).and_then(Value::as_object) else {
+            continue;
+        };
         if let Err(e) = check_scalar(sub, v, &format!("{path}.{k}"), true) {
             lines.push(format!("{path}.{k}: {e}"));
         }
@@ -208,12 +228,19 @@ pub fn validate(params: &BTreeMap<String, Value>, pschema: &Value) -> Result<BTr
     let mut errors = Errors::new();
     let mut out = BTreeMap::new();
     let add = |errors: &mut Errors, k: &str, msg: String| {
-        errors.entry(k.to_string()).and_modify(|e| e.push_str(&format!("\\n{msg}"))).or_insert(msg);
+        errors
+            .entry(k.to_string())
+            .and_modify(|e| e.push_str(&format!("\\n{msg}")))
+            .or_insert(msg);
     };
     for (k, v) in params {
         let Some(schema) = find_prop(props, k).and_then(Value::as_object) else {
             if forbid_additional {
-                add(&mut errors, k, "property is not defined in schema and the schema does not allow additional properties".into());
+                add(
+                    &mut errors,
+                    k,
+                    "property is not defined in schema and the schema does not allow additional properties".into(),
+                );
             } else {
                 out.insert(k.clone(), to_text("string", v, true).unwrap_or_default());
             }
@@ -243,13 +270,20 @@ pub fn validate(params: &BTreeMap<String, Value>, pschema: &Value) -> Result<BTr
         }
     }
     for k in params.keys() {
-        if let Some(req) = find_prop(props, k).and_then(|s| s.get("requires")).and_then(Value::as_str) {
+        if let Some(req) = find_prop(props, k)
+            .and_then(|s| s.get("requires"))
+            .and_then(Value::as_str)
+        {
             if !params.contains_key(req) {
                 add(&mut errors, req, format!("missing property required by '{k}'"));
             }
         }
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }
 
 #[cfg(test)]
@@ -270,7 +304,10 @@ mod tests {
     fn missing_and_unknown() {
         let e = validate(&p(&[("node", "pve1"), ("foo", "1")]), &create_schema()).unwrap_err();
         assert_eq!(e["vmid"], "property is missing and it is not optional");
-        assert_eq!(e["foo"], "property is not defined in schema and the schema does not allow additional properties");
+        assert_eq!(
+            e["foo"],
+            "property is not defined in schema and the schema does not allow additional properties"
+        );
     }
 
     #[test]
@@ -295,19 +332,40 @@ mod tests {
     #[test]
     fn property_string_errors() {
         let s = create_schema();
-        let e = validate(&p(&[("node", "pve1"), ("vmid", "100"), ("net0", "foo,bridge=vmbr0")]), &s).unwrap_err();
+        let e = validate(
+            &p(&[("node", "pve1"), ("vmid", "100"), ("net0", "foo,bridge=vmbr0")]),
+            &s,
+        )
+        .unwrap_err();
         assert!(
             e["net0"].starts_with("invalid format - format error\nnet0.model: value 'foo' does not have a value in the enumeration 'e1000, "),
             "{}",
             e["net0"]
         );
         assert!(e["net0"].ends_with("'\n"));
-        let e = validate(&p(&[("node", "pve1"), ("vmid", "100"), ("net0", "virtio,bridge=a,bridge=b")]), &s).unwrap_err();
-        assert_eq!(e["net0"], "invalid format - duplicate key in comma-separated list property: bridge\n");
+        let e = validate(
+            &p(&[("node", "pve1"), ("vmid", "100"), ("net0", "virtio,bridge=a,bridge=b")]),
+            &s,
+        )
+        .unwrap_err();
+        assert_eq!(
+            e["net0"],
+            "invalid format - duplicate key in comma-separated list property: bridge\n"
+        );
         let e = validate(&p(&[("node", "pve1"), ("vmid", "100"), ("net0", "virtio,tag=abc")]), &s).unwrap_err();
-        assert_eq!(e["net0"], "invalid format - format error\nnet0.tag: type check ('integer') failed - got 'abc'\n");
+        assert_eq!(
+            e["net0"],
+            "invalid format - format error\nnet0.tag: type check ('integer') failed - got 'abc'\n"
+        );
         let e = validate(&p(&[("node", "pve1"), ("vmid", "100"), ("name", "bad_name")]), &s).unwrap_err();
-        assert_eq!(e["name"], "invalid format - value does not look like a valid DNS name\n");
-        assert!(validate(&p(&[("node", "pve1"), ("vmid", "100"), ("net0", "virtio,firewall=on")]), &s).is_ok());
+        assert_eq!(
+            e["name"],
+            "invalid format - value does not look like a valid DNS name\n"
+        );
+        assert!(validate(
+            &p(&[("node", "pve1"), ("vmid", "100"), ("net0", "virtio,firewall=on")]),
+            &s
+        )
+        .is_ok());
     }
 }

@@ -38,19 +38,34 @@ pub struct Api {
 
 pub fn agent_for(sim: &Simulator) -> ureq::Agent {
     let cert = ureq::tls::Certificate::from_pem(sim.ca_pem().as_bytes()).unwrap();
-    let tls = ureq::tls::TlsConfig::builder().root_certs(ureq::tls::RootCerts::Specific(Arc::new(vec![cert]))).build();
-    ureq::Agent::config_builder().tls_config(tls).http_status_as_error(false).build().new_agent()
+    let tls = ureq::tls::TlsConfig::builder()
+        .root_certs(ureq::tls::RootCerts::Specific(Arc::new(vec![cert])))
+        .build();
+    ureq::Agent::config_builder()
+        .tls_config(tls)
+        .http_status_as_error(false)
+        .build()
+        .new_agent()
 }
 
 pub fn quick() -> SimConfig {
-    SimConfig { task_ms: 60, resources_lag_ms: 200, agent_delay_ms: 100, ..SimConfig::default() }
+    SimConfig {
+        task_ms: 60,
+        resources_lag_ms: 200,
+        agent_delay_ms: 100,
+        ..SimConfig::default()
+    }
 }
 
 impl Api {
     pub fn start(cfg: SimConfig) -> Api {
         let sim = Simulator::start(cfg).expect("simulator starts");
         let agent = agent_for(&sim);
-        Api { sim, agent, auth: vec![("Authorization".into(), TOKEN.into())] }
+        Api {
+            sim,
+            agent,
+            auth: vec![("Authorization".into(), TOKEN.into())],
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -58,7 +73,10 @@ impl Api {
     }
 
     pub fn with_auth(&mut self, headers: Vec<(&str, &str)>) {
-        self.auth = headers.into_iter().map(|(a, b)| (a.to_string(), b.to_string())).collect();
+        self.auth = headers
+            .into_iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect();
     }
 
     fn finish(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Resp {
@@ -82,14 +100,20 @@ impl Api {
         let pairs: Vec<(&str, &str)> = form.to_vec();
         match method {
             "POST" | "PUT" => {
-                let mut rb = if method == "POST" { self.agent.post(url) } else { self.agent.put(url) };
+                let mut rb = if method == "POST" {
+                    self.agent.post(url)
+                } else {
+                    self.agent.put(url)
+                };
                 for (k, v) in &self.auth {
                     rb = rb.header(k, v);
                 }
                 Self::finish(rb.send_form(pairs))
             }
             _ => {
-                let q: String = form_urlencoded::Serializer::new(String::new()).extend_pairs(pairs).finish();
+                let q: String = form_urlencoded::Serializer::new(String::new())
+                    .extend_pairs(pairs)
+                    .finish();
                 let full = if q.is_empty() { url } else { format!("{url}?{q}") };
                 let mut rb = self.agent.delete(full);
                 for (k, v) in &self.auth {
@@ -116,7 +140,11 @@ impl Api {
         let r = match method {
             "GET" => self.agent.get(url).call(),
             "DELETE" => self.agent.delete(url).call(),
-            _ => self.agent.post(url).header("content-type", "application/json").send(body.unwrap_or(Value::Null).to_string()),
+            _ => self
+                .agent
+                .post(url)
+                .header("content-type", "application/json")
+                .send(body.unwrap_or(Value::Null).to_string()),
         };
         let mut r = r.expect("control call");
         serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
@@ -148,7 +176,12 @@ impl Api {
     pub fn task_log(&self, upid: &str) -> Vec<String> {
         let node = upid.split(':').nth(1).unwrap();
         let r = self.get(&format!("/nodes/{node}/tasks/{}/log?limit=0", urlencode(upid)));
-        r.data().as_array().unwrap().iter().map(|l| l["t"].as_str().unwrap().to_string()).collect()
+        r.data()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| l["t"].as_str().unwrap().to_string())
+            .collect()
     }
 
     pub fn config(&self, node: &str, vmid: u32) -> Value {
@@ -170,20 +203,40 @@ pub fn with_template_user(s: &mut pvesim::Scenario) {
         password: None,
         enable: true,
         totp_secret: None,
-        tokens: vec![TokenDef { id: "t".into(), secret: "22222222-3333-4444-5555-666666666666".into(), privsep: true }],
+        tokens: vec![TokenDef {
+            id: "t".into(),
+            secret: "22222222-3333-4444-5555-666666666666".into(),
+            privsep: true,
+        }],
     });
-    s.roles.insert("Templates".into(), vec!["Datastore.AllocateTemplate".into(), "Datastore.Audit".into()]);
+    s.roles.insert(
+        "Templates".into(),
+        vec!["Datastore.AllocateTemplate".into(), "Datastore.Audit".into()],
+    );
     s.roles.insert("Network".into(), vec!["Sys.AccessNetwork".into()]);
     for ugid in ["tmpl@pve", "tmpl@pve!t"] {
-        s.acls.push(AclDef { path: "/storage".into(), ugid: ugid.into(), roles: vec!["Templates".into()], propagate: true });
-        s.acls.push(AclDef { path: "/nodes".into(), ugid: ugid.into(), roles: vec!["Network".into()], propagate: true });
+        s.acls.push(AclDef {
+            path: "/storage".into(),
+            ugid: ugid.into(),
+            roles: vec!["Templates".into()],
+            propagate: true,
+        });
+        s.acls.push(AclDef {
+            path: "/nodes".into(),
+            ugid: ugid.into(),
+            roles: vec!["Network".into()],
+            propagate: true,
+        });
     }
 }
 
 impl Api {
     /// Authenticate as `root@pam` with a ticket (and its CSRF token) from now on.
     pub fn login_root(&mut self) {
-        let t = self.post("/access/ticket", &[("username", "root@pam"), ("password", "pvesim-root")]);
+        let t = self.post(
+            "/access/ticket",
+            &[("username", "root@pam"), ("password", "pvesim-root")],
+        );
         let ticket = format!("PVEAuthCookie={}", t.data()["ticket"].as_str().expect("ticket"));
         let csrf = t.data()["CSRFPreventionToken"].as_str().unwrap().to_string();
         self.with_auth(vec![("Cookie", &ticket), ("CSRFPreventionToken", &csrf)]);
@@ -199,7 +252,9 @@ pub fn urlencode(s: &str) -> String {
 pub fn raw_tls(sim: &Simulator, request: &[u8]) -> String {
     use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
     let mut roots = rustls::RootCertStore::empty();
-    roots.add(CertificateDer::from_pem_slice(sim.ca_pem().as_bytes()).unwrap()).unwrap();
+    roots
+        .add(CertificateDer::from_pem_slice(sim.ca_pem().as_bytes()).unwrap())
+        .unwrap();
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let cfg = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
@@ -236,7 +291,11 @@ fn response_complete(buf: &[u8]) -> bool {
     let Some(end) = text.find("\r\n\r\n") else { return false };
     let len = text[..end]
         .lines()
-        .find_map(|l| l.to_ascii_lowercase().strip_prefix("content-length:").map(|v| v.trim().parse::<usize>().unwrap_or(0)))
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().parse::<usize>().unwrap_or(0))
+        })
         .unwrap_or(0);
     buf.len() >= end + 4 + len
 }
@@ -252,7 +311,12 @@ pub fn status_line(resp: &str) -> &str {
 /// some (`digest`, `running` of a snapshot list's `current`).
 pub fn returns_mismatches(method: &str, template: &str, data: &Value) -> Vec<String> {
     let subset: Value = serde_json::from_str(pvesim::schema::EMBEDDED_SUBSET).unwrap();
-    let entry = subset.as_array().unwrap().iter().find(|e| e["path"] == template).unwrap_or_else(|| panic!("{template} not in the subset"));
+    let entry = subset
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["path"] == template)
+        .unwrap_or_else(|| panic!("{template} not in the subset"));
     let returns = &entry["info"][method]["returns"];
     assert!(returns.is_object(), "{method} {template} has no returns schema");
     let mut out = Vec::new();
