@@ -15,8 +15,12 @@
 //! - `conformance`: the playbooks of `tests/conformance/` against a real Proxmox VE.
 //! - `spec <module>`: a module's argument_spec as JSON (for the validation-parity test).
 //! - `changelog add|check|release|generate`: the antsibull-changelog changelog.
+//! - `style`: `cargo fmt --check` and `cargo clippy -D warnings` of the workspace.
 //! - `lint`: ansible-lint (production profile) of playbooks/, examples/ and README's YAML.
 //! - `ee`: execution environment checks (ansible-builder introspect and create).
+
+// A command-line tool: what it prints is its output, and its exit code is its verdict.
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
 
 mod build;
 mod changelog;
@@ -35,6 +39,7 @@ mod repo;
 mod sanity;
 mod setup;
 mod spec_json;
+mod style;
 mod test;
 mod verify;
 
@@ -57,7 +62,8 @@ const USAGE: &str = "usage: cargo collection <command>
                       build/cross-tools/bin/rust-objcopy -> llvm-objcopy) and
                       qemu-user-static, registered with binfmt_misc
   demo                build, install, start pvesim, run playbooks/ twice and in check mode
-  test                setup, debug build, then the whole test suite
+  style               cargo fmt --check and cargo clippy -D warnings of the workspace
+  test                style, setup, debug build, then the whole test suite
   conformance [--debug|--no-build] [--report FILE] [--work DIR] [SCENARIO...]
                       run tests/conformance/ against the PVE of PROXMOX_HOST
                       (see the README, section Testing against your cluster)
@@ -98,6 +104,7 @@ fn run(args: Vec<String>) -> Result<()> {
         ["spec", module] => spec_json::print(module),
         ["changelog", rest @ ..] => changelog::command(rest),
         ["lint"] => lint::lint(),
+        ["style"] => style::check(),
         ["ee"] => ee::check(),
         ["help"] | ["--help"] | ["-h"] | [] => {
             println!("{USAGE}");

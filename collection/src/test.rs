@@ -1,4 +1,4 @@
-//! `test`: what CI runs. The venvs and the cross-build tools, the module binaries (the
+//! `test`: what CI runs. The code's form first (rustfmt, clippy), then the venvs and the cross-build tools, the module binaries (the
 //! host's a debug build: the suite exercises behaviour, not size; every other platform's
 //! the release cross build, which the platform tests run or check), the docs check, the changelog check, ansible-lint of what
 //! users copy, the execution environment checks, the collection tarball installed where
@@ -7,9 +7,10 @@
 
 use anyhow::Result;
 
-use crate::{build, changelog, cross, docs, ee, galaxy, lint, repo, sanity, setup};
+use crate::{build, changelog, cross, docs, ee, galaxy, lint, repo, sanity, setup, style};
 
 pub fn test(extra: &[&str]) -> Result<()> {
+    timed("style (rustfmt, clippy)", style::check)?;
     timed("setup", setup::setup)?;
     timed("setup --cross", cross::setup::setup)?;
     timed("build (host debug, cross release)", || {

@@ -3,6 +3,9 @@
 //! The modules must have been built (`cargo collection build --debug`, which
 //! `cargo collection test` does first); the run uses them with `--no-build`.
 
+// Test code: an unwrap that fails is the test's report.
+#![allow(clippy::unwrap_used)]
+
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

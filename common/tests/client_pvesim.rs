@@ -1,6 +1,9 @@
 //! The client, task waiting and guest lookup against the PVE simulator, in-process:
 //! real authentication, privileges, tasks and injected faults.
 
+// Test code: an unwrap that fails is the test's report.
+#![allow(clippy::unwrap_used, clippy::err_expect)]
+
 use std::time::{Duration, Instant};
 
 use ferrox_common::api::client::{ApiErrorKind, Client};

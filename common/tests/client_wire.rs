@@ -1,6 +1,9 @@
 //! The client on the wire, against a small local HTTPS server: TLS modes, headers,
 //! encodings, error texts, retries and timeouts.
 
+// Test code: an unwrap that fails is the test's report.
+#![allow(clippy::unwrap_used, clippy::err_expect)]
+
 mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};

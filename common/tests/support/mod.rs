@@ -1,6 +1,9 @@
 //! A tiny HTTPS server for client tests that need control below the API: certificates
 //! (own CA, self-signed), exact status lines, raw bodies, delays. API behaviour itself
 //! is tested against the PVE simulator.
+
+// Test support: an unwrap that fails is the test's report.
+#![allow(clippy::unwrap_used)]
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Write};

@@ -56,7 +56,7 @@ pub(crate) fn check_bridges<'v>(
     };
     match unknown_bridge(&wanted, &bridges) {
         // PVE leaves out bridges the caller has no SDN privilege on: say so when it may be why.
-        Some((key, bridge)) => match ctx.gate.hidden_bridge_reason(&bridge) {
+        Some((key, bridge)) => match ctx.gate.hidden_bridge_reason(bridge) {
             Some(why) => Err(Failure::new(format!(
                 "{key}: bridge {bridge} is not among the bridges node {node} shows ({}): Proxmox VE hides a bridge from callers without an SDN privilege on it, and {why}",
                 bridges.join(", ")

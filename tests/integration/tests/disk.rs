@@ -104,7 +104,7 @@ fn present_creates_then_converges_options_and_grows() {
         shrink.msg()
     );
     assert_eq!(shrink.result["vmid"], json!(100));
-    assert_eq!(config(&env, 100)["scsi1"].as_str().unwrap().contains("size=10G"), true);
+    assert!(config(&env, 100)["scsi1"].as_str().unwrap().contains("size=10G"));
 }
 
 #[test]
@@ -380,7 +380,7 @@ fn import_efidisk_tpmstate_and_passthrough_converge() {
     );
     assert_eq!(pass.real.result["changes"], json!(["ssd: unset -> 1"]));
     assert_eq!(pass.real.result["volume"], json!("/dev/disk/by-id/ata-WDC_WD40-1234"));
-    assert!(pass.real.result.get("storage").map_or(true, Value::is_null));
+    assert!(pass.real.result.get("storage").is_none_or(Value::is_null));
 }
 
 #[test]

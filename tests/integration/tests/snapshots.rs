@@ -71,6 +71,8 @@ fn shown(outcome: &TaskOutcome) -> Value {
 fn module_docs_as_ansible_doc_prints_them() {
     let env = Env::start();
     let doc = ansible_playbook().with_file_name("ansible-doc");
+    // The first line names the file ansible-doc read, under this run's temp dir.
+    let read_from = Regex::new(r"\(/[^)]*/ansible_collections/").unwrap();
     for module in MODULES {
         let out = Command::new(&doc)
             .arg(format!("ferrox.proxmox.{module}"))
@@ -87,10 +89,7 @@ fn module_docs_as_ansible_doc_prints_them() {
             String::from_utf8_lossy(&out.stderr)
         );
         let text = String::from_utf8_lossy(&out.stdout);
-        // The first line names the file ansible-doc read, under this run's temp dir.
-        let text = Regex::new(r"\(/[^)]*/ansible_collections/")
-            .unwrap()
-            .replace_all(&text, "(.../ansible_collections/");
+        let text = read_from.replace_all(&text, "(.../ansible_collections/");
         insta::assert_snapshot!(format!("doc_{module}"), redact_text(&text));
     }
 }

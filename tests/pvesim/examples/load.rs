@@ -4,6 +4,9 @@
 //!
 //! `cargo run -p pvesim --example load [-- SECONDS [CLIENTS]]`
 
+// A measurement tool: its report goes to stdout.
+#![allow(clippy::print_stdout)]
+
 use pvesim::{SimConfig, Simulator};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

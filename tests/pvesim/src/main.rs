@@ -1,5 +1,8 @@
 //! `pvesim` command line: start a simulator and print one ready line.
 
+// The simulator's command line: what it prints is its output.
+#![allow(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
+
 use pvesim::{Scenario, SimConfig, Simulator, TlsMode};
 use std::path::PathBuf;
 

@@ -60,7 +60,7 @@ pub async fn serve(
                         .serve_connection(TokioIo::new(tls), svc);
                     tokio::pin!(conn);
                     tokio::select! {
-                        r = conn.as_mut() => { if let Err(e) = r { if std::env::var_os("PVESIM_DEBUG").is_some() { eprintln!("pvesim: connection error: {e}"); } } }
+                        r = conn.as_mut() => { if let Err(e) = r { debug_connection_error(&e) } }
                         _ = sd.changed() => { conn.as_mut().graceful_shutdown(); let _ = conn.await; }
                     }
                 });
@@ -432,4 +432,15 @@ async fn read_body(
         }
     };
     Ok(body)
+}
+
+/// A connection that ended in an error, told on stderr only when `PVESIM_DEBUG` is set
+/// (clients that hang up mid-request are normal in tests).
+fn debug_connection_error(e: &hyper::Error) {
+    if std::env::var_os("PVESIM_DEBUG").is_some() {
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("pvesim: connection error: {e}");
+        }
+    }
 }

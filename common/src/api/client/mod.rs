@@ -120,6 +120,9 @@ impl Method {
     }
 }
 
+/// How [`Client::get_list`] adds one element's JSON text to what it keeps.
+pub type ListFold<'a, A> = dyn Fn(&mut A, &[u8]) -> Result<(), serde_json::Error> + 'a;
+
 impl Client {
     /// Builds the TLS configuration and, for password auth, requests a ticket.
     /// Token auth makes no request here: the first real call checks the token.
@@ -342,7 +345,7 @@ impl Client {
         path: &str,
         query: Fields,
         start: &dyn Fn() -> A,
-        add: &dyn Fn(&mut A, &[u8]) -> Result<(), serde_json::Error>,
+        add: &ListFold<'_, A>,
     ) -> Result<A, ApiError> {
         if self.plan.is_some() {
             let data = self.get(path, query)?;

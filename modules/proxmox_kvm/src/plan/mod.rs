@@ -125,7 +125,7 @@ impl Action {
             Action::Clone { source, .. } => {
                 format!("clone VM {} on {} to VM {id}", source.vmid, source.node)
             }
-            Action::WaitListed { .. } => format!("wait until VM {id} is listed cluster-wide"),
+            Action::WaitListed => format!("wait until VM {id} is listed cluster-wide"),
             Action::Converge { changes, recompute, .. } => {
                 let mut parts = Vec::new();
                 if !changes.set.is_empty() {

@@ -267,7 +267,7 @@ impl Anchor {
                 symlink(bins.join(binary), bin_dir.join(binary)).expect("module binary symlink");
             }
         }
-        ferrox_integration::write_ansible_cfg(&dir);
+        ferrox_integration::write_ansible_cfg(dir);
     }
 }
 

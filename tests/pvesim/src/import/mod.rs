@@ -284,7 +284,11 @@ fn optional(api: &Reader, path: &str) -> Option<Value> {
             ..
         }) => None,
         Err(e) => {
-            eprintln!("pvesim import: warning: {e}; the twin has none of it");
+            // `pvesim import` is a command: its warnings go to the terminal.
+            #[allow(clippy::print_stderr)]
+            {
+                eprintln!("pvesim import: warning: {e}; the twin has none of it");
+            }
             None
         }
     }

@@ -482,7 +482,7 @@ pub(super) fn leave_after_failure(
         Some(Leave::Volumes) => {
             // vdisk_free takes the storage's lock as vdisk_alloc does; the worker warns
             // with its error per volume and goes on.
-            for v in c.volumes[before.min(c.volumes.len())..].to_vec() {
+            for v in c.volumes[before.min(c.volumes.len())..].iter().cloned() {
                 let shared = c.storage(&v.storage).is_some_and(|s| s.shared);
                 t.log.push(if shared {
                     format!("cfs-lock 'storage-{}' error: got lock request timeout", v.storage)
