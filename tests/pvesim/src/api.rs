@@ -1,9 +1,9 @@
-//! The `/api2/json` pipeline: method check, parameters, routing, authentication,
-//! URI merge, schema validation, permission check, node proxy check, handler.
+//! The `/api2/json` pipeline in PVE's order: method check, authentication, parameters,
+//! routing, URI merge, permission check, node proxy check, schema validation, handler.
 
 use crate::auth::{self, Identity};
 use crate::error::{ApiError, ApiResult};
-use crate::params;
+use crate::params::{self, RawParams};
 use crate::sim::SimInner;
 use crate::state::Cluster;
 use crate::util::now_secs;
@@ -168,11 +168,23 @@ pub fn handle(sim: &Arc<SimInner>, req: &Request<'_>) -> Reply {
     }
 }
 
+/// PVE's order, request by request: pve-http-server authenticates first (`auth_handler`,
+/// before the body is looked at), then reads the body (`Unexpected content`, content
+/// types) and the parameters; pve-manager's `rest_handler` finds the handler, merges URI
+/// parameters, refuses tokens where `allowtoken` is off and checks the schema's
+/// permissions (`check_api2_permissions`) on the parameters as sent; only then proxies to
+/// the node, and the node's `RESTHandler::handle` validates the parameters against the
+/// schema before the handler body runs (its own `$rpcenv->check…` calls and root-only
+/// options come after validation).
 fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     let method = req.method;
     if !matches!(method, "GET" | "POST" | "PUT" | "DELETE") {
         return Err(ApiError::status501(format!("method '{method}' not available")));
     }
+    let who = {
+        let c = sim.cluster();
+        caller(sim, &c, req)?
+    };
     let mut raw = params::parse(method, req.query, header(req.headers, "content-type"), req.body)?;
     // `move-disk` is the newer spelling of `move_disk`; both reach the same handler.
     let routed_path = match req.path.strip_suffix("/move-disk") {
@@ -186,68 +198,24 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
         return Err(ApiError::not_implemented(method, req.path));
     };
     let template = route.endpoint.path.clone();
-    let public = template == "/access/ticket";
-    let mut c = sim.cluster();
-    let who = if public {
-        Identity {
-            userid: String::new(),
-            tokenid: None,
-        }
-    } else {
-        let who = authenticate(sim, &c, if req.upload { "GET" } else { method }, req.headers)?;
-        if who.tokenid.is_some()
-            && info
-                .get("allowtoken")
-                .is_some_and(|v| !crate::propstring::truthy(Some(v)))
-        {
-            return Err(ApiError::with_status(
-                403,
-                format!(
-                    "Permission check failed (URI '{}' not available with API token, need proper ticket.)",
-                    req.path
-                ),
-            ));
-        }
-        who
-    };
     params::merge_path(&mut raw, &route.path_params)?;
+    let mut c = sim.cluster();
+    if let Some(who) = &who {
+        check_api2_permissions(&c, who, info, req.path, &raw)?;
+    }
+    if let Some(node) = route.path_params.get("node") {
+        proxy_to_node(sim, &c, node)?;
+    }
     let empty = Value::Object(Map::new());
     let pschema = info.get("parameters").unwrap_or(&empty);
     let p = crate::schema::validate::validate(&raw, pschema).map_err(ApiError::params)?;
-    if !public && !who.is_root() {
-        // Root-only options are a parameter error, not a 403.
-        let mut errors = BTreeMap::new();
-        for k in ROOT_ONLY {
-            if p.contains_key(*k) {
-                errors.insert(k.to_string(), "Only root may use this option.".to_string());
-            }
-        }
-        if !errors.is_empty() {
-            return Err(ApiError::params(errors));
-        }
+    if let Some(who) = &who {
+        refuse_root_only_options(who, &p)?;
     }
-    // `user => 'all'`: any authenticated user; a `check` beside it only documents what
-    // the handler filters by (check_api2_permissions returns before evaluating it).
-    let open_to_all = info
-        .get("permissions")
-        .and_then(|p| p.get("user"))
-        .and_then(Value::as_str)
-        == Some("all");
-    if !public && !open_to_all {
-        if let Some(check) = info.get("permissions").and_then(|p| p.get("check")) {
-            auth::check_expr(&c, &who, check, &p)?;
-        }
-    }
-    if let Some(node) = route.path_params.get("node") {
-        if c.node(node).is_none() {
-            return Err(ApiError::internal(format!(
-                "hostname lookup '{node}' failed - failed to get address info for: {node}: Name or service not known"
-            )));
-        }
-        if !sim.node_reachable(&c, node) {
-            return Err(ApiError::proxy_failure(595, "No route to host"));
-        }
-    }
+    let who = who.unwrap_or(Identity {
+        userid: String::new(),
+        tokenid: None,
+    });
     if template == "/nodes/{node}/query-url-metadata" {
         // The node asks a remote server: not under the cluster lock.
         drop(c);
@@ -277,6 +245,101 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     })
 }
 
+/// The calls pve-manager's `auth_handler` lets through without credentials (`None`);
+/// every other request is authenticated before its body or path is looked at, so an
+/// unknown path without credentials is a 401 as in PVE, not a 501.
+fn caller(sim: &SimInner, c: &Cluster, req: &Request<'_>) -> ApiResult<Option<Identity>> {
+    let open = matches!(
+        (req.method, req.path),
+        ("GET", "/access/domains")
+            | ("GET" | "POST", "/access/ticket")
+            | ("POST", "/access/vncticket")
+            | ("POST", "/access/openid/login")
+            | ("POST", "/access/openid/auth-url")
+    );
+    if open {
+        return Ok(None);
+    }
+    let method = if req.upload { "GET" } else { req.method };
+    authenticate(sim, c, method, req.headers).map(Some)
+}
+
+/// pve-manager's `rest_handler` before the handler runs: a token where the method does
+/// not allow tokens, then pve-access-control's `check_api2_permissions` with the
+/// parameters as sent (not yet validated: a caller without the privilege learns nothing
+/// about its parameters). `user => 'all'` lets every authenticated user through (a
+/// `check` beside it only documents what the handler filters by).
+fn check_api2_permissions(c: &Cluster, who: &Identity, info: &Value, path: &str, raw: &RawParams) -> ApiResult<()> {
+    if who.tokenid.is_some()
+        && info
+            .get("allowtoken")
+            .is_some_and(|v| !crate::propstring::truthy(Some(v)))
+    {
+        return Err(ApiError::with_status(
+            403,
+            format!("Permission check failed (URI '{path}' not available with API token, need proper ticket.)"),
+        ));
+    }
+    let perms = info.get("permissions");
+    if perms.and_then(|p| p.get("user")).and_then(Value::as_str) == Some("all") {
+        return Ok(());
+    }
+    match perms.and_then(|p| p.get("check")) {
+        Some(check) => auth::check_expr(c, who, check, &as_sent(raw)),
+        None if who.is_root() => Ok(()),
+        None => Err(ApiError::with_status(403, "Permission check failed (user != root@pam)")),
+    }
+}
+
+/// Parameters as the permission template sees them (`PVE::Tools::template_replace` on
+/// the decoded request): strings as sent, JSON numbers and booleans as Perl prints them.
+fn as_sent(raw: &RawParams) -> BTreeMap<String, String> {
+    raw.iter()
+        .filter_map(|(k, v)| {
+            let text = match v {
+                Value::String(s) => s.clone(),
+                Value::Number(n) => n.to_string(),
+                Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+                Value::Null => return None,
+                other => other.to_string(),
+            };
+            Some((k.clone(), text))
+        })
+        .collect()
+}
+
+/// `PVE::API2Tools::resolve_proxyto` and `remote_node_ip`: a node that does not exist is a
+/// failed host name lookup, an unreachable one pveproxy's 595.
+fn proxy_to_node(sim: &SimInner, c: &Cluster, node: &str) -> ApiResult<()> {
+    if c.node(node).is_none() {
+        return Err(ApiError::internal(format!(
+            "hostname lookup '{node}' failed - failed to get address info for: {node}: Name or service not known"
+        )));
+    }
+    if !sim.node_reachable(c, node) {
+        return Err(ApiError::proxy_failure(595, "No route to host"));
+    }
+    Ok(())
+}
+
+/// qemu-server's handlers refuse these for anyone but `root@pam` with a parameter
+/// exception, in their body: after validation.
+fn refuse_root_only_options(who: &Identity, p: &BTreeMap<String, String>) -> ApiResult<()> {
+    if who.is_root() {
+        return Ok(());
+    }
+    let errors: BTreeMap<String, String> = ROOT_ONLY
+        .iter()
+        .filter(|k| p.contains_key(**k))
+        .map(|k| (k.to_string(), "Only root may use this option.".to_string()))
+        .collect();
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ApiError::params(errors))
+    }
+}
+
 fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiResult<Value> {
     use crate::{access, cluster, nodes, qemu};
     let rest = template.strip_prefix("/nodes/{node}/qemu/{vmid}").unwrap_or("");
@@ -284,6 +347,7 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("GET", "/access/ticket") => Ok(Value::Null),
         ("POST", "/access/ticket") => access::login(ctx),
         ("GET", "/access/permissions") => access::permissions(ctx),
+        ("PUT", "/access/users/{userid}/unlock-tfa") => access::unlock_tfa(ctx),
         ("GET", "/version") => cluster::version(ctx),
         ("GET", "/cluster/nextid") => cluster::nextid(ctx),
         ("GET", "/cluster/options") => crate::datacenter::get(ctx),
