@@ -94,6 +94,8 @@ fn given(params: &Map<String, Value>, name: &str) -> bool {
     params.get(name).is_some_and(|v| !v.is_null())
 }
 
+/// One level of the option tree (the top, or a dict option's suboptions), through
+/// AnsibleModule's steps in its order; the first failing step's message wins.
 fn validate_level(
     options: &[Opt],
     rules: &Rules,
@@ -103,19 +105,49 @@ fn validate_level(
     out: &mut Validated,
     unsupported: &mut Vec<(Vec<String>, String)>,
 ) -> Result<Map<String, Value>, String> {
-    // Environment fallbacks, only for keys the task did not set at all.
     if ctx.is_empty() {
-        for opt in options {
-            if opt.names().any(|n| args.contains_key(n)) {
-                continue;
-            }
-            if let Some(v) = opt.env.iter().find_map(|var| std::env::var(var).ok()) {
-                args.insert(opt.name.to_string(), Value::String(v));
-            }
+        set_fallbacks(options, &mut args);
+    }
+    let mut params = handle_aliases(options, args, ctx, out, unsupported);
+    check_mutually_exclusive(rules, &params, ctx)?;
+    set_defaults(options, &mut params);
+    check_required_arguments(options, &params, ctx)?;
+    validate_argument_types(options, &mut params, ctx, dialect, out)?;
+    collect_no_log_values(options, &params, out);
+    check_bounds(options, &params, ctx)?;
+    validate_argument_values(options, &params, ctx, dialect)?;
+    check_required_together(rules, &params, ctx)?;
+    check_required_one_of(rules, &params, ctx)?;
+    check_required_if(rules, &params, ctx)?;
+    check_required_by(rules, &params, ctx)?;
+    validate_sub_spec(options, &mut params, ctx, dialect, out, unsupported)?;
+    for opt in options {
+        params.entry(opt.name.to_string()).or_insert(Value::Null);
+    }
+    Ok(params)
+}
+
+/// `env_fallback`: environment variables, only for keys the task did not set at all.
+fn set_fallbacks(options: &[Opt], args: &mut Map<String, Value>) {
+    for opt in options {
+        if opt.names().any(|n| args.contains_key(n)) {
+            continue;
+        }
+        if let Some(v) = opt.env.iter().find_map(|var| std::env::var(var).ok()) {
+            args.insert(opt.name.to_string(), Value::String(v));
         }
     }
+}
 
-    // Aliases to canonical names; anything else unknown is unsupported.
+/// Aliases to canonical names (an alias beside its option is warned about and
+/// dropped); anything else unknown is collected as unsupported.
+fn handle_aliases(
+    options: &[Opt],
+    args: Map<String, Value>,
+    ctx: Context,
+    out: &mut Validated,
+    unsupported: &mut Vec<(Vec<String>, String)>,
+) -> Map<String, Value> {
     let mut params = Map::new();
     for (key, value) in args {
         match options.iter().find(|o| o.names().any(|n| n == key)) {
@@ -137,20 +169,27 @@ fn validate_level(
             }
         }
     }
+    params
+}
 
+fn check_mutually_exclusive(rules: &Rules, params: &Map<String, Value>, ctx: Context) -> Result<(), String> {
     let violated: Vec<String> = rules
         .mutually_exclusive
         .iter()
-        .filter(|group| group.iter().filter(|n| present(&params, n)).count() > 1)
+        .filter(|group| group.iter().filter(|n| present(params, n)).count() > 1)
         .map(|group| group.join("|"))
         .collect();
-    if !violated.is_empty() {
-        return Err(located(
-            format!("parameters are mutually exclusive: {}", violated.join(", ")),
-            ctx,
-        ));
+    if violated.is_empty() {
+        return Ok(());
     }
+    Err(located(
+        format!("parameters are mutually exclusive: {}", violated.join(", ")),
+        ctx,
+    ))
+}
 
+/// The non-null defaults of options the task did not set.
+fn set_defaults(options: &[Opt], params: &mut Map<String, Value>) {
     for opt in options {
         if let Some(default) = &opt.default {
             if !params.contains_key(opt.name) {
@@ -158,20 +197,32 @@ fn validate_level(
             }
         }
     }
+}
 
+fn check_required_arguments(options: &[Opt], params: &Map<String, Value>, ctx: Context) -> Result<(), String> {
     let mut missing: Vec<&str> = options
         .iter()
-        .filter(|o| o.required && !present(&params, o.name))
+        .filter(|o| o.required && !present(params, o.name))
         .map(|o| o.name)
         .collect();
-    if !missing.is_empty() {
-        missing.sort();
-        return Err(located(
-            format!("missing required arguments: {}", missing.join(", ")),
-            ctx,
-        ));
+    if missing.is_empty() {
+        return Ok(());
     }
+    missing.sort();
+    Err(located(
+        format!("missing required arguments: {}", missing.join(", ")),
+        ctx,
+    ))
+}
 
+/// Every non-null value coerced to its option's type, as AnsibleModule converts it.
+fn validate_argument_types(
+    options: &[Opt],
+    params: &mut Map<String, Value>,
+    ctx: Context,
+    dialect: Dialect,
+    out: &mut Validated,
+) -> Result<(), String> {
     for opt in options {
         let Some(value) = params.get(opt.name) else { continue };
         if value.is_null() {
@@ -180,9 +231,12 @@ fn validate_level(
         let converted = convert(opt, value, ctx, dialect, out)?;
         params.insert(opt.name.to_string(), converted);
     }
+    Ok(())
+}
 
-    // After conversion, so a secret written as a number (`api_otp: 123456`) is masked
-    // as the string it became, as AnsibleModule does.
+/// After conversion, so a secret written as a number (`api_otp: 123456`) is masked as
+/// the string it became, as AnsibleModule does.
+fn collect_no_log_values(options: &[Opt], params: &Map<String, Value>, out: &mut Validated) {
     for opt in options.iter().filter(|o| o.no_log) {
         if let Some(Value::String(s)) = params.get(opt.name) {
             if !s.is_empty() {
@@ -190,8 +244,10 @@ fn validate_level(
             }
         }
     }
+}
 
-    // Ranges, in the words of AnsibleModule's choices check ("value of x must be ...").
+/// Ranges, in the words of AnsibleModule's choices check ("value of x must be ...").
+fn check_bounds(options: &[Opt], params: &Map<String, Value>, ctx: Context) -> Result<(), String> {
     for opt in options.iter().filter(|o| o.bounds != (None, None)) {
         let Some(n) = params.get(opt.name).and_then(Value::as_i64) else {
             continue;
@@ -206,41 +262,56 @@ fn validate_level(
         };
         return Err(located(msg, ctx));
     }
+    Ok(())
+}
 
+/// `choices`, of a single value or of every item of a list.
+fn validate_argument_values(
+    options: &[Opt],
+    params: &Map<String, Value>,
+    ctx: Context,
+    dialect: Dialect,
+) -> Result<(), String> {
     for opt in options.iter().filter(|o| !o.choices.is_empty()) {
         let Some(value) = params.get(opt.name) else { continue };
         let values: Vec<&Value> = match value {
             Value::Array(items) => items.iter().collect(),
             v => vec![v],
         };
-        for v in values {
-            if !opt.choices.contains(v) {
-                let choices: Vec<String> = opt.choices.iter().map(python_str).collect();
-                let got = match (v, dialect) {
-                    (Value::Null, Dialect::Modern) => String::new(),
-                    _ => python_str(v),
-                };
-                let msg = if value.is_array() {
-                    format!(
-                        "value of {} must be one or more of: {}. Got no match for: {}",
-                        opt.name,
-                        choices.join(", "),
-                        got
-                    )
-                } else {
-                    format!(
-                        "value of {} must be one of: {}, got: {got}",
-                        opt.name,
-                        choices.join(", ")
-                    )
-                };
-                return Err(located(msg, ctx));
-            }
+        if let Some(v) = values.into_iter().find(|v| !opt.choices.contains(v)) {
+            return Err(located(not_a_choice(opt, value, v, dialect), ctx));
         }
     }
+    Ok(())
+}
 
+/// AnsibleModule's message for `v` (the value, or an item of the list `value`) outside
+/// the option's choices.
+fn not_a_choice(opt: &Opt, value: &Value, v: &Value, dialect: Dialect) -> String {
+    let choices: Vec<String> = opt.choices.iter().map(python_str).collect();
+    let got = match (v, dialect) {
+        (Value::Null, Dialect::Modern) => String::new(),
+        _ => python_str(v),
+    };
+    if value.is_array() {
+        format!(
+            "value of {} must be one or more of: {}. Got no match for: {}",
+            opt.name,
+            choices.join(", "),
+            got
+        )
+    } else {
+        format!(
+            "value of {} must be one of: {}, got: {got}",
+            opt.name,
+            choices.join(", ")
+        )
+    }
+}
+
+fn check_required_together(rules: &Rules, params: &Map<String, Value>, ctx: Context) -> Result<(), String> {
     for group in &rules.required_together {
-        let count = group.iter().filter(|n| given(&params, n)).count();
+        let count = group.iter().filter(|n| given(params, n)).count();
         if count > 0 && count < group.len() {
             return Err(located(
                 format!("parameters are required together: {}", group.join(", ")),
@@ -248,14 +319,22 @@ fn validate_level(
             ));
         }
     }
+    Ok(())
+}
+
+fn check_required_one_of(rules: &Rules, params: &Map<String, Value>, ctx: Context) -> Result<(), String> {
     for group in &rules.required_one_of {
-        if !group.iter().any(|n| given(&params, n)) {
+        if !group.iter().any(|n| given(params, n)) {
             return Err(located(
                 format!("one of the following is required: {}", group.join(", ")),
                 ctx,
             ));
         }
     }
+    Ok(())
+}
+
+fn check_required_if(rules: &Rules, params: &Map<String, Value>, ctx: Context) -> Result<(), String> {
     for rule in &rules.required_if {
         if params.get(rule.key) != Some(&rule.value) {
             continue;
@@ -264,7 +343,7 @@ fn validate_level(
             .requirements
             .iter()
             .copied()
-            .filter(|n| !given(&params, n))
+            .filter(|n| !given(params, n))
             .collect();
         let failed = if rule.any {
             missing.len() == rule.requirements.len()
@@ -284,11 +363,15 @@ fn validate_level(
             ));
         }
     }
+    Ok(())
+}
+
+fn check_required_by(rules: &Rules, params: &Map<String, Value>, ctx: Context) -> Result<(), String> {
     for (key, requirements) in &rules.required_by {
-        if !given(&params, key) {
+        if !given(params, key) {
             continue;
         }
-        let missing: Vec<&str> = requirements.iter().copied().filter(|n| !given(&params, n)).collect();
+        let missing: Vec<&str> = requirements.iter().copied().filter(|n| !given(params, n)).collect();
         if !missing.is_empty() {
             return Err(located(
                 format!("missing parameter(s) required by '{key}': {}", missing.join(", ")),
@@ -296,7 +379,18 @@ fn validate_level(
             ));
         }
     }
+    Ok(())
+}
 
+/// Dict options with suboptions: each validated as a level of its own.
+fn validate_sub_spec(
+    options: &[Opt],
+    params: &mut Map<String, Value>,
+    ctx: Context,
+    dialect: Dialect,
+    out: &mut Validated,
+    unsupported: &mut Vec<(Vec<String>, String)>,
+) -> Result<(), String> {
     for opt in options {
         let Some(sub) = &opt.suboptions else { continue };
         let Some(Value::Object(map)) = params.get(opt.name) else {
@@ -307,11 +401,7 @@ fn validate_level(
         let validated = validate_level(sub, &opt.sub_rules, map.clone(), &path, dialect, out, unsupported)?;
         params.insert(opt.name.to_string(), Value::Object(validated));
     }
-
-    for opt in options {
-        params.entry(opt.name.to_string()).or_insert(Value::Null);
-    }
-    Ok(params)
+    Ok(())
 }
 
 fn convert(opt: &Opt, value: &Value, ctx: Context, dialect: Dialect, out: &mut Validated) -> Result<Value, String> {
