@@ -269,14 +269,12 @@ fn malformed_uploads() {
     };
     // Not multipart: pve-http-server dies without an answer.
     assert!(post("application/x-www-form-urlencoded", "content=iso&filename=x.iso").is_err());
-    // No closing delimiter.
+    // No closing delimiter: pveproxy's `error()`, the message as a plain body.
     let body = format!("--{B}\r\nContent-Disposition: form-data; name=\"content\"\r\n\r\niso\r\n--{B}\r\nContent-Disposition: form-data; name=\"filename\"; filename=\"x.iso\"\r\n\r\nabc");
     let mut r = post(&format!("multipart/form-data; boundary={B}"), &body).unwrap();
     assert_eq!(r.status().as_u16(), 500);
-    assert_eq!(
-        r.body_mut().read_to_string().unwrap(),
-        "{\"data\":null,\"message\":\"upload failed\\n\"}"
-    );
+    assert!(r.headers().get("content-type").is_none());
+    assert_eq!(r.body_mut().read_to_string().unwrap(), "upload failed");
     // The file field must be named `filename`.
     let body =
         format!("--{B}\r\nContent-Disposition: form-data; name=\"file\"; filename=\"x.iso\"\r\n\r\nabc\r\n--{B}--\r\n");
@@ -287,4 +285,57 @@ fn malformed_uploads() {
         .read_to_string()
         .unwrap()
         .contains("wrong field name 'file' for file upload, expected 'filename'"));
+}
+
+/// pveproxy takes `content`, `checksum-algorithm`, `checksum` in that order, each by a
+/// regex anchored at its buffer's start: `checksum` before `checksum-algorithm` makes the
+/// algorithm's regex capture the `checksum` part as its Content-Disposition. The message's
+/// first line then ends in the body's CR, so `response()` answers 400 Bad Request, empty.
+#[test]
+fn checksum_before_checksum_algorithm_is_refused_as_pveproxy_refuses_it() {
+    let api = start();
+    let file = Served::pattern(4096);
+    let sum = file.digests()["sha256"].clone();
+    let fields = [
+        ("content", "iso"),
+        ("checksum", sum.as_str()),
+        ("checksum-algorithm", "sha256"),
+    ];
+    let r = upload_to(&api, "local", &fields, "order.iso", &file);
+    assert_eq!((r.status, r.raw.as_str()), (400, ""), "{}", r.raw);
+    assert!(listed(&api, "local", "iso").is_empty());
+    // The same fields in pveproxy's order land and are verified.
+    let fields = [
+        ("content", "iso"),
+        ("checksum-algorithm", "sha256"),
+        ("checksum", sum.as_str()),
+    ];
+    let r = upload_to(&api, "local", &fields, "order.iso", &file);
+    let (status, log) = task(&api, &r);
+    assert_eq!(status, "OK", "{log:#?}");
+    assert_eq!(log[1], "calculating checksum...OK, checksum verified");
+}
+
+/// With LF line breaks the same die's first line has no CR: a 500 whose reason phrase
+/// is that line and whose body is the whole message, as pveproxy's `error()` sends it.
+#[test]
+fn a_field_out_of_order_with_lf_line_breaks_is_pveproxys_500() {
+    let api = start();
+    let body = format!(
+        "--{B}\nContent-Disposition: form-data; name=\"content\"\n\niso\n--{B}\nContent-Disposition: form-data; name=\"checksum\"\n\nab\n--{B}\nContent-Disposition: form-data; name=\"checksum-algorithm\"\n\nsha256\n--{B}\nContent-Disposition: form-data; name=\"filename\"; filename=\"x.iso\"\n\nabc\n--{B}--\n"
+    );
+    let mut rb = api
+        .agent
+        .post(api.url("/api2/json/nodes/pve1/storage/local/upload"))
+        .header("content-type", format!("multipart/form-data; boundary={B}"));
+    for (k, v) in &api.auth {
+        rb = rb.header(k, v);
+    }
+    let mut r = rb.send(body).unwrap();
+    assert_eq!(r.status().as_u16(), 500);
+    let text = r.body_mut().read_to_string().unwrap();
+    assert_eq!(
+        text,
+        format!("wrong Content-Disposition 'form-data; name=\"checksum\"\n\nab\n--{B}\nContent-Disposition: form-data' in multipart, expected 'form-data'\n")
+    );
 }

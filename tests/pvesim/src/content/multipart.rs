@@ -1,207 +1,240 @@
-//! A streaming `multipart/form-data` reader with the rules of pve-http-server's
-//! `file_upload_multipart`: fields before the file part (`content`, `checksum-algorithm`,
-//! `checksum`; others are ignored), then one file part named `filename` whose bytes go
-//! to a [`Sink`] as they arrive, up to the closing delimiter. Memory stays bounded by the
-//! largest chunk fed in, whatever the file's size.
+//! A streaming `multipart/form-data` reader that follows pve-http-server's
+//! `file_upload_multipart` (src/PVE/APIServer/AnyEvent.pm) step by step. pveproxy does
+//! not parse multipart bodies in general: on every read it applies a few regexes,
+//! anchored at the start of its buffer, in a fixed order: `content`, then
+//! `checksum-algorithm`, then `checksum`, then the file part, which must be named
+//! `filename`. A field out of that order makes a regex match across parts (its
+//! Content-Disposition capture spans the parts in between) and the upload dies with
+//! `wrong Content-Disposition '…' in multipart, expected 'form-data'`; any other field
+//! before the file makes the file part's name capture span it. The file's bytes then go
+//! to a [`Sink`] up to the first close delimiter `--boundary--`, keeping back as many
+//! bytes as that delimiter may take, so memory stays bounded by the largest chunk fed in.
 
 use super::transfer::Sink;
-use memchr::memmem;
+use regex::bytes::Regex;
 use std::collections::BTreeMap;
 
-/// The form fields pve-http-server takes from an upload.
+/// The form fields pve-http-server takes, in the order it takes them.
 const FIELDS: [&str; 3] = ["content", "checksum-algorithm", "checksum"];
-/// Part headers larger than this are refused (pve-http-server's `maxheader` is ~2 KiB).
-const MAX_PART_HEADER: usize = 16 << 10;
+/// Bytes held before the file part starts. pveproxy buffers without a bound until a
+/// regex matches or the body ends; the simulator stops looking past this (a body whose
+/// head is this long is answered `upload failed`, as PVE answers it unless the file's
+/// own bytes happen to complete a match).
+const MAX_HEAD: usize = 1 << 20;
 
+#[derive(Clone, Copy, PartialEq, Debug)]
 enum Phase {
+    /// Before the first delimiter (PVE's phase 0).
     Preamble,
-    Headers,
-    Field(String),
+    /// The form fields and the file part's head (phase 1).
+    Head,
+    /// The file's bytes (phase 2).
     File,
-    /// After a delimiter: the next part or the end.
-    Delimiter,
+    /// The close delimiter seen (phase 100).
     Done,
+    /// The head grew past [`MAX_HEAD`] without a file part: the rest is not read.
+    Overlong,
+}
+
+/// The regexes of `file_upload_multipart` for one boundary (`\Q$boundary\E`).
+struct Patterns {
+    /// Phase 0: `s/^.*?($delim_re)/$1/s`.
+    preamble: Regex,
+    /// `$extract_form_disposition`, one per field of [`FIELDS`].
+    fields: Vec<(&'static str, Regex)>,
+    /// `$remove_until_data`: `s/^.*?${newline_re}{2}//s`.
+    until_data: Regex,
+    /// A field's value: `s/^(.*?)(${delim_re})/$2/s`.
+    value: Regex,
+    /// The file part's head: `^${delim_re}Content-Disposition: (.*?); name="(.*?)"; filename="([^"]+)"`.
+    file_head: Regex,
+    /// The file's end: `${newline_re}?+${close_delim_re}`.
+    close: Regex,
+}
+
+impl Patterns {
+    fn new(boundary: &str) -> Patterns {
+        let b = regex::escape(boundary);
+        let delim = format!(r"--{b}\r?\n");
+        let re = |p: String| Regex::new(&format!("(?s-u){p}")).expect("pattern of file_upload_multipart");
+        Patterns {
+            preamble: re(format!("^.*?({delim})")),
+            fields: FIELDS
+                .iter()
+                .map(|name| {
+                    let name_re = regex::escape(name);
+                    (
+                        *name,
+                        re(format!(
+                            r#"^{delim}.*?Content-Disposition: (.*?); name="{name_re}"(.*?{delim})"#
+                        )),
+                    )
+                })
+                .collect(),
+            until_data: re(r"^.*?(?:\r?\n){2}".to_string()),
+            value: re(format!("^(.*?)({delim})")),
+            file_head: re(format!(
+                r#"^{delim}Content-Disposition: (.*?); name="(.*?)"; filename="([^"]+)""#
+            )),
+            close: re(format!(r"(?:\r?\n)?--{b}--")),
+        }
+    }
 }
 
 pub struct Multipart {
-    /// `--boundary`.
-    delim: Vec<u8>,
+    patterns: Patterns,
+    /// `boundlen`: what of the buffer's end is kept back while the file is written.
+    keep_back: usize,
     buf: Vec<u8>,
     phase: Phase,
     pub params: BTreeMap<String, String>,
 }
 
 /// The boundary of a `multipart/form-data` content type (pve-http-server's
-/// `parse_content_type`); `None` for any other type.
+/// `parse_content_type`: split at `;` or `,`, `boundary=` without quotes removed);
+/// `None` for any other type.
 pub fn boundary(content_type: &str) -> Option<String> {
     let mut parts = content_type.split([';', ',']).map(str::trim);
     if parts.next()? != "multipart/form-data" {
         return None;
     }
     parts
-        .find_map(|p| p.strip_prefix("boundary="))
-        .map(|b| b.trim().trim_matches('"').to_string())
-        .filter(|b| !b.is_empty())
+        .find_map(|p| p.strip_prefix("boundary").map(str::trim_start)?.strip_prefix('='))
+        .map(|b| b.trim().to_string())
+        .filter(|b| !b.is_empty() && !b.contains(char::is_whitespace))
 }
 
-/// `name="…"` and `filename="…"` of a part's Content-Disposition (and its type).
-fn disposition(headers: &str) -> Result<(String, Option<String>), String> {
-    let line = headers
-        .lines()
-        .find(|l| l.to_ascii_lowercase().starts_with("content-disposition:"))
-        .ok_or("upload failed")?;
-    let value = line.split_once(':').map(|(_, v)| v.trim()).unwrap_or("");
-    let kind = value.split(';').next().unwrap_or("").trim();
-    if kind != "form-data" {
-        return Err(format!(
-            "wrong Content-Disposition '{kind}' in multipart, expected 'form-data'"
-        ));
+/// `assert_form_disposition`: the disposition a regex captured must be `form-data`.
+fn assert_form_disposition(captured: &[u8]) -> Result<(), String> {
+    if captured == b"form-data" {
+        return Ok(());
     }
-    let quoted = |key: &str| {
-        value
-            .split(';')
-            .map(str::trim)
-            .find_map(|p| p.strip_prefix(&format!("{key}=\"")))
-            .map(|v| v.trim_end_matches('"').to_string())
-    };
-    Ok((quoted("name").unwrap_or_default(), quoted("filename")))
+    Err(format!(
+        "wrong Content-Disposition '{}' in multipart, expected 'form-data'\n",
+        String::from_utf8_lossy(captured)
+    ))
+}
+
+/// Perl's `trim`: leading and trailing whitespace removed.
+fn trim(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).trim().to_string()
 }
 
 impl Multipart {
     pub fn new(boundary: &str) -> Multipart {
         Multipart {
-            delim: format!("--{boundary}").into_bytes(),
+            patterns: Patterns::new(boundary),
+            keep_back: boundary.len() + 8,
             buf: Vec::new(),
             phase: Phase::Preamble,
             params: BTreeMap::new(),
         }
     }
 
-    /// Whether the closing delimiter has been seen.
+    /// Whether the close delimiter has been seen.
     pub fn done(&self) -> bool {
-        matches!(self.phase, Phase::Done)
+        self.phase == Phase::Done
     }
 
-    /// Take the next chunk of the body; file bytes go to `sink`.
+    /// Take the next chunk of the body (one read of pveproxy's handle); file bytes go to
+    /// `sink`. An error is pveproxy's `die` message, with its newline when PVE's has one.
     pub fn feed(&mut self, data: &[u8], sink: &mut Sink) -> Result<(), String> {
-        if self.done() {
+        if matches!(self.phase, Phase::Done | Phase::Overlong) {
             return Ok(());
         }
         self.buf.extend_from_slice(data);
-        while self.step(sink)? {}
+        if self.phase == Phase::Preamble {
+            self.skip_preamble();
+        }
+        if self.phase == Phase::Head {
+            self.read_head()?;
+        }
+        if self.phase == Phase::File {
+            self.write_file(sink);
+        }
+        if matches!(self.phase, Phase::Preamble | Phase::Head) && self.buf.len() > MAX_HEAD {
+            self.phase = Phase::Overlong;
+            self.buf = Vec::new();
+        }
         Ok(())
     }
 
-    /// One step of the state machine; false when it needs more bytes.
-    fn step(&mut self, sink: &mut Sink) -> Result<bool, String> {
-        match &self.phase {
-            Phase::Preamble => match memmem::find(&self.buf, &self.delim) {
-                Some(at) => {
-                    self.buf.drain(..at + self.delim.len());
-                    self.phase = Phase::Delimiter;
-                    Ok(true)
-                }
-                None => {
-                    let keep = self.delim.len().min(self.buf.len());
-                    self.buf.drain(..self.buf.len() - keep);
-                    Ok(false)
-                }
-            },
-            Phase::Delimiter => {
-                if self.buf.len() < 2 {
-                    return Ok(false);
-                }
-                if self.buf.starts_with(b"--") {
-                    self.phase = Phase::Done;
-                    self.buf.clear();
-                    return Ok(false);
-                }
-                let skip = if self.buf.starts_with(b"\r\n") {
-                    2
-                } else if self.buf.starts_with(b"\n") {
-                    1
-                } else {
-                    0
-                };
-                self.buf.drain(..skip);
-                self.phase = Phase::Headers;
-                Ok(true)
-            }
-            Phase::Headers => {
-                let Some(end) = memmem::find(&self.buf, b"\r\n\r\n") else {
-                    if self.buf.len() > MAX_PART_HEADER {
-                        return Err("http header too large".into());
-                    }
-                    return Ok(false);
-                };
-                let headers = String::from_utf8_lossy(&self.buf[..end]).into_owned();
-                self.buf.drain(..end + 4);
-                let (name, filename) = disposition(&headers)?;
-                self.phase = match filename {
-                    Some(f) => {
-                        if name != "filename" {
-                            return Err(format!(
-                                "wrong field name '{name}' for file upload, expected 'filename'"
-                            ));
-                        }
-                        self.params.insert("filename".into(), f.trim().to_string());
-                        Phase::File
-                    }
-                    None => Phase::Field(name),
-                };
-                Ok(true)
-            }
-            Phase::Field(name) => {
-                let mut end_marker = b"\r\n".to_vec();
-                end_marker.extend_from_slice(&self.delim);
-                let Some(at) = memmem::find(&self.buf, &end_marker) else {
-                    return Ok(false);
-                };
-                if FIELDS.contains(&name.as_str()) {
-                    let value = String::from_utf8_lossy(&self.buf[..at]).trim().to_string();
-                    self.params.insert(name.clone(), value);
-                }
-                self.buf.drain(..at + end_marker.len());
-                self.phase = Phase::Delimiter;
-                Ok(true)
-            }
-            Phase::File => {
-                let mut end_marker = b"\r\n".to_vec();
-                end_marker.extend_from_slice(&self.delim);
-                match memmem::find(&self.buf, &end_marker) {
-                    // A delimiter only when `--` (the end) or a line break follows.
-                    Some(at) if self.buf.len() < at + end_marker.len() + 2 => {
-                        sink.write(&self.buf[..at]);
-                        self.buf.drain(..at);
-                        Ok(false)
-                    }
-                    Some(at)
-                        if !matches!(
-                            &self.buf[at + end_marker.len()..at + end_marker.len() + 2],
-                            b"--" | b"\r\n"
-                        ) =>
-                    {
-                        sink.write(&self.buf[..at + 1]);
-                        self.buf.drain(..at + 1);
-                        Ok(true)
-                    }
-                    Some(at) => {
-                        sink.write(&self.buf[..at]);
-                        self.buf.drain(..at + end_marker.len());
-                        self.phase = Phase::Delimiter;
-                        Ok(true)
-                    }
-                    None => {
-                        // Keep what could be the start of the delimiter.
-                        let keep = (end_marker.len() - 1).min(self.buf.len());
-                        let upto = self.buf.len() - keep;
-                        sink.write(&self.buf[..upto]);
-                        self.buf.drain(..upto);
-                        Ok(false)
-                    }
-                }
-            }
-            Phase::Done => Ok(false),
+    /// Phase 0: everything before the first delimiter is dropped.
+    fn skip_preamble(&mut self) {
+        if let Some(at) = self.patterns.preamble.captures(&self.buf).and_then(|c| c.get(1)) {
+            self.buf.drain(..at.start());
+            self.phase = Phase::Head;
+        }
+    }
+
+    /// Phase 1: each field's regex once, in PVE's order, then the file part's head.
+    fn read_head(&mut self) -> Result<(), String> {
+        for i in 0..self.patterns.fields.len() {
+            self.extract_field(i)?;
+        }
+        let Some(c) = self.patterns.file_head.captures(&self.buf) else {
+            return Ok(());
+        };
+        assert_form_disposition(&c[1])?;
+        if &c[2] != b"filename" {
+            return Err(format!(
+                "wrong field name '{}' for file upload, expected 'filename'",
+                String::from_utf8_lossy(&c[2])
+            ));
+        }
+        let (filename, end) = (trim(&c[3]), c.get(0).map_or(0, |m| m.end()));
+        self.params.insert("filename".into(), filename);
+        self.buf.drain(..end);
+        self.remove_until_data();
+        self.phase = Phase::File;
+        Ok(())
+    }
+
+    /// `$extract_form_disposition`: the field's part (anchored at the buffer's start)
+    /// replaced by what follows its name, its headers skipped, its value taken up to
+    /// the next delimiter.
+    fn extract_field(&mut self, i: usize) -> Result<(), String> {
+        let (name, re) = &self.patterns.fields[i];
+        let Some(c) = re.captures(&self.buf) else {
+            return Ok(());
+        };
+        let (disposition, rest) = (c[1].to_vec(), c.get(2).map_or(0, |m| m.start()));
+        let name = name.to_string();
+        self.buf.drain(..rest);
+        assert_form_disposition(&disposition)?;
+        self.remove_until_data();
+        let value = self
+            .patterns
+            .value
+            .captures(&self.buf)
+            .map(|c| (trim(&c[1]), c.get(2).map_or(0, |m| m.start())));
+        if let Some((value, next_part)) = value {
+            self.buf.drain(..next_part);
+            self.params.insert(name, value);
+        }
+        Ok(())
+    }
+
+    /// `$remove_until_data`: the rest of a part's headers, up to its empty line.
+    fn remove_until_data(&mut self) {
+        if let Some(m) = self.patterns.until_data.find(&self.buf) {
+            self.buf.drain(..m.end());
+        }
+    }
+
+    /// Phase 2: the file's bytes up to the first close delimiter (and the newline before
+    /// it); without one, all but the last `boundlen` bytes.
+    fn write_file(&mut self, sink: &mut Sink) {
+        if let Some(m) = self.patterns.close.find(&self.buf) {
+            sink.write(&self.buf[..m.start()]);
+            self.buf = Vec::new();
+            self.phase = Phase::Done;
+            return;
+        }
+        let upto = self.buf.len().saturating_sub(self.keep_back);
+        if upto > 0 {
+            sink.write(&self.buf[..upto]);
+            self.buf.drain(..upto);
         }
     }
 }
@@ -210,34 +243,117 @@ impl Multipart {
 mod tests {
     use super::*;
 
-    fn body(file: &[u8]) -> Vec<u8> {
-        let mut b = b"--XyZ\r\nContent-Disposition: form-data; name=\"content\"\r\n\r\niso\r\n--XyZ\r\nContent-Disposition: form-data; name=\"node\"\r\n\r\npve1\r\n--XyZ\r\nContent-Disposition: form-data; name=\"filename\"; filename=\"a.iso\"\r\nContent-Type: application/octet-stream\r\n\r\n".to_vec();
+    const B: &str = "XyZ";
+
+    fn part(name: &str, value: &str) -> String {
+        format!("--{B}\r\nContent-Disposition: form-data; name=\"{name}\"\r\n\r\n{value}\r\n")
+    }
+
+    fn body(fields: &[(&str, &str)], file: &[u8]) -> Vec<u8> {
+        let mut b = b"preamble\r\n".to_vec();
+        for (k, v) in fields {
+            b.extend_from_slice(part(k, v).as_bytes());
+        }
+        b.extend_from_slice(format!("--{B}\r\nContent-Disposition: form-data; name=\"filename\"; filename=\" a.iso \"\r\nContent-Type: application/octet-stream\r\n\r\n").as_bytes());
         b.extend_from_slice(file);
-        b.extend_from_slice(b"\r\n--XyZ--\r\n");
+        b.extend_from_slice(format!("\r\n--{B}--\r\n").as_bytes());
         b
     }
 
+    /// The body read as pveproxy reads it: the head (fields and the file part's head,
+    /// a few hundred bytes) in its first read, the rest in reads of `chunk` bytes.
+    fn parse(whole: &[u8], chunk: usize) -> (Result<(), String>, Multipart, Sink) {
+        let head_end = memchr::memmem::find(whole, b"octet-stream\r\n\r\n").map_or(whole.len(), |at| at + 16);
+        let mut m = Multipart::new(B);
+        let mut sink = Sink::default();
+        let (head, rest) = whole.split_at(head_end);
+        for c in std::iter::once(head).chain(rest.chunks(chunk)) {
+            if let Err(e) = m.feed(c, &mut sink) {
+                return (Err(e), m, sink);
+            }
+        }
+        (Ok(()), m, sink)
+    }
+
+    fn digest(bytes: &[u8]) -> BTreeMap<String, String> {
+        let mut s = Sink::default();
+        s.write(bytes);
+        s.finish().checksums
+    }
+
     #[test]
-    fn fields_and_file_in_any_chunking() {
+    fn fields_in_pves_order_and_the_file_in_any_chunking() {
+        // A file with a plain delimiter inside: only the close delimiter ends it.
         let file: Vec<u8> = (0..5000u32)
             .map(|i| (i % 251) as u8)
-            .chain(*b"\r\n--XyZ-not-it")
+            .chain(*b"\r\n--XyZ\r\nnot-a-part")
             .collect();
-        let whole = body(&file);
+        let fields = [
+            ("content", "iso"),
+            ("checksum-algorithm", "sha256"),
+            ("checksum", " ab12 "),
+        ];
+        let whole = body(&fields, &file);
         for chunk in [1, 2, 7, 64, 4096, whole.len()] {
-            let mut m = Multipart::new("XyZ");
-            let mut sink = Sink::default();
-            for c in whole.chunks(chunk) {
-                m.feed(c, &mut sink).unwrap();
-            }
+            let (res, m, sink) = parse(&whole, chunk);
+            res.unwrap();
             assert!(m.done(), "chunk {chunk}");
-            assert_eq!(m.params.get("content").map(String::as_str), Some("iso"));
-            assert_eq!(m.params.get("filename").map(String::as_str), Some("a.iso"));
-            assert!(!m.params.contains_key("node"), "only PVE's fields are taken");
-            let mut expect = Sink::default();
-            expect.write(&file);
-            assert_eq!(sink.finish().checksums, expect.finish().checksums, "chunk {chunk}");
+            let p = |k: &str| m.params.get(k).cloned();
+            assert_eq!(p("content").as_deref(), Some("iso"));
+            assert_eq!(p("checksum-algorithm").as_deref(), Some("sha256"));
+            assert_eq!(p("checksum").as_deref(), Some("ab12"));
+            assert_eq!(p("filename").as_deref(), Some("a.iso"));
+            assert_eq!(sink.finish().checksums, digest(&file), "chunk {chunk}");
         }
+    }
+
+    #[test]
+    fn checksum_before_its_algorithm_spans_two_parts() {
+        let whole = body(
+            &[
+                ("content", "iso"),
+                ("checksum", "ab12"),
+                ("checksum-algorithm", "sha256"),
+            ],
+            b"x",
+        );
+        let (res, _, _) = parse(&whole, whole.len());
+        assert_eq!(
+            res.unwrap_err(),
+            format!("wrong Content-Disposition 'form-data; name=\"checksum\"\r\n\r\nab12\r\n--{B}\r\nContent-Disposition: form-data' in multipart, expected 'form-data'\n")
+        );
+        // Read part by part, each regex finds its part first: PVE takes it too.
+        let mut m = Multipart::new(B);
+        let mut sink = Sink::default();
+        for c in whole.chunks(1) {
+            m.feed(c, &mut sink).unwrap();
+        }
+        assert_eq!(m.params["checksum-algorithm"], "sha256");
+    }
+
+    #[test]
+    fn a_file_head_split_after_its_name_keeps_the_rest_of_its_headers_as_data() {
+        let whole = body(&[("content", "iso")], b"x");
+        let at = memchr::memmem::find(&whole, b"a.iso \"").unwrap() + 7;
+        let mut m = Multipart::new(B);
+        let mut sink = Sink::default();
+        m.feed(&whole[..at], &mut sink).unwrap();
+        m.feed(&whole[at..], &mut sink).unwrap();
+        assert!(m.done());
+        assert_eq!(
+            sink.finish().checksums,
+            digest(b"\r\nContent-Type: application/octet-stream\r\n\r\nx")
+        );
+    }
+
+    #[test]
+    fn another_field_before_the_file_becomes_the_file_parts_name() {
+        let whole = body(&[("content", "iso"), ("node", "pve1")], b"x");
+        let (res, _, _) = parse(&whole, whole.len());
+        assert_eq!(
+            res.unwrap_err(),
+            format!("wrong field name 'node\"\r\n\r\npve1\r\n--{B}\r\nContent-Disposition: form-data; name=\"filename' for file upload, expected 'filename'")
+        );
     }
 
     #[test]
@@ -253,15 +369,29 @@ mod tests {
         let mut m = Multipart::new("b");
         let e = m
             .feed(
-                b"--b\r\nContent-Disposition: attachment; name=\"content\"\r\n\r\n",
+                b"--b\r\nContent-Disposition: attachment; name=\"content\"\r\n\r\niso\r\n--b\r\n",
                 &mut Sink::default(),
             )
             .unwrap_err();
         assert_eq!(
             e,
-            "wrong Content-Disposition 'attachment' in multipart, expected 'form-data'"
+            "wrong Content-Disposition 'attachment' in multipart, expected 'form-data'\n"
         );
         assert_eq!(boundary("multipart/form-data; boundary=abc"), Some("abc".into()));
+        assert_eq!(boundary("multipart/form-data, boundary = abc "), Some("abc".into()));
         assert_eq!(boundary("application/x-www-form-urlencoded"), None);
+    }
+
+    #[test]
+    fn a_head_without_a_file_part_is_not_held_without_bound() {
+        let mut m = Multipart::new("b");
+        let mut sink = Sink::default();
+        m.feed(b"--b\r\nContent-Disposition: form-data; name=\"x\"\r\n\r\n", &mut sink)
+            .unwrap();
+        for _ in 0..40 {
+            m.feed(&[b'a'; 64 << 10], &mut sink).unwrap();
+        }
+        assert!(!m.done());
+        assert!(m.buf.is_empty());
     }
 }

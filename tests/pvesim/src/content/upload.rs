@@ -26,8 +26,10 @@ pub fn upload_storage(method: &str, api_path: &str) -> Option<String> {
 
 /// How receiving an upload ended before the API call proper.
 pub enum Refused {
-    /// An answer (authentication, permission, a broken multipart body).
+    /// An answer of the API (authentication, permission).
     Answer(ApiError),
+    /// A `die` of pveproxy's multipart reader, answered by its `error` (no JSON).
+    Plain(PlainAnswer),
     /// pve-http-server dies without answering (no multipart type or length, a
     /// `tmpfilename` in the query): the connection is closed.
     NoAnswer,
@@ -76,11 +78,11 @@ pub async fn receive(
         if let Some(data) = frame.data_ref() {
             parser
                 .feed(data, &mut sink)
-                .map_err(|e| Refused::Answer(ApiError::internal(e)))?;
+                .map_err(|e| Refused::Plain(PlainAnswer::of_die(&e)))?;
         }
     }
     if !parser.done() {
-        return Err(Refused::Answer(ApiError::internal("upload failed")));
+        return Err(Refused::Plain(PlainAnswer::of_die("upload failed")));
     }
     let tmpfilename = format!("/var/tmp/pveupload-{:032x}", rand::random::<u128>());
     sim.uploads().insert(tmpfilename.clone(), sink.finish());
@@ -90,6 +92,36 @@ pub async fn receive(
     }
     form.append_pair("tmpfilename", &tmpfilename);
     Ok((form.finish().into_bytes(), tmpfilename))
+}
+
+/// What pveproxy sends for a `die` while it reads an upload: `error()` makes a 500 whose
+/// reason phrase is the message and whose body is the message as plain text (no
+/// Content-Type); `response()` keeps the reason's first line, and a first line with a
+/// carriage return (a capture that spans CRLF-delimited parts) turns the answer into
+/// `400 Bad Request` with an empty body.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PlainAnswer {
+    pub status: u16,
+    pub reason: String,
+    pub body: String,
+}
+
+impl PlainAnswer {
+    pub fn of_die(message: &str) -> PlainAnswer {
+        let first_line = message.split('\n').next().unwrap_or("");
+        if first_line.contains('\r') {
+            return PlainAnswer {
+                status: 400,
+                reason: "Bad Request".into(),
+                body: String::new(),
+            };
+        }
+        PlainAnswer {
+            status: 500,
+            reason: first_line.to_string(),
+            body: message.to_string(),
+        }
+    }
 }
 
 /// The API call: pve-storage's checks in its order, then the `imgcopy` task.
