@@ -126,6 +126,19 @@ fn json_response(status: u16, reason: Option<&str>, body: Option<Vec<u8>>, gzip_
     r
 }
 
+/// pveproxy's `error()` outside the API: the message as a plain body, no Content-Type.
+fn plain_response(a: &crate::content::upload::PlainAnswer) -> Resp {
+    let mut r = Response::new(Full::new(Bytes::from(a.body.clone())));
+    *r.status_mut() = StatusCode::from_u16(a.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    h.insert("server", HeaderValue::from_static("pve-api-daemon/3.0"));
+    h.insert("connection", HeaderValue::from_static("close"));
+    if let Ok(rp) = hyper::ext::ReasonPhrase::try_from(a.reason.as_bytes().to_vec()) {
+        r.extensions_mut().insert(rp);
+    }
+    r
+}
+
 fn error_response(e: &ApiError, gzip_ok: bool) -> Resp {
     let body = e.body().map(|b| serde_json::to_vec(&b).unwrap_or_default());
     json_response(e.status, Some(&e.reason()), body, gzip_ok)
@@ -194,6 +207,10 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
                     let mut r = error_response(&e, gzip_ok);
                     r.headers_mut().insert("connection", HeaderValue::from_static("close"));
                     return Ok(r);
+                }
+                Err(crate::content::upload::Refused::Plain(a)) => {
+                    finish(a.status, &sim);
+                    return Ok(plain_response(&a));
                 }
                 Err(crate::content::upload::Refused::NoAnswer) => {
                     finish(0, &sim);
