@@ -25,6 +25,9 @@ pub struct Served {
     pub no_length: bool,
     /// Send at most this many bytes per second (a slow mirror), else as fast as possible.
     pub bytes_per_sec: Option<u64>,
+    /// The status a `HEAD` gets instead (no headers of the file): 405 from a server that
+    /// does not implement HEAD, 403 from an object store link signed for GET only.
+    pub head_status: Option<u16>,
 }
 
 impl Served {
@@ -39,6 +42,7 @@ impl Served {
             redirect: None,
             no_length: false,
             bytes_per_sec: None,
+            head_status: None,
         }
     }
     /// Exactly these bytes.
@@ -60,6 +64,13 @@ impl Served {
         Served {
             status: code,
             ..Served::pattern(0)
+        }
+    }
+    /// This file, but a `HEAD` of it answered with `status` alone.
+    pub fn refusing_head(self, status: u16) -> Served {
+        Served {
+            head_status: Some(status),
+            ..self
         }
     }
     /// A 302 to `location`.
@@ -222,12 +233,17 @@ fn serve(conn: TcpStream, files: &Mutex<BTreeMap<String, Served>>, log: &Mutex<V
         .get(&path)
         .cloned()
         .unwrap_or_else(|| Served::status(404));
+    let served = match served.head_status.filter(|_| method == "HEAD") {
+        Some(code) => Served::status(code),
+        None => served,
+    };
     let mut out = std::io::BufWriter::with_capacity(64 << 10, conn);
     let reason = match served.status {
         200 => "OK",
         302 => "Found",
         403 => "Forbidden",
         404 => "Not Found",
+        405 => "Method Not Allowed",
         500 => "Internal Server Error",
         _ => "Unknown",
     };

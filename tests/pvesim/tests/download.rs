@@ -669,3 +669,36 @@ fn progress_shows_while_the_download_runs() {
         "{log:#?}"
     );
 }
+
+/// query-url-metadata is a `HEAD` (pve-manager's Nodes.pm), download-url a `GET` (wget, in
+/// pve-common's `download_file_from_url`): a URL that refuses `HEAD` has no metadata but
+/// downloads all the same.
+#[test]
+fn a_url_that_refuses_head_still_downloads() {
+    let (api, files) = start(None);
+    let served = Served::pattern(1 << 20);
+    files.add("/signed/debian-13.iso", served.clone().refusing_head(405));
+    let url = files.url("/signed/debian-13.iso");
+    let r = api.get(&format!("/nodes/pve1/query-url-metadata?url={}", urlencode(&url)));
+    assert_eq!(
+        (r.status, r.message()),
+        (500, "invalid server response: '405 Method Not Allowed'\n".into())
+    );
+    let sum = served.digests()["sha256"].clone();
+    let (_, status, log) = download(
+        &api,
+        &[
+            ("url", &url),
+            ("content", "iso"),
+            ("filename", "debian-13.iso"),
+            ("checksum", &sum),
+            ("checksum-algorithm", "sha256"),
+        ],
+    );
+    assert_eq!(status, "OK", "{log:#?}");
+    assert_eq!(listed(&api, "iso")[0]["size"], 1 << 20);
+    assert_eq!(
+        files.requests(),
+        ["HEAD /signed/debian-13.iso", "GET /signed/debian-13.iso"]
+    );
+}
