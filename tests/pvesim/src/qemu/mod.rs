@@ -15,6 +15,7 @@ pub mod perms;
 pub mod power;
 pub mod snapshot;
 pub mod update;
+pub mod versions;
 
 use crate::error::{ApiError, ApiResult};
 use crate::state::{Cluster, Guest, GuestKind};

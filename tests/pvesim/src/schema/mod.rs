@@ -47,8 +47,12 @@ pub fn served_methods() -> Vec<(String, String)> {
 }
 
 impl Schema {
+    /// The subset, extended with the sub-keys later releases added
+    /// ([`crate::qemu::versions`]): what a cluster's release lacks is refused per request.
     pub fn embedded() -> Schema {
-        Self::from_json(EMBEDDED_SUBSET).expect("embedded schema subset is valid")
+        let mut subset: Value = serde_json::from_str(EMBEDDED_SUBSET).expect("embedded schema subset is JSON");
+        crate::qemu::versions::extend_schema(&mut subset);
+        Self::from_json(&subset.to_string()).expect("embedded schema subset is valid")
     }
 
     /// Accepts either the full upstream tree or the flat subset.
