@@ -1,4 +1,5 @@
-//! `POST /access/ticket`: password login, ticket renewal, TOTP second factor.
+//! `POST /access/ticket`: password login, ticket renewal, second factors (PVE 8/9's
+//! two-step login); `unlock-tfa`; `/access/permissions`.
 
 use crate::api::Ctx;
 use crate::auth::{self, Identity};
@@ -38,6 +39,12 @@ fn caps(ctx: &Ctx<'_>, who: &Identity) -> Value {
     Value::Object(out)
 }
 
+/// `POST /access/ticket` as pve-access-control 8/9 has it (`create_ticket`,
+/// `create_ticket_do`, `authenticate_user`, `authenticate_2nd_new_do`; the old login API,
+/// where `otp` logged in in one step, went with PVE 8.0): a renewal (a valid ticket as the
+/// password, no second factor asked), a password login (a user with a second factor gets
+/// `NeedTFA` and a half ticket), or the answer to that challenge (`tfa-challenge` and the
+/// typed answer as the password). Every failure is the same 401.
 pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let now = now_secs();
     let mut username = ctx.get("username").unwrap_or("").to_string();
@@ -47,70 +54,127 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         }
     }
     let password = ctx.get("password").unwrap_or("").to_string();
-    let user = ctx.c.user(&username).cloned().ok_or_else(failure)?;
-    if !user.enable {
+    let otp = ctx.get("otp").map(str::to_string);
+    let challenge = ctx.get("tfa-challenge").map(str::to_string);
+    let user = ctx
+        .c
+        .user(&username)
+        .cloned()
+        .filter(|u| u.enable)
+        .ok_or_else(failure)?;
+    // "TFA response should be in 'password', not 'otp' when 'tfa-challenge' is set"
+    if otp.is_some() && challenge.is_some() {
         return Err(failure());
     }
-    let keys = &ctx.sim.keys;
-    let step = ctx.sim.cfg.totp_step_secs;
-    let full = |ctx: &Ctx<'_>, renewal: bool| {
-        let who = Identity {
-            userid: username.clone(),
-            tokenid: None,
-        };
-        let (ticket, csrf) = (keys.ticket(&username, now, false), keys.csrf(&username, now));
-        ctx.sim.count_ticket(renewal, &ticket, &csrf);
-        let mut v = json!({
-            "username": username,
-            "ticket": ticket,
-            "CSRFPreventionToken": csrf,
-            "cap": caps(ctx, &who),
-        });
-        if auth::has(ctx.c, &who, "/", "Sys.Audit") {
-            v["clustername"] = json!(ctx.c.cluster_name);
+    if challenge.is_none() {
+        // A valid ticket of this user (root@pam's may make tickets for anyone).
+        if let Some(owner) = ctx.sim.keys.verify_ticket(&password, now, false) {
+            if owner == username || owner == "root@pam" {
+                return Ok(full_ticket(ctx, &username, now, true));
+            }
         }
-        v
+    }
+    match challenge {
+        // The half ticket is the proof of the first factor: the password is the answer.
+        Some(challenge) => {
+            if ctx.sim.keys.verify_ticket(&challenge, now, true).as_deref() != Some(username.as_str()) {
+                return Err(failure());
+            }
+            second_factor(ctx, &user, &password, now)?;
+            Ok(full_ticket(ctx, &username, now, false))
+        }
+        None => {
+            if user.password.as_deref() != Some(password.as_str()) {
+                return Err(failure());
+            }
+            if !ctx.sim.tfa().has_second_factor(&user) {
+                // `otp` without a challenge to answer: "no such challenge".
+                return match otp {
+                    Some(_) => Err(failure()),
+                    None => Ok(full_ticket(ctx, &username, now, false)),
+                };
+            }
+            // An immediate answer in `otp` is checked (and a TOTP code used up), but the
+            // challenge is not cleared on this branch: the answer is still `NeedTFA`.
+            if let Some(otp) = otp {
+                second_factor(ctx, &user, &otp, now)?;
+            }
+            Ok(half_ticket(ctx, &username, now))
+        }
+    }
+}
+
+/// A second-factor answer (`totp:<code>`, `recovery:<key>`) judged and counted; an
+/// untyped one is "invalid tfa response", refused before proxmox-tfa counts anything.
+fn second_factor(ctx: &Ctx<'_>, user: &crate::state::UserDef, answer: &str, now: u64) -> ApiResult<()> {
+    let verdict = match crate::tfa::Response::parse(answer) {
+        Ok(response) => ctx.sim.tfa().verify(user, &response, now, ctx.sim.cfg.totp_step_secs),
+        Err(_) => crate::tfa::Verdict::Refused { totp_failure: false },
     };
-    // Second step of TFA: the half ticket plus `totp:<code>` as password.
-    if let Some(challenge) = ctx.get("tfa-challenge") {
-        let ok_user = keys.verify_ticket(challenge, now, true).is_some_and(|u| u == username);
-        let code = password.strip_prefix("totp:").unwrap_or(&password);
-        let ok_code = user
-            .totp_secret
-            .as_deref()
-            .is_some_and(|s| auth::verify_totp(s, code, now, step));
-        return if ok_user && ok_code {
-            Ok(full(ctx, false))
-        } else {
-            Err(failure())
-        };
+    ctx.sim.count_second_factor(verdict);
+    match verdict {
+        crate::tfa::Verdict::Accepted { .. } => Ok(()),
+        crate::tfa::Verdict::Refused { .. } => Err(failure()),
     }
-    // Renewal: a valid ticket as password.
-    if password.starts_with("PVE:") {
-        return match keys.verify_ticket(&password, now, false) {
-            Some(u) if u == username => Ok(full(ctx, true)),
-            _ => Err(failure()),
-        };
+}
+
+/// A full ticket, counted as a login or a renewal.
+fn full_ticket(ctx: &Ctx<'_>, username: &str, now: u64, renewal: bool) -> Value {
+    let who = Identity {
+        userid: username.to_string(),
+        tokenid: None,
+    };
+    let keys = &ctx.sim.keys;
+    let (ticket, csrf) = (keys.ticket(username, now, false), keys.csrf(username, now));
+    ctx.sim.count_ticket(renewal, &ticket, &csrf);
+    let mut v = json!({
+        "username": username,
+        "ticket": ticket,
+        "CSRFPreventionToken": csrf,
+        "cap": caps(ctx, &who),
+    });
+    add_clustername(ctx, &who, &mut v);
+    v
+}
+
+/// `NeedTFA`: a half ticket (`PVE:!tfa!…`, no login) and no `cap`.
+fn half_ticket(ctx: &Ctx<'_>, username: &str, now: u64) -> Value {
+    let who = Identity {
+        userid: username.to_string(),
+        tokenid: None,
+    };
+    let mut v = json!({
+        "username": username,
+        "ticket": ctx.sim.keys.ticket(username, now, true),
+        "CSRFPreventionToken": ctx.sim.keys.csrf(username, now),
+        "NeedTFA": 1,
+    });
+    add_clustername(ctx, &who, &mut v);
+    v
+}
+
+fn add_clustername(ctx: &Ctx<'_>, who: &Identity, v: &mut Value) {
+    if auth::has(ctx.c, who, "/", "Sys.Audit") {
+        v["clustername"] = json!(ctx.c.cluster_name);
     }
-    if user.password.as_deref() != Some(password.as_str()) {
-        return Err(failure());
+}
+
+/// `PUT /access/users/{userid}/unlock-tfa` (pve-access-control `API2/User.pm`
+/// `unlock_tfa`): permission `['userid-group', ['User.Modify']]` — User.Modify on
+/// `/access/groups` (pvesim has no groups, so no per-group grant); answers whether the
+/// user was locked.
+pub fn unlock_tfa(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let userid = ctx.get("userid").unwrap_or("").to_string();
+    let Some(user) = ctx.c.user(&userid).cloned() else {
+        return Err(ApiError::internal(format!("no such user ('{userid}')")));
+    };
+    if !auth::has(ctx.c, ctx.who, "/access/groups", "User.Modify") {
+        return Err(ApiError::forbidden_plain());
     }
-    if let Some(secret) = &user.totp_secret {
-        if let Some(otp) = ctx.get("otp") {
-            return if auth::verify_totp(secret, otp, now, step) {
-                Ok(full(ctx, false))
-            } else {
-                Err(failure())
-            };
-        }
-        return Ok(json!({
-            "username": username,
-            "ticket": keys.ticket(&username, now, true),
-            "CSRFPreventionToken": keys.csrf(&username, now),
-            "NeedTFA": 1,
-        }));
+    match ctx.sim.tfa().unlock(&user, now_secs()) {
+        Some(was_locked) => Ok(json!(u8::from(was_locked))),
+        None => Err(ApiError::internal("no such user")),
     }
-    Ok(full(ctx, false))
 }
 
 /// `GET /access/permissions`: the caller's own (or an owned token's) privileges; anyone

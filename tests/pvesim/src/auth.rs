@@ -1,4 +1,4 @@
-//! Authentication (tickets, CSRF tokens, API tokens, TOTP) and privilege checks
+//! Authentication (tickets, CSRF tokens, API tokens, TOTP codes) and privilege checks
 //! (ACL paths with propagation, roles, privilege separation of tokens).
 
 use crate::error::ApiError;
@@ -164,12 +164,18 @@ pub fn totp_with_step(secret_b32: &str, unix_time: u64, step: u64) -> Option<Str
     Some(format!("{code:06}"))
 }
 
-/// Accept the code of the current step or its neighbours (proxmox-tfa's TOTP check:
-/// a window of one step either side).
+/// proxmox-tfa's `Totp::verify` with the window `-1..=1`: the counter of the step before,
+/// at or after `now` whose code is exactly `code` (no trimming), tried in that order.
+pub fn totp_counter(secret: &str, code: &str, now: u64, step: u64) -> Option<u64> {
+    let current = now / step.max(1);
+    [current.saturating_sub(1), current, current + 1]
+        .into_iter()
+        .find(|counter| totp_with_step(secret, counter * step.max(1), step).as_deref() == Some(code))
+}
+
+/// Whether `code` is within the window (not whether it was used before: [`crate::tfa`]).
 pub fn verify_totp(secret: &str, code: &str, now: u64, step: u64) -> bool {
-    [now.saturating_sub(step), now, now + step]
-        .iter()
-        .any(|t| totp_with_step(secret, *t, step).as_deref() == Some(code.trim()))
+    totp_counter(secret, code, now, step).is_some()
 }
 
 fn hmac_sha1(key: &[u8], msg: &[u8]) -> [u8; 20] {

@@ -20,7 +20,10 @@ pub struct LogEntry {
 
 /// Requests served under `/api2`: counts by `METHOD path` and the ordered log; and the
 /// tickets `POST /access/ticket` gave: `logins` (a password, with its second factor if
-/// the user has one) and `renewals` (a valid ticket as the password).
+/// the user has one) and `renewals` (a valid ticket as the password); second-factor
+/// answers: `totp_accepted` (TOTP codes accepted, each used up), `codes_refused` (answers
+/// refused: wrong, reused, untyped, locked) and `totp_failures` (what raised a user's TOTP
+/// failure count, 8 of which lock TOTP).
 #[derive(Debug, Default)]
 pub struct RequestLog {
     pub total: u64,
@@ -28,6 +31,9 @@ pub struct RequestLog {
     pub log: Vec<LogEntry>,
     pub logins: u64,
     pub renewals: u64,
+    pub totp_accepted: u64,
+    pub codes_refused: u64,
+    pub totp_failures: u64,
     /// Every ticket and CSRF token handed out, so a test can check no output shows one.
     pub issued: Vec<String>,
 }
@@ -264,7 +270,8 @@ pub fn handle(sim: &Arc<SimInner>, method: &str, path: &str, body: &[u8]) -> (u1
             let l = sim.log.lock().unwrap_or_else(|e| e.into_inner());
             (
                 200,
-                json!({"total": l.total, "counts": l.counts, "log": l.log, "logins": l.logins, "renewals": l.renewals}),
+                json!({"total": l.total, "counts": l.counts, "log": l.log, "logins": l.logins, "renewals": l.renewals,
+                    "totp_accepted": l.totp_accepted, "codes_refused": l.codes_refused, "totp_failures": l.totp_failures}),
             )
         }
         ("DELETE", "/_pvesim/requests") => {
@@ -320,11 +327,21 @@ pub fn handle(sim: &Arc<SimInner>, method: &str, path: &str, body: &[u8]) -> (u1
             sim.persist(&g);
             drop(g);
             *sim.faults() = Faults::default();
+            sim.tfa().reset();
             (200, json!({"ok": true}))
         }
+        ("POST", "/_pvesim/recovery-keys") => match parse() {
+            Err(e) => e,
+            Ok(v) => match v.get("userid").and_then(Value::as_str) {
+                Some(userid) if sim.cluster().user(userid).is_some() => {
+                    (200, json!({"keys": sim.tfa().generate_recovery(userid)}))
+                }
+                _ => (400, json!({"error": "expected {\"userid\": <an existing user>}"})),
+            },
+        },
         ("GET", "/_pvesim") | ("GET", "/_pvesim/info") => (
             200,
-            json!({"endpoints": ["GET|DELETE /_pvesim/requests", "GET /_pvesim/tickets", "POST /_pvesim/rotate-authkey", "GET|POST|DELETE /_pvesim/faults", "GET|POST /_pvesim/state", "POST /_pvesim/reset"]}),
+            json!({"endpoints": ["GET|DELETE /_pvesim/requests", "GET /_pvesim/tickets", "POST /_pvesim/rotate-authkey", "GET|POST|DELETE /_pvesim/faults", "GET|POST /_pvesim/state", "POST /_pvesim/reset", "POST /_pvesim/recovery-keys"]}),
         ),
         _ => (404, json!({"error": format!("no control endpoint {method} {path}")})),
     }

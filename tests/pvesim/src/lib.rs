@@ -34,6 +34,7 @@ pub mod sim;
 pub mod state;
 pub mod storage;
 pub mod tasks;
+pub mod tfa;
 pub mod tls;
 pub mod util;
 

@@ -20,6 +20,8 @@ pub struct SimInner {
     pub fingerprint: String,
     /// Files received by `upload`, by temporary file name, until the API call takes them.
     pub uploads: Mutex<std::collections::HashMap<String, crate::content::transfer::Received>>,
+    /// Users' second factors: used TOTP counters, failure counts, locks.
+    pub tfa: Mutex<crate::tfa::TfaUsers>,
     /// Serialises writes of the state file.
     persist_lock: Mutex<()>,
 }
@@ -36,6 +38,7 @@ impl SimInner {
             log: Mutex::new(RequestLog::default()),
             fingerprint,
             uploads: Mutex::new(Default::default()),
+            tfa: Mutex::new(Default::default()),
             persist_lock: Mutex::new(()),
         }
     }
@@ -50,6 +53,23 @@ impl SimInner {
             l.logins += 1;
         }
         l.issued.extend([ticket.to_string(), csrf.to_string()]);
+    }
+
+    /// Counts one second-factor answer `POST /access/ticket` judged.
+    pub fn count_second_factor(&self, verdict: crate::tfa::Verdict) {
+        use crate::tfa::Verdict;
+        let mut l = self.log.lock().unwrap_or_else(|e| e.into_inner());
+        match verdict {
+            Verdict::Accepted { totp } => l.totp_accepted += u64::from(totp),
+            Verdict::Refused { totp_failure } => {
+                l.codes_refused += 1;
+                l.totp_failures += u64::from(totp_failure);
+            }
+        }
+    }
+
+    pub fn tfa(&self) -> MutexGuard<'_, crate::tfa::TfaUsers> {
+        self.tfa.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Lock the cluster; a panic elsewhere must not wedge the simulator.

@@ -139,51 +139,204 @@ fn privilege_separation_403_and_root_only_options() {
     assert_eq!(st["tokenid"], "automation");
 }
 
-#[test]
-fn totp_second_factor() {
-    let mut api = Api::start(quick());
-    api.with_auth(vec![]);
-    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", "mfa-pass")]);
-    assert_eq!(r.status, 200, "{}", r.raw);
-    assert_eq!(r.data()["NeedTFA"], 1);
-    assert!(r.data().get("cap").is_none());
-    let half = r.data()["ticket"].as_str().unwrap().to_string();
-    // The half ticket does not authenticate.
-    api.with_auth(vec![("Cookie", &format!("PVEAuthCookie={}", urlencode(&half)))]);
-    assert_eq!(api.get("/version").status, 401);
-    api.with_auth(vec![]);
-    let now = std::time::SystemTime::now()
+const MFA_SECRET: &str = "JBSWY3DPEHPK3PXP";
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
-        .as_secs();
-    let code = pvesim::auth::totp("JBSWY3DPEHPK3PXP", now).unwrap();
-    let r = api.post(
-        "/access/ticket",
-        &[
-            ("username", "mfa@pve"),
-            ("password", &format!("totp:{code}")),
-            ("tfa-challenge", &half),
-        ],
-    );
+        .as_secs()
+}
+
+/// mfa@pve's code of the step `offset` steps from the one running now (the window is one
+/// step either side); later calls with a higher offset always give a higher counter.
+fn code(offset: i64) -> String {
+    let at = (unix_now() as i64 + offset * 30) as u64;
+    pvesim::auth::totp(MFA_SECRET, at).unwrap()
+}
+
+/// The first step of PVE 8/9's login: the password alone; mfa@pve gets `NeedTFA`.
+fn half_ticket(api: &Api) -> String {
+    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", "mfa-pass")]);
     assert_eq!(r.status, 200, "{}", r.raw);
-    assert!(r.data()["ticket"].as_str().unwrap().starts_with("PVE:mfa@pve:"));
-    let r = api.post(
+    assert_eq!(r.data()["NeedTFA"], 1, "{}", r.raw);
+    assert!(r.data().get("cap").is_none());
+    r.data()["ticket"].as_str().unwrap().to_string()
+}
+
+fn answer(api: &Api, half: &str, response: &str) -> Resp {
+    api.post(
         "/access/ticket",
-        &[("username", "mfa@pve"), ("password", "mfa-pass"), ("otp", &code)],
+        &[("username", "mfa@pve"), ("tfa-challenge", half), ("password", response)],
+    )
+}
+
+/// `(totp_accepted, codes_refused, totp_failures, logins, renewals)` from the simulator.
+fn tfa_counts(api: &Api) -> [u64; 5] {
+    let r = api.control("GET", "/_pvesim/requests", None);
+    ["totp_accepted", "codes_refused", "totp_failures", "logins", "renewals"].map(|k| r[k].as_u64().unwrap())
+}
+
+#[test]
+fn totp_login_takes_two_steps_and_the_half_ticket_is_no_login() {
+    let mut api = Api::start(quick());
+    api.with_auth(vec![]);
+    let half = half_ticket(&api);
+    assert!(half.starts_with("PVE:!tfa!"), "{half}");
+    api.with_auth(vec![("Cookie", &format!("PVEAuthCookie={}", urlencode(&half)))]);
+    assert_eq!(api.get("/version").status, 401, "a half ticket is refused by the API");
+    assert_eq!(api.get("/cluster/resources").status, 401);
+    api.with_auth(vec![]);
+    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", &half)]);
+    assert_eq!(r.status, 401, "a half ticket renews nothing: {}", r.raw);
+    let r = answer(&api, &half, &format!("totp:{}", code(0)));
+    assert_eq!(r.status, 200, "{}", r.raw);
+    let ticket = r.data()["ticket"].as_str().unwrap().to_string();
+    assert!(ticket.starts_with("PVE:mfa@pve:"), "{ticket}");
+    assert_eq!(r.data()["cap"]["vms"]["VM.Audit"], 1);
+    // Renewal: the full ticket as the password, no second factor asked.
+    let r = api.post("/access/ticket", &[("username", "mfa@pve"), ("password", &ticket)]);
+    assert_eq!(r.status, 200, "{}", r.raw);
+    assert!(r.data().get("NeedTFA").is_none(), "{}", r.raw);
+    assert_eq!(tfa_counts(&api), [1, 0, 0, 1, 1]);
+    // A recovery key, once.
+    let keys = api.control(
+        "POST",
+        "/_pvesim/recovery-keys",
+        Some(serde_json::json!({"userid": "mfa@pve"})),
     );
-    assert!(
-        r.data()["ticket"].as_str().unwrap().starts_with("PVE:mfa@pve:"),
-        "otp in the first request"
+    let key = format!("recovery:{}", keys["keys"][0].as_str().unwrap());
+    let r = answer(&api, &half_ticket(&api), &key);
+    assert_eq!(r.status, 200, "{}", r.raw);
+    let r = answer(&api, &half_ticket(&api), &key);
+    assert_eq!(r.status, 401, "a recovery key is used up");
+    // A wrong half ticket, or another user's, answers nothing.
+    let r = answer(&api, &half.replace("mfa@pve", "root@pam"), &format!("totp:{}", code(1)));
+    assert_eq!(r.status, 401);
+}
+
+#[test]
+fn otp_in_the_first_step_is_pve8s_typed_answer_never_a_login() {
+    let mut api = Api::start(quick());
+    api.with_auth(vec![]);
+    let first = |otp: &str| {
+        api.post(
+            "/access/ticket",
+            &[("username", "mfa@pve"), ("password", "mfa-pass"), ("otp", otp)],
+        )
+    };
+    // A bare code is an untyped answer: "invalid tfa response".
+    let r = first(&code(-1));
+    assert_eq!((r.status, r.message().as_str()), (401, "authentication failure\n"));
+    assert_eq!(
+        tfa_counts(&api),
+        [0, 1, 0, 0, 0],
+        "refused, not counted as a TOTP failure"
     );
+    // A typed code is checked and used up, and the answer is still NeedTFA.
+    let used = code(0);
+    let r = first(&format!("totp:{used}"));
+    assert_eq!(r.status, 200, "{}", r.raw);
+    assert_eq!(r.data()["NeedTFA"], 1, "{}", r.raw);
+    let half = r.data()["ticket"].as_str().unwrap().to_string();
+    assert_eq!(tfa_counts(&api), [1, 1, 0, 0, 0]);
+    let r = answer(&api, &half, &format!("totp:{used}"));
+    assert_eq!(r.status, 401, "the same code again is refused as reused");
+    assert_eq!(tfa_counts(&api), [1, 2, 1, 0, 0]);
+    // `otp` beside `tfa-challenge`: refused before anything is checked.
     let r = api.post(
         "/access/ticket",
         &[
             ("username", "mfa@pve"),
-            ("password", "totp:000000"),
             ("tfa-challenge", &half),
+            ("password", &format!("totp:{}", code(1))),
+            ("otp", &format!("totp:{}", code(1))),
         ],
     );
     assert_eq!(r.status, 401);
+    // `otp` for a user without a second factor: "no such challenge".
+    let r = api.post(
+        "/access/ticket",
+        &[
+            ("username", "root@pam"),
+            ("password", "pvesim-root"),
+            ("otp", "totp:123456"),
+        ],
+    );
+    assert_eq!(r.status, 401, "{}", r.raw);
+    assert_eq!(tfa_counts(&api), [1, 2, 1, 0, 0]);
+    let r = answer(&api, &half_ticket(&api), &format!("totp:{}", code(1)));
+    assert_eq!(r.status, 200, "a code of a later step still logs in: {}", r.raw);
+}
+
+#[test]
+fn eight_refused_codes_lock_totp_until_unlock_tfa() {
+    let mut api = Api::start(quick());
+    api.with_auth(vec![]);
+    let used = code(-1);
+    assert_eq!(answer(&api, &half_ticket(&api), &format!("totp:{used}")).status, 200);
+    for attempt in 0..8 {
+        let wrong = if attempt % 2 == 0 {
+            used.clone()
+        } else {
+            "000000".to_string()
+        };
+        let r = answer(&api, &half_ticket(&api), &format!("totp:{wrong}"));
+        assert_eq!(r.status, 401, "attempt {attempt}");
+    }
+    assert_eq!(tfa_counts(&api), [1, 8, 8, 1, 0]);
+    let fresh = code(0);
+    let r = answer(&api, &half_ticket(&api), &format!("totp:{fresh}"));
+    assert_eq!(r.status, 401, "locked: a right code is refused too");
+    assert_eq!(
+        tfa_counts(&api),
+        [1, 9, 8, 1, 0],
+        "a refusal while locked is no new failure"
+    );
+    // unlock-tfa: User.Modify on /access/groups (root has it; mfa@pve, an auditor, not).
+    let (mfa_ticket, mfa_csrf) = {
+        let keys = api.control(
+            "POST",
+            "/_pvesim/recovery-keys",
+            Some(serde_json::json!({"userid": "mfa@pve"})),
+        );
+        let key = format!("recovery:{}", keys["keys"][0].as_str().unwrap());
+        let r = answer(&api, &half_ticket(&api), &key);
+        assert_eq!(r.status, 200, "a recovery key still logs in: {}", r.raw);
+        let d = r.data();
+        (
+            d["ticket"].as_str().unwrap().to_string(),
+            d["CSRFPreventionToken"].as_str().unwrap().to_string(),
+        )
+    };
+    let cookie = format!("PVEAuthCookie={}", urlencode(&mfa_ticket));
+    api.with_auth(vec![("Cookie", &cookie), ("CSRFPreventionToken", &mfa_csrf)]);
+    let r = api.put("/access/users/mfa@pve/unlock-tfa", &[]);
+    assert_eq!(r.status, 403, "{}", r.raw);
+    let (root, root_csrf) = root_ticket(&api);
+    let cookie = format!("PVEAuthCookie={}", urlencode(&root));
+    api.with_auth(vec![("Cookie", &cookie), ("CSRFPreventionToken", &root_csrf)]);
+    let r = api.put("/access/users/mfa@pve/unlock-tfa", &[]);
+    assert_eq!(r.status, 200, "{}", r.raw);
+    assert_eq!(
+        r.data(),
+        &serde_json::json!(0),
+        "the recovery key lifted the lock already"
+    );
+    api.with_auth(vec![]);
+    for _ in 0..8 {
+        answer(&api, &half_ticket(&api), "totp:000000");
+    }
+    assert_eq!(
+        answer(&api, &half_ticket(&api), &format!("totp:{}", code(1))).status,
+        401
+    );
+    api.with_auth(vec![("Cookie", &cookie), ("CSRFPreventionToken", &root_csrf)]);
+    let r = api.put("/access/users/mfa@pve/unlock-tfa", &[]);
+    assert_eq!((r.status, r.data()), (200, &serde_json::json!(1)), "{}", r.raw);
+    api.with_auth(vec![]);
+    let r = answer(&api, &half_ticket(&api), &format!("totp:{}", code(1)));
+    assert_eq!(r.status, 200, "unlocked, a fresh code logs in: {}", r.raw);
 }
 
 #[test]
