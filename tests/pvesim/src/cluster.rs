@@ -1,4 +1,5 @@
-//! Cluster-wide endpoints: `/version`, `/cluster/nextid`, `/cluster/resources`, `/nodes`.
+//! Cluster-wide endpoints: `/version`, `/cluster/nextid`, `/cluster/status`,
+//! `/cluster/resources`, `/nodes`.
 
 use crate::api::Ctx;
 use crate::auth;
@@ -10,12 +11,58 @@ use serde_json::{json, Map, Value};
 
 pub const PVE_REPOID: &str = "0a1b2c3d4e5f6a7b";
 
-/// `GET /version` and `GET /nodes/{node}/version` (pve-manager's `version` call): the
-/// scenario's pve-manager version, its release (`major.minor`) and the build's short git id.
-pub fn version(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+/// `GET /nodes/{node}/version` (pve-manager's `PVE::API2::Nodes` `version`, i.e.
+/// `PVE::pvecfg::version_info`): the scenario's pve-manager version, its release
+/// (`major.minor`) and the build's short git id.
+pub fn node_version(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let version = ctx.c.pve_version.clone();
     let release = version.split('.').take(2).collect::<Vec<_>>().join(".");
     Ok(json!({"version": version, "release": release, "repoid": PVE_REPOID}))
+}
+
+/// `GET /version` (pve-manager's `PVE::API2` `version`): the node's version info plus
+/// datacenter.cfg's `console` when it is set (the schema marks it optional).
+pub fn version(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let mut out = node_version(ctx)?;
+    if let Some(console) = ctx.c.datacenter.get("console") {
+        out["console"] = json!(console);
+    }
+    Ok(out)
+}
+
+/// `GET /cluster/status` (pve-manager `PVE::API2::Cluster`, `get_status`; `Sys.Audit` on
+/// `/`, checked by the schema): the `cluster` entry from pmxcfs's cluster info, then one
+/// `node` entry per member. Every scenario is a cluster whose nodes joined once each, so
+/// the corosync config version is the node count; the node answering is the first one;
+/// a node is online unless the scenario or a node fault says otherwise, and the cluster
+/// is quorate with more than half of the votes (one per node) online.
+pub fn status(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let names: Vec<String> = ctx.c.nodes.iter().map(|n| n.name.clone()).collect();
+    let online: Vec<bool> = names.iter().map(|n| ctx.sim.node_reachable(ctx.c, n)).collect();
+    let votes = online.iter().filter(|o| **o).count();
+    let mut out = vec![json!({
+        "type": "cluster", "id": "cluster", "name": ctx.c.cluster_name, "nodes": names.len(),
+        "version": names.len(), "quorate": if votes * 2 > names.len() { 1 } else { 0 },
+    })];
+    for (i, (name, up)) in names.iter().zip(&online).enumerate() {
+        let mut entry = json!({
+            "type": "node", "id": format!("node/{name}"), "name": name, "nodeid": i + 1,
+            "local": if i == 0 { 1 } else { 0 }, "online": if *up { 1 } else { 0 }, "level": "",
+        });
+        if let Some(ip) = node_ip(ctx, name) {
+            entry["ip"] = json!(ip);
+        }
+        out.push(entry);
+    }
+    Ok(Value::Array(out))
+}
+
+/// The address corosync knows a node by: its first addressed interface (by name), without
+/// the prefix length; none when the scenario gives the node no address.
+fn node_ip(ctx: &Ctx<'_>, name: &str) -> Option<String> {
+    let node = ctx.c.node(name)?;
+    let first = node.addresses.values().next()?;
+    Some(first.cidr.split('/').next().unwrap_or(&first.cidr).to_string())
 }
 
 /// Lowest free id in [100, 1000000); nothing is reserved. Returned as a string.

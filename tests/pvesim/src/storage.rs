@@ -1,8 +1,13 @@
 //! Volumes on storages: PVE's naming (`vm-<vmid>-disk-<n>`, `base-…`, cloud-init),
-//! allocation, size formatting, and the storage listings.
+//! allocation, size formatting, the storage listings, and storage.cfg as `GET /storage`
+//! shows it.
 
+use crate::api::Ctx;
+use crate::auth;
+use crate::error::ApiResult;
 use crate::state::{Cluster, StorageDef, Volume};
 use crate::util::now_secs;
+use serde_json::{json, Map, Value};
 
 pub const GIB: u64 = 1 << 30;
 
@@ -183,6 +188,92 @@ pub fn used(cluster: &Cluster, sd: &StorageDef, node: &str) -> u64 {
         .filter(|v| v.storage == sd.id && v.node == vn)
         .map(|v| v.size)
         .sum()
+}
+
+/// pve-storage's `@SHARED_STORAGE`: `parse_config` sets `shared 1` on these types whatever
+/// storage.cfg says; other types are shared only where the config sets it.
+const SHARED_TYPES: &[&str] = &[
+    "iscsi",
+    "nfs",
+    "cifs",
+    "rbd",
+    "cephfs",
+    "iscsidirect",
+    "zfs",
+    "drbd",
+    "pbs",
+];
+
+fn is_shared(sd: &StorageDef) -> bool {
+    sd.shared || SHARED_TYPES.contains(&sd.kind.as_str())
+}
+
+/// The storage's section of storage.cfg, as far as the scenario describes it.
+fn section(sd: &StorageDef) -> String {
+    let mut out = format!("{}: {}\n", sd.kind, sd.id);
+    if let Some(path) = sd.mount_path() {
+        out.push_str(&format!("\tpath {path}\n"));
+    }
+    out.push_str(&format!("\tcontent {}\n", sd.content.join(",")));
+    if let Some(nodes) = &sd.nodes {
+        out.push_str(&format!("\tnodes {}\n", nodes.join(",")));
+    }
+    if sd.shared && !SHARED_TYPES.contains(&sd.kind.as_str()) {
+        out.push_str("\tshared 1\n");
+    }
+    out
+}
+
+/// `$cfg->{digest}`: the SHA-1 of storage.cfg as read (here: as the scenario renders it).
+fn config_digest(storages: &[StorageDef]) -> String {
+    use sha1::{Digest, Sha1};
+    let text: Vec<String> = storages.iter().map(section).collect();
+    Sha1::digest(text.join("\n").as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// One storage as pve-storage's `$api_storage_config` hands it out: the section's
+/// options plus `storage` and the file's `digest`, `content` and `nodes` as comma lists.
+fn api_storage_config(sd: &StorageDef, digest: &str) -> Value {
+    let mut m = Map::new();
+    m.insert("storage".into(), json!(sd.id));
+    m.insert("type".into(), json!(sd.kind));
+    m.insert("content".into(), json!(sd.content.join(",")));
+    m.insert("digest".into(), json!(digest));
+    if let Some(path) = sd.mount_path() {
+        m.insert("path".into(), json!(path));
+    }
+    if let Some(nodes) = &sd.nodes {
+        m.insert("nodes".into(), json!(nodes.join(",")));
+    }
+    if is_shared(sd) {
+        m.insert("shared".into(), json!(1));
+    }
+    Value::Object(m)
+}
+
+/// `GET /storage` (pve-storage `PVE::API2::Storage::Config`, `index`): every storage.cfg
+/// entry the caller has `Datastore.Audit` or `Datastore.AllocateSpace` on (`check_any`
+/// on `/storage/<id>`, in the handler: any authenticated user may call it), of the
+/// `type` asked for.
+pub fn index(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let digest = config_digest(&ctx.c.storages);
+    let only = ctx.get("type");
+    let out = ctx
+        .c
+        .storages
+        .iter()
+        .filter(|sd| {
+            let path = format!("/storage/{}", sd.id);
+            auth::has(ctx.c, ctx.who, &path, "Datastore.Audit")
+                || auth::has(ctx.c, ctx.who, &path, "Datastore.AllocateSpace")
+        })
+        .filter(|sd| only.is_none_or(|t| t == sd.kind))
+        .map(|sd| api_storage_config(sd, &digest))
+        .collect();
+    Ok(Value::Array(out))
 }
 
 #[cfg(test)]
