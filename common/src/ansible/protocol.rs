@@ -136,21 +136,12 @@ impl Failure {
     }
 }
 
-impl From<anyhow::Error> for Failure {
-    fn from(e: anyhow::Error) -> Failure {
-        Failure::new(format!("{e:#}"))
-    }
-}
-
-impl From<String> for Failure {
-    fn from(msg: String) -> Failure {
-        Failure::new(msg)
-    }
-}
-
-impl From<&str> for Failure {
-    fn from(msg: &str) -> Failure {
-        Failure::new(msg)
+/// Any error (or message) becomes a failure with its text: `{:#}`, so an
+/// `anyhow::Error` keeps its causes, and the API client's errors (which know nothing of
+/// Ansible, so cannot convert themselves) read as their `Display` — what `?` hands on.
+impl<E: Into<Box<dyn std::error::Error>>> From<E> for Failure {
+    fn from(e: E) -> Failure {
+        Failure::new(format!("{:#}", e.into()))
     }
 }
 

@@ -152,6 +152,22 @@ mod tests {
         carrier(private.as_object().unwrap().clone(), check_mode)
     }
 
+    #[test]
+    fn failure_carries_the_rendered_text() {
+        use crate::ansible::protocol::Failure;
+        let f: Failure = ApiError::http(403, "Permission check failed (/vms/100, VM.Allocate)", None).into();
+        assert_eq!(f.msg, "403 Forbidden: Permission check failed (/vms/100, VM.Allocate)");
+        let e = crate::api::tasks::TaskError::Timeout {
+            upid: "U".into(),
+            waited: std::time::Duration::from_secs(30),
+            last_line: Some("transferred 1 GiB".into()),
+        };
+        let f: Failure = e.into();
+        assert!(f.msg.starts_with("timed out after 30s"));
+        let f: Failure = anyhow::anyhow!("inner").context("outer").into();
+        assert_eq!(f.msg, "outer: inner");
+    }
+
     fn handed_back(carried: &mut Box<dyn Carried>, failed: bool) -> Map<String, Value> {
         let mut out = Map::new();
         carried.hand_back(&mut out, failed);

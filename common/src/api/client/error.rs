@@ -5,8 +5,6 @@ use serde_json::{Map, Value};
 
 pub use crate::ansible::python::python_repr;
 
-use crate::ansible::protocol::Failure;
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApiErrorKind {
     /// PVE answered with an HTTP error status.
@@ -107,12 +105,6 @@ impl std::fmt::Display for ApiError {
 }
 
 impl std::error::Error for ApiError {}
-
-impl From<ApiError> for Failure {
-    fn from(e: ApiError) -> Failure {
-        Failure::new(e.to_string())
-    }
-}
 
 /// The standard reason phrase of a status, as Python's `http.client.responses` has it
 /// (what 1.6 put between the code and PVE's text). PVE's own 595/596 have none.
@@ -230,11 +222,5 @@ mod tests {
             python_repr(&json!({"a": [1, null, true, false, 2.5, 2.0]})),
             "{'a': [1, None, True, False, 2.5, 2.0]}"
         );
-    }
-
-    #[test]
-    fn failure_carries_the_rendered_text() {
-        let f: Failure = ApiError::http(403, "Permission check failed (/vms/100, VM.Allocate)", None).into();
-        assert_eq!(f.msg, "403 Forbidden: Permission check failed (/vms/100, VM.Allocate)");
     }
 }
