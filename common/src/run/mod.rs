@@ -20,7 +20,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use crate::ansible::protocol::{Carried, Module};
-use crate::api::client::{ApiError, Client};
+use crate::api::client::{ApiError, Client, SecretSink};
 use crate::api::connection::ConnectionParams;
 use crate::plan::{Effect, Plan, PlanView, EFFECTS_KEY, PLAN_ARG};
 
@@ -139,7 +139,8 @@ impl RunWide for Module {
         let handover = self.carried::<RunState>().and_then(|r| r.ticket.as_ref());
         let kept = handover.and_then(|h| h.kept_for(conn));
         let sink = handover.map(ticket::Handover::sink);
-        Ok(Client::connect_keeping(conn, kept, sink)?.seeing(plan))
+        let secrets: SecretSink = Arc::new(crate::ansible::protocol::register_secret);
+        Ok(Client::connect_keeping(conn, kept, sink, Some(secrets))?.seeing(plan))
     }
 }
 

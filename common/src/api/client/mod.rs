@@ -22,7 +22,7 @@ pub mod upload;
 pub mod url;
 
 pub use error::{python_repr, standard_reason, ApiError, ApiErrorKind};
-pub use reuse::{KeptTicket, NewTicket, TicketSink};
+pub use reuse::{KeptTicket, NewTicket, SecretSink, TicketSink};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -63,6 +63,8 @@ pub struct Client {
     relogin: Mutex<Option<reuse::Relogin>>,
     /// Where a ticket this client got goes, for the run to keep.
     ticket_sink: Option<TicketSink>,
+    /// Told every ticket and CSRF token this client holds ([`SecretSink`]).
+    secret_sink: Option<SecretSink>,
     trust: Trust,
     timeout_secs: u64,
     observed: Arc<Observed>,
@@ -127,22 +129,25 @@ impl Client {
     /// Builds the TLS configuration and, for password auth, requests a ticket.
     /// Token auth makes no request here: the first real call checks the token.
     pub fn connect(params: &ConnectionParams) -> Result<Client, ApiError> {
-        Client::connect_keeping(params, None, None)
+        Client::connect_keeping(params, None, None, None)
     }
 
     /// [`Client::connect`], with password auth using `kept` (a ticket an earlier task
     /// of the run got as the same identity) instead of logging in, and leaving a ticket
-    /// it gets in `sink` (see [`reuse`]).
+    /// it gets in `sink` (see [`reuse`]), and telling `secrets` every ticket and CSRF
+    /// token it holds.
     pub fn connect_keeping(
         params: &ConnectionParams,
         kept: Option<KeptTicket>,
         sink: Option<TicketSink>,
+        secrets: Option<SecretSink>,
     ) -> Result<Client, ApiError> {
         let endpoint =
             Endpoint::parse(&params.host, params.port).map_err(|m| ApiError::other(ApiErrorKind::Other, m))?;
         let trust = Trust::from_params(params);
         let mut client = Client::unauthenticated(endpoint, trust, params.timeout_secs.max(1))?;
         client.ticket_sink = sink;
+        client.secret_sink = secrets;
         let credentials = match (&params.password, &params.token_id, &params.token_secret) {
             (Some(password), _, _) => client.password_credentials(&params.user, password, params.otp.as_deref(), kept)?,
             (None, Some(id), Some(secret)) => Credentials::token(&params.user, id, secret)
@@ -200,6 +205,7 @@ impl Client {
             credentials: Mutex::new(Credentials::None),
             relogin: Mutex::new(None),
             ticket_sink: None,
+            secret_sink: None,
             trust,
             timeout_secs,
             observed,

@@ -38,6 +38,11 @@ pub struct NewTicket {
 /// Where a client leaves a ticket it got.
 pub type TicketSink = Arc<Mutex<Option<NewTicket>>>;
 
+/// Told every secret the client holds or gets (tickets, CSRF tokens) before it is used,
+/// so whoever prints (the module protocol) can scrub it from every output; the client
+/// itself prints nothing.
+pub type SecretSink = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// The task's own credentials, for one fresh login after a kept ticket was refused.
 pub(super) struct Relogin {
     user: String,
@@ -57,8 +62,8 @@ impl Client {
         let Some(kept) = kept.filter(|k| ticket_user(&k.ticket) == Some(user)) else {
             return self.login_and_keep(user, password, otp);
         };
-        crate::ansible::protocol::register_secret(&kept.ticket);
-        crate::ansible::protocol::register_secret(&kept.csrf);
+        self.register_secret(&kept.ticket);
+        self.register_secret(&kept.csrf);
         if kept.age_secs >= kept.renew_after_secs {
             return match self.renew(user, &kept.ticket)? {
                 Some(renewed) => Ok(renewed),
@@ -101,6 +106,12 @@ impl Client {
         }
     }
 
+    fn register_secret(&self, secret: &str) {
+        if let Some(sink) = &self.secret_sink {
+            sink(secret);
+        }
+    }
+
     fn login_and_keep(&self, user: &str, password: &str, otp: Option<&str>) -> Result<Credentials, ApiError> {
         let (ticket, csrf) = self.login(user, password, otp)?;
         Ok(self.keep(user, ticket, csrf))
@@ -108,8 +119,8 @@ impl Client {
 
     /// A ticket PVE gave: never printed, left for the run, used from now on.
     fn keep(&self, user: &str, ticket: String, csrf: String) -> Credentials {
-        crate::ansible::protocol::register_secret(&ticket);
-        crate::ansible::protocol::register_secret(&csrf);
+        self.register_secret(&ticket);
+        self.register_secret(&csrf);
         if let Some(sink) = &self.ticket_sink {
             *sink.lock().unwrap_or_else(|e| e.into_inner()) = Some(NewTicket {
                 ticket: ticket.clone(),
