@@ -84,7 +84,6 @@ impl From<ApiError> for TaskError {
     }
 }
 
-
 /// The node a UPID belongs to (`UPID:<node>:...`).
 pub fn node_of(upid: &str) -> Option<&str> {
     upid.strip_prefix("UPID:")?.split(':').next().filter(|n| !n.is_empty())

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::overlay;
 use super::state::{Plan, PlannedVm, PlannedVolume};
-use crate::api::client::{ApiError, Fields};
+use crate::api::client::{ApiError, Client, Fields, ReadThrough};
 
 /// A plan ready to answer reads.
 #[derive(Debug)]
@@ -21,8 +21,16 @@ pub struct PlanView {
     used: Mutex<Option<BTreeSet<u32>>>,
 }
 
-/// A read of the live API (the client's own `get`).
-pub type Fetch<'a> = &'a dyn Fn(&str, Fields) -> Result<Value, ApiError>;
+pub use crate::api::client::Fetch;
+
+impl ReadThrough for PlanView {
+    fn get(&self, path: &str, query: Fields, fetch: Fetch) -> Result<Value, ApiError> {
+        PlanView::get(self, path, query, fetch)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
 
 impl PlanView {
     pub fn new(plan: &Plan) -> PlanView {
@@ -32,6 +40,11 @@ impl PlanView {
             volumes: plan.volumes(),
             used: Mutex::new(None),
         }
+    }
+
+    /// The plan `client` reads through, if any (check mode with a plan).
+    pub fn of(client: &Client) -> Option<&PlanView> {
+        client.read_through()?.as_any().downcast_ref()
     }
 
     /// The VM as the plan leaves it, when the plan touches it.

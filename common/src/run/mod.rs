@@ -20,7 +20,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use crate::ansible::protocol::{Carried, Module};
-use crate::api::client::{ApiError, Client, SecretSink};
+use crate::api::client::{ApiError, Client, ReadThrough, SecretSink};
 use crate::api::connection::ConnectionParams;
 use crate::plan::{Effect, Plan, PlanView, EFFECTS_KEY, PLAN_ARG};
 
@@ -140,7 +140,7 @@ impl RunWide for Module {
         let kept = handover.and_then(|h| h.kept_for(conn));
         let sink = handover.map(ticket::Handover::sink);
         let secrets: SecretSink = Arc::new(crate::ansible::protocol::register_secret);
-        Ok(Client::connect_keeping(conn, kept, sink, Some(secrets))?.seeing(plan))
+        Ok(Client::connect_keeping(conn, kept, sink, Some(secrets))?.seeing(plan.map(|p| p as Arc<dyn ReadThrough>)))
     }
 }
 

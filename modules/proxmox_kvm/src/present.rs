@@ -4,6 +4,7 @@
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::cluster::vm::Guest;
+use ferrox_common::plan::PlanView;
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
@@ -191,9 +192,7 @@ pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<u32>) -> Result<(u32, Allocat
     }
     if let Some((first, last)) = ctx.task.vmid_range {
         let name = ctx.task.name.as_deref();
-        let reserved = ctx
-            .client
-            .plan()
+        let reserved = PlanView::of(&ctx.client)
             .map(|plan| plan.reserved().clone())
             .unwrap_or_default();
         let id = vmid_range::first_candidate(name, first, last, |id| {

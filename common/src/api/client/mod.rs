@@ -34,7 +34,6 @@ use ureq::unversioned::resolver::DefaultResolver;
 use ureq::unversioned::transport::{Connector, TcpConnector};
 
 use crate::api::connection::ConnectionParams;
-use crate::plan::PlanView;
 use auth::Credentials;
 use tls::{Observed, Trust};
 use transport::{ReasonPhrase, RequestProgress, TlsConnector};
@@ -42,6 +41,18 @@ use url::Endpoint;
 
 /// Form fields of a POST/PUT body, or query parameters of a GET/DELETE.
 pub type Fields<'a> = &'a [(&'a str, String)];
+
+/// A read of the live API (the client's own `get`), for a [`ReadThrough`] to call.
+pub type Fetch<'a> = &'a dyn Fn(&str, Fields) -> Result<Value, ApiError>;
+
+/// What a check-mode client's reads go through: the cluster as a run's dry run leaves
+/// it (the dry run implements it; the client knows only that reads pass through).
+pub trait ReadThrough: std::any::Any + Send + Sync {
+    /// `GET path` as seen through this view; `fetch` reads the live API.
+    fn get(&self, path: &str, query: Fields, fetch: Fetch) -> Result<Value, ApiError>;
+    /// The view itself, for its owner to downcast.
+    fn as_any(&self) -> &dyn std::any::Any;
+}
 
 /// A kept-alive connection idle longer than this is not reused.
 const IDLE_REUSE_LIMIT: Duration = Duration::from_secs(3);
@@ -72,7 +83,7 @@ pub struct Client {
     progress: Arc<RequestProgress>,
     sent: AtomicU32,
     /// In a check-mode run with a plan: reads see the cluster as the plan leaves it.
-    plan: Option<Arc<PlanView>>,
+    plan: Option<Arc<dyn ReadThrough>>,
     retry_budget_ms: AtomicU64,
     /// UPIDs this client was answered with, so a task found after a lost answer is
     /// known not to be one it already followed.
@@ -221,13 +232,13 @@ impl Client {
 
     /// Reads see the cluster with `plan` applied (check mode with a plan); `None`
     /// leaves the client as it was.
-    pub fn seeing(mut self, plan: Option<Arc<PlanView>>) -> Client {
+    pub fn seeing(mut self, plan: Option<Arc<dyn ReadThrough>>) -> Client {
         self.plan = plan;
         self
     }
 
     /// The plan reads go through, if any.
-    pub fn plan(&self) -> Option<&PlanView> {
+    pub fn read_through(&self) -> Option<&dyn ReadThrough> {
         self.plan.as_deref()
     }
 
