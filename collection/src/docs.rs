@@ -7,6 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Result};
 use ferrox_common::ansible::docs::{render_connection_fragment, render_stub};
+use ferrox_common::run::connection;
 
 use crate::modules;
 use crate::repo;
@@ -18,11 +19,11 @@ fn stub_path(name: &str) -> PathBuf {
 /// Every generated file with what it must hold: the stubs and the connection fragment.
 fn rendered() -> Vec<(PathBuf, String)> {
     let mut files: Vec<(PathBuf, String)> = modules::specs()
-        .map(|(name, spec)| (stub_path(name), render_stub(&spec)))
+        .map(|(name, spec)| (stub_path(name), render_stub(&spec, &connection::options())))
         .collect();
     files.push((
         repo::root().join("plugins/doc_fragments/connection.py"),
-        render_connection_fragment(),
+        render_connection_fragment(connection::options()),
     ));
     let readme = repo::root().join("README.md");
     let text = std::fs::read_to_string(&readme).unwrap_or_default();

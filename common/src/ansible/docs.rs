@@ -45,21 +45,25 @@ const ACTION_ATTRIBUTES: &str = "  action:
     details: Binaries run on the host the task targets, usually the controller (C(delegate_to) C(localhost)) or a Proxmox VE node; the collection's README lists the platforms shipped.
 ";
 
-/// The whole `plugins/modules/<name>.py` for a module.
-pub fn render_stub(spec: &ModuleSpec) -> String {
+/// The whole `plugins/modules/<name>.py` for a module; `connection` are the shared
+/// options the connection fragment documents (declared by the layer that connects).
+pub fn render_stub(spec: &ModuleSpec, connection: &[Opt]) -> String {
     let mut py = HEADER.replace("{name}", spec.name);
-    py.push_str(&python_block("DOCUMENTATION", &wrap_long_lines(&documentation(spec))));
+    py.push_str(&python_block(
+        "DOCUMENTATION",
+        &wrap_long_lines(&documentation(spec, connection)),
+    ));
     py.push('\n');
     py.push_str(&python_block("EXAMPLES", &verbatim(spec.examples)));
     py.push('\n');
     py.push_str(&python_block("RETURN", &wrap_long_lines(&verbatim(spec.returns))));
-    py.push_str(&crate::ansible::argspec::render(spec, &shared_names()));
+    py.push_str(&crate::ansible::argspec::render(spec, &shared_names(connection)));
     py
 }
 
 /// The names of the options documented by the connection fragment.
-fn shared_names() -> Vec<&'static str> {
-    crate::api::connection::options().iter().map(|o| o.name).collect()
+fn shared_names(connection: &[Opt]) -> Vec<&'static str> {
+    connection.iter().map(|o| o.name).collect()
 }
 
 const FRAGMENT_HEADER: &str = "# -*- coding: utf-8 -*-
@@ -77,9 +81,8 @@ class ModuleDocFragment:
 ";
 
 /// `plugins/doc_fragments/connection.py`: the connection options, documented once.
-pub fn render_connection_fragment() -> String {
+pub fn render_connection_fragment(mut options: Vec<Opt>) -> String {
     let mut y = String::from("options:\n");
-    let mut options = crate::api::connection::options();
     options.sort_by_key(|o| o.name);
     for opt in &options {
         render_option(&mut y, 1, opt);
@@ -197,7 +200,7 @@ fn verbatim(text: &str) -> String {
 }
 
 /// The DOCUMENTATION mapping, top-level keys at column 0.
-fn documentation(spec: &ModuleSpec) -> String {
+fn documentation(spec: &ModuleSpec, connection: &[Opt]) -> String {
     let mut y = String::new();
     line(&mut y, 0, "module", &scalar(spec.name));
     line(&mut y, 0, "short_description", &scalar(spec.short_description));
@@ -205,7 +208,7 @@ fn documentation(spec: &ModuleSpec) -> String {
     list(&mut y, 0, "description", &spec.description);
     list(&mut y, 0, "author", &[AUTHOR.to_string()]);
     y.push_str("options:\n");
-    let shared = shared_names();
+    let shared = shared_names(connection);
     let mut options: Vec<&Opt> = spec.options.iter().filter(|o| !shared.contains(&o.name)).collect();
     options.sort_by_key(|o| o.name);
     for opt in options {

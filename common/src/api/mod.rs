@@ -1,6 +1,6 @@
 //! The PVE REST API: reaching it and waiting on it.
 //!
-//! - [`connection`]: the shared connection options and their typed form.
+//! - [`connection`]: how to reach and authenticate to the API, in typed form.
 //! - [`client`]: the client (TLS, auth, retries, error texts, streamed listings).
 //! - [`tasks`]: waiting on PVE tasks (UPIDs).
 //! - [`recover`]: after a lost answer, finding out from the cluster what PVE did.

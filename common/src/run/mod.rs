@@ -11,6 +11,7 @@
 //! The protocol carries this state ([`crate::ansible::protocol::Carried`]) without
 //! depending on it; modules reach it through [`RunWide`] on their `Module`.
 
+pub mod connection;
 pub mod name_index;
 pub mod ticket;
 

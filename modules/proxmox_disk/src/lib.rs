@@ -19,13 +19,13 @@ pub mod task;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
-use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::api::recover;
 use ferrox_common::cluster::duplicates;
 use ferrox_common::cluster::listing_probe::Sought;
 use ferrox_common::cluster::references;
 use ferrox_common::cluster::vm::{self, Guest};
 use ferrox_common::pve::privileges::{Gate, Target, Write};
+use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::name_index;
 use ferrox_common::run::RunWide;
 

@@ -3,7 +3,7 @@
 //! drive's property string.
 
 use ferrox_common::ansible::options::{Kind, Opt, Rules};
-use ferrox_common::api::connection;
+use ferrox_common::run::connection;
 
 /// A drive option: module option name, PVE key, type, choices, description.
 pub struct DriveOption {

@@ -6,13 +6,13 @@ use std::time::Duration;
 
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
-use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::cluster::duplicates;
 use ferrox_common::cluster::listing_probe::{Sought, Unsought};
 use ferrox_common::cluster::per_node;
 use ferrox_common::cluster::vm::{self, Guest, GuestType};
 use ferrox_common::pve::privileges::{Gate, Target};
 use ferrox_common::pve::tags::TagCase;
+use ferrox_common::run::connection::ConnectionParams;
 use ferrox_common::run::name_index;
 use serde_json::Value;
 

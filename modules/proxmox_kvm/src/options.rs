@@ -8,8 +8,8 @@
 //! typed task's enums.
 
 use ferrox_common::ansible::options::{Choice, Kind, Opt, Params, Rules};
-use ferrox_common::api::connection;
 use ferrox_common::cluster::guest_net::Family;
+use ferrox_common::run::connection;
 
 use crate::task::{ApplyPending, State, UpdatePassword};
 

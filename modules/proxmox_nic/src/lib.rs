@@ -15,7 +15,6 @@ use serde_json::Value;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
-use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::api::recover;
 use ferrox_common::cluster::duplicates;
 use ferrox_common::cluster::listing_probe::Sought;
@@ -23,6 +22,7 @@ use ferrox_common::cluster::vm::{self, Guest};
 use ferrox_common::plan::{unknown, Effect};
 use ferrox_common::pve::hotplug;
 use ferrox_common::pve::privileges::{self, Gate, Target, Write};
+use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::name_index;
 use ferrox_common::run::RunWide;
 

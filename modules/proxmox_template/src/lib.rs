@@ -20,9 +20,9 @@ pub mod transfer;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
-use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::plan::Effect;
 use ferrox_common::pve::privileges::{Gate, Write};
+use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::RunWide;
 
 use task::{State, TemplateTask};

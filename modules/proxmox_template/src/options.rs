@@ -3,7 +3,7 @@
 
 use ferrox_common::ansible::options::read::Choice;
 use ferrox_common::ansible::options::{Opt, Rules};
-use ferrox_common::api::connection;
+use ferrox_common::run::connection;
 
 use crate::task::{Algorithm, Content, State};
 

@@ -217,7 +217,7 @@ mod tests {
     fn every_declared_option_of_the_module_is_read() {
         let (task, unread) = read(json!({"url": "http://x/a.iso"}));
         assert!(task.is_ok());
-        let connection: Vec<&str> = ferrox_common::api::connection::options()
+        let connection: Vec<&str> = ferrox_common::run::connection::options()
             .iter()
             .map(|o| o.name)
             .collect();

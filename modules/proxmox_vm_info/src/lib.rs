@@ -15,7 +15,7 @@ mod indexed;
 
 use ferrox_common::ansible::options::{ModuleSpec, Opt, Rules, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
-use ferrox_common::api::connection::{self, ConnectionParams};
+use ferrox_common::run::connection::{self, ConnectionParams, FromOptions};
 use ferrox_common::run::name_index;
 use ferrox_common::run::RunWide;
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use ferrox_common::ansible::assume::Assume;
 use ferrox_common::ansible::options::{Choice, Params, Reader};
-use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::cluster::guest_net::Family;
+use ferrox_common::run::connection::ConnectionParams;
 use serde_json::Value;
 
 pub use config::Config;
@@ -356,7 +356,7 @@ mod tests {
 
     /// The options read by `common`'s own typed constructors rather than here.
     fn read_in_common() -> Vec<Opt> {
-        let mut opts = ferrox_common::api::connection::options();
+        let mut opts = ferrox_common::run::connection::options();
         opts.push(ferrox_common::ansible::assume::option());
         opts
     }
