@@ -1,0 +1,705 @@
+//! Finding a guest: by vmid, or by name over QEMU VMs only (an LXC container with the
+//! same name is not a match), and the node that owns it, from one
+//! `GET /cluster/resources`. Unfiltered, that one call also lists the nodes and each
+//! node's storages ([`cluster`]), so a module needs no `/nodes` or storage listing.
+
+use std::borrow::Cow;
+use std::rc::Rc;
+use std::time::{Duration, Instant};
+
+use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::flat_json;
+use crate::listing_probe::{Sought, Unsought};
+use ferrox_ansible::protocol::Failure;
+use ferrox_pve_client::client::{ApiError, ApiErrorKind, Client};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GuestType {
+    Qemu,
+    Lxc,
+}
+
+/// One guest as `/cluster/resources` lists it: only the fields the modules use.
+#[derive(Debug, Clone)]
+pub struct Guest {
+    pub vmid: u32,
+    /// Shared by the guests of a node (a listing of thousands names a few nodes).
+    pub node: Rc<str>,
+    pub kind: GuestType,
+    /// Absent for a freshly created VM until the node's next status broadcast.
+    pub name: Option<String>,
+    pub status: Option<Rc<str>>,
+    pub template: bool,
+    /// The config lock (`backup`, `migrate`, ...), if any.
+    pub lock: Option<String>,
+    /// The resource pool it is in (listed only to those who may audit the pool).
+    pub pool: Option<String>,
+}
+
+/// All guests of the cluster, from one `GET /cluster/resources?type=vm`.
+pub fn list(client: &Client) -> Result<Vec<Guest>, ApiError> {
+    let listing = client.get_list(
+        "/cluster/resources",
+        &[("type", "vm".to_string())],
+        &Cluster::default,
+        &Cluster::add_json,
+    )?;
+    Ok(listing.guests)
+}
+
+/// A node as `/cluster/resources` lists it (listed whatever the caller's rights).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
+pub struct Node {
+    pub name: String,
+    /// `online`, `offline` or `unknown`.
+    pub status: String,
+}
+
+/// One storage on one node, as `/cluster/resources` lists it: only storages enabled on
+/// that node, and only those the caller may audit (`Datastore.Audit`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
+pub struct Storage {
+    pub storage: String,
+    pub node: String,
+    /// Content types (`images`, `iso`, `rootdir`, ...).
+    pub content: Vec<String>,
+    /// Shared by the nodes (NFS, Ceph, ...): a clone to another node needs one.
+    pub shared: bool,
+}
+
+impl Storage {
+    pub fn holds_images(&self) -> bool {
+        self.content.iter().any(|c| c == "images")
+    }
+}
+
+/// Guests, nodes and storages of the whole cluster.
+#[derive(Debug, Clone, Default)]
+pub struct Cluster {
+    pub guests: Vec<Guest>,
+    pub nodes: Vec<Node>,
+    pub storages: Vec<Storage>,
+    /// With [`cluster_seeking`]: the guests not sought, by what their entries state.
+    pub unsought: Vec<Unsought>,
+    texts: Shared,
+}
+
+/// The node names and statuses the guests of a listing share: one allocation per
+/// distinct text, not one per guest. Bounded: past a few dozen texts, new ones are not
+/// kept (a listing's nodes and statuses are few).
+#[derive(Clone, Default)]
+struct Shared(Vec<Rc<str>>);
+
+impl Shared {
+    const KEPT: usize = 64;
+
+    fn text(&mut self, text: &str) -> Rc<str> {
+        if let Some(kept) = self.0.iter().find(|t| ***t == *text) {
+            return kept.clone();
+        }
+        let new: Rc<str> = Rc::from(text);
+        if self.0.len() < Self::KEPT {
+            self.0.push(new.clone());
+        }
+        new
+    }
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("..")
+    }
+}
+
+impl Cluster {
+    pub fn node_names(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.name.clone()).collect()
+    }
+
+    /// The storages the caller can see on `node`.
+    pub fn storages_on<'a>(&'a self, node: &'a str) -> impl Iterator<Item = &'a Storage> + 'a {
+        self.storages.iter().filter(move |s| s.node == node)
+    }
+
+    /// One entry of the listing, as JSON text: only the fields used are decoded, by
+    /// [`flat_json`] when the entry has PVE's flat shape (thousands of entries per task
+    /// on a large cluster), else by serde.
+    fn add_json(&mut self, json: &[u8]) -> Result<(), serde_json::Error> {
+        match Entry::from_flat(json) {
+            Some(entry) => self.add(entry),
+            None => self.add(serde_json::from_slice(json)?),
+        }
+        Ok(())
+    }
+
+    fn add(&mut self, entry: Entry<'_>) {
+        match entry.kind.as_str() {
+            Some("qemu" | "lxc") => self.guests.extend(entry.into_guest(&mut self.texts)),
+            Some("node") => {
+                if let Some(name) = entry.node.text() {
+                    self.nodes.push(Node {
+                        name,
+                        status: entry.status.text().unwrap_or_default(),
+                    });
+                }
+            }
+            Some("storage") => {
+                if let (Some(storage), Some(node)) = (entry.storage.text(), entry.node.text()) {
+                    let content = entry.content.text().unwrap_or_default();
+                    let content = content
+                        .split(',')
+                        .filter(|c| !c.is_empty())
+                        .map(str::to_string)
+                        .collect();
+                    let shared =
+                        matches!(entry.shared, Loose::Int(1) | Loose::Bool(true)) || entry.shared.as_str() == Some("1");
+                    self.storages.push(Storage {
+                        storage,
+                        node,
+                        content,
+                        shared,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Guests, nodes and storages from one unfiltered `GET /cluster/resources`, decoded as
+/// the answer arrives (only the fields above; other types skipped).
+pub fn cluster(client: &Client) -> Result<Cluster, ApiError> {
+    client.get_list("/cluster/resources", &[], &Cluster::default, &Cluster::add_json)
+}
+
+/// [`list`], keeping only the guests `sought` may need: the others are skipped unread.
+pub fn list_of(client: &Client, sought: &Sought) -> Result<Vec<Guest>, ApiError> {
+    let add = |c: &mut Cluster, json: &[u8]| {
+        if sought.may_need(json, true) {
+            c.add_json(json)
+        } else {
+            Ok(())
+        }
+    };
+    Ok(client
+        .get_list(
+            "/cluster/resources",
+            &[("type", "vm".to_string())],
+            &Cluster::default,
+            &add,
+        )?
+        .guests)
+}
+
+/// [`cluster`], keeping only the guests `sought` may need (all nodes and storages).
+pub fn cluster_of(client: &Client, sought: &Sought) -> Result<Cluster, ApiError> {
+    let add = |c: &mut Cluster, json: &[u8]| {
+        if sought.may_need(json, false) {
+            c.add_json(json)
+        } else {
+            Ok(())
+        }
+    };
+    client.get_list("/cluster/resources", &[], &Cluster::default, &add)
+}
+
+/// [`cluster_of`] for the lookup of one VM by `vmid`, else by `name` (and whatever else
+/// `sought` adds): looked up by name, the guests PVE has not named yet are named from
+/// their configs ([`name_unbroadcast`]), so a VM made moments ago is found. `seeking`:
+/// as [`cluster_seeking`], with every other guest in [`Cluster::unsought`], placed.
+pub fn cluster_for_lookup(
+    client: &Client,
+    vmid: Option<u32>,
+    name: Option<&str>,
+    sought: &Sought,
+    seeking: bool,
+) -> Result<Cluster, ApiError> {
+    let mut cluster = if seeking {
+        cluster_seeking(client, sought, true)?
+    } else {
+        cluster_of(client, sought)?
+    };
+    if vmid.is_none() && name.is_some() {
+        name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
+    }
+    Ok(cluster)
+}
+
+/// [`cluster_of`], with the vmid, name and lock (and with `placed` the node, pool and
+/// type) of every other guest in [`Cluster::unsought`] (read from the entry's text, unless
+/// only decoding can tell: then the guest is decoded whole, into `guests`).
+pub fn cluster_seeking(client: &Client, sought: &Sought, placed: bool) -> Result<Cluster, ApiError> {
+    let add = |c: &mut Cluster, json: &[u8]| {
+        if !sought.may_need(json, false) {
+            if let Some(thin) = sought.unsought(json, placed) {
+                c.unsought.push(thin);
+                return Ok(());
+            }
+        }
+        c.add_json(json)
+    };
+    client.get_list("/cluster/resources", &[], &Cluster::default, &add)
+}
+
+/// The guests, nodes and storages in a `/cluster/resources` answer (other types skipped).
+pub fn parse_cluster(data: &Value) -> Result<Cluster, ApiError> {
+    Cluster::deserialize(data).map_err(|e| {
+        ApiError::other(
+            ApiErrorKind::Other,
+            format!("/cluster/resources did not answer with a list ({e}): {data}"),
+        )
+    })
+}
+
+/// The guests in a `/cluster/resources` answer; entries of other types are skipped.
+pub fn parse_resources(data: &Value) -> Result<Vec<Guest>, ApiError> {
+    Ok(parse_cluster(data)?.guests)
+}
+
+/// A `/cluster/resources` list decoded one entry at a time: each entry is reduced to
+/// what [`Cluster`] keeps before the next is read, so no tree of the whole list exists.
+impl<'de> Deserialize<'de> for Cluster {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Cluster, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = Cluster;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list of cluster resources")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Cluster, A::Error> {
+                let mut cluster = Cluster::default();
+                while let Some(entry) = seq.next_element::<Entry<'de>>()? {
+                    cluster.add(entry);
+                }
+                Ok(cluster)
+            }
+        }
+        d.deserialize_seq(Entries)
+    }
+}
+
+/// The fields of one `/cluster/resources` entry the modules use; the rest is skipped
+/// unread. `vmid` may be a number or a string, `template` 0/1, `name` may be missing (a
+/// VM created moments ago is listed before its node's next status broadcast). Strings
+/// borrow from the entry's text where JSON did not escape them (nearly always).
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Entry<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Loose<'a>,
+    #[serde(borrow)]
+    vmid: Loose<'a>,
+    #[serde(borrow)]
+    node: Loose<'a>,
+    #[serde(borrow)]
+    name: Loose<'a>,
+    #[serde(borrow)]
+    status: Loose<'a>,
+    #[serde(borrow)]
+    template: Loose<'a>,
+    #[serde(borrow)]
+    lock: Loose<'a>,
+    #[serde(borrow)]
+    pool: Loose<'a>,
+    #[serde(borrow)]
+    storage: Loose<'a>,
+    #[serde(borrow)]
+    content: Loose<'a>,
+    #[serde(borrow)]
+    shared: Loose<'a>,
+}
+
+impl<'a> Entry<'a> {
+    /// The entry as [`flat_json`] reads it; `None` when serde must decide (nesting,
+    /// escapes, a value that is no JSON scalar, text that is not UTF-8).
+    fn from_flat(json: &'a [u8]) -> Option<Entry<'a>> {
+        let mut entry = Entry::default();
+        let mut readable = true;
+        flat_json::each_field(json, |key, value| {
+            let slot = match key {
+                b"type" => &mut entry.kind,
+                b"vmid" => &mut entry.vmid,
+                b"node" => &mut entry.node,
+                b"name" => &mut entry.name,
+                b"status" => &mut entry.status,
+                b"template" => &mut entry.template,
+                b"lock" => &mut entry.lock,
+                b"pool" => &mut entry.pool,
+                b"storage" => &mut entry.storage,
+                b"content" => &mut entry.content,
+                b"shared" => &mut entry.shared,
+                _ => return,
+            };
+            match Loose::from_scalar(value) {
+                Some(loose) => *slot = loose,
+                None => readable = false,
+            }
+        })?;
+        readable.then_some(entry)
+    }
+
+    fn into_guest(self, texts: &mut Shared) -> Option<Guest> {
+        let kind = match self.kind.as_str()? {
+            "qemu" => GuestType::Qemu,
+            "lxc" => GuestType::Lxc,
+            _ => return None,
+        };
+        let vmid = match self.vmid {
+            Loose::Int(n) => u32::try_from(n).ok()?,
+            Loose::Text(s) => s.trim().parse().ok()?,
+            _ => return None,
+        };
+        let template = match self.template {
+            Loose::Int(n) => n == 1,
+            Loose::Bool(b) => b,
+            Loose::Text(s) => s == "1",
+            Loose::Other => false,
+        };
+        Some(Guest {
+            vmid,
+            node: texts.text(self.node.as_str()?),
+            kind,
+            name: self.name.text().filter(|n| !n.is_empty()),
+            status: self.status.as_str().map(|s| texts.text(s)),
+            template,
+            lock: self.lock.text().filter(|l| !l.is_empty()),
+            pool: self.pool.text().filter(|p| !p.is_empty()),
+        })
+    }
+}
+
+/// A scalar PVE sends as a number, a string or a boolean depending on version and path.
+#[derive(Default)]
+enum Loose<'a> {
+    Int(i64),
+    Text(Cow<'a, str>),
+    Bool(bool),
+    #[default]
+    Other,
+}
+
+impl<'a> Loose<'a> {
+    /// The value as serde would decode it from the same text; `None` for text that is
+    /// not valid JSON (serde then reports it).
+    fn from_scalar(value: flat_json::Scalar<'a>) -> Option<Loose<'a>> {
+        let raw = match value {
+            flat_json::Scalar::Str(text) => {
+                return std::str::from_utf8(text).ok().map(|t| Loose::Text(Cow::Borrowed(t)))
+            }
+            flat_json::Scalar::Raw(raw) => std::str::from_utf8(raw).ok()?,
+        };
+        let number =
+            |t: &str| t.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)) && t.parse::<f64>().is_ok();
+        match raw {
+            "true" => Some(Loose::Bool(true)),
+            "false" => Some(Loose::Bool(false)),
+            "null" => Some(Loose::Other),
+            // Beyond i64, or a fraction: serde gives u64/f64, which count as absent.
+            n if number(n) => Some(n.parse::<i64>().map_or(Loose::Other, Loose::Int)),
+            _ => None,
+        }
+    }
+
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Loose::Text(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The string, if PVE sent one (as before: anything else counts as absent).
+    fn text(self) -> Option<String> {
+        match self {
+            Loose::Text(s) => Some(s.into_owned()),
+            _ => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Loose<'a>, D::Error> {
+        struct Scalar<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Scalar<'a> {
+            type Value = Loose<'a>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a number, string or boolean")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Loose<'a>, E> {
+                Ok(Loose::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Loose<'a>, E> {
+                Ok(i64::try_from(v).map_or(Loose::Other, Loose::Int))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Loose<'a>, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Loose<'a>, E> {
+                Ok(Loose::Text(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Loose<'a>, E> {
+                Ok(Loose::Text(Cow::Owned(v.to_string())))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Loose<'a>, E> {
+                Ok(Loose::Bool(v))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Loose<'a>, E> {
+                Ok(Loose::Other)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Loose<'a>, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Loose::Other)
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Loose<'a>, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Loose::Other)
+            }
+        }
+        d.deserialize_any(Scalar(std::marker::PhantomData))
+    }
+}
+
+/// PVE lists a guest's name from its node's status broadcast (pve-manager's
+/// `extract_vm_stats` reads the status data, not the config), so a VM made moments ago is
+/// listed by vmid at once but without a name, status `unknown`, for up to a broadcast
+/// interval. A lookup by name is exact at once all the same: the config of each such QEMU
+/// guest on an online node is read for its name (one read per VM made in those seconds,
+/// none on a settled cluster). Best effort: a read that fails leaves the guest unnamed.
+pub fn name_unbroadcast(client: &Client, guests: &mut [Guest], nodes: &[Node]) {
+    let online = |node: &str| nodes.iter().any(|n| n.name == node && n.status == "online");
+    for g in guests
+        .iter_mut()
+        .filter(|g| g.kind == GuestType::Qemu && g.name.is_none() && online(&g.node))
+    {
+        if let Ok(config) = client.get(&format!("/nodes/{}/qemu/{}/config", g.node, g.vmid), &[]) {
+            g.name = config
+                .get("name")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string);
+        }
+    }
+}
+
+/// Waits until `vmid` is listed in `/cluster/resources` (the cluster-wide VM list, which
+/// lists a new VM at once, its name only later: see [`name_unbroadcast`]), so a module
+/// returns only when any node would find the VM. Returns that listing (guests, nodes,
+/// storages), which a caller may read further instead of listing again. Polls with
+/// pauses from 100 ms up to 1 s.
+pub fn wait_listed(client: &Client, vmid: u32, timeout: Duration) -> Result<Cluster, ApiError> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(100);
+    loop {
+        let listing = cluster(client)?;
+        if by_vmid(&listing.guests, vmid).is_some() {
+            return Ok(listing);
+        }
+        let waited = started.elapsed();
+        if waited >= timeout {
+            return Err(ApiError::other(
+                ApiErrorKind::Timeout,
+                format!(
+                    "VM {vmid} is not listed in /cluster/resources after {}s; the cluster file system may be slow or the node out of quorum",
+                    waited.as_secs()
+                ),
+            ));
+        }
+        std::thread::sleep(pause.min(timeout - waited));
+        pause = (pause * 2).min(Duration::from_secs(1));
+    }
+}
+
+/// The guest with this vmid, of either type.
+pub fn by_vmid(guests: &[Guest], vmid: u32) -> Option<&Guest> {
+    guests.iter().find(|g| g.vmid == vmid)
+}
+
+/// The QEMU VM with this exact name; an error listing the vmids when several match.
+pub fn qemu_by_name<'a>(guests: &'a [Guest], name: &str) -> Result<Option<&'a Guest>, String> {
+    let matches: Vec<&Guest> = guests
+        .iter()
+        .filter(|g| g.kind == GuestType::Qemu && g.name.as_deref() == Some(name))
+        .collect();
+    match matches.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one)),
+        many => {
+            let ids: Vec<String> = many.iter().map(|g| g.vmid.to_string()).collect();
+            Err(format!(
+                "Multiple VMs with name {name} found (vmids {}), provide vmid instead",
+                ids.join(", ")
+            ))
+        }
+    }
+}
+
+/// The QEMU VM a task names, by `vmid` (which wins) else by exact `name`, with 1.6's
+/// messages when it is missing. A container fails: `what_module_does` finishes the
+/// sentence (`proxmox_nic manages NICs of QEMU VMs`).
+pub fn locate_qemu<'a>(
+    guests: &'a [Guest],
+    vmid: Option<u32>,
+    name: Option<&str>,
+    what_module_does: &str,
+) -> Result<&'a Guest, Failure> {
+    let guest = match (vmid, name) {
+        (Some(id), _) => by_vmid(guests, id).ok_or_else(|| format!("VM with vmid {id} does not exist in cluster"))?,
+        (None, Some(name)) => qemu_by_name(guests, name)?.ok_or_else(|| format!("No VM with name {name} found"))?,
+        (None, None) => return Err(Failure::new("one of the following is required: name, vmid")),
+    };
+    if guest.kind != GuestType::Qemu {
+        return Err(
+            Failure::new(format!("{} is an LXC container; {what_module_does}", guest.vmid)).with("vmid", guest.vmid),
+        );
+    }
+    Ok(guest)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sample() -> Vec<Guest> {
+        parse_resources(&json!([
+            {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1", "name": "web", "status": "stopped", "template": 0},
+            {"id": "qemu/9000", "type": "qemu", "vmid": "9000", "node": "pve1", "name": "base-debian13", "template": 1},
+            {"id": "lxc/200", "type": "lxc", "vmid": 200, "node": "pve2", "name": "web", "status": "running"},
+            {"id": "qemu/101", "type": "qemu", "vmid": 101, "node": "pve2", "status": "unknown"},
+            {"id": "storage/pve1/local", "type": "storage", "node": "pve1"},
+        ]))
+        .unwrap()
+    }
+
+    #[test]
+    fn parses_numbers_strings_and_missing_names() {
+        let guests = sample();
+        assert_eq!(guests.len(), 4, "the storage entry is skipped");
+        let template = by_vmid(&guests, 9000).unwrap();
+        assert!(template.template);
+        assert_eq!(template.kind, GuestType::Qemu);
+        let fresh = by_vmid(&guests, 101).unwrap();
+        assert_eq!((fresh.name.as_deref(), &*fresh.node), (None, "pve2"));
+        assert_eq!(by_vmid(&guests, 200).unwrap().kind, GuestType::Lxc);
+        assert!(by_vmid(&guests, 999).is_none());
+    }
+
+    #[test]
+    fn name_lookup_is_qemu_only() {
+        let guests = sample();
+        assert_eq!(qemu_by_name(&guests, "web").unwrap().unwrap().vmid, 100);
+        assert!(qemu_by_name(&guests, "Web").unwrap().is_none(), "case-sensitive");
+    }
+
+    #[test]
+    fn duplicate_names_list_the_vmids() {
+        let mut guests = sample();
+        let mut twin = guests[0].clone();
+        twin.vmid = 105;
+        guests.push(twin);
+        assert_eq!(
+            qemu_by_name(&guests, "web").unwrap_err(),
+            "Multiple VMs with name web found (vmids 100, 105), provide vmid instead"
+        );
+    }
+
+    #[test]
+    fn locate_qemu_prefers_vmid_and_refuses_containers() {
+        let guests = sample();
+        let does = "demo manages QEMU VMs";
+        assert_eq!(locate_qemu(&guests, Some(9000), Some("web"), does).unwrap().vmid, 9000);
+        assert_eq!(locate_qemu(&guests, None, Some("web"), does).unwrap().vmid, 100);
+        assert_eq!(
+            locate_qemu(&guests, Some(999), None, does).unwrap_err().msg,
+            "VM with vmid 999 does not exist in cluster"
+        );
+        assert_eq!(
+            locate_qemu(&guests, None, Some("nope"), does).unwrap_err().msg,
+            "No VM with name nope found"
+        );
+        let lxc = locate_qemu(&guests, Some(200), None, does).unwrap_err();
+        assert_eq!(lxc.msg, "200 is an LXC container; demo manages QEMU VMs");
+        assert_eq!(lxc.extra["vmid"], json!(200));
+    }
+
+    #[test]
+    fn one_unfiltered_listing_gives_guests_nodes_and_storages() {
+        let c = parse_cluster(&json!([
+            {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1", "name": "web"},
+            {"id": "node/pve1", "type": "node", "node": "pve1", "status": "online"},
+            {"id": "node/pve2", "type": "node", "node": "pve2", "status": "offline"},
+            {"id": "storage/pve1/local-lvm", "type": "storage", "storage": "local-lvm", "node": "pve1", "content": "images,rootdir"},
+            {"id": "storage/pve1/local", "type": "storage", "storage": "local", "node": "pve1", "content": "iso,vztmpl,backup", "shared": 0},
+            {"id": "storage/pve1/vmdata", "type": "storage", "storage": "vmdata", "node": "pve1", "content": "images", "shared": 1},
+            {"id": "sdn/pve1/localnetwork", "type": "sdn", "sdn": "localnetwork", "node": "pve1"},
+        ]))
+        .unwrap();
+        assert_eq!(c.guests.len(), 1);
+        assert_eq!(c.node_names(), vec!["pve1", "pve2"]);
+        assert_eq!(c.nodes[1].status, "offline");
+        let on_pve1: Vec<(&str, bool)> = c
+            .storages_on("pve1")
+            .map(|s| (s.storage.as_str(), s.holds_images()))
+            .collect();
+        assert_eq!(on_pve1, vec![("local-lvm", true), ("local", false), ("vmdata", true)]);
+        let shared: Vec<bool> = c.storages.iter().map(|s| s.shared).collect();
+        assert_eq!(shared, vec![false, false, true], "absent counts as not shared");
+        assert_eq!(c.storages_on("pve2").count(), 0);
+    }
+
+    #[test]
+    fn only_the_used_fields_are_kept_and_odd_types_are_absent() {
+        let c = parse_cluster(&json!([
+            {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1", "name": "web", "lock": "backup",
+             "maxmem": 2147483648u64, "tags": ["odd"], "hastate": {"x": 1}, "cpu": 0.5},
+            {"id": "qemu/101", "type": "qemu", "vmid": 101, "node": "pve1", "name": 7, "lock": ""},
+        ]))
+        .unwrap();
+        assert_eq!(c.guests[0].lock.as_deref(), Some("backup"));
+        assert_eq!((c.guests[1].name.as_deref(), c.guests[1].lock.as_deref()), (None, None));
+    }
+
+    #[test]
+    fn a_non_list_answer_is_an_error() {
+        assert!(parse_resources(&json!({"data": 1})).is_err());
+    }
+
+    #[test]
+    fn the_flat_reader_and_serde_decode_every_entry_alike() {
+        let entries = [
+            r#"{"id":"qemu/100","type":"qemu","vmid":100,"node":"pve1","name":"web","status":"running","template":0,"maxmem":2147483648,"cpu":0.031}"#,
+            r#"{"type":"qemu","vmid":"9000","node":"pve1","name":"base","template":1,"lock":"backup"}"#,
+            r#"{"type":"qemu","vmid":101,"node":"pve2","name":"","template":true,"lock":""}"#,
+            r#"{"type":"lxc","vmid":200,"node":"pve2","name":"ct","tags":"a;b","status":null}"#,
+            r#"{"type":"qemu","vmid":18446744073709551615,"node":"pve1"}"#,
+            r#"{"type":"qemu","vmid":1.5e2,"node":"pve1"}"#,
+            r#"{"type":"storage","storage":"local","node":"pve1","content":"iso,images","shared":1}"#,
+            r#"{"type":"storage","storage":"nfs","node":"pve2","content":"images","shared":"1"}"#,
+            r#"{"type":"node","node":"pve1","status":"online","level":""}"#,
+            r#"{"type":"sdn","sdn":"localnetwork","node":"pve1"}"#,
+        ];
+        for json in entries {
+            assert!(Entry::from_flat(json.as_bytes()).is_some(), "read flat: {json}");
+            let mut flat = Cluster::default();
+            flat.add_json(json.as_bytes()).unwrap();
+            let mut serde = Cluster::default();
+            serde.add(serde_json::from_str(json).unwrap());
+            assert_eq!(format!("{flat:?}"), format!("{serde:?}"), "{json}");
+        }
+        // The shapes the flat reader leaves to serde still decode.
+        let mut c = Cluster::default();
+        c.add_json(br#"{"type":"qemu","vmid":102,"node":"pve1","name":"a\u0062"}"#)
+            .unwrap();
+        c.add_json(br#"{"type":"qemu","vmid":103,"node":"pve1","ha":{"managed":0}}"#)
+            .unwrap();
+        assert_eq!(
+            c.guests.iter().map(|g| (g.vmid, g.name.clone())).collect::<Vec<_>>(),
+            vec![(102, Some("ab".into())), (103, None)]
+        );
+        assert!(
+            c.add_json(br#"{"type":"qemu","vmid":1x}"#).is_err(),
+            "text that is not JSON is an error, as before"
+        );
+    }
+}

@@ -1,0 +1,166 @@
+//! One planned effect on one VM, as a check-mode run records it and the controller
+//! keeps it for the rest of the `ansible-playbook` run. The wire form is JSON
+//! (`{"kind": "create", "vmid": 101, ...}`): the controller-side shim appends effects to
+//! the plan without understanding them, so their meaning lives here only.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// What a dry run says would happen to a VM.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Effect {
+    /// A new VM (create, restore or clone): its vmid is reserved for the rest of the run.
+    Create {
+        vmid: u32,
+        node: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+        /// Its config as PVE would store it; values only PVE decides hold
+        /// [`crate::UNKNOWN`].
+        config: Map<String, Value>,
+        /// The template a clone is made from.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        clone_of: Option<u32>,
+    },
+    /// Config keys written or deleted (disks, NICs, any option), each described for
+    /// people in `what` (`add disk scsi1 (32G on local-lvm)`).
+    Config {
+        vmid: u32,
+        node: String,
+        #[serde(default, skip_serializing_if = "Map::is_empty")]
+        set: Map<String, Value>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        delete: Vec<String>,
+        /// Keys among `set` and `delete` a running VM keeps pending until it restarts.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        pending: Vec<String>,
+        /// Pending changes reverted (`revert`).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        revert: Vec<String>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        what: Vec<String>,
+    },
+    /// The power state after the call: `running`, `stopped`, `paused` or `hibernated`.
+    /// A start or reboot applies what was pending.
+    Power {
+        vmid: u32,
+        node: String,
+        status: String,
+        #[serde(default)]
+        applies_pending: bool,
+    },
+    Template {
+        vmid: u32,
+        node: String,
+    },
+    Migrate {
+        vmid: u32,
+        node: String,
+        to: String,
+    },
+    Remove {
+        vmid: u32,
+        node: String,
+    },
+    /// Resource pool membership after the call: the VM is in `pool` (and in no other).
+    Pool {
+        vmid: u32,
+        node: String,
+        pool: String,
+    },
+    /// A task PVE would refuse (`task`: `proxmox_disk scsi1`) for lack of `privilege` on
+    /// `path` (`root@pam` and no path for a root-only key). It changes nothing: the run's
+    /// later tasks plan as if the refused task had not run.
+    Refused {
+        vmid: u32,
+        node: String,
+        task: String,
+        privilege: String,
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        path: String,
+    },
+    /// A file on a storage (`proxmox_template`): put there, or removed. No VM's; later
+    /// tasks see it in the storage's content listing (a disk's `import_from`, an ISO).
+    Volume {
+        node: String,
+        storage: String,
+        /// `storage:content/name`.
+        volid: String,
+        content: String,
+        /// Bytes, when known before the file is there (the URL's metadata, the upload).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
+        /// A shared storage: every node sees the file.
+        #[serde(default)]
+        shared: bool,
+        #[serde(default)]
+        removed: bool,
+    },
+}
+
+impl Effect {
+    /// The VM the effect concerns; `None` for a file on a storage.
+    pub fn vmid(&self) -> Option<u32> {
+        Some(match self {
+            Effect::Volume { .. } => return None,
+            Effect::Create { vmid, .. }
+            | Effect::Config { vmid, .. }
+            | Effect::Power { vmid, .. }
+            | Effect::Template { vmid, .. }
+            | Effect::Migrate { vmid, .. }
+            | Effect::Remove { vmid, .. }
+            | Effect::Pool { vmid, .. }
+            | Effect::Refused { vmid, .. } => *vmid,
+        })
+    }
+
+    /// A config change of `vmid` on `node` (fill `set`, `delete`, ... afterwards).
+    pub fn config(vmid: u32, node: &str) -> Effect {
+        Effect::Config {
+            vmid,
+            node: node.to_string(),
+            set: Map::new(),
+            delete: Vec::new(),
+            pending: Vec::new(),
+            revert: Vec::new(),
+            what: Vec::new(),
+        }
+    }
+
+    /// Whether the effect changes nothing (an empty config change).
+    pub fn is_noop(&self) -> bool {
+        matches!(self, Effect::Config { set, delete, revert, .. } if set.is_empty() && delete.is_empty() && revert.is_empty())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn wire_form_is_tagged_and_lean() {
+        let e = Effect::Power {
+            vmid: 101,
+            node: "pve1".into(),
+            status: "running".into(),
+            applies_pending: true,
+        };
+        assert_eq!(
+            serde_json::to_value(&e).unwrap(),
+            json!({"kind": "power", "vmid": 101, "node": "pve1", "status": "running", "applies_pending": true})
+        );
+        let mut c = Effect::config(101, "pve1");
+        if let Effect::Config { set, .. } = &mut c {
+            set.insert("net1".into(), json!("virtio=(known after apply),bridge=vmbr0"));
+        }
+        let wire = serde_json::to_value(&c).unwrap();
+        assert_eq!(
+            wire,
+            json!({"kind": "config", "vmid": 101, "node": "pve1", "set": {"net1": "virtio=(known after apply),bridge=vmbr0"}})
+        );
+        assert_eq!(serde_json::from_value::<Effect>(wire).unwrap(), c);
+        assert!(Effect::config(1, "n").is_noop());
+    }
+}

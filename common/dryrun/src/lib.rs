@@ -1,0 +1,34 @@
+//! The check-mode plan of one `ansible-playbook` run: the effects earlier check-mode
+//! tasks would have had, so every later task plans against the cluster as they would
+//! leave it (the disk task finds the VM the create task only pretended to make).
+//!
+//! - [`effect`]: one planned effect (create, config change, power, template, migrate,
+//!   remove, pool membership), the JSON the controller keeps.
+//! - [`state`]: the [`Plan`] (effects in order) folded into each VM's planned state,
+//!   and the vmids it reserved.
+//! - [`overlay`]: PVE's answers with the plan applied (pure).
+//!   A file put on a storage or removed (`proxmox_template`) is a [`PlannedVolume`],
+//!   shown in the storage's content listing.
+//! - [`view`]: the reads of a check-mode run routed through the overlay.
+//! - [`unknown`]: values only PVE decides, reported as `(known after apply)`.
+//!
+//! The wire contract with the controller-side action plugins: the plan comes in the
+//! private module argument `_ferrox_plan` (check mode only); the effects a run plans go
+//! back in the private result key `_ferrox_plan_effects`, which the action plugin adds
+//! to the plan and removes from the result. Without them, nothing here is used.
+
+pub mod effect;
+pub mod overlay;
+pub mod state;
+pub mod view;
+
+pub use effect::Effect;
+pub use ferrox_pve_rules::unknown;
+pub use state::{Plan, PlannedVm, PlannedVolume};
+pub use unknown::UNKNOWN;
+pub use view::PlanView;
+
+/// The module argument carrying the plan.
+pub const PLAN_ARG: &str = "_ferrox_plan";
+/// The result key carrying the effects a check-mode run planned.
+pub const EFFECTS_KEY: &str = "_ferrox_plan_effects";

@@ -1,0 +1,365 @@
+//! The cluster as a check-mode task sees it when the run has a plan: the client's
+//! reads pass through here, and the answers about VMs the plan touches are the
+//! [`overlay`](super::overlay)'s. Nothing here writes; real runs have no view.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::overlay;
+use super::state::{Plan, PlannedVm, PlannedVolume};
+use ferrox_pve_client::client::{ApiError, Client, Fields, ReadThrough};
+
+/// A plan ready to answer reads.
+#[derive(Debug)]
+pub struct PlanView {
+    vms: BTreeMap<u32, PlannedVm>,
+    reserved: BTreeSet<u32>,
+    volumes: Vec<PlannedVolume>,
+    /// vmids PVE listed (for predicting the next free one); `None` until listed.
+    used: Mutex<Option<BTreeSet<u32>>>,
+}
+
+pub use ferrox_pve_client::client::Fetch;
+
+impl ReadThrough for PlanView {
+    fn get(&self, path: &str, query: Fields, fetch: Fetch) -> Result<Value, ApiError> {
+        PlanView::get(self, path, query, fetch)
+    }
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl PlanView {
+    pub fn new(plan: &Plan) -> PlanView {
+        PlanView {
+            vms: plan.vms(),
+            reserved: plan.reserved(),
+            volumes: plan.volumes(),
+            used: Mutex::new(None),
+        }
+    }
+
+    /// The plan `client` reads through, if any (check mode with a plan).
+    pub fn of(client: &Client) -> Option<&PlanView> {
+        client.read_through()?.as_any().downcast_ref()
+    }
+
+    /// The VM as the plan leaves it, when the plan touches it.
+    pub fn vm(&self, vmid: u32) -> Option<&PlannedVm> {
+        self.vms.get(&vmid)
+    }
+
+    /// The vmids earlier tasks of the run took for new VMs (kept even when a later task
+    /// removes the VM again), so a prediction does not hand them out twice.
+    pub fn reserved(&self) -> &BTreeSet<u32> {
+        &self.reserved
+    }
+
+    /// Whether the plan changes nothing (the cluster reads as it is).
+    pub fn is_empty(&self) -> bool {
+        self.vms.is_empty() && self.reserved.is_empty() && self.volumes.is_empty()
+    }
+
+    /// Whether the plan creates this VM (it does not exist in PVE yet).
+    pub fn is_planned(&self, vmid: u32) -> bool {
+        self.vms.get(&vmid).is_some_and(|v| v.created && !v.removed)
+    }
+
+    /// `GET path` with the plan applied.
+    pub fn get(&self, path: &str, query: Fields, fetch: Fetch) -> Result<Value, ApiError> {
+        let vms: Vec<&PlannedVm> = self.vms.values().collect();
+        let param = |name: &str| query.iter().find(|(k, _)| *k == name).map(|(_, v)| v.as_str());
+        match path.trim_end_matches('/') {
+            "/cluster/resources" => {
+                let real = fetch(path, query)?;
+                self.remember_used(&real);
+                Ok(overlay::resources(real, &vms, param("type").is_none_or(|t| t == "vm")))
+            }
+            "/cluster/nextid" => self.next_id(path, query, param("vmid"), fetch),
+            p if content_path(p).is_some() => {
+                let (node, storage) = content_path(p).unwrap_or_default();
+                Ok(self.content_listing(fetch(path, query)?, node, storage, param("content")))
+            }
+            p => match parse_vm_path(p) {
+                Some(VmPath::Listing { node }) => Ok(overlay::node_listing(fetch(path, query)?, node, &vms)),
+                Some(VmPath::Vm { vmid, rest, .. }) if self.vms.contains_key(&vmid) => {
+                    self.vm_read(&self.vms[&vmid], rest, query, fetch)
+                }
+                _ => fetch(path, query),
+            },
+        }
+    }
+
+    fn vm_read(&self, vm: &PlannedVm, rest: &str, query: Fields, fetch: Fetch) -> Result<Value, ApiError> {
+        if vm.removed {
+            return Err(ApiError::http(
+                500,
+                format!(
+                    "Configuration file 'nodes/{}/qemu-server/{}.conf' does not exist",
+                    vm.node, vm.vmid
+                ),
+                None,
+            ));
+        }
+        let current = query.iter().any(|(k, v)| *k == "current" && v == "1");
+        let real = |rest: &str| -> Result<Option<Value>, ApiError> {
+            if vm.created {
+                return Ok(None);
+            }
+            fetch(&format!("/nodes/{}/qemu/{}{rest}", vm.real_node, vm.vmid), query).map(Some)
+        };
+        match rest {
+            "/config" => Ok(Value::Object(overlay::config(vm, real(rest)?, current))),
+            "/pending" => Ok(overlay::pending(vm, real(rest)?)),
+            "/status/current" => Ok(overlay::status(vm, real(rest)?)),
+            _ if vm.created => Err(ApiError::http(
+                500,
+                format!(
+                    "VM {} exists only in the plan of this check-mode run: {rest} cannot be read before it is created",
+                    vm.vmid
+                ),
+                None,
+            )),
+            _ => fetch(&format!("/nodes/{}/qemu/{}{rest}", vm.real_node, vm.vmid), query),
+        }
+    }
+
+    fn next_id(&self, path: &str, query: Fields, asked: Option<&str>, fetch: Fetch) -> Result<Value, ApiError> {
+        if let Some(id) = asked
+            .and_then(|v| v.parse::<u32>().ok())
+            .filter(|id| self.reserved.contains(id))
+        {
+            let mut errors = serde_json::Map::new();
+            errors.insert(
+                "vmid".into(),
+                Value::String(format!(
+                    "VM {id} already exists (planned by an earlier task of this check-mode run)"
+                )),
+            );
+            return Err(ApiError::http(400, "Parameter verification failed.", Some(errors)));
+        }
+        let real = fetch(path, query)?;
+        if asked.is_some() {
+            return Ok(real);
+        }
+        let Some(id) = real
+            .as_str()
+            .and_then(|s| s.parse::<u32>().ok())
+            .or_else(|| real.as_u64().and_then(|n| u32::try_from(n).ok()))
+        else {
+            return Ok(real);
+        };
+        if self.used.lock().map(|u| u.is_none()).unwrap_or(true) {
+            let listed = fetch("/cluster/resources", &[("type", "vm".to_string())])?;
+            self.remember_used(&listed);
+        }
+        let used = self.used.lock().ok().and_then(|u| u.clone()).unwrap_or_default();
+        Ok(Value::String(overlay::next_id(id, &used, &self.reserved).to_string()))
+    }
+
+    fn remember_used(&self, resources: &Value) {
+        let ids: BTreeSet<u32> = resources
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| matches!(r.get("type").and_then(Value::as_str), Some("qemu" | "lxc")))
+            .filter_map(|r| {
+                r.get("vmid")
+                    .and_then(|v| v.as_u64().or_else(|| v.as_str().and_then(|s| s.parse().ok())))
+            })
+            .filter_map(|n| u32::try_from(n).ok())
+            .collect();
+        if let Ok(mut used) = self.used.lock() {
+            used.get_or_insert_with(BTreeSet::new).extend(ids);
+        }
+    }
+}
+
+enum VmPath<'a> {
+    Listing { node: &'a str },
+    Vm { vmid: u32, rest: &'a str },
+}
+
+/// `/nodes/{node}/qemu` and `/nodes/{node}/qemu/{vmid}{rest}`.
+/// `/nodes/{node}/storage/{storage}/content`: the node and storage.
+fn content_path(path: &str) -> Option<(&str, &str)> {
+    let rest = path.strip_prefix("/nodes/")?;
+    let (node, rest) = rest.split_once('/')?;
+    let storage = rest.strip_prefix("storage/")?.strip_suffix("/content")?;
+    (!storage.contains('/')).then_some((node, storage))
+}
+
+impl PlanView {
+    /// A storage's content listing with the planned files added and removed ones gone
+    /// (a planned file has the listing's fields PVE gives every file: volid, content,
+    /// format, size).
+    fn content_listing(&self, real: Value, node: &str, storage: &str, content: Option<&str>) -> Value {
+        let mine: Vec<&PlannedVolume> = self.volumes.iter().filter(|v| v.seen_from(node, storage)).collect();
+        if mine.is_empty() {
+            return real;
+        }
+        let mut items: Vec<Value> = real.as_array().cloned().unwrap_or_default();
+        items.retain(|item| !mine.iter().any(|v| item["volid"] == v.volid.as_str()));
+        for v in mine
+            .iter()
+            .filter(|v| !v.removed && content.is_none_or(|c| c == v.content))
+        {
+            let format = match v.content.as_str() {
+                "iso" => "iso".to_string(),
+                "vztmpl" => "tgz".to_string(),
+                _ => v.volid.rsplit('.').next().unwrap_or("raw").to_string(),
+            };
+            let mut item = serde_json::json!({"volid": v.volid, "content": v.content, "format": format});
+            if let Some(size) = v.size {
+                item["size"] = size.into();
+            }
+            items.push(item);
+        }
+        Value::Array(items)
+    }
+}
+
+fn parse_vm_path(path: &str) -> Option<VmPath<'_>> {
+    let rest = path.strip_prefix("/nodes/")?;
+    let (node, rest) = rest.split_once('/')?;
+    let rest = rest.strip_prefix("qemu")?;
+    if rest.is_empty() {
+        return Some(VmPath::Listing { node });
+    }
+    let rest = rest.strip_prefix('/')?;
+    let (id, tail) = match rest.find('/') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, ""),
+    };
+    Some(VmPath::Vm {
+        vmid: id.parse().ok()?,
+        rest: tail,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use std::cell::RefCell;
+
+    fn view() -> PlanView {
+        PlanView::new(
+            &Plan::from_value(&json!({"effects": [
+                {"kind": "create", "vmid": 101, "node": "pve1", "name": "web1", "config": {"memory": "2048"}},
+                {"kind": "config", "vmid": 100, "node": "pve1", "set": {"cores": 4}},
+                {"kind": "remove", "vmid": 102, "node": "pve2"},
+            ]}))
+            .unwrap(),
+        )
+    }
+
+    #[test]
+    fn planned_vms_are_answered_without_asking_pve() {
+        let v = view();
+        let asked = RefCell::new(Vec::<String>::new());
+        let fetch = |p: &str, _: Fields| -> Result<Value, ApiError> {
+            asked.borrow_mut().push(p.to_string());
+            Ok(json!({"cores": 2, "name": "web01"}))
+        };
+        assert_eq!(
+            v.get("/nodes/pve1/qemu/101/config", &[], &fetch).unwrap(),
+            json!({"memory": "2048", "name": "web1"})
+        );
+        assert!(asked.borrow().is_empty());
+        assert_eq!(
+            v.get("/nodes/pve1/qemu/100/config", &[], &fetch).unwrap(),
+            json!({"cores": 4, "name": "web01"})
+        );
+        assert_eq!(*asked.borrow(), ["/nodes/pve1/qemu/100/config"]);
+        let gone = v.get("/nodes/pve2/qemu/102/config", &[], &fetch).unwrap_err();
+        assert_eq!(
+            gone.message,
+            "Configuration file 'nodes/pve2/qemu-server/102.conf' does not exist"
+        );
+        assert!(v.get("/nodes/pve1/qemu/101/rrddata", &[], &fetch).is_err());
+    }
+
+    #[test]
+    fn planned_files_show_in_their_storages_content_listing() {
+        let v = PlanView::new(
+            &Plan::from_value(&json!({"effects": [
+                {"kind": "volume", "node": "pve1", "storage": "local", "volid": "local:import/noble.qcow2", "content": "import", "size": 600},
+                {"kind": "volume", "node": "pve1", "storage": "local", "volid": "local:iso/old.iso", "content": "iso", "removed": true},
+                {"kind": "volume", "node": "pve2", "storage": "isos", "volid": "isos:iso/new.iso", "content": "iso", "shared": true},
+            ]}))
+            .unwrap(),
+        );
+        let fetch = |_: &str, _: Fields| -> Result<Value, ApiError> {
+            Ok(json!([{"volid": "local:iso/old.iso", "content": "iso", "size": 9}]))
+        };
+        assert_eq!(
+            v.get("/nodes/pve1/storage/local/content", &[], &fetch).unwrap(),
+            json!([{"volid": "local:import/noble.qcow2", "content": "import", "format": "qcow2", "size": 600}])
+        );
+        assert_eq!(
+            v.get(
+                "/nodes/pve1/storage/local/content",
+                &[("content", "iso".into())],
+                &fetch
+            )
+            .unwrap(),
+            json!([])
+        );
+        assert_eq!(
+            v.get("/nodes/pve2/storage/local/content", &[], &fetch).unwrap(),
+            json!([{"volid": "local:iso/old.iso", "content": "iso", "size": 9}]),
+            "another node's local storage"
+        );
+        let shared = v
+            .get("/nodes/pve1/storage/isos/content", &[], &|_: &str, _: Fields| {
+                Ok(json!([]))
+            })
+            .unwrap();
+        assert_eq!(
+            shared,
+            json!([{"volid": "isos:iso/new.iso", "content": "iso", "format": "iso"}]),
+            "a shared storage's file is seen from every node"
+        );
+        assert!(!v.is_empty());
+    }
+
+    #[test]
+    fn next_id_skips_reserved_ids_after_listing_the_cluster() {
+        let v = view();
+        let fetch = |p: &str, _: Fields| -> Result<Value, ApiError> {
+            Ok(match p {
+                "/cluster/nextid" => json!("101"),
+                _ => {
+                    json!([{"type": "qemu", "vmid": 100}, {"type": "qemu", "vmid": 102}, {"type": "lxc", "vmid": "103"}])
+                }
+            })
+        };
+        assert_eq!(v.get("/cluster/nextid", &[], &fetch).unwrap(), json!("104"));
+        let taken = v.get("/cluster/nextid", &[("vmid", "101".into())], &fetch).unwrap_err();
+        assert_eq!(
+            taken.param_error("vmid"),
+            Some("VM 101 already exists (planned by an earlier task of this check-mode run)")
+        );
+    }
+
+    #[test]
+    fn paths_are_recognised() {
+        assert!(matches!(
+            parse_vm_path("/nodes/pve1/qemu"),
+            Some(VmPath::Listing { node: "pve1" })
+        ));
+        assert!(matches!(
+            parse_vm_path("/nodes/pve1/qemu/101/status/current"),
+            Some(VmPath::Vm {
+                vmid: 101,
+                rest: "/status/current"
+            })
+        ));
+        assert!(parse_vm_path("/nodes/pve1/lxc/200/config").is_none());
+        assert!(parse_vm_path("/nodes/pve1/qemu/abc").is_none());
+    }
+}

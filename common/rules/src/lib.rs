@@ -1,0 +1,23 @@
+//! PVE's rules, as its source states them: what PVE accepts, refuses, applies at once or
+//! keeps pending.
+//!
+//! A layer of its own because these are pure tables and functions, testable against PVE's
+//! source and schema without a cluster: this crate does no I/O and knows neither the
+//! client, nor Ansible, nor the dry run. A rule that needs the cluster (the tag style,
+//! a cloud-init drive, the caller's privileges) is read by the layers above and handed in.
+//!
+//! - [`propstring`]: property strings (`virtio=..,bridge=vmbr0`): parse, format, compare; the schema's keys.
+//! - [`hotplug`]: which changes a running VM takes at once and which stay pending.
+//! - [`cloudinit`]: cloud-init keys, and what a running VM's drive lacks (its listing parsed).
+//! - [`privileges`]: the privileges PVE checks for each write (per key and path), and the table of them.
+//! - [`size`]: disk sizes as PVE spells them.
+//! - [`unknown`]: `(known after apply)`, the dry run's marker for values only PVE decides.
+//! - [`civil`]: PVE's epoch seconds as calendar dates.
+
+pub mod civil;
+pub mod cloudinit;
+pub mod hotplug;
+pub mod privileges;
+pub mod propstring;
+pub mod size;
+pub mod unknown;

@@ -1,0 +1,327 @@
+//! Writes [`super::formats`] from PVE's API schema (the `format` of each config key of
+//! `POST /nodes/{node}/qemu`; for keys whose format is only named there, like `boot`
+//! or `cpu`, from the `typetext`). Run `UPDATE_FORMATS=1 cargo test -p ferrox-common
+//! formats_table` after a schema update; the same test fails when the table is stale.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+/// The Rust constant of a config key's format: `net[n]` -> `NET`, `amd-sev` -> `AMD_SEV`.
+fn constant_of(config_key: &str) -> String {
+    config_key
+        .trim_end_matches("[n]")
+        .replace('-', "_")
+        .to_ascii_uppercase()
+}
+
+/// Parameters of the config calls that are not config keys: what GET config answers
+/// decides (a config key is one PVE stores), `digest` aside.
+fn is_config_key(name: &str, stored: &serde_json::Map<String, Value>) -> bool {
+    stored.contains_key(name) && name != "digest"
+}
+
+/// Whether a parameter's value is a property string: an inline format, or a named
+/// format whose typetext lists `key=` parts.
+fn is_property_string(param: &Value) -> bool {
+    let typetext = param["typetext"].as_str().unwrap_or("");
+    param["format"].is_object() || (param["format"].is_string() && typetext.contains('=') && !typetext.starts_with('('))
+}
+
+/// The schema file: `$PVE_API_SCHEMA`, else `shared/pve-api/pve-api-schema.json` beside
+/// the checkout or one of its parent folders (a worktree sits deeper than a clone).
+pub fn schema_path() -> std::path::PathBuf {
+    if let Some(p) = std::env::var_os("PVE_API_SCHEMA") {
+        return p.into();
+    }
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let relative = std::path::Path::new("shared/pve-api/pve-api-schema.json");
+    repo.ancestors()
+        .skip(1)
+        .map(|dir| dir.join(relative))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| repo.join("..").join(relative))
+}
+
+fn find_path<'a>(nodes: &'a [Value], path: &str) -> Option<&'a Value> {
+    for node in nodes {
+        if node["path"] == path {
+            return Some(node);
+        }
+        if let Some(found) = node["children"].as_array().and_then(|c| find_path(c, path)) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// The Rust source of `formats.rs` for this schema: the format of every property-string
+/// config key, every config key with what it accepts, and the parameters of the create
+/// and config calls that are not config keys.
+pub fn generate(schema: &Value) -> Result<String, String> {
+    let root = schema.as_array().ok_or("the schema is not a JSON array")?;
+    let method = |path: &str, m: &str| {
+        find_path(root, path)
+            .and_then(|n| n["info"][m].as_object())
+            .ok_or(format!("no {m} {path} in the schema"))
+    };
+    let create = &method("/nodes/{node}/qemu", "POST")?["parameters"]["properties"];
+    let update = &method("/nodes/{node}/qemu/{vmid}/config", "PUT")?["parameters"]["properties"];
+    let update_async = &method("/nodes/{node}/qemu/{vmid}/config", "POST")?["parameters"]["properties"];
+    let stored = method("/nodes/{node}/qemu/{vmid}/config", "GET")?["returns"]["properties"]
+        .as_object()
+        .cloned()
+        .ok_or("GET config has no returns.properties")?;
+    let (Some(create), Some(update), Some(update_async)) =
+        (create.as_object(), update.as_object(), update_async.as_object())
+    else {
+        return Err("the create or config call has no parameters".into());
+    };
+    let mut out = String::from(
+        "//! Property-string formats and the config keys of QEMU VMs, generated from PVE's API\n\
+         //! schema by `UPDATE_FORMATS=1 cargo test -p ferrox-common formats_table`. Do not edit\n\
+         //! by hand.\n\n\
+         pub use super::format::for_config_key;\n\n\
+         use super::format::{alias, key, key_alias, Format, Kind};\n\
+         use super::keys::{Accepts, ConfigKey};\n",
+    );
+    let mut config_keys: Vec<(&String, &Value)> = update.iter().filter(|(k, _)| is_config_key(k, &stored)).collect();
+    config_keys.sort_by(|a, b| a.0.cmp(b.0));
+    let mut constants = Vec::new();
+    for (config_key, param) in &config_keys {
+        if !is_property_string(param) {
+            continue;
+        }
+        let keys = match &param["format"] {
+            Value::Object(obj) => keys_from_object(obj),
+            _ => keys_from_typetext(param["typetext"].as_str().unwrap_or_default()),
+        };
+        let constant = constant_of(config_key);
+        out.push_str(&format!(
+            "\npub const {constant}: Format = Format {{\n    name: {config_key:?},\n    keys: &[\n"
+        ));
+        for line in keys.values() {
+            out.push_str(&format!("        {line},\n"));
+        }
+        out.push_str("    ],\n};\n");
+        constants.push(constant);
+    }
+    out.push_str("\n/// Every format above.\npub const ALL: &[&Format] = &[");
+    out.push_str(&constants.iter().map(|c| format!("&{c}")).collect::<Vec<_>>().join(", "));
+    out.push_str("];\n");
+    out.push_str("\n/// Every key of a VM config PVE lets a client set, with what it accepts.\npub const CONFIG_KEYS: &[ConfigKey] = &[\n");
+    for (config_key, param) in &config_keys {
+        out.push_str(&format!(
+            "    ConfigKey {{ name: {config_key:?}, accepts: {}, typetext: {:?} }},\n",
+            accepts_of(config_key, param),
+            typetext_of(param)
+        ));
+    }
+    out.push_str("];\n");
+    let mut requests: Vec<&String> = create
+        .keys()
+        .chain(update.keys())
+        .chain(update_async.keys())
+        .filter(|k| !is_config_key(k, &stored))
+        .collect();
+    requests.sort();
+    requests.dedup();
+    out.push_str("\n/// Parameters of the create and config calls that are not config keys.\npub const REQUEST_PARAMS: &[&str] = &[");
+    out.push_str(&requests.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", "));
+    out.push_str("];\n");
+    Ok(out)
+}
+
+/// A config key's value in the schema's terms, as a Rust `Accepts`.
+fn accepts_of(config_key: &str, param: &Value) -> String {
+    let bound = |k: &str| match &param[k] {
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) if s.parse::<f64>().is_ok() => Some(s.clone()),
+        _ => None,
+    };
+    let opt = |v: Option<String>, float: bool| match v {
+        Some(n) if float && !n.contains('.') => format!("Some({n}.0)"),
+        Some(n) => format!("Some({n})"),
+        None => "None".into(),
+    };
+    let text = |k: &str| param[k].as_str().map_or("None".to_string(), |s| format!("Some({s:?})"));
+    match param["type"].as_str().unwrap_or("string") {
+        "boolean" => "Accepts::Bool".into(),
+        "integer" => format!(
+            "Accepts::Int {{ min: {}, max: {} }}",
+            opt(bound("minimum"), false),
+            opt(bound("maximum"), false)
+        ),
+        "number" => format!(
+            "Accepts::Number {{ min: {}, max: {} }}",
+            opt(bound("minimum"), true),
+            opt(bound("maximum"), true)
+        ),
+        _ if is_property_string(param) => format!("Accepts::PropString(&{})", constant_of(config_key)),
+        _ if param["enum"].is_array() => {
+            let words: Vec<String> = param["enum"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(Value::as_str)
+                .map(|w| format!("{w:?}"))
+                .collect();
+            format!("Accepts::Enum(&[{}])", words.join(", "))
+        }
+        _ => format!(
+            "Accepts::Text {{ format: {}, pattern: {} }}",
+            text("format"),
+            text("pattern")
+        ),
+    }
+}
+
+/// How the schema spells a key's value for people (its typetext, or the choices).
+fn typetext_of(param: &Value) -> String {
+    if let Some(t) = param["typetext"].as_str() {
+        return t.trim().to_string();
+    }
+    if let Some(words) = param["enum"].as_array() {
+        let words: Vec<&str> = words.iter().filter_map(Value::as_str).collect();
+        return format!("<{}>", words.join(" | "));
+    }
+    match param["format_description"].as_str() {
+        Some(d) => format!("<{d}>"),
+        None => format!("<{}>", param["type"].as_str().unwrap_or("string")),
+    }
+}
+
+fn keys_from_object(obj: &serde_json::Map<String, Value>) -> BTreeMap<String, String> {
+    let mut keys = BTreeMap::new();
+    for (name, def) in obj {
+        let line = match (def["alias"].as_str(), def["keyAlias"].as_str()) {
+            (Some(target), Some(k)) => format!("key_alias({name:?}, {target:?}, {k:?})"),
+            (Some(target), None) => format!("alias({name:?}, {target:?})"),
+            _ => {
+                let default = match &def["default"] {
+                    Value::Null => "None".to_string(),
+                    Value::String(s) => format!("Some({s:?})"),
+                    other => format!("Some({:?})", other.to_string()),
+                };
+                let default_key = def["default_key"].as_i64() == Some(1);
+                format!("key({name:?}, {}, {default}, {default_key})", kind_of(def))
+            }
+        };
+        keys.insert(name.clone(), line);
+    }
+    keys
+}
+
+fn kind_of(def: &Value) -> String {
+    let text = |k: &str| def[k].as_str().unwrap_or("");
+    match text("type") {
+        "boolean" => "Kind::Bool".into(),
+        "integer" => "Kind::Int".into(),
+        "number" => "Kind::Number".into(),
+        _ if text("format") == "disk-size" => "Kind::Size".into(),
+        _ if text("format") == "mac-addr" => "Kind::Mac".into(),
+        _ if def["enum"].is_array() => enum_kind(def["enum"].as_array().unwrap().iter().filter_map(Value::as_str)),
+        _ if text("format_description").contains(';') || text("pattern").contains(";\\d") => "Kind::List".into(),
+        _ => "Kind::Str".into(),
+    }
+}
+
+fn enum_kind<'a>(words: impl Iterator<Item = &'a str>) -> String {
+    let quoted: Vec<String> = words.map(|w| format!("{w:?}")).collect();
+    format!("Kind::Enum(&[{}])", quoted.join(", "))
+}
+
+/// Keys from a typetext like `[[legacy=]<[acdn]{1,4}>] [,order=<device[;device...]>]`.
+fn keys_from_typetext(typetext: &str) -> BTreeMap<String, String> {
+    let mut keys = BTreeMap::new();
+    // A required key after the first is written ` ,key=<..>` (intel-tdx's attestation).
+    let typetext = typetext.trim().replace(" ,", " [,");
+    for (i, part) in typetext.split(" [,").enumerate() {
+        let mut part = part.trim();
+        if i > 0 {
+            part = part.strip_suffix(']').unwrap_or(part);
+        } else if part.starts_with("[[") {
+            // `[[key=]<type>]`: an optional default key; drop the outer bracket only.
+            part = part[1..].strip_suffix(']').unwrap_or(&part[1..]);
+        }
+        let (name, value, is_default) = match part.strip_prefix('[') {
+            Some(rest) if rest.find("=]").is_some_and(|eq| !rest[..eq].contains('<')) => {
+                let eq = rest.find("=]").unwrap();
+                (&rest[..eq], &rest[eq + 2..], true)
+            }
+            Some(rest) => {
+                let rest = rest.strip_suffix(']').unwrap_or(rest);
+                let (n, v) = rest.split_once('=').unwrap_or((rest, ""));
+                (n, v, false)
+            }
+            None => {
+                let (n, v) = part.split_once('=').unwrap_or((part, ""));
+                (n, v, false)
+            }
+        };
+        let kind = typetext_kind(value);
+        keys.insert(name.to_string(), format!("key({name:?}, {kind}, None, {is_default})"));
+    }
+    keys
+}
+
+fn typetext_kind(value: &str) -> String {
+    let inner = value.trim().trim_start_matches('<').trim_end_matches('>');
+    match inner {
+        "1|0" => "Kind::Bool".into(),
+        "integer" | "\\d+" => "Kind::Int".into(),
+        "number" => "Kind::Number".into(),
+        _ if inner.contains("[;") => "Kind::List".into(),
+        _ if inner.contains('|')
+            && inner
+                .split('|')
+                .all(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '/')) =>
+        {
+            enum_kind(inner.split('|'))
+        }
+        _ => "Kind::Str".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn formats_table_is_fresh() {
+        let path = schema_path();
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            eprintln!("schema not found at {}; skipping the freshness check", path.display());
+            return;
+        };
+        let schema: Value = serde_json::from_str(&text).expect("schema is JSON");
+        let generated = generate(&schema).expect("schema has the expected shape");
+        let table = concat!(env!("CARGO_MANIFEST_DIR"), "/src/propstring/formats.rs");
+        if std::env::var_os("UPDATE_FORMATS").is_some() {
+            std::fs::write(table, &generated).expect("write formats.rs");
+            return;
+        }
+        let current = std::fs::read_to_string(table).unwrap_or_default();
+        assert!(
+            current == generated,
+            "src/pve/propstring/formats.rs is stale: run `UPDATE_FORMATS=1 cargo test -p ferrox-common formats_table`"
+        );
+    }
+
+    #[test]
+    fn typetext_keys_keep_their_default_key_and_kinds() {
+        let boot = keys_from_typetext("[[legacy=]<[acdn]{1,4}>] [,order=<device[;device...]>]");
+        assert_eq!(boot["legacy"], "key(\"legacy\", Kind::Str, None, true)");
+        assert_eq!(boot["order"], "key(\"order\", Kind::List, None, false)");
+        let rng = keys_from_typetext("[source=]</dev/urandom|/dev/random|/dev/hwrng> [,max_bytes=<integer>]");
+        assert!(rng["source"].contains("Kind::Enum(&[\"/dev/urandom\"") && rng["source"].ends_with("true)"));
+        assert_eq!(rng["max_bytes"], "key(\"max_bytes\", Kind::Int, None, false)");
+        let smbios = keys_from_typetext("[base64=<1|0>] [,uuid=<UUID>]");
+        assert_eq!(smbios["base64"], "key(\"base64\", Kind::Bool, None, false)");
+        let startup = keys_from_typetext("[[order=]\\d+] [,up=\\d+] [,down=\\d+] ");
+        assert_eq!(startup["order"], "key(\"order\", Kind::Int, None, true)");
+        assert_eq!(startup["down"], "key(\"down\", Kind::Int, None, false)");
+        let cpu = keys_from_typetext("[[cputype=]<string>] [,phys-bits=<8-64|host>]");
+        assert_eq!(cpu["phys-bits"], "key(\"phys-bits\", Kind::Str, None, false)");
+    }
+}

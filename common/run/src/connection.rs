@@ -1,0 +1,163 @@
+//! The connection options every module accepts (community.proxmox §1.1, with the 2.0
+//! behaviour: `validate_certs` defaults to true, `ca_path` is honoured, `api_otp`),
+//! plus `api_cert_fingerprint` for pinning PVE's self-signed certificate.
+//!
+//! Every module of the `group/ferrox.proxmox.proxmox` action group receives all of
+//! these through `module_defaults`, so every module declares all of them.
+
+use std::path::PathBuf;
+
+use ferrox_ansible::options::{Opt, Params, Rules};
+pub use ferrox_pve_client::connection::{normalise_fingerprint, ConnectionParams};
+
+/// The shared connection options, declared once.
+pub fn options() -> Vec<Opt> {
+    vec![
+        Opt::str("api_host")
+            .required()
+            .env(&["PROXMOX_HOST"])
+            .desc("Host name or IP address of any node of the Proxmox VE cluster. May carry a port (C(pve1:8443)); IPv6 literals are accepted with or without brackets.")
+            .desc("If not set, the value of the E(PROXMOX_HOST) environment variable is used."),
+        Opt::int("api_port")
+            .env(&["PROXMOX_PORT"])
+            .desc("Port of the Proxmox VE API. Defaults to C(8006) when neither this option nor O(api_host) gives a port.")
+            .desc("If not set, the value of the E(PROXMOX_PORT) environment variable is used."),
+        Opt::str("api_user")
+            .required()
+            .env(&["PROXMOX_USER"])
+            .desc("User to authenticate as, with its realm, for example C(root@pam). With token authentication, the user owning the token.")
+            .desc("If not set, the value of the E(PROXMOX_USER) environment variable is used."),
+        Opt::str("api_password")
+            .no_log()
+            .env(&["PROXMOX_PASSWORD"])
+            .desc("Password of O(api_user). When set, a ticket is requested and the token options are ignored.")
+            .desc("If not set, the value of the E(PROXMOX_PASSWORD) environment variable is used."),
+        Opt::str("api_token_id")
+            .env(&["PROXMOX_TOKEN_ID"])
+            .desc("Name of the API token of O(api_user), without the user part (C(automation), not C(ansible@pve!automation)).")
+            .desc("If not set, the value of the E(PROXMOX_TOKEN_ID) environment variable is used."),
+        Opt::str("api_token_secret")
+            .no_log()
+            .env(&["PROXMOX_TOKEN_SECRET"])
+            .desc("Secret (a UUID) of the API token O(api_token_id).")
+            .desc("If not set, the value of the E(PROXMOX_TOKEN_SECRET) environment variable is used."),
+        Opt::str("api_otp")
+            .no_log()
+            .env(&["PROXMOX_OTP"])
+            .desc("One-time password (TOTP) for users with two-factor authentication; only used with O(api_password).")
+            .desc("If not set, the value of the E(PROXMOX_OTP) environment variable is used."),
+        Opt::bool("validate_certs")
+            .default(true)
+            .env(&["PROXMOX_VALIDATE_CERTS"])
+            .desc("Whether to verify the TLS certificate of the API. Defaults to V(true), as in community.proxmox 2.0 (1.6 defaulted to V(false) with a deprecation warning).")
+            .desc("For Proxmox VE's self-signed certificate, prefer O(api_cert_fingerprint) or O(ca_path) to turning verification off.")
+            .desc("If not set, the value of the E(PROXMOX_VALIDATE_CERTS) environment variable is used."),
+        Opt::path("ca_path")
+            .env(&["PROXMOX_CA_PATH"])
+            .desc("PEM file with the CA certificate(s) to trust for the API's certificate instead of the built-in web PKI roots. Ignored when O(validate_certs=false).")
+            .desc("If not set, the value of the E(PROXMOX_CA_PATH) environment variable is used."),
+        Opt::str("api_cert_fingerprint")
+            .env(&["PROXMOX_CERT_FINGERPRINT"])
+            .added("0.1.0")
+            .desc("SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed certificate.")
+            .desc("If not set, the value of the E(PROXMOX_CERT_FINGERPRINT) environment variable is used."),
+        Opt::int("api_timeout")
+            .default(5)
+            .env(&["PROXMOX_API_TIMEOUT"])
+            .desc("Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the C(timeout) option of the modules that wait for them.")
+            .desc("If not set, the value of the E(PROXMOX_API_TIMEOUT) environment variable is used."),
+    ]
+}
+
+/// The constraints between the connection options.
+pub fn rules() -> Rules {
+    Rules::default()
+        .required_together(&["api_token_id", "api_token_secret"])
+        .required_one_of(&["api_password", "api_token_id"])
+}
+
+/// The longest `api_timeout` accepted: a day per request is already far beyond any
+/// answer PVE gives, and larger values overflow the clock arithmetic of the HTTP client.
+pub const MAX_API_TIMEOUT_SECS: i64 = 86_400;
+
+/// The connection options read into the client's [`ConnectionParams`] (a trait: the
+/// client's type knows nothing of module options).
+pub trait FromOptions: Sized {
+    /// Reads the connection options from validated module parameters.
+    fn from_params(p: &Params) -> Result<Self, String>;
+}
+
+impl FromOptions for ConnectionParams {
+    fn from_params(p: &Params) -> Result<ConnectionParams, String> {
+        let fingerprint = match p.non_empty("api_cert_fingerprint") {
+            Some(f) => Some(normalise_fingerprint(f).ok_or_else(|| {
+                format!("api_cert_fingerprint must be a SHA-256 fingerprint: 32 bytes in hex, optionally colon-separated (like AB:CD:...), got: {f}")
+            })?),
+            None => None,
+        };
+        let port = match p.int("api_port") {
+            Some(n) if (1..=65535).contains(&n) => Some(n as u16),
+            Some(n) => return Err(format!("api_port must be between 1 and 65535, got: {n}")),
+            None => None,
+        };
+        let timeout = p.int("api_timeout").unwrap_or(5);
+        if !(1..=MAX_API_TIMEOUT_SECS).contains(&timeout) {
+            return Err(format!(
+                "api_timeout must be from 1 to {MAX_API_TIMEOUT_SECS} (seconds, per request), got: {timeout}"
+            ));
+        }
+        Ok(ConnectionParams {
+            host: p.str("api_host").unwrap_or_default().to_string(),
+            port,
+            user: p.str("api_user").unwrap_or_default().to_string(),
+            password: p.non_empty("api_password").map(str::to_string),
+            token_id: p.non_empty("api_token_id").map(str::to_string),
+            token_secret: p.non_empty("api_token_secret").map(str::to_string),
+            otp: p.non_empty("api_otp").map(str::to_string),
+            validate_certs: p.bool("validate_certs").unwrap_or(true),
+            ca_path: p.str("ca_path").map(PathBuf::from),
+            cert_fingerprint: fingerprint,
+            timeout_secs: timeout as u64,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(extra: serde_json::Value) -> Params {
+        let mut map: serde_json::Map<String, serde_json::Value> = options()
+            .iter()
+            .map(|o| (o.name.to_string(), serde_json::Value::Null))
+            .collect();
+        map.extend(
+            serde_json::json!({"api_host": "pve1", "api_user": "root@pam", "api_password": "x"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        );
+        map.extend(extra.as_object().unwrap().clone());
+        Params::new(map)
+    }
+
+    #[test]
+    fn api_timeout_is_bounded_so_the_clock_cannot_overflow() {
+        assert_eq!(
+            ConnectionParams::from_params(&params(serde_json::json!({"api_timeout": 86400})))
+                .unwrap()
+                .timeout_secs,
+            86400
+        );
+        let e = ConnectionParams::from_params(&params(serde_json::json!({"api_timeout": i64::MAX}))).unwrap_err();
+        assert!(e.starts_with("api_timeout must be from 1 to 86400"), "{e}");
+        assert!(ConnectionParams::from_params(&params(serde_json::json!({"api_timeout": 0}))).is_err());
+    }
+
+    #[test]
+    fn fingerprints_normalise() {
+        let colon = "ab:".repeat(31) + "ab";
+        assert_eq!(normalise_fingerprint(&colon), Some("AB".repeat(32)));
+        assert_eq!(normalise_fingerprint("abcd"), None);
+    }
+}

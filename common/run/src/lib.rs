@@ -1,0 +1,221 @@
+//! The run layer: what the tasks of one `ansible-playbook` run share through the action
+//! plugin, each task being its own process. It comes in the private module arguments
+//! (`_ferrox_*`) and goes back in private result keys, which the action plugin takes out
+//! of the result and keeps in the run's temp dir (`plugins/plugin_utils/`):
+//!
+//! - the check-mode plan (`_ferrox_plan` in, `_ferrox_plan_effects` out; its meaning is
+//!   [`ferrox_dryrun`]'s; `planning.py`, `plan_store.py`);
+//! - the name index ([`name_index`]; `name_index.py`);
+//! - the login ticket ([`ticket`]; `ticket_store.py`).
+//!
+//! The protocol carries this state ([`ferrox_ansible::protocol::Carried`]) without
+//! depending on it; modules reach it through [`RunWide`] on their `Module`.
+
+pub mod connection;
+pub mod name_index;
+pub mod privileges;
+pub mod ticket;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+use ferrox_ansible::protocol::{Carried, Module};
+use ferrox_dryrun::{Effect, Plan, PlanView, EFFECTS_KEY, PLAN_ARG};
+use ferrox_pve_client::client::{ApiError, Client, ReadThrough, SecretSink};
+use ferrox_pve_client::connection::ConnectionParams;
+
+/// One task's share of the run: what came in, and what goes back.
+#[derive(Default)]
+pub struct RunState {
+    /// The run's check-mode plan (check mode only).
+    plan: Option<Arc<PlanView>>,
+    /// What this check-mode task plans, for the plan (returned only when a plan came in).
+    effects: Vec<Effect>,
+    /// The run's name index, when the task reads the live cluster: not while a
+    /// check-mode plan changes what it reads.
+    names: Option<name_index::Given>,
+    /// The index a fresh listing of this task gave, and when (returned with its age).
+    names_out: Option<(Value, Instant)>,
+    /// The run's ticket hand-over (absent: no reuse, e.g. an async task).
+    ticket: Option<ticket::Handover>,
+}
+
+/// The [`ferrox_ansible::protocol::Carrier`] of the module binary: reads the private
+/// arguments. A plan that cannot be read is the action plugin's bug and fails the task;
+/// an unreadable index or ticket is only a shortcut not taken.
+pub fn carrier(mut private: Map<String, Value>, check_mode: bool) -> Result<Box<dyn Carried>, String> {
+    // Real runs never read a plan.
+    let plan = match private.remove(PLAN_ARG).filter(|_| check_mode) {
+        Some(value) => Some(Arc::new(PlanView::new(&Plan::from_value(&value)?))),
+        None => None,
+    };
+    let names = private
+        .remove(name_index::NAMES_ARG)
+        .filter(|_| plan.as_ref().is_none_or(|p| p.is_empty()))
+        .and_then(|v| name_index::Given::from_value(&v));
+    let ticket = private
+        .remove(ticket::TICKET_ARG)
+        .and_then(|v| ticket::Handover::from_value(&v));
+    Ok(Box::new(RunState {
+        plan,
+        names,
+        ticket,
+        ..RunState::default()
+    }))
+}
+
+impl Carried for RunState {
+    fn hand_back(&mut self, result: &mut Map<String, Value>, failed: bool) {
+        if self.plan.is_some() {
+            // A failed task records only the refusal it predicted (it plans nothing else).
+            let effects: Vec<&Effect> = self
+                .effects
+                .iter()
+                .filter(|e| !failed || matches!(e, Effect::Refused { .. }))
+                .collect();
+            if !failed || !effects.is_empty() {
+                result.insert(
+                    EFFECTS_KEY.into(),
+                    serde_json::to_value(&effects).unwrap_or(Value::Null),
+                );
+            }
+        }
+        // A listing is as good for the index when the task then failed.
+        if let Some((mut index, listed_at)) = self.names_out.take() {
+            index["age"] = Value::from(listed_at.elapsed().as_secs_f64());
+            result.insert(name_index::NAMES_KEY.into(), index);
+        }
+    }
+
+    fn hand_back_sealed(&mut self, result: &mut Map<String, Value>) {
+        if let Some(got) = self.ticket.as_ref().and_then(ticket::Handover::got) {
+            result.insert(ticket::TICKET_KEY.into(), got);
+        }
+    }
+}
+
+/// The run-wide state as a module uses it; without a [`RunState`] (a module run by
+/// hand) there is no plan, no index and no kept ticket.
+pub trait RunWide {
+    /// The check-mode plan of the playbook run, for [`Client::seeing`].
+    fn plan(&self) -> Option<Arc<PlanView>>;
+    /// Records what this run would do, for the later tasks of the run (kept only in
+    /// check mode with a plan; a no-op effect is dropped).
+    fn plan_effect(&mut self, effect: Effect);
+    /// The run's name index, when the action plugin keeps one and it may be used.
+    fn name_index(&self) -> Option<&name_index::Given>;
+    /// Returns the index of a listing made `listed_at` (only when the run keeps one).
+    fn refresh_name_index(&mut self, index: Value, listed_at: Instant);
+    /// The task's client: with password auth, through the run's ticket when it has one
+    /// for this identity (one login per run); reads through the plan in check mode.
+    fn connect(&mut self, conn: &ConnectionParams) -> Result<Client, ApiError>;
+}
+
+impl RunWide for Module {
+    fn plan(&self) -> Option<Arc<PlanView>> {
+        self.carried::<RunState>().and_then(|r| r.plan.clone())
+    }
+
+    fn plan_effect(&mut self, effect: Effect) {
+        if let Some(run) = self.carried_mut::<RunState>().filter(|r| r.plan.is_some()) {
+            if !effect.is_noop() {
+                run.effects.push(effect);
+            }
+        }
+    }
+
+    fn name_index(&self) -> Option<&name_index::Given> {
+        self.carried::<RunState>().and_then(|r| r.names.as_ref())
+    }
+
+    fn refresh_name_index(&mut self, index: Value, listed_at: Instant) {
+        if let Some(run) = self.carried_mut::<RunState>().filter(|r| r.names.is_some()) {
+            run.names_out = Some((index, listed_at));
+        }
+    }
+
+    fn connect(&mut self, conn: &ConnectionParams) -> Result<Client, ApiError> {
+        let plan = self.plan();
+        let handover = self.carried::<RunState>().and_then(|r| r.ticket.as_ref());
+        let kept = handover.and_then(|h| h.kept_for(conn));
+        let sink = handover.map(ticket::Handover::sink);
+        let secrets: SecretSink = Arc::new(ferrox_ansible::protocol::register_secret);
+        Ok(Client::connect_keeping(conn, kept, sink, Some(secrets))?.seeing(plan.map(|p| p as Arc<dyn ReadThrough>)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn state(private: Value, check_mode: bool) -> Result<Box<dyn Carried>, String> {
+        carrier(private.as_object().unwrap().clone(), check_mode)
+    }
+
+    #[test]
+    fn failure_carries_the_rendered_text() {
+        use ferrox_ansible::protocol::Failure;
+        let f: Failure = ApiError::http(403, "Permission check failed (/vms/100, VM.Allocate)", None).into();
+        assert_eq!(f.msg, "403 Forbidden: Permission check failed (/vms/100, VM.Allocate)");
+        let e = ferrox_pve_client::tasks::TaskError::Timeout {
+            upid: "U".into(),
+            waited: std::time::Duration::from_secs(30),
+            last_line: Some("transferred 1 GiB".into()),
+        };
+        let f: Failure = e.into();
+        assert!(f.msg.starts_with("timed out after 30s"));
+        let f: Failure = anyhow::anyhow!("inner").context("outer").into();
+        assert_eq!(f.msg, "outer: inner");
+    }
+
+    fn handed_back(carried: &mut Box<dyn Carried>, failed: bool) -> Map<String, Value> {
+        let mut out = Map::new();
+        carried.hand_back(&mut out, failed);
+        carried.hand_back_sealed(&mut out);
+        out
+    }
+
+    fn as_run(carried: &mut Box<dyn Carried>) -> &mut RunState {
+        (carried.as_mut() as &mut dyn std::any::Any)
+            .downcast_mut::<RunState>()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_plan_is_read_in_check_mode_only_and_its_effects_go_back() {
+        let plan = json!({"effects": [{"kind": "create", "vmid": 101, "node": "pve1", "config": {}}]});
+        let mut c = state(json!({PLAN_ARG: plan}), true).unwrap();
+        let run = as_run(&mut c);
+        assert!(run.plan.as_ref().unwrap().is_planned(101));
+        run.effects.push(Effect::Remove {
+            vmid: 100,
+            node: "pve1".into(),
+        });
+        assert_eq!(
+            handed_back(&mut c, false)[EFFECTS_KEY],
+            json!([{"kind": "remove", "vmid": 100, "node": "pve1"}])
+        );
+        assert!(
+            handed_back(&mut c, true).get(EFFECTS_KEY).is_none(),
+            "a failure returns only a refusal"
+        );
+        let mut real = state(json!({PLAN_ARG: plan}), false).unwrap();
+        assert!(as_run(&mut real).plan.is_none(), "a real run reads no plan");
+        assert!(handed_back(&mut real, false).is_empty());
+        let msg = state(json!({PLAN_ARG: {"effects": 3}}), true).err().unwrap();
+        assert!(msg.contains("_ferrox_plan"), "{msg}");
+    }
+
+    #[test]
+    fn the_name_index_is_not_read_while_a_plan_changes_the_cluster() {
+        let names = json!({"max_age": 60, "clusters": {}});
+        let mut c = state(json!({name_index::NAMES_ARG: names}), false).unwrap();
+        assert!(as_run(&mut c).names.is_some());
+        let plan = json!({"effects": [{"kind": "remove", "vmid": 100, "node": "pve1"}]});
+        let mut c = state(json!({name_index::NAMES_ARG: names, PLAN_ARG: plan}), true).unwrap();
+        assert!(as_run(&mut c).names.is_none());
+    }
+}

@@ -1,0 +1,318 @@
+//! The run's index of VM names: a task that names its VM by `name` finds it without
+//! listing the whole cluster, when an earlier task of the same `ansible-playbook` run
+//! listed it recently.
+//!
+//! The action plugin keeps the index in the run's temp dir (`plugin_utils/name_index.py`)
+//! and hands a task only what it needs ([`NAMES_ARG`]): for each cluster it holds, the
+//! index's age, the nodes and storages of that listing, and the guests it listed with the
+//! task's name. A task whose VM is there once, on an online node, in an index younger
+//! than its maximum age, confirms it with one read of that VM
+//! (`GET /nodes/{node}/qemu/{vmid}/status/current`, which names it from its config and
+//! gives its status, lock and template; proxmox_vm_info reads each guest of the name so).
+//! Whatever does not confirm — the VM renamed, moved or removed, the name absent or held
+//! by several VMs, the node offline, the index too old — is looked up in a fresh listing,
+//! which the task returns ([`NAMES_KEY`]) to refresh the index.
+//!
+//! What stays as old as the index: the nodes and storages, and whether another VM took
+//! the same name since (the duplicate check). Creates and clones never use the index; the
+//! listing a create or clone waits on until it shows the new VM refreshes it.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::RunWide;
+use ferrox_ansible::protocol::Module;
+use ferrox_cluster::listing_probe::Sought;
+use ferrox_cluster::vm::{self, Cluster, Guest, GuestType, Node, Storage};
+use ferrox_pve_client::client::{ApiError, Client};
+use ferrox_pve_client::connection::ConnectionParams;
+
+/// The module docs' note (every module).
+pub const DOC_NOTE: &str = "A guest looked up by O(name) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds; C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of proxmox_kvm, proxmox_disk and proxmox_nic refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones, migrations, removals and pool moves always list.";
+
+/// The module argument the action plugin hands the index in.
+pub const NAMES_ARG: &str = "_ferrox_names";
+/// The result key a task returns a refreshed index in, with the listing's `age` in
+/// seconds (removed by the action plugin).
+pub const NAMES_KEY: &str = "_ferrox_names";
+
+/// What the action plugin hands a task: the index is on, and what it holds for the name.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Given {
+    /// Seconds an index is trusted after its listing.
+    pub max_age: f64,
+    /// By cluster ([`cluster_key`]).
+    #[serde(default)]
+    pub clusters: BTreeMap<String, ForName>,
+}
+
+/// One cluster's index, narrowed to the task's name.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ForName {
+    /// Seconds since the listing.
+    pub age: f64,
+    pub nodes: Vec<Node>,
+    pub storages: Vec<Storage>,
+    /// The guests of that listing with the task's name.
+    pub guests: Vec<Indexed>,
+}
+
+/// A guest as the index holds it: `[vmid, node, type, pool]` on the wire (compact: the
+/// index of a large cluster is read by every task; [`refreshed`] writes it).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(from = "(u32, String, String, Option<String>)")]
+pub struct Indexed {
+    pub vmid: u32,
+    pub node: String,
+    /// `qemu` or `lxc`, as the listing's `type`.
+    pub kind: String,
+    /// As listed to the caller (only with `Pool.Audit` on the pool).
+    pub pool: Option<String>,
+}
+
+impl From<(u32, String, String, Option<String>)> for Indexed {
+    fn from((vmid, node, kind, pool): (u32, String, String, Option<String>)) -> Indexed {
+        Indexed { vmid, node, kind, pool }
+    }
+}
+
+/// Which index is a connection's: one per API endpoint and identity, since what a
+/// listing shows depends on who asks. Names no secret.
+pub fn cluster_key(conn: &ConnectionParams) -> String {
+    let port = conn.port.map(|p| format!(":{p}")).unwrap_or_default();
+    let token = conn.token_id.as_deref().map(|t| format!("!{t}")).unwrap_or_default();
+    format!("{}{token}@{}{port}", conn.user, conn.host)
+}
+
+impl Given {
+    /// Reads [`NAMES_ARG`]; `None` when it is absent or unreadable (the index is only a
+    /// shortcut: without it, the task lists the cluster as always).
+    pub fn from_value(value: &Value) -> Option<Given> {
+        serde_json::from_value(value.clone()).ok()
+    }
+
+    /// This cluster's index when it is younger than the maximum age.
+    pub fn fresh(&self, key: &str) -> Option<&ForName> {
+        self.clusters.get(key).filter(|c| c.age >= 0.0 && c.age <= self.max_age)
+    }
+
+    /// The QEMU VM named `name`, confirmed by one read of it: the cluster as a listing
+    /// would give it for this lookup (that VM, the nodes and storages). `None`: not
+    /// confirmed.
+    pub fn confirmed(&self, client: &Client, key: &str, name: &str) -> Option<Cluster> {
+        let indexed = self.fresh(key)?;
+        let qemu: Vec<&Indexed> = indexed.guests.iter().filter(|g| g.kind == "qemu").collect();
+        let [vm] = qemu.as_slice() else {
+            return None;
+        };
+        let status = indexed.confirm(client, vm, name)?;
+        let text = |k: &str| {
+            status
+                .get(k)
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty())
+                .map(str::to_string)
+        };
+        let guest = Guest {
+            vmid: vm.vmid,
+            node: vm.node.as_str().into(),
+            kind: GuestType::Qemu,
+            name: Some(name.to_string()),
+            status: text("status").map(|s| s.as_str().into()),
+            template: matches!(status.get("template"), Some(t) if t == 1 || t == "1" || t == true),
+            lock: text("lock"),
+            pool: vm.pool.clone(),
+        };
+        let mut cluster = Cluster::default();
+        cluster.guests.push(guest);
+        cluster.nodes.clone_from(&indexed.nodes);
+        cluster.storages.clone_from(&indexed.storages);
+        Some(cluster)
+    }
+}
+
+impl ForName {
+    /// The guest's `status/current`, when it is there on the indexed node (online in the
+    /// listing) and still carries `name` (PVE names it from its config); else `None`.
+    pub fn confirm(&self, client: &Client, guest: &Indexed, name: &str) -> Option<serde_json::Map<String, Value>> {
+        if !self.nodes.iter().any(|n| n.name == guest.node && n.status == "online") {
+            return None;
+        }
+        let path = format!("/nodes/{}/{}/{}/status/current", guest.node, guest.kind, guest.vmid);
+        match client.get(&path, &[]).ok()? {
+            Value::Object(status) if status.get("name").and_then(Value::as_str) == Some(name) => Some(status),
+            _ => None,
+        }
+    }
+}
+
+/// The cluster a lookup reads: through the run's index when the task looks its VM up by
+/// `name` alone (`by_name`: `None` for any other lookup) and the index confirms it; else
+/// `list(indexing)`, one listing, which refreshes the index when the run keeps one
+/// (`indexing`: the listing must then keep every guest's name and node, decoded or in
+/// [`Cluster::unsought`]).
+pub fn lookup(
+    m: &mut Module,
+    client: &Client,
+    conn: &ConnectionParams,
+    by_name: Option<&str>,
+    list: impl FnOnce(bool) -> Result<Cluster, ApiError>,
+) -> Result<Cluster, ApiError> {
+    let key = cluster_key(conn);
+    let Some(index) = m.name_index() else {
+        return list(false);
+    };
+    if let Some(cluster) = by_name.and_then(|name| index.confirmed(client, &key, name)) {
+        return Ok(cluster);
+    }
+    let listed_at = std::time::Instant::now();
+    let cluster = list(true)?;
+    m.refresh_name_index(refreshed(&key, &cluster), listed_at);
+    Ok(cluster)
+}
+
+/// [`vm::cluster_for_lookup`] of one guest by `vmid` or `name` (and what else `sought`
+/// adds), through the run's index when the name is all it seeks.
+pub fn cluster_for_lookup(
+    m: &mut Module,
+    client: &Client,
+    conn: &ConnectionParams,
+    vmid: Option<u32>,
+    name: Option<&str>,
+    sought: &Sought,
+) -> Result<Cluster, ApiError> {
+    let by_name = name.filter(|_| sought.only_one_name());
+    lookup(m, client, conn, by_name, |seeking| {
+        vm::cluster_for_lookup(client, vmid, name, sought, seeking)
+    })
+}
+
+/// The index a fresh listing gives, as the task returns it ([`NAMES_KEY`]): its nodes,
+/// storages, and every named guest by name (from the decoded guests and the unsought ones).
+pub fn refreshed(key: &str, cluster: &Cluster) -> Value {
+    // Built as JSON directly: thousands of entries, each as Indexed's wire form.
+    let entry = |vmid: u32, node: &str, qemu: bool, pool: Option<&String>| {
+        let kind = if qemu { "qemu" } else { "lxc" };
+        Value::Array(vec![
+            vmid.into(),
+            node.into(),
+            kind.into(),
+            pool.map_or(Value::Null, |p| p.as_str().into()),
+        ])
+    };
+    let mut names: BTreeMap<&str, Vec<Value>> = BTreeMap::new();
+    for g in &cluster.guests {
+        if let Some(name) = &g.name {
+            names
+                .entry(name)
+                .or_default()
+                .push(entry(g.vmid, &g.node, g.kind == GuestType::Qemu, g.pool.as_ref()));
+        }
+    }
+    for u in &cluster.unsought {
+        if let (Some(name), Some(at)) = (&u.name, &u.place) {
+            names
+                .entry(name)
+                .or_default()
+                .push(entry(u.vmid, &at.node, at.qemu, at.pool.as_ref()));
+        }
+    }
+    let names: serde_json::Map<String, Value> = names
+        .into_iter()
+        .map(|(name, guests)| (name.to_string(), Value::Array(guests)))
+        .collect();
+    // `names` moved in, not serialised again as json! would.
+    let mut index = json!({"cluster": key, "nodes": cluster.nodes, "storages": cluster.storages});
+    index["names"] = Value::Object(names);
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrox_cluster::listing_probe::{Place, Unsought};
+
+    fn conn(token: Option<&str>) -> ConnectionParams {
+        ConnectionParams {
+            host: "pve.example".into(),
+            port: Some(8006),
+            user: "ansible@pve".into(),
+            token_id: token.map(str::to_string),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn the_key_names_endpoint_and_identity_without_secrets() {
+        let mut with_token = conn(Some("automation"));
+        with_token.token_secret = Some("s3cret".into());
+        assert_eq!(cluster_key(&with_token), "ansible@pve!automation@pve.example:8006");
+        let mut with_password = conn(None);
+        with_password.password = Some("s3cret".into());
+        assert_eq!(cluster_key(&with_password), "ansible@pve@pve.example:8006");
+    }
+
+    #[test]
+    fn the_given_index_is_read_and_anything_else_is_ignored() {
+        let given = Given::from_value(
+            &json!({"max_age": 60, "clusters": {"old": {"age": 61, "nodes": [], "storages": [], "guests": []}, "k": {
+            "age": 3.5, "nodes": [{"name": "pve1", "status": "online"}],
+            "storages": [{"storage": "local-lvm", "node": "pve1", "content": ["images"], "shared": false}],
+            "guests": [[101, "pve1", "qemu", null]]}}}),
+        )
+        .unwrap();
+        let web = Indexed {
+            vmid: 101,
+            node: "pve1".into(),
+            kind: "qemu".into(),
+            pool: None,
+        };
+        assert_eq!(given.clusters["k"].guests, vec![web]);
+        assert!(given.fresh("k").is_some(), "younger than the maximum age");
+        assert!(given.fresh("old").is_none() && given.fresh("other").is_none());
+        assert!(
+            Given::from_value(&json!({"clusters": {}})).is_none(),
+            "no max_age: not an index"
+        );
+        assert!(Given::from_value(&json!("x")).is_none());
+    }
+
+    #[test]
+    fn a_listing_indexes_every_named_qemu_vm_with_its_node() {
+        let mut cluster = ferrox_cluster::vm::parse_cluster(&json!([
+            {"type": "qemu", "vmid": 101, "node": "pve1", "name": "web01", "pool": "prod"},
+            {"type": "qemu", "vmid": 102, "node": "pve2"},
+            {"type": "lxc", "vmid": 200, "node": "pve2", "name": "web01"},
+            {"type": "node", "node": "pve1", "status": "online"},
+        ]))
+        .unwrap();
+        let thin = |vmid, name: &str, node: &str, qemu| Unsought {
+            vmid,
+            name: Some(name.into()),
+            lock: None,
+            place: Some(Place {
+                node: node.into(),
+                pool: None,
+                qemu,
+            }),
+        };
+        cluster.unsought = vec![
+            thin(103, "web01", "pve2", true),
+            thin(104, "db", "pve1", true),
+            thin(201, "ct", "pve1", false),
+        ];
+        let index = refreshed("k", &cluster);
+        assert_eq!(index["cluster"], "k");
+        assert_eq!(
+            index["names"],
+            json!({
+                "ct": [[201, "pve1", "lxc", null]],
+                "db": [[104, "pve1", "qemu", null]],
+                "web01": [[101, "pve1", "qemu", "prod"], [200, "pve2", "lxc", null], [103, "pve2", "qemu", null]],
+            })
+        );
+        assert_eq!(index["nodes"], json!([{"name": "pve1", "status": "online"}]));
+    }
+}

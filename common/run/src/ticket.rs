@@ -1,0 +1,144 @@
+//! The run's login ticket: the first task of a run that logs in with `api_password`
+//! (and `api_otp`) leaves its ticket and CSRF token with the action plugin, which keeps
+//! them in the run's temp dir (`plugins/plugin_utils/ticket_store.py`) per endpoint,
+//! user and password; a later task of the same run and identity gets it in
+//! [`TICKET_ARG`] and sends it instead of logging in (the client's side, renewal and the
+//! fallback to a fresh login: `api::client::reuse`).
+//!
+//! Hand-over: `{"renew_after": seconds, "kept": {"ticket", "csrf", "user", "endpoint",
+//! "age"} | null}` in; a ticket the task got (login or renewal) back in the private
+//! result key [`TICKET_KEY`], added after masking and taken out by the action plugin
+//! before anything shows the result. Without [`TICKET_ARG`] (an async task, reuse off, a
+//! module run by hand) a task logs in itself and hands nothing back.
+
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use ferrox_pve_client::client::url::DEFAULT_PORT;
+use ferrox_pve_client::client::{KeptTicket, TicketSink};
+use ferrox_pve_client::connection::ConnectionParams;
+
+/// The module argument the action plugin hands the kept ticket in.
+pub const TICKET_ARG: &str = "_ferrox_ticket";
+/// The result key a ticket the task got goes back in.
+pub const TICKET_KEY: &str = "_ferrox_ticket";
+
+/// What the action plugin hands a task: reuse is on, and the ticket it keeps for the
+/// task's identity, if any.
+#[derive(Deserialize)]
+pub struct Handover {
+    /// A kept ticket at least this old (seconds) is renewed before use.
+    renew_after: f64,
+    #[serde(default)]
+    kept: Option<Kept>,
+    #[serde(skip)]
+    sink: TicketSink,
+}
+
+/// A kept ticket as the action plugin stores it.
+#[derive(Deserialize)]
+struct Kept {
+    ticket: String,
+    csrf: String,
+    user: String,
+    /// `host:port` as the task that got it named them.
+    endpoint: String,
+    /// Seconds since it was got.
+    age: f64,
+}
+
+impl Handover {
+    /// Reads [`TICKET_ARG`]; `None` when it is unreadable (then the task logs in).
+    pub fn from_value(value: &Value) -> Option<Handover> {
+        let handover: Handover = serde_json::from_value(value.clone()).ok()?;
+        handover.renew_after.is_finite().then_some(handover)
+    }
+
+    /// The kept ticket when it is this connection's: password auth, same user and
+    /// endpoint (the action plugin chose it by them too; checked again here).
+    pub fn kept_for(&self, conn: &ConnectionParams) -> Option<KeptTicket> {
+        let kept = self.kept.as_ref()?;
+        conn.password.as_ref()?;
+        if kept.user != conn.user || kept.endpoint != endpoint(conn) || kept.age.is_nan() || kept.age < 0.0 {
+            return None;
+        }
+        Some(KeptTicket {
+            ticket: kept.ticket.clone(),
+            csrf: kept.csrf.clone(),
+            age_secs: kept.age,
+            renew_after_secs: self.renew_after,
+        })
+    }
+
+    /// Where the task's client leaves a ticket it gets.
+    pub fn sink(&self) -> TicketSink {
+        Arc::clone(&self.sink)
+    }
+
+    /// The ticket the task got, as [`TICKET_KEY`] carries it; `None`: it got none.
+    pub fn got(&self) -> Option<Value> {
+        let got = self.sink.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
+        Some(json!({"ticket": got.ticket, "csrf": got.csrf, "user": got.user}))
+    }
+}
+
+/// `host:port` of a connection, as `ticket_store.py` spells it.
+pub fn endpoint(conn: &ConnectionParams) -> String {
+    format!("{}:{}", conn.host, conn.port.unwrap_or(DEFAULT_PORT))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrox_pve_client::client::NewTicket;
+
+    fn conn(user: &str, port: Option<u16>, password: bool) -> ConnectionParams {
+        ConnectionParams {
+            host: "pve.example".into(),
+            port,
+            user: user.into(),
+            password: password.then(|| "pw".to_string()),
+            ..Default::default()
+        }
+    }
+
+    fn handover(age: f64) -> Handover {
+        Handover::from_value(&json!({"renew_after": 3600, "kept": {
+            "ticket": "PVE:root@pam:6553F100::c2ln", "csrf": "6553F100:x", "user": "root@pam",
+            "endpoint": "pve.example:8006", "age": age}}))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_kept_ticket_is_only_for_its_user_endpoint_and_password_auth() {
+        let h = handover(12.0);
+        let kept = h.kept_for(&conn("root@pam", None, true)).unwrap();
+        assert_eq!((kept.age_secs, kept.renew_after_secs), (12.0, 3600.0));
+        assert!(
+            h.kept_for(&conn("root@pam", Some(8006), true)).is_some(),
+            "8006 is the default port"
+        );
+        assert!(h.kept_for(&conn("ansible@pve", None, true)).is_none(), "another user");
+        assert!(h.kept_for(&conn("root@pam", Some(443), true)).is_none(), "another port");
+        assert!(h.kept_for(&conn("root@pam", None, false)).is_none(), "token auth");
+        assert!(handover(-1.0).kept_for(&conn("root@pam", None, true)).is_none());
+    }
+
+    #[test]
+    fn a_ticket_got_goes_back_and_nothing_else() {
+        let h = Handover::from_value(&json!({"renew_after": 60})).unwrap();
+        assert!(h.got().is_none());
+        *h.sink().lock().unwrap() = Some(NewTicket {
+            ticket: "T".into(),
+            csrf: "C".into(),
+            user: "u@pve".into(),
+        });
+        assert_eq!(h.got(), Some(json!({"ticket": "T", "csrf": "C", "user": "u@pve"})));
+        assert!(
+            Handover::from_value(&json!({"kept": null})).is_none(),
+            "renew_after is required"
+        );
+    }
+}
