@@ -54,7 +54,7 @@ fn ignore_lines(bin_root: &Path) -> Result<String> {
     }
     // The docs say what a run needs (api_host, api_user); the stubs' argument spec leaves the
     // connection optional because ansible-lint and validate-modules do not apply
-    // module_defaults, where playbooks usually set it (common/src/ansible/argspec.rs).
+    // module_defaults, where playbooks usually set it (common/ansible/src/argspec.rs).
     if ferrox_common::run::connection::options().iter().any(|o| o.required) {
         for m in modules::names() {
             text.push_str(&format!(

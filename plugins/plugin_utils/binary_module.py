@@ -31,7 +31,7 @@ gets the run's ticket for its identity, and one that got a ticket leaves it
 (``ticket_store.py``). Async tasks do neither.
 
 The binary and this shim speak one protocol version (``PROTOCOL_VERSION``, sent in
-``_ferrox_protocol``; ``common/src/ansible/protocol.rs`` holds the same number): a binary
+``_ferrox_protocol``; ``common/ansible/src/protocol.rs`` holds the same number): a binary
 of another build fails the task naming both versions and ``cargo collection build``.
 """
 
@@ -50,7 +50,7 @@ COLLECTION = 'ferrox.proxmox'
 PLATFORM_VAR = 'ferrox_platform'
 PLATFORM_ENV = 'FERROX_PLATFORM'
 # The binary of every module, and the argument that names the module it runs
-# (modules/ferrox and common/src/ansible/protocol.rs).
+# (modules/ferrox and common/ansible/src/protocol.rs).
 BINARY = 'ferrox'
 MODULE_ARG = '_ferrox_module'
 # The private arguments and result keys this shim and the binary exchange, versioned.

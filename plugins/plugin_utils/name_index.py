@@ -9,7 +9,7 @@ storages, and every QEMU VM by name, with its vmid and node); it is stored here,
 cluster and identity. A later task of the same run that names its VM by ``name`` alone
 gets what the index holds for that name, and confirms the VM with one read of it instead
 of listing the whole cluster. What the index means, and when a task falls back to a
-fresh listing, lives in the module binaries (``common/src/cluster/name_index.rs``); this
+fresh listing, lives in the module binaries (``common/run/src/name_index.rs``); this
 file only stores, ages and hands out.
 
 Where: ``ferrox-names.json`` beside the check-mode plan, in ansible-core's per-run temp

@@ -6,7 +6,7 @@
 
 Every check-mode task of ferrox.proxmox gets the plan (the effects the earlier check-mode
 tasks of the run would have had) and returns its own effects, which are appended here.
-The meaning of an effect lives in the module binaries (``common/src/plan``); this file
+The meaning of an effect lives in the module binaries (``common/dryrun``); this file
 only stores, locks and appends.
 
 Where: ``plan.json`` in ansible-core's per-run local temp dir (``C.DEFAULT_LOCAL_TMP``,

@@ -4,7 +4,7 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """One check-mode run of a module binary with the playbook run's plan.
 
-The exchange (the binaries' side is ``common/src/plan``):
+The exchange (the binaries' side is ``common/dryrun``):
   1. the plan is read under the lock and handed to the binary in ``_ferrox_plan``;
   2. the binary plans against the cluster with the plan applied and returns its own
      effects in ``_ferrox_plan_effects`` (removed from the task's result here);

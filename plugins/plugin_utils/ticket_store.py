@@ -8,8 +8,8 @@ The first task of a run that logs in with ``api_password`` (and ``api_otp``) ret
 its ticket and CSRF token (``_ferrox_ticket`` in its result, taken out here before
 anything shows the result); a later task of the same run, endpoint, user and password
 gets it in ``_ferrox_ticket`` and sends it instead of logging in. How the binary uses,
-renews and replaces it lives in ``common/src/run/ticket.rs`` and
-``common/src/api/client/reuse.rs``; this file only stores, chooses and hands out.
+renews and replaces it lives in ``common/run/src/ticket.rs`` and
+``common/client/src/client/reuse.rs``; this file only stores, chooses and hands out.
 
 Where: ``ferrox-tickets.json`` beside the check-mode plan and ``ferrox-names.json``, in
 ansible-core's per-run temp dir, which ansible-core removes when the run ends. Mode
@@ -44,7 +44,7 @@ DEFAULT_RENEW_AFTER = 3600.0
 TICKET_FILE = 'ferrox-tickets.json'
 DEFAULT_PORT = 8006
 # The connection options and the environment variables the binary falls back to
-# (common/src/api/connection.rs).
+# (common/run/src/connection.rs).
 _OPTIONS = {
     'api_host': 'PROXMOX_HOST',
     'api_port': 'PROXMOX_PORT',

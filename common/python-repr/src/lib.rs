@@ -2,6 +2,8 @@
 //! values inside messages (`{'vmid': 'duplicate parameter ...'}`, `['a', 1, True]`), so ours
 //! read the same.
 
+#![deny(missing_docs)]
+
 use serde_json::Value;
 
 /// A JSON value as Python's `repr()` prints the equivalent Python value: how 1.6 showed

@@ -192,7 +192,7 @@ pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<u32>) -> Result<(u32, Allocat
     }
     if let Some((first, last)) = ctx.task.vmid_range {
         let name = ctx.task.name.as_deref();
-        let reserved = PlanView::of(&ctx.client)
+        let reserved = PlanView::of(ctx.client)
             .map(|plan| plan.reserved().clone())
             .unwrap_or_default();
         let id = vmid_range::first_candidate(name, first, last, |id| {
