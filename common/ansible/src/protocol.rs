@@ -136,12 +136,19 @@ impl Failure {
     }
 }
 
-/// Any error (or message) becomes a failure with its text: `{:#}`, so an
-/// `anyhow::Error` keeps its causes, and the API client's errors (which know nothing of
+/// Any error (or message) becomes a failure with its text and its causes after `: `
+/// (as `anyhow`'s `{:#}` shows them), so the API client's errors (which know nothing of
 /// Ansible, so cannot convert themselves) read as their `Display` — what `?` hands on.
 impl<E: Into<Box<dyn std::error::Error>>> From<E> for Failure {
     fn from(e: E) -> Failure {
-        Failure::new(format!("{:#}", e.into()))
+        let e = e.into();
+        let mut msg = e.to_string();
+        let mut cause = e.source();
+        while let Some(c) = cause {
+            msg.push_str(&format!(": {c}"));
+            cause = c.source();
+        }
+        Failure::new(msg)
     }
 }
 
