@@ -24,6 +24,8 @@
 //!   [`formats::for_config_key`] finds the one of a config key (`scsi0`, `net3`).
 //! - [`keys`] holds every config key the schema lets a client set and what it accepts
 //!   ([`keys::config_key`], [`keys::check`]), generated with the formats.
+//! - [`versions`]: keys newer than the schema (`newer-keys.json`, merged by the
+//!   generator) and the rule that sends or refuses them by the cluster's release.
 
 mod format;
 #[rustfmt::skip]
@@ -31,6 +33,7 @@ pub mod formats;
 #[cfg(test)]
 mod generate;
 pub mod keys;
+pub mod versions;
 
 pub use format::{
     is_bus_drive_key, is_drive_key, max_index, split_indexed, Format, Key, Kind, DRIVE_BUSES, IMPLICIT_DEFAULTS,
