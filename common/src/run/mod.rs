@@ -137,9 +137,8 @@ impl RunWide for Module {
     fn connect(&mut self, conn: &ConnectionParams) -> Result<Client, ApiError> {
         let plan = self.plan();
         let handover = self.carried::<RunState>().and_then(|r| r.ticket.as_ref());
-        let kept = handover.and_then(|h| h.kept_for(conn));
-        let sink = handover.map(ticket::Handover::sink);
-        Ok(Client::connect_keeping(conn, kept, sink)?.seeing(plan))
+        let run = handover.map(|h| h.for_connection(conn));
+        Ok(Client::connect_keeping(conn, run)?.seeing(plan))
     }
 }
 
