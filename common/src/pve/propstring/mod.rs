@@ -130,6 +130,17 @@ fn render(f: &Format, key: &str, value: &str) -> String {
 
 /// Reads `text` in format `f`. Errors name the bad key (`unknown key 'foo' ...`).
 pub fn parse(text: &str, f: &Format) -> Result<PropString, String> {
+    parse_with(text, f, false)
+}
+
+/// Reads `text` like [`parse`], keeping keys `f` does not know as text (compared
+/// exactly, printed sorted): a value from a cluster newer than the schema, or one the
+/// task sends it ([`versions`] decides whether it may).
+pub fn parse_keeping_unknown(text: &str, f: &Format) -> Result<PropString, String> {
+    parse_with(text, f, true)
+}
+
+fn parse_with(text: &str, f: &Format, keep_unknown: bool) -> Result<PropString, String> {
     let mut ps = PropString::new();
     let mut insert = |key: &str, value: &str| -> Result<(), String> {
         if ps.contains(key) {
@@ -147,6 +158,10 @@ pub fn parse(text: &str, f: &Format) -> Result<PropString, String> {
             continue;
         };
         let name = name.trim();
+        if keep_unknown && f.raw_key(name).is_none() {
+            insert(name, value)?;
+            continue;
+        }
         let def = f.raw_key(name).ok_or_else(|| {
             let known: Vec<&str> = f.canonical_keys().map(|k| k.name).collect();
             format!("unknown key '{name}' (known keys: {})", known.join(", "))
