@@ -21,12 +21,23 @@ How long: a kept ticket at least ``FERROX_TICKET_RENEW_AFTER`` seconds old (3600
 default, half of PVE's two-hour ticket lifetime) is renewed by the next task that uses
 it; ``0`` turns reuse off (every task logs in, as community.proxmox does).
 
-Async tasks neither get nor leave a ticket: their result is read later by
-``async_status``, never by this plugin, so a ticket in it would be shown.
+One code, one login: the first password login of an identity in a run is serialized
+across forks (``handover``: a per-identity ``fcntl.flock`` on a lock file beside the
+store, held around the first task's module run while no ticket is kept); the tasks that
+waited on it re-read the store and use its ticket. A TOTP code (``api_otp``) logs in
+once on PVE 8+ (a reused code is refused and counted towards locking the user's TOTP),
+so with reuse off a task with ``api_otp`` is refused before any login.
+
+Async tasks get the run's kept ticket but never leave one (``leave: false``): their
+result is read later by ``async_status``, never by this plugin, so a ticket in it would
+be shown. An async task with ``api_otp`` and no kept ticket is refused: its login would
+use the code and keep nothing for the tasks after it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import math
@@ -51,6 +62,21 @@ _OPTIONS = {
     'api_user': 'PROXMOX_USER',
     'api_password': 'PROXMOX_PASSWORD',
 }
+OTP_OPTION = 'api_otp'
+OTP_ENV = 'PROXMOX_OTP'
+LOCK_PREFIX = 'ferrox-login-'
+
+REUSE_OFF_WITH_OTP = (
+    'api_otp cannot be used with %s=0: a TOTP code logs in once (PVE 8 and later refuse it the second time '
+    'and count that towards locking the user\'s TOTP), and with ticket reuse off every task would log in with '
+    'it. Unset %s (or set it above 0) so the run logs in once and its tasks share the ticket, or use an API '
+    'token (api_token_id, api_token_secret)'
+)
+ASYNC_FIRST_WITH_OTP = (
+    'An async task cannot be the first to log in with api_otp: its login would use the TOTP code (it logs in '
+    'once) and keep no ticket for the tasks after it. Run a task without async first (for example '
+    'proxmox_vm_info) so the run logs in once, or use an API token (api_token_id, api_token_secret)'
+)
 
 
 def renew_after():
@@ -84,6 +110,57 @@ def identity(args):
     endpoint = '%s:%s' % (value['api_host'], value['api_port'] or DEFAULT_PORT)
     user = str(value['api_user'])
     return {'key': '%s@%s' % (user, endpoint), 'user': user, 'endpoint': endpoint, 'password': str(value['api_password'])}
+
+
+def otp_given(args):
+    """Whether the task logs in with a second factor (``api_otp`` or ``PROXMOX_OTP``)."""
+    given = args.get(OTP_OPTION)
+    return bool(os.environ.get(OTP_ENV) if given in (None, '') else given)
+
+
+@contextlib.contextmanager
+def _login_lock(directory, key):
+    """The identity's lock for its first login (one file per identity, 0600)."""
+    name = LOCK_PREFIX + hashlib.sha256(key.encode('utf-8')).hexdigest()[:16] + '.lock'
+    fd = os.open(os.path.join(directory, name), os.O_RDWR | os.O_CREAT, 0o600)
+    with os.fdopen(fd, 'r+') as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+@contextlib.contextmanager
+def handover(args, wrap_async=False, directory=None):
+    """Yields ``(ticket, refusal)`` for the ``with`` block that runs the task's module:
+    what the binary gets in ``_ferrox_ticket`` (None: no reuse for this task), or why the
+    task must not run. While no ticket is kept for the task's identity the block holds the
+    identity's login lock, so the run's first login is its only one: store the ticket the
+    task got (``store``) before leaving the block. Raises ValueError as ``renew_after``."""
+    limit = renew_after()
+    who = identity(args)
+    if who is None:
+        yield None, None
+        return
+    if limit == 0:
+        yield None, (REUSE_OFF_WITH_OTP % (RENEW_ENV, RENEW_ENV) if otp_given(args) else None)
+        return
+    directory = directory or plan_store.run_dir()
+    ticket = for_task(args, directory)
+    if ticket['kept'] is None:
+        with _login_lock(directory, who['key']):
+            # Another fork may have logged in while this one waited.
+            ticket = for_task(args, directory)
+            if ticket['kept'] is None:
+                if wrap_async and otp_given(args):
+                    yield None, ASYNC_FIRST_WITH_OTP
+                    return
+                ticket['leave'] = not wrap_async
+                yield ticket, None
+                return
+    ticket['leave'] = not wrap_async
+    yield ticket, None
 
 
 def _fingerprint(salt, key, password):
