@@ -44,7 +44,7 @@ import platform
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.ferrox.proxmox.plugins.plugin_utils import name_index, ticket_store
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import _wire, name_index, ticket_store
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils.planning import run_planned
 
 COLLECTION = 'ferrox.proxmox'
@@ -52,13 +52,13 @@ PLATFORM_VAR = 'ferrox_platform'
 PLATFORM_ENV = 'FERROX_PLATFORM'
 # The binary of every module, and the argument that names the module it runs
 # (modules/ferrox and common/src/ansible/protocol.rs).
-BINARY = 'ferrox'
-MODULE_ARG = '_ferrox_module'
+BINARY = _wire.BINARY
+MODULE_ARG = _wire.MODULE_ARG
 # The private arguments and result keys this shim and the binary exchange, versioned.
-PROTOCOL_ARG = '_ferrox_protocol'
-PROTOCOL_VERSION = 1
+PROTOCOL_ARG = _wire.PROTOCOL_ARG
+PROTOCOL_VERSION = _wire.PROTOCOL_VERSION
 # What the collection's tarball ships (collection/src/platform.rs builds the same).
-RELEASED_PLATFORMS = ('linux_x86_64', 'linux_aarch64', 'darwin_arm64', 'darwin_x86_64')
+RELEASED_PLATFORMS = _wire.RELEASED_PLATFORMS
 
 # plugins/modules/__bin, next to this file's plugins/plugin_utils.
 BIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules', '__bin')

@@ -37,33 +37,23 @@ use the code and keep nothing for the tasks after it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
-import json
 import math
 import os
 import secrets
-import tempfile
 import time
 
-from ansible_collections.ferrox.proxmox.plugins.plugin_utils import plan_store
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import _wire, plan_store, run_dir
 
-TICKET_ARG = '_ferrox_ticket'
-TICKET_KEY = '_ferrox_ticket'
-RENEW_ENV = 'FERROX_TICKET_RENEW_AFTER'
-DEFAULT_RENEW_AFTER = 3600.0
+TICKET_ARG = _wire.TICKET_ARG
+TICKET_KEY = _wire.TICKET_KEY
+RENEW_ENV = _wire.RENEW_AFTER_ENV
+DEFAULT_RENEW_AFTER = _wire.DEFAULT_RENEW_AFTER
 TICKET_FILE = 'ferrox-tickets.json'
-DEFAULT_PORT = 8006
-# The connection options and the environment variables the binary falls back to
-# (common/src/api/connection.rs).
-_OPTIONS = {
-    'api_host': 'PROXMOX_HOST',
-    'api_port': 'PROXMOX_PORT',
-    'api_user': 'PROXMOX_USER',
-    'api_password': 'PROXMOX_PASSWORD',
-}
+# The connection options that make a password identity, with the environment variables
+# the binary falls back to.
+_OPTIONS = {option: _wire.ENV_FALLBACKS[option] for option in ('api_host', 'api_port', 'api_user', 'api_password')}
 OTP_OPTION = 'api_otp'
-OTP_ENV = 'PROXMOX_OTP'
 LOCK_PREFIX = 'ferrox-login-'
 
 REUSE_OFF_WITH_OTP = (
@@ -95,19 +85,24 @@ def renew_after():
 
 
 def ticket_path(directory=None):
-    return os.path.join(directory or plan_store.run_dir(), TICKET_FILE)
+    return run_dir.path(TICKET_FILE, directory)
+
+
+def _from_env(variables):
+    """The first of ``variables`` set in the controller's environment, as the binary reads them."""
+    return next((os.environ[v] for v in variables if v in os.environ), None)
 
 
 def identity(args):
     """Who a task logs in as with a password (``key``, ``user``, ``endpoint``,
     ``password``); None when it does not log in with a password."""
     value = {}
-    for option, env in _OPTIONS.items():
+    for option, variables in _OPTIONS.items():
         given = args.get(option)
-        value[option] = os.environ.get(env) if given in (None, '') else given
+        value[option] = _from_env(variables) if given in (None, '') else given
     if not all(value[o] for o in ('api_host', 'api_user', 'api_password')):
         return None
-    endpoint = '%s:%s' % (value['api_host'], value['api_port'] or DEFAULT_PORT)
+    endpoint = '%s:%s' % (value['api_host'], value['api_port'] or _wire.DEFAULT_PORT)
     user = str(value['api_user'])
     return {'key': '%s@%s' % (user, endpoint), 'user': user, 'endpoint': endpoint, 'password': str(value['api_password'])}
 
@@ -115,20 +110,12 @@ def identity(args):
 def otp_given(args):
     """Whether the task logs in with a second factor (``api_otp`` or ``PROXMOX_OTP``)."""
     given = args.get(OTP_OPTION)
-    return bool(os.environ.get(OTP_ENV) if given in (None, '') else given)
+    return bool(_from_env(_wire.ENV_FALLBACKS[OTP_OPTION]) if given in (None, '') else given)
 
 
-@contextlib.contextmanager
 def _login_lock(directory, key):
-    """The identity's lock for its first login (one file per identity, 0600)."""
-    name = LOCK_PREFIX + hashlib.sha256(key.encode('utf-8')).hexdigest()[:16] + '.lock'
-    fd = os.open(os.path.join(directory, name), os.O_RDWR | os.O_CREAT, 0o600)
-    with os.fdopen(fd, 'r+') as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    """The identity's lock for its first login (one file per identity)."""
+    return run_dir.locked(LOCK_PREFIX + hashlib.sha256(key.encode('utf-8')).hexdigest()[:16] + '.lock', directory)
 
 
 @contextlib.contextmanager
@@ -146,7 +133,7 @@ def handover(args, wrap_async=False, directory=None):
     if limit == 0:
         yield None, (REUSE_OFF_WITH_OTP % (RENEW_ENV, RENEW_ENV) if otp_given(args) else None)
         return
-    directory = directory or plan_store.run_dir()
+    directory = run_dir.directory_of(directory)
     ticket = for_task(args, directory)
     if ticket['kept'] is None:
         with _login_lock(directory, who['key']):
@@ -168,11 +155,7 @@ def _fingerprint(salt, key, password):
 
 
 def _read(directory=None):
-    try:
-        with open(ticket_path(directory)) as f:
-            kept = json.load(f)
-    except (OSError, ValueError):
-        return {}
+    kept = run_dir.read_json(TICKET_FILE, directory)
     return kept if isinstance(kept, dict) else {}
 
 
@@ -215,12 +198,7 @@ def store(args, got, directory=None):
         'salt': salt,
         'pw': _fingerprint(salt, key, who['password']),
     }
-    directory = directory or plan_store.run_dir()
     with plan_store.locked(directory):
         kept = _read(directory)
         kept[key] = entry
-        # mkstemp creates the file 0600; os.replace keeps that mode.
-        fd, tmp = tempfile.mkstemp(prefix='.ferrox-tickets-', dir=directory)
-        with os.fdopen(fd, 'w') as f:
-            json.dump(kept, f)
-        os.replace(tmp, ticket_path(directory))
+        run_dir.write_json(TICKET_FILE, kept, directory)

@@ -21,6 +21,11 @@ use crate::api::client::url::DEFAULT_PORT;
 use crate::api::client::{KeptTicket, RunTickets, TicketSink};
 use crate::api::connection::ConnectionParams;
 
+/// The controller's environment variable that sets after how many seconds a kept ticket
+/// is renewed (`0` turns reuse off), read by the action plugin
+/// (`plugins/plugin_utils/_wire.py`); its default is the client's `DEFAULT_RENEW_AFTER`.
+pub const RENEW_AFTER_ENV: &str = "FERROX_TICKET_RENEW_AFTER";
+
 /// The module argument the action plugin hands the kept ticket in.
 pub const TICKET_ARG: &str = "_ferrox_ticket";
 /// The result key a ticket the task got goes back in.

@@ -22,7 +22,7 @@ pub mod upload;
 pub mod url;
 
 pub use error::{python_repr, standard_reason, ApiError, ApiErrorKind};
-pub use reuse::{KeptTicket, NewTicket, RunTickets, TicketSink};
+pub use reuse::{KeptTicket, NewTicket, RunTickets, TicketSink, DEFAULT_RENEW_AFTER};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
