@@ -334,6 +334,7 @@ fn key_needs(vmid: u32, pool: Option<&str>, key: &str, value: &str) -> Vec<Need>
             what: key.into(),
             check: Check::RootOnly,
         }),
+        KeyNeed::Unknown => {}
     }
     if key == "startup" {
         out.push(all(key, &["Sys.Modify"], "/".into()));
