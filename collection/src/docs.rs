@@ -1,7 +1,8 @@
 //! `docs`: the docs-only module files `plugins/modules/<m>.py` (with their argument
 //! spec), the connection doc fragment `plugins/doc_fragments/connection.py` and the
-//! README's least-privilege table (from the pre-write check's mapping), rendered from the
-//! declarations; `docs --check` fails when a file differs from the render.
+//! README's least-privilege table (from the pre-write check's mapping) and the constants
+//! the Python plugins share with the binary (`wire`), rendered from the declarations;
+//! `docs --check` fails when a file differs from the render.
 
 use std::path::PathBuf;
 
@@ -11,6 +12,7 @@ use ferrox_common::run::connection;
 
 use crate::modules;
 use crate::repo;
+use crate::wire;
 
 fn stub_path(name: &str) -> PathBuf {
     repo::root().join("plugins/modules").join(format!("{name}.py"))
@@ -28,6 +30,7 @@ fn rendered() -> Vec<(PathBuf, String)> {
     let readme = repo::root().join("README.md");
     let text = std::fs::read_to_string(&readme).unwrap_or_default();
     files.push((readme, with_privilege_table(&text)));
+    files.push((repo::root().join(wire::PATH), wire::render(&wire::constants())));
     files
 }
 
@@ -64,13 +67,17 @@ pub fn write() -> Result<()> {
     Ok(())
 }
 
+/// The files of `files` whose content on disk is not what they must hold.
+pub fn stale_files(files: &[(PathBuf, String)]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(path, text)| std::fs::read_to_string(path).ok().as_deref() != Some(text.as_str()))
+        .map(|(path, _)| repo::rel(path))
+        .collect()
+}
+
 pub fn check() -> Result<()> {
-    let mut stale = Vec::new();
-    for (path, text) in rendered() {
-        if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-            stale.push(repo::rel(&path));
-        }
-    }
+    let stale = stale_files(&rendered());
     if !stale.is_empty() {
         bail!("stale module docs (run `cargo collection docs`): {}", stale.join(", "));
     }

@@ -42,6 +42,7 @@ mod spec_json;
 mod style;
 mod test;
 mod verify;
+mod wire;
 
 use anyhow::{bail, Result};
 

@@ -166,23 +166,4 @@ mod tests {
         );
         assert_eq!(by_name("linux_aarch64").unwrap().deployment_target(), None);
     }
-
-    /// The action plugin's copy of the facts it needs to pick and run the binary.
-    #[test]
-    fn the_action_plugin_names_the_same_platforms_binary_and_module_argument() {
-        let shim = std::fs::read_to_string(crate::repo::root().join("plugins/plugin_utils/binary_module.py")).unwrap();
-        let value = |name: &str| {
-            shim.lines()
-                .find_map(|l| l.strip_prefix(&format!("{name} = ")))
-                .unwrap_or_else(|| panic!("binary_module.py has no {name}"))
-                .to_string()
-        };
-        let names: Vec<String> = PLATFORMS.iter().map(|p| format!("'{}'", p.name)).collect();
-        assert_eq!(value("RELEASED_PLATFORMS"), format!("({})", names.join(", ")));
-        assert_eq!(value("BINARY"), format!("'{}'", crate::modules::BINARY));
-        assert_eq!(
-            value("MODULE_ARG"),
-            format!("'{}'", ferrox_common::ansible::protocol::MODULE_ARG)
-        );
-    }
 }

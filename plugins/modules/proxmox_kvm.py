@@ -264,8 +264,11 @@ options:
     description:
       - "Any other key of the VM config, set as PVE's C(qm set) would: a dict of PVE config keys to values, for example C({\"newkey\": \"value\"}). Converged,
         diffed, predicted in check mode and reported as pending like the declared options."
-      - "Checked before anything is written against the Proxmox VE API schema the module carries (PVE 9.1): an unknown key, or a value not in the key's format,
-        fails naming the key and the format. A key that has its own option (O(cores), O(net), O(efidisk0), ...) is refused there, naming the option."
+      - "Checked before anything is written against the Proxmox VE API schema the module carries (PVE 9.1, with the keys later releases added): a value not in
+        the key's format fails naming the key and the format, and a key that has its own option (O(cores), O(net), O(efidisk0), ...) is refused there, naming
+        the option. A key the module does not know is sent as given, with a warning, when the cluster (C(GET /version)) is newer than that schema, and refused
+        when it is not; a key a later release added is refused on a cluster older than that release, naming it. Which privilege such a key needs is left to the
+        cluster."
       - "Keys set this way today: C(amd-sev), C(intel-tdx) (confidential computing) and C(ivshmem) (shared memory with the host): hardware features whose
         property strings PVE keeps extending, so the schema's format is the one to follow, and O(extra_config) converges them like any option, for example
         C({\"amd-sev\": \"type=snp,allow-smt=1\"}). Like PVE, only C(root@pam) (password login) may set them; they take effect at the next start."

@@ -39,7 +39,8 @@ options:
     description:
       - "Content type of the file: V(vztmpl) for LXC container templates, V(iso) for ISO disc images, V(import) for disk images (qcow2, raw, vmdk) and Open
         Virtual Appliances (OVA) that O(ferrox.proxmox.proxmox_disk#module:import_from) can import."
-      - V(import) needs Proxmox VE 8.4 or later; on an older cluster the task fails naming its version. The storage's C(content) must include the type.
+      - V(import) takes an OVA (C(.ova)) from Proxmox VE 8.3 and disk images (C(.qcow2), C(.raw), C(.vmdk)) from 8.4; on an older node the task fails naming
+        its version. The storage's C(content) must include the type.
     type: str
     default: vztmpl
     choices:
@@ -48,7 +49,8 @@ options:
       - import
   force:
     description:
-      - "Only with O(state=present): an existing file of that name is replaced (removed, then uploaded or downloaded again)."
+      - "Only with O(state=present): an existing file of that name is replaced. An upload (O(src)) overwrites it, as Proxmox VE's upload does; a download
+        (O(url), an appliance template) removes it first, since Proxmox VE's C(download-url) refuses to overwrite (this needs C(Datastore.Allocate))."
       - "Without it, an existing file is left alone (V(ok)), unless O(checksum) is given and the existing file cannot have that checksum (its size differs from
         the source's): then the task fails naming both sizes and the checksum."
     type: bool
@@ -91,8 +93,9 @@ options:
   url:
     description:
       - "URL of a file the node downloads itself (C(download-url)): the file never passes through the host the module runs on."
-      - Without O(template), the file name is the URL's last path segment; Proxmox VE's C(query-url-metadata) is asked before anything is written, so an
-        unreachable URL fails early (in check mode too).
+      - Without O(template), the file name is the one Proxmox VE's C(query-url-metadata) reports, else the URL's last path segment.
+      - C(query-url-metadata) is a C(HEAD) request; a URL that refuses it (a server answering 405, an object storage link signed for C(GET)) is still
+        downloaded, named by O(template) or its path; check mode then warns that the size is not known before the download.
       - Exactly one of O(src) or O(url) is required for O(state=present), unless O(template) names an appliance template to download (C(pveam)).
     type: str
 extends_documentation_fragment:
@@ -134,12 +137,12 @@ notes:
     source's (the URL's C(Content-Length), the O(src) file's length) is refused, naming both sizes. With O(url) and an existing file of the same size, the node
     computes the file's checksum itself (C(download-url) with the checksum, which downloads nothing when the file is there) and the task fails naming both
     checksums when they differ; a check run, which starts no task, says the real run verifies it. O(force=true) replaces the file instead.
-  - Check mode asks the node whether the URL answers (C(query-url-metadata)), checks that the storage takes the content type and the privileges Proxmox VE will
-    demand, and reports what a real run would do. Later ferrox.proxmox tasks of the same check run see the file on the storage (a disk's C(import_from), an ISO
-    on C(ide2)), without C(check_mode_assume).
+  - "Check mode asks the node about the URL (C(query-url-metadata): its name and size; a URL that refuses that C(HEAD) request gets a warning, not a failure),
+    checks that the storage takes the content type and the privileges Proxmox VE will demand, and reports what a real run would do. Later ferrox.proxmox tasks
+    of the same check run see the file on the storage (a disk's C(import_from), an ISO on C(ide2)), without C(check_mode_assume)."
   - "Privileges: C(Datastore.AllocateTemplate) on C(/storage/<storage>) for an upload or download; a download also needs C(Sys.Audit) and C(Sys.Modify) on
-    C(/), or C(Sys.AccessNetwork) on C(/nodes/<node>); removal needs C(Datastore.Allocate) on the storage. Reading the storage needs C(Datastore.Audit) or
-    C(Datastore.AllocateSpace) there."
+    C(/), or C(Sys.AccessNetwork) on C(/nodes/<node>); removal, and O(force=true) replacing a downloaded file, need C(Datastore.Allocate) on the storage.
+    Reading the storage needs C(Datastore.Audit) or C(Datastore.AllocateSpace) there."
   - The result's RV(transfer) gives the bytes and seconds of the transfer. Ansible shows a module's output only when it ends, so progress is reported then
     (with C(-v)), not while the file moves.
   - "Requests of a download: the node's storages, C(query-url-metadata), the storage's content, C(POST download-url), the task's status until it ends, and the

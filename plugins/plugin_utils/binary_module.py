@@ -26,9 +26,10 @@ In check mode the binary also gets the playbook run's plan and returns its own p
 effects (``planning.py``), so every check-mode task sees what the earlier ones would do.
 
 A task that looks its VM up by name gets the run's name index, and a task that listed
-the cluster returns a fresh one (``name_index.py``). A task that logs in with a password
-gets the run's ticket for its identity, and one that got a ticket leaves it
-(``ticket_store.py``). Async tasks do neither.
+the cluster returns a fresh one (``name_index.py``); async tasks do neither. A task that
+logs in with a password gets the run's ticket for its identity, and one that got a ticket
+leaves it (``ticket_store.py``); the first login of an identity is serialized across
+forks, so one TOTP code logs in once. Async tasks get the ticket but leave none.
 
 The binary and this shim speak one protocol version (``PROTOCOL_VERSION``, sent in
 ``_ferrox_protocol``; ``common/ansible/src/protocol.rs`` holds the same number): a binary
@@ -43,7 +44,7 @@ import platform
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.ferrox.proxmox.plugins.plugin_utils import name_index, ticket_store
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import _wire, name_index, ticket_store
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils.planning import run_planned
 
 COLLECTION = 'ferrox.proxmox'
@@ -51,13 +52,13 @@ PLATFORM_VAR = 'ferrox_platform'
 PLATFORM_ENV = 'FERROX_PLATFORM'
 # The binary of every module, and the argument that names the module it runs
 # (modules/ferrox and common/ansible/src/protocol.rs).
-BINARY = 'ferrox'
-MODULE_ARG = '_ferrox_module'
+BINARY = _wire.BINARY
+MODULE_ARG = _wire.MODULE_ARG
 # The private arguments and result keys this shim and the binary exchange, versioned.
-PROTOCOL_ARG = '_ferrox_protocol'
-PROTOCOL_VERSION = 1
+PROTOCOL_ARG = _wire.PROTOCOL_ARG
+PROTOCOL_VERSION = _wire.PROTOCOL_VERSION
 # What the collection's tarball ships (collection/src/platform.rs builds the same).
-RELEASED_PLATFORMS = ('linux_x86_64', 'linux_aarch64', 'darwin_arm64', 'darwin_x86_64')
+RELEASED_PLATFORMS = _wire.RELEASED_PLATFORMS
 
 # plugins/modules/__bin, next to this file's plugins/plugin_utils.
 BIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules', '__bin')
@@ -141,10 +142,22 @@ class BinaryModuleAction(ActionBase):
         module_args = self.module_args(task_vars)
         try:
             names = None if wrap_async else name_index.for_task(self.MODULE, module_args)
-            ticket = None if wrap_async else ticket_store.for_task(module_args)
+            with ticket_store.handover(module_args, wrap_async) as (ticket, refusal):
+                if refusal is not None:
+                    result.update(failed=True, changed=False, msg=refusal)
+                    return result
+                module_result = self._run_binary(execute, module_args, names, ticket, wrap_async)
         except ValueError as e:
             result.update(failed=True, changed=False, msg=str(e))
             return result
+        result = merge_hash(result, self.post_process(module_result, task_vars))
+        if not wrap_async:
+            self._remove_tmp_path(self._connection._shell.tmpdir)
+        return result
+
+    def _run_binary(self, execute, module_args, names, ticket, wrap_async):
+        """One run of the binary with the run's index, ticket and (check mode) plan; the
+        ticket it got is stored before the caller releases the identity's login lock."""
         if names is not None:
             module_args[name_index.NAMES_ARG] = names
         if ticket is not None:
@@ -158,12 +171,9 @@ class BinaryModuleAction(ActionBase):
         name_index.store(module_result.pop(name_index.NAMES_KEY, None))
         # Taken out before anything (callbacks, -vvv, register) sees the result.
         got = module_result.pop(ticket_store.TICKET_KEY, None)
-        if ticket is not None:
+        if ticket is not None and not wrap_async:
             ticket_store.store(module_args, got)
-        result = merge_hash(result, self.post_process(module_result, task_vars))
-        if not wrap_async:
-            self._remove_tmp_path(self._connection._shell.tmpdir)
-        return result
+        return module_result
 
     def module_args(self, task_vars):
         """The task's arguments (module_defaults already applied) the binary receives."""

@@ -21,22 +21,20 @@ environment, 60 by default; ``0`` turns the index off.
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import tempfile
 import time
 
-from ansible_collections.ferrox.proxmox.plugins.plugin_utils import plan_store
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import _wire, plan_store, run_dir
 
-NAMES_ARG = '_ferrox_names'
-NAMES_KEY = '_ferrox_names'
-MAX_AGE_ENV = 'FERROX_NAME_INDEX_MAX_AGE'
-DEFAULT_MAX_AGE = 60.0
+NAMES_ARG = _wire.NAMES_ARG
+NAMES_KEY = _wire.NAMES_KEY
+MAX_AGE_ENV = _wire.MAX_AGE_ENV
+DEFAULT_MAX_AGE = _wire.DEFAULT_MAX_AGE
 INDEX_FILE = 'ferrox-names.json'
 # The modules that look guests up by name (proxmox_vm_info reads the index but does not
 # build it: its listing lacks the nodes and storages the others need).
-MODULES = ('proxmox_kvm', 'proxmox_disk', 'proxmox_nic', 'proxmox_vm_info')
+MODULES = _wire.NAME_INDEX_MODULES
 
 
 def max_age():
@@ -55,16 +53,12 @@ def max_age():
 
 
 def index_path(directory=None):
-    return os.path.join(directory or plan_store.run_dir(), INDEX_FILE)
+    return run_dir.path(INDEX_FILE, directory)
 
 
 def read_index(directory=None):
     """The stored index, by cluster; empty when there is none or it is unreadable."""
-    try:
-        with open(index_path(directory)) as f:
-            index = json.load(f)
-    except (OSError, ValueError):
-        return {}
+    index = run_dir.read_json(INDEX_FILE, directory)
     return index if isinstance(index, dict) else {}
 
 
@@ -97,7 +91,6 @@ def store(fresh, directory=None):
     listing's age in seconds)."""
     if not isinstance(fresh, dict) or not isinstance(fresh.get('cluster'), str):
         return
-    directory = directory or plan_store.run_dir()
     try:
         age = max(0.0, float(fresh.get('age', 0)))
     except (TypeError, ValueError):
@@ -111,7 +104,4 @@ def store(fresh, directory=None):
     with plan_store.locked(directory):
         index = read_index(directory)
         index[fresh['cluster']] = entry
-        fd, tmp = tempfile.mkstemp(prefix='.ferrox-names-', dir=directory)
-        with os.fdopen(fd, 'w') as f:
-            json.dump(index, f)
-        os.replace(tmp, index_path(directory))
+        run_dir.write_json(INDEX_FILE, index, directory)

@@ -9,36 +9,20 @@ tasks of the run would have had) and returns its own effects, which are appended
 The meaning of an effect lives in the module binaries (``common/dryrun``); this file
 only stores, locks and appends.
 
-Where: ``plan.json`` in ansible-core's per-run local temp dir (``C.DEFAULT_LOCAL_TMP``,
-``<local_tmp>/ansible-local-<pid><random>``). The main process creates it, forked
-workers (2.17 and 2.19 alike) inherit its path, and ansible-core removes it when the run
-ends; a run that was killed leaves it behind under a name no later run uses, so it is
-never read again.
-
-Locking: ``fcntl.flock`` on ``plan.lock`` next to it, across the forks.
+Where and how: ``ferrox-plan.json`` in the run's directory, replaced atomically under
+``ferrox-plan.lock`` (``run_dir.py``).
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
-import json
-import os
-import tempfile
-
-from ansible import constants as C
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import run_dir
 
 PLAN_FILE = 'ferrox-plan.json'
 LOCK_FILE = 'ferrox-plan.lock'
 
 
-def run_dir():
-    """The per-run temp dir of this ``ansible-playbook`` process."""
-    return C.DEFAULT_LOCAL_TMP
-
-
 def plan_path(directory=None):
-    return os.path.join(directory or run_dir(), PLAN_FILE)
+    return run_dir.path(PLAN_FILE, directory)
 
 
 def empty_plan():
@@ -47,11 +31,7 @@ def empty_plan():
 
 def read_plan(directory=None):
     """The plan as stored, or an empty one (nothing planned yet)."""
-    try:
-        with open(plan_path(directory)) as f:
-            plan = json.load(f)
-    except (OSError, ValueError):
-        return empty_plan()
+    plan = run_dir.read_json(PLAN_FILE, directory)
     if not isinstance(plan, dict) or not isinstance(plan.get('effects'), list):
         return empty_plan()
     return plan
@@ -59,23 +39,13 @@ def read_plan(directory=None):
 
 def write_plan(plan, directory=None):
     """Replaces the plan atomically (readers never see half a file)."""
-    directory = directory or run_dir()
-    fd, tmp = tempfile.mkstemp(prefix='.ferrox-plan-', dir=directory)
-    with os.fdopen(fd, 'w') as f:
-        json.dump(plan, f)
-    os.replace(tmp, plan_path(directory))
+    run_dir.write_json(PLAN_FILE, plan, directory)
 
 
-@contextlib.contextmanager
 def locked(directory=None):
-    """Holds the plan's lock (shared by every fork of the run) for the ``with`` block."""
-    directory = directory or run_dir()
-    with open(os.path.join(directory, LOCK_FILE), 'a') as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    """Holds the plan's lock (shared by every fork of the run) for the ``with`` block; the
+    name index and the ticket store write under it too."""
+    return run_dir.locked(LOCK_FILE, directory)
 
 
 def reserved(plan):

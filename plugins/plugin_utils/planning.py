@@ -17,10 +17,10 @@ distinct predicted vmids at the cost of at most one more run each.
 
 from __future__ import annotations
 
-from ansible_collections.ferrox.proxmox.plugins.plugin_utils import plan_store
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import _wire, plan_store
 
-PLAN_ARG = '_ferrox_plan'
-EFFECTS_KEY = '_ferrox_plan_effects'
+PLAN_ARG = _wire.PLAN_ARG
+EFFECTS_KEY = _wire.EFFECTS_KEY
 
 
 def run_planned(run_binary, module_args, directory=None):

@@ -21,36 +21,52 @@ How long: a kept ticket at least ``FERROX_TICKET_RENEW_AFTER`` seconds old (3600
 default, half of PVE's two-hour ticket lifetime) is renewed by the next task that uses
 it; ``0`` turns reuse off (every task logs in, as community.proxmox does).
 
-Async tasks neither get nor leave a ticket: their result is read later by
-``async_status``, never by this plugin, so a ticket in it would be shown.
+One code, one login: the first password login of an identity in a run is serialized
+across forks (``handover``: a per-identity ``fcntl.flock`` on a lock file beside the
+store, held around the first task's module run while no ticket is kept); the tasks that
+waited on it re-read the store and use its ticket. A TOTP code (``api_otp``) logs in
+once on PVE 8+ (a reused code is refused and counted towards locking the user's TOTP),
+so with reuse off a task with ``api_otp`` is refused before any login.
+
+Async tasks get the run's kept ticket but never leave one (``leave: false``): their
+result is read later by ``async_status``, never by this plugin, so a ticket in it would
+be shown. An async task with ``api_otp`` and no kept ticket is refused: its login would
+use the code and keep nothing for the tasks after it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import json
 import math
 import os
 import secrets
-import tempfile
 import time
 
-from ansible_collections.ferrox.proxmox.plugins.plugin_utils import plan_store
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import _wire, plan_store, run_dir
 
-TICKET_ARG = '_ferrox_ticket'
-TICKET_KEY = '_ferrox_ticket'
-RENEW_ENV = 'FERROX_TICKET_RENEW_AFTER'
-DEFAULT_RENEW_AFTER = 3600.0
+TICKET_ARG = _wire.TICKET_ARG
+TICKET_KEY = _wire.TICKET_KEY
+RENEW_ENV = _wire.RENEW_AFTER_ENV
+DEFAULT_RENEW_AFTER = _wire.DEFAULT_RENEW_AFTER
 TICKET_FILE = 'ferrox-tickets.json'
-DEFAULT_PORT = 8006
-# The connection options and the environment variables the binary falls back to
-# (common/run/src/connection.rs).
-_OPTIONS = {
-    'api_host': 'PROXMOX_HOST',
-    'api_port': 'PROXMOX_PORT',
-    'api_user': 'PROXMOX_USER',
-    'api_password': 'PROXMOX_PASSWORD',
-}
+# The connection options that make a password identity, with the environment variables
+# the binary falls back to.
+_OPTIONS = {option: _wire.ENV_FALLBACKS[option] for option in ('api_host', 'api_port', 'api_user', 'api_password')}
+OTP_OPTION = 'api_otp'
+LOCK_PREFIX = 'ferrox-login-'
+
+REUSE_OFF_WITH_OTP = (
+    'api_otp cannot be used with %s=0: a TOTP code logs in once (PVE 8 and later refuse it the second time '
+    'and count that towards locking the user\'s TOTP), and with ticket reuse off every task would log in with '
+    'it. Unset %s (or set it above 0) so the run logs in once and its tasks share the ticket, or use an API '
+    'token (api_token_id, api_token_secret)'
+)
+ASYNC_FIRST_WITH_OTP = (
+    'An async task cannot be the first to log in with api_otp: its login would use the TOTP code (it logs in '
+    'once) and keep no ticket for the tasks after it. Run a task without async first (for example '
+    'proxmox_vm_info) so the run logs in once, or use an API token (api_token_id, api_token_secret)'
+)
 
 
 def renew_after():
@@ -69,21 +85,69 @@ def renew_after():
 
 
 def ticket_path(directory=None):
-    return os.path.join(directory or plan_store.run_dir(), TICKET_FILE)
+    return run_dir.path(TICKET_FILE, directory)
+
+
+def _from_env(variables):
+    """The first of ``variables`` set in the controller's environment, as the binary reads them."""
+    return next((os.environ[v] for v in variables if v in os.environ), None)
 
 
 def identity(args):
     """Who a task logs in as with a password (``key``, ``user``, ``endpoint``,
     ``password``); None when it does not log in with a password."""
     value = {}
-    for option, env in _OPTIONS.items():
+    for option, variables in _OPTIONS.items():
         given = args.get(option)
-        value[option] = os.environ.get(env) if given in (None, '') else given
+        value[option] = _from_env(variables) if given in (None, '') else given
     if not all(value[o] for o in ('api_host', 'api_user', 'api_password')):
         return None
-    endpoint = '%s:%s' % (value['api_host'], value['api_port'] or DEFAULT_PORT)
+    endpoint = '%s:%s' % (value['api_host'], value['api_port'] or _wire.DEFAULT_PORT)
     user = str(value['api_user'])
     return {'key': '%s@%s' % (user, endpoint), 'user': user, 'endpoint': endpoint, 'password': str(value['api_password'])}
+
+
+def otp_given(args):
+    """Whether the task logs in with a second factor (``api_otp`` or ``PROXMOX_OTP``)."""
+    given = args.get(OTP_OPTION)
+    return bool(_from_env(_wire.ENV_FALLBACKS[OTP_OPTION]) if given in (None, '') else given)
+
+
+def _login_lock(directory, key):
+    """The identity's lock for its first login (one file per identity)."""
+    return run_dir.locked(LOCK_PREFIX + hashlib.sha256(key.encode('utf-8')).hexdigest()[:16] + '.lock', directory)
+
+
+@contextlib.contextmanager
+def handover(args, wrap_async=False, directory=None):
+    """Yields ``(ticket, refusal)`` for the ``with`` block that runs the task's module:
+    what the binary gets in ``_ferrox_ticket`` (None: no reuse for this task), or why the
+    task must not run. While no ticket is kept for the task's identity the block holds the
+    identity's login lock, so the run's first login is its only one: store the ticket the
+    task got (``store``) before leaving the block. Raises ValueError as ``renew_after``."""
+    limit = renew_after()
+    who = identity(args)
+    if who is None:
+        yield None, None
+        return
+    if limit == 0:
+        yield None, (REUSE_OFF_WITH_OTP % (RENEW_ENV, RENEW_ENV) if otp_given(args) else None)
+        return
+    directory = run_dir.directory_of(directory)
+    ticket = for_task(args, directory)
+    if ticket['kept'] is None:
+        with _login_lock(directory, who['key']):
+            # Another fork may have logged in while this one waited.
+            ticket = for_task(args, directory)
+            if ticket['kept'] is None:
+                if wrap_async and otp_given(args):
+                    yield None, ASYNC_FIRST_WITH_OTP
+                    return
+                ticket['leave'] = not wrap_async
+                yield ticket, None
+                return
+    ticket['leave'] = not wrap_async
+    yield ticket, None
 
 
 def _fingerprint(salt, key, password):
@@ -91,11 +155,7 @@ def _fingerprint(salt, key, password):
 
 
 def _read(directory=None):
-    try:
-        with open(ticket_path(directory)) as f:
-            kept = json.load(f)
-    except (OSError, ValueError):
-        return {}
+    kept = run_dir.read_json(TICKET_FILE, directory)
     return kept if isinstance(kept, dict) else {}
 
 
@@ -138,12 +198,7 @@ def store(args, got, directory=None):
         'salt': salt,
         'pw': _fingerprint(salt, key, who['password']),
     }
-    directory = directory or plan_store.run_dir()
     with plan_store.locked(directory):
         kept = _read(directory)
         kept[key] = entry
-        # mkstemp creates the file 0600; os.replace keeps that mode.
-        fd, tmp = tempfile.mkstemp(prefix='.ferrox-tickets-', dir=directory)
-        with os.fdopen(fd, 'w') as f:
-            json.dump(kept, f)
-        os.replace(tmp, ticket_path(directory))
+        run_dir.write_json(TICKET_FILE, kept, directory)

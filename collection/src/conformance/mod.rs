@@ -72,19 +72,7 @@ pub fn conformance(args: &[&str]) -> Result<()> {
     check_target(&client, &s)?;
     let survey = guard::survey(&client, &s)?;
     guard::refuse_foreign(&survey, &s)?;
-    println!(
-        "conformance against {} (Proxmox VE {}) as {}",
-        client.base_url(),
-        version["version"].as_str().unwrap_or("?"),
-        client.identity()
-    );
-    println!(
-        "it creates, changes and removes only QEMU VMs with vmids {}-{} named {}* on node {} (disks on {}, NICs on {})",
-        s.range.0, s.range.1, s.prefix, s.node, s.storage, s.bridge
-    );
-    for g in &survey.ours {
-        println!("  left by an earlier run, to be removed: {g}");
-    }
+    announce(&client, &version, &s, &survey);
 
     setup::main_venv()?;
     if let Some(profile) = opts.profile {
@@ -144,18 +132,7 @@ pub fn conformance(args: &[&str]) -> Result<()> {
         seconds: started.elapsed().as_secs_f64(),
         pve_version: version,
         ansible,
-        target: Target {
-            host: s.connection.host.clone(),
-            port: s.connection.port,
-            user: s.connection.user.clone(),
-            token_id: s.connection.token_id.clone(),
-            tls: tls_mode(&s),
-            node: s.node.clone(),
-            storage: s.storage.clone(),
-            bridge: s.bridge.clone(),
-            vmid_range: [s.range.0, s.range.1],
-            prefix: s.prefix.clone(),
-        },
+        target: target_of(&s),
         passed: count("passed"),
         failed: count("failed"),
         skipped: count("skipped"),
@@ -164,6 +141,46 @@ pub fn conformance(args: &[&str]) -> Result<()> {
         cleanup,
     };
     let report_path = opts.report.unwrap_or_else(|| work.join("report.json"));
+    write_report(&report, &report_path)?;
+    final_sweep?;
+    verdict(&report, &work)
+}
+
+/// What the run is about to touch, before it touches anything.
+fn announce(client: &Client, version: &serde_json::Value, s: &Settings, survey: &guard::Survey) {
+    println!(
+        "conformance against {} (Proxmox VE {}) as {}",
+        client.base_url(),
+        version["version"].as_str().unwrap_or("?"),
+        client.identity()
+    );
+    println!(
+        "it creates, changes and removes only QEMU VMs with vmids {}-{} named {}* on node {} (disks on {}, NICs on {})",
+        s.range.0, s.range.1, s.prefix, s.node, s.storage, s.bridge
+    );
+    for g in &survey.ours {
+        println!("  left by an earlier run, to be removed: {g}");
+    }
+}
+
+/// Where the run went: no secret, only what identifies the target.
+fn target_of(s: &Settings) -> Target {
+    Target {
+        host: s.connection.host.clone(),
+        port: s.connection.port,
+        user: s.connection.user.clone(),
+        token_id: s.connection.token_id.clone(),
+        tls: tls_mode(s),
+        node: s.node.clone(),
+        storage: s.storage.clone(),
+        bridge: s.bridge.clone(),
+        vmid_range: [s.range.0, s.range.1],
+        prefix: s.prefix.clone(),
+    }
+}
+
+/// The report file, then its path and the counts on stdout.
+fn write_report(report: &Report, report_path: &std::path::Path) -> Result<()> {
     std::fs::write(&report_path, serde_json::to_string_pretty(&report)? + "\n")
         .with_context(|| format!("writing {}", report_path.display()))?;
     println!("report: {}", report_path.display());
@@ -173,7 +190,11 @@ pub fn conformance(args: &[&str]) -> Result<()> {
         String::new()
     };
     println!("{} passed, {} failed{skipped}", report.passed, report.failed);
-    final_sweep?;
+    Ok(())
+}
+
+/// The run fails when it was interrupted or a scenario failed.
+fn verdict(report: &Report, work: &std::path::Path) -> Result<()> {
     if report.interrupted {
         bail!("interrupted");
     }
@@ -181,7 +202,7 @@ pub fn conformance(args: &[&str]) -> Result<()> {
         bail!(
             "{} conformance scenario(s) failed; the logs are in {}",
             report.failed,
-            repo::rel(&work)
+            repo::rel(work)
         );
     }
     Ok(())

@@ -850,16 +850,6 @@ mod tests {
         );
     }
 
-    /// The shim's constant is the same number (one fact, two languages).
-    #[test]
-    fn the_shim_sends_this_version() {
-        let shim = include_str!("../../../plugins/plugin_utils/binary_module.py");
-        assert!(
-            shim.contains(&format!("\nPROTOCOL_VERSION = {PROTOCOL_VERSION}\n")),
-            "binary_module.py's PROTOCOL_VERSION differs"
-        );
-    }
-
     #[test]
     fn invocation_is_left_out_when_ansible_asks() {
         let (r, _) = run_with(json!({"name": "x", "_ansible_inject_invocation": false}));

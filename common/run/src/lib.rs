@@ -139,10 +139,9 @@ impl RunWide for Module {
     fn connect(&mut self, conn: &ConnectionParams) -> Result<Client, ApiError> {
         let plan = self.plan();
         let handover = self.carried::<RunState>().and_then(|r| r.ticket.as_ref());
-        let kept = handover.and_then(|h| h.kept_for(conn));
-        let sink = handover.map(ticket::Handover::sink);
+        let run = handover.map(|h| h.for_connection(conn));
         let secrets: SecretSink = Arc::new(ferrox_ansible::protocol::register_secret);
-        Ok(Client::connect_keeping(conn, kept, sink, Some(secrets))?.seeing(plan.map(|p| p as Arc<dyn ReadThrough>)))
+        Ok(Client::connect_keeping(conn, run, Some(secrets))?.seeing(plan.map(|p| p as Arc<dyn ReadThrough>)))
     }
 }
 

@@ -32,6 +32,12 @@ use ferrox_pve_client::connection::ConnectionParams;
 /// The module docs' note (every module).
 pub const DOC_NOTE: &str = "A guest looked up by O(name) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds; C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of proxmox_kvm, proxmox_disk and proxmox_nic refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones, migrations, removals and pool moves always list.";
 
+/// The controller's environment variable that sets how long an index is trusted
+/// (seconds; `0` turns it off), read by the action plugin (`plugins/plugin_utils/_wire.py`).
+pub const MAX_AGE_ENV: &str = "FERROX_NAME_INDEX_MAX_AGE";
+/// How long an index is trusted when [`MAX_AGE_ENV`] is not set.
+pub const DEFAULT_MAX_AGE_SECS: u32 = 60;
+
 /// The module argument the action plugin hands the index in.
 pub const NAMES_ARG: &str = "_ferrox_names";
 /// The result key a task returns a refreshed index in, with the listing's `age` in
@@ -231,6 +237,16 @@ pub fn refreshed(key: &str, cluster: &Cluster) -> Value {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_doc_note_names_the_setting_and_its_default() {
+        let note = super::DOC_NOTE;
+        assert!(note.contains(&format!("C({})", super::MAX_AGE_ENV)), "{note}");
+        assert!(
+            note.contains(&format!("({} seconds;", super::DEFAULT_MAX_AGE_SECS)),
+            "{note}"
+        );
+    }
+
     use super::*;
     use ferrox_cluster::listing_probe::{Place, Unsought};
 

@@ -6,10 +6,11 @@
 //! fallback to a fresh login: `api::client::reuse`).
 //!
 //! Hand-over: `{"renew_after": seconds, "kept": {"ticket", "csrf", "user", "endpoint",
-//! "age"} | null}` in; a ticket the task got (login or renewal) back in the private
-//! result key [`TICKET_KEY`], added after masking and taken out by the action plugin
-//! before anything shows the result. Without [`TICKET_ARG`] (an async task, reuse off, a
-//! module run by hand) a task logs in itself and hands nothing back.
+//! "age"} | null, "leave": bool}` in; a ticket the task got (login or renewal) back in
+//! the private result key [`TICKET_KEY`], added after masking and taken out by the action
+//! plugin before anything shows the result — unless `leave` is false: an async task's
+//! result is read by `async_status`, which would show it. Without [`TICKET_ARG`] (reuse
+//! off, a module run by hand) a task logs in itself and hands nothing back.
 
 use std::sync::Arc;
 
@@ -17,8 +18,13 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use ferrox_pve_client::client::url::DEFAULT_PORT;
-use ferrox_pve_client::client::{KeptTicket, TicketSink};
+use ferrox_pve_client::client::{KeptTicket, RunTickets, TicketSink};
 use ferrox_pve_client::connection::ConnectionParams;
+
+/// The controller's environment variable that sets after how many seconds a kept ticket
+/// is renewed (`0` turns reuse off), read by the action plugin
+/// (`plugins/plugin_utils/_wire.py`); its default is the client's `DEFAULT_RENEW_AFTER`.
+pub const RENEW_AFTER_ENV: &str = "FERROX_TICKET_RENEW_AFTER";
 
 /// The module argument the action plugin hands the kept ticket in.
 pub const TICKET_ARG: &str = "_ferrox_ticket";
@@ -33,6 +39,9 @@ pub struct Handover {
     renew_after: f64,
     #[serde(default)]
     kept: Option<Kept>,
+    /// Whether a ticket the task gets goes back in its result (not for async tasks).
+    #[serde(default = "leave_by_default")]
+    leave: bool,
     #[serde(skip)]
     sink: TicketSink,
 }
@@ -47,6 +56,10 @@ struct Kept {
     endpoint: String,
     /// Seconds since it was got.
     age: f64,
+}
+
+fn leave_by_default() -> bool {
+    true
 }
 
 impl Handover {
@@ -68,8 +81,17 @@ impl Handover {
             ticket: kept.ticket.clone(),
             csrf: kept.csrf.clone(),
             age_secs: kept.age,
-            renew_after_secs: self.renew_after,
         })
+    }
+
+    /// What the task's client gets from the run: the kept ticket when it is this
+    /// connection's, the sink, the renewal age.
+    pub fn for_connection(&self, conn: &ConnectionParams) -> RunTickets {
+        RunTickets {
+            kept: self.kept_for(conn),
+            sink: self.sink(),
+            renew_after_secs: self.renew_after,
+        }
     }
 
     /// Where the task's client leaves a ticket it gets.
@@ -79,6 +101,9 @@ impl Handover {
 
     /// The ticket the task got, as [`TICKET_KEY`] carries it; `None`: it got none.
     pub fn got(&self) -> Option<Value> {
+        if !self.leave {
+            return None;
+        }
         let got = self.sink.lock().unwrap_or_else(|e| e.into_inner()).clone()?;
         Some(json!({"ticket": got.ticket, "csrf": got.csrf, "user": got.user}))
     }
@@ -115,7 +140,8 @@ mod tests {
     fn a_kept_ticket_is_only_for_its_user_endpoint_and_password_auth() {
         let h = handover(12.0);
         let kept = h.kept_for(&conn("root@pam", None, true)).unwrap();
-        assert_eq!((kept.age_secs, kept.renew_after_secs), (12.0, 3600.0));
+        assert_eq!(kept.age_secs, 12.0);
+        assert_eq!(h.for_connection(&conn("root@pam", None, true)).renew_after_secs, 3600.0);
         assert!(
             h.kept_for(&conn("root@pam", Some(8006), true)).is_some(),
             "8006 is the default port"
@@ -140,5 +166,20 @@ mod tests {
             Handover::from_value(&json!({"kept": null})).is_none(),
             "renew_after is required"
         );
+    }
+
+    #[test]
+    fn an_async_task_uses_the_kept_ticket_but_leaves_none() {
+        let h = Handover::from_value(&json!({"renew_after": 60, "leave": false, "kept": {
+            "ticket": "PVE:root@pam:6553F100::c2ln", "csrf": "6553F100:x", "user": "root@pam",
+            "endpoint": "pve.example:8006", "age": 1.0}}))
+        .unwrap();
+        assert!(h.kept_for(&conn("root@pam", None, true)).is_some());
+        *h.sink().lock().unwrap() = Some(NewTicket {
+            ticket: "T".into(),
+            csrf: "C".into(),
+            user: "root@pam".into(),
+        });
+        assert!(h.got().is_none(), "async_status would show it");
     }
 }

@@ -13,6 +13,11 @@ pub const BINARY: &str = "ferrox";
 /// module: it reads the plugin's options on stdin and prints JSON lines.
 pub const INVENTORY: &str = "inventory";
 
+/// The modules that look a guest up by `name` through the run's name index (the action
+/// plugin hands them the index: `plugins/plugin_utils/_wire.py`); their docs carry
+/// the index's note.
+pub const NAME_INDEX_MODULES: [&str; 4] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info"];
+
 pub const MODULES: [Registered; 5] = [
     Registered {
         name: "proxmox_kvm",
@@ -40,3 +45,23 @@ pub const MODULES: [Registered; 5] = [
         body: proxmox_template::run,
     },
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_index_modules_are_those_whose_docs_explain_the_index() {
+        let note = ferrox_common::run::name_index::DOC_NOTE;
+        for module in MODULES {
+            let spec = (module.spec)();
+            let documented = spec.notes.iter().any(|n| n == note);
+            assert_eq!(
+                documented,
+                NAME_INDEX_MODULES.contains(&module.name),
+                "{}: the index note and NAME_INDEX_MODULES disagree",
+                module.name
+            );
+        }
+    }
+}

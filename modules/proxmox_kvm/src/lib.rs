@@ -69,6 +69,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = KvmTask::read(m.params.clone(), &conn, m.check_mode)?;
     let client = m.connect(&conn)?;
     client.set_retry_budget(task.timeout);
+    for warning in settle_newer_keys(&client, &task)? {
+        m.warn(warning);
+    }
     let mut ctx = Ctx::new(m, &task, &conn, &client)?;
     let result = match &task.operation {
         Operation::Clone => clone::clone(&mut ctx),
@@ -93,4 +96,19 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         m.refresh_name_index(index, listed_at);
     }
     result
+}
+
+/// The task's keys newer than the schema, decided by the cluster's release before any
+/// write (check mode too): `GET /version` read once, and only when there is such a key.
+fn settle_newer_keys(client: &ferrox_common::api::client::Client, task: &KvmTask) -> Result<Vec<String>, Failure> {
+    let Some(first) = task.newer_keys.first() else {
+        return Ok(Vec::new());
+    };
+    let version = api::cluster_version(client).map_err(|e| {
+        Failure::new(format!(
+            "Failed to read the cluster's version (GET /version), which decides whether {}: {} may be sent: {e}",
+            first.at, first.key
+        ))
+    })?;
+    ferrox_common::pve::propstring::versions::settle(&task.newer_keys, &version).map_err(Failure::new)
 }

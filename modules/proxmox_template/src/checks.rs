@@ -1,6 +1,6 @@
 //! Refusals before anything is written, each naming the option, the cause and the fix:
-//! a storage that does not take the content type, `import` on a cluster older than
-//! PVE 8.4, a `src` file that is missing or unreadable. Pure where it can be.
+//! a storage that does not take the content type, an `import` file the node's PVE does
+//! not take yet, a `src` file that is missing or unreadable. Pure where it can be.
 
 use std::fs::File;
 use std::path::Path;
@@ -11,8 +11,16 @@ use ferrox_common::ansible::options::read::Choice;
 
 use crate::task::Content;
 
-/// `import` content (disk images, OVA) came with pve-storage in PVE 8.4.
-pub const IMPORT_SINCE: (u64, u64) = (8, 4);
+/// The PVE version from which `upload` and `download-url` take a file of this name as
+/// `import` content: `.ova` from pve-storage 8.2.8 (PVE 8.3, commit 40df25d), the disk
+/// images `.qcow2`, `.raw`, `.vmdk` from pve-storage 8.3.6 (PVE 8.4, commit 76f695f).
+pub fn import_since(name: &str) -> (u64, u64) {
+    if name.ends_with(".ova") {
+        (8, 3)
+    } else {
+        (8, 4)
+    }
+}
 
 fn words(content: Content) -> &'static str {
     match content {
@@ -92,19 +100,28 @@ pub fn extension_fits(content: Content, name: &str) -> Result<(), String> {
     ))
 }
 
-/// `Ok` when the node's version takes `import` content.
-pub fn import_supported(version: &str, node: &str) -> Result<(), String> {
+/// `Ok` when the node's version takes the file `name` as `import` content.
+pub fn import_supported(version: &str, node: &str, name: &str) -> Result<(), String> {
     let mut parts = version
         .split(|c: char| !c.is_ascii_digit())
         .filter(|p| !p.is_empty())
         .map(|p| p.parse::<u64>().unwrap_or(0));
     let found = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    if found >= IMPORT_SINCE {
+    let since = import_since(name);
+    if found >= since {
         return Ok(());
     }
+    let (what, on_the_node) = if name.ends_with(".ova") {
+        ("an OVA", "extract the OVA on the node and import it with qm importovf")
+    } else {
+        (
+            "a disk image (.qcow2, .raw, .vmdk)",
+            "import the disk image on the node with qm disk import",
+        )
+    };
     Err(format!(
-        "content_type import needs Proxmox VE {}.{} or later, and node {node} runs pve-manager {version}: upgrade the node, or import the disk image on the node with qm disk import",
-        IMPORT_SINCE.0, IMPORT_SINCE.1
+        "content_type import of {what} needs Proxmox VE {}.{} or later, and node {node} runs pve-manager {version}: upgrade the node, or {on_the_node}",
+        since.0, since.1
     ))
 }
 
@@ -173,12 +190,30 @@ mod tests {
     }
 
     #[test]
-    fn import_needs_8_4() {
-        assert!(import_supported("8.4.1", "pve1").is_ok());
-        assert!(import_supported("9.0.3", "pve1").is_ok());
+    fn import_takes_ova_from_8_3_and_disk_images_from_8_4() {
+        let table = [
+            ("8.3.0", "a.ova", true),
+            ("8.2.7", "a.ova", false),
+            ("8.3.5", "c.qcow2", false),
+            ("8.4.1", "c.qcow2", true),
+            ("8.4.0", "c.vmdk", true),
+            ("9.0.3", "c.raw", true),
+            ("9.1.1", "a.ova", true),
+        ];
+        for (version, name, takes) in table {
+            assert_eq!(
+                import_supported(version, "pve1", name).is_ok(),
+                takes,
+                "{version} {name}"
+            );
+        }
         assert_eq!(
-            import_supported("8.3.5", "pve1").unwrap_err(),
-            "content_type import needs Proxmox VE 8.4 or later, and node pve1 runs pve-manager 8.3.5: upgrade the node, or import the disk image on the node with qm disk import"
+            import_supported("8.3.5", "pve1", "c.qcow2").unwrap_err(),
+            "content_type import of a disk image (.qcow2, .raw, .vmdk) needs Proxmox VE 8.4 or later, and node pve1 runs pve-manager 8.3.5: upgrade the node, or import the disk image on the node with qm disk import"
+        );
+        assert_eq!(
+            import_supported("8.2.4", "pve1", "a.ova").unwrap_err(),
+            "content_type import of an OVA needs Proxmox VE 8.3 or later, and node pve1 runs pve-manager 8.2.4: upgrade the node, or extract the OVA on the node and import it with qm importovf"
         );
     }
 

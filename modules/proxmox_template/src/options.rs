@@ -20,7 +20,8 @@ pub fn options() -> Vec<Opt> {
             .desc("Exactly one of O(src) or O(url) is required for O(state=present), unless O(template) names an appliance template to download (C(pveam))."),
         Opt::str("url")
             .desc("URL of a file the node downloads itself (C(download-url)): the file never passes through the host the module runs on.")
-            .desc("Without O(template), the file name is the URL's last path segment; Proxmox VE's C(query-url-metadata) is asked before anything is written, so an unreachable URL fails early (in check mode too).")
+            .desc("Without O(template), the file name is the one Proxmox VE's C(query-url-metadata) reports, else the URL's last path segment.")
+            .desc("C(query-url-metadata) is a C(HEAD) request; a URL that refuses it (a server answering 405, an object storage link signed for C(GET)) is still downloaded, named by O(template) or its path; check mode then warns that the size is not known before the download.")
             .desc("Exactly one of O(src) or O(url) is required for O(state=present), unless O(template) names an appliance template to download (C(pveam))."),
         Opt::str("template")
             .desc("The file name on the storage (no C(/)).")
@@ -31,14 +32,14 @@ pub fn options() -> Vec<Opt> {
             .default(Content::ALL[0].0)
             .choices(&Content::names())
             .desc("Content type of the file: V(vztmpl) for LXC container templates, V(iso) for ISO disc images, V(import) for disk images (qcow2, raw, vmdk) and Open Virtual Appliances (OVA) that O(ferrox.proxmox.proxmox_disk#module:import_from) can import.")
-            .desc("V(import) needs Proxmox VE 8.4 or later; on an older cluster the task fails naming its version. The storage's C(content) must include the type."),
+            .desc("V(import) takes an OVA (C(.ova)) from Proxmox VE 8.3 and disk images (C(.qcow2), C(.raw), C(.vmdk)) from 8.4; on an older node the task fails naming its version. The storage's C(content) must include the type."),
         Opt::str("storage").default("local").desc("The storage that holds the file."),
         Opt::int("timeout")
             .default(DEFAULT_TIMEOUT)
             .desc("Seconds to wait for the upload, download or removal task to finish."),
         Opt::bool("force")
             .default(false)
-            .desc("Only with O(state=present): an existing file of that name is replaced (removed, then uploaded or downloaded again).")
+            .desc("Only with O(state=present): an existing file of that name is replaced. An upload (O(src)) overwrites it, as Proxmox VE's upload does; a download (O(url), an appliance template) removes it first, since Proxmox VE's C(download-url) refuses to overwrite (this needs C(Datastore.Allocate)).")
             .desc("Without it, an existing file is left alone (V(ok)), unless O(checksum) is given and the existing file cannot have that checksum (its size differs from the source's): then the task fails naming both sizes and the checksum."),
         Opt::str("state").default(State::ALL[0].0).choices(&State::names()).desc("Whether the file is on the storage."),
         Opt::str("checksum_algorithm")

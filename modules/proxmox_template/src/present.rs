@@ -14,8 +14,10 @@ struct Known {
     name: String,
     /// Bytes, when the source says (the file's length, the URL's `Content-Length`).
     size: Option<u64>,
-    /// The URL did not answer; kept to fail with once a transfer is due.
-    unreachable: Option<String>,
+    /// Why the node's `query-url-metadata` (a HEAD request) told nothing. download-url
+    /// fetches with GET, so a URL that refuses HEAD (405, a link signed for GET) is still
+    /// downloaded; the name then comes from `template` or the URL's path.
+    head_failed: Option<String>,
 }
 
 pub fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
@@ -34,13 +36,16 @@ pub fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
     if !matches!(source, Source::Appliance) {
         checks::extension_fits(task.content, &known.name).map_err(Failure::new)?;
     }
+    if task.content == Content::Import {
+        import_version_fits(ctx, &known.name)?;
+    }
     let volid = task.volid(&known.name);
     let existing = api::listing(ctx.client, &task.node, &task.storage, task.content)
         .map_err(|e| Failure::new(format!("Failed to retrieve template '{volid}': {e}")))?
         .into_iter()
         .find(|s| s.volid == volid);
     if let Some(found) = existing.as_ref().filter(|_| !task.force) {
-        if let Some(why) = &known.unreachable {
+        if let Some(why) = &known.head_failed {
             m.warn(format!(
                 "the node could not query url ({why}); {volid} is on the storage already and is kept"
             ));
@@ -54,11 +59,11 @@ pub fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
             _ => Ok(out),
         };
     }
-    if let Some(why) = known.unreachable {
-        return Err(Failure::new(why));
-    }
+    // An upload overwrites a file of its name (pve-storage's upload copies over it);
+    // download-url refuses to, so an existing file is removed first.
+    let remove_first = existing.is_some() && !matches!(source, Source::Upload(_));
     let mut writes = vec![write_of(ctx, &source)];
-    if existing.is_some() {
+    if remove_first {
         writes.insert(
             0,
             Write::RemoveFile {
@@ -75,17 +80,27 @@ pub fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
     let msg = done_message(ctx, &source, &volid);
     if m.check_mode {
         m.plan_effect(ctx.effect(&volid, size, shared, false));
-        let out = ctx.output(true, msg, &volid).with("size", size);
+        let mut out = ctx.output(true, msg, &volid).with("size", size);
+        if let Some(why) = &known.head_failed {
+            m.warn(unlearned_warning(ctx, why, &known.name));
+            out.set(ferrox_common::plan::unknown::RESULT_KEY, ["size"]);
+        }
         return Ok(if existing.is_some() {
             out.with("replaced", true)
         } else {
             out
         });
     }
-    if existing.is_some() {
+    if remove_first {
         absent::remove(ctx, &volid)?;
     }
-    let mut done = transfer::run(ctx, &source, &known.name, opened)?;
+    let mut done = transfer::run(ctx, &source, &known.name, opened).map_err(|f| match &known.head_failed {
+        Some(why) => Failure::new(format!(
+            "{} (before it, the node's HEAD request of the url failed too: {why})",
+            f.msg
+        )),
+        None => f,
+    })?;
     let stored = api::listing(ctx.client, &task.node, &task.storage, task.content)
         .map_err(|e| {
             Failure::new(format!(
@@ -110,8 +125,8 @@ pub fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
     })
 }
 
-/// The storage takes the content type (and `import` the node's version); whether it is
-/// shared (every node then sees the file).
+/// The storage takes the content type; whether it is shared (every node then sees the
+/// file).
 fn check_storage(ctx: &Context<'_>) -> Result<bool, Failure> {
     let task = ctx.task;
     let storages = api::storages(ctx.client, &task.node).map_err(|e| {
@@ -121,21 +136,25 @@ fn check_storage(ctx: &Context<'_>) -> Result<bool, Failure> {
         ))
     })?;
     checks::storage_takes(&storages, &task.node, &task.storage, task.content).map_err(Failure::new)?;
-    if task.content == Content::Import {
-        let version = api::version(ctx.client, &task.node).map_err(|e| {
-            Failure::new(format!(
-                "Failed to read the version of node {} (content_type import needs 8.4): {e}",
-                task.node
-            ))
-        })?;
-        checks::import_supported(&version, &task.node).map_err(Failure::new)?;
-    }
     let entry = storages
         .as_array()
         .into_iter()
         .flatten()
         .find(|s| s["storage"] == task.storage.as_str());
     Ok(entry.is_some_and(|s| s["shared"] == 1 || s["shared"] == true))
+}
+
+/// `import` takes `.ova` from PVE 8.3 and disk images from 8.4: checked against the
+/// node's version once the file's name is known.
+fn import_version_fits(ctx: &Context<'_>, name: &str) -> Result<(), Failure> {
+    let node = &ctx.task.node;
+    let version = api::version(ctx.client, node).map_err(|e| {
+        let (major, minor) = checks::import_since(name);
+        Failure::new(format!(
+            "Failed to read the version of node {node} (content_type import of {name} needs {major}.{minor}): {e}"
+        ))
+    })?;
+    checks::import_supported(&version, node, name).map_err(Failure::new)
 }
 
 /// The file's name and size: the task's, or for a URL the node's `query-url-metadata`.
@@ -150,7 +169,7 @@ fn know(ctx: &Context<'_>, source: &Source) -> Result<Known, Failure> {
         return Ok(Known {
             name,
             size,
-            unreachable: None,
+            head_failed: None,
         });
     };
     match api::url_metadata(ctx.client, &task.node, url) {
@@ -166,24 +185,42 @@ fn know(ctx: &Context<'_>, source: &Source) -> Result<Known, Failure> {
             Ok(Known {
                 name,
                 size: meta.size,
-                unreachable: None,
+                head_failed: None,
             })
         }
         Err(e) => {
-            let why = format!(
-                "url {url} cannot be fetched by node {}: {e}. Check that the URL is right and that node {} can reach it (proxy, DNS, firewall); the node downloads it, not the host the task runs on",
-                task.node, task.node
-            );
-            match &task.name {
-                Some(name) => Ok(Known {
-                    name: name.clone(),
-                    size: None,
-                    unreachable: Some(why),
-                }),
-                None => Err(Failure::new(why)),
+            let name = task
+                .name
+                .clone()
+                .unwrap_or_else(|| crate::task::normalized(&name_from(&UrlMetadata::default(), url)));
+            valid_name("the file name from url", &name).map_err(Failure::new)?;
+            if name.is_empty() {
+                return Err(Failure::new(format!(
+                    "url {url} cannot be queried by node {} ({e}) and its path names no file (it ends in '/'): set template to the file name it gets on the storage; check that the URL is right and that node {} can reach it (proxy, DNS, firewall)",
+                    task.node, task.node
+                )));
             }
+            Ok(Known {
+                name,
+                size: None,
+                head_failed: Some(e.message.clone()),
+            })
         }
     }
+}
+
+/// A check run's word on a URL the node could not query: what stays unknown until the
+/// download, and why a real run downloads all the same.
+fn unlearned_warning(ctx: &Context<'_>, why: &str, name: &str) -> String {
+    let node = &ctx.task.node;
+    let named = if ctx.task.name.is_some() {
+        "template"
+    } else {
+        "the url's path"
+    };
+    format!(
+        "node {node} could not query the url ({why}): its size is not known before the download, and the file name {name} comes from {named}. A real run downloads it all the same (download-url fetches with GET; servers and signed links that refuse HEAD are common); if the url is wrong or node {node} cannot reach it (proxy, DNS, firewall), that download fails"
+    )
 }
 
 /// The name `query-url-metadata` reports (Content-Disposition or the URL's last path

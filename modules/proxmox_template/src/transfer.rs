@@ -42,10 +42,13 @@ pub struct Done {
 pub fn run(ctx: &Context<'_>, source: &Source, name: &str, opened: Option<(File, u64)>) -> Result<Done, Failure> {
     let task = ctx.task;
     let started = Instant::now();
+    // pveproxy reads an upload's fields by regexes in this order (content,
+    // checksum-algorithm, checksum) and refuses another (pve-http-server's
+    // file_upload_multipart); download-url takes any order, and gets the same.
     let mut fields: Vec<(&str, String)> = vec![("content", task.content.name().to_string())];
     if let Some(sum) = &task.checksum {
-        fields.push(("checksum", sum.value.clone()));
         fields.push(("checksum-algorithm", sum.algorithm.name().to_string()));
+        fields.push(("checksum", sum.value.clone()));
     }
     let (upid, bytes, sending) = match source {
         Source::Upload(path) => {

@@ -5,6 +5,8 @@ tests/plan_store.rs with the collection importable as ansible_collections.ferrox
 import os
 import stat
 import tempfile
+import threading
+import time
 
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils import ticket_store
 
@@ -55,7 +57,47 @@ def main():
             assert ticket_store.RENEW_ENV in str(e) and '0 turns ticket reuse off' in str(e), e
         else:
             raise AssertionError('%r accepted' % bad)
+    del os.environ[ticket_store.RENEW_ENV]
+    handovers()
     print('ok')
+
+
+def handovers():
+    """The first login of an identity holds its lock; a fork waiting on it gets the
+    ticket; api_otp is refused where it would log in twice or keep nothing."""
+    d = tempfile.mkdtemp()
+    got = {'ticket': 'PVE:mfa@pve:6553F100::sig', 'csrf': '6553F100:c', 'user': 'mfa@pve'}
+    mfa = task(api_user='mfa@pve', api_otp='123456')
+    seen = {}
+
+    def second_fork():
+        with ticket_store.handover(mfa, directory=d) as (ticket, refusal):
+            seen['ticket'], seen['refusal'], seen['at'] = ticket, refusal, time.time()
+
+    with ticket_store.handover(mfa, directory=d) as (ticket, refusal):
+        assert refusal is None and ticket == {'renew_after': 3600.0, 'kept': None, 'leave': True}, ticket
+        waiter = threading.Thread(target=second_fork)
+        waiter.start()
+        time.sleep(0.5)
+        assert 'ticket' not in seen, 'the second fork waits for the first login'
+        stored_at = time.time()
+        ticket_store.store(mfa, got, directory=d)
+    waiter.join(5)
+    assert seen['refusal'] is None and seen['at'] >= stored_at, seen
+    assert seen['ticket']['kept']['ticket'] == got['ticket'], 'it uses the first login\'s ticket'
+
+    with ticket_store.handover(mfa, wrap_async=True, directory=d) as (ticket, refusal):
+        assert refusal is None and ticket['kept'] is not None and ticket['leave'] is False, ticket
+    fresh = tempfile.mkdtemp()
+    with ticket_store.handover(mfa, wrap_async=True, directory=fresh) as (ticket, refusal):
+        assert ticket is None and 'async task cannot be the first to log in with api_otp' in refusal, refusal
+    os.environ[ticket_store.RENEW_ENV] = '0'
+    with ticket_store.handover(mfa, directory=d) as (ticket, refusal):
+        assert ticket is None and 'FERROX_TICKET_RENEW_AFTER=0' in refusal and 'logs in once' in refusal, refusal
+        assert '123456' not in refusal
+    with ticket_store.handover(task(), directory=d) as (ticket, refusal):
+        assert ticket is None and refusal is None, 'without api_otp every task logs in'
+    del os.environ[ticket_store.RENEW_ENV]
 
 
 if __name__ == '__main__':

@@ -1,7 +1,8 @@
 //! proxmox_kvm and the keys PVE 9 has: `extra_config` (any schema key, checked before any
-//! write), `efidisk0.ms_cert` (the Microsoft 2023 certificates), and the field report's
-//! `qm set --rng0 … --spice_enhancements …` as a task. Through ansible-playbook against
-//! the simulator.
+//! write), `efidisk0.ms_cert` (the Microsoft 2023 certificates), the field report's
+//! `qm set --rng0 … --spice_enhancements …` as a task, and keys newer than the schema
+//! (PVE 9.2's `host-tunnel` and cpu `level`) decided by the cluster's release. Through
+//! ansible-playbook against the simulator.
 
 use ferrox_integration::{creds, Env, PlayOpts};
 use serde_json::Value;
@@ -70,7 +71,7 @@ fn extra_config_bad_input_fails_before_any_write() {
     let before = config(&env, 100);
     env.clear_requests();
     let cases = [
-        ("unknown", "nosuchkey: 1", "extra_config: nosuchkey is not a VM config key of Proxmox VE"),
+        ("unknown", "nosuchkey: 1", "extra_config: unknown key 'nosuchkey' (not a VM config key in the schema); the cluster runs 9.1.5, which the PVE 9.1 schema this collection knows covers (up to 9.1.9): check the spelling"),
         ("format", "ivshmem: size=lots", "extra_config.ivshmem: invalid value 'lots' for key 'size': expected an integer; PVE's format for ivshmem is size=<integer> [,name=<string>]"),
         ("option", "cores: 4", "extra_config: cores has its own option; use cores instead"),
     ];
@@ -96,6 +97,135 @@ fn extra_config_bad_input_fails_before_any_write() {
         .collect();
     assert!(writes.is_empty(), "{writes:?}");
     assert_eq!(config(&env, 100), before);
+}
+
+fn at(version: &str) -> Env {
+    let mut cfg = pvesim::SimConfig::default();
+    cfg.scenario.pve_version = Some(version.into());
+    Env::start_with(cfg)
+}
+
+const NEWER: &str = r#"
+- name: n
+  ferrox.proxmox.proxmox_kvm:
+    node: pve1
+    vmid: 4200
+    name: newer-keys
+    update: true
+    cpu: x86-64-v2-AES,level=30
+    net:
+      net0: virtio,bridge=vmbr0,host-tunnel=0
+"#;
+
+fn diff_text(play: &ferrox_integration::Play) -> String {
+    play.task("n").result["diff"].to_string()
+}
+
+#[test]
+fn host_tunnel_and_cpu_level_on_a_9_2_cluster_create_converge_and_show_in_the_diff() {
+    let env = at("9.2.6");
+    let check = PlayOpts {
+        check: true,
+        diff: true,
+        ..Default::default()
+    };
+    let dry = env.play_with(NEWER, &check);
+    dry.assert_ok();
+    assert!(dry.task("n").changed);
+    assert!(dry.task("n").warnings().is_empty(), "{:?}", dry.task("n").warnings());
+    let play = env.play(NEWER);
+    play.assert_ok();
+    assert!(play.task("n").changed);
+    let cfg = config(&env, 4200);
+    assert_eq!(cfg["cpu"], "x86-64-v2-AES,level=30");
+    assert!(
+        cfg["net0"].as_str().unwrap().ends_with(",bridge=vmbr0,host-tunnel=0"),
+        "{cfg}"
+    );
+    let again = env.play(NEWER);
+    again.assert_ok();
+    assert!(!again.task("n").changed, "{}", again.task("n").result);
+
+    let changed = NEWER
+        .replace("host-tunnel=0", "host-tunnel=1")
+        .replace("level=30", "level=31");
+    let dry = env.play_with(&changed, &check);
+    dry.assert_ok();
+    let diff = diff_text(&dry);
+    assert!(
+        diff.contains("host-tunnel=0") && diff.contains("host-tunnel=1"),
+        "{diff}"
+    );
+    assert!(diff.contains("level=30") && diff.contains("level=31"), "{diff}");
+    let play = env.play(&changed);
+    assert!(play.task("n").changed);
+    let cfg = config(&env, 4200);
+    assert!(cfg["net0"].as_str().unwrap().ends_with(",host-tunnel=1"), "{cfg}");
+    assert_eq!(cfg["cpu"], "x86-64-v2-AES,level=31");
+    assert!(!env.play(&changed).task("n").changed);
+}
+
+#[test]
+fn on_a_9_1_cluster_they_are_refused_naming_the_release_that_has_them() {
+    let env = at("9.1.5");
+    env.clear_requests();
+    let cases = [
+        ("net", NEWER.replace("    cpu: x86-64-v2-AES,level=30\n", ""), "net.net0: host-tunnel needs PVE 9.2.4 (qemu-server 9.1.18) or later; the cluster runs 9.1.5: upgrade the cluster, or leave host-tunnel out"),
+        ("cpu", NEWER.replace("host-tunnel=0", "firewall=1"), "cpu: level needs PVE 9.1.16 (qemu-server 9.1.14) or later; the cluster runs 9.1.5: upgrade the cluster, or leave level out"),
+    ];
+    for (name, yaml, want) in &cases {
+        for check in [true, false] {
+            let opts = PlayOpts {
+                check,
+                ..Default::default()
+            };
+            let play = env.play_with(yaml, &opts);
+            assert!(play.task("n").failed, "{name} check={check}");
+            assert_eq!(play.task("n").msg(), *want, "{name} check={check}");
+        }
+    }
+    let log = env.requests();
+    let counts = log["counts"].as_object().unwrap();
+    assert!(
+        counts
+            .keys()
+            .all(|k| k.starts_with("GET ") || k.starts_with("POST /access/ticket")),
+        "{counts:?}"
+    );
+    assert_eq!(
+        env.api("GET", "/nodes/pve1/qemu/4200/config", &[]).0,
+        500,
+        "nothing was made"
+    );
+}
+
+#[test]
+fn a_key_unknown_to_the_schema_is_sent_with_a_warning_to_a_newer_cluster() {
+    let env = at("9.2.6");
+    env.clear_requests();
+    let yaml = task(100, "    extra_config:\n      nosuchkey: 1\n");
+    // The scenario's token: which privilege a key the schema lacks needs is the
+    // cluster's to say, so nothing is refused before it is sent.
+    let play = env.play(&yaml);
+    let t = play.task("t");
+    assert!(
+        t.warnings().iter().any(|w| w == "extra_config: nosuchkey is not in the PVE 9.1 schema this collection knows; sent as given because the cluster runs 9.2.6"),
+        "{:?}",
+        t.warnings()
+    );
+    // The simulator's 9.2.6 has no such key either: PVE's refusal reaches the user.
+    assert!(t.failed);
+    assert!(
+        t.msg().contains("nosuchkey") && t.msg().contains("property is not defined in schema"),
+        "{}",
+        t.msg()
+    );
+    let log = env.requests();
+    assert_eq!(
+        log["counts"]["GET /api2/json/version"], 1,
+        "read once: {}",
+        log["counts"]
+    );
 }
 
 const OVMF: &str = r#"

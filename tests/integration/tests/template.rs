@@ -169,17 +169,48 @@ fn bad_input_is_refused_naming_the_option_cause_and_fix_and_leaves_nothing() {
     );
 }
 
+/// pve-storage takes `.ova` as `import` from PVE 8.3 and disk images from 8.4: an OVA
+/// lands on 8.3, a qcow2 is refused there naming 8.4, and an OVA on 8.2 naming 8.3.
 #[test]
-fn import_is_refused_on_a_cluster_older_than_8_4_naming_its_version() {
-    let mut cfg = pvesim::SimConfig::default();
-    cfg.scenario.pve_version = Some("8.3.4".into());
-    let env = Env::start_with(cfg);
-    let src = env.dir().join("noble.qcow2");
-    std::fs::write(&src, b"qcow2").unwrap();
+fn import_takes_an_ova_from_8_3_and_disk_images_from_8_4_naming_the_version() {
+    let start = |version: &str| {
+        let mut cfg = pvesim::SimConfig::default();
+        cfg.scenario.pve_version = Some(version.into());
+        Env::start_with(cfg)
+    };
+    let env = start("8.3.4");
+    let qcow2 = env.dir().join("noble.qcow2");
+    std::fs::write(&qcow2, b"qcow2").unwrap();
     refused(
         &env,
-        &format!("node: pve1, storage: local, content_type: import, src: {}", src.display()),
-        "content_type import needs Proxmox VE 8.4 or later, and node pve1 runs pve-manager 8.3.4: upgrade the node, or import the disk image on the node with qm disk import",
+        &format!("node: pve1, storage: local, content_type: import, src: {}", qcow2.display()),
+        "content_type import of a disk image (.qcow2, .raw, .vmdk) needs Proxmox VE 8.4 or later, and node pve1 runs pve-manager 8.3.4: upgrade the node, or import the disk image on the node with qm disk import",
+    );
+    let ova = env.dir().join("appliance.ova");
+    std::fs::write(&ova, vec![7u8; 4096]).unwrap();
+    let args = format!(
+        "node: pve1, storage: local, content_type: import, src: {}",
+        ova.display()
+    );
+    for o in [checked(as_root(&env)), as_root(&env)] {
+        let play = env.play_with(&task(&args), &o);
+        let t = play.task("t");
+        assert!(t.changed && !t.failed, "check: {}: {}", o.check, t.result);
+        assert_eq!(t.msg(), "template with volid=local:import/appliance.ova uploaded");
+    }
+    assert!(
+        volids(&env).contains(&"local:import/appliance.ova on pve1".to_string()),
+        "{:?}",
+        volids(&env)
+    );
+
+    let env = start("8.2.7");
+    let ova = env.dir().join("appliance.ova");
+    std::fs::write(&ova, vec![7u8; 4096]).unwrap();
+    refused(
+        &env,
+        &format!("node: pve1, storage: local, content_type: import, src: {}", ova.display()),
+        "content_type import of an OVA needs Proxmox VE 8.3 or later, and node pve1 runs pve-manager 8.2.7: upgrade the node, or extract the OVA on the node and import it with qm importovf",
     );
 }
 
@@ -475,89 +506,149 @@ mod download {
         );
     }
 
+    /// query-url-metadata is a HEAD request: a URL it cannot query is not refused. The
+    /// check run warns that the size is unknown; the real run downloads, and a URL that
+    /// GET cannot fetch either fails at the download, naming the HEAD's failure too.
     #[test]
-    fn an_unreachable_url_fails_the_check_run_as_the_real_run() {
+    fn a_url_the_node_cannot_query_warns_in_check_mode_and_fails_at_the_download() {
         let env = Env::start();
         let files = files();
         files.add("/gone.iso", Served::status(404));
         let url = files.url("/gone.iso");
         env.clear_requests();
         let before = volids(&env);
-        let mut msgs = Vec::new();
-        for o in [checked(as_root(&env)), as_root(&env)] {
-            let play = env.play_with(
-                &task(&format!("node: pve1, storage: local, content_type: iso, url: '{url}'")),
-                &o,
-            );
-            let t = play.task("t");
-            assert!(t.failed, "{}", t.result);
-            msgs.push(t.msg().to_string());
-        }
-        assert_eq!(msgs[0], msgs[1], "check and real runs fail alike");
+        let args = task(&format!("node: pve1, storage: local, content_type: iso, url: '{url}'"));
+        let dry = env.play_with(&args, &checked(as_root(&env)));
+        let d = dry.task("t");
+        assert!(d.changed && !d.failed, "{}", d.result);
+        assert_eq!(d.result["known_after_apply"], json!(["size"]), "{}", d.result);
+        let warnings = d.warnings();
         assert!(
-            msgs[0].starts_with(&format!("url {url} cannot be fetched by node pve1: ")),
-            "{}",
-            msgs[0]
+            warnings.iter().any(|w| w
+                .starts_with("node pve1 could not query the url (invalid server response: '404 Not Found'")
+                && w.contains("the file name gone.iso comes from the url's path")),
+            "{warnings:?}"
         );
-        assert!(msgs[0].ends_with("Check that the URL is right and that node pve1 can reach it (proxy, DNS, firewall); the node downloads it, not the host the task runs on"), "{}", msgs[0]);
         assert!(env.writes().is_empty(), "{:?}", env.writes());
+
+        let real = env.play_with(&args, &as_root(&env));
+        let r = real.task("t");
+        assert!(r.failed, "{}", r.result);
+        assert!(r.msg().starts_with("Task error: "), "{}", r.msg());
+        assert!(r.msg().contains("ERROR 404: Not Found."), "{}", r.msg());
+        assert!(
+            r.msg().ends_with(
+                "(before it, the node's HEAD request of the url failed too: invalid server response: '404 Not Found')"
+            ),
+            "{}",
+            r.msg()
+        );
         assert_eq!(volids(&env), before);
+    }
+
+    /// A server that refuses HEAD (405), or a link signed for GET only: download-url
+    /// needs no HEAD, so the file lands, named by the URL's path; the check run says
+    /// what it could not learn instead of failing.
+    #[test]
+    fn a_url_that_refuses_head_is_downloaded_and_the_check_run_says_what_it_cannot_know() {
+        let env = Env::start();
+        let files = files();
+        let served = Served::pattern(3 << 20);
+        files.add("/bucket/noble-server.iso", served.clone().refusing_head(405));
+        let url = format!("{}?X-Amz-Expires=600", files.url("/bucket/noble-server.iso"));
+        let args = task(&format!(
+            "node: pve1, storage: local, content_type: iso, url: '{url}', checksum_algorithm: sha256, checksum: '{}'",
+            served.digests()["sha256"]
+        ));
+        let dry = env.play_with(&args, &checked(as_root(&env)));
+        let d = dry.task("t");
+        assert!(d.changed && !d.failed, "{}", d.result);
+        assert_eq!(d.result["volid"], "local:iso/noble-server.iso");
+        assert_eq!(
+            (d.result["size"].clone(), d.result["known_after_apply"].clone()),
+            (Value::Null, json!(["size"]))
+        );
+        assert!(
+            d.warnings()
+                .iter()
+                .any(|w| w.contains("'405 Method Not Allowed'")
+                    && w.contains("its size is not known before the download")),
+            "{:?}",
+            d.warnings()
+        );
+
+        let real = env.play_with(&args, &as_root(&env));
+        let r = real.task("t");
+        assert!(r.changed && !r.failed, "{}", r.result);
+        assert_eq!(
+            r.msg(),
+            "Checksum verified, template with volid=local:iso/noble-server.iso uploaded"
+        );
+        assert_eq!(r.result["size"], json!(3 << 20));
+        assert!(volids(&env).contains(&"local:iso/noble-server.iso on pve1".to_string()));
+        assert_eq!(
+            files.requests().iter().filter(|r| r.starts_with("GET ")).count(),
+            1,
+            "{:?}",
+            files.requests()
+        );
     }
 }
 
-/// A token with Datastore.AllocateTemplate on the storages: a download also needs the
-/// node's network (Sys.AccessNetwork on the node, or Sys.Audit and Sys.Modify on /).
-/// Without it the check run predicts PVE's refusal and the real run is refused before
-/// any request to the node; with it both succeed as PVE lets them.
-#[test]
-fn a_download_needs_the_nodes_network_as_pve_checks_it() {
+/// A simulator with the token `tmpl@pve!t`, holding `Datastore.AllocateTemplate` and
+/// `Datastore.Audit` on the storages (and with `network`, `Sys.AccessNetwork` on pve1),
+/// and the play options that connect as it.
+fn template_token_env(network: bool) -> (Env, PlayOpts) {
     use pvesim::state::{AclDef, TokenDef, UserDef};
-    let start = |network: bool| {
-        let mut cfg = pvesim::SimConfig::default();
-        let s = &mut cfg.scenario;
-        s.users.push(UserDef {
-            userid: "tmpl@pve".into(),
-            password: None,
-            enable: true,
-            totp_secret: None,
-            tokens: vec![TokenDef {
-                id: "t".into(),
-                secret: "22222222-3333-4444-5555-666666666666".into(),
-                privsep: true,
-            }],
+    let mut cfg = pvesim::SimConfig::default();
+    let s = &mut cfg.scenario;
+    s.users.push(UserDef {
+        userid: "tmpl@pve".into(),
+        password: None,
+        enable: true,
+        totp_secret: None,
+        tokens: vec![TokenDef {
+            id: "t".into(),
+            secret: "22222222-3333-4444-5555-666666666666".into(),
+            privsep: true,
+        }],
+    });
+    s.roles.insert(
+        "Templates".into(),
+        vec!["Datastore.AllocateTemplate".into(), "Datastore.Audit".into()],
+    );
+    s.roles.insert("Network".into(), vec!["Sys.AccessNetwork".into()]);
+    for ugid in ["tmpl@pve", "tmpl@pve!t"] {
+        s.acls.push(AclDef {
+            path: "/storage".into(),
+            ugid: ugid.into(),
+            roles: vec!["Templates".into()],
+            propagate: true,
         });
-        s.roles.insert(
-            "Templates".into(),
-            vec!["Datastore.AllocateTemplate".into(), "Datastore.Audit".into()],
-        );
-        s.roles.insert("Network".into(), vec!["Sys.AccessNetwork".into()]);
-        for ugid in ["tmpl@pve", "tmpl@pve!t"] {
+        if network {
             s.acls.push(AclDef {
-                path: "/storage".into(),
+                path: "/nodes/pve1".into(),
                 ugid: ugid.into(),
-                roles: vec!["Templates".into()],
+                roles: vec!["Network".into()],
                 propagate: true,
             });
-            if network {
-                s.acls.push(AclDef {
-                    path: "/nodes/pve1".into(),
-                    ugid: ugid.into(),
-                    roles: vec!["Network".into()],
-                    propagate: true,
-                });
-            }
         }
-        let env = Env::start_with(cfg);
-        let mut auth = env.auth();
-        auth["api_user"] = json!("tmpl@pve");
-        auth["api_token_id"] = json!("t");
-        auth["api_token_secret"] = json!("22222222-3333-4444-5555-666666666666");
-        let o = PlayOpts {
-            module_defaults: Some(env.defaults_with(auth)),
-            ..Default::default()
-        };
-        (env, o)
+    }
+    let env = Env::start_with(cfg);
+    let mut auth = env.auth();
+    auth["api_user"] = json!("tmpl@pve");
+    auth["api_token_id"] = json!("t");
+    auth["api_token_secret"] = json!("22222222-3333-4444-5555-666666666666");
+    let o = PlayOpts {
+        module_defaults: Some(env.defaults_with(auth)),
+        ..Default::default()
     };
+    (env, o)
+}
+
+#[test]
+fn a_download_needs_the_nodes_network_as_pve_checks_it() {
+    let start = template_token_env;
     let files = pvesim::fileserver::FileServer::start().unwrap();
     files.add("/a.iso", pvesim::fileserver::Served::pattern(4096));
     let args = format!(
@@ -715,27 +806,46 @@ mod upload {
         assert_eq!(a.msg(), "template with volid=isos:iso/my_installer.iso already exists");
     }
 
+    /// PVE's upload overwrites a file of its name, so `force: true` uploads over it: no
+    /// removal first, and a token with only Datastore.AllocateTemplate may do it.
     #[test]
-    fn force_replaces_a_file_of_that_name() {
-        let env = Env::start();
-        let (path, _) = file(&env, "virtio-win.iso", 64 << 10);
+    fn force_uploads_over_a_file_of_that_name_with_allocate_template_alone() {
+        let (env, o) = template_token_env(false);
+        let (first, _) = file(&env, "virtio-win.iso", 16 << 10);
         let play = env.play_with(
             &task(&format!(
-                "node: pve1, storage: isos, content_type: iso, src: {}, force: true",
-                path.display()
+                "node: pve1, storage: local, content_type: iso, src: {}",
+                first.display()
             )),
-            &as_root(&env),
+            &o,
         );
-        let t = play.task("t");
-        assert!(t.changed && !t.failed, "{}", t.result);
-        assert_eq!(t.result["replaced"], json!(true));
-        assert_eq!(t.result["size"], json!(64 << 10));
-        let listed = env.api_get("/nodes/pve1/storage/isos/content");
+        assert!(play.task("t").changed, "{}", play.task("t").result);
+        let newer = env.dir().join("newer");
+        std::fs::create_dir_all(&newer).unwrap();
+        let (path, _) = file(&env, "newer/virtio-win.iso", 64 << 10);
+        let args = task(&format!(
+            "node: pve1, storage: local, content_type: iso, src: {}, force: true",
+            path.display()
+        ));
+        env.clear_requests();
+        for o in [checked(o.clone()), o] {
+            let play = env.play_with(&args, &o);
+            let t = play.task("t");
+            assert!(t.changed && !t.failed, "check: {}: {}", o.check, t.result);
+            assert_eq!(t.msg(), "template with volid=local:iso/virtio-win.iso uploaded");
+            assert_eq!(t.result["replaced"], json!(true));
+            assert_eq!(t.result["size"], json!(64 << 10));
+        }
+        assert_eq!(
+            env.write_counts(),
+            ["POST /api2/json/nodes/pve1/storage/local/upload x1"]
+        );
+        let listed = env.api_get("/nodes/pve1/storage/local/content?content=iso");
         let v = listed
             .as_array()
             .unwrap()
             .iter()
-            .find(|v| v["volid"] == "isos:iso/virtio-win.iso")
+            .find(|v| v["volid"] == "local:iso/virtio-win.iso")
             .cloned()
             .unwrap_or_default();
         assert_eq!(v["size"], json!(64 << 10), "{listed}");

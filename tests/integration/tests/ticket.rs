@@ -2,8 +2,8 @@
 //! password share the first task's ticket (kept by the action plugin in the run's temp
 //! dir). A ticket near its lifetime is renewed; one PVE refuses (expired, signed with a
 //! rotated key) ends in one fresh login; another user, port or password never gets it.
-//! The simulator counts logins apart from renewals, with its ticket lifetime and TOTP
-//! step shortened so these runs take seconds.
+//! The simulator counts logins apart from renewals, and TOTP codes accepted and refused,
+//! with its ticket lifetime and TOTP step shortened so these runs take seconds.
 
 #[path = "anchor/support.rs"]
 mod support;
@@ -236,101 +236,121 @@ fn another_user_host_or_password_never_gets_the_ticket() {
     assert_eq!(env.requests()["counts"]["POST /api2/json/access/ticket"], json!(4));
 }
 
-/// A TOTP code is valid for one step either side, and a run lasts longer. With the
-/// step shortened to 8 s, a play whose four tasks span more than three steps runs
-/// through on one login. The same play logging in per task (reuse turned off: what
-/// community.proxmox does; 2.0 added `api_otp`, its login per task unchanged) fails from
-/// the first task after the code's window; community.proxmox 1.6, the anchor, has no
-/// `api_otp` at all and refuses the option on every task.
+/// A TOTP code logs in once on PVE 8/9 (a reused one is refused and counted towards
+/// locking the user's TOTP), and a run lasts longer than its window. Five hosts, five
+/// forks: the first task starts on all of them at once with one `api_otp` code, and only
+/// one of them logs in (the others wait for its ticket); a second task, then a third after
+/// the code's window has passed, run on that ticket too.
 #[test]
-fn a_totp_play_longer_than_three_steps_runs_through_on_one_login() {
-    let ours = otp_play("ferrox.proxmox", &[]);
-    for t in &ours.tasks {
-        assert!(!t.failed, "{}: {}\n{}", t.name, t.result, ours.transcript);
+fn one_totp_code_logs_in_once_for_five_forks_and_the_whole_play() {
+    let run = otp_play(&["h1", "h2", "h3", "h4", "h5"], &[], true);
+    for t in &run.tasks {
+        assert!(!t.failed, "{} on {}: {}\n{}", t.name, t.host, t.result, run.transcript);
+        assert!(t.result.get("_ferrox_ticket").is_none(), "{}", t.result);
     }
+    assert_eq!(run.tasks.len(), 15, "three tasks on five hosts: {}", run.transcript);
+    let firsts: Vec<_> = run.tasks.iter().filter(|t| t.name == "info 1").collect();
+    let last_start = firsts.iter().map(|t| t.start).fold(0.0, f64::max);
+    let first_end = firsts.iter().map(|t| t.end).fold(f64::MAX, f64::min);
+    assert!(last_start < first_end, "the five first tasks ran at once");
     assert!(
-        ours.tasks.last().unwrap().end - ours.tasks[0].start > (3 * STEP) as f64,
-        "the play spans more than three steps"
+        run.tasks
+            .iter()
+            .filter(|t| t.name == "info 3")
+            .all(|t| t.start > run.window_end as f64),
+        "the third task runs after the code's window"
     );
-    assert_eq!(ours.logins, 1, "one login for the whole play");
-
-    let per_task = otp_play("ferrox.proxmox", &[(RENEW_AFTER, "0")]);
-    assert!(
-        !per_task.tasks[0].failed,
-        "the code is good at first: {}",
-        per_task.tasks[0].result
+    let r = &run.requests;
+    assert_eq!(
+        [
+            &r["totp_accepted"],
+            &r["codes_refused"],
+            &r["totp_failures"],
+            &r["logins"]
+        ],
+        [&json!(1), &json!(0), &json!(0), &json!(1)],
+        "one code accepted, none refused, one full login: {}",
+        r["counts"]
     );
-    let late: Vec<_> = per_task
-        .tasks
-        .iter()
-        .filter(|t| t.start > per_task.window_end as f64 + 1.0)
-        .collect();
-    assert!(!late.is_empty(), "a task runs after the code's window");
-    for t in &late {
-        assert!(
-            t.failed,
-            "{} ran after the code's window and logged in with it: {}",
-            t.name, t.result
-        );
-        assert!(t.msg().contains("the code in api_otp was not accepted"), "{}", t.msg());
-    }
-    let first_failure = per_task.tasks.iter().position(|t| t.failed).unwrap();
-    assert!(
-        per_task.tasks[first_failure..].iter().all(|t| t.failed),
-        "every task after the window fails"
-    );
-
-    let anchor = otp_play("community.proxmox", &[]);
-    for t in &anchor.tasks {
-        assert!(
-            t.failed
-                && t.msg()
-                    .starts_with("Unsupported parameters for (community.proxmox.proxmox_vm_info) module: api_otp."),
-            "{}",
-            t.msg()
-        );
-    }
 }
 
-const STEP: u64 = 8;
+/// With reuse off every task would log in, and the code's second login would be refused
+/// (and counted towards the lockout): the task is refused before any login, saying why.
+#[test]
+fn api_otp_with_reuse_off_is_refused_before_any_login() {
+    let run = otp_play(&[], &[(RENEW_AFTER, "0")], false);
+    for t in &run.tasks {
+        assert!(t.failed, "{}: {}", t.name, t.result);
+        let msg = t.msg();
+        assert!(
+            msg.starts_with("api_otp cannot be used with FERROX_TICKET_RENEW_AFTER=0: a TOTP code logs in once"),
+            "{msg}"
+        );
+        assert!(msg.contains("use an API token"), "{msg}");
+    }
+    let r = &run.requests;
+    assert_eq!(
+        r["counts"]["POST /api2/json/access/ticket"],
+        Value::Null,
+        "no login: {}",
+        r["counts"]
+    );
+    assert_eq!(r["totp_failures"], json!(0));
+}
+
+/// pvesim's TOTP step here: short, so the play outlives the code's window in seconds.
+const STEP: u64 = 6;
 
 struct OtpRun {
+    /// The `info` tasks' outcomes, per host.
     tasks: Vec<support::Outcome>,
     /// When the code given stopped being accepted (Unix time).
     window_end: u64,
-    logins: u64,
+    /// `GET /_pvesim/requests` after the play.
+    requests: Value,
     transcript: String,
 }
 
-/// Four tasks of `collection` as mfa@pve with one TOTP code, a step and a second apart,
-/// against a simulator whose TOTP step is [`STEP`].
-fn otp_play(collection: &str, env: &[(&str, &str)]) -> OtpRun {
+/// Three `proxmox_vm_info` tasks as mfa@pve with one TOTP code on `hosts` (localhost
+/// without), `--forks 5`, the third after a pause past the code's window (`wait`).
+fn otp_play(hosts: &[&str], env: &[(&str, &str)], wait: bool) -> OtpRun {
     let anchor = support::Anchor::start_with(pvesim::SimConfig {
         totp_step_secs: STEP,
         ..Default::default()
     });
+    // The next step's code: accepted from now (one step early) to the end of the step after it.
     let now = unix_now();
-    let code = pvesim::auth::totp_with_step("JBSWY3DPEHPK3PXP", now, STEP).unwrap();
+    let code = pvesim::auth::totp_with_step("JBSWY3DPEHPK3PXP", now + STEP, STEP).unwrap();
+    let window_end = (now / STEP + 3) * STEP;
     let task = |name: &str| {
         format!(
-            "    - name: {name}\n      {collection}.proxmox_vm_info:\n        api_host: \"{{{{ anchor_api_host }}}}\"\n        api_port: \"{{{{ anchor_api_port }}}}\"\n        api_user: mfa@pve\n        api_password: mfa-pass\n        api_otp: \"{code}\"\n        validate_certs: true\n        ca_path: {}\n        vmid: 100\n      ignore_errors: true\n",
+            "    - name: {name}\n      ferrox.proxmox.proxmox_vm_info:\n        api_host: \"{{{{ anchor_api_host }}}}\"\n        api_port: \"{{{{ anchor_api_port }}}}\"\n        api_user: mfa@pve\n        api_password: mfa-pass\n        api_otp: \"{code}\"\n        validate_certs: true\n        ca_path: {}\n        vmid: 100\n      ignore_errors: true\n",
             anchor.ca_path().display()
         )
     };
-    let wait = format!(
-        "    - name: pause\n      ansible.builtin.pause: {{seconds: {}}}\n",
-        STEP + 1
-    );
+    let pause = match wait {
+        true => format!(
+            "    - name: pause\n      ansible.builtin.pause: {{seconds: {}}}\n",
+            3 * STEP + 1
+        ),
+        false => String::new(),
+    };
+    let target = if hosts.is_empty() {
+        "localhost".to_string()
+    } else {
+        hosts.join(",")
+    };
     let text = format!(
-        "- hosts: localhost\n  gather_facts: false\n  tasks:\n{}{wait}{}{wait}{}{wait}{}",
+        "- hosts: {target}\n  gather_facts: false\n  tasks:\n{}{}{pause}{}",
         task("info 1"),
         task("info 2"),
-        task("info 3"),
-        task("info 4")
+        task("info 3")
     );
     let file = anchor.dir().join("otp.yml");
     std::fs::write(&file, text).unwrap();
     let opts = support::RunOpts {
+        hosts: hosts.iter().map(|h| h.to_string()).collect(),
+        forks: Some(5),
         env: env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
         ..Default::default()
     };
@@ -341,12 +361,10 @@ fn otp_play(collection: &str, env: &[(&str, &str)]) -> OtpRun {
         .filter(|t| t.name.starts_with("info"))
         .cloned()
         .collect();
-    assert_eq!(tasks.len(), 4, "{}", run.transcript());
     OtpRun {
         tasks,
-        // Accepted while the step is at most one after the code's.
-        window_end: (now / STEP + 2) * STEP,
-        logins: anchor.requests()["logins"].as_u64().unwrap_or(0),
+        window_end,
+        requests: anchor.requests(),
         transcript: run.transcript(),
     }
 }

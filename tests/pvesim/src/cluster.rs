@@ -65,20 +65,36 @@ fn node_ip(ctx: &Ctx<'_>, name: &str) -> Option<String> {
     Some(first.cidr.split('/').next().unwrap_or(&first.cidr).to_string())
 }
 
-/// Lowest free id in [100, 1000000); nothing is reserved. Returned as a string.
+/// `GET /cluster/nextid` (pve-manager `PVE::API2::Cluster`, `nextid`): a given `vmid` back
+/// if no guest has it (`VM <id> already exists` for containers too), else the lowest free
+/// id in datacenter.cfg's `next-id` range (default `lower=100,upper=1000000`, upper
+/// exclusive). Nothing is reserved. Returned as a string.
 pub fn nextid(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if let Some(v) = ctx.get("vmid") {
         let id: u32 = v.parse().unwrap_or(0);
-        if let Some(g) = ctx.c.guests.get(&id) {
-            let what = if g.kind == GuestKind::Lxc { "CT" } else { "VM" };
-            return Err(ApiError::param("vmid", format!("{what} {id} already exists")));
+        if ctx.c.guests.contains_key(&id) {
+            return Err(ApiError::param("vmid", format!("VM {id} already exists")));
         }
         return Ok(json!(id.to_string()));
     }
-    (100u32..1_000_000)
+    let (lower, upper) = next_id_range(ctx.c.datacenter.get("next-id").map(String::as_str));
+    (lower..upper)
         .find(|id| !ctx.c.guests.contains_key(id))
         .map(|id| json!(id.to_string()))
-        .ok_or_else(|| ApiError::internal("unable to get any free VMID in range [100, 1000000]"))
+        .ok_or_else(|| ApiError::internal(format!("unable to get any free VMID in range [{lower}, {upper}]")))
+}
+
+/// datacenter.cfg's `next-id` property string (`lower=…,upper=…`), each bound defaulted.
+fn next_id_range(next_id: Option<&str>) -> (u32, u32) {
+    let (mut lower, mut upper) = (100, 1_000_000);
+    for part in next_id.unwrap_or("").split(',') {
+        match part.split_once('=') {
+            Some(("lower", v)) => lower = v.parse().unwrap_or(lower),
+            Some(("upper", v)) => upper = v.parse().unwrap_or(upper),
+            _ => {}
+        }
+    }
+    (lower, upper)
 }
 
 /// The `/cluster/resources` record of a guest, honouring the status-broadcast lag.

@@ -155,3 +155,28 @@ fn cluster_status_needs_sys_audit_on_root() {
     assert_eq!(quorate.status, 200, "PVEAuditor has Sys.Audit: {}", quorate.raw);
     assert_eq!(quorate.data()[0]["quorate"], 1);
 }
+
+#[test]
+fn nextid_takes_the_datacenter_range_and_says_vm_for_every_guest() {
+    let mut api = Api::start(quick());
+    assert_eq!(api.get("/cluster/nextid").data(), "101");
+    let taken = api.get("/cluster/nextid?vmid=200");
+    assert_eq!(
+        (taken.status, taken.error("vmid").as_str()),
+        (400, "VM 200 already exists")
+    );
+
+    api.login_root();
+    let put = api.put("/cluster/options", &[("next-id", "lower=9000,upper=9002")]);
+    assert_eq!(put.status, 200, "{}", put.raw);
+    assert_eq!(api.get("/cluster/nextid").data(), "9001", "9000 is the template");
+    let create = api.post("/nodes/pve1/qemu", &[("vmid", "9001")]);
+    assert_eq!(create.status, 200, "{}", create.raw);
+    api.wait_task(create.data().as_str().unwrap());
+    let full = api.get("/cluster/nextid");
+    assert_eq!(full.status, 500, "{}", full.raw);
+    assert_eq!(
+        full.message().trim_end(),
+        "unable to get any free VMID in range [9000, 9002]"
+    );
+}

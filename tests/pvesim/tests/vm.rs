@@ -169,7 +169,11 @@ fn cluster_resources_lag_behind() {
     let r = api.get("/cluster/nextid?vmid=100");
     assert_eq!((r.status, r.error("vmid").as_str()), (400, "VM 100 already exists"));
     let r = api.get("/cluster/nextid?vmid=200");
-    assert_eq!(r.error("vmid"), "CT 200 already exists");
+    assert_eq!(
+        r.error("vmid"),
+        "VM 200 already exists",
+        "pve-manager's nextid says VM for containers too"
+    );
     let r = api.get("/cluster/nextid?vmid=99");
     assert_eq!(r.error("vmid"), "value must have a minimum value of 100");
 }

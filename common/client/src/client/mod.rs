@@ -22,7 +22,7 @@ pub mod upload;
 pub mod url;
 
 pub use error::{python_repr, standard_reason, ApiError, ApiErrorKind};
-pub use reuse::{KeptTicket, NewTicket, SecretSink, TicketSink};
+pub use reuse::{KeptTicket, NewTicket, RunTickets, SecretSink, TicketSink, DEFAULT_RENEW_AFTER};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -76,6 +76,9 @@ pub struct Client {
     ticket_sink: Option<TicketSink>,
     /// Told every ticket and CSRF token this client holds ([`SecretSink`]).
     secret_sink: Option<SecretSink>,
+    /// When the ticket in use was made; it is renewed at `renew_after` ([`reuse`]).
+    ticket_clock: Mutex<Option<reuse::TicketClock>>,
+    renew_after: Duration,
     trust: Trust,
     timeout_secs: u64,
     observed: Arc<Observed>,
@@ -140,25 +143,34 @@ impl Client {
     /// Builds the TLS configuration and, for password auth, requests a ticket.
     /// Token auth makes no request here: the first real call checks the token.
     pub fn connect(params: &ConnectionParams) -> Result<Client, ApiError> {
-        Client::connect_keeping(params, None, None, None)
+        Client::connect_keeping(params, None, None)
     }
 
-    /// [`Client::connect`], with password auth using `kept` (a ticket an earlier task
-    /// of the run got as the same identity) instead of logging in, and leaving a ticket
-    /// it gets in `sink` (see [`reuse`]), and telling `secrets` every ticket and CSRF
-    /// token it holds.
+    /// [`Client::connect`], with password auth using the run's kept ticket (one an
+    /// earlier task of the run got as the same identity) instead of logging in, leaving a
+    /// ticket it gets in the run's sink, and renewing at the run's age (see [`reuse`]);
+    /// `secrets` is told every ticket and CSRF token it holds.
     pub fn connect_keeping(
         params: &ConnectionParams,
-        kept: Option<KeptTicket>,
-        sink: Option<TicketSink>,
+        run: Option<RunTickets>,
         secrets: Option<SecretSink>,
     ) -> Result<Client, ApiError> {
         let endpoint =
             Endpoint::parse(&params.host, params.port).map_err(|m| ApiError::other(ApiErrorKind::Other, m))?;
         let trust = Trust::from_params(params);
         let mut client = Client::unauthenticated(endpoint, trust, params.timeout_secs.max(1))?;
-        client.ticket_sink = sink;
         client.secret_sink = secrets;
+        let kept = match run {
+            Some(run) => {
+                client.ticket_sink = Some(run.sink);
+                client.renew_after = Duration::try_from_secs_f64(run.renew_after_secs)
+                    .ok()
+                    .filter(|age| !age.is_zero())
+                    .unwrap_or(reuse::DEFAULT_RENEW_AFTER);
+                run.kept
+            }
+            None => None,
+        };
         let credentials = match (&params.password, &params.token_id, &params.token_secret) {
             (Some(password), _, _) => client.password_credentials(&params.user, password, params.otp.as_deref(), kept)?,
             (None, Some(id), Some(secret)) => Credentials::token(&params.user, id, secret)
@@ -217,6 +229,8 @@ impl Client {
             relogin: Mutex::new(None),
             ticket_sink: None,
             secret_sink: None,
+            ticket_clock: Mutex::new(None),
+            renew_after: reuse::DEFAULT_RENEW_AFTER,
             trust,
             timeout_secs,
             observed,
@@ -391,6 +405,7 @@ impl Client {
         let started = Instant::now();
         let mut attempt = 1;
         loop {
+            self.renew_if_due()?;
             match self.send(method, path, fields, decode) {
                 Ok(data) => return Ok(data),
                 // PVE acted on nothing it refused with 401: sent again with a fresh ticket.

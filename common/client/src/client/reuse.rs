@@ -10,11 +10,20 @@
 //! signing key rotated, the user disabled), fall back to one fresh login with the task's
 //! own credentials; only that login's failure fails the task. A ticket this client got
 //! (login, renewal) goes to its [`TicketSink`] for the run to keep.
+//!
+//! Every ticket this client holds, kept or got here, is renewed once it is as old as the
+//! renewal age: a task that waits longer than that (a long clone, `wait_for_ip`) never
+//! holds an expired ticket.
+//!
+//! A TOTP code logs in once (proxmox-tfa refuses a reused one and counts it as a
+//! failure): with `api_otp`, nothing here ever logs in again after the first login of
+//! the run; a refused ticket ends the task with a message saying so.
 
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use super::auth::{Credentials, Login};
-use super::{Answer, ApiError, Client, Method};
+use super::{Answer, ApiError, ApiErrorKind, Client, Method};
 
 /// A ticket kept by the run for this identity, and when to renew it.
 #[derive(Clone)]
@@ -23,8 +32,24 @@ pub struct KeptTicket {
     pub csrf: String,
     /// Seconds since PVE made it (as the controller measured).
     pub age_secs: f64,
-    /// Renewed before use when at least this old.
+}
+
+/// What the run hands a password client: the ticket it keeps for this identity, where a
+/// ticket the client gets goes, and the age at which tickets are renewed.
+pub struct RunTickets {
+    pub kept: Option<KeptTicket>,
+    pub sink: TicketSink,
     pub renew_after_secs: f64,
+}
+
+/// PVE's tickets live two hours; without the run's setting one is renewed after one.
+pub const DEFAULT_RENEW_AFTER: Duration = Duration::from_secs(3600);
+
+/// When the ticket in use was made, and when it is due for renewal.
+#[derive(Clone, Copy)]
+pub(super) struct TicketClock {
+    made: Instant,
+    renew_after: Duration,
 }
 
 /// A ticket this client got from PVE, for the run to keep.
@@ -44,6 +69,7 @@ pub type TicketSink = Arc<Mutex<Option<NewTicket>>>;
 pub type SecretSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// The task's own credentials, for one fresh login after a kept ticket was refused.
+#[derive(Clone)]
 pub(super) struct Relogin {
     user: String,
     password: String,
@@ -64,17 +90,20 @@ impl Client {
         };
         self.register_secret(&kept.ticket);
         self.register_secret(&kept.csrf);
-        if kept.age_secs >= kept.renew_after_secs {
-            return match self.renew(user, &kept.ticket)? {
-                Some(renewed) => Ok(renewed),
-                None => self.login_and_keep(user, password, otp),
-            };
-        }
-        *self.relogin.lock().unwrap_or_else(|e| e.into_inner()) = Some(Relogin {
+        let again = Relogin {
             user: user.to_string(),
             password: password.to_string(),
             otp: otp.map(str::to_string),
-        });
+        };
+        let age = Duration::try_from_secs_f64(kept.age_secs).unwrap_or(Duration::MAX);
+        if age >= self.renew_after {
+            return match self.renew(user, &kept.ticket)? {
+                Some(renewed) => Ok(renewed),
+                None => self.login_again(&again, "PVE refused to renew the run's ticket"),
+            };
+        }
+        *self.relogin.lock().unwrap_or_else(|e| e.into_inner()) = Some(again);
+        self.set_clock(Instant::now().checked_sub(age));
         Ok(Credentials::Ticket {
             cookie: kept.ticket,
             csrf: kept.csrf,
@@ -88,9 +117,39 @@ impl Client {
         let Some(again) = self.relogin.lock().unwrap_or_else(|e| e.into_inner()).take() else {
             return Ok(false);
         };
-        let fresh = self.login_and_keep(&again.user, &again.password, again.otp.as_deref())?;
+        let fresh = self.login_again(&again, "PVE refused the run's ticket (expired or revoked)")?;
         *self.credentials() = fresh;
         Ok(true)
+    }
+
+    /// Before a request: the ticket in use renewed once it is as old as the renewal age
+    /// (PVE's two hours would otherwise end under a long task). A renewal PVE refuses
+    /// leaves the ticket as it is: the request's 401 takes the usual way.
+    pub(super) fn renew_if_due(&self) -> Result<(), ApiError> {
+        let due = self.clock().is_some_and(|c| c.made.elapsed() >= c.renew_after);
+        if !due {
+            return Ok(());
+        }
+        let (user, ticket) = match &*self.credentials() {
+            Credentials::Ticket { cookie, user, .. } => (user.clone(), cookie.clone()),
+            _ => return Ok(()),
+        };
+        // Asked once per ticket: a refused renewal is not asked again before every call.
+        *self.ticket_clock.lock().unwrap_or_else(|e| e.into_inner()) = None;
+        if let Some(renewed) = self.renew(&user, &ticket)? {
+            *self.credentials() = renewed;
+        }
+        Ok(())
+    }
+
+    /// The one fresh login after the run's ticket was refused (`why`) — never with
+    /// `api_otp`: its code logged in once already, and PVE counts a reused code as a
+    /// failure towards locking the user's TOTP.
+    fn login_again(&self, again: &Relogin, why: &str) -> Result<Credentials, ApiError> {
+        if again.otp.is_some() {
+            return Err(ApiError::other(ApiErrorKind::Auth, used_code_message(&again.user, why)));
+        }
+        self.login_and_keep(&again.user, &again.password, None)
     }
 
     /// `POST /access/ticket` with the ticket as the password; `None` when PVE refuses it.
@@ -117,7 +176,8 @@ impl Client {
         Ok(self.keep(user, ticket, csrf))
     }
 
-    /// A ticket PVE gave: never printed, left for the run, used from now on.
+    /// A ticket PVE gave: never printed, left for the run, used from now on, renewed
+    /// when due.
     fn keep(&self, user: &str, ticket: String, csrf: String) -> Credentials {
         self.register_secret(&ticket);
         self.register_secret(&csrf);
@@ -128,12 +188,34 @@ impl Client {
                 user: user.to_string(),
             });
         }
+        self.set_clock(Some(Instant::now()));
         Credentials::Ticket {
             cookie: ticket,
             csrf,
             user: user.to_string(),
         }
     }
+
+    /// `made`: when PVE made the ticket in use (`None`: too long ago to say: due now).
+    fn set_clock(&self, made: Option<Instant>) {
+        let renew_after = self.renew_after;
+        let made = made.unwrap_or_else(|| Instant::now() - renew_after.min(Duration::from_secs(86_400)));
+        *self.ticket_clock.lock().unwrap_or_else(|e| e.into_inner()) = Some(TicketClock { made, renew_after });
+    }
+
+    fn clock(&self) -> Option<TicketClock> {
+        *self.ticket_clock.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// The end of a task whose run's ticket PVE refused (`why`) when `api_otp` is set: its
+/// code logged in once already and must not be sent again.
+pub(super) fn used_code_message(user: &str, why: &str) -> String {
+    format!(
+        "Couldn't authenticate user: {user}: {why}, and api_otp cannot log in again: a TOTP code logs in once, and \
+         the run's first login used it (PVE refuses it as reused and counts that towards locking the user's TOTP). \
+         Run the play again with a fresh code, or use an API token (api_token_id, api_token_secret)"
+    )
 }
 
 /// The user a ticket names (`PVE:<user>:<HEX>::<signature>`, `:` in the user as `%3A`
@@ -146,7 +228,24 @@ fn ticket_user(ticket: &str) -> Option<&str> {
 
 #[cfg(test)]
 mod tests {
-    use super::ticket_user;
+    use super::{ticket_user, used_code_message};
+
+    #[test]
+    fn the_used_code_message_says_why_and_what_to_do() {
+        let m = used_code_message("mfa@pve", "PVE refused the run's ticket (expired or revoked)");
+        assert!(
+            m.starts_with("Couldn't authenticate user: mfa@pve: PVE refused the run's ticket"),
+            "{m}"
+        );
+        for said in [
+            "a TOTP code logs in once",
+            "the run's first login used it",
+            "fresh code",
+            "API token",
+        ] {
+            assert!(m.contains(said), "{said}: {m}");
+        }
+    }
 
     #[test]
     fn a_ticket_names_its_user_and_a_half_ticket_none() {

@@ -1,7 +1,9 @@
 //! The privilege a VM config key needs, as qemu-server's `check_vm_modify_config_perm`
 //! sorts keys into classes (and checks drives, devices and tags by value). A key in no
 //! class — `args`, `hookscript`, `affinity`, `vmgenid`, or one a later PVE adds — may be
-//! set by `root@pam` only, so unknown keys fall into the right class without a list here.
+//! set by `root@pam` only, so keys in no class need no list here. A key the bundled
+//! schema does not know at all (one a newer PVE added) may be in a class of that PVE's
+//! qemu-server: its need is [`KeyNeed::Unknown`], left to the cluster to decide.
 
 /// What writing (or deleting) one config key takes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,6 +14,9 @@ pub enum KeyNeed {
     Any(&'static [&'static str]),
     /// `root@pam` only (a token of root's included in "not root").
     RootOnly,
+    /// A key the bundled schema does not know: the cluster's qemu-server decides (a
+    /// prediction here could refuse what the cluster allows).
+    Unknown,
 }
 
 const CPU: &[&str] = &[
@@ -132,6 +137,8 @@ pub fn need(key: &str, value: &str) -> KeyNeed {
         KeyNeed::Any(&["VM.Config.Cloudinit", "VM.Config.Network"])
     } else if key == "vmstate" {
         KeyNeed::All(&["VM.Config.Disk", "VM.PowerMgmt"])
+    } else if crate::propstring::keys::config_key(key).is_none() {
+        KeyNeed::Unknown
     } else {
         KeyNeed::RootOnly
     }
@@ -202,15 +209,19 @@ mod tests {
     }
 
     #[test]
+    fn a_key_the_schema_does_not_know_is_left_to_the_cluster() {
+        assert_eq!(need("ivshmem-next", "size=32"), KeyNeed::Unknown);
+        assert_eq!(
+            need("args", "-foo"),
+            KeyNeed::RootOnly,
+            "known to the schema, in no class"
+        );
+        assert_eq!(need("affinity", "0-3"), KeyNeed::RootOnly);
+    }
+
+    #[test]
     fn keys_in_no_class_and_raw_devices_are_root_only() {
-        for k in [
-            "args",
-            "hookscript",
-            "affinity",
-            "vmgenid",
-            "lock",
-            "a-key-pve-adds-later",
-        ] {
+        for k in ["args", "hookscript", "affinity", "vmgenid", "lock"] {
             assert_eq!(need(k, "x"), KeyNeed::RootOnly, "{k}");
         }
         assert_eq!(need("hostpci0", "0000:01:00.0,pcie=1"), KeyNeed::RootOnly);

@@ -58,7 +58,8 @@ pub enum Write {
         to: String,
     },
     /// `POST /nodes/{node}/storage/{storage}/upload` of an ISO, container template or
-    /// import image (pve-storage's Status.pm).
+    /// import image (pve-storage's Status.pm); a file of the name is overwritten, so a
+    /// replacing upload needs nothing more.
     UploadFile { storage: String },
     /// `POST /nodes/{node}/storage/{storage}/download-url`: the node fetches a URL.
     DownloadUrl { node: String, storage: String },
@@ -333,6 +334,7 @@ fn key_needs(vmid: u32, pool: Option<&str>, key: &str, value: &str) -> Vec<Need>
             what: key.into(),
             check: Check::RootOnly,
         }),
+        KeyNeed::Unknown => {}
     }
     if key == "startup" {
         out.push(all(key, &["Sys.Modify"], "/".into()));

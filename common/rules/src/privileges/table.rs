@@ -222,7 +222,7 @@ pub fn operations() -> Vec<Operation> {
         ),
         op(
             "proxmox_template",
-            "`src` (upload), `template` alone (appliance)",
+            "`src` (upload; with `force: true` it overwrites an existing file), `template` alone (appliance)",
             Write::UploadFile {
                 storage: "{storage}".into(),
             },
@@ -237,7 +237,7 @@ pub fn operations() -> Vec<Operation> {
         ),
         op(
             "proxmox_template",
-            "`state: absent`, `force: true` on an existing file",
+            "`state: absent`; `force: true` on an existing file with `url` or `template` alone (removed first)",
             Write::RemoveFile {
                 storage: "{storage}".into(),
             },

@@ -6,6 +6,7 @@ pub use super::format::for_config_key;
 
 use super::format::{alias, key, key_alias, Format, Kind};
 use super::keys::{Accepts, ConfigKey};
+use super::versions::Introduced;
 
 pub const AGENT: Format = Format {
     name: "agent",
@@ -64,6 +65,7 @@ pub const CPU: Format = Format {
         key("guest-phys-bits", Kind::Int, None, false),
         key("hidden", Kind::Bool, None, false),
         key("hv-vendor-id", Kind::Str, None, false),
+        key("level", Kind::Int, None, false),
         key("phys-bits", Kind::Str, None, false),
         key("reported-model", Kind::Str, None, false),
     ],
@@ -209,6 +211,7 @@ pub const NET: Format = Format {
         key_alias("e1000-82545em", "macaddr", "model"),
         key_alias("e1000e", "macaddr", "model"),
         key("firewall", Kind::Bool, None, false),
+        key("host-tunnel", Kind::Bool, None, false),
         key_alias("i82551", "macaddr", "model"),
         key_alias("i82557b", "macaddr", "model"),
         key_alias("i82559er", "macaddr", "model"),
@@ -582,3 +585,14 @@ pub const CONFIG_KEYS: &[ConfigKey] = &[
 
 /// Parameters of the create and config calls that are not config keys.
 pub const REQUEST_PARAMS: &[&str] = &["archive", "background_delay", "bwlimit", "delete", "digest", "force", "ha-managed", "import-working-storage", "live-restore", "node", "pool", "revert", "skiplock", "start", "storage", "unique", "vmid"];
+
+/// The pve-manager release the schema above describes (newer-keys.json says why).
+pub const SCHEMA_PVE: &str = "9.1.9";
+
+/// Sub-keys a PVE release has and an older one lacks, from newer-keys.json.
+pub const INTRODUCED: &[Introduced] = &[
+    Introduced { config_key: "agent", key: "guest-fsfreeze", pve: "9.1.7", qemu_server: "9.1.5" },
+    Introduced { config_key: "agent", key: "freeze-fs", pve: "9.1.7", qemu_server: "9.1.6" },
+    Introduced { config_key: "cpu", key: "level", pve: "9.1.16", qemu_server: "9.1.14" },
+    Introduced { config_key: "net[n]", key: "host-tunnel", pve: "9.2.4", qemu_server: "9.1.18" },
+];

@@ -2,6 +2,9 @@
 //! `POST /nodes/{node}/qemu`; for keys whose format is only named there, like `boot`
 //! or `cpu`, from the `typetext`). Run `UPDATE_FORMATS=1 cargo test -p ferrox-common
 //! formats_table` after a schema update; the same test fails when the table is stale.
+//! `newer-keys.json` beside this file names the sub-keys later qemu-server releases
+//! added, each with its releases and source: their definitions are merged into the
+//! formats, and every entry is listed in `INTRODUCED` for the version rule.
 
 use std::collections::BTreeMap;
 
@@ -58,7 +61,7 @@ fn find_path<'a>(nodes: &'a [Value], path: &str) -> Option<&'a Value> {
 /// The Rust source of `formats.rs` for this schema: the format of every property-string
 /// config key, every config key with what it accepts, and the parameters of the create
 /// and config calls that are not config keys.
-pub fn generate(schema: &Value) -> Result<String, String> {
+pub fn generate(schema: &Value, newer: &Value) -> Result<String, String> {
     let root = schema.as_array().ok_or("the schema is not a JSON array")?;
     let method = |path: &str, m: &str| {
         find_path(root, path)
@@ -83,8 +86,10 @@ pub fn generate(schema: &Value) -> Result<String, String> {
          //! by hand.\n\n\
          pub use super::format::for_config_key;\n\n\
          use super::format::{alias, key, key_alias, Format, Kind};\n\
-         use super::keys::{Accepts, ConfigKey};\n",
+         use super::keys::{Accepts, ConfigKey};\n\
+         use super::versions::Introduced;\n",
     );
+    let newer_keys = newer["keys"].as_array().ok_or("newer-keys.json has no keys")?;
     let mut config_keys: Vec<(&String, &Value)> = update.iter().filter(|(k, _)| is_config_key(k, &stored)).collect();
     config_keys.sort_by(|a, b| a.0.cmp(b.0));
     let mut constants = Vec::new();
@@ -92,10 +97,11 @@ pub fn generate(schema: &Value) -> Result<String, String> {
         if !is_property_string(param) {
             continue;
         }
-        let keys = match &param["format"] {
+        let mut keys = match &param["format"] {
             Value::Object(obj) => keys_from_object(obj),
             _ => keys_from_typetext(param["typetext"].as_str().unwrap_or_default()),
         };
+        merge_newer(&mut keys, config_key, newer_keys);
         let constant = constant_of(config_key);
         out.push_str(&format!(
             "\npub const {constant}: Format = Format {{\n    name: {config_key:?},\n    keys: &[\n"
@@ -128,6 +134,45 @@ pub fn generate(schema: &Value) -> Result<String, String> {
     requests.dedup();
     out.push_str("\n/// Parameters of the create and config calls that are not config keys.\npub const REQUEST_PARAMS: &[&str] = &[");
     out.push_str(&requests.iter().map(|k| format!("{k:?}")).collect::<Vec<_>>().join(", "));
+    out.push_str("];\n");
+    out.push_str(&introduced(newer, newer_keys)?);
+    Ok(out)
+}
+
+/// Adds the sub-keys of `newer-keys.json` with a definition to `config_key`'s format.
+fn merge_newer(keys: &mut BTreeMap<String, String>, config_key: &str, newer_keys: &[Value]) {
+    for entry in newer_keys.iter().filter(|e| e["config_key"] == config_key) {
+        let (Some(name), Some(def)) = (entry["key"].as_str(), entry["definition"].as_object()) else {
+            continue;
+        };
+        let mut one = serde_json::Map::new();
+        one.insert(name.to_string(), Value::Object(def.clone()));
+        keys.extend(keys_from_object(&one));
+    }
+}
+
+/// The release the schema describes and the `INTRODUCED` table: every entry of
+/// `newer-keys.json` with the releases that brought it.
+fn introduced(newer: &Value, newer_keys: &[Value]) -> Result<String, String> {
+    let schema_pve = newer["schema_pve"]
+        .as_str()
+        .ok_or("newer-keys.json has no schema_pve")?;
+    let mut out = format!(
+        "\n/// The pve-manager release the schema above describes (newer-keys.json says why).\n\
+         pub const SCHEMA_PVE: &str = {schema_pve:?};\n\
+         \n/// Sub-keys a PVE release has and an older one lacks, from newer-keys.json.\n\
+         pub const INTRODUCED: &[Introduced] = &[\n"
+    );
+    for e in newer_keys {
+        let text = |k: &str| e[k].as_str().ok_or(format!("a newer-keys.json entry has no {k}"));
+        out.push_str(&format!(
+            "    Introduced {{ config_key: {:?}, key: {:?}, pve: {:?}, qemu_server: {:?} }},\n",
+            text("config_key")?,
+            text("key")?,
+            text("pve")?,
+            text("qemu_server")?
+        ));
+    }
     out.push_str("];\n");
     Ok(out)
 }
@@ -295,7 +340,8 @@ mod tests {
             return;
         };
         let schema: Value = serde_json::from_str(&text).expect("schema is JSON");
-        let generated = generate(&schema).expect("schema has the expected shape");
+        let newer: Value = serde_json::from_str(include_str!("newer-keys.json")).expect("newer-keys.json is JSON");
+        let generated = generate(&schema, &newer).expect("schema has the expected shape");
         let table = concat!(env!("CARGO_MANIFEST_DIR"), "/src/propstring/formats.rs");
         if std::env::var_os("UPDATE_FORMATS").is_some() {
             std::fs::write(table, &generated).expect("write formats.rs");

@@ -24,6 +24,8 @@
 //!   [`formats::for_config_key`] finds the one of a config key (`scsi0`, `net3`).
 //! - [`keys`] holds every config key the schema lets a client set and what it accepts
 //!   ([`keys::config_key`], [`keys::check`]), generated with the formats.
+//! - [`versions`]: keys newer than the schema (`newer-keys.json`, merged by the
+//!   generator) and the rule that sends or refuses them by the cluster's release.
 
 mod format;
 #[rustfmt::skip]
@@ -31,6 +33,7 @@ pub mod formats;
 #[cfg(test)]
 mod generate;
 pub mod keys;
+pub mod versions;
 
 pub use format::{
     is_bus_drive_key, is_drive_key, max_index, split_indexed, Format, Key, Kind, DRIVE_BUSES, IMPLICIT_DEFAULTS,
@@ -127,6 +130,17 @@ fn render(f: &Format, key: &str, value: &str) -> String {
 
 /// Reads `text` in format `f`. Errors name the bad key (`unknown key 'foo' ...`).
 pub fn parse(text: &str, f: &Format) -> Result<PropString, String> {
+    parse_with(text, f, false)
+}
+
+/// Reads `text` like [`parse`], keeping keys `f` does not know as text (compared
+/// exactly, printed sorted): a value from a cluster newer than the schema, or one the
+/// task sends it ([`versions`] decides whether it may).
+pub fn parse_keeping_unknown(text: &str, f: &Format) -> Result<PropString, String> {
+    parse_with(text, f, true)
+}
+
+fn parse_with(text: &str, f: &Format, keep_unknown: bool) -> Result<PropString, String> {
     let mut ps = PropString::new();
     let mut insert = |key: &str, value: &str| -> Result<(), String> {
         if ps.contains(key) {
@@ -144,6 +158,10 @@ pub fn parse(text: &str, f: &Format) -> Result<PropString, String> {
             continue;
         };
         let name = name.trim();
+        if keep_unknown && f.raw_key(name).is_none() {
+            insert(name, value)?;
+            continue;
+        }
         let def = f.raw_key(name).ok_or_else(|| {
             let known: Vec<&str> = f.canonical_keys().map(|k| k.name).collect();
             format!("unknown key '{name}' (known keys: {})", known.join(", "))

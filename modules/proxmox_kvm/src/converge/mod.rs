@@ -151,7 +151,10 @@ fn merge_named(key: &str, current: Option<&str>, wanted: &str) -> Option<String>
     let (Some(current), Some(f)) = (current, formats::for_config_key(key)) else {
         return Some(wanted.to_string());
     };
-    let (Ok(cur), Ok(want)) = (propstring::parse(current, f), propstring::parse(wanted, f)) else {
+    let (Ok(cur), Ok(want)) = (
+        propstring::parse_keeping_unknown(current, f),
+        propstring::parse_keeping_unknown(wanted, f),
+    ) else {
         return (current != wanted).then(|| wanted.to_string());
     };
     let differing = propstring::differing_keys(&cur, &want, f);

@@ -9,7 +9,7 @@ pub fn is_net_key(key: &str) -> bool {
 }
 
 fn parse(text: &str) -> Option<PropString> {
-    propstring::parse(text, &formats::NET).ok()
+    propstring::parse_keeping_unknown(text, &formats::NET).ok()
 }
 
 /// The MAC of a net value (`virtio=AA:..`, `model=virtio,macaddr=AA:..`), upper case.
@@ -46,6 +46,16 @@ mod tests {
     use super::*;
 
     const CUR: &str = "virtio=BC:24:11:00:00:01,bridge=vmbr0,firewall=1";
+
+    #[test]
+    fn keys_newer_than_the_schema_converge_too() {
+        let cur = "virtio=BC:24:11:00:00:01,bridge=vmbr0,host-tunnel=0,speed=10";
+        assert_eq!(converge(Some(cur), "virtio,bridge=vmbr0,host-tunnel=off,speed=10"), None);
+        assert_eq!(
+            converge(Some(cur), "virtio,bridge=vmbr0,speed=20").as_deref(),
+            Some("virtio=BC:24:11:00:00:01,bridge=vmbr0,host-tunnel=0,speed=20")
+        );
+    }
 
     #[test]
     fn same_nic_without_mac_is_no_change() {

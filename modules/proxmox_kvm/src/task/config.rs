@@ -8,6 +8,8 @@
 use std::collections::BTreeMap;
 
 use ferrox_common::ansible::options::Reader;
+use ferrox_common::pve::propstring::keys::Accepts;
+use ferrox_common::pve::propstring::versions::{self, Needs, Versioned};
 use ferrox_common::pve::propstring::{self, formats, keys};
 use serde_json::Value;
 
@@ -149,17 +151,19 @@ pub const NUMBERED: &[(&str, &str, u32)] = &[
     ("virtiofs", "virtiofs", 9),
 ];
 
-/// The config keys the task asks for.
-pub fn config(p: &Reader) -> Result<Config, String> {
+/// The config keys the task asks for, and those of their keys only the cluster's
+/// release decides ([`versions`]: newer than the schema, or brought by a later release).
+pub fn config(p: &Reader) -> Result<(Config, Vec<Versioned>), String> {
     let mut out = Config::new();
+    let mut newer = Vec::new();
     for (option, key) in SIMPLE {
         let Some(text) = p.config_text(option) else { continue };
-        check_property_string(option, key, &text)?;
+        check_property_string(option, key, &text, &mut newer)?;
         out.insert((*key).to_string(), text);
     }
     if let Some(agent) = p.str("agent") {
         let value = agent_value(agent);
-        check_property_string("agent", "agent", &value)?;
+        check_property_string("agent", "agent", &value, &mut newer)?;
         out.insert("agent".into(), value);
     }
     for (option, prefix, max) in NUMBERED {
@@ -176,7 +180,7 @@ pub fn config(p: &Reader) -> Result<Config, String> {
                     }
                     other => {
                         let text = scalar_text(other);
-                        check_property_string(option, key, &text)?;
+                        check_property_string(option, key, &text, &mut newer)?;
                         out.insert(key.clone(), text)
                     }
                 };
@@ -185,7 +189,7 @@ pub fn config(p: &Reader) -> Result<Config, String> {
     }
     if let Some(extra) = p.dict("extra_config") {
         for (key, value) in extra {
-            if let Some(text) = extra_value(key, value)? {
+            if let Some(text) = extra_value(key, value, &mut newer)? {
                 out.insert(key.clone(), text);
             }
         }
@@ -216,23 +220,24 @@ pub fn config(p: &Reader) -> Result<Config, String> {
     if let Some(keys) = p.str("sshkeys") {
         out.insert("sshkeys".into(), url_encode(keys));
     }
-    Ok(out)
+    Ok((out, newer))
 }
 
 /// A value of a property-string key must parse in PVE's format for that key; the
-/// message names the option, the key and the bad field.
-fn check_property_string(option: &str, key: &str, value: &str) -> Result<(), String> {
+/// message names the option, the key and the bad field. Its sub-keys the schema does
+/// not know, or a later release brought, go to `newer` for the cluster's release to decide.
+fn check_property_string(option: &str, key: &str, value: &str, newer: &mut Vec<Versioned>) -> Result<(), String> {
     let Some(f) = formats::for_config_key(key) else {
         return Ok(());
     };
-    propstring::parse(value, f).map(|_| ()).map_err(|e| {
-        let at = if option == key {
-            key.to_string()
-        } else {
-            format!("{option}.{key}")
-        };
-        format!("{at}: {e}")
-    })
+    let at = if option == key {
+        key.to_string()
+    } else {
+        format!("{option}.{key}")
+    };
+    propstring::parse_keeping_unknown(value, f).map_err(|e| format!("{at}: {e}"))?;
+    newer.extend(versions::sub_keys(&at, value, f));
+    Ok(())
 }
 
 fn bool_01(b: bool) -> String {
@@ -272,9 +277,10 @@ fn check_numbered_key(option: &str, prefix: &str, max: u32, key: &str) -> Result
 }
 
 /// One `extra_config` entry as sent to PVE (`None`: a null value, nothing to set),
-/// checked against the schema: the key must be one PVE knows and no option sets, the
-/// value must be in the key's format.
-fn extra_value(key: &str, value: &Value) -> Result<Option<String>, String> {
+/// checked against the schema: the key must be one no option sets, the value must be in
+/// the key's format; a key (or sub-key) the schema does not know goes to `newer`, for
+/// the cluster's release to decide.
+fn extra_value(key: &str, value: &Value, newer: &mut Vec<Versioned>) -> Result<Option<String>, String> {
     if let Some(option) = option_for_key(key) {
         return Err(if option.contains('.') {
             format!("extra_config: {key} is not set here; unused disks are managed with {option}")
@@ -289,10 +295,7 @@ fn extra_value(key: &str, value: &Value) -> Result<Option<String>, String> {
         });
     }
     let Some(schema) = keys::config_key(key) else {
-        return Err(format!(
-            "extra_config: {key} is not a VM config key of Proxmox VE (this module knows the keys of the PVE {} schema; check the spelling, or the PVE version the key needs)",
-            keys::SCHEMA_VERSION
-        ));
+        return unknown_extra_value(key, value, newer);
     };
     let text = match value {
         Value::Null => return Ok(None),
@@ -306,8 +309,38 @@ fn extra_value(key: &str, value: &Value) -> Result<Option<String>, String> {
         Value::Bool(b) => bool_01(*b),
         other => scalar_text(other),
     };
-    keys::check(schema, &text)
-        .map_err(|e| format!("extra_config.{key}: {e}; PVE's format for {key} is {}", schema.typetext))?;
+    let checked = match schema.accepts {
+        Accepts::PropString(f) => {
+            newer.extend(versions::sub_keys(&format!("extra_config.{key}"), &text, f));
+            propstring::parse_keeping_unknown(&text, f).map(|_| ())
+        }
+        _ => keys::check(schema, &text),
+    };
+    checked.map_err(|e| format!("extra_config.{key}: {e}; PVE's format for {key} is {}", schema.typetext))?;
+    Ok(Some(text))
+}
+
+/// An `extra_config` key the schema does not know: sent as given if the cluster's
+/// release may have it ([`versions::verdict`]).
+fn unknown_extra_value(key: &str, value: &Value, newer: &mut Vec<Versioned>) -> Result<Option<String>, String> {
+    let text = match value {
+        Value::Null => return Ok(None),
+        Value::Object(_) | Value::Array(_) => {
+            return Err(format!(
+                "extra_config.{key} must be a plain value (text, number or boolean), got a {}",
+                if value.is_object() { "dict" } else { "list" }
+            ))
+        }
+        Value::Bool(b) => bool_01(*b),
+        other => scalar_text(other),
+    };
+    newer.push(Versioned {
+        at: "extra_config".into(),
+        key: key.to_string(),
+        needs: Needs::Unknown {
+            hint: "not a VM config key in the schema".into(),
+        },
+    });
     Ok(Some(text))
 }
 
@@ -377,13 +410,61 @@ mod tests {
     use serde_json::{json, Map};
 
     /// The config keys of a task with these options (the others unset).
-    fn config_of(v: Value) -> Result<Config, String> {
+    fn read(v: Value) -> Result<(Config, Vec<Versioned>), String> {
         let opts = crate::options::all();
         let mut map: Map<String, Value> = opts.iter().map(|o| (o.name.to_string(), Value::Null)).collect();
         for (k, val) in v.as_object().unwrap() {
             map.insert(k.clone(), val.clone());
         }
         config(&Reader::new(ferrox_common::ansible::options::Params::new(map), &opts))
+    }
+
+    fn config_of(v: Value) -> Result<Config, String> {
+        read(v).map(|(c, _)| c)
+    }
+
+    /// (where, key, the release it needs or "unknown") of each key the cluster decides.
+    fn newer_of(v: Value) -> Vec<(String, String, String)> {
+        let (_, newer) = read(v).unwrap();
+        let needs = |n: &Needs| match n {
+            Needs::Release(i) => i.pve.to_string(),
+            Needs::Unknown { .. } => "unknown".to_string(),
+        };
+        newer
+            .iter()
+            .map(|v| (v.at.clone(), v.key.clone(), needs(&v.needs)))
+            .collect()
+    }
+
+    fn triple(at: &str, key: &str, needs: &str) -> (String, String, String) {
+        (at.into(), key.into(), needs.into())
+    }
+
+    #[test]
+    fn keys_newer_than_the_schema_are_left_to_the_clusters_release() {
+        let task = json!({
+            "net": {"net0": "virtio,bridge=vmbr0,host-tunnel=0", "net1": "virtio,bridge=vmbr0,speed=10"},
+            "cpu": "x86-64-v2-AES,level=30",
+            "agent": "1,freeze-fs-on-backup=0",
+            "extra_config": {"nosuchkey": 1, "ivshmem": "size=32,color=red"},
+        });
+        let c = config_of(task.clone()).unwrap();
+        assert_eq!(c["net0"], "virtio,bridge=vmbr0,host-tunnel=0");
+        assert_eq!(
+            (c["cpu"].as_str(), c["nosuchkey"].as_str()),
+            ("x86-64-v2-AES,level=30", "1")
+        );
+        assert_eq!(
+            newer_of(task),
+            [
+                triple("cpu", "level", "9.1.16"),
+                triple("net.net0", "host-tunnel", "9.2.4"),
+                triple("net.net1", "speed", "unknown"),
+                triple("extra_config", "nosuchkey", "unknown"),
+                triple("extra_config.ivshmem", "color", "unknown"),
+            ]
+        );
+        assert!(newer_of(json!({"net": {"net0": "virtio,bridge=vmbr0"}})).is_empty());
     }
 
     #[test]
@@ -420,8 +501,11 @@ mod tests {
     fn bad_input_names_the_option() {
         let e = config_of(json!({"net": {"eth0": "virtio"}})).unwrap_err();
         assert_eq!(e, "net: 'eth0' is not a PVE config key; use net0 to net31 as keys");
-        let e = config_of(json!({"net": {"net0": "virtio,bridge=vmbr0,speed=fast"}})).unwrap_err();
-        assert!(e.starts_with("net.net0: unknown key 'speed'"), "{e}");
+        let e = config_of(json!({"net": {"net0": "virtio,bridge=vmbr0,host-tunnel=maybe"}})).unwrap_err();
+        assert!(
+            e.starts_with("net.net0: invalid value 'maybe' for key 'host-tunnel'"),
+            "{e}"
+        );
         let e = config_of(json!({"scsi": {"scsi0": "local-lvm:8,cache=fast"}})).unwrap_err();
         assert!(e.starts_with("scsi.scsi0: invalid value 'fast' for key 'cache'"), "{e}");
         let e = config_of(json!({"tags": ["ok", "not ok"]})).unwrap_err();
@@ -444,10 +528,13 @@ mod tests {
         assert!(!c.contains_key("amd-sev"));
         let err = |extra: Value| config_of(json!({ "extra_config": extra })).unwrap_err();
         assert_eq!(
-            err(json!({"ivshmem": "size=32,color=red"})),
-            "extra_config.ivshmem: unknown key 'color' (known keys: name, size); PVE's format for ivshmem is size=<integer> [,name=<string>]"
+            err(json!({"ivshmem": "size=big"})),
+            "extra_config.ivshmem: invalid value 'big' for key 'size': expected an integer; PVE's format for ivshmem is size=<integer> [,name=<string>]"
         );
-        assert!(err(json!({"nosuchkey": "1"})).starts_with("extra_config: nosuchkey is not a VM config key of Proxmox VE (this module knows the keys of the PVE 9.1 schema"));
+        assert_eq!(
+            err(json!({"nosuchkey": {"a": 1}})),
+            "extra_config.nosuchkey must be a plain value (text, number or boolean), got a dict"
+        );
         assert_eq!(
             err(json!({"cores": 4})),
             "extra_config: cores has its own option; use cores instead"

@@ -193,6 +193,9 @@ pub struct KvmTask {
     pub ip_family: Family,
     /// The VM config keys the task asks for.
     pub config: Config,
+    /// The config keys (and sub-keys) only the cluster's release decides: unknown to the
+    /// schema, or brought by a later release; settled against `GET /version` before any write.
+    pub newer_keys: Vec<ferrox_common::pve::propstring::versions::Versioned>,
     /// What a check run may take as existing (`check_mode_assume`).
     pub assume: Assume,
 }
@@ -248,6 +251,7 @@ impl KvmTask {
         } else {
             None
         };
+        let (config, newer_keys) = config::config(r)?;
         Ok(KvmTask {
             operation,
             vmid: r.vmid("vmid")?,
@@ -290,7 +294,8 @@ impl KvmTask {
             },
             wait,
             ip_family,
-            config: config::config(r)?,
+            config,
+            newer_keys,
             assume: Assume::from_params(r.params(), check_mode),
         })
     }

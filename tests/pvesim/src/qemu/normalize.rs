@@ -301,15 +301,20 @@ pub fn execute_disk(c: &mut Cluster, dc: &mut DiskCtx<'_>, key: &str, plan: Disk
                 .storage(&sid)
                 .cloned()
                 .ok_or_else(|| format!("storage '{sid}' does not exist"))?;
-            let volname = if sd.is_file() {
-                format!("{}/vm-{}-cloudinit.qcow2", dc.vmid, dc.vmid)
-            } else {
-                format!("vm-{}-cloudinit", dc.vmid)
+            // qemu-server create_disks (create and update alike): a storage with a path holds
+            // `vm-<id>-cloudinit.<format>` (qcow2 unless `format` says otherwise), others a
+            // raw `vm-<id>-cloudinit`; `format` is dropped from the drive ("no longer needed").
+            let volname = match drive.opts.remove("format") {
+                _ if !sd.is_file() => format!("vm-{}-cloudinit", dc.vmid),
+                Some(f) => format!("{}/vm-{}-cloudinit.{f}", dc.vmid, dc.vmid),
+                None => format!("{}/vm-{}-cloudinit.qcow2", dc.vmid, dc.vmid),
             };
             let volid = storage::alloc_named(c, &sid, dc.node, &volname, 4 << 20, dc.vmid);
             drive.opts.insert("media".into(), "cdrom".into());
             drive.file = volid;
-            return Ok(drive.print(fmt.as_ref()));
+            let value = drive.print(fmt.as_ref());
+            dc.log.push(format!("{key}: successfully created disk '{value}'"));
+            return Ok(value);
         }
     };
     drive.opts.remove("import-from");
