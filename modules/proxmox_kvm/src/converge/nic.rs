@@ -50,7 +50,10 @@ mod tests {
     #[test]
     fn keys_newer_than_the_schema_converge_too() {
         let cur = "virtio=BC:24:11:00:00:01,bridge=vmbr0,host-tunnel=0,speed=10";
-        assert_eq!(converge(Some(cur), "virtio,bridge=vmbr0,host-tunnel=off,speed=10"), None);
+        assert_eq!(
+            converge(Some(cur), "virtio,bridge=vmbr0,host-tunnel=off,speed=10"),
+            None
+        );
         assert_eq!(
             converge(Some(cur), "virtio,bridge=vmbr0,speed=20").as_deref(),
             Some("virtio=BC:24:11:00:00:01,bridge=vmbr0,host-tunnel=0,speed=20")
