@@ -57,6 +57,7 @@ pub struct DriveState {
     pub in_drive: Map<String, Value>,
 }
 
+/// The [`DriveState`] of a `GET .../cloudinit` listing: `pending` and `delete` entries are what the drive lacks, the rest what it holds.
 pub fn parse(listing: &Value) -> DriveState {
     let mut out = DriveState::default();
     for item in listing.as_array().into_iter().flatten() {

@@ -14,6 +14,8 @@
 //! - [`unknown`]: `(known after apply)`, the dry run's marker for values only PVE decides.
 //! - [`civil`]: PVE's epoch seconds as calendar dates.
 
+#![deny(missing_docs)]
+
 pub mod civil;
 pub mod cloudinit;
 pub mod hotplug;

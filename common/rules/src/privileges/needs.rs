@@ -12,62 +12,127 @@ pub enum Write {
     /// `POST /nodes/{node}/qemu`: the config given (drive values as sent, `storage:size`
     /// for new volumes), the pool, the `storage` parameter, start after create.
     Create {
+        /// The new VM's id.
         vmid: u32,
+        /// The pool it is created in, if any.
         pool: Option<String>,
+        /// The `storage` parameter (a restore's target storage), if given.
         storage: Option<String>,
+        /// Whether it is started after the create.
         start: bool,
+        /// Whether it is put under HA (`ha-managed`).
         ha_managed: bool,
+        /// The config keys sent, with their values as sent.
         config: Vec<(String, String)>,
     },
     /// `POST .../clone` of `source` (its config: disks and NICs) to `vmid`; `storage` is
     /// the target storage of a full clone.
     Clone {
+        /// The VM cloned from.
         source: u32,
+        /// The clone's id.
         vmid: u32,
+        /// The pool the clone goes into, if any.
         pool: Option<String>,
+        /// The target storage of a full clone, if given.
         storage: Option<String>,
+        /// The source's config (its disks and NICs are what PVE checks).
         source_config: Vec<(String, String)>,
     },
     /// `POST/PUT .../config`: keys set (new value, value replaced) and deleted (the value
     /// deleted).
     Config {
+        /// The VM configured.
         vmid: u32,
+        /// Keys set: (key, new value, value replaced if any).
         set: Vec<(String, String, Option<String>)>,
+        /// Keys deleted: (key, the value deleted).
         delete: Vec<(String, String)>,
     },
     /// `PUT .../resize` of a volume on `storage`.
-    Resize { vmid: u32, storage: String },
+    Resize {
+        /// The VM whose volume grows.
+        vmid: u32,
+        /// The storage the volume is on.
+        storage: String,
+    },
     /// `POST .../move_disk` to `storage`.
-    MoveDisk { vmid: u32, storage: String },
+    MoveDisk {
+        /// The VM whose disk moves.
+        vmid: u32,
+        /// The storage it moves to.
+        storage: String,
+    },
     /// `POST .../move_disk` of a volume on `storage` to VM `target`.
-    Reassign { vmid: u32, target: u32, storage: String },
+    Reassign {
+        /// The VM the volume leaves.
+        vmid: u32,
+        /// The VM the volume goes to.
+        target: u32,
+        /// The storage the volume is on.
+        storage: String,
+    },
     /// `PUT .../unlink`.
-    Unlink { vmid: u32 },
+    Unlink {
+        /// The VM whose volume is unlinked.
+        vmid: u32,
+    },
     /// `POST .../status/<call>` (start, stop, shutdown, reboot, reset, suspend, resume).
-    Power { vmid: u32 },
+    Power {
+        /// The VM whose power state changes.
+        vmid: u32,
+    },
     /// `POST .../template`.
-    Template { vmid: u32 },
+    Template {
+        /// The VM made a template.
+        vmid: u32,
+    },
     /// `POST .../migrate`, its disks onto `targetstorage` when given.
-    Migrate { vmid: u32, targetstorage: Option<String> },
+    Migrate {
+        /// The VM migrated.
+        vmid: u32,
+        /// The storage its disks move to, if given.
+        targetstorage: Option<String>,
+    },
     /// `DELETE /nodes/{node}/qemu/{vmid}`.
-    Destroy { vmid: u32 },
+    Destroy {
+        /// The VM destroyed.
+        vmid: u32,
+    },
     /// `PUT /pools` adding `vmid` to pool `to` (moving it out of `from`).
     PoolMove {
+        /// The VM moved.
         vmid: u32,
+        /// The pool it leaves, if any.
         from: Option<String>,
+        /// The pool it joins.
         to: String,
     },
     /// `POST /nodes/{node}/storage/{storage}/upload` of an ISO, container template or
     /// import image (pve-storage's Status.pm); a file of the name is overwritten, so a
     /// replacing upload needs nothing more.
-    UploadFile { storage: String },
+    UploadFile {
+        /// The storage the file goes to.
+        storage: String,
+    },
     /// `POST /nodes/{node}/storage/{storage}/download-url`: the node fetches a URL.
-    DownloadUrl { node: String, storage: String },
+    DownloadUrl {
+        /// The node that fetches the URL.
+        node: String,
+        /// The storage the file goes to.
+        storage: String,
+    },
     /// `POST /nodes/{node}/aplinfo`: an appliance template from PVE's index.
-    Appliance { storage: String },
+    Appliance {
+        /// The storage the template goes to.
+        storage: String,
+    },
     /// `DELETE /nodes/{node}/storage/{storage}/content/{volume}` of a file that is no
     /// backup (pve-storage's Content.pm).
-    RemoveFile { storage: String },
+    RemoveFile {
+        /// The storage the file is removed from.
+        storage: String,
+    },
 }
 
 /// One thing PVE will check.
@@ -75,29 +140,40 @@ pub enum Write {
 pub struct Need {
     /// What asks for it, in the task's words: `scsi1`, `create`, `start`.
     pub what: String,
+    /// The check PVE makes.
     pub check: Check,
 }
 
+/// What PVE checks: privileges on an ACL path, or `root@pam`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Check {
     /// All of `privileges` on `path`; with `or_path` (a pool), holding them there is enough.
     All {
+        /// The privileges, all of them needed.
         privileges: Vec<&'static str>,
+        /// The ACL path they are needed on.
         path: String,
+        /// A pool path where holding them is enough too.
         or_path: Option<String>,
     },
     /// One of `privileges` on `path`.
     Any {
+        /// The privileges, one of them needed.
         privileges: Vec<&'static str>,
+        /// The ACL path it is needed on.
         path: String,
     },
     /// All of `privileges` on `path`, or else all of `or_privileges` on `or_path`
     /// (`download-url`: `Sys.Audit` and `Sys.Modify` on `/`, or `Sys.AccessNetwork` on
     /// the node).
     Either {
+        /// The privileges of the first way, all needed.
         privileges: Vec<&'static str>,
+        /// The ACL path of the first way.
         path: String,
+        /// The privileges of the other way, all needed.
         or_privileges: Vec<&'static str>,
+        /// The ACL path of the other way.
         or_path: String,
     },
     /// Only `root@pam` may do it.

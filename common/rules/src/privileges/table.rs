@@ -8,9 +8,11 @@ use super::needs::{needs, Check, Write};
 
 /// One operation a module plans, as a write with placeholder names.
 pub struct Operation {
+    /// The module that plans it (`proxmox_kvm`, `proxmox_disk`, ...).
     pub module: &'static str,
     /// In the task's words: `create`, `a new disk`, `state: started`.
     pub what: &'static str,
+    /// The write, with the placeholder VMs and names.
     pub write: Write,
 }
 

@@ -27,7 +27,9 @@ pub enum Kind {
 /// One key of a format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Key {
+    /// The key's name as PVE's schema spells it.
     pub name: &'static str,
+    /// The values the key takes.
     pub kind: Kind,
     /// The value PVE assumes when the key is absent, as text.
     pub default: Option<&'static str>,
@@ -45,6 +47,7 @@ pub struct Key {
 pub struct Format {
     /// The schema's name of the config key (`net[n]`, `efidisk0`).
     pub name: &'static str,
+    /// The keys the format accepts, aliases included.
     pub keys: &'static [Key],
 }
 

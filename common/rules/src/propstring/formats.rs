@@ -1,5 +1,5 @@
 //! Property-string formats and the config keys of QEMU VMs, generated from PVE's API
-//! schema by `UPDATE_FORMATS=1 cargo test -p ferrox-common formats_table`. Do not edit
+//! schema by `UPDATE_FORMATS=1 cargo test -p ferrox-pve-rules formats_table`. Do not edit
 //! by hand.
 
 pub use super::format::for_config_key;
@@ -8,6 +8,7 @@ use super::format::{alias, key, key_alias, Format, Kind};
 use super::keys::{Accepts, ConfigKey};
 use super::versions::Introduced;
 
+/// The property string of the `agent` config key, as the schema declares it.
 pub const AGENT: Format = Format {
     name: "agent",
     keys: &[
@@ -20,6 +21,7 @@ pub const AGENT: Format = Format {
     ],
 };
 
+/// The property string of the `amd-sev` config key, as the schema declares it.
 pub const AMD_SEV: Format = Format {
     name: "amd-sev",
     keys: &[
@@ -31,6 +33,7 @@ pub const AMD_SEV: Format = Format {
     ],
 };
 
+/// The property string of the `audio0` config key, as the schema declares it.
 pub const AUDIO0: Format = Format {
     name: "audio0",
     keys: &[
@@ -39,6 +42,7 @@ pub const AUDIO0: Format = Format {
     ],
 };
 
+/// The property string of the `boot` config key, as the schema declares it.
 pub const BOOT: Format = Format {
     name: "boot",
     keys: &[
@@ -47,6 +51,7 @@ pub const BOOT: Format = Format {
     ],
 };
 
+/// The property string of the `cicustom` config key, as the schema declares it.
 pub const CICUSTOM: Format = Format {
     name: "cicustom",
     keys: &[
@@ -57,6 +62,7 @@ pub const CICUSTOM: Format = Format {
     ],
 };
 
+/// The property string of the `cpu` config key, as the schema declares it.
 pub const CPU: Format = Format {
     name: "cpu",
     keys: &[
@@ -71,6 +77,7 @@ pub const CPU: Format = Format {
     ],
 };
 
+/// The property string of the `efidisk0` config key, as the schema declares it.
 pub const EFIDISK0: Format = Format {
     name: "efidisk0",
     keys: &[
@@ -85,6 +92,7 @@ pub const EFIDISK0: Format = Format {
     ],
 };
 
+/// The property string of the `hostpci[n]` config key, as the schema declares it.
 pub const HOSTPCI: Format = Format {
     name: "hostpci[n]",
     keys: &[
@@ -104,6 +112,7 @@ pub const HOSTPCI: Format = Format {
     ],
 };
 
+/// The property string of the `ide[n]` config key, as the schema declares it.
 pub const IDE: Format = Format {
     name: "ide[n]",
     keys: &[
@@ -155,6 +164,7 @@ pub const IDE: Format = Format {
     ],
 };
 
+/// The property string of the `intel-tdx` config key, as the schema declares it.
 pub const INTEL_TDX: Format = Format {
     name: "intel-tdx",
     keys: &[
@@ -165,6 +175,7 @@ pub const INTEL_TDX: Format = Format {
     ],
 };
 
+/// The property string of the `ipconfig[n]` config key, as the schema declares it.
 pub const IPCONFIG: Format = Format {
     name: "ipconfig[n]",
     keys: &[
@@ -175,6 +186,7 @@ pub const IPCONFIG: Format = Format {
     ],
 };
 
+/// The property string of the `ivshmem` config key, as the schema declares it.
 pub const IVSHMEM: Format = Format {
     name: "ivshmem",
     keys: &[
@@ -183,6 +195,7 @@ pub const IVSHMEM: Format = Format {
     ],
 };
 
+/// The property string of the `machine` config key, as the schema declares it.
 pub const MACHINE: Format = Format {
     name: "machine",
     keys: &[
@@ -194,6 +207,7 @@ pub const MACHINE: Format = Format {
     ],
 };
 
+/// The property string of the `memory` config key, as the schema declares it.
 pub const MEMORY: Format = Format {
     name: "memory",
     keys: &[
@@ -201,6 +215,7 @@ pub const MEMORY: Format = Format {
     ],
 };
 
+/// The property string of the `net[n]` config key, as the schema declares it.
 pub const NET: Format = Format {
     name: "net[n]",
     keys: &[
@@ -232,6 +247,7 @@ pub const NET: Format = Format {
     ],
 };
 
+/// The property string of the `numa[n]` config key, as the schema declares it.
 pub const NUMA: Format = Format {
     name: "numa[n]",
     keys: &[
@@ -242,6 +258,7 @@ pub const NUMA: Format = Format {
     ],
 };
 
+/// The property string of the `rng0` config key, as the schema declares it.
 pub const RNG0: Format = Format {
     name: "rng0",
     keys: &[
@@ -251,6 +268,7 @@ pub const RNG0: Format = Format {
     ],
 };
 
+/// The property string of the `sata[n]` config key, as the schema declares it.
 pub const SATA: Format = Format {
     name: "sata[n]",
     keys: &[
@@ -301,6 +319,7 @@ pub const SATA: Format = Format {
     ],
 };
 
+/// The property string of the `scsi[n]` config key, as the schema declares it.
 pub const SCSI: Format = Format {
     name: "scsi[n]",
     keys: &[
@@ -357,6 +376,7 @@ pub const SCSI: Format = Format {
     ],
 };
 
+/// The property string of the `smbios1` config key, as the schema declares it.
 pub const SMBIOS1: Format = Format {
     name: "smbios1",
     keys: &[
@@ -371,6 +391,7 @@ pub const SMBIOS1: Format = Format {
     ],
 };
 
+/// The property string of the `spice_enhancements` config key, as the schema declares it.
 pub const SPICE_ENHANCEMENTS: Format = Format {
     name: "spice_enhancements",
     keys: &[
@@ -379,6 +400,7 @@ pub const SPICE_ENHANCEMENTS: Format = Format {
     ],
 };
 
+/// The property string of the `startup` config key, as the schema declares it.
 pub const STARTUP: Format = Format {
     name: "startup",
     keys: &[
@@ -388,6 +410,7 @@ pub const STARTUP: Format = Format {
     ],
 };
 
+/// The property string of the `tpmstate0` config key, as the schema declares it.
 pub const TPMSTATE0: Format = Format {
     name: "tpmstate0",
     keys: &[
@@ -400,6 +423,7 @@ pub const TPMSTATE0: Format = Format {
     ],
 };
 
+/// The property string of the `unused[n]` config key, as the schema declares it.
 pub const UNUSED: Format = Format {
     name: "unused[n]",
     keys: &[
@@ -408,6 +432,7 @@ pub const UNUSED: Format = Format {
     ],
 };
 
+/// The property string of the `usb[n]` config key, as the schema declares it.
 pub const USB: Format = Format {
     name: "usb[n]",
     keys: &[
@@ -417,6 +442,7 @@ pub const USB: Format = Format {
     ],
 };
 
+/// The property string of the `vga` config key, as the schema declares it.
 pub const VGA: Format = Format {
     name: "vga",
     keys: &[
@@ -426,6 +452,7 @@ pub const VGA: Format = Format {
     ],
 };
 
+/// The property string of the `virtio[n]` config key, as the schema declares it.
 pub const VIRTIO: Format = Format {
     name: "virtio[n]",
     keys: &[
@@ -476,6 +503,7 @@ pub const VIRTIO: Format = Format {
     ],
 };
 
+/// The property string of the `virtiofs[n]` config key, as the schema declares it.
 pub const VIRTIOFS: Format = Format {
     name: "virtiofs[n]",
     keys: &[
@@ -487,6 +515,7 @@ pub const VIRTIOFS: Format = Format {
     ],
 };
 
+/// The property string of the `watchdog` config key, as the schema declares it.
 pub const WATCHDOG: Format = Format {
     name: "watchdog",
     keys: &[

@@ -82,7 +82,7 @@ pub fn generate(schema: &Value, newer: &Value) -> Result<String, String> {
     };
     let mut out = String::from(
         "//! Property-string formats and the config keys of QEMU VMs, generated from PVE's API\n\
-         //! schema by `UPDATE_FORMATS=1 cargo test -p ferrox-common formats_table`. Do not edit\n\
+         //! schema by `UPDATE_FORMATS=1 cargo test -p ferrox-pve-rules formats_table`. Do not edit\n\
          //! by hand.\n\n\
          pub use super::format::for_config_key;\n\n\
          use super::format::{alias, key, key_alias, Format, Kind};\n\
@@ -104,7 +104,8 @@ pub fn generate(schema: &Value, newer: &Value) -> Result<String, String> {
         merge_newer(&mut keys, config_key, newer_keys);
         let constant = constant_of(config_key);
         out.push_str(&format!(
-            "\npub const {constant}: Format = Format {{\n    name: {config_key:?},\n    keys: &[\n"
+            "\n/// The property string of the `{config_key}` config key, as the schema declares it.\n\
+             pub const {constant}: Format = Format {{\n    name: {config_key:?},\n    keys: &[\n"
         ));
         for line in keys.values() {
             out.push_str(&format!("        {line},\n"));
@@ -350,7 +351,7 @@ mod tests {
         let current = std::fs::read_to_string(table).unwrap_or_default();
         assert!(
             current == generated,
-            "src/pve/propstring/formats.rs is stale: run `UPDATE_FORMATS=1 cargo test -p ferrox-common formats_table`"
+            "common/rules/src/propstring/formats.rs is stale: run `UPDATE_FORMATS=1 cargo test -p ferrox-pve-rules formats_table`"
         );
     }
 

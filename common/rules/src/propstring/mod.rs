@@ -49,10 +49,12 @@ pub struct PropString {
 }
 
 impl PropString {
+    /// An empty property string.
     pub fn new() -> PropString {
         PropString::default()
     }
 
+    /// The value of `key` (a canonical key) as written, if set.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.entries.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
@@ -66,23 +68,28 @@ impl PropString {
         }
     }
 
+    /// Removes `key` (a canonical key), returning its value if it was set.
     pub fn remove(&mut self, key: &str) -> Option<String> {
         let at = self.entries.iter().position(|(k, _)| k == key)?;
         Some(self.entries.remove(at).1)
     }
 
+    /// Whether `key` (a canonical key) is set.
     pub fn contains(&self, key: &str) -> bool {
         self.get(key).is_some()
     }
 
+    /// The canonical keys set, in input order.
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().map(|(k, _)| k.as_str())
     }
 
+    /// The (canonical key, value) pairs, in input order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
+    /// Whether no key is set.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

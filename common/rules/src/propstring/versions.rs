@@ -32,7 +32,10 @@ pub enum Needs {
     /// A sub-key of [`INTRODUCED`].
     Release(&'static Introduced),
     /// A key the schema does not know; `hint` says what it knows instead.
-    Unknown { hint: String },
+    Unknown {
+        /// What the schema knows instead (`known keys: ...`).
+        hint: String,
+    },
 }
 
 /// A key or sub-key of the task that only the cluster's release decides.
@@ -40,13 +43,16 @@ pub enum Needs {
 pub struct Versioned {
     /// Where the task names it, in the task's terms: `net.net0`, `cpu`, `extra_config`.
     pub at: String,
+    /// The key or sub-key (`host-tunnel`, `level`).
     pub key: String,
+    /// Why the cluster's release decides it.
     pub needs: Needs,
 }
 
 /// What to do with a [`Versioned`] key on a cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// Sent as given, without a word.
     Send,
     /// Sent, with this warning.
     Warn(String),
