@@ -9,16 +9,25 @@ use std::path::PathBuf;
 pub struct ConnectionParams {
     /// Host as given (may hold `:port` or an IPv6 literal).
     pub host: String,
+    /// `api_port`, if set (it wins over a port in `host`).
     pub port: Option<u16>,
+    /// The user to authenticate as (`root@pam`).
     pub user: String,
+    /// The password, for a ticket login.
     pub password: Option<String>,
+    /// The API token's id, for token authentication.
     pub token_id: Option<String>,
+    /// The API token's secret.
     pub token_secret: Option<String>,
+    /// The one-time password (TOTP) for a login with a second factor.
     pub otp: Option<String>,
+    /// Whether the server's certificate is verified.
     pub validate_certs: bool,
+    /// A CA bundle to verify the server's certificate with.
     pub ca_path: Option<PathBuf>,
     /// Normalised: 64 upper-case hex digits, no colons.
     pub cert_fingerprint: Option<String>,
+    /// How long one request may wait for its answer, in seconds.
     pub timeout_secs: u64,
 }
 

@@ -35,10 +35,15 @@ pub fn now() -> u64 {
 /// One entry of the node's task list.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ListedTask {
+    /// The task's UPID.
     pub upid: String,
+    /// The task's id (for a VM's tasks, its vmid).
     pub id: String,
+    /// The user that started it.
     pub user: String,
+    /// The API token that started it, if one did.
     pub tokenid: Option<String>,
+    /// When it started, in epoch seconds.
     pub starttime: u64,
 }
 
@@ -87,6 +92,7 @@ pub fn own_unknown(
 
 /// What a search for the lost call's task is about.
 pub struct Search<'a> {
+    /// The node whose task list is searched.
     pub node: &'a str,
     /// Task type (`qmcreate`, `qmconfig`, `qmclone`, `qmmove`, `resize`, `qmdestroy`).
     pub kind: &'a str,

@@ -27,24 +27,33 @@ const FIRST_PAGE: usize = 50;
 /// A task that finished successfully (`OK` or `WARNINGS: n`).
 #[derive(Debug, Clone)]
 pub struct TaskDone {
+    /// The task's UPID.
     pub upid: String,
+    /// Its exit status (`OK`, `WARNINGS: 2`).
     pub exitstatus: String,
     /// Log lines starting with `WARN` when the task ended with warnings.
     pub warnings: Vec<String>,
 }
 
+/// Why waiting on a task did not end in success.
 #[derive(Debug, Clone)]
 pub enum TaskError {
     /// The task ended with an error: its exit status and the last lines of its log.
     Failed {
+        /// The task's UPID.
         upid: String,
+        /// Its exit status: PVE's error.
         exitstatus: String,
+        /// The last lines of its log.
         log_tail: Vec<String>,
     },
     /// Still running after the timeout: the last line of its log so far.
     Timeout {
+        /// The task's UPID.
         upid: String,
+        /// How long it was waited on.
         waited: Duration,
+        /// The last line of its log so far, if any.
         last_line: Option<String>,
     },
     /// Polling itself failed.
@@ -92,11 +101,15 @@ pub fn node_of(upid: &str) -> Option<&str> {
 /// How a stopped task ended, from its `exitstatus`.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Ending {
+    /// `OK`.
     Ok,
+    /// `WARNINGS: n`: done, with warnings in its log.
     Warnings,
+    /// Anything else: the exit status is PVE's error.
     Failed,
 }
 
+/// How a stopped task ended, from its `exitstatus`.
 pub fn ending(exitstatus: &str) -> Ending {
     match exitstatus {
         "OK" => Ending::Ok,

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 pub use ferrox_python_repr::python_repr;
 
+/// What kind of failure an [`ApiError`] is: it decides whether a call may be sent again and how its text reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ApiErrorKind {
     /// PVE answered with an HTTP error status.
@@ -29,6 +30,7 @@ pub enum ApiErrorKind {
 /// One failed API call.
 #[derive(Debug, Clone)]
 pub struct ApiError {
+    /// What kind of failure it is.
     pub kind: ApiErrorKind,
     /// HTTP status for `Http` errors.
     pub status: Option<u16>,

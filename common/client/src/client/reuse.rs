@@ -28,7 +28,9 @@ use super::{Answer, ApiError, ApiErrorKind, Client, Method};
 /// A ticket kept by the run for this identity, and when to renew it.
 #[derive(Clone)]
 pub struct KeptTicket {
+    /// The `PVEAuthCookie` ticket.
     pub ticket: String,
+    /// The CSRF prevention token that goes with it on writes.
     pub csrf: String,
     /// Seconds since PVE made it (as the controller measured).
     pub age_secs: f64,
@@ -37,8 +39,11 @@ pub struct KeptTicket {
 /// What the run hands a password client: the ticket it keeps for this identity, where a
 /// ticket the client gets goes, and the age at which tickets are renewed.
 pub struct RunTickets {
+    /// The ticket the run keeps for this identity, if any.
     pub kept: Option<KeptTicket>,
+    /// Where a ticket the client gets is left for the run.
     pub sink: TicketSink,
+    /// The age in seconds after which a kept ticket is renewed rather than used.
     pub renew_after_secs: f64,
 }
 
@@ -55,8 +60,11 @@ pub(super) struct TicketClock {
 /// A ticket this client got from PVE, for the run to keep.
 #[derive(Clone)]
 pub struct NewTicket {
+    /// The `PVEAuthCookie` ticket.
     pub ticket: String,
+    /// The CSRF prevention token that goes with it on writes.
     pub csrf: String,
+    /// The user PVE made it for (`root@pam`).
     pub user: String,
 }
 

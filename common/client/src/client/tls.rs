@@ -36,6 +36,7 @@ pub enum Trust {
 }
 
 impl Trust {
+    /// The trust the connection parameters ask for: a pinned fingerprint wins, then `validate_certs: false`, then a CA file, else the web PKI.
     pub fn from_params(p: &ConnectionParams) -> Trust {
         match (&p.cert_fingerprint, p.validate_certs, &p.ca_path) {
             (Some(pin), _, _) => Trust::Pinned(pin.clone()),
@@ -52,6 +53,7 @@ pub struct Observed {
     inner: Mutex<Seen>,
 }
 
+/// What the verifier saw of one handshake: the certificate presented and why it was refused.
 #[derive(Debug, Default, Clone)]
 pub struct Seen {
     /// Colon-separated SHA-256 of the presented end-entity certificate.
@@ -61,11 +63,13 @@ pub struct Seen {
 }
 
 impl Observed {
+    /// Forgets the last handshake, before a new one.
     pub fn clear(&self) {
         if let Ok(mut s) = self.inner.lock() {
             *s = Seen::default();
         }
     }
+    /// A copy of what the latest handshake showed.
     pub fn snapshot(&self) -> Seen {
         self.inner.lock().map(|s| s.clone()).unwrap_or_default()
     }

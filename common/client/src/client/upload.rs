@@ -23,14 +23,18 @@ pub struct FilePart<'a> {
     pub field: &'a str,
     /// The file name the server is told.
     pub name: &'a str,
+    /// Where the file's bytes come from; read once, as they are sent.
     pub reader: &'a mut dyn Read,
+    /// The file's length in bytes, which the request's `Content-Length` counts on.
     pub len: u64,
 }
 
 /// What went over the wire: bytes of the file and how long the request took.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Sent {
+    /// Bytes of the file sent.
     pub bytes: u64,
+    /// How long the request took, in seconds.
     pub seconds: f64,
 }
 

@@ -10,6 +10,7 @@ pub const DEFAULT_PORT: u16 = 8006;
 pub struct Endpoint {
     /// Host name or IP address, IPv6 without brackets.
     pub host: String,
+    /// The port (8006 unless set).
     pub port: u16,
 }
 
