@@ -8,6 +8,7 @@ use std::cell::RefCell;
 
 use crate::options::{Kind, Opt, Params};
 
+/// The option's name.
 pub const OPTION: &str = "check_mode_assume";
 
 /// The option, for the specs of the modules that check references before writing.
@@ -34,6 +35,7 @@ pub struct Assume {
 }
 
 impl Assume {
+    /// The task's assumptions from its validated options; none outside check mode.
     pub fn from_params(p: &Params, check_mode: bool) -> Assume {
         let Some(sub) = p.sub(OPTION).filter(|_| check_mode) else {
             return Assume {
@@ -54,6 +56,7 @@ impl Assume {
         self.take(&self.volumes, volid, "volume")
     }
 
+    /// Whether the pool `pool` is to be taken as existing (recorded when it is).
     pub fn pool(&self, pool: &str) -> bool {
         self.take(&self.pools, pool, "pool")
     }

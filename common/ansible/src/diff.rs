@@ -9,12 +9,16 @@ use serde_json::{json, Map, Value};
 /// One `diff` entry: `{before, after, before_header, after_header}`.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Diff {
+    /// The keys that change, as they are now (absent: the key is new).
     pub before: Map<String, Value>,
+    /// The keys that change, as the task wants them (absent: the key goes).
     pub after: Map<String, Value>,
+    /// What changes (`VM 100`), shown as `(current)` and `(wanted)` headers.
     pub header: String,
 }
 
 impl Diff {
+    /// An empty diff under `header`.
     pub fn new(header: impl Into<String>) -> Diff {
         Diff {
             header: header.into(),
@@ -35,10 +39,12 @@ impl Diff {
         }
     }
 
+    /// Whether nothing changes.
     pub fn is_empty(&self) -> bool {
         self.before.is_empty() && self.after.is_empty()
     }
 
+    /// The entry as ansible's callback reads it.
     pub fn to_value(&self) -> Value {
         json!({
             "before": Value::Object(self.before.clone()),

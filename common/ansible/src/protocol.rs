@@ -18,10 +18,15 @@ use crate::options::{coerce::Dialect, validate::validate, Hint, ModuleSpec, Opt,
 /// warnings and deprecations collected on the way.
 #[derive(Debug)]
 pub struct Module {
+    /// The module's declaration.
     pub spec: ModuleSpec,
+    /// The validated task arguments.
     pub params: Params,
+    /// Whether this is a check run (`_ansible_check_mode`).
     pub check_mode: bool,
+    /// Whether the diff is wanted (`_ansible_diff`).
     pub diff_mode: bool,
+    /// Ansible's verbosity (`_ansible_verbosity`: the number of `-v`).
     pub verbosity: u64,
     /// The name as written in the task (`ferrox.proxmox.proxmox_kvm` or the short name).
     pub module_name: String,
@@ -46,10 +51,12 @@ impl Module {
         (self.carried.0.as_ref() as &dyn std::any::Any).downcast_ref::<T>()
     }
 
+    /// The run-wide state the [`Carrier`] built, as its type, to change.
     pub fn carried_mut<T: Carried>(&mut self) -> Option<&mut T> {
         (self.carried.0.as_mut() as &mut dyn std::any::Any).downcast_mut::<T>()
     }
 
+    /// A warning, printed by ansible-core as `[WARNING]`.
     pub fn warn(&mut self, msg: impl Into<String>) {
         self.warnings.push(msg.into());
     }
@@ -63,6 +70,7 @@ impl Module {
         }));
     }
 
+    /// The warnings so far.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }
@@ -76,15 +84,18 @@ pub struct Output {
 }
 
 impl Output {
+    /// A result with `changed` and `msg`.
     pub fn new(changed: bool, msg: impl Into<String>) -> Output {
         let mut fields = Map::new();
         fields.insert("changed".into(), Value::Bool(changed));
         fields.insert("msg".into(), Value::String(msg.into()));
         Output { fields, diff: None }
     }
+    /// A result that changed something.
     pub fn changed(msg: impl Into<String>) -> Output {
         Output::new(true, msg)
     }
+    /// A result that changed nothing.
     pub fn unchanged(msg: impl Into<String>) -> Output {
         Output::new(false, msg)
     }
@@ -93,10 +104,12 @@ impl Output {
         self.set(key, value);
         self
     }
+    /// Sets a result key.
     pub fn set(&mut self, key: &str, value: impl Serialize) {
         let value = serde_json::to_value(value).unwrap_or(Value::Null);
         self.fields.insert(key.to_string(), value);
     }
+    /// A result key set so far.
     pub fn get(&self, key: &str) -> Option<&Value> {
         self.fields.get(key)
     }
@@ -105,6 +118,7 @@ impl Output {
         self.diff = Some(diff);
         self
     }
+    /// The result keys set so far.
     pub fn fields(&self) -> &Map<String, Value> {
         &self.fields
     }
@@ -118,17 +132,21 @@ impl Output {
 /// (`vmid`, `status`, ...) that 1.6 also returned on failure.
 #[derive(Debug, Clone)]
 pub struct Failure {
+    /// The message: what failed, why, and what to do.
     pub msg: String,
+    /// Result keys beside `msg`.
     pub extra: Map<String, Value>,
 }
 
 impl Failure {
+    /// A failure with this message.
     pub fn new(msg: impl Into<String>) -> Failure {
         Failure {
             msg: msg.into(),
             extra: Map::new(),
         }
     }
+    /// Adds a result key.
     pub fn with(mut self, key: &str, value: impl Serialize) -> Failure {
         self.extra
             .insert(key.to_string(), serde_json::to_value(value).unwrap_or(Value::Null));
@@ -251,8 +269,11 @@ pub fn install_panic_hook() {
 /// declaration and its body.
 #[derive(Clone, Copy)]
 pub struct Registered {
+    /// The module's name, as `_ferrox_module` gives it.
     pub name: &'static str,
+    /// Its one declaration.
     pub spec: fn() -> ModuleSpec,
+    /// Its body, run with the validated task.
     pub body: Body,
 }
 

@@ -104,7 +104,9 @@ fn bool_error(value: &Value, dialect: Dialect) -> String {
 /// A coercion result: the converted value, and a warning when Ansible would warn.
 #[derive(Debug)]
 pub struct Coerced {
+    /// The value as the option's type.
     pub value: Value,
+    /// The warning Ansible would print for this conversion, if any.
     pub warning: Option<String>,
 }
 

@@ -21,6 +21,7 @@ pub struct Params {
 }
 
 impl Params {
+    /// Parameters from validated values (every declared option present).
     pub fn new(values: Map<String, Value>) -> Params {
         Params { values }
     }
@@ -30,9 +31,11 @@ impl Params {
         debug_assert!(self.values.contains_key(name), "option {name} is not declared");
         self.values.get(name).filter(|v| !v.is_null())
     }
+    /// Whether the option is set (not null).
     pub fn is_set(&self, name: &str) -> bool {
         self.get(name).is_some()
     }
+    /// A text option; `None` when unset.
     pub fn str(&self, name: &str) -> Option<&str> {
         self.get(name).and_then(Value::as_str)
     }
@@ -40,12 +43,15 @@ impl Params {
     pub fn non_empty(&self, name: &str) -> Option<&str> {
         self.str(name).filter(|s| !s.is_empty())
     }
+    /// An integer option; `None` when unset.
     pub fn int(&self, name: &str) -> Option<i64> {
         self.get(name).and_then(Value::as_i64)
     }
+    /// A float option; `None` when unset.
     pub fn float(&self, name: &str) -> Option<f64> {
         self.get(name).and_then(Value::as_f64)
     }
+    /// A bool option; `None` when unset.
     pub fn bool(&self, name: &str) -> Option<bool> {
         self.get(name).and_then(Value::as_bool)
     }
@@ -53,9 +59,11 @@ impl Params {
     pub fn flag(&self, name: &str) -> bool {
         self.bool(name).unwrap_or(false)
     }
+    /// A list option; `None` when unset.
     pub fn list(&self, name: &str) -> Option<&Vec<Value>> {
         self.get(name).and_then(Value::as_array)
     }
+    /// A list option's elements as text (non-strings as their JSON).
     pub fn strings(&self, name: &str) -> Option<Vec<String>> {
         self.list(name).map(|items| {
             items
@@ -64,6 +72,7 @@ impl Params {
                 .collect()
         })
     }
+    /// A dict option; `None` when unset.
     pub fn dict(&self, name: &str) -> Option<&Map<String, Value>> {
         self.get(name).and_then(Value::as_object)
     }

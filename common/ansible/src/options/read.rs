@@ -27,10 +27,12 @@ pub trait Choice: Sized + Copy + 'static {
         Self::ALL.iter().map(|(name, _)| *name).collect()
     }
 
+    /// The variant spelled `text`, if any.
     fn parse(text: &str) -> Option<Self> {
         Self::ALL.iter().find(|(name, _)| *name == text).map(|(_, v)| *v)
     }
 
+    /// How the task spells this variant.
     fn name(self) -> &'static str
     where
         Self: PartialEq,
@@ -53,6 +55,7 @@ pub struct Reader<'a> {
 }
 
 impl<'a> Reader<'a> {
+    /// A reader of `params`, held to the declarations `opts`.
     pub fn new(params: Params, opts: &'a [Opt]) -> Reader<'a> {
         Reader {
             params,
@@ -128,16 +131,19 @@ impl<'a> Reader<'a> {
         C::parse(text).unwrap_or(C::ALL[0].1)
     }
 
+    /// An integer option without a default; `None` when unset.
     pub fn int(&self, name: &str) -> Option<i64> {
         self.declared(name, &[Kind::Int], false);
         self.value(name).and_then(Value::as_i64)
     }
 
+    /// An integer option with a declared default.
     pub fn int_or_default(&self, name: &str) -> i64 {
         self.declared(name, &[Kind::Int], true);
         self.value(name).and_then(Value::as_i64).unwrap_or_default()
     }
 
+    /// A float option without a default; `None` when unset.
     pub fn float(&self, name: &str) -> Option<f64> {
         self.declared(name, &[Kind::Float], false);
         self.value(name).and_then(Value::as_f64)

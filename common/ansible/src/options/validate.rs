@@ -17,6 +17,7 @@ pub struct Validated {
     pub params: Map<String, Value>,
     /// Values of `no_log` options, to be masked in every output.
     pub secrets: Vec<String>,
+    /// Warnings validation raised (conversions, the options' own hints), for the result.
     pub warnings: Vec<String>,
 }
 
