@@ -13,8 +13,11 @@ use ferrox_pve_rules::propstring::is_drive_key;
 /// One of the VMs sharing the name, as the failure describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Twin {
+    /// Its vmid.
     pub vmid: u32,
+    /// The node it is on.
     pub node: String,
+    /// Its power status as listed (`running`, `stopped`).
     pub status: String,
     /// Epoch seconds from `meta: ...,ctime=<secs>` (set by PVE at create).
     pub ctime: Option<u64>,

@@ -14,8 +14,11 @@ use serde_json::{json, Map, Value};
 /// Which addresses a task waits for and picks its primary address from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Family {
+    /// IPv4 addresses only.
     Ipv4,
+    /// IPv6 addresses only.
     Ipv6,
+    /// An address of either family.
     Any,
 }
 
@@ -43,7 +46,9 @@ pub struct Nic {
     pub index: u32,
     /// As the VM's config has it (upper case).
     pub mac: String,
+    /// The usable IPv4 addresses on it.
     pub ipv4: Vec<String>,
+    /// The usable IPv6 addresses on it.
     pub ipv6: Vec<String>,
 }
 
@@ -51,7 +56,9 @@ pub struct Nic {
 /// (usable or not, loopback left out) for a message when none is usable.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Addresses {
+    /// Each `netN` the agent reported on, with its usable addresses.
     pub nics: Vec<Nic>,
+    /// Every address the agent showed (loopback left out), usable or not.
     pub seen: Vec<String>,
 }
 

@@ -1,5 +1,22 @@
 //! Reading the cluster: its guests, nodes and storages, and what a task names in it.
 //!
+//! A layer of its own because every module reads the cluster the same way, and these
+//! reads are where the API-call budget is spent: the client stays a generic client, the
+//! rules stay pure, and this crate is where the two meet in a read. It knows neither the
+//! run layer nor the dry run: in a check run its reads go through the client's
+//! `ReadThrough` unaware. It uses the Ansible side only for [`ferrox_ansible::protocol::Failure`]
+//! (1.6's messages for a VM not found) and [`ferrox_ansible::assume`] (what a check run
+//! may take as existing).
+//!
+//! Invariants: a lookup costs one `GET /cluster/resources`, decoded as it streams and
+//! keeping only the fields and guests used (entries ruled out unread by
+//! [`listing_probe`]); a lookup by name finds QEMU VMs only, by exact name, and fails
+//! when several share it; what a task names on a storage is checked before any write.
+//!
+//! Entry points: [`vm::cluster_for_lookup`] (or [`vm::cluster_of`], [`vm::list_of`]) with
+//! a [`listing_probe::Sought`], then [`vm::locate_qemu`]; [`references::verify_volumes`];
+//! [`guest_net`] for a guest's addresses.
+//!
 //! - [`vm`]: the `/cluster/resources` listing; finding a VM by vmid or name, and its node.
 //! - [`listing_probe`]: ruling listing entries out unread; [`flat_json`]: reading one entry's fields.
 //! - [`per_node`]: by-name lookups where a node is given (one template per node, same name).
@@ -8,6 +25,8 @@
 //! - [`guest_net`]: a guest's addresses from its agent, per `netN` by MAC; which are usable.
 //! - [`tags`]: guest tags compared as the cluster stores them (its tag-style read once).
 //! - [`cloudinit`]: what a running VM's cloud-init drive lacks, as PVE lists it.
+
+#![deny(missing_docs)]
 
 pub mod cloudinit;
 pub mod duplicates;

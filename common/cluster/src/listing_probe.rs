@@ -18,6 +18,7 @@ pub struct NameProbe {
 }
 
 impl NameProbe {
+    /// A probe for the guest named `name` (`None`: any entry may match).
     pub fn new(name: Option<&str>) -> NameProbe {
         let verbatim = |n: &str| !n.is_empty() && n.bytes().all(|b| b.is_ascii_alphanumeric() || b"-._".contains(&b));
         let quoted = name
@@ -74,9 +75,11 @@ impl Keys {
 /// run's name index).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unsought {
+    /// Its vmid.
     pub vmid: u32,
     /// As [`crate::vm::Guest::name`]: a non-empty string, else none.
     pub name: Option<String>,
+    /// Its config lock, if any.
     pub lock: Option<String>,
     /// Read only for the name index (three more reads of each entry's text).
     pub place: Option<Place>,
@@ -85,13 +88,16 @@ pub struct Unsought {
 /// Where an unsought guest is, and what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Place {
+    /// The node it is on.
     pub node: String,
+    /// The pool it is in, if listed.
     pub pool: Option<String>,
     /// A QEMU VM (else an LXC container).
     pub qemu: bool,
 }
 
 impl Sought {
+    /// What a lookup by `vmid` (which wins) or else by `name` can return.
     pub fn lookup(vmid: Option<u32>, name: Option<&str>) -> Sought {
         match vmid {
             Some(id) => Sought::nothing().and_vmid(id),

@@ -20,16 +20,25 @@ use ferrox_pve_rules::propstring::{self, formats};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DriveRef {
     /// A new volume is allocated on `storage`, which must hold `images`.
-    Allocate { key: String, storage: String },
+    Allocate {
+        /// The drive key (`scsi0`) whose value allocates it.
+        key: String,
+        /// The storage it is allocated on.
+        storage: String,
+    },
     /// An existing volume (`storage:volname`) of `content` (`iso`, `images`, `import`).
     Volume {
+        /// The drive key (`ide2`) whose value names it.
         key: String,
+        /// The volume, `storage:volname`.
         volid: String,
+        /// The content type its storage must hold.
         content: &'static str,
     },
 }
 
 impl DriveRef {
+    /// The drive key (`scsi0`) whose value needs it.
     pub fn key(&self) -> &str {
         match self {
             DriveRef::Allocate { key, .. } | DriveRef::Volume { key, .. } => key,

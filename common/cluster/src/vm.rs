@@ -16,22 +16,29 @@ use crate::listing_probe::{Sought, Unsought};
 use ferrox_ansible::protocol::Failure;
 use ferrox_pve_client::client::{ApiError, ApiErrorKind, Client};
 
+/// What kind of guest a listing entry is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GuestType {
+    /// A QEMU VM.
     Qemu,
+    /// An LXC container.
     Lxc,
 }
 
 /// One guest as `/cluster/resources` lists it: only the fields the modules use.
 #[derive(Debug, Clone)]
 pub struct Guest {
+    /// Its vmid.
     pub vmid: u32,
     /// Shared by the guests of a node (a listing of thousands names a few nodes).
     pub node: Rc<str>,
+    /// QEMU VM or LXC container.
     pub kind: GuestType,
     /// Absent for a freshly created VM until the node's next status broadcast.
     pub name: Option<String>,
+    /// Its power status (`running`, `stopped`), shared like the node's name.
     pub status: Option<Rc<str>>,
+    /// Whether it is a template.
     pub template: bool,
     /// The config lock (`backup`, `migrate`, ...), if any.
     pub lock: Option<String>,
@@ -53,6 +60,7 @@ pub fn list(client: &Client) -> Result<Vec<Guest>, ApiError> {
 /// A node as `/cluster/resources` lists it (listed whatever the caller's rights).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct Node {
+    /// The node's name.
     pub name: String,
     /// `online`, `offline` or `unknown`.
     pub status: String,
@@ -62,7 +70,9 @@ pub struct Node {
 /// that node, and only those the caller may audit (`Datastore.Audit`).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct Storage {
+    /// The storage's id.
     pub storage: String,
+    /// The node it is on.
     pub node: String,
     /// Content types (`images`, `iso`, `rootdir`, ...).
     pub content: Vec<String>,
@@ -71,6 +81,7 @@ pub struct Storage {
 }
 
 impl Storage {
+    /// Whether it holds VM disk images (content `images`).
     pub fn holds_images(&self) -> bool {
         self.content.iter().any(|c| c == "images")
     }
@@ -79,8 +90,11 @@ impl Storage {
 /// Guests, nodes and storages of the whole cluster.
 #[derive(Debug, Clone, Default)]
 pub struct Cluster {
+    /// The guests listed.
     pub guests: Vec<Guest>,
+    /// The nodes listed.
     pub nodes: Vec<Node>,
+    /// The storages listed, one entry per node.
     pub storages: Vec<Storage>,
     /// With [`cluster_seeking`]: the guests not sought, by what their entries state.
     pub unsought: Vec<Unsought>,
@@ -115,6 +129,7 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Cluster {
+    /// The names of the cluster's nodes, as listed.
     pub fn node_names(&self) -> Vec<String> {
         self.nodes.iter().map(|n| n.name.clone()).collect()
     }
