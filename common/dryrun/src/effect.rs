@@ -12,8 +12,11 @@ use serde_json::{Map, Value};
 pub enum Effect {
     /// A new VM (create, restore or clone): its vmid is reserved for the rest of the run.
     Create {
+        /// The new VM's vmid.
         vmid: u32,
+        /// The node it is made on.
         node: String,
+        /// Its name, if the task gives one.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
         /// Its config as PVE would store it; values only PVE decides hold
@@ -26,10 +29,14 @@ pub enum Effect {
     /// Config keys written or deleted (disks, NICs, any option), each described for
     /// people in `what` (`add disk scsi1 (32G on local-lvm)`).
     Config {
+        /// The VM configured.
         vmid: u32,
+        /// The node it is on.
         node: String,
+        /// Keys written, with their new values.
         #[serde(default, skip_serializing_if = "Map::is_empty")]
         set: Map<String, Value>,
+        /// Keys deleted.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         delete: Vec<String>,
         /// Keys among `set` and `delete` a running VM keeps pending until it restarts.
@@ -38,55 +45,81 @@ pub enum Effect {
         /// Pending changes reverted (`revert`).
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         revert: Vec<String>,
+        /// Each change in words.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         what: Vec<String>,
     },
     /// The power state after the call: `running`, `stopped`, `paused` or `hibernated`.
     /// A start or reboot applies what was pending.
     Power {
+        /// The VM whose power state changes.
         vmid: u32,
+        /// The node it is on.
         node: String,
+        /// Its power state after the call.
         status: String,
+        /// Whether the call (a start or reboot) applies what was pending.
         #[serde(default)]
         applies_pending: bool,
     },
+    /// The VM made a template.
     Template {
+        /// The VM made a template.
         vmid: u32,
+        /// The node it is on.
         node: String,
     },
+    /// The VM migrated to the node `to`.
     Migrate {
+        /// The VM migrated.
         vmid: u32,
+        /// The node it leaves.
         node: String,
+        /// The node it goes to.
         to: String,
     },
+    /// The VM destroyed: its vmid stays reserved for the rest of the run.
     Remove {
+        /// The VM destroyed.
         vmid: u32,
+        /// The node it was on.
         node: String,
     },
     /// Resource pool membership after the call: the VM is in `pool` (and in no other).
     Pool {
+        /// The VM moved.
         vmid: u32,
+        /// The node it is on.
         node: String,
+        /// The pool it is in after the call.
         pool: String,
     },
     /// A task PVE would refuse (`task`: `proxmox_disk scsi1`) for lack of `privilege` on
     /// `path` (`root@pam` and no path for a root-only key). It changes nothing: the run's
     /// later tasks plan as if the refused task had not run.
     Refused {
+        /// The VM the refused task concerns.
         vmid: u32,
+        /// The node it is on.
         node: String,
+        /// The refused task, in words (`proxmox_disk scsi1`).
         task: String,
+        /// The privilege lacking (`root@pam` for a root-only key).
         privilege: String,
+        /// The ACL path it lacks on (empty for a root-only key).
         #[serde(default, skip_serializing_if = "String::is_empty")]
         path: String,
     },
     /// A file on a storage (`proxmox_template`): put there, or removed. No VM's; later
     /// tasks see it in the storage's content listing (a disk's `import_from`, an ISO).
     Volume {
+        /// The node the file is put on or removed from.
         node: String,
+        /// The storage.
         storage: String,
         /// `storage:content/name`.
         volid: String,
+        /// Its content type (`iso`, `vztmpl`, `import`).
         content: String,
         /// Bytes, when known before the file is there (the URL's metadata, the upload).
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -94,6 +127,7 @@ pub enum Effect {
         /// A shared storage: every node sees the file.
         #[serde(default)]
         shared: bool,
+        /// Whether the file is removed (else put there).
         #[serde(default)]
         removed: bool,
     },

@@ -12,6 +12,7 @@ use super::effect::Effect;
 /// recorded by the earlier check-mode tasks of the run, in order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Plan {
+    /// The effects, in the order the tasks planned them.
     #[serde(default)]
     pub effects: Vec<Effect>,
 }
@@ -112,11 +113,17 @@ fn node_of(e: &Effect) -> &str {
 /// One file on a storage as the plan leaves it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedVolume {
+    /// The node the file was put on or removed from.
     pub node: String,
+    /// The file, `storage:content/name`.
     pub volid: String,
+    /// Its content type (`iso`, `vztmpl`, `import`).
     pub content: String,
+    /// Its size in bytes, when known.
     pub size: Option<u64>,
+    /// Whether the storage is shared, so every node sees the file.
     pub shared: bool,
+    /// Whether the plan removes it (else it puts it there).
     pub removed: bool,
 }
 
@@ -131,6 +138,7 @@ impl PlannedVolume {
 /// here; the overlay lays them over what PVE answers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedVm {
+    /// The VM's vmid.
     pub vmid: u32,
     /// Where the VM is after the plan (a planned migration moves it).
     pub node: String,
@@ -138,10 +146,13 @@ pub struct PlannedVm {
     pub real_node: String,
     /// Created by the plan: PVE does not know it; `base` is its whole config.
     pub created: bool,
+    /// The config the plan starts from: a created VM's whole config, empty for a VM PVE has.
     pub base: Map<String, Value>,
+    /// The template a planned clone is made from.
     pub clone_of: Option<u32>,
     /// Keys written (the config at next start), and keys deleted.
     pub set: Map<String, Value>,
+    /// Keys the plan deletes.
     pub deleted: BTreeSet<String>,
     /// Keys whose planned change waits for a restart: new value, or `None` for a deletion.
     pub pending: BTreeMap<String, Option<Value>>,
@@ -151,6 +162,7 @@ pub struct PlannedVm {
     pub pending_applied: bool,
     /// `running`, `stopped`, `paused`, `hibernated`; `None`: as PVE says.
     pub status: Option<String>,
+    /// Whether the plan destroys the VM.
     pub removed: bool,
     /// The pool the plan puts the VM in; `None`: as PVE says.
     pub pool: Option<String>,
@@ -262,6 +274,7 @@ impl PlannedVm {
             .and_then(Value::as_str)
     }
 
+    /// Whether the VM is a template as far as the plan knows (`None`: as PVE says).
     pub fn is_template(&self) -> Option<bool> {
         let t = self.set.get("template").or_else(|| self.base.get("template"))?;
         Some(matches!(t, Value::Number(n) if n.as_i64() == Some(1)) || t == "1" || t == &Value::Bool(true))

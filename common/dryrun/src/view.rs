@@ -33,6 +33,7 @@ impl ReadThrough for PlanView {
 }
 
 impl PlanView {
+    /// The view of the cluster with `plan` applied (its VMs folded, vmids reserved, files placed).
     pub fn new(plan: &Plan) -> PlanView {
         PlanView {
             vms: plan.vms(),
