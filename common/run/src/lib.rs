@@ -10,6 +10,23 @@
 //!
 //! The protocol carries this state ([`ferrox_ansible::protocol::Carried`]) without
 //! depending on it; modules reach it through [`RunWide`] on their `Module`.
+//!
+//! A layer of its own, and the top one, because this is where Ansible meets the client:
+//! it declares the connection options and fills the client's plain `ConnectionParams`
+//! ([`connection`]), passes the protocol's mask to the client as its `SecretSink`, and
+//! hands the dry run's view to the client as its `ReadThrough`. Nothing in `common/`
+//! depends on it, so the layers below stay free of one another; it knows no module.
+//!
+//! Invariants: a plan is read in check mode only; a ticket travels only in the private
+//! `_ferrox_ticket` argument and result key, handed back after masking (sealed); a
+//! task's writes are held to the privileges PVE will check before the first of them
+//! ([`privileges::Gate`]), and in check mode a refusal is recorded in the plan.
+//!
+//! Entry points: [`carrier`] (the [`ferrox_ansible::protocol::Carrier`] the binary runs
+//! with), [`RunWide`] (`m.connect`, `m.plan`, `m.plan_effect`, the name index),
+//! [`connection::options`] and [`connection::FromOptions`], [`privileges::Gate::require`].
+
+#![deny(missing_docs)]
 
 pub mod connection;
 pub mod name_index;

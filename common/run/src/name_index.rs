@@ -59,7 +59,9 @@ pub struct Given {
 pub struct ForName {
     /// Seconds since the listing.
     pub age: f64,
+    /// The cluster's nodes, as that listing had them.
     pub nodes: Vec<Node>,
+    /// The cluster's storages, as that listing had them.
     pub storages: Vec<Storage>,
     /// The guests of that listing with the task's name.
     pub guests: Vec<Indexed>,
@@ -70,7 +72,9 @@ pub struct ForName {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(from = "(u32, String, String, Option<String>)")]
 pub struct Indexed {
+    /// Its vmid.
     pub vmid: u32,
+    /// The node it was listed on (confirmed by the task's one status read).
     pub node: String,
     /// `qemu` or `lxc`, as the listing's `type`.
     pub kind: String,

@@ -18,10 +18,12 @@ use ferrox_pve_client::connection::ConnectionParams;
 /// Who the API sees: `user@realm`, or `user@realm!token` for an API token.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
+    /// `user@realm` or `user@realm!token`.
     pub id: String,
 }
 
 impl Caller {
+    /// Who the API sees for these connection options: the token when it alone authenticates, else the user.
     pub fn of(conn: &ConnectionParams) -> Caller {
         let id = match (&conn.password, &conn.token_id) {
             (None, Some(t)) => format!("{}!{t}", conn.user),
@@ -134,6 +136,7 @@ impl Privileges {
 /// A need PVE would refuse, and why.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refusal<'a> {
+    /// The need refused.
     pub need: &'a Need,
     /// The privileges missing (for an any-of check: all of them, one would do).
     pub missing: Vec<&'static str>,

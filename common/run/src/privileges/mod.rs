@@ -36,7 +36,9 @@ pub struct Gate<'a> {
 /// The VM a task works on, as its messages name it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target<'a> {
+    /// Its vmid.
     pub vmid: u32,
+    /// The node it is on.
     pub node: &'a str,
     /// Only the run's plan has it so far (check mode): `VM 101 (planned)`.
     pub planned: bool,
@@ -45,11 +47,14 @@ pub struct Target<'a> {
 /// A task PVE would refuse: its failure, and the plan's record of it.
 #[derive(Debug)]
 pub struct Refused {
+    /// The task's failure, naming the privilege and path missing.
     pub failure: Failure,
+    /// The plan's record of it, so later tasks plan as if it had not run.
     pub effect: Effect,
 }
 
 impl<'a> Gate<'a> {
+    /// The gate of a task run with `client` as the caller `conn` names; nothing is read until a check needs it.
     pub fn new(client: &'a Client, conn: &ConnectionParams) -> Gate<'a> {
         Gate {
             client,
@@ -59,6 +64,7 @@ impl<'a> Gate<'a> {
         }
     }
 
+    /// Who the API sees.
     pub fn caller(&self) -> &Caller {
         &self.caller
     }
