@@ -1,6 +1,8 @@
 //! Everything the ferrox.proxmox modules share, under the paths the modules have always
 //! used: a facade over the layer crates in `common/`, each its own crate so that Cargo
-//! refuses a dependency cycle between layers (ARCHITECTURE.md has the graph):
+//! refuses a dependency cycle between layers (ARCHITECTURE.md has the graph). It holds no
+//! code of its own, so the module crates keep one dependency and their paths while the
+//! layers below never see it:
 //!
 //! - [`ansible`] (`ferrox-ansible`): the module protocol and the options (declared, validated, documented, read).
 //! - [`api`] (`ferrox-pve-client`): the PVE REST API client, its tasks and the recovery of lost answers.

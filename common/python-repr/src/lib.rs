@@ -1,6 +1,11 @@
 //! Python's `repr()` of JSON values: how AnsibleModule and community.proxmox 1.6 printed
 //! values inside messages (`{'vmid': 'duplicate parameter ...'}`, `['a', 1, True]`), so ours
 //! read the same.
+//!
+//! A crate of its own, below everything, because both the Ansible side (validation
+//! messages) and the API client (a 400's `errors`) quote values this way, and neither may
+//! depend on the other. It knows nothing but `serde_json`; [`python_repr`] is its entry
+//! point.
 
 #![deny(missing_docs)]
 

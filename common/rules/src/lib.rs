@@ -13,6 +13,15 @@
 //! - [`size`]: disk sizes as PVE spells them.
 //! - [`unknown`]: `(known after apply)`, the dry run's marker for values only PVE decides.
 //! - [`civil`]: PVE's epoch seconds as calendar dates.
+//!
+//! Invariants: a rule is written once and read by every module and by check mode alike
+//! (what stays pending, what a write needs), so a prediction and the real run cannot
+//! disagree; the property-string tables are rendered from PVE's API schema
+//! (`propstring/generate.rs`) and a test fails when they are stale.
+//!
+//! Entry points: [`propstring::parse_config_value`] and [`propstring::differing_keys`],
+//! [`hotplug::stays_pending`], [`privileges::needs::needs`] (and the README's table,
+//! [`privileges::table::markdown`]), [`size::parse`].
 
 #![deny(missing_docs)]
 
