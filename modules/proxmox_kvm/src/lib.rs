@@ -3,6 +3,39 @@
 //! Shape: declare the options ([`options`]), read them once into the typed task and its
 //! wanted config keys ([`task`]), compare with the live VM ([`converge`]), plan the
 //! actions ([`plan`]), execute them unless in check mode ([`execute`]), report.
+//!
+//! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
+//!   `apply_pending`, ... are [`task`]'s enums), and the docs' prose, notes, examples,
+//!   returns.
+//! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, the clone, restore,
+//!   migration, removal and guest-wait parts; the only reader of parameters, with its
+//!   declaration test); `task/config.rs`: options to the VM config keys PVE expects
+//!   (1.6's transformations, `extra_config` checked against the schema).
+//! - [`context`]: what a run shares: the task, the client, the cluster listing read once,
+//!   the VM a task names, the executor and the privilege gate.
+//! - [`present`] (create or restore, or an existing VM converged with `update: true`,
+//!   else reported with what differs), [`update`] (`converge_existing`, the one update
+//!   path: config under the digest, pool move, cloud-init drive, password rotation,
+//!   `apply_pending`, check-mode pending, diff), [`clone`] and [`clone_move`] (a clone to
+//!   another node's local storage, and a rerun continuing a move left undone),
+//!   [`states`] (power states, `current`, `template`, `absent`), [`config_keys`]
+//!   (`delete`, `revert`), [`migrate`], [`guest_wait`] (`wait_for_agent`/`wait_for_ip`).
+//! - [`checks`]: refusals before any write: bridges, drive references, pool, EFI without
+//!   OVMF.
+//! - [`converge`]: current vs wanted config, keeping only what differs and losing nothing
+//!   (disks change in place and only grow; NICs keep their MACs).
+//! - [`plan`]: the actions a run takes, computed before any write; a check run's plan as
+//!   the effects later tasks see; the plan's actions as the writes the privilege check
+//!   reads.
+//! - [`execute`]: one method per action, each with its own recovery of a lost answer
+//!   (create and clone with a vmid taken meanwhile, config, power, migrate, remove,
+//!   template).
+//! - [`pool_move`], [`busy`] (a create or clone failed on a busy storage's or config's
+//!   lock: what it left removed, tried again), [`twins`] (the re-look after a create that
+//!   warns of a racer), [`vmid_range`] (the vmid a name takes: FNV-1a start, upward,
+//!   wrapping; a stable interface, since a rerun must pick the same id).
+//! - [`api`]: every PVE call of the module, paths built once; `schema_coverage.rs`
+//!   (test): every key of PVE's schema is an option or goes through `extra_config`.
 
 pub mod api;
 pub mod busy;

@@ -1,6 +1,6 @@
 //! Writes [`super::formats`] from PVE's API schema (the `format` of each config key of
 //! `POST /nodes/{node}/qemu`; for keys whose format is only named there, like `boot`
-//! or `cpu`, from the `typetext`). Run `UPDATE_FORMATS=1 cargo test -p ferrox-common
+//! or `cpu`, from the `typetext`). Run `UPDATE_FORMATS=1 cargo test -p ferrox-pve-rules
 //! formats_table` after a schema update; the same test fails when the table is stale.
 //! `newer-keys.json` beside this file names the sub-keys later qemu-server releases
 //! added, each with its releases and source: their definitions are merged into the
