@@ -1,80 +1,201 @@
-//! ARCHITECTURE.md stays a true map: every source file of the crates of `common/` and of
-//! `modules/proxmox_kvm/` is named there (a directory's `mod.rs` by its directory), and
-//! every `.rs` path it names under those crates exists. And the layers of `common/` stay
-//! layers: the crate graph Cargo builds has only the edges drawn there.
+//! ARCHITECTURE.md stays a true map: it names every crate of the workspace by its
+//! directory and every directory directly under a crate's `src/` by its exact path
+//! (`common/rules/src/propstring/`), each layer crate of `common/` has its section, and
+//! every repository path it writes in backticks exists. Paths are compared whole, never
+//! as substrings (`vm.rs` is not named by `new_vm.rs`). File-level detail lives in the
+//! crates' own docs, so each layer crate starts with a crate doc and denies missing docs.
+//! And the layers of `common/` stay layers: the crate graph Cargo builds has only the
+//! edges drawn there.
 
-use std::collections::BTreeSet;
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use ferrox_integration::repo_root;
 
-const MAPPED: [&str; 9] = [
-    "common/src",
-    "common/python-repr/src",
-    "common/ansible/src",
-    "common/rules/src",
-    "common/client/src",
-    "common/cluster/src",
-    "common/dryrun/src",
-    "common/run/src",
-    "modules/proxmox_kvm/src",
-];
+fn map() -> String {
+    std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap()
+}
 
-/// The `.rs` files under `dir`, relative to it.
-fn sources(dir: &Path) -> BTreeSet<String> {
-    let mut out = BTreeSet::new();
-    let mut dirs = vec![dir.to_path_buf()];
-    while let Some(d) = dirs.pop() {
-        for entry in std::fs::read_dir(&d).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                out.insert(path.strip_prefix(dir).unwrap().display().to_string());
-            }
+/// The inline code spans of a Markdown text (`` `like this` ``), outside fenced blocks.
+fn code_spans(markdown: &str) -> BTreeSet<String> {
+    let mut spans = BTreeSet::new();
+    let mut fenced = false;
+    let mut prose = String::new();
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            prose.push_str(line);
+            prose.push('\n');
         }
     }
+    // Spans may wrap a line; odd pieces between backticks are code.
+    for (i, piece) in prose.split('`').enumerate() {
+        if i % 2 == 1 {
+            spans.insert(piece.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+    }
+    spans
+}
+
+/// One workspace crate: its name, its directory relative to the repo root (no trailing
+/// slash), and the workspace crates it depends on (any kind).
+struct Krate {
+    name: String,
+    dir: String,
+    deps: BTreeSet<String>,
+}
+
+/// The workspace's crates, from `cargo metadata`.
+fn workspace() -> Vec<Krate> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = std::process::Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--no-deps"])
+        .current_dir(repo_root())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let root = repo_root().canonicalize().unwrap();
+    let packages = meta["packages"].as_array().unwrap();
+    let names: BTreeSet<String> = packages
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    packages
+        .iter()
+        .map(|p| {
+            let manifest = PathBuf::from(p["manifest_path"].as_str().unwrap());
+            let dir = manifest.parent().unwrap().canonicalize().unwrap();
+            let dir = dir.strip_prefix(&root).unwrap().display().to_string();
+            let deps = p["dependencies"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|d| d["name"].as_str().unwrap().to_string())
+                .filter(|d| names.contains(d))
+                .collect();
+            Krate {
+                name: p["name"].as_str().unwrap().to_string(),
+                dir,
+                deps,
+            }
+        })
+        .collect()
+}
+
+/// The directories directly under `dir`, by name.
+fn subdirectories(dir: &Path) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir())
+        .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+        .collect();
+    out.sort();
     out
 }
 
-/// How the map names a file: `lib.rs` needs nothing (the crate is named), a `mod.rs` is
-/// named by its directory (`api/client/`), any other file by its name.
-fn named_in(map: &str, file: &str) -> bool {
-    let path = Path::new(file);
-    let name = path.file_name().unwrap().to_str().unwrap();
-    match name {
-        "lib.rs" => true,
-        "mod.rs" => {
-            let dir = path.parent().unwrap().file_name().unwrap().to_str().unwrap();
-            map.contains(&format!("{dir}/"))
-        }
-        _ => map.contains(name),
+#[test]
+fn every_crate_and_each_directory_under_its_src_is_named_by_its_path() {
+    let spans = code_spans(&map());
+    let mut missing = Vec::new();
+    for krate in workspace() {
+        let mut wanted = vec![format!("{}/", krate.dir)];
+        let src = repo_root().join(&krate.dir).join("src");
+        wanted.extend(subdirectories(&src).iter().map(|d| format!("{}/src/{d}/", krate.dir)));
+        missing.extend(wanted.into_iter().filter(|w| !spans.contains(w)));
     }
+    assert_eq!(
+        missing,
+        Vec::<String>::new(),
+        "paths ARCHITECTURE.md does not name (in backticks)"
+    );
 }
 
 #[test]
-fn every_source_file_of_common_and_proxmox_kvm_is_on_the_map() {
-    let map = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap();
-    let mut missing = Vec::new();
-    for crate_src in MAPPED {
-        for file in sources(&repo_root().join(crate_src)) {
-            if !named_in(&map, &file) {
-                missing.push(format!("{crate_src}/{file}"));
-            }
+fn every_layer_crate_has_its_section() {
+    let map = map();
+    let dirs: BTreeMap<String, String> = workspace().into_iter().map(|k| (k.name, k.dir)).collect();
+    let missing: Vec<String> = LAYERS
+        .iter()
+        .map(|(name, _)| *name)
+        .chain(["ferrox-common"])
+        .map(|name| format!("## {} — {name}", dirs[name]))
+        .filter(|heading| !map.lines().any(|l| l.starts_with(heading.as_str())))
+        .collect();
+    assert_eq!(missing, Vec::<String>::new(), "section headings ARCHITECTURE.md lacks");
+}
+
+/// A repository path as the map writes it, or `None` for any other code span: a span
+/// without spaces, with a `/`, whose first component is an entry of the repository's root.
+fn repo_path(span: &str, top_level: &BTreeSet<String>) -> Option<String> {
+    let first = span.split('/').next()?;
+    (span.contains('/') && !span.contains(' ') && top_level.contains(first)).then(|| span.to_string())
+}
+
+/// What must exist for a path the map writes: the path itself, or for a path with a
+/// placeholder (`plugins/modules/<name>.py`, `anchor*`) the directory before it. A path
+/// written with a trailing `/` must be a directory.
+fn stale(path: &str) -> bool {
+    let placeholder = |c: &str| c.contains(['<', '{', '*']);
+    let components: Vec<&str> = path.split('/').collect();
+    match components.iter().position(|c| placeholder(c)) {
+        Some(at) => !repo_root().join(components[..at].join("/")).is_dir(),
+        None => {
+            let on_disk = repo_root().join(path);
+            !on_disk.exists() || (path.ends_with('/') && !on_disk.is_dir())
         }
     }
-    assert_eq!(missing, Vec::<String>::new(), "files ARCHITECTURE.md does not name");
 }
 
 #[test]
 fn the_paths_the_map_names_exist() {
-    let map = std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap();
-    let stale: Vec<&str> = map
-        .split(|c: char| c.is_whitespace() || "`(),;:".contains(c))
-        .filter(|w| MAPPED.iter().any(|m| w.starts_with(m)) && w.ends_with(".rs"))
-        .filter(|w| !repo_root().join(w).exists())
+    let top_level: BTreeSet<String> = std::fs::read_dir(repo_root())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_str().unwrap().to_string())
         .collect();
-    assert_eq!(stale, Vec::<&str>::new(), "paths in ARCHITECTURE.md that do not exist");
+    let stale: Vec<String> = code_spans(&map())
+        .iter()
+        .filter_map(|s| repo_path(s, &top_level))
+        .filter(|p| stale(p))
+        .collect();
+    assert_eq!(
+        stale,
+        Vec::<String>::new(),
+        "paths in ARCHITECTURE.md that do not exist"
+    );
+}
+
+#[test]
+fn spans_are_compared_whole() {
+    let spans = code_spans("`modules/proxmox_kvm/src/execute/new_vm.rs` and\n```\n`common/x/`\n```\n");
+    assert!(spans.contains("modules/proxmox_kvm/src/execute/new_vm.rs"));
+    assert!(!spans.contains("modules/proxmox_kvm/src/execute/vm.rs"));
+    assert!(!spans.contains("common/x/"), "fenced blocks are not prose");
+}
+
+/// File-level detail lives in the crates' docs: each layer crate (and the facade) starts
+/// with a crate doc and denies missing docs.
+#[test]
+fn every_layer_crate_documents_itself() {
+    let dirs: BTreeMap<String, String> = workspace().into_iter().map(|k| (k.name, k.dir)).collect();
+    let mut undocumented = Vec::new();
+    for name in LAYERS.iter().map(|(name, _)| *name).chain(["ferrox-common"]) {
+        let lib = std::fs::read_to_string(repo_root().join(&dirs[name]).join("src/lib.rs")).unwrap();
+        if !lib.starts_with("//!") || !lib.contains("#![deny(missing_docs)]") {
+            undocumented.push(name);
+        }
+    }
+    assert_eq!(
+        undocumented,
+        Vec::<&str>::new(),
+        "layer crates without a crate doc or deny(missing_docs)"
+    );
 }
 
 /// Each layer crate of `common/` and the layer crates it may depend on (ARCHITECTURE.md):
@@ -104,33 +225,8 @@ const LAYERS: [(&str, &[&str]); 7] = [
 
 /// The workspace's crates and the workspace crates each depends on (any kind), from
 /// `cargo metadata`.
-fn workspace_graph() -> std::collections::BTreeMap<String, BTreeSet<String>> {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--no-deps"])
-        .current_dir(repo_root())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let meta: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-    let packages = meta["packages"].as_array().unwrap();
-    let names: BTreeSet<String> = packages
-        .iter()
-        .map(|p| p["name"].as_str().unwrap().to_string())
-        .collect();
-    packages
-        .iter()
-        .map(|p| {
-            let deps = p["dependencies"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d["name"].as_str().unwrap().to_string())
-                .filter(|d| names.contains(d))
-                .collect();
-            (p["name"].as_str().unwrap().to_string(), deps)
-        })
-        .collect()
+fn workspace_graph() -> BTreeMap<String, BTreeSet<String>> {
+    workspace().into_iter().map(|k| (k.name, k.deps)).collect()
 }
 
 /// Cargo refuses a cycle between crates; this holds the graph to the drawn one, so a new
