@@ -6,12 +6,14 @@
 //! - the check-mode plan (`_ferrox_plan` in, `_ferrox_plan_effects` out; its meaning is
 //!   [`crate::plan`]'s; `planning.py`, `plan_store.py`);
 //! - the name index ([`name_index`]; `name_index.py`);
-//! - the login ticket ([`ticket`]; `ticket_store.py`).
+//! - the login ticket ([`ticket`]; `ticket_store.py`);
+//! - the nodes the run's creates chose ([`placements`]; `placements.py`).
 //!
 //! The protocol carries this state ([`crate::ansible::protocol::Carried`]) without
 //! depending on it; modules reach it through [`RunWide`] on their `Module`.
 
 pub mod name_index;
+pub mod placements;
 pub mod ticket;
 
 use std::sync::Arc;
@@ -38,6 +40,10 @@ pub struct RunState {
     names_out: Option<(Value, Instant)>,
     /// The run's ticket hand-over (absent: no reuse, e.g. an async task).
     ticket: Option<ticket::Handover>,
+    /// The run's placements so far (only a task that places gets them).
+    placements: Option<Vec<placements::Reservation>>,
+    /// The placement this task made, for the run.
+    placed: Option<placements::Reservation>,
 }
 
 /// The [`crate::ansible::protocol::Carrier`] of the module binary: reads the private
@@ -56,10 +62,14 @@ pub fn carrier(mut private: Map<String, Value>, check_mode: bool) -> Result<Box<
     let ticket = private
         .remove(ticket::TICKET_ARG)
         .and_then(|v| ticket::Handover::from_value(&v));
+    let placements = private
+        .remove(placements::PLACEMENTS_ARG)
+        .map(|v| placements::from_value(&v));
     Ok(Box::new(RunState {
         plan,
         names,
         ticket,
+        placements,
         ..RunState::default()
     }))
 }
@@ -85,6 +95,12 @@ impl Carried for RunState {
             index["age"] = Value::from(listed_at.elapsed().as_secs_f64());
             result.insert(name_index::NAMES_KEY.into(), index);
         }
+        if let Some(placed) = self.placed.take().filter(|_| !failed) {
+            result.insert(
+                placements::PLACEMENT_KEY.into(),
+                serde_json::to_value(placed).unwrap_or(Value::Null),
+            );
+        }
     }
 
     fn hand_back_sealed(&mut self, result: &mut Map<String, Value>) {
@@ -109,6 +125,10 @@ pub trait RunWide {
     /// The task's client: with password auth, through the run's ticket when it has one
     /// for this identity (one login per run); reads through the plan in check mode.
     fn connect(&mut self, conn: &ConnectionParams) -> Result<Client, ApiError>;
+    /// The placements earlier tasks of the run made (empty without a run).
+    fn placements(&self) -> &[placements::Reservation];
+    /// Records the placement this task made, for the later tasks of the run.
+    fn reserve_placement(&mut self, placed: placements::Reservation);
 }
 
 impl RunWide for Module {
@@ -139,6 +159,18 @@ impl RunWide for Module {
         let handover = self.carried::<RunState>().and_then(|r| r.ticket.as_ref());
         let run = handover.map(|h| h.for_connection(conn));
         Ok(Client::connect_keeping(conn, run)?.seeing(plan))
+    }
+
+    fn placements(&self) -> &[placements::Reservation] {
+        self.carried::<RunState>()
+            .and_then(|r| r.placements.as_deref())
+            .unwrap_or_default()
+    }
+
+    fn reserve_placement(&mut self, placed: placements::Reservation) {
+        if let Some(run) = self.carried_mut::<RunState>() {
+            run.placed = Some(placed);
+        }
     }
 }
 
