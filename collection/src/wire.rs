@@ -14,6 +14,7 @@ use ferrox_common::api::client::DEFAULT_RENEW_AFTER;
 use ferrox_common::plan::{EFFECTS_KEY, PLAN_ARG};
 use ferrox_common::run::connection;
 use ferrox_common::run::name_index::{DEFAULT_MAX_AGE_SECS, MAX_AGE_ENV, NAMES_ARG, NAMES_KEY};
+use ferrox_common::run::placements::{PLACEMENTS_ARG, PLACEMENT_KEY};
 use ferrox_common::run::ticket::{RENEW_AFTER_ENV, TICKET_ARG, TICKET_KEY};
 
 use crate::platform::PLATFORMS;
@@ -101,6 +102,16 @@ pub fn constants() -> Vec<Constant> {
             text(MAX_AGE_ENV),
         ),
         c("DEFAULT_MAX_AGE", "Its default.", format!("{DEFAULT_MAX_AGE_SECS}.0")),
+        c(
+            "PLACEMENTS_ARG",
+            "The argument carrying the run's placements (proxmox_kvm's placement).",
+            text(PLACEMENTS_ARG),
+        ),
+        c(
+            "PLACEMENT_KEY",
+            "The result key carrying the placement a task made.",
+            text(PLACEMENT_KEY),
+        ),
         c(
             "TICKET_ARG",
             "The argument carrying the run's login ticket.",

@@ -453,8 +453,8 @@ options:
   node:
     description:
       - Node to create the VM on, and the target node of O(migrate=true).
-      - Required only to create a VM (without O(clone)). For an existing VM the node that holds it is found from the cluster; a clone is made on the source's
-        node.
+      - Required only to create a VM (without O(clone)) unless O(placement) is given. For an existing VM the node that holds it is found from the cluster; a
+        clone is made on the source's node.
     type: str
   numa:
     description:
@@ -492,6 +492,47 @@ options:
       - Parallel ports.
       - "Keys are PVE config keys, values PVE property strings, for example C(parallel0: /dev/parport0)."
     type: dict
+  placement:
+    description:
+      - "Create or clone without naming O(node): ferrox chooses among the candidates. Applies only when O(node) is not given and the VM is created (a clone
+        without O(target)); a VM that exists is found wherever it is and never moved."
+      - "Free memory is the node's memory (C(maxmem) in C(/cluster/resources)) less the configured memory of every guest on it, running or stopped: PVE
+        reserves nothing for a stopped guest, but starting it needs its memory. Free CPUs likewise, from C(maxcpu)."
+      - A candidate is excluded, with the reason kept, when it is offline, lacks a storage the task's drives, O(efidisk0), O(tpmstate0), cloud-init drive or
+        O(storage) name, lacks a bridge the task's NICs name, or cannot take the clone source (a linked clone stays on its template's node; with one same-named
+        template per node, each node clones its own). With no candidate left the task fails naming every node and its reason, and creates nothing.
+      - The result has RV(node) and RV(placement) (the candidates, their numbers, the exclusions); C(--diff) shows the node. Check mode chooses by the same
+        rule over the same placements.
+    type: dict
+    version_added: "0.2.0"
+    suboptions:
+      group:
+        description:
+          - "Anti-affinity: VMs of the same group go to different nodes while there are nodes without one, then to the least filled. Members are the VMs this
+            run placed in the group and the guests tagged with the group's name (add it to O(tags) for later runs to see them)."
+        type: str
+      max_memory_ratio:
+        description:
+          - "A node is full, and excluded, when the configured memory of its guests plus this VM would exceed this ratio times its memory (C(1.0): no
+            overcommit). Default: no limit."
+        type: float
+      nodes:
+        description:
+          - "The candidate nodes. Default: every node of the cluster. Only online nodes are taken."
+        type: list
+        elements: str
+      strategy:
+        description:
+          - "V(most_free): the node with the most free memory, then the most free CPUs, counting what this run already placed (placed creates of one run choose
+            one at a time)."
+          - "V(spread): a node derived from O(name) alone (rendezvous hashing with the FNV-1a of O(vmid_range)): the same name gets the same node on every run
+            and in two runs at once, names spread evenly over the candidates, and a node added to them takes only its share of names. Needs no coordination
+            between forks or runs. The rule is stable across versions; should it change, the changelog says so."
+        type: str
+        default: most_free
+        choices:
+          - most_free
+          - spread
   pool:
     description:
       - Resource pool of a new VM or clone. With O(update=true), an existing VM listed in another pool (or in none) is moved into it, in the same write leaving
@@ -833,8 +874,8 @@ notes:
     C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest
     renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds;
     C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of
-    proxmox_kvm, proxmox_disk and proxmox_nic refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones,
-    migrations, removals and pool moves always list."
+    proxmox_kvm, proxmox_disk, proxmox_nic and proxmox_vm_info refresh the index. Within that age a guest another tool gave the same name is not seen; creates,
+    clones, migrations, removals and pool moves always list."
 seealso:
   - module: ferrox.proxmox.proxmox_disk
   - module: ferrox.proxmox.proxmox_nic
@@ -1109,6 +1150,15 @@ ARGUMENT_SPEC = {
     'vmid': {'type': 'int'},
     'vmid_range': {'type': 'list', 'elements': 'int'},
     'node': {'type': 'str'},
+    'placement': {
+        'type': 'dict',
+        'options': {
+            'nodes': {'type': 'list', 'elements': 'str'},
+            'strategy': {'type': 'str', 'default': 'most_free', 'choices': ['most_free', 'spread']},
+            'group': {'type': 'str'},
+            'max_memory_ratio': {'type': 'float'},
+        },
+    },
     'pool': {'type': 'str'},
     'ha_managed': {'type': 'bool'},
     'state': {

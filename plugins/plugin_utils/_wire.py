@@ -51,6 +51,12 @@ MAX_AGE_ENV = 'FERROX_NAME_INDEX_MAX_AGE'
 # Its default.
 DEFAULT_MAX_AGE = 60.0
 
+# The argument carrying the run's placements (proxmox_kvm's placement).
+PLACEMENTS_ARG = '_ferrox_placements'
+
+# The result key carrying the placement a task made.
+PLACEMENT_KEY = '_ferrox_placement'
+
 # The argument carrying the run's login ticket.
 TICKET_ARG = '_ferrox_ticket'
 

@@ -31,6 +31,10 @@ logs in with a password gets the run's ticket for its identity, and one that got
 leaves it (``ticket_store.py``); the first login of an identity is serialized across
 forks, so one TOTP code logs in once. Async tasks get the ticket but leave none.
 
+A ``proxmox_kvm`` task that has ferrox choose its node (``placement`` without ``node``)
+gets the run's placements and leaves its own, under the run's placement lock
+(``placements.py``).
+
 The binary and this shim speak one protocol version (``PROTOCOL_VERSION``, sent in
 ``_ferrox_protocol``; ``common/ansible/src/protocol.rs`` holds the same number): a binary
 of another build fails the task naming both versions and ``cargo collection build``.
@@ -44,7 +48,7 @@ import platform
 from ansible.plugins.action import ActionBase
 from ansible.utils.vars import merge_hash
 
-from ansible_collections.ferrox.proxmox.plugins.plugin_utils import _wire, name_index, ticket_store
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import _wire, name_index, placements, ticket_store
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils.planning import run_planned
 
 COLLECTION = 'ferrox.proxmox'
@@ -162,12 +166,14 @@ class BinaryModuleAction(ActionBase):
             module_args[name_index.NAMES_ARG] = names
         if ticket is not None:
             module_args[ticket_store.TICKET_ARG] = ticket
-        if self._task.check_mode and not wrap_async:
-            # One plan for the whole --check run: the binary plans against the cluster as
-            # the earlier tasks would leave it, and its effects join the plan.
-            module_result = run_planned(execute, module_args)
-        else:
-            module_result = execute(module_args)
+        with placements.reserving(self.MODULE, module_args) as store_placement:
+            if self._task.check_mode and not wrap_async:
+                # One plan for the whole --check run: the binary plans against the cluster as
+                # the earlier tasks would leave it, and its effects join the plan.
+                module_result = run_planned(execute, module_args)
+            else:
+                module_result = execute(module_args)
+            store_placement(module_result)
         name_index.store(module_result.pop(name_index.NAMES_KEY, None))
         # Taken out before anything (callbacks, -vvv, register) sees the result.
         got = module_result.pop(ticket_store.TICKET_KEY, None)

@@ -32,8 +32,7 @@ NAMES_KEY = _wire.NAMES_KEY
 MAX_AGE_ENV = _wire.MAX_AGE_ENV
 DEFAULT_MAX_AGE = _wire.DEFAULT_MAX_AGE
 INDEX_FILE = 'ferrox-names.json'
-# The modules that look guests up by name (proxmox_vm_info reads the index but does not
-# build it: its listing lacks the nodes and storages the others need).
+# The modules that look guests up by name; the listing of each builds the index.
 MODULES = _wire.NAME_INDEX_MODULES
 
 

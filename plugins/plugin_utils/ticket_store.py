@@ -50,6 +50,8 @@ TICKET_KEY = _wire.TICKET_KEY
 RENEW_ENV = _wire.RENEW_AFTER_ENV
 DEFAULT_RENEW_AFTER = _wire.DEFAULT_RENEW_AFTER
 TICKET_FILE = 'ferrox-tickets.json'
+# Codes a first login of the run sent without getting a ticket, per identity (salted).
+SPENT_FILE = 'ferrox-spent-codes.json'
 # The connection options that make a password identity, with the environment variables
 # the binary falls back to.
 _OPTIONS = {option: _wire.ENV_FALLBACKS[option] for option in ('api_host', 'api_port', 'api_user', 'api_password')}
@@ -61,6 +63,12 @@ REUSE_OFF_WITH_OTP = (
     'and count that towards locking the user\'s TOTP), and with ticket reuse off every task would log in with '
     'it. Unset %s (or set it above 0) so the run logs in once and its tasks share the ticket, or use an API '
     'token (api_token_id, api_token_secret)'
+)
+CODE_ALREADY_SPENT = (
+    'api_otp: an earlier task of this run logged in as %s with this code and got no ticket, so the code is not '
+    'sent again (a TOTP code logs in once, and PVE counts every refused code towards locking the user\'s TOTP '
+    'after 8): see that task\'s failure for why, then run again with a fresh code, or use an API token '
+    '(api_token_id, api_token_secret)'
 )
 ASYNC_FIRST_WITH_OTP = (
     'An async task cannot be the first to log in with api_otp: its login would use the TOTP code (it logs in '
@@ -107,10 +115,37 @@ def identity(args):
     return {'key': '%s@%s' % (user, endpoint), 'user': user, 'endpoint': endpoint, 'password': str(value['api_password'])}
 
 
-def otp_given(args):
-    """Whether the task logs in with a second factor (``api_otp`` or ``PROXMOX_OTP``)."""
+def otp_value(args):
+    """The task's second factor (``api_otp`` or ``PROXMOX_OTP``), or None."""
     given = args.get(OTP_OPTION)
-    return bool(_from_env(_wire.ENV_FALLBACKS[OTP_OPTION]) if given in (None, '') else given)
+    value = _from_env(_wire.ENV_FALLBACKS[OTP_OPTION]) if given in (None, '') else given
+    return str(value) if value else None
+
+
+def otp_given(args):
+    """Whether the task logs in with a second factor."""
+    return otp_value(args) is not None
+
+
+def _code_spent(directory, who, code):
+    """Whether a first login of this run already sent ``code`` for ``who`` and got no ticket."""
+    entry = run_dir.read_json(SPENT_FILE, directory)
+    entry = entry.get(who['key']) if isinstance(entry, dict) else None
+    try:
+        return bool(entry) and entry['code'] == _fingerprint(entry['salt'], who['key'], code)
+    except (KeyError, TypeError):
+        return False
+
+
+def _mark_spent(directory, who, code):
+    """Records that ``code`` was sent for ``who`` without a ticket coming back: the forks
+    waiting for this login do not send it again."""
+    salt = secrets.token_hex(16)
+    with plan_store.locked(directory):
+        spent = run_dir.read_json(SPENT_FILE, directory)
+        spent = spent if isinstance(spent, dict) else {}
+        spent[who['key']] = {'salt': salt, 'code': _fingerprint(salt, who['key'], code)}
+        run_dir.write_json(SPENT_FILE, spent, directory)
 
 
 def _login_lock(directory, key):
@@ -140,11 +175,17 @@ def handover(args, wrap_async=False, directory=None):
             # Another fork may have logged in while this one waited.
             ticket = for_task(args, directory)
             if ticket['kept'] is None:
-                if wrap_async and otp_given(args):
+                code = otp_value(args)
+                if wrap_async and code:
                     yield None, ASYNC_FIRST_WITH_OTP
+                    return
+                if code and _code_spent(directory, who, code):
+                    yield None, CODE_ALREADY_SPENT % who['user']
                     return
                 ticket['leave'] = not wrap_async
                 yield ticket, None
+                if code and for_task(args, directory)['kept'] is None:
+                    _mark_spent(directory, who, code)
                 return
     ticket['leave'] = not wrap_async
     yield ticket, None

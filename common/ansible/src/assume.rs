@@ -26,7 +26,7 @@ pub fn option() -> Opt {
 }
 
 /// The assumptions of one task (none outside check mode), and which were used.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Assume {
     check_mode: bool,
     volumes: Vec<String>,

@@ -142,7 +142,7 @@ impl Cluster {
     /// One entry of the listing, as JSON text: only the fields used are decoded, by
     /// [`flat_json`] when the entry has PVE's flat shape (thousands of entries per task
     /// on a large cluster), else by serde.
-    fn add_json(&mut self, json: &[u8]) -> Result<(), serde_json::Error> {
+    pub(crate) fn add_json(&mut self, json: &[u8]) -> Result<(), serde_json::Error> {
         match Entry::from_flat(json) {
             Some(entry) => self.add(entry),
             None => self.add(serde_json::from_slice(json)?),

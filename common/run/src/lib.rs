@@ -6,7 +6,8 @@
 //! - the check-mode plan (`_ferrox_plan` in, `_ferrox_plan_effects` out; its meaning is
 //!   [`ferrox_dryrun`]'s; `planning.py`, `plan_store.py`);
 //! - the name index ([`name_index`]; `name_index.py`);
-//! - the login ticket ([`ticket`]; `ticket_store.py`).
+//! - the login ticket ([`ticket`]; `ticket_store.py`);
+//! - the nodes the run's creates chose ([`placements`]; `placements.py`).
 //!
 //! The protocol carries this state ([`ferrox_ansible::protocol::Carried`]) without
 //! depending on it; modules reach it through [`RunWide`] on their `Module`.
@@ -30,6 +31,7 @@
 
 pub mod connection;
 pub mod name_index;
+pub mod placements;
 pub mod privileges;
 pub mod ticket;
 
@@ -57,6 +59,10 @@ pub struct RunState {
     names_out: Option<(Value, Instant)>,
     /// The run's ticket hand-over (absent: no reuse, e.g. an async task).
     ticket: Option<ticket::Handover>,
+    /// The run's placements so far (only a task that places gets them).
+    placements: Option<Vec<placements::Reservation>>,
+    /// The placement this task made, for the run.
+    placed: Option<placements::Reservation>,
 }
 
 /// The [`ferrox_ansible::protocol::Carrier`] of the module binary: reads the private
@@ -75,10 +81,14 @@ pub fn carrier(mut private: Map<String, Value>, check_mode: bool) -> Result<Box<
     let ticket = private
         .remove(ticket::TICKET_ARG)
         .and_then(|v| ticket::Handover::from_value(&v));
+    let placements = private
+        .remove(placements::PLACEMENTS_ARG)
+        .map(|v| placements::from_value(&v));
     Ok(Box::new(RunState {
         plan,
         names,
         ticket,
+        placements,
         ..RunState::default()
     }))
 }
@@ -104,6 +114,12 @@ impl Carried for RunState {
             index["age"] = Value::from(listed_at.elapsed().as_secs_f64());
             result.insert(name_index::NAMES_KEY.into(), index);
         }
+        if let Some(placed) = self.placed.take().filter(|_| !failed) {
+            result.insert(
+                placements::PLACEMENT_KEY.into(),
+                serde_json::to_value(placed).unwrap_or(Value::Null),
+            );
+        }
     }
 
     fn hand_back_sealed(&mut self, result: &mut Map<String, Value>) {
@@ -128,6 +144,10 @@ pub trait RunWide {
     /// The task's client: with password auth, through the run's ticket when it has one
     /// for this identity (one login per run); reads through the plan in check mode.
     fn connect(&mut self, conn: &ConnectionParams) -> Result<Client, ApiError>;
+    /// The placements earlier tasks of the run made (empty without a run).
+    fn placements(&self) -> &[placements::Reservation];
+    /// Records the placement this task made, for the later tasks of the run.
+    fn reserve_placement(&mut self, placed: placements::Reservation);
 }
 
 impl RunWide for Module {
@@ -159,6 +179,18 @@ impl RunWide for Module {
         let run = handover.map(|h| h.for_connection(conn));
         let secrets: SecretSink = Arc::new(ferrox_ansible::protocol::register_secret);
         Ok(Client::connect_keeping(conn, run, Some(secrets))?.seeing(plan.map(|p| p as Arc<dyn ReadThrough>)))
+    }
+
+    fn placements(&self) -> &[placements::Reservation] {
+        self.carried::<RunState>()
+            .and_then(|r| r.placements.as_deref())
+            .unwrap_or_default()
+    }
+
+    fn reserve_placement(&mut self, placed: placements::Reservation) {
+        if let Some(run) = self.carried_mut::<RunState>() {
+            run.placed = Some(placed);
+        }
     }
 }
 

@@ -30,7 +30,7 @@ use ferrox_pve_client::client::{ApiError, Client};
 use ferrox_pve_client::connection::ConnectionParams;
 
 /// The module docs' note (every module).
-pub const DOC_NOTE: &str = "A guest looked up by O(name) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds; C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of proxmox_kvm, proxmox_disk and proxmox_nic refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones, migrations, removals and pool moves always list.";
+pub const DOC_NOTE: &str = "A guest looked up by O(name) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds; C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of proxmox_kvm, proxmox_disk, proxmox_nic and proxmox_vm_info refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones, migrations, removals and pool moves always list.";
 
 /// The controller's environment variable that sets how long an index is trusted
 /// (seconds; `0` turns it off), read by the action plugin (`plugins/plugin_utils/_wire.py`).
@@ -199,6 +199,50 @@ pub fn cluster_for_lookup(
     })
 }
 
+/// The index a listing made for another purpose gives, built entry by entry as the
+/// listing arrives ([`Seed::add`]): proxmox_vm_info's own listing, read unfiltered when
+/// the run keeps an index, so that its nodes and storages come in the same request. Every
+/// plain guest entry is read from its text (vmid, name, node, pool, type, as
+/// [`vm::cluster_seeking`] reads the guests it does not seek); the rest (nodes, storages,
+/// an entry only decoding can tell) is decoded.
+pub struct Seed {
+    plain: Sought,
+    cluster: Cluster,
+}
+
+impl Default for Seed {
+    fn default() -> Seed {
+        Seed {
+            plain: Sought::nothing(),
+            cluster: Cluster::default(),
+        }
+    }
+}
+
+impl Seed {
+    /// One entry of an unfiltered `/cluster/resources`, as JSON text.
+    pub fn add(&mut self, json: &[u8]) -> Result<(), serde_json::Error> {
+        if !self.plain.may_need(json, false) {
+            if let Some(thin) = self.plain.unsought(json, true) {
+                self.cluster.unsought.push(thin);
+                return Ok(());
+            }
+        }
+        // Few: the nodes and storages, and the rare guest entry not in PVE's flat shape.
+        let entry: Value = serde_json::from_slice(json)?;
+        let one = Cluster::deserialize(&Value::Array(vec![entry]))?;
+        self.cluster.guests.extend(one.guests);
+        self.cluster.nodes.extend(one.nodes);
+        self.cluster.storages.extend(one.storages);
+        Ok(())
+    }
+
+    /// The index, as [`refreshed`] gives it for this cluster ([`cluster_key`]).
+    pub fn index(&self, key: &str) -> Value {
+        refreshed(key, &self.cluster)
+    }
+}
+
 /// The index a fresh listing gives, as the task returns it ([`NAMES_KEY`]): its nodes,
 /// storages, and every named guest by name (from the decoded guests and the unsought ones).
 pub fn refreshed(key: &str, cluster: &Cluster) -> Value {
@@ -297,6 +341,35 @@ mod tests {
             "no max_age: not an index"
         );
         assert!(Given::from_value(&json!("x")).is_none());
+    }
+
+    #[test]
+    fn a_seed_indexes_an_unfiltered_listing_as_a_decoded_one_would() {
+        let entries = [
+            r#"{"id":"qemu/101","type":"qemu","vmid":101,"node":"pve1","name":"web01","pool":"prod","status":"running"}"#,
+            r#"{"id":"qemu/102","type":"qemu","vmid":102,"node":"pve2","status":"unknown"}"#,
+            r#"{"id":"lxc/200","type":"lxc","vmid":200,"node":"pve2","name":"web01"}"#,
+            r#"{"id": "qemu/103", "type": "qemu", "vmid": 103, "node": "pve2", "name": "db0"}"#,
+            r#"{"id":"node/pve1","type":"node","node":"pve1","status":"online"}"#,
+            r#"{"id":"storage/pve1/local-lvm","type":"storage","node":"pve1","storage":"local-lvm","content":"images,rootdir","shared":0}"#,
+            r#"{"id":"pool/prod","type":"pool","pool":"prod"}"#,
+        ];
+        let mut seed = Seed::default();
+        for e in entries {
+            seed.add(e.as_bytes()).unwrap();
+        }
+        let all: Vec<Value> = entries.iter().map(|e| serde_json::from_str(e).unwrap()).collect();
+        let decoded = ferrox_cluster::vm::parse_cluster(&Value::Array(all)).unwrap();
+        let index = seed.index("k");
+        assert_eq!(index, refreshed("k", &decoded));
+        assert_eq!(
+            index["names"],
+            json!({
+                "db0": [[103, "pve2", "qemu", null]],
+                "web01": [[101, "pve1", "qemu", "prod"], [200, "pve2", "lxc", null]],
+            })
+        );
+        assert_eq!(index["storages"][0]["content"], json!(["images", "rootdir"]));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
 use ferrox_common::cluster::duplicates;
 use ferrox_common::cluster::listing_probe::{Sought, Unsought};
+use ferrox_common::cluster::load::{self, Load};
 use ferrox_common::cluster::per_node;
 use ferrox_common::cluster::vm::{self, Guest, GuestType};
 use ferrox_common::pve::privileges::{Gate, Target};
@@ -53,6 +54,11 @@ pub struct Ctx<'a> {
     /// A listing made after the start (a create's or clone's, showing the new VM) as the
     /// run's name index, for the module to return ([`Ctx::index_listing`]).
     pub listed: Option<(Value, std::time::Instant)>,
+    /// With `placement` and no `node`: the nodes' capacity and the guests' sizes from the
+    /// same listing (taken by [`crate::placement::place`]).
+    pub load: Option<Load>,
+    /// The node placement chose, and why (a VM this task creates).
+    pub placement: Option<crate::placement::Placed>,
 }
 
 impl<'a> Ctx<'a> {
@@ -63,8 +69,16 @@ impl<'a> Ctx<'a> {
         client: &'a Client,
     ) -> Result<Ctx<'a>, Failure> {
         let sought = sought(task);
+        let placing = crate::placement::wanted(task);
+        let load = std::cell::RefCell::new(None);
         let list = |indexing| {
-            let mut cluster = vm::cluster_seeking(client, &sought, indexing)?;
+            let mut cluster = if placing {
+                let (cluster, listed) = load::cluster_seeking_with_load(client, &sought, indexing)?;
+                load.replace(Some(listed));
+                cluster
+            } else {
+                vm::cluster_seeking(client, &sought, indexing)?
+            };
             if task.given_name().is_some() || !task.clone.source.is_empty() {
                 vm::name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
             }
@@ -91,6 +105,8 @@ impl<'a> Ctx<'a> {
             tag_case: TagCase::of_cluster(client),
             index_key: name_index::cluster_key(conn),
             listed: None,
+            load: load.into_inner(),
+            placement: None,
         })
     }
 

@@ -50,6 +50,7 @@ pub mod execute;
 pub mod guest_wait;
 pub mod migrate;
 pub mod options;
+pub mod placement;
 pub mod plan;
 pub mod pool_move;
 pub mod present;
@@ -106,7 +107,13 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         m.warn(warning);
     }
     let mut ctx = Ctx::new(m, &task, &conn, &client)?;
-    let result = match &task.operation {
+    // Without `node`, the node of a VM this task creates is chosen here.
+    let reservations = m.placements().to_vec();
+    let placed_task = placement::place(&mut ctx, &reservations)?;
+    if let Some(placed) = &placed_task {
+        ctx.task = placed;
+    }
+    let result = match &ctx.task.operation {
         Operation::Clone => clone::clone(&mut ctx),
         Operation::DeleteKeys(keys) => config_keys::delete(&mut ctx, keys),
         Operation::RevertKeys(keys) => config_keys::revert(&mut ctx, keys),
@@ -116,7 +123,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     for w in ctx
         .warnings
         .drain(..)
-        .chain(task.assume.warnings())
+        .chain(ctx.task.assume.warnings())
         .chain(ctx.tag_case.warning())
     {
         m.warn(w);
@@ -128,7 +135,17 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     if let Some((index, listed_at)) = ctx.listed.take() {
         m.refresh_name_index(index, listed_at);
     }
-    result
+    match (result, &ctx.placement) {
+        (Ok(out), Some(placed)) => {
+            let group = task.placement.as_ref().and_then(|p| p.group.as_deref());
+            let (out, reservation) = placement::finish(out, placed, group, task.given_name());
+            if let Some(r) = reservation {
+                m.reserve_placement(r);
+            }
+            Ok(out)
+        }
+        (result, _) => result,
+    }
 }
 
 /// The task's keys newer than the schema, decided by the cluster's release before any

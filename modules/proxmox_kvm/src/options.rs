@@ -212,6 +212,28 @@ fn cloud_init() -> Vec<Opt> {
     ]
 }
 
+/// `placement`: the node of a created VM, chosen by ferrox when `node` is not given.
+fn placement() -> Opt {
+    Opt::dict_of(
+        "placement",
+        vec![
+            Opt::list("nodes", Kind::Str).desc("The candidate nodes. Default: every node of the cluster. Only online nodes are taken."),
+            Opt::str("strategy")
+                .default("most_free")
+                .choices(&crate::task::placement::Strategy::names())
+                .desc("V(most_free): the node with the most free memory, then the most free CPUs, counting what this run already placed (placed creates of one run choose one at a time).")
+                .desc("V(spread): a node derived from O(name) alone (rendezvous hashing with the FNV-1a of O(vmid_range)): the same name gets the same node on every run and in two runs at once, names spread evenly over the candidates, and a node added to them takes only its share of names. Needs no coordination between forks or runs. The rule is stable across versions; should it change, the changelog says so."),
+            Opt::str("group").desc("Anti-affinity: VMs of the same group go to different nodes while there are nodes without one, then to the least filled. Members are the VMs this run placed in the group and the guests tagged with the group's name (add it to O(tags) for later runs to see them)."),
+            Opt::float("max_memory_ratio").desc("A node is full, and excluded, when the configured memory of its guests plus this VM would exceed this ratio times its memory (C(1.0): no overcommit). Default: no limit."),
+        ],
+    )
+    .added("0.2.0")
+    .desc("Create or clone without naming O(node): ferrox chooses among the candidates. Applies only when O(node) is not given and the VM is created (a clone without O(target)); a VM that exists is found wherever it is and never moved.")
+    .desc("Free memory is the node's memory (C(maxmem) in C(/cluster/resources)) less the configured memory of every guest on it, running or stopped: PVE reserves nothing for a stopped guest, but starting it needs its memory. Free CPUs likewise, from C(maxcpu).")
+    .desc("A candidate is excluded, with the reason kept, when it is offline, lacks a storage the task's drives, O(efidisk0), O(tpmstate0), cloud-init drive or O(storage) name, lacks a bridge the task's NICs name, or cannot take the clone source (a linked clone stays on its template's node; with one same-named template per node, each node clones its own). With no candidate left the task fails naming every node and its reason, and creates nothing.")
+    .desc("The result has RV(node) and RV(placement) (the candidates, their numbers, the exclusions); C(--diff) shows the node. Check mode chooses by the same rule over the same placements.")
+}
+
 /// Options that select the VM and steer the run rather than set config keys.
 fn control() -> Vec<Opt> {
     vec![
@@ -224,7 +246,8 @@ fn control() -> Vec<Opt> {
             .desc("The order is stable across versions: a rerun picks the same id for a name not yet created. Should it ever change, the changelog says so."),
         Opt::str("node")
             .desc("Node to create the VM on, and the target node of O(migrate=true).")
-            .desc("Required only to create a VM (without O(clone)). For an existing VM the node that holds it is found from the cluster; a clone is made on the source's node."),
+            .desc("Required only to create a VM (without O(clone)) unless O(placement) is given. For an existing VM the node that holds it is found from the cluster; a clone is made on the source's node."),
+        placement(),
         Opt::str("pool")
             .desc("Resource pool of a new VM or clone. With O(update=true), an existing VM listed in another pool (or in none) is moved into it, in the same write leaving its old pool (PVE's pool update with C(allow-move)); without O(update) a warning names the difference. Without O(pool) the VM's pool is left as it is.")
             .desc("A nested pool of PVE 8.1 or later is named with its parent, for example C(prod/web)."),

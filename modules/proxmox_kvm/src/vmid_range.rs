@@ -13,7 +13,7 @@
 //! ever must change, say so in the docs and the changelog.
 
 /// FNV-1a, 64 bit: small, fixed by its specification, the same on every platform.
-fn fnv1a64(bytes: &[u8]) -> u64 {
+pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
     const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
     const PRIME: u64 = 0x0000_0100_0000_01b3;
     bytes

@@ -1,5 +1,7 @@
 //! What proxmox_vm_info reads, in as few calls as the request allows:
-//! `/nodes` only when `node` is given, one `/cluster/resources?type=vm`, then per node
+//! `/nodes` only when `node` is given, one `/cluster/resources?type=vm` (unfiltered when
+//! the lookup by name seeds the run's name index: the same guests, with the nodes and
+//! storages the index keeps), then per node
 //! that holds kept guests either the one guest's `status/current` (a node holding a
 //! single kept guest: the answer does not grow with the node) or the node's guest
 //! listing, and per-guest calls only for `config` and `network`. Listings are decoded
@@ -9,8 +11,9 @@ use ferrox_common::ansible::options::Params;
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::{ApiError, ApiErrorKind, Client};
 use ferrox_common::cluster::listing_probe::NameProbe;
-use ferrox_common::run::name_index::ForName;
+use ferrox_common::run::name_index::{ForName, Seed};
 use serde_json::{Map, Value};
+use std::time::Instant;
 
 /// The two guest types, in the order 1.6 lists them for `type: all`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -126,11 +129,21 @@ impl Filters {
 pub struct Found {
     pub guests: Vec<Value>,
     pub warnings: Vec<String>,
+    /// With `seeding`, the index the listing gave ([`Seed::index`]) and when it was
+    /// read; none when the index told the guests.
+    pub seeded: Option<(Value, Instant)>,
+}
+
+/// The listing's entries the task keeps, and with `seeding` the index it gives.
+struct Listed {
+    kept: Vec<Map<String, Value>>,
+    seed: Option<Seed>,
 }
 
 /// The guests the task asks for: by name through the run's name index (`index`, this
-/// cluster's, when fresh) when it tells them all, else from the listing.
-pub fn collect(client: &Client, f: &Filters, index: Option<&ForName>) -> Result<Found, Failure> {
+/// cluster's, when fresh) when it tells them all, else from the listing. `seeding`: the
+/// run keeps an index (the key of this cluster's): the listing refreshes it.
+pub fn collect(client: &Client, f: &Filters, index: Option<&ForName>, seeding: Option<&str>) -> Result<Found, Failure> {
     if let Some(node) = &f.node {
         let nodes = client
             .get("/nodes", &[])
@@ -148,25 +161,40 @@ pub fn collect(client: &Client, f: &Filters, index: Option<&ForName>) -> Result<
     // An entry that cannot carry the name is skipped unread; of the others the filter
     // fields are decoded first, and the whole entry only when it is kept.
     let probe = NameProbe::new(f.name.as_deref());
-    let add = |kept: &mut Vec<Map<String, Value>>, json: &[u8]| -> Result<(), serde_json::Error> {
+    let add = |listed: &mut Listed, json: &[u8]| -> Result<(), serde_json::Error> {
+        if let Some(seed) = &mut listed.seed {
+            seed.add(json)?;
+        }
         if !probe.may_match(json) {
             return Ok(());
         }
         let head: Map<String, Value> = serde_json::from_slice::<Head>(json)?.into_map();
         if f.kinds.iter().any(|&k| f.keeps(k, &head)) {
-            kept.push(serde_json::from_slice(json)?);
+            listed.kept.push(serde_json::from_slice(json)?);
         }
         Ok(())
     };
-    let resources = client
-        .get_list("/cluster/resources", &[("type", "vm".to_string())], &Vec::new, &add)
+    let start = || Listed {
+        kept: Vec::new(),
+        seed: seeding.map(|_| Seed::default()),
+    };
+    // Unfiltered, the listing holds the same guests, in the same order.
+    let vm_only = [("type", "vm".to_string())];
+    let query = if seeding.is_some() { &[][..] } else { &vm_only[..] };
+    let listed_at = Instant::now();
+    let listed = client
+        .get_list("/cluster/resources", query, &start, &add)
         .map_err(|e| {
             Failure::new(format!(
                 "Failed to retrieve VMs information from cluster resources: {e}"
             ))
         })?;
+    let resources = listed.kept;
 
-    let mut found = Found::default();
+    let mut found = Found {
+        seeded: seeding.zip(listed.seed).map(|(key, seed)| (seed.index(key), listed_at)),
+        ..Found::default()
+    };
     for &kind in &f.kinds {
         let kept: Vec<&Map<String, Value>> = resources.iter().filter(|e| f.keeps(kind, e)).collect();
         for node in distinct_nodes(&kept) {

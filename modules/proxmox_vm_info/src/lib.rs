@@ -73,8 +73,13 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = m.connect(&conn)?;
     let key = name_index::cluster_key(&conn);
-    let index = m.name_index().and_then(|given| given.fresh(&key));
-    let found = collect::collect(&client, &filters, index)?;
+    let given = m.name_index();
+    let index = given.and_then(|given| given.fresh(&key));
+    let seeding = given.map(|_| key.as_str());
+    let found = collect::collect(&client, &filters, index, seeding)?;
+    if let Some((index, listed_at)) = found.seeded {
+        m.refresh_name_index(index, listed_at);
+    }
     for warning in found.warnings {
         m.warn(warning);
     }

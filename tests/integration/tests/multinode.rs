@@ -372,7 +372,14 @@ fn busy_storages_under_twenty_parallel_clones_are_retried_and_leave_nothing_behi
         .filter(|w| w.contains("failed on a busy lock"))
         .collect();
     assert_eq!(retried.len(), 5, "{retried:#?}");
-    assert!(retried.iter().all(|w| w.contains("Attempt 1 of 3")), "{retried:#?}");
+    // Two faults wait for 9001's clones: whichever clone reaches the second one (another
+    // clone, or the first one's retry) is tried again; no clone needs its last attempt.
+    assert!(
+        retried
+            .iter()
+            .all(|w| w.contains("Attempt 1 of 3") || w.contains("Attempt 2 of 3")),
+        "{retried:#?}"
+    );
     assert_eq!(
         retried.iter().filter(|w| w.contains("half-made VM")).count(),
         1,

@@ -391,3 +391,89 @@ fn a_creates_listing_feeds_the_index_for_the_next_task_by_that_name() {
         then.requests()["counts"]
     );
 }
+
+/// proxmox_vm_info's listing seeds the index too (read unfiltered, with the nodes and
+/// storages the other modules need): a play whose lookups by name start with it lists
+/// once, and its results are those of a run without the index.
+#[test]
+fn vm_info_first_seeds_the_index_for_every_later_lookup_by_name() {
+    let info = "- name: first info
+  ferrox.proxmox.proxmox_vm_info:
+    name: web01
+    config: current
+- name: template info
+  ferrox.proxmox.proxmox_vm_info:
+    name: base-debian13
+";
+    let tasks = format!("{info}{BY_NAME}");
+    let (on, off) = (Env::start(), Env::start());
+    on.clear_requests();
+    let with = play(&on, &tasks, None);
+    let without = play(&off, &tasks, Some("0"));
+    with.assert_ok();
+    assert_eq!(
+        count(&on, LISTING),
+        1,
+        "only the first proxmox_vm_info lists: {}",
+        on.requests()["counts"]
+    );
+    assert_eq!(
+        count(&on, CONFIRM),
+        5,
+        "its own read of web01, then each later task's: {}",
+        on.requests()["counts"]
+    );
+    assert_eq!(with.task("first info").result["proxmox_vms"][0]["vmid"], json!(100));
+    assert_same_results(&with, &without);
+}
+
+/// The default scenario plus `extra` QEMU VMs `fleet-<i>` (vmid 10000 + i), alternating
+/// between pve1 and pve2, every 4th running: as bench/cluster-size adds them.
+fn with_extra_guests(extra: u32) -> Env {
+    let mut scenario = pvesim::scenario::Scenario::default_cluster();
+    for i in 0..extra {
+        let vmid = 10_000 + i;
+        let guest = json!({"vmid": vmid, "node": if i % 2 == 0 { "pve1" } else { "pve2" }, "type": "qemu",
+            "running": i % 4 == 0, "config": {"name": format!("fleet-{i}"), "memory": "2048", "cores": 2,
+            "ostype": "l26", "scsi0": format!("local-lvm:vm-{vmid}-disk-0,size=8G")}});
+        scenario
+            .guests
+            .push(serde_json::from_value(guest).expect("a guest of the scenario"));
+    }
+    Env::start_with(pvesim::SimConfig {
+        scenario,
+        agent_delay_ms: 0,
+        ..Default::default()
+    })
+}
+
+/// At +5,000 guests, 10 proxmox_vm_info lookups by name then 10 proxmox_kvm no-ops by
+/// name: one `GET /cluster/resources` for the whole play (the first task's).
+#[test]
+fn at_5000_more_guests_a_play_starting_with_vm_info_lists_once() {
+    let env = with_extra_guests(5000);
+    let mut tasks = String::new();
+    for i in 0..10 {
+        tasks += &format!("- name: info {i}\n  ferrox.proxmox.proxmox_vm_info:\n    name: fleet-{i}\n");
+    }
+    for i in 0..10 {
+        tasks += &format!("- name: kvm {i}\n  ferrox.proxmox.proxmox_kvm:\n    name: fleet-{i}\n");
+    }
+    env.clear_requests();
+    let p = play(&env, &tasks, None);
+    p.assert_ok();
+    assert_eq!(
+        count(&env, LISTING),
+        1,
+        "20 lookups by name, one listing: {}",
+        env.requests()["counts"]
+    );
+    for i in 0..10u32 {
+        let info = &p.task(&format!("info {i}")).result;
+        assert_eq!(info["proxmox_vms"].as_array().map(Vec::len), Some(1), "{info}");
+        assert_eq!(info["proxmox_vms"][0]["vmid"], json!(10_000 + i), "{info}");
+        let kvm = p.task(&format!("kvm {i}"));
+        assert!(!kvm.changed, "{}", kvm.result);
+        assert_eq!(kvm.result["vmid"], json!(10_000 + i), "{}", kvm.result);
+    }
+}

@@ -298,6 +298,29 @@ fn api_otp_with_reuse_off_is_refused_before_any_login() {
     assert_eq!(r["totp_failures"], json!(0));
 }
 
+/// A code PVE refuses, given to five forks at once: the first login sends it and gets no
+/// ticket; the four forks that waited for that login, and every later task, are refused
+/// before sending it, so PVE counts one TOTP failure, not one per fork (8 lock the user).
+#[test]
+fn a_refused_totp_code_is_sent_once_whatever_the_forks() {
+    let run = otp_play_with(&["h1", "h2", "h3", "h4", "h5"], &[], false, Code::Wrong);
+    assert_eq!(run.tasks.len(), 15, "{}", run.transcript);
+    assert!(run.tasks.iter().all(|t| t.failed), "{}", run.transcript);
+    let spent: Vec<_> = run
+        .tasks
+        .iter()
+        .filter(|t| t.msg().starts_with("api_otp: an earlier task of this run logged in as mfa@pve with this code"))
+        .collect();
+    assert_eq!(spent.len(), 14, "all but the first login are refused before sending: {}", run.transcript);
+    let r = &run.requests;
+    assert_eq!(
+        [&r["totp_failures"], &r["totp_accepted"]],
+        [&json!(1), &json!(0)],
+        "one refused code: {}",
+        r["counts"]
+    );
+}
+
 /// pvesim's TOTP step here: short, so the play outlives the code's window in seconds.
 const STEP: u64 = 6;
 
@@ -314,13 +337,28 @@ struct OtpRun {
 /// Three `proxmox_vm_info` tasks as mfa@pve with one TOTP code on `hosts` (localhost
 /// without), `--forks 5`, the third after a pause past the code's window (`wait`).
 fn otp_play(hosts: &[&str], env: &[(&str, &str)], wait: bool) -> OtpRun {
+    otp_play_with(hosts, env, wait, Code::Valid)
+}
+
+/// The code the tasks give.
+enum Code {
+    /// The next step's: accepted from now (one step early) to the end of the step after it.
+    Valid,
+    /// One PVE refuses: a step's code an hour from now.
+    Wrong,
+}
+
+fn otp_play_with(hosts: &[&str], env: &[(&str, &str)], wait: bool, code: Code) -> OtpRun {
     let anchor = support::Anchor::start_with(pvesim::SimConfig {
         totp_step_secs: STEP,
         ..Default::default()
     });
-    // The next step's code: accepted from now (one step early) to the end of the step after it.
     let now = unix_now();
-    let code = pvesim::auth::totp_with_step("JBSWY3DPEHPK3PXP", now + STEP, STEP).unwrap();
+    let at = match code {
+        Code::Valid => now + STEP,
+        Code::Wrong => now + 3600,
+    };
+    let code = pvesim::auth::totp_with_step("JBSWY3DPEHPK3PXP", at, STEP).unwrap();
     let window_end = (now / STEP + 3) * STEP;
     let task = |name: &str| {
         format!(

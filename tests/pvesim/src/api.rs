@@ -348,7 +348,6 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("POST", "/access/ticket") => access::login(ctx),
         ("GET", "/access/permissions") => access::permissions(ctx),
         ("PUT", "/access/users/{userid}/unlock-tfa") => access::unlock_tfa(ctx),
-        ("PUT", "/access/users/{userid}/unlock-tfa") => access::unlock_tfa(ctx),
         ("GET", "/version") => cluster::version(ctx),
         ("GET", "/cluster/nextid") => cluster::nextid(ctx),
         ("GET", "/cluster/options") => crate::datacenter::get(ctx),

@@ -15,7 +15,7 @@ pub const GIB: u64 = 1 << 30;
 pub fn format_size(bytes: u64) -> String {
     for (unit, shift) in [("T", 40), ("G", 30), ("M", 20), ("K", 10)] {
         let f = 1u64 << shift;
-        if bytes >= f && bytes.is_multiple_of(f) {
+        if bytes >= f && bytes % f == 0 {
             return format!("{}{unit}", bytes / f);
         }
     }

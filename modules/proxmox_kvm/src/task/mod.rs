@@ -5,6 +5,7 @@
 //! it; the declaration test below shows every declared option is read here.
 
 pub mod config;
+pub mod placement;
 
 use std::time::Duration;
 
@@ -160,7 +161,7 @@ pub struct EfiCerts {
 pub const ACCEPTED_ONLY: &[&str] = &["update_unsafe"];
 
 /// One `proxmox_kvm` task, typed.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct KvmTask {
     pub operation: Operation,
     /// `vmid` (0 and unset alike: not given). When cloning, the source.
@@ -168,6 +169,8 @@ pub struct KvmTask {
     /// `name` as given (lookups by name take it as it is).
     pub name: Option<String>,
     pub node: Option<String>,
+    /// `placement`: how to choose the node of a VM created without `node`.
+    pub placement: Option<placement::Placement>,
     pub pool: Option<String>,
     pub update: bool,
     pub apply_pending: ApplyPending,
@@ -257,6 +260,7 @@ impl KvmTask {
             vmid: r.vmid("vmid")?,
             name: r.str("name").map(str::to_string),
             node: r.non_empty("node"),
+            placement: placement::Placement::read(r)?,
             pool: r.non_empty("pool"),
             update: r.bool_or_default("update"),
             apply_pending: r.choice("apply_pending"),

@@ -75,10 +75,8 @@ pub fn record_change(g: &mut Guest, key: &str, old: Option<&str>, new: Option<&s
         (None, Some(_)) if recorded.is_none() => {
             added.insert(key.to_string());
         }
-        (Some(old), None) if recorded.is_none() => {
-            if !added.remove(key) {
-                record.insert(key.to_string(), old.to_string());
-            }
+        (Some(old), None) if recorded.is_none() && !added.remove(key) => {
+            record.insert(key.to_string(), old.to_string());
         }
         _ => {}
     }

@@ -1,0 +1,246 @@
+//! The choice itself, from numbers alone (no API): the candidates that passed the checks,
+//! each with its capacity and what is configured on it, ranked by the strategy; a node
+//! that `max_memory_ratio` says is full is excluded with the numbers that say so.
+
+use serde::Serialize;
+
+use super::rendezvous;
+use super::Strategy;
+
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// A node still in the race, with what it has and what is configured on it (its guests,
+/// running or not, and the VMs this run placed there).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    pub node: String,
+    /// Bytes.
+    pub maxmem: u64,
+    pub maxcpu: u64,
+    /// Configured memory of its guests and of this run's placements there, bytes.
+    pub configured_memory: u64,
+    pub configured_cpus: u64,
+    /// Members of the task's group on it (0 without a group).
+    pub group_members: usize,
+}
+
+impl Candidate {
+    /// Memory not configured for any guest (negative when overcommitted).
+    pub fn free_memory(&self) -> i128 {
+        i128::from(self.maxmem) - i128::from(self.configured_memory)
+    }
+
+    pub fn free_cpus(&self) -> i128 {
+        i128::from(self.maxcpu) - i128::from(self.configured_cpus)
+    }
+}
+
+/// What the new VM takes and how to choose.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Want<'a> {
+    pub name: &'a str,
+    /// Bytes.
+    pub memory: u64,
+    pub cpus: u64,
+    pub strategy: Strategy,
+    /// Spread the VMs of a group over the nodes (anti-affinity).
+    pub grouped: bool,
+    pub max_memory_ratio: Option<f64>,
+}
+
+/// A node left out, and why (kept for the result and for the failure).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Exclusion {
+    pub node: String,
+    pub reason: String,
+}
+
+/// The candidates in order of preference, and those excluded as full.
+pub fn rank(candidates: Vec<Candidate>, want: &Want) -> (Vec<Candidate>, Vec<Exclusion>) {
+    let (mut fit, full): (Vec<Candidate>, Vec<Candidate>) =
+        candidates.into_iter().partition(|c| full_reason(c, want).is_none());
+    let excluded = full
+        .iter()
+        .filter_map(|c| {
+            full_reason(c, want).map(|reason| Exclusion {
+                node: c.node.clone(),
+                reason,
+            })
+        })
+        .collect();
+    fit.sort_by(|a, b| {
+        let group = if want.grouped {
+            a.group_members.cmp(&b.group_members)
+        } else {
+            std::cmp::Ordering::Equal
+        };
+        let by_strategy = match want.strategy {
+            Strategy::MostFree => b
+                .free_memory()
+                .cmp(&a.free_memory())
+                .then_with(|| b.free_cpus().cmp(&a.free_cpus())),
+            Strategy::Spread => rendezvous::weight(want.name, &b.node).cmp(&rendezvous::weight(want.name, &a.node)),
+        };
+        group.then(by_strategy).then_with(|| a.node.cmp(&b.node))
+    });
+    (fit, excluded)
+}
+
+/// Why `max_memory_ratio` rules the node out, if it does.
+fn full_reason(c: &Candidate, want: &Want) -> Option<String> {
+    let ratio = want.max_memory_ratio?;
+    let limit = ratio * c.maxmem as f64;
+    let after = c.configured_memory as f64 + want.memory as f64;
+    (after > limit).then(|| {
+        format!(
+            "full: {:.1} GiB configured + {:.1} GiB for this VM > max_memory_ratio {ratio} x {:.1} GiB",
+            c.configured_memory as f64 / GIB,
+            want.memory as f64 / GIB,
+            c.maxmem as f64 / GIB
+        )
+    })
+}
+
+/// The failure when no node is left: every node with its reason.
+pub fn none_left(what: &str, excluded: &[Exclusion]) -> String {
+    let reasons: Vec<String> = excluded.iter().map(|e| format!("{}: {}", e.node, e.reason)).collect();
+    format!(
+        "placement: no node can take {what}; nothing was created. {}. Fix: free or add capacity, make the missing storage or bridge available on a node, widen placement.nodes, or name the node with node",
+        if reasons.is_empty() {
+            "The cluster lists no node".to_string()
+        } else {
+            reasons.join("; ")
+        }
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const G: u64 = 1 << 30;
+
+    fn node(name: &str, maxmem_gib: u64, used_gib: u64, members: usize) -> Candidate {
+        Candidate {
+            node: name.into(),
+            maxmem: maxmem_gib * G,
+            maxcpu: 16,
+            configured_memory: used_gib * G,
+            configured_cpus: 4,
+            group_members: members,
+        }
+    }
+
+    fn want(strategy: Strategy, grouped: bool, ratio: Option<f64>) -> Want<'static> {
+        Want {
+            name: "web01",
+            memory: 2 * G,
+            cpus: 2,
+            strategy,
+            grouped,
+            max_memory_ratio: ratio,
+        }
+    }
+
+    fn order(c: &[Candidate]) -> Vec<&str> {
+        c.iter().map(|c| c.node.as_str()).collect()
+    }
+
+    #[test]
+    fn most_free_ranks_by_unconfigured_memory_then_cpu_then_name() {
+        let mut b = node("b", 64, 10, 0);
+        b.configured_cpus = 2;
+        let cands = vec![node("a", 64, 10, 0), b, node("c", 128, 80, 0), node("d", 32, 0, 0)];
+        let (ranked, full) = rank(cands, &want(Strategy::MostFree, false, None));
+        // a and b both have 54 GiB free: b has more CPUs free.
+        assert_eq!(order(&ranked), ["b", "a", "c", "d"]);
+        assert!(full.is_empty());
+    }
+
+    #[test]
+    fn most_free_counts_what_the_run_already_placed() {
+        // The same nodes, after this run placed 3 VMs of 8 GiB on a.
+        let table = [(0u64, "a"), (3 * 8, "b")];
+        for (placed_on_a, first) in table {
+            let cands = vec![node("a", 64, 10 + placed_on_a, 0), node("b", 64, 20, 0)];
+            let (ranked, _) = rank(cands, &want(Strategy::MostFree, false, None));
+            assert_eq!(ranked[0].node, first, "with {placed_on_a} GiB placed on a");
+        }
+    }
+
+    #[test]
+    fn a_group_goes_to_nodes_without_members_first_then_the_least_filled() {
+        let cands = vec![node("big", 256, 0, 1), node("mid", 64, 0, 0), node("small", 32, 0, 0)];
+        let (ranked, _) = rank(cands.clone(), &want(Strategy::MostFree, true, None));
+        assert_eq!(order(&ranked), ["mid", "small", "big"]);
+        let all_taken: Vec<Candidate> = cands
+            .into_iter()
+            .map(|mut c| {
+                c.group_members = 1;
+                c
+            })
+            .collect();
+        let (ranked, _) = rank(all_taken, &want(Strategy::MostFree, true, None));
+        assert_eq!(order(&ranked), ["big", "mid", "small"], "every node has one: most free");
+        let (ranked, _) = rank(
+            vec![node("big", 256, 0, 1), node("mid", 64, 0, 0)],
+            &want(Strategy::MostFree, false, None),
+        );
+        assert_eq!(order(&ranked), ["big", "mid"], "without a group, members do not count");
+    }
+
+    #[test]
+    fn max_memory_ratio_excludes_full_nodes_with_the_numbers() {
+        let cands = vec![node("a", 32, 30, 0), node("b", 32, 20, 0), node("c", 32, 29, 0)];
+        let (ranked, full) = rank(cands, &want(Strategy::MostFree, false, Some(0.95)));
+        // c: 29 + 2 = 31 > 30.4; a: 32 > 30.4.
+        assert_eq!(order(&ranked), ["b"]);
+        assert_eq!(
+            full,
+            vec![
+                Exclusion {
+                    node: "a".into(),
+                    reason: "full: 30.0 GiB configured + 2.0 GiB for this VM > max_memory_ratio 0.95 x 32.0 GiB".into()
+                },
+                Exclusion {
+                    node: "c".into(),
+                    reason: "full: 29.0 GiB configured + 2.0 GiB for this VM > max_memory_ratio 0.95 x 32.0 GiB".into()
+                },
+            ]
+        );
+        let (ranked, _) = rank(vec![node("a", 32, 30, 0)], &want(Strategy::MostFree, false, Some(1.0)));
+        assert_eq!(order(&ranked), ["a"], "exactly full still fits");
+    }
+
+    #[test]
+    fn spread_ignores_load_and_follows_the_name() {
+        let cands = vec![node("pve1", 64, 60, 0), node("pve2", 64, 0, 0), node("pve3", 64, 0, 0)];
+        let (ranked, _) = rank(cands, &want(Strategy::Spread, false, None));
+        assert_eq!(
+            ranked[0].node,
+            rendezvous::winner("web01", ["pve1", "pve2", "pve3"]).unwrap()
+        );
+    }
+
+    #[test]
+    fn no_node_left_names_every_node_and_its_reason() {
+        let msg = none_left(
+            "VM web01",
+            &[
+                Exclusion {
+                    node: "pve1".into(),
+                    reason: "offline".into(),
+                },
+                Exclusion {
+                    node: "pve2".into(),
+                    reason: "lacks bridge vmbr7 (net0)".into(),
+                },
+            ],
+        );
+        assert!(
+            msg.starts_with("placement: no node can take VM web01; nothing was created. pve1: offline; pve2: lacks bridge vmbr7 (net0). Fix:"),
+            "{msg}"
+        );
+        assert!(none_left("VM x", &[]).contains("The cluster lists no node"));
+    }
+}

@@ -1,0 +1,296 @@
+//! `placement`: ferrox chooses the node of a VM it creates or clones when the task names
+//! no `node`. Only what is created is placed: a VM that exists (by vmid or name) is found
+//! wherever it is and converged there, never moved.
+//!
+//! The candidates ([`gather`]) are read from the listing the task reads anyway
+//! (`/cluster/resources`: nodes with `maxmem`/`maxcpu`, every guest's configured size,
+//! storages per node) plus the run's earlier placements ([`ferrox_common::run::placements`]);
+//! bridges are read per node (`GET /nodes/{node}/network`) only for the best-ranked
+//! candidates, until one has them. The choice ([`choose`]) ranks by the strategy; `spread`
+//! is [`rendezvous`] hashing of the name.
+//!
+//! "Free" memory is the node's `maxmem` less the configured `maxmem` of every guest on it,
+//! running or stopped: PVE reserves nothing for a stopped guest, but starting it needs its
+//! memory, so a node whose stopped guests fill it is full.
+
+pub mod choose;
+pub mod gather;
+pub mod rendezvous;
+
+use std::collections::BTreeSet;
+
+use ferrox_common::ansible::options::Choice;
+use ferrox_common::ansible::protocol::{Failure, Output};
+use ferrox_common::cluster::listing_probe::Sought;
+use ferrox_common::cluster::load::{self, Load};
+use ferrox_common::cluster::vm::{Guest, GuestType};
+use ferrox_common::run::placements::Reservation;
+use serde_json::{json, Value};
+
+use crate::api;
+use crate::context::Ctx;
+pub use crate::task::placement::{Placement, Strategy};
+use crate::task::{KvmTask, Operation, State};
+use choose::{Candidate, Exclusion, Want};
+
+/// Default memory of a VM whose task and source name none (PVE's `memory` default), MiB.
+const PVE_DEFAULT_MEMORY_MIB: u64 = 512;
+const MIB: u64 = 1 << 20;
+
+/// The node chosen, what the VM takes, and why (the result's `placement`).
+#[derive(Debug, Clone)]
+pub struct Placed {
+    pub node: String,
+    pub memory: u64,
+    pub cpus: u64,
+    pub why: Value,
+}
+
+/// Whether the task may create a VM on a node it does not name (the binary decides
+/// whether it actually creates one once it has looked).
+pub fn wanted(task: &KvmTask) -> bool {
+    let creates = matches!(task.operation, Operation::State(State::Present))
+        || (task.operation == Operation::Clone && task.clone.target.is_none());
+    creates && task.node.is_none() && task.placement.is_some()
+}
+
+/// Chooses the node when the task creates a VM without naming one; the task as placed
+/// (`node`, and a clone's `target` when it ends away from its source) for the rest of
+/// the run. `None`: nothing to place (the VM exists, or the task names its node).
+pub fn place(ctx: &mut Ctx, reservations: &[Reservation]) -> Result<Option<KvmTask>, Failure> {
+    let Some(p) = ctx.task.placement.clone().filter(|_| wanted(ctx.task)) else {
+        return Ok(None);
+    };
+    let source = match ctx.task.operation {
+        Operation::Clone => match clone_sources(ctx)? {
+            Some(sources) => Some(sources),
+            None => return Ok(None),
+        },
+        _ if ctx.target()?.is_some() => return Ok(None),
+        _ => None,
+    };
+    let load = match ctx.load.take() {
+        Some(l) => l,
+        None => {
+            load::cluster_seeking_with_load(ctx.client, &Sought::nothing(), false)
+                .map_err(|e| Failure::new(format!("placement: Unable to retrieve the cluster's nodes: {e}")))?
+                .1
+        }
+    };
+    let placed = choose_node(ctx, &p, &load, reservations, source.as_deref())?;
+    let mut task = ctx.task.clone();
+    if let Some(sources) = source.as_deref() {
+        let local = sources.iter().any(|g| *g.node == *placed.node);
+        task.clone.target = (!local).then(|| placed.node.clone());
+    }
+    task.node = Some(placed.node.clone());
+    ctx.placement = Some(placed);
+    Ok(Some(task))
+}
+
+/// The guests a clone may be made from (`vmid`, else every QEMU VM named `clone`);
+/// `None` when the clone exists already (it is converged where it is).
+fn clone_sources(ctx: &Ctx) -> Result<Option<Vec<Guest>>, Failure> {
+    let task = ctx.task;
+    let exists = match task.clone.newid {
+        Some(id) => ctx.qemu_by_vmid(id)?.is_some(),
+        None => task.given_name().is_some_and(|n| {
+            ctx.guests.iter().any(|g| {
+                g.kind == GuestType::Qemu && g.name.as_deref() == Some(n) && !g.template && n != task.clone.source
+            })
+        }),
+    };
+    if exists {
+        return Ok(None);
+    }
+    let sources: Vec<Guest> = match task.vmid {
+        Some(id) => ctx.qemu_by_vmid(id)?.into_iter().collect(),
+        None => ctx
+            .guests
+            .iter()
+            .filter(|g| g.kind == GuestType::Qemu && g.name.as_deref() == Some(&task.clone.source))
+            .cloned()
+            .collect(),
+    };
+    if sources.is_empty() {
+        return Err(Failure::new(format!(
+            "VM with name = {} does not exist in cluster",
+            task.clone.source
+        )));
+    }
+    Ok(Some(sources))
+}
+
+/// The size of the new VM: `memory` (MiB, or `current=` of PVE 9's property string) and
+/// `cores` × `sockets`, else the clone source's listed size, else PVE's defaults.
+fn size(task: &KvmTask, load: &Load, source: Option<&[Guest]>) -> (u64, u64) {
+    let num = |k: &str| {
+        task.config.get(k).and_then(|v| {
+            let v = v.split(',').find_map(|p| p.strip_prefix("current=")).unwrap_or(v);
+            v.trim().parse::<u64>().ok()
+        })
+    };
+    let listed = source.and_then(|s| s.first()).and_then(|g| load.guest(g.vmid));
+    let memory = num("memory")
+        .map(|m| m * MIB)
+        .or(listed.and_then(|g| g.maxmem))
+        .unwrap_or(PVE_DEFAULT_MEMORY_MIB * MIB);
+    let cpus = match (num("cores"), num("sockets")) {
+        (None, None) => listed.and_then(|g| g.maxcpu).unwrap_or(1),
+        (c, s) => c.unwrap_or(1) * s.unwrap_or(1),
+    };
+    (memory, cpus)
+}
+
+/// The candidates, ranked; the first with the task's bridges wins.
+fn choose_node(
+    ctx: &Ctx,
+    p: &Placement,
+    load: &Load,
+    reservations: &[Reservation],
+    source: Option<&[Guest]>,
+) -> Result<Placed, Failure> {
+    let task = ctx.task;
+    let (memory, cpus) = size(task, load, source);
+    let name = task.given_name().unwrap_or_default();
+    let needs = gather::Needs {
+        nodes: p.nodes.as_deref(),
+        storages: gather::storages_named(task.config.iter(), task.storage.as_deref()),
+        source_nodes: source.and_then(|s| source_nodes(task, s)),
+        group: p.group.as_deref(),
+        needs_capacity: p.strategy == Strategy::MostFree || p.max_memory_ratio.is_some(),
+    };
+    let (cands, mut excluded) = gather::candidates(load, &ctx.storages, reservations, &needs);
+    let want = Want {
+        name,
+        memory,
+        cpus,
+        strategy: p.strategy,
+        grouped: p.group.is_some(),
+        max_memory_ratio: p.max_memory_ratio,
+    };
+    let (ranked, full) = choose::rank(cands, &want);
+    excluded.extend(full);
+    let nets = bridges_named(task);
+    let mut chosen = None;
+    for c in &ranked {
+        match missing_bridge(ctx, &c.node, &nets) {
+            Some(reason) => excluded.push(Exclusion {
+                node: c.node.clone(),
+                reason,
+            }),
+            None => {
+                chosen = Some(c.clone());
+                break;
+            }
+        }
+    }
+    let Some(chosen) = chosen else {
+        excluded.sort_by(|a, b| a.node.cmp(&b.node));
+        let what = if name.is_empty() {
+            "the new VM".to_string()
+        } else {
+            format!("VM {name}")
+        };
+        return Err(Failure::new(choose::none_left(&what, &excluded)));
+    };
+    Ok(Placed {
+        node: chosen.node.clone(),
+        memory,
+        cpus,
+        why: why(p, &chosen, &ranked, &excluded, memory, cpus),
+    })
+}
+
+/// Where a clone can be made: a linked clone only beside its template, and with one
+/// source per node (same name) only on those nodes, each cloning its own.
+fn source_nodes(task: &KvmTask, sources: &[Guest]) -> Option<(BTreeSet<String>, String)> {
+    let nodes: BTreeSet<String> = sources.iter().map(|g| g.node.to_string()).collect();
+    let list = nodes.iter().cloned().collect::<Vec<_>>().join(", ");
+    if !task.clone.full {
+        return Some((nodes, format!("a linked clone stays on its template's node ({list})")));
+    }
+    (sources.len() > 1).then(|| {
+        let why = format!(
+            "holds no VM named {} (one per node: a clone is made from the node's own; on {list})",
+            task.clone.source
+        );
+        (nodes, why)
+    })
+}
+
+/// `(netN, bridge)` of the task's NICs.
+fn bridges_named(task: &KvmTask) -> Vec<(String, String)> {
+    task.config
+        .iter()
+        .filter(|(k, _)| crate::converge::nic::is_net_key(k))
+        .filter_map(|(k, v)| crate::converge::nic::bridge_of(v).map(|b| (k.clone(), b)))
+        .collect()
+}
+
+/// Why `node` cannot carry the task's NICs (one `GET /nodes/{node}/network`); a node
+/// whose bridges cannot be listed is left to PVE, as `node` tasks are.
+fn missing_bridge(ctx: &Ctx, node: &str, nets: &[(String, String)]) -> Option<String> {
+    if nets.is_empty() {
+        return None;
+    }
+    let bridges = api::bridges(ctx.client, node).ok()?;
+    crate::checks::unknown_bridge(nets, &bridges).map(|(key, b)| format!("lacks bridge {b} ({key})"))
+}
+
+/// The result's `placement`: the strategy, the numbers compared, what was left out.
+fn why(
+    p: &Placement,
+    chosen: &Candidate,
+    ranked: &[Candidate],
+    excluded: &[Exclusion],
+    memory: u64,
+    cpus: u64,
+) -> Value {
+    let strategy = Strategy::ALL
+        .iter()
+        .find(|(_, s)| *s == p.strategy)
+        .map_or("", |(n, _)| n);
+    let candidates: Vec<Value> = ranked
+        .iter()
+        .map(|c| {
+            json!({
+                "node": c.node, "maxmem": c.maxmem, "maxcpu": c.maxcpu,
+                "configured_memory": c.configured_memory, "configured_cpus": c.configured_cpus,
+                "free_memory": c.free_memory() as i64, "group_members": c.group_members,
+            })
+        })
+        .collect();
+    let excluded: serde_json::Map<String, Value> = excluded
+        .iter()
+        .map(|e| (e.node.clone(), Value::from(e.reason.clone())))
+        .collect();
+    json!({
+        "node": chosen.node, "strategy": strategy, "group": p.group,
+        "memory": memory, "cpus": cpus, "candidates": candidates, "excluded": excluded,
+    })
+}
+
+/// The result of a placed task: `node` and `placement`, the node in the diff, and the
+/// reservation the run keeps (only for a VM this task made).
+pub fn finish(out: Output, placed: &Placed, group: Option<&str>, name: Option<&str>) -> (Output, Option<Reservation>) {
+    let created = out.get("changed") == Some(&Value::Bool(true));
+    let vmid = out
+        .get("vmid")
+        .and_then(Value::as_u64)
+        .and_then(|v| u32::try_from(v).ok());
+    let mut out = out.with("node", &placed.node).with("placement", &placed.why);
+    if let Some(mut diff) = out.take_diff() {
+        diff.change("node", None, Some(Value::from(placed.node.clone())));
+        out = out.with_diff(diff);
+    }
+    let reservation = vmid.filter(|_| created).map(|vmid| Reservation {
+        vmid,
+        node: placed.node.clone(),
+        name: name.map(str::to_string),
+        group: group.map(str::to_string),
+        memory: placed.memory,
+        cpus: placed.cpus,
+    });
+    (out, reservation)
+}
