@@ -309,9 +309,17 @@ fn a_refused_totp_code_is_sent_once_whatever_the_forks() {
     let spent: Vec<_> = run
         .tasks
         .iter()
-        .filter(|t| t.msg().starts_with("api_otp: an earlier task of this run logged in as mfa@pve with this code"))
+        .filter(|t| {
+            t.msg()
+                .starts_with("api_otp: an earlier task of this run logged in as mfa@pve with this code")
+        })
         .collect();
-    assert_eq!(spent.len(), 14, "all but the first login are refused before sending: {}", run.transcript);
+    assert_eq!(
+        spent.len(),
+        14,
+        "all but the first login are refused before sending: {}",
+        run.transcript
+    );
     let r = &run.requests;
     assert_eq!(
         [&r["totp_failures"], &r["totp_accepted"]],
