@@ -181,7 +181,7 @@ fn target_of(s: &Settings) -> Target {
 
 /// The report file, then its path and the counts on stdout.
 fn write_report(report: &Report, report_path: &std::path::Path) -> Result<()> {
-    std::fs::write(&report_path, serde_json::to_string_pretty(&report)? + "\n")
+    std::fs::write(report_path, serde_json::to_string_pretty(report)? + "\n")
         .with_context(|| format!("writing {}", report_path.display()))?;
     println!("report: {}", report_path.display());
     let skipped = if report.skipped > 0 {
