@@ -31,7 +31,25 @@ fn config(set: &[(&str, &str)]) -> Write {
 
 /// Every operation of the modules that writes (`proxmox_vm_info` only reads).
 pub fn operations() -> Vec<Operation> {
-    let op = |module, what, write| Operation { module, what, write };
+    [
+        kvm_operations(),
+        kvm_lifecycle_operations(),
+        disk_operations(),
+        nic_operations(),
+        template_operations(),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+/// One row of the table.
+fn op(module: &'static str, what: &'static str, write: Write) -> Operation {
+    Operation { module, what, write }
+}
+
+/// proxmox_kvm's creates, clones and config keys by qemu-server's classes.
+fn kvm_operations() -> Vec<Operation> {
     let create = |pool: Option<&str>| Write::Create {
         vmid: VM,
         pool: pool.map(str::to_string),
@@ -127,6 +145,12 @@ pub fn operations() -> Vec<Operation> {
             "raw `hostpci`/`usb`/`serial` devices, `args`, `hookscript`",
             config(&[("hookscript", "local:snippets/h.sh")]),
         ),
+    ]
+}
+
+/// proxmox_kvm's writes past the config: power, template, migration, removal, pools.
+fn kvm_lifecycle_operations() -> Vec<Operation> {
+    vec![
         op(
             "proxmox_kvm",
             "`state: started`, `stopped`, `restarted`, `reset`, `apply_pending: reboot`",
@@ -159,6 +183,12 @@ pub fn operations() -> Vec<Operation> {
                 to: "{pool}".into(),
             },
         ),
+    ]
+}
+
+/// proxmox_disk's writes.
+fn disk_operations() -> Vec<Operation> {
+    vec![
         op(
             "proxmox_disk",
             "`state: present` (a new disk)",
@@ -203,6 +233,12 @@ pub fn operations() -> Vec<Operation> {
                 delete: vec![("scsi1".into(), "{storage}:vm-1-disk-1".into())],
             },
         ),
+    ]
+}
+
+/// proxmox_nic's writes.
+fn nic_operations() -> Vec<Operation> {
+    vec![
         op(
             "proxmox_nic",
             "`state: present`",
@@ -222,6 +258,12 @@ pub fn operations() -> Vec<Operation> {
                 delete: vec![("net1".into(), "virtio,bridge={bridge}".into())],
             },
         ),
+    ]
+}
+
+/// proxmox_template's writes: upload, download-url, appliances, removal.
+fn template_operations() -> Vec<Operation> {
+    vec![
         op(
             "proxmox_template",
             "`src` (upload; with `force: true` it overwrites an existing file), `template` alone (appliance)",
