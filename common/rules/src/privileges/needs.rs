@@ -206,90 +206,15 @@ pub fn needs(write: &Write) -> Vec<Need> {
             start,
             ha_managed,
             config,
-        } => {
-            if let Some(s) = storage {
-                out.push(all("storage", &["Datastore.AllocateSpace"], format!("/storage/{s}")));
-            }
-            if *ha_managed {
-                out.push(all("ha_managed", &["Sys.Console"], "/".to_string()));
-            }
-            if *start {
-                out.push(on_vm_or_pool("start", &["VM.PowerMgmt"], *vmid, pool.as_deref()));
-            }
-            out.push(on_vm_or_pool("create", &["VM.Allocate"], *vmid, pool.as_deref()));
-            for (k, v) in config {
-                out.extend(storage_needs(k, v, storage.as_deref()));
-            }
-            for (k, v) in config {
-                if !keys::is_drive(k) {
-                    out.extend(key_needs(*vmid, pool.as_deref(), k, v));
-                }
-            }
-            out.extend(bridge_needs(config.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
-        }
+        } => out.extend(create_needs(vmid, pool, storage, start, ha_managed, config)),
         Write::Clone {
             source,
             vmid,
             pool,
             storage,
             source_config,
-        } => {
-            out.push(all("clone", &["VM.Clone"], vm_path(*source)));
-            out.push(on_vm_or_pool("clone", &["VM.Allocate"], *vmid, pool.as_deref()));
-            for (k, v) in source_config
-                .iter()
-                .filter(|(k, v)| keys::is_drive(k) && !v.split(',').any(|p| p == "media=cdrom"))
-            {
-                let Some((sid, _)) = v.split(',').next().and_then(|f| f.split_once(':')) else {
-                    continue;
-                };
-                let sid = storage.as_deref().unwrap_or(sid);
-                out.push(all(k, &["Datastore.AllocateSpace"], format!("/storage/{sid}")));
-            }
-            for (k, v) in source_config
-                .iter()
-                .filter(|(k, _)| k.starts_with("hostpci") || k.starts_with("usb"))
-            {
-                if keys::need(k, v) == KeyNeed::RootOnly {
-                    out.push(Need {
-                        what: k.clone(),
-                        check: Check::RootOnly,
-                    });
-                }
-            }
-            out.extend(bridge_needs(
-                source_config.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-            ));
-        }
-        Write::Config { vmid, set, delete } => {
-            out.push(Need {
-                what: "config".into(),
-                check: Check::Any {
-                    privileges: CONFIG_ANY.to_vec(),
-                    path: vm_path(*vmid),
-                },
-            });
-            for (k, old) in delete {
-                out.extend(key_needs(*vmid, None, k, old));
-                if k.starts_with("net") {
-                    out.extend(bridge_needs([(k.as_str(), old.as_str())]));
-                }
-            }
-            for (k, new, old) in set {
-                if let Some(o) = old
-                    .as_deref()
-                    .filter(|_| keys::is_drive(k) || k.starts_with("usb") || k.starts_with("hostpci"))
-                {
-                    out.extend(key_needs(*vmid, None, k, o));
-                }
-                out.extend(key_needs(*vmid, None, k, new));
-                out.extend(storage_needs(k, new, None));
-                out.extend(bridge_needs([(k.as_str(), new.as_str())]));
-                if let Some(o) = old.as_deref().filter(|_| k.starts_with("net")) {
-                    out.extend(bridge_needs([(k.as_str(), o)]));
-                }
-            }
-        }
+        } => out.extend(clone_needs(source, vmid, pool, storage, source_config)),
+        Write::Config { vmid, set, delete } => out.extend(config_needs(vmid, set, delete)),
         Write::Resize { vmid, storage } => {
             out.push(all("resize", &["VM.Config.Disk"], vm_path(*vmid)));
             out.push(all(
@@ -365,6 +290,110 @@ pub fn needs(write: &Write) -> Vec<Need> {
         }
     }
     out.dedup();
+    out
+}
+
+/// A create: the storage, HA and start first, then the VM, its drives, keys and bridges.
+fn create_needs(
+    vmid: &u32,
+    pool: &Option<String>,
+    storage: &Option<String>,
+    start: &bool,
+    ha_managed: &bool,
+    config: &[(String, String)],
+) -> Vec<Need> {
+    let mut out = Vec::new();
+    if let Some(s) = storage {
+        out.push(all("storage", &["Datastore.AllocateSpace"], format!("/storage/{s}")));
+    }
+    if *ha_managed {
+        out.push(all("ha_managed", &["Sys.Console"], "/".to_string()));
+    }
+    if *start {
+        out.push(on_vm_or_pool("start", &["VM.PowerMgmt"], *vmid, pool.as_deref()));
+    }
+    out.push(on_vm_or_pool("create", &["VM.Allocate"], *vmid, pool.as_deref()));
+    for (k, v) in config {
+        out.extend(storage_needs(k, v, storage.as_deref()));
+    }
+    for (k, v) in config {
+        if !keys::is_drive(k) {
+            out.extend(key_needs(*vmid, pool.as_deref(), k, v));
+        }
+    }
+    out.extend(bridge_needs(config.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+    out
+}
+
+/// A clone: the source, the new VM, the storages its disks land on, raw devices, bridges.
+fn clone_needs(
+    source: &u32,
+    vmid: &u32,
+    pool: &Option<String>,
+    storage: &Option<String>,
+    source_config: &[(String, String)],
+) -> Vec<Need> {
+    let mut out = Vec::new();
+    out.push(all("clone", &["VM.Clone"], vm_path(*source)));
+    out.push(on_vm_or_pool("clone", &["VM.Allocate"], *vmid, pool.as_deref()));
+    for (k, v) in source_config
+        .iter()
+        .filter(|(k, v)| keys::is_drive(k) && !v.split(',').any(|p| p == "media=cdrom"))
+    {
+        let Some((sid, _)) = v.split(',').next().and_then(|f| f.split_once(':')) else {
+            continue;
+        };
+        let sid = storage.as_deref().unwrap_or(sid);
+        out.push(all(k, &["Datastore.AllocateSpace"], format!("/storage/{sid}")));
+    }
+    for (k, v) in source_config
+        .iter()
+        .filter(|(k, _)| k.starts_with("hostpci") || k.starts_with("usb"))
+    {
+        if keys::need(k, v) == KeyNeed::RootOnly {
+            out.push(Need {
+                what: k.clone(),
+                check: Check::RootOnly,
+            });
+        }
+    }
+    out.extend(bridge_needs(
+        source_config.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+    ));
+    out
+}
+
+/// A config change: any config privilege, then each deleted and each set key (with the
+/// value it replaces where PVE checks that too).
+fn config_needs(vmid: &u32, set: &[(String, String, Option<String>)], delete: &[(String, String)]) -> Vec<Need> {
+    let mut out = Vec::new();
+    out.push(Need {
+        what: "config".into(),
+        check: Check::Any {
+            privileges: CONFIG_ANY.to_vec(),
+            path: vm_path(*vmid),
+        },
+    });
+    for (k, old) in delete {
+        out.extend(key_needs(*vmid, None, k, old));
+        if k.starts_with("net") {
+            out.extend(bridge_needs([(k.as_str(), old.as_str())]));
+        }
+    }
+    for (k, new, old) in set {
+        if let Some(o) = old
+            .as_deref()
+            .filter(|_| keys::is_drive(k) || k.starts_with("usb") || k.starts_with("hostpci"))
+        {
+            out.extend(key_needs(*vmid, None, k, o));
+        }
+        out.extend(key_needs(*vmid, None, k, new));
+        out.extend(storage_needs(k, new, None));
+        out.extend(bridge_needs([(k.as_str(), new.as_str())]));
+        if let Some(o) = old.as_deref().filter(|_| k.starts_with("net")) {
+            out.extend(bridge_needs([(k.as_str(), o)]));
+        }
+    }
     out
 }
 
