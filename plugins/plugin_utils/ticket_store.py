@@ -9,7 +9,7 @@ its ticket and CSRF token (``_ferrox_ticket`` in its result, taken out here befo
 anything shows the result); a later task of the same run, endpoint, user and password
 gets it in ``_ferrox_ticket`` and sends it instead of logging in. How the binary uses,
 renews and replaces it lives in ``common/run/src/ticket.rs`` and
-``common/client/src/client/reuse.rs``; this file only stores, chooses and hands out.
+``common/client/src/client/ticket_reuse.rs``; this file only stores, chooses and hands out.
 
 Where: ``ferrox-tickets.json`` beside the check-mode plan and ``ferrox-names.json``, in
 ansible-core's per-run temp dir, which ansible-core removes when the run ends. Mode

@@ -30,7 +30,7 @@
 #![deny(missing_docs)]
 
 pub mod argspec;
-pub mod assume;
+pub mod check_mode_assume;
 pub mod diff;
 pub mod docs;
 pub mod mask;

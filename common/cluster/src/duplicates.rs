@@ -136,7 +136,7 @@ fn listing(twins: &[Twin]) -> Value {
 
 /// Epoch seconds as `YYYY-MM-DD HH:MM:SS UTC`.
 fn utc(secs: u64) -> String {
-    let (year, month, day, h, m, s) = ferrox_pve_rules::civil::utc_parts(secs);
+    let (year, month, day, h, m, s) = ferrox_pve_rules::utc_time::utc_parts(secs);
     format!("{year:04}-{month:02}-{day:02} {h:02}:{m:02}:{s:02} UTC")
 }
 

@@ -5,7 +5,7 @@
 //! rules stay pure, and this crate is where the two meet in a read. It knows neither the
 //! run layer nor the dry run: in a check run its reads go through the client's
 //! `ReadThrough` unaware. It uses the Ansible side only for [`ferrox_ansible::protocol::Failure`]
-//! (1.6's messages for a VM not found) and [`ferrox_ansible::assume`] (what a check run
+//! (1.6's messages for a VM not found) and [`ferrox_ansible::check_mode_assume`] (what a check run
 //! may take as existing).
 //!
 //! Invariants: a lookup costs one `GET /cluster/resources`, decoded as it streams and

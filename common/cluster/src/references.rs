@@ -11,7 +11,7 @@
 use serde_json::{json, Value};
 
 use crate::vm::Storage;
-use ferrox_ansible::assume::Assume;
+use ferrox_ansible::check_mode_assume::Assume;
 use ferrox_pve_client::client::Client;
 use ferrox_pve_rules::propstring::is_drive_key;
 use ferrox_pve_rules::propstring::{self, formats};

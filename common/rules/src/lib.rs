@@ -12,7 +12,7 @@
 //! - [`privileges`]: the privileges PVE checks for each write (per key and path), and the table of them.
 //! - [`size`]: disk sizes as PVE spells them.
 //! - [`unknown`]: `(known after apply)`, the dry run's marker for values only PVE decides.
-//! - [`civil`]: PVE's epoch seconds as calendar dates.
+//! - [`utc_time`]: PVE's epoch seconds as calendar dates.
 //!
 //! Invariants: a rule is written once and read by every module and by check mode alike
 //! (what stays pending, what a write needs), so a prediction and the real run cannot
@@ -25,10 +25,10 @@
 
 #![deny(missing_docs)]
 
-pub mod civil;
 pub mod cloudinit;
 pub mod hotplug;
 pub mod privileges;
 pub mod propstring;
 pub mod size;
 pub mod unknown;
+pub mod utc_time;

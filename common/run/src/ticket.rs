@@ -3,7 +3,7 @@
 //! them in the run's temp dir (`plugins/plugin_utils/ticket_store.py`) per endpoint,
 //! user and password; a later task of the same run and identity gets it in
 //! [`TICKET_ARG`] and sends it instead of logging in (the client's side, renewal and the
-//! fallback to a fresh login: `api::client::reuse`).
+//! fallback to a fresh login: `api::client::ticket_reuse`).
 //!
 //! Hand-over: `{"renew_after": seconds, "kept": {"ticket", "csrf", "user", "endpoint",
 //! "age"} | null, "leave": bool}` in; a ticket the task got (login or renewal) back in

@@ -38,7 +38,7 @@
 //!   (test): every key of PVE's schema is an option or goes through `extra_config`.
 
 pub mod api;
-pub mod busy;
+pub mod busy_lock;
 pub mod checks;
 pub mod clone;
 pub mod clone_move;
@@ -49,6 +49,7 @@ pub mod docs;
 pub mod execute;
 pub mod guest_wait;
 pub mod migrate;
+pub mod name_race;
 pub mod options;
 pub mod placement;
 pub mod plan;
@@ -58,7 +59,6 @@ pub mod present;
 mod schema_coverage;
 pub mod states;
 pub mod task;
-pub mod twins;
 pub mod update;
 pub mod vmid_range;
 

@@ -22,7 +22,7 @@ pub fn all() -> Vec<Opt> {
     opts.extend(cloud_init());
     opts.extend(control());
     opts.extend(guest_wait());
-    opts.push(ferrox_common::ansible::assume::option());
+    opts.push(ferrox_common::ansible::check_mode_assume::option());
     opts
 }
 

@@ -164,7 +164,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
 }
 
 /// After a create or clone with PVE's next free id: another VM of the task's name, made
-/// by a run at the same moment, is warned of ([`crate::twins`]).
+/// by a run at the same moment, is warned of ([`crate::name_race`]).
 /// The listing that showed the new VM also feeds the run's name index.
 pub(crate) fn warn_of_twins(
     ctx: &mut Ctx,
@@ -179,9 +179,9 @@ pub(crate) fn warn_of_twins(
     let Some(name) = ctx.task.given_name().filter(|_| may_race && !ctx.check_mode) else {
         return;
     };
-    let others = crate::twins::others_named(ctx.client, listing, name, vm.vmid);
+    let others = crate::name_race::others_named(ctx.client, listing, name, vm.vmid);
     if !others.is_empty() {
-        ctx.warnings.push(crate::twins::warning(name, vm.vmid, &others));
+        ctx.warnings.push(crate::name_race::warning(name, vm.vmid, &others));
     }
 }
 

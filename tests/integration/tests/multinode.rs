@@ -343,7 +343,7 @@ const BUSY_FLEET: &str = r#"
 /// tried again, so every clone is made, and the cluster holds nothing else. A vmid a failed
 /// clone freed may be taken by another clone meanwhile: the retry takes the next one.
 /// Volumes left under a vmid someone else took cannot be told from that VM's (see
-/// busy.rs), so the clones whose faults leave volumes are given their vmid.
+/// busy_lock.rs), so the clones whose faults leave volumes are given their vmid.
 #[test]
 fn busy_storages_under_twenty_parallel_clones_are_retried_and_leave_nothing_behind() {
     let env = start(local_templates(true));

@@ -18,7 +18,7 @@ pub(super) const SECOND_FACTOR_REFUSED: &str = "the second factor in api_otp was
 
 impl Client {
     /// Password login: a ticket and its CSRF token (the caller keeps them:
-    /// [`super::reuse`]).
+    /// [`super::ticket_reuse`]).
     pub(super) fn login(&self, user: &str, password: &str, otp: Option<&str>) -> Result<(String, String), ApiError> {
         let url = format!("{}/access/ticket", self.base_url);
         let refused = |why: &str| {

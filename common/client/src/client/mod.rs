@@ -9,12 +9,12 @@
 //! The client is generic on purpose: modules build their own paths and parameters.
 
 mod auth;
-mod elements;
 mod error;
 mod fork;
+mod list_elements;
 mod login;
 pub mod retry;
-mod reuse;
+mod ticket_reuse;
 pub mod tls;
 pub mod trace;
 mod transport;
@@ -22,7 +22,7 @@ pub mod upload;
 pub mod url;
 
 pub use error::{python_repr, standard_reason, ApiError, ApiErrorKind};
-pub use reuse::{KeptTicket, NewTicket, RunTickets, SecretSink, TicketSink, DEFAULT_RENEW_AFTER};
+pub use ticket_reuse::{KeptTicket, NewTicket, RunTickets, SecretSink, TicketSink, DEFAULT_RENEW_AFTER};
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -68,16 +68,16 @@ pub struct Client {
     agent: ureq::Agent,
     endpoint: Endpoint,
     base_url: String,
-    /// Replaced once when a ticket an earlier task kept is refused ([`reuse`]).
+    /// Replaced once when a ticket an earlier task kept is refused ([`ticket_reuse`]).
     credentials: Mutex<Credentials>,
     /// How to log in again when the kept ticket in use is refused (taken on first use).
-    relogin: Mutex<Option<reuse::Relogin>>,
+    relogin: Mutex<Option<ticket_reuse::Relogin>>,
     /// Where a ticket this client got goes, for the run to keep.
     ticket_sink: Option<TicketSink>,
     /// Told every ticket and CSRF token this client holds ([`SecretSink`]).
     secret_sink: Option<SecretSink>,
-    /// When the ticket in use was made; it is renewed at `renew_after` ([`reuse`]).
-    ticket_clock: Mutex<Option<reuse::TicketClock>>,
+    /// When the ticket in use was made; it is renewed at `renew_after` ([`ticket_reuse`]).
+    ticket_clock: Mutex<Option<ticket_reuse::TicketClock>>,
     renew_after: Duration,
     trust: Trust,
     timeout_secs: u64,
@@ -148,7 +148,7 @@ impl Client {
 
     /// [`Client::connect`], with password auth using the run's kept ticket (one an
     /// earlier task of the run got as the same identity) instead of logging in, leaving a
-    /// ticket it gets in the run's sink, and renewing at the run's age (see [`reuse`]);
+    /// ticket it gets in the run's sink, and renewing at the run's age (see [`ticket_reuse`]);
     /// `secrets` is told every ticket and CSRF token it holds.
     pub fn connect_keeping(
         params: &ConnectionParams,
@@ -166,7 +166,7 @@ impl Client {
                 client.renew_after = Duration::try_from_secs_f64(run.renew_after_secs)
                     .ok()
                     .filter(|age| !age.is_zero())
-                    .unwrap_or(reuse::DEFAULT_RENEW_AFTER);
+                    .unwrap_or(ticket_reuse::DEFAULT_RENEW_AFTER);
                 run.kept
             }
             None => None,
@@ -230,7 +230,7 @@ impl Client {
             ticket_sink: None,
             secret_sink: None,
             ticket_clock: Mutex::new(None),
-            renew_after: reuse::DEFAULT_RENEW_AFTER,
+            renew_after: ticket_reuse::DEFAULT_RENEW_AFTER,
             trust,
             timeout_secs,
             observed,
@@ -394,7 +394,7 @@ impl Client {
         }
         self.call_decoded(Method::Get, path, query, &mut |body| {
             let mut acc = start();
-            elements::each_element(body, &mut |e| add(&mut acc, e))?;
+            list_elements::each_element(body, &mut |e| add(&mut acc, e))?;
             Ok(acc)
         })
     }

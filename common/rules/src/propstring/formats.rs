@@ -2,9 +2,9 @@
 //! schema by `UPDATE_FORMATS=1 cargo test -p ferrox-pve-rules formats_table`. Do not edit
 //! by hand.
 
-pub use super::format::for_config_key;
+pub use super::format_spec::for_config_key;
 
-use super::format::{alias, key, key_alias, Format, Kind};
+use super::format_spec::{alias, key, key_alias, Format, Kind};
 use super::keys::{Accepts, ConfigKey};
 use super::versions::Introduced;
 

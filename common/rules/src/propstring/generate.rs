@@ -84,8 +84,8 @@ pub fn generate(schema: &Value, newer: &Value) -> Result<String, String> {
         "//! Property-string formats and the config keys of QEMU VMs, generated from PVE's API\n\
          //! schema by `UPDATE_FORMATS=1 cargo test -p ferrox-pve-rules formats_table`. Do not edit\n\
          //! by hand.\n\n\
-         pub use super::format::for_config_key;\n\n\
-         use super::format::{alias, key, key_alias, Format, Kind};\n\
+         pub use super::format_spec::for_config_key;\n\n\
+         use super::format_spec::{alias, key, key_alias, Format, Kind};\n\
          use super::keys::{Accepts, ConfigKey};\n\
          use super::versions::Introduced;\n",
     );

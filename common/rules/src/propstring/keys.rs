@@ -2,7 +2,7 @@
 //! ([`super::formats::CONFIG_KEYS`], generated with the formats): a value is checked
 //! here before any write, so a typo fails the task instead of reaching PVE.
 
-use super::format::{max_index, split_indexed, Format};
+use super::format_spec::{max_index, split_indexed, Format};
 use super::formats::CONFIG_KEYS;
 
 /// The Proxmox VE release whose API schema the tables are generated from (the schema

@@ -27,7 +27,7 @@
 //! - [`versions`]: keys newer than the schema (`newer-keys.json`, merged by the
 //!   generator) and the rule that sends or refuses them by the cluster's release.
 
-mod format;
+mod format_spec;
 #[rustfmt::skip]
 pub mod formats;
 #[cfg(test)]
@@ -35,7 +35,7 @@ mod generate;
 pub mod keys;
 pub mod versions;
 
-pub use format::{
+pub use format_spec::{
     is_bus_drive_key, is_drive_key, max_index, split_indexed, Format, Key, Kind, DRIVE_BUSES, IMPLICIT_DEFAULTS,
     INDEX_RANGES,
 };

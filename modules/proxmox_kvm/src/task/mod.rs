@@ -9,7 +9,7 @@ pub mod placement;
 
 use std::time::Duration;
 
-use ferrox_common::ansible::assume::Assume;
+use ferrox_common::ansible::check_mode_assume::Assume;
 use ferrox_common::ansible::options::{Choice, Params, Reader};
 use ferrox_common::cluster::guest_net::Family;
 use ferrox_common::run::connection::ConnectionParams;
@@ -366,7 +366,7 @@ mod tests {
     /// The options read by `common`'s own typed constructors rather than here.
     fn read_in_common() -> Vec<Opt> {
         let mut opts = ferrox_common::run::connection::options();
-        opts.push(ferrox_common::ansible::assume::option());
+        opts.push(ferrox_common::ansible::check_mode_assume::option());
         opts
     }
 
