@@ -8,6 +8,7 @@
 //! - `tarball`: `build/ferrox-proxmox-<version>.tar.gz` via `ansible-galaxy collection build`.
 //! - `install [--path DIR]`: the tarball installed into DIR (default `build/collections`).
 //! - `sanity`: `ansible-test sanity` on 2.19 and 2.17, run on the installed tarball.
+//! - `units`: `ansible-test units` (the plugin utils' pytest tests), on the installed tarball.
 //! - `setup [--cross]`: the Python venvs `.venv` (ansible-core 2.19) and `.venv-2.17`;
 //!   `--cross` also the cross-build tools and qemu-user for the linux_aarch64 tests.
 //! - `demo`: build, install, start the simulator, run `playbooks/` twice and in check mode.
@@ -41,6 +42,7 @@ mod setup;
 mod spec_json;
 mod style;
 mod test;
+mod units;
 mod verify;
 mod wire;
 
@@ -57,6 +59,7 @@ const USAGE: &str = "usage: cargo collection <command>
   install [--path D]  install the tarball into D (default build/collections)
   install --for-tests the tree as it is (debug binaries too) into build/test-collections
   sanity              ansible-test sanity (ansible-core 2.19 and 2.17) of the installed tarball
+  units               ansible-test units (tests/unit/, pytest) of the installed tarball
   setup [--cross]     create the Python venvs .venv (ansible-core 2.19) and .venv-2.17;
                       --cross: also every tool the cross builds run (Debian rustc-web,
                       cargo-web, rust-web-src, gcc, llvm; PyPI ziglang, cargo-zigbuild;
@@ -99,6 +102,7 @@ fn run(args: Vec<String>) -> Result<()> {
         ["setup"] => setup::setup(),
         ["setup", "--cross"] => setup::setup().and_then(|_| cross::setup::setup()),
         ["sanity"] => sanity::sanity(false, sanity::Scope::Full, None),
+        ["units"] => units::units(false, None),
         ["demo"] => demo::demo(),
         ["test", rest @ ..] => test::test(rest),
         ["conformance", rest @ ..] => conformance::conformance(rest),

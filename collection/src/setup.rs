@@ -26,6 +26,12 @@ pub const VENVS: [(&str, &[&str]); 2] = [
             "antsibull-changelog==0.36.0",
             "ansible-lint==26.10.1",
             "ansible-builder==3.2.0",
+            // `ansible-test units` (tests/unit/) runs on this venv's Python: what
+            // ansible-test's units requirements name, which it does not install itself.
+            "pytest==9.2.0",
+            "pytest-xdist==3.8.0",
+            "pytest-mock==3.17.0",
+            "mock==5.2.0",
         ],
     ),
     (".venv-2.17", &["ansible-core==2.17.14"]),

@@ -2,12 +2,12 @@
 //! host's a debug build: the suite exercises behaviour, not size; every other platform's
 //! the release cross build, which the platform tests run or check), the docs check, the changelog check, ansible-lint of what
 //! users copy, the execution environment checks, the collection tarball installed where
-//! the end-to-end tests run it from, `ansible-test sanity` on it, then every test of
-//! the workspace.
+//! the end-to-end tests run it from, `ansible-test sanity` and `ansible-test units` on it,
+//! then every test of the workspace.
 
 use anyhow::Result;
 
-use crate::{build, changelog, cross, docs, ee, galaxy, lint, repo, sanity, setup, style};
+use crate::{build, changelog, cross, docs, ee, galaxy, lint, repo, sanity, setup, style, units};
 
 pub fn test(extra: &[&str]) -> Result<()> {
     timed("style (rustfmt, clippy)", style::check)?;
@@ -32,14 +32,21 @@ pub fn test(extra: &[&str]) -> Result<()> {
     cmd.args(extra);
     // ansible-test works on one core, and the end-to-end tests spend most of their time
     // waiting on the simulator's tasks: side by side, the two take little longer than the
-    // tests alone. Sanity's output goes to build/sanity/*.log (its end shown on failure);
-    // a sanity failure is reported after the tests, which run either way.
+    // tests alone. The unit tests (a few seconds) run first in that thread, their output
+    // in build/units/units.log, then sanity's in build/sanity/*.log (their ends shown on
+    // failure); a failure of either is reported after the tests, which run either way.
     let logs = repo::root().join("build/sanity");
+    let unit_logs = repo::root().join("build/units");
     let (sanity, tests) = std::thread::scope(|scope| {
         let sanity = scope.spawn(|| {
-            timed("sanity, beside the tests", || {
+            let units = timed("units, beside the tests", || units::units(true, Some(&unit_logs)));
+            let sanity = timed("sanity, beside the tests", || {
                 sanity::sanity(true, sanity::Scope::Ci, Some(&logs))
-            })
+            });
+            match (units, sanity) {
+                (Err(u), Err(s)) => Err(anyhow::anyhow!("{u:#}\n{s:#}")),
+                (units, sanity) => units.and(sanity),
+            }
         });
         let tests = timed("tests", || repo::run(&mut cmd));
         (
