@@ -25,7 +25,9 @@
 //!
 //! Entry points: [`carrier`] (the [`ferrox_ansible::protocol::Carrier`] the binary runs
 //! with), [`RunWide`] (`m.connect`, `m.plan`, `m.plan_effect`, the name index),
-//! [`connection::options`] and [`connection::FromOptions`], [`privileges::Gate::require`].
+//! [`connection::options`] and [`connection::FromOptions`], [`privileges::Gate::require`],
+//! [`vm_task`] (the steps of a task on one VM: locate, read, refuse a locked VM, gate,
+//! buffer the check-mode effects and hand them to the run).
 
 #![deny(missing_docs)]
 
@@ -34,6 +36,7 @@ pub mod name_index;
 pub mod placements;
 pub mod privileges;
 pub mod ticket;
+pub mod vm_task;
 
 use std::sync::Arc;
 use std::time::Instant;
