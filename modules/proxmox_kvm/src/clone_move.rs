@@ -11,6 +11,7 @@
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::cluster::vm::Guest;
+use ferrox_common::run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
 use crate::context::{vm_of, Ctx};
@@ -135,13 +136,16 @@ pub fn continue_move(
         return Ok(None);
     };
     let vm = vm_of(clone);
-    ctx.refuse_locked(
+    vm_task::refuse_locked(
         vm.vmid,
         current.get("lock").and_then(Value::as_str),
-        &format!(
-            "Unable to clone vm {name}: the clone VM {} was made on {}, its move to {target} failed: ",
-            vm.vmid, vm.node
-        ),
+        ctx.task.skiplock,
+        LockWording::Action {
+            prefix: &format!(
+                "Unable to clone vm {name}: the clone VM {} was made on {}, its move to {target} failed: ",
+                vm.vmid, vm.node
+            ),
+        },
     )?;
     let mut plan = Plan::new(vm.clone());
     plan.push(Action::MoveClone {

@@ -10,6 +10,7 @@ use crate::context::{vm_of, Ctx};
 use crate::converge::text_of;
 use crate::plan::{Action, Plan};
 use ferrox_common::pve::hotplug;
+use ferrox_common::run::vm_task::{self, LockWording};
 use serde_json::Map;
 
 pub fn delete(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
@@ -37,10 +38,13 @@ pub fn delete(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
         .with("vmid", vm.vmid)
         .with("actions", Vec::<String>::new()));
     }
-    ctx.refuse_locked(
+    vm_task::refuse_locked(
         vm.vmid,
         guest.lock.as_deref(),
-        &format!("Unable to delete settings on VM {name} with vmid {}: ", vm.vmid),
+        ctx.task.skiplock,
+        LockWording::Action {
+            prefix: &format!("Unable to delete settings on VM {name} with vmid {}: ", vm.vmid),
+        },
     )?;
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     for k in &present {
@@ -122,10 +126,13 @@ pub fn revert(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
         .with("vmid", vm.vmid)
         .with("actions", Vec::<String>::new()));
     }
-    ctx.refuse_locked(
+    vm_task::refuse_locked(
         vm.vmid,
         guest.lock.as_deref(),
-        &format!("Unable to revert settings on VM {name} with vmid {}: ", vm.vmid),
+        ctx.task.skiplock,
+        LockWording::Action {
+            prefix: &format!("Unable to revert settings on VM {name} with vmid {}: ", vm.vmid),
+        },
     )?;
     let mut diff = Diff::new(format!("VM {} pending", vm.vmid));
     for k in &pending_keys {

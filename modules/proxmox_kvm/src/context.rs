@@ -15,6 +15,7 @@ use ferrox_common::pve::privileges::{Gate, Target};
 use ferrox_common::pve::tags::TagCase;
 use ferrox_common::run::connection::ConnectionParams;
 use ferrox_common::run::name_index;
+use ferrox_common::run::vm_task::{self, InfoWording};
 use serde_json::Value;
 
 use crate::api::{self, Vm};
@@ -239,19 +240,6 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// PVE refuses every change to a VM holding a lock (`backup`, `migrate`, ...) unless
-    /// `skiplock` is set; refusing before the plan runs lets check mode report the
-    /// failure the real run would meet.
-    pub fn refuse_locked(&self, vmid: u32, lock: Option<&str>, prefix: &str) -> Result<(), Failure> {
-        match lock {
-            Some(lock) if !self.task.skiplock => Err(Failure::new(format!(
-                "{prefix}VM is locked ({lock}): wait until the {lock} operation has finished and run the task again (root@pam can override with skiplock: true)"
-            ))
-            .with("vmid", vmid)),
-            _ => Ok(()),
-        }
-    }
-
     /// Runs the plan (unless in check mode) and returns what it found out; the
     /// `actions` list goes on the result either way.
     pub fn execute(&mut self, plan: &mut Plan, name: String) -> Result<Outcome, Failure> {
@@ -300,13 +288,7 @@ impl<'a> Ctx<'a> {
 
     /// The VM's config, failing as 1.6 words it.
     pub fn read_config(&self, vm: &Vm) -> Result<serde_json::Map<String, Value>, Failure> {
-        api::config(self.client, vm).map_err(|e| {
-            Failure::new(format!(
-                "Getting information for VM with vmid = {} failed with exception: {e}",
-                vm.vmid
-            ))
-            .with("vmid", vm.vmid)
-        })
+        api::config(self.client, vm).map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))
     }
 
     /// Adds `mac` and `devices` read from `config`, or from the VM's live config.
@@ -333,13 +315,7 @@ impl<'a> Ctx<'a> {
                 }
             }
             None => {
-                fetched = api::config(self.client, vm).map_err(|e| {
-                    Failure::new(format!(
-                        "Getting information for VM with vmid = {} failed with exception: {e}",
-                        vm.vmid
-                    ))
-                    .with("vmid", vm.vmid)
-                })?;
+                fetched = self.read_config(vm)?;
                 &fetched
             }
         };

@@ -3,6 +3,7 @@
 
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
+use ferrox_common::run::vm_task::{self, LockWording};
 use serde_json::Value;
 
 use crate::api;
@@ -48,10 +49,13 @@ pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
             .with("vmid", id)
             .with("actions", Vec::<String>::new()));
     }
-    ctx.refuse_locked(
+    vm_task::refuse_locked(
         id,
         guest.lock.as_deref(),
-        &format!("Unable to migrate VM {id} from {} to {node}: ", vm.node),
+        ctx.task.skiplock,
+        LockWording::Action {
+            prefix: &format!("Unable to migrate VM {id} from {} to {node}: ", vm.node),
+        },
     )?;
     let running = api::power(ctx.client, &vm)
         .map(|p| p.status == "running")

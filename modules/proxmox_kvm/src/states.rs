@@ -3,6 +3,7 @@
 
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
+use ferrox_common::run::vm_task::{self, LockWording};
 use serde_json::Value;
 
 use crate::api::{self, Power};
@@ -35,10 +36,13 @@ pub fn handle(ctx: &mut Ctx, state: State) -> Result<Output, Failure> {
     };
     // A hibernated VM's `suspended` lock is handled by `step` (resume, or force to remove).
     if !now.hibernated {
-        ctx.refuse_locked(
+        vm_task::refuse_locked(
             id,
             power.lock.as_deref(),
-            &format!("Unable to {} VM {id}: ", state.verb()),
+            ctx.task.skiplock,
+            LockWording::Action {
+                prefix: &format!("Unable to {} VM {id}: ", state.verb()),
+            },
         )?;
     }
     let mut diff = Diff::new(format!("VM {id}"));

@@ -6,6 +6,7 @@
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::cluster::vm::Guest;
+use ferrox_common::run::vm_task::{self, InfoWording, LockWording};
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
@@ -58,10 +59,13 @@ pub(crate) fn converge_existing(
             .with("actions", Vec::<String>::new());
         return ctx.with_mac_and_devices(out, &vm, Some(&current));
     }
-    ctx.refuse_locked(
+    vm_task::refuse_locked(
         vm.vmid,
         current.get("lock").and_then(Value::as_str),
-        &format!("Unable to update vm {name} with vmid {}: ", vm.vmid),
+        ctx.task.skiplock,
+        LockWording::Action {
+            prefix: &format!("Unable to update vm {name} with vmid {}: ", vm.vmid),
+        },
     )?;
     check_bridges(ctx, &vm.node, changes.set.iter())?;
     check_drives(ctx, &vm.node, newly_referenced(&changes, &current))?;
@@ -151,13 +155,7 @@ fn predict_pending(
     current: &Map<String, Value>,
 ) -> Result<Map<String, Value>, Failure> {
     let already = api::pending(ctx.client, vm)
-        .map_err(|e| {
-            Failure::new(format!(
-                "Getting information for VM with vmid = {} failed with exception: {e}",
-                vm.vmid
-            ))
-            .with("vmid", vm.vmid)
-        })?
+        .map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))?
         .waiting;
     let mut predicted: std::collections::BTreeMap<String, Value> =
         changes.predicted_pending(current).into_iter().collect();
@@ -240,13 +238,9 @@ fn cloud_init_drive(
     {
         return Ok(None);
     }
-    cloudinit::read(ctx.client, &vm.node, vm.vmid).map(Some).map_err(|e| {
-        Failure::new(format!(
-            "Getting information for VM with vmid = {} failed with exception: {e}",
-            vm.vmid
-        ))
-        .with("vmid", vm.vmid)
-    })
+    cloudinit::read(ctx.client, &vm.node, vm.vmid)
+        .map(Some)
+        .map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))
 }
 
 /// Nothing to write, but the running VM's cloud-init drive lacks earlier changes: listed
@@ -271,10 +265,13 @@ fn bring_to_guest(
         .with("actions", Vec::<String>::new());
         return ctx.with_mac_and_devices(out, vm, Some(current));
     }
-    ctx.refuse_locked(
+    vm_task::refuse_locked(
         id,
         current.get("lock").and_then(Value::as_str),
-        &format!("Unable to reboot VM {id}: "),
+        ctx.task.skiplock,
+        LockWording::Action {
+            prefix: &format!("Unable to reboot VM {id}: "),
+        },
     )?;
     let mut plan = Plan::new(vm.clone());
     plan.push(Action::Power(crate::plan::PowerCall::Reboot));
