@@ -186,6 +186,21 @@ impl Effects {
         })
     }
 
+    /// [`Effects::hold`] for a module body: the gate's warnings go to `m`.
+    pub fn require(
+        &mut self,
+        m: &mut Module,
+        gate: &Gate,
+        target: &Target<'_>,
+        writes: &[Write],
+    ) -> Result<(), Failure> {
+        let verdict = self.hold(gate, m.spec.name, target, writes, m.check_mode);
+        for w in gate.take_warnings() {
+            m.warn(w);
+        }
+        verdict
+    }
+
     /// Hands the buffered effects to the run ([`RunWide::plan_effect`]), emptying the
     /// buffer: the one place a VM task's effects reach the run.
     pub fn hand_to(&mut self, m: &mut Module) {

@@ -20,13 +20,13 @@ use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
 use ferrox_common::api::recover;
-use ferrox_common::cluster::duplicates;
 use ferrox_common::cluster::listing_probe::Sought;
 use ferrox_common::cluster::references;
 use ferrox_common::cluster::vm::{self, Guest};
 use ferrox_common::pve::privileges::{Gate, Target, Write};
 use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::name_index;
+use ferrox_common::run::vm_task::{self, Effects, InfoWording, Lookup};
 use ferrox_common::run::RunWide;
 
 use current::VmConfig;
@@ -56,19 +56,23 @@ pub fn spec() -> ModuleSpec {
 }
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
+    vm_task::with_effects(m, run_task)
+}
+
+/// The task: locate the VM, read its config, plan, gate, then predict or apply.
+fn run_task(m: &mut Module, effects: &mut Effects) -> Result<Output, Failure> {
     let task = DiskTask::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = m.connect(&conn)?;
     client.set_retry_budget(task.timeout);
     let cluster = read_cluster(m, &client, &conn, &task)?;
     let guests = &cluster.guests;
-    let guest = vm::locate_qemu(
-        guests,
-        task.vmid,
-        task.name.as_deref(),
-        "proxmox_disk manages disks of QEMU VMs",
-    )
-    .map_err(|f| duplicates::explain(&client, guests, task.name.as_deref(), f))?;
+    let lookup = Lookup {
+        vmid: task.vmid,
+        name: task.name.as_deref(),
+        prefer_node: None,
+    };
+    let guest = vm_task::locate_qemu(&client, guests, &lookup, "proxmox_disk manages disks of QEMU VMs")?;
     let vmid = guest.vmid;
     let vm = read_config(&client, guest)?;
     let target_vm = read_target_vm(&client, &task, guests, vmid)?;
@@ -92,9 +96,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         node: &vm.node,
         planned: m.plan().is_some_and(|p| p.is_planned(vmid)),
     };
-    gate.require(m, &target, &writes(&plan.actions, &vm))?;
+    effects.require(m, &gate, &target, &writes(&plan.actions, &vm))?;
     if m.check_mode {
-        return Ok(predict(m, &task, &plan, &vm, target_vm.as_ref(), running));
+        return Ok(predict(m, effects, &task, &plan, &vm, target_vm.as_ref(), running));
     }
     apply_reconciled(m, &client, &task, &plan, &vm, target_vm.as_ref())?;
     report_applied(m, &client, &task, &plan, &vm, target_vm.as_ref(), running)
@@ -127,7 +131,11 @@ fn read_cluster(
 fn read_target_vm(client: &Client, task: &DiskTask, guests: &[Guest], vmid: u32) -> Result<Option<VmConfig>, Failure> {
     match (&task.state, &task.target) {
         (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) if *t != vmid => {
-            let target = vm::locate_qemu(guests, Some(*t), None, "target_vmid must name a QEMU VM")
+            let lookup = Lookup {
+                vmid: Some(*t),
+                ..Lookup::default()
+            };
+            let target = vm_task::locate_qemu(client, guests, &lookup, "target_vmid must name a QEMU VM")
                 .map_err(|e| Failure::new(e.msg).with("vmid", vmid))?;
             Ok(Some(read_config(client, target)?))
         }
@@ -160,7 +168,8 @@ fn verify_references(m: &mut Module, client: &Client, plan: &plan::Plan, vm: &Vm
 /// A check run's result and its effects for the playbook run's plan, with what a real
 /// run would read back: whether the running VM keeps the change pending.
 fn predict(
-    m: &mut Module,
+    m: &Module,
+    effects: &mut Effects,
     task: &DiskTask,
     plan: &plan::Plan,
     vm: &VmConfig,
@@ -168,9 +177,10 @@ fn predict(
     running: bool,
 ) -> Output {
     let pending = planned::stays_pending(plan, vm, &task.disk.key, running);
-    for effect in planned::effects(plan, vm, target_vm, &task.disk.key, pending) {
-        m.plan_effect(effect);
-    }
+    effects.record_all(
+        m.check_mode,
+        planned::effects(plan, vm, target_vm, &task.disk.key, pending),
+    );
     report::predicted(plan, vm).with("pending", pending)
 }
 
@@ -373,9 +383,5 @@ fn read_back(client: &Client, vmid: u32, node: &str) -> Result<VmConfig, Failure
 }
 
 fn read_raw_config(client: &Client, vmid: u32, node: &str) -> Result<serde_json::Value, Failure> {
-    client
-        .get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[])
-        .map_err(|e| {
-            Failure::new(format!("Getting information for VM {vmid} failed with exception: {e}")).with("vmid", vmid)
-        })
+    vm_task::read_config(client, node, vmid, InfoWording::Vmid)
 }

@@ -8,6 +8,7 @@ use ferrox_common::ansible::diff::Diff;
 use ferrox_common::plan::unknown;
 use ferrox_common::pve::propstring::{differing_keys, PropString};
 use ferrox_common::pve::size::{self, Resize};
+use ferrox_common::run::vm_task::{self, LockWording};
 
 use crate::current::{Drive, VmConfig};
 use crate::disk_key::Bus;
@@ -98,11 +99,8 @@ pub fn plan(task: &DiskTask, vm: &VmConfig, target_vm: Option<&VmConfig>) -> Res
         State::Absent => absent(task, vm, drive.as_ref()),
     };
     if plan.changed() {
-        if let Some(lock) = vm.lock() {
-            return Err(format!(
-                "VM {} is locked ({lock}): wait until the {lock} operation has finished, then run the task again",
-                vm.vmid
-            ));
+        if let Some(refused) = vm_task::lock_refusal(vm.vmid, vm.lock().as_deref(), false, LockWording::Vmid) {
+            return Err(refused.msg);
         }
         let before = drive.as_ref().map(|d| d.text.as_str());
         plan.diff = diff_of(
