@@ -16,14 +16,14 @@ use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
 use ferrox_common::api::recover;
-use ferrox_common::cluster::duplicates;
 use ferrox_common::cluster::listing_probe::Sought;
-use ferrox_common::cluster::vm::{self, Guest};
+use ferrox_common::cluster::vm::Guest;
 use ferrox_common::plan::{unknown, Effect};
 use ferrox_common::pve::hotplug;
 use ferrox_common::pve::privileges::{self, Gate, Target, Write};
 use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::name_index;
+use ferrox_common::run::vm_task::{self, Effects, InfoWording, LockWording, Lookup};
 use ferrox_common::run::RunWide;
 
 use plan::{Action, Plan};
@@ -50,6 +50,11 @@ pub fn spec() -> ModuleSpec {
 }
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
+    vm_task::with_effects(m, run_task)
+}
+
+/// The task: locate the VM, read its config, plan, gate, then predict or write.
+fn run_task(m: &mut Module, effects: &mut Effects) -> Result<Output, Failure> {
     let task = NicTask::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = m.connect(&conn)?;
@@ -57,22 +62,17 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let guests = name_index::cluster_for_lookup(m, &client, &conn, task.vmid, task.name.as_deref(), &sought)
         .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
         .guests;
-    let guest = vm::locate_qemu(
-        &guests,
-        task.vmid,
-        task.name.as_deref(),
-        "proxmox_nic manages NICs of QEMU VMs",
-    )
-    .map_err(|f| duplicates::explain(&client, &guests, task.name.as_deref(), f))?;
+    let lookup = Lookup {
+        vmid: task.vmid,
+        name: task.name.as_deref(),
+        prefer_node: None,
+    };
+    let guest = vm_task::locate_qemu(&client, &guests, &lookup, "proxmox_nic manages NICs of QEMU VMs")?;
     let vmid = guest.vmid;
     // A running VM may already hold pending changes: read them with the config (one call).
     let running = is_running(guest);
-    let (config, already_pending) = read_config(&client, &guest.node, vmid, running, &task.interface).map_err(|e| {
-        Failure::new(format!(
-            "Getting information for VM with vmid = {vmid} failed with exception: {e}"
-        ))
-        .with("vmid", vmid)
-    })?;
+    let (config, already_pending) = read_config(&client, &guest.node, vmid, running, &task.interface)
+        .map_err(|e| vm_task::info_failure(vmid, InfoWording::WithVmidEquals, e))?;
     let current = text(&config, &task.interface);
     let plan = plan::plan(&task, vmid, current.as_deref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
     for w in &plan.warnings {
@@ -91,9 +91,10 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
                 plan.after.as_deref(),
                 &hotplug::features(text(&config, "hotplug").as_deref()),
             ));
-    refuse_locked(&config, vmid)?;
+    vm_task::refuse_locked(vmid, vm_task::config_lock(&config), false, LockWording::Vmid)?;
     require_privileges(
         m,
+        effects,
         &client,
         &conn,
         guest,
@@ -102,7 +103,10 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     )?;
     if m.check_mode {
         warn_pending(m, &task, vmid, predicted_pending);
-        m.plan_effect(effect(&action, &plan, vmid, &guest.node, predicted_pending));
+        effects.record(
+            m.check_mode,
+            effect(&action, &plan, vmid, &guest.node, predicted_pending),
+        );
         return Ok(report(&plan, vmid, &task, predicted_pending));
     }
     write_reconciled(m, &client, &task, guest, &action, &config)?;
@@ -113,18 +117,6 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 
 fn is_running(guest: &Guest) -> bool {
     guest.status.as_deref() == Some("running")
-}
-
-/// A locked VM is refused before anything is written: the operation holding the lock
-/// has to finish first.
-fn refuse_locked(config: &Value, vmid: u32) -> Result<(), Failure> {
-    match text(config, "lock") {
-        Some(lock) => Err(Failure::new(format!(
-            "VM {vmid} is locked ({lock}): wait until the {lock} operation has finished, then run the task again"
-        ))
-        .with("vmid", vmid)),
-        None => Ok(()),
-    }
 }
 
 /// The change as PVE checks it (privileges.rs), against the NIC's `current` value.
@@ -147,6 +139,7 @@ fn write_of(action: &Action, vmid: u32, current: Option<String>) -> Write {
 /// and a new bridge exists on the node.
 fn require_privileges(
     m: &mut Module,
+    effects: &mut Effects,
     client: &Client,
     conn: &ConnectionParams,
     guest: &Guest,
@@ -160,7 +153,7 @@ fn require_privileges(
         node: &guest.node,
         planned: m.plan().is_some_and(|p| p.is_planned(vmid)),
     };
-    gate.require(m, &target, &[write])?;
+    effects.require(m, &gate, &target, &[write])?;
     if let Some(bridge) = new_bridge {
         check_bridge(client, &guest.node, bridge, &gate).map_err(|e| Failure::new(e).with("vmid", vmid))?;
         for w in gate.take_warnings() {
