@@ -15,7 +15,7 @@ use ferrox_common::pve::privileges::{Gate, Target};
 use ferrox_common::pve::tags::TagCase;
 use ferrox_common::run::connection::ConnectionParams;
 use ferrox_common::run::name_index;
-use ferrox_common::run::vm_task::{self, InfoWording};
+use ferrox_common::run::vm_task::{self, Effects, InfoWording};
 use serde_json::Value;
 
 use crate::api::{self, Vm};
@@ -24,7 +24,7 @@ use crate::plan::effects::{self, Known};
 use crate::plan::Plan;
 use crate::task::{KvmTask, Operation, State};
 use crate::vmid_range;
-use ferrox_common::plan::{unknown, Effect};
+use ferrox_common::plan::unknown;
 
 /// The smallest wait for creating, cloning, restoring, converting and removing.
 pub const LONG_TASK_SECS: u64 = 300;
@@ -45,7 +45,7 @@ pub struct Ctx<'a> {
     /// What the flow knew when planning, for the effects of a check-mode run.
     pub known: Known,
     /// The effects a check-mode run would have (for the playbook run's plan).
-    pub effects: Vec<Effect>,
+    pub effects: Effects,
     /// What PVE will refuse, known before the first write (one call, fetched when needed).
     pub gate: Gate<'a>,
     /// How the cluster compares tags (its `tag-style`, read when a comparison needs it).
@@ -101,7 +101,7 @@ impl<'a> Ctx<'a> {
             check_mode,
             warnings: Vec::new(),
             known: Known::default(),
-            effects: Vec::new(),
+            effects: Effects::default(),
             gate: Gate::new(client, conn),
             tag_case: TagCase::of_cluster(client),
             index_key: name_index::cluster_key(conn),
@@ -251,22 +251,19 @@ impl<'a> Ctx<'a> {
             node: &plan.vm.node,
             planned,
         };
-        let verdict = self.gate.check("proxmox_kvm", &target, &writes);
+        let verdict = self
+            .effects
+            .hold(&self.gate, "proxmox_kvm", &target, &writes, self.check_mode);
         self.warnings.extend(self.gate.take_warnings());
-        if let Err(refused) = verdict {
-            self.effects.push(refused.effect);
-            return Err(refused.failure);
-        }
+        verdict?;
         let mut exec = self.executor(name);
         let result = exec.run(plan);
         self.warnings.append(&mut exec.outcome.warnings);
-        if self.check_mode && result.is_ok() {
-            self.effects.extend(effects::effects(
-                plan,
-                self.task.name.as_deref(),
-                &self.known,
-                &self.tag_case,
-            ));
+        if result.is_ok() {
+            self.effects.record_all(
+                self.check_mode,
+                effects::effects(plan, self.task.name.as_deref(), &self.known, &self.tag_case),
+            );
         }
         result.map(|_| exec.outcome)
     }
@@ -279,7 +276,7 @@ impl<'a> Ctx<'a> {
         real: Option<&serde_json::Map<String, Value>>,
     ) -> Option<serde_json::Map<String, Value>> {
         let plan = ferrox_common::plan::Plan {
-            effects: self.effects.clone(),
+            effects: self.effects.as_slice().to_vec(),
         };
         let vm = plan.vms().remove(&vmid)?;
         let real = real.filter(|_| !vm.created).cloned().map(Value::Object);

@@ -129,9 +129,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         m.warn(w);
     }
     // A failed run keeps only a refusal it predicted (see protocol).
-    for e in ctx.effects.drain(..) {
-        m.plan_effect(e);
-    }
+    ctx.effects.hand_to(m);
     if let Some((index, listed_at)) = ctx.listed.take() {
         m.refresh_name_index(index, listed_at);
     }
