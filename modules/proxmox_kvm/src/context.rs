@@ -6,16 +6,14 @@ use std::time::Duration;
 
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
-use ferrox_common::cluster::duplicates;
 use ferrox_common::cluster::listing_probe::{Sought, Unsought};
 use ferrox_common::cluster::load::{self, Load};
-use ferrox_common::cluster::per_node;
 use ferrox_common::cluster::vm::{self, Guest, GuestType};
 use ferrox_common::pve::privileges::{Gate, Target};
 use ferrox_common::pve::tags::TagCase;
 use ferrox_common::run::connection::ConnectionParams;
 use ferrox_common::run::name_index;
-use ferrox_common::run::vm_task::{self, Effects, InfoWording};
+use ferrox_common::run::vm_task::{self, Effects, InfoWording, Lookup};
 use serde_json::Value;
 
 use crate::api::{self, Vm};
@@ -133,12 +131,16 @@ impl<'a> Ctx<'a> {
     /// share the name, the one on `node`, except for `migrate`, whose `node` is the
     /// destination).
     pub fn target(&self) -> Result<Option<Guest>, Failure> {
-        let name = self.task.name.as_deref();
-        match self.task.vmid {
-            Some(id) => self.qemu_by_vmid(id),
-            None if self.task.operation == Operation::Migrate => self.qemu_named(name, None),
-            None => self.qemu_named(name, self.task.node.as_deref()),
-        }
+        let prefer_node = self
+            .task
+            .node
+            .as_deref()
+            .filter(|_| self.task.operation != Operation::Migrate);
+        self.locate(&Lookup {
+            vmid: self.task.vmid,
+            name: self.task.name.as_deref(),
+            prefer_node,
+        })
     }
 
     /// The VM the task names, which must exist (`delete`, `revert`, `migrate`).
@@ -152,25 +154,32 @@ impl<'a> Ctx<'a> {
         })
     }
 
-    pub fn qemu_by_vmid(&self, id: u32) -> Result<Option<Guest>, Failure> {
-        match vm::by_vmid(&self.guests, id) {
+    /// The guest `lookup` names ([`vm_task::locate`]); a vmid of a container is refused.
+    pub fn locate(&self, lookup: &Lookup) -> Result<Option<Guest>, Failure> {
+        match vm_task::locate(self.client, &self.guests, lookup)? {
             Some(g) if g.kind == GuestType::Lxc => Err(Failure::new(format!(
-                "vmid {id} belongs to a container (LXC) on node {}, not a QEMU VM; choose another vmid",
-                g.node
+                "vmid {} belongs to a container (LXC) on node {}, not a QEMU VM; choose another vmid",
+                g.vmid, g.node
             ))
-            .with("vmid", id)),
+            .with("vmid", g.vmid)),
             other => Ok(other.cloned()),
         }
     }
 
+    pub fn qemu_by_vmid(&self, id: u32) -> Result<Option<Guest>, Failure> {
+        self.locate(&Lookup {
+            vmid: Some(id),
+            ..Lookup::default()
+        })
+    }
+
     /// The QEMU VM with this name; when several have it, the one on `node` (if given).
     pub fn qemu_named(&self, name: Option<&str>, node: Option<&str>) -> Result<Option<Guest>, Failure> {
-        match name {
-            Some(n) => per_node::qemu_by_name_on(&self.guests, n, node)
-                .map(|g| g.cloned())
-                .map_err(|e| duplicates::explain(self.client, &self.guests, Some(n), Failure::new(e))),
-            None => Ok(None),
-        }
+        self.locate(&Lookup {
+            vmid: None,
+            name,
+            prefer_node: node,
+        })
     }
 
     /// Records that `vm` carries `name` (the listing may not show it yet: PVE
