@@ -1,8 +1,7 @@
 //! `/_pvesim` control endpoints: request log, faults, state dump/load/reset, persistence,
 //! and hostile HTTP input.
 
-mod common;
-use common::*;
+use crate::common::*;
 use pvesim::SimConfig;
 use serde_json::json;
 

@@ -3,8 +3,7 @@
 //! must answer (never panic, never hang). Iterations scale with PVESIM_FUZZ_ITERS;
 //! the seed (PVESIM_FUZZ_SEED) is printed so a failure can be replayed.
 
-mod common;
-use common::*;
+use crate::common::*;
 use pvesim::schema::{validate, Schema};
 use serde_json::Value;
 use std::collections::BTreeMap;

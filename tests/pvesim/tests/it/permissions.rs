@@ -2,8 +2,7 @@
 //! per-key privilege classes, storage and bridge privileges, root-only keys, and the
 //! bridges `GET /nodes/{node}/network` leaves out.
 
-mod common;
-use common::*;
+use crate::common::*;
 use pvesim::state::{AclDef, TokenDef, UserDef};
 use pvesim::{Scenario, SimConfig};
 

@@ -2,8 +2,7 @@
 //! release has them stores them as qemu-server prints them; an older one refuses them as
 //! pve-common's `parse_property_string` does, before anything is made.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn at(version: &str) -> Api {
     let mut cfg = quick();

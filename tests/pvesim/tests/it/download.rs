@@ -2,9 +2,7 @@
 //! fetches the URL itself, checks the checksum and the image, logs as wget and PVE do,
 //! and a failure leaves no file.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use pvesim::fileserver::{FileServer, Served};
 use pvesim::{Scenario, SimConfig};
 use serde_json::json;

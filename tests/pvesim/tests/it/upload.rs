@@ -1,9 +1,7 @@
 //! Multipart `upload` as pve-http-server receives it and pve-storage stores it: the
 //! body streamed (never held), the checks and errors in PVE's order, an `imgcopy` task.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use pvesim::fileserver::Served;
 use pvesim::{Scenario, SimConfig};
 use serde_json::json;

@@ -1,8 +1,7 @@
 //! Keys real PVE 9 answers carry: node network (addresses, altnames), the SDN zone
 //! entries of `/cluster/resources`, and the VM status fields of qemu-server's vmstatus.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 fn find<'a>(list: &'a Value, key: &str, val: &str) -> &'a Value {

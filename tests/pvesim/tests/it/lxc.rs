@@ -2,8 +2,7 @@
 //! interfaces and snapshots (what community.proxmox's inventory reads), their
 //! shapes against the official schema, VM.Audit, unknown and stopped containers.
 
-mod common;
-use common::*;
+use crate::common::*;
 use pvesim::scenario::{GuestSpec, SnapshotSpec};
 use pvesim::state::{AclDef, GuestKind};
 use pvesim::{Scenario, SimConfig};

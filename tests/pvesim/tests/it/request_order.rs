@@ -3,8 +3,7 @@
 //! `rest_handler`), the node proxy, then parameter validation (`RESTHandler::handle`),
 //! then the checks inside the handler body.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn a_caller_without_the_privilege_gets_403_not_the_parameter_error() {

@@ -1,8 +1,7 @@
 //! VM lifecycle against the simulator: create, locks, normalisation, races, pending
 //! and hotplug, digests, power, clone, template, destroy, agent, listings.
 
-mod common;
-use common::*;
+use crate::common::*;
 use pvesim::SimConfig;
 use serde_json::Value;
 use std::time::Duration;

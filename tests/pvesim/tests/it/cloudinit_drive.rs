@@ -1,8 +1,7 @@
 //! A new cloud-init drive as qemu-server's `create_disks` writes it, on create and on
 //! update: `format` picks the file name on storages with a path and is then dropped.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 fn created(api: &Api, vmid: &str, ide2: &str) -> (serde_json::Value, Vec<String>) {
     let r = api.post("/nodes/pve1/qemu", &[("vmid", vmid), ("ide2", ide2)]);

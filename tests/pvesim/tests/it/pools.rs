@@ -1,8 +1,7 @@
 //! Resource pools: `/pools` in both forms, `pool` on create and clone, membership in
 //! `/cluster/resources`, and what leaves a pool with its VM.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::Value;
 
 fn ids(v: &Value) -> Vec<String> {

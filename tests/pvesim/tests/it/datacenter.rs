@@ -1,8 +1,7 @@
 //! datacenter.cfg through `/cluster/options`: what each user reads, what `PUT` sets,
 //! and `tag-style`, which decides how a guest's tags are stored on create and update.
 
-mod common;
-use common::*;
+use crate::common::*;
 use pvesim::state::{AclDef, TokenDef, UserDef};
 use serde_json::json;
 

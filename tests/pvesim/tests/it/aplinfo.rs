@@ -1,9 +1,7 @@
 //! The appliance index and downloading a template from it (`pveam download`): the
 //! index's checksum is required and verified.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use pvesim::fileserver::{FileServer, Served};
 use pvesim::state::Appliance;
 use pvesim::{Scenario, SimConfig};

@@ -1,8 +1,7 @@
 //! The plain reads every PVE answers: `GET /version` (with datacenter.cfg's `console`),
 //! `GET /storage` (storage.cfg, filtered by privilege and type) and `GET /cluster/status`.
 
-mod common;
-use common::*;
+use crate::common::*;
 use pvesim::state::{AclDef, TokenDef, UserDef};
 use pvesim::{Scenario, SimConfig};
 use serde_json::Value;

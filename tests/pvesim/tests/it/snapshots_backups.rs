@@ -1,8 +1,7 @@
 //! Snapshots (create, list, config, rollback, delete, clone from one) and backups
 //! (vzdump) restored with `archive` on create.
 
-mod common;
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 fn names(v: &Value) -> Vec<String> {

@@ -1,7 +1,6 @@
 //! Disk operations: attach, detach to unusedN, resize, move, unlink, cloud-init.
 
-mod common;
-use common::*;
+use crate::common::*;
 
 #[test]
 fn resize_move_unlink_and_detach() {

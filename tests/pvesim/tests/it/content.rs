@@ -1,9 +1,7 @@
 //! Storage content as pve-storage lists and removes it: types per storage, `vmid`
 //! filtering, formats, access per volume, `imgdel` tasks; and `GET /nodes/{node}/version`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use pvesim::scenario::VolumeSpec;
 use pvesim::state::{AclDef, TokenDef, UserDef};
 use pvesim::{Scenario, SimConfig};

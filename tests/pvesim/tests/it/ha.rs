@@ -1,8 +1,7 @@
 //! HA-managed VMs: power calls answer with `hastart`/`hastop` tasks that end before
 //! the VM's state changes; the HA manager does the start/stop in its own task.
 
-mod common;
-use common::*;
+use crate::common::*;
 use pvesim::state::HaResource;
 use serde_json::json;
 use std::time::{Duration, Instant};

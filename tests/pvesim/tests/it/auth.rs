@@ -1,7 +1,6 @@
 //! Authentication, CSRF, privilege separation, 401/403 shapes, TLS identity.
 
-mod common;
-use common::*;
+use crate::common::*;
 use pvesim::{SimConfig, TlsMode};
 use std::time::Instant;
 

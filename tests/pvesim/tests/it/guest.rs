@@ -2,8 +2,7 @@
 //! (`GET`/`PUT .../cloudinit`, regenerated at start), and the guest agent's addresses
 //! as the guest comes up.
 
-mod common;
-use common::*;
+use crate::common::*;
 use pvesim::state::GuestAgentSpec;
 use pvesim::{Scenario, SimConfig};
 use serde_json::{json, Value};

@@ -2,9 +2,7 @@
 //! the PVEAuditor token) answers every GET the modules use as its source does, apart
 //! from volatile counters; no secret reaches the scenario.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use pvesim::import::http::{Reader, Trust};
 use pvesim::{Scenario, SimConfig};
 use serde_json::Value;
