@@ -3,11 +3,9 @@
 //! run, and a refusal (PVE before 7.3 asked `Sys.Audit` on `/`) taken as PVE's
 //! default with a warning naming the privilege.
 
-mod support;
-
+use crate::support::{token_client, Cert, Reply, TestServer};
 use ferrox_common::pve::tags::TagCase;
 use serde_json::json;
-use support::{token_client, Cert, Reply, TestServer};
 
 #[test]
 fn the_setting_is_read_once_and_only_for_a_difference_in_case() {

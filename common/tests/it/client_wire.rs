@@ -4,16 +4,14 @@
 // Test code: an unwrap that fails is the test's report.
 #![allow(clippy::unwrap_used, clippy::err_expect)]
 
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::{Cert, Reply, TestServer};
 use ferrox_common::api::client::{ApiErrorKind, Client};
 use ferrox_common::api::connection::ConnectionParams;
 use serde_json::json;
-use support::{Cert, Reply, TestServer};
 
 const SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
 const PASSWORD: &str = "pvesim-root";

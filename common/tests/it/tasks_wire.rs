@@ -1,16 +1,14 @@
 //! Task waiting and guest lookup on the wire, against a small local HTTPS server that
 //! plays a node's task endpoints.
 
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::support::{token_client, Cert, Reply, Seen, TestServer};
 use ferrox_common::api::tasks::{self, TaskError};
 use ferrox_common::cluster::vm;
 use serde_json::{json, Value};
-use support::{token_client, Cert, Reply, Seen, TestServer};
 
 const UPID: &str = "UPID:pve2:000A1B2C:01F3A4B5:6570A1B2:qmclone:9000:ansible@pve!automation:";
 
