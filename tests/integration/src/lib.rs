@@ -25,7 +25,7 @@
 //!   the galaxy tarball of the tree (debug binaries in `plugins/modules/__bin/<host
 //!   platform>/`) installed into `build/test-collections` by `cargo collection test`, or
 //!   `cargo collection build --debug && cargo collection install --for-tests` when you run
-//!   a test file directly; a missing or stale install fails the test saying so
+//!   the tests directly; a missing or stale install fails the test saying so
 //!   ([`installed_collection`]);
 //! - `ansible.cfg` enabling the `ferrox_results` callback
 //!   (`tests/integration/callback_plugins/`), which records every task result as a
@@ -46,8 +46,11 @@
 //! [`Env::ca_path`], [`Env::collections_path`], [`Play::recap`], [`TaskOutcome::msg`],
 //! [`TaskOutcome::warnings`], and the scenario's credentials in [`creds`].
 //!
-//! Envs are independent (own simulator, own port, own temp dir), so tests run in
-//! parallel. The harness's own API calls ([`Env::api_get`], [`Env::api`]) appear in
+//! The tests are one test binary, `tests/it/main.rs`, with one module per concern
+//! (`ticket`, `anchor`, `snapshots`, ...): `cargo test -p ferrox-integration ticket::`
+//! runs one concern, `cargo nextest run -p ferrox-integration -E 'test(/^ticket::/)'`
+//! the same under nextest. Envs are independent (own simulator, own port, own temp
+//! dir), so tests run in parallel. The harness's own API calls ([`Env::api_get`], [`Env::api`]) appear in
 //! the simulator's request log: call [`Env::clear_requests`] right before the play
 //! whose calls you count.
 

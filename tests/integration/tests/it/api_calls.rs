@@ -8,13 +8,10 @@
 //! status poll), so a slow machine cannot add polls; the counts are then the minimum
 //! each operation needs, never above the table's.
 
-#[path = "anchor/operations.rs"]
-mod operations;
-
 use std::collections::BTreeMap;
 
+use crate::anchor::operations::OPERATIONS;
 use ferrox_integration::{repo_root, Env};
-use operations::OPERATIONS;
 
 const TABLE: &str = "bench/results/compare.md";
 

@@ -2,9 +2,7 @@
 //! family in check mode, for real and again (see `disk_scenario.rs`), the volumes that
 //! must survive, bad input and faults, and the API calls each operation costs.
 
-mod disk_scenario;
-
-use disk_scenario::{as_root, calls, converge, converge_with, once, writes};
+use crate::disk_scenario::{as_root, calls, converge, converge_with, once, writes};
 use ferrox_integration::Env;
 use serde_json::{json, Value};
 

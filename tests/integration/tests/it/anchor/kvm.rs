@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 /// `BC:24:11:xx:xx:xx`, upper case: PVE's generated MACs.
 fn is_pve_mac(mac: &str) -> bool {

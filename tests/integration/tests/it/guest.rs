@@ -3,12 +3,10 @@
 //! rotation, and starting a VM that waits until the guest can be reached.
 
 #[allow(dead_code)] // each test file uses part of it
-mod kvm_support;
-
 use std::collections::BTreeMap;
 
+use crate::kvm_support::run_playbook;
 use ferrox_integration::{repo_root, Env, PlayOpts};
-use kvm_support::run_playbook;
 use pvesim::scenario::GuestSpec;
 use pvesim::state::{AclDef, GuestAgentSpec, GuestKind, PoolDef};
 use serde_json::{json, Value};

@@ -6,7 +6,7 @@
 //! must run before (and without) any ferrox.proxmox module. The comparison benchmark uses
 //! the same runner with the `ferrox.proxmox` collection linked in as well.
 
-#![allow(dead_code)] // each test crate including this module uses a different part
+#![allow(dead_code)] // the runner's whole API and results, not all of which a test reads
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

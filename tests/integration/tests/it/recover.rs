@@ -4,9 +4,7 @@
 //! warns what was recovered, and a rerun changes nothing. Writes PVE provably did not act
 //! on (lock timeout, 503, connection refused) are simply sent again.
 
-mod disk_scenario;
-
-use disk_scenario::once;
+use crate::disk_scenario::once;
 use ferrox_integration::Env;
 use serde_json::{json, Value};
 

@@ -1,7 +1,7 @@
 //! proxmox_disk moves (tests/anchor/disk_moves.yml): PVE's synchronous refusals, as
 //! qemu-server checks them before forking the move task, and a live storage move.
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 fn refused(disk: &str, why: &str) -> String {
     format!("Failed to move disk {disk} in VM 100 with exception: 500 Internal Server Error: {why}")

@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 #[test]
 fn proxmox_kvm_configuration_round_trip() {

@@ -3,11 +3,8 @@
 //! same `failed`, `changed` and `msg` with either collection, each against its own
 //! simulator, and leave the same files on the storage.
 
-#[path = "anchor/support.rs"]
-mod support;
-
+use crate::anchor::support::{anchor_dir, Anchor, RunOpts};
 use serde_json::json;
-use support::{anchor_dir, Anchor, RunOpts};
 
 use pvesim::fileserver::{FileServer, Served};
 

@@ -1,7 +1,7 @@
 //! community.proxmox 1.6.0 changing a running VM (tests/anchor/running.yml): live changes
 //! versus pending ones, as PVE decides them with the default hotplug setting.
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 #[test]
 fn changes_to_a_running_vm() {

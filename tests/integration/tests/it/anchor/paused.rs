@@ -1,6 +1,6 @@
 //! community.proxmox 1.6.0 and a paused VM (tests/anchor/paused.yml).
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 #[test]
 fn a_paused_vm() {

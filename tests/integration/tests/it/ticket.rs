@@ -5,9 +5,7 @@
 //! The simulator counts logins apart from renewals, and TOTP codes accepted and refused,
 //! with its ticket lifetime and TOTP step shortened so these runs take seconds.
 
-#[path = "anchor/support.rs"]
-mod support;
-
+use crate::anchor::support;
 use ferrox_integration::{creds, Env, Play, PlayOpts};
 use serde_json::{json, Value};
 

@@ -2,7 +2,7 @@
 //! allocation but keeps it when an existing volume is attached with it, and refuses a
 //! format that is not the volume's (qemu-server create_disks).
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 #[test]
 fn proxmox_disk_format_round_trip() {

@@ -2,9 +2,7 @@
 //! set and unset falsy values, keep what the task does not mention, the MAC on every
 //! result, delete, bad input and faults, and the API calls each operation costs.
 
-mod disk_scenario;
-
-use disk_scenario::{calls, converge, once, writes};
+use crate::disk_scenario::{calls, converge, once, writes};
 use ferrox_integration::Env;
 use serde_json::{json, Value};
 

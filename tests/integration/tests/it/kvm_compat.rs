@@ -3,10 +3,7 @@
 //! (`failed`, `changed`, `msg`) — except where ferrox.proxmox deliberately does better,
 //! listed here task by task with the reason.
 
-#[path = "anchor/support.rs"]
-mod support;
-
-use support::{anchor_dir, Anchor, Outcome, RunOpts};
+use crate::anchor::support::{anchor_dir, Anchor, Outcome, RunOpts};
 
 /// The playbook's text without the tasks named in `skip`.
 fn playbook_text(playbook: &str, skip: &[&str]) -> String {

@@ -2,7 +2,7 @@
 //! canonical net string (model=MAC first, other keys sorted) makes add / unchanged /
 //! update / delete a sharp test of how the simulator stores `netN`.
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 #[test]
 fn proxmox_nic_lifecycle() {

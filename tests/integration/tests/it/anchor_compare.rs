@@ -5,15 +5,10 @@
 //! task (as Ansible sees it), and 20 VMs created in parallel without vmid.
 //!
 //! Not part of the default run (it takes minutes): `bench/compare` runs it and saves the
-//! table to `bench/results/compare.md` (or: `cargo test -p ferrox-integration --test
-//! anchor_compare -- --ignored --nocapture`, with `FERROX_BENCH_OUT=<file>`). The ferrox
+//! table to `bench/results/compare.md` (or: `cargo test -p ferrox-integration --test it
+//! -- anchor_compare:: --ignored --nocapture`, with `FERROX_BENCH_OUT=<file>`). The ferrox
 //! binaries are `plugins/modules/__bin/<host platform>/*`, or those in `FERROX_MODULES_DIR` (`bench/compare
 //! --release` points it at a release build).
-
-#[path = "anchor/operations.rs"]
-mod operations;
-#[path = "anchor/support.rs"]
-mod support;
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -21,8 +16,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use operations::OPERATIONS;
-use support::{Anchor, Run, RunOpts};
+use crate::anchor::operations::OPERATIONS;
+use crate::anchor::support::{self, Anchor, Run, RunOpts};
 
 const COMMUNITY: &str = "community.proxmox";
 const FERROX: &str = "ferrox.proxmox";

@@ -2,8 +2,6 @@
 //! must write nothing), then for real (which must do what check mode said), then
 //! again (which must change nothing). Included by `disk.rs` and `nic.rs`.
 
-#![allow(dead_code)]
-
 use ferrox_integration::{Env, PlayOpts, TaskOutcome};
 use serde_json::Value;
 

@@ -2,7 +2,7 @@
 //! (grow, same size, refused shrink), move to another storage and to another VM, detach,
 //! absent, CD-ROM media, creation disabled.
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 #[test]
 fn proxmox_disk_lifecycle() {

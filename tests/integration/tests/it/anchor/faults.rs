@@ -1,7 +1,7 @@
 //! community.proxmox 1.6.0 under simulator faults (tests/anchor/faults.yml): how the
 //! simulator's task exitstatus, task log, agent errors and slowness look to a real client.
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 #[test]
 fn community_proxmox_under_faults() {

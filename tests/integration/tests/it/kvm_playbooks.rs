@@ -2,10 +2,8 @@
 //! repeat (no changes), check mode (no changes), teardown; and 20 VMs created in
 //! parallel without vmids.
 
-mod kvm_support;
-
+use crate::kvm_support::{qemu_vms, run_playbook};
 use ferrox_integration::{repo_root, Env};
-use kvm_support::{qemu_vms, run_playbook};
 
 #[test]
 fn field_playbooks_converge_repeat_without_changes_and_tear_down() {

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 fn node_of(listing: &Value, vmid: u64) -> String {
     listing["proxmox_vms"]

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 fn guest(items: &Value, vmid: u64) -> &Value {
     items["proxmox_vms"]

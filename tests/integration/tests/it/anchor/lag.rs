@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use crate::support::{Anchor, RunOpts};
+use super::support::{Anchor, RunOpts};
 
 /// New VMs show only id/node/status "unknown" this long. PVE's window is up to 10 s; a
 /// wider one keeps the first two tasks inside it on a loaded machine (each community
@@ -19,7 +19,7 @@ fn name_lookup_within_the_status_lag() {
         ..Default::default()
     });
     let run = anchor.run_file(
-        &crate::support::anchor_dir().join("lag.yml"),
+        &super::support::anchor_dir().join("lag.yml"),
         &RunOpts {
             vars: json!({"anchor_lag_seconds": LAG_MS / 1000 + 1}),
             ..Default::default()

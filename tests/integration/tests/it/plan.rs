@@ -2,11 +2,9 @@
 //! cluster as the earlier tasks would leave it, writes nothing, and says what the real
 //! run then does, task by task.
 
+use crate::kvm_support::run_playbook;
 #[allow(dead_code)] // each test file uses part of it
-mod kvm_support;
-
 use ferrox_integration::{repo_root, Env, Play, PlayOpts, TaskOutcome};
-use kvm_support::run_playbook;
 use serde_json::{json, Value};
 
 /// The usual build flow: look up, create, disk, NIC, start, look again.

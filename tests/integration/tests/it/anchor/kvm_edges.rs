@@ -1,7 +1,7 @@
 //! proxmox_kvm edge cases (tests/anchor/kvm_edges.yml): behaviour that depends on exactly
 //! what PVE answers — cluster-wide name lookup, sync vs task errors, task logs, migration.
 
-use crate::support::Anchor;
+use super::support::Anchor;
 
 #[test]
 fn proxmox_kvm_edge_cases() {
