@@ -157,20 +157,7 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
     let headers = req.headers().clone();
 
     if path == "/_pvesim" || path.starts_with("/_pvesim/") {
-        let body = match Limited::new(req.into_body(), 64 << 20).collect().await {
-            Ok(b) => b.to_bytes(),
-            Err(_) => Bytes::new(),
-        };
-        let sim2 = sim.clone();
-        let (status, v) = tokio::task::spawn_blocking(move || control::handle(&sim2, &method, &path, &body))
-            .await
-            .unwrap_or((500, Value::Null));
-        return Ok(json_response(
-            status,
-            None,
-            Some(serde_json::to_vec(&v).unwrap_or_default()),
-            gzip_ok,
-        ));
+        return Ok(control_request(&sim, req, method, path, gzip_ok).await);
     }
 
     let finish = |status: u16, sim: &SimInner| {
@@ -185,46 +172,20 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
         });
     };
 
-    // An upload: pve-http-server checks the credentials first, then streams the
-    // multipart body into a temporary file; the API call gets the form's fields.
     let api_rel = path
         .strip_prefix("/api2/json")
         .or_else(|| path.strip_prefix("/api2/extjs"))
         .unwrap_or("");
-    let (body, headers, api_query, upload_tmp) = match crate::content::upload::upload_storage(&method, api_rel) {
-        Some(sid) => {
-            match crate::content::upload::receive(&sim, &sid, query.as_deref(), &headers, req.into_body()).await {
-                Ok((form, tmp)) => {
-                    let mut headers = headers;
-                    headers.insert(
-                        CONTENT_TYPE,
-                        HeaderValue::from_static("application/x-www-form-urlencoded"),
-                    );
-                    (Bytes::from(form), headers, None, Some(tmp))
-                }
-                Err(crate::content::upload::Refused::Answer(e)) => {
-                    finish(e.status, &sim);
-                    let mut r = error_response(&e, gzip_ok);
-                    r.headers_mut().insert("connection", HeaderValue::from_static("close"));
-                    return Ok(r);
-                }
-                Err(crate::content::upload::Refused::Plain(a)) => {
-                    finish(a.status, &sim);
-                    return Ok(plain_response(&a));
-                }
-                Err(crate::content::upload::Refused::NoAnswer) => {
-                    finish(0, &sim);
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::ConnectionAborted,
-                        "upload refused without an answer",
-                    ));
-                }
-            }
-        }
+    let received = match crate::content::upload::upload_storage(&method, api_rel) {
+        Some(sid) => receive_upload(&sim, &sid, query.as_deref(), headers, req.into_body(), &finish, gzip_ok).await,
         None => match read_body(req, &headers, &sim, &finish, gzip_ok).await {
-            Ok(body) => (body, headers, query.clone(), None),
-            Err(answer) => return Ok(answer),
+            Ok(body) => Ok((body, headers, query.clone(), None)),
+            Err(answer) => Err(Ok(answer)),
         },
+    };
+    let (body, headers, api_query, upload_tmp) = match received {
+        Ok(received) => received,
+        Err(answer) => return answer,
     };
 
     let action = sim.faults().match_http(&method, &path);
@@ -250,25 +211,8 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
     } else {
         api_path.to_string()
     };
-    let sim2 = sim.clone();
-    let (m2, q2, upload) = (method.clone(), api_query, upload_tmp.is_some());
-    let reply = tokio::task::spawn_blocking(move || {
-        let req = api::Request {
-            method: &m2,
-            path: &api_path,
-            query: q2.as_deref(),
-            headers: &headers,
-            body: &body,
-            upload,
-        };
-        api::handle(&sim2, &req)
-    })
-    .await
-    .unwrap_or_else(|_| api::Reply {
-        result: Err(ApiError::internal("internal simulator error")),
-        extra: Map::new(),
-        wait_task: None,
-    });
+    let upload = upload_tmp.is_some();
+    let reply = call_api(&sim, method.clone(), api_path, api_query, headers, body, upload).await;
     if let Some(tmp) = &upload_tmp {
         // pve-http-server removes the temporary file once the call is answered.
         sim.uploads().remove(tmp);
@@ -285,30 +229,7 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
         }
     }
     if extjs && !matches!(&result, Err(e) if e.status == 401) {
-        let mut obj = Map::new();
-        match result {
-            Ok(data) => {
-                obj.insert("data".into(), data);
-                obj.extend(reply.extra);
-                obj.insert("success".into(), Value::from(1));
-            }
-            Err(e) => {
-                obj.insert("data".into(), Value::Null);
-                obj.insert("success".into(), Value::from(0));
-                obj.insert("status".into(), Value::from(e.status));
-                obj.insert(
-                    "message".into(),
-                    Value::from(
-                        e.body()
-                            .and_then(|b| b["message"].as_str().map(str::to_string))
-                            .unwrap_or_default(),
-                    ),
-                );
-                if let Some(errs) = &e.errors {
-                    obj.insert("errors".into(), serde_json::to_value(errs).unwrap_or_default());
-                }
-            }
-        }
+        let obj = extjs_envelope(result, reply.extra);
         finish(200, &sim);
         return Ok(json_response(
             200,
@@ -317,12 +238,145 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
             gzip_ok,
         ));
     }
-    let resp = match result {
+    Ok(json_answer(result, reply.extra, &sim, &finish, gzip_ok).await)
+}
+
+/// `/_pvesim`: the simulator's control API, outside the request log and the faults.
+async fn control_request(
+    sim: &Arc<SimInner>,
+    req: Request<Incoming>,
+    method: String,
+    path: String,
+    gzip_ok: bool,
+) -> Resp {
+    let body = match Limited::new(req.into_body(), 64 << 20).collect().await {
+        Ok(b) => b.to_bytes(),
+        Err(_) => Bytes::new(),
+    };
+    let sim2 = sim.clone();
+    let (status, v) = tokio::task::spawn_blocking(move || control::handle(&sim2, &method, &path, &body))
+        .await
+        .unwrap_or((500, Value::Null));
+    json_response(status, None, Some(serde_json::to_vec(&v).unwrap_or_default()), gzip_ok)
+}
+
+/// A request's body, headers, query and upload temporary file as the API call gets them.
+type Received = (Bytes, hyper::HeaderMap, Option<String>, Option<String>);
+
+/// An upload: pve-http-server checks the credentials first, then streams the
+/// multipart body into a temporary file; the API call gets the form's fields.
+async fn receive_upload(
+    sim: &Arc<SimInner>,
+    sid: &str,
+    query: Option<&str>,
+    headers: hyper::HeaderMap,
+    body: Incoming,
+    finish: &impl Fn(u16, &SimInner),
+    gzip_ok: bool,
+) -> Result<Received, Result<Resp, std::io::Error>> {
+    match crate::content::upload::receive(sim, sid, query, &headers, body).await {
+        Ok((form, tmp)) => {
+            let mut headers = headers;
+            headers.insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("application/x-www-form-urlencoded"),
+            );
+            Ok((Bytes::from(form), headers, None, Some(tmp)))
+        }
+        Err(crate::content::upload::Refused::Answer(e)) => {
+            finish(e.status, sim);
+            let mut r = error_response(&e, gzip_ok);
+            r.headers_mut().insert("connection", HeaderValue::from_static("close"));
+            Err(Ok(r))
+        }
+        Err(crate::content::upload::Refused::Plain(a)) => {
+            finish(a.status, sim);
+            Err(Ok(plain_response(&a)))
+        }
+        Err(crate::content::upload::Refused::NoAnswer) => {
+            finish(0, sim);
+            Err(Err(std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "upload refused without an answer",
+            )))
+        }
+    }
+}
+
+/// The API call proper, on a blocking thread (it takes the cluster lock).
+async fn call_api(
+    sim: &Arc<SimInner>,
+    method: String,
+    api_path: String,
+    query: Option<String>,
+    headers: hyper::HeaderMap,
+    body: Bytes,
+    upload: bool,
+) -> api::Reply {
+    let sim2 = sim.clone();
+    tokio::task::spawn_blocking(move || {
+        let req = api::Request {
+            method: &method,
+            path: &api_path,
+            query: query.as_deref(),
+            headers: &headers,
+            body: &body,
+            upload,
+        };
+        api::handle(&sim2, &req)
+    })
+    .await
+    .unwrap_or_else(|_| api::Reply {
+        result: Err(ApiError::internal("internal simulator error")),
+        extra: Map::new(),
+        wait_task: None,
+    })
+}
+
+/// `/api2/extjs`: the result in the web UI's envelope (`success`, `message`, `errors`).
+fn extjs_envelope(result: Result<Value, ApiError>, extra: Map<String, Value>) -> Map<String, Value> {
+    let mut obj = Map::new();
+    match result {
+        Ok(data) => {
+            obj.insert("data".into(), data);
+            obj.extend(extra);
+            obj.insert("success".into(), Value::from(1));
+        }
+        Err(e) => {
+            obj.insert("data".into(), Value::Null);
+            obj.insert("success".into(), Value::from(0));
+            obj.insert("status".into(), Value::from(e.status));
+            obj.insert(
+                "message".into(),
+                Value::from(
+                    e.body()
+                        .and_then(|b| b["message"].as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                ),
+            );
+            if let Some(errs) = &e.errors {
+                obj.insert("errors".into(), serde_json::to_value(errs).unwrap_or_default());
+            }
+        }
+    }
+    obj
+}
+
+/// A `/api2/json` answer: the data with its extra keys, or the error (a 401 after the
+/// configured delay).
+async fn json_answer(
+    result: Result<Value, ApiError>,
+    extra: Map<String, Value>,
+    sim: &SimInner,
+    finish: &impl Fn(u16, &SimInner),
+    gzip_ok: bool,
+) -> Resp {
+    match result {
         Ok(data) => {
             let mut obj = Map::new();
             obj.insert("data".into(), data);
-            obj.extend(reply.extra);
-            finish(200, &sim);
+            obj.extend(extra);
+            finish(200, sim);
             json_response(
                 200,
                 None,
@@ -334,11 +388,10 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
             if e.status == 401 && sim.cfg.auth_fail_delay_ms > 0 {
                 tokio::time::sleep(Duration::from_millis(sim.cfg.auth_fail_delay_ms)).await;
             }
-            finish(e.status, &sim);
+            finish(e.status, sim);
             error_response(&e, gzip_ok)
         }
-    };
-    Ok(resp)
+    }
 }
 
 /// What an HTTP fault does to the answer: latency, then a dropped connection or a
