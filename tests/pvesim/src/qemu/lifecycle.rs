@@ -108,17 +108,7 @@ pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let newid: u32 = ctx.get("newid").and_then(|v| v.parse().ok()).unwrap_or(0);
-    let mut src = vm(ctx.c, &node, vmid)?.clone();
-    check_lock(&src, false).map_err(ApiError::internal)?;
-    if let Some(s) = ctx.get("snapname") {
-        // A clone from a snapshot copies the config of that moment.
-        let snap = src
-            .conf
-            .snapshots
-            .get(s)
-            .ok_or_else(|| ApiError::internal(format!("snapshot '{s}' does not exist")))?;
-        src.conf.current = snap.conf.clone();
-    }
+    let src = clone_source(ctx, &node, vmid)?;
     let pool = ctx.get("pool").map(str::to_string);
     if let Some(p) = &pool {
         crate::pools::check_exists(ctx.c, p)?;
@@ -142,20 +132,88 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if ctx.c.node(&target).is_none() {
         return Err(ApiError::internal(format!("no such cluster node '{target}'")));
     }
-    let disk_keys: Vec<(String, Drive)> = src
-        .conf
-        .current
-        .iter()
-        .filter(|(k, _)| disks::is_disk_key(k))
-        .map(|(k, v)| (k.clone(), Drive::parse_stored(v)))
-        .filter(|(_, d)| d.volid().is_some() && !d.is_cdrom())
-        .collect();
-    if let Some(sid) = target_storage.as_ref().filter(|_| target != node) {
+    check_clone_to_node(ctx, &src, &node, &target, target_storage.as_deref())?;
+    check_clone_storage_access(ctx, &src, target_storage.as_deref())?;
+    check_clone_device_access(ctx, &src)?;
+    insert_clone_placeholder(ctx.c, vmid, newid, &target);
+    let name = ctx.get("name").map(str::to_string);
+    let description = ctx.get("description").map(str::to_string);
+    let node2 = node.clone();
+    let schema_sim = ctx.sim.clone();
+    // A running clone already shows its first copy line (clients quote it on timeouts).
+    let first = first_clone_line(&src, full);
+    let first_log: Vec<String> = first.iter().cloned().collect();
+    let upid = tasks::spawn(
+        ctx.sim,
+        ctx.c,
+        &node,
+        "qmclone",
+        &vmid.to_string(),
+        ctx.who,
+        first_log,
+        Box::new(move |c, t| {
+            if let Some(e) = t.lock_fault() {
+                // PVE writes the clone's config file only once it holds the locks.
+                c.guests.remove(&newid);
+                return Err(e);
+            }
+            let before = c.volumes.len();
+            let dest = CloneDest {
+                newid,
+                target: &target,
+                full,
+                storage: target_storage.as_deref(),
+                format: format.as_deref(),
+            };
+            let res = clone_work(c, &schema_sim.schema, &src, &dest, name, description, t);
+            if let Some(i) = first.as_ref().and_then(|line| t.log.iter().position(|l| l == line)) {
+                t.log.remove(i); // logged at spawn already
+            }
+            if let Err(e) = res {
+                leave_after_failure(c, t, before, newid, None);
+                let _ = node2;
+                return Err(format!("clone failed: {e}"));
+            }
+            if let Some(p) = &pool {
+                crate::pools::add_vm(c, p, newid);
+            }
+            Ok(())
+        }),
+    );
+    Ok(Value::String(upid))
+}
+
+/// The clone's source: the VM, unlocked, with the config of `snapname` when one is given.
+fn clone_source(ctx: &Ctx<'_>, node: &str, vmid: u32) -> ApiResult<Guest> {
+    let mut src = vm(ctx.c, node, vmid)?.clone();
+    check_lock(&src, false).map_err(ApiError::internal)?;
+    if let Some(s) = ctx.get("snapname") {
+        // A clone from a snapshot copies the config of that moment.
+        let snap = src
+            .conf
+            .snapshots
+            .get(s)
+            .ok_or_else(|| ApiError::internal(format!("snapshot '{s}' does not exist")))?;
+        src.conf.current = snap.conf.clone();
+    }
+    Ok(src)
+}
+
+/// A clone to another node: its target storage must be there and shared, and the
+/// source's local disks need a shared target storage.
+fn check_clone_to_node(
+    ctx: &Ctx<'_>,
+    src: &Guest,
+    node: &str,
+    target: &str,
+    target_storage: Option<&str>,
+) -> ApiResult<()> {
+    if let Some(sid) = target_storage.filter(|_| target != node) {
         // qemu-server clone_vm: a clone to another node needs the storage there, shared.
         let Some(sd) = ctx.c.storage(sid) else {
             return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
         };
-        if !sd.on_node(&target) {
+        if !sd.on_node(target) {
             return Err(ApiError::internal(format!(
                 "storage '{sid}' is not available on node '{target}'"
             )));
@@ -176,17 +234,26 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                     .and_then(|id| ctx.c.storage(id.split(':').next().unwrap_or("")))
                     .is_some_and(|s| !s.shared)
             });
-        if local
-            && target_storage
-                .as_ref()
-                .is_none_or(|s| ctx.c.storage(s).is_some_and(|sd| !sd.shared))
-        {
+        if local && target_storage.is_none_or(|s| ctx.c.storage(s).is_some_and(|sd| !sd.shared)) {
             return Err(ApiError::internal(format!(
                 "can't clone VM to node '{target}' (VM uses local storage)"
             )));
         }
     }
-    if let Some(sid) = &target_storage {
+    Ok(())
+}
+
+/// Space on the target storage (it must hold images), or else on each source disk's storage.
+fn check_clone_storage_access(ctx: &Ctx<'_>, src: &Guest, target_storage: Option<&str>) -> ApiResult<()> {
+    let disk_keys: Vec<(String, Drive)> = src
+        .conf
+        .current
+        .iter()
+        .filter(|(k, _)| disks::is_disk_key(k))
+        .map(|(k, v)| (k.clone(), Drive::parse_stored(v)))
+        .filter(|(_, d)| d.volid().is_some() && !d.is_cdrom())
+        .collect();
+    if let Some(sid) = target_storage {
         let Some(sd) = ctx.c.storage(sid) else {
             return Err(ApiError::internal(format!("storage '{sid}' does not exist")));
         };
@@ -202,6 +269,11 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
         }
     }
+    Ok(())
+}
+
+/// The source's host devices and bridges, checked for the copy as for a new config.
+fn check_clone_device_access(ctx: &Ctx<'_>, src: &Guest) -> ApiResult<()> {
     // check_mapping_access: raw host devices of the source are root-only in the copy too.
     if !ctx.who.is_root() {
         for (k, v) in &src.conf.current {
@@ -227,16 +299,20 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         ctx.c,
         ctx.who,
         src.conf.current.iter().map(|(k, v)| (k.as_str(), v.as_str())),
-    )?;
+    )
+}
+
+/// The API call's side effect before the task: the new VM's `lock: clone` config.
+fn insert_clone_placeholder(c: &mut Cluster, vmid: u32, newid: u32, target: &str) {
     let mut conf = Config::default();
     conf.current.insert("lock".into(), "clone".into());
     // The same guest system, so the same agent.
-    let agent = ctx.c.guests.get(&vmid).and_then(|g| g.agent.clone());
-    ctx.c.guests.insert(
+    let agent = c.guests.get(&vmid).and_then(|g| g.agent.clone());
+    c.guests.insert(
         newid,
         Guest {
             vmid: newid,
-            node: target.clone(),
+            node: target.to_string(),
             kind: GuestKind::Qemu,
             conf,
             running: false,
@@ -247,56 +323,6 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             agent,
         },
     );
-    let name = ctx.get("name").map(str::to_string);
-    let description = ctx.get("description").map(str::to_string);
-    let node2 = node.clone();
-    let schema_sim = ctx.sim.clone();
-    // A running clone already shows its first copy line (clients quote it on timeouts).
-    let first = first_clone_line(&src, full);
-    let first_log: Vec<String> = first.iter().cloned().collect();
-    let upid = tasks::spawn(
-        ctx.sim,
-        ctx.c,
-        &node,
-        "qmclone",
-        &vmid.to_string(),
-        ctx.who,
-        first_log,
-        Box::new(move |c, t| {
-            if let Some(e) = t.lock_fault() {
-                // PVE writes the clone's config file only once it holds the locks.
-                c.guests.remove(&newid);
-                return Err(e);
-            }
-            let before = c.volumes.len();
-            let res = clone_work(
-                c,
-                &schema_sim.schema,
-                &src,
-                newid,
-                &target,
-                full,
-                target_storage.as_deref(),
-                format.as_deref(),
-                name,
-                description,
-                t,
-            );
-            if let Some(i) = first.as_ref().and_then(|line| t.log.iter().position(|l| l == line)) {
-                t.log.remove(i); // logged at spawn already
-            }
-            if let Err(e) = res {
-                leave_after_failure(c, t, before, newid, None);
-                let _ = node2;
-                return Err(format!("clone failed: {e}"));
-            }
-            if let Some(p) = &pool {
-                crate::pools::add_vm(c, p, newid);
-            }
-            Ok(())
-        }),
-    );
-    Ok(Value::String(upid))
 }
 
 /// The first line of a clone task's log: clone_disk's message for the first drive in
@@ -321,20 +347,25 @@ fn first_clone_line(src: &Guest, full: bool) -> Option<String> {
         })
 }
 
-#[allow(clippy::too_many_arguments)]
+/// Where and how a clone's disks go: the new VM, its node and the clone parameters.
+struct CloneDest<'a> {
+    newid: u32,
+    target: &'a str,
+    full: bool,
+    storage: Option<&'a str>,
+    format: Option<&'a str>,
+}
+
 fn clone_work(
     c: &mut Cluster,
     schema: &crate::schema::Schema,
     src: &Guest,
-    newid: u32,
-    target: &str,
-    full: bool,
-    target_storage: Option<&str>,
-    format: Option<&str>,
+    dest: &CloneDest<'_>,
     name: Option<String>,
     description: Option<String>,
     t: &mut tasks::TaskCtx,
 ) -> Result<(), String> {
+    let newid = dest.newid;
     let mut new = std::collections::BTreeMap::new();
     for (k, v) in &src.conf.current {
         if disks::is_unused_key(k)
@@ -345,100 +376,10 @@ fn clone_work(
         {
             continue;
         }
-        let mut d = Drive::parse_stored(v);
-        if disks::is_disk_key(k) && d.volid().is_some() {
-            let volid = d.file.clone();
-            let (sid, volname) = volid.split_once(':').unwrap_or(("", ""));
-            let size = c
-                .find_volume(&volid, &src.node)
-                .map(|x| x.size)
-                .or(d.size())
-                .unwrap_or(0);
-            if volid.contains("-cloudinit") {
-                // qemu-server clone_vm/clone_disk: a cloud-init drive is always copied in
-                // full (and logged like one), onto the target storage when one is given.
-                t.log.push(format!("create full clone of drive {k} ({volid})"));
-                let dest = target_storage.unwrap_or(sid);
-                let sd = c
-                    .storage(dest)
-                    .cloned()
-                    .ok_or_else(|| format!("storage '{dest}' does not exist"))?;
-                let vn = if sd.is_file() {
-                    format!("{newid}/vm-{newid}-cloudinit.qcow2")
-                } else {
-                    format!("vm-{newid}-cloudinit")
-                };
-                d.file = storage::alloc_named(c, dest, target, &vn, size, newid);
-                new.insert(k.clone(), d.print(None));
-                continue;
-            }
-            if d.is_cdrom() {
-                new.insert(k.clone(), v.clone());
-                continue;
-            }
-            // TPM state is never linked: clone_vm copies it in full like cloud-init.
-            if full || k == "tpmstate0" {
-                t.log.push(format!("create full clone of drive {k} ({volid})"));
-                let dest = target_storage.unwrap_or(sid);
-                let dsd = c
-                    .storage(dest)
-                    .cloned()
-                    .ok_or_else(|| format!("storage '{dest}' does not exist"))?;
-                let src_fmt = storage::format_of(volname);
-                let fmt = format.map(str::to_string).unwrap_or_else(|| {
-                    if dsd.formats().contains(&src_fmt) {
-                        src_fmt
-                    } else {
-                        dsd.default_format()
-                    }
-                });
-                d.file = storage::alloc(c, dest, target, newid, size, Some(&fmt))?;
-                t.log.push(format!(
-                    "transferred {} of {} (100.00%)",
-                    storage::format_size(size),
-                    storage::format_size(size)
-                ));
-            } else {
-                t.log.push(format!("create linked clone of drive {k} ({volid})"));
-                let sd = c.storage(sid).cloned().ok_or("storage vanished")?;
-                let base = volname.rsplit('/').next().unwrap_or(volname);
-                if !base.starts_with("base-") {
-                    return Err("clone_image only works on base images".into());
-                }
-                let n = storage::free_disk_index(c, &sd, target, newid);
-                let fmt = storage::format_of(volname);
-                let vn = if sd.is_file() {
-                    format!("{}/{}/{newid}/vm-{newid}-disk-{n}.{fmt}", src.vmid, base)
-                } else if sd.kind == "lvmthin" {
-                    format!("vm-{newid}-disk-{n}")
-                } else {
-                    format!("{base}/vm-{newid}-disk-{n}")
-                };
-                d.file = storage::alloc_named(c, sid, target, &vn, size, newid);
-            }
-            d.opts.insert("size".into(), storage::format_size(size));
-            new.insert(k.clone(), d.print(disks::key_format(schema, k).as_ref()));
-            continue;
-        }
-        new.insert(k.clone(), v.clone());
+        let value = clone_entry(c, schema, src, dest, t, k, v)?;
+        new.insert(k.clone(), value);
     }
-    for (k, v) in new.clone() {
-        if disks::is_net_key(&k) {
-            new.insert(
-                k.clone(),
-                normalize::net(schema, c, &k, &v, true).map_err(|e| e.message)?,
-            );
-        }
-    }
-    if let Some(s) = new.get("smbios1").cloned() {
-        let rest: Vec<&str> = s.split(',').filter(|p| !p.starts_with("uuid=")).collect();
-        let mut parts = vec![format!("uuid={}", uuid4())];
-        parts.extend(rest.iter().map(|s| s.to_string()));
-        new.insert("smbios1".into(), parts.join(","));
-    }
-    if new.contains_key("vmgenid") {
-        new.insert("vmgenid".into(), uuid4());
-    }
+    renew_clone_ids(c, schema, &mut new)?;
     let src_name = src
         .conf
         .current
@@ -460,6 +401,149 @@ fn clone_work(
         .conf
         .current
         .remove("lock");
+    Ok(())
+}
+
+/// One source config entry as the clone has it: a disk copied (full or linked) onto a
+/// new volume, anything else as it is.
+fn clone_entry(
+    c: &mut Cluster,
+    schema: &crate::schema::Schema,
+    src: &Guest,
+    dest: &CloneDest<'_>,
+    t: &mut tasks::TaskCtx,
+    k: &str,
+    v: &str,
+) -> Result<String, String> {
+    let newid = dest.newid;
+    let mut d = Drive::parse_stored(v);
+    if !(disks::is_disk_key(k) && d.volid().is_some()) {
+        return Ok(v.to_string());
+    }
+    let volid = d.file.clone();
+    let (sid, _) = volid.split_once(':').unwrap_or(("", ""));
+    let size = c
+        .find_volume(&volid, &src.node)
+        .map(|x| x.size)
+        .or(d.size())
+        .unwrap_or(0);
+    if volid.contains("-cloudinit") {
+        // qemu-server clone_vm/clone_disk: a cloud-init drive is always copied in
+        // full (and logged like one), onto the target storage when one is given.
+        t.log.push(format!("create full clone of drive {k} ({volid})"));
+        let dest_sid = dest.storage.unwrap_or(sid);
+        let sd = c
+            .storage(dest_sid)
+            .cloned()
+            .ok_or_else(|| format!("storage '{dest_sid}' does not exist"))?;
+        let vn = if sd.is_file() {
+            format!("{newid}/vm-{newid}-cloudinit.qcow2")
+        } else {
+            format!("vm-{newid}-cloudinit")
+        };
+        d.file = storage::alloc_named(c, dest_sid, dest.target, &vn, size, newid);
+        return Ok(d.print(None));
+    }
+    if d.is_cdrom() {
+        return Ok(v.to_string());
+    }
+    // TPM state is never linked: clone_vm copies it in full like cloud-init.
+    d.file = if dest.full || k == "tpmstate0" {
+        full_clone_volume(c, dest, t, k, &volid, size)?
+    } else {
+        linked_clone_volume(c, src, dest, t, k, &volid, size)?
+    };
+    d.opts.insert("size".into(), storage::format_size(size));
+    Ok(d.print(disks::key_format(schema, k).as_ref()))
+}
+
+/// A full copy of `volid` onto the target (or its own) storage, in the asked format or
+/// the source's when the storage has it.
+fn full_clone_volume(
+    c: &mut Cluster,
+    dest: &CloneDest<'_>,
+    t: &mut tasks::TaskCtx,
+    k: &str,
+    volid: &str,
+    size: u64,
+) -> Result<String, String> {
+    let (sid, volname) = volid.split_once(':').unwrap_or(("", ""));
+    t.log.push(format!("create full clone of drive {k} ({volid})"));
+    let dest_sid = dest.storage.unwrap_or(sid);
+    let dsd = c
+        .storage(dest_sid)
+        .cloned()
+        .ok_or_else(|| format!("storage '{dest_sid}' does not exist"))?;
+    let src_fmt = storage::format_of(volname);
+    let fmt = dest.format.map(str::to_string).unwrap_or_else(|| {
+        if dsd.formats().contains(&src_fmt) {
+            src_fmt
+        } else {
+            dsd.default_format()
+        }
+    });
+    let file = storage::alloc(c, dest_sid, dest.target, dest.newid, size, Some(&fmt))?;
+    t.log.push(format!(
+        "transferred {} of {} (100.00%)",
+        storage::format_size(size),
+        storage::format_size(size)
+    ));
+    Ok(file)
+}
+
+/// A linked clone of the base image `volid`, on its storage (clone_image).
+fn linked_clone_volume(
+    c: &mut Cluster,
+    src: &Guest,
+    dest: &CloneDest<'_>,
+    t: &mut tasks::TaskCtx,
+    k: &str,
+    volid: &str,
+    size: u64,
+) -> Result<String, String> {
+    let (sid, volname) = volid.split_once(':').unwrap_or(("", ""));
+    let newid = dest.newid;
+    t.log.push(format!("create linked clone of drive {k} ({volid})"));
+    let sd = c.storage(sid).cloned().ok_or("storage vanished")?;
+    let base = volname.rsplit('/').next().unwrap_or(volname);
+    if !base.starts_with("base-") {
+        return Err("clone_image only works on base images".into());
+    }
+    let n = storage::free_disk_index(c, &sd, dest.target, newid);
+    let fmt = storage::format_of(volname);
+    let vn = if sd.is_file() {
+        format!("{}/{}/{newid}/vm-{newid}-disk-{n}.{fmt}", src.vmid, base)
+    } else if sd.kind == "lvmthin" {
+        format!("vm-{newid}-disk-{n}")
+    } else {
+        format!("{base}/vm-{newid}-disk-{n}")
+    };
+    Ok(storage::alloc_named(c, sid, dest.target, &vn, size, newid))
+}
+
+/// What a clone may not share with its source: MACs, the SMBIOS uuid, the vmgenid.
+fn renew_clone_ids(
+    c: &Cluster,
+    schema: &crate::schema::Schema,
+    new: &mut std::collections::BTreeMap<String, String>,
+) -> Result<(), String> {
+    for (k, v) in new.clone() {
+        if disks::is_net_key(&k) {
+            new.insert(
+                k.clone(),
+                normalize::net(schema, c, &k, &v, true).map_err(|e| e.message)?,
+            );
+        }
+    }
+    if let Some(s) = new.get("smbios1").cloned() {
+        let rest: Vec<&str> = s.split(',').filter(|p| !p.starts_with("uuid=")).collect();
+        let mut parts = vec![format!("uuid={}", uuid4())];
+        parts.extend(rest.iter().map(|s| s.to_string()));
+        new.insert("smbios1".into(), parts.join(","));
+    }
+    if new.contains_key("vmgenid") {
+        new.insert("vmgenid".into(), uuid4());
+    }
     Ok(())
 }
 
@@ -637,21 +721,7 @@ pub(super) fn spawn_migration(
                 }
             };
             let g = c.guests.get(&vmid).cloned().ok_or("vanished")?;
-            // Volumes on local storages, by config key (qemu-server scan_local_volumes).
-            let local: Vec<(String, Drive)> = g
-                .conf
-                .current
-                .iter()
-                .filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k))
-                .filter_map(|(k, v)| {
-                    let d = Drive::parse_stored(v);
-                    let id = d.volid()?.to_string();
-                    (!d.is_cdrom() || id.contains("-cloudinit")).then_some(())?;
-                    c.storage(id.split(':').next()?)
-                        .is_some_and(|s| !s.shared)
-                        .then_some((k.clone(), d))
-                })
-                .collect();
+            let local = local_volumes(c, &g);
             for (_, d) in &local {
                 t.log
                     .push(format!("found local disk '{}' (in current VM config)", d.file));
@@ -669,54 +739,10 @@ pub(super) fn spawn_migration(
             }
             let mut conf = g.conf.current.clone();
             for (key, d) in &local {
-                let id = d.file.clone();
-                let (sid, name) = id.split_once(':').unwrap_or(("", ""));
-                let dest = storage_map
-                    .as_ref()
-                    .and_then(|m| m.dest(sid))
-                    .unwrap_or(sid)
-                    .to_string();
-                let pos = c
-                    .volumes
-                    .iter()
-                    .position(|v| v.storage == sid && v.volname == name && v.node.as_deref() == Some(node2.as_str()));
-                if dest == sid {
-                    if let Some(i) = pos {
-                        c.volumes[i].node = Some(target.clone());
-                    }
-                    t.log.push(format!("copying local disk '{id}' to node '{target}'"));
-                    continue;
+                let moved = migrate_local_disk(c, t, storage_map.as_ref(), &node2, &target, vmid, d)?;
+                if let Some(moved) = moved {
+                    conf.insert(key.clone(), moved);
                 }
-                let size = pos.map(|i| c.volumes[i].size).unwrap_or(0);
-                let dsd = c
-                    .storage(&dest)
-                    .cloned()
-                    .ok_or_else(|| format!("storage '{dest}' does not exist"))?;
-                let src_fmt = storage::format_of(name);
-                let fmt = if dsd.formats().contains(&src_fmt) {
-                    src_fmt
-                } else {
-                    dsd.default_format()
-                };
-                let new_id = if id.contains("-cloudinit") {
-                    let vn = if dsd.is_file() {
-                        format!("{vmid}/vm-{vmid}-cloudinit.{fmt}")
-                    } else {
-                        format!("vm-{vmid}-cloudinit")
-                    };
-                    storage::alloc_named(c, &dest, &target, &vn, size, vmid)
-                } else {
-                    storage::alloc(c, &dest, &target, vmid, size, Some(&fmt))?
-                };
-                if let Some(i) = pos {
-                    c.volumes.remove(i);
-                }
-                t.log.push(format!("mapped: {id} => {new_id}"));
-                t.log
-                    .push(format!("copying local disk '{id}' to node '{target}' as '{new_id}'"));
-                let mut moved = d.clone();
-                moved.file = new_id;
-                conf.insert(key.clone(), moved.print(None));
             }
             if let Some(g) = c.guests.get_mut(&vmid) {
                 g.conf.current = conf;
@@ -728,6 +754,81 @@ pub(super) fn spawn_migration(
             Ok(())
         }),
     )
+}
+
+/// Volumes on local storages, by config key (qemu-server scan_local_volumes): the ones
+/// a migration must copy.
+fn local_volumes(c: &Cluster, g: &Guest) -> Vec<(String, Drive)> {
+    g.conf
+        .current
+        .iter()
+        .filter(|(k, _)| disks::is_disk_key(k) || disks::is_unused_key(k))
+        .filter_map(|(k, v)| {
+            let d = Drive::parse_stored(v);
+            let id = d.volid()?.to_string();
+            (!d.is_cdrom() || id.contains("-cloudinit")).then_some(())?;
+            c.storage(id.split(':').next()?)
+                .is_some_and(|s| !s.shared)
+                .then_some((k.clone(), d))
+        })
+        .collect()
+}
+
+/// One local disk copied to the target node: the same volume moved there, or (mapped by
+/// `targetstorage`) a new one; `Some` is the drive's new config value.
+fn migrate_local_disk(
+    c: &mut Cluster,
+    t: &mut tasks::TaskCtx,
+    storage_map: Option<&StorageMap>,
+    node: &str,
+    target: &str,
+    vmid: u32,
+    d: &Drive,
+) -> Result<Option<String>, String> {
+    let id = d.file.clone();
+    let (sid, name) = id.split_once(':').unwrap_or(("", ""));
+    let dest = storage_map.and_then(|m| m.dest(sid)).unwrap_or(sid).to_string();
+    let pos = c
+        .volumes
+        .iter()
+        .position(|v| v.storage == sid && v.volname == name && v.node.as_deref() == Some(node));
+    if dest == sid {
+        if let Some(i) = pos {
+            c.volumes[i].node = Some(target.to_string());
+        }
+        t.log.push(format!("copying local disk '{id}' to node '{target}'"));
+        return Ok(None);
+    }
+    let size = pos.map(|i| c.volumes[i].size).unwrap_or(0);
+    let dsd = c
+        .storage(&dest)
+        .cloned()
+        .ok_or_else(|| format!("storage '{dest}' does not exist"))?;
+    let src_fmt = storage::format_of(name);
+    let fmt = if dsd.formats().contains(&src_fmt) {
+        src_fmt
+    } else {
+        dsd.default_format()
+    };
+    let new_id = if id.contains("-cloudinit") {
+        let vn = if dsd.is_file() {
+            format!("{vmid}/vm-{vmid}-cloudinit.{fmt}")
+        } else {
+            format!("vm-{vmid}-cloudinit")
+        };
+        storage::alloc_named(c, &dest, target, &vn, size, vmid)
+    } else {
+        storage::alloc(c, &dest, target, vmid, size, Some(&fmt))?
+    };
+    if let Some(i) = pos {
+        c.volumes.remove(i);
+    }
+    t.log.push(format!("mapped: {id} => {new_id}"));
+    t.log
+        .push(format!("copying local disk '{id}' to node '{target}' as '{new_id}'"));
+    let mut moved = d.clone();
+    moved.file = new_id;
+    Ok(Some(moved.print(None)))
 }
 
 /// `targetstorage` (a storage-pair-list): one storage for all, `1` for each storage to
