@@ -214,6 +214,19 @@ impl Scenario {
         if let Some(style) = &self.tag_style {
             crate::datacenter::TagStyle::parse(style).map_err(|e| anyhow::anyhow!("tag_style '{style}': {e}"))?;
         }
+        self.check_guest_references()?;
+        self.check_storage_contents()?;
+        for v in &self.volumes {
+            load_volume(&mut c, v)?;
+        }
+        for g in &self.guests {
+            load_guest(&mut c, g)?;
+        }
+        Ok(c)
+    }
+
+    /// Pools and HA resources may only name guests of the scenario.
+    fn check_guest_references(&self) -> anyhow::Result<()> {
         for p in &self.pools {
             for id in &p.vms {
                 anyhow::ensure!(
@@ -233,6 +246,11 @@ impl Scenario {
                 r.sid
             );
         }
+        Ok(())
+    }
+
+    /// Storages may only list content types their plugin has.
+    fn check_storage_contents(&self) -> anyhow::Result<()> {
         for sd in &self.storages {
             // pve-storage refuses a content type the plugin does not have (block storages
             // hold guest disks only).
@@ -252,103 +270,112 @@ impl Scenario {
                 );
             }
         }
-        for v in &self.volumes {
-            let sd = c
-                .storage(&v.storage)
-                .cloned()
-                .ok_or_else(|| anyhow::anyhow!("volume on unknown storage {}", v.storage))?;
-            let size = bytes(&v.size);
-            for alg in v.checksums.keys() {
-                anyhow::ensure!(
-                    crate::content::digest::ALGORITHMS.contains(&alg.as_str()),
-                    "volume {}: unknown checksum algorithm '{alg}'",
-                    v.volname
-                );
-            }
-            let nodes: Vec<Option<String>> = if sd.shared {
-                vec![None]
-            } else if let Some(n) = &v.node {
-                vec![Some(n.clone())]
-            } else {
-                c.nodes
-                    .iter()
-                    .filter(|n| sd.on_node(&n.name))
-                    .map(|n| Some(n.name.clone()))
-                    .collect()
-            };
-            for node in nodes {
-                c.volumes.push(Volume {
-                    storage: v.storage.clone(),
-                    node,
-                    volname: v.volname.clone(),
-                    size,
-                    format: storage::format_of(&v.volname),
-                    vmid: storage::owner_of(&v.volname),
-                    content: storage::content_of(&v.volname).into(),
-                    ctime: v.ctime.unwrap_or(1_760_000_000),
-                    backup_config: v.config.as_ref().map(config_strings),
-                    checksums: v.checksums.iter().map(|(k, d)| (k.clone(), d.to_lowercase())).collect(),
-                    virtual_size: v.virtual_size.as_ref().map(bytes),
-                });
-            }
-        }
-        for g in &self.guests {
-            anyhow::ensure!(c.node(&g.node).is_some(), "guest {} on unknown node {}", g.vmid, g.node);
-            let mut conf = Config {
-                current: config_strings(&g.config),
-                ..Config::default()
-            };
-            let mut parent: Option<String> = None;
-            for s in &g.snapshots {
-                let snap = Snapshot {
-                    description: s.description.clone(),
-                    snaptime: s.snaptime.unwrap_or(1_760_000_000),
-                    vmstate: s.vmstate,
-                    parent: parent.clone(),
-                    conf: s
-                        .config
-                        .as_ref()
-                        .map(config_strings)
-                        .unwrap_or_else(|| conf.current.clone()),
-                };
-                conf.snapshots.insert(s.name.clone(), snap);
-                parent = Some(s.name.clone());
-            }
-            if let Some(p) = parent {
-                conf.current.insert("parent".into(), p);
-            }
-            let snapshot_values = conf.snapshots.values().flat_map(|s| s.conf.clone());
-            for (k, v) in conf.current.clone().into_iter().chain(snapshot_values) {
-                if crate::qemu::disks::is_disk_key(&k)
-                    || k.starts_with("unused")
-                    || k == "rootfs"
-                    || k.starts_with("mp")
-                {
-                    register_volume(&mut c, &g.node, g.vmid, &v);
-                }
-            }
-            c.guests.insert(
-                g.vmid,
-                Guest {
-                    vmid: g.vmid,
-                    node: g.node.clone(),
-                    kind: g.kind,
-                    conf,
-                    running: g.running,
-                    paused: false,
-                    started_ms: if g.running {
-                        Some(crate::util::now_ms().saturating_sub(3_600_000))
-                    } else {
-                        None
-                    },
-                    created_ms: 0,
-                    power_change: None,
-                    agent: g.agent.clone(),
-                },
-            );
-        }
-        Ok(c)
+        Ok(())
     }
+}
+
+/// A preloaded volume, on its shared storage once or on each node that has it.
+fn load_volume(c: &mut Cluster, v: &VolumeSpec) -> anyhow::Result<()> {
+    let sd = c
+        .storage(&v.storage)
+        .cloned()
+        .ok_or_else(|| anyhow::anyhow!("volume on unknown storage {}", v.storage))?;
+    let size = bytes(&v.size);
+    for alg in v.checksums.keys() {
+        anyhow::ensure!(
+            crate::content::digest::ALGORITHMS.contains(&alg.as_str()),
+            "volume {}: unknown checksum algorithm '{alg}'",
+            v.volname
+        );
+    }
+    let nodes: Vec<Option<String>> = if sd.shared {
+        vec![None]
+    } else if let Some(n) = &v.node {
+        vec![Some(n.clone())]
+    } else {
+        c.nodes
+            .iter()
+            .filter(|n| sd.on_node(&n.name))
+            .map(|n| Some(n.name.clone()))
+            .collect()
+    };
+    for node in nodes {
+        c.volumes.push(Volume {
+            storage: v.storage.clone(),
+            node,
+            volname: v.volname.clone(),
+            size,
+            format: storage::format_of(&v.volname),
+            vmid: storage::owner_of(&v.volname),
+            content: storage::content_of(&v.volname).into(),
+            ctime: v.ctime.unwrap_or(1_760_000_000),
+            backup_config: v.config.as_ref().map(config_strings),
+            checksums: v.checksums.iter().map(|(k, d)| (k.clone(), d.to_lowercase())).collect(),
+            virtual_size: v.virtual_size.as_ref().map(bytes),
+        });
+    }
+    Ok(())
+}
+
+/// A guest with its snapshots, and the volumes its configs reference.
+fn load_guest(c: &mut Cluster, g: &GuestSpec) -> anyhow::Result<()> {
+    anyhow::ensure!(c.node(&g.node).is_some(), "guest {} on unknown node {}", g.vmid, g.node);
+    let conf = guest_config(g);
+    let snapshot_values = conf.snapshots.values().flat_map(|s| s.conf.clone());
+    for (k, v) in conf.current.clone().into_iter().chain(snapshot_values) {
+        if crate::qemu::disks::is_disk_key(&k) || k.starts_with("unused") || k == "rootfs" || k.starts_with("mp") {
+            register_volume(c, &g.node, g.vmid, &v);
+        }
+    }
+    c.guests.insert(
+        g.vmid,
+        Guest {
+            vmid: g.vmid,
+            node: g.node.clone(),
+            kind: g.kind,
+            conf,
+            running: g.running,
+            paused: false,
+            started_ms: if g.running {
+                Some(crate::util::now_ms().saturating_sub(3_600_000))
+            } else {
+                None
+            },
+            created_ms: 0,
+            power_change: None,
+            agent: g.agent.clone(),
+        },
+    );
+    Ok(())
+}
+
+/// A guest's config: its current values, its snapshots chained by `parent` (a snapshot
+/// without a config has the current one).
+fn guest_config(g: &GuestSpec) -> Config {
+    let mut conf = Config {
+        current: config_strings(&g.config),
+        ..Config::default()
+    };
+    let mut parent: Option<String> = None;
+    for s in &g.snapshots {
+        let snap = Snapshot {
+            description: s.description.clone(),
+            snaptime: s.snaptime.unwrap_or(1_760_000_000),
+            vmstate: s.vmstate,
+            parent: parent.clone(),
+            conf: s
+                .config
+                .as_ref()
+                .map(config_strings)
+                .unwrap_or_else(|| conf.current.clone()),
+        };
+        conf.snapshots.insert(s.name.clone(), snap);
+        parent = Some(s.name.clone());
+    }
+    if let Some(p) = parent {
+        conf.current.insert("parent".into(), p);
+    }
+    conf
 }
 
 /// A size given as bytes or as `628M`.
