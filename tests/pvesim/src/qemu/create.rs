@@ -5,8 +5,10 @@
 use super::disks;
 use super::update::{self, Planned};
 use crate::api::Ctx;
+use crate::auth::Identity;
 use crate::error::{ApiError, ApiResult};
-use crate::state::{Config, Guest, GuestKind};
+use crate::sim::SimInner;
+use crate::state::{Cluster, Config, Guest, GuestKind};
 use crate::tasks;
 use crate::util::{now_ms, now_secs, uuid4};
 use serde_json::Value;
@@ -21,23 +23,7 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if let Some(p) = &pool {
         crate::pools::check_exists(ctx.c, p)?;
     }
-    if let Some(sid) = ctx.get("storage") {
-        ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
-    }
-    if ctx.flag("ha-managed") {
-        ctx.require("/", "Sys.Console")?;
-    }
-    // The start after create runs inside the task, so its privilege is checked here.
-    if ctx.flag("start") {
-        super::perms::check_vm_perm(ctx.c, ctx.who, vmid, pool.as_deref(), &["VM.PowerMgmt"], false)?;
-    }
-    // VM.Allocate on the VM, or on the pool it is created in.
-    let on_pool = pool
-        .as_ref()
-        .is_some_and(|p| crate::auth::has(ctx.c, ctx.who, &format!("/pool/{p}"), "VM.Allocate"));
-    if !on_pool {
-        ctx.require(&format!("/vms/{vmid}"), "VM.Allocate")?;
-    }
+    check_create_access(ctx, vmid, pool.as_deref())?;
     if let Some(archive) = ctx.get("archive").map(str::to_string) {
         return super::backup::restore(ctx, &archive, pool);
     }
@@ -51,24 +37,7 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let plan = update::plan(ctx, true)?;
     let start = ctx.flag("start");
     let ha_managed = ctx.flag("ha-managed");
-    // The config file with only the lock: from here on the vmid is taken.
-    let mut conf = Config::default();
-    conf.current.insert("lock".into(), "create".into());
-    ctx.c.guests.insert(
-        vmid,
-        Guest {
-            vmid,
-            node: node.clone(),
-            kind: GuestKind::Qemu,
-            conf,
-            running: false,
-            paused: false,
-            started_ms: None,
-            created_ms: now_ms(),
-            power_change: None,
-            agent: None,
-        },
-    );
+    insert_create_placeholder(ctx.c, vmid, &node);
     let sim = ctx.sim.clone();
     let who = ctx.who.clone();
     let node2 = node.clone();
@@ -84,54 +53,12 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             if t.leave.is_none() {
                 t.check_fault()?;
             }
-            let mut values = Vec::new();
-            {
-                let mut dc = super::normalize::DiskCtx {
-                    schema: &sim.schema,
-                    who: &who,
-                    node: &node2,
-                    vmid,
-                    default_storage: None,
-                    log: &mut t.log,
-                };
-                for (k, p) in plan.sets {
-                    let v = match p {
-                        Planned::Value(v) => v,
-                        Planned::Disk(d) => super::normalize::execute_disk(c, &mut dc, &k, d)?,
-                    };
-                    values.push((k, v));
-                }
-            }
+            let values = planned_values(c, &mut t.log, &sim, &who, &node2, vmid, plan)?;
             t.check_fault()?;
             if values.iter().any(|(k, _)| k == "tags") {
                 super::perms::check_tags(c, &who, vmid).map_err(|e| e.message)?;
             }
-            let g = c.guests.get_mut(&vmid).ok_or_else(|| format!("VM {vmid} vanished"))?;
-            let cur = &mut g.conf.current;
-            cur.clear();
-            for (k, v) in values {
-                cur.insert(k, v);
-            }
-            if !cur.contains_key("boot") {
-                if let Some(order) = default_boot_order(cur) {
-                    cur.insert("boot".into(), order);
-                }
-            }
-            cur.entry("smbios1".into())
-                .or_insert_with(|| format!("uuid={}", uuid4()));
-            match cur.get("vmgenid").map(String::as_str) {
-                Some("0") => {
-                    cur.remove("vmgenid");
-                }
-                None | Some("1") => {
-                    cur.insert("vmgenid".into(), uuid4());
-                }
-                _ => {}
-            }
-            cur.insert(
-                "meta".into(),
-                format!("creation-qemu={QEMU_VERSION},ctime={}", now_secs()),
-            );
+            write_new_config(c, vmid, values)?;
             if let Some(p) = &pool {
                 crate::pools::add_vm(c, p, vmid);
             }
@@ -165,6 +92,109 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         vec![],
         work,
     )))
+}
+
+/// The privileges a create needs beyond its config's: storage space, HA, the start,
+/// VM.Allocate (all checked before a restore branches off).
+fn check_create_access(ctx: &Ctx<'_>, vmid: u32, pool: Option<&str>) -> ApiResult<()> {
+    if let Some(sid) = ctx.get("storage") {
+        ctx.require(&format!("/storage/{sid}"), "Datastore.AllocateSpace")?;
+    }
+    if ctx.flag("ha-managed") {
+        ctx.require("/", "Sys.Console")?;
+    }
+    // The start after create runs inside the task, so its privilege is checked here.
+    if ctx.flag("start") {
+        super::perms::check_vm_perm(ctx.c, ctx.who, vmid, pool, &["VM.PowerMgmt"], false)?;
+    }
+    // VM.Allocate on the VM, or on the pool it is created in.
+    let on_pool = pool.is_some_and(|p| crate::auth::has(ctx.c, ctx.who, &format!("/pool/{p}"), "VM.Allocate"));
+    if !on_pool {
+        ctx.require(&format!("/vms/{vmid}"), "VM.Allocate")?;
+    }
+    Ok(())
+}
+
+/// The config file with only the lock: from here on the vmid is taken.
+fn insert_create_placeholder(c: &mut Cluster, vmid: u32, node: &str) {
+    let mut conf = Config::default();
+    conf.current.insert("lock".into(), "create".into());
+    c.guests.insert(
+        vmid,
+        Guest {
+            vmid,
+            node: node.to_string(),
+            kind: GuestKind::Qemu,
+            conf,
+            running: false,
+            paused: false,
+            started_ms: None,
+            created_ms: now_ms(),
+            power_change: None,
+            agent: None,
+        },
+    );
+}
+
+/// The planned config values, with the planned disks allocated (the task's first work).
+fn planned_values(
+    c: &mut Cluster,
+    log: &mut Vec<String>,
+    sim: &SimInner,
+    who: &Identity,
+    node: &str,
+    vmid: u32,
+    plan: update::UpdatePlan,
+) -> Result<Vec<(String, String)>, String> {
+    let mut values = Vec::new();
+    let mut dc = super::normalize::DiskCtx {
+        schema: &sim.schema,
+        who,
+        node,
+        vmid,
+        default_storage: None,
+        log,
+    };
+    for (k, p) in plan.sets {
+        let v = match p {
+            Planned::Value(v) => v,
+            Planned::Disk(d) => super::normalize::execute_disk(c, &mut dc, &k, d)?,
+        };
+        values.push((k, v));
+    }
+    Ok(values)
+}
+
+/// The new VM's config replaces the placeholder, with what PVE adds at create: `boot`,
+/// `smbios1`, `vmgenid`, `meta`.
+fn write_new_config(c: &mut Cluster, vmid: u32, values: Vec<(String, String)>) -> Result<(), String> {
+    let g = c.guests.get_mut(&vmid).ok_or_else(|| format!("VM {vmid} vanished"))?;
+    let cur = &mut g.conf.current;
+    cur.clear();
+    for (k, v) in values {
+        cur.insert(k, v);
+    }
+    if !cur.contains_key("boot") {
+        if let Some(order) = default_boot_order(cur) {
+            cur.insert("boot".into(), order);
+        }
+    }
+    cur.entry("smbios1".into())
+        .or_insert_with(|| format!("uuid={}", uuid4()));
+    match cur.get("vmgenid").map(String::as_str) {
+        Some("0") => {
+            cur.remove("vmgenid");
+        }
+        None | Some("1") => {
+            cur.insert("vmgenid".into(), uuid4());
+        }
+        _ => {}
+    }
+    cur.insert(
+        "meta".into(),
+        format!("creation-qemu={QEMU_VERSION},ctime={}", now_secs()),
+    );
+    Ok(())
 }
 
 /// `order=<first disk>;<first cdrom>;<first net>` as PVE sets it at create.
