@@ -109,44 +109,7 @@ pub fn plan_disk(
     let drive =
         Drive::parse(dc.schema, key, value).ok_or_else(|| ApiError::param(key, "unable to parse drive options"))?;
     if let Some(src) = drive.opts.get("import-from").cloned() {
-        let caps = ALLOC_RE.captures(&drive.file);
-        let Some(caps) = caps.filter(|cp| cp.get(1).is_some() && &cp[2] == "0") else {
-            return Err(ApiError::param(
-                key,
-                "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>",
-            ));
-        };
-        if key == "efidisk0" && !drive.opts.contains_key("efitype") {
-            return Err(ApiError::param(
-                key,
-                "need to specify 'efitype' when using 'import-from'",
-            ));
-        }
-        if key == "tpmstate0" && !drive.opts.contains_key("version") {
-            return Err(ApiError::param(
-                key,
-                "need to specify 'version' when using 'import-from'",
-            ));
-        }
-        let sid = caps[1].to_string();
-        check_storage(c, dc, &sid)?;
-        if src.starts_with('/') {
-            if !dc.who.is_root() {
-                return Err(ApiError::with_status(
-                    403,
-                    "Permission check failed (only root may import from absolute paths)",
-                ));
-            }
-        } else if c.find_volume(&src, dc.node).is_none() {
-            return Err(ApiError::internal(format!("volume '{src}' does not exist")));
-        }
-        let format = drive.opts.get("format").cloned();
-        return Ok(DiskPlan::Import {
-            drive,
-            storage: sid,
-            source: src,
-            format,
-        });
+        return plan_import(c, dc, key, drive, src);
     }
     if let Some(sid) = drive.file.strip_suffix(":cloudinit") {
         for (k, v) in others {
@@ -164,44 +127,108 @@ pub fn plan_disk(
         });
     }
     if let Some(caps) = ALLOC_RE.captures(&drive.file) {
-        let sid = match caps.get(1) {
-            Some(s) => s.as_str().to_string(),
-            None => dc
-                .default_storage
-                .map(str::to_string)
-                .ok_or_else(|| ApiError::param(key, "no storage ID specified (and no default storage)"))?,
-        };
-        check_storage(c, dc, &sid)?;
-        let gib: f64 = caps[2].parse().unwrap_or(0.0);
-        let size = match key {
-            "tpmstate0" => 4 << 20,
-            "efidisk0" => {
-                let is_file = c.storage(&sid).is_some_and(|s| s.is_file());
-                let four = drive.opts.get("efitype").is_some_and(|t| t == "4m");
-                match (is_file, four) {
-                    (true, true) => 540_672,
-                    (true, false) => 131_072,
-                    (false, _) => 4 << 20,
-                }
-            }
-            _ => (gib * storage::GIB as f64).round() as u64,
-        };
-        let format = drive.opts.get("format").cloned();
-        if let (Some(f), Some(sd)) = (&format, c.storage(&sid)) {
-            if !sd.formats().contains(f) {
-                return Err(ApiError::param(
-                    key,
-                    format!("unsupported format '{f}' for storage '{sid}'"),
-                ));
+        let (sid, gib) = (caps.get(1).map(|s| s.as_str().to_string()), caps[2].to_string());
+        return plan_alloc(c, dc, key, drive, sid, &gib);
+    }
+    check_kept_volume(c, dc, key, &drive)?;
+    Ok(DiskPlan::Keep(drive))
+}
+
+/// `<storage>:0,import-from=<source>`: the syntax, the options the import needs, the
+/// target storage and the source (a volume, or an absolute path for root).
+fn plan_import(c: &Cluster, dc: &DiskCtx<'_>, key: &str, drive: Drive, src: String) -> ApiResult<DiskPlan> {
+    let caps = ALLOC_RE.captures(&drive.file);
+    let Some(caps) = caps.filter(|cp| cp.get(1).is_some() && &cp[2] == "0") else {
+        return Err(ApiError::param(
+            key,
+            "'import-from' requires special syntax - use <storage ID>:0,import-from=<source>",
+        ));
+    };
+    if key == "efidisk0" && !drive.opts.contains_key("efitype") {
+        return Err(ApiError::param(
+            key,
+            "need to specify 'efitype' when using 'import-from'",
+        ));
+    }
+    if key == "tpmstate0" && !drive.opts.contains_key("version") {
+        return Err(ApiError::param(
+            key,
+            "need to specify 'version' when using 'import-from'",
+        ));
+    }
+    let sid = caps[1].to_string();
+    check_storage(c, dc, &sid)?;
+    if src.starts_with('/') {
+        if !dc.who.is_root() {
+            return Err(ApiError::with_status(
+                403,
+                "Permission check failed (only root may import from absolute paths)",
+            ));
+        }
+    } else if c.find_volume(&src, dc.node).is_none() {
+        return Err(ApiError::internal(format!("volume '{src}' does not exist")));
+    }
+    let format = drive.opts.get("format").cloned();
+    Ok(DiskPlan::Import {
+        drive,
+        storage: sid,
+        source: src,
+        format,
+    })
+}
+
+/// `[<storage>:]<GiB>`: a new volume on the given (or default) storage, its size (fixed
+/// for TPM and EFI disks) and a format the storage has.
+fn plan_alloc(
+    c: &Cluster,
+    dc: &DiskCtx<'_>,
+    key: &str,
+    drive: Drive,
+    sid: Option<String>,
+    gib: &str,
+) -> ApiResult<DiskPlan> {
+    let sid = match sid {
+        Some(s) => s,
+        None => dc
+            .default_storage
+            .map(str::to_string)
+            .ok_or_else(|| ApiError::param(key, "no storage ID specified (and no default storage)"))?,
+    };
+    check_storage(c, dc, &sid)?;
+    let gib: f64 = gib.parse().unwrap_or(0.0);
+    let size = match key {
+        "tpmstate0" => 4 << 20,
+        "efidisk0" => {
+            let is_file = c.storage(&sid).is_some_and(|s| s.is_file());
+            let four = drive.opts.get("efitype").is_some_and(|t| t == "4m");
+            match (is_file, four) {
+                (true, true) => 540_672,
+                (true, false) => 131_072,
+                (false, _) => 4 << 20,
             }
         }
-        return Ok(DiskPlan::Alloc {
-            drive,
-            storage: sid,
-            size,
-            format,
-        });
+        _ => (gib * storage::GIB as f64).round() as u64,
+    };
+    let format = drive.opts.get("format").cloned();
+    if let (Some(f), Some(sd)) = (&format, c.storage(&sid)) {
+        if !sd.formats().contains(f) {
+            return Err(ApiError::param(
+                key,
+                format!("unsupported format '{f}' for storage '{sid}'"),
+            ));
+        }
     }
+    Ok(DiskPlan::Alloc {
+        drive,
+        storage: sid,
+        size,
+        format,
+    })
+}
+
+/// A drive kept as given: an existing volume (an iso only as a cdrom) the user may use,
+/// or a host path for root.
+fn check_kept_volume(c: &Cluster, dc: &DiskCtx<'_>, key: &str, drive: &Drive) -> ApiResult<()> {
     if let Some(volid) = drive.volid() {
         let Some(vol) = c.find_volume(volid, dc.node) else {
             return Err(ApiError::internal(format!("volume '{volid}' does not exist")));
@@ -221,7 +248,7 @@ pub fn plan_disk(
             format!("Permission check failed ({}, root only)", drive.file),
         ));
     }
-    Ok(DiskPlan::Keep(drive))
+    Ok(())
 }
 
 fn check_storage(c: &Cluster, dc: &DiskCtx<'_>, sid: &str) -> ApiResult<()> {
