@@ -93,13 +93,35 @@ fn log_line(vmid: u32, p: &BTreeMap<String, String>) -> String {
 /// normalisation of nets and planning of disks.
 pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
-    let schema = &ctx.sim.schema;
-    let props = schema
+    let sets_raw = config_params(&ctx.p);
+    let deletes = checked_deletes(ctx, &sets_raw)?;
+    let revert = checked_reverts(ctx, &sets_raw, &deletes)?;
+    if !for_create && sets_raw.is_empty() && deletes.is_empty() && revert.is_empty() {
+        return Err(ApiError::internal("no options specified"));
+    }
+    check_config_perms(ctx, vmid, for_create, &sets_raw, &deletes)?;
+    let view = config_view(ctx, &node, vmid, for_create, &sets_raw, &deletes)?;
+    check_balloon(&sets_raw, &view)?;
+    let sets = planned_sets(ctx, &node, vmid, &sets_raw, &view)?;
+    Ok(UpdatePlan {
+        sets,
+        raw_sets: sets_raw,
+        deletes,
+        revert,
+        force: ctx.flag("force"),
+        log_line: log_line(vmid, &ctx.p),
+    })
+}
+
+/// `delete`: known config keys (`cdrom` as `ide2`), none also set.
+fn checked_deletes(ctx: &Ctx<'_>, sets_raw: &[(String, String)]) -> ApiResult<Vec<String>> {
+    let props = ctx
+        .sim
+        .schema
         .method("/nodes/{node}/qemu", "POST")
         .and_then(|m| m["parameters"]["properties"].as_object())
         .cloned()
         .unwrap_or_default();
-    let sets_raw = config_params(&ctx.p);
     let mut deletes = Vec::new();
     for k in ctx.get("delete").map(formats::split_list).unwrap_or_default() {
         let k = if k == "cdrom" { "ide2".to_string() } else { k };
@@ -114,6 +136,11 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
         }
         deletes.push(k);
     }
+    Ok(deletes)
+}
+
+/// `revert`: keys neither set nor deleted.
+fn checked_reverts(ctx: &Ctx<'_>, sets_raw: &[(String, String)], deletes: &[String]) -> ApiResult<Vec<String>> {
     let revert: Vec<String> = ctx.get("revert").map(formats::split_list).unwrap_or_default();
     for k in &revert {
         if sets_raw.iter().any(|(s, _)| s == k) {
@@ -129,9 +156,17 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
             ));
         }
     }
-    if !for_create && sets_raw.is_empty() && deletes.is_empty() && revert.is_empty() {
-        return Err(ApiError::internal("no options specified"));
-    }
+    Ok(revert)
+}
+
+/// The per-key privilege classes, devices (create) and bridges of the change.
+fn check_config_perms(
+    ctx: &Ctx<'_>,
+    vmid: u32,
+    for_create: bool,
+    sets_raw: &[(String, String)],
+    deletes: &[String],
+) -> ApiResult<()> {
     // The per-key classes; a create also counts privileges on the pool it creates in.
     let pool = if for_create { ctx.get("pool") } else { None };
     let set_keys: Vec<&str> = sets_raw.iter().map(|(k, _)| k.as_str()).collect();
@@ -144,12 +179,24 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
     )?;
     perms::check_modify_config(ctx.c, ctx.who, vmid, pool, &set_keys)?;
     if for_create {
-        perms::check_create_devices(ctx.c, ctx.who, vmid, pool, &sets_raw)?;
+        perms::check_create_devices(ctx.c, ctx.who, vmid, pool, sets_raw)?;
     }
-    perms::check_bridges(ctx.c, ctx.who, sets_raw.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    perms::check_bridges(ctx.c, ctx.who, sets_raw.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+}
+
+/// The config as it will be (an update checks the lock and the digest first): the
+/// current and pending values without the deleted keys, then the new values.
+fn config_view(
+    ctx: &Ctx<'_>,
+    node: &str,
+    vmid: u32,
+    for_create: bool,
+    sets_raw: &[(String, String)],
+    deletes: &[String],
+) -> ApiResult<Vec<(String, String)>> {
     let mut view: Vec<(String, String)> = Vec::new();
     if !for_create {
-        let g = vm(ctx.c, &node, vmid)?;
+        let g = vm(ctx.c, node, vmid)?;
         super::check_lock(g, ctx.flag("skiplock")).map_err(ApiError::internal)?;
         if let Some(d) = ctx.get("digest") {
             if d != config::digest(&g.conf) {
@@ -160,6 +207,11 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
     }
     view.retain(|(k, _)| !deletes.contains(k));
     view.extend(sets_raw.iter().cloned());
+    Ok(view)
+}
+
+/// A `balloon` set may not exceed the memory the VM will have.
+fn check_balloon(sets_raw: &[(String, String)], view: &[(String, String)]) -> ApiResult<()> {
     let mem_of = |v: &str| {
         v.split(',')
             .find_map(|p| p.strip_prefix("current=").or((!p.contains('=')).then_some(p)))
@@ -178,25 +230,38 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
             ));
         }
     }
+    Ok(())
+}
+
+/// Each new value normalised (nets, tags), checked (boot) or planned (disks), in the
+/// order drives are handled.
+fn planned_sets(
+    ctx: &Ctx<'_>,
+    node: &str,
+    vmid: u32,
+    sets_raw: &[(String, String)],
+    view: &[(String, String)],
+) -> ApiResult<Vec<(String, Planned)>> {
+    let schema = &ctx.sim.schema;
     let mut log = Vec::new();
     let dc = DiskCtx {
         schema,
         who: ctx.who,
-        node: &node,
+        node,
         vmid,
         default_storage: ctx.get("storage"),
         log: &mut log,
     };
     let mut sets = Vec::new();
-    for (k, v) in &sets_raw {
+    for (k, v) in sets_raw {
         let planned = if disks::is_net_key(k) {
             Planned::Value(normalize::net(schema, ctx.c, k, v, false)?)
         } else if disks::is_disk_key(k) {
-            Planned::Disk(normalize::plan_disk(ctx.c, &dc, k, v, &view)?)
+            Planned::Disk(normalize::plan_disk(ctx.c, &dc, k, v, view)?)
         } else if k == "tags" {
             Planned::Value(normalize::tags(ctx.c, v))
         } else if k == "boot" {
-            check_boot(v, &view)?;
+            check_boot(v, view)?;
             Planned::Value(v.clone())
         } else {
             Planned::Value(v.clone())
@@ -204,14 +269,7 @@ pub fn plan(ctx: &Ctx<'_>, for_create: bool) -> ApiResult<UpdatePlan> {
         sets.push((k.clone(), planned));
     }
     sets.sort_by_key(|(k, _)| disks::drive_rank(k));
-    Ok(UpdatePlan {
-        sets,
-        raw_sets: sets_raw,
-        deletes,
-        revert,
-        force: ctx.flag("force"),
-        log_line: log_line(vmid, &ctx.p),
-    })
+    Ok(sets)
 }
 
 fn check_boot(v: &str, view: &[(String, String)]) -> ApiResult<()> {
