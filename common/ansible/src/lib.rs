@@ -5,7 +5,7 @@
 //! messages and coercions, the one JSON result, the sidecar docs) is written once and
 //! tested without a cluster: it knows nothing of PVE. It does not depend on the client:
 //! any error becomes a [`protocol::Failure`] by its text; the run-wide state of the layer
-//! above rides through it as a [`protocol::Carried`] it never looks into; secrets reach
+//! above rides through it as a [`protocol::PrivateState`] it never looks into; secrets reach
 //! its mask as plain strings ([`protocol::register_secret`]).
 //!
 //! Invariants: one declaration per option ([`options::ModuleSpec`]) feeds validation, the

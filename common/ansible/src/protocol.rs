@@ -32,27 +32,27 @@ pub struct Module {
     pub module_name: String,
     warnings: Vec<String>,
     deprecations: Vec<Value>,
-    /// What the layer above keeps for the whole playbook run ([`Carried`]).
-    carried: Held,
+    /// What the layer above keeps for the whole playbook run ([`PrivateState`]).
+    carried: HeldPrivateState,
 }
 
 /// The carried state, shown by its presence only (it may hold a ticket).
-struct Held(Box<dyn Carried>);
+struct HeldPrivateState(Box<dyn PrivateState>);
 
-impl std::fmt::Debug for Held {
+impl std::fmt::Debug for HeldPrivateState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Carried")
+        f.write_str("PrivateState")
     }
 }
 
 impl Module {
-    /// The run-wide state the [`Carrier`] built, as its type (`None`: another type).
-    pub fn carried<T: Carried>(&self) -> Option<&T> {
+    /// The run-wide state the [`PrivateStateReader`] built, as its type (`None`: another type).
+    pub fn carried<T: PrivateState>(&self) -> Option<&T> {
         (self.carried.0.as_ref() as &dyn std::any::Any).downcast_ref::<T>()
     }
 
-    /// The run-wide state the [`Carrier`] built, as its type, to change.
-    pub fn carried_mut<T: Carried>(&mut self) -> Option<&mut T> {
+    /// The run-wide state the [`PrivateStateReader`] built, as its type, to change.
+    pub fn carried_mut<T: PrivateState>(&mut self) -> Option<&mut T> {
         (self.carried.0.as_mut() as &mut dyn std::any::Any).downcast_mut::<T>()
     }
 
@@ -177,7 +177,7 @@ pub type Body = fn(&mut Module) -> Result<Output, Failure>;
 /// run layer, `crate::run`: check-mode plan, name index, login ticket). It comes in the
 /// private arguments ([`PRIVATE_PREFIX`]) and goes back in private result keys, which
 /// the action plugin removes; the protocol only carries it.
-pub trait Carried: std::any::Any {
+pub trait PrivateState: std::any::Any {
     /// Private result keys added to the result (success or failure) before masking.
     fn hand_back(&mut self, result: &mut Map<String, Value>, failed: bool);
     /// Private result keys that hold a secret for the action plugin alone (a login
@@ -188,18 +188,19 @@ pub trait Carried: std::any::Any {
 
 /// Builds the run-wide state from the private arguments (`check_mode` as Ansible says);
 /// an error fails the task with its text.
-pub type Carrier = fn(private: Map<String, Value>, check_mode: bool) -> Result<Box<dyn Carried>, String>;
+pub type PrivateStateReader =
+    fn(private: Map<String, Value>, check_mode: bool) -> Result<Box<dyn PrivateState>, String>;
 
 /// A run without run-wide state (a module run by hand, unit tests).
-pub struct Nothing;
+pub struct NoPrivateState;
 
-impl Carried for Nothing {
+impl PrivateState for NoPrivateState {
     fn hand_back(&mut self, _result: &mut Map<String, Value>, _failed: bool) {}
 }
 
-/// The [`Carrier`] that keeps nothing.
-pub fn carry_nothing(_private: Map<String, Value>, _check_mode: bool) -> Result<Box<dyn Carried>, String> {
-    Ok(Box::new(Nothing))
+/// The [`PrivateStateReader`] that keeps nothing.
+pub fn carry_nothing(_private: Map<String, Value>, _check_mode: bool) -> Result<Box<dyn PrivateState>, String> {
+    Ok(Box::new(NoPrivateState))
 }
 
 /// Arguments named so are the action plugin's, not the task's (split off before validation).
@@ -283,12 +284,12 @@ pub const MODULE_ARG: &str = "_ferrox_module";
 
 /// The `main` of the module binary. ansible-core runs it as `ferrox ARGS_FILE`, the
 /// args file naming the module in [`MODULE_ARG`]; by hand it is `ferrox MODULE ARGS_FILE`.
-pub fn run(modules: &[Registered], carrier: Carrier) -> ! {
+pub fn run(modules: &[Registered], read_private_state: PrivateStateReader) -> ! {
     install_panic_hook();
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let (result, code) = match argv.as_slice() {
-        [path] => dispatch(modules, carrier, None, path),
-        [module, path] => dispatch(modules, carrier, Some(module), path),
+        [path] => dispatch(modules, read_private_state, None, path),
+        [module, path] => dispatch(modules, read_private_state, Some(module), path),
         _ => (failure_json(&usage(modules), Map::new()), 1),
     };
     print_result(&result);
@@ -319,7 +320,12 @@ fn names(modules: &[Registered]) -> String {
 }
 
 /// Picks the module the command line or the args file names, then [`execute_args`].
-fn dispatch(modules: &[Registered], carrier: Carrier, by_hand: Option<&str>, args_path: &str) -> (Value, i32) {
+fn dispatch(
+    modules: &[Registered],
+    read_private_state: PrivateStateReader,
+    by_hand: Option<&str>,
+    args_path: &str,
+) -> (Value, i32) {
     let mut args = match read_args(args_path) {
         Ok(args) => args,
         Err(msg) => return (failure_json(&msg, Map::new()), 1),
@@ -345,7 +351,7 @@ fn dispatch(modules: &[Registered], carrier: Carrier, by_hand: Option<&str>, arg
         }
     };
     match modules.iter().find(|m| m.name == name) {
-        Some(m) => execute_args((m.spec)(), m.body, carrier, args),
+        Some(m) => execute_args((m.spec)(), m.body, read_private_state, args),
         None => {
             let msg = format!("unknown module {name}: this binary runs {}", names(modules));
             (failure_json(&msg, Map::new()), 1)
@@ -391,7 +397,7 @@ struct Internals {
     inject_invocation: Option<bool>,
     string_conversion_warn: bool,
     version: Option<String>,
-    /// The action plugin's private arguments ([`PRIVATE_PREFIX`]), for the [`Carrier`].
+    /// The action plugin's private arguments ([`PRIVATE_PREFIX`]), for the [`PrivateStateReader`].
     private: Map<String, Value>,
 }
 
@@ -434,7 +440,12 @@ fn read_args(args_path: &str) -> Result<Map<String, Value>, String> {
 }
 
 /// Validates, runs; returns the result object and the exit code.
-fn execute_args(spec: ModuleSpec, body: Body, carrier: Carrier, args: Map<String, Value>) -> (Value, i32) {
+fn execute_args(
+    spec: ModuleSpec,
+    body: Body,
+    read_private_state: PrivateStateReader,
+    args: Map<String, Value>,
+) -> (Value, i32) {
     let (task_args, mut internals) = split_internals(args);
     let module_name = internals.module_name.clone().unwrap_or_else(|| spec.name.to_string());
     let raw_args = task_args.clone();
@@ -459,7 +470,7 @@ fn execute_args(spec: ModuleSpec, body: Body, carrier: Carrier, args: Map<String
         }
     };
     remember_secrets(&validated.secrets);
-    let carried = match carrier(std::mem::take(&mut internals.private), internals.check_mode) {
+    let carried = match read_private_state(std::mem::take(&mut internals.private), internals.check_mode) {
         Ok(carried) => carried,
         Err(msg) => return (failure_json(&msg, Map::new()), 1),
     };
@@ -477,7 +488,7 @@ fn execute_args(spec: ModuleSpec, body: Body, carrier: Carrier, args: Map<String
             Vec::new()
         },
         deprecations: Vec::new(),
-        carried: Held(carried),
+        carried: HeldPrivateState(carried),
     };
     for hint in module.spec.options.iter().flat_map(|o| &o.hints) {
         if let Hint::Warning { when, text } = hint {
@@ -795,11 +806,11 @@ mod tests {
         assert_eq!(r["msg"], json!("server said: PVEAuthCookie=********"));
     }
 
-    /// A carrier keeping the private arguments it was given, handing back one key and a
+    /// A read_private_state keeping the private arguments it was given, handing back one key and a
     /// sealed one.
     struct Echo(Map<String, Value>);
 
-    impl Carried for Echo {
+    impl PrivateState for Echo {
         fn hand_back(&mut self, result: &mut Map<String, Value>, failed: bool) {
             result.insert("_ferrox_back".into(), json!({"failed": failed, "note": "TICKET-xyz"}));
         }
@@ -808,7 +819,7 @@ mod tests {
         }
     }
 
-    fn echo(private: Map<String, Value>, check_mode: bool) -> Result<Box<dyn Carried>, String> {
+    fn echo(private: Map<String, Value>, check_mode: bool) -> Result<Box<dyn PrivateState>, String> {
         if private.contains_key("_ferrox_bad") {
             return Err(format!("bad private argument (check mode: {check_mode})"));
         }

@@ -14,7 +14,7 @@
 //! when several share it; what a task names on a storage is checked before any write.
 //!
 //! Entry points: [`vm::cluster_for_lookup`] (or [`vm::cluster_of`], [`vm::list_of`]) with
-//! a [`listing_probe::Sought`], then [`vm::locate_qemu`]; [`references::verify_volumes`];
+//! a [`listing_probe::LookupTargets`], then [`vm::locate_qemu`]; [`references::verify_volumes`];
 //! [`guest_net`] for a guest's addresses.
 //!
 //! - [`vm`]: the `/cluster/resources` listing; finding a VM by vmid or name, and its node.

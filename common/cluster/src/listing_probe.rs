@@ -40,7 +40,7 @@ impl NameProbe {
 
 /// The guests a lookup can return, as [`crate::vm::locate_qemu`] finds them: by vmid
 /// (which wins over the name), else by name; plus any further vmid the task reads.
-pub struct Sought {
+pub struct LookupTargets {
     vmids: Vec<u32>,
     names: Vec<NameProbe>,
     keys: Keys,
@@ -74,7 +74,7 @@ impl Keys {
 /// vmids are taken, and by which name (`vmid_range`), and, when asked, where it is (the
 /// run's name index).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unsought {
+pub struct OtherGuest {
     /// Its vmid.
     pub vmid: u32,
     /// As [`crate::vm::Guest::name`]: a non-empty string, else none.
@@ -96,18 +96,18 @@ pub struct Place {
     pub qemu: bool,
 }
 
-impl Sought {
+impl LookupTargets {
     /// What a lookup by `vmid` (which wins) or else by `name` can return.
-    pub fn lookup(vmid: Option<u32>, name: Option<&str>) -> Sought {
+    pub fn lookup(vmid: Option<u32>, name: Option<&str>) -> LookupTargets {
         match vmid {
-            Some(id) => Sought::nothing().and_vmid(id),
-            None => name.into_iter().fold(Sought::nothing(), Sought::and_name),
+            Some(id) => LookupTargets::nothing().and_vmid(id),
+            None => name.into_iter().fold(LookupTargets::nothing(), LookupTargets::and_name),
         }
     }
 
     /// No guest yet: add the vmids and names.
-    pub fn nothing() -> Sought {
-        Sought {
+    pub fn nothing() -> LookupTargets {
+        LookupTargets {
             vmids: Vec::new(),
             names: Vec::new(),
             keys: Keys::new(),
@@ -115,13 +115,13 @@ impl Sought {
     }
 
     /// Also the guest with this vmid (a disk move's target VM).
-    pub fn and_vmid(mut self, vmid: u32) -> Sought {
+    pub fn and_vmid(mut self, vmid: u32) -> LookupTargets {
         self.vmids.push(vmid);
         self
     }
 
     /// Also every guest with this name (a clone's source template).
-    pub fn and_name(mut self, name: &str) -> Sought {
+    pub fn and_name(mut self, name: &str) -> LookupTargets {
         self.names.push(NameProbe::new(Some(name)));
         self
     }
@@ -144,15 +144,15 @@ impl Sought {
         }
     }
 
-    /// The vmid, name and lock of an entry [`Sought::may_need`] rules out, and with
+    /// The vmid, name and lock of an entry [`LookupTargets::may_need`] rules out, and with
     /// `placed` its node, pool and type, when its text states them plainly; `None` when
     /// only decoding can tell.
-    pub fn unsought(&self, entry_json: &[u8], placed: bool) -> Option<Unsought> {
+    pub fn unsought(&self, entry_json: &[u8], placed: bool) -> Option<OtherGuest> {
         let vmid = self.plain_vmid(entry_json)?;
         let name = plain_text(&self.keys.name, entry_json)?.map(str::to_string);
         let lock = plain_text(&self.keys.lock, entry_json)?.map(str::to_string);
         let place = if placed { Some(self.place(entry_json)?) } else { None };
-        Some(Unsought {
+        Some(OtherGuest {
             vmid,
             name,
             lock,
@@ -240,7 +240,7 @@ mod tests {
 
     #[test]
     fn a_vmid_lookup_skips_only_plain_guests_with_another_vmid() {
-        let sought = Sought::lookup(Some(101), Some("web01"));
+        let sought = LookupTargets::lookup(Some(101), Some("web01"));
         let needs = |json: &str| sought.may_need(json.as_bytes(), false);
         assert!(needs(r#"{"type":"qemu","vmid":101,"node":"pve1"}"#));
         assert!(
@@ -273,10 +273,10 @@ mod tests {
 
     #[test]
     fn an_unsought_guest_is_known_by_what_its_entry_states_plainly() {
-        let sought = Sought::lookup(None, Some("web01"));
+        let sought = LookupTargets::lookup(None, Some("web01"));
         let thin = |json: &str| sought.unsought(json.as_bytes(), false);
         let expect = |vmid, name: Option<&str>, lock: Option<&str>| {
-            Some(Unsought {
+            Some(OtherGuest {
                 vmid,
                 name: name.map(str::to_string),
                 lock: lock.map(str::to_string),
@@ -306,7 +306,7 @@ mod tests {
 
     #[test]
     fn placed_an_unsought_guest_also_tells_its_node_pool_and_type() {
-        let sought = Sought::lookup(None, Some("web01"));
+        let sought = LookupTargets::lookup(None, Some("web01"));
         let place = |json: &str| sought.unsought(json.as_bytes(), true).map(|u| u.place.unwrap());
         let at = |node: &str, pool: Option<&str>, qemu| {
             Some(Place {
@@ -333,7 +333,7 @@ mod tests {
 
     #[test]
     fn a_name_lookup_keeps_every_guest_that_may_carry_the_name_and_the_extra_vmid() {
-        let sought = Sought::lookup(None, Some("web01")).and_vmid(300);
+        let sought = LookupTargets::lookup(None, Some("web01")).and_vmid(300);
         let needs = |json: &str| sought.may_need(json.as_bytes(), true);
         assert!(needs(r#"{"vmid":101,"name":"web01"}"#));
         assert!(
@@ -342,7 +342,7 @@ mod tests {
         );
         assert!(needs(r#"{"vmid":300,"name":"db"}"#));
         assert!(!needs(r#"{"vmid":103,"name":"web011"}"#));
-        let nothing = Sought::lookup(None, None);
+        let nothing = LookupTargets::lookup(None, None);
         assert!(!nothing.may_need(br#"{"vmid":101,"name":"web01"}"#, true));
     }
 }

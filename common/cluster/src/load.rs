@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::flat_json::{self, Scalar};
-use crate::listing_probe::Sought;
+use crate::listing_probe::LookupTargets;
 use crate::vm::Cluster;
 use ferrox_pve_client::client::{ApiError, Client};
 
@@ -161,7 +161,11 @@ pub fn split_tags(text: &str) -> Vec<String> {
 
 /// [`crate::vm::cluster_seeking`], and the [`Load`] of every entry of the same
 /// listing (one `GET /cluster/resources`).
-pub fn cluster_seeking_with_load(client: &Client, sought: &Sought, placed: bool) -> Result<(Cluster, Load), ApiError> {
+pub fn cluster_seeking_with_load(
+    client: &Client,
+    sought: &LookupTargets,
+    placed: bool,
+) -> Result<(Cluster, Load), ApiError> {
     let load = std::cell::RefCell::new(Load::default());
     let add = |c: &mut Cluster, json: &[u8]| {
         load.borrow_mut().add_json(json);

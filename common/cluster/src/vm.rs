@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::flat_json;
-use crate::listing_probe::{Sought, Unsought};
+use crate::listing_probe::{LookupTargets, OtherGuest};
 use ferrox_ansible::protocol::Failure;
 use ferrox_pve_client::client::{ApiError, ApiErrorKind, Client};
 
@@ -97,7 +97,7 @@ pub struct Cluster {
     /// The storages listed, one entry per node.
     pub storages: Vec<Storage>,
     /// With [`cluster_seeking`]: the guests not sought, by what their entries state.
-    pub unsought: Vec<Unsought>,
+    pub unsought: Vec<OtherGuest>,
     texts: Shared,
 }
 
@@ -169,8 +169,8 @@ impl Cluster {
                         .filter(|c| !c.is_empty())
                         .map(str::to_string)
                         .collect();
-                    let shared =
-                        matches!(entry.shared, Loose::Int(1) | Loose::Bool(true)) || entry.shared.as_str() == Some("1");
+                    let shared = matches!(entry.shared, LooseScalar::Int(1) | LooseScalar::Bool(true))
+                        || entry.shared.as_str() == Some("1");
                     self.storages.push(Storage {
                         storage,
                         node,
@@ -191,7 +191,7 @@ pub fn cluster(client: &Client) -> Result<Cluster, ApiError> {
 }
 
 /// [`list`], keeping only the guests `sought` may need: the others are skipped unread.
-pub fn list_of(client: &Client, sought: &Sought) -> Result<Vec<Guest>, ApiError> {
+pub fn list_of(client: &Client, sought: &LookupTargets) -> Result<Vec<Guest>, ApiError> {
     let add = |c: &mut Cluster, json: &[u8]| {
         if sought.may_need(json, true) {
             c.add_json(json)
@@ -210,7 +210,7 @@ pub fn list_of(client: &Client, sought: &Sought) -> Result<Vec<Guest>, ApiError>
 }
 
 /// [`cluster`], keeping only the guests `sought` may need (all nodes and storages).
-pub fn cluster_of(client: &Client, sought: &Sought) -> Result<Cluster, ApiError> {
+pub fn cluster_of(client: &Client, sought: &LookupTargets) -> Result<Cluster, ApiError> {
     let add = |c: &mut Cluster, json: &[u8]| {
         if sought.may_need(json, false) {
             c.add_json(json)
@@ -229,7 +229,7 @@ pub fn cluster_for_lookup(
     client: &Client,
     vmid: Option<u32>,
     name: Option<&str>,
-    sought: &Sought,
+    sought: &LookupTargets,
     seeking: bool,
 ) -> Result<Cluster, ApiError> {
     let mut cluster = if seeking {
@@ -246,7 +246,7 @@ pub fn cluster_for_lookup(
 /// [`cluster_of`], with the vmid, name and lock (and with `placed` the node, pool and
 /// type) of every other guest in [`Cluster::unsought`] (read from the entry's text, unless
 /// only decoding can tell: then the guest is decoded whole, into `guests`).
-pub fn cluster_seeking(client: &Client, sought: &Sought, placed: bool) -> Result<Cluster, ApiError> {
+pub fn cluster_seeking(client: &Client, sought: &LookupTargets, placed: bool) -> Result<Cluster, ApiError> {
     let add = |c: &mut Cluster, json: &[u8]| {
         if !sought.may_need(json, false) {
             if let Some(thin) = sought.unsought(json, placed) {
@@ -304,27 +304,27 @@ impl<'de> Deserialize<'de> for Cluster {
 #[serde(default)]
 struct Entry<'a> {
     #[serde(rename = "type", borrow)]
-    kind: Loose<'a>,
+    kind: LooseScalar<'a>,
     #[serde(borrow)]
-    vmid: Loose<'a>,
+    vmid: LooseScalar<'a>,
     #[serde(borrow)]
-    node: Loose<'a>,
+    node: LooseScalar<'a>,
     #[serde(borrow)]
-    name: Loose<'a>,
+    name: LooseScalar<'a>,
     #[serde(borrow)]
-    status: Loose<'a>,
+    status: LooseScalar<'a>,
     #[serde(borrow)]
-    template: Loose<'a>,
+    template: LooseScalar<'a>,
     #[serde(borrow)]
-    lock: Loose<'a>,
+    lock: LooseScalar<'a>,
     #[serde(borrow)]
-    pool: Loose<'a>,
+    pool: LooseScalar<'a>,
     #[serde(borrow)]
-    storage: Loose<'a>,
+    storage: LooseScalar<'a>,
     #[serde(borrow)]
-    content: Loose<'a>,
+    content: LooseScalar<'a>,
     #[serde(borrow)]
-    shared: Loose<'a>,
+    shared: LooseScalar<'a>,
 }
 
 impl<'a> Entry<'a> {
@@ -348,7 +348,7 @@ impl<'a> Entry<'a> {
                 b"shared" => &mut entry.shared,
                 _ => return,
             };
-            match Loose::from_scalar(value) {
+            match LooseScalar::from_scalar(value) {
                 Some(loose) => *slot = loose,
                 None => readable = false,
             }
@@ -363,15 +363,15 @@ impl<'a> Entry<'a> {
             _ => return None,
         };
         let vmid = match self.vmid {
-            Loose::Int(n) => u32::try_from(n).ok()?,
-            Loose::Text(s) => s.trim().parse().ok()?,
+            LooseScalar::Int(n) => u32::try_from(n).ok()?,
+            LooseScalar::Text(s) => s.trim().parse().ok()?,
             _ => return None,
         };
         let template = match self.template {
-            Loose::Int(n) => n == 1,
-            Loose::Bool(b) => b,
-            Loose::Text(s) => s == "1",
-            Loose::Other => false,
+            LooseScalar::Int(n) => n == 1,
+            LooseScalar::Bool(b) => b,
+            LooseScalar::Text(s) => s == "1",
+            LooseScalar::Other => false,
         };
         Some(Guest {
             vmid,
@@ -388,7 +388,7 @@ impl<'a> Entry<'a> {
 
 /// A scalar PVE sends as a number, a string or a boolean depending on version and path.
 #[derive(Default)]
-enum Loose<'a> {
+enum LooseScalar<'a> {
     Int(i64),
     Text(Cow<'a, str>),
     Bool(bool),
@@ -396,79 +396,81 @@ enum Loose<'a> {
     Other,
 }
 
-impl<'a> Loose<'a> {
+impl<'a> LooseScalar<'a> {
     /// The value as serde would decode it from the same text; `None` for text that is
     /// not valid JSON (serde then reports it).
-    fn from_scalar(value: flat_json::Scalar<'a>) -> Option<Loose<'a>> {
+    fn from_scalar(value: flat_json::Scalar<'a>) -> Option<LooseScalar<'a>> {
         let raw = match value {
             flat_json::Scalar::Str(text) => {
-                return std::str::from_utf8(text).ok().map(|t| Loose::Text(Cow::Borrowed(t)))
+                return std::str::from_utf8(text)
+                    .ok()
+                    .map(|t| LooseScalar::Text(Cow::Borrowed(t)))
             }
             flat_json::Scalar::Raw(raw) => std::str::from_utf8(raw).ok()?,
         };
         let number =
             |t: &str| t.bytes().all(|b| b.is_ascii_digit() || b"+-.eE".contains(&b)) && t.parse::<f64>().is_ok();
         match raw {
-            "true" => Some(Loose::Bool(true)),
-            "false" => Some(Loose::Bool(false)),
-            "null" => Some(Loose::Other),
+            "true" => Some(LooseScalar::Bool(true)),
+            "false" => Some(LooseScalar::Bool(false)),
+            "null" => Some(LooseScalar::Other),
             // Beyond i64, or a fraction: serde gives u64/f64, which count as absent.
-            n if number(n) => Some(n.parse::<i64>().map_or(Loose::Other, Loose::Int)),
+            n if number(n) => Some(n.parse::<i64>().map_or(LooseScalar::Other, LooseScalar::Int)),
             _ => None,
         }
     }
 
     fn as_str(&self) -> Option<&str> {
         match self {
-            Loose::Text(s) => Some(s),
+            LooseScalar::Text(s) => Some(s),
             _ => None,
         }
     }
     /// The string, if PVE sent one (as before: anything else counts as absent).
     fn text(self) -> Option<String> {
         match self {
-            Loose::Text(s) => Some(s.into_owned()),
+            LooseScalar::Text(s) => Some(s.into_owned()),
             _ => None,
         }
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Loose<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Loose<'a>, D::Error> {
+impl<'de: 'a, 'a> Deserialize<'de> for LooseScalar<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<LooseScalar<'a>, D::Error> {
         struct Scalar<'a>(std::marker::PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for Scalar<'a> {
-            type Value = Loose<'a>;
+            type Value = LooseScalar<'a>;
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a number, string or boolean")
             }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Loose<'a>, E> {
-                Ok(Loose::Int(v))
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<LooseScalar<'a>, E> {
+                Ok(LooseScalar::Int(v))
             }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Loose<'a>, E> {
-                Ok(i64::try_from(v).map_or(Loose::Other, Loose::Int))
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<LooseScalar<'a>, E> {
+                Ok(i64::try_from(v).map_or(LooseScalar::Other, LooseScalar::Int))
             }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Loose<'a>, E> {
-                Ok(Loose::Other)
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<LooseScalar<'a>, E> {
+                Ok(LooseScalar::Other)
             }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Loose<'a>, E> {
-                Ok(Loose::Text(Cow::Borrowed(v)))
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<LooseScalar<'a>, E> {
+                Ok(LooseScalar::Text(Cow::Borrowed(v)))
             }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Loose<'a>, E> {
-                Ok(Loose::Text(Cow::Owned(v.to_string())))
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<LooseScalar<'a>, E> {
+                Ok(LooseScalar::Text(Cow::Owned(v.to_string())))
             }
-            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Loose<'a>, E> {
-                Ok(Loose::Bool(v))
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<LooseScalar<'a>, E> {
+                Ok(LooseScalar::Bool(v))
             }
-            fn visit_unit<E: de::Error>(self) -> Result<Loose<'a>, E> {
-                Ok(Loose::Other)
+            fn visit_unit<E: de::Error>(self) -> Result<LooseScalar<'a>, E> {
+                Ok(LooseScalar::Other)
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Loose<'a>, A::Error> {
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<LooseScalar<'a>, A::Error> {
                 while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(Loose::Other)
+                Ok(LooseScalar::Other)
             }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Loose<'a>, A::Error> {
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<LooseScalar<'a>, A::Error> {
                 while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(Loose::Other)
+                Ok(LooseScalar::Other)
             }
         }
         d.deserialize_any(Scalar(std::marker::PhantomData))

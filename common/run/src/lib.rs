@@ -9,8 +9,8 @@
 //! - the login ticket ([`ticket`]; `ticket_store.py`);
 //! - the nodes the run's creates chose ([`placements`]; `placements.py`).
 //!
-//! The protocol carries this state ([`ferrox_ansible::protocol::Carried`]) without
-//! depending on it; modules reach it through [`RunWide`] on their `Module`.
+//! The protocol carries this state ([`ferrox_ansible::protocol::PrivateState`]) without
+//! depending on it; modules reach it through [`SharedRunState`] on their `Module`.
 //!
 //! A layer of its own, and the top one, because this is where Ansible meets the client:
 //! it declares the connection options and fills the client's plain `ConnectionParams`
@@ -23,8 +23,8 @@
 //! task's writes are held to the privileges PVE will check before the first of them
 //! ([`privileges::Gate`]), and in check mode a refusal is recorded in the plan.
 //!
-//! Entry points: [`carrier`] (the [`ferrox_ansible::protocol::Carrier`] the binary runs
-//! with), [`RunWide`] (`m.connect`, `m.plan`, `m.plan_effect`, the name index),
+//! Entry points: [`read_private_state`] (the [`ferrox_ansible::protocol::PrivateStateReader`] the binary runs
+//! with), [`SharedRunState`] (`m.connect`, `m.plan`, `m.plan_effect`, the name index),
 //! [`connection::options`] and [`connection::FromOptions`], [`privileges::Gate::require`],
 //! [`vm_task`] (the steps of a task on one VM: locate, read, refuse a locked VM, gate,
 //! buffer the check-mode effects and hand them to the run).
@@ -43,7 +43,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
-use ferrox_ansible::protocol::{Carried, Module};
+use ferrox_ansible::protocol::{Module, PrivateState};
 use ferrox_dryrun::{Effect, Plan, PlanView, EFFECTS_KEY, PLAN_ARG};
 use ferrox_pve_client::client::{ApiError, Client, ReadThrough, SecretSink};
 use ferrox_pve_client::connection::ConnectionParams;
@@ -57,21 +57,21 @@ pub struct RunState {
     effects: Vec<Effect>,
     /// The run's name index, when the task reads the live cluster: not while a
     /// check-mode plan changes what it reads.
-    names: Option<name_index::Given>,
+    names: Option<name_index::HandedIndex>,
     /// The index a fresh listing of this task gave, and when (returned with its age).
     names_out: Option<(Value, Instant)>,
     /// The run's ticket hand-over (absent: no reuse, e.g. an async task).
-    ticket: Option<ticket::Handover>,
+    ticket: Option<ticket::TicketHandover>,
     /// The run's placements so far (only a task that places gets them).
     placements: Option<Vec<placements::Reservation>>,
     /// The placement this task made, for the run.
     placed: Option<placements::Reservation>,
 }
 
-/// The [`ferrox_ansible::protocol::Carrier`] of the module binary: reads the private
+/// The [`ferrox_ansible::protocol::PrivateStateReader`] of the module binary: reads the private
 /// arguments. A plan that cannot be read is the action plugin's bug and fails the task;
 /// an unreadable index or ticket is only a shortcut not taken.
-pub fn carrier(mut private: Map<String, Value>, check_mode: bool) -> Result<Box<dyn Carried>, String> {
+pub fn read_private_state(mut private: Map<String, Value>, check_mode: bool) -> Result<Box<dyn PrivateState>, String> {
     // Real runs never read a plan.
     let plan = match private.remove(PLAN_ARG).filter(|_| check_mode) {
         Some(value) => Some(Arc::new(PlanView::new(&Plan::from_value(&value)?))),
@@ -80,10 +80,10 @@ pub fn carrier(mut private: Map<String, Value>, check_mode: bool) -> Result<Box<
     let names = private
         .remove(name_index::NAMES_ARG)
         .filter(|_| plan.as_ref().is_none_or(|p| p.is_empty()))
-        .and_then(|v| name_index::Given::from_value(&v));
+        .and_then(|v| name_index::HandedIndex::from_value(&v));
     let ticket = private
         .remove(ticket::TICKET_ARG)
-        .and_then(|v| ticket::Handover::from_value(&v));
+        .and_then(|v| ticket::TicketHandover::from_value(&v));
     let placements = private
         .remove(placements::PLACEMENTS_ARG)
         .map(|v| placements::from_value(&v));
@@ -96,7 +96,7 @@ pub fn carrier(mut private: Map<String, Value>, check_mode: bool) -> Result<Box<
     }))
 }
 
-impl Carried for RunState {
+impl PrivateState for RunState {
     fn hand_back(&mut self, result: &mut Map<String, Value>, failed: bool) {
         if self.plan.is_some() {
             // A failed task records only the refusal it predicted (it plans nothing else).
@@ -126,7 +126,7 @@ impl Carried for RunState {
     }
 
     fn hand_back_sealed(&mut self, result: &mut Map<String, Value>) {
-        if let Some(got) = self.ticket.as_ref().and_then(ticket::Handover::got) {
+        if let Some(got) = self.ticket.as_ref().and_then(ticket::TicketHandover::got) {
             result.insert(ticket::TICKET_KEY.into(), got);
         }
     }
@@ -134,14 +134,14 @@ impl Carried for RunState {
 
 /// The run-wide state as a module uses it; without a [`RunState`] (a module run by
 /// hand) there is no plan, no index and no kept ticket.
-pub trait RunWide {
+pub trait SharedRunState {
     /// The check-mode plan of the playbook run, for [`Client::seeing`].
     fn plan(&self) -> Option<Arc<PlanView>>;
     /// Records what this run would do, for the later tasks of the run (kept only in
     /// check mode with a plan; a no-op effect is dropped).
     fn plan_effect(&mut self, effect: Effect);
     /// The run's name index, when the action plugin keeps one and it may be used.
-    fn name_index(&self) -> Option<&name_index::Given>;
+    fn name_index(&self) -> Option<&name_index::HandedIndex>;
     /// Returns the index of a listing made `listed_at` (only when the run keeps one).
     fn refresh_name_index(&mut self, index: Value, listed_at: Instant);
     /// The task's client: with password auth, through the run's ticket when it has one
@@ -153,7 +153,7 @@ pub trait RunWide {
     fn reserve_placement(&mut self, placed: placements::Reservation);
 }
 
-impl RunWide for Module {
+impl SharedRunState for Module {
     fn plan(&self) -> Option<Arc<PlanView>> {
         self.carried::<RunState>().and_then(|r| r.plan.clone())
     }
@@ -166,7 +166,7 @@ impl RunWide for Module {
         }
     }
 
-    fn name_index(&self) -> Option<&name_index::Given> {
+    fn name_index(&self) -> Option<&name_index::HandedIndex> {
         self.carried::<RunState>().and_then(|r| r.names.as_ref())
     }
 
@@ -202,8 +202,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn state(private: Value, check_mode: bool) -> Result<Box<dyn Carried>, String> {
-        carrier(private.as_object().unwrap().clone(), check_mode)
+    fn state(private: Value, check_mode: bool) -> Result<Box<dyn PrivateState>, String> {
+        read_private_state(private.as_object().unwrap().clone(), check_mode)
     }
 
     #[test]
@@ -222,14 +222,14 @@ mod tests {
         assert_eq!(f.msg, "outer: inner");
     }
 
-    fn handed_back(carried: &mut Box<dyn Carried>, failed: bool) -> Map<String, Value> {
+    fn handed_back(carried: &mut Box<dyn PrivateState>, failed: bool) -> Map<String, Value> {
         let mut out = Map::new();
         carried.hand_back(&mut out, failed);
         carried.hand_back_sealed(&mut out);
         out
     }
 
-    fn as_run(carried: &mut Box<dyn Carried>) -> &mut RunState {
+    fn as_run(carried: &mut Box<dyn PrivateState>) -> &mut RunState {
         (carried.as_mut() as &mut dyn std::any::Any)
             .downcast_mut::<RunState>()
             .unwrap()

@@ -22,9 +22,9 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::RunWide;
+use crate::SharedRunState;
 use ferrox_ansible::protocol::Module;
-use ferrox_cluster::listing_probe::Sought;
+use ferrox_cluster::listing_probe::LookupTargets;
 use ferrox_cluster::vm::{self, Cluster, Guest, GuestType, Node, Storage};
 use ferrox_pve_client::client::{ApiError, Client};
 use ferrox_pve_client::connection::ConnectionParams;
@@ -46,17 +46,17 @@ pub const NAMES_KEY: &str = "_ferrox_names";
 
 /// What the action plugin hands a task: the index is on, and what it holds for the name.
 #[derive(Debug, Clone, Deserialize)]
-pub struct Given {
+pub struct HandedIndex {
     /// Seconds an index is trusted after its listing.
     pub max_age: f64,
     /// By cluster ([`cluster_key`]).
     #[serde(default)]
-    pub clusters: BTreeMap<String, ForName>,
+    pub clusters: BTreeMap<String, ClusterIndex>,
 }
 
 /// One cluster's index, narrowed to the task's name.
 #[derive(Debug, Clone, Deserialize)]
-pub struct ForName {
+pub struct ClusterIndex {
     /// Seconds since the listing.
     pub age: f64,
     /// The cluster's nodes, as that listing had them.
@@ -64,14 +64,14 @@ pub struct ForName {
     /// The cluster's storages, as that listing had them.
     pub storages: Vec<Storage>,
     /// The guests of that listing with the task's name.
-    pub guests: Vec<Indexed>,
+    pub guests: Vec<IndexedGuest>,
 }
 
 /// A guest as the index holds it: `[vmid, node, type, pool]` on the wire (compact: the
 /// index of a large cluster is read by every task; [`refreshed`] writes it).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(from = "(u32, String, String, Option<String>)")]
-pub struct Indexed {
+pub struct IndexedGuest {
     /// Its vmid.
     pub vmid: u32,
     /// The node it was listed on (confirmed by the task's one status read).
@@ -82,9 +82,9 @@ pub struct Indexed {
     pub pool: Option<String>,
 }
 
-impl From<(u32, String, String, Option<String>)> for Indexed {
-    fn from((vmid, node, kind, pool): (u32, String, String, Option<String>)) -> Indexed {
-        Indexed { vmid, node, kind, pool }
+impl From<(u32, String, String, Option<String>)> for IndexedGuest {
+    fn from((vmid, node, kind, pool): (u32, String, String, Option<String>)) -> IndexedGuest {
+        IndexedGuest { vmid, node, kind, pool }
     }
 }
 
@@ -96,15 +96,15 @@ pub fn cluster_key(conn: &ConnectionParams) -> String {
     format!("{}{token}@{}{port}", conn.user, conn.host)
 }
 
-impl Given {
+impl HandedIndex {
     /// Reads [`NAMES_ARG`]; `None` when it is absent or unreadable (the index is only a
     /// shortcut: without it, the task lists the cluster as always).
-    pub fn from_value(value: &Value) -> Option<Given> {
+    pub fn from_value(value: &Value) -> Option<HandedIndex> {
         serde_json::from_value(value.clone()).ok()
     }
 
     /// This cluster's index when it is younger than the maximum age.
-    pub fn fresh(&self, key: &str) -> Option<&ForName> {
+    pub fn fresh(&self, key: &str) -> Option<&ClusterIndex> {
         self.clusters.get(key).filter(|c| c.age >= 0.0 && c.age <= self.max_age)
     }
 
@@ -113,7 +113,7 @@ impl Given {
     /// confirmed.
     pub fn confirmed(&self, client: &Client, key: &str, name: &str) -> Option<Cluster> {
         let indexed = self.fresh(key)?;
-        let qemu: Vec<&Indexed> = indexed.guests.iter().filter(|g| g.kind == "qemu").collect();
+        let qemu: Vec<&IndexedGuest> = indexed.guests.iter().filter(|g| g.kind == "qemu").collect();
         let [vm] = qemu.as_slice() else {
             return None;
         };
@@ -143,10 +143,10 @@ impl Given {
     }
 }
 
-impl ForName {
+impl ClusterIndex {
     /// The guest's `status/current`, when it is there on the indexed node (online in the
     /// listing) and still carries `name` (PVE names it from its config); else `None`.
-    pub fn confirm(&self, client: &Client, guest: &Indexed, name: &str) -> Option<serde_json::Map<String, Value>> {
+    pub fn confirm(&self, client: &Client, guest: &IndexedGuest, name: &str) -> Option<serde_json::Map<String, Value>> {
         if !self.nodes.iter().any(|n| n.name == guest.node && n.status == "online") {
             return None;
         }
@@ -191,7 +191,7 @@ pub fn cluster_for_lookup(
     conn: &ConnectionParams,
     vmid: Option<u32>,
     name: Option<&str>,
-    sought: &Sought,
+    sought: &LookupTargets,
 ) -> Result<Cluster, ApiError> {
     let by_name = name.filter(|_| sought.only_one_name());
     lookup(m, client, conn, by_name, |seeking| {
@@ -206,14 +206,14 @@ pub fn cluster_for_lookup(
 /// [`vm::cluster_seeking`] reads the guests it does not seek); the rest (nodes, storages,
 /// an entry only decoding can tell) is decoded.
 pub struct Seed {
-    plain: Sought,
+    plain: LookupTargets,
     cluster: Cluster,
 }
 
 impl Default for Seed {
     fn default() -> Seed {
         Seed {
-            plain: Sought::nothing(),
+            plain: LookupTargets::nothing(),
             cluster: Cluster::default(),
         }
     }
@@ -246,7 +246,7 @@ impl Seed {
 /// The index a fresh listing gives, as the task returns it ([`NAMES_KEY`]): its nodes,
 /// storages, and every named guest by name (from the decoded guests and the unsought ones).
 pub fn refreshed(key: &str, cluster: &Cluster) -> Value {
-    // Built as JSON directly: thousands of entries, each as Indexed's wire form.
+    // Built as JSON directly: thousands of entries, each as IndexedGuest's wire form.
     let entry = |vmid: u32, node: &str, qemu: bool, pool: Option<&String>| {
         let kind = if qemu { "qemu" } else { "lxc" };
         Value::Array(vec![
@@ -296,7 +296,7 @@ mod tests {
     }
 
     use super::*;
-    use ferrox_cluster::listing_probe::{Place, Unsought};
+    use ferrox_cluster::listing_probe::{OtherGuest, Place};
 
     fn conn(token: Option<&str>) -> ConnectionParams {
         ConnectionParams {
@@ -320,14 +320,14 @@ mod tests {
 
     #[test]
     fn the_given_index_is_read_and_anything_else_is_ignored() {
-        let given = Given::from_value(
+        let given = HandedIndex::from_value(
             &json!({"max_age": 60, "clusters": {"old": {"age": 61, "nodes": [], "storages": [], "guests": []}, "k": {
             "age": 3.5, "nodes": [{"name": "pve1", "status": "online"}],
             "storages": [{"storage": "local-lvm", "node": "pve1", "content": ["images"], "shared": false}],
             "guests": [[101, "pve1", "qemu", null]]}}}),
         )
         .unwrap();
-        let web = Indexed {
+        let web = IndexedGuest {
             vmid: 101,
             node: "pve1".into(),
             kind: "qemu".into(),
@@ -337,10 +337,10 @@ mod tests {
         assert!(given.fresh("k").is_some(), "younger than the maximum age");
         assert!(given.fresh("old").is_none() && given.fresh("other").is_none());
         assert!(
-            Given::from_value(&json!({"clusters": {}})).is_none(),
+            HandedIndex::from_value(&json!({"clusters": {}})).is_none(),
             "no max_age: not an index"
         );
-        assert!(Given::from_value(&json!("x")).is_none());
+        assert!(HandedIndex::from_value(&json!("x")).is_none());
     }
 
     #[test]
@@ -381,7 +381,7 @@ mod tests {
             {"type": "node", "node": "pve1", "status": "online"},
         ]))
         .unwrap();
-        let thin = |vmid, name: &str, node: &str, qemu| Unsought {
+        let thin = |vmid, name: &str, node: &str, qemu| OtherGuest {
             vmid,
             name: Some(name.into()),
             lock: None,

@@ -34,7 +34,7 @@ pub const TICKET_KEY: &str = "_ferrox_ticket";
 /// What the action plugin hands a task: reuse is on, and the ticket it keeps for the
 /// task's identity, if any.
 #[derive(Deserialize)]
-pub struct Handover {
+pub struct TicketHandover {
     /// A kept ticket at least this old (seconds) is renewed before use.
     renew_after: f64,
     #[serde(default)]
@@ -62,10 +62,10 @@ fn leave_by_default() -> bool {
     true
 }
 
-impl Handover {
+impl TicketHandover {
     /// Reads [`TICKET_ARG`]; `None` when it is unreadable (then the task logs in).
-    pub fn from_value(value: &Value) -> Option<Handover> {
-        let handover: Handover = serde_json::from_value(value.clone()).ok()?;
+    pub fn from_value(value: &Value) -> Option<TicketHandover> {
+        let handover: TicketHandover = serde_json::from_value(value.clone()).ok()?;
         handover.renew_after.is_finite().then_some(handover)
     }
 
@@ -129,8 +129,8 @@ mod tests {
         }
     }
 
-    fn handover(age: f64) -> Handover {
-        Handover::from_value(&json!({"renew_after": 3600, "kept": {
+    fn handover(age: f64) -> TicketHandover {
+        TicketHandover::from_value(&json!({"renew_after": 3600, "kept": {
             "ticket": "PVE:root@pam:6553F100::c2ln", "csrf": "6553F100:x", "user": "root@pam",
             "endpoint": "pve.example:8006", "age": age}}))
         .unwrap()
@@ -154,7 +154,7 @@ mod tests {
 
     #[test]
     fn a_ticket_got_goes_back_and_nothing_else() {
-        let h = Handover::from_value(&json!({"renew_after": 60})).unwrap();
+        let h = TicketHandover::from_value(&json!({"renew_after": 60})).unwrap();
         assert!(h.got().is_none());
         *h.sink().lock().unwrap() = Some(NewTicket {
             ticket: "T".into(),
@@ -163,14 +163,14 @@ mod tests {
         });
         assert_eq!(h.got(), Some(json!({"ticket": "T", "csrf": "C", "user": "u@pve"})));
         assert!(
-            Handover::from_value(&json!({"kept": null})).is_none(),
+            TicketHandover::from_value(&json!({"kept": null})).is_none(),
             "renew_after is required"
         );
     }
 
     #[test]
     fn an_async_task_uses_the_kept_ticket_but_leaves_none() {
-        let h = Handover::from_value(&json!({"renew_after": 60, "leave": false, "kept": {
+        let h = TicketHandover::from_value(&json!({"renew_after": 60, "leave": false, "kept": {
             "ticket": "PVE:root@pam:6553F100::c2ln", "csrf": "6553F100:x", "user": "root@pam",
             "endpoint": "pve.example:8006", "age": 1.0}}))
         .unwrap();

@@ -25,7 +25,7 @@ use ferrox_pve_rules::privileges::Write;
 use serde_json::Value;
 
 use crate::privileges::{Gate, Target};
-use crate::RunWide;
+use crate::SharedRunState;
 
 /// How a module words a failed read of its VM ("Getting information for VM ... failed").
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -201,7 +201,7 @@ impl Effects {
         verdict
     }
 
-    /// Hands the buffered effects to the run ([`RunWide::plan_effect`]), emptying the
+    /// Hands the buffered effects to the run ([`SharedRunState::plan_effect`]), emptying the
     /// buffer: the one place a VM task's effects reach the run.
     pub fn hand_to(&mut self, m: &mut Module) {
         for e in self.0.drain(..) {

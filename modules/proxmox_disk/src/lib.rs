@@ -20,14 +20,14 @@ use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
 use ferrox_common::api::recover;
-use ferrox_common::cluster::listing_probe::Sought;
+use ferrox_common::cluster::listing_probe::LookupTargets;
 use ferrox_common::cluster::references;
 use ferrox_common::cluster::vm::{self, Guest};
 use ferrox_common::pve::privileges::{Gate, Target, Write};
 use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::name_index;
 use ferrox_common::run::vm_task::{self, Effects, InfoWording, Lookup};
-use ferrox_common::run::RunWide;
+use ferrox_common::run::SharedRunState;
 
 use current::VmConfig;
 use task::{DiskTask, MoveTarget, State};
@@ -113,7 +113,7 @@ fn read_cluster(
     conn: &ConnectionParams,
     task: &DiskTask,
 ) -> Result<vm::Cluster, Failure> {
-    let mut sought = Sought::lookup(task.vmid, task.name.as_deref());
+    let mut sought = LookupTargets::lookup(task.vmid, task.name.as_deref());
     if let (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) = (&task.state, &task.target) {
         sought = sought.and_vmid(*t);
     }

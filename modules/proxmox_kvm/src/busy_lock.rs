@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::{retry, ApiError};
 use ferrox_common::api::tasks::{self, TaskError};
-use ferrox_common::cluster::listing_probe::Sought;
+use ferrox_common::cluster::listing_probe::LookupTargets;
 use ferrox_common::cluster::vm;
 use serde_json::Value;
 
@@ -148,7 +148,7 @@ impl Executor<'_> {
     fn remove_leftovers(&mut self, vm: &Vm, named: Option<&str>, volumes_left: bool) -> Result<String, String> {
         let id = vm.vmid;
         let nothing = || format!("the failed task left nothing of VM {id}");
-        let guests = vm::list_of(self.client, &Sought::lookup(Some(id), None))
+        let guests = vm::list_of(self.client, &LookupTargets::lookup(Some(id), None))
             .map_err(|e| format!("What it left of VM {id} could not be read: {e}"))?;
         let Some(guest) = vm::by_vmid(&guests, id) else {
             return if volumes_left {

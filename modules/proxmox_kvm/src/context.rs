@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
-use ferrox_common::cluster::listing_probe::{Sought, Unsought};
+use ferrox_common::cluster::listing_probe::{LookupTargets, OtherGuest};
 use ferrox_common::cluster::load::{self, Load};
 use ferrox_common::cluster::vm::{self, Guest, GuestType};
 use ferrox_common::pve::privileges::{Gate, Target};
@@ -33,7 +33,7 @@ pub struct Ctx<'a> {
     /// The guests the task may look up (its `vmid`, `newid`, `name`, `clone`), decoded.
     pub guests: Vec<Guest>,
     /// Every other guest, by vmid, name and lock: which vmids are taken, by which name.
-    pub unsought: Vec<Unsought>,
+    pub unsought: Vec<OtherGuest>,
     /// The cluster's node names, from the same listing.
     pub nodes: Vec<String>,
     /// The storages per node the caller may audit, from the same listing.
@@ -369,7 +369,7 @@ fn finds_by_name_only(task: &KvmTask) -> bool {
 /// The guests a task may look up by vmid or name: the rest of the listing is read only
 /// for which vmids it takes (at thousands of guests, decoding them all costs more than the
 /// rest of the task).
-fn sought(task: &KvmTask) -> Sought {
+fn sought(task: &KvmTask) -> LookupTargets {
     let vmids = [task.vmid, task.clone.newid].into_iter().flatten();
     let names = [
         task.given_name(),
@@ -377,6 +377,6 @@ fn sought(task: &KvmTask) -> Sought {
     ]
     .into_iter()
     .flatten();
-    let sought = vmids.fold(Sought::nothing(), Sought::and_vmid);
-    names.fold(sought, Sought::and_name)
+    let sought = vmids.fold(LookupTargets::nothing(), LookupTargets::and_vmid);
+    names.fold(sought, LookupTargets::and_name)
 }

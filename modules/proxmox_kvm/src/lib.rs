@@ -65,7 +65,7 @@ pub mod vmid_range;
 use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::run::connection::{ConnectionParams, FromOptions};
-use ferrox_common::run::RunWide;
+use ferrox_common::run::SharedRunState;
 
 use context::Ctx;
 use task::{KvmTask, Operation};

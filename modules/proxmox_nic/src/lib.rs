@@ -16,7 +16,7 @@ use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
 use ferrox_common::api::recover;
-use ferrox_common::cluster::listing_probe::Sought;
+use ferrox_common::cluster::listing_probe::LookupTargets;
 use ferrox_common::cluster::vm::Guest;
 use ferrox_common::plan::{unknown, Effect};
 use ferrox_common::pve::hotplug;
@@ -24,7 +24,7 @@ use ferrox_common::pve::privileges::{self, Gate, Target, Write};
 use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::name_index;
 use ferrox_common::run::vm_task::{self, Effects, InfoWording, LockWording, Lookup};
-use ferrox_common::run::RunWide;
+use ferrox_common::run::SharedRunState;
 
 use plan::{Action, Plan};
 use task::NicTask;
@@ -58,7 +58,7 @@ fn run_task(m: &mut Module, effects: &mut Effects) -> Result<Output, Failure> {
     let task = NicTask::from_params(&m.params)?;
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = m.connect(&conn)?;
-    let sought = Sought::lookup(task.vmid, task.name.as_deref());
+    let sought = LookupTargets::lookup(task.vmid, task.name.as_deref());
     let guests = name_index::cluster_for_lookup(m, &client, &conn, task.vmid, task.name.as_deref(), &sought)
         .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
         .guests;

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::tasks;
 use ferrox_common::pve::privileges::Write;
-use ferrox_common::run::RunWide;
+use ferrox_common::run::SharedRunState;
 
 use crate::{api, Context};
 

@@ -23,7 +23,7 @@ use ferrox_common::api::client::Client;
 use ferrox_common::plan::Effect;
 use ferrox_common::pve::privileges::{Gate, Write};
 use ferrox_common::run::connection::{ConnectionParams, FromOptions};
-use ferrox_common::run::RunWide;
+use ferrox_common::run::SharedRunState;
 
 use task::{State, TemplateTask};
 

@@ -3,7 +3,7 @@
 use ferrox_common::ansible::options::read::Choice;
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::pve::privileges::Write;
-use ferrox_common::run::RunWide;
+use ferrox_common::run::SharedRunState;
 
 use crate::api::{self, Stored, UrlMetadata};
 use crate::task::{valid_name, Content, Source};

@@ -11,7 +11,7 @@ use ferrox_common::ansible::options::Params;
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::{ApiError, ApiErrorKind, Client};
 use ferrox_common::cluster::listing_probe::NameProbe;
-use ferrox_common::run::name_index::{ForName, Seed};
+use ferrox_common::run::name_index::{ClusterIndex, Seed};
 use serde_json::{Map, Value};
 use std::time::Instant;
 
@@ -143,7 +143,12 @@ struct Listed {
 /// The guests the task asks for: by name through the run's name index (`index`, this
 /// cluster's, when fresh) when it tells them all, else from the listing. `seeding`: the
 /// run keeps an index (the key of this cluster's): the listing refreshes it.
-pub fn collect(client: &Client, f: &Filters, index: Option<&ForName>, seeding: Option<&str>) -> Result<Found, Failure> {
+pub fn collect(
+    client: &Client,
+    f: &Filters,
+    index: Option<&ClusterIndex>,
+    seeding: Option<&str>,
+) -> Result<Found, Failure> {
     if let Some(node) = &f.node {
         let nodes = client
             .get("/nodes", &[])

@@ -6,7 +6,7 @@
 
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::Client;
-use ferrox_common::run::name_index::{ForName, Indexed};
+use ferrox_common::run::name_index::{ClusterIndex, IndexedGuest};
 use serde_json::{Map, Value};
 
 use crate::collect::{normalise, status_only_keys, Filters, Found, GuestKind, NodeReader};
@@ -32,9 +32,9 @@ const LISTED_AFTER_POOL: &[&str] = &[
 ];
 
 /// The guests the task asks for, or `None` when the index cannot tell them all.
-pub fn collect(client: &Client, f: &Filters, index: &ForName) -> Option<Result<Found, Failure>> {
+pub fn collect(client: &Client, f: &Filters, index: &ClusterIndex) -> Option<Result<Found, Failure>> {
     let name = f.name.as_deref().filter(|_| f.vmid.is_none())?;
-    let kept: Vec<(&Indexed, GuestKind)> = index
+    let kept: Vec<(&IndexedGuest, GuestKind)> = index
         .guests
         .iter()
         .filter_map(|g| Some((g, GuestKind::from_type(&g.kind)?)))
@@ -62,7 +62,7 @@ pub fn collect(client: &Client, f: &Filters, index: &ForName) -> Option<Result<F
 
 /// The guest's listing record merged with its `status/current` (less the keys only
 /// that call gives), as the listing path merges them.
-fn record(g: &Indexed, kind: GuestKind, mut status: Map<String, Value>) -> Map<String, Value> {
+fn record(g: &IndexedGuest, kind: GuestKind, mut status: Map<String, Value>) -> Map<String, Value> {
     let mut guest = Map::new();
     guest.insert("id".into(), Value::from(format!("{}/{}", kind.as_str(), g.vmid)));
     guest.insert("type".into(), Value::from(kind.as_str()));
@@ -106,7 +106,7 @@ mod tests {
 
     #[test]
     fn the_record_is_the_listing_entry_with_the_status_merged_in() {
-        let vm = Indexed {
+        let vm = IndexedGuest {
             vmid: 100,
             node: "pve1".into(),
             kind: "qemu".into(),
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn an_unmanaged_guest_has_no_hastate_and_a_template_says_so() {
-        let ct = Indexed {
+        let ct = IndexedGuest {
             vmid: 200,
             node: "pve2".into(),
             kind: "lxc".into(),

@@ -17,7 +17,7 @@ use ferrox_common::ansible::options::{ModuleSpec, Opt, Rules, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::run::connection::{self, ConnectionParams, FromOptions};
 use ferrox_common::run::name_index;
-use ferrox_common::run::RunWide;
+use ferrox_common::run::SharedRunState;
 
 pub use collect::{ConfigView, Filters, GuestKind};
 

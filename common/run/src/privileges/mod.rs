@@ -19,7 +19,7 @@ use std::cell::{OnceCell, RefCell};
 pub use check::{Caller, Privileges, Refusal};
 pub use needs::{bridge_needs, Check, Need, Write};
 
-use crate::RunWide;
+use crate::SharedRunState;
 use ferrox_ansible::protocol::{Failure, Module};
 use ferrox_dryrun::Effect;
 use ferrox_pve_client::client::Client;

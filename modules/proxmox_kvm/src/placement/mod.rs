@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 
 use ferrox_common::ansible::options::Choice;
 use ferrox_common::ansible::protocol::{Failure, Output};
-use ferrox_common::cluster::listing_probe::Sought;
+use ferrox_common::cluster::listing_probe::LookupTargets;
 use ferrox_common::cluster::load::{self, Load};
 use ferrox_common::cluster::vm::{Guest, GuestType};
 use ferrox_common::run::placements::Reservation;
@@ -72,7 +72,7 @@ pub fn place(ctx: &mut Ctx, reservations: &[Reservation]) -> Result<Option<KvmTa
     let load = match ctx.load.take() {
         Some(l) => l,
         None => {
-            load::cluster_seeking_with_load(ctx.client, &Sought::nothing(), false)
+            load::cluster_seeking_with_load(ctx.client, &LookupTargets::nothing(), false)
                 .map_err(|e| Failure::new(format!("placement: Unable to retrieve the cluster's nodes: {e}")))?
                 .1
         }
