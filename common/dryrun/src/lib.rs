@@ -15,13 +15,13 @@
 //! [`UNKNOWN`] rather than guessed. A real run never reads a plan (the run layer takes
 //! `_ferrox_plan` in check mode only), and a client reading through one refuses writes.
 //!
-//! Entry points: [`Plan::from_value`] (the `_ferrox_plan` argument), [`PlanView::new`]
+//! Entry points: [`RunPlan::from_value`] (the `_ferrox_plan` argument), [`PlanView::new`]
 //! (handed to the client's `seeing`), [`PlanView::of`] (the view a client reads through),
 //! and [`Effect`] for what a task records.
 //!
 //! - [`effect`]: one planned effect (create, config change, power, template, migrate,
 //!   remove, pool membership), the JSON the controller keeps.
-//! - [`state`]: the [`Plan`] (effects in order) folded into each VM's planned state,
+//! - [`state`]: the [`RunPlan`] (effects in order) folded into each VM's planned state,
 //!   and the vmids it reserved.
 //! - [`overlay`]: PVE's answers with the plan applied (pure).
 //!   A file put on a storage or removed (`proxmox_template`) is a [`PlannedVolume`],
@@ -43,7 +43,7 @@ pub mod view;
 
 pub use effect::Effect;
 pub use ferrox_pve_rules::unknown;
-pub use state::{Plan, PlannedVm, PlannedVolume};
+pub use state::{PlannedVm, PlannedVolume, RunPlan};
 pub use unknown::UNKNOWN;
 pub use view::PlanView;
 

@@ -282,10 +282,10 @@ pub fn next_id(real: u32, used: &BTreeSet<u32>, reserved: &BTreeSet<u32>) -> u32
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::Plan;
+    use crate::state::RunPlan;
 
     fn vms(effects: Value) -> Vec<PlannedVm> {
-        Plan::from_value(&json!({ "effects": effects }))
+        RunPlan::from_value(&json!({ "effects": effects }))
             .unwrap()
             .vms()
             .into_values()

@@ -11,15 +11,15 @@ use super::effect::Effect;
 /// The plan as the controller hands it to a module (`_ferrox_plan`): every effect
 /// recorded by the earlier check-mode tasks of the run, in order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Plan {
+pub struct RunPlan {
     /// The effects, in the order the tasks planned them.
     #[serde(default)]
     pub effects: Vec<Effect>,
 }
 
-impl Plan {
+impl RunPlan {
     /// Reads `_ferrox_plan`; the message names what is wrong (a shim bug, never user input).
-    pub fn from_value(value: &Value) -> Result<Plan, String> {
+    pub fn from_value(value: &Value) -> Result<RunPlan, String> {
         serde_json::from_value(value.clone())
             .map_err(|e| format!("the check-mode plan handed to the module (_ferrox_plan) is not readable: {e}"))
     }
@@ -286,8 +286,8 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn plan(effects: Value) -> Plan {
-        Plan::from_value(&json!({ "effects": effects })).unwrap()
+    fn plan(effects: Value) -> RunPlan {
+        RunPlan::from_value(&json!({ "effects": effects })).unwrap()
     }
 
     #[test]
@@ -359,11 +359,11 @@ mod tests {
 
     #[test]
     fn an_unreadable_plan_says_so() {
-        let e = Plan::from_value(&json!({"effects": [{"kind": "teleport"}]})).unwrap_err();
+        let e = RunPlan::from_value(&json!({"effects": [{"kind": "teleport"}]})).unwrap_err();
         assert!(
             e.starts_with("the check-mode plan handed to the module (_ferrox_plan) is not readable"),
             "{e}"
         );
-        assert_eq!(Plan::from_value(&json!({})).unwrap(), Plan::default());
+        assert_eq!(RunPlan::from_value(&json!({})).unwrap(), RunPlan::default());
     }
 }

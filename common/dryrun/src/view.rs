@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use super::overlay;
-use super::state::{Plan, PlannedVm, PlannedVolume};
+use super::state::{PlannedVm, PlannedVolume, RunPlan};
 use ferrox_pve_client::client::{ApiError, Client, Fields, ReadThrough};
 
 /// A plan ready to answer reads.
@@ -34,7 +34,7 @@ impl ReadThrough for PlanView {
 
 impl PlanView {
     /// The view of the cluster with `plan` applied (its VMs folded, vmids reserved, files placed).
-    pub fn new(plan: &Plan) -> PlanView {
+    pub fn new(plan: &RunPlan) -> PlanView {
         PlanView {
             vms: plan.vms(),
             reserved: plan.reserved(),
@@ -249,7 +249,7 @@ mod tests {
 
     fn view() -> PlanView {
         PlanView::new(
-            &Plan::from_value(&json!({"effects": [
+            &RunPlan::from_value(&json!({"effects": [
                 {"kind": "create", "vmid": 101, "node": "pve1", "name": "web1", "config": {"memory": "2048"}},
                 {"kind": "config", "vmid": 100, "node": "pve1", "set": {"cores": 4}},
                 {"kind": "remove", "vmid": 102, "node": "pve2"},
@@ -287,7 +287,7 @@ mod tests {
     #[test]
     fn planned_files_show_in_their_storages_content_listing() {
         let v = PlanView::new(
-            &Plan::from_value(&json!({"effects": [
+            &RunPlan::from_value(&json!({"effects": [
                 {"kind": "volume", "node": "pve1", "storage": "local", "volid": "local:import/noble.qcow2", "content": "import", "size": 600},
                 {"kind": "volume", "node": "pve1", "storage": "local", "volid": "local:iso/old.iso", "content": "iso", "removed": true},
                 {"kind": "volume", "node": "pve2", "storage": "isos", "volid": "isos:iso/new.iso", "content": "iso", "shared": true},

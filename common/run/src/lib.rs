@@ -44,7 +44,7 @@ use std::time::Instant;
 use serde_json::{Map, Value};
 
 use ferrox_ansible::protocol::{Module, PrivateState};
-use ferrox_dryrun::{Effect, Plan, PlanView, EFFECTS_KEY, PLAN_ARG};
+use ferrox_dryrun::{Effect, PlanView, RunPlan, EFFECTS_KEY, PLAN_ARG};
 use ferrox_pve_client::client::{ApiError, Client, ReadThrough, SecretSink};
 use ferrox_pve_client::connection::ConnectionParams;
 
@@ -74,7 +74,7 @@ pub struct RunState {
 pub fn read_private_state(mut private: Map<String, Value>, check_mode: bool) -> Result<Box<dyn PrivateState>, String> {
     // Real runs never read a plan.
     let plan = match private.remove(PLAN_ARG).filter(|_| check_mode) {
-        Some(value) => Some(Arc::new(PlanView::new(&Plan::from_value(&value)?))),
+        Some(value) => Some(Arc::new(PlanView::new(&RunPlan::from_value(&value)?))),
         None => None,
     };
     let names = private

@@ -284,7 +284,7 @@ impl<'a> Ctx<'a> {
         vmid: u32,
         real: Option<&serde_json::Map<String, Value>>,
     ) -> Option<serde_json::Map<String, Value>> {
-        let plan = ferrox_common::plan::Plan {
+        let plan = ferrox_common::plan::RunPlan {
             effects: self.effects.as_slice().to_vec(),
         };
         let vm = plan.vms().remove(&vmid)?;
