@@ -13,6 +13,7 @@ use serde_json::Value;
 
 use crate::flat_json;
 use crate::listing_probe::{LookupTargets, OtherGuest};
+use crate::load::Load;
 use ferrox_ansible::protocol::Failure;
 use ferrox_pve_client::client::{ApiError, ApiErrorKind, Client};
 
@@ -257,6 +258,190 @@ pub fn cluster_seeking(client: &Client, sought: &LookupTargets, placed: bool) ->
         c.add_json(json)
     };
     client.get_list("/cluster/resources", &[], &Cluster::default, &add)
+}
+
+/// What one `GET /cluster/resources` is asked for and what is kept of it: the one way
+/// this crate lists the cluster ([`read`]). Start from a named case ([`ListingQuery::guests`],
+/// [`ListingQuery::whole_cluster`], [`ListingQuery::lookup`]) and narrow it with the
+/// builder methods.
+#[derive(Clone, Copy)]
+pub struct ListingQuery<'a> {
+    guests: Guests<'a>,
+    nodes_and_storages: bool,
+    others: Others,
+    name_unbroadcast: bool,
+    name_alone: Option<&'a str>,
+    load: bool,
+}
+
+/// Which guests a listing decodes.
+#[derive(Clone, Copy)]
+enum Guests<'a> {
+    /// Every guest.
+    All,
+    /// Only those the targets may need; the others as [`Others`] says.
+    Only(&'a LookupTargets),
+}
+
+/// What a listing keeps of the guests its targets rule out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Others {
+    /// Nothing: skipped unread.
+    Skipped,
+    /// Their vmid, name and lock, in [`Cluster::unsought`].
+    Thin,
+    /// As `Thin`, with their node, pool and type.
+    ThinWithPlace,
+}
+
+impl<'a> ListingQuery<'a> {
+    /// Every guest, and nothing else: `GET /cluster/resources?type=vm`.
+    pub fn guests() -> ListingQuery<'a> {
+        ListingQuery {
+            guests: Guests::All,
+            nodes_and_storages: false,
+            others: Others::Skipped,
+            name_unbroadcast: false,
+            name_alone: None,
+            load: false,
+        }
+    }
+
+    /// Every guest, node and storage: `GET /cluster/resources`, unfiltered.
+    pub fn whole_cluster() -> ListingQuery<'a> {
+        ListingQuery {
+            nodes_and_storages: true,
+            ..ListingQuery::guests()
+        }
+    }
+
+    /// The lookup of one VM by `vmid`, else by `name` (and whatever else `sought` adds):
+    /// every node and storage, only the guests `sought` may need. Looked up by name alone,
+    /// the guests PVE has not named yet are named from their configs ([`name_unbroadcast`]),
+    /// so a VM made moments ago is found; when `sought` seeks that one name and nothing
+    /// else, the name is the query's [`ListingQuery::name_alone`].
+    pub fn lookup(vmid: Option<u32>, name: Option<&'a str>, sought: &'a LookupTargets) -> ListingQuery<'a> {
+        ListingQuery::whole_cluster()
+            .only(sought)
+            .with_name_unbroadcast(vmid.is_none() && name.is_some())
+            .with_name_alone(name.filter(|_| sought.only_one_name()))
+    }
+
+    /// Decodes only the guests `sought` may need; the others are ruled out as text,
+    /// unread (unless kept thin: [`ListingQuery::with_others_thin`]).
+    pub fn only(self, sought: &'a LookupTargets) -> ListingQuery<'a> {
+        ListingQuery {
+            guests: Guests::Only(sought),
+            ..self
+        }
+    }
+
+    /// With [`ListingQuery::only`]: the vmid, name and lock of every other guest in
+    /// [`Cluster::unsought`] (read from the entry's text, unless only decoding can tell:
+    /// then the guest is decoded whole, into `guests`).
+    pub fn with_others_thin(self) -> ListingQuery<'a> {
+        ListingQuery {
+            others: Others::Thin,
+            ..self
+        }
+    }
+
+    /// As [`ListingQuery::with_others_thin`], with each other guest's node, pool and type
+    /// too (what an index of names needs).
+    pub fn with_others_placed(self) -> ListingQuery<'a> {
+        ListingQuery {
+            others: Others::ThinWithPlace,
+            ..self
+        }
+    }
+
+    /// With `on`, the QEMU guests listed without a name on an online node are named from
+    /// their configs after the listing ([`name_unbroadcast`]: one config read each).
+    pub fn with_name_unbroadcast(self, on: bool) -> ListingQuery<'a> {
+        ListingQuery {
+            name_unbroadcast: on,
+            ..self
+        }
+    }
+
+    /// The name this lookup seeks alone (no vmid, no other name), if any: see
+    /// [`ListingQuery::name_alone`].
+    pub fn with_name_alone(self, name: Option<&'a str>) -> ListingQuery<'a> {
+        ListingQuery {
+            name_alone: name,
+            ..self
+        }
+    }
+
+    /// Also the [`Load`] of every entry of the same listing, decoded or not (placement).
+    pub fn with_load(self) -> ListingQuery<'a> {
+        ListingQuery { load: true, ..self }
+    }
+
+    /// The name this lookup seeks alone, which an index of names kept across tasks (the
+    /// run layer's) may confirm instead of listing; [`read`] itself does not use it.
+    pub fn name_alone(&self) -> Option<&'a str> {
+        self.name_alone
+    }
+
+    /// One entry of the listing, as JSON text, into `listing` as the query keeps it.
+    fn add(&self, listing: &mut Listing, json: &[u8]) -> Result<(), serde_json::Error> {
+        if let Some(load) = &mut listing.load {
+            load.add_json(json);
+        }
+        let c = &mut listing.cluster;
+        let Guests::Only(sought) = self.guests else {
+            return c.add_json(json);
+        };
+        if sought.may_need(json, !self.nodes_and_storages) {
+            return c.add_json(json);
+        }
+        let placed = match self.others {
+            Others::Skipped => return Ok(()),
+            Others::Thin => false,
+            Others::ThinWithPlace => true,
+        };
+        match sought.unsought(json, placed) {
+            Some(thin) => {
+                c.unsought.push(thin);
+                Ok(())
+            }
+            None => c.add_json(json),
+        }
+    }
+}
+
+/// What [`read`] gives: the cluster as the query keeps it, and the load when asked.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    /// The guests, nodes and storages kept (and the unsought guests, when kept thin).
+    pub cluster: Cluster,
+    /// With [`ListingQuery::with_load`]: every node's capacity and guest's size.
+    pub load: Option<Load>,
+}
+
+/// The cluster as `query` asks: one `GET /cluster/resources` (`?type=vm` unless the
+/// query wants nodes and storages), decoded as the answer arrives, keeping only the
+/// fields [`Cluster`] holds and the guests the query keeps; then, when the query names
+/// unbroadcast guests, one config read per QEMU guest listed without a name on an online
+/// node ([`name_unbroadcast`]).
+pub fn read(client: &Client, query: &ListingQuery) -> Result<Listing, ApiError> {
+    let filter = if query.nodes_and_storages {
+        Vec::new()
+    } else {
+        vec![("type", "vm".to_string())]
+    };
+    let start = || Listing {
+        cluster: Cluster::default(),
+        load: query.load.then(Load::default),
+    };
+    let add = |listing: &mut Listing, json: &[u8]| query.add(listing, json);
+    let mut listing = client.get_list("/cluster/resources", &filter, &start, &add)?;
+    if query.name_unbroadcast {
+        let c = &mut listing.cluster;
+        name_unbroadcast(client, &mut c.guests, &c.nodes);
+    }
+    Ok(listing)
 }
 
 /// The guests, nodes and storages in a `/cluster/resources` answer (other types skipped).

@@ -25,7 +25,7 @@ use serde_json::{json, Value};
 use crate::SharedRunState;
 use ferrox_ansible::protocol::Module;
 use ferrox_cluster::listing_probe::LookupTargets;
-use ferrox_cluster::vm::{self, Cluster, Guest, GuestType, Node, Storage};
+use ferrox_cluster::vm::{self, Cluster, Guest, GuestType, Listing, ListingQuery, Node, Storage};
 use ferrox_pve_client::client::{ApiError, Client};
 use ferrox_pve_client::connection::ConnectionParams;
 
@@ -158,52 +158,37 @@ impl ClusterIndex {
     }
 }
 
-/// The cluster a lookup reads: through the run's index when the task looks its VM up by
-/// `name` alone (`by_name`: `None` for any other lookup) and the index confirms it; else
-/// `list(indexing)`, one listing, which refreshes the index when the run keeps one
-/// (`indexing`: the listing must then keep every guest's name and node, decoded or in
-/// [`Cluster::unsought`]).
-pub fn lookup(
+/// The listing `query` asks for ([`vm::read`]), through the run's index: when the query
+/// seeks a name alone ([`ListingQuery::name_alone`]) and the index confirms its VM, that
+/// VM with the index's nodes and storages (one status read, no listing, no load); else
+/// one listing, which refreshes the index when the run keeps one (the listing then keeps
+/// every other guest's name and node, in [`Cluster::unsought`]:
+/// [`ListingQuery::with_others_placed`]).
+pub fn read(
     m: &mut Module,
     client: &Client,
     conn: &ConnectionParams,
-    by_name: Option<&str>,
-    list: impl FnOnce(bool) -> Result<Cluster, ApiError>,
-) -> Result<Cluster, ApiError> {
+    query: &ListingQuery,
+) -> Result<Listing, ApiError> {
     let key = cluster_key(conn);
     let Some(index) = m.name_index() else {
-        return list(false);
+        return vm::read(client, query);
     };
-    if let Some(cluster) = by_name.and_then(|name| index.confirmed(client, &key, name)) {
-        return Ok(cluster);
+    if let Some(cluster) = query.name_alone().and_then(|name| index.confirmed(client, &key, name)) {
+        return Ok(Listing { cluster, load: None });
     }
     let listed_at = std::time::Instant::now();
-    let cluster = list(true)?;
-    m.refresh_name_index(refreshed(&key, &cluster), listed_at);
-    Ok(cluster)
-}
-
-/// [`vm::cluster_for_lookup`] of one guest by `vmid` or `name` (and what else `sought`
-/// adds), through the run's index when the name is all it seeks.
-pub fn cluster_for_lookup(
-    m: &mut Module,
-    client: &Client,
-    conn: &ConnectionParams,
-    vmid: Option<u32>,
-    name: Option<&str>,
-    sought: &LookupTargets,
-) -> Result<Cluster, ApiError> {
-    let by_name = name.filter(|_| sought.only_one_name());
-    lookup(m, client, conn, by_name, |seeking| {
-        vm::cluster_for_lookup(client, vmid, name, sought, seeking)
-    })
+    let listing = vm::read(client, &query.with_others_placed())?;
+    m.refresh_name_index(refreshed(&key, &listing.cluster), listed_at);
+    Ok(listing)
 }
 
 /// The index a listing made for another purpose gives, built entry by entry as the
 /// listing arrives ([`Seed::add`]): proxmox_vm_info's own listing, read unfiltered when
 /// the run keeps an index, so that its nodes and storages come in the same request. Every
 /// plain guest entry is read from its text (vmid, name, node, pool, type, as
-/// [`vm::cluster_seeking`] reads the guests it does not seek); the rest (nodes, storages,
+/// [`vm::read`] reads the guests a query with
+/// [`ListingQuery::with_others_placed`] does not seek); the rest (nodes, storages,
 /// an entry only decoding can tell) is decoded.
 pub struct Seed {
     plain: LookupTargets,

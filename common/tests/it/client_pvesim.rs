@@ -173,7 +173,10 @@ fn a_missing_privilege_is_a_403_naming_it_and_the_token() {
 #[test]
 fn the_simulator_ca_in_ca_path_is_trusted() {
     let sim = start();
-    let guests = vm::list(&Client::connect(&token(&sim)).unwrap()).unwrap();
+    let guests = vm::read(&Client::connect(&token(&sim)).unwrap(), &vm::ListingQuery::guests())
+        .unwrap()
+        .cluster
+        .guests;
     let template = vm::by_vmid(&guests, 9000).expect("template 9000");
     assert!(template.template);
     assert_eq!(vm::qemu_by_name(&guests, "base-debian13").unwrap().unwrap().vmid, 9000);
@@ -248,7 +251,11 @@ fn an_injected_500_is_retried_for_reads_only() {
     let control = Control::of(&sim);
     control.fault(json!({"method": "GET", "path_regex": "^/api2/json/cluster/resources$", "status": 500, "message": "cfs-lock timeout", "times": 1}));
     let client = Client::connect(&token(&sim)).unwrap();
-    assert!(!vm::list(&client).unwrap().is_empty());
+    assert!(!vm::read(&client, &vm::ListingQuery::guests())
+        .unwrap()
+        .cluster
+        .guests
+        .is_empty());
     assert_eq!(control.count("GET /api2/json/cluster/resources"), 2);
 
     control.fault(json!({"method": "POST", "path_regex": "status/start$", "status": 500, "message": "cfs-lock timeout", "times": 1}));

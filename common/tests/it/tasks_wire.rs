@@ -199,7 +199,7 @@ fn guests_come_from_one_cluster_resources_request() {
         ]}))
     });
     let c = token_client(&server);
-    let guests = vm::list(&c).unwrap();
+    let guests = vm::read(&c, &vm::ListingQuery::guests()).unwrap().cluster.guests;
     assert_eq!(guests.len(), 2);
     assert_eq!(&*vm::by_vmid(&guests, 200).unwrap().node, "pve2");
     let seen = server.requests();

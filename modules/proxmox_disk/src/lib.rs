@@ -22,7 +22,7 @@ use ferrox_common::api::client::Client;
 use ferrox_common::api::recover;
 use ferrox_common::cluster::listing_probe::LookupTargets;
 use ferrox_common::cluster::references;
-use ferrox_common::cluster::vm::{self, Guest};
+use ferrox_common::cluster::vm::{self, Guest, ListingQuery};
 use ferrox_common::pve::privileges::{Gate, Target, Write};
 use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::name_index;
@@ -117,14 +117,16 @@ fn read_cluster(
     if let (State::Moved, Some(MoveTarget::Vm { vmid: t, .. })) = (&task.state, &task.target) {
         sought = sought.and_vmid(*t);
     }
-    name_index::cluster_for_lookup(m, client, conn, task.vmid, task.name.as_deref(), &sought).map_err(|e| {
+    let query = ListingQuery::lookup(task.vmid, task.name.as_deref(), &sought);
+    let listing = name_index::read(m, client, conn, &query).map_err(|e| {
         let what = match (&task.vmid, &task.name) {
             (Some(id), _) => format!("vmid {id}"),
             (None, Some(name)) => format!("name {name}"),
             _ => String::new(),
         };
         Failure::new(format!("Unable to retrieve list of VMs filtered by {what}: {e}"))
-    })
+    })?;
+    Ok(listing.cluster)
 }
 
 /// The config of the VM the disk moves to, when that is another VM than `vmid`.

@@ -11,7 +11,7 @@ use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::{retry, ApiError};
 use ferrox_common::api::tasks::{self, TaskError};
 use ferrox_common::cluster::listing_probe::LookupTargets;
-use ferrox_common::cluster::vm;
+use ferrox_common::cluster::vm::{self, ListingQuery};
 use serde_json::Value;
 
 use crate::api::{self, Vm};
@@ -148,8 +148,11 @@ impl Executor<'_> {
     fn remove_leftovers(&mut self, vm: &Vm, named: Option<&str>, volumes_left: bool) -> Result<String, String> {
         let id = vm.vmid;
         let nothing = || format!("the failed task left nothing of VM {id}");
-        let guests = vm::list_of(self.client, &LookupTargets::lookup(Some(id), None))
-            .map_err(|e| format!("What it left of VM {id} could not be read: {e}"))?;
+        let sought = LookupTargets::lookup(Some(id), None);
+        let guests = vm::read(self.client, &ListingQuery::guests().only(&sought))
+            .map_err(|e| format!("What it left of VM {id} could not be read: {e}"))?
+            .cluster
+            .guests;
         let Some(guest) = vm::by_vmid(&guests, id) else {
             return if volumes_left {
                 self.remove_orphaned_volumes(vm)

@@ -7,8 +7,8 @@ use std::time::Duration;
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
 use ferrox_common::cluster::listing_probe::{LookupTargets, OtherGuest};
-use ferrox_common::cluster::load::{self, Load};
-use ferrox_common::cluster::vm::{self, Guest, GuestType};
+use ferrox_common::cluster::load::Load;
+use ferrox_common::cluster::vm::{self, Guest, GuestType, ListingQuery};
 use ferrox_common::pve::privileges::{Gate, Target};
 use ferrox_common::pve::tags::TagCase;
 use ferrox_common::run::connection::ConnectionParams;
@@ -69,24 +69,18 @@ impl<'a> Ctx<'a> {
     ) -> Result<Ctx<'a>, Failure> {
         let sought = sought(task);
         let placing = crate::placement::wanted(task);
-        let load = std::cell::RefCell::new(None);
-        let list = |indexing| {
-            let mut cluster = if placing {
-                let (cluster, listed) = load::cluster_seeking_with_load(client, &sought, indexing)?;
-                load.replace(Some(listed));
-                cluster
-            } else {
-                vm::cluster_seeking(client, &sought, indexing)?
-            };
-            if task.given_name().is_some() || !task.clone.source.is_empty() {
-                vm::name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
-            }
-            Ok(cluster)
-        };
         let by_name = task
             .given_name()
             .filter(|_| sought.only_one_name() && finds_by_name_only(task));
-        let cluster = name_index::lookup(m, client, conn, by_name, list)
+        let mut query = ListingQuery::whole_cluster()
+            .only(&sought)
+            .with_others_thin()
+            .with_name_unbroadcast(task.given_name().is_some() || !task.clone.source.is_empty())
+            .with_name_alone(by_name);
+        if placing {
+            query = query.with_load();
+        }
+        let vm::Listing { cluster, load } = name_index::read(m, client, conn, &query)
             .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
         let check_mode = m.check_mode;
         Ok(Ctx {
@@ -104,7 +98,7 @@ impl<'a> Ctx<'a> {
             tag_case: TagCase::of_cluster(client),
             index_key: name_index::cluster_key(conn),
             listed: None,
-            load: load.into_inner(),
+            load,
             placement: None,
         })
     }

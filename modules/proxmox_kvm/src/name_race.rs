@@ -6,13 +6,14 @@
 //! least the one that finishes last sees the other, and its result warns.
 
 use ferrox_common::api::client::Client;
-use ferrox_common::cluster::vm::{self, Cluster, Guest, GuestType};
+use ferrox_common::cluster::vm::{self, Cluster, Guest, GuestType, ListingQuery};
 
 /// Other QEMU VMs (vmid, node) that carry `name`, besides `ours`, in `listing` (the one
 /// our wait ended with; listed again when there is none). Best effort: a read that fails
 /// finds nothing.
 pub fn others_named(client: &Client, listing: Option<Cluster>, name: &str, ours: u32) -> Vec<(u32, String)> {
-    let Some(listing) = listing.or_else(|| vm::cluster(client).ok()) else {
+    let Some(listing) = listing.or_else(|| vm::read(client, &ListingQuery::whole_cluster()).ok().map(|l| l.cluster))
+    else {
         return Vec::new();
     };
     let mut others: Vec<Guest> = listing

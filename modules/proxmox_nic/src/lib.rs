@@ -17,7 +17,7 @@ use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
 use ferrox_common::api::recover;
 use ferrox_common::cluster::listing_probe::LookupTargets;
-use ferrox_common::cluster::vm::Guest;
+use ferrox_common::cluster::vm::{Guest, ListingQuery};
 use ferrox_common::plan::{unknown, Effect};
 use ferrox_common::pve::hotplug;
 use ferrox_common::pve::privileges::{self, Gate, Target, Write};
@@ -59,8 +59,10 @@ fn run_task(m: &mut Module, effects: &mut Effects) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let client = m.connect(&conn)?;
     let sought = LookupTargets::lookup(task.vmid, task.name.as_deref());
-    let guests = name_index::cluster_for_lookup(m, &client, &conn, task.vmid, task.name.as_deref(), &sought)
+    let query = ListingQuery::lookup(task.vmid, task.name.as_deref(), &sought);
+    let guests = name_index::read(m, &client, &conn, &query)
         .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
+        .cluster
         .guests;
     let lookup = Lookup {
         vmid: task.vmid,

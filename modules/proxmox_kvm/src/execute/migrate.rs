@@ -6,7 +6,7 @@ use std::time::Duration;
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::ApiError;
 use ferrox_common::api::recover::{self, Search};
-use ferrox_common::cluster::vm;
+use ferrox_common::cluster::vm::{self, ListingQuery};
 
 use super::{api_fail, task_failure, Executor};
 use crate::api::{fields, Vm};
@@ -51,7 +51,10 @@ impl Executor<'_> {
         let t0 = std::time::Instant::now();
         let mut pause = Duration::from_millis(100);
         loop {
-            let guests = vm::list(self.client).map_err(|e| api_fail("", e, vm.vmid))?;
+            let guests = vm::read(self.client, &ListingQuery::guests())
+                .map_err(|e| api_fail("", e, vm.vmid))?
+                .cluster
+                .guests;
             let now = vm::by_vmid(&guests, vm.vmid);
             if now.is_some_and(|g| *g.node == *target && g.lock.is_none()) {
                 return Ok(());
@@ -137,7 +140,10 @@ impl Executor<'_> {
             ));
             return Ok(true);
         }
-        let guests = vm::list(self.client).map_err(|e| api_fail(prefix, e, id))?;
+        let guests = vm::read(self.client, &ListingQuery::guests())
+            .map_err(|e| api_fail(prefix, e, id))?
+            .cluster
+            .guests;
         if vm::by_vmid(&guests, id).is_some_and(|g| *g.node == *to) {
             self.outcome
                 .warnings

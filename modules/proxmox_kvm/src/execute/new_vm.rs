@@ -10,7 +10,7 @@ use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::api::recover::{self, Search};
 use ferrox_common::api::tasks::TaskError;
-use ferrox_common::cluster::vm;
+use ferrox_common::cluster::vm::{self, ListingQuery};
 use serde_json::{Map, Value};
 
 use super::Executor;
@@ -278,7 +278,7 @@ impl Executor<'_> {
     fn holder(&self, vmid: u32, named: Option<&str>) -> Result<Holder, ApiError> {
         let started = std::time::Instant::now();
         loop {
-            let guests = vm::list(self.client)?;
+            let guests = vm::read(self.client, &ListingQuery::guests())?.cluster.guests;
             let Some(guest) = vm::by_vmid(&guests, vmid) else {
                 return Ok(Holder::Gone);
             };

@@ -22,8 +22,8 @@ use std::collections::BTreeSet;
 use ferrox_common::ansible::options::Choice;
 use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::cluster::listing_probe::LookupTargets;
-use ferrox_common::cluster::load::{self, Load};
-use ferrox_common::cluster::vm::{Guest, GuestType};
+use ferrox_common::cluster::load::Load;
+use ferrox_common::cluster::vm::{self, Guest, GuestType, ListingQuery};
 use ferrox_common::run::placements::Reservation;
 use serde_json::{json, Value};
 
@@ -72,9 +72,15 @@ pub fn place(ctx: &mut Ctx, reservations: &[Reservation]) -> Result<Option<KvmTa
     let load = match ctx.load.take() {
         Some(l) => l,
         None => {
-            load::cluster_seeking_with_load(ctx.client, &LookupTargets::nothing(), false)
+            let nothing = LookupTargets::nothing();
+            let query = ListingQuery::whole_cluster()
+                .only(&nothing)
+                .with_others_thin()
+                .with_load();
+            vm::read(ctx.client, &query)
                 .map_err(|e| Failure::new(format!("placement: Unable to retrieve the cluster's nodes: {e}")))?
-                .1
+                .load
+                .unwrap_or_default()
         }
     };
     let placed = choose_node(ctx, &p, &load, reservations, source.as_deref())?;
