@@ -13,9 +13,9 @@
 //! [`listing_probe`]); a lookup by name finds QEMU VMs only, by exact name, and fails
 //! when several share it; what a task names on a storage is checked before any write.
 //!
-//! Entry points: [`vm::cluster_for_lookup`] (or [`vm::cluster_of`], [`vm::list_of`]) with
-//! a [`listing_probe::LookupTargets`], then [`vm::locate_qemu`]; [`references::verify_volumes`];
-//! [`guest_net`] for a guest's addresses.
+//! Entry points: [`vm::read`] with a [`vm::ListingQuery`] (for a task's VM,
+//! [`vm::ListingQuery::lookup`] with a [`listing_probe::LookupTargets`]), then
+//! [`vm::locate_qemu`]; [`references::verify_volumes`]; [`guest_net`] for a guest's addresses.
 //!
 //! - [`vm`]: the `/cluster/resources` listing; finding a VM by vmid or name, and its node.
 //! - [`listing_probe`]: ruling listing entries out unread; [`flat_json`]: reading one entry's fields.

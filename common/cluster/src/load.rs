@@ -1,5 +1,6 @@
 //! What each node has and what its guests are configured to take, tallied from the same
-//! `/cluster/resources` listing a task reads to find its VM ([`cluster_seeking_with_load`]):
+//! `/cluster/resources` listing a task reads to find its VM
+//! ([`crate::vm::ListingQuery::with_load`]):
 //! choosing a node for a new VM (proxmox_kvm's `placement`) then costs no read of its own.
 //!
 //! Per node: `status`, `maxmem` (bytes) and `maxcpu`, as pve-manager's `Cluster.pm`
@@ -13,9 +14,6 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use crate::flat_json::{self, Scalar};
-use crate::listing_probe::LookupTargets;
-use crate::vm::Cluster;
-use ferrox_pve_client::client::{ApiError, Client};
 
 /// A node's capacity as listed (`maxmem`/`maxcpu` absent while it is offline).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -157,28 +155,6 @@ pub fn split_tags(text: &str) -> Vec<String> {
         .filter(|t| !t.is_empty())
         .map(str::to_string)
         .collect()
-}
-
-/// [`crate::vm::cluster_seeking`], and the [`Load`] of every entry of the same
-/// listing (one `GET /cluster/resources`).
-pub fn cluster_seeking_with_load(
-    client: &Client,
-    sought: &LookupTargets,
-    placed: bool,
-) -> Result<(Cluster, Load), ApiError> {
-    let load = std::cell::RefCell::new(Load::default());
-    let add = |c: &mut Cluster, json: &[u8]| {
-        load.borrow_mut().add_json(json);
-        if !sought.may_need(json, false) {
-            if let Some(thin) = sought.unsought(json, placed) {
-                c.unsought.push(thin);
-                return Ok(());
-            }
-        }
-        c.add_json(json)
-    };
-    let cluster = client.get_list("/cluster/resources", &[], &Cluster::default, &add)?;
-    Ok((cluster, load.into_inner()))
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! Finding a guest: by vmid, or by name over QEMU VMs only (an LXC container with the
 //! same name is not a match), and the node that owns it, from one
-//! `GET /cluster/resources`. Unfiltered, that one call also lists the nodes and each
-//! node's storages ([`cluster`]), so a module needs no `/nodes` or storage listing.
+//! `GET /cluster/resources` ([`read`], as a [`ListingQuery`] asks). Unfiltered, that one
+//! call also lists the nodes and each node's storages ([`ListingQuery::whole_cluster`]),
+//! so a module needs no `/nodes` or storage listing.
 
 use std::borrow::Cow;
 use std::rc::Rc;
@@ -47,17 +48,6 @@ pub struct Guest {
     pub pool: Option<String>,
 }
 
-/// All guests of the cluster, from one `GET /cluster/resources?type=vm`.
-pub fn list(client: &Client) -> Result<Vec<Guest>, ApiError> {
-    let listing = client.get_list(
-        "/cluster/resources",
-        &[("type", "vm".to_string())],
-        &Cluster::default,
-        &Cluster::add_json,
-    )?;
-    Ok(listing.guests)
-}
-
 /// A node as `/cluster/resources` lists it (listed whatever the caller's rights).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
 pub struct Node {
@@ -97,7 +87,8 @@ pub struct Cluster {
     pub nodes: Vec<Node>,
     /// The storages listed, one entry per node.
     pub storages: Vec<Storage>,
-    /// With [`cluster_seeking`]: the guests not sought, by what their entries state.
+    /// With [`ListingQuery::with_others_thin`]: the guests not sought, by what their
+    /// entries state.
     pub unsought: Vec<OtherGuest>,
     texts: Shared,
 }
@@ -183,81 +174,6 @@ impl Cluster {
             _ => {}
         }
     }
-}
-
-/// Guests, nodes and storages from one unfiltered `GET /cluster/resources`, decoded as
-/// the answer arrives (only the fields above; other types skipped).
-pub fn cluster(client: &Client) -> Result<Cluster, ApiError> {
-    client.get_list("/cluster/resources", &[], &Cluster::default, &Cluster::add_json)
-}
-
-/// [`list`], keeping only the guests `sought` may need: the others are skipped unread.
-pub fn list_of(client: &Client, sought: &LookupTargets) -> Result<Vec<Guest>, ApiError> {
-    let add = |c: &mut Cluster, json: &[u8]| {
-        if sought.may_need(json, true) {
-            c.add_json(json)
-        } else {
-            Ok(())
-        }
-    };
-    Ok(client
-        .get_list(
-            "/cluster/resources",
-            &[("type", "vm".to_string())],
-            &Cluster::default,
-            &add,
-        )?
-        .guests)
-}
-
-/// [`cluster`], keeping only the guests `sought` may need (all nodes and storages).
-pub fn cluster_of(client: &Client, sought: &LookupTargets) -> Result<Cluster, ApiError> {
-    let add = |c: &mut Cluster, json: &[u8]| {
-        if sought.may_need(json, false) {
-            c.add_json(json)
-        } else {
-            Ok(())
-        }
-    };
-    client.get_list("/cluster/resources", &[], &Cluster::default, &add)
-}
-
-/// [`cluster_of`] for the lookup of one VM by `vmid`, else by `name` (and whatever else
-/// `sought` adds): looked up by name, the guests PVE has not named yet are named from
-/// their configs ([`name_unbroadcast`]), so a VM made moments ago is found. `seeking`:
-/// as [`cluster_seeking`], with every other guest in [`Cluster::unsought`], placed.
-pub fn cluster_for_lookup(
-    client: &Client,
-    vmid: Option<u32>,
-    name: Option<&str>,
-    sought: &LookupTargets,
-    seeking: bool,
-) -> Result<Cluster, ApiError> {
-    let mut cluster = if seeking {
-        cluster_seeking(client, sought, true)?
-    } else {
-        cluster_of(client, sought)?
-    };
-    if vmid.is_none() && name.is_some() {
-        name_unbroadcast(client, &mut cluster.guests, &cluster.nodes);
-    }
-    Ok(cluster)
-}
-
-/// [`cluster_of`], with the vmid, name and lock (and with `placed` the node, pool and
-/// type) of every other guest in [`Cluster::unsought`] (read from the entry's text, unless
-/// only decoding can tell: then the guest is decoded whole, into `guests`).
-pub fn cluster_seeking(client: &Client, sought: &LookupTargets, placed: bool) -> Result<Cluster, ApiError> {
-    let add = |c: &mut Cluster, json: &[u8]| {
-        if !sought.may_need(json, false) {
-            if let Some(thin) = sought.unsought(json, placed) {
-                c.unsought.push(thin);
-                return Ok(());
-            }
-        }
-        c.add_json(json)
-    };
-    client.get_list("/cluster/resources", &[], &Cluster::default, &add)
 }
 
 /// What one `GET /cluster/resources` is asked for and what is kept of it: the one way
@@ -693,7 +609,7 @@ pub fn wait_listed(client: &Client, vmid: u32, timeout: Duration) -> Result<Clus
     let started = Instant::now();
     let mut pause = Duration::from_millis(100);
     loop {
-        let listing = cluster(client)?;
+        let listing = read(client, &ListingQuery::whole_cluster())?.cluster;
         if by_vmid(&listing.guests, vmid).is_some() {
             return Ok(listing);
         }
@@ -860,6 +776,69 @@ mod tests {
         .unwrap();
         assert_eq!(c.guests[0].lock.as_deref(), Some("backup"));
         assert_eq!((c.guests[1].name.as_deref(), c.guests[1].lock.as_deref()), (None, None));
+    }
+
+    #[test]
+    fn a_query_keeps_what_it_asks_for_of_each_entry() {
+        let entries = [
+            r#"{"id":"qemu/100","type":"qemu","vmid":100,"node":"pve1","name":"web","status":"running"}"#,
+            r#"{"id":"qemu/101","type":"qemu","vmid":101,"node":"pve1","name":"db","maxmem":1024}"#,
+            r#"{"id":"lxc/200","type":"lxc","vmid":200,"node":"pve2","name":"ct"}"#,
+            r#"{"id":"node/pve1","type":"node","node":"pve1","status":"online"}"#,
+            r#"{"id":"storage/pve1/local","type":"storage","storage":"local","node":"pve1","content":"images"}"#,
+        ];
+        let fold = |query: &ListingQuery| {
+            let mut listing = Listing {
+                cluster: Cluster::default(),
+                load: query.load.then(Load::default),
+            };
+            for e in entries {
+                query.add(&mut listing, e.as_bytes()).unwrap();
+            }
+            listing
+        };
+        let vmids = |l: &Listing| l.cluster.guests.iter().map(|g| g.vmid).collect::<Vec<_>>();
+        let all = fold(&ListingQuery::whole_cluster());
+        assert_eq!(vmids(&all), vec![100, 101, 200]);
+        assert_eq!((all.cluster.nodes.len(), all.cluster.storages.len()), (1, 1));
+        assert!(all.load.is_none() && all.cluster.unsought.is_empty());
+
+        let sought = LookupTargets::lookup(Some(101), None);
+        let of = fold(&ListingQuery::whole_cluster().only(&sought));
+        assert_eq!(vmids(&of), vec![101]);
+        assert_eq!((of.cluster.nodes.len(), of.cluster.unsought.len()), (1, 0));
+        assert_eq!(vmids(&fold(&ListingQuery::guests().only(&sought))), vec![101]);
+
+        let thin = fold(&ListingQuery::whole_cluster().only(&sought).with_others_thin());
+        let unsought: Vec<(u32, bool)> = thin
+            .cluster
+            .unsought
+            .iter()
+            .map(|u| (u.vmid, u.place.is_some()))
+            .collect();
+        assert_eq!(unsought, vec![(100, false), (200, false)]);
+        let placed = fold(
+            &ListingQuery::whole_cluster()
+                .only(&sought)
+                .with_others_placed()
+                .with_load(),
+        );
+        let unsought: Vec<(u32, bool)> = placed
+            .cluster
+            .unsought
+            .iter()
+            .map(|u| (u.vmid, u.place.is_some()))
+            .collect();
+        assert_eq!(unsought, vec![(100, true), (200, true)]);
+        let load = placed.load.unwrap();
+        assert_eq!((load.guests.len(), load.nodes.len()), (3, 1), "every entry is tallied");
+
+        let by_name = LookupTargets::lookup(None, Some("web"));
+        let lookup = ListingQuery::lookup(None, Some("web"), &by_name);
+        assert_eq!((lookup.name_alone(), lookup.name_unbroadcast), (Some("web"), true));
+        let by_id = LookupTargets::lookup(Some(100), Some("web"));
+        let lookup = ListingQuery::lookup(Some(100), Some("web"), &by_id);
+        assert_eq!((lookup.name_alone(), lookup.name_unbroadcast), (None, false));
     }
 
     #[test]
