@@ -182,3 +182,32 @@ fn no_candidate_fails_naming_every_node_and_creates_nothing() {
     }
     assert!(listed(&env, "none").is_empty());
 }
+
+/// Two runs of the same `spread` play at once put every name on the node a check run
+/// predicts: the node comes from the name alone, so the runs need no coordination.
+/// (`vmid_range` makes a name one VM when both runs create it.)
+#[test]
+fn two_spread_runs_at_once_put_every_name_on_the_same_node() {
+    let env = start();
+    let task = format!(
+        "{}    vmid_range: [5000, 5999]\n",
+        vm_task("{strategy: spread}", "vmbr0", "local-lvm")
+    );
+    let predicted = reported(&env.play_with(&task, &opts("tw", true)));
+    assert_eq!(predicted.len(), HOSTS);
+    let (first, second) = std::thread::scope(|s| {
+        let first = s.spawn(|| env.play_with(&task, &opts("tw", false)));
+        let second = s.spawn(|| env.play_with(&task, &opts("tw", false)));
+        (first.join().unwrap(), second.join().unwrap())
+    });
+    first.assert_ok();
+    second.assert_ok();
+    // A run that found the VM the other had just created reports it as existing (no
+    // node chosen); every node a run did choose is the predicted one.
+    for run in [&first, &second] {
+        for (host, node) in reported(run).iter().filter(|(_, node)| !node.is_empty()) {
+            assert_eq!(Some(node), predicted.get(host), "{host}");
+        }
+    }
+    assert_eq!(listed(&env, "tw"), predicted, "each name once, on its node");
+}
