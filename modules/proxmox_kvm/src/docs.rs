@@ -180,6 +180,25 @@ ip_address:
   returned: with O(wait_for_agent) or O(wait_for_ip)
   type: str
   sample: 192.0.2.50
+node:
+  description: The node O(placement) chose for the VM this task created or cloned (in check mode, the node a real run would choose).
+  returned: with O(placement), when the task chose a node
+  type: str
+  sample: pve2
+placement:
+  description:
+    - Why O(placement) chose RV(node) - the strategy, the group, the VM's memory (bytes) and CPUs, every candidate with its numbers (C(maxmem), C(maxcpu), C(configured_memory), C(configured_cpus), C(free_memory), C(group_members)) in the order ranked, and every excluded node with its reason.
+  returned: with O(placement), when the task chose a node
+  type: dict
+  sample:
+    node: pve2
+    strategy: most_free
+    group: web
+    memory: 2147483648
+    cpus: 1
+    candidates:
+      - {node: pve2, maxmem: 34359738368, maxcpu: 8, configured_memory: 0, configured_cpus: 0, free_memory: 34359738368, group_members: 0}
+    excluded: {pve5: offline}
 known_after_apply:
   description:
     - In check mode, the result keys whose value only Proxmox VE decides when the change is applied (the MAC of a new NIC, the volume of a new disk, the addresses of a guest yet to start); they are null in the result, and the config values in RV(diff) and RV(actions) show C((known after apply)) in their place.

@@ -266,13 +266,17 @@ fn secrets_never_appear_even_at_vvvv() {
         play.transcript()
     );
     let issued = env.issued_tickets();
+    // Renewed when due, before any request: at a renewal age of a millisecond the run's
+    // ticket is renewed by each later task, and a task's own ticket before most of its
+    // requests, so how many renewals depends on timing; at least the two later tasks'.
+    let (logins, renewals) = env.logins();
+    assert_eq!(logins, 1, "one login: {}", env.requests()["counts"]);
+    assert!(renewals >= 2, "renewed when due: {}", env.requests()["counts"]);
     assert_eq!(
-        env.logins(),
-        (1, 2),
-        "one login, two renewals: {}",
-        env.requests()["counts"]
+        issued.len(),
+        usize::try_from(2 * (logins + renewals)).unwrap(),
+        "every ticket, each with its CSRF token"
     );
-    assert_eq!(issued.len(), 6, "three tickets, each with its CSRF token");
     for secret in &issued {
         assert!(
             !everything.contains(secret.as_str()),
