@@ -319,17 +319,44 @@ fn names(modules: &[Registered]) -> String {
     modules.iter().map(|m| m.name).collect::<Vec<_>>().join(", ")
 }
 
-/// Picks the module the command line or the args file names, then [`execute_args`].
+/// Reads the args file, then [`dispatch_args`].
 fn dispatch(
     modules: &[Registered],
     read_private_state: PrivateStateReader,
     by_hand: Option<&str>,
     args_path: &str,
 ) -> (Value, i32) {
-    let mut args = match read_args(args_path) {
-        Ok(args) => args,
-        Err(msg) => return (failure_json(&msg, Map::new()), 1),
-    };
+    match read_args(args_path) {
+        Ok(args) => dispatch_args(modules, read_private_state, by_hand, args),
+        Err(msg) => (failure_json(&msg, Map::new()), 1),
+    }
+}
+
+/// One module run inside the calling process, exactly as the binary runs the args file
+/// holding `args` (the action plugin's object: the task's options, ansible-core's
+/// `_ansible_*` switches, [`MODULE_ARG`], [`PROTOCOL_ARG`] and the private run state):
+/// the result object the binary would print and its exit code. It lets the tests run a
+/// module body against the simulator without a process per task; the secrets an
+/// earlier run in this process registered are forgotten first, as a new process starts
+/// with none.
+pub fn run_in_process(
+    modules: &[Registered],
+    read_private_state: PrivateStateReader,
+    args: Map<String, Value>,
+) -> (Value, i32) {
+    if let Some(Ok(mut known)) = SECRETS.get().map(Mutex::lock) {
+        known.clear();
+    }
+    dispatch_args(modules, read_private_state, None, args)
+}
+
+/// Picks the module the command line or the args file names, then [`execute_args`].
+fn dispatch_args(
+    modules: &[Registered],
+    read_private_state: PrivateStateReader,
+    by_hand: Option<&str>,
+    mut args: Map<String, Value>,
+) -> (Value, i32) {
     if let Err(msg) = same_protocol(args.remove(PROTOCOL_ARG), by_hand.is_some()) {
         return (failure_json(&msg, Map::new()), 1);
     }

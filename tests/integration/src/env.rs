@@ -17,6 +17,8 @@ pub struct Env {
     api: SimApi,
     dir: tempfile::TempDir,
     plays: AtomicUsize,
+    /// How long the simulator lists a new guest without its name and status.
+    resources_lag: std::time::Duration,
 }
 
 impl Env {
@@ -26,6 +28,7 @@ impl Env {
     }
 
     pub fn start_with(cfg: pvesim::SimConfig) -> Env {
+        let resources_lag = std::time::Duration::from_millis(cfg.resources_lag_ms);
         let sim = pvesim::Simulator::start(cfg).unwrap_or_else(|e| panic!("pvesim did not start: {e:#}"));
         let dir = tempfile::Builder::new()
             .prefix("ferrox-it-")
@@ -42,6 +45,7 @@ impl Env {
             api,
             dir,
             plays: AtomicUsize::new(0),
+            resources_lag,
         };
         env.write_ansible_files();
         env
@@ -59,6 +63,7 @@ impl Env {
     /// The `ANSIBLE_COLLECTIONS_PATH` the plays use (ferrox.proxmox → the installed tarball,
     /// see [`crate::installed_collection`]).
     pub fn collections_path(&self) -> PathBuf {
+        self.link_collection();
         self.dir().join("collections")
     }
 
@@ -142,6 +147,28 @@ impl Env {
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
             results: read_results(&results),
+        }
+    }
+
+    /// `collections/ansible_collections/ferrox/proxmox` → the installed collection, made
+    /// before the first play (tests that only run tasks in process need no install).
+    pub fn link_collection(&self) {
+        let link = self.dir().join("collections/ansible_collections/ferrox/proxmox");
+        if link.symlink_metadata().is_ok() {
+            return;
+        }
+        std::fs::create_dir_all(link.parent().expect("namespace dir")).expect("collections dir");
+        std::os::unix::fs::symlink(installed_collection(), &link).expect("collection symlink");
+    }
+
+    /// Every guest as `/cluster/resources?type=vm` lists it once the status broadcast
+    /// caught up: PVE lists a guest made a moment ago without its name, and tasks run in
+    /// process end within that moment.
+    pub fn guests_listed(&self) -> Vec<Value> {
+        std::thread::sleep(self.resources_lag);
+        match self.api_get("/cluster/resources?type=vm") {
+            Value::Array(guests) => guests,
+            other => panic!("/cluster/resources answered {other}"),
         }
     }
 
@@ -265,9 +292,6 @@ impl Env {
 
     fn write_ansible_files(&self) {
         let dir = self.dir();
-        let ns = dir.join("collections/ansible_collections/ferrox");
-        std::fs::create_dir_all(&ns).expect("collections dir");
-        std::os::unix::fs::symlink(installed_collection(), ns.join("proxmox")).expect("collection symlink");
         write_ansible_cfg(dir);
         std::fs::write(dir.join("inventory"), "localhost ansible_connection=local\n").expect("inventory");
     }

@@ -1,5 +1,11 @@
-//! The integration harness: every test runs real `ansible-playbook` with the built
-//! module binaries against its own [`pvesim`] simulator over HTTPS.
+//! The integration harness: every test gets its own [`pvesim`] simulator over HTTPS and
+//! runs a play's tasks one of two ways:
+//! - [`Env::run`]: the module bodies in this process (`src/in_process.rs`), with the
+//!   arguments and run state the action plugin would give them: for what a module does
+//!   (plans, writes, refuses, answers), in milliseconds per task;
+//! - [`Env::play`]: real `ansible-playbook` with the built binaries, for what only
+//!   Ansible shows (the shim and its stores across forks, async, templating, callbacks,
+//!   parity with community.proxmox, the shipped playbooks).
 //!
 //! ```no_run
 //! use ferrox_integration::{Env, PlayOpts};
@@ -56,6 +62,7 @@
 
 mod api;
 mod env;
+mod in_process;
 mod paths;
 mod play;
 

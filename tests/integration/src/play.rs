@@ -138,7 +138,7 @@ pub(crate) fn render_playbook(tasks_yaml: &str, module_defaults: &Value, vars: &
 }
 
 /// Removes the indentation common to all non-blank lines.
-fn dedent(text: &str) -> String {
+pub(crate) fn dedent(text: &str) -> String {
     let indent = text
         .lines()
         .filter(|l| !l.trim().is_empty())

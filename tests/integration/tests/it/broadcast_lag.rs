@@ -37,7 +37,7 @@ fn listed(env: &Env, vmid: u64) -> Value {
 #[test]
 fn a_vm_created_moments_ago_is_found_by_name_by_every_module() {
     let env = lagging();
-    let play = env.play(&format!(
+    let play = env.run(&format!(
         "{CREATE}
 - name: again
   ferrox.proxmox.proxmox_kvm:
@@ -97,7 +97,7 @@ fn a_vm_created_moments_ago_is_found_by_name_by_every_module() {
 fn a_create_makes_eight_calls() {
     let env = lagging();
     env.clear_requests();
-    let play = env.play(CREATE);
+    let play = env.run(CREATE);
     play.assert_ok();
     let log = env.requests();
     let counts = log["counts"].as_object().unwrap();
@@ -117,7 +117,7 @@ fn a_vm_another_run_made_moments_ago_is_not_made_twice() {
         &[("vmid", "150"), ("name", "lag01"), ("memory", "512")],
     );
     assert_eq!(listed(&env, 150).get("name"), None);
-    let play = env.play(CREATE);
+    let play = env.run(CREATE);
     play.assert_ok();
     let t = play.task("create");
     assert_eq!(t.result["vmid"], json!(150), "{}", t.result);

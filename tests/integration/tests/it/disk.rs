@@ -442,7 +442,7 @@ fn bad_input_fails_with_the_option_named_and_nothing_written() {
         .enumerate()
         .map(|(i, (opts, _))| format!("- name: case{i}\n  {DISK}: {opts}\n  ignore_errors: true\n"))
         .collect();
-    let play = env.play(&yaml);
+    let play = env.run(&yaml);
     for (i, (opts, expected)) in cases.iter().enumerate() {
         let t = play.task(&format!("case{i}"));
         assert!(t.failed, "{opts} did not fail: {}", t.result);

@@ -64,18 +64,18 @@ pub fn converge_with(env: &Env, module: &str, options: &str, base: &PlayOpts) ->
     };
     let before = env.sim_state();
     env.clear_requests();
-    let dry = env.play_with(&task_yaml("dry", module, options), &dry_opts);
+    let dry = env.run_with(&task_yaml("dry", module, options), &dry_opts);
     let dry = dry.task("dry").clone();
     assert!(!dry.failed, "check mode failed: {}", dry.result);
     assert_eq!(writes(&calls(env)), 0, "check mode wrote: {:?}", calls(env));
     assert_eq!(env.sim_state(), before, "check mode changed the cluster");
 
     env.clear_requests();
-    let real = env.play_with(&task_yaml("real", module, options), &real_opts);
+    let real = env.run_with(&task_yaml("real", module, options), &real_opts);
     let real = real.task("real").clone();
     assert!(!real.failed, "real run failed: {}", real.result);
     let real_calls = calls(env);
-    let again = env.play_with(&task_yaml("again", module, options), &real_opts);
+    let again = env.run_with(&task_yaml("again", module, options), &real_opts);
     let again = again.task("again").clone();
     assert!(!again.failed, "second run failed: {}", again.result);
 
@@ -118,7 +118,7 @@ pub fn as_root(env: &Env) -> PlayOpts {
 
 /// One task, run once (for failures and single steps).
 pub fn once(env: &Env, module: &str, options: &str, check: bool) -> TaskOutcome {
-    let play = env.play_with(
+    let play = env.run_with(
         &task_yaml("t", module, options),
         &PlayOpts {
             check,

@@ -49,7 +49,7 @@ fn cloud_init_changes_are_reported_until_a_reboot_brings_them_to_the_guest() {
     let env = Env::start();
     running_cloud_init_vm(&env, 150);
 
-    let dry = env.play_with(
+    let dry = env.run_with(
         &update(150, ""),
         &PlayOpts {
             check: true,
@@ -71,7 +71,7 @@ fn cloud_init_changes_are_reported_until_a_reboot_brings_them_to_the_guest() {
     assert_eq!(t.result["diff"]["after"]["ciuser"], "admin");
     assert!(drive_lacks(&env, 150).is_empty(), "check mode wrote nothing");
 
-    let play = env.play(&update(150, ""));
+    let play = env.run(&update(150, ""));
     let t = play.task("u");
     assert!(t.changed);
     assert_eq!(
@@ -83,7 +83,7 @@ fn cloud_init_changes_are_reported_until_a_reboot_brings_them_to_the_guest() {
     assert_eq!(drive_lacks(&env, 150), ["ipconfig0", "ciuser"]);
 
     // The same task again: nothing to write, but still not in the guest.
-    let again = env.play(&update(150, ""));
+    let again = env.run(&update(150, ""));
     assert!(!again.task("u").changed);
     assert!(
         again
@@ -94,7 +94,7 @@ fn cloud_init_changes_are_reported_until_a_reboot_brings_them_to_the_guest() {
         again.task("u").msg()
     );
 
-    let reboot = env.play(&update(150, "    apply_pending: reboot\n"));
+    let reboot = env.run(&update(150, "    apply_pending: reboot\n"));
     let t = reboot.task("u");
     assert!(t.changed, "{}", t.result);
     assert_eq!(
@@ -104,14 +104,14 @@ fn cloud_init_changes_are_reported_until_a_reboot_brings_them_to_the_guest() {
     assert_eq!(t.result["pending"], json!({}));
     assert!(drive_lacks(&env, 150).is_empty(), "PVE's listing shows nothing pending");
 
-    let third = env.play(&update(150, "    apply_pending: reboot\n"));
+    let third = env.run(&update(150, "    apply_pending: reboot\n"));
     assert!(!third.task("u").changed, "{}", third.task("u").result);
     assert_eq!(third.task("u").msg(), "VM civm with vmid 150 is up to date");
 
     // vm_info config: current names what the drive lacks.
     let (status, body) = env.api("PUT", "/nodes/pve1/qemu/150/config", &[("searchdomain", "example.org")]);
     assert_eq!(status, 200, "{body}");
-    let info = env.play("- name: i\n  ferrox.proxmox.proxmox_vm_info:\n    vmid: 150\n    config: current\n");
+    let info = env.run("- name: i\n  ferrox.proxmox.proxmox_vm_info:\n    vmid: 150\n    config: current\n");
     let guest = &info.task("i").result["proxmox_vms"][0];
     assert_eq!(
         guest["cloudinit_pending"],
@@ -148,7 +148,7 @@ fn a_rerun_clone_task_converges_the_clone_like_update_true() {
     let task = |pool: &str, ip: &str, extra: &str| {
         format!("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: cl1\n    node: pve1\n    full: true\n    pool: {pool}\n    ipconfig: {{ipconfig0: \"ip={ip}/24,gw=10.0.0.1\"}}\n{extra}")
     };
-    let made = env.play(&task("blue", "10.0.0.5", ""));
+    let made = env.run(&task("blue", "10.0.0.5", ""));
     let vmid = made.task("c").result["vmid"].as_u64().expect("the clone's vmid");
     assert!(made.task("c").changed, "{}", made.task("c").result);
     env.run_task("POST", &format!("/nodes/pve1/qemu/{vmid}/status/start"), &[]);
@@ -158,7 +158,7 @@ fn a_rerun_clone_task_converges_the_clone_like_update_true() {
     };
     assert_eq!(pool_of(), "blue");
 
-    let dry = env.play_with(
+    let dry = env.run_with(
         &task("green", "10.0.0.6", ""),
         &PlayOpts {
             check: true,
@@ -178,7 +178,7 @@ fn a_rerun_clone_task_converges_the_clone_like_update_true() {
     assert_eq!(pool_of(), "blue", "check mode moved nothing");
 
     let rerun = "    apply_pending: reboot\n    cipassword: Cl0ne-pw\n    update_password: always\n";
-    let play = env.play(&task("green", "10.0.0.6", rerun));
+    let play = env.run(&task("green", "10.0.0.6", rerun));
     let t = play.task("c");
     assert!(t.changed, "{}", t.result);
     assert!(
@@ -204,7 +204,7 @@ fn a_rerun_clone_task_converges_the_clone_like_update_true() {
         "running"
     );
 
-    let again = env.play(&task(
+    let again = env.run(&task(
         "green",
         "10.0.0.6",
         "    cipassword: Cl0ne-pw\n    update_password: on_create\n",
@@ -254,7 +254,7 @@ fn passwords_rotate_on_request_and_never_show() {
 fn cloud_init_keys_without_a_drive_are_named_in_a_warning() {
     let env = Env::start();
     let play =
-        env.play("- name: w\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    ciuser: admin\n");
+        env.run("- name: w\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    ciuser: admin\n");
     let warnings = play.task("w").result["warnings"].to_string();
     assert!(
         warnings.contains("VM 100 has no cloud-init drive, so ciuser reach no guest"),
@@ -423,7 +423,7 @@ fn started_vms_wait_until_their_guests_can_be_reached() {
 
     // Already running: a no-op that waits; restarted: the new boot's agent; the failures.
     env.clear_requests();
-    let play = env.play(
+    let play = env.run(
         "- name: again\n  ferrox.proxmox.proxmox_kvm: {vmid: 150, state: started, wait_for_ip: true}\n\
          - name: restart\n  ferrox.proxmox.proxmox_kvm: {vmid: 150, state: restarted, wait_for_agent: true}\n\
          - name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 150, network: true}\n\
@@ -534,7 +534,7 @@ fn started_vms_wait_until_their_guests_can_be_reached() {
 
     // Check mode: a running VM whose agent answers reports its addresses; one yet to
     // start has them known after apply.
-    let dry = env.play_with(
+    let dry = env.run_with(
         "- name: running\n  ferrox.proxmox.proxmox_kvm: {vmid: 150, state: started, wait_for_ip: true}\n\
          - name: to start\n  ferrox.proxmox.proxmox_kvm: {vmid: 156, state: started, wait_for_agent: true}\n\
          - name: refused\n  ferrox.proxmox.proxmox_kvm: {vmid: 155, state: started, wait_for_agent: true}\n  ignore_errors: true\n\

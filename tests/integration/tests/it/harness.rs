@@ -56,3 +56,54 @@ fn api_helpers_read_and_measure_the_simulator() {
     let log = env.requests();
     assert_eq!(log["counts"]["GET /api2/json/version"], json!(1), "{log}");
 }
+
+#[test]
+fn tasks_run_in_process_carry_the_check_runs_plan_from_task_to_task() {
+    let env = Env::start();
+    let dry = env.run_with(
+        r#"
+        - name: create
+          ferrox.proxmox.proxmox_kvm: {name: in-process, node: pve1, vmid: 901, memory: 1024}
+        - name: again
+          ferrox.proxmox.proxmox_kvm: {name: in-process, node: pve1, memory: 1024}
+        "#,
+        &PlayOpts {
+            check: true,
+            ..Default::default()
+        },
+    );
+    dry.assert_ok();
+    assert!(dry.task("create").changed, "{:?}", dry.results);
+    // The second task plans against the cluster as the first would leave it.
+    assert!(!dry.task("again").changed, "{:?}", dry.task("again").result);
+    assert_eq!(dry.task("again").result["vmid"], json!(901));
+    assert_eq!(dry.recap("changed"), Some(1));
+    assert!(env.writes().is_empty(), "a check run wrote: {:?}", env.writes());
+}
+
+#[test]
+fn a_failed_task_in_process_stops_the_play_unless_ignored() {
+    let env = Env::start();
+    let play = env.run(
+        r#"
+        - name: unknown option
+          ferrox.proxmox.proxmox_vm_info: {colour: blue}
+          ignore_errors: true
+        - name: unknown vm
+          ferrox.proxmox.proxmox_kvm: {vmid: 4242, state: started}
+        - name: never
+          ferrox.proxmox.proxmox_vm_info: {}
+        "#,
+    );
+    assert_eq!(play.rc, 2);
+    assert!(
+        play.task("unknown option").msg().contains("colour"),
+        "{}",
+        play.task("unknown option").msg()
+    );
+    assert_eq!(
+        play.task("unknown vm").msg(),
+        "VM with vmid 4242 does not exist in cluster"
+    );
+    assert_eq!(play.results.len(), 2);
+}

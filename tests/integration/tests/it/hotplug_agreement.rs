@@ -75,7 +75,7 @@ fn kvm_and_disk_predict_the_same_pending_for_the_same_change() {
             check: true,
             ..Default::default()
         };
-        let (kvm_run, disk_run) = (env.play_with(&kvm_task, &check), env.play_with(&disk_task, &check));
+        let (kvm_run, disk_run) = (env.run_with(&kvm_task, &check), env.run_with(&disk_task, &check));
         let (kvm, disk) = (kvm_run.task("kvm"), disk_run.task("disk"));
         assert!(
             kvm.changed && disk.changed,
@@ -98,7 +98,7 @@ fn kvm_and_disk_predict_the_same_pending_for_the_same_change() {
             disk.result
         );
         // And that is what PVE does: the real proxmox_disk run reads it back.
-        let real = env.play(&disk_task);
+        let real = env.run(&disk_task);
         assert_eq!(
             real.task("disk").result["pending"],
             Value::Bool(row.pending),

@@ -22,7 +22,7 @@ const CLONE: &str = r#"
 #[test]
 fn clone_is_configured_in_the_same_task_and_not_repeated() {
     let env = Env::start();
-    let dry = env.play_with(
+    let dry = env.run_with(
         CLONE,
         &PlayOpts {
             check: true,
@@ -50,7 +50,7 @@ fn clone_is_configured_in_the_same_task_and_not_repeated() {
         json!(["mac.net0", "devices.ide2", "devices.scsi0"])
     );
 
-    let play = env.play(CLONE);
+    let play = env.run(CLONE);
     play.assert_ok();
     let t = play.task("clone");
     assert!(t.changed);
@@ -69,7 +69,7 @@ fn clone_is_configured_in_the_same_task_and_not_repeated() {
     );
     assert_eq!(t.result["mac"]["net0"], json!(net0.split(['=', ',']).nth(1).unwrap()));
 
-    let again = env.play(CLONE);
+    let again = env.run(CLONE);
     again.assert_ok();
     let t = again.task("clone");
     assert!(!t.changed, "{}", t.result);
@@ -80,12 +80,12 @@ fn clone_is_configured_in_the_same_task_and_not_repeated() {
 #[test]
 fn existing_newid_names_the_clone_and_converges_it() {
     let env = Env::start();
-    let first = env.play(
+    let first = env.run(
         "- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: x\n    vmid: 9000\n    newid: 150\n    name: app02\n",
     );
     first.assert_ok();
     assert_eq!(first.task("c").result["vmid"], json!(150));
-    let play = env.play("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: x\n    vmid: 9000\n    newid: 150\n    name: app02\n    cores: 3\n");
+    let play = env.run("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: x\n    vmid: 9000\n    newid: 150\n    name: app02\n    cores: 3\n");
     play.assert_ok();
     let t = play.task("c");
     assert_eq!(t.result["vmid"], json!(150), "the clone, not the source");
@@ -96,6 +96,6 @@ fn existing_newid_names_the_clone_and_converges_it() {
 #[test]
 fn unknown_source_fails() {
     let env = Env::start();
-    let play = env.play("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: nosuch\n    name: x1\n");
+    let play = env.run("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: nosuch\n    name: x1\n");
     assert_eq!(play.task("c").msg(), "VM with name = nosuch does not exist in cluster");
 }

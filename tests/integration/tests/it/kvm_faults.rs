@@ -6,12 +6,7 @@ use ferrox_integration::{creds, Env, PlayOpts};
 use serde_json::json;
 
 fn vms_named(env: &Env, name: &str) -> usize {
-    env.api_get("/cluster/resources?type=vm")
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| g["name"] == name)
-        .count()
+    env.guests_listed().iter().filter(|g| g["name"] == name).count()
 }
 
 const CREATE: &str =
@@ -22,7 +17,7 @@ fn a_failed_create_task_fails_at_once_and_a_rerun_creates() {
     let env = Env::start();
     env.fault(json!({"task_type": "qmcreate", "fail": "lvcreate 'pve/vm-101-disk-0' error: out of space", "times": 1}));
     let started = std::time::Instant::now();
-    let play = env.play(CREATE);
+    let play = env.run(CREATE);
     let t = play.task("c");
     assert!(t.failed);
     assert!(
@@ -39,7 +34,7 @@ fn a_failed_create_task_fails_at_once_and_a_rerun_creates() {
     assert!(t.msg().contains("UPID:pve1:"), "names the task: {}", t.msg());
     assert_eq!(t.result["vmid"], json!(101));
     assert_eq!(vms_named(&env, "f01"), 0);
-    let again = env.play(CREATE);
+    let again = env.run(CREATE);
     again.assert_ok();
     assert!(again.task("c").changed);
     assert_eq!(vms_named(&env, "f01"), 1);
@@ -50,7 +45,7 @@ fn a_500_during_update_is_reported_and_a_rerun_converges() {
     let env = Env::start();
     env.fault(json!({"method": "PUT", "path_regex": "^/api2/json/nodes/pve1/qemu/100/config$", "status": 500, "message": "got timeout", "times": 1}));
     let yaml = "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 5\n";
-    let play = env.play(yaml);
+    let play = env.run(yaml);
     let t = play.task("u");
     assert!(t.failed);
     assert!(
@@ -59,7 +54,7 @@ fn a_500_during_update_is_reported_and_a_rerun_converges() {
         t.msg()
     );
     assert!(t.msg().contains("got timeout"), "{}", t.msg());
-    let again = env.play(yaml);
+    let again = env.run(yaml);
     again.assert_ok();
     assert!(again.task("u").changed);
     assert_eq!(env.api_get("/nodes/pve1/qemu/100/config")["cores"], json!(5));
@@ -72,7 +67,7 @@ fn a_slow_task_times_out_naming_it_and_a_rerun_converges() {
     // seconds to be answered, and a task over by then is (rightly) a success.
     env.fault(json!({"task_type": "qmstart", "duration_ms": 15000, "times": 1}));
     let yaml = "- name: s\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: started\n    timeout: 1\n";
-    let play = env.play(yaml);
+    let play = env.run(yaml);
     let t = play.task("s");
     assert!(t.failed, "{}", t.result);
     assert!(
@@ -87,7 +82,7 @@ fn a_slow_task_times_out_naming_it_and_a_rerun_converges() {
         assert!(std::time::Instant::now() < deadline, "the start task never ended");
         std::thread::sleep(std::time::Duration::from_millis(250));
     }
-    let again = env.play(yaml);
+    let again = env.run(yaml);
     again.assert_ok();
     assert_eq!(again.task("s").msg(), "VM 100 is already running");
 }
@@ -97,7 +92,7 @@ fn an_api_that_does_not_answer_in_time_fails_clearly() {
     let env = Env::start();
     env.fault(json!({"method": "GET", "path_regex": "^/api2/json/cluster/resources$", "latency_ms": 3000}));
     let play =
-        env.play("- name: s\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: current\n    api_timeout: 1\n");
+        env.run("- name: s\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: current\n    api_timeout: 1\n");
     let t = play.task("s");
     assert!(t.failed);
     assert!(
@@ -113,7 +108,7 @@ fn locked_vm_and_missing_privileges_are_named() {
     let (status, body) = env.api("PUT", "/nodes/pve1/qemu/100/config", &[("lock", "backup")]);
     assert_eq!(status, 200, "{body}");
     let update = "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 5\n";
-    let play = env.play(update);
+    let play = env.run(update);
     assert!(
         play.task("u").msg().contains("VM is locked (backup)"),
         "{}",
@@ -126,7 +121,7 @@ fn locked_vm_and_missing_privileges_are_named() {
         "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    delete: name\n",
         "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    migrate: true\n    node: pve2\n",
     ] {
-        let dry = env.play_with(
+        let dry = env.run_with(
             yaml,
             &PlayOpts {
                 check: true,
@@ -135,7 +130,7 @@ fn locked_vm_and_missing_privileges_are_named() {
         );
         let t = dry.task("u");
         assert!(t.failed && t.msg().contains("VM is locked (backup)"), "{}", t.result);
-        let real = env.play(yaml);
+        let real = env.run(yaml);
         assert!(
             real.task("u").failed && real.task("u").msg().contains("VM is locked (backup)"),
             "{}",
@@ -148,7 +143,7 @@ fn locked_vm_and_missing_privileges_are_named() {
         "api_token_id": creds::READONLY_TOKEN_ID, "api_token_secret": creds::READONLY_TOKEN_SECRET,
         "ca_path": env.ca_path().display().to_string(),
     }});
-    let play = env.play_with(
+    let play = env.run_with(
         CREATE,
         &PlayOpts {
             module_defaults: Some(readonly),
@@ -192,7 +187,7 @@ fn unknown_storage_bridge_and_iso_fail_without_leaving_a_vm() {
     ];
     for (i, (option, value, expected)) in cases.iter().enumerate() {
         let name = format!("bad{i}");
-        let play = env.play(&format!("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: {name}\n    {option}:\n      {value}\n"));
+        let play = env.run(&format!("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: {name}\n    {option}:\n      {value}\n"));
         let t = play.task("c");
         eprintln!("{option}: {}", t.msg());
         assert!(t.failed, "{option}: {}", t.result);
@@ -206,7 +201,7 @@ fn a_failure_half_way_says_what_was_already_done_and_a_rerun_finishes() {
     let env = Env::start();
     env.fault(json!({"method": "PUT", "path_regex": "^/api2/json/nodes/pve1/qemu/100/resize$", "status": 500, "message": "storage is busy", "times": 1}));
     let yaml = "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 4\n    scsi:\n      scsi0: local-lvm:40,iothread=1\n";
-    let play = env.play(yaml);
+    let play = env.run(yaml);
     let t = play.task("u");
     assert!(t.failed);
     assert!(t.msg().contains("storage is busy"), "{}", t.msg());
@@ -217,7 +212,7 @@ fn a_failure_half_way_says_what_was_already_done_and_a_rerun_finishes() {
         t.msg()
     );
     assert_eq!(t.result["done"], json!(["set cores of VM 100"]));
-    let again = env.play(yaml);
+    let again = env.run(yaml);
     again.assert_ok();
     assert_eq!(
         again.task("u").result["changes"],
@@ -233,7 +228,7 @@ fn a_failure_half_way_says_what_was_already_done_and_a_rerun_finishes() {
 #[test]
 fn a_stale_digest_guards_against_concurrent_changes() {
     let env = Env::start();
-    let play = env.play("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 4\n    digest: 0000000000000000000000000000000000000000\n");
+    let play = env.run("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 4\n    digest: 0000000000000000000000000000000000000000\n");
     let t = play.task("u");
     assert!(t.failed);
     assert!(t.msg().contains("checksum mismatch"), "{}", t.msg());

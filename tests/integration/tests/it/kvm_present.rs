@@ -33,9 +33,7 @@ fn config(env: &Env, vmid: u64) -> Value {
 }
 
 fn qemu_named(env: &Env, name: &str) -> Vec<u64> {
-    env.api_get("/cluster/resources?type=vm")
-        .as_array()
-        .unwrap()
+    env.guests_listed()
         .iter()
         .filter(|g| g["name"] == name && g["type"] == "qemu")
         .map(|g| g["vmid"].as_u64().unwrap())
@@ -45,7 +43,7 @@ fn qemu_named(env: &Env, name: &str) -> Vec<u64> {
 #[test]
 fn create_returns_vmid_mac_devices_and_a_rerun_changes_nothing() {
     let env = Env::start();
-    let play = env.play(CREATE);
+    let play = env.run(CREATE);
     play.assert_ok();
     let r = &play.task("create").result;
     assert!(play.task("create").changed);
@@ -65,7 +63,7 @@ fn create_returns_vmid_mac_devices_and_a_rerun_changes_nothing() {
     // Visible cluster-wide by name when the task returns.
     assert_eq!(qemu_named(&env, "app07"), vec![vmid]);
 
-    let again = env.play(CREATE);
+    let again = env.run(CREATE);
     again.assert_ok();
     let r2 = &again.task("create").result;
     assert!(!again.task("create").changed);
@@ -83,14 +81,14 @@ fn create_returns_vmid_mac_devices_and_a_rerun_changes_nothing() {
 #[test]
 fn check_mode_create_reports_the_vmid_and_writes_nothing() {
     let env = Env::start();
-    let dry = env.play_with(CREATE, &check());
+    let dry = env.run_with(CREATE, &check());
     dry.assert_ok();
     let r = &dry.task("create").result;
     assert!(dry.task("create").changed);
     assert_eq!(r["vmid"], json!(101));
     assert_eq!(r["diff"]["after"]["cores"], json!("2"));
     assert!(qemu_named(&env, "app07").is_empty());
-    let real = env.play(CREATE);
+    let real = env.run(CREATE);
     assert_eq!(real.task("create").result["vmid"], json!(101));
     assert_eq!(real.task("create").result["actions"], r["actions"]);
 }
@@ -98,7 +96,7 @@ fn check_mode_create_reports_the_vmid_and_writes_nothing() {
 #[test]
 fn existing_vm_without_update_warns_about_differences() {
     let env = Env::start();
-    let play = env.play("- name: look\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    cores: 4\n");
+    let play = env.run("- name: look\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    cores: 4\n");
     play.assert_ok();
     let t = play.task("look");
     assert!(!t.changed);
@@ -142,13 +140,13 @@ const UPDATE: &str = r#"
 #[test]
 fn update_converges_and_a_rerun_is_up_to_date() {
     let env = Env::start();
-    let dry = env.play_with(UPDATE, &check());
+    let dry = env.run_with(UPDATE, &check());
     dry.assert_ok();
     let planned = dry.task("update").result.clone();
     assert!(dry.task("update").changed);
     assert_eq!(config(&env, 100)["cores"], json!(2), "check mode writes nothing");
 
-    let play = env.play_with(
+    let play = env.run_with(
         UPDATE,
         &PlayOpts {
             diff: true,
@@ -188,20 +186,20 @@ fn update_converges_and_a_rerun_is_up_to_date() {
     assert!(t.result["mac"]["net1"].is_string());
     assert_eq!(t.result["devices"]["scsi1"], json!("local-lvm:vm-100-disk-1"));
 
-    let again = env.play(UPDATE);
+    let again = env.run(UPDATE);
     again.assert_ok();
     let t = again.task("update");
     assert!(!t.changed, "{}", t.result);
     assert_eq!(t.msg(), "VM web01 with vmid 100 is up to date");
     assert_eq!(t.result["mac"], play.task("update").result["mac"]);
-    let dry = env.play_with(UPDATE, &check());
+    let dry = env.run_with(UPDATE, &check());
     assert!(!dry.task("update").changed);
 }
 
 #[test]
 fn update_of_a_missing_vm_creates_it() {
     let env = Env::start();
-    let play = env.play("- name: cu\n  ferrox.proxmox.proxmox_kvm:\n    node: pve2\n    name: fresh\n    update: true\n    memory: 1024\n");
+    let play = env.run("- name: cu\n  ferrox.proxmox.proxmox_kvm:\n    node: pve2\n    name: fresh\n    update: true\n    memory: 1024\n");
     play.assert_ok();
     let t = play.task("cu");
     assert!(t.changed);
@@ -221,7 +219,7 @@ fn unsafe_disk_changes_fail_with_the_safe_route_and_change_nothing() {
         ("local-lvm:16", "cannot shrink"),
         ("vmdata:32", "state: moved, disk: scsi0, target_storage: vmdata"),
     ] {
-        let play = env.play(&format!(
+        let play = env.run(&format!(
             "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 8\n    scsi:\n      scsi0: {value}\n"
         ));
         let t = play.task("u");
@@ -240,7 +238,7 @@ fn unsafe_disk_changes_fail_with_the_safe_route_and_change_nothing() {
 fn running_vm_reports_pending_changes_and_can_reboot_to_apply_them() {
     let env = Env::start();
     env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
-    let play = env.play(
+    let play = env.run(
         "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 6\n    onboot: true\n",
     );
     play.assert_ok();
@@ -254,12 +252,12 @@ fn running_vm_reports_pending_changes_and_can_reboot_to_apply_them() {
     );
     assert!(t.msg().contains("pending until the VM restarts: cores"), "{}", t.msg());
     // A rerun sees the pending value as wanted: nothing to do.
-    let again = env.play(
+    let again = env.run(
         "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 6\n    onboot: true\n",
     );
     assert!(!again.task("u").changed, "{}", again.task("u").result);
 
-    let play = env.play("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 3\n    apply_pending: reboot\n");
+    let play = env.run("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 3\n    apply_pending: reboot\n");
     play.assert_ok();
     let t = play.task("u");
     assert!(t.msg().contains("rebooted to apply cores"), "{}", t.msg());
@@ -274,12 +272,12 @@ fn running_vm_reports_pending_changes_and_can_reboot_to_apply_them() {
 #[test]
 fn bad_input_is_named_before_anything_is_written() {
     let env = Env::start();
-    let play = env.play("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: bad\n    net:\n      eth0: virtio,bridge=vmbr0\n");
+    let play = env.run("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: bad\n    net:\n      eth0: virtio,bridge=vmbr0\n");
     assert_eq!(
         play.task("b").msg(),
         "net: 'eth0' is not a PVE config key; use net0 to net31 as keys"
     );
-    let play = env.play("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    node: pve9\n    name: bad\n");
+    let play = env.run("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    node: pve9\n    name: bad\n");
     assert!(
         play.task("b")
             .msg()
@@ -287,9 +285,9 @@ fn bad_input_is_named_before_anything_is_written() {
         "{}",
         play.task("b").msg()
     );
-    let play = env.play("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    name: bad\n");
+    let play = env.run("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    name: bad\n");
     assert_eq!(play.task("b").msg(), "node is mandatory for creating/updating VM");
-    let play = env.play("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: bad\n    net:\n      net0: virtio,bridge=vmbr0,tag=99999\n");
+    let play = env.run("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: bad\n    net:\n      net0: virtio,bridge=vmbr0,tag=99999\n");
     assert!(play.task("b").failed);
     assert!(
         play.task("b")
@@ -298,7 +296,7 @@ fn bad_input_is_named_before_anything_is_written() {
         "{}",
         play.task("b").msg()
     );
-    let play = env.play("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 200\n    cores: 2\n");
+    let play = env.run("- name: b\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 200\n    cores: 2\n");
     assert!(
         play.task("b").msg().contains("belongs to a container"),
         "{}",
@@ -342,13 +340,13 @@ fn secrets_never_appear_in_results_or_diffs() {
 fn api_calls_per_operation() {
     let env = Env::start();
     env.clear_requests();
-    env.play(CREATE).assert_ok();
+    env.run(CREATE).assert_ok();
     let create = env.requests();
     env.clear_requests();
-    env.play(CREATE).assert_ok();
+    env.run(CREATE).assert_ok();
     let noop = env.requests();
     env.clear_requests();
-    env.play(
+    env.run(
         &CREATE
             .replace("cores: 2", "cores: 3")
             .replace("    node: pve1\n", "    update: true\n"),
@@ -370,7 +368,7 @@ fn api_calls_per_operation() {
 fn duplicate_names_fail_listing_the_vmids_and_containers_do_not_count() {
     let env = Env::start();
     env.run_task("POST", "/nodes/pve2/qemu", &[("vmid", "150"), ("name", "web01")]);
-    let play = env.play("- name: d\n  ferrox.proxmox.proxmox_kvm:\n    name: web01\n    state: current\n");
+    let play = env.run("- name: d\n  ferrox.proxmox.proxmox_kvm:\n    name: web01\n    state: current\n");
     let msg = play.task("d").msg();
     assert!(msg.starts_with("Multiple VMs with name web01 found (vmids 100, 150), provide vmid instead. They are: VM 100 on node pve1, "), "{msg}");
     assert!(
@@ -383,7 +381,7 @@ fn duplicate_names_fail_listing_the_vmids_and_containers_do_not_count() {
     );
     assert_eq!(play.task("d").result["duplicates"].as_array().map(Vec::len), Some(2));
     // proxmox_disk and proxmox_nic decode only the listing entries that may be web01: both are.
-    let play = env.play(concat!(
+    let play = env.run(concat!(
         "- {name: disk, ferrox.proxmox.proxmox_disk: {name: web01, disk: scsi0, state: present}, ignore_errors: true}\n",
         "- {name: nic, ferrox.proxmox.proxmox_nic: {name: web01, interface: net0}, ignore_errors: true}\n",
         "- {name: by vmid, ferrox.proxmox.proxmox_nic: {vmid: 150, interface: net0, bridge: vmbr0}}\n",
@@ -398,7 +396,7 @@ fn duplicate_names_fail_listing_the_vmids_and_containers_do_not_count() {
     }
     assert_eq!(play.task("by vmid").result["vmid"], json!(150));
     // The LXC container ct-dns is not a QEMU VM of that name: a VM gets created.
-    let play = env.play("- name: d\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: ct-dns\n");
+    let play = env.run("- name: d\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: ct-dns\n");
     play.assert_ok();
     assert!(play.task("d").changed);
 }
@@ -421,7 +419,7 @@ fn vmid_range_efi_tpm_and_update_unsafe() {
     tpmstate0:
       storage: local-lvm
 "#;
-    let play = env.play(yaml);
+    let play = env.run(yaml);
     play.assert_ok();
     let t = play.task("r");
     assert_eq!(t.result["vmid"], json!(5665), "derived from the name (vmid_range.rs)");
@@ -429,7 +427,7 @@ fn vmid_range_efi_tpm_and_update_unsafe() {
     assert!(cfg["efidisk0"].as_str().unwrap().contains("efitype=4m"), "{cfg}");
     assert!(cfg["tpmstate0"].as_str().unwrap().contains("version=v2.0"), "{cfg}");
     assert_eq!(t.result["devices"]["efidisk0"], json!("local-lvm:vm-5665-disk-0"));
-    let again = env.play(&yaml.replace("    node: pve1\n", "    update: true\n    update_unsafe: true\n"));
+    let again = env.run(&yaml.replace("    node: pve1\n", "    update: true\n    update_unsafe: true\n"));
     again.assert_ok();
     assert!(!again.task("r").changed, "{}", again.task("r").result);
     assert!(again
@@ -437,7 +435,7 @@ fn vmid_range_efi_tpm_and_update_unsafe() {
         .warnings()
         .iter()
         .any(|w| w.contains("update_unsafe is no longer needed")));
-    let efi_without_ovmf = env.play("- name: e\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: e1\n    efidisk0:\n      storage: local-lvm\n");
+    let efi_without_ovmf = env.run("- name: e\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: e1\n    efidisk0:\n      storage: local-lvm\n");
     assert_eq!(
         efi_without_ovmf.task("e").msg(),
         "efidisk0 cannot be used if bios is not set to ovmf. "
@@ -449,9 +447,9 @@ fn check_mode_predicts_the_pending_changes_a_real_run_reports() {
     let env = Env::start();
     env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
     let yaml = "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 4\n    cpu: host\n    onboot: true\n    description: web\n    net:\n      net0: virtio,bridge=vmbr1\n      net1: virtio,bridge=vmbr0\n    scsi:\n      scsi1: local-lvm:2\n";
-    let dry = env.play_with(yaml, &check());
+    let dry = env.run_with(yaml, &check());
     dry.assert_ok();
-    let real = env.play(yaml);
+    let real = env.run(yaml);
     real.assert_ok();
     let predicted = &dry.task("u").result["pending"];
     let pending = &real.task("u").result["pending"];
@@ -469,13 +467,13 @@ fn check_mode_predicts_the_pending_changes_a_real_run_reports() {
 fn check_mode_counts_changes_already_pending_as_a_real_run_does() {
     let env = Env::start();
     env.run_task("POST", "/nodes/pve1/qemu/100/status/start", &[]);
-    env.play("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 6\n")
+    env.run("- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 6\n")
         .assert_ok();
     let yaml =
         "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 6\n    memory: 4096\n";
-    let dry = env.play_with(yaml, &check());
+    let dry = env.run_with(yaml, &check());
     dry.assert_ok();
-    let real = env.play(yaml);
+    let real = env.run(yaml);
     real.assert_ok();
     let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
     let (predicted, pending) = (&dry.task("u").result["pending"], &real.task("u").result["pending"]);
@@ -512,19 +510,14 @@ fn tags_converge_as_the_cluster_compares_them() {
         log.iter().filter(|e| e["path"] == "/api2/json/cluster/options").count()
     };
     let vmid = || {
-        env.api_get("/cluster/resources?type=vm")
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|g| g["name"] == "app08")
-            .unwrap()["vmid"]
+        env.guests_listed().iter().find(|g| g["name"] == "app08").unwrap()["vmid"]
             .as_u64()
             .unwrap()
     };
     let stored = |env: &Env| env.api_get(&format!("/nodes/pve1/qemu/{}/config", vmid()))["tags"].clone();
 
     env.clear_requests();
-    let play = env.play(&format!(
+    let play = env.run(&format!(
         "{}{}",
         tags("Web, prod", "", "create"),
         tags("Web, prod", "    update: true\n", "again")
@@ -536,7 +529,7 @@ fn tags_converge_as_the_cluster_compares_them() {
     assert_eq!(options_read(&env), 0, "the same tags: the setting is not needed");
 
     let change = tags("web, prod", "    update: true\n", "change");
-    let dry = env.play_with(&change, &check());
+    let dry = env.run_with(&change, &check());
     dry.assert_ok();
     let t = dry.task("change");
     assert!(t.changed, "{}", t.result);
@@ -547,7 +540,7 @@ fn tags_converge_as_the_cluster_compares_them() {
     assert_eq!(stored(&env), "Web;prod", "check mode writes nothing");
 
     env.clear_requests();
-    let real = env.play(&format!("{change}{}", tags("web, prod", "    update: true\n", "again")));
+    let real = env.run(&format!("{change}{}", tags("web, prod", "    update: true\n", "again")));
     real.assert_ok();
     assert!(real.task("change").changed);
     assert_eq!(real.task("change").result["changes"], json!(["tags"]));
@@ -566,7 +559,7 @@ fn tags_converge_as_the_cluster_compares_them() {
 
     // The default: PVE stores tags lower case, so `Web` is `web`.
     assert_eq!(env.api("PUT", "/cluster/options", &[("delete", "tag-style")]).0, 200);
-    let play = env.play(&tags("Web, prod", "    update: true\n", "default"));
+    let play = env.run(&tags("Web, prod", "    update: true\n", "default"));
     play.assert_ok();
     assert!(!play.task("default").changed, "{}", play.task("default").result);
     assert!(

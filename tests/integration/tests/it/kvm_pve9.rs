@@ -40,14 +40,14 @@ fn qm_set_line_as_a_task_and_extra_config_converge_and_rerun_unchanged() {
         100,
         "    rng0: source=/dev/urandom\n    spice_enhancements: foldersharing=1,videostreaming=all\n    vmstatestorage: local-lvm\n    extra_config:\n      ivshmem: size=32,name=lg\n",
     );
-    let dry = env.play_with(&yaml, &as_root(&env, true));
+    let dry = env.run_with(&yaml, &as_root(&env, true));
     dry.assert_ok();
     assert!(dry.task("t").changed);
     assert!(config(&env, 100).get("ivshmem").is_none(), "check mode wrote");
     let diff = dry.task("t").result["diff"].to_string();
     assert!(diff.contains("ivshmem") && diff.contains("size=32,name=lg"), "{diff}");
 
-    let play = env.play_with(&yaml, &as_root(&env, false));
+    let play = env.run_with(&yaml, &as_root(&env, false));
     play.assert_ok();
     assert!(play.task("t").changed);
     let cfg = config(&env, 100);
@@ -55,12 +55,12 @@ fn qm_set_line_as_a_task_and_extra_config_converge_and_rerun_unchanged() {
     assert_eq!(cfg["spice_enhancements"], "foldersharing=1,videostreaming=all");
     assert_eq!(cfg["vmstatestorage"], "local-lvm");
     assert_eq!(cfg["ivshmem"], "size=32,name=lg");
-    let again = env.play_with(&yaml, &as_root(&env, false));
+    let again = env.run_with(&yaml, &as_root(&env, false));
     again.assert_ok();
     assert!(!again.task("t").changed, "{}", again.task("t").result);
 
     // A changed field of a pass-through key is one more write, compared like any option.
-    let play = env.play_with(&yaml.replace("size=32", "size=64"), &as_root(&env, false));
+    let play = env.run_with(&yaml.replace("size=32", "size=64"), &as_root(&env, false));
     assert!(play.task("t").changed);
     assert_eq!(config(&env, 100)["ivshmem"], "name=lg,size=64");
 }
@@ -79,7 +79,7 @@ fn extra_config_bad_input_fails_before_any_write() {
         .iter()
         .map(|(name, extra, _)| format!("- name: {name}\n  ignore_errors: true\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    extra_config:\n      {extra}\n"))
         .collect();
-    let play = env.play(&tasks);
+    let play = env.run(&tasks);
     for (name, _, msg) in cases {
         assert!(play.task(name).failed, "{name}");
         assert!(
@@ -129,11 +129,11 @@ fn host_tunnel_and_cpu_level_on_a_9_2_cluster_create_converge_and_show_in_the_di
         diff: true,
         ..Default::default()
     };
-    let dry = env.play_with(NEWER, &check);
+    let dry = env.run_with(NEWER, &check);
     dry.assert_ok();
     assert!(dry.task("n").changed);
     assert!(dry.task("n").warnings().is_empty(), "{:?}", dry.task("n").warnings());
-    let play = env.play(NEWER);
+    let play = env.run(NEWER);
     play.assert_ok();
     assert!(play.task("n").changed);
     let cfg = config(&env, 4200);
@@ -142,14 +142,14 @@ fn host_tunnel_and_cpu_level_on_a_9_2_cluster_create_converge_and_show_in_the_di
         cfg["net0"].as_str().unwrap().ends_with(",bridge=vmbr0,host-tunnel=0"),
         "{cfg}"
     );
-    let again = env.play(NEWER);
+    let again = env.run(NEWER);
     again.assert_ok();
     assert!(!again.task("n").changed, "{}", again.task("n").result);
 
     let changed = NEWER
         .replace("host-tunnel=0", "host-tunnel=1")
         .replace("level=30", "level=31");
-    let dry = env.play_with(&changed, &check);
+    let dry = env.run_with(&changed, &check);
     dry.assert_ok();
     let diff = diff_text(&dry);
     assert!(
@@ -157,12 +157,12 @@ fn host_tunnel_and_cpu_level_on_a_9_2_cluster_create_converge_and_show_in_the_di
         "{diff}"
     );
     assert!(diff.contains("level=30") && diff.contains("level=31"), "{diff}");
-    let play = env.play(&changed);
+    let play = env.run(&changed);
     assert!(play.task("n").changed);
     let cfg = config(&env, 4200);
     assert!(cfg["net0"].as_str().unwrap().ends_with(",host-tunnel=1"), "{cfg}");
     assert_eq!(cfg["cpu"], "x86-64-v2-AES,level=31");
-    assert!(!env.play(&changed).task("n").changed);
+    assert!(!env.run(&changed).task("n").changed);
 }
 
 #[test]
@@ -179,7 +179,7 @@ fn on_a_9_1_cluster_they_are_refused_naming_the_release_that_has_them() {
                 check,
                 ..Default::default()
             };
-            let play = env.play_with(yaml, &opts);
+            let play = env.run_with(yaml, &opts);
             assert!(play.task("n").failed, "{name} check={check}");
             assert_eq!(play.task("n").msg(), *want, "{name} check={check}");
         }
@@ -206,7 +206,7 @@ fn a_key_unknown_to_the_schema_is_sent_with_a_warning_to_a_newer_cluster() {
     let yaml = task(100, "    extra_config:\n      nosuchkey: 1\n");
     // The scenario's token: which privilege a key the schema lacks needs is the
     // cluster's to say, so nothing is refused before it is sent.
-    let play = env.play(&yaml);
+    let play = env.run(&yaml);
     let t = play.task("t");
     assert!(
         t.warnings().iter().any(|w| w == "extra_config: nosuchkey is not in the PVE 9.1 schema this collection knows; sent as given because the cluster runs 9.2.6"),
@@ -246,13 +246,13 @@ const OVMF: &str = r#"
 #[test]
 fn ms_cert_2023k_on_create_and_on_an_existing_vm_pending_until_restart() {
     let env = Env::start();
-    let play = env.play(OVMF);
+    let play = env.run(OVMF);
     play.assert_ok();
     assert!(config(&env, 4100)["efidisk0"]
         .as_str()
         .unwrap()
         .contains("ms-cert=2023k"));
-    let again = env.play(&OVMF.replace("    node: pve1\n", "    node: pve1\n    update: true\n"));
+    let again = env.run(&OVMF.replace("    node: pve1\n", "    node: pve1\n    update: true\n"));
     assert!(!again.task("c").changed, "{}", again.task("c").result);
 
     // An EFI disk from before the 2023 certificates, on a running VM.
@@ -263,7 +263,7 @@ fn ms_cert_2023k_on_create_and_on_an_existing_vm_pending_until_restart() {
     env.api("PUT", "/nodes/pve1/qemu/4100/config", &[("efidisk0", &efi)]);
     env.run_task("POST", "/nodes/pve1/qemu/4100/status/start", &[]);
     let yaml = task(4100, "    efidisk0:\n      storage: local-lvm\n      ms_cert: 2023k\n");
-    let dry = env.play_with(
+    let dry = env.run_with(
         &yaml,
         &PlayOpts {
             check: true,
@@ -277,7 +277,7 @@ fn ms_cert_2023k_on_create_and_on_an_existing_vm_pending_until_restart() {
         "{}",
         dry.task("t").result
     );
-    let play = env.play(&yaml);
+    let play = env.run(&yaml);
     play.assert_ok();
     let t = play.task("t");
     assert!(t.changed);
@@ -301,7 +301,7 @@ fn ms_cert_2023k_on_create_and_on_an_existing_vm_pending_until_restart() {
         .as_str()
         .unwrap()
         .contains("ms-cert=2011"));
-    let again = env.play(&yaml);
+    let again = env.run(&yaml);
     assert!(!again.task("t").changed, "{}", again.task("t").result);
 
     // The restart applies it: PVE enrolls and records 2023k.
@@ -312,7 +312,7 @@ fn ms_cert_2023k_on_create_and_on_an_existing_vm_pending_until_restart() {
         .contains("ms-cert=2023k"));
 
     // Without pre-enrolled keys PVE cannot enroll: refused before anything is written.
-    let bad = env.play(
+    let bad = env.run(
         &OVMF
             .replace("4100", "4101")
             .replace("pre_enrolled_keys: true", "pre_enrolled_keys: false"),
@@ -348,7 +348,7 @@ fn clone_and_migrate_send_pves_transfer_parameters() {
     migration_network: 192.0.2.0/24
     with_conntrack_state: true
 "#;
-    let play = env.play_with(yaml, &as_root(&env, false));
+    let play = env.run_with(yaml, &as_root(&env, false));
     play.assert_ok();
     assert_eq!(
         play.task("migrate").msg(),

@@ -9,7 +9,7 @@ const KVM: &str = "ferrox.proxmox.proxmox_kvm";
 #[test]
 fn numa_true_keeps_ansible_wording_and_names_numa_enabled() {
     let env = Env::start();
-    let play = env.play(&format!(
+    let play = env.run(&format!(
         "- name: t\n  {KVM}: {{vmid: 100, numa: true}}\n  ignore_errors: true\n"
     ));
     let t = play.task("t");
@@ -31,7 +31,7 @@ fn numa_true_keeps_ansible_wording_and_names_numa_enabled() {
 #[test]
 fn legacy_boot_update_unsafe_and_network_boot_without_rng_warn() {
     let env = Env::start();
-    let play = env.play(&format!(
+    let play = env.run(&format!(
         "- name: t\n  {KVM}: {{vmid: 100, update: true, update_unsafe: true, bios: ovmf, boot: cdn}}\n  check_mode: true\n"
     ));
     let t = play.task("t");
@@ -48,7 +48,7 @@ fn legacy_boot_update_unsafe_and_network_boot_without_rng_warn() {
         );
     }
 
-    let quiet = env.play(&format!(
+    let quiet = env.run(&format!(
         "- name: t\n  {KVM}: {{vmid: 100, update: true, bios: ovmf, boot: 'order=scsi0;net0', rng0: source=/dev/urandom}}\n  check_mode: true\n"
     ));
     let warnings = quiet.task("t").warnings();

@@ -49,7 +49,7 @@ fn a_vm_of_this_name_just_created_under_the_derived_vmid_is_converged_onto() {
             ("net0", "virtio,bridge=vmbr0"),
         ],
     );
-    let play = env.play(&task("raced", "[5000, 5999]", ""));
+    let play = env.run(&task("raced", "[5000, 5999]", ""));
     play.assert_ok();
     let t = play.task("t");
     assert!(!t.changed, "the VM was as the task asks: {}", t.result);
@@ -75,13 +75,13 @@ fn an_id_held_by_another_name_is_skipped_and_a_full_range_fails_naming_it() {
         "/nodes/pve1/qemu",
         &[("vmid", "5864"), ("name", "someone-else")],
     );
-    let play = env.play(&task("taken", "[5000, 5999]", ""));
+    let play = env.run(&task("taken", "[5000, 5999]", ""));
     play.assert_ok();
     assert!(play.task("t").changed);
     assert_eq!(play.task("t").result["vmid"], json!(5865), "the next id upward");
     assert_eq!(named(&env, "taken"), vec![5865]);
 
-    let full = env.play(&task("crowded", "[5864, 5865]", ""));
+    let full = env.run(&task("crowded", "[5864, 5865]", ""));
     let t = full.task("t");
     assert!(t.failed);
     assert!(
@@ -100,7 +100,7 @@ fn a_clone_without_newid_converges_onto_the_clone_another_run_just_made() {
         "/nodes/pve1/qemu/9000/clone",
         &[("newid", "5020"), ("name", "c-raced"), ("full", "1")],
     );
-    let play = env.play("- name: t\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: c-raced\n    vmid_range: [5000, 5999]\n");
+    let play = env.run("- name: t\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: c-raced\n    vmid_range: [5000, 5999]\n");
     play.assert_ok();
     let t = play.task("t");
     assert!(!t.changed, "{}", t.result);
@@ -115,10 +115,10 @@ fn check_mode_predicts_the_derived_vmid_and_respects_the_runs_plan() {
         check: true,
         ..Default::default()
     };
-    let dry = env.play_with(&task("predicted", "[5000, 5999]", ""), &check);
+    let dry = env.run_with(&task("predicted", "[5000, 5999]", ""), &check);
     dry.assert_ok();
     assert_eq!(dry.task("t").result["vmid"], json!(5923));
-    let real = env.play(&task("predicted", "[5000, 5999]", ""));
+    let real = env.run(&task("predicted", "[5000, 5999]", ""));
     real.assert_ok();
     assert_eq!(
         real.task("t").result["vmid"],
@@ -132,7 +132,7 @@ fn check_mode_predicts_the_derived_vmid_and_respects_the_runs_plan() {
         task("p1", "[6000, 6000]", ""),
         task("p2", "[6000, 6000]", "").replace("- name: t\n", "- name: t2\n")
     );
-    let dry = env.play_with(&two, &check);
+    let dry = env.run_with(&two, &check);
     assert_eq!(dry.task("t").result["vmid"], json!(6000));
     assert!(dry.task("t2").failed);
     assert!(

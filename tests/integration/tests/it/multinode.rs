@@ -41,7 +41,7 @@ fn start(scenario: Scenario) -> Env {
 /// The cluster's QEMU VMs whose name starts with `prefix`: name -> [(vmid, node)].
 fn vms_named(env: &Env, prefix: &str) -> BTreeMap<String, Vec<(u64, String)>> {
     let mut out: BTreeMap<String, Vec<(u64, String)>> = BTreeMap::new();
-    for g in env.api_get("/cluster/resources?type=vm").as_array().unwrap() {
+    for g in &env.guests_listed() {
         if let Some(name) = g["name"].as_str().filter(|n| n.starts_with(prefix)) {
             out.entry(name.to_string())
                 .or_default()
@@ -142,7 +142,7 @@ fn same_named_templates_without_one_on_the_node_are_listed_per_node() {
     scenario.guests.push(third);
     let env = start(scenario);
     let play =
-        env.play("- name: t\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: x\n    node: pve2\n");
+        env.run("- name: t\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: x\n    node: pve2\n");
     let msg = play.task("t").msg();
     assert!(
         msg.starts_with("Multiple VMs with name base-debian13 found (pve1: 9000; pve2: 9001, 9002), 2 of them on node pve2: provide vmid instead. They are: VM 9000 on node pve1, stopped"),
@@ -172,7 +172,7 @@ const TO_PVE2: &str = r#"
 fn a_clone_to_another_nodes_local_storage_is_cloned_moved_and_configured() {
     let env = start(local_templates(false));
     env.clear_requests();
-    let dry = env.play_with(
+    let dry = env.run_with(
         TO_PVE2,
         &PlayOpts {
             check: true,
@@ -194,7 +194,7 @@ fn a_clone_to_another_nodes_local_storage_is_cloned_moved_and_configured() {
     );
     assert_eq!(env.writes(), Vec::<String>::new(), "check mode writes nothing");
 
-    let play = env.play(TO_PVE2);
+    let play = env.run(TO_PVE2);
     play.assert_ok();
     let t = play.task("clone");
     assert!(t.changed);
@@ -220,7 +220,7 @@ fn a_clone_to_another_nodes_local_storage_is_cloned_moved_and_configured() {
         json!(c["net0"].as_str().unwrap().split(['=', ',']).nth(1).unwrap())
     );
 
-    let again = env.play(TO_PVE2);
+    let again = env.run(TO_PVE2);
     again.assert_ok();
     assert!(!again.task("clone").changed, "{}", again.task("clone").result);
     assert_eq!(
@@ -240,7 +240,7 @@ fn a_moved_clone_survives_lost_answers_and_interruptions_and_a_linked_one_is_ref
     env.fault(
         json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu/\\d+/migrate$", "after": true, "times": 1}),
     );
-    let play = env.play(TO_PVE2);
+    let play = env.run(TO_PVE2);
     play.assert_ok();
     let warnings = play.task("clone").warnings().join("\n");
     assert_eq!(
@@ -257,7 +257,7 @@ fn a_moved_clone_survives_lost_answers_and_interruptions_and_a_linked_one_is_ref
         "/nodes/pve1/qemu/9000/clone",
         &[("newid", "150"), ("name", "half-made"), ("full", "1")],
     );
-    let rerun = env.play(&TO_PVE2.replace("app-pve2", "half-made"));
+    let rerun = env.run(&TO_PVE2.replace("app-pve2", "half-made"));
     rerun.assert_ok();
     let t = rerun.task("clone");
     assert_eq!(
@@ -270,7 +270,7 @@ fn a_moved_clone_survives_lost_answers_and_interruptions_and_a_linked_one_is_ref
     );
     assert_eq!(env.api_get("/nodes/pve2/qemu/150/config")["cores"], json!(4));
 
-    let linked = env.play(
+    let linked = env.run(
         &TO_PVE2
             .replace("app-pve2", "linked")
             .replace("    storage: local-lvm\n", "    full: false\n"),
@@ -450,7 +450,7 @@ fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
     let full = "lvcreate 'pve/vm-101-disk-0' error:   Volume group \"pve\" has insufficient free space (767 extents): 768 required.";
     env.fault(json!({"task_type": "qmclone", "fail": full, "times": 1}));
     env.clear_requests();
-    let play = env.play(ONE_CLONE);
+    let play = env.run(ONE_CLONE);
     let t = play.task("clone");
     assert!(t.failed);
     assert!(
@@ -465,7 +465,7 @@ fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
 
     env.fault(json!({"task_type": "qmclone", "fail": BUSY_LOCAL_LVM, "leave": "volumes", "times": 3}));
     env.clear_requests();
-    let play = env.play(ONE_CLONE);
+    let play = env.run(ONE_CLONE);
     let t = play.task("clone");
     assert!(t.failed);
     let msg = t.msg();
@@ -495,7 +495,7 @@ fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
 
     // A create too: its volumes left by a cleanup that hit the lock are removed, then it is made.
     env.fault(json!({"task_type": "qmcreate", "fail": BUSY_LOCAL_LVM, "leave": "volumes", "times": 1}));
-    let play = env.play("- name: create\n  ferrox.proxmox.proxmox_kvm:\n    name: made\n    node: pve1\n    scsi:\n      scsi0: local-lvm:1\n");
+    let play = env.run("- name: create\n  ferrox.proxmox.proxmox_kvm:\n    name: made\n    node: pve1\n    scsi:\n      scsi0: local-lvm:1\n");
     let t = play.task("create");
     assert!(!t.failed, "{}", t.msg());
     let warnings = t.warnings().join("\n");
@@ -507,7 +507,7 @@ fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
     // A create's placeholder left behind (lock create, no name) cannot be told from another
     // run's create in progress: left alone, the retry takes the next vmid.
     env.fault(json!({"task_type": "qmcreate", "fail": BUSY_LOCAL_LVM, "leave": "config", "times": 1}));
-    let play = env.play("- name: create\n  ferrox.proxmox.proxmox_kvm:\n    name: made\n    node: pve1\n");
+    let play = env.run("- name: create\n  ferrox.proxmox.proxmox_kvm:\n    name: made\n    node: pve1\n");
     let t = play.task("create");
     assert!(!t.failed, "{}", t.msg());
     assert!(
@@ -528,7 +528,7 @@ fn a_clone_failing_otherwise_or_busy_to_the_end_fails_and_says_what_is_left() {
     assert_eq!(leftovers(&env), before);
 
     env.fault(json!({"task_type": "qmclone", "fail": BUSY_LOCAL_LVM, "leave": "config", "times": 1}));
-    let play = env.play(ONE_CLONE);
+    let play = env.run(ONE_CLONE);
     let t = play.task("clone");
     assert!(t.failed);
     assert!(

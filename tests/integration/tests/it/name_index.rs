@@ -37,7 +37,7 @@ fn play(env: &Env, tasks: &str, max_age: Option<&str>) -> Play {
     let env_vars = max_age
         .map(|a| vec![(MAX_AGE.to_string(), a.to_string())])
         .unwrap_or_default();
-    env.play_with(
+    env.run_with(
         tasks,
         &PlayOpts {
             env: env_vars,
@@ -124,7 +124,14 @@ fn an_index_older_than_its_maximum_age_is_not_trusted() {
 #[test]
 fn a_maximum_age_that_is_no_number_fails_the_task_naming_the_variable() {
     let env = Env::start();
-    let p = play(&env, BY_NAME, Some("soon"));
+    // The controller's side reads the variable: through ansible-playbook.
+    let p = env.play_with(
+        BY_NAME,
+        &PlayOpts {
+            env: vec![(MAX_AGE.to_string(), "soon".to_string())],
+            ..Default::default()
+        },
+    );
     let t = p.task("kvm");
     assert!(t.failed, "{}", p.transcript());
     assert_eq!(

@@ -193,7 +193,7 @@ fn bad_input_names_the_option_and_writes_nothing() {
         .enumerate()
         .map(|(i, (opts, _))| format!("- name: case{i}\n  {NIC}: {opts}\n  ignore_errors: true\n"))
         .collect();
-    let play = env.play(&yaml);
+    let play = env.run(&yaml);
     for (i, (opts, expected)) in cases.iter().enumerate() {
         let t = play.task(&format!("case{i}"));
         assert!(t.failed, "{opts} did not fail: {}", t.result);

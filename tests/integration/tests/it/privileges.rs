@@ -190,7 +190,7 @@ fn a_bridge_hidden_from_the_caller_is_named_not_called_missing() {
         &[("vmid", "101"), ("net0", "virtio,bridge=vmbr0")],
     );
     let play = |tasks: &str| {
-        env.play_with(
+        env.run_with(
             tasks,
             &PlayOpts {
                 module_defaults: Some(as_ops(&env)),

@@ -45,7 +45,7 @@ fn ha_managed_vm_is_started_and_stopped_through_the_ha_manager() {
     // task takes 3 s, long after the hastart task has ended.
     env.fault(serde_json::json!({"task_type": "qmstart", "duration_ms": 3000, "times": 1}));
     env.clear_requests();
-    let play = env.play(&task("    vmid: 100\n    state: started\n"));
+    let play = env.run(&task("    vmid: 100\n    state: started\n"));
     let t = play.task("t");
     assert!(t.changed, "{}", play.transcript());
     assert_eq!(t.msg(), "VM 100 started");
@@ -65,24 +65,24 @@ fn ha_managed_vm_is_started_and_stopped_through_the_ha_manager() {
         "no state poll after the HA request: {:?}",
         log.iter().map(call).collect::<Vec<_>>()
     );
-    let again = env.play(&task("    vmid: 100\n    state: started\n"));
+    let again = env.run(&task("    vmid: 100\n    state: started\n"));
     assert!(!again.task("t").changed);
 
     env.fault(serde_json::json!({"task_type": "qmshutdown", "duration_ms": 3000, "times": 1}));
-    let stop = env.play(&task("    vmid: 100\n    state: stopped\n    timeout: 20\n"));
+    let stop = env.run(&task("    vmid: 100\n    state: stopped\n    timeout: 20\n"));
     assert_eq!(stop.task("t").msg(), "VM 100 is shutting down");
     assert_eq!(status(&env, 100), "stopped");
     assert_eq!(resource(&env, 100)["hastate"], "stopped");
 
     // Removing an HA resource's VM needs purge (said before any write).
-    let refused = env.play(&task("    vmid: 100\n    state: absent\n"));
+    let refused = env.run(&task("    vmid: 100\n    state: absent\n"));
     assert!(refused.task("t").failed);
     assert!(
         refused.task("t").msg().contains("only with purge: true"),
         "{}",
         refused.task("t").msg()
     );
-    let gone = env.play(&task("    vmid: 100\n    state: absent\n    purge: true\n"));
+    let gone = env.run(&task("    vmid: 100\n    state: absent\n    purge: true\n"));
     assert!(gone.task("t").changed, "{}", gone.transcript());
     assert_eq!(resource(&env, 100), Value::Null);
 }
@@ -99,16 +99,16 @@ fn a_vm_is_created_and_cloned_into_a_pool() {
         scenario,
         ..Default::default()
     });
-    let play = env.play(&task(
+    let play = env.run(&task(
         "    node: pve1\n    name: web02\n    vmid: 140\n    pool: web\n    cores: 2\n",
     ));
     assert!(play.task("t").changed, "{}", play.transcript());
     assert_eq!(resource(&env, 140)["pool"], "web");
-    let again = env.play(&task(
+    let again = env.run(&task(
         "    node: pve1\n    name: web02\n    vmid: 140\n    pool: web\n    cores: 2\n",
     ));
     assert!(!again.task("t").changed, "{}", again.transcript());
-    let clone = env.play(&task(
+    let clone = env.run(&task(
         "    node: pve1\n    clone: base-debian13\n    vmid: 9000\n    newid: 141\n    name: web03\n    pool: prod\n",
     ));
     assert!(clone.task("t").changed, "{}", clone.transcript());
@@ -116,7 +116,7 @@ fn a_vm_is_created_and_cloned_into_a_pool() {
     let members = env.api_get("/pools?poolid=web");
     assert_eq!(members[0]["members"][0]["vmid"], 140);
     // A pool that does not exist: PVE's answer, nothing created.
-    let bad = env.play(&task(
+    let bad = env.run(&task(
         "    node: pve1\n    name: web04\n    vmid: 142\n    pool: nope\n",
     ));
     assert!(bad.task("t").failed);
@@ -147,7 +147,7 @@ fn archive_restores_a_backup_then_applies_the_rest_of_the_task() {
     let restore = format!(
         "    node: pve1\n    vmid: 170\n    name: web01-restored\n    archive: {volid}\n    storage: nvme-pool\n    cores: 4\n    pool: prod\n"
     );
-    let dry = env.play_with(
+    let dry = env.run_with(
         &task(&restore),
         &ferrox_integration::PlayOpts {
             check: true,
@@ -157,7 +157,7 @@ fn archive_restores_a_backup_then_applies_the_rest_of_the_task() {
     assert!(dry.task("t").changed, "{}", dry.transcript());
     assert_eq!(resource(&env, 170), Value::Null, "check mode restores nothing");
 
-    let play = env.play(&task(&restore));
+    let play = env.run(&task(&restore));
     let t = play.task("t");
     assert!(t.changed, "{}", play.transcript());
     assert_eq!(t.msg(), "VM web01-restored with vmid 170 deployed");
@@ -179,7 +179,7 @@ fn archive_restores_a_backup_then_applies_the_rest_of_the_task() {
         .collect();
     assert_eq!(actions[0], "restore VM 170 on pve1", "{actions:?}");
 
-    let again = env.play(&task(&restore));
+    let again = env.run(&task(&restore));
     assert!(!again.task("t").changed, "{}", again.transcript());
     assert_eq!(again.task("t").msg(), "VM with vmid <170> already exists");
 }
@@ -219,7 +219,7 @@ fn every_module_tolerates_the_keys_and_entries_pve9_adds() {
             && all.as_array().unwrap().iter().any(|e| e["type"] == "pool")
     );
 
-    let play = env.play(
+    let play = env.run(
         "- name: current\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: current\n\
          - name: by name\n  ferrox.proxmox.proxmox_kvm:\n    name: web01\n    node: pve1\n    update: true\n    cores: 2\n\
          - name: nic\n  ferrox.proxmox.proxmox_nic:\n    name: web01\n    interface: net1\n    bridge: vmbr1\n\
@@ -254,7 +254,7 @@ fn absent_of_an_ha_managed_vm_without_purge_fails_before_any_write() {
         ..Default::default()
     });
     env.clear_requests();
-    let play = env.play(&task("    vmid: 100\n    state: absent\n    force: true\n"));
+    let play = env.run(&task("    vmid: 100\n    state: absent\n    force: true\n"));
     let t = play.task("t");
     assert!(t.failed);
     assert_eq!(
@@ -290,7 +290,7 @@ fn an_ha_managed_vm_is_created_and_migrated_through_the_ha_manager() {
         scenario,
         ..Default::default()
     });
-    let play = env.play(
+    let play = env.run(
         "- name: create\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 210\n    name: ha-web\n    node: pve1\n    ha_managed: true\n    cores: 1\n\
          - name: start\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 210\n    state: started\n",
     );
@@ -313,7 +313,7 @@ fn an_ha_managed_vm_is_created_and_migrated_through_the_ha_manager() {
     env.fault(serde_json::json!({"task_type": "qmigrate", "duration_ms": 1500, "times": 1}));
     env.clear_requests();
     let migrate = "    vmid: 210\n    node: pve2\n    migrate: true\n";
-    let moved = env.play(&task(migrate));
+    let moved = env.run(&task(migrate));
     let t = moved.task("t");
     assert!(t.changed, "{}", moved.transcript());
     assert_eq!(t.msg(), "VM 210 has been migrated from pve1 to pve2");
@@ -331,7 +331,7 @@ fn an_ha_managed_vm_is_created_and_migrated_through_the_ha_manager() {
         .collect();
     assert!(tasks.iter().any(|p| p.contains(":hamigrate:")), "{tasks:?}");
 
-    let again = env.play(&task(migrate));
+    let again = env.run(&task(migrate));
     assert!(!again.task("t").changed, "{}", again.transcript());
 }
 

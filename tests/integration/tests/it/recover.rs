@@ -15,13 +15,7 @@ fn count(env: &Env, key: &str) -> u64 {
 }
 
 fn vms_named(env: &Env, name: &str) -> Vec<Value> {
-    let all = env.api_get("/cluster/resources?type=vm");
-    all.as_array()
-        .unwrap()
-        .iter()
-        .filter(|g| g["name"] == name)
-        .cloned()
-        .collect()
+    env.guests_listed().into_iter().filter(|g| g["name"] == name).collect()
 }
 
 fn recovered(warnings: &[String]) -> &String {
@@ -41,7 +35,7 @@ const CREATE: &str = "- name: c\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n
 fn a_create_whose_answer_was_lost_follows_its_task_instead_of_posting_again() {
     let env = Env::start();
     lose_answer(&env, "POST", "^/api2/json/nodes/pve1/qemu$");
-    let play = env.play(CREATE);
+    let play = env.run(CREATE);
     play.assert_ok();
     let t = play.task("c");
     assert!(t.changed);
@@ -66,7 +60,7 @@ fn a_create_whose_answer_was_lost_follows_its_task_instead_of_posting_again() {
         t.result["mac"]["net1"],
         json!(config["net1"].as_str().unwrap().split(['=', ',']).nth(1).unwrap())
     );
-    let again = env.play(CREATE);
+    let again = env.run(CREATE);
     again.assert_ok();
     assert!(!again.task("c").changed, "{}", again.task("c").result);
 }
@@ -78,7 +72,7 @@ fn a_create_pve_never_saw_is_posted_again() {
     env.fault(
         json!({"method": "POST", "path_regex": "^/api2/json/nodes/pve1/qemu$", "drop_connection": true, "times": 1}),
     );
-    let play = env.play(CREATE);
+    let play = env.run(CREATE);
     play.assert_ok();
     let w = recovered(&play.task("c").warnings()).clone();
     assert!(
@@ -98,7 +92,7 @@ fn a_failed_create_task_found_after_a_lost_answer_may_be_another_runs_so_the_cre
     env.fault(
         json!({"task_type": "qmcreate", "fail": "lvcreate 'pve/vm-101-disk-0' error: lvcreate timed out", "times": 1}),
     );
-    let play = env.play(CREATE);
+    let play = env.run(CREATE);
     play.assert_ok();
     let w = recovered(&play.task("c").warnings()).clone();
     assert!(
@@ -116,7 +110,7 @@ fn a_failed_create_task_fails_at_once_with_its_log() {
     env.fault(
         json!({"task_type": "qmcreate", "fail": "lvcreate 'pve/vm-101-disk-0' error: lvcreate timed out", "times": 1}),
     );
-    let t = env.play(CREATE).task("c").clone();
+    let t = env.run(CREATE).task("c").clone();
     assert!(t.failed);
     assert!(
         t.msg().contains("lvcreate timed out") && t.msg().contains("UPID:pve1:"),
@@ -136,7 +130,7 @@ fn a_config_write_whose_answer_was_lost_is_reread_and_not_applied_twice() {
     let env = Env::start();
     lose_answer(&env, "PUT", "^/api2/json/nodes/pve1/qemu/100/config$");
     let yaml = "- name: u\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    cores: 6\n    net:\n      net1: virtio,bridge=vmbr1\n";
-    let play = env.play(yaml);
+    let play = env.run(yaml);
     play.assert_ok();
     let t = play.task("u");
     assert!(t.changed);
@@ -149,7 +143,7 @@ fn a_config_write_whose_answer_was_lost_is_reread_and_not_applied_twice() {
     let config = env.api_get("/nodes/pve1/qemu/100/config");
     assert_eq!(config["cores"], json!(6));
     let mac = config["net1"].as_str().unwrap().to_string();
-    let again = env.play(yaml);
+    let again = env.run(yaml);
     assert!(!again.task("u").changed);
     assert_eq!(
         env.api_get("/nodes/pve1/qemu/100/config")["net1"],
@@ -269,7 +263,7 @@ fn a_clone_whose_answer_was_lost_is_not_cloned_twice() {
     let env = Env::start();
     lose_answer(&env, "POST", "^/api2/json/nodes/pve1/qemu/9000/clone$");
     let yaml = "- name: k\n  ferrox.proxmox.proxmox_kvm:\n    clone: base-debian13\n    name: rc01\n    full: false\n    cores: 3\n";
-    let play = env.play(yaml);
+    let play = env.run(yaml);
     play.assert_ok();
     let t = play.task("k");
     assert!(t.changed);
@@ -281,7 +275,7 @@ fn a_clone_whose_answer_was_lost_is_not_cloned_twice() {
     assert_eq!(count(&env, "POST /api2/json/nodes/pve1/qemu/9000/clone"), 1);
     assert_eq!(vms_named(&env, "rc01").len(), 1);
     assert_eq!(env.api_get("/nodes/pve1/qemu/101/config")["cores"], json!(3));
-    assert!(!env.play(yaml).task("k").changed);
+    assert!(!env.run(yaml).task("k").changed);
 }
 
 #[test]
@@ -289,7 +283,7 @@ fn a_delete_whose_answer_was_lost_follows_its_task() {
     let env = Env::start();
     lose_answer(&env, "DELETE", "^/api2/json/nodes/pve1/qemu/100$");
     let yaml = "- name: d\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: absent\n";
-    let play = env.play(yaml);
+    let play = env.run(yaml);
     play.assert_ok();
     let t = play.task("d");
     assert!(t.changed);
@@ -306,7 +300,7 @@ fn a_delete_whose_answer_was_lost_follows_its_task() {
             .is_empty(),
         "volume freed once"
     );
-    assert!(!env.play(yaml).task("d").changed);
+    assert!(!env.run(yaml).task("d").changed);
 }
 
 #[test]
@@ -314,7 +308,7 @@ fn a_nic_write_whose_answer_was_lost_keeps_one_mac() {
     let env = Env::start();
     lose_answer(&env, "PUT", "^/api2/json/nodes/pve1/qemu/100/config$");
     let yaml = "- name: n\n  ferrox.proxmox.proxmox_nic:\n    vmid: 100\n    interface: net1\n    bridge: vmbr1\n";
-    let play = env.play(yaml);
+    let play = env.run(yaml);
     play.assert_ok();
     let t = play.task("n");
     assert!(t.changed);
@@ -332,5 +326,5 @@ fn a_nic_write_whose_answer_was_lost_keeps_one_mac() {
         "{net1} / {}",
         t.result
     );
-    assert!(!env.play(yaml).task("n").changed);
+    assert!(!env.run(yaml).task("n").changed);
 }

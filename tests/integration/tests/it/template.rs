@@ -57,7 +57,7 @@ fn refused(env: &Env, args: &str, msg: &str) {
     env.clear_requests();
     let before = volids(env);
     for o in [checked(as_root(env)), as_root(env)] {
-        let play = env.play_with(&task(args), &o);
+        let play = env.run_with(&task(args), &o);
         let t = play.task("t");
         assert!(t.failed, "{args}: fails (check: {}): {}", o.check, t.result);
         assert_eq!(t.msg(), msg, "{args} (check: {})", o.check);
@@ -71,7 +71,7 @@ fn a_file_is_removed_once_and_then_is_already_deleted() {
     let env = Env::start();
     let args =
         "node: pve1, storage: local, content_type: import, template: debian-13-genericcloud-amd64.qcow2, state: absent";
-    let dry = env.play_with(&task(args), &checked(as_root(&env)));
+    let dry = env.run_with(&task(args), &checked(as_root(&env)));
     let d = dry.task("t");
     assert!(d.changed && !d.failed, "{}", d.result);
     assert_eq!(
@@ -80,7 +80,7 @@ fn a_file_is_removed_once_and_then_is_already_deleted() {
     );
     let on_pve1 = "local:import/debian-13-genericcloud-amd64.qcow2 on pve1".to_string();
     assert!(volids(&env).contains(&on_pve1), "check mode removed nothing");
-    let real = env.play_with(&task(args), &as_root(&env));
+    let real = env.run_with(&task(args), &as_root(&env));
     let r = real.task("t");
     assert!(r.changed && !r.failed, "{}", r.result);
     assert_eq!(r.msg(), d.msg());
@@ -90,7 +90,7 @@ fn a_file_is_removed_once_and_then_is_already_deleted() {
         volids(&env).contains(&"local:import/debian-13-genericcloud-amd64.qcow2 on pve2".to_string()),
         "pve2's own local storage keeps its copy"
     );
-    let again = env.play_with(&task(args), &as_root(&env));
+    let again = env.run_with(&task(args), &as_root(&env));
     let a = again.task("t");
     assert!(!a.changed && !a.failed, "{}", a.result);
     assert_eq!(
@@ -106,7 +106,7 @@ fn a_file_already_there_is_ok() {
     std::fs::write(&src, b"not read: the name is on the storage").unwrap();
     env.clear_requests();
     for o in [checked(as_root(&env)), as_root(&env)] {
-        let play = env.play_with(
+        let play = env.run_with(
             &task(&format!(
                 "node: pve1, storage: isos, content_type: iso, src: {}",
                 src.display()
@@ -193,7 +193,7 @@ fn import_takes_an_ova_from_8_3_and_disk_images_from_8_4_naming_the_version() {
         ova.display()
     );
     for o in [checked(as_root(&env)), as_root(&env)] {
-        let play = env.play_with(&task(&args), &o);
+        let play = env.run_with(&task(&args), &o);
         let t = play.task("t");
         assert!(t.changed && !t.failed, "check: {}: {}", o.check, t.result);
         assert_eq!(t.msg(), "template with volid=local:import/appliance.ova uploaded");
@@ -224,7 +224,7 @@ fn privileges_pve_will_refuse_are_predicted() {
     env.clear_requests();
     let want = "proxmox_template upload on storage isos on node pve1: needs Datastore.AllocateTemplate on /storage/isos, which ansible@pve!automation does not have";
     for check in [true, false] {
-        let play = env.play_with(
+        let play = env.run_with(
             &task(&format!(
                 "node: pve1, storage: isos, content_type: iso, src: {}",
                 src.display()
@@ -236,7 +236,7 @@ fn privileges_pve_will_refuse_are_predicted() {
         );
         assert_eq!(play.task("t").msg(), want, "check: {check}");
     }
-    let removal = env.play(&task(
+    let removal = env.run(&task(
         "node: pve1, storage: isos, content_type: iso, template: virtio-win.iso, state: absent",
     ));
     assert_eq!(
@@ -325,7 +325,7 @@ fn a_build_that_uploads_its_iso_and_downloads_its_image_checks_clean_without_ass
         image.digests()["sha256"],
     );
     env.clear_requests();
-    let play = env.play_with(&tasks, &checked(as_root(&env)));
+    let play = env.run_with(&tasks, &checked(as_root(&env)));
     assert_eq!(play.rc, 0, "{}", play.transcript());
     for name in ["iso", "image", "vm", "disk", "nic"] {
         let t = play.task(name);
@@ -366,7 +366,7 @@ mod download {
             files.url("/isos/netinst-13.iso")
         );
         env.clear_requests();
-        let dry = env.play_with(&task(&args), &checked(as_root(&env)));
+        let dry = env.run_with(&task(&args), &checked(as_root(&env)));
         let d = dry.task("t");
         assert!(d.changed && !d.failed, "{}", d.result);
         assert_eq!(d.msg(), "template with volid=local:iso/netinst-13.iso uploaded");
@@ -381,7 +381,7 @@ mod download {
             "the check asked the node for the URL's metadata only"
         );
 
-        let real = env.play_with(&task(&args), &as_root(&env));
+        let real = env.run_with(&task(&args), &as_root(&env));
         let r = real.task("t");
         assert!(r.changed && !r.failed, "{}", r.result);
         assert_eq!(r.msg(), d.msg());
@@ -401,7 +401,7 @@ mod download {
         );
         assert!(volids(&env).contains(&"local:iso/netinst-13.iso on pve1".to_string()));
 
-        let again = env.play_with(&task(&args), &as_root(&env));
+        let again = env.run_with(&task(&args), &as_root(&env));
         let a = again.task("t");
         assert!(!a.changed && !a.failed, "{}", a.result);
         assert_eq!(a.msg(), "template with volid=local:iso/netinst-13.iso already exists");
@@ -418,7 +418,7 @@ mod download {
         let args = |sum: &str, force: bool| {
             format!("node: pve1, storage: local, content_type: import, url: '{url}', checksum_algorithm: sha256, checksum: '{sum}', force: {force}")
         };
-        let first = env.play_with(&task(&args(&sum, false)), &as_root(&env));
+        let first = env.run_with(&task(&args(&sum, false)), &as_root(&env));
         let f = first.task("t");
         assert!(f.changed && !f.failed, "{}", f.result);
         assert_eq!(
@@ -427,7 +427,7 @@ mod download {
         );
 
         // The same checksum again: the node checks the file there and fetches nothing.
-        let again = env.play_with(&task(&args(&sum, false)), &as_root(&env));
+        let again = env.run_with(&task(&args(&sum, false)), &as_root(&env));
         let a = again.task("t");
         assert!(!a.changed && !a.failed, "{}", a.result);
         assert_eq!(a.result["checksum_verified"], json!(true));
@@ -442,7 +442,7 @@ mod download {
         let other = Served::qcow2(3 << 30, 512 << 10);
         files.add("/cloud/noble.qcow2", other.clone());
         let new_sum = other.digests()["sha256"].clone();
-        let refused = env.play_with(&task(&args(&new_sum, false)), &as_root(&env));
+        let refused = env.run_with(&task(&args(&new_sum, false)), &as_root(&env));
         let r = refused.task("t");
         assert!(r.failed, "{}", r.result);
         assert_eq!(
@@ -450,7 +450,7 @@ mod download {
             format!("local:import/noble.qcow2 already exists on storage local on node pve1 and is another file: checksum mismatch: got '{sum}' != expect '{new_sum}', aborting. Set force: true to replace it, or set template to another name")
         );
 
-        let forced = env.play_with(&task(&args(&new_sum, true)), &as_root(&env));
+        let forced = env.run_with(&task(&args(&new_sum, true)), &as_root(&env));
         let fo = forced.task("t");
         assert!(fo.changed && !fo.failed, "{}", fo.result);
         assert_eq!(fo.result["replaced"], json!(true));
@@ -484,7 +484,7 @@ mod download {
         let files = files();
         files.add("/t/debian-12-standard.tar.zst", Served::pattern(100_000));
         let url = files.url("/t/debian-12-standard.tar.zst");
-        let play = env.play_with(&task(&format!("node: pve1, storage: local, content_type: vztmpl, url: '{url}', checksum_algorithm: md5, checksum: '0123'")), &as_root(&env));
+        let play = env.run_with(&task(&format!("node: pve1, storage: local, content_type: vztmpl, url: '{url}', checksum_algorithm: md5, checksum: '0123'")), &as_root(&env));
         let t = play.task("t");
         assert!(t.failed, "{}", t.result);
         let got = Served::pattern(100_000).digests()["md5"].clone();
@@ -518,7 +518,7 @@ mod download {
         env.clear_requests();
         let before = volids(&env);
         let args = task(&format!("node: pve1, storage: local, content_type: iso, url: '{url}'"));
-        let dry = env.play_with(&args, &checked(as_root(&env)));
+        let dry = env.run_with(&args, &checked(as_root(&env)));
         let d = dry.task("t");
         assert!(d.changed && !d.failed, "{}", d.result);
         assert_eq!(d.result["known_after_apply"], json!(["size"]), "{}", d.result);
@@ -531,7 +531,7 @@ mod download {
         );
         assert!(env.writes().is_empty(), "{:?}", env.writes());
 
-        let real = env.play_with(&args, &as_root(&env));
+        let real = env.run_with(&args, &as_root(&env));
         let r = real.task("t");
         assert!(r.failed, "{}", r.result);
         assert!(r.msg().starts_with("Task error: "), "{}", r.msg());
@@ -560,7 +560,7 @@ mod download {
             "node: pve1, storage: local, content_type: iso, url: '{url}', checksum_algorithm: sha256, checksum: '{}'",
             served.digests()["sha256"]
         ));
-        let dry = env.play_with(&args, &checked(as_root(&env)));
+        let dry = env.run_with(&args, &checked(as_root(&env)));
         let d = dry.task("t");
         assert!(d.changed && !d.failed, "{}", d.result);
         assert_eq!(d.result["volid"], "local:iso/noble-server.iso");
@@ -577,7 +577,7 @@ mod download {
             d.warnings()
         );
 
-        let real = env.play_with(&args, &as_root(&env));
+        let real = env.run_with(&args, &as_root(&env));
         let r = real.task("t");
         assert!(r.changed && !r.failed, "{}", r.result);
         assert_eq!(
@@ -659,7 +659,7 @@ fn a_download_needs_the_nodes_network_as_pve_checks_it() {
     let (env, o) = start(false);
     env.clear_requests();
     for o in [checked(o.clone()), o] {
-        let play = env.play_with(&task(&args), &o);
+        let play = env.run_with(&task(&args), &o);
         assert_eq!(
             play.task("t").msg(),
             "proxmox_template download on storage local on node pve1: needs Sys.Audit and Sys.Modify on / (or Sys.AccessNetwork on /nodes/pve1), which tmpl@pve!t does not have"
@@ -674,7 +674,7 @@ fn a_download_needs_the_nodes_network_as_pve_checks_it() {
 
     let (env, o) = start(true);
     for o in [checked(o.clone()), o] {
-        let play = env.play_with(&task(&args), &o);
+        let play = env.run_with(&task(&args), &o);
         let t = play.task("t");
         assert!(t.changed && !t.failed, "check: {}: {}", o.check, t.result);
     }
@@ -705,14 +705,14 @@ mod upload {
         let (path, _) = file(&env, "installer-1.iso", 5 << 20);
         let args = format!("node: pve1, storage: isos, content_type: iso, src: {}", path.display());
         env.clear_requests();
-        let dry = env.play_with(&task(&args), &checked(as_root(&env)));
+        let dry = env.run_with(&task(&args), &checked(as_root(&env)));
         let d = dry.task("t");
         assert!(d.changed && !d.failed, "{}", d.result);
         assert_eq!(d.msg(), "template with volid=isos:iso/installer-1.iso uploaded");
         assert_eq!(d.result["size"], json!(5 << 20));
         assert!(env.writes().is_empty(), "{:?}", env.writes());
 
-        let real = env.play_with(&task(&args), &as_root(&env));
+        let real = env.run_with(&task(&args), &as_root(&env));
         let r = real.task("t");
         assert!(r.changed && !r.failed, "{}", r.result);
         assert_eq!(r.msg(), d.msg());
@@ -735,7 +735,7 @@ mod upload {
             volids(&env)
         );
 
-        let again = env.play_with(&task(&args), &as_root(&env));
+        let again = env.run_with(&task(&args), &as_root(&env));
         let a = again.task("t");
         assert!(!a.changed && !a.failed, "{}", a.result);
         assert_eq!(a.msg(), "template with volid=isos:iso/installer-1.iso already exists");
@@ -746,7 +746,7 @@ mod upload {
         let env = Env::start();
         let (path, served) = file(&env, "tmpl.tar.zst", 200_000);
         let sha = served.digests()["sha512"].clone();
-        let bad = env.play_with(
+        let bad = env.run_with(
             &task(&format!(
                 "node: pve1, storage: local, content_type: vztmpl, src: {}, checksum_algorithm: sha512, checksum: '{}'",
                 path.display(),
@@ -770,7 +770,7 @@ mod upload {
             volids(&env)
         );
 
-        let good = env.play_with(
+        let good = env.run_with(
             &task(&format!(
                 "node: pve1, storage: local, content_type: vztmpl, src: {}, checksum_algorithm: sha512, checksum: '{}'",
                 path.display(),
@@ -796,11 +796,11 @@ mod upload {
             "node: pve1, storage: isos, content_type: iso, src: '{}'",
             path.display()
         );
-        let first = env.play_with(&task(&args), &as_root(&env));
+        let first = env.run_with(&task(&args), &as_root(&env));
         assert!(first.task("t").changed, "{}", first.task("t").result);
         assert_eq!(first.task("t").result["volid"], "isos:iso/my_installer.iso");
         assert_eq!(first.task("t").result["size"], json!(8192));
-        let again = env.play_with(&task(&args), &as_root(&env));
+        let again = env.run_with(&task(&args), &as_root(&env));
         let a = again.task("t");
         assert!(!a.changed && !a.failed, "{}", a.result);
         assert_eq!(a.msg(), "template with volid=isos:iso/my_installer.iso already exists");
@@ -812,7 +812,7 @@ mod upload {
     fn force_uploads_over_a_file_of_that_name_with_allocate_template_alone() {
         let (env, o) = template_token_env(false);
         let (first, _) = file(&env, "virtio-win.iso", 16 << 10);
-        let play = env.play_with(
+        let play = env.run_with(
             &task(&format!(
                 "node: pve1, storage: local, content_type: iso, src: {}",
                 first.display()
@@ -829,7 +829,7 @@ mod upload {
         ));
         env.clear_requests();
         for o in [checked(o.clone()), o] {
-            let play = env.play_with(&args, &o);
+            let play = env.run_with(&args, &o);
             let t = play.task("t");
             assert!(t.changed && !t.failed, "check: {}: {}", o.check, t.result);
             assert_eq!(t.msg(), "template with volid=local:iso/virtio-win.iso uploaded");
@@ -871,14 +871,14 @@ fn an_appliance_template_is_downloaded_from_pves_index() {
     let env = Env::start_with(cfg);
     let args = "node: pve1, storage: local, content_type: vztmpl, template: debian-13-standard_13.1-2_amd64.tar.zst";
     env.clear_requests();
-    let dry = env.play_with(&task(args), &checked(as_root(&env)));
+    let dry = env.run_with(&task(args), &checked(as_root(&env)));
     assert!(
         dry.task("t").changed && !dry.task("t").failed,
         "{}",
         dry.task("t").result
     );
     assert!(env.writes().is_empty(), "{:?}", env.writes());
-    let real = env.play_with(&task(args), &as_root(&env));
+    let real = env.run_with(&task(args), &as_root(&env));
     let r = real.task("t");
     assert!(r.changed && !r.failed, "{}", r.result);
     assert_eq!(
@@ -887,7 +887,7 @@ fn an_appliance_template_is_downloaded_from_pves_index() {
     );
     assert_eq!(r.result["size"], json!(150_000));
     assert_eq!(env.write_counts(), ["POST /api2/json/nodes/pve1/aplinfo x1"]);
-    let again = env.play_with(&task(args), &as_root(&env));
+    let again = env.run_with(&task(args), &as_root(&env));
     assert!(
         !again.task("t").changed && !again.task("t").failed,
         "{}",

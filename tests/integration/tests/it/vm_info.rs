@@ -23,7 +23,7 @@ fn guest(t: &TaskOutcome, vmid: i64) -> &Value {
 
 /// One vm_info task named `info` with these options (YAML flow mapping).
 fn info(env: &Env, options: &str) -> TaskOutcome {
-    let play = env.play(&format!(
+    let play = env.run(&format!(
         "- name: info\n  ferrox.proxmox.proxmox_vm_info: {options}\n  ignore_errors: true\n"
     ));
     play.task("info").clone()
@@ -37,7 +37,7 @@ fn infos(env: &Env, tasks: &[(&str, &str)]) -> ferrox_integration::Play {
             format!("- name: {name}\n  ferrox.proxmox.proxmox_vm_info: {options}\n  ignore_errors: true\n")
         })
         .collect();
-    env.play(&yaml)
+    env.run(&yaml)
 }
 
 fn start_vm(env: &Env, node: &str, vmid: u32) {
@@ -260,7 +260,7 @@ fn an_unreachable_node_is_a_warning_and_its_guests_keep_cluster_fields() {
 #[test]
 fn check_mode_runs_normally_and_changes_nothing() {
     let env = Env::start();
-    let play = env.play_with(
+    let play = env.run_with(
         "- name: info\n  ferrox.proxmox.proxmox_vm_info: {vmid: 100, config: current}\n",
         &PlayOpts {
             check: true,

@@ -53,7 +53,7 @@ pub fn run_playbook(env: &Env, playbook: &Path, inventory: &Path, extra: &[&str]
     }
     let python = program.with_file_name("python3");
     cmd.env("ANSIBLE_CONFIG", env.dir().join("ansible.cfg"))
-        .env("ANSIBLE_COLLECTIONS_PATH", env.dir().join("collections"))
+        .env("ANSIBLE_COLLECTIONS_PATH", env.collections_path())
         .env("ANSIBLE_HOME", env.dir().join("ansible-home"))
         .env("ANSIBLE_NOCOLOR", "1")
         .env("FERROX_RESULTS_FILE", &results)
@@ -89,9 +89,7 @@ pub fn run_playbook(env: &Env, playbook: &Path, inventory: &Path, extra: &[&str]
 
 /// QEMU VMs of the cluster as (vmid, name).
 pub fn qemu_vms(env: &Env) -> Vec<(u64, String)> {
-    env.api_get("/cluster/resources?type=vm")
-        .as_array()
-        .unwrap()
+    env.guests_listed()
         .iter()
         .filter(|g| g["type"] == "qemu")
         .map(|g| {
