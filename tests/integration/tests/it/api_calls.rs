@@ -1,5 +1,5 @@
 //! API calls per operation may not grow: each operation of the comparison benchmark
-//! (`anchor/operations.rs`) runs once through ansible-playbook against the simulator, and
+//! (`anchor/operations.rs`) runs once in process against the simulator (the shim makes no call), and
 //! its request count must not exceed the ferrox column of `bench/results/compare.md`.
 //!
 //! The table is written by `bench/compare`; a change that needs more calls fails here
@@ -61,7 +61,7 @@ fn no_operation_makes_more_calls_than_the_table() {
     for (label, task) in OPERATIONS {
         let task = task.replace("community.proxmox.", "ferrox.proxmox.");
         env.clear_requests();
-        let play = env.play(&format!("- name: {label}\n  {task}\n"));
+        let play = env.run(&format!("- name: {label}\n  {task}\n"));
         let outcome = play.task(label);
         assert!(!outcome.failed, "{label} failed: {}", outcome.result);
         let (calls, by_endpoint) = logged(&env);

@@ -2,7 +2,7 @@
 //! power states, removal — held to `bench/results/api-calls.md` as `api_calls.rs` holds
 //! the others to `compare.md`: an operation that needs more calls fails here until the
 //! table is changed, so the growth shows as a reviewed diff. Each runs once, in order,
-//! as an API token, through ansible-playbook against the simulator; tasks end before
+//! as an API token, in process against the simulator; tasks end before
 //! their first status poll, so the counts are each operation's minimum.
 
 use std::collections::BTreeMap;
@@ -56,7 +56,7 @@ fn no_lifecycle_operation_makes_more_calls_than_the_table() {
     let mut grown = Vec::new();
     for (label, task) in OPERATIONS {
         env.clear_requests();
-        let play = env.play(&format!("- name: op\n  {task}\n"));
+        let play = env.run(&format!("- name: op\n  {task}\n"));
         let outcome = play.task("op");
         assert!(!outcome.failed, "{label} failed: {}", outcome.result);
         let log = env.requests();

@@ -1,6 +1,8 @@
-//! Connection options through real plays: module_defaults, token, password and
+//! Connection options: module_defaults, token, password and
 //! environment auth, TLS trust (CA file, fingerprint pinning, the one-message failure),
 //! bad credentials, AnsibleModule's validation messages, and secrets never shown.
+//! Ansible's part (the environment fallbacks, `-vvvv`) runs through ansible-playbook,
+//! the rest in process.
 
 use ferrox_integration::{creds, Env, PlayOpts};
 use serde_json::{json, Value};
@@ -36,7 +38,7 @@ fn found_vm_100(play: &ferrox_integration::Play) {
 #[test]
 fn token_auth_through_the_module_defaults_group() {
     let env = Env::start();
-    found_vm_100(&env.play(INFO));
+    found_vm_100(&env.run(INFO));
 }
 
 #[test]
@@ -47,7 +49,7 @@ fn password_auth_gets_a_ticket() {
         json!({"api_user": "root@pam", "api_password": creds::ROOT_PASSWORD, "api_token_id": null, "api_token_secret": null}),
     );
     env.clear_requests();
-    found_vm_100(&env.play_with(INFO, &with_auth(&env, auth)));
+    found_vm_100(&env.run_with(INFO, &with_auth(&env, auth)));
     assert_eq!(env.requests()["counts"]["POST /api2/json/access/ticket"], json!(1));
 }
 
@@ -73,7 +75,7 @@ fn environment_variables_supply_every_connection_option() {
 #[test]
 fn missing_connection_options_fail_like_ansible_module() {
     let env = Env::start();
-    let play = env.play_with(
+    let play = env.run_with(
         INFO,
         &PlayOpts {
             module_defaults: Some(json!({})),
@@ -91,17 +93,17 @@ fn a_pinned_fingerprint_replaces_the_ca() {
     let env = Env::start();
     let fingerprint = env.sim().fingerprint();
     let pinned = auth_with(&env, json!({"ca_path": null, "api_cert_fingerprint": fingerprint}));
-    found_vm_100(&env.play_with(INFO, &with_auth(&env, pinned)));
+    found_vm_100(&env.run_with(INFO, &with_auth(&env, pinned)));
     let compact = fingerprint.replace(':', "").to_ascii_lowercase();
     let pinned = auth_with(&env, json!({"ca_path": null, "api_cert_fingerprint": compact}));
-    found_vm_100(&env.play_with(INFO, &with_auth(&env, pinned)));
+    found_vm_100(&env.run_with(INFO, &with_auth(&env, pinned)));
 }
 
 #[test]
 fn a_wrong_fingerprint_fails_naming_both_fingerprints() {
     let env = Env::start();
     let wrong = "AB:".repeat(31) + "AB";
-    let play = env.play_with(
+    let play = env.run_with(
         INFO,
         &with_auth(
             &env,
@@ -118,7 +120,7 @@ fn a_wrong_fingerprint_fails_naming_both_fingerprints() {
 #[test]
 fn an_untrusted_certificate_fails_with_one_message_naming_the_fixes() {
     let env = Env::start();
-    let play = env.play_with(INFO, &with_auth(&env, auth_with(&env, json!({"ca_path": null}))));
+    let play = env.run_with(INFO, &with_auth(&env, auth_with(&env, json!({"ca_path": null}))));
     let msg = play.task("info").msg().to_string();
     assert!(play.task("info").failed);
     for part in [
@@ -138,7 +140,7 @@ fn an_untrusted_certificate_fails_with_one_message_naming_the_fixes() {
 #[test]
 fn validate_certs_false_skips_verification() {
     let env = Env::start();
-    found_vm_100(&env.play_with(
+    found_vm_100(&env.run_with(
         INFO,
         &with_auth(&env, auth_with(&env, json!({"ca_path": null, "validate_certs": false}))),
     ));
@@ -148,7 +150,7 @@ fn validate_certs_false_skips_verification() {
 fn a_bad_token_secret_fails_clearly_without_showing_it() {
     let env = Env::start();
     let bad = "00000000-0000-0000-0000-000000000000";
-    let play = env.play_with(
+    let play = env.run_with(
         INFO,
         &with_auth(&env, auth_with(&env, json!({"api_token_secret": bad}))),
     );
@@ -162,7 +164,7 @@ fn a_bad_token_secret_fails_clearly_without_showing_it() {
 #[test]
 fn option_errors_use_ansible_module_messages() {
     let env = Env::start();
-    let play = env.play(
+    let play = env.run(
         r#"
         - name: unknown
           ferrox.proxmox.proxmox_vm_info: {bogus: 1}

@@ -1,4 +1,4 @@
-//! proxmox_disk through ansible-playbook against the simulator: every state and option
+//! proxmox_disk in process against the simulator (`Env::run`): every state and option
 //! family in check mode, for real and again (see `disk_scenario.rs`), the volumes that
 //! must survive, bad input and faults, and the API calls each operation costs.
 

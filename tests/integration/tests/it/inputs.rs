@@ -6,7 +6,7 @@
 use ferrox_integration::Env;
 
 fn failure(env: &Env, module: &str, args: &str) -> String {
-    let play = env.play(&format!("- name: t\n  ferrox.proxmox.{module}:\n{args}"));
+    let play = env.run(&format!("- name: t\n  ferrox.proxmox.{module}:\n{args}"));
     let t = play.task("t");
     assert!(t.failed, "{module} accepted {args}: {}", play.transcript());
     t.msg().to_string()

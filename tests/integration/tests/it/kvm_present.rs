@@ -1,4 +1,4 @@
-//! proxmox_kvm `state: present` through ansible-playbook against the simulator:
+//! proxmox_kvm `state: present` in process against the simulator (`Env::run`):
 //! create, no-op, convergence with `update`, create-or-update, safe disks and NICs,
 //! pending changes, check mode and diff.
 

@@ -1,8 +1,8 @@
 //! proxmox_kvm and the keys PVE 9 has: `extra_config` (any schema key, checked before any
 //! write), `efidisk0.ms_cert` (the Microsoft 2023 certificates), the field report's
 //! `qm set --rng0 … --spice_enhancements …` as a task, and keys newer than the schema
-//! (PVE 9.2's `host-tunnel` and cpu `level`) decided by the cluster's release. Through
-//! ansible-playbook against the simulator.
+//! (PVE 9.2's `host-tunnel` and cpu `level`) decided by the cluster's release. In
+//! process against the simulator.
 
 use ferrox_integration::{creds, Env, PlayOpts};
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! The traps users know from community.proxmox, through ansible-playbook: AnsibleModule's
+//! The traps users know from community.proxmox, run in process: AnsibleModule's
 //! message stays first and the option's declared hint says what to do instead; the
 //! traps that are not errors warn.
 

@@ -1,4 +1,4 @@
-//! proxmox_nic through ansible-playbook against the simulator: create, converge,
+//! proxmox_nic in process against the simulator (`Env::run`): create, converge,
 //! set and unset falsy values, keep what the task does not mention, the MAC on every
 //! result, delete, bad input and faults, and the API calls each operation costs.
 

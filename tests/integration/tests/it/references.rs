@@ -9,14 +9,14 @@ use ferrox_integration::{Env, PlayOpts};
 /// written. Returns the real run's message.
 fn refused_alike(env: &Env, task: &str) -> String {
     env.clear_requests();
-    let dry = env.play_with(
+    let dry = env.run_with(
         task,
         &PlayOpts {
             check: true,
             ..Default::default()
         },
     );
-    let real = env.play(task);
+    let real = env.run(task);
     let (d, r) = (dry.task("t"), real.task("t"));
     assert!(
         d.failed && r.failed,

@@ -1,6 +1,6 @@
 //! What users read, as reviewed snapshots (insta, `tests/snapshots/`): each module's
 //! documentation as `ansible-doc` prints it, the result and `--diff` of representative
-//! runs through ansible-playbook against the simulator (create, no-op, converge, each
+//! runs against the simulator (in process; create, no-op, converge, each
 //! in check mode and for real; a disk and a NIC), and the messages of bad input. A
 //! change to any of it shows as a snapshot diff to review (`cargo insta review`, or
 //! `INSTA_UPDATE=always` then read `git diff`); CI fails on an unreviewed change.
@@ -106,7 +106,7 @@ const CREATE: &str = "ferrox.proxmox.proxmox_kvm:
       net0: virtio,bridge=vmbr0";
 
 fn run(env: &Env, name: &str, task: &str, check: bool) -> Value {
-    let play = env.play_with(
+    let play = env.run_with(
         &format!("- name: {name}\n  {task}\n  ignore_errors: true\n"),
         &PlayOpts {
             check,

@@ -1,4 +1,4 @@
-//! proxmox_template through ansible-playbook against the simulator: removal and its
+//! proxmox_template in process against the simulator (`Env::run`): removal and its
 //! idempotence, refusals of bad input before any write (each naming the option, the
 //! cause and the fix), the privileges PVE will demand predicted, and a check run whose
 //! plan lets later tasks use the file without `check_mode_assume`.

@@ -1,4 +1,4 @@
-//! proxmox_vm_info through ansible-playbook against the simulator: every filter,
+//! proxmox_vm_info in process against the simulator (`Env::run`): every filter,
 //! config current/pending, network, the warnings that replace 1.6's failures, and
 //! the number of API calls each variant costs.
 
