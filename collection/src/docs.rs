@@ -90,6 +90,16 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_committed_docs_are_the_render_of_the_declarations() {
+        let stale = stale_files(&rendered());
+        assert!(
+            stale.is_empty(),
+            "stale (run `cargo collection docs`): {}",
+            stale.join(", ")
+        );
+    }
+
+    #[test]
     fn the_readme_holds_the_privilege_table_between_its_markers() {
         let readme = std::fs::read_to_string(repo::root().join("README.md")).unwrap();
         assert!(

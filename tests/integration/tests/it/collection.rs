@@ -140,17 +140,6 @@ fn tempfile_dir() -> std::path::PathBuf {
 }
 
 #[test]
-fn committed_docs_match_the_declarations() {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(repo_root())
-        .args(["run", "-q", "-p", "collection", "--", "docs", "--check"])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-}
-
-#[test]
 fn ansible_core_2_17_runs_the_module() {
     let env = Env::start();
     let opts = PlayOpts {
