@@ -221,7 +221,7 @@ fn passwords_rotate_on_request_and_never_show() {
     let task = |mode: &str| {
         format!("- name: p\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 151\n    update: true\n    cipassword: N3w-Secret-pw\n    update_password: {mode}\n")
     };
-    let kept = env.play(&task("on_create"));
+    let kept = env.run(&task("on_create"));
     assert!(
         !kept.task("p").changed,
         "on_create leaves the VM's password: {}",

@@ -58,7 +58,7 @@ fn a_vm_of_this_name_just_created_under_the_derived_vmid_is_converged_onto() {
 
     // Converging onto it changes what differs, and only that.
     let play = env
-        .play(&task("raced", "[5000, 5999]", "    memory: 2048\n    update: true\n").replace("    memory: 1024\n", ""));
+        .run(&task("raced", "[5000, 5999]", "    memory: 2048\n    update: true\n").replace("    memory: 1024\n", ""));
     play.assert_ok();
     let t = play.task("t");
     assert!(t.changed, "{}", t.result);

@@ -416,7 +416,7 @@ fn pool_membership_of_an_existing_vm_converges() {
     env.fault(
         serde_json::json!({"method": "PUT", "path_regex": "^/api2/json/pools/staging$", "after": true, "times": 1}),
     );
-    let real = env.play(&move_to("staging"));
+    let real = env.run(&move_to("staging"));
     assert!(real.task("t").changed, "{}", real.transcript());
     assert_eq!(real.task("t").result["changes"], serde_json::json!(["pool"]));
     let recovered = real
@@ -436,11 +436,11 @@ fn pool_membership_of_an_existing_vm_converges() {
         serde_json::json!([]),
         "it left prod"
     );
-    let again = env.play(&move_to("staging"));
+    let again = env.run(&move_to("staging"));
     assert!(!again.task("t").changed, "{}", again.transcript());
 
     env.clear_requests();
-    let nested = env.play(&move_to("staging/web"));
+    let nested = env.run(&move_to("staging/web"));
     assert!(nested.task("t").changed, "{}", nested.transcript());
     assert_eq!(resource(&env, 100)["pool"], "staging/web");
     assert_eq!(
@@ -452,7 +452,7 @@ fn pool_membership_of_an_existing_vm_converges() {
     // The connection drops before PVE acts: the VM is not in the pool, the move is sent again.
     env.clear_requests();
     env.fault(serde_json::json!({"method": "PUT", "path_regex": "^/api2/json/pools/prod$", "drop_connection": true, "times": 1}));
-    let back = env.play(&move_to("prod"));
+    let back = env.run(&move_to("prod"));
     assert!(back.task("t").changed, "{}", back.transcript());
     assert!(
         back.task("t")
@@ -465,7 +465,7 @@ fn pool_membership_of_an_existing_vm_converges() {
     assert_eq!(env.writes(), ["PUT /api2/json/pools/prod", "PUT /api2/json/pools/prod"]);
     assert_eq!(resource(&env, 100)["pool"], "prod");
 
-    let without_update = env.play(&task("    vmid: 100\n    pool: staging/web\n"));
+    let without_update = env.run(&task("    vmid: 100\n    pool: staging/web\n"));
     let t = without_update.task("t");
     assert!(!t.changed);
     assert!(
