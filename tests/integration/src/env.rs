@@ -158,14 +158,26 @@ impl Env {
             return;
         }
         std::fs::create_dir_all(link.parent().expect("namespace dir")).expect("collections dir");
-        std::os::unix::fs::symlink(installed_collection(), &link).expect("collection symlink");
+        // Plays started at once from several threads race to make it: one wins.
+        match std::os::unix::fs::symlink(installed_collection(), &link) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => panic!("collection symlink: {e}"),
+            _ => {}
+        }
+    }
+
+    /// Waits until the status broadcast shows every guest made so far with its name and
+    /// status, as PVE's does a moment after a create. Tasks run in process end within that
+    /// moment: a test that counts a later task's API calls settles first, or the task
+    /// reads the new guest's config to learn its name, as it would on a real cluster.
+    pub fn settle(&self) {
+        std::thread::sleep(self.resources_lag);
     }
 
     /// Every guest as `/cluster/resources?type=vm` lists it once the status broadcast
     /// caught up: PVE lists a guest made a moment ago without its name, and tasks run in
     /// process end within that moment.
     pub fn guests_listed(&self) -> Vec<Value> {
-        std::thread::sleep(self.resources_lag);
+        self.settle();
         match self.api_get("/cluster/resources?type=vm") {
             Value::Array(guests) => guests,
             other => panic!("/cluster/resources answered {other}"),

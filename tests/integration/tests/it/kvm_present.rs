@@ -342,6 +342,8 @@ fn api_calls_per_operation() {
     env.clear_requests();
     env.run(CREATE).assert_ok();
     let create = env.requests();
+    // Counted once PVE lists the new VM by name (a task within that moment reads its config).
+    env.settle();
     env.clear_requests();
     env.run(CREATE).assert_ok();
     let noop = env.requests();
