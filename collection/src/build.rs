@@ -54,10 +54,8 @@ pub fn build_all_platforms() -> Result<()> {
     build_platforms(Profile::Release)
 }
 
-/// The host's binary with `host_profile`, and every other platform's binary, cross-built:
-/// for the tarball (`Release`) with the shipped profile, for the test suite (`Debug`) with
-/// [`cross::CrossProfile::Test`]. Either way the cross-built files are checked as
-/// release binaries are (static, the platform's format).
+/// The host's binary with `host_profile` (the test suite runs a debug build), and every
+/// other platform's release binary, cross-built.
 ///
 /// All of them build at once: each cross build has its own target directory, so none
 /// waits for another's lock, and their single-threaded stretches (the standard library's
@@ -67,19 +65,10 @@ pub fn build_platforms(host_profile: Profile) -> Result<()> {
     let host = platform::host().ok();
     let crossed: Vec<Platform> = PLATFORMS.into_iter().filter(|p| Some(*p) != host).collect();
     cross::check(&crossed)?;
-    let cross_profile = match host_profile {
-        Profile::Release => cross::CrossProfile::Shipped,
-        Profile::Debug => cross::CrossProfile::Test,
-    };
     let (native_built, cross_built) = std::thread::scope(|scope| {
         let builds: Vec<_> = crossed
             .iter()
-            .map(|p| {
-                (
-                    *p,
-                    scope.spawn(move || cross::build(*p, PACKAGE, BINARY, cross_profile)),
-                )
-            })
+            .map(|p| (*p, scope.spawn(move || cross::build(*p, PACKAGE, BINARY))))
             .collect();
         let native_built = host.map(|h| native(h, host_profile).map(|file| (h, file, host_profile)));
         let cross_built: Vec<Result<(Platform, PathBuf, Profile)>> = builds

@@ -13,7 +13,7 @@ pub fn test(extra: &[&str]) -> Result<()> {
     timed("style (rustfmt, clippy)", style::check)?;
     timed("setup", setup::setup)?;
     timed("setup --cross", cross::setup::setup)?;
-    timed("build (host debug, other platforms cross-test)", || {
+    timed("build (host debug, cross release)", || {
         build::build_platforms(build::Profile::Debug)
     })?;
     timed("docs, changelog, lint, ee checks", || {

@@ -23,33 +23,12 @@ pub fn check(platforms: &[Platform]) -> Result<()> {
     Toolbox::of_repo().check(platforms)
 }
 
-/// The Cargo profile of a cross build.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CrossProfile {
-    /// `release`: what the tarball ships (LTO, one codegen unit, optimised for size).
-    Shipped,
-    /// `cross-test` (the workspace's Cargo.toml): the release profile's linking (static,
-    /// stripped, std built from source) without its size optimisations, which are most of a cross
-    /// build's CPU and change nothing the test suite looks at (the file format, the
-    /// linking, and the aarch64 binary's behaviour under qemu-user).
-    Test,
-}
-
-impl CrossProfile {
-    fn name(self) -> &'static str {
-        match self {
-            CrossProfile::Shipped => "release",
-            CrossProfile::Test => "cross-test",
-        }
-    }
-}
-
-/// Builds the module binary for `platform` with `profile`; returns the file.
+/// Builds the module binary for `platform` with the release profile; returns the file.
 /// It runs with [`Toolbox::apply`]'s environment only: Debian's cargo and rustc, and what
 /// `setup --cross` installed; in a target directory of its own (`target/cross/<platform>`),
 /// so that the builds of several platforms can run at once, and with its output in
 /// `build/cross/<platform>.log`, shown when it fails.
-pub fn build(platform: Platform, package: &str, binary: &str, profile: CrossProfile) -> Result<PathBuf> {
+pub fn build(platform: Platform, package: &str, binary: &str) -> Result<PathBuf> {
     let toolbox = Toolbox::of_repo();
     toolbox.check(&[platform])?;
     let triple = platform.cross;
@@ -57,8 +36,7 @@ pub fn build(platform: Platform, package: &str, binary: &str, profile: CrossProf
     let mut cmd = Command::new(toolbox.venv_bin.join("cargo-zigbuild"));
     cmd.current_dir(repo::root()).args([
         "build",
-        "--profile",
-        profile.name(),
+        "--release",
         "--target",
         triple,
         "-p",
@@ -89,5 +67,5 @@ pub fn build(platform: Platform, package: &str, binary: &str, profile: CrossProf
         platform.name,
         started.elapsed().as_secs()
     );
-    Ok(target_dir.join(triple).join(profile.name()).join(binary))
+    Ok(target_dir.join(triple).join("release").join(binary))
 }
