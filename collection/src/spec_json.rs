@@ -1,13 +1,8 @@
 //! `spec <module>`: a module's declaration as AnsibleModule's `argument_spec` plus its
-//! constraint lists, in JSON. The validation-parity test feeds this to ansible-core's
-//! own `ArgumentSpecValidator` and compares its messages with the binary's.
-//!
-//! Environment fallbacks are given as `"env_fallback": [VARS]`; the consumer turns
-//! them into `fallback: (env_fallback, VARS)`.
+//! constraint lists, in JSON ([`ferrox_common::ansible::spec_json`]).
 
 use anyhow::{Context, Result};
-use ferrox_common::ansible::options::{Opt, Rules};
-use serde_json::{json, Map, Value};
+use ferrox_common::ansible::spec_json::argument_spec;
 
 use crate::modules;
 
@@ -18,72 +13,6 @@ pub fn print(module: &str) -> Result<()> {
             modules::names().collect::<Vec<_>>().join(", ")
         )
     })?;
-    let mut out = Map::new();
-    out.insert("argument_spec".into(), options(&spec.options));
-    add_rules(&mut out, &spec.rules);
-    println!("{}", serde_json::to_string_pretty(&Value::Object(out))?);
+    println!("{}", serde_json::to_string_pretty(&argument_spec(&spec))?);
     Ok(())
-}
-
-fn options(opts: &[Opt]) -> Value {
-    let mut map = Map::new();
-    for o in opts {
-        map.insert(o.name.to_string(), option(o));
-    }
-    Value::Object(map)
-}
-
-fn option(o: &Opt) -> Value {
-    let mut m = Map::new();
-    m.insert("type".into(), json!(o.kind.ansible_name()));
-    if o.required {
-        m.insert("required".into(), json!(true));
-    }
-    if let Some(d) = &o.default {
-        m.insert("default".into(), d.clone());
-    }
-    if !o.choices.is_empty() {
-        m.insert("choices".into(), json!(o.choices));
-    }
-    if !o.aliases.is_empty() {
-        m.insert("aliases".into(), json!(o.aliases));
-    }
-    if o.no_log {
-        m.insert("no_log".into(), json!(true));
-    }
-    if let Some(el) = o.elements {
-        m.insert("elements".into(), json!(el.ansible_name()));
-    }
-    if !o.env.is_empty() {
-        m.insert("env_fallback".into(), json!(o.env));
-    }
-    if let Some(sub) = &o.suboptions {
-        m.insert("options".into(), options(sub));
-        add_rules(&mut m, &o.sub_rules);
-    }
-    Value::Object(m)
-}
-
-fn add_rules(m: &mut Map<String, Value>, r: &Rules) {
-    if !r.mutually_exclusive.is_empty() {
-        m.insert("mutually_exclusive".into(), json!(r.mutually_exclusive));
-    }
-    if !r.required_together.is_empty() {
-        m.insert("required_together".into(), json!(r.required_together));
-    }
-    if !r.required_one_of.is_empty() {
-        m.insert("required_one_of".into(), json!(r.required_one_of));
-    }
-    if !r.required_if.is_empty() {
-        let rows: Vec<Value> = r
-            .required_if
-            .iter()
-            .map(|ri| json!([ri.key, ri.value, ri.requirements, ri.any]))
-            .collect();
-        m.insert("required_if".into(), Value::Array(rows));
-    }
-    if !r.required_by.is_empty() {
-        let by: Map<String, Value> = r.required_by.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-        m.insert("required_by".into(), Value::Object(by));
-    }
 }

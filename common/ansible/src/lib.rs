@@ -36,4 +36,5 @@ pub mod docs;
 pub mod mask;
 pub mod options;
 pub mod protocol;
+pub mod spec_json;
 pub use ferrox_python_repr as python;

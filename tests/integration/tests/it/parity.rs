@@ -48,18 +48,11 @@ fn cases() -> Vec<Value> {
 }
 
 fn spec_json() -> Value {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let out = Command::new(cargo)
-        .current_dir(repo_root())
-        .args(["run", "-q", "-p", "collection", "--", "spec", MODULE])
-        .output()
-        .expect("cargo run collection spec");
-    assert!(
-        out.status.success(),
-        "collection spec failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).expect("spec JSON")
+    let module = ferrox::MODULES
+        .iter()
+        .find(|m| m.name == MODULE)
+        .expect("the module is registered");
+    ferrox_common::ansible::spec_json::argument_spec(&(module.spec)())
 }
 
 /// `(ansible-core version, messages)` from real AnsibleModule in this venv.
