@@ -18,10 +18,12 @@
 //! [`options::Reader`] to read the validated task, [`protocol::Output`] and
 //! [`protocol::Failure`] to answer.
 //!
-//! - [`protocol`]: the binary-module protocol (args file in, one JSON result out).
+//! - [`protocol`]: the binary-module protocol (args file in, one JSON result out;
+//!   [`protocol::run_in_process`] runs it without a process, for the tests).
 //! - [`options`]: option declarations, AnsibleModule-compatible validation, typed reading.
 //! - [`docs`]: the sidecar documentation rendered from the declarations; [`argspec`]: its
-//!   argument spec (for ansible-lint and validate-modules).
+//!   argument spec (for ansible-lint and validate-modules); [`spec_json`]: the same as
+//!   JSON for ansible-core's own validator (the parity tests).
 //! - [`mask`]: secrets never leave the process.
 //! - [`diff`]: before/after rendering for `--diff`.
 //! - [`python`]: Python's `repr()` of values, as the messages of AnsibleModule and 1.6 print them.
