@@ -27,7 +27,7 @@
 //! - [`mask`]: secrets never leave the process.
 //! - [`diff`]: before/after rendering for `--diff`.
 //! - [`python`]: Python's `repr()` of values, as the messages of AnsibleModule and 1.6 print them.
-//! - [`assume`]: `check_mode_assume`, what a check run may take as made by a skipped task.
+//! - [`check_mode_assume`]: what a check run may take as made by a skipped task.
 
 #![deny(missing_docs)]
 
