@@ -1,8 +1,10 @@
 //! The `ferrox.proxmox.proxmox_kvm` module: QEMU/KVM virtual machines.
 //!
 //! Shape: declare the options ([`options`]), read them once into the typed task and its
-//! wanted config keys ([`task`]), compare with the live VM ([`converge`]), plan the
-//! actions ([`plan`]), execute them unless in check mode ([`execute`]), report.
+//! wanted config keys ([`task`]); then per operation: observe the VM ([`observe`]: every
+//! read before the decision, conditional reads kept conditional), decide without I/O
+//! ([`decide`]: the actions, or the refusal; table-tested), execute unless in check mode
+//! ([`execute`]), report ([`report`]: 1.6's messages and result keys).
 //!
 //! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
 //!   `apply_pending`, ... are [`task`]'s enums), and the docs' prose, notes, examples,
@@ -19,7 +21,8 @@
 //!   `apply_pending`, check-mode pending, diff), [`clone`] and [`clone_move`] (a clone to
 //!   another node's local storage, and a rerun continuing a move left undone),
 //!   [`states`] (power states, `current`, `template`, `absent`), [`config_keys`]
-//!   (`delete`, `revert`), [`migrate`], [`guest_wait`] (`wait_for_agent`/`wait_for_ip`).
+//!   (`delete` and `revert`, one flow), [`migrate`], [`guest_wait`]
+//!   (`wait_for_agent`/`wait_for_ip`): each runs observe → decide → execute → report.
 //! - [`checks`]: refusals before any write: bridges, drive references, pool, EFI without
 //!   OVMF.
 //! - [`converge`]: current vs wanted config, keeping only what differs and losing nothing
@@ -45,16 +48,19 @@ pub mod clone_move;
 pub mod config_keys;
 pub mod context;
 pub mod converge;
+pub mod decide;
 pub mod docs;
 pub mod execute;
 pub mod guest_wait;
 pub mod migrate;
 pub mod name_race;
+pub mod observe;
 pub mod options;
 pub mod placement;
 pub mod plan;
 pub mod pool_move;
 pub mod present;
+pub mod report;
 #[cfg(test)]
 mod schema_coverage;
 pub mod states;
@@ -68,6 +74,7 @@ use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::SharedRunState;
 
 use context::Ctx;
+use decide::config_keys::KeyEdit;
 use task::{KvmTask, Operation};
 
 pub fn spec() -> ModuleSpec {
@@ -115,8 +122,8 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     }
     let result = match &ctx.task.operation {
         Operation::Clone => clone::clone(&mut ctx),
-        Operation::DeleteKeys(keys) => config_keys::delete(&mut ctx, keys),
-        Operation::RevertKeys(keys) => config_keys::revert(&mut ctx, keys),
+        Operation::DeleteKeys(keys) => config_keys::edit(&mut ctx, KeyEdit::Delete, keys),
+        Operation::RevertKeys(keys) => config_keys::edit(&mut ctx, KeyEdit::Revert, keys),
         Operation::Migrate => migrate::migrate(&mut ctx),
         Operation::State(state) => states::handle(&mut ctx, *state),
     };

@@ -1,0 +1,11 @@
+//! The results: from what was decided, what the execution found out and what was
+//! observed, the `Output` 1.6 returned (message, `vmid`, `status`, `changes`, `pending`,
+//! `actions`, the diff).
+//!
+//! - [`power`]: the power states, `current`, `template`, `absent`.
+//! - [`config_keys`]: `delete` and `revert`.
+//! - [`migrate`]: `migrate: true`.
+
+pub mod config_keys;
+pub mod migrate;
+pub mod power;
