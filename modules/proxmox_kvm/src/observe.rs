@@ -5,15 +5,18 @@
 //! [`crate::decide`] say which.
 
 use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::cluster::vm::Guest;
+use ferrox_common::pve::cloudinit::{self, DriveState};
+use ferrox_common::run::vm_task::{self, InfoWording};
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
 use crate::context::{vm_of, Ctx};
 use crate::decide::config_keys::KeyEdit;
-use crate::decide::migrate;
 use crate::decide::power::{self, Now};
+use crate::decide::{existing, migrate, update};
 use crate::guest_wait;
-use crate::task::{GuestWait, State};
+use crate::task::{Config, GuestWait, State};
 
 /// A power state's, `current`'s, `template`'s or `absent`'s view of the VM.
 pub struct PowerObserved {
@@ -121,5 +124,75 @@ pub fn migration(ctx: &Ctx) -> Result<MigrateObserved, Failure> {
         vm,
         lock: guest.lock.clone(),
         running,
+    })
+}
+
+/// `present`'s view of a VM that exists: its config, read once, and its HA state where
+/// a warning needs it.
+pub struct ExistingObserved {
+    pub vm: Vm,
+    /// The name for messages: the task's, else the VM's.
+    pub name: String,
+    pub config: Map<String, Value>,
+    /// Whether PVE manages it as an HA resource (read only with `ha_managed: true`; a
+    /// failed read counts as not).
+    pub ha_managed: bool,
+}
+
+/// The config of the VM `guest` (failing as 1.6 words it), and its HA state when the
+/// task sets `ha_managed`.
+pub fn existing(ctx: &Ctx, guest: &Guest) -> Result<ExistingObserved, Failure> {
+    let vm = vm_of(guest);
+    let config = ctx.read_config(&vm)?;
+    let ha_managed = existing::reads_ha_state(ctx.task) && api::power(ctx.client, &vm).is_ok_and(|p| p.ha_managed);
+    Ok(ExistingObserved {
+        name: ctx.name_of(Some(guest)),
+        vm,
+        config,
+        ha_managed,
+    })
+}
+
+/// The update's view of a VM that exists.
+pub struct UpdateObserved {
+    pub vm: Vm,
+    /// The name for messages.
+    pub name: String,
+    /// Its config, read once.
+    pub config: Map<String, Value>,
+    /// Whether the listing shows it running.
+    pub running: bool,
+    /// The pool the listing shows it in.
+    pub pool: Option<String>,
+    /// What its cloud-init drive lacks (`GET .../cloudinit`), read only where
+    /// [`crate::decide::update::reads_drive_state`] says it matters.
+    pub cloud_init: Option<DriveState>,
+}
+
+/// The update's view of `guest`, whose config `config` was read already, for the
+/// config keys `wanted`.
+pub fn for_update(
+    ctx: &Ctx,
+    guest: &Guest,
+    name: String,
+    config: Map<String, Value>,
+    wanted: &Config,
+) -> Result<UpdateObserved, Failure> {
+    let vm = vm_of(guest);
+    let running = guest.status.as_deref() == Some("running");
+    let cloud_init = if update::reads_drive_state(&config, wanted, running) {
+        let state = cloudinit::read(ctx.client, &vm.node, vm.vmid)
+            .map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))?;
+        Some(state)
+    } else {
+        None
+    };
+    Ok(UpdateObserved {
+        vm,
+        name,
+        config,
+        running,
+        pool: guest.pool.clone(),
+        cloud_init,
     })
 }

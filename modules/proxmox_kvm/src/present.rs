@@ -9,10 +9,13 @@ use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
 use crate::checks::{check_bridges, check_drives, check_efi_bios, check_pool};
-use crate::context::{vm_of, Ctx};
+use crate::context::Ctx;
 use crate::converge;
+use crate::decide::{existing, update};
+use crate::observe;
 use crate::plan::{Action, Allocation, Plan};
-use crate::update::{converge_existing, pool_move, warn_without_drive};
+use crate::report;
+use crate::update::converge_existing;
 use crate::vmid_range;
 
 pub fn present(ctx: &mut Ctx) -> Result<Output, Failure> {
@@ -24,46 +27,27 @@ pub fn present(ctx: &mut Ctx) -> Result<Output, Failure> {
 
 /// An existing VM: converge it with `update`, else leave it and say what differs.
 fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
-    let vm = vm_of(guest);
-    let name = ctx.name_of(Some(guest));
-    let current = ctx.read_config(&vm)?;
-    let wanted = ctx.task.config.clone();
-    if let Some(node) = ctx.task.node.as_deref().filter(|n| *n != vm.node) {
-        ctx.warnings.push(format!(
-            "VM {} is on node {}, not {node}: node only says where to create a VM (use migrate: true to move it)",
-            vm.vmid, vm.node
-        ));
+    let task = ctx.task;
+    let observed = observe::existing(ctx, guest)?;
+    let vm = &observed.vm;
+    ctx.warnings.extend(existing::node_warning(task, vm));
+    ctx.warnings.extend(existing::ha_warning(task, vm, observed.ha_managed));
+    if !task.update {
+        let differ = converge::changes(&observed.config, &task.config, vm.vmid, &ctx.tag_case).map(|c| c.keys());
+        let (msg, warnings) = existing::left_alone(task, vm, guest.pool.as_ref(), differ);
+        ctx.warnings.extend(warnings);
+        let out = report::update::left_alone(msg, vm.vmid);
+        return ctx.with_mac_and_devices(out, vm, Some(&observed.config));
     }
-    if ctx.task.ha_managed && !api::power(ctx.client, &vm).is_ok_and(|p| p.ha_managed) {
-        ctx.warnings.push(format!(
-            "VM {} exists and is not HA-managed: ha_managed applies when a VM is created. Add it to HA with ha-manager add vm:{} (or POST /cluster/ha/resources)",
-            vm.vmid, vm.vmid
-        ));
-    }
-    if !ctx.task.update {
-        let pool_move = pool_move(ctx, guest);
-        let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid)).with("vmid", vm.vmid);
-        let mut differ = match converge::changes(&current, &wanted, vm.vmid, &ctx.tag_case) {
-            Ok(c) => c.keys(),
-            Err(e) => {
-                ctx.warnings.push(format!("VM {} differs from the task: {e}", vm.vmid));
-                Vec::new()
-            }
-        };
-        if pool_move.is_some() {
-            differ.push("pool".to_string());
-        }
-        if !differ.is_empty() {
-            ctx.warnings.push(format!(
-                "VM {} differs from the task in: {}. Nothing was changed: add update: true to converge it.",
-                vm.vmid,
-                differ.join(", ")
-            ));
-        }
-        return ctx.with_mac_and_devices(out.with("actions", Vec::<String>::new()), &vm, Some(&current));
-    }
-    let up_to_date = format!("VM {name} with vmid {} is up to date", vm.vmid);
-    converge_existing(ctx, guest, name, current, wanted, up_to_date)
+    let up_to_date = format!("VM {} with vmid {} is up to date", observed.name, vm.vmid);
+    converge_existing(
+        ctx,
+        guest,
+        observed.name,
+        observed.config,
+        task.config.clone(),
+        up_to_date,
+    )
 }
 
 /// A new VM (or a restore from `archive`).
@@ -82,7 +66,8 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
             .name
             .as_ref()
             .map_or("The new VM".to_string(), |n| format!("The new VM {n}"));
-        warn_without_drive(ctx, &who, &wanted, &Map::new());
+        ctx.warnings
+            .extend(update::without_drive_warning(&who, &wanted, &Map::new()));
     }
     check_bridges(ctx, &node, wanted.iter())?;
     check_drives(ctx, &node, wanted.iter())?;

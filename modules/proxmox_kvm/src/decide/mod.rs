@@ -6,14 +6,23 @@
 //! - [`power`]: the power states, `current`, `template`, `absent`.
 //! - [`config_keys`]: `delete` and `revert`, one flow over the keys set or pending.
 //! - [`migrate`]: `migrate: true`.
+//! - [`existing`]: `present` on a VM that exists (warnings; without `update`, left alone).
+//! - [`update`]: `update: true` and a clone that exists: up to date, cloud-init changes
+//!   for the guest, or the update's writes.
 
 pub mod config_keys;
+pub mod existing;
 pub mod migrate;
 pub mod power;
+pub mod update;
 
 #[cfg(test)]
 mod config_keys_tests;
 #[cfg(test)]
+mod existing_tests;
+#[cfg(test)]
 mod migrate_tests;
 #[cfg(test)]
 mod power_tests;
+#[cfg(test)]
+mod update_tests;

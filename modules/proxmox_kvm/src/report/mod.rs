@@ -5,7 +5,9 @@
 //! - [`power`]: the power states, `current`, `template`, `absent`.
 //! - [`config_keys`]: `delete` and `revert`.
 //! - [`migrate`]: `migrate: true`.
+//! - [`update`]: `present` on an existing VM (left alone, up to date, updated).
 
 pub mod config_keys;
 pub mod migrate;
 pub mod power;
+pub mod update;
