@@ -1,19 +1,18 @@
-//! `state: present`: create (or restore) the VM, or converge the existing one with
-//! `update: true` ([`crate::update`]), or report how it differs.
+//! `state: present`: create (or restore) the VM ([`crate::decide::create`]), or
+//! converge the existing one with `update: true` ([`crate::update`]), or report how it
+//! differs ([`crate::decide::existing`]).
 
-use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::cluster::vm::Guest;
 use ferrox_common::plan::PlanView;
-use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
-use crate::checks::{check_bridges, check_drives, check_efi_bios, check_pool};
+use crate::checks::{check_bridges, check_drives, check_pool};
 use crate::context::Ctx;
 use crate::converge;
-use crate::decide::{existing, update};
+use crate::decide::{create, existing};
 use crate::observe;
-use crate::plan::{Action, Allocation, Plan};
+use crate::plan::Allocation;
 use crate::report;
 use crate::update::converge_existing;
 use crate::vmid_range;
@@ -53,85 +52,15 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
 /// A new VM (or a restore from `archive`).
 fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     let task = ctx.task;
-    let node = task.node.clone().ok_or("node is mandatory for creating/updating VM")?;
-    if !ctx.nodes.contains(&node) {
-        return Err(Failure::new(format!(
-            "node '{node}' does not exist in cluster (nodes: {})",
-            ctx.nodes.join(", ")
-        )));
-    }
-    let wanted = task.config.clone();
-    if task.restore.archive.is_none() {
-        let who = task
-            .name
-            .as_ref()
-            .map_or("The new VM".to_string(), |n| format!("The new VM {n}"));
-        ctx.warnings
-            .extend(update::without_drive_warning(&who, &wanted, &Map::new()));
-    }
-    check_bridges(ctx, &node, wanted.iter())?;
-    check_drives(ctx, &node, wanted.iter())?;
+    let node = create::node(task, &ctx.nodes)?;
+    ctx.warnings.extend(create::warning(task));
+    check_bridges(ctx, &node, task.config.iter())?;
+    check_drives(ctx, &node, task.config.iter())?;
     check_pool(ctx)?;
     let (vmid, allocation) = choose_vmid(ctx, task.vmid)?;
     let may_race = allocation == Allocation::NextId;
-    let vm = Vm { node, vmid };
+    let (mut plan, diff) = create::plan(task, Vm { node, vmid }, allocation)?;
     let name = ctx.name_of(None);
-    let mut plan = Plan::new(vm.clone());
-    let mut diff = Diff::new(format!("VM {vmid}"));
-    let archive = task.restore.archive.as_deref();
-    let mut form: Vec<(String, String)> = Vec::new();
-    for (param, value) in [
-        ("pool", &task.pool),
-        ("storage", &task.storage),
-        ("archive", &task.restore.archive),
-    ] {
-        if let Some(v) = value {
-            form.push((param.to_string(), v.clone()));
-        }
-    }
-    if task.ha_managed {
-        form.push(("ha-managed".into(), "1".into()));
-    }
-    if archive.is_some() {
-        // PVE restores the archive's config and takes no config keys with it: the rest
-        // of the task is applied once the restore is done.
-        if task.force {
-            form.push(("force".into(), "1".into()));
-        }
-        if let Some(limit) = task.bwlimit {
-            form.push(("bwlimit".into(), limit.to_string()));
-        }
-        for (param, value) in [
-            ("unique", task.restore.unique),
-            ("live-restore", task.restore.live_restore),
-        ] {
-            if let Some(on) = value {
-                form.push((param.into(), u8::from(on).to_string()));
-            }
-        }
-        plan.push(Action::Create { form, allocation });
-        plan.push(Action::WaitListed);
-        if !wanted.is_empty() {
-            let changes = converge::changes(&Map::new(), &wanted, vmid, &ctx.tag_case).unwrap_or_default();
-            plan.push(Action::Converge {
-                wanted: wanted.clone(),
-                changes,
-                digest: None,
-                recompute: true,
-            });
-        }
-    } else {
-        check_efi_bios(ctx, &wanted, None)?;
-        if let Some(st) = &task.restore.import_working_storage {
-            form.push(("import-working-storage".into(), st.clone()));
-        }
-        form.extend(wanted.iter().map(|(k, v)| (k.clone(), v.clone())));
-        plan.push(Action::Create { form, allocation });
-        plan.push(Action::WaitListed);
-    }
-    for (k, v) in &wanted {
-        diff.change(k, None, Some(Value::String(v.clone())));
-    }
     let mut outcome = ctx.execute(&mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run created this name at the same moment: that VM is the one.

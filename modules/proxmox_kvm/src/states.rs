@@ -13,10 +13,8 @@ use crate::plan::Plan;
 use crate::report;
 use crate::task::State;
 
+/// A power state, `current`, `template` or `absent` (`present` is [`crate::present`]'s).
 pub fn handle(ctx: &mut Ctx, state: State) -> Result<Output, Failure> {
-    if state == State::Present {
-        return crate::present::present(ctx);
-    }
     let Some(observed) = observe::power_state(ctx, state)? else {
         return power::not_found(ctx.task, state).map(report::power::already_absent);
     };

@@ -32,7 +32,7 @@ pub(crate) fn converge_existing(
     up_to_date: String,
 ) -> Result<Output, Failure> {
     let vm = vm_of(guest);
-    check_efi_bios(ctx, &wanted, Some(&current))?;
+    check_efi_bios(ctx.task, &wanted, Some(&current))?;
     let changes = converge::changes(&current, &wanted, vm.vmid, &ctx.tag_case)
         .map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
     let vm_named = format!("VM {}", vm.vmid);

@@ -7,17 +7,25 @@
 //! - [`config_keys`]: `delete` and `revert`, one flow over the keys set or pending.
 //! - [`migrate`]: `migrate: true`.
 //! - [`existing`]: `present` on a VM that exists (warnings; without `update`, left alone).
+//! - [`create`]: `present` of a VM that does not exist: its node, form and actions.
+//! - [`clone`]: a new clone: refused, or its form and actions.
 //! - [`update`]: `update: true` and a clone that exists: up to date, cloud-init changes
 //!   for the guest, or the update's writes.
 
+pub mod clone;
 pub mod config_keys;
+pub mod create;
 pub mod existing;
 pub mod migrate;
 pub mod power;
 pub mod update;
 
 #[cfg(test)]
+mod clone_tests;
+#[cfg(test)]
 mod config_keys_tests;
+#[cfg(test)]
+mod create_tests;
 #[cfg(test)]
 mod existing_tests;
 #[cfg(test)]

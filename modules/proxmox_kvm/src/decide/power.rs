@@ -204,7 +204,7 @@ fn step(task: &KvmTask, state: State, id: u32, name: &str, now: &Now) -> Result<
             }
         }
         State::Absent => removal(task, id, now)?,
-        State::Present => unreachable!("states::handle sends present to crate::present"),
+        State::Present => unreachable!("the run sends present to crate::present"),
     })
 }
 
