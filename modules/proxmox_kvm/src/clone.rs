@@ -115,7 +115,7 @@ fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
     let out = outcome.with_pending(out);
     // In check mode the clone does not exist: its MACs and volumes are not known yet
     // (PVE gives a clone new ones), so none are reported rather than the source's.
-    ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
+    crate::report::devices::with_mac_and_devices(ctx, out, &vm, outcome.config.as_ref())
 }
 
 /// The rest of the task ([`decide::clone::wanted`]) compared with the source's config,

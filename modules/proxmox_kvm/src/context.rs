@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use ferrox_common::ansible::protocol::{Failure, Module, Output};
+use ferrox_common::ansible::protocol::{Failure, Module};
 use ferrox_common::api::client::Client;
 use ferrox_common::cluster::listing_probe::{LookupTargets, OtherGuest};
 use ferrox_common::cluster::load::Load;
@@ -22,7 +22,6 @@ use crate::plan::effects::{self, Known};
 use crate::plan::Plan;
 use crate::task::{KvmTask, Operation, State};
 use crate::vmid_range;
-use ferrox_common::plan::unknown;
 
 /// The smallest wait for creating, cloning, restoring, converting and removing.
 pub const LONG_TASK_SECS: u64 = 300;
@@ -271,68 +270,9 @@ impl<'a> Ctx<'a> {
         result.map(|_| exec.outcome)
     }
 
-    /// The config a check-mode run predicts for the VM once its effects are applied
-    /// (`real`: the config read; `None` for a VM the run creates).
-    fn predicted_config(
-        &self,
-        vmid: u32,
-        real: Option<&serde_json::Map<String, Value>>,
-    ) -> Option<serde_json::Map<String, Value>> {
-        let plan = ferrox_common::plan::RunPlan {
-            effects: self.effects.as_slice().to_vec(),
-        };
-        let vm = plan.vms().remove(&vmid)?;
-        let real = real.filter(|_| !vm.created).cloned().map(Value::Object);
-        Some(ferrox_common::plan::overlay::config(&vm, real, false))
-    }
-
     /// The VM's config, failing as 1.6 words it.
     pub fn read_config(&self, vm: &Vm) -> Result<serde_json::Map<String, Value>, Failure> {
         api::config(self.client, vm).map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))
-    }
-
-    /// Adds `mac` and `devices` read from `config`, or from the VM's live config.
-    pub fn with_mac_and_devices(
-        &self,
-        out: Output,
-        vm: &Vm,
-        config: Option<&serde_json::Map<String, Value>>,
-    ) -> Result<Output, Failure> {
-        let fetched;
-        let config = match config {
-            Some(c) => c,
-            None if self.check_mode && self.listed_name(vm.vmid).is_none() => {
-                match self.predicted_config(vm.vmid, None) {
-                    Some(c) => {
-                        fetched = c;
-                        &fetched
-                    }
-                    None => {
-                        return Ok(out
-                            .with("mac", serde_json::Map::new())
-                            .with("devices", serde_json::Map::new()))
-                    }
-                }
-            }
-            None => {
-                fetched = self.read_config(vm)?;
-                &fetched
-            }
-        };
-        let predicted = self
-            .check_mode
-            .then(|| self.predicted_config(vm.vmid, Some(config)))
-            .flatten();
-        let (mut mac, mut devices) = api::mac_and_devices(predicted.as_ref().unwrap_or(config));
-        // A dry run does not know what PVE will decide: null, and listed as such.
-        let mut later = unknown::null_unknowns(&mut mac, "mac");
-        later.extend(unknown::null_unknowns(&mut devices, "devices"));
-        let out = out.with("mac", mac).with("devices", devices);
-        Ok(if later.is_empty() {
-            out
-        } else {
-            out.with(unknown::RESULT_KEY, later)
-        })
     }
 }
 

@@ -35,11 +35,10 @@
 //! - [`plan`]: the actions a decision holds; a check run's plan as the effects later
 //!   tasks see; the plan's actions as the writes the privilege check reads.
 //! - [`execute`]: one method per action, each with its own recovery of a lost answer
-//!   (create and clone with a vmid taken meanwhile, config, power, migrate, remove,
-//!   template); [`pool_move`] and [`busy_lock`] (a create or clone failed on a busy
-//!   storage's or config's lock: what it left removed, tried again) add theirs.
-//! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff
-//!   (`mac` and `devices`: `Ctx::with_mac_and_devices`).
+//!   (create and clone with a vmid taken meanwhile or a busy lock, config, pool move,
+//!   power, migrate, remove, template).
+//! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff, `mac`
+//!   and `devices`.
 //! - [`name_race`] (the re-look after a create that warns of a racer), [`vmid_range`] (the
 //!   vmid a name takes: FNV-1a start, upward, wrapping; a stable interface, since a rerun
 //!   must pick the same id), [`placement`] (the node of a VM created without `node`).
@@ -47,7 +46,6 @@
 //!   (test): every key of PVE's schema is an option or goes through `extra_config`.
 
 pub mod api;
-pub mod busy_lock;
 pub mod checks;
 pub mod clone;
 pub mod clone_move;
@@ -64,7 +62,6 @@ pub mod observe;
 pub mod options;
 pub mod placement;
 pub mod plan;
-pub mod pool_move;
 pub mod present;
 pub mod report;
 #[cfg(test)]

@@ -36,7 +36,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
         let (msg, warnings) = existing::left_alone(task, vm, guest.pool.as_ref(), differ);
         ctx.warnings.extend(warnings);
         let out = report::update::left_alone(msg, vm.vmid);
-        return ctx.with_mac_and_devices(out, vm, Some(&observed.config));
+        return crate::report::devices::with_mac_and_devices(ctx, out, vm, Some(&observed.config));
     }
     let up_to_date = format!("VM {} with vmid {} is up to date", observed.name, vm.vmid);
     converge_existing(
@@ -74,7 +74,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         .with("actions", plan.describe())
         .with_diff(diff);
     let out = outcome.with_pending(out);
-    ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
+    crate::report::devices::with_mac_and_devices(ctx, out, &vm, outcome.config.as_ref())
 }
 
 /// After a create or clone with PVE's next free id: another VM of the task's name, made

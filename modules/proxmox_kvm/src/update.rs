@@ -104,5 +104,5 @@ fn finish(
     observed: &UpdateObserved,
     read_back: Option<&Map<String, Value>>,
 ) -> Result<Output, Failure> {
-    ctx.with_mac_and_devices(out, &observed.vm, Some(read_back.unwrap_or(&observed.config)))
+    crate::report::devices::with_mac_and_devices(ctx, out, &observed.vm, Some(read_back.unwrap_or(&observed.config)))
 }

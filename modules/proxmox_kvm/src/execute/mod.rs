@@ -5,12 +5,16 @@
 //! a failed task is reported at once with its exit status and log tail.
 //!
 //! Each action is one method of [`Executor`], with what it does when PVE's answer was
-//! lost; the methods live by kind of action: `new_vm` (create, clone), `config`
-//! (update, delete, revert), `power`, `migrate`, `remove`, `template`.
+//! lost; the methods live by kind of action: `new_vm` (create, clone), [`busy_lock`] (a
+//! create or clone failed on a busy storage's or config's lock: what it left removed,
+//! tried again), `config` (update, delete, revert), `pool_move`, `power`, `migrate`,
+//! `remove`, `template`.
 
+pub mod busy_lock;
 mod config;
 mod migrate;
 mod new_vm;
+mod pool_move;
 mod power;
 mod remove;
 mod template;

@@ -1,7 +1,7 @@
 //! The results of `present` on an existing VM: left alone, up to date, cloud-init
 //! changes still to reach the guest, rebooted for them, or updated (1.6's message
 //! with what a reboot applied or what stays pending). `mac` and `devices` are added by
-//! [`crate::context::Ctx::with_mac_and_devices`].
+//! [`crate::report::devices`].
 
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::Output;
