@@ -84,7 +84,7 @@ pub(crate) fn check_drives<'v>(
     references::verify_listed(
         ctx.client,
         node,
-        &ctx.storages,
+        &ctx.listing.storages,
         entries.map(|(k, v)| (k.as_str(), v.as_str())),
         &ctx.task.assume,
     )

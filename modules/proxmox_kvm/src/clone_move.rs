@@ -55,7 +55,7 @@ fn volume_storages(config: &Map<String, Value>) -> Vec<String> {
 /// Whether the cluster listing shows `storage` as local to its nodes (`None`: not listed,
 /// so PVE decides).
 fn is_local(ctx: &Ctx, storage: &str) -> Option<bool> {
-    let mut listed = ctx.storages.iter().filter(|s| s.storage == storage).peekable();
+    let mut listed = ctx.listing.storages.iter().filter(|s| s.storage == storage).peekable();
     listed.peek()?;
     Some(!listed.any(|s| s.shared))
 }
@@ -93,7 +93,8 @@ pub fn route(
         .with("vmid", source_vmid));
     }
     let on_source = |s: &str| {
-        ctx.storages
+        ctx.listing
+            .storages
             .iter()
             .any(|x| x.storage == s && x.node == source_node && x.holds_images())
     };

@@ -1,14 +1,12 @@
-//! What every part of a run shares: the task, the client, the cluster listing read
-//! once at the start (one unfiltered `/cluster/resources`: guests and nodes), and the
-//! executor settings.
+//! What every part of a run shares: the task, the client, the cluster's listing read
+//! once at the start ([`crate::observe::listing`]), the effects buffer, the privilege
+//! gate, and the executor settings.
 
 use std::time::Duration;
 
 use ferrox_common::ansible::protocol::{Failure, Module};
 use ferrox_common::api::client::Client;
-use ferrox_common::cluster::listing_probe::{LookupTargets, OtherGuest};
-use ferrox_common::cluster::load::Load;
-use ferrox_common::cluster::vm::{self, Guest, GuestType, ListingQuery};
+use ferrox_common::cluster::vm::{self, Guest, GuestType};
 use ferrox_common::pve::privileges::{Gate, Target};
 use ferrox_common::pve::tags::TagCase;
 use ferrox_common::run::connection::ConnectionParams;
@@ -18,10 +16,10 @@ use serde_json::Value;
 
 use crate::api::{self, Vm};
 use crate::execute::{Executor, Outcome};
+use crate::observe::listing::{self, Listing};
 use crate::plan::effects::{self, Known};
 use crate::plan::Plan;
-use crate::task::{KvmTask, Operation, State};
-use crate::vmid_range;
+use crate::task::{KvmTask, Operation};
 
 /// The smallest wait for creating, cloning, restoring, converting and removing.
 pub const LONG_TASK_SECS: u64 = 300;
@@ -29,14 +27,8 @@ pub const LONG_TASK_SECS: u64 = 300;
 pub struct Ctx<'a> {
     pub task: &'a KvmTask,
     pub client: &'a Client,
-    /// The guests the task may look up (its `vmid`, `newid`, `name`, `clone`), decoded.
-    pub guests: Vec<Guest>,
-    /// Every other guest, by vmid, name and lock: which vmids are taken, by which name.
-    pub unsought: Vec<OtherGuest>,
-    /// The cluster's node names, from the same listing.
-    pub nodes: Vec<String>,
-    /// The storages per node the caller may audit, from the same listing.
-    pub storages: Vec<vm::Storage>,
+    /// The cluster as the run's one listing shows it.
+    pub listing: Listing,
     pub check_mode: bool,
     pub warnings: Vec<String>,
     /// What the flow knew when planning, for the effects of a check-mode run.
@@ -52,9 +44,6 @@ pub struct Ctx<'a> {
     /// A listing made after the start (a create's or clone's, showing the new VM) as the
     /// run's name index, for the module to return ([`Ctx::index_listing`]).
     pub listed: Option<(Value, std::time::Instant)>,
-    /// With `placement` and no `node`: the nodes' capacity and the guests' sizes from the
-    /// same listing (taken by [`crate::placement::place`]).
-    pub load: Option<Load>,
     /// The node placement chose, and why (a VM this task creates).
     pub placement: Option<crate::placement::Placed>,
 }
@@ -66,29 +55,12 @@ impl<'a> Ctx<'a> {
         conn: &ConnectionParams,
         client: &'a Client,
     ) -> Result<Ctx<'a>, Failure> {
-        let sought = sought(task);
-        let placing = crate::placement::wanted(task);
-        let by_name = task
-            .given_name()
-            .filter(|_| sought.only_one_name() && finds_by_name_only(task));
-        let mut query = ListingQuery::whole_cluster()
-            .only(&sought)
-            .with_others_thin()
-            .with_name_unbroadcast(task.given_name().is_some() || !task.clone.source.is_empty())
-            .with_name_alone(by_name);
-        if placing {
-            query = query.with_load();
-        }
-        let vm::Listing { cluster, load } = name_index::read(m, client, conn, &query)
-            .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?;
+        let listing = listing::read(m, task, conn, client)?;
         let check_mode = m.check_mode;
         Ok(Ctx {
             task,
             client,
-            nodes: cluster.node_names(),
-            storages: cluster.storages,
-            guests: cluster.guests,
-            unsought: cluster.unsought,
+            listing,
             check_mode,
             warnings: Vec::new(),
             known: Known::default(),
@@ -97,7 +69,6 @@ impl<'a> Ctx<'a> {
             tag_case: TagCase::of_cluster(client),
             index_key: name_index::cluster_key(conn),
             listed: None,
-            load,
             placement: None,
         })
     }
@@ -149,7 +120,7 @@ impl<'a> Ctx<'a> {
 
     /// The guest `lookup` names ([`vm_task::locate`]); a vmid of a container is refused.
     pub fn locate(&self, lookup: &Lookup) -> Result<Option<Guest>, Failure> {
-        match vm_task::locate(self.client, &self.guests, lookup)? {
+        match vm_task::locate(self.client, &self.listing.guests, lookup)? {
             Some(g) if g.kind == GuestType::Lxc => Err(Failure::new(format!(
                 "vmid {} belongs to a container (LXC) on node {}, not a QEMU VM; choose another vmid",
                 g.vmid, g.node
@@ -178,12 +149,12 @@ impl<'a> Ctx<'a> {
     /// Records that `vm` carries `name` (the listing may not show it yet: PVE
     /// broadcasts a new VM's name later), so the next lookup by name finds it.
     pub fn learn_name(&mut self, vm: &Vm, name: &str) {
-        match self.guests.iter_mut().find(|g| g.vmid == vm.vmid) {
+        match self.listing.guests.iter_mut().find(|g| g.vmid == vm.vmid) {
             Some(g) => {
                 g.name = Some(name.to_string());
                 g.node = vm.node.as_str().into();
             }
-            None => self.guests.push(Guest {
+            None => self.listing.guests.push(Guest {
                 vmid: vm.vmid,
                 node: vm.node.as_str().into(),
                 kind: GuestType::Qemu,
@@ -195,25 +166,6 @@ impl<'a> Ctx<'a> {
                 pool: self.task.pool.clone(),
             }),
         }
-    }
-
-    /// Every listed vmid with the name it counts with for [`crate::vmid_range::held_by_other`].
-    pub fn listed(&self) -> impl Iterator<Item = (u32, Option<&str>)> + '_ {
-        let decoded = self
-            .guests
-            .iter()
-            .map(|g| (g.vmid, vmid_range::listed_name(g.lock.as_deref(), g.name.as_deref())));
-        let others = self
-            .unsought
-            .iter()
-            .map(|u| (u.vmid, vmid_range::listed_name(u.lock.as_deref(), u.name.as_deref())));
-        decoded.chain(others)
-    }
-
-    /// The name `vmid` is listed with (`None`: not listed; `Some(None)`: listed, counting
-    /// without a name).
-    pub fn listed_name(&self, vmid: u32) -> Option<Option<&str>> {
-        self.listed().find(|(id, _)| *id == vmid).map(|(_, name)| name)
     }
 
     /// The name for messages: the task's, else the VM's.
@@ -234,6 +186,7 @@ impl<'a> Ctx<'a> {
             name,
             skiplock: self.task.skiplock,
             listed: self
+                .listing
                 .listed()
                 .map(|(vmid, name)| (vmid, name.map(str::to_string)))
                 .collect(),
@@ -247,7 +200,7 @@ impl<'a> Ctx<'a> {
     pub fn execute(&mut self, plan: &mut Plan, name: String) -> Result<Outcome, Failure> {
         // Whether PVE will allow all of it: a plan it would refuse fails before any write.
         let writes = crate::plan::privileges::of(plan, &self.known);
-        let planned = self.check_mode && self.listed_name(plan.vm.vmid).is_none();
+        let planned = self.check_mode && self.listing.listed_name(plan.vm.vmid).is_none();
         let target = Target {
             vmid: plan.vm.vmid,
             node: &plan.vm.node,
@@ -282,35 +235,4 @@ pub fn vm_of(g: &Guest) -> Vm {
         node: g.node.to_string(),
         vmid: g.vmid,
     }
-}
-
-/// Whether the task only converges, powers or edits the keys of the VM its name finds,
-/// so the run's name index may find it: never a create, a clone, a migration or a removal
-/// (they read every guest and node as they are now), nor a pool move (the listing tells
-/// the pool).
-fn finds_by_name_only(task: &KvmTask) -> bool {
-    let acts_on_existing = match &task.operation {
-        Operation::State(state) => matches!(
-            state,
-            State::Present | State::Started | State::Stopped | State::Restarted | State::Current
-        ),
-        Operation::DeleteKeys(_) | Operation::RevertKeys(_) => true,
-        Operation::Clone | Operation::Migrate => false,
-    };
-    acts_on_existing && task.vmid.is_none() && task.pool.is_none()
-}
-
-/// The guests a task may look up by vmid or name: the rest of the listing is read only
-/// for which vmids it takes (at thousands of guests, decoding them all costs more than the
-/// rest of the task).
-fn sought(task: &KvmTask) -> LookupTargets {
-    let vmids = [task.vmid, task.clone.newid].into_iter().flatten();
-    let names = [
-        task.given_name(),
-        Some(task.clone.source.as_str()).filter(|s| !s.is_empty()),
-    ]
-    .into_iter()
-    .flatten();
-    let sought = vmids.fold(LookupTargets::nothing(), LookupTargets::and_vmid);
-    names.fold(sought, LookupTargets::and_name)
 }

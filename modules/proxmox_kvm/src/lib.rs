@@ -14,9 +14,9 @@
 //!   migration, removal and guest-wait parts; the only reader of parameters, with its
 //!   declaration test); `task/config.rs`: options to the VM config keys PVE expects
 //!   (1.6's transformations, `extra_config` checked against the schema).
-//! - [`context`]: what a run shares: the task, the client, the cluster listing read once,
-//!   the VM a task names, the effects buffer and the privilege gate; `Ctx::execute` holds
-//!   a plan to the gate, then runs it.
+//! - [`context`]: what a run shares: the task, the client, the listing, the VM a task
+//!   names, the effects buffer and the privilege gate; `Ctx::execute` holds a plan to the
+//!   gate, then runs it.
 //! - The operations, each a short flow over the four steps: [`states`] (power states,
 //!   `current`, `template`, `absent`), [`present`] (create or restore; an existing VM left
 //!   alone with what differs named, or with `update: true` converged by [`update`], the one
@@ -24,8 +24,8 @@
 //!   another node's local storage, and a rerun continuing a move left undone),
 //!   [`config_keys`] (`delete` and `revert`, one flow), [`migrate`], [`guest_wait`]
 //!   (`wait_for_agent`/`wait_for_ip`).
-//! - [`observe`]: the VM the task names and what each decision reads of it, one value per
-//!   operation.
+//! - [`observe`]: the cluster's listing, read once (`observe/listing.rs`), the VM the task
+//!   names and what each decision reads of it, one value per operation.
 //! - [`decide`]: pure decisions: `power`, `existing`, `update`, `create`, `clone`,
 //!   `config_keys`, `migrate`, each with its `*_tests.rs` table.
 //! - [`checks`]: refusals that read the cluster, run on a decision before any write:

@@ -52,7 +52,7 @@ fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
 /// A new VM (or a restore from `archive`).
 fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     let task = ctx.task;
-    let node = create::node(task, &ctx.nodes)?;
+    let node = create::node(task, &ctx.listing.nodes)?;
     ctx.warnings.extend(create::warning(task));
     check_bridges(ctx, &node, task.config.iter())?;
     check_drives(ctx, &node, task.config.iter())?;
@@ -110,7 +110,7 @@ pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<u32>) -> Result<(u32, Allocat
             .map(|plan| plan.reserved().clone())
             .unwrap_or_default();
         let id = vmid_range::first_candidate(name, first, last, |id| {
-            let listed = ctx.listed_name(id);
+            let listed = ctx.listing.listed_name(id);
             // In check mode, an id the run's plan took earlier stays taken (as for nextid).
             vmid_range::held_by_other(listed, name) || (listed.is_none() && reserved.contains(&id))
         })

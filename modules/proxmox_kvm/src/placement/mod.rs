@@ -69,7 +69,7 @@ pub fn place(ctx: &mut Ctx, reservations: &[Reservation]) -> Result<Option<KvmTa
         _ if ctx.target()?.is_some() => return Ok(None),
         _ => None,
     };
-    let load = match ctx.load.take() {
+    let load = match ctx.listing.load.take() {
         Some(l) => l,
         None => {
             let nothing = LookupTargets::nothing();
@@ -101,7 +101,7 @@ fn clone_sources(ctx: &Ctx) -> Result<Option<Vec<Guest>>, Failure> {
     let exists = match task.clone.newid {
         Some(id) => ctx.qemu_by_vmid(id)?.is_some(),
         None => task.given_name().is_some_and(|n| {
-            ctx.guests.iter().any(|g| {
+            ctx.listing.guests.iter().any(|g| {
                 g.kind == GuestType::Qemu && g.name.as_deref() == Some(n) && !g.template && n != task.clone.source
             })
         }),
@@ -112,6 +112,7 @@ fn clone_sources(ctx: &Ctx) -> Result<Option<Vec<Guest>>, Failure> {
     let sources: Vec<Guest> = match task.vmid {
         Some(id) => ctx.qemu_by_vmid(id)?.into_iter().collect(),
         None => ctx
+            .listing
             .guests
             .iter()
             .filter(|g| g.kind == GuestType::Qemu && g.name.as_deref() == Some(&task.clone.source))
@@ -166,7 +167,7 @@ fn choose_node(
         group: p.group.as_deref(),
         needs_capacity: p.strategy == Strategy::MostFree || p.max_memory_ratio.is_some(),
     };
-    let (cands, mut excluded) = gather::candidates(load, &ctx.storages, reservations, &needs);
+    let (cands, mut excluded) = gather::candidates(load, &ctx.listing.storages, reservations, &needs);
     let want = Want {
         name,
         memory,

@@ -20,13 +20,15 @@ pub fn with_mac_and_devices(
     let fetched;
     let config = match config {
         Some(c) => c,
-        None if ctx.check_mode && ctx.listed_name(vm.vmid).is_none() => match predicted_config(ctx, vm.vmid, None) {
-            Some(c) => {
-                fetched = c;
-                &fetched
+        None if ctx.check_mode && ctx.listing.listed_name(vm.vmid).is_none() => {
+            match predicted_config(ctx, vm.vmid, None) {
+                Some(c) => {
+                    fetched = c;
+                    &fetched
+                }
+                None => return Ok(out.with("mac", Map::new()).with("devices", Map::new())),
             }
-            None => return Ok(out.with("mac", Map::new()).with("devices", Map::new())),
-        },
+        }
         None => {
             fetched = ctx.read_config(vm)?;
             &fetched

@@ -1,8 +1,10 @@
 //! Every read a task makes before it decides, in one place and in one value per
-//! operation: the VM the task names (located in the listing [`crate::context::Ctx`] read
-//! once), and then only what the decision needs of it. A read needed only in some cases
+//! operation: the cluster's listing, read once at the start ([`listing`]), the VM the
+//! task names (located in it), and then only what the decision needs of the VM. A read needed only in some cases
 //! stays conditional (the API call counts are pinned); the pure helpers of
 //! [`crate::decide`] say which.
+
+pub mod listing;
 
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::cluster::vm::Guest;
