@@ -13,3 +13,6 @@ pub mod devices;
 pub mod migrate;
 pub mod power;
 pub mod update;
+
+#[cfg(test)]
+mod power_tests;
