@@ -39,8 +39,8 @@ fn clone_node<'c>(ctx: &'c Ctx) -> Option<&'c str> {
 fn source(ctx: &Ctx) -> Result<Guest, Failure> {
     let source_name = &ctx.task.clone.source;
     match ctx.task.vmid {
-        Some(id) => ctx.qemu_by_vmid(id)?,
-        None => ctx.qemu_named(Some(source_name), clone_node(ctx))?,
+        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id)?,
+        None => crate::observe::locate::qemu_named(ctx, Some(source_name), clone_node(ctx))?,
     }
     .ok_or_else(|| Failure::new(format!("VM with name = {source_name} does not exist in cluster")))
 }
@@ -48,10 +48,11 @@ fn source(ctx: &Ctx) -> Result<Guest, Failure> {
 /// The clone, when it exists: `newid`, else a VM named `name` other than the source.
 fn existing_clone(ctx: &Ctx, source: &Guest) -> Result<Option<Guest>, Failure> {
     match ctx.task.clone.newid {
-        Some(id) => ctx.qemu_by_vmid(id),
-        None => Ok(ctx
-            .qemu_named(ctx.task.name.as_deref(), clone_node(ctx))?
-            .filter(|g| g.vmid != source.vmid)),
+        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id),
+        None => Ok(
+            crate::observe::locate::qemu_named(ctx, ctx.task.name.as_deref(), clone_node(ctx))?
+                .filter(|g| g.vmid != source.vmid),
+        ),
     }
 }
 
@@ -97,7 +98,7 @@ fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
     let changes = rest_of_task(ctx, source, newid, source_config)?;
     let (mut plan, diff) = decide::clone::plan(task, source, newid, allocation, route.as_ref(), changes);
     let name = ctx.name_of(None);
-    let mut outcome = ctx.execute(&mut plan, name.clone())?;
+    let mut outcome = crate::execute::execute(ctx, &mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run made this clone at the same moment: that VM is the clone.
         ctx.learn_name(&found, &name);

@@ -155,7 +155,7 @@ pub fn continue_move(
         targetstorage: route.targetstorage,
     });
     ctx.known.current = Some(current.clone());
-    ctx.execute(&mut plan, name.to_string())?;
+    crate::execute::execute(ctx, &mut plan, name.to_string())?;
     let moved = Guest {
         node: target.as_str().into(),
         ..clone.clone()

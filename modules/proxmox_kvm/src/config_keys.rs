@@ -34,7 +34,7 @@ pub fn edit(ctx: &mut Ctx, edit: KeyEdit, wanted: &[String]) -> Result<Output, F
         ctx.known.current = Some(observed.found.clone());
         ctx.known.pending_deletes = predicted.keys().cloned().collect();
     }
-    ctx.execute(&mut plan, observed.name.clone())?;
+    crate::execute::execute(ctx, &mut plan, observed.name.clone())?;
     let read_back = if config_keys::reads_back(edit, observed.running, ctx.check_mode) {
         Some(read_pending(ctx, edit, &observed)?)
     } else {

@@ -14,9 +14,8 @@
 //!   migration, removal and guest-wait parts; the only reader of parameters, with its
 //!   declaration test); `task/config.rs`: options to the VM config keys PVE expects
 //!   (1.6's transformations, `extra_config` checked against the schema).
-//! - [`context`]: what a run shares: the task, the client, the listing, the VM a task
-//!   names, the effects buffer and the privilege gate; `Ctx::execute` holds a plan to the
-//!   gate, then runs it.
+//! - [`context`]: what a run shares: the task, the client, the listing, the warnings,
+//!   the effects buffer and the privilege gate, the run's name index.
 //! - The operations, each a short flow over the four steps: [`states`] (power states,
 //!   `current`, `template`, `absent`), [`present`] (create or restore; an existing VM left
 //!   alone with what differs named, or with `update: true` converged by [`update`], the one
@@ -25,7 +24,8 @@
 //!   [`config_keys`] (`delete` and `revert`, one flow), [`migrate`], [`guest_wait`]
 //!   (`wait_for_agent`/`wait_for_ip`).
 //! - [`observe`]: the cluster's listing, read once (`observe/listing.rs`), the VM the task
-//!   names and what each decision reads of it, one value per operation.
+//!   names located in it (`observe/locate.rs`), and what each decision reads of it, one
+//!   value per operation.
 //! - [`decide`]: pure decisions: `power`, `existing`, `update`, `create`, `clone`,
 //!   `config_keys`, `migrate`, each with its `*_tests.rs` table.
 //! - [`checks`]: refusals that read the cluster, run on a decision before any write:
@@ -34,7 +34,9 @@
 //!   (disks change in place and only grow; NICs keep their MACs).
 //! - [`plan`]: the actions a decision holds; a check run's plan as the effects later
 //!   tasks see; the plan's actions as the writes the privilege check reads.
-//! - [`execute`]: one method per action, each with its own recovery of a lost answer
+//! - [`execute`]: `execute::execute`, the one way a flow writes (the plan held to the
+//!   privilege gate, run, its check-mode effects buffered); one method per action, each
+//!   with its own recovery of a lost answer
 //!   (create and clone with a vmid taken meanwhile or a busy lock, config, pool move,
 //!   power, migrate, remove, template).
 //! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff, `mac`

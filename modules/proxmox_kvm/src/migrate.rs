@@ -18,6 +18,6 @@ pub fn migrate(ctx: &mut Ctx) -> Result<Output, Failure> {
     };
     let mut plan = Plan::new(observed.vm.clone());
     plan.push(action);
-    ctx.execute(&mut plan, observed.name.clone())?;
+    crate::execute::execute(ctx, &mut plan, observed.name.clone())?;
     Ok(report::migrate::changed(msg, id, plan.describe(), diff))
 }

@@ -18,7 +18,7 @@ use crate::update::converge_existing;
 use crate::vmid_range;
 
 pub fn present(ctx: &mut Ctx) -> Result<Output, Failure> {
-    match ctx.target()? {
+    match crate::observe::locate::target(ctx)? {
         Some(guest) => existing(ctx, &guest),
         None => create(ctx),
     }
@@ -61,7 +61,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     let may_race = allocation == Allocation::NextId;
     let (mut plan, diff) = create::plan(task, Vm { node, vmid }, allocation)?;
     let name = ctx.name_of(None);
-    let mut outcome = ctx.execute(&mut plan, name.clone())?;
+    let mut outcome = crate::execute::execute(ctx, &mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run created this name at the same moment: that VM is the one.
         ctx.learn_name(&found, &name);

@@ -30,7 +30,7 @@ pub fn handle(ctx: &mut Ctx, state: State) -> Result<Output, Failure> {
                 vm: observed.vm.clone(),
                 actions: actions.clone(),
             };
-            ctx.execute(&mut plan, observed.name.clone())?;
+            crate::execute::execute(ctx, &mut plan, observed.name.clone())?;
             plan.describe()
         }
         _ => Vec::new(),

@@ -47,7 +47,7 @@ pub(crate) fn converge_existing(
         }
         Decision::RebootForGuest { msg, diff, actions } => {
             let mut plan = Plan { vm, actions };
-            ctx.execute(&mut plan, observed.name.clone())?;
+            crate::execute::execute(ctx, &mut plan, observed.name.clone())?;
             let out = report::update::rebooted_for_guest(msg, id, plan.describe(), diff);
             finish(ctx, out, &observed, None)
         }
@@ -78,7 +78,7 @@ fn apply(ctx: &mut Ctx, observed: &UpdateObserved, u: Update) -> Result<Output, 
         vm: vm.clone(),
         actions: u.actions,
     };
-    let mut outcome = ctx.execute(&mut plan, observed.name.clone())?;
+    let mut outcome = crate::execute::execute(ctx, &mut plan, observed.name.clone())?;
     if ctx.check_mode {
         // Nothing was written: report what PVE's hotplug rules would leave pending.
         outcome.rebooted_for_pending = u.reboot && !(predicted.is_empty() && u.not_in_guest.is_empty());

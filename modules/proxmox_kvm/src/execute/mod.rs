@@ -1,5 +1,6 @@
 //! Runs a [`Plan`]: each action is one PVE call (plus waiting on its task). In check
-//! mode nothing is called; the plan is the report.
+//! mode nothing is called; the plan is the report. [`execute`] is the one way a flow
+//! writes: the plan held to the privilege gate, run, its effects buffered (`gated.rs`).
 //!
 //! Errors carry community.proxmox 1.6's message for the operation, then PVE's answer;
 //! a failed task is reported at once with its exit status and log tail.
@@ -12,6 +13,7 @@
 
 pub mod busy_lock;
 mod config;
+mod gated;
 mod migrate;
 mod new_vm;
 mod pool_move;
@@ -32,6 +34,7 @@ use serde_json::{Map, Value};
 use crate::api::Vm;
 use crate::plan::{Action, Plan};
 
+pub use gated::execute;
 pub use migrate::is_ha_migration;
 pub use power::ha_request_target;
 

@@ -5,6 +5,7 @@
 //! [`crate::decide`] say which.
 
 pub mod listing;
+pub mod locate;
 
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::cluster::vm::Guest;
@@ -35,7 +36,7 @@ pub struct PowerObserved {
 /// The VM a power state acts on (`None`: not in the cluster) and its power state; with a
 /// guest wait, the config the guest runs with and the caller's right to read its agent.
 pub fn power_state(ctx: &mut Ctx, state: State) -> Result<Option<PowerObserved>, Failure> {
-    let Some(guest) = ctx.target()? else {
+    let Some(guest) = locate::target(ctx)? else {
         return Ok(None);
     };
     let vm = vm_of(&guest);
@@ -74,7 +75,7 @@ pub struct KeysObserved {
 /// The VM the task names, which must exist, and its config (`delete`) or pending
 /// changes (`revert`), each read failing in 1.6's words.
 pub fn config_keys(ctx: &Ctx, edit: KeyEdit) -> Result<KeysObserved, Failure> {
-    let guest = ctx.existing_target()?;
+    let guest = locate::existing_target(ctx)?;
     let vm = vm_of(&guest);
     let name = ctx.name_of(Some(&guest));
     let id = vm.vmid;
@@ -116,7 +117,7 @@ pub struct MigrateObserved {
 
 /// The VM the task names, which must exist, and, when it is to move, whether it runs.
 pub fn migration(ctx: &Ctx) -> Result<MigrateObserved, Failure> {
-    let guest = ctx.existing_target()?;
+    let guest = locate::existing_target(ctx)?;
     let vm = vm_of(&guest);
     let running = migrate::reads_power(ctx.task, &vm, guest.lock.as_deref())
         .then(|| api::power(ctx.client, &vm).map(|p| p.status == "running").ok())

@@ -66,7 +66,7 @@ pub fn place(ctx: &mut Ctx, reservations: &[Reservation]) -> Result<Option<KvmTa
             Some(sources) => Some(sources),
             None => return Ok(None),
         },
-        _ if ctx.target()?.is_some() => return Ok(None),
+        _ if crate::observe::locate::target(ctx)?.is_some() => return Ok(None),
         _ => None,
     };
     let load = match ctx.listing.load.take() {
@@ -99,7 +99,7 @@ pub fn place(ctx: &mut Ctx, reservations: &[Reservation]) -> Result<Option<KvmTa
 fn clone_sources(ctx: &Ctx) -> Result<Option<Vec<Guest>>, Failure> {
     let task = ctx.task;
     let exists = match task.clone.newid {
-        Some(id) => ctx.qemu_by_vmid(id)?.is_some(),
+        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id)?.is_some(),
         None => task.given_name().is_some_and(|n| {
             ctx.listing.guests.iter().any(|g| {
                 g.kind == GuestType::Qemu && g.name.as_deref() == Some(n) && !g.template && n != task.clone.source
@@ -110,7 +110,7 @@ fn clone_sources(ctx: &Ctx) -> Result<Option<Vec<Guest>>, Failure> {
         return Ok(None);
     }
     let sources: Vec<Guest> = match task.vmid {
-        Some(id) => ctx.qemu_by_vmid(id)?.into_iter().collect(),
+        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id)?.into_iter().collect(),
         None => ctx
             .listing
             .guests
