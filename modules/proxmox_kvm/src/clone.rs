@@ -91,12 +91,11 @@ fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
     check_bridges(ctx, &node, task.config.iter())?;
     check_drives(ctx, &node, task.config.iter())?;
     check_pool(ctx)?;
-    if ctx.check_mode {
-        // The plan's clone starts as a copy of the source's config.
-        ctx.known.clone_source = source_config.clone();
-    }
+    // The plan's clone starts as a copy of the source's config (what a check run predicts).
+    let clone_source = source_config.clone().filter(|_| ctx.check_mode);
     let changes = rest_of_task(ctx, source, newid, source_config)?;
     let (mut plan, diff) = decide::clone::plan(task, source, newid, allocation, route.as_ref(), changes);
+    plan.known.clone_source = clone_source;
     let name = ctx.name_of(None);
     let mut outcome = crate::execute::execute(ctx, &mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {

@@ -154,7 +154,7 @@ pub fn continue_move(
         to: route.to,
         targetstorage: route.targetstorage,
     });
-    ctx.known.current = Some(current.clone());
+    plan.known.current = Some(current.clone());
     crate::execute::execute(ctx, &mut plan, name.to_string())?;
     let moved = Guest {
         node: target.as_str().into(),

@@ -31,8 +31,8 @@ pub fn edit(ctx: &mut Ctx, edit: KeyEdit, wanted: &[String]) -> Result<Output, F
     let mut plan = Plan::new(observed.vm.clone());
     plan.push(action);
     if edit == KeyEdit::Delete {
-        ctx.known.current = Some(observed.found.clone());
-        ctx.known.pending_deletes = predicted.keys().cloned().collect();
+        plan.known.current = Some(observed.found.clone());
+        plan.known.pending_deletes = predicted.keys().cloned().collect();
     }
     crate::execute::execute(ctx, &mut plan, observed.name.clone())?;
     let read_back = if config_keys::reads_back(edit, observed.running, ctx.check_mode) {

@@ -15,7 +15,6 @@ use serde_json::Value;
 
 use crate::api::{self, Vm};
 use crate::observe::listing::{self, Listing};
-use crate::plan::effects::Known;
 use crate::task::KvmTask;
 
 pub struct Ctx<'a> {
@@ -25,8 +24,6 @@ pub struct Ctx<'a> {
     pub listing: Listing,
     pub check_mode: bool,
     pub warnings: Vec<String>,
-    /// What the flow knew when planning, for the effects of a check-mode run.
-    pub known: Known,
     /// The effects a check-mode run would have (for the playbook run's plan).
     pub effects: Effects,
     /// What PVE will refuse, known before the first write (one call, fetched when needed).
@@ -57,7 +54,6 @@ impl<'a> Ctx<'a> {
             listing,
             check_mode,
             warnings: Vec::new(),
-            known: Known::default(),
             effects: Effects::default(),
             gate: Gate::new(client, conn),
             tag_case: TagCase::of_cluster(client),

@@ -26,10 +26,7 @@ pub fn handle(ctx: &mut Ctx, state: State) -> Result<Output, Failure> {
     };
     let done = match &decision {
         Decision::Act { actions, .. } => {
-            let mut plan = Plan {
-                vm: observed.vm.clone(),
-                actions: actions.clone(),
-            };
+            let mut plan = Plan::of(observed.vm.clone(), actions.clone());
             crate::execute::execute(ctx, &mut plan, observed.name.clone())?;
             plan.describe()
         }

@@ -46,7 +46,7 @@ pub(crate) fn converge_existing(
             finish(ctx, report::update::not_in_guest(msg, id, waiting), &observed, None)
         }
         Decision::RebootForGuest { msg, diff, actions } => {
-            let mut plan = Plan { vm, actions };
+            let mut plan = Plan::of(vm, actions);
             crate::execute::execute(ctx, &mut plan, observed.name.clone())?;
             let out = report::update::rebooted_for_guest(msg, id, plan.describe(), diff);
             finish(ctx, out, &observed, None)
@@ -72,12 +72,9 @@ fn apply(ctx: &mut Ctx, observed: &UpdateObserved, u: Update) -> Result<Output, 
     } else {
         Map::new()
     };
-    ctx.known.current = Some(current.clone());
-    ctx.known.pending = predicted.clone();
-    let mut plan = Plan {
-        vm: vm.clone(),
-        actions: u.actions,
-    };
+    let mut plan = Plan::of(vm.clone(), u.actions);
+    plan.known.current = Some(current.clone());
+    plan.known.pending = predicted.clone();
     let mut outcome = crate::execute::execute(ctx, &mut plan, observed.name.clone())?;
     if ctx.check_mode {
         // Nothing was written: report what PVE's hotplug rules would leave pending.

@@ -84,10 +84,7 @@ fn check(options: Value, state: State, found: Found, want: &Want) {
     let row = format!("{state:?} from {found:?} with {options}");
     match (got, want) {
         (Ok(Decision::Act { actions, msg, after }), Want::Act(w_msg, w_actions, w_after)) => {
-            let plan = Plan {
-                vm: observed.vm.clone(),
-                actions,
-            };
+            let plan = Plan::of(observed.vm.clone(), actions);
             assert_eq!(msg, *w_msg, "{row}");
             assert_eq!(plan.describe(), *w_actions, "{row}");
             assert_eq!(after, *w_after, "{row}");

@@ -44,10 +44,7 @@ fn decided(task: &KvmTask, observed: &UpdateObserved) -> Result<Decision, String
 fn update_of(task: &KvmTask, observed: &UpdateObserved) -> (Vec<String>, Vec<String>, Value, Value) {
     match decided(task, observed) {
         Ok(Decision::Update(u)) => {
-            let plan = Plan {
-                vm: observed.vm.clone(),
-                actions: u.actions,
-            };
+            let plan = Plan::of(observed.vm.clone(), u.actions);
             (
                 plan.describe(),
                 u.keys,

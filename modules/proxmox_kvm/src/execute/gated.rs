@@ -19,7 +19,7 @@ const LONG_TASK_SECS: u64 = 300;
 /// what it found out; the `actions` list goes on the result either way.
 pub fn execute(ctx: &mut Ctx, plan: &mut Plan, name: String) -> Result<Outcome, Failure> {
     // Whether PVE will allow all of it: a plan it would refuse fails before any write.
-    let writes = privileges::of(plan, &ctx.known);
+    let writes = privileges::of(plan, &plan.known);
     let planned = ctx.check_mode && ctx.listing.listed_name(plan.vm.vmid).is_none();
     let target = Target {
         vmid: plan.vm.vmid,
@@ -37,7 +37,7 @@ pub fn execute(ctx: &mut Ctx, plan: &mut Plan, name: String) -> Result<Outcome, 
     if result.is_ok() {
         ctx.effects.record_all(
             ctx.check_mode,
-            effects::effects(plan, ctx.task.name.as_deref(), &ctx.known, &ctx.tag_case),
+            effects::effects(plan, ctx.task.name.as_deref(), &plan.known, &ctx.tag_case),
         );
     }
     result.map(|_| exec.outcome)
