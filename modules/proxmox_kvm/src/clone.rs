@@ -1,20 +1,20 @@
 //! `clone`: make the clone unless it exists, then apply the rest of the task to it in
 //! the same run. Without `newid`, a VM named `name` (other than the source) is the clone.
 //! A clone that exists converges exactly as `update: true` would
-//! ([`crate::update::converge_existing`]); a clone to another node takes the route of
+//! ([`crate::update::converge_existing`]); a new one is decided by
+//! [`crate::decide::clone`]; a clone to another node takes the route of
 //! [`crate::clone_move`].
 
-use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::cluster::vm::Guest;
 use serde_json::{Map, Value};
 
-use crate::api::Vm;
 use crate::checks::{check_bridges, check_drives, check_pool};
-use crate::clone_move::{self, Route};
+use crate::clone_move;
 use crate::context::{vm_of, Ctx};
-use crate::converge;
-use crate::plan::{Action, Allocation, Plan};
+use crate::converge::{self, Changes};
+use crate::decide;
+use crate::plan::Allocation;
 use crate::present::choose_vmid;
 use crate::update::converge_existing;
 
@@ -39,8 +39,8 @@ fn clone_node<'c>(ctx: &'c Ctx) -> Option<&'c str> {
 fn source(ctx: &Ctx) -> Result<Guest, Failure> {
     let source_name = &ctx.task.clone.source;
     match ctx.task.vmid {
-        Some(id) => ctx.qemu_by_vmid(id)?,
-        None => ctx.qemu_named(Some(source_name), clone_node(ctx))?,
+        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id)?,
+        None => crate::observe::locate::qemu_named(ctx, Some(source_name), clone_node(ctx))?,
     }
     .ok_or_else(|| Failure::new(format!("VM with name = {source_name} does not exist in cluster")))
 }
@@ -48,10 +48,11 @@ fn source(ctx: &Ctx) -> Result<Guest, Failure> {
 /// The clone, when it exists: `newid`, else a VM named `name` other than the source.
 fn existing_clone(ctx: &Ctx, source: &Guest) -> Result<Option<Guest>, Failure> {
     match ctx.task.clone.newid {
-        Some(id) => ctx.qemu_by_vmid(id),
-        None => Ok(ctx
-            .qemu_named(ctx.task.name.as_deref(), clone_node(ctx))?
-            .filter(|g| g.vmid != source.vmid)),
+        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id),
+        None => Ok(
+            crate::observe::locate::qemu_named(ctx, ctx.task.name.as_deref(), clone_node(ctx))?
+                .filter(|g| g.vmid != source.vmid),
+        ),
     }
 }
 
@@ -70,13 +71,13 @@ fn rerun(ctx: &mut Ctx, clone: &Guest, source: &Guest) -> Result<Output, Failure
 
 /// A new clone: checked, planned (clone, listed, moved, configured) and made.
 fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
-    refuse_linked_of_non_template(ctx, source)?;
+    let task = ctx.task;
+    decide::clone::refuse_linked_of_non_template(task, source)?;
     let source_vm = vm_of(source);
-    let wanted = ctx.task.config.clone();
-    let node = ctx.task.clone.target.clone().unwrap_or_else(|| source.node.to_string());
+    let node = task.clone.target.clone().unwrap_or_else(|| source.node.to_string());
     // The source's config: the clone's start (check mode), what the rest of the task is
     // compared with, and where its disks are (a clone to another node).
-    let source_config = if ctx.check_mode || *node != *source.node || wanted.keys().any(|k| k != "name") {
+    let source_config = if decide::clone::reads_source_config(task, ctx.check_mode, &node, &source.node) {
         Some(ctx.read_config(&source_vm)?)
     } else {
         None
@@ -85,18 +86,18 @@ fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
         Some(c) => clone_move::route(ctx, source.vmid, &source.node, &node, c)?,
         None => None,
     };
-    let (newid, allocation) = choose_vmid(ctx, ctx.task.clone.newid)?;
+    let (newid, allocation) = choose_vmid(ctx, task.clone.newid)?;
     let may_race = allocation == Allocation::NextId;
-    check_bridges(ctx, &node, wanted.iter())?;
-    check_drives(ctx, &node, wanted.iter())?;
+    check_bridges(ctx, &node, task.config.iter())?;
+    check_drives(ctx, &node, task.config.iter())?;
     check_pool(ctx)?;
-    if ctx.check_mode {
-        // The plan's clone starts as a copy of the source's config.
-        ctx.known.clone_source = source_config.clone();
-    }
-    let (mut plan, diff) = plan_clone(ctx, source, newid, allocation, route.as_ref(), source_config)?;
+    // The plan's clone starts as a copy of the source's config (what a check run predicts).
+    let clone_source = source_config.clone().filter(|_| ctx.check_mode);
+    let changes = rest_of_task(ctx, source, newid, source_config)?;
+    let (mut plan, diff) = decide::clone::plan(task, source, newid, allocation, route.as_ref(), changes);
+    plan.known.clone_source = clone_source;
     let name = ctx.name_of(None);
-    let mut outcome = ctx.execute(&mut plan, name.clone())?;
+    let mut outcome = crate::execute::execute(ctx, &mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run made this clone at the same moment: that VM is the clone.
         ctx.learn_name(&found, &name);
@@ -114,114 +115,26 @@ fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
     let out = outcome.with_pending(out);
     // In check mode the clone does not exist: its MACs and volumes are not known yet
     // (PVE gives a clone new ones), so none are reported rather than the source's.
-    ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
+    crate::report::devices::with_mac_and_devices(ctx, out, &vm, outcome.config.as_ref())
 }
 
-/// PVE makes linked clones of templates only; found out before anything is written.
-fn refuse_linked_of_non_template(ctx: &Ctx, source: &Guest) -> Result<(), Failure> {
-    if ctx.task.clone.full || source.template {
-        return Ok(());
-    }
-    Err(Failure::new(format!(
-        "Unable to clone vm {} from vmid {}: VM {} is not a template, and a linked clone (full: false) needs one. Convert it first (state: template), or make a full clone (full: true)",
-        ctx.task.name.as_deref().unwrap_or_default(),
-        source.vmid,
-        source.vmid
-    ))
-    .with("vmid", source.vmid))
-}
-
-/// The plan of a new clone and its diff: the clone call, waiting until it is listed,
-/// the move a route needs, then the rest of the task, planned against the source's
-/// config (the clone's copy) and compared again once the clone exists.
-fn plan_clone(
+/// The rest of the task ([`decide::clone::wanted`]) compared with the source's config,
+/// the clone's copy (`None`: nothing else to apply).
+fn rest_of_task(
     ctx: &Ctx,
     source: &Guest,
     newid: u32,
-    allocation: Allocation,
-    route: Option<&Route>,
     source_config: Option<Map<String, Value>>,
-) -> Result<(Plan, Diff), Failure> {
-    let made_on = route.map_or_else(
-        || ctx.task.clone.target.clone().unwrap_or_else(|| source.node.to_string()),
-        |r| r.via.clone(),
-    );
-    let mut plan = Plan::new(Vm {
-        node: made_on,
-        vmid: newid,
-    });
-    let mut diff = Diff::new(format!("VM {newid}"));
-    diff.change("clone of", None, Some(Value::from(source.vmid)));
-    let form = match route {
-        Some(r) => clone_move::form(clone_form(ctx), r),
-        None => clone_form(ctx),
-    };
-    plan.push(Action::Clone {
-        source: vm_of(source),
-        form,
-        allocation,
-    });
-    plan.push(Action::WaitListed);
-    if let Some(r) = route {
-        diff.change("node", None, Some(Value::from(r.to.clone())));
-        plan.push(Action::MoveClone {
-            from: r.via.clone(),
-            to: r.to.clone(),
-            targetstorage: r.targetstorage.clone(),
-        });
-    }
-    let mut wanted = ctx.task.config.clone();
-    wanted.remove("name");
+) -> Result<Option<Changes>, Failure> {
+    let wanted = decide::clone::wanted(ctx.task);
     if wanted.is_empty() {
-        return Ok((plan, diff));
+        return Ok(None);
     }
     let source_config = match source_config {
         Some(c) => c,
         None => ctx.read_config(&vm_of(source))?,
     };
-    let changes = converge::changes(&source_config, &wanted, newid, &ctx.tag_case)
-        .map_err(|e| Failure::new(e).with("vmid", newid))?;
-    for (k, v) in &changes.set {
-        diff.change(
-            k,
-            changes.before[k].clone().map(Value::String),
-            Some(Value::String(v.clone())),
-        );
-    }
-    plan.push(Action::Converge {
-        wanted,
-        changes,
-        digest: None,
-        recompute: true,
-    });
-    Ok((plan, diff))
-}
-
-/// The clone call's own parameters (besides `newid`).
-fn clone_form(ctx: &Ctx) -> Vec<(String, String)> {
-    let (task, clone) = (ctx.task, &ctx.task.clone);
-    let mut form = vec![("full".to_string(), u8::from(clone.full).to_string())];
-    if let Some(n) = task.given_name() {
-        form.push(("name".into(), n.into()));
-    }
-    for (param, value) in [
-        ("pool", &task.pool),
-        ("snapname", &clone.snapname),
-        ("target", &clone.target),
-    ] {
-        if let Some(v) = value {
-            form.push((param.into(), v.clone()));
-        }
-    }
-    // PVE refuses storage and format for linked clones, with a message that says so.
-    if let Some(st) = &task.storage {
-        form.push(("storage".into(), st.clone()));
-    }
-    if let Some(f) = &clone.format {
-        form.push(("format".into(), f.clone()));
-    }
-    if let Some(limit) = task.bwlimit {
-        form.push(("bwlimit".into(), limit.to_string()));
-    }
-    form
+    converge::changes(&source_config, &wanted, newid, &ctx.tag_case)
+        .map(Some)
+        .map_err(|e| Failure::new(e).with("vmid", newid))
 }

@@ -55,7 +55,7 @@ fn volume_storages(config: &Map<String, Value>) -> Vec<String> {
 /// Whether the cluster listing shows `storage` as local to its nodes (`None`: not listed,
 /// so PVE decides).
 fn is_local(ctx: &Ctx, storage: &str) -> Option<bool> {
-    let mut listed = ctx.storages.iter().filter(|s| s.storage == storage).peekable();
+    let mut listed = ctx.listing.storages.iter().filter(|s| s.storage == storage).peekable();
     listed.peek()?;
     Some(!listed.any(|s| s.shared))
 }
@@ -93,7 +93,8 @@ pub fn route(
         .with("vmid", source_vmid));
     }
     let on_source = |s: &str| {
-        ctx.storages
+        ctx.listing
+            .storages
             .iter()
             .any(|x| x.storage == s && x.node == source_node && x.holds_images())
     };
@@ -153,8 +154,8 @@ pub fn continue_move(
         to: route.to,
         targetstorage: route.targetstorage,
     });
-    ctx.known.current = Some(current.clone());
-    ctx.execute(&mut plan, name.to_string())?;
+    plan.known.current = Some(current.clone());
+    crate::execute::execute(ctx, &mut plan, name.to_string())?;
     let moved = Guest {
         node: target.as_str().into(),
         ..clone.clone()

@@ -1,159 +1,58 @@
-//! `delete` and `revert`: config keys removed, pending changes dropped. Each converges:
-//! keys that are not set (or not pending) are skipped.
+//! `delete` and `revert`, one flow: observe the VM's config or pending changes
+//! ([`crate::observe::config_keys`]), decide ([`crate::decide::config_keys`], pure),
+//! execute, read back what stays pending, report ([`crate::report::config_keys`]).
 
-use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::api;
-use crate::context::{vm_of, Ctx};
-use crate::converge::text_of;
-use crate::plan::{Action, Plan};
-use ferrox_common::pve::hotplug;
-use ferrox_common::run::vm_task::{self, LockWording};
-use serde_json::Map;
+use crate::context::Ctx;
+use crate::decide::config_keys::{self, Decision, KeyEdit, KeysWrite};
+use crate::observe::{self, KeysObserved};
+use crate::plan::Plan;
+use crate::report;
 
-pub fn delete(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
-    let guest = ctx.existing_target()?;
-    let vm = vm_of(&guest);
-    let name = ctx.name_of(Some(&guest));
-    let config = api::config(ctx.client, &vm).map_err(|e| {
-        Failure::new(format!(
-            "Unable to delete settings on VM {name} with vmid {}: {e}",
-            vm.vmid
-        ))
-        .with("vmid", vm.vmid)
-    })?;
-    let present: Vec<String> = wanted
-        .iter()
-        .filter(|k| config.contains_key(k.as_str()))
-        .cloned()
-        .collect();
-    if present.is_empty() {
-        return Ok(Output::unchanged(format!(
-            "Settings {} are not set on VM {name} with vmid {}",
-            wanted.join(", "),
-            vm.vmid
-        ))
-        .with("vmid", vm.vmid)
-        .with("actions", Vec::<String>::new()));
-    }
-    vm_task::refuse_locked(
-        vm.vmid,
-        guest.lock.as_deref(),
-        ctx.task.skiplock,
-        LockWording::Action {
-            prefix: &format!("Unable to delete settings on VM {name} with vmid {}: ", vm.vmid),
-        },
-    )?;
-    let mut diff = Diff::new(format!("VM {}", vm.vmid));
-    for k in &present {
-        diff.change(k, config.get(k).map(|v| Value::String(text_of(v))), None);
-    }
-    let running = guest.status.as_deref() == Some("running");
-    let features = hotplug::features(config.get("hotplug").map(text_of).as_deref());
-    let predicted: Map<String, Value> = present
-        .iter()
-        .filter(|k| {
-            running && hotplug::stays_pending(k, config.get(k.as_str()).map(text_of).as_deref(), None, &features)
-        })
-        .map(|k| (k.clone(), Value::String("(delete)".into())))
-        .collect();
-    let mut plan = Plan::new(vm.clone());
-    plan.push(Action::DeleteKeys(present.clone()));
-    ctx.known.current = Some(config.clone());
-    ctx.known.pending_deletes = predicted.keys().cloned().collect();
-    ctx.execute(&mut plan, name.clone())?;
-    // What waits for a restart: predicted in check mode, read back otherwise.
-    let pending = if !running {
-        predicted
-    } else if ctx.check_mode {
-        // A real run reads back what was already pending too.
-        let mut all = read_pending(ctx, &vm, "Unable to delete settings on VM", &name)?;
-        all.extend(predicted);
-        all.retain(|k, v| !(present.contains(k) && v != "(delete)"));
-        all.sort_keys();
-        all
-    } else {
-        read_pending(ctx, &vm, "Unable to delete settings on VM", &name)?
+/// Drops the keys `wanted` of the VM the task names: deleted from its config, or their
+/// pending changes reverted.
+pub fn edit(ctx: &mut Ctx, edit: KeyEdit, wanted: &[String]) -> Result<Output, Failure> {
+    let observed = observe::config_keys(ctx, edit)?;
+    let id = observed.vm.vmid;
+    let write = match config_keys::decide(edit, wanted, ctx.task.skiplock, &observed)? {
+        Decision::Unchanged(msg) => return Ok(report::config_keys::unchanged(msg, id)),
+        Decision::Act(write) => *write,
     };
-    let out = Output::changed(format!("Settings has deleted on VM {name} with vmid {}", vm.vmid))
-        .with("vmid", vm.vmid)
-        .with("actions", plan.describe())
-        .with_diff(diff);
-    Ok(if pending.is_empty() {
-        out
+    let KeysWrite {
+        action,
+        msg,
+        diff,
+        keys,
+        predicted,
+    } = write;
+    let mut plan = Plan::new(observed.vm.clone());
+    plan.push(action);
+    if edit == KeyEdit::Delete {
+        plan.known.current = Some(observed.found.clone());
+        plan.known.pending_deletes = predicted.keys().cloned().collect();
+    }
+    crate::execute::execute(ctx, &mut plan, observed.name.clone())?;
+    let read_back = if config_keys::reads_back(edit, observed.running, ctx.check_mode) {
+        Some(read_pending(ctx, edit, &observed)?)
     } else {
-        out.with("pending", pending)
-    })
+        None
+    };
+    let pending = config_keys::pending_after(edit, &keys, predicted, &observed, read_back, ctx.check_mode);
+    Ok(report::config_keys::changed(msg, id, plan.describe(), diff, pending))
 }
 
-/// The changes a running VM keeps pending, read back after a write.
-fn read_pending(ctx: &Ctx, vm: &crate::api::Vm, what: &str, name: &str) -> Result<Map<String, Value>, Failure> {
+/// The changes a running VM keeps pending, read back after the write.
+fn read_pending(ctx: &Ctx, edit: KeyEdit, observed: &KeysObserved) -> Result<Map<String, Value>, Failure> {
+    let (vm, name) = (&observed.vm, &observed.name);
     api::pending(ctx.client, vm).map(|p| p.waiting).map_err(|e| {
         Failure::new(format!(
-            "{what} {name} with vmid {}: the change was made, but reading it back failed: {e}",
+            "{} {name} with vmid {}: the change was made, but reading it back failed: {e}",
+            edit.unable(),
             vm.vmid
         ))
         .with("vmid", vm.vmid)
-    })
-}
-
-pub fn revert(ctx: &mut Ctx, wanted: &[String]) -> Result<Output, Failure> {
-    let guest = ctx.existing_target()?;
-    let vm = vm_of(&guest);
-    let name = ctx.name_of(Some(&guest));
-    let pending = api::pending(ctx.client, &vm)
-        .map_err(|e| {
-            Failure::new(format!(
-                "Unable to revert settings on VM {name} with vmid {}: Maybe is not a pending task...   {e}",
-                vm.vmid
-            ))
-            .with("vmid", vm.vmid)
-        })?
-        .waiting;
-    let pending_keys: Vec<String> = wanted
-        .iter()
-        .filter(|k| pending.contains_key(k.as_str()))
-        .cloned()
-        .collect();
-    if pending_keys.is_empty() {
-        return Ok(Output::unchanged(format!(
-            "No pending changes of {} on VM {name} with vmid {}",
-            wanted.join(", "),
-            vm.vmid
-        ))
-        .with("vmid", vm.vmid)
-        .with("actions", Vec::<String>::new()));
-    }
-    vm_task::refuse_locked(
-        vm.vmid,
-        guest.lock.as_deref(),
-        ctx.task.skiplock,
-        LockWording::Action {
-            prefix: &format!("Unable to revert settings on VM {name} with vmid {}: ", vm.vmid),
-        },
-    )?;
-    let mut diff = Diff::new(format!("VM {} pending", vm.vmid));
-    for k in &pending_keys {
-        diff.change(k, pending.get(k).cloned(), None);
-    }
-    let mut plan = Plan::new(vm.clone());
-    plan.push(Action::RevertKeys(pending_keys.clone()));
-    ctx.execute(&mut plan, name.clone())?;
-    // The pending changes the task leaves alone stay pending.
-    let left = if ctx.check_mode {
-        pending.into_iter().filter(|(k, _)| !pending_keys.contains(k)).collect()
-    } else {
-        read_pending(ctx, &vm, "Unable to revert settings on VM", &name)?
-    };
-    let out = Output::changed(format!("Settings has reverted on VM {name} with vmid {}", vm.vmid))
-        .with("vmid", vm.vmid)
-        .with("actions", plan.describe())
-        .with_diff(diff);
-    Ok(if left.is_empty() {
-        out
-    } else {
-        out.with("pending", left)
     })
 }

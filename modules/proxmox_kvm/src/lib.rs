@@ -1,8 +1,11 @@
 //! The `ferrox.proxmox.proxmox_kvm` module: QEMU/KVM virtual machines.
 //!
 //! Shape: declare the options ([`options`]), read them once into the typed task and its
-//! wanted config keys ([`task`]), compare with the live VM ([`converge`]), plan the
-//! actions ([`plan`]), execute them unless in check mode ([`execute`]), report.
+//! wanted config keys ([`task`]); then each operation runs observe → decide → execute →
+//! report: [`observe`] makes every read the decision needs (a read needed only in some
+//! cases stays conditional: the API call counts are pinned), [`decide`] decides without
+//! I/O (the actions, or the refusal in 1.6's words; each decision a table of tests),
+//! [`execute`] writes unless in check mode, [`report`] words 1.6's result.
 //!
 //! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
 //!   `apply_pending`, ... are [`task`]'s enums), and the docs' prose, notes, examples,
@@ -11,50 +14,58 @@
 //!   migration, removal and guest-wait parts; the only reader of parameters, with its
 //!   declaration test); `task/config.rs`: options to the VM config keys PVE expects
 //!   (1.6's transformations, `extra_config` checked against the schema).
-//! - [`context`]: what a run shares: the task, the client, the cluster listing read once,
-//!   the VM a task names, the executor and the privilege gate.
-//! - [`present`] (create or restore, or an existing VM converged with `update: true`,
-//!   else reported with what differs), [`update`] (`converge_existing`, the one update
-//!   path: config under the digest, pool move, cloud-init drive, password rotation,
-//!   `apply_pending`, check-mode pending, diff), [`clone`] and [`clone_move`] (a clone to
+//! - [`context`]: what a run shares: the task, the client, the listing, the warnings,
+//!   the effects buffer and the privilege gate, the run's name index.
+//! - The operations, each a short flow over the four steps: [`states`] (power states,
+//!   `current`, `template`, `absent`), [`present`] (create or restore; an existing VM left
+//!   alone with what differs named, or with `update: true` converged by [`update`], the one
+//!   update path, also of a clone that exists), [`clone`] and [`clone_move`] (a clone to
 //!   another node's local storage, and a rerun continuing a move left undone),
-//!   [`states`] (power states, `current`, `template`, `absent`), [`config_keys`]
-//!   (`delete`, `revert`), [`migrate`], [`guest_wait`] (`wait_for_agent`/`wait_for_ip`).
-//! - [`checks`]: refusals before any write: bridges, drive references, pool, EFI without
-//!   OVMF.
+//!   [`config_keys`] (`delete` and `revert`, one flow), [`migrate`], [`guest_wait`]
+//!   (`wait_for_agent`/`wait_for_ip`).
+//! - [`observe`]: the cluster's listing, read once (`observe/listing.rs`), the VM the task
+//!   names located in it (`observe/locate.rs`), and what each decision reads of it, one
+//!   value per operation.
+//! - [`decide`]: pure decisions: `power`, `existing`, `update`, `create`, `clone`,
+//!   `config_keys`, `migrate`, each with its `*_tests.rs` table.
+//! - [`checks`]: refusals that read the cluster, run on a decision before any write:
+//!   bridges, drive references, pool (and the pure EFI-without-OVMF check).
 //! - [`converge`]: current vs wanted config, keeping only what differs and losing nothing
 //!   (disks change in place and only grow; NICs keep their MACs).
-//! - [`plan`]: the actions a run takes, computed before any write; a check run's plan as
-//!   the effects later tasks see; the plan's actions as the writes the privilege check
-//!   reads.
-//! - [`execute`]: one method per action, each with its own recovery of a lost answer
-//!   (create and clone with a vmid taken meanwhile, config, power, migrate, remove,
-//!   template).
-//! - [`pool_move`], [`busy`] (a create or clone failed on a busy storage's or config's
-//!   lock: what it left removed, tried again), [`twins`] (the re-look after a create that
-//!   warns of a racer), [`vmid_range`] (the vmid a name takes: FNV-1a start, upward,
-//!   wrapping; a stable interface, since a rerun must pick the same id).
+//! - [`plan`]: the actions a decision holds; a check run's plan as the effects later
+//!   tasks see; the plan's actions as the writes the privilege check reads.
+//! - [`execute`]: `execute::execute`, the one way a flow writes (the plan held to the
+//!   privilege gate, run, its check-mode effects buffered); one method per action, each
+//!   with its own recovery of a lost answer
+//!   (create and clone with a vmid taken meanwhile or a busy lock, config, pool move,
+//!   power, migrate, remove, template).
+//! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff, `mac`
+//!   and `devices`.
+//! - [`name_race`] (the re-look after a create that warns of a racer), [`vmid_range`] (the
+//!   vmid a name takes: FNV-1a start, upward, wrapping; a stable interface, since a rerun
+//!   must pick the same id), [`placement`] (the node of a VM created without `node`).
 //! - [`api`]: every PVE call of the module, paths built once; `schema_coverage.rs`
 //!   (test): every key of PVE's schema is an option or goes through `extra_config`.
 
 pub mod api;
-pub mod busy_lock;
 pub mod checks;
 pub mod clone;
 pub mod clone_move;
 pub mod config_keys;
 pub mod context;
 pub mod converge;
+pub mod decide;
 pub mod docs;
 pub mod execute;
 pub mod guest_wait;
 pub mod migrate;
 pub mod name_race;
+pub mod observe;
 pub mod options;
 pub mod placement;
 pub mod plan;
-pub mod pool_move;
 pub mod present;
+pub mod report;
 #[cfg(test)]
 mod schema_coverage;
 pub mod states;
@@ -68,7 +79,8 @@ use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::SharedRunState;
 
 use context::Ctx;
-use task::{KvmTask, Operation};
+use decide::config_keys::KeyEdit;
+use task::{KvmTask, Operation, State};
 
 pub fn spec() -> ModuleSpec {
     ModuleSpec {
@@ -115,9 +127,10 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     }
     let result = match &ctx.task.operation {
         Operation::Clone => clone::clone(&mut ctx),
-        Operation::DeleteKeys(keys) => config_keys::delete(&mut ctx, keys),
-        Operation::RevertKeys(keys) => config_keys::revert(&mut ctx, keys),
+        Operation::DeleteKeys(keys) => config_keys::edit(&mut ctx, KeyEdit::Delete, keys),
+        Operation::RevertKeys(keys) => config_keys::edit(&mut ctx, KeyEdit::Revert, keys),
         Operation::Migrate => migrate::migrate(&mut ctx),
+        Operation::State(State::Present) => present::present(&mut ctx),
         Operation::State(state) => states::handle(&mut ctx, *state),
     };
     for w in ctx

@@ -1,22 +1,24 @@
-//! `state: present`: create (or restore) the VM, or converge the existing one with
-//! `update: true` ([`crate::update`]), or report how it differs.
+//! `state: present`: create (or restore) the VM ([`crate::decide::create`]), or
+//! converge the existing one with `update: true` ([`crate::update`]), or report how it
+//! differs ([`crate::decide::existing`]).
 
-use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::cluster::vm::Guest;
 use ferrox_common::plan::PlanView;
-use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
-use crate::checks::{check_bridges, check_drives, check_efi_bios, check_pool};
-use crate::context::{vm_of, Ctx};
+use crate::checks::{check_bridges, check_drives, check_pool};
+use crate::context::Ctx;
 use crate::converge;
-use crate::plan::{Action, Allocation, Plan};
-use crate::update::{converge_existing, pool_move, warn_without_drive};
+use crate::decide::{create, existing};
+use crate::observe;
+use crate::plan::Allocation;
+use crate::report;
+use crate::update::converge_existing;
 use crate::vmid_range;
 
 pub fn present(ctx: &mut Ctx) -> Result<Output, Failure> {
-    match ctx.target()? {
+    match crate::observe::locate::target(ctx)? {
         Some(guest) => existing(ctx, &guest),
         None => create(ctx),
     }
@@ -24,130 +26,42 @@ pub fn present(ctx: &mut Ctx) -> Result<Output, Failure> {
 
 /// An existing VM: converge it with `update`, else leave it and say what differs.
 fn existing(ctx: &mut Ctx, guest: &Guest) -> Result<Output, Failure> {
-    let vm = vm_of(guest);
-    let name = ctx.name_of(Some(guest));
-    let current = ctx.read_config(&vm)?;
-    let wanted = ctx.task.config.clone();
-    if let Some(node) = ctx.task.node.as_deref().filter(|n| *n != vm.node) {
-        ctx.warnings.push(format!(
-            "VM {} is on node {}, not {node}: node only says where to create a VM (use migrate: true to move it)",
-            vm.vmid, vm.node
-        ));
+    let task = ctx.task;
+    let observed = observe::existing(ctx, guest)?;
+    let vm = &observed.vm;
+    ctx.warnings.extend(existing::node_warning(task, vm));
+    ctx.warnings.extend(existing::ha_warning(task, vm, observed.ha_managed));
+    if !task.update {
+        let differ = converge::changes(&observed.config, &task.config, vm.vmid, &ctx.tag_case).map(|c| c.keys());
+        let (msg, warnings) = existing::left_alone(task, vm, guest.pool.as_ref(), differ);
+        ctx.warnings.extend(warnings);
+        let out = report::update::left_alone(msg, vm.vmid);
+        return crate::report::devices::with_mac_and_devices(ctx, out, vm, Some(&observed.config));
     }
-    if ctx.task.ha_managed && !api::power(ctx.client, &vm).is_ok_and(|p| p.ha_managed) {
-        ctx.warnings.push(format!(
-            "VM {} exists and is not HA-managed: ha_managed applies when a VM is created. Add it to HA with ha-manager add vm:{} (or POST /cluster/ha/resources)",
-            vm.vmid, vm.vmid
-        ));
-    }
-    if !ctx.task.update {
-        let pool_move = pool_move(ctx, guest);
-        let out = Output::unchanged(format!("VM with vmid <{}> already exists", vm.vmid)).with("vmid", vm.vmid);
-        let mut differ = match converge::changes(&current, &wanted, vm.vmid, &ctx.tag_case) {
-            Ok(c) => c.keys(),
-            Err(e) => {
-                ctx.warnings.push(format!("VM {} differs from the task: {e}", vm.vmid));
-                Vec::new()
-            }
-        };
-        if pool_move.is_some() {
-            differ.push("pool".to_string());
-        }
-        if !differ.is_empty() {
-            ctx.warnings.push(format!(
-                "VM {} differs from the task in: {}. Nothing was changed: add update: true to converge it.",
-                vm.vmid,
-                differ.join(", ")
-            ));
-        }
-        return ctx.with_mac_and_devices(out.with("actions", Vec::<String>::new()), &vm, Some(&current));
-    }
-    let up_to_date = format!("VM {name} with vmid {} is up to date", vm.vmid);
-    converge_existing(ctx, guest, name, current, wanted, up_to_date)
+    let up_to_date = format!("VM {} with vmid {} is up to date", observed.name, vm.vmid);
+    converge_existing(
+        ctx,
+        guest,
+        observed.name,
+        observed.config,
+        task.config.clone(),
+        up_to_date,
+    )
 }
 
 /// A new VM (or a restore from `archive`).
 fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
     let task = ctx.task;
-    let node = task.node.clone().ok_or("node is mandatory for creating/updating VM")?;
-    if !ctx.nodes.contains(&node) {
-        return Err(Failure::new(format!(
-            "node '{node}' does not exist in cluster (nodes: {})",
-            ctx.nodes.join(", ")
-        )));
-    }
-    let wanted = task.config.clone();
-    if task.restore.archive.is_none() {
-        let who = task
-            .name
-            .as_ref()
-            .map_or("The new VM".to_string(), |n| format!("The new VM {n}"));
-        warn_without_drive(ctx, &who, &wanted, &Map::new());
-    }
-    check_bridges(ctx, &node, wanted.iter())?;
-    check_drives(ctx, &node, wanted.iter())?;
+    let node = create::node(task, &ctx.listing.nodes)?;
+    ctx.warnings.extend(create::warning(task));
+    check_bridges(ctx, &node, task.config.iter())?;
+    check_drives(ctx, &node, task.config.iter())?;
     check_pool(ctx)?;
     let (vmid, allocation) = choose_vmid(ctx, task.vmid)?;
     let may_race = allocation == Allocation::NextId;
-    let vm = Vm { node, vmid };
+    let (mut plan, diff) = create::plan(task, Vm { node, vmid }, allocation)?;
     let name = ctx.name_of(None);
-    let mut plan = Plan::new(vm.clone());
-    let mut diff = Diff::new(format!("VM {vmid}"));
-    let archive = task.restore.archive.as_deref();
-    let mut form: Vec<(String, String)> = Vec::new();
-    for (param, value) in [
-        ("pool", &task.pool),
-        ("storage", &task.storage),
-        ("archive", &task.restore.archive),
-    ] {
-        if let Some(v) = value {
-            form.push((param.to_string(), v.clone()));
-        }
-    }
-    if task.ha_managed {
-        form.push(("ha-managed".into(), "1".into()));
-    }
-    if archive.is_some() {
-        // PVE restores the archive's config and takes no config keys with it: the rest
-        // of the task is applied once the restore is done.
-        if task.force {
-            form.push(("force".into(), "1".into()));
-        }
-        if let Some(limit) = task.bwlimit {
-            form.push(("bwlimit".into(), limit.to_string()));
-        }
-        for (param, value) in [
-            ("unique", task.restore.unique),
-            ("live-restore", task.restore.live_restore),
-        ] {
-            if let Some(on) = value {
-                form.push((param.into(), u8::from(on).to_string()));
-            }
-        }
-        plan.push(Action::Create { form, allocation });
-        plan.push(Action::WaitListed);
-        if !wanted.is_empty() {
-            let changes = converge::changes(&Map::new(), &wanted, vmid, &ctx.tag_case).unwrap_or_default();
-            plan.push(Action::Converge {
-                wanted: wanted.clone(),
-                changes,
-                digest: None,
-                recompute: true,
-            });
-        }
-    } else {
-        check_efi_bios(ctx, &wanted, None)?;
-        if let Some(st) = &task.restore.import_working_storage {
-            form.push(("import-working-storage".into(), st.clone()));
-        }
-        form.extend(wanted.iter().map(|(k, v)| (k.clone(), v.clone())));
-        plan.push(Action::Create { form, allocation });
-        plan.push(Action::WaitListed);
-    }
-    for (k, v) in &wanted {
-        diff.change(k, None, Some(Value::String(v.clone())));
-    }
-    let mut outcome = ctx.execute(&mut plan, name.clone())?;
+    let mut outcome = crate::execute::execute(ctx, &mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run created this name at the same moment: that VM is the one.
         ctx.learn_name(&found, &name);
@@ -160,7 +74,7 @@ fn create(ctx: &mut Ctx) -> Result<Output, Failure> {
         .with("actions", plan.describe())
         .with_diff(diff);
     let out = outcome.with_pending(out);
-    ctx.with_mac_and_devices(out, &vm, outcome.config.as_ref())
+    crate::report::devices::with_mac_and_devices(ctx, out, &vm, outcome.config.as_ref())
 }
 
 /// After a create or clone with PVE's next free id: another VM of the task's name, made
@@ -196,7 +110,7 @@ pub(crate) fn choose_vmid(ctx: &Ctx, given: Option<u32>) -> Result<(u32, Allocat
             .map(|plan| plan.reserved().clone())
             .unwrap_or_default();
         let id = vmid_range::first_candidate(name, first, last, |id| {
-            let listed = ctx.listed_name(id);
+            let listed = ctx.listing.listed_name(id);
             // In check mode, an id the run's plan took earlier stays taken (as for nextid).
             vmid_range::held_by_other(listed, name) || (listed.is_none() && reserved.contains(&id))
         })

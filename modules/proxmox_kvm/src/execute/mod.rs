@@ -1,16 +1,22 @@
 //! Runs a [`Plan`]: each action is one PVE call (plus waiting on its task). In check
-//! mode nothing is called; the plan is the report.
+//! mode nothing is called; the plan is the report. [`execute`] is the one way a flow
+//! writes: the plan held to the privilege gate, run, its effects buffered (`gated.rs`).
 //!
 //! Errors carry community.proxmox 1.6's message for the operation, then PVE's answer;
 //! a failed task is reported at once with its exit status and log tail.
 //!
 //! Each action is one method of [`Executor`], with what it does when PVE's answer was
-//! lost; the methods live by kind of action: `new_vm` (create, clone), `config`
-//! (update, delete, revert), `power`, `migrate`, `remove`, `template`.
+//! lost; the methods live by kind of action: `new_vm` (create, clone), [`busy_lock`] (a
+//! create or clone failed on a busy storage's or config's lock: what it left removed,
+//! tried again), `config` (update, delete, revert), `pool_move`, `power`, `migrate`,
+//! `remove`, `template`.
 
+pub mod busy_lock;
 mod config;
+mod gated;
 mod migrate;
 mod new_vm;
+mod pool_move;
 mod power;
 mod remove;
 mod template;
@@ -28,6 +34,7 @@ use serde_json::{Map, Value};
 use crate::api::Vm;
 use crate::plan::{Action, Plan};
 
+pub use gated::execute;
 pub use migrate::is_ha_migration;
 pub use power::ha_request_target;
 

@@ -66,10 +66,10 @@ pub fn place(ctx: &mut Ctx, reservations: &[Reservation]) -> Result<Option<KvmTa
             Some(sources) => Some(sources),
             None => return Ok(None),
         },
-        _ if ctx.target()?.is_some() => return Ok(None),
+        _ if crate::observe::locate::target(ctx)?.is_some() => return Ok(None),
         _ => None,
     };
-    let load = match ctx.load.take() {
+    let load = match ctx.listing.load.take() {
         Some(l) => l,
         None => {
             let nothing = LookupTargets::nothing();
@@ -99,9 +99,9 @@ pub fn place(ctx: &mut Ctx, reservations: &[Reservation]) -> Result<Option<KvmTa
 fn clone_sources(ctx: &Ctx) -> Result<Option<Vec<Guest>>, Failure> {
     let task = ctx.task;
     let exists = match task.clone.newid {
-        Some(id) => ctx.qemu_by_vmid(id)?.is_some(),
+        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id)?.is_some(),
         None => task.given_name().is_some_and(|n| {
-            ctx.guests.iter().any(|g| {
+            ctx.listing.guests.iter().any(|g| {
                 g.kind == GuestType::Qemu && g.name.as_deref() == Some(n) && !g.template && n != task.clone.source
             })
         }),
@@ -110,8 +110,9 @@ fn clone_sources(ctx: &Ctx) -> Result<Option<Vec<Guest>>, Failure> {
         return Ok(None);
     }
     let sources: Vec<Guest> = match task.vmid {
-        Some(id) => ctx.qemu_by_vmid(id)?.into_iter().collect(),
+        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id)?.into_iter().collect(),
         None => ctx
+            .listing
             .guests
             .iter()
             .filter(|g| g.kind == GuestType::Qemu && g.name.as_deref() == Some(&task.clone.source))
@@ -166,7 +167,7 @@ fn choose_node(
         group: p.group.as_deref(),
         needs_capacity: p.strategy == Strategy::MostFree || p.max_memory_ratio.is_some(),
     };
-    let (cands, mut excluded) = gather::candidates(load, &ctx.storages, reservations, &needs);
+    let (cands, mut excluded) = gather::candidates(load, &ctx.listing.storages, reservations, &needs);
     let want = Want {
         name,
         memory,

@@ -6,6 +6,7 @@ pub mod privileges;
 
 use crate::api::Vm;
 use crate::converge::Changes;
+use crate::plan::effects::Known;
 use crate::task::Config;
 
 /// Where a new vmid comes from.
@@ -181,18 +182,25 @@ impl Action {
     }
 }
 
-/// The actions of one run, against one VM.
+/// The actions of one run, against one VM, and what the flow knew of the VM when it
+/// planned them (the config the privilege check and a check run's effects read).
 #[derive(Debug, Clone)]
 pub struct Plan {
     pub vm: Vm,
     pub actions: Vec<Action>,
+    pub known: Known,
 }
 
 impl Plan {
     pub fn new(vm: Vm) -> Plan {
+        Plan::of(vm, Vec::new())
+    }
+    /// The plan of `actions` on `vm`, knowing nothing more of it.
+    pub fn of(vm: Vm, actions: Vec<Action>) -> Plan {
         Plan {
             vm,
-            actions: Vec::new(),
+            actions,
+            known: Known::default(),
         }
     }
     pub fn push(&mut self, a: Action) {

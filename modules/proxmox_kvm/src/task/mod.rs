@@ -6,6 +6,8 @@
 
 pub mod config;
 pub mod placement;
+#[cfg(test)]
+pub(crate) mod testing;
 
 use std::time::Duration;
 

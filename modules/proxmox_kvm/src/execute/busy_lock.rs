@@ -14,8 +14,8 @@ use ferrox_common::cluster::listing_probe::LookupTargets;
 use ferrox_common::cluster::vm::{self, ListingQuery};
 use serde_json::Value;
 
+use super::{task_failure, Executor};
 use crate::api::{self, Vm};
-use crate::execute::{task_failure, Executor};
 use crate::plan::Action;
 
 /// Attempts of a create or clone whose task fails on a busy lock, the first included.

@@ -7,8 +7,8 @@ use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::api::recover;
 use serde_json::Value;
 
+use super::{api_fail, Executor};
 use crate::api::Vm;
-use crate::execute::{api_fail, Executor};
 
 /// One pool update of one VM: join (optionally leaving its pool with `allow-move`) or leave.
 #[derive(Clone, Copy, PartialEq)]

@@ -1,0 +1,109 @@
+//! `migrate: true`, decided: a VM on `node` already is left alone (so the task
+//! converges); otherwise one migration, online when the VM runs. Pure: the table is
+//! `migrate_tests.rs`.
+
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::run::vm_task::{self, LockWording};
+use serde_json::Value;
+
+use crate::api::Vm;
+use crate::observe::MigrateObserved;
+use crate::plan::Action;
+use crate::task::KvmTask;
+
+/// What `migrate: true` does with the VM observed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// On the target node already.
+    AlreadyThere(String),
+    /// The migration, its message and the node diff.
+    Act(Box<Migration>),
+}
+
+/// The migration call, and what the result says of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Migration {
+    pub action: Action,
+    pub msg: String,
+    pub diff: Diff,
+}
+
+/// The decision for `migrate: true` on the VM observed.
+pub fn decide(task: &KvmTask, observed: &MigrateObserved) -> Result<Decision, Failure> {
+    let vm = &observed.vm;
+    let id = vm.vmid;
+    let node = task
+        .node
+        .clone()
+        .ok_or("node is mandatory for migrating VM: set node to the target node")?;
+    if vm.node == node {
+        return Ok(Decision::AlreadyThere(format!("VM {id} is already on {node}")));
+    }
+    if let Some(refused) = lock_refusal(task, vm, &node, observed.lock.as_deref()) {
+        return Err(refused);
+    }
+    // A status that could not be read is taken as running: PVE refuses an offline
+    // migration of a running VM, and migrates a stopped one online anyway.
+    let running = observed.running.unwrap_or(true);
+    let mut diff = Diff::new(format!("VM {id}"));
+    diff.change(
+        "node",
+        Some(Value::from(vm.node.clone())),
+        Some(Value::from(node.clone())),
+    );
+    Ok(Decision::Act(Box::new(Migration {
+        action: Action::Migrate {
+            target: node.clone(),
+            online: running,
+            with_local_disks: task.migration.with_local_disks,
+            options: migrate_options(task, running),
+        },
+        msg: format!("VM {id} has been migrated from {} to {node}", vm.node),
+        diff,
+    })))
+}
+
+/// Whether [`decide`] gets as far as the migration, so its power state must be read
+/// (`status/current`, read only then).
+pub fn reads_power(task: &KvmTask, vm: &Vm, lock: Option<&str>) -> bool {
+    task.node
+        .as_deref()
+        .is_some_and(|node| node != vm.node && lock_refusal(task, vm, node, lock).is_none())
+}
+
+fn lock_refusal(task: &KvmTask, vm: &Vm, node: &str, lock: Option<&str>) -> Option<Failure> {
+    vm_task::lock_refusal(
+        vm.vmid,
+        lock,
+        task.skiplock,
+        LockWording::Action {
+            prefix: &format!("Unable to migrate VM {} from {} to {node}: ", vm.vmid, vm.node),
+        },
+    )
+}
+
+/// The migration call's optional parameters the task sets; `with-conntrack-state` only
+/// for an online migration (PVE ignores it otherwise).
+fn migrate_options(task: &KvmTask, online: bool) -> Vec<(String, String)> {
+    let m = &task.migration;
+    let mut out = Vec::new();
+    for (param, value) in [
+        ("targetstorage", &m.targetstorage),
+        ("migration_network", &m.migration_network),
+        ("migration_type", &m.migration_type),
+    ] {
+        if let Some(v) = value {
+            out.push((param.to_string(), v.clone()));
+        }
+    }
+    if let Some(limit) = task.bwlimit {
+        out.push(("bwlimit".into(), limit.to_string()));
+    }
+    if online {
+        if let Some(keep) = m.with_conntrack_state {
+            out.push(("with-conntrack-state".into(), u8::from(keep).to_string()));
+        }
+    }
+    out
+}

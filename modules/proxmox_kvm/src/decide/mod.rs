@@ -1,0 +1,36 @@
+//! The decisions of a run, made without I/O: from the typed task ([`crate::task::KvmTask`])
+//! and what [`crate::observe`] read, either a refusal (`Failure`, 1.6's wording) or the
+//! actions to take and what the result says. No `Client` reaches here, so each decision
+//! is a table of cases (`*_tests.rs`), as `proxmox_disk`'s plan is.
+//!
+//! - [`power`]: the power states, `current`, `template`, `absent`.
+//! - [`config_keys`]: `delete` and `revert`, one flow over the keys set or pending.
+//! - [`migrate`]: `migrate: true`.
+//! - [`existing`]: `present` on a VM that exists (warnings; without `update`, left alone).
+//! - [`create`]: `present` of a VM that does not exist: its node, form and actions.
+//! - [`clone`]: a new clone: refused, or its form and actions.
+//! - [`update`]: `update: true` and a clone that exists: up to date, cloud-init changes
+//!   for the guest, or the update's writes.
+
+pub mod clone;
+pub mod config_keys;
+pub mod create;
+pub mod existing;
+pub mod migrate;
+pub mod power;
+pub mod update;
+
+#[cfg(test)]
+mod clone_tests;
+#[cfg(test)]
+mod config_keys_tests;
+#[cfg(test)]
+mod create_tests;
+#[cfg(test)]
+mod existing_tests;
+#[cfg(test)]
+mod migrate_tests;
+#[cfg(test)]
+mod power_tests;
+#[cfg(test)]
+mod update_tests;

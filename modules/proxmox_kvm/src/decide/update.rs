@@ -1,0 +1,263 @@
+//! An existing VM brought to the task (`update: true`, and a clone task whose clone
+//! exists), decided: up to date, cloud-init changes still to reach the guest (listed,
+//! or brought by a reboot), or the update's actions: the config keys that differ under
+//! the digest, the pool move, the reboot for what stays pending. Refused when the VM is
+//! locked. Pure: the table is `update_tests.rs`; the checks that read the cluster
+//! (bridges, volumes, pool) run on the decision before the first write
+//! ([`crate::checks`]).
+
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::Failure;
+use ferrox_common::pve::cloudinit;
+use ferrox_common::run::vm_task::{self, LockWording};
+use serde_json::{Map, Value};
+
+use crate::converge::{self, Changes};
+use crate::observe::UpdateObserved;
+use crate::plan::{Action, PowerCall};
+use crate::task::{Config, KvmTask, UpdatePassword};
+
+/// What the update does with the VM observed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Nothing differs (the message is 1.6's per path).
+    UpToDate(String),
+    /// Nothing to write, but the running VM's cloud-init drive lacks earlier changes:
+    /// listed as pending.
+    NotInGuest { msg: String, waiting: Map<String, Value> },
+    /// Nothing to write; with `apply_pending: reboot`, a reboot brings the cloud-init
+    /// changes to the guest (PVE rebuilds the drive at the start a reboot includes).
+    RebootForGuest {
+        msg: String,
+        diff: Diff,
+        actions: Vec<Action>,
+    },
+    /// Keys to write, or a pool to move to.
+    Update(Update),
+}
+
+/// The update's actions and what its result needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Update {
+    pub actions: Vec<Action>,
+    /// The config keys that change (and `pool`), for the `changes` result.
+    pub keys: Vec<String>,
+    pub diff: Diff,
+    /// The changes written (also in the `Converge` action): what the checks and the
+    /// pending prediction read.
+    pub changes: Changes,
+    /// The VM moves to the task's pool (which must exist).
+    pub moves_pool: bool,
+    /// Cloud-init keys the drive will lack after the write (a running VM).
+    pub not_in_guest: Map<String, Value>,
+    /// `apply_pending: reboot`.
+    pub reboot: bool,
+}
+
+/// The task's pool, when the VM is listed in another one (or none): `(from, to)`.
+pub fn pool_move(task: &KvmTask, listed_pool: Option<&String>) -> Option<(Option<String>, String)> {
+    task.pool
+        .as_ref()
+        .filter(|want| listed_pool != Some(*want))
+        .map(|want| (listed_pool.cloned(), want.clone()))
+}
+
+/// The decision for bringing the VM observed to the config keys `wanted`; `changes`:
+/// its config compared with them, `up_to_date`: the message when nothing differs.
+pub fn decide(
+    task: &KvmTask,
+    observed: &UpdateObserved,
+    wanted: Config,
+    mut changes: Changes,
+    up_to_date: String,
+) -> Result<Decision, Failure> {
+    let (vm, name, current) = (&observed.vm, &observed.name, &observed.config);
+    let pool_move = pool_move(task, observed.pool.as_ref());
+    rotate_password(task, &wanted, &mut changes);
+    if changes.is_empty() && pool_move.is_none() {
+        let waiting = observed
+            .cloud_init
+            .as_ref()
+            .map(|d| d.waiting.clone())
+            .unwrap_or_default();
+        if !waiting.is_empty() {
+            return bring_to_guest(task, observed, waiting);
+        }
+        return Ok(Decision::UpToDate(up_to_date));
+    }
+    vm_task::refuse_locked(
+        vm.vmid,
+        current.get("lock").and_then(Value::as_str),
+        task.skiplock,
+        LockWording::Action {
+            prefix: &format!("Unable to update vm {name} with vmid {}: ", vm.vmid),
+        },
+    )?;
+    let mut diff = changes_diff(vm.vmid, &changes);
+    let mut keys = changes.keys();
+    if let Some((from, to)) = &pool_move {
+        diff.change("pool", from.clone().map(Value::String), Some(Value::String(to.clone())));
+        keys.push("pool".to_string());
+    }
+    let not_in_guest = observed
+        .cloud_init
+        .as_ref()
+        .map(|d| d.after_writing(changes.set.iter()))
+        .unwrap_or_default();
+    let reboot = task.reboots_for_pending();
+    let digest = task
+        .digest
+        .clone()
+        .or_else(|| current.get("digest").and_then(Value::as_str).map(str::to_string));
+    let mut actions = Vec::new();
+    if !changes.is_empty() {
+        actions.push(Action::Converge {
+            wanted,
+            changes: changes.clone(),
+            digest,
+            recompute: false,
+        });
+    }
+    let moves_pool = pool_move.is_some();
+    if let Some((from, to)) = pool_move {
+        actions.push(Action::PoolMove { from, to });
+    }
+    if reboot {
+        actions.push(Action::RebootIfPending {
+            cloud_init: !not_in_guest.is_empty(),
+        });
+    }
+    Ok(Decision::Update(Update {
+        actions,
+        keys,
+        diff,
+        changes,
+        moves_pool,
+        not_in_guest,
+        reboot,
+    }))
+}
+
+/// Nothing to write, but the running VM's cloud-init drive lacks earlier changes.
+fn bring_to_guest(task: &KvmTask, observed: &UpdateObserved, waiting: Map<String, Value>) -> Result<Decision, Failure> {
+    let (id, name) = (observed.vm.vmid, &observed.name);
+    if !task.reboots_for_pending() {
+        return Ok(Decision::NotInGuest {
+            msg: format!(
+                "VM {name} with vmid {id} is up to date; {}",
+                not_in_guest_clause(&waiting)
+            ),
+            waiting,
+        });
+    }
+    vm_task::refuse_locked(
+        id,
+        observed.config.get("lock").and_then(Value::as_str),
+        task.skiplock,
+        LockWording::Action {
+            prefix: &format!("Unable to reboot VM {id}: "),
+        },
+    )?;
+    let lacking = waiting.keys().cloned().collect::<Vec<_>>().join(", ");
+    let mut diff = Diff::new(format!("VM {id}"));
+    diff.change(
+        "cloud-init drive",
+        Some(Value::from(format!("lacks {lacking}"))),
+        Some(Value::from("rebuilt at the reboot")),
+    );
+    Ok(Decision::RebootForGuest {
+        msg: format!("VM {name} with vmid {id} rebooted to bring its cloud-init changes to the guest: {lacking}"),
+        diff,
+        actions: vec![Action::Power(PowerCall::Reboot)],
+    })
+}
+
+/// With `update_password: always`, the task's `cipassword` is sent though the VM has
+/// one (PVE never shows it, so it cannot be compared).
+fn rotate_password(task: &KvmTask, wanted: &Config, changes: &mut Changes) {
+    if task.update_password != UpdatePassword::Always || changes.set.contains_key("cipassword") {
+        return;
+    }
+    if let Some(password) = wanted.get("cipassword") {
+        changes
+            .before
+            .insert("cipassword".into(), Some(cloudinit::PASSWORD_MASK.into()));
+        changes.set.insert("cipassword".into(), password.clone());
+    }
+}
+
+/// The task sets cloud-init keys on a VM (`vm`: how the warning names it) without a
+/// cloud-init drive: no guest reads them.
+pub fn without_drive_warning(vm: &str, wanted: &Config, current: &Map<String, Value>) -> Option<String> {
+    let keys: Vec<&str> = wanted
+        .keys()
+        .map(String::as_str)
+        .filter(|k| cloudinit::is_key(k))
+        .collect();
+    if keys.is_empty() {
+        return None;
+    }
+    let current = current.iter().filter_map(|(k, v)| Some((k.as_str(), v.as_str()?)));
+    let wanted_drives = wanted.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    if cloudinit::has_drive(current.chain(wanted_drives)) {
+        return None;
+    }
+    Some(format!(
+        "{vm} has no cloud-init drive, so {} reach no guest: add one (for example ide: {{ide2: 'local-lvm:cloudinit'}}) or leave the cloud-init options out",
+        keys.join(", ")
+    ))
+}
+
+/// Whether what the cloud-init drive lacks must be read (`GET .../cloudinit`): the VM
+/// runs, has a drive PVE does not rebuild at once, and cloud-init keys are involved.
+pub fn reads_drive_state(current: &Map<String, Value>, wanted: &Config, running: bool) -> bool {
+    let involved = wanted.keys().chain(current.keys()).any(|k| cloudinit::is_key(k));
+    let hotplug = current.get("hotplug").map(converge::text_of);
+    running && involved && cloudinit::config_has_drive(current) && !cloudinit::regenerated_at_once(hotplug.as_deref())
+}
+
+/// What a real update of the running VM would report as pending: the changes PVE's
+/// hotplug rules keep pending, plus the changes already pending (`already`) that the task
+/// leaves alone (a real run reads them back with its own, and a reboot applies them too).
+/// In key order, as PVE lists pending changes.
+pub fn predicted_pending(
+    changes: &Changes,
+    current: &Map<String, Value>,
+    already: Map<String, Value>,
+) -> Map<String, Value> {
+    let mut predicted: std::collections::BTreeMap<String, Value> =
+        changes.predicted_pending(current).into_iter().collect();
+    for (key, value) in already {
+        if !changes.set.contains_key(&key) {
+            predicted.entry(key).or_insert(value);
+        }
+    }
+    predicted.into_iter().collect()
+}
+
+/// The message clause for cloud-init changes the drive lacks.
+pub fn not_in_guest_clause(keys: &Map<String, Value>) -> String {
+    format!(
+        "not yet in the guest: {} (cloud-init reads them from its drive, which PVE rebuilds when the VM starts: restart the VM with state: restarted, or use apply_pending: reboot)",
+        keys.keys().cloned().collect::<Vec<_>>().join(", ")
+    )
+}
+
+fn changes_diff(vmid: u32, changes: &Changes) -> Diff {
+    let mut diff = Diff::new(format!("VM {vmid}"));
+    for (k, v) in &changes.set {
+        diff.change(
+            k,
+            changes.before.get(k).cloned().flatten().map(Value::String),
+            Some(Value::String(v.clone())),
+        );
+    }
+    for g in &changes.grow {
+        diff.change(
+            &format!("{} size", g.key),
+            Some(Value::String(g.from.clone())),
+            Some(Value::String(g.to.clone())),
+        );
+    }
+    diff
+}

@@ -1,0 +1,26 @@
+//! The result of `delete` and `revert`.
+
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::Output;
+use serde_json::{Map, Value};
+
+/// None of the keys was set (or pending).
+pub fn unchanged(msg: String, vmid: u32) -> Output {
+    Output::unchanged(msg)
+        .with("vmid", vmid)
+        .with("actions", Vec::<String>::new())
+}
+
+/// The keys were dropped; `pending`: what still waits for a restart (left out when
+/// nothing does).
+pub fn changed(msg: String, vmid: u32, actions: Vec<String>, diff: Diff, pending: Map<String, Value>) -> Output {
+    let out = Output::changed(msg)
+        .with("vmid", vmid)
+        .with("actions", actions)
+        .with_diff(diff);
+    if pending.is_empty() {
+        out
+    } else {
+        out.with("pending", pending)
+    }
+}

@@ -1,0 +1,19 @@
+//! The result of `migrate: true`.
+
+use ferrox_common::ansible::diff::Diff;
+use ferrox_common::ansible::protocol::Output;
+
+/// The VM is on the target node already.
+pub fn unchanged(msg: String, vmid: u32) -> Output {
+    Output::unchanged(msg)
+        .with("vmid", vmid)
+        .with("actions", Vec::<String>::new())
+}
+
+/// The VM was migrated (or would be, in check mode).
+pub fn changed(msg: String, vmid: u32, actions: Vec<String>, diff: Diff) -> Output {
+    Output::changed(msg)
+        .with("vmid", vmid)
+        .with("actions", actions)
+        .with_diff(diff)
+}

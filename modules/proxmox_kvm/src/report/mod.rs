@@ -1,0 +1,18 @@
+//! The results: from what was decided, what the execution found out and what was
+//! observed, the `Output` 1.6 returned (message, `vmid`, `status`, `changes`, `pending`,
+//! `actions`, the diff).
+//!
+//! - [`power`]: the power states, `current`, `template`, `absent`.
+//! - [`config_keys`]: `delete` and `revert`.
+//! - [`devices`]: `mac` and `devices`, from the config the task has (or predicts).
+//! - [`migrate`]: `migrate: true`.
+//! - [`update`]: `present` on an existing VM (left alone, up to date, updated).
+
+pub mod config_keys;
+pub mod devices;
+pub mod migrate;
+pub mod power;
+pub mod update;
+
+#[cfg(test)]
+mod power_tests;
