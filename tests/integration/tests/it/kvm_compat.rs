@@ -3,7 +3,7 @@
 //! (`failed`, `changed`, `msg`) — except where ferrox.proxmox deliberately does better,
 //! listed here task by task with the reason.
 
-use crate::anchor::support::{anchor_dir, Anchor, Outcome, RunOpts};
+use crate::anchor::support::{anchor_dir, shared_run, Anchor, Outcome, RunOpts};
 
 /// The playbook's text without the tasks named in `skip`.
 fn playbook_text(playbook: &str, skip: &[&str]) -> String {
@@ -21,22 +21,22 @@ fn playbook_text(playbook: &str, skip: &[&str]) -> String {
     text
 }
 
-/// Runs `playbook` (without the `skip` tasks) with community.proxmox 1.6 and, prefix
-/// changed, with ferrox.proxmox, each against its own fresh simulator; returns
-/// (task, 1.6 outcome, ours).
+/// The playbook run with community.proxmox 1.6 (the anchor's run, shared with its own
+/// checks) and, prefix changed and without the `skip` tasks, with ferrox.proxmox
+/// against a fresh simulator of its own; returns (task, 1.6 outcome, ours) for every
+/// task both ran. The skipped tasks fail in 1.6 without touching the cluster, so the
+/// tasks after them see the same cluster in both runs.
 fn both(playbook: &str, skip: &[&str]) -> Vec<(String, Outcome, Outcome)> {
-    let text = playbook_text(playbook, skip);
-    let anchor = Anchor::start();
-    let theirs_file = anchor.dir().join(format!("community-{playbook}"));
-    std::fs::write(&theirs_file, &text).unwrap();
-    let theirs = anchor.run_file(&theirs_file, &RunOpts::default());
+    let theirs = shared_run(playbook);
     let anchor = Anchor::start();
     let ours_file = anchor.dir().join(format!("ferrox-{playbook}"));
+    let text = playbook_text(playbook, skip);
     std::fs::write(&ours_file, text.replace("community.proxmox.", "ferrox.proxmox.")).unwrap();
     let ours = anchor.run_file(&ours_file, &RunOpts::default());
     theirs
         .results
         .iter()
+        .filter(|t| !skip.contains(&t.name.as_str()))
         .map(|t| {
             let o = ours
                 .results

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use super::support::Anchor;
+use super::support::shared_run;
 
 fn node_of(listing: &Value, vmid: u64) -> String {
     listing["proxmox_vms"]
@@ -16,8 +16,7 @@ fn node_of(listing: &Value, vmid: u64) -> String {
 
 #[test]
 fn proxmox_kvm_clones() {
-    let anchor = Anchor::start();
-    let run = anchor.run("clone.yml");
+    let run = shared_run("clone.yml");
 
     let linked = run.task("linked clone").ok().changed(true);
     linked.msg_is("VM linked with newid 501 cloned from vm with vmid 9000");

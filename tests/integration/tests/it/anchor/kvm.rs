@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::support::Anchor;
+use super::support::shared_run;
 
 /// `BC:24:11:xx:xx:xx`, upper case: PVE's generated MACs.
 fn is_pve_mac(mac: &str) -> bool {
@@ -18,8 +18,7 @@ fn is_pve_mac(mac: &str) -> bool {
 
 #[test]
 fn proxmox_kvm_lifecycle() {
-    let anchor = Anchor::start();
-    let run = anchor.run("kvm.yml");
+    let run = shared_run("kvm.yml");
 
     // Create by name without vmid: nextid (100 is taken) and the read-back mac/devices.
     let created = run.task("create by name").ok().changed(true);

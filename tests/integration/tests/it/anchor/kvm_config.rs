@@ -3,12 +3,11 @@
 
 use serde_json::json;
 
-use super::support::Anchor;
+use super::support::shared_run;
 
 #[test]
 fn proxmox_kvm_configuration_round_trip() {
-    let anchor = Anchor::start();
-    let run = anchor.run("kvm_config.yml");
+    let run = shared_run("kvm_config.yml");
 
     let created = run
         .task("create configured")

@@ -1,12 +1,11 @@
 //! proxmox_kvm edge cases (tests/anchor/kvm_edges.yml): behaviour that depends on exactly
 //! what PVE answers — cluster-wide name lookup, sync vs task errors, task logs, migration.
 
-use super::support::Anchor;
+use super::support::shared_run;
 
 #[test]
 fn proxmox_kvm_edge_cases() {
-    let anchor = Anchor::start();
-    let run = anchor.run("kvm_edges.yml");
+    let run = shared_run("kvm_edges.yml");
 
     // Names are looked up over all guests, containers included.
     run.task("create named like a container")

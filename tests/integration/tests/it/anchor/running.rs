@@ -1,12 +1,11 @@
 //! community.proxmox 1.6.0 changing a running VM (tests/anchor/running.yml): live changes
 //! versus pending ones, as PVE decides them with the default hotplug setting.
 
-use super::support::Anchor;
+use super::support::shared_run;
 
 #[test]
 fn changes_to_a_running_vm() {
-    let anchor = Anchor::start();
-    let run = anchor.run("running.yml");
+    let run = shared_run("running.yml");
 
     run.task("start").ok().changed(true).msg_is("VM 100 started");
     run.task("update memory and description")

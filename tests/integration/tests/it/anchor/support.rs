@@ -52,6 +52,45 @@ pub struct RunOpts {
     pub env: Vec<(String, String)>,
 }
 
+/// The results of `tests/anchor/<playbook>` run by community.proxmox 1.6 against a fresh
+/// simulator with the default scenario, made once per nextest run and shared by the
+/// tests that read them (the anchor's own checks and the drop-in comparison of
+/// `kvm_compat`): such a run is seconds of Python and one-second polls, and its results
+/// depend only on the playbook and the simulator, both the same within one run.
+///
+/// nextest runs each test in a process of its own, so the first test to ask runs the
+/// playbook holding a lock on `build/anchor/runs/<run id>/<playbook>.lock`, and the others
+/// wait for it and read its results. Outside nextest (no `NEXTEST_RUN_ID`), each test
+/// runs the playbook itself.
+pub fn shared_run(playbook: &str) -> Run {
+    let Some(run_id) = std::env::var_os("NEXTEST_RUN_ID") else {
+        return Anchor::start().run(playbook);
+    };
+    let dir = repo_root().join("build/anchor/runs").join(run_id);
+    std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    let lock_path = dir.join(format!("{playbook}.lock"));
+    let lock = std::fs::File::create(&lock_path).unwrap_or_else(|e| panic!("{}: {e}", lock_path.display()));
+    // Held until `lock` is dropped (or the process ends): the waiting tests block here.
+    let locked = unsafe { libc::flock(std::os::fd::AsRawFd::as_raw_fd(&lock), libc::LOCK_EX) };
+    assert_eq!(
+        locked,
+        0,
+        "locking {}: {}",
+        lock_path.display(),
+        std::io::Error::last_os_error()
+    );
+    let saved = dir.join(format!("{playbook}.json"));
+    if let Ok(text) = std::fs::read_to_string(&saved) {
+        return serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", saved.display()));
+    }
+    let run = Anchor::start().run(playbook);
+    let tmp = saved.with_extension("json.new");
+    std::fs::write(&tmp, serde_json::to_string(&run).expect("a run serialises"))
+        .unwrap_or_else(|e| panic!("{}: {e}", tmp.display()));
+    std::fs::rename(&tmp, &saved).unwrap_or_else(|e| panic!("{}: {e}", saved.display()));
+    run
+}
+
 /// One simulator and a temp dir with ansible.cfg, inventory and collections path.
 pub struct Anchor {
     sim: pvesim::Simulator,
@@ -294,7 +333,7 @@ fn control_agent(ca_pem: &[u8]) -> ureq::Agent {
 }
 
 /// One task result on one host.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Outcome {
     pub name: String,
     pub host: String,
@@ -365,7 +404,7 @@ impl Outcome {
 }
 
 /// A finished ansible-playbook run.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Run {
     pub rc: i32,
     pub stdout: String,
