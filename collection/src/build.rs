@@ -50,39 +50,57 @@ pub fn build(profile: Profile) -> Result<()> {
 }
 
 /// Every platform's release binary: the host's natively, the others cross-built.
-pub fn build_all_platforms() -> Result<()> {
-    build_platforms(Profile::Release)
-}
-
-/// The host's binary with `host_profile` (the test suite runs a debug build), and every
-/// other platform's release binary, cross-built.
 ///
 /// All of them build at once: each cross build has its own target directory, so none
 /// waits for another's lock, and their single-threaded stretches (the standard library's
 /// crates in a row, the one-unit LTO link) overlap with the others' work on a 2-core
 /// machine instead of leaving a core idle.
-pub fn build_platforms(host_profile: Profile) -> Result<()> {
+pub fn build_all_platforms() -> Result<()> {
     let host = platform::host().ok();
-    let crossed: Vec<Platform> = PLATFORMS.into_iter().filter(|p| Some(*p) != host).collect();
+    let crossed = cross_platforms(host);
     cross::check(&crossed)?;
     let (native_built, cross_built) = std::thread::scope(|scope| {
-        let builds: Vec<_> = crossed
+        let cross_built = scope.spawn(|| cross_build(&crossed, cross::Priority::Normal));
+        let native_built = host.map(|h| native(h, Profile::Release).map(|file| (h, file)));
+        let cross_built = cross_built
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the cross builds' thread panicked")));
+        (native_built, cross_built)
+    });
+    let mut built = match (native_built.transpose(), cross_built) {
+        (Ok(native), Ok(crossed)) => native.into_iter().chain(crossed).collect::<Vec<_>>(),
+        (Err(e), Ok(_)) | (Ok(_), Err(e)) => return Err(e),
+        (Err(n), Err(c)) => bail!("{n:#}\n{c:#}"),
+    };
+    built.sort_by_key(|(p, _)| PLATFORMS.iter().position(|q| q == p));
+    install_release(&built)
+}
+
+/// The platforms a build on `host` cross-builds: every shipped one but the host's.
+pub fn cross_platforms(host: Option<Platform>) -> Vec<Platform> {
+    PLATFORMS.into_iter().filter(|p| Some(*p) != host).collect()
+}
+
+/// The release binaries of `platforms`, cross-built at once (each in its own target
+/// directory, so none waits for another's lock), not installed yet. Every failure is
+/// reported, not only the first.
+pub fn cross_build(platforms: &[Platform], priority: cross::Priority) -> Result<Vec<(Platform, PathBuf)>> {
+    let results: Vec<Result<(Platform, PathBuf)>> = std::thread::scope(|scope| {
+        let builds: Vec<_> = platforms
             .iter()
-            .map(|p| (*p, scope.spawn(move || cross::build(*p, PACKAGE, BINARY))))
+            .map(|p| (*p, scope.spawn(move || cross::build(*p, PACKAGE, BINARY, priority))))
             .collect();
-        let native_built = host.map(|h| native(h, host_profile).map(|file| (h, file, host_profile)));
-        let cross_built: Vec<Result<(Platform, PathBuf, Profile)>> = builds
+        builds
             .into_iter()
             .map(|(p, build)| match build.join() {
-                Ok(built) => built.map(|file| (p, file, Profile::Release)),
+                Ok(built) => built.map(|file| (p, file)),
                 Err(_) => Err(anyhow::anyhow!("{}: the cross build's thread panicked", p.name)),
             })
-            .collect();
-        (native_built, cross_built)
+            .collect()
     });
     let mut built = Vec::new();
     let mut failed = Vec::new();
-    for result in native_built.into_iter().chain(cross_built) {
+    for result in results {
         match result {
             Ok(done) => built.push(done),
             Err(e) => failed.push(format!("{e:#}")),
@@ -91,11 +109,16 @@ pub fn build_platforms(host_profile: Profile) -> Result<()> {
     if !failed.is_empty() {
         bail!("{}", failed.join("\n"));
     }
-    built.sort_by_key(|(p, _, _)| PLATFORMS.iter().position(|q| q == p));
+    Ok(built)
+}
+
+/// Installs release binaries built for their platforms (each checked first), then
+/// writes the sanity ignore files, which name every binary present.
+pub fn install_release(built: &[(Platform, PathBuf)]) -> Result<()> {
     remove_old_layouts()?;
     print_header();
-    for (p, file, profile) in &built {
-        install(*p, file, *profile)?;
+    for (p, file) in built {
+        install(*p, file, Profile::Release)?;
     }
     sanity::write_ignores(&bin_root())
 }

@@ -1,40 +1,100 @@
-//! `test`: what CI runs. The code's form first (rustfmt, clippy), then the venvs and the cross-build tools, the module binaries (the
-//! host's a debug build: the suite exercises behaviour, not size; every other platform's
-//! the release cross build, which the platform tests run or check), the docs check, the changelog check, ansible-lint of what
-//! users copy, the execution environment checks, the collection tarball installed where
-//! the end-to-end tests run it from, `ansible-test sanity` and `ansible-test units` on it,
-//! then every test of the workspace.
+//! `test`: what CI runs. The code's form first (rustfmt, clippy), then the venvs and the
+//! cross-build tools; the host's module binary (a debug build: the suite exercises
+//! behaviour, not size), the docs check, the changelog check, ansible-lint of what users
+//! copy, the execution environment checks, the collection tarball installed where the
+//! end-to-end tests run it from; then every test of the workspace, with `ansible-test
+//! units` and `ansible-test sanity` beside them.
+//!
+//! Every other platform's release binary is cross-built meanwhile, at the lowest CPU
+//! priority ([`cross::Priority::Background`]): those builds are CPU-bound, while the tests
+//! mostly wait on the simulator's tasks and on ansible-playbook, so on a 2-core machine the
+//! builds take the cores the tests leave idle instead of running before them. The tests
+//! that run a cross-built binary ([`NEEDS_CROSS_BUILDS`]) run last, once the binaries are
+//! installed and packed into the test tarball.
 
 use anyhow::Result;
 
-use crate::{build, changelog, cross, docs, ee, galaxy, lint, repo, sanity, setup, style, units};
+use crate::build::{self, Profile};
+use crate::{changelog, cross, docs, ee, galaxy, lint, platform, repo, sanity, setup, style, units};
+
+/// The tests that run a cross-built binary (nextest's filter language): the linux_aarch64
+/// binary under qemu-user.
+const NEEDS_CROSS_BUILDS: &str = "package(ferrox-integration) & test(/^platform_aarch64::/)";
 
 pub fn test(extra: &[&str]) -> Result<()> {
     timed("style (rustfmt, clippy)", style::check)?;
     timed("setup", setup::setup)?;
     timed("setup --cross", cross::setup::setup)?;
-    timed("build (host debug, cross release)", || {
-        build::build_platforms(build::Profile::Debug)
-    })?;
-    timed("docs, changelog, lint, ee checks", || {
-        docs::check()?;
-        changelog::check()?;
-        lint::lint()?;
-        ee::check()
-    })?;
-    timed("install for tests", galaxy::install_for_tests)?;
+    let crossed = build::cross_platforms(platform::host().ok());
+    cross::check(&crossed)?;
+    std::thread::scope(|scope| {
+        let cross_builds = scope.spawn(|| {
+            timed("cross builds, beside the rest", || {
+                build::cross_build(&crossed, cross::Priority::Background)
+            })
+        });
+        let install_cross_builds = || {
+            let built = cross_builds
+                .join()
+                .unwrap_or_else(|_| Err(anyhow::anyhow!("the cross builds' thread panicked")))?;
+            timed("install the cross builds", || {
+                build::install_release(&built)?;
+                galaxy::install_for_tests()
+            })
+        };
+        timed("build (host debug)", || build::build(Profile::Debug))?;
+        timed("docs, changelog, lint, ee checks", || {
+            docs::check()?;
+            changelog::check()?;
+            lint::lint()?;
+            ee::check()
+        })?;
+        timed("install for tests", galaxy::install_for_tests)?;
+        match nextest_available() {
+            // A filter of the caller's own, or no nextest to filter with: the suite as
+            // asked, once every binary is there.
+            false => {
+                install_cross_builds()?;
+                suite_beside_units_and_sanity(test_command(&["test", "--workspace", "--no-fail-fast"], extra))
+            }
+            true if !extra.is_empty() => {
+                install_cross_builds()?;
+                suite_beside_units_and_sanity(nextest(extra))
+            }
+            true => {
+                let rest = format!("not ({NEEDS_CROSS_BUILDS})");
+                let first = suite_beside_units_and_sanity(nextest(&["-E", &rest]));
+                let last = install_cross_builds().and_then(|()| {
+                    timed("tests of the cross-built binaries", || {
+                        repo::run(&mut nextest(&["-E", NEEDS_CROSS_BUILDS]))
+                    })
+                });
+                first.and(last)
+            }
+        }
+    })
+}
+
+/// `cargo nextest run` of the whole workspace with `args` (a test failing does not stop
+/// the others).
+fn nextest(args: &[&str]) -> std::process::Command {
+    test_command(&["nextest", "run", "--workspace", "--no-fail-fast"], args)
+}
+
+fn test_command(base: &[&str], extra: &[&str]) -> std::process::Command {
     let mut cmd = repo::cargo();
-    if nextest_available() {
-        cmd.args(["nextest", "run", "--workspace", "--no-fail-fast"]);
-    } else {
-        cmd.args(["test", "--workspace", "--no-fail-fast"]);
-    }
-    cmd.args(extra);
-    // ansible-test works on one core, and the end-to-end tests spend most of their time
-    // waiting on the simulator's tasks: side by side, the two take little longer than the
-    // tests alone. The unit tests (a few seconds) run first in that thread, their output
-    // in build/units/units.log, then sanity's in build/sanity/*.log (their ends shown on
-    // failure); a failure of either is reported after the tests, which run either way.
+    cmd.args(base).args(extra);
+    cmd
+}
+
+/// Runs `tests` with the units and sanity beside them.
+///
+/// ansible-test works on one core, and the end-to-end tests spend most of their time
+/// waiting on the simulator's tasks: side by side, the two take little longer than the
+/// tests alone. The unit tests (a few seconds) run first in that thread, their output in
+/// build/units/units.log, then sanity's in build/sanity/*.log (their ends shown on
+/// failure); a failure of either is reported after the tests, which run either way.
+fn suite_beside_units_and_sanity(mut tests: std::process::Command) -> Result<()> {
     let logs = repo::root().join("build/sanity");
     let unit_logs = repo::root().join("build/units");
     let (sanity, tests) = std::thread::scope(|scope| {
@@ -48,7 +108,7 @@ pub fn test(extra: &[&str]) -> Result<()> {
                 (units, sanity) => units.and(sanity),
             }
         });
-        let tests = timed("tests", || repo::run(&mut cmd));
+        let tests = timed("tests", || repo::run(&mut tests));
         (
             sanity
                 .join()

@@ -23,17 +23,35 @@ pub fn check(platforms: &[Platform]) -> Result<()> {
     Toolbox::of_repo().check(platforms)
 }
 
+/// How a cross build shares the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Priority {
+    /// As any command: `build --all-platforms`, where the builds are the work.
+    Normal,
+    /// At the lowest CPU priority (`nice -n 19`): the test command builds beside the
+    /// tests, which mostly wait on the simulator's tasks and must not wait on a core.
+    Background,
+}
+
 /// Builds the module binary for `platform` with the release profile; returns the file.
 /// It runs with [`Toolbox::apply`]'s environment only: Debian's cargo and rustc, and what
 /// `setup --cross` installed; in a target directory of its own (`target/cross/<platform>`),
 /// so that the builds of several platforms can run at once, and with its output in
 /// `build/cross/<platform>.log`, shown when it fails.
-pub fn build(platform: Platform, package: &str, binary: &str) -> Result<PathBuf> {
+pub fn build(platform: Platform, package: &str, binary: &str, priority: Priority) -> Result<PathBuf> {
     let toolbox = Toolbox::of_repo();
     toolbox.check(&[platform])?;
     let triple = platform.cross;
     let target_dir = repo::target_dir()?.join("cross").join(platform.name);
-    let mut cmd = Command::new(toolbox.venv_bin.join("cargo-zigbuild"));
+    let zigbuild = toolbox.venv_bin.join("cargo-zigbuild");
+    let mut cmd = match priority {
+        Priority::Normal => Command::new(zigbuild),
+        Priority::Background => {
+            let mut nice = Command::new("nice");
+            nice.args(["-n", "19"]).arg(zigbuild);
+            nice
+        }
+    };
     cmd.current_dir(repo::root()).args([
         "build",
         "--release",
