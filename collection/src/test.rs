@@ -17,9 +17,10 @@ use anyhow::Result;
 use crate::build::{self, Profile};
 use crate::{changelog, cross, docs, ee, galaxy, lint, platform, repo, sanity, setup, style, units};
 
-/// The tests that run a cross-built binary (nextest's filter language): the linux_aarch64
-/// binary under qemu-user.
-const NEEDS_CROSS_BUILDS: &str = "package(ferrox-integration) & test(/^platform_aarch64::/)";
+/// The tests that read or run a cross-built binary (nextest's filter language): the
+/// checks of every platform's binary, and the linux_aarch64 binary under qemu-user.
+const NEEDS_CROSS_BUILDS: &str =
+    "(package(collection) & test(/^verify::tests::/)) | (package(ferrox-integration) & test(/^platform_aarch64::/))";
 
 pub fn test(extra: &[&str]) -> Result<()> {
     timed("style (rustfmt, clippy)", style::check)?;
