@@ -14,10 +14,14 @@ use ferrox_common::cluster::vm::Guest;
 use ferrox_common::run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
-use crate::context::{vm_of, Ctx};
+use ferrox_common::pve::tags::TagCase;
+use ferrox_common::run::vm_task::Effects;
+
 use crate::converge::{disk::is_disk_key, text_of};
+use crate::observe::listing::Listing;
+use crate::observe::{self, vm_of};
 use crate::plan::{Action, Plan};
-use crate::update::converge_existing;
+use crate::{converge_existing, Existing, Run};
 
 /// How a clone reaches a node its source's disks cannot be cloned to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,8 +58,8 @@ fn volume_storages(config: &Map<String, Value>) -> Vec<String> {
 
 /// Whether the cluster listing shows `storage` as local to its nodes (`None`: not listed,
 /// so PVE decides).
-fn is_local(ctx: &Ctx, storage: &str) -> Option<bool> {
-    let mut listed = ctx.listing.storages.iter().filter(|s| s.storage == storage).peekable();
+fn is_local(listing: &Listing, storage: &str) -> Option<bool> {
+    let mut listed = listing.storages.iter().filter(|s| s.storage == storage).peekable();
     listed.peek()?;
     Some(!listed.any(|s| s.shared))
 }
@@ -63,7 +67,8 @@ fn is_local(ctx: &Ctx, storage: &str) -> Option<bool> {
 /// The detour a clone of `source_config` (on `source_node`) to `target` needs, if PVE
 /// would refuse to clone it there directly; a linked clone cannot take it.
 pub fn route(
-    ctx: &Ctx,
+    run: &Run,
+    listing: &Listing,
     source_vmid: u32,
     source_node: &str,
     target: &str,
@@ -72,28 +77,28 @@ pub fn route(
     if target == source_node {
         return Ok(None);
     }
-    let storage = ctx.task.storage.as_deref();
+    let storage = run.task.storage.as_deref();
     let local: Vec<String> = match storage {
-        Some(s) if is_local(ctx, s) == Some(true) => vec![s.to_string()],
+        Some(s) if is_local(listing, s) == Some(true) => vec![s.to_string()],
         Some(_) => Vec::new(),
         None => volume_storages(source_config)
             .into_iter()
-            .filter(|s| is_local(ctx, s) == Some(true))
+            .filter(|s| is_local(listing, s) == Some(true))
             .collect(),
     };
     if local.is_empty() {
         return Ok(None);
     }
-    if !ctx.task.clone.full {
+    if !run.task.clone.full {
         return Err(Failure::new(format!(
             "Unable to clone vm {} from vmid {source_vmid}: a linked clone (full: false) cannot be made on node {target}: it stays on the storage of its template's disks ({}), local to {source_node}, and a linked clone cannot be moved. Make a full clone (full: true), or clone on {source_node} (target: {source_node})",
-            ctx.task.name.as_deref().unwrap_or_default(),
+            run.task.name.as_deref().unwrap_or_default(),
             local.join(", ")
         ))
         .with("vmid", source_vmid));
     }
     let on_source = |s: &str| {
-        ctx.listing
+        listing
             .storages
             .iter()
             .any(|x| x.storage == s && x.node == source_node && x.holds_images())
@@ -121,26 +126,27 @@ pub fn form(mut form: Vec<(String, String)>, route: &Route) -> Vec<(String, Stri
 /// wants it on `target` and its disks cannot be cloned there. The rerun moves it, then
 /// converges it as `update: true` would; `None` when no move is left to do.
 pub fn continue_move(
-    ctx: &mut Ctx,
-    clone: &Guest,
-    source: &Guest,
-    current: &Map<String, Value>,
-    name: &str,
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    (clone, source, current, name): (&Guest, &Guest, &Map<String, Value>, &str),
 ) -> Result<Option<Output>, Failure> {
-    let Some(target) = ctx.task.clone.target.clone().filter(|t| *t != *clone.node) else {
+    let Some(target) = run.task.clone.target.clone().filter(|t| *t != *clone.node) else {
         return Ok(None);
     };
     if clone.node != source.node || clone.status.as_deref() != Some("stopped") {
         return Ok(None);
     }
-    let Some(route) = route(ctx, clone.vmid, &clone.node, &target, current)? else {
+    let Some(route) = route(run, listing, clone.vmid, &clone.node, &target, current)? else {
         return Ok(None);
     };
     let vm = vm_of(clone);
     vm_task::refuse_locked(
         vm.vmid,
         current.get("lock").and_then(Value::as_str),
-        ctx.task.skiplock,
+        run.task.skiplock,
         LockWording::Action {
             prefix: &format!(
                 "Unable to clone vm {name}: the clone VM {} was made on {}, its move to {target} failed: ",
@@ -155,20 +161,27 @@ pub fn continue_move(
         targetstorage: route.targetstorage,
     });
     plan.known.current = Some(current.clone());
-    crate::execute::execute(ctx, &mut plan, name.to_string())?;
+    crate::execute::execute(run, listing, tag_case, effects, warnings, &mut plan, name.to_string())?;
     let moved = Guest {
         node: target.as_str().into(),
         ..clone.clone()
     };
     // The migration rewrote the config (its volumes, its digest); a dry run has only the old.
-    let current = if ctx.check_mode {
+    let current = if run.task.check_mode {
         current.clone()
     } else {
-        ctx.read_config(&vm_of(&moved))?
+        observe::config(run.client, &vm_of(&moved))?
     };
-    let mut wanted = ctx.task.config.clone();
+    let mut wanted = run.task.config.clone();
     wanted.remove("name");
-    let mut converged = converge_existing(ctx, &moved, name.to_string(), current, wanted, String::new())?;
+    let to = Existing {
+        guest: &moved,
+        name: name.to_string(),
+        current,
+        wanted,
+        up_to_date: String::new(),
+    };
+    let mut converged = converge_existing(run, listing, tag_case, effects, warnings, to)?;
     // One result for both steps: the move's message first, then what the update added.
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     diff.change(

@@ -182,7 +182,7 @@ impl Action {
     }
 }
 
-/// The actions of one run, against one VM, and what the flow knew of the VM when it
+/// The actions of one run, against one VM, and what the driver knew of the VM when it
 /// planned them (the config the privilege check and a check run's effects read).
 #[derive(Debug, Clone)]
 pub struct Plan {
