@@ -1,5 +1,6 @@
-//! `clone`: make the clone unless it exists, then apply the rest of the task to it in
-//! the same run. Without `newid`, a VM named `name` (other than the source) is the clone.
+//! The driver of `clone`: make the clone unless it exists, then apply the rest of the
+//! task to it in the same run. Without `newid`, a VM named `name` (other than the source)
+//! is the clone.
 //! A clone that exists converges exactly as `update: true` would
 //! ([`crate::converge_existing`]); a new one is decided by
 //! [`crate::decide::clone`]; a clone to another node takes the route of
@@ -31,36 +32,10 @@ pub fn clone(
     if run.task.ha_managed {
         warnings.push("ha_managed applies when a VM is created or restored; PVE's clone has no such parameter, so the clone is not HA-managed. Add it to HA with ha-manager add vm:<vmid> (or POST /cluster/ha/resources)".to_string());
     }
-    let source = source(run, listing)?;
-    match existing_clone(run, listing, &source)? {
+    let source = observe::clone_source(run, listing)?;
+    match observe::existing_clone(run, listing, &source)? {
         Some(clone) => rerun(run, listing, tag_case, effects, warnings, (&clone, &source)),
         None => make(run, listing, tag_case, effects, warnings, listed, &source),
-    }
-}
-
-/// The node the clone is to be made on: it picks among same-named templates.
-fn clone_node<'c>(run: &'c Run) -> Option<&'c str> {
-    run.task.clone.target.as_deref().or(run.task.node.as_deref())
-}
-
-/// The VM to clone: `vmid`, else the VM named `clone`.
-fn source(run: &Run, listing: &Listing) -> Result<Guest, Failure> {
-    let source_name = &run.task.clone.source;
-    match run.task.vmid {
-        Some(id) => observe::qemu_by_vmid(run.client, listing, id)?,
-        None => observe::qemu_named(run.client, listing, Some(source_name), clone_node(run))?,
-    }
-    .ok_or_else(|| Failure::new(format!("VM with name = {source_name} does not exist in cluster")))
-}
-
-/// The clone, when it exists: `newid`, else a VM named `name` other than the source.
-fn existing_clone(run: &Run, listing: &Listing, source: &Guest) -> Result<Option<Guest>, Failure> {
-    match run.task.clone.newid {
-        Some(id) => observe::qemu_by_vmid(run.client, listing, id),
-        None => Ok(
-            observe::qemu_named(run.client, listing, run.task.name.as_deref(), clone_node(run))?
-                .filter(|g| g.vmid != source.vmid),
-        ),
     }
 }
 

@@ -11,8 +11,8 @@
 //! and `execute/config.rs` (the PUT) → `report/update.rs`.
 //!
 //! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
-//!   `apply_pending`, ... are [`task`]'s enums), and the docs' prose, notes, examples,
-//!   returns.
+//!   `apply_pending`, ... are [`task`]'s enums), and the module's declaration
+//!   ([`spec`]) with the docs' prose, notes, examples, returns.
 //! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, the clone, restore,
 //!   migration, removal and guest-wait parts; the only reader of parameters, with its
 //!   declaration test); `task/config.rs`: options to the VM config keys PVE expects
@@ -73,7 +73,6 @@ mod schema_coverage;
 pub mod task;
 pub mod vmid_range;
 
-use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
 use ferrox_common::api::client::Client;
 use ferrox_common::cluster::vm::{Cluster, Guest};
@@ -96,32 +95,7 @@ use plan::{Allocation, Plan};
 use report::update::{with_mac_and_devices, Updated};
 use task::{Config, KvmTask, Operation, State};
 
-pub fn spec() -> ModuleSpec {
-    ModuleSpec {
-        name: "proxmox_kvm",
-        short_description: docs::SHORT,
-        description: docs::description(),
-        version_added: "0.1.0",
-        options: options::all(),
-        rules: options::rules(),
-        check_mode: (
-            Support::Full,
-            "Reads the live cluster and reports exactly the actions a real run would take, writing nothing.",
-        ),
-        diff_mode: (
-            Support::Full,
-            "Before and after of the config keys (or power state) that change; secrets masked.",
-        ),
-        notes: docs::notes(),
-        seealso: vec![
-            "ferrox.proxmox.proxmox_disk",
-            "ferrox.proxmox.proxmox_nic",
-            "ferrox.proxmox.proxmox_vm_info",
-        ],
-        examples: docs::EXAMPLES,
-        returns: docs::RETURNS,
-    }
-}
+pub use docs::spec;
 
 /// What every step of a run is handed: the task, the client, and the privilege gate
 /// (what PVE will refuse, known before the first write; one call, made when needed).

@@ -1,9 +1,9 @@
 //! Every read a task makes before it decides, in one place and in one value per
 //! operation: the cluster's listing, read once at the start ([`listing`]), the VM the
-//! task names (located in it: [`target`]), and then only what the decision needs of the
-//! VM. A read needed only in some cases stays conditional (the API call counts are
-//! pinned); the pure helpers of [`crate::decide`] say which. [`vmid`]: the vmid of a VM
-//! the task creates or clones.
+//! task names (located in it: [`target`]; a clone's source and the clone), and then
+//! only what the decision needs of the VM. A read needed only in some cases stays
+//! conditional (the API call counts are pinned); the pure helpers of [`crate::decide`]
+//! say which. [`vmid`]: the vmid of a VM the task creates or clones.
 
 pub mod listing;
 pub mod vmid;
@@ -100,6 +100,32 @@ pub fn qemu_named(
         prefer_node: node,
     };
     locate(client, listing, &lookup)
+}
+
+/// The node the clone is to be made on: it picks among same-named templates.
+fn clone_node<'c>(run: &'c Run) -> Option<&'c str> {
+    run.task.clone.target.as_deref().or(run.task.node.as_deref())
+}
+
+/// The VM a clone is made from: `vmid`, else the VM named `clone`.
+pub fn clone_source(run: &Run, listing: &Listing) -> Result<Guest, Failure> {
+    let source_name = &run.task.clone.source;
+    match run.task.vmid {
+        Some(id) => qemu_by_vmid(run.client, listing, id)?,
+        None => qemu_named(run.client, listing, Some(source_name), clone_node(run))?,
+    }
+    .ok_or_else(|| Failure::new(format!("VM with name = {source_name} does not exist in cluster")))
+}
+
+/// The clone of `source`, when it exists: `newid`, else a VM named `name` other than the source.
+pub fn existing_clone(run: &Run, listing: &Listing, source: &Guest) -> Result<Option<Guest>, Failure> {
+    match run.task.clone.newid {
+        Some(id) => qemu_by_vmid(run.client, listing, id),
+        None => Ok(
+            qemu_named(run.client, listing, run.task.name.as_deref(), clone_node(run))?
+                .filter(|g| g.vmid != source.vmid),
+        ),
+    }
 }
 
 /// The `Vm` of a listed guest.
