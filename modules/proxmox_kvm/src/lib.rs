@@ -5,7 +5,7 @@
 //! runs observe → decide → execute → report: [`observe`] makes every read the decision
 //! needs (a read needed only in some cases stays conditional: the API call counts are
 //! pinned), [`decide`] decides without I/O (the actions, or the refusal in 1.6's words;
-//! each decision a table of tests), [`execute`] writes unless in check mode, [`report`]
+//! each decision a table of tests), [`execute`](mod@execute) writes unless in check mode, [`report`]
 //! words 1.6's result. An edited `memory:` goes `task/config.rs` → [`run`] → `present`
 //! → [`converge_existing`] → `observe/mod.rs` → `decide/update.rs` → `execute/mod.rs`
 //! and `execute/config.rs` (the PUT) → `report/update.rs`.
@@ -39,7 +39,7 @@
 //!   and only grow; NICs keep their MACs).
 //! - [`plan`]: the actions a decision holds; a check run's plan as the effects later
 //!   tasks see; the plan's actions as the writes the privilege check reads.
-//! - [`execute`]: `execute::execute`, the one way a driver writes (the plan held to the
+//! - [`execute`](mod@execute): `execute::execute`, the one way a driver writes (the plan held to the
 //!   privilege gate, run, its check-mode effects buffered); one method per action, each
 //!   with its own recovery of a lost answer
 //!   (create and clone with a vmid taken meanwhile or a busy lock, config, pool move,
@@ -227,7 +227,7 @@ fn existing(
 }
 
 /// An existing VM to bring to the task.
-pub(crate) struct Existing<'g> {
+pub struct Existing<'g> {
     pub guest: &'g Guest,
     /// The name for messages.
     pub name: String,
@@ -242,7 +242,7 @@ pub(crate) struct Existing<'g> {
 /// The one update path, of `update: true` and of a clone task whose clone exists:
 /// compared, the cloud-init drive observed where it matters, decided, checked, written,
 /// reported.
-pub(crate) fn converge_existing(
+pub fn converge_existing(
     run: &Run,
     listing: &Listing,
     tag_case: &TagCase,

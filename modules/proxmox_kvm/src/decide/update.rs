@@ -8,7 +8,8 @@
 //!
 //! The comparison ([`compare`]) goes through [`crate::converge`], the library of PVE's
 //! value comparisons (disks grow only, NICs keep their MACs, tags by the cluster's
-//! `tag-style`: the one value it may read, once, when tags differ only in case).
+//! `tag-style`: the one value it may read, once, when tags differ only in case; see
+//! [`crate::decide`]).
 
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::Failure;

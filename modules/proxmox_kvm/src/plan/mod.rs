@@ -1,5 +1,6 @@
 //! The plan: the list of actions a run takes, computed from the live cluster before
-//! anything is written. Check mode reports it; otherwise [`crate::execute`] runs it.
+//! anything is written. Check mode reports it; otherwise
+//! [`crate::execute`](mod@crate::execute) runs it.
 
 pub mod effects;
 pub mod privileges;
