@@ -34,7 +34,7 @@ pub fn clone(
     }
     let source = observe::clone_source(run, listing)?;
     match observe::existing_clone(run, listing, &source)? {
-        Some(clone) => rerun(run, listing, tag_case, effects, warnings, (&clone, &source)),
+        Some(clone) => rerun(run, listing, tag_case, effects, warnings, &clone, &source),
         None => make(run, listing, tag_case, effects, warnings, listed, &source),
     }
 }
@@ -46,19 +46,19 @@ fn rerun(
     tag_case: &TagCase,
     effects: &mut Effects,
     warnings: &mut Vec<String>,
-    (clone, source): (&Guest, &Guest),
+    clone: &Guest,
+    source: &Guest,
 ) -> Result<Output, Failure> {
     let vm = vm_of(clone);
     let current = observe::config(run.client, &vm)?;
     let name = name_of(run.task, None);
-    let moved = clone_move::continue_move(
-        run,
-        listing,
-        tag_case,
-        effects,
-        warnings,
-        (clone, source, &current, &name),
-    )?;
+    let left = clone_move::Left {
+        clone,
+        source,
+        current: &current,
+        name: &name,
+    };
+    let moved = clone_move::continue_move(run, listing, tag_case, effects, warnings, left)?;
     if let Some(out) = moved {
         return Ok(out);
     }

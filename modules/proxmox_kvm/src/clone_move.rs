@@ -122,6 +122,16 @@ pub fn form(mut form: Vec<(String, String)>, route: &Route) -> Vec<(String, Stri
     form
 }
 
+/// A clone that exists, found by a rerun of its clone task.
+pub struct Left<'a> {
+    pub clone: &'a Guest,
+    pub source: &'a Guest,
+    /// The clone's config, read once.
+    pub current: &'a Map<String, Value>,
+    /// The name for messages.
+    pub name: &'a str,
+}
+
 /// A clone a run left on the source's node before its move: stopped, while the task
 /// wants it on `target` and its disks cannot be cloned there. The rerun moves it, then
 /// converges it as `update: true` would; `None` when no move is left to do.
@@ -131,8 +141,14 @@ pub fn continue_move(
     tag_case: &TagCase,
     effects: &mut Effects,
     warnings: &mut Vec<String>,
-    (clone, source, current, name): (&Guest, &Guest, &Map<String, Value>, &str),
+    left: Left,
 ) -> Result<Option<Output>, Failure> {
+    let Left {
+        clone,
+        source,
+        current,
+        name,
+    } = left;
     let Some(target) = run.task.clone.target.clone().filter(|t| *t != *clone.node) else {
         return Ok(None);
     };
