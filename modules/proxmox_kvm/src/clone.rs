@@ -2,23 +2,25 @@
 //! task to it in the same run. Without `newid`, a VM named `name` (other than the source)
 //! is the clone.
 //! A clone that exists converges exactly as `update: true` would
-//! ([`crate::converge_existing`]); a new one is decided by
-//! [`crate::decide::clone`]; a clone to another node takes the route of
-//! [`crate::clone_move`].
+//! ([`crate::converge_existing`]), after a move to its node that a run left undone
+//! ([`continue_move`]); a new one is decided by [`crate::decide::clone`], a clone to
+//! another node's local storage taking the route of [`crate::decide::clone_route`].
 
+use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::cluster::vm::Guest;
 use ferrox_common::pve::tags::TagCase;
-use ferrox_common::run::vm_task::Effects;
+use ferrox_common::run::vm_task::{self, Effects, LockWording};
 use serde_json::{Map, Value};
 
 use crate::checks::{check_bridges, check_drives, check_pool};
 use crate::converge::{self, Changes};
+use crate::decide::clone_route;
 use crate::observe::listing::Listing;
 use crate::observe::{self, name_of, vm_of};
-use crate::plan::Allocation;
+use crate::plan::{Action, Allocation, Plan};
 use crate::report::update::with_mac_and_devices;
-use crate::{clone_move, converge_existing, decide, name_race, Existing, Listed, Run};
+use crate::{converge_existing, decide, name_race, Existing, Listed, Run};
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
 pub fn clone(
@@ -52,13 +54,13 @@ fn rerun(
     let vm = vm_of(clone);
     let current = observe::config(run.client, &vm)?;
     let name = name_of(run.task, None);
-    let left = clone_move::Left {
+    let left = Left {
         clone,
         source,
         current: &current,
         name: &name,
     };
-    let moved = clone_move::continue_move(run, listing, tag_case, effects, warnings, left)?;
+    let moved = continue_move(run, listing, tag_case, effects, warnings, left)?;
     if let Some(out) = moved {
         return Ok(out);
     }
@@ -95,7 +97,7 @@ fn make(
         None
     };
     let route = match &source_config {
-        Some(c) => clone_move::route(run, listing, source.vmid, &source.node, &node, c)?,
+        Some(c) => clone_route::route(task, &listing.storages, source.vmid, &source.node, &node, c)?,
         None => None,
     };
     let (newid, allocation) = observe::vmid::choose(run, listing, task.clone.newid)?;
@@ -157,4 +159,121 @@ fn rest_of_task(
     converge::changes(&source_config, &wanted, newid, tag_case)
         .map(Some)
         .map_err(|e| Failure::new(e).with("vmid", newid))
+}
+
+/// A clone that exists, found by a rerun of its clone task.
+pub struct Left<'a> {
+    pub clone: &'a Guest,
+    pub source: &'a Guest,
+    /// The clone's config, read once.
+    pub current: &'a Map<String, Value>,
+    /// The name for messages.
+    pub name: &'a str,
+}
+
+/// A clone a run left on the source's node before its move: stopped, while the task
+/// wants it on `target` and its disks cannot be cloned there. The rerun moves it, then
+/// converges it as `update: true` would; `None` when no move is left to do.
+pub fn continue_move(
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    left: Left,
+) -> Result<Option<Output>, Failure> {
+    let Left {
+        clone,
+        source,
+        current,
+        name,
+    } = left;
+    let Some(target) = run.task.clone.target.clone().filter(|t| *t != *clone.node) else {
+        return Ok(None);
+    };
+    if clone.node != source.node || clone.status.as_deref() != Some("stopped") {
+        return Ok(None);
+    }
+    let Some(route) = clone_route::route(run.task, &listing.storages, clone.vmid, &clone.node, &target, current)?
+    else {
+        return Ok(None);
+    };
+    let vm = vm_of(clone);
+    vm_task::refuse_locked(
+        vm.vmid,
+        current.get("lock").and_then(Value::as_str),
+        run.task.skiplock,
+        LockWording::Action {
+            prefix: &format!(
+                "Unable to clone vm {name}: the clone VM {} was made on {}, its move to {target} failed: ",
+                vm.vmid, vm.node
+            ),
+        },
+    )?;
+    let mut plan = Plan::new(vm.clone());
+    plan.push(Action::MoveClone {
+        from: route.via,
+        to: route.to,
+        targetstorage: route.targetstorage,
+    });
+    plan.known.current = Some(current.clone());
+    crate::execute::execute(run, listing, tag_case, effects, warnings, &mut plan, name.to_string())?;
+    let moved = Guest {
+        node: target.as_str().into(),
+        ..clone.clone()
+    };
+    // The migration rewrote the config (its volumes, its digest); a dry run has only the old.
+    let current = if run.task.check_mode {
+        current.clone()
+    } else {
+        observe::config(run.client, &vm_of(&moved))?
+    };
+    let mut wanted = run.task.config.clone();
+    wanted.remove("name");
+    let to = Existing {
+        guest: &moved,
+        name: name.to_string(),
+        current,
+        wanted,
+        up_to_date: String::new(),
+    };
+    let mut converged = converge_existing(run, listing, tag_case, effects, warnings, to)?;
+    // One result for both steps: the move's message first, then what the update added.
+    let mut diff = Diff::new(format!("VM {}", vm.vmid));
+    diff.change(
+        "node",
+        Some(Value::from(vm.node.clone())),
+        Some(Value::from(target.clone())),
+    );
+    if let Some(update) = converged.take_diff() {
+        diff.before.extend(update.before);
+        diff.after.extend(update.after);
+    }
+    let updated = format!("VM {name} with vmid {} updated", vm.vmid);
+    let after_update = converged
+        .get("msg")
+        .and_then(Value::as_str)
+        .and_then(|m| m.strip_prefix(&updated))
+        .unwrap_or_default()
+        .to_string();
+    let mut actions = plan.describe();
+    actions.extend(
+        converged
+            .get("actions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string),
+    );
+    converged.set("changed", true);
+    converged.set(
+        "msg",
+        format!(
+            "VM {name} with vmid {} moved from {} to {target}, where the clone is to be{after_update}",
+            vm.vmid, vm.node
+        ),
+    );
+    converged.set("actions", actions);
+    Ok(Some(converged.with_diff(diff)))
 }

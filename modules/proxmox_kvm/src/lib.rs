@@ -24,9 +24,9 @@
 //!   left alone with what differs named, or with `update: true` converged by
 //!   [`converge_existing`], the one update path, also of a clone that exists), the power
 //!   states (`current`, `template`, `absent`), `delete`/`revert` and `migrate`.
-//! - [`clone`] and [`clone_move`]: the clone's driver (a clone to another node's local
-//!   storage, and a rerun continuing a move left undone); [`guest_wait`]: the wait of
-//!   `wait_for_agent`/`wait_for_ip` after a power state.
+//! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
+//!   node's local storage left undone, then converging the clone); [`guest_wait`]: the
+//!   wait of `wait_for_agent`/`wait_for_ip` after a power state.
 //! - [`observe`]: the cluster's listing, read once (`observe/listing.rs`), the VM the task
 //!   names located in it, what each decision reads of it, one value per operation, and
 //!   the vmid of a new VM (`observe/vmid.rs`).
@@ -56,7 +56,6 @@
 pub mod api;
 pub mod checks;
 pub mod clone;
-pub mod clone_move;
 pub mod converge;
 pub mod decide;
 pub mod docs;

@@ -11,8 +11,8 @@ use ferrox_common::cluster::vm::Guest;
 use serde_json::Value;
 
 use crate::api::Vm;
-use crate::clone_move::{self, Route};
 use crate::converge::Changes;
+use crate::decide::clone_route::{self, Route};
 use crate::observe::vm_of;
 use crate::plan::{Action, Allocation, Plan};
 use crate::task::{Config, KvmTask};
@@ -65,7 +65,7 @@ pub fn plan(
     let mut diff = Diff::new(format!("VM {newid}"));
     diff.change("clone of", None, Some(Value::from(source.vmid)));
     let form = match route {
-        Some(r) => clone_move::form(form(task), r),
+        Some(r) => clone_route::form(form(task), r),
         None => form(task),
     };
     plan.push(Action::Clone {

@@ -12,11 +12,13 @@
 //! - [`migrate`]: `migrate: true`.
 //! - [`existing`]: `present` on a VM that exists (warnings; without `update`, left alone).
 //! - [`create`]: `present` of a VM that does not exist: its node, form and actions.
-//! - [`clone`]: a new clone: refused, or its form and actions.
+//! - [`clone`]: a new clone: refused, or its form and actions; [`clone_route`]: a clone
+//!   to another node's local storage, made on the source's node and moved.
 //! - [`update`]: `update: true` and a clone that exists: up to date, cloud-init changes
 //!   for the guest, or the update's writes.
 
 pub mod clone;
+pub mod clone_route;
 pub mod config_keys;
 pub mod create;
 pub mod existing;
