@@ -1,14 +1,19 @@
 //! The `ferrox.proxmox.proxmox_kvm` module: QEMU/KVM virtual machines.
 //!
 //! Shape: declare the options ([`options`]), read them once into the typed task and its
-//! wanted config keys ([`task`]); then each operation is one driver, in this file, that
-//! runs observe → decide → execute → report: [`observe`] makes every read the decision
-//! needs (a read needed only in some cases stays conditional: the API call counts are
-//! pinned), [`decide`] decides without I/O (the actions, or the refusal in 1.6's words;
-//! each decision a table of tests), [`execute`](mod@execute) writes unless in check mode, [`report`]
-//! words 1.6's result. An edited `memory:` goes `task/config.rs` → [`run`] → `present`
-//! → [`converge_existing`] → `observe/mod.rs` → `decide/update.rs` → `execute/mod.rs`
-//! and `execute/config.rs` (the PUT) → `report/update.rs`.
+//! wanted config keys ([`task`]); then each operation is one driver, in this file (the
+//! clone's in [`clone`]), that runs observe → decide → execute → report: [`observe`]
+//! makes every read the decision needs (a read needed only in some cases stays
+//! conditional: the API call counts are pinned), [`decide`] decides without I/O (the
+//! actions, or the refusal in 1.6's words; each decision a table of tests),
+//! [`execute`](mod@execute) writes unless in check mode, [`report`] words 1.6's result.
+//!
+//! An edited `memory:` on a VM that exists, with `update: true`, crosses
+//! `task/config.rs` (option → config key), this file (`run` → `present` → `existing` →
+//! [`converge_existing`] → `apply`), `observe/mod.rs`, `decide/update.rs`,
+//! `execute/mod.rs` (the gate, the plan run) then `execute/config.rs` (the PUT), and
+//! `report/update.rs`; [`converge`], [`checks`], [`plan`] and [`api`] are the libraries
+//! the steps call.
 //!
 //! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
 //!   `apply_pending`, ... are [`task`]'s enums), and the module's declaration
