@@ -7,9 +7,10 @@ use ferrox_common::cluster::references;
 use serde_json::{Map, Value};
 
 use crate::api;
-use crate::context::Ctx;
 use crate::converge::Changes;
+use crate::observe::listing::Listing;
 use crate::task::{Config, KvmTask};
+use crate::Run;
 
 /// A new EFI disk gets the Microsoft 2023 certificates from PVE only with pre-enrolled
 /// keys; `ms_cert` cannot say otherwise (PVE would keep a marker that is not true).
@@ -44,7 +45,7 @@ pub(crate) fn check_efi_bios(
 /// unknown bridge and only the next start fails. When the node's bridges cannot be
 /// listed (no Sys.Audit), PVE's own checks are left to answer.
 pub(crate) fn check_bridges<'v>(
-    ctx: &Ctx,
+    run: &Run,
     node: &str,
     nets: impl Iterator<Item = (&'v String, &'v String)>,
 ) -> Result<(), Failure> {
@@ -55,12 +56,12 @@ pub(crate) fn check_bridges<'v>(
     if wanted.is_empty() {
         return Ok(());
     }
-    let Ok(bridges) = api::bridges(ctx.client, node) else {
+    let Ok(bridges) = api::bridges(run.client, node) else {
         return Ok(());
     };
     match unknown_bridge(&wanted, &bridges) {
         // PVE leaves out bridges the caller has no SDN privilege on: say so when it may be why.
-        Some((key, bridge)) => match ctx.gate.hidden_bridge_reason(bridge) {
+        Some((key, bridge)) => match run.gate.hidden_bridge_reason(bridge) {
             Some(why) => Err(Failure::new(format!(
                 "{key}: bridge {bridge} is not among the bridges node {node} shows ({}): Proxmox VE hides a bridge from callers without an SDN privilege on it, and {why}",
                 bridges.join(", ")
@@ -77,16 +78,17 @@ pub(crate) fn check_bridges<'v>(
 /// The storages, ISO images and volumes the drive entries a run writes name must be
 /// there (`common::cluster::references`): PVE would fail half-way, and a dry run would say yes.
 pub(crate) fn check_drives<'v>(
-    ctx: &Ctx,
+    run: &Run,
+    listing: &Listing,
     node: &str,
     entries: impl Iterator<Item = (&'v String, &'v String)>,
 ) -> Result<(), Failure> {
     references::verify_listed(
-        ctx.client,
+        run.client,
         node,
-        &ctx.listing.storages,
+        &listing.storages,
         entries.map(|(k, v)| (k.as_str(), v.as_str())),
-        &ctx.task.assume,
+        &run.task.assume,
     )
     .map_err(Failure::new)
 }
@@ -106,19 +108,19 @@ pub(crate) fn newly_referenced<'c>(
 
 /// The task's `pool` must exist (`GET /pools/{pool}`, only when the task names one).
 /// A pool the caller may not audit is left to PVE's own check.
-pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
-    let Some(pool) = ctx.task.pool.as_deref().filter(|p| !ctx.task.assume.pool(p)) else {
+pub(crate) fn check_pool(run: &Run) -> Result<(), Failure> {
+    let Some(pool) = run.task.pool.as_deref().filter(|p| !run.task.assume.pool(p)) else {
         return Ok(());
     };
     // A nested pool (`parent/child`, PVE 8.1+) has no path of its own: the query form.
     let answer = if pool.contains('/') {
-        ctx.client.get("/pools", &[("poolid", pool.to_string())])
+        run.client.get("/pools", &[("poolid", pool.to_string())])
     } else {
-        ctx.client.get(&format!("/pools/{pool}"), &[])
+        run.client.get(&format!("/pools/{pool}"), &[])
     };
     match answer {
         Err(e) if e.message.contains("does not exist") => {
-            let known: Vec<String> = match ctx.client.get("/pools", &[]) {
+            let known: Vec<String> = match run.client.get("/pools", &[]) {
                 Ok(Value::Array(list)) => list
                     .iter()
                     .filter_map(|p| p["poolid"].as_str().map(str::to_string))
@@ -132,7 +134,7 @@ pub(crate) fn check_pool(ctx: &Ctx) -> Result<(), Failure> {
                 } else {
                     known.join(", ")
                 },
-                ctx.task.assume.hint("pools", pool)
+                run.task.assume.hint("pools", pool)
             )))
         }
         _ => Ok(()),

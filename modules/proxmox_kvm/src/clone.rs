@@ -1,110 +1,124 @@
-//! `clone`: make the clone unless it exists, then apply the rest of the task to it in
-//! the same run. Without `newid`, a VM named `name` (other than the source) is the clone.
+//! The driver of `clone`: make the clone unless it exists, then apply the rest of the
+//! task to it in the same run. Without `newid`, a VM named `name` (other than the source)
+//! is the clone.
 //! A clone that exists converges exactly as `update: true` would
-//! ([`crate::update::converge_existing`]); a new one is decided by
-//! [`crate::decide::clone`]; a clone to another node takes the route of
-//! [`crate::clone_move`].
+//! ([`crate::converge_existing`]), after a move to its node that a run left undone
+//! ([`continue_move`]); a new one is decided by [`crate::decide::clone`], a clone to
+//! another node's local storage taking the route of [`crate::decide::clone_route`].
 
+use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::cluster::vm::Guest;
+use ferrox_common::pve::tags::TagCase;
+use ferrox_common::run::vm_task::{self, Effects, LockWording};
 use serde_json::{Map, Value};
 
 use crate::checks::{check_bridges, check_drives, check_pool};
-use crate::clone_move;
-use crate::context::{vm_of, Ctx};
 use crate::converge::{self, Changes};
-use crate::decide;
-use crate::plan::Allocation;
-use crate::present::choose_vmid;
-use crate::update::converge_existing;
+use crate::decide::clone_route;
+use crate::observe::listing::Listing;
+use crate::observe::{self, name_of, vm_of};
+use crate::plan::{Action, Allocation, Plan};
+use crate::report::update::with_mac_and_devices;
+use crate::{converge_existing, decide, name_race, Existing, Listed, Run};
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
-pub fn clone(ctx: &mut Ctx) -> Result<Output, Failure> {
-    if ctx.task.ha_managed {
-        ctx.warnings.push("ha_managed applies when a VM is created or restored; PVE's clone has no such parameter, so the clone is not HA-managed. Add it to HA with ha-manager add vm:<vmid> (or POST /cluster/ha/resources)".to_string());
+pub fn clone(
+    run: &Run,
+    listing: &mut Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    listed: &mut Listed,
+) -> Result<Output, Failure> {
+    if run.task.ha_managed {
+        warnings.push("ha_managed applies when a VM is created or restored; PVE's clone has no such parameter, so the clone is not HA-managed. Add it to HA with ha-manager add vm:<vmid> (or POST /cluster/ha/resources)".to_string());
     }
-    let source = source(ctx)?;
-    match existing_clone(ctx, &source)? {
-        Some(clone) => rerun(ctx, &clone, &source),
-        None => make(ctx, &source),
-    }
-}
-
-/// The node the clone is to be made on: it picks among same-named templates.
-fn clone_node<'c>(ctx: &'c Ctx) -> Option<&'c str> {
-    ctx.task.clone.target.as_deref().or(ctx.task.node.as_deref())
-}
-
-/// The VM to clone: `vmid`, else the VM named `clone`.
-fn source(ctx: &Ctx) -> Result<Guest, Failure> {
-    let source_name = &ctx.task.clone.source;
-    match ctx.task.vmid {
-        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id)?,
-        None => crate::observe::locate::qemu_named(ctx, Some(source_name), clone_node(ctx))?,
-    }
-    .ok_or_else(|| Failure::new(format!("VM with name = {source_name} does not exist in cluster")))
-}
-
-/// The clone, when it exists: `newid`, else a VM named `name` other than the source.
-fn existing_clone(ctx: &Ctx, source: &Guest) -> Result<Option<Guest>, Failure> {
-    match ctx.task.clone.newid {
-        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id),
-        None => Ok(
-            crate::observe::locate::qemu_named(ctx, ctx.task.name.as_deref(), clone_node(ctx))?
-                .filter(|g| g.vmid != source.vmid),
-        ),
+    let source = observe::clone_source(run, listing)?;
+    match observe::existing_clone(run, listing, &source)? {
+        Some(clone) => rerun(run, listing, tag_case, effects, warnings, &clone, &source),
+        None => make(run, listing, tag_case, effects, warnings, listed, &source),
     }
 }
 
 /// The clone exists: a move a run left undone goes first; then it converges like an update.
-fn rerun(ctx: &mut Ctx, clone: &Guest, source: &Guest) -> Result<Output, Failure> {
+fn rerun(
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    clone: &Guest,
+    source: &Guest,
+) -> Result<Output, Failure> {
     let vm = vm_of(clone);
-    let current = ctx.read_config(&vm)?;
-    let name = ctx.name_of(None);
-    if let Some(out) = clone_move::continue_move(ctx, clone, source, &current, &name)? {
+    let current = observe::config(run.client, &vm)?;
+    let name = name_of(run.task, None);
+    let left = Left {
+        clone,
+        source,
+        current: &current,
+        name: &name,
+    };
+    let moved = continue_move(run, listing, tag_case, effects, warnings, left)?;
+    if let Some(out) = moved {
         return Ok(out);
     }
     // Exactly as `update: true` would; 1.6 words the up-to-date message its own way.
-    let up_to_date = format!("vmid {} with VM name {name} already exists", vm.vmid);
-    converge_existing(ctx, clone, name, current, ctx.task.config.clone(), up_to_date)
+    let to = Existing {
+        guest: clone,
+        up_to_date: format!("vmid {} with VM name {name} already exists", vm.vmid),
+        name,
+        current,
+        wanted: run.task.config.clone(),
+    };
+    converge_existing(run, listing, tag_case, effects, warnings, to)
 }
 
 /// A new clone: checked, planned (clone, listed, moved, configured) and made.
-fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
-    let task = ctx.task;
+fn make(
+    run: &Run,
+    listing: &mut Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    listed: &mut Listed,
+    source: &Guest,
+) -> Result<Output, Failure> {
+    let task = run.task;
     decide::clone::refuse_linked_of_non_template(task, source)?;
     let source_vm = vm_of(source);
     let node = task.clone.target.clone().unwrap_or_else(|| source.node.to_string());
     // The source's config: the clone's start (check mode), what the rest of the task is
     // compared with, and where its disks are (a clone to another node).
-    let source_config = if decide::clone::reads_source_config(task, ctx.check_mode, &node, &source.node) {
-        Some(ctx.read_config(&source_vm)?)
+    let source_config = if decide::clone::reads_source_config(task, task.check_mode, &node, &source.node) {
+        Some(observe::config(run.client, &source_vm)?)
     } else {
         None
     };
     let route = match &source_config {
-        Some(c) => clone_move::route(ctx, source.vmid, &source.node, &node, c)?,
+        Some(c) => clone_route::route(task, &listing.storages, source.vmid, &source.node, &node, c)?,
         None => None,
     };
-    let (newid, allocation) = choose_vmid(ctx, task.clone.newid)?;
+    let (newid, allocation) = observe::vmid::choose(run, listing, task.clone.newid)?;
     let may_race = allocation == Allocation::NextId;
-    check_bridges(ctx, &node, task.config.iter())?;
-    check_drives(ctx, &node, task.config.iter())?;
-    check_pool(ctx)?;
+    check_bridges(run, &node, task.config.iter())?;
+    check_drives(run, listing, &node, task.config.iter())?;
+    check_pool(run)?;
     // The plan's clone starts as a copy of the source's config (what a check run predicts).
-    let clone_source = source_config.clone().filter(|_| ctx.check_mode);
-    let changes = rest_of_task(ctx, source, newid, source_config)?;
+    let clone_source = source_config.clone().filter(|_| task.check_mode);
+    let changes = rest_of_task(run, tag_case, source, newid, source_config)?;
     let (mut plan, diff) = decide::clone::plan(task, source, newid, allocation, route.as_ref(), changes);
     plan.known.clone_source = clone_source;
-    let name = ctx.name_of(None);
-    let mut outcome = crate::execute::execute(ctx, &mut plan, name.clone())?;
+    let name = name_of(task, None);
+    let mut outcome = crate::execute::execute(run, listing, tag_case, effects, warnings, &mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run made this clone at the same moment: that VM is the clone.
-        ctx.learn_name(&found, &name);
-        return clone(ctx);
+        listing.learn_name(&found, &name, task.pool.as_ref());
+        return clone(run, listing, tag_case, effects, warnings, listed);
     }
     let vm = plan.vm.clone();
-    crate::present::warn_of_twins(ctx, may_race, &vm, outcome.listing.take());
+    name_race::after_create(run, may_race, &vm, outcome.listing.take(), listed, warnings);
     let out = Output::changed(format!(
         "VM {name} with newid {} cloned from vm with vmid {}",
         vm.vmid, source.vmid
@@ -115,26 +129,151 @@ fn make(ctx: &mut Ctx, source: &Guest) -> Result<Output, Failure> {
     let out = outcome.with_pending(out);
     // In check mode the clone does not exist: its MACs and volumes are not known yet
     // (PVE gives a clone new ones), so none are reported rather than the source's.
-    crate::report::devices::with_mac_and_devices(ctx, out, &vm, outcome.config.as_ref())
+    let config = observe::made_config(run, listing, &vm, outcome.config.take())?;
+    Ok(with_mac_and_devices(
+        out,
+        effects,
+        task.check_mode,
+        vm.vmid,
+        config.as_ref(),
+    ))
 }
 
 /// The rest of the task ([`decide::clone::wanted`]) compared with the source's config,
 /// the clone's copy (`None`: nothing else to apply).
 fn rest_of_task(
-    ctx: &Ctx,
+    run: &Run,
+    tag_case: &TagCase,
     source: &Guest,
     newid: u32,
     source_config: Option<Map<String, Value>>,
 ) -> Result<Option<Changes>, Failure> {
-    let wanted = decide::clone::wanted(ctx.task);
+    let wanted = decide::clone::wanted(run.task);
     if wanted.is_empty() {
         return Ok(None);
     }
     let source_config = match source_config {
         Some(c) => c,
-        None => ctx.read_config(&vm_of(source))?,
+        None => observe::config(run.client, &vm_of(source))?,
     };
-    converge::changes(&source_config, &wanted, newid, &ctx.tag_case)
+    converge::changes(&source_config, &wanted, newid, tag_case)
         .map(Some)
         .map_err(|e| Failure::new(e).with("vmid", newid))
+}
+
+/// A clone that exists, found by a rerun of its clone task.
+pub struct Left<'a> {
+    pub clone: &'a Guest,
+    pub source: &'a Guest,
+    /// The clone's config, read once.
+    pub current: &'a Map<String, Value>,
+    /// The name for messages.
+    pub name: &'a str,
+}
+
+/// A clone a run left on the source's node before its move: stopped, while the task
+/// wants it on `target` and its disks cannot be cloned there. The rerun moves it, then
+/// converges it as `update: true` would; `None` when no move is left to do.
+pub fn continue_move(
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    left: Left,
+) -> Result<Option<Output>, Failure> {
+    let Left {
+        clone,
+        source,
+        current,
+        name,
+    } = left;
+    let Some(target) = run.task.clone.target.clone().filter(|t| *t != *clone.node) else {
+        return Ok(None);
+    };
+    if clone.node != source.node || clone.status.as_deref() != Some("stopped") {
+        return Ok(None);
+    }
+    let Some(route) = clone_route::route(run.task, &listing.storages, clone.vmid, &clone.node, &target, current)?
+    else {
+        return Ok(None);
+    };
+    let vm = vm_of(clone);
+    vm_task::refuse_locked(
+        vm.vmid,
+        current.get("lock").and_then(Value::as_str),
+        run.task.skiplock,
+        LockWording::Action {
+            prefix: &format!(
+                "Unable to clone vm {name}: the clone VM {} was made on {}, its move to {target} failed: ",
+                vm.vmid, vm.node
+            ),
+        },
+    )?;
+    let mut plan = Plan::new(vm.clone());
+    plan.push(Action::MoveClone {
+        from: route.via,
+        to: route.to,
+        targetstorage: route.targetstorage,
+    });
+    plan.known.current = Some(current.clone());
+    crate::execute::execute(run, listing, tag_case, effects, warnings, &mut plan, name.to_string())?;
+    let moved = Guest {
+        node: target.as_str().into(),
+        ..clone.clone()
+    };
+    // The migration rewrote the config (its volumes, its digest); a dry run has only the old.
+    let current = if run.task.check_mode {
+        current.clone()
+    } else {
+        observe::config(run.client, &vm_of(&moved))?
+    };
+    let mut wanted = run.task.config.clone();
+    wanted.remove("name");
+    let to = Existing {
+        guest: &moved,
+        name: name.to_string(),
+        current,
+        wanted,
+        up_to_date: String::new(),
+    };
+    let mut converged = converge_existing(run, listing, tag_case, effects, warnings, to)?;
+    // One result for both steps: the move's message first, then what the update added.
+    let mut diff = Diff::new(format!("VM {}", vm.vmid));
+    diff.change(
+        "node",
+        Some(Value::from(vm.node.clone())),
+        Some(Value::from(target.clone())),
+    );
+    if let Some(update) = converged.take_diff() {
+        diff.before.extend(update.before);
+        diff.after.extend(update.after);
+    }
+    let updated = format!("VM {name} with vmid {} updated", vm.vmid);
+    let after_update = converged
+        .get("msg")
+        .and_then(Value::as_str)
+        .and_then(|m| m.strip_prefix(&updated))
+        .unwrap_or_default()
+        .to_string();
+    let mut actions = plan.describe();
+    actions.extend(
+        converged
+            .get("actions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string),
+    );
+    converged.set("changed", true);
+    converged.set(
+        "msg",
+        format!(
+            "VM {name} with vmid {} moved from {} to {target}, where the clone is to be{after_update}",
+            vm.vmid, vm.node
+        ),
+    );
+    converged.set("actions", actions);
+    Ok(Some(converged.with_diff(diff)))
 }

@@ -1,5 +1,38 @@
-//! The prose of the module's documentation: description, notes (what differs from
-//! community.proxmox 1.6), examples and return values.
+//! The module's declaration ([`spec`]: its options, check and diff mode, docs) and the
+//! prose of its documentation: description, notes (what differs from community.proxmox
+//! 1.6), examples and return values.
+
+use ferrox_common::ansible::options::{ModuleSpec, Support};
+
+use crate::options;
+
+/// What the collection tool and the protocol read of the module.
+pub fn spec() -> ModuleSpec {
+    ModuleSpec {
+        name: "proxmox_kvm",
+        short_description: SHORT,
+        description: description(),
+        version_added: "0.1.0",
+        options: options::all(),
+        rules: options::rules(),
+        check_mode: (
+            Support::Full,
+            "Reads the live cluster and reports exactly the actions a real run would take, writing nothing.",
+        ),
+        diff_mode: (
+            Support::Full,
+            "Before and after of the config keys (or power state) that change; secrets masked.",
+        ),
+        notes: notes(),
+        seealso: vec![
+            "ferrox.proxmox.proxmox_disk",
+            "ferrox.proxmox.proxmox_nic",
+            "ferrox.proxmox.proxmox_vm_info",
+        ],
+        examples: EXAMPLES,
+        returns: RETURNS,
+    }
+}
 
 pub const SHORT: &str = "Management of QEMU/KVM virtual machines in a Proxmox VE cluster";
 

@@ -19,7 +19,8 @@ use ferrox_common::pve::propstring;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
-use crate::context::Ctx;
+use crate::observe::PowerObserved;
+use crate::Run;
 
 /// The result keys this adds.
 pub const ADDRESSES_KEY: &str = "ip_addresses";
@@ -33,8 +34,8 @@ const RESTART_GAP: Duration = Duration::from_secs(15);
 pub use crate::task::GuestWait as Wait;
 
 /// `ip_family` for the primary address (also when only the agent is waited for).
-fn family(ctx: &Ctx, wait: &Wait) -> Family {
-    wait.address.unwrap_or(ctx.task.ip_family)
+fn family(run: &Run, wait: &Wait) -> Family {
+    wait.address.unwrap_or(run.task.ip_family)
 }
 
 /// What a wait may rely on, read before any write.
@@ -46,10 +47,16 @@ pub struct Guest {
 
 /// The checks that need no waiting: the agent is enabled in the config the VM runs
 /// with (`restarted`: the config it restarts with) and the caller may read it.
-pub fn prepare(ctx: &mut Ctx, wait: &Wait, vm: &Vm, running_config: bool) -> Result<Guest, Failure> {
+pub fn prepare(
+    run: &Run,
+    warnings: &mut Vec<String>,
+    wait: &Wait,
+    vm: &Vm,
+    running_config: bool,
+) -> Result<Guest, Failure> {
     let id = vm.vmid;
     let current = if running_config { "1" } else { "0" };
-    let config = ctx
+    let config = run
         .client
         .get(&vm.path("/config"), &[("current", current.to_string())])
         .map_err(|e| Failure::new(format!("Unable to read the config of VM {id}: {e}")).with("vmid", id))?;
@@ -74,11 +81,11 @@ pub fn prepare(ctx: &mut Ctx, wait: &Wait, vm: &Vm, running_config: bool) -> Res
             path: format!("/vms/{id}"),
         },
     };
-    let refused = ctx.gate.privileges().and_then(|p| {
-        p.first_refused(ctx.gate.caller(), std::slice::from_ref(&need))
-            .map(|r| r.reason(ctx.gate.caller()))
+    let refused = run.gate.privileges().and_then(|p| {
+        p.first_refused(run.gate.caller(), std::slice::from_ref(&need))
+            .map(|r| r.reason(run.gate.caller()))
     });
-    ctx.warnings.extend(ctx.gate.take_warnings());
+    warnings.extend(run.gate.take_warnings());
     if let Some(reason) = refused {
         return Err(Failure::new(format!(
             "{}: reading the guest agent of VM {id} {reason} (Proxmox VE 9 checks VM.GuestAgent.Audit, Proxmox VE 8 VM.Monitor); grant it, or leave {} out",
@@ -101,12 +108,32 @@ fn agent_enabled(value: &str) -> bool {
         .is_some_and(|v| v.as_deref() == Ok("1"))
 }
 
+/// After a power state (`acted`: it started or restarted the VM), with
+/// `wait_for_agent`/`wait_for_ip`: the guest's addresses once it can be reached (check
+/// mode: known after apply unless it answers already). A wait that fails after the VM
+/// was started or restarted keeps `changed: true`.
+pub fn after_power(
+    run: &Run,
+    observed: &PowerObserved,
+    out: Output,
+    acted: bool,
+    restarted: bool,
+) -> Result<Output, Failure> {
+    let Some((wait, guest)) = &observed.waiting else {
+        return Ok(out);
+    };
+    if run.task.check_mode {
+        return Ok(predict(run, wait, guest, acted, out));
+    }
+    self::wait(run, wait, guest, restarted, out).map_err(|f| if acted { f.with("changed", true) } else { f })
+}
+
 /// Check mode: the addresses are known only after apply, unless the VM already runs
 /// (nothing planned) and its agent answers now with what the task waits for.
-pub fn predict(ctx: &Ctx, wait: &Wait, guest: &Guest, acts: bool, out: Output) -> Output {
-    let family = family(ctx, wait);
+pub fn predict(run: &Run, wait: &Wait, guest: &Guest, acts: bool, out: Output) -> Output {
+    let family = family(run, wait);
     if !acts {
-        if let Ok(a) = read(ctx.client, guest) {
+        if let Ok(a) = read(run.client, guest) {
             if wait.address.is_none() || a.primary(family).is_some() {
                 return report(out, &a, family);
             }
@@ -119,18 +146,18 @@ pub fn predict(ctx: &Ctx, wait: &Wait, guest: &Guest, acts: bool, out: Output) -
 
 /// Poll until the guest is what the task waits for; `restarted`: the VM was rebooted
 /// just before.
-pub fn wait(ctx: &Ctx, wait: &Wait, guest: &Guest, restarted: bool, out: Output) -> Result<Output, Failure> {
+pub fn wait(run: &Run, wait: &Wait, guest: &Guest, restarted: bool, out: Output) -> Result<Output, Failure> {
     let id = guest.vm.vmid;
-    let family = family(ctx, wait);
+    let family = family(run, wait);
     let began = Instant::now();
     let mut pause = Duration::from_millis(100);
     loop {
         let answer = match wait.address {
-            Some(_) => read(ctx.client, guest),
-            None => ctx
+            Some(_) => read(run.client, guest),
+            None => run
                 .client
                 .post(&guest.vm.path("/agent/ping"), &[])
-                .and_then(|_| read(ctx.client, guest)),
+                .and_then(|_| read(run.client, guest)),
         };
         let last = match answer {
             Ok(a) if wait.address.is_none() || a.primary(family).is_some() => {

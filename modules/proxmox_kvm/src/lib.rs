@@ -1,153 +1,171 @@
 //! The `ferrox.proxmox.proxmox_kvm` module: QEMU/KVM virtual machines.
 //!
 //! Shape: declare the options ([`options`]), read them once into the typed task and its
-//! wanted config keys ([`task`]); then each operation runs observe → decide → execute →
-//! report: [`observe`] makes every read the decision needs (a read needed only in some
-//! cases stays conditional: the API call counts are pinned), [`decide`] decides without
-//! I/O (the actions, or the refusal in 1.6's words; each decision a table of tests),
-//! [`execute`] writes unless in check mode, [`report`] words 1.6's result.
+//! wanted config keys ([`task`]); then each operation is one driver, in this file (the
+//! clone's in [`clone`]), that runs observe → decide → execute → report: [`observe`]
+//! makes every read the decision needs (a read needed only in some cases stays
+//! conditional: the API call counts are pinned), [`decide`] decides without I/O (the
+//! actions, or the refusal in 1.6's words; each decision a table of tests),
+//! [`execute`](mod@execute) writes unless in check mode, [`report`] words 1.6's result.
+//!
+//! An edited `memory:` on a VM that exists, with `update: true`, crosses
+//! `task/config.rs` (option → config key), this file (`run` → `present` → `existing` →
+//! [`converge_existing`] → `apply`), `observe/mod.rs`, `decide/update.rs`,
+//! `execute/mod.rs` (the gate, the plan run) then `execute/config.rs` (the PUT), and
+//! `report/update.rs`; [`converge`], [`checks`], [`plan`] and [`api`] are the libraries
+//! the steps call.
 //!
 //! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
-//!   `apply_pending`, ... are [`task`]'s enums), and the docs' prose, notes, examples,
-//!   returns.
+//!   `apply_pending`, ... are [`task`]'s enums), and the module's declaration
+//!   ([`spec`]) with the docs' prose, notes, examples, returns.
 //! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, the clone, restore,
 //!   migration, removal and guest-wait parts; the only reader of parameters, with its
 //!   declaration test); `task/config.rs`: options to the VM config keys PVE expects
 //!   (1.6's transformations, `extra_config` checked against the schema).
-//! - [`context`]: what a run shares: the task, the client, the listing, the warnings,
-//!   the effects buffer and the privilege gate, the run's name index.
-//! - The operations, each a short flow over the four steps: [`states`] (power states,
-//!   `current`, `template`, `absent`), [`present`] (create or restore; an existing VM left
-//!   alone with what differs named, or with `update: true` converged by [`update`], the one
-//!   update path, also of a clone that exists), [`clone`] and [`clone_move`] (a clone to
-//!   another node's local storage, and a rerun continuing a move left undone),
-//!   [`config_keys`] (`delete` and `revert`, one flow), [`migrate`], [`guest_wait`]
-//!   (`wait_for_agent`/`wait_for_ip`).
+//! - This file: [`Run`] (the task, the client, the privilege gate: what every step is
+//!   handed; the listing, warnings, check-mode effects, tag comparison and name index
+//!   are plain values the run passes where they are read or added to), [`run`] (the run
+//!   and its dispatch) and the drivers of `present` (create or restore; an existing VM
+//!   left alone with what differs named, or with `update: true` converged by
+//!   [`converge_existing`], the one update path, also of a clone that exists), the power
+//!   states (`current`, `template`, `absent`), `delete`/`revert` and `migrate`.
+//! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
+//!   node's local storage left undone, then converging the clone); [`guest_wait`]: the
+//!   wait of `wait_for_agent`/`wait_for_ip` after a power state.
 //! - [`observe`]: the cluster's listing, read once (`observe/listing.rs`), the VM the task
-//!   names located in it (`observe/locate.rs`), and what each decision reads of it, one
-//!   value per operation.
+//!   names located in it, what each decision reads of it, one value per operation, and
+//!   the vmid of a new VM (`observe/vmid.rs`).
 //! - [`decide`]: pure decisions: `power`, `existing`, `update`, `create`, `clone`,
 //!   `config_keys`, `migrate`, each with its `*_tests.rs` table.
 //! - [`checks`]: refusals that read the cluster, run on a decision before any write:
 //!   bridges, drive references, pool (and the pure EFI-without-OVMF check).
-//! - [`converge`]: current vs wanted config, keeping only what differs and losing nothing
-//!   (disks change in place and only grow; NICs keep their MACs).
+//! - [`converge`]: the library of PVE's value comparisons the decisions call: current vs
+//!   wanted config, keeping only what differs and losing nothing (disks change in place
+//!   and only grow; NICs keep their MACs).
 //! - [`plan`]: the actions a decision holds; a check run's plan as the effects later
 //!   tasks see; the plan's actions as the writes the privilege check reads.
-//! - [`execute`]: `execute::execute`, the one way a flow writes (the plan held to the
+//! - [`execute`](mod@execute): `execute::execute`, the one way a driver writes (the plan held to the
 //!   privilege gate, run, its check-mode effects buffered); one method per action, each
 //!   with its own recovery of a lost answer
 //!   (create and clone with a vmid taken meanwhile or a busy lock, config, pool move,
 //!   power, migrate, remove, template).
 //! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff, `mac`
-//!   and `devices`.
-//! - [`name_race`] (the re-look after a create that warns of a racer), [`vmid_range`] (the
-//!   vmid a name takes: FNV-1a start, upward, wrapping; a stable interface, since a rerun
-//!   must pick the same id), [`placement`] (the node of a VM created without `node`).
+//!   and `devices` (from the config in hand: no I/O).
+//! - [`name_race`] (the re-look after a create that warns of a racer, and the listing
+//!   that showed the new VM as the run's name index), [`vmid_range`] (the vmid a name
+//!   takes: FNV-1a start, upward, wrapping; a stable interface, since a rerun must pick
+//!   the same id), [`placement`] (the node of a VM created without `node`).
 //! - [`api`]: every PVE call of the module, paths built once; `schema_coverage.rs`
 //!   (test): every key of PVE's schema is an option or goes through `extra_config`.
 
 pub mod api;
 pub mod checks;
 pub mod clone;
-pub mod clone_move;
-pub mod config_keys;
-pub mod context;
 pub mod converge;
 pub mod decide;
 pub mod docs;
 pub mod execute;
 pub mod guest_wait;
-pub mod migrate;
 pub mod name_race;
 pub mod observe;
 pub mod options;
 pub mod placement;
 pub mod plan;
-pub mod present;
 pub mod report;
 #[cfg(test)]
 mod schema_coverage;
-pub mod states;
 pub mod task;
-pub mod update;
 pub mod vmid_range;
 
-use ferrox_common::ansible::options::{ModuleSpec, Support};
 use ferrox_common::ansible::protocol::{Failure, Module, Output};
+use ferrox_common::api::client::Client;
+use ferrox_common::cluster::vm::{Cluster, Guest};
+use ferrox_common::pve::privileges::Gate;
+use ferrox_common::pve::tags::TagCase;
 use ferrox_common::run::connection::{ConnectionParams, FromOptions};
+use ferrox_common::run::name_index;
+use ferrox_common::run::vm_task::Effects;
 use ferrox_common::run::SharedRunState;
+use serde_json::{Map, Value};
 
-use context::Ctx;
-use decide::config_keys::KeyEdit;
-use task::{KvmTask, Operation, State};
+use api::Vm;
+use checks::{check_bridges, check_drives, check_pool, newly_referenced};
+use decide::config_keys::{KeyEdit, KeysWrite};
+use decide::update::{Decision, Update};
+use execute::execute;
+use observe::listing::Listing;
+use observe::UpdateObserved;
+use plan::{Allocation, Plan};
+use report::update::{with_mac_and_devices, Updated};
+use task::{Config, KvmTask, Operation, State};
 
-pub fn spec() -> ModuleSpec {
-    ModuleSpec {
-        name: "proxmox_kvm",
-        short_description: docs::SHORT,
-        description: docs::description(),
-        version_added: "0.1.0",
-        options: options::all(),
-        rules: options::rules(),
-        check_mode: (
-            Support::Full,
-            "Reads the live cluster and reports exactly the actions a real run would take, writing nothing.",
-        ),
-        diff_mode: (
-            Support::Full,
-            "Before and after of the config keys (or power state) that change; secrets masked.",
-        ),
-        notes: docs::notes(),
-        seealso: vec![
-            "ferrox.proxmox.proxmox_disk",
-            "ferrox.proxmox.proxmox_nic",
-            "ferrox.proxmox.proxmox_vm_info",
-        ],
-        examples: docs::EXAMPLES,
-        returns: docs::RETURNS,
-    }
+pub use docs::spec;
+
+/// What every step of a run is handed: the task, the client, and the privilege gate
+/// (what PVE will refuse, known before the first write; one call, made when needed).
+/// What the run learns as it goes (the listing, the warnings, the check-mode effects,
+/// the name index) is passed as plain values to the steps that read or add to it.
+pub struct Run<'a> {
+    pub client: &'a Client,
+    pub gate: Gate<'a>,
+    pub task: &'a KvmTask,
 }
 
-/// One run: the task read once, then its operation (see [`task::Operation`]).
+/// A listing made after the start (a create's or clone's, showing the new VM) with when
+/// it was made: the run's name index, which the module returns.
+pub type Listed = Option<(Cluster, std::time::Instant)>;
+
+/// One run: the task read once, the cluster listed once, the node placed (a VM created
+/// without `node`), then its operation (see [`task::Operation`]); the warnings, the
+/// check-mode effects and the name index go back to the module, failed or not.
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let task = KvmTask::read(m.params.clone(), &conn, m.check_mode)?;
     let client = m.connect(&conn)?;
     client.set_retry_budget(task.timeout);
-    for warning in settle_newer_keys(&client, &task)? {
+    for warning in observe::newer_keys(&client, &task)? {
         m.warn(warning);
     }
-    let mut ctx = Ctx::new(m, &task, &conn, &client)?;
-    // Without `node`, the node of a VM this task creates is chosen here.
-    let reservations = m.placements().to_vec();
-    let placed_task = placement::place(&mut ctx, &reservations)?;
-    if let Some(placed) = &placed_task {
-        ctx.task = placed;
-    }
-    let result = match &ctx.task.operation {
-        Operation::Clone => clone::clone(&mut ctx),
-        Operation::DeleteKeys(keys) => config_keys::edit(&mut ctx, KeyEdit::Delete, keys),
-        Operation::RevertKeys(keys) => config_keys::edit(&mut ctx, KeyEdit::Revert, keys),
-        Operation::Migrate => migrate::migrate(&mut ctx),
-        Operation::State(State::Present) => present::present(&mut ctx),
-        Operation::State(state) => states::handle(&mut ctx, *state),
+    let mut listing = observe::listing::read(m, &task, &conn, &client)?;
+    let mut run = Run {
+        client: &client,
+        gate: Gate::new(&client, &conn),
+        task: &task,
     };
-    for w in ctx
-        .warnings
-        .drain(..)
-        .chain(ctx.task.assume.warnings())
-        .chain(ctx.tag_case.warning())
+    // How the cluster compares tags (its `tag-style`, read when a comparison needs it).
+    let tag_case = TagCase::of_cluster(&client);
+    let (mut effects, mut warnings, mut listed) = (Effects::default(), Vec::new(), None);
+    let reservations = m.placements().to_vec();
+    let placed = placement::place(&run, &mut listing, &reservations)?;
+    if let Some((placed_task, _)) = &placed {
+        run.task = placed_task;
+    }
+    let (w, e, l) = (&mut warnings, &mut effects, &mut listed);
+    let result = match &run.task.operation {
+        Operation::Clone => clone::clone(&run, &mut listing, &tag_case, e, w, l),
+        Operation::DeleteKeys(keys) => config_keys(&run, &listing, &tag_case, e, w, KeyEdit::Delete, keys),
+        Operation::RevertKeys(keys) => config_keys(&run, &listing, &tag_case, e, w, KeyEdit::Revert, keys),
+        Operation::Migrate => migrate(&run, &listing, &tag_case, e, w),
+        Operation::State(State::Present) => present(&run, &mut listing, &tag_case, e, w, l),
+        Operation::State(state) => power_state(&run, &listing, &tag_case, e, w, *state),
+    };
+    for w in warnings
+        .into_iter()
+        .chain(run.task.assume.warnings())
+        .chain(tag_case.warning())
     {
         m.warn(w);
     }
     // A failed run keeps only a refusal it predicted (see protocol).
-    ctx.effects.hand_to(m);
-    if let Some((index, listed_at)) = ctx.listed.take() {
-        m.refresh_name_index(index, listed_at);
+    effects.hand_to(m);
+    if let Some((cluster, listed_at)) = listed {
+        m.refresh_name_index(
+            name_index::refreshed(&name_index::cluster_key(&conn), &cluster),
+            listed_at,
+        );
     }
-    match (result, &ctx.placement) {
-        (Ok(out), Some(placed)) => {
+    match (result, &placed) {
+        (Ok(out), Some((_, placed))) => {
             let group = task.placement.as_ref().and_then(|p| p.group.as_deref());
             let (out, reservation) = placement::finish(out, placed, group, task.given_name());
             if let Some(r) = reservation {
@@ -159,17 +177,329 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     }
 }
 
-/// The task's keys newer than the schema, decided by the cluster's release before any
-/// write (check mode too): `GET /version` read once, and only when there is such a key.
-fn settle_newer_keys(client: &ferrox_common::api::client::Client, task: &KvmTask) -> Result<Vec<String>, Failure> {
-    let Some(first) = task.newer_keys.first() else {
-        return Ok(Vec::new());
+/// `state: present`: create (or restore) the VM; one that exists is converged with
+/// `update: true`, else left alone with what differs named.
+fn present(
+    run: &Run,
+    listing: &mut Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    listed: &mut Listed,
+) -> Result<Output, Failure> {
+    match observe::target(run, listing)? {
+        Some(guest) => existing(run, listing, tag_case, effects, warnings, &guest),
+        None => create(run, listing, tag_case, effects, warnings, listed),
+    }
+}
+
+/// An existing VM: converged with `update`, else left alone and what differs said.
+fn existing(
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    guest: &Guest,
+) -> Result<Output, Failure> {
+    let task = run.task;
+    let observed = observe::existing(run, guest)?;
+    let vm = &observed.vm;
+    warnings.extend(decide::existing::node_warning(task, vm));
+    warnings.extend(decide::existing::ha_warning(task, vm, observed.ha_managed));
+    if !task.update {
+        let differ = converge::changes(&observed.config, &task.config, vm.vmid, tag_case).map(|c| c.keys());
+        let (msg, left) = decide::existing::left_alone(task, vm, guest.pool.as_ref(), differ);
+        warnings.extend(left);
+        let out = report::update::left_alone(msg, vm.vmid);
+        return Ok(with_mac_and_devices(
+            out,
+            effects,
+            task.check_mode,
+            vm.vmid,
+            Some(&observed.config),
+        ));
+    }
+    let to = Existing {
+        guest,
+        up_to_date: format!("VM {} with vmid {} is up to date", observed.name, vm.vmid),
+        name: observed.name,
+        current: observed.config,
+        wanted: task.config.clone(),
     };
-    let version = api::cluster_version(client).map_err(|e| {
-        Failure::new(format!(
-            "Failed to read the cluster's version (GET /version), which decides whether {}: {} may be sent: {e}",
-            first.at, first.key
-        ))
-    })?;
-    ferrox_common::pve::propstring::versions::settle(&task.newer_keys, &version).map_err(Failure::new)
+    converge_existing(run, listing, tag_case, effects, warnings, to)
+}
+
+/// An existing VM to bring to the task.
+pub struct Existing<'g> {
+    pub guest: &'g Guest,
+    /// The name for messages.
+    pub name: String,
+    /// Its config, read once.
+    pub current: Map<String, Value>,
+    /// The config keys asked for (a clone moved to its node leaves out `name`).
+    pub wanted: Config,
+    /// The message when nothing differs (1.6 words it per path).
+    pub up_to_date: String,
+}
+
+/// The one update path, of `update: true` and of a clone task whose clone exists:
+/// compared, the cloud-init drive observed where it matters, decided, checked, written,
+/// reported.
+pub fn converge_existing(
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    to: Existing,
+) -> Result<Output, Failure> {
+    let id = to.guest.vmid;
+    let (changes, warning) = decide::update::compare(run.task, id, &to.current, &to.wanted, tag_case)?;
+    warnings.extend(warning);
+    let observed = observe::for_update(run, to.guest, to.name, to.current, &to.wanted)?;
+    let out = match decide::update::decide(run.task, &observed, to.wanted, changes, to.up_to_date)? {
+        Decision::UpToDate(msg) => report::update::up_to_date(msg, id),
+        Decision::NotInGuest { msg, waiting } => report::update::not_in_guest(msg, id, waiting),
+        Decision::RebootForGuest { msg, diff, actions } => {
+            let mut plan = Plan::of(observed.vm.clone(), actions);
+            execute(
+                run,
+                listing,
+                tag_case,
+                effects,
+                warnings,
+                &mut plan,
+                observed.name.clone(),
+            )?;
+            report::update::rebooted_for_guest(msg, id, plan.describe(), diff)
+        }
+        Decision::Update(u) => return apply(run, listing, tag_case, effects, warnings, &observed, u),
+    };
+    Ok(with_mac_and_devices(
+        out,
+        effects,
+        run.task.check_mode,
+        id,
+        Some(&observed.config),
+    ))
+}
+
+/// The update's writes: what they name checked, pending changes predicted (check mode),
+/// executed, reported with `mac` and `devices` of the config read back.
+fn apply(
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    observed: &UpdateObserved,
+    u: Update,
+) -> Result<Output, Failure> {
+    let (vm, current) = (&observed.vm, &observed.config);
+    check_bridges(run, &vm.node, u.changes.set.iter())?;
+    check_drives(run, listing, &vm.node, newly_referenced(&u.changes, current))?;
+    if u.moves_pool {
+        check_pool(run)?;
+    }
+    let predicted = observe::pending_before_update(run, observed)?
+        .map(|already| decide::update::predicted_pending(&u.changes, current, already))
+        .unwrap_or_default();
+    let mut plan = Plan::of(vm.clone(), u.actions);
+    plan.known.current = Some(current.clone());
+    plan.known.pending = predicted.clone();
+    let mut outcome = execute(
+        run,
+        listing,
+        tag_case,
+        effects,
+        warnings,
+        &mut plan,
+        observed.name.clone(),
+    )?;
+    if run.task.check_mode {
+        // Nothing was written: report what PVE's hotplug rules would leave pending.
+        outcome.rebooted_for_pending = u.reboot && !(predicted.is_empty() && u.not_in_guest.is_empty());
+        outcome.pending = predicted;
+    }
+    let out = report::update::updated(Updated {
+        name: observed.name.clone(),
+        vmid: vm.vmid,
+        keys: u.keys,
+        actions: plan.describe(),
+        diff: u.diff,
+        rebooted_for_pending: outcome.rebooted_for_pending,
+        pending: outcome.pending,
+        not_in_guest: u.not_in_guest,
+    });
+    let config = outcome.config.as_ref().unwrap_or(current);
+    Ok(with_mac_and_devices(
+        out,
+        effects,
+        run.task.check_mode,
+        vm.vmid,
+        Some(config),
+    ))
+}
+
+/// A new VM (or a restore from `archive`).
+fn create(
+    run: &Run,
+    listing: &mut Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    listed: &mut Listed,
+) -> Result<Output, Failure> {
+    let task = run.task;
+    let node = decide::create::node(task, &listing.nodes)?;
+    warnings.extend(decide::create::warning(task));
+    check_bridges(run, &node, task.config.iter())?;
+    check_drives(run, listing, &node, task.config.iter())?;
+    check_pool(run)?;
+    let (vmid, allocation) = observe::vmid::choose(run, listing, task.vmid)?;
+    let may_race = allocation == Allocation::NextId;
+    let (mut plan, diff) = decide::create::plan(task, Vm { node, vmid }, allocation)?;
+    let name = observe::name_of(task, None);
+    let mut outcome = execute(run, listing, tag_case, effects, warnings, &mut plan, name.clone())?;
+    if let Some(found) = outcome.adopted {
+        // Another run created this name at the same moment: that VM is the one.
+        listing.learn_name(&found, &name, task.pool.as_ref());
+        return present(run, listing, tag_case, effects, warnings, listed);
+    }
+    let vm = plan.vm.clone();
+    name_race::after_create(run, may_race, &vm, outcome.listing.take(), listed, warnings);
+    let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
+        .with("vmid", vm.vmid)
+        .with("actions", plan.describe())
+        .with_diff(diff);
+    let out = outcome.with_pending(out);
+    let config = observe::made_config(run, listing, &vm, outcome.config.take())?;
+    Ok(with_mac_and_devices(
+        out,
+        effects,
+        task.check_mode,
+        vm.vmid,
+        config.as_ref(),
+    ))
+}
+
+/// A power state, `current`, `template` or `absent`; then, with `wait_for_agent` or
+/// `wait_for_ip`, the wait for the guest.
+fn power_state(
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    state: State,
+) -> Result<Output, Failure> {
+    use decide::power::{self, Decision};
+    let Some(observed) = observe::power_state(run, listing, state, warnings)? else {
+        return power::not_found(run.task, state).map(report::power::already_absent);
+    };
+    let decision = power::decide(run.task, state, &observed)?;
+    let (acted, waits) = match &decision {
+        Decision::Act { .. } => (true, true),
+        Decision::AlreadyThere(_) => (false, true),
+        _ => (false, false),
+    };
+    let done = match &decision {
+        Decision::Act { actions, .. } => {
+            let mut plan = Plan::of(observed.vm.clone(), actions.clone());
+            execute(
+                run,
+                listing,
+                tag_case,
+                effects,
+                warnings,
+                &mut plan,
+                observed.name.clone(),
+            )?;
+            plan.describe()
+        }
+        _ => Vec::new(),
+    };
+    let out = report::power::output(state, &observed, decision, done);
+    if !waits {
+        return Ok(out);
+    }
+    guest_wait::after_power(run, &observed, out, acted, acted && state == State::Restarted)
+}
+
+/// `delete` and `revert`: drops the keys `wanted` of the VM the task names, deleted from
+/// its config or their pending changes reverted; what stays pending read back.
+fn config_keys(
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    edit: KeyEdit,
+    wanted: &[String],
+) -> Result<Output, Failure> {
+    use decide::config_keys::{self as keys, Decision};
+    let observed = observe::config_keys(run, listing, edit)?;
+    let (id, check_mode) = (observed.vm.vmid, run.task.check_mode);
+    let KeysWrite {
+        action,
+        msg,
+        diff,
+        keys,
+        predicted,
+    } = match keys::decide(edit, wanted, run.task.skiplock, &observed)? {
+        Decision::Unchanged(msg) => return Ok(report::config_keys::unchanged(msg, id)),
+        Decision::Act(write) => *write,
+    };
+    let mut plan = Plan::new(observed.vm.clone());
+    plan.push(action);
+    if edit == KeyEdit::Delete {
+        plan.known.current = Some(observed.found.clone());
+        plan.known.pending_deletes = predicted.keys().cloned().collect();
+    }
+    execute(
+        run,
+        listing,
+        tag_case,
+        effects,
+        warnings,
+        &mut plan,
+        observed.name.clone(),
+    )?;
+    let read_back = if keys::reads_back(edit, observed.running, check_mode) {
+        Some(observe::pending_after_keys(run, edit, &observed)?)
+    } else {
+        None
+    };
+    let pending = keys::pending_after(edit, &keys, predicted, &observed, read_back, check_mode);
+    Ok(report::config_keys::changed(msg, id, plan.describe(), diff, pending))
+}
+
+/// `migrate: true`.
+fn migrate(
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+) -> Result<Output, Failure> {
+    use decide::migrate::{Decision, Migration};
+    let observed = observe::migration(run, listing)?;
+    let id = observed.vm.vmid;
+    let Migration { action, msg, diff } = match decide::migrate::decide(run.task, &observed)? {
+        Decision::AlreadyThere(msg) => return Ok(report::migrate::unchanged(msg, id)),
+        Decision::Act(migration) => *migration,
+    };
+    let mut plan = Plan::new(observed.vm.clone());
+    plan.push(action);
+    execute(
+        run,
+        listing,
+        tag_case,
+        effects,
+        warnings,
+        &mut plan,
+        observed.name.clone(),
+    )?;
+    Ok(report::migrate::changed(msg, id, plan.describe(), diff))
 }

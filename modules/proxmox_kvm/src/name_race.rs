@@ -3,10 +3,45 @@
 //! visible instead. Once our create has finished, the cluster is looked at again: the
 //! listing's vmids are consistent (its names lag), and a VM listed without a name yet
 //! has its config read (the cluster file system, consistent) — so of two racers at
-//! least the one that finishes last sees the other, and its result warns.
+//! least the one that finishes last sees the other, and its result warns. The listing
+//! that showed the new VM also becomes the run's name index ([`after_create`]).
 
 use ferrox_common::api::client::Client;
 use ferrox_common::cluster::vm::{self, Cluster, Guest, GuestType, ListingQuery};
+
+use crate::api::Vm;
+use crate::{Listed, Run};
+
+/// After a create or clone of `vm`: the listing that showed it (`listing`, when the
+/// wait ended with one) becomes the run's name index, `vm` under the task's name even
+/// when the listing does not name it yet (PVE broadcasts names late), so the next task
+/// by that name confirms it with one read instead of listing again. With PVE's next free
+/// id (`may_race`), another VM of the task's name, made by a run at the same moment, is
+/// warned of.
+pub fn after_create(
+    run: &Run,
+    may_race: bool,
+    vm: &Vm,
+    listing: Option<Cluster>,
+    listed: &mut Listed,
+    warnings: &mut Vec<String>,
+) {
+    let name = run.task.given_name();
+    if let Some(listing) = &listing {
+        let mut listing = listing.clone();
+        if let (Some(name), Some(ours)) = (name, listing.guests.iter_mut().find(|g| g.vmid == vm.vmid)) {
+            ours.name.get_or_insert_with(|| name.to_string());
+        }
+        *listed = Some((listing, std::time::Instant::now()));
+    }
+    let Some(name) = name.filter(|_| may_race && !run.task.check_mode) else {
+        return;
+    };
+    let others = others_named(run.client, listing, name, vm.vmid);
+    if !others.is_empty() {
+        warnings.push(warning(name, vm.vmid, &others));
+    }
+}
 
 /// Other QEMU VMs (vmid, node) that carry `name`, besides `ours`, in `listing` (the one
 /// our wait ended with; listed again when there is none). Best effort: a read that fails

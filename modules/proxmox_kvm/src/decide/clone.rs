@@ -2,7 +2,7 @@
 //! is not a template), the clone call's form, and its actions: the clone, waiting until
 //! it is listed, the move a route to another node's local storage needs, then the rest
 //! of the task, compared again once the clone exists. Pure: the table is
-//! `clone_tests.rs`; the source's config, the route and the vmid are read by the flow
+//! `clone_tests.rs`; the source's config, the route and the vmid are read by the driver
 //! ([`crate::clone`]).
 
 use ferrox_common::ansible::diff::Diff;
@@ -11,9 +11,9 @@ use ferrox_common::cluster::vm::Guest;
 use serde_json::Value;
 
 use crate::api::Vm;
-use crate::clone_move::{self, Route};
-use crate::context::vm_of;
 use crate::converge::Changes;
+use crate::decide::clone_route::{self, Route};
+use crate::observe::vm_of;
 use crate::plan::{Action, Allocation, Plan};
 use crate::task::{Config, KvmTask};
 
@@ -65,7 +65,7 @@ pub fn plan(
     let mut diff = Diff::new(format!("VM {newid}"));
     diff.change("clone of", None, Some(Value::from(source.vmid)));
     let form = match route {
-        Some(r) => clone_move::form(form(task), r),
+        Some(r) => clone_route::form(form(task), r),
         None => form(task),
     };
     plan.push(Action::Clone {

@@ -9,8 +9,8 @@ use ferrox_common::pve::tags::TagCase;
 use serde_json::{json, Map, Value};
 
 use super::clone::{form, plan, reads_source_config, refuse_linked_of_non_template, wanted};
-use crate::clone_move::Route;
 use crate::converge;
+use crate::decide::clone_route::Route;
 use crate::plan::{Action, Allocation};
 use crate::task::testing::task;
 

@@ -2,8 +2,8 @@
 //! task's, which must be in the cluster), the create call's form, and its actions: a
 //! create with the task's config, or a restore from `archive` with the rest of the task
 //! applied once it exists. Pure: the table is `create_tests.rs`; the checks that read the
-//! cluster (bridges, volumes, pool) and the vmid PVE hands out stay with the flow
-//! ([`crate::present`]).
+//! cluster (bridges, volumes, pool) and the vmid PVE hands out stay with the driver
+//! (`present` in [`crate::run`]'s file).
 
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::Failure;

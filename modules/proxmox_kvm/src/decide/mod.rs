@@ -1,18 +1,24 @@
 //! The decisions of a run, made without I/O: from the typed task ([`crate::task::KvmTask`])
 //! and what [`crate::observe`] read, either a refusal (`Failure`, 1.6's wording) or the
 //! actions to take and what the result says. No `Client` reaches here, so each decision
-//! is a table of cases (`*_tests.rs`), as `proxmox_disk`'s plan is.
+//! is a table of cases (`*_tests.rs`), as `proxmox_disk`'s plan is. One read is left to
+//! the comparison of `update` ([`update::compare`], through the library
+//! [`crate::converge`]): the cluster's `tag-style`, which its `TagCase` reads once and
+//! only when tags differ in case alone (read up front, it would add a call to runs that
+//! never need it; the tables pass a known one).
 //!
 //! - [`power`]: the power states, `current`, `template`, `absent`.
 //! - [`config_keys`]: `delete` and `revert`, one flow over the keys set or pending.
 //! - [`migrate`]: `migrate: true`.
 //! - [`existing`]: `present` on a VM that exists (warnings; without `update`, left alone).
 //! - [`create`]: `present` of a VM that does not exist: its node, form and actions.
-//! - [`clone`]: a new clone: refused, or its form and actions.
+//! - [`clone`]: a new clone: refused, or its form and actions; [`clone_route`]: a clone
+//!   to another node's local storage, made on the source's node and moved.
 //! - [`update`]: `update: true` and a clone that exists: up to date, cloud-init changes
 //!   for the guest, or the update's writes.
 
 pub mod clone;
+pub mod clone_route;
 pub mod config_keys;
 pub mod create;
 pub mod existing;

@@ -110,7 +110,7 @@ pub struct AlreadyAbsent {
 }
 
 /// The decision for a power state, `current`, `template` or `absent` (`present` is
-/// [`crate::present`]'s) on the VM observed.
+/// its own driver's) on the VM observed.
 pub fn decide(task: &KvmTask, state: State, observed: &PowerObserved) -> Result<Decision, Failure> {
     let id = observed.vm.vmid;
     let now = &observed.now;
@@ -204,7 +204,7 @@ fn step(task: &KvmTask, state: State, id: u32, name: &str, now: &Now) -> Result<
             }
         }
         State::Absent => removal(task, id, now)?,
-        State::Present => unreachable!("the run sends present to crate::present"),
+        State::Present => unreachable!("the run drives present itself (crate::run)"),
     })
 }
 

@@ -5,13 +5,20 @@
 //! locked. Pure: the table is `update_tests.rs`; the checks that read the cluster
 //! (bridges, volumes, pool) run on the decision before the first write
 //! ([`crate::checks`]).
+//!
+//! The comparison ([`compare`]) goes through [`crate::converge`], the library of PVE's
+//! value comparisons (disks grow only, NICs keep their MACs, tags by the cluster's
+//! `tag-style`: the one value it may read, once, when tags differ only in case; see
+//! [`crate::decide`]).
 
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::pve::cloudinit;
+use ferrox_common::pve::tags::TagCase;
 use ferrox_common::run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
+use crate::checks::check_efi_bios;
 use crate::converge::{self, Changes};
 use crate::observe::UpdateObserved;
 use crate::plan::{Action, PowerCall};
@@ -52,6 +59,20 @@ pub struct Update {
     pub not_in_guest: Map<String, Value>,
     /// `apply_pending: reboot`.
     pub reboot: bool,
+}
+
+/// The VM's config `current` compared with the config keys `wanted` (after the check
+/// of a new EFI disk), with the warning of cloud-init keys on a VM without a drive.
+pub fn compare(
+    task: &KvmTask,
+    vmid: u32,
+    current: &Map<String, Value>,
+    wanted: &Config,
+    tag_case: &TagCase,
+) -> Result<(Changes, Option<String>), Failure> {
+    check_efi_bios(task, wanted, Some(current))?;
+    let changes = converge::changes(current, wanted, vmid, tag_case).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+    Ok((changes, without_drive_warning(&format!("VM {vmid}"), wanted, current)))
 }
 
 /// The task's pool, when the VM is listed in another one (or none): `(from, to)`.

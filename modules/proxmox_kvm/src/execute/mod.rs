@@ -1,6 +1,8 @@
 //! Runs a [`Plan`]: each action is one PVE call (plus waiting on its task). In check
-//! mode nothing is called; the plan is the report. [`execute`] is the one way a flow
-//! writes: the plan held to the privilege gate, run, its effects buffered (`gated.rs`).
+//! mode nothing is called; the plan is the report. [`execute`] is the one way a driver
+//! writes: the plan held to the privilege gate (a plan PVE would refuse fails before any
+//! write, and in check mode goes to the run's plan as refused), run by an [`Executor`],
+//! and in check mode its effects buffered for the later tasks of the run.
 //!
 //! Errors carry community.proxmox 1.6's message for the operation, then PVE's answer;
 //! a failed task is reported at once with its exit status and log tail.
@@ -13,7 +15,6 @@
 
 pub mod busy_lock;
 mod config;
-mod gated;
 mod migrate;
 mod new_vm;
 mod pool_move;
@@ -28,15 +29,53 @@ use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::api::tasks::TaskError;
 use ferrox_common::cluster::vm;
+use ferrox_common::pve::privileges::Target;
 use ferrox_common::pve::tags::TagCase;
+use ferrox_common::run::vm_task::Effects;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
-use crate::plan::{Action, Plan};
-
-pub use gated::execute;
+use crate::observe::listing::Listing;
+use crate::plan::{effects, privileges, Action, Plan};
+use crate::Run;
 pub use migrate::is_ha_migration;
 pub use power::ha_request_target;
+
+/// The smallest wait for creating, cloning, restoring, converting and removing.
+const LONG_TASK_SECS: u64 = 300;
+
+/// Runs `plan` on the VM named `name` (for messages) unless in check mode, and returns
+/// what it found out; the `actions` list goes on the result either way. `listing`: the
+/// run's (which vmids are taken); `effects`: the run's check-mode effects so far.
+pub fn execute(
+    run: &Run,
+    listing: &Listing,
+    tag_case: &TagCase,
+    effects: &mut Effects,
+    warnings: &mut Vec<String>,
+    plan: &mut Plan,
+    name: String,
+) -> Result<Outcome, Failure> {
+    let check_mode = run.task.check_mode;
+    // Whether PVE will allow all of it: a plan it would refuse fails before any write.
+    let writes = privileges::of(plan, &plan.known);
+    let target = Target {
+        vmid: plan.vm.vmid,
+        node: &plan.vm.node,
+        planned: check_mode && listing.listed_name(plan.vm.vmid).is_none(),
+    };
+    let verdict = effects.hold(&run.gate, "proxmox_kvm", &target, &writes, check_mode);
+    warnings.extend(run.gate.take_warnings());
+    verdict?;
+    let mut exec = Executor::of(run, listing, tag_case, name);
+    let result = exec.run(plan);
+    warnings.append(&mut exec.outcome.warnings);
+    if result.is_ok() {
+        let planned = effects::effects(plan, run.task.name.as_deref(), &plan.known, tag_case);
+        effects.record_all(check_mode, planned);
+    }
+    result.map(|_| exec.outcome)
+}
 
 /// What running the plan found out, for the result.
 #[derive(Debug, Default)]
@@ -92,6 +131,28 @@ pub struct Executor<'a> {
     /// How the cluster compares tags, for a config compared again while running.
     pub tag_case: TagCase<'a>,
     pub outcome: Outcome,
+}
+
+impl<'a> Executor<'a> {
+    /// The executor of the task: its budgets, `skiplock`, the vmids listed when the plan
+    /// was made.
+    fn of(run: &Run<'a>, listing: &Listing, tag_case: &TagCase<'a>, name: String) -> Executor<'a> {
+        let timeout = run.task.timeout.as_secs();
+        Executor {
+            client: run.client,
+            check_mode: run.task.check_mode,
+            timeout: Duration::from_secs(timeout),
+            long_timeout: Duration::from_secs(timeout.max(LONG_TASK_SECS)),
+            name,
+            skiplock: run.task.skiplock,
+            listed: listing
+                .listed()
+                .map(|(vmid, name)| (vmid, name.map(str::to_string)))
+                .collect(),
+            tag_case: tag_case.clone(),
+            outcome: Outcome::default(),
+        }
+    }
 }
 
 impl Executor<'_> {

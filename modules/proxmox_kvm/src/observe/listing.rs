@@ -7,10 +7,11 @@ use ferrox_common::ansible::protocol::{Failure, Module};
 use ferrox_common::api::client::Client;
 use ferrox_common::cluster::listing_probe::{LookupTargets, OtherGuest};
 use ferrox_common::cluster::load::Load;
-use ferrox_common::cluster::vm::{self, Guest, ListingQuery};
+use ferrox_common::cluster::vm::{self, Guest, GuestType, ListingQuery};
 use ferrox_common::run::connection::ConnectionParams;
 use ferrox_common::run::name_index;
 
+use crate::api::Vm;
 use crate::task::{KvmTask, Operation, State};
 use crate::vmid_range;
 
@@ -72,6 +73,28 @@ impl Listing {
     /// without a name).
     pub fn listed_name(&self, vmid: u32) -> Option<Option<&str>> {
         self.listed().find(|(id, _)| *id == vmid).map(|(_, name)| name)
+    }
+
+    /// Records that `vm` carries `name` (the listing may not show it yet: PVE
+    /// broadcasts a new VM's name later), so the next lookup by name finds it; `pool`:
+    /// the task's (the VM was made by this task or its twin).
+    pub fn learn_name(&mut self, vm: &Vm, name: &str, pool: Option<&String>) {
+        match self.guests.iter_mut().find(|g| g.vmid == vm.vmid) {
+            Some(g) => {
+                g.name = Some(name.to_string());
+                g.node = vm.node.as_str().into();
+            }
+            None => self.guests.push(Guest {
+                vmid: vm.vmid,
+                node: vm.node.as_str().into(),
+                kind: GuestType::Qemu,
+                name: Some(name.to_string()),
+                status: None,
+                template: false,
+                lock: None,
+                pool: pool.cloned(),
+            }),
+        }
     }
 }
 

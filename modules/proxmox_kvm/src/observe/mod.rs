@@ -1,25 +1,194 @@
 //! Every read a task makes before it decides, in one place and in one value per
 //! operation: the cluster's listing, read once at the start ([`listing`]), the VM the
-//! task names (located in it), and then only what the decision needs of the VM. A read needed only in some cases
-//! stays conditional (the API call counts are pinned); the pure helpers of
-//! [`crate::decide`] say which.
+//! task names (located in it: [`target`]; a clone's source and the clone), and then
+//! only what the decision needs of the VM. A read needed only in some cases stays
+//! conditional (the API call counts are pinned); the pure helpers of [`crate::decide`]
+//! say which. [`vmid`]: the vmid of a VM the task creates or clones.
 
 pub mod listing;
-pub mod locate;
+pub mod vmid;
 
 use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::cluster::vm::Guest;
+use ferrox_common::api::client::Client;
+use ferrox_common::cluster::vm::{Guest, GuestType};
 use ferrox_common::pve::cloudinit::{self, DriveState};
-use ferrox_common::run::vm_task::{self, InfoWording};
+use ferrox_common::run::vm_task::{self, InfoWording, Lookup};
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
-use crate::context::{vm_of, Ctx};
 use crate::decide::config_keys::KeyEdit;
 use crate::decide::power::{self, Now};
 use crate::decide::{existing, migrate, update};
 use crate::guest_wait;
-use crate::task::{Config, GuestWait, State};
+use crate::task::{Config, GuestWait, KvmTask, Operation, State};
+use crate::Run;
+use listing::Listing;
+
+/// The task's keys newer than the schema, decided by the cluster's release before any
+/// write (check mode too): `GET /version` read once, and only when there is such a key.
+/// Returns the warnings of the keys left out.
+pub fn newer_keys(client: &Client, task: &KvmTask) -> Result<Vec<String>, Failure> {
+    let Some(first) = task.newer_keys.first() else {
+        return Ok(Vec::new());
+    };
+    let version = api::cluster_version(client).map_err(|e| {
+        Failure::new(format!(
+            "Failed to read the cluster's version (GET /version), which decides whether {}: {} may be sent: {e}",
+            first.at, first.key
+        ))
+    })?;
+    ferrox_common::pve::propstring::versions::settle(&task.newer_keys, &version).map_err(Failure::new)
+}
+
+/// The VM the task names: by `vmid`, else by `name` (QEMU VMs only; when several
+/// share the name, the one on `node`, except for `migrate`, whose `node` is the
+/// destination).
+pub fn target(run: &Run, listing: &Listing) -> Result<Option<Guest>, Failure> {
+    let task = run.task;
+    let prefer_node = task.node.as_deref().filter(|_| task.operation != Operation::Migrate);
+    let lookup = Lookup {
+        vmid: task.vmid,
+        name: task.name.as_deref(),
+        prefer_node,
+    };
+    locate(run.client, listing, &lookup)
+}
+
+/// The VM the task names, which must exist (`delete`, `revert`, `migrate`).
+pub fn existing_target(run: &Run, listing: &Listing) -> Result<Guest, Failure> {
+    target(run, listing)?.ok_or_else(|| match run.task.vmid {
+        Some(id) => Failure::new(format!("VM with vmid {id} does not exist in cluster")).with("vmid", id),
+        None => Failure::new(format!(
+            "VM with name = {} does not exist in cluster",
+            run.task.name.as_deref().unwrap_or_default()
+        )),
+    })
+}
+
+/// The guest `lookup` names ([`vm_task::locate`], a shared name explained); a vmid of a
+/// container is refused.
+pub fn locate(client: &Client, listing: &Listing, lookup: &Lookup) -> Result<Option<Guest>, Failure> {
+    match vm_task::locate(client, &listing.guests, lookup)? {
+        Some(g) if g.kind == GuestType::Lxc => Err(Failure::new(format!(
+            "vmid {} belongs to a container (LXC) on node {}, not a QEMU VM; choose another vmid",
+            g.vmid, g.node
+        ))
+        .with("vmid", g.vmid)),
+        other => Ok(other.cloned()),
+    }
+}
+
+/// The QEMU VM with this vmid.
+pub fn qemu_by_vmid(client: &Client, listing: &Listing, id: u32) -> Result<Option<Guest>, Failure> {
+    let lookup = Lookup {
+        vmid: Some(id),
+        ..Lookup::default()
+    };
+    locate(client, listing, &lookup)
+}
+
+/// The QEMU VM with this name; when several have it, the one on `node` (if given).
+pub fn qemu_named(
+    client: &Client,
+    listing: &Listing,
+    name: Option<&str>,
+    node: Option<&str>,
+) -> Result<Option<Guest>, Failure> {
+    let lookup = Lookup {
+        vmid: None,
+        name,
+        prefer_node: node,
+    };
+    locate(client, listing, &lookup)
+}
+
+/// The node the clone is to be made on: it picks among same-named templates.
+fn clone_node<'c>(run: &'c Run) -> Option<&'c str> {
+    run.task.clone.target.as_deref().or(run.task.node.as_deref())
+}
+
+/// The VM a clone is made from: `vmid`, else the VM named `clone`.
+pub fn clone_source(run: &Run, listing: &Listing) -> Result<Guest, Failure> {
+    let source_name = &run.task.clone.source;
+    match run.task.vmid {
+        Some(id) => qemu_by_vmid(run.client, listing, id)?,
+        None => qemu_named(run.client, listing, Some(source_name), clone_node(run))?,
+    }
+    .ok_or_else(|| Failure::new(format!("VM with name = {source_name} does not exist in cluster")))
+}
+
+/// The clone of `source`, when it exists: `newid`, else a VM named `name` other than the source.
+pub fn existing_clone(run: &Run, listing: &Listing, source: &Guest) -> Result<Option<Guest>, Failure> {
+    match run.task.clone.newid {
+        Some(id) => qemu_by_vmid(run.client, listing, id),
+        None => Ok(
+            qemu_named(run.client, listing, run.task.name.as_deref(), clone_node(run))?
+                .filter(|g| g.vmid != source.vmid),
+        ),
+    }
+}
+
+/// The `Vm` of a listed guest.
+pub fn vm_of(g: &Guest) -> Vm {
+    Vm {
+        node: g.node.to_string(),
+        vmid: g.vmid,
+    }
+}
+
+/// The name for messages: the task's, else the VM's.
+pub fn name_of(task: &KvmTask, guest: Option<&Guest>) -> String {
+    task.name
+        .clone()
+        .or_else(|| guest.and_then(|g| g.name.clone()))
+        .unwrap_or_default()
+}
+
+/// The VM's config, failing as 1.6 words it.
+pub fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, Failure> {
+    api::config(client, vm).map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))
+}
+
+/// The config of a VM a create or clone just made, for `mac` and `devices`: the one the
+/// update read back; else, in check mode for a VM not listed, none (the run's effects
+/// predict it); else read now.
+pub fn made_config(
+    run: &Run,
+    listing: &Listing,
+    vm: &Vm,
+    read_back: Option<Map<String, Value>>,
+) -> Result<Option<Map<String, Value>>, Failure> {
+    match read_back {
+        Some(c) => Ok(Some(c)),
+        None if run.task.check_mode && listing.listed_name(vm.vmid).is_none() => Ok(None),
+        None => config(run.client, vm).map(Some),
+    }
+}
+
+/// The changes already pending on a running VM that a check-mode update leaves alone
+/// (what a real run reads back with its own); `None`, unread, otherwise.
+pub fn pending_before_update(run: &Run, observed: &UpdateObserved) -> Result<Option<Map<String, Value>>, Failure> {
+    if !(observed.running && run.task.check_mode) {
+        return Ok(None);
+    }
+    let vm = &observed.vm;
+    let pending =
+        api::pending(run.client, vm).map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))?;
+    Ok(Some(pending.waiting))
+}
+
+/// The changes a running VM keeps pending, read back after a `delete` or `revert`.
+pub fn pending_after_keys(run: &Run, edit: KeyEdit, observed: &KeysObserved) -> Result<Map<String, Value>, Failure> {
+    let (vm, name) = (&observed.vm, &observed.name);
+    api::pending(run.client, vm).map(|p| p.waiting).map_err(|e| {
+        Failure::new(format!(
+            "{} {name} with vmid {}: the change was made, but reading it back failed: {e}",
+            edit.unable(),
+            vm.vmid
+        ))
+        .with("vmid", vm.vmid)
+    })
+}
 
 /// A power state's, `current`'s, `template`'s or `absent`'s view of the VM.
 pub struct PowerObserved {
@@ -34,25 +203,31 @@ pub struct PowerObserved {
 }
 
 /// The VM a power state acts on (`None`: not in the cluster) and its power state; with a
-/// guest wait, the config the guest runs with and the caller's right to read its agent.
-pub fn power_state(ctx: &mut Ctx, state: State) -> Result<Option<PowerObserved>, Failure> {
-    let Some(guest) = locate::target(ctx)? else {
+/// guest wait, the config the guest runs with and the caller's right to read its agent
+/// (the privilege gate's warnings go to `warnings`).
+pub fn power_state(
+    run: &Run,
+    listing: &Listing,
+    state: State,
+    warnings: &mut Vec<String>,
+) -> Result<Option<PowerObserved>, Failure> {
+    let Some(guest) = target(run, listing)? else {
         return Ok(None);
     };
     let vm = vm_of(&guest);
     let id = vm.vmid;
-    let name = ctx.name_of(Some(&guest));
-    let status = api::power(ctx.client, &vm)
+    let name = name_of(run.task, Some(&guest));
+    let status = api::power(run.client, &vm)
         .map_err(|e| Failure::new(format!("Unable to read the status of VM {id}: {e}")).with("vmid", id))?;
     let now = Now::of(&status, guest.template);
-    let waiting = match power::guest_wait(ctx.task, state).cloned() {
+    let waiting = match power::guest_wait(run.task, state).cloned() {
         None => None,
         Some(wait) => {
-            if let Some(refused) = power::wait_refusal(ctx.task, state, id, &now) {
+            if let Some(refused) = power::wait_refusal(run.task, state, id, &now) {
                 return Err(refused);
             }
-            let running_config = power::waits_on_running_config(ctx.task, state, &now);
-            let reachable = guest_wait::prepare(ctx, &wait, &vm, running_config)?;
+            let running_config = power::waits_on_running_config(run.task, state, &now);
+            let reachable = guest_wait::prepare(run, warnings, &wait, &vm, running_config)?;
             Some((wait, reachable))
         }
     };
@@ -74,17 +249,17 @@ pub struct KeysObserved {
 
 /// The VM the task names, which must exist, and its config (`delete`) or pending
 /// changes (`revert`), each read failing in 1.6's words.
-pub fn config_keys(ctx: &Ctx, edit: KeyEdit) -> Result<KeysObserved, Failure> {
-    let guest = locate::existing_target(ctx)?;
+pub fn config_keys(run: &Run, listing: &Listing, edit: KeyEdit) -> Result<KeysObserved, Failure> {
+    let guest = existing_target(run, listing)?;
     let vm = vm_of(&guest);
-    let name = ctx.name_of(Some(&guest));
+    let name = name_of(run.task, Some(&guest));
     let id = vm.vmid;
     let found = match edit {
-        KeyEdit::Delete => api::config(ctx.client, &vm).map_err(|e| {
+        KeyEdit::Delete => api::config(run.client, &vm).map_err(|e| {
             Failure::new(format!("Unable to delete settings on VM {name} with vmid {id}: {e}")).with("vmid", id)
         })?,
         KeyEdit::Revert => {
-            api::pending(ctx.client, &vm)
+            api::pending(run.client, &vm)
                 .map_err(|e| {
                     Failure::new(format!(
                         "Unable to revert settings on VM {name} with vmid {id}: Maybe is not a pending task...   {e}"
@@ -116,14 +291,14 @@ pub struct MigrateObserved {
 }
 
 /// The VM the task names, which must exist, and, when it is to move, whether it runs.
-pub fn migration(ctx: &Ctx) -> Result<MigrateObserved, Failure> {
-    let guest = locate::existing_target(ctx)?;
+pub fn migration(run: &Run, listing: &Listing) -> Result<MigrateObserved, Failure> {
+    let guest = existing_target(run, listing)?;
     let vm = vm_of(&guest);
-    let running = migrate::reads_power(ctx.task, &vm, guest.lock.as_deref())
-        .then(|| api::power(ctx.client, &vm).map(|p| p.status == "running").ok())
+    let running = migrate::reads_power(run.task, &vm, guest.lock.as_deref())
+        .then(|| api::power(run.client, &vm).map(|p| p.status == "running").ok())
         .flatten();
     Ok(MigrateObserved {
-        name: ctx.name_of(Some(&guest)),
+        name: name_of(run.task, Some(&guest)),
         vm,
         lock: guest.lock.clone(),
         running,
@@ -144,12 +319,12 @@ pub struct ExistingObserved {
 
 /// The config of the VM `guest` (failing as 1.6 words it), and its HA state when the
 /// task sets `ha_managed`.
-pub fn existing(ctx: &Ctx, guest: &Guest) -> Result<ExistingObserved, Failure> {
+pub fn existing(run: &Run, guest: &Guest) -> Result<ExistingObserved, Failure> {
     let vm = vm_of(guest);
-    let config = ctx.read_config(&vm)?;
-    let ha_managed = existing::reads_ha_state(ctx.task) && api::power(ctx.client, &vm).is_ok_and(|p| p.ha_managed);
+    let config = config(run.client, &vm)?;
+    let ha_managed = existing::reads_ha_state(run.task) && api::power(run.client, &vm).is_ok_and(|p| p.ha_managed);
     Ok(ExistingObserved {
-        name: ctx.name_of(Some(guest)),
+        name: name_of(run.task, Some(guest)),
         vm,
         config,
         ha_managed,
@@ -175,7 +350,7 @@ pub struct UpdateObserved {
 /// The update's view of `guest`, whose config `config` was read already, for the
 /// config keys `wanted`.
 pub fn for_update(
-    ctx: &Ctx,
+    run: &Run,
     guest: &Guest,
     name: String,
     config: Map<String, Value>,
@@ -184,7 +359,7 @@ pub fn for_update(
     let vm = vm_of(guest);
     let running = guest.status.as_deref() == Some("running");
     let cloud_init = if update::reads_drive_state(&config, wanted, running) {
-        let state = cloudinit::read(ctx.client, &vm.node, vm.vmid)
+        let state = cloudinit::read(run.client, &vm.node, vm.vmid)
             .map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))?;
         Some(state)
     } else {

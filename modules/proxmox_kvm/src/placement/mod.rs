@@ -28,9 +28,10 @@ use ferrox_common::run::placements::Reservation;
 use serde_json::{json, Value};
 
 use crate::api;
-use crate::context::Ctx;
+use crate::observe::{self, listing::Listing};
 pub use crate::task::placement::{Placement, Strategy};
 use crate::task::{KvmTask, Operation, State};
+use crate::Run;
 use choose::{Candidate, Exclusion, Want};
 
 /// Default memory of a VM whose task and source name none (PVE's `memory` default), MiB.
@@ -56,20 +57,25 @@ pub fn wanted(task: &KvmTask) -> bool {
 
 /// Chooses the node when the task creates a VM without naming one; the task as placed
 /// (`node`, and a clone's `target` when it ends away from its source) for the rest of
-/// the run. `None`: nothing to place (the VM exists, or the task names its node).
-pub fn place(ctx: &mut Ctx, reservations: &[Reservation]) -> Result<Option<KvmTask>, Failure> {
-    let Some(p) = ctx.task.placement.clone().filter(|_| wanted(ctx.task)) else {
+/// the run, and the choice. `None`: nothing to place (the VM exists, or the task names
+/// its node). Takes the listing's load.
+pub fn place(
+    run: &Run,
+    listing: &mut Listing,
+    reservations: &[Reservation],
+) -> Result<Option<(KvmTask, Placed)>, Failure> {
+    let Some(p) = run.task.placement.clone().filter(|_| wanted(run.task)) else {
         return Ok(None);
     };
-    let source = match ctx.task.operation {
-        Operation::Clone => match clone_sources(ctx)? {
+    let source = match run.task.operation {
+        Operation::Clone => match clone_sources(run, listing)? {
             Some(sources) => Some(sources),
             None => return Ok(None),
         },
-        _ if crate::observe::locate::target(ctx)?.is_some() => return Ok(None),
+        _ if observe::target(run, listing)?.is_some() => return Ok(None),
         _ => None,
     };
-    let load = match ctx.listing.load.take() {
+    let load = match listing.load.take() {
         Some(l) => l,
         None => {
             let nothing = LookupTargets::nothing();
@@ -77,31 +83,30 @@ pub fn place(ctx: &mut Ctx, reservations: &[Reservation]) -> Result<Option<KvmTa
                 .only(&nothing)
                 .with_others_thin()
                 .with_load();
-            vm::read(ctx.client, &query)
+            vm::read(run.client, &query)
                 .map_err(|e| Failure::new(format!("placement: Unable to retrieve the cluster's nodes: {e}")))?
                 .load
                 .unwrap_or_default()
         }
     };
-    let placed = choose_node(ctx, &p, &load, reservations, source.as_deref())?;
-    let mut task = ctx.task.clone();
+    let placed = choose_node(run, listing, &p, &load, reservations, source.as_deref())?;
+    let mut task = run.task.clone();
     if let Some(sources) = source.as_deref() {
         let local = sources.iter().any(|g| *g.node == *placed.node);
         task.clone.target = (!local).then(|| placed.node.clone());
     }
     task.node = Some(placed.node.clone());
-    ctx.placement = Some(placed);
-    Ok(Some(task))
+    Ok(Some((task, placed)))
 }
 
 /// The guests a clone may be made from (`vmid`, else every QEMU VM named `clone`);
 /// `None` when the clone exists already (it is converged where it is).
-fn clone_sources(ctx: &Ctx) -> Result<Option<Vec<Guest>>, Failure> {
-    let task = ctx.task;
+fn clone_sources(run: &Run, listing: &Listing) -> Result<Option<Vec<Guest>>, Failure> {
+    let task = run.task;
     let exists = match task.clone.newid {
-        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id)?.is_some(),
+        Some(id) => observe::qemu_by_vmid(run.client, listing, id)?.is_some(),
         None => task.given_name().is_some_and(|n| {
-            ctx.listing.guests.iter().any(|g| {
+            listing.guests.iter().any(|g| {
                 g.kind == GuestType::Qemu && g.name.as_deref() == Some(n) && !g.template && n != task.clone.source
             })
         }),
@@ -110,9 +115,8 @@ fn clone_sources(ctx: &Ctx) -> Result<Option<Vec<Guest>>, Failure> {
         return Ok(None);
     }
     let sources: Vec<Guest> = match task.vmid {
-        Some(id) => crate::observe::locate::qemu_by_vmid(ctx, id)?.into_iter().collect(),
-        None => ctx
-            .listing
+        Some(id) => observe::qemu_by_vmid(run.client, listing, id)?.into_iter().collect(),
+        None => listing
             .guests
             .iter()
             .filter(|g| g.kind == GuestType::Qemu && g.name.as_deref() == Some(&task.clone.source))
@@ -151,13 +155,14 @@ fn size(task: &KvmTask, load: &Load, source: Option<&[Guest]>) -> (u64, u64) {
 
 /// The candidates, ranked; the first with the task's bridges wins.
 fn choose_node(
-    ctx: &Ctx,
+    run: &Run,
+    listing: &Listing,
     p: &Placement,
     load: &Load,
     reservations: &[Reservation],
     source: Option<&[Guest]>,
 ) -> Result<Placed, Failure> {
-    let task = ctx.task;
+    let task = run.task;
     let (memory, cpus) = size(task, load, source);
     let name = task.given_name().unwrap_or_default();
     let needs = gather::Needs {
@@ -167,7 +172,7 @@ fn choose_node(
         group: p.group.as_deref(),
         needs_capacity: p.strategy == Strategy::MostFree || p.max_memory_ratio.is_some(),
     };
-    let (cands, mut excluded) = gather::candidates(load, &ctx.listing.storages, reservations, &needs);
+    let (cands, mut excluded) = gather::candidates(load, &listing.storages, reservations, &needs);
     let want = Want {
         name,
         memory,
@@ -181,7 +186,7 @@ fn choose_node(
     let nets = bridges_named(task);
     let mut chosen = None;
     for c in &ranked {
-        match missing_bridge(ctx, &c.node, &nets) {
+        match missing_bridge(run, &c.node, &nets) {
             Some(reason) => excluded.push(Exclusion {
                 node: c.node.clone(),
                 reason,
@@ -237,11 +242,11 @@ fn bridges_named(task: &KvmTask) -> Vec<(String, String)> {
 
 /// Why `node` cannot carry the task's NICs (one `GET /nodes/{node}/network`); a node
 /// whose bridges cannot be listed is left to PVE, as `node` tasks are.
-fn missing_bridge(ctx: &Ctx, node: &str, nets: &[(String, String)]) -> Option<String> {
+fn missing_bridge(run: &Run, node: &str, nets: &[(String, String)]) -> Option<String> {
     if nets.is_empty() {
         return None;
     }
-    let bridges = api::bridges(ctx.client, node).ok()?;
+    let bridges = api::bridges(run.client, node).ok()?;
     crate::checks::unknown_bridge(nets, &bridges).map(|(key, b)| format!("lacks bridge {b} ({key})"))
 }
 

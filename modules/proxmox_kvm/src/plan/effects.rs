@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::converge::{disk::is_disk_key, nic::is_net_key, text_of, Changes};
 use crate::plan::{Action, Plan, PowerCall};
 
-/// What the flow knew when it planned, beyond the actions.
+/// What the driver knew when it planned, beyond the actions.
 #[derive(Debug, Default, Clone)]
 pub struct Known {
     /// The VM's config the plan was made against (existing VM).

@@ -1,5 +1,6 @@
 //! The plan: the list of actions a run takes, computed from the live cluster before
-//! anything is written. Check mode reports it; otherwise [`crate::execute`] runs it.
+//! anything is written. Check mode reports it; otherwise
+//! [`crate::execute`](mod@crate::execute) runs it.
 
 pub mod effects;
 pub mod privileges;
@@ -182,7 +183,7 @@ impl Action {
     }
 }
 
-/// The actions of one run, against one VM, and what the flow knew of the VM when it
+/// The actions of one run, against one VM, and what the driver knew of the VM when it
 /// planned them (the config the privilege check and a check run's effects read).
 #[derive(Debug, Clone)]
 pub struct Plan {

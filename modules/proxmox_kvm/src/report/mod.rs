@@ -4,12 +4,11 @@
 //!
 //! - [`power`]: the power states, `current`, `template`, `absent`.
 //! - [`config_keys`]: `delete` and `revert`.
-//! - [`devices`]: `mac` and `devices`, from the config the task has (or predicts).
 //! - [`migrate`]: `migrate: true`.
-//! - [`update`]: `present` on an existing VM (left alone, up to date, updated).
+//! - [`update`]: `present` on an existing VM (left alone, up to date, updated), and the
+//!   `mac` and `devices` of a VM's config (also a create's and a clone's).
 
 pub mod config_keys;
-pub mod devices;
 pub mod migrate;
 pub mod power;
 pub mod update;

@@ -1,12 +1,17 @@
 //! The results of `present` on an existing VM: left alone, up to date, cloud-init
 //! changes still to reach the guest, rebooted for them, or updated (1.6's message
-//! with what a reboot applied or what stays pending). `mac` and `devices` are added by
-//! [`crate::report::devices`].
+//! with what a reboot applied or what stays pending); and the `mac` and `devices` of
+//! every result about a VM's config (also a create's and a clone's), from the config the
+//! task has in hand, and in check mode from the config the run's own effects predict;
+//! values only PVE decides are null and listed as unknown.
 
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::Output;
+use ferrox_common::plan::{overlay, unknown, RunPlan};
+use ferrox_common::run::vm_task::Effects;
 use serde_json::{Map, Value};
 
+use crate::api;
 use crate::decide::update::not_in_guest_clause;
 
 /// Unchanged with no `changes` key: `update: false`.
@@ -94,4 +99,50 @@ fn sorted(map: Map<String, Value>) -> Map<String, Value> {
     let mut entries: Vec<(String, Value)> = map.into_iter().collect();
     entries.sort_by(|a, b| a.0.cmp(&b.0));
     entries.into_iter().collect()
+}
+
+/// Adds `mac` and `devices` read from `config`: the one observed or read back, `None`
+/// for a VM a check run makes (then from the config the run's effects predict).
+pub fn with_mac_and_devices(
+    out: Output,
+    effects: &Effects,
+    check_mode: bool,
+    vmid: u32,
+    config: Option<&Map<String, Value>>,
+) -> Output {
+    let made;
+    let config = match config {
+        Some(c) => c,
+        None => match predicted_config(effects, vmid, None) {
+            Some(c) => {
+                made = c;
+                &made
+            }
+            None => return out.with("mac", Map::new()).with("devices", Map::new()),
+        },
+    };
+    let predicted = check_mode
+        .then(|| predicted_config(effects, vmid, Some(config)))
+        .flatten();
+    let (mut mac, mut devices) = api::mac_and_devices(predicted.as_ref().unwrap_or(config));
+    // A dry run does not know what PVE will decide: null, and listed as such.
+    let mut later = unknown::null_unknowns(&mut mac, "mac");
+    later.extend(unknown::null_unknowns(&mut devices, "devices"));
+    let out = out.with("mac", mac).with("devices", devices);
+    if later.is_empty() {
+        out
+    } else {
+        out.with(unknown::RESULT_KEY, later)
+    }
+}
+
+/// The config a check-mode run predicts for the VM once its effects are applied
+/// (`real`: the config read; `None` for a VM the run creates).
+fn predicted_config(effects: &Effects, vmid: u32, real: Option<&Map<String, Value>>) -> Option<Map<String, Value>> {
+    let plan = RunPlan {
+        effects: effects.as_slice().to_vec(),
+    };
+    let vm = plan.vms().remove(&vmid)?;
+    let real = real.filter(|_| !vm.created).cloned().map(Value::Object);
+    Some(overlay::config(&vm, real, false))
 }

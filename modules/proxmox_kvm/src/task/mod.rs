@@ -203,6 +203,8 @@ pub struct KvmTask {
     pub newer_keys: Vec<ferrox_common::pve::propstring::versions::Versioned>,
     /// What a check run may take as existing (`check_mode_assume`).
     pub assume: Assume,
+    /// A check run (`--check`): everything is read and decided, nothing written.
+    pub check_mode: bool,
 }
 
 impl KvmTask {
@@ -303,6 +305,7 @@ impl KvmTask {
             config,
             newer_keys,
             assume: Assume::from_params(r.params(), check_mode),
+            check_mode,
         })
     }
 
