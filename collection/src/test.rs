@@ -6,11 +6,12 @@
 //! units` and `ansible-test sanity` beside them.
 //!
 //! Every other platform's release binary is cross-built meanwhile, at the lowest CPU
-//! priority ([`cross::Priority::Background`]): those builds are CPU-bound, while the tests
-//! mostly wait on the simulator's tasks and on ansible-playbook, so on a 2-core machine the
-//! builds take the cores the tests leave idle instead of running before them. The tests
-//! that run a cross-built binary ([`NEEDS_CROSS_BUILDS`]) run last, once the binaries are
-//! installed and packed into the test tarball.
+//! priority ([`cross::Priority::Background`]): the builds take whatever CPU the host
+//! build, the checks, the tests and sanity leave (the pip installs, ansible-test's single
+//! core, the waits on the simulator's tasks and on community.proxmox's polls) and never
+//! hold them up. Run before the tests, as they were, they added their whole time to the
+//! run's. The tests that read or run a cross-built binary ([`NEEDS_CROSS_BUILDS`]) run
+//! last, once the binaries are installed and packed into the test tarball.
 
 use anyhow::Result;
 
