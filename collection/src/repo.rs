@@ -56,16 +56,31 @@ pub fn run(cmd: &mut Command) -> Result<()> {
 /// Runs a command with its output into the file `log`; fails with its exit status and
 /// the log's last lines.
 pub fn run_logged(cmd: &mut Command, log: &Path) -> Result<()> {
+    run_logged_watched(cmd, log, |_| {}, |_| {})
+}
+
+/// [`run_logged`], telling `started` the child's pid once it runs and `ended` once it
+/// has exited (whoever may stop it meanwhile, see `cross::stop_background`).
+pub fn run_logged_watched(
+    cmd: &mut Command,
+    log: &Path,
+    started: impl FnOnce(u32),
+    ended: impl FnOnce(u32),
+) -> Result<()> {
     if let Some(dir) = log.parent() {
         std::fs::create_dir_all(dir)?;
     }
     let file = std::fs::File::create(log).with_context(|| format!("creating {}", log.display()))?;
     eprintln!("+ {} > {}", describe(cmd), rel(log));
-    let status = cmd
+    let mut child = cmd
         .stdout(file.try_clone()?)
         .stderr(file)
-        .status()
+        .spawn()
         .with_context(|| format!("starting {}", describe(cmd)))?;
+    started(child.id());
+    let status = child.wait();
+    ended(child.id());
+    let status = status.with_context(|| format!("waiting for {}", describe(cmd)))?;
     if !status.success() {
         let text = std::fs::read_to_string(log).unwrap_or_default();
         let lines: Vec<&str> = text.lines().collect();

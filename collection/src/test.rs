@@ -1,5 +1,5 @@
-//! `test`: what CI runs. The code's form first (rustfmt, clippy), then the venvs and the
-//! cross-build tools; the host's module binary (a debug build: the suite exercises
+//! `test`: what CI runs. The cross-build tools, then the code's form (rustfmt, clippy),
+//! the venvs; the host's module binary (a debug build: the suite exercises
 //! behaviour, not size), the docs check, the changelog check, ansible-lint of what users
 //! copy, the execution environment checks, the collection tarball installed where the
 //! end-to-end tests run it from; then every test of the workspace, with `ansible-test
@@ -24,8 +24,8 @@ const NEEDS_CROSS_BUILDS: &str =
     "(package(collection) & test(/^verify::tests::/)) | (package(ferrox-integration) & test(/^platform_aarch64::/))";
 
 pub fn test(extra: &[&str]) -> Result<()> {
-    timed("style (rustfmt, clippy)", style::check)?;
-    timed("setup", setup::setup)?;
+    // The cross-build tools first, so that the builds start at once and fill what the
+    // code's checks and the pip installs leave of the CPU too.
     timed("setup --cross", cross::setup::setup)?;
     let crossed = build::cross_platforms(platform::host().ok());
     cross::check(&crossed)?;
@@ -44,14 +44,11 @@ pub fn test(extra: &[&str]) -> Result<()> {
                 galaxy::install_for_tests()
             })
         };
-        timed("build (host debug)", || build::build(Profile::Debug))?;
-        timed("docs, changelog, lint, ee checks", || {
-            docs::check()?;
-            changelog::check()?;
-            lint::lint()?;
-            ee::check()
-        })?;
-        timed("install for tests", galaxy::install_for_tests)?;
+        if let Err(e) = before_the_tests() {
+            // No test will run: the builds would only keep the failure waiting.
+            cross::stop_background();
+            return Err(e);
+        }
         match nextest_available() {
             // A filter of the caller's own, or no nextest to filter with: the suite as
             // asked, once every binary is there.
@@ -75,6 +72,21 @@ pub fn test(extra: &[&str]) -> Result<()> {
             }
         }
     })
+}
+
+/// The code's form (rustfmt, clippy), the venvs, the host's debug build, the checks of
+/// what ships, and the tarball installed for the tests.
+fn before_the_tests() -> Result<()> {
+    timed("style (rustfmt, clippy)", style::check)?;
+    timed("setup", setup::setup)?;
+    timed("build (host debug)", || build::build(Profile::Debug))?;
+    timed("docs, changelog, lint, ee checks", || {
+        docs::check()?;
+        changelog::check()?;
+        lint::lint()?;
+        ee::check()
+    })?;
+    timed("install for tests", galaxy::install_for_tests)
 }
 
 /// `cargo nextest run` of the whole workspace with `args` (a test failing does not stop

@@ -8,8 +8,10 @@
 pub mod setup;
 pub mod tools;
 
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::Command;
+use std::sync::Mutex;
 
 use anyhow::{Context, Result};
 
@@ -28,9 +30,24 @@ pub fn check(platforms: &[Platform]) -> Result<()> {
 pub enum Priority {
     /// As any command: `build --all-platforms`, where the builds are the work.
     Normal,
-    /// At the lowest CPU priority (`nice -n 19`): the test command builds beside the
-    /// tests, which mostly wait on the simulator's tasks and must not wait on a core.
+    /// At the lowest CPU priority (`nice -n 19`), in a process group of its own: the test
+    /// command builds beside its other work, which must never wait on a core, and stops
+    /// the builds ([`stop_background`]) when that work fails first.
     Background,
+}
+
+/// The process groups of the background builds running now.
+static BACKGROUND: Mutex<Vec<i32>> = Mutex::new(Vec::new());
+
+/// Stops every background build running now (SIGTERM to its process group: cargo, rustc
+/// and zig), so that a run that failed does not wait minutes for builds it no longer
+/// needs; each stopped build then fails.
+pub fn stop_background() {
+    let groups = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
+    for group in groups.iter() {
+        // SAFETY: kill(2) with a negative pid signals that process group; no memory is touched.
+        unsafe { libc::kill(-group, libc::SIGTERM) };
+    }
 }
 
 /// Builds the module binary for `platform` with the release profile; returns the file.
@@ -48,7 +65,7 @@ pub fn build(platform: Platform, package: &str, binary: &str, priority: Priority
         Priority::Normal => Command::new(zigbuild),
         Priority::Background => {
             let mut nice = Command::new("nice");
-            nice.args(["-n", "19"]).arg(zigbuild);
+            nice.args(["-n", "19"]).arg(zigbuild).process_group(0);
             nice
         }
     };
@@ -78,7 +95,18 @@ pub fn build(platform: Platform, package: &str, binary: &str, priority: Priority
         repo::rel(&log)
     );
     let started = std::time::Instant::now();
-    repo::run_logged(&mut cmd, &log)
+    let track = |pid: u32| {
+        if priority == Priority::Background {
+            BACKGROUND.lock().unwrap_or_else(|e| e.into_inner()).push(pid as i32);
+        }
+    };
+    let untrack = |pid: u32| {
+        BACKGROUND
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|group| *group != pid as i32);
+    };
+    repo::run_logged_watched(&mut cmd, &log, track, untrack)
         .with_context(|| format!("{}: the cross build for {triple} failed", platform.name))?;
     println!(
         "{}: cross-built for {triple} in {} s",
