@@ -9,8 +9,7 @@
 use ferrox_common::ansible::diff::Diff;
 use ferrox_common::ansible::protocol::{Failure, Output};
 use ferrox_common::cluster::vm::Guest;
-use ferrox_common::pve::tags::TagCase;
-use ferrox_common::run::vm_task::{self, Effects, LockWording};
+use ferrox_common::run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
 use crate::checks::{check_bridges, check_drives, check_pool};
@@ -20,24 +19,17 @@ use crate::observe::listing::Listing;
 use crate::observe::{self, name_of, vm_of};
 use crate::plan::{Action, Allocation, Plan};
 use crate::report::update::with_mac_and_devices;
-use crate::{converge_existing, decide, name_race, Existing, Listed, Run};
+use crate::{converge_existing, decide, name_race, Existing, Learned, Run};
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
-pub fn clone(
-    run: &Run,
-    listing: &mut Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
-    listed: &mut Listed,
-) -> Result<Output, Failure> {
+pub fn clone(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
     if run.task.ha_managed {
-        warnings.push("ha_managed applies when a VM is created or restored; PVE's clone has no such parameter, so the clone is not HA-managed. Add it to HA with ha-manager add vm:<vmid> (or POST /cluster/ha/resources)".to_string());
+        learned.warnings.push("ha_managed applies when a VM is created or restored; PVE's clone has no such parameter, so the clone is not HA-managed. Add it to HA with ha-manager add vm:<vmid> (or POST /cluster/ha/resources)".to_string());
     }
     let source = observe::clone_source(run, listing)?;
     match observe::existing_clone(run, listing, &source)? {
-        Some(clone) => rerun(run, listing, tag_case, effects, warnings, &clone, &source),
-        None => make(run, listing, tag_case, effects, warnings, listed, &source),
+        Some(clone) => rerun(run, listing, learned, &clone, &source),
+        None => make(run, listing, learned, &source),
     }
 }
 
@@ -45,22 +37,14 @@ pub fn clone(
 fn rerun(
     run: &Run,
     listing: &Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
+    learned: &mut Learned,
     clone: &Guest,
     source: &Guest,
 ) -> Result<Output, Failure> {
     let vm = vm_of(clone);
     let current = observe::config(run.client, &vm)?;
     let name = name_of(run.task, None);
-    let left = Left {
-        clone,
-        source,
-        current: &current,
-        name: &name,
-    };
-    let moved = continue_move(run, listing, tag_case, effects, warnings, left)?;
+    let moved = continue_move(run, listing, learned, clone, source, &current, &name)?;
     if let Some(out) = moved {
         return Ok(out);
     }
@@ -72,19 +56,11 @@ fn rerun(
         current,
         wanted: run.task.config.clone(),
     };
-    converge_existing(run, listing, tag_case, effects, warnings, to)
+    converge_existing(run, listing, learned, to)
 }
 
 /// A new clone: checked, planned (clone, listed, moved, configured) and made.
-fn make(
-    run: &Run,
-    listing: &mut Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
-    listed: &mut Listed,
-    source: &Guest,
-) -> Result<Output, Failure> {
+fn make(run: &Run, listing: &mut Listing, learned: &mut Learned, source: &Guest) -> Result<Output, Failure> {
     let task = run.task;
     decide::clone::refuse_linked_of_non_template(task, source)?;
     let source_vm = vm_of(source);
@@ -107,18 +83,18 @@ fn make(
     check_pool(run)?;
     // The plan's clone starts as a copy of the source's config (what a check run predicts).
     let clone_source = source_config.clone().filter(|_| task.check_mode);
-    let changes = rest_of_task(run, tag_case, source, newid, source_config)?;
+    let changes = rest_of_task(run, source, newid, source_config)?;
     let (mut plan, diff) = decide::clone::plan(task, source, newid, allocation, route.as_ref(), changes);
     plan.known.clone_source = clone_source;
     let name = name_of(task, None);
-    let mut outcome = crate::execute::execute(run, listing, tag_case, effects, warnings, &mut plan, name.clone())?;
+    let mut outcome = crate::execute::execute(run, listing, learned, &mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run made this clone at the same moment: that VM is the clone.
         listing.learn_name(&found, &name, task.pool.as_ref());
-        return clone(run, listing, tag_case, effects, warnings, listed);
+        return clone(run, listing, learned);
     }
     let vm = plan.vm.clone();
-    name_race::after_create(run, may_race, &vm, outcome.listing.take(), listed, warnings);
+    name_race::after_create(run, may_race, &vm, outcome.listing.take(), learned);
     let out = Output::changed(format!(
         "VM {name} with newid {} cloned from vm with vmid {}",
         vm.vmid, source.vmid
@@ -132,7 +108,7 @@ fn make(
     let config = observe::made_config(run, listing, &vm, outcome.config.take())?;
     Ok(with_mac_and_devices(
         out,
-        effects,
+        &learned.effects,
         task.check_mode,
         vm.vmid,
         config.as_ref(),
@@ -143,7 +119,6 @@ fn make(
 /// the clone's copy (`None`: nothing else to apply).
 fn rest_of_task(
     run: &Run,
-    tag_case: &TagCase,
     source: &Guest,
     newid: u32,
     source_config: Option<Map<String, Value>>,
@@ -156,38 +131,24 @@ fn rest_of_task(
         Some(c) => c,
         None => observe::config(run.client, &vm_of(source))?,
     };
-    converge::changes(&source_config, &wanted, newid, tag_case)
+    converge::changes(&source_config, &wanted, newid, &run.tag_case)
         .map(Some)
         .map_err(|e| Failure::new(e).with("vmid", newid))
 }
 
-/// A clone that exists, found by a rerun of its clone task.
-pub struct Left<'a> {
-    pub clone: &'a Guest,
-    pub source: &'a Guest,
-    /// The clone's config, read once.
-    pub current: &'a Map<String, Value>,
-    /// The name for messages.
-    pub name: &'a str,
-}
-
 /// A clone a run left on the source's node before its move: stopped, while the task
 /// wants it on `target` and its disks cannot be cloned there. The rerun moves it, then
-/// converges it as `update: true` would; `None` when no move is left to do.
+/// converges it as `update: true` would; `None` when no move is left to do. `current`:
+/// the clone's config, read once; `name`: the name for messages.
 pub fn continue_move(
     run: &Run,
     listing: &Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
-    left: Left,
+    learned: &mut Learned,
+    clone: &Guest,
+    source: &Guest,
+    current: &Map<String, Value>,
+    name: &str,
 ) -> Result<Option<Output>, Failure> {
-    let Left {
-        clone,
-        source,
-        current,
-        name,
-    } = left;
     let Some(target) = run.task.clone.target.clone().filter(|t| *t != *clone.node) else {
         return Ok(None);
     };
@@ -217,7 +178,7 @@ pub fn continue_move(
         targetstorage: route.targetstorage,
     });
     plan.known.current = Some(current.clone());
-    crate::execute::execute(run, listing, tag_case, effects, warnings, &mut plan, name.to_string())?;
+    crate::execute::execute(run, listing, learned, &mut plan, name.to_string())?;
     let moved = Guest {
         node: target.as_str().into(),
         ..clone.clone()
@@ -237,7 +198,7 @@ pub fn continue_move(
         wanted,
         up_to_date: String::new(),
     };
-    let mut converged = converge_existing(run, listing, tag_case, effects, warnings, to)?;
+    let mut converged = converge_existing(run, listing, learned, to)?;
     // One result for both steps: the move's message first, then what the update added.
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     diff.change(

@@ -8,12 +8,13 @@
 //! actions, or the refusal in 1.6's words; each decision a table of tests),
 //! [`execute`](mod@execute) writes unless in check mode, [`report`] words 1.6's result.
 //!
-//! An edited `memory:` on a VM that exists, with `update: true`, crosses
-//! `task/config.rs` (option → config key), this file (`run` → `present` → `existing` →
-//! [`converge_existing`] → `apply`), `observe/mod.rs`, `decide/update.rs`,
-//! `execute/mod.rs` (the gate, the plan run) then `execute/config.rs` (the PUT), and
-//! `report/update.rs`; [`converge`], [`checks`], [`plan`] and [`api`] are the libraries
-//! the steps call.
+//! An edited `memory:` on a VM that exists, with `update: true`, crosses six files, one
+//! per step: `task/config.rs` (option → config key), this file (`run` → `present` →
+//! `existing` → [`converge_existing`] → `apply`), `observe/mod.rs` (the VM, its config
+//! and what is pending), `decide/update.rs` (what differs, the actions),
+//! `execute/mod.rs` (the gate, the plan run, the PUT and the read-back of what stays
+//! pending) and `report/update.rs` (the message, `changes`, the diff, `mac`, `devices`).
+//! [`converge`], [`checks`], [`plan`] and [`api`] are the libraries the steps call.
 //!
 //! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
 //!   `apply_pending`, ... are [`task`]'s enums), and the module's declaration
@@ -22,9 +23,9 @@
 //!   migration, removal and guest-wait parts; the only reader of parameters, with its
 //!   declaration test); `task/config.rs`: options to the VM config keys PVE expects
 //!   (1.6's transformations, `extra_config` checked against the schema).
-//! - This file: [`Run`] (the task, the client, the privilege gate: what every step is
-//!   handed; the listing, warnings, check-mode effects, tag comparison and name index
-//!   are plain values the run passes where they are read or added to), [`run`] (the run
+//! - This file: [`Run`] (the task, the client, the privilege gate, the tag comparison:
+//!   what every step is handed), [`Learned`] (the warnings, check-mode effects and name
+//!   index the run hands back to the module, failed or not), [`run`] (the run
 //!   and its dispatch) and the drivers of `present` (create or restore; an existing VM
 //!   left alone with what differs named, or with `update: true` converged by
 //!   [`converge_existing`], the one update path, also of a clone that exists), the power
@@ -44,11 +45,11 @@
 //!   and only grow; NICs keep their MACs).
 //! - [`plan`]: the actions a decision holds; a check run's plan as the effects later
 //!   tasks see; the plan's actions as the writes the privilege check reads.
-//! - [`execute`](mod@execute): `execute::execute`, the one way a driver writes (the plan held to the
-//!   privilege gate, run, its check-mode effects buffered); one method per action, each
-//!   with its own recovery of a lost answer
-//!   (create and clone with a vmid taken meanwhile or a busy lock, config, pool move,
-//!   power, migrate, remove, template).
+//! - [`execute`](mod@execute): `execute::execute`, the one way a driver writes (the plan
+//!   held to the privilege gate, run, its check-mode effects kept), and the config
+//!   writes every create, clone and update ends with; one method per action, each with
+//!   its own recovery of a lost answer (create and clone with a vmid taken meanwhile or
+//!   a busy lock, config, pool move, power, migrate, remove, template).
 //! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff, `mac`
 //!   and `devices` (from the config in hand: no I/O).
 //! - [`name_race`] (the re-look after a create that warns of a racer, and the listing
@@ -101,19 +102,30 @@ use task::{Config, KvmTask, Operation, State};
 
 pub use docs::spec;
 
-/// What every step of a run is handed: the task, the client, and the privilege gate
-/// (what PVE will refuse, known before the first write; one call, made when needed).
-/// What the run learns as it goes (the listing, the warnings, the check-mode effects,
-/// the name index) is passed as plain values to the steps that read or add to it.
+/// What every step of a run is handed: the task, the client, the privilege gate (what
+/// PVE will refuse, known before the first write; one call, made when needed) and the
+/// cluster's tag comparison. What the run learns as it goes is passed to the steps that
+/// add to it: the cluster's [`Listing`] and the [`Learned`].
 pub struct Run<'a> {
     pub client: &'a Client,
     pub gate: Gate<'a>,
     pub task: &'a KvmTask,
+    /// How the cluster compares tags: its `tag-style`, read the first time a comparison
+    /// needs it (tags that differ in case alone), so a run that never needs it never
+    /// reads it.
+    pub tag_case: TagCase<'a>,
 }
 
-/// A listing made after the start (a create's or clone's, showing the new VM) with when
-/// it was made: the run's name index, which the module returns.
-pub type Listed = Option<(Cluster, std::time::Instant)>;
+/// What a run learns as it goes and hands back to the module, failed or not.
+#[derive(Default)]
+pub struct Learned {
+    pub warnings: Vec<String>,
+    /// The check-mode effects: what the later tasks of the run see as done.
+    pub effects: Effects,
+    /// A listing made after the start (a create's or clone's, showing the new VM) with
+    /// when it was made: the run's name index.
+    pub listed: Option<(Cluster, std::time::Instant)>,
+}
 
 /// One run: the task read once, the cluster listed once, the node placed (a VM created
 /// without `node`), then its operation (see [`task::Operation`]); the warnings, the
@@ -131,28 +143,32 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         client: &client,
         gate: Gate::new(&client, &conn),
         task: &task,
+        tag_case: TagCase::of_cluster(&client),
     };
-    // How the cluster compares tags (its `tag-style`, read when a comparison needs it).
-    let tag_case = TagCase::of_cluster(&client);
-    let (mut effects, mut warnings, mut listed) = (Effects::default(), Vec::new(), None);
+    let mut learned = Learned::default();
     let reservations = m.placements().to_vec();
     let placed = placement::place(&run, &mut listing, &reservations)?;
     if let Some((placed_task, _)) = &placed {
         run.task = placed_task;
     }
-    let (w, e, l) = (&mut warnings, &mut effects, &mut listed);
+    let l = &mut learned;
     let result = match &run.task.operation {
-        Operation::Clone => clone::clone(&run, &mut listing, &tag_case, e, w, l),
-        Operation::DeleteKeys(keys) => config_keys(&run, &listing, &tag_case, e, w, KeyEdit::Delete, keys),
-        Operation::RevertKeys(keys) => config_keys(&run, &listing, &tag_case, e, w, KeyEdit::Revert, keys),
-        Operation::Migrate => migrate(&run, &listing, &tag_case, e, w),
-        Operation::State(State::Present) => present(&run, &mut listing, &tag_case, e, w, l),
-        Operation::State(state) => power_state(&run, &listing, &tag_case, e, w, *state),
+        Operation::Clone => clone::clone(&run, &mut listing, l),
+        Operation::DeleteKeys(keys) => config_keys(&run, &listing, l, KeyEdit::Delete, keys),
+        Operation::RevertKeys(keys) => config_keys(&run, &listing, l, KeyEdit::Revert, keys),
+        Operation::Migrate => migrate(&run, &listing, l),
+        Operation::State(State::Present) => present(&run, &mut listing, l),
+        Operation::State(state) => power_state(&run, &listing, l, *state),
     };
+    let Learned {
+        warnings,
+        mut effects,
+        listed,
+    } = learned;
     for w in warnings
         .into_iter()
         .chain(run.task.assume.warnings())
-        .chain(tag_case.warning())
+        .chain(run.tag_case.warning())
     {
         m.warn(w);
     }
@@ -179,42 +195,30 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 
 /// `state: present`: create (or restore) the VM; one that exists is converged with
 /// `update: true`, else left alone with what differs named.
-fn present(
-    run: &Run,
-    listing: &mut Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
-    listed: &mut Listed,
-) -> Result<Output, Failure> {
+fn present(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
     match observe::target(run, listing)? {
-        Some(guest) => existing(run, listing, tag_case, effects, warnings, &guest),
-        None => create(run, listing, tag_case, effects, warnings, listed),
+        Some(guest) => existing(run, listing, learned, &guest),
+        None => create(run, listing, learned),
     }
 }
 
 /// An existing VM: converged with `update`, else left alone and what differs said.
-fn existing(
-    run: &Run,
-    listing: &Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
-    guest: &Guest,
-) -> Result<Output, Failure> {
+fn existing(run: &Run, listing: &Listing, learned: &mut Learned, guest: &Guest) -> Result<Output, Failure> {
     let task = run.task;
     let observed = observe::existing(run, guest)?;
     let vm = &observed.vm;
-    warnings.extend(decide::existing::node_warning(task, vm));
-    warnings.extend(decide::existing::ha_warning(task, vm, observed.ha_managed));
+    learned.warnings.extend(decide::existing::node_warning(task, vm));
+    learned
+        .warnings
+        .extend(decide::existing::ha_warning(task, vm, observed.ha_managed));
     if !task.update {
-        let differ = converge::changes(&observed.config, &task.config, vm.vmid, tag_case).map(|c| c.keys());
+        let differ = converge::changes(&observed.config, &task.config, vm.vmid, &run.tag_case).map(|c| c.keys());
         let (msg, left) = decide::existing::left_alone(task, vm, guest.pool.as_ref(), differ);
-        warnings.extend(left);
+        learned.warnings.extend(left);
         let out = report::update::left_alone(msg, vm.vmid);
         return Ok(with_mac_and_devices(
             out,
-            effects,
+            &learned.effects,
             task.check_mode,
             vm.vmid,
             Some(&observed.config),
@@ -227,7 +231,7 @@ fn existing(
         current: observed.config,
         wanted: task.config.clone(),
     };
-    converge_existing(run, listing, tag_case, effects, warnings, to)
+    converge_existing(run, listing, learned, to)
 }
 
 /// An existing VM to bring to the task.
@@ -246,39 +250,24 @@ pub struct Existing<'g> {
 /// The one update path, of `update: true` and of a clone task whose clone exists:
 /// compared, the cloud-init drive observed where it matters, decided, checked, written,
 /// reported.
-pub fn converge_existing(
-    run: &Run,
-    listing: &Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
-    to: Existing,
-) -> Result<Output, Failure> {
+pub fn converge_existing(run: &Run, listing: &Listing, learned: &mut Learned, to: Existing) -> Result<Output, Failure> {
     let id = to.guest.vmid;
-    let (changes, warning) = decide::update::compare(run.task, id, &to.current, &to.wanted, tag_case)?;
-    warnings.extend(warning);
+    let (changes, warning) = decide::update::compare(run.task, id, &to.current, &to.wanted, &run.tag_case)?;
+    learned.warnings.extend(warning);
     let observed = observe::for_update(run, to.guest, to.name, to.current, &to.wanted)?;
     let out = match decide::update::decide(run.task, &observed, to.wanted, changes, to.up_to_date)? {
         Decision::UpToDate(msg) => report::update::up_to_date(msg, id),
         Decision::NotInGuest { msg, waiting } => report::update::not_in_guest(msg, id, waiting),
         Decision::RebootForGuest { msg, diff, actions } => {
             let mut plan = Plan::of(observed.vm.clone(), actions);
-            execute(
-                run,
-                listing,
-                tag_case,
-                effects,
-                warnings,
-                &mut plan,
-                observed.name.clone(),
-            )?;
+            execute(run, listing, learned, &mut plan, observed.name.clone())?;
             report::update::rebooted_for_guest(msg, id, plan.describe(), diff)
         }
-        Decision::Update(u) => return apply(run, listing, tag_case, effects, warnings, &observed, u),
+        Decision::Update(u) => return apply(run, listing, learned, &observed, u),
     };
     Ok(with_mac_and_devices(
         out,
-        effects,
+        &learned.effects,
         run.task.check_mode,
         id,
         Some(&observed.config),
@@ -290,9 +279,7 @@ pub fn converge_existing(
 fn apply(
     run: &Run,
     listing: &Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
+    learned: &mut Learned,
     observed: &UpdateObserved,
     u: Update,
 ) -> Result<Output, Failure> {
@@ -308,15 +295,7 @@ fn apply(
     let mut plan = Plan::of(vm.clone(), u.actions);
     plan.known.current = Some(current.clone());
     plan.known.pending = predicted.clone();
-    let mut outcome = execute(
-        run,
-        listing,
-        tag_case,
-        effects,
-        warnings,
-        &mut plan,
-        observed.name.clone(),
-    )?;
+    let mut outcome = execute(run, listing, learned, &mut plan, observed.name.clone())?;
     if run.task.check_mode {
         // Nothing was written: report what PVE's hotplug rules would leave pending.
         outcome.rebooted_for_pending = u.reboot && !(predicted.is_empty() && u.not_in_guest.is_empty());
@@ -335,7 +314,7 @@ fn apply(
     let config = outcome.config.as_ref().unwrap_or(current);
     Ok(with_mac_and_devices(
         out,
-        effects,
+        &learned.effects,
         run.task.check_mode,
         vm.vmid,
         Some(config),
@@ -343,17 +322,10 @@ fn apply(
 }
 
 /// A new VM (or a restore from `archive`).
-fn create(
-    run: &Run,
-    listing: &mut Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
-    listed: &mut Listed,
-) -> Result<Output, Failure> {
+fn create(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
     let task = run.task;
     let node = decide::create::node(task, &listing.nodes)?;
-    warnings.extend(decide::create::warning(task));
+    learned.warnings.extend(decide::create::warning(task));
     check_bridges(run, &node, task.config.iter())?;
     check_drives(run, listing, &node, task.config.iter())?;
     check_pool(run)?;
@@ -361,14 +333,14 @@ fn create(
     let may_race = allocation == Allocation::NextId;
     let (mut plan, diff) = decide::create::plan(task, Vm { node, vmid }, allocation)?;
     let name = observe::name_of(task, None);
-    let mut outcome = execute(run, listing, tag_case, effects, warnings, &mut plan, name.clone())?;
+    let mut outcome = execute(run, listing, learned, &mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run created this name at the same moment: that VM is the one.
         listing.learn_name(&found, &name, task.pool.as_ref());
-        return present(run, listing, tag_case, effects, warnings, listed);
+        return present(run, listing, learned);
     }
     let vm = plan.vm.clone();
-    name_race::after_create(run, may_race, &vm, outcome.listing.take(), listed, warnings);
+    name_race::after_create(run, may_race, &vm, outcome.listing.take(), learned);
     let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
         .with("vmid", vm.vmid)
         .with("actions", plan.describe())
@@ -377,7 +349,7 @@ fn create(
     let config = observe::made_config(run, listing, &vm, outcome.config.take())?;
     Ok(with_mac_and_devices(
         out,
-        effects,
+        &learned.effects,
         task.check_mode,
         vm.vmid,
         config.as_ref(),
@@ -386,16 +358,9 @@ fn create(
 
 /// A power state, `current`, `template` or `absent`; then, with `wait_for_agent` or
 /// `wait_for_ip`, the wait for the guest.
-fn power_state(
-    run: &Run,
-    listing: &Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
-    state: State,
-) -> Result<Output, Failure> {
+fn power_state(run: &Run, listing: &Listing, learned: &mut Learned, state: State) -> Result<Output, Failure> {
     use decide::power::{self, Decision};
-    let Some(observed) = observe::power_state(run, listing, state, warnings)? else {
+    let Some(observed) = observe::power_state(run, listing, state, &mut learned.warnings)? else {
         return power::not_found(run.task, state).map(report::power::already_absent);
     };
     let decision = power::decide(run.task, state, &observed)?;
@@ -407,15 +372,7 @@ fn power_state(
     let done = match &decision {
         Decision::Act { actions, .. } => {
             let mut plan = Plan::of(observed.vm.clone(), actions.clone());
-            execute(
-                run,
-                listing,
-                tag_case,
-                effects,
-                warnings,
-                &mut plan,
-                observed.name.clone(),
-            )?;
+            execute(run, listing, learned, &mut plan, observed.name.clone())?;
             plan.describe()
         }
         _ => Vec::new(),
@@ -432,9 +389,7 @@ fn power_state(
 fn config_keys(
     run: &Run,
     listing: &Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
+    learned: &mut Learned,
     edit: KeyEdit,
     wanted: &[String],
 ) -> Result<Output, Failure> {
@@ -457,15 +412,7 @@ fn config_keys(
         plan.known.current = Some(observed.found.clone());
         plan.known.pending_deletes = predicted.keys().cloned().collect();
     }
-    execute(
-        run,
-        listing,
-        tag_case,
-        effects,
-        warnings,
-        &mut plan,
-        observed.name.clone(),
-    )?;
+    execute(run, listing, learned, &mut plan, observed.name.clone())?;
     let read_back = if keys::reads_back(edit, observed.running, check_mode) {
         Some(observe::pending_after_keys(run, edit, &observed)?)
     } else {
@@ -476,13 +423,7 @@ fn config_keys(
 }
 
 /// `migrate: true`.
-fn migrate(
-    run: &Run,
-    listing: &Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
-) -> Result<Output, Failure> {
+fn migrate(run: &Run, listing: &Listing, learned: &mut Learned) -> Result<Output, Failure> {
     use decide::migrate::{Decision, Migration};
     let observed = observe::migration(run, listing)?;
     let id = observed.vm.vmid;
@@ -492,14 +433,6 @@ fn migrate(
     };
     let mut plan = Plan::new(observed.vm.clone());
     plan.push(action);
-    execute(
-        run,
-        listing,
-        tag_case,
-        effects,
-        warnings,
-        &mut plan,
-        observed.name.clone(),
-    )?;
+    execute(run, listing, learned, &mut plan, observed.name.clone())?;
     Ok(report::migrate::changed(msg, id, plan.describe(), diff))
 }

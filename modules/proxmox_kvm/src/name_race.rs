@@ -10,7 +10,7 @@ use ferrox_common::api::client::Client;
 use ferrox_common::cluster::vm::{self, Cluster, Guest, GuestType, ListingQuery};
 
 use crate::api::Vm;
-use crate::{Listed, Run};
+use crate::{Learned, Run};
 
 /// After a create or clone of `vm`: the listing that showed it (`listing`, when the
 /// wait ended with one) becomes the run's name index, `vm` under the task's name even
@@ -18,28 +18,21 @@ use crate::{Listed, Run};
 /// by that name confirms it with one read instead of listing again. With PVE's next free
 /// id (`may_race`), another VM of the task's name, made by a run at the same moment, is
 /// warned of.
-pub fn after_create(
-    run: &Run,
-    may_race: bool,
-    vm: &Vm,
-    listing: Option<Cluster>,
-    listed: &mut Listed,
-    warnings: &mut Vec<String>,
-) {
+pub fn after_create(run: &Run, may_race: bool, vm: &Vm, listing: Option<Cluster>, learned: &mut Learned) {
     let name = run.task.given_name();
     if let Some(listing) = &listing {
         let mut listing = listing.clone();
         if let (Some(name), Some(ours)) = (name, listing.guests.iter_mut().find(|g| g.vmid == vm.vmid)) {
             ours.name.get_or_insert_with(|| name.to_string());
         }
-        *listed = Some((listing, std::time::Instant::now()));
+        learned.listed = Some((listing, std::time::Instant::now()));
     }
     let Some(name) = name.filter(|_| may_race && !run.task.check_mode) else {
         return;
     };
     let others = others_named(run.client, listing, name, vm.vmid);
     if !others.is_empty() {
-        warnings.push(warning(name, vm.vmid, &others));
+        learned.warnings.push(warning(name, vm.vmid, &others));
     }
 }
 

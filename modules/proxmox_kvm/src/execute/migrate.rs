@@ -162,3 +162,18 @@ impl Executor<'_> {
 pub fn is_ha_migration(upid: &str) -> bool {
     upid.split(':').nth(5) == Some("hamigrate")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ha_migrations_are_recognised_by_their_task_type() {
+        assert!(is_ha_migration(
+            "UPID:pve1:00100001:01000000:6570A1B2:hamigrate:100:root@pam:"
+        ));
+        assert!(!is_ha_migration(
+            "UPID:pve1:00100001:01000000:6570A1B2:qmigrate:100:root@pam:"
+        ));
+    }
+}

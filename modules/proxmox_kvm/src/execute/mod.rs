@@ -8,15 +8,18 @@
 //! a failed task is reported at once with its exit status and log tail.
 //!
 //! Each action is one method of [`Executor`], with what it does when PVE's answer was
-//! lost; the methods live by kind of action: `new_vm` (create, clone), [`busy_lock`] (a
+//! lost. The config writes are here: the update's keys and grown disks (`Converge`, the
+//! action every create, clone and update ends with), deleted and reverted keys. The
+//! other methods live by kind of action: `new_vm` (create, clone), [`busy_lock`] (a
 //! create or clone failed on a busy storage's or config's lock: what it left removed,
-//! tried again), `config` (update, delete, revert), `pool_move`, `power`, `migrate`,
-//! `remove`, `template`.
+//! tried again), `pool_move`, `power`, `migrate`, `remove`, `template`. What the run
+//! found out is an [`Outcome`]; `failure` words a failed call or task.
 
 pub mod busy_lock;
-mod config;
+mod failure;
 mod migrate;
 mod new_vm;
+mod outcome;
 mod pool_move;
 mod power;
 mod remove;
@@ -27,18 +30,22 @@ use std::time::Duration;
 
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::{ApiError, Client};
+use ferrox_common::api::recover::{self, Search};
 use ferrox_common::api::tasks::TaskError;
-use ferrox_common::cluster::vm;
 use ferrox_common::pve::privileges::Target;
 use ferrox_common::pve::tags::TagCase;
-use ferrox_common::run::vm_task::Effects;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
-use crate::api::Vm;
+use crate::api::{self, fields, Vm};
+use crate::converge::{self, Changes};
 use crate::observe::listing::Listing;
 use crate::plan::{effects, privileges, Action, Plan};
-use crate::Run;
+use crate::task::Config;
+use crate::{Learned, Run};
+pub(crate) use failure::api_fail;
+pub use failure::task_failure;
 pub use migrate::is_ha_migration;
+pub use outcome::Outcome;
 pub use power::ha_request_target;
 
 /// The smallest wait for creating, cloning, restoring, converting and removing.
@@ -46,13 +53,12 @@ const LONG_TASK_SECS: u64 = 300;
 
 /// Runs `plan` on the VM named `name` (for messages) unless in check mode, and returns
 /// what it found out; the `actions` list goes on the result either way. `listing`: the
-/// run's (which vmids are taken); `effects`: the run's check-mode effects so far.
+/// run's (which vmids are taken); `learned`: the run's check-mode effects so far, which
+/// this plan's join, and its warnings.
 pub fn execute(
     run: &Run,
     listing: &Listing,
-    tag_case: &TagCase,
-    effects: &mut Effects,
-    warnings: &mut Vec<String>,
+    learned: &mut Learned,
     plan: &mut Plan,
     name: String,
 ) -> Result<Outcome, Failure> {
@@ -64,55 +70,19 @@ pub fn execute(
         node: &plan.vm.node,
         planned: check_mode && listing.listed_name(plan.vm.vmid).is_none(),
     };
-    let verdict = effects.hold(&run.gate, "proxmox_kvm", &target, &writes, check_mode);
-    warnings.extend(run.gate.take_warnings());
+    let verdict = learned
+        .effects
+        .hold(&run.gate, "proxmox_kvm", &target, &writes, check_mode);
+    learned.warnings.extend(run.gate.take_warnings());
     verdict?;
-    let mut exec = Executor::of(run, listing, tag_case, name);
+    let mut exec = Executor::of(run, listing, name);
     let result = exec.run(plan);
-    warnings.append(&mut exec.outcome.warnings);
+    learned.warnings.append(&mut exec.outcome.warnings);
     if result.is_ok() {
-        let planned = effects::effects(plan, run.task.name.as_deref(), &plan.known, tag_case);
-        effects.record_all(check_mode, planned);
+        let planned = effects::effects(plan, run.task.name.as_deref(), &plan.known, &run.tag_case);
+        learned.effects.record_all(check_mode, planned);
     }
     result.map(|_| exec.outcome)
-}
-
-/// What running the plan found out, for the result.
-#[derive(Debug, Default)]
-pub struct Outcome {
-    /// Changes left pending on a running VM (key -> pending value).
-    pub pending: Map<String, Value>,
-    /// The VM's effective config after an update (pending applied), when read.
-    pub config: Option<Map<String, Value>>,
-    /// Config keys written.
-    pub written: Vec<String>,
-    /// Whether the pending changes were applied by a reboot.
-    pub rebooted_for_pending: bool,
-    pub warnings: Vec<String>,
-    /// What was done so far, so a failure half-way says what already changed.
-    pub done: Vec<String>,
-    /// The listing that showed the new VM (`WaitListed`): what the check for a racer of
-    /// the same name reads, instead of listing again.
-    pub listing: Option<vm::Cluster>,
-    /// The VM another run created meanwhile under the vmid this task derived from the
-    /// name, carrying that name: the rest of the plan was not run, the task converges
-    /// onto that VM instead.
-    pub adopted: Option<Vm>,
-}
-
-impl Outcome {
-    /// Adds `pending` to a result when the run left changes pending (left out otherwise,
-    /// as the result of a VM that takes every change at once).
-    pub fn with_pending(
-        &self,
-        out: ferrox_common::ansible::protocol::Output,
-    ) -> ferrox_common::ansible::protocol::Output {
-        if self.pending.is_empty() {
-            out
-        } else {
-            out.with("pending", self.pending.clone())
-        }
-    }
 }
 
 pub struct Executor<'a> {
@@ -136,7 +106,7 @@ pub struct Executor<'a> {
 impl<'a> Executor<'a> {
     /// The executor of the task: its budgets, `skiplock`, the vmids listed when the plan
     /// was made.
-    fn of(run: &Run<'a>, listing: &Listing, tag_case: &TagCase<'a>, name: String) -> Executor<'a> {
+    fn of(run: &Run<'a>, listing: &Listing, name: String) -> Executor<'a> {
         let timeout = run.task.timeout.as_secs();
         Executor {
             client: run.client,
@@ -149,7 +119,7 @@ impl<'a> Executor<'a> {
                 .listed()
                 .map(|(vmid, name)| (vmid, name.map(str::to_string)))
                 .collect(),
-            tag_case: tag_case.clone(),
+            tag_case: run.tag_case.clone(),
             outcome: Outcome::default(),
         }
     }
@@ -261,75 +231,199 @@ impl Executor<'_> {
             .extend(done.warnings.into_iter().map(|w| format!("task {upid}: {w}")));
         Ok(())
     }
-}
 
-pub(crate) fn api_fail(prefix: &str, e: ApiError, vmid: u32) -> Failure {
-    Failure::new(format!("{prefix}{e}")).with("vmid", vmid)
-}
-
-/// A failed or timed-out task in words: 1.6's timeout text, plus what it lacked (the
-/// task's id, how long we waited, the last log line rather than the first).
-pub fn task_failure(prefix: &str, op: &str, e: TaskError) -> String {
-    match e {
-        TaskError::Timeout { upid, waited, last_line } => format!(
-            "Reached timeout while waiting for {op} VM. Last line in task before timeout: {} (task {upid} still running after {} s; it continues in PVE)",
-            last_line.unwrap_or_else(|| "(no output yet)".into()),
-            waited.as_secs()
-        ),
-        TaskError::Failed { upid, exitstatus, log_tail } => {
-            let tail = if log_tail.is_empty() { String::new() } else { format!(" Task log: {}", log_tail.join(" | ")) };
-            format!("{prefix}{exitstatus} (task {upid}).{tail}")
+    /// Writes the config keys that differ (guarded by the config digest, re-planned
+    /// after a lost answer), then grows disks; what stays pending and
+    /// the effective config are read back for the result. With `recompute` the changes
+    /// come from the VM's real config (a VM just made), not the plan.
+    fn converge(
+        &mut self,
+        vm: &Vm,
+        wanted: &Config,
+        planned: &Changes,
+        digest: Option<&str>,
+        recompute: bool,
+    ) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let prefix = format!("Unable to update vm {} with vmid {id}: ", self.name);
+        let (changes, digest) = if recompute {
+            self.changes_now(vm, wanted, &prefix)?
+        } else {
+            (planned.clone(), digest.map(str::to_string))
+        };
+        if changes.is_empty() {
+            return Ok(());
         }
-        TaskError::Api(e) => format!("{prefix}{e}"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn task_failures_name_the_task_and_what_it_said() {
-        let timeout = TaskError::Timeout {
-            upid: "UPID:pve1:1:2:3:qmclone:9000:root@pam:".into(),
-            waited: Duration::from_secs(300),
-            last_line: Some("transferred 1.0 GiB of 32.0 GiB (3.12%)".into()),
-        };
-        assert_eq!(
-            task_failure("Unable to clone vm x from vmid 9000: ", "creating", timeout),
-            "Reached timeout while waiting for creating VM. Last line in task before timeout: transferred 1.0 GiB of 32.0 GiB (3.12%) (task UPID:pve1:1:2:3:qmclone:9000:root@pam: still running after 300 s; it continues in PVE)"
-        );
-        let failed = TaskError::Failed {
-            upid: "UPID:pve1:1:2:3:qmstart:100:root@pam:".into(),
-            exitstatus: "start failed: bridge 'vmbr9' does not exist".into(),
-            log_tail: vec!["TASK ERROR: start failed: bridge 'vmbr9' does not exist".into()],
-        };
-        assert_eq!(
-            task_failure("starting of VM 100 failed with exception: ", "starting", failed),
-            "starting of VM 100 failed with exception: start failed: bridge 'vmbr9' does not exist (task UPID:pve1:1:2:3:qmstart:100:root@pam:). Task log: TASK ERROR: start failed: bridge 'vmbr9' does not exist"
-        );
+        let written = changes.keys();
+        let changes = self.write_config(vm, wanted, changes, digest, &prefix)?;
+        for grow in &changes.grow {
+            self.grow(vm, grow, &prefix)?;
+            self.outcome
+                .done
+                .push(format!("grew {} of VM {id} to {}", grow.key, grow.to));
+        }
+        self.outcome.written = written;
+        let pending = api::pending(self.client, vm).map_err(|e| api_fail(&prefix, e, id))?;
+        self.outcome.pending = pending.waiting;
+        self.outcome.config = Some(pending.effective);
+        Ok(())
     }
 
-    #[test]
-    fn ha_requests_are_recognised_by_their_task_type() {
-        assert_eq!(
-            ha_request_target("UPID:pve1:00100001:01000000:6570A1B2:hastart:100:root@pam:"),
-            Some("running")
+    /// What the VM's config lacks of `wanted` now, with the digest of the config read.
+    fn changes_now(&self, vm: &Vm, wanted: &Config, prefix: &str) -> Result<(Changes, Option<String>), Failure> {
+        let id = vm.vmid;
+        let current = api::config(self.client, vm).map_err(|e| api_fail(prefix, e, id))?;
+        let digest = current.get("digest").and_then(Value::as_str).map(str::to_string);
+        let changes =
+            converge::changes(&current, wanted, id, &self.tag_case).map_err(|e| Failure::new(e).with("vmid", id))?;
+        Ok((changes, digest))
+    }
+
+    /// Writes `changes.set`, guarded by `digest`. Returns the changes as they stand
+    /// after the write: a lost answer re-plans them, and their disks are grown next.
+    fn write_config(
+        &mut self,
+        vm: &Vm,
+        wanted: &Config,
+        mut changes: Changes,
+        mut digest: Option<String>,
+        prefix: &str,
+    ) -> Result<Changes, Failure> {
+        let id = vm.vmid;
+        let mut resends = 0;
+        while !changes.set.is_empty() {
+            let since = recover::now();
+            match self.send_config(vm, &changes, digest.clone()) {
+                Ok(answer) => {
+                    self.wait_answer(&answer, self.long_timeout, "updating", prefix, id)?;
+                    self.outcome.done.push(format!(
+                        "set {} of VM {id}",
+                        changes.set.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ));
+                    break;
+                }
+                Err(e) if e.answer_lost() && resends < recover::MAX_RESENDS => {
+                    resends += 1;
+                    (changes, digest) = self.replan_config(vm, wanted, changes.allocates, &e, since, prefix)?;
+                }
+                Err(e) => return Err(api_fail(prefix, e, id)),
+            }
+        }
+        Ok(changes)
+    }
+
+    /// One config write of `changes.set`, with the digest and `skiplock` when asked.
+    fn send_config(&self, vm: &Vm, changes: &Changes, digest: Option<String>) -> Result<Value, ApiError> {
+        let mut body: Vec<(String, String)> = changes.set.clone().into_iter().collect();
+        if let Some(d) = digest {
+            body.push(("digest".into(), d));
+        }
+        if self.skiplock {
+            body.push(("skiplock".into(), "1".into()));
+        }
+        // Allocating storage can outlast an HTTP request: PVE runs it as a task.
+        if changes.allocates {
+            self.client.post(&vm.path("/config"), &fields(&body))
+        } else {
+            self.client.put(&vm.path("/config"), &fields(&body))
+        }
+    }
+
+    /// After a config write's answer was lost: lets a config task of the lost call
+    /// finish, then re-reads and re-plans. What it applied drops out of the plan, and
+    /// the new digest keeps anything from being applied twice.
+    fn replan_config(
+        &mut self,
+        vm: &Vm,
+        wanted: &Config,
+        allocates: bool,
+        lost: &ApiError,
+        since: u64,
+        prefix: &str,
+    ) -> Result<(Changes, Option<String>), Failure> {
+        let id = vm.vmid;
+        if allocates {
+            let search = Search {
+                node: &vm.node,
+                kind: "qmconfig",
+                vmid: id,
+                since,
+            };
+            recover::find_and_wait(self.client, &search, self.long_timeout)
+                .map_err(|te| Failure::new(format!("{prefix}{}", task_failure("", "updating", te))).with("vmid", id))?;
+        }
+        let (changes, digest) = self.changes_now(vm, wanted, prefix)?;
+        let found = if changes.set.is_empty() {
+            format!("the config of VM {id} shows the change applied")
+        } else {
+            format!("the config of VM {id} lacks the change; it is sent again")
+        };
+        self.outcome.warnings.push(recover::warning(lost, &found));
+        Ok((changes, digest))
+    }
+
+    /// Grows a disk; a lost answer is reconciled through the `resize` task (an absolute
+    /// size may be sent again: PVE leaves a disk of that size as it is).
+    fn grow(&mut self, vm: &Vm, grow: &converge::Grow, prefix: &str) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let body = [("disk", grow.key.clone()), ("size", grow.to.clone())];
+        for resend in 0.. {
+            let since = recover::now();
+            match self.client.put(&vm.path("/resize"), &body) {
+                Ok(answer) => return self.wait_answer(&answer, self.long_timeout, "resizing disk of", prefix, id),
+                Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
+                    let search = Search {
+                        node: &vm.node,
+                        kind: "resize",
+                        vmid: id,
+                        since,
+                    };
+                    let found = recover::find_and_wait(self.client, &search, self.long_timeout)
+                        .map_err(|te| Failure::new(task_failure(prefix, "resizing disk of", te)).with("vmid", id))?;
+                    match found {
+                        Some(done) => {
+                            self.outcome.warnings.push(recover::warning(
+                                &e,
+                                &format!("task {} grew {} of VM {id}", done.upid, grow.key),
+                            ));
+                            return Ok(());
+                        }
+                        None => self.outcome.warnings.push(recover::warning(
+                            &e,
+                            &format!("no resize task was started for {} of VM {id}; sent again", grow.key),
+                        )),
+                    }
+                }
+                Err(e) => return Err(Failure::new(format!("{prefix}{e}")).with("vmid", id)),
+            }
+        }
+        unreachable!("the loop returns")
+    }
+
+    /// Deletes config keys.
+    fn delete_keys(&self, vm: &Vm, keys: &[String]) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let prefix = format!("Unable to delete settings on VM {} with vmid {id}: ", self.name);
+        let mut body = vec![("delete", keys.join(","))];
+        if self.skiplock {
+            body.push(("skiplock", "1".into()));
+        }
+        self.client
+            .put(&vm.path("/config"), &body)
+            .map_err(|e| api_fail(&prefix, e, id))?;
+        Ok(())
+    }
+
+    /// Reverts pending changes of config keys.
+    fn revert_keys(&self, vm: &Vm, keys: &[String]) -> Result<(), Failure> {
+        let id = vm.vmid;
+        let prefix = format!(
+            "Unable to revert settings on VM {} with vmid {id}: Maybe is not a pending task...   ",
+            self.name
         );
-        assert_eq!(
-            ha_request_target("UPID:pve1:00100001:01000000:6570A1B2:hastop:100:root@pam:"),
-            Some("stopped")
-        );
-        assert_eq!(
-            ha_request_target("UPID:pve1:00100001:01000000:6570A1B2:qmstart:100:root@pam:"),
-            None
-        );
-        assert_eq!(ha_request_target("not a upid"), None);
-        assert!(is_ha_migration(
-            "UPID:pve1:00100001:01000000:6570A1B2:hamigrate:100:root@pam:"
-        ));
-        assert!(!is_ha_migration(
-            "UPID:pve1:00100001:01000000:6570A1B2:qmigrate:100:root@pam:"
-        ));
+        self.client
+            .put(&vm.path("/config"), &[("revert", keys.join(","))])
+            .map_err(|e| api_fail(&prefix, e, id))?;
+        Ok(())
     }
 }

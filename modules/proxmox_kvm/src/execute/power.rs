@@ -120,3 +120,25 @@ enum Waited {
     /// The host (qmeventd), starting a VM again after its `qmreboot`.
     HostRestart,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ha_requests_are_recognised_by_their_task_type() {
+        assert_eq!(
+            ha_request_target("UPID:pve1:00100001:01000000:6570A1B2:hastart:100:root@pam:"),
+            Some("running")
+        );
+        assert_eq!(
+            ha_request_target("UPID:pve1:00100001:01000000:6570A1B2:hastop:100:root@pam:"),
+            Some("stopped")
+        );
+        assert_eq!(
+            ha_request_target("UPID:pve1:00100001:01000000:6570A1B2:qmstart:100:root@pam:"),
+            None
+        );
+        assert_eq!(ha_request_target("not a upid"), None);
+    }
+}
