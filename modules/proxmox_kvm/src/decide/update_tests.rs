@@ -1,6 +1,7 @@
 //! `present` on an existing VM with `update: true`: up to date, updated (keys, pool,
-//! password rotation, reboot for pending), cloud-init changes for the guest, refused
-//! when locked; and the update's message with what stays pending.
+//! password rotation, reboot for pending; disks and NICs in place, with or without
+//! `update_unsafe`), cloud-init changes for the guest, refused when locked; and the
+//! update's message with what stays pending.
 
 use ferrox_common::pve::cloudinit::DriveState;
 use ferrox_common::pve::tags::TagCase;
@@ -294,4 +295,58 @@ fn the_update_message_says_what_stays_pending_or_what_a_reboot_applied() {
         assert_eq!(out.get("changed"), Some(&json!(true)));
         assert_eq!(out.get("changes"), Some(&json!(["memory"])));
     }
+}
+
+#[test]
+fn update_unsafe_changes_nothing_disks_grow_in_place_and_nics_keep_their_macs() {
+    let current = json!({
+        "digest": "d1",
+        "scsi0": "local-lvm:vm-100-disk-0,size=10G",
+        "net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0",
+    });
+    let vm = observed(current, false, None, None);
+    let options = json!({
+        "vmid": 100,
+        "update": true,
+        "scsi": {"scsi0": "local-lvm:20"},
+        "net": {"net0": "virtio,bridge=vmbr1"},
+    });
+    let mut with_unsafe = options.clone();
+    with_unsafe["update_unsafe"] = json!(true);
+    let without = task(options);
+    let safe = update_of(&without, &vm);
+    // 1.6 drops disks and NICs from an update unless `update_unsafe`, then recreates
+    // them; here they always change in place, so the flag changes no decision.
+    assert_eq!(update_of(&task(with_unsafe), &vm), safe);
+    let (actions, keys, before, after) = safe;
+    assert_eq!(actions, ["update VM 100: set net0; grow scsi0 from 10G to 20G"]);
+    assert_eq!(keys, ["net0", "scsi0"]);
+    assert_eq!(
+        before,
+        json!({"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr0", "scsi0 size": "10G"})
+    );
+    assert_eq!(
+        after,
+        json!({"net0": "virtio=BC:24:11:00:00:01,bridge=vmbr1", "scsi0 size": "20G"})
+    );
+    // What is sent: the NIC with its MAC, and the disk grown on its own volume.
+    let Ok(Decision::Update(u)) = decided(&without, &vm) else {
+        panic!("an update");
+    };
+    let Action::Converge { changes, .. } = &u.actions[0] else {
+        panic!("a config write first");
+    };
+    assert_eq!(
+        changes.set.get("net0").map(String::as_str),
+        Some("virtio=BC:24:11:00:00:01,bridge=vmbr1")
+    );
+    assert!(!changes.set.contains_key("scsi0"), "the disk is not re-declared");
+    assert_eq!(
+        changes
+            .grow
+            .iter()
+            .map(|g| (g.key.as_str(), g.to.as_str()))
+            .collect::<Vec<_>>(),
+        [("scsi0", "20G")]
+    );
 }
