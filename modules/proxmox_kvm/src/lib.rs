@@ -11,7 +11,7 @@
 //! An edited `memory:` on a VM that exists, with `update: true`, crosses six files, one
 //! per step: `task/config.rs` (option → config key), this file (`run` → `present` →
 //! `existing` → [`converge_existing`] → `apply`), `observe/mod.rs` (the VM, its config
-//! and what is pending), `decide/update.rs` (what differs, the actions),
+//! and what is pending), `decide/update.rs` (the warnings, what differs, the actions),
 //! `execute/mod.rs` (the gate, the plan run, the PUT and the read-back of what stays
 //! pending) and `report/update.rs` (the message, `changes`, the diff, `mac`, `devices`).
 //! [`converge`], [`checks`], [`plan`] and [`api`] are the libraries the steps call.
@@ -36,8 +36,8 @@
 //! - [`observe`]: the cluster's listing, read once (`observe/listing.rs`), the VM the task
 //!   names located in it, what each decision reads of it, one value per operation, and
 //!   the vmid of a new VM (`observe/vmid.rs`).
-//! - [`decide`]: pure decisions: `power`, `existing`, `update`, `create`, `clone`,
-//!   `config_keys`, `migrate`, each with its `*_tests.rs` table.
+//! - [`decide`]: pure decisions: `power`, `update` (a VM that exists), `create`,
+//!   `clone`, `config_keys`, `migrate`, each with its `*_tests.rs` table.
 //! - [`checks`]: refusals that read the cluster, run on a decision before any write:
 //!   bridges, drive references, pool (and the pure EFI-without-OVMF check).
 //! - [`converge`]: the library of PVE's value comparisons the decisions call: current vs
@@ -207,13 +207,13 @@ fn existing(run: &Run, listing: &Listing, learned: &mut Learned, guest: &Guest) 
     let task = run.task;
     let observed = observe::existing(run, guest)?;
     let vm = &observed.vm;
-    learned.warnings.extend(decide::existing::node_warning(task, vm));
+    learned.warnings.extend(decide::update::node_warning(task, vm));
     learned
         .warnings
-        .extend(decide::existing::ha_warning(task, vm, observed.ha_managed));
+        .extend(decide::update::ha_warning(task, vm, observed.ha_managed));
     if !task.update {
         let differ = converge::changes(&observed.config, &task.config, vm.vmid, &run.tag_case).map(|c| c.keys());
-        let (msg, left) = decide::existing::left_alone(task, vm, guest.pool.as_ref(), differ);
+        let (msg, left) = decide::update::left_alone(task, vm, guest.pool.as_ref(), differ);
         learned.warnings.extend(left);
         let out = report::update::left_alone(msg, vm.vmid);
         return Ok(with_mac_and_devices(

@@ -10,18 +10,17 @@
 //! - [`power`]: the power states, `current`, `template`, `absent`.
 //! - [`config_keys`]: `delete` and `revert`, one flow over the keys set or pending.
 //! - [`migrate`]: `migrate: true`.
-//! - [`existing`]: `present` on a VM that exists (warnings; without `update`, left alone).
 //! - [`create`]: `present` of a VM that does not exist: its node, form and actions.
 //! - [`clone`]: a new clone: refused, or its form and actions; [`clone_route`]: a clone
 //!   to another node's local storage, made on the source's node and moved.
-//! - [`update`]: `update: true` and a clone that exists: up to date, cloud-init changes
-//!   for the guest, or the update's writes.
+//! - [`update`]: `present` on a VM that exists (the warnings; without `update`, left
+//!   alone), with `update: true` and of a clone that exists: up to date, cloud-init
+//!   changes for the guest, or the update's writes.
 
 pub mod clone;
 pub mod clone_route;
 pub mod config_keys;
 pub mod create;
-pub mod existing;
 pub mod migrate;
 pub mod power;
 pub mod update;
@@ -32,8 +31,6 @@ mod clone_tests;
 mod config_keys_tests;
 #[cfg(test)]
 mod create_tests;
-#[cfg(test)]
-mod existing_tests;
 #[cfg(test)]
 mod migrate_tests;
 #[cfg(test)]

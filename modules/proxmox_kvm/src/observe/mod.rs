@@ -18,7 +18,7 @@ use serde_json::{Map, Value};
 use crate::api::{self, Vm};
 use crate::decide::config_keys::KeyEdit;
 use crate::decide::power::{self, Now};
-use crate::decide::{existing, migrate, update};
+use crate::decide::{migrate, update};
 use crate::guest_wait;
 use crate::task::{Config, GuestWait, KvmTask, Operation, State};
 use crate::Run;
@@ -322,7 +322,7 @@ pub struct ExistingObserved {
 pub fn existing(run: &Run, guest: &Guest) -> Result<ExistingObserved, Failure> {
     let vm = vm_of(guest);
     let config = config(run.client, &vm)?;
-    let ha_managed = existing::reads_ha_state(run.task) && api::power(run.client, &vm).is_ok_and(|p| p.ha_managed);
+    let ha_managed = update::reads_ha_state(run.task) && api::power(run.client, &vm).is_ok_and(|p| p.ha_managed);
     Ok(ExistingObserved {
         name: name_of(run.task, Some(guest)),
         vm,
