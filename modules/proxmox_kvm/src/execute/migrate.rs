@@ -5,10 +5,10 @@ use std::time::Duration;
 
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::ApiError;
-use ferrox_common::api::recover::{self, Search};
+use ferrox_common::api::recover;
 use ferrox_common::cluster::vm::{self, ListingQuery};
 
-use super::{api_fail, task_failure, Executor};
+use super::{api_fail, Executor};
 use crate::api::{fields, Vm};
 
 impl Executor<'_> {
@@ -125,14 +125,7 @@ impl Executor<'_> {
         prefix: &str,
     ) -> Result<bool, Failure> {
         let id = vm.vmid;
-        let search = Search {
-            node: &vm.node,
-            kind: "qmigrate",
-            vmid: id,
-            since,
-        };
-        let found = recover::find_and_wait(self.client, &search, self.long_timeout)
-            .map_err(|te| Failure::new(task_failure(prefix, "migrating", te)).with("vmid", id))?;
+        let found = self.lost_task(vm, "qmigrate", since, "migrating", prefix)?;
         if let Some(done) = found {
             self.outcome.warnings.push(recover::warning(
                 lost,

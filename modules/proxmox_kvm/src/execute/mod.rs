@@ -31,7 +31,7 @@ use std::time::Duration;
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::api::recover::{self, Search};
-use ferrox_common::api::tasks::TaskError;
+use ferrox_common::api::tasks::{TaskDone, TaskError};
 use ferrox_common::pve::privileges::Target;
 use ferrox_common::pve::tags::TagCase;
 use serde_json::Value;
@@ -222,6 +222,20 @@ impl Executor<'_> {
             .map_err(|e| Failure::new(task_failure(prefix, op, e)).with("vmid", vmid))
     }
 
+    /// After a call's answer was lost: its `kind` task on `vm`, started since `since`,
+    /// followed to its end (`None`: none was started); the task's failure worded as
+    /// `op`'s (`prefix`: 1.6's message for the operation).
+    fn lost_task(&self, vm: &Vm, kind: &str, since: u64, op: &str, prefix: &str) -> Result<Option<TaskDone>, Failure> {
+        let search = Search {
+            node: &vm.node,
+            kind,
+            vmid: vm.vmid,
+            since,
+        };
+        recover::find_and_wait(self.client, &search, self.long_timeout)
+            .map_err(|te| Failure::new(task_failure(prefix, op, te)).with("vmid", vm.vmid))
+    }
+
     /// Waits for the task; warnings it ended with (`WARNINGS: n`) become warnings of
     /// the result, and a failure is returned as PVE reported it.
     pub(crate) fn follow(&mut self, upid: &str, budget: Duration) -> Result<(), TaskError> {
@@ -372,15 +386,7 @@ impl Executor<'_> {
             match self.client.put(&vm.path("/resize"), &body) {
                 Ok(answer) => return self.wait_answer(&answer, self.long_timeout, "resizing disk of", prefix, id),
                 Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
-                    let search = Search {
-                        node: &vm.node,
-                        kind: "resize",
-                        vmid: id,
-                        since,
-                    };
-                    let found = recover::find_and_wait(self.client, &search, self.long_timeout)
-                        .map_err(|te| Failure::new(task_failure(prefix, "resizing disk of", te)).with("vmid", id))?;
-                    match found {
+                    match self.lost_task(vm, "resize", since, "resizing disk of", prefix)? {
                         Some(done) => {
                             self.outcome.warnings.push(recover::warning(
                                 &e,

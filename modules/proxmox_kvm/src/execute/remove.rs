@@ -2,9 +2,9 @@
 
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::ApiError;
-use ferrox_common::api::recover::{self, Search};
+use ferrox_common::api::recover;
 
-use super::{api_fail, task_failure, Executor};
+use super::{api_fail, Executor};
 use crate::api::{self, Vm};
 
 impl Executor<'_> {
@@ -42,14 +42,7 @@ impl Executor<'_> {
     /// (followed to its end) or the VM's absence says so; the warning says which.
     fn removed_meanwhile(&mut self, vm: &Vm, lost: &ApiError, since: u64, prefix: &str) -> Result<bool, Failure> {
         let id = vm.vmid;
-        let search = Search {
-            node: &vm.node,
-            kind: "qmdestroy",
-            vmid: id,
-            since,
-        };
-        let found = recover::find_and_wait(self.client, &search, self.long_timeout)
-            .map_err(|te| Failure::new(task_failure(prefix, "removing", te)).with("vmid", id))?;
+        let found = self.lost_task(vm, "qmdestroy", since, "removing", prefix)?;
         if let Some(done) = found {
             self.outcome
                 .warnings
