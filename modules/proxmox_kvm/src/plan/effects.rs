@@ -24,20 +24,6 @@ pub struct Known {
     pub pending_deletes: Vec<String>,
 }
 
-/// Form fields of a create that are not config keys.
-const NOT_CONFIG: &[&str] = &[
-    "vmid",
-    "pool",
-    "storage",
-    "archive",
-    "force",
-    "unique",
-    "start",
-    "live-restore",
-    "bwlimit",
-    "import-working-storage",
-];
-
 /// The pool a create or clone puts the new VM in (its `pool` field).
 fn placed_in_pool(vmid: u32, node: &str, form: &[(String, String)]) -> Option<Effect> {
     form.iter().find(|(k, _)| k == "pool").map(|(_, pool)| Effect::Pool {
@@ -121,7 +107,7 @@ fn made_config(so_far: &[Effect]) -> Option<Map<String, Value>> {
 fn created(vmid: u32, node: &str, name: Option<&str>, form: &[(String, String)]) -> Vec<Effect> {
     let config: Map<String, Value> = form
         .iter()
-        .filter(|(k, _)| !NOT_CONFIG.contains(&k.as_str()))
+        .filter(|(k, _)| !formats::REQUEST_PARAMS.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
     let create = Effect::Create {

@@ -1,30 +1,11 @@
 //! A plan's actions as the writes PVE checks privileges for (`common::pve::privileges`).
 
 use ferrox_common::pve::privileges::Write;
+use ferrox_common::pve::propstring::formats::REQUEST_PARAMS;
 use serde_json::{Map, Value};
 
 use crate::plan::effects::Known;
 use crate::plan::{Action, Plan};
-
-/// Create and clone form fields that are parameters, not config keys.
-const NOT_CONFIG: &[&str] = &[
-    "vmid",
-    "newid",
-    "node",
-    "pool",
-    "storage",
-    "archive",
-    "force",
-    "unique",
-    "start",
-    "live-restore",
-    "ha-managed",
-    "target",
-    "full",
-    "format",
-    "snapname",
-    "bwlimit",
-];
 
 fn text(config: &Map<String, Value>, key: &str) -> Option<String> {
     match config.get(key)? {
@@ -45,7 +26,7 @@ pub fn of(plan: &Plan, known: &Known) -> Vec<Write> {
             Action::Create { form, .. } => {
                 let config = form
                     .iter()
-                    .filter(|(k, _)| !NOT_CONFIG.contains(&k.as_str()))
+                    .filter(|(k, _)| !REQUEST_PARAMS.contains(&k.as_str()))
                     .cloned()
                     .collect();
                 out.push(Write::Create {
