@@ -32,7 +32,7 @@ pub use ferrox_run as run;
 /// ([`ferrox_run::privileges`]) under the same paths.
 pub mod pve {
     pub use ferrox_cluster::tags;
-    pub use ferrox_pve_rules::{hotplug, propstring, size, utc_time};
+    pub use ferrox_pve_rules::{hotplug, pending, propstring, size, utc_time};
 
     /// Cloud-init keys and drives ([`ferrox_pve_rules::cloudinit`]), and the drive's
     /// listing read from the cluster.

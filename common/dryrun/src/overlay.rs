@@ -6,6 +6,8 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
+use ferrox_pve_rules::pending;
+
 use super::state::PlannedVm;
 
 /// Marks a guest that only the plan knows (in `/cluster/resources` and the node's VM
@@ -172,7 +174,7 @@ pub fn pending(vm: &PlannedVm, real: Option<Value>) -> Value {
         _ => vm.base.iter().map(|(k, v)| entry(k, Some(v.clone()))).collect(),
     };
     if vm.pending_applied {
-        entries.retain(|e| e.get("delete").is_none_or(|d| d == 0));
+        entries.retain(|e| !pending::is_pending_delete(e));
         for e in &mut entries {
             if let Some(p) = e.remove("pending") {
                 e.insert("value".into(), p);

@@ -57,19 +57,18 @@ pub struct DriveState {
     pub in_drive: Map<String, Value>,
 }
 
-/// The [`DriveState`] of a `GET .../cloudinit` listing: `pending` and `delete` entries are what the drive lacks, the rest what it holds.
+/// The [`DriveState`] of a `GET .../cloudinit` listing (the shape of `/pending`, read by
+/// [`crate::pending::entries`]): `pending` and `delete` entries are what the drive lacks,
+/// the rest what it holds.
 pub fn parse(listing: &Value) -> DriveState {
     let mut out = DriveState::default();
-    for item in listing.as_array().into_iter().flatten() {
-        let Some(key) = item.get("key").and_then(Value::as_str) else {
-            continue;
-        };
-        if item.get("delete").and_then(Value::as_i64).unwrap_or(0) > 0 {
-            out.waiting.insert(key.into(), Value::String("(delete)".into()));
-        } else if let Some(p) = item.get("pending") {
-            out.waiting.insert(key.into(), p.clone());
-        } else if let Some(v) = item.get("value") {
-            out.in_drive.insert(key.into(), v.clone());
+    for entry in crate::pending::entries(listing) {
+        if entry.delete {
+            out.waiting.insert(entry.key, Value::String("(delete)".into()));
+        } else if let Some(p) = entry.pending {
+            out.waiting.insert(entry.key, p);
+        } else if let Some(v) = entry.value {
+            out.in_drive.insert(entry.key, v);
         }
     }
     out.waiting = sorted(out.waiting);

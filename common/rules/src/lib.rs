@@ -8,6 +8,7 @@
 //!
 //! - [`propstring`]: property strings (`virtio=..,bridge=vmbr0`): parse, format, compare; the schema's keys.
 //! - [`hotplug`]: which changes a running VM takes at once and which stay pending.
+//! - [`pending`]: the `/pending` listing, its `delete` field read as PVE defines it.
 //! - [`cloudinit`]: cloud-init keys, and what a running VM's drive lacks (its listing parsed).
 //! - [`privileges`]: the privileges PVE checks for each write (per key and path), and the table of them.
 //! - [`size`]: disk sizes as PVE spells them.
@@ -27,6 +28,7 @@
 
 pub mod cloudinit;
 pub mod hotplug;
+pub mod pending;
 pub mod privileges;
 pub mod propstring;
 pub mod size;

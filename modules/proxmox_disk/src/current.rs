@@ -2,6 +2,7 @@
 
 use serde_json::{Map, Value};
 
+use ferrox_common::pve::pending;
 use ferrox_common::pve::propstring::{self, Format, PropString};
 use ferrox_common::pve::size;
 
@@ -36,21 +37,13 @@ impl VmConfig {
     pub fn from_pending(vmid: u32, node: impl Into<String>, items: &Value) -> VmConfig {
         let mut config = Map::new();
         let mut pending = Vec::new();
-        for item in items.as_array().into_iter().flatten() {
-            let Some(key) = item["key"].as_str() else { continue };
-            let deleted = item.get("delete").is_some_and(|d| !d.is_null() && d != 0);
-            if item.get("pending").is_some() || deleted {
-                pending.push(key.to_string());
+        for entry in pending::entries(items) {
+            if entry.waits() {
+                pending.push(entry.key.clone());
             }
-            if deleted {
-                continue;
+            if !entry.delete {
+                config.insert(entry.key.clone(), entry.at_next_start().cloned().unwrap_or(Value::Null));
             }
-            let value = item
-                .get("pending")
-                .or_else(|| item.get("value"))
-                .cloned()
-                .unwrap_or(Value::Null);
-            config.insert(key.to_string(), value);
         }
         VmConfig {
             vmid,

@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::api::tasks::{self, TaskDone, TaskError};
+use ferrox_common::pve::pending;
 use serde_json::{Map, Value};
 
 /// A VM: where it lives.
@@ -47,24 +48,14 @@ pub fn pending(client: &Client, vm: &Vm) -> Result<Pending, ApiError> {
     let items = client.get(&vm.path("/pending"), &[])?;
     let mut waiting = Map::new();
     let mut effective = Map::new();
-    for item in items.as_array().into_iter().flatten() {
-        let Some(key) = item.get("key").and_then(Value::as_str) else {
-            continue;
-        };
-        let deleted = item.get("delete").and_then(Value::as_i64).unwrap_or(0) > 0;
-        match (item.get("pending"), deleted) {
-            (_, true) => {
-                waiting.insert(key.to_string(), Value::String("(delete)".into()));
-            }
-            (Some(p), false) => {
-                waiting.insert(key.to_string(), p.clone());
-                effective.insert(key.to_string(), p.clone());
-            }
-            (None, false) => {
-                if let Some(v) = item.get("value") {
-                    effective.insert(key.to_string(), v.clone());
-                }
-            }
+    for entry in pending::entries(&items) {
+        if entry.delete {
+            waiting.insert(entry.key.clone(), Value::String("(delete)".into()));
+        } else if let Some(p) = &entry.pending {
+            waiting.insert(entry.key.clone(), p.clone());
+        }
+        if let Some(v) = entry.at_next_start() {
+            effective.insert(entry.key.clone(), v.clone());
         }
     }
     Ok(Pending { waiting, effective })

@@ -20,6 +20,7 @@ use ferrox_common::cluster::listing_probe::LookupTargets;
 use ferrox_common::cluster::vm::{Guest, ListingQuery};
 use ferrox_common::plan::{unknown, Effect};
 use ferrox_common::pve::hotplug;
+use ferrox_common::pve::pending::{self, PendingEntry};
 use ferrox_common::pve::privileges::{self, Gate, Target, Write};
 use ferrox_common::run::connection::{ConnectionParams, FromOptions};
 use ferrox_common::run::name_index;
@@ -249,14 +250,13 @@ fn read_result(client: &Client, task: &NicTask, guest: &Guest, mut plan: Plan) -
         let entries = client
             .get(&format!("/nodes/{node}/qemu/{vmid}/pending"), &[])
             .map_err(|e| fail(&e))?;
-        let entry = entries
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|e| e["key"] == task.interface.as_str());
-        pending = entry.is_some_and(|e| e.get("pending").is_some() || e.get("delete").is_some());
+        let entry = pending::entries(&entries).into_iter().find(|e| e.key == task.interface);
+        pending = entry.as_ref().is_some_and(PendingEntry::waits);
         if plan.mac.is_none() {
-            plan.after = entry.and_then(|e| text(e, "pending").or_else(|| text(e, "value")));
+            plan.after = entry
+                .as_ref()
+                .and_then(|e| e.pending.as_ref().or(e.value.as_ref()))
+                .and_then(value_text);
             plan.mac = plan.after.as_deref().and_then(plan::mac_of);
         }
     } else if plan.mac.is_none() {
@@ -321,17 +321,12 @@ fn read_config(
     let entries = client.get(&format!("/nodes/{node}/qemu/{vmid}/pending"), &[])?;
     let mut config = serde_json::Map::new();
     let mut pending = false;
-    for e in entries.as_array().into_iter().flatten() {
-        let Some(key) = e["key"].as_str() else { continue };
-        let waiting = e.get("pending").is_some() || e.get("delete").is_some();
-        if key == interface && waiting {
+    for entry in pending::entries(&entries) {
+        if entry.key == interface && entry.waits() {
             pending = true;
         }
-        if e.get("delete").is_some() {
-            continue;
-        }
-        if let Some(v) = e.get("pending").or_else(|| e.get("value")) {
-            config.insert(key.to_string(), v.clone());
+        if let Some(v) = entry.at_next_start() {
+            config.insert(entry.key.clone(), v.clone());
         }
     }
     Ok((Value::Object(config), pending))
@@ -382,7 +377,12 @@ fn check_bridge(client: &Client, node: &str, bridge: &str, gate: &Gate<'_>) -> R
 }
 
 fn text(config: &Value, key: &str) -> Option<String> {
-    match config.get(key)? {
+    value_text(config.get(key)?)
+}
+
+/// A config value as PVE's text: a string as it is, a number or boolean printed.
+fn value_text(value: &Value) -> Option<String> {
+    match value {
         Value::String(s) => Some(s.clone()),
         Value::Null => None,
         other => Some(other.to_string()),
