@@ -48,6 +48,8 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
             maxcpu: n["maxcpu"].as_u64().unwrap_or(1) as u32,
             maxmem: n["maxmem"].as_u64().unwrap_or(0),
             addresses,
+            pve_version: None,
+            qemu_server: None,
         });
     }
     nodes.sort_by(|a, b| a.name.cmp(&b.name));
