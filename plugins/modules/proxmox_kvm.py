@@ -266,9 +266,11 @@ options:
         diffed, predicted in check mode and reported as pending like the declared options."
       - "Checked before anything is written against the Proxmox VE API schema the module carries (PVE 9.1, with the keys later releases added): a value not in
         the key's format fails naming the key and the format, and a key that has its own option (O(cores), O(net), O(efidisk0), ...) is refused there, naming
-        the option. A key the module does not know is sent as given, with a warning, when the cluster (C(GET /version)) is newer than that schema, and refused
-        when it is not; a key a later release added is refused on a cluster older than that release, naming it. Which privilege such a key needs is left to the
-        cluster."
+        the option. A key or sub-key the module does not know, or one a later qemu-server release added (C(net) C(host-tunnel), C(cpu) C(level), C(agent)
+        C(freeze-fs)), is never refused on a version: the node the VM is on parses it with its own qemu-server, which no version the module can read tells, so
+        it is sent (with a warning for a key the module does not know, and in check mode for every such key) and a node that lacks it refuses the call that
+        carries it (the create, or the config update of an existing or cloned VM) before that call changes anything; the task fails naming the key, the node
+        and the fix (upgrade qemu-server on that node). Which privilege such a key needs is left to the cluster."
       - "Keys set this way today: C(amd-sev), C(intel-tdx) (confidential computing) and C(ivshmem) (shared memory with the host): hardware features whose
         property strings PVE keeps extending, so the schema's format is the one to follow, and O(extra_config) converges them like any option, for example
         C({\"amd-sev\": \"type=snp,allow-smt=1\"}). Like PVE, only C(root@pam) (password login) may set them; they take effect at the next start."

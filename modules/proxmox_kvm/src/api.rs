@@ -98,12 +98,6 @@ pub fn bridges(client: &Client, node: &str) -> Result<Vec<String>, ApiError> {
 }
 
 /// PVE's next free vmid (sent as a string or a number).
-/// The pve-manager version the cluster runs (`GET /version`: the answering node's).
-pub fn cluster_version(client: &Client) -> Result<String, ApiError> {
-    let data = client.get("/version", &[])?;
-    Ok(data["version"].as_str().unwrap_or_default().to_string())
-}
-
 pub fn next_id(client: &Client) -> Result<u32, ApiError> {
     let data = client.get("/cluster/nextid", &[])?;
     let id = match &data {

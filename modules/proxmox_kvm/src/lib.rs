@@ -135,7 +135,8 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = KvmTask::read(m.params.clone(), &conn, m.check_mode)?;
     let client = m.connect(&conn)?;
     client.set_retry_budget(task.timeout);
-    for warning in observe::newer_keys(&client, &task)? {
+    // Sent, never refused on a version: the node that parses them decides.
+    for warning in ferrox_common::pve::propstring::versions::notes(&task.newer_keys, task.check_mode) {
         m.warn(warning);
     }
     let mut listing = observe::listing::read(m, &task, &conn, &client)?;

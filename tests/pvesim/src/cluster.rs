@@ -12,18 +12,24 @@ use serde_json::{json, Map, Value};
 pub const PVE_REPOID: &str = "0a1b2c3d4e5f6a7b";
 
 /// `GET /nodes/{node}/version` (pve-manager's `PVE::API2::Nodes` `version`, i.e.
-/// `PVE::pvecfg::version_info`): the scenario's pve-manager version, its release
+/// `PVE::pvecfg::version_info`): the node's pve-manager version, its release
 /// (`major.minor`) and the build's short git id.
 pub fn node_version(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    let version = ctx.c.pve_version.clone();
-    let release = version.split('.').take(2).collect::<Vec<_>>().join(".");
-    Ok(json!({"version": version, "release": release, "repoid": PVE_REPOID}))
+    let node = ctx.node();
+    Ok(version_info(ctx.c.node_pve_version(&node)))
 }
 
-/// `GET /version` (pve-manager's `PVE::API2` `version`): the node's version info plus
-/// datacenter.cfg's `console` when it is set (the schema marks it optional).
+fn version_info(version: &str) -> Value {
+    let release = version.split('.').take(2).collect::<Vec<_>>().join(".");
+    json!({"version": version, "release": release, "repoid": PVE_REPOID})
+}
+
+/// `GET /version` (pve-manager's `PVE::API2` `version`, not proxied): the version info
+/// of the node that answers (the first one, see [`status`]) plus datacenter.cfg's
+/// `console` when it is set (the schema marks it optional).
 pub fn version(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    let mut out = node_version(ctx)?;
+    let answering = ctx.c.nodes.first().map(|n| n.name.clone()).unwrap_or_default();
+    let mut out = version_info(ctx.c.node_pve_version(&answering));
     if let Some(console) = ctx.c.datacenter.get("console") {
         out["console"] = json!(console);
     }

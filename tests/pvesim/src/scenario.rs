@@ -115,7 +115,8 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ha_resources: Vec<HaResource>,
     /// The pve-manager version the nodes run (`GET /version`, `GET /nodes/{node}/version`;
-    /// default `9.1.5`). What a version lacks is refused as that version refuses it
+    /// default `9.1.5`) where a node does not give its own (`nodes[].pve_version`, and
+    /// `nodes[].qemu_server` for the qemu-server that parses its VM config keys). What a version lacks is refused as that version refuses it
     /// (`import` content by `download-url`/`upload` before 8.3; only `.ova` in 8.3).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pve_version: Option<String>,
@@ -124,6 +125,18 @@ pub struct Scenario {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub appliances: Vec<Appliance>,
 }
+/// A version must start like `9.1.5` (digits before and after the first dot).
+fn check_version(field: &str, version: &str) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        version
+            .split('.')
+            .take(2)
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
+        "{field} '{version}' is not like 9.1.5"
+    );
+    Ok(())
+}
+
 fn default_name() -> String {
     "pvesim".into()
 }
@@ -203,14 +216,14 @@ impl Scenario {
                 .unwrap_or_else(|| crate::state::DEFAULT_PVE_VERSION.into()),
             appliances: self.appliances.clone(),
         };
-        anyhow::ensure!(
-            c.pve_version
-                .split('.')
-                .take(2)
-                .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit())),
-            "pve_version '{}' is not like 9.1.5",
-            c.pve_version
-        );
+        check_version("pve_version", &c.pve_version)?;
+        for n in &c.nodes {
+            for (field, v) in [("pve_version", &n.pve_version), ("qemu_server", &n.qemu_server)] {
+                if let Some(v) = v {
+                    check_version(&format!("nodes[{}].{field}", n.name), v)?;
+                }
+            }
+        }
         if let Some(style) = &self.tag_style {
             crate::datacenter::TagStyle::parse(style).map_err(|e| anyhow::anyhow!("tag_style '{style}': {e}"))?;
         }

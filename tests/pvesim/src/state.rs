@@ -24,6 +24,15 @@ pub struct NodeDef {
     /// interface name (usually a bridge) -> address.
     #[serde(default)]
     pub addresses: BTreeMap<String, IfaceAddress>,
+    /// The pve-manager version this node runs (`GET /nodes/{node}/version`, and `GET
+    /// /version` when it answers); default: the scenario's `pve_version`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pve_version: Option<String>,
+    /// The qemu-server version this node runs, which parses the VM config keys of every
+    /// call proxied to it; default: the one its pve-manager came with (pve-manager does
+    /// not pin it: a partial upgrade gives a newer one, see `qemu::versions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub qemu_server: Option<String>,
 }
 
 /// An IPv4 address of a node interface, as `/nodes/{node}/network` reports it.
@@ -507,6 +516,13 @@ impl Cluster {
         self.volumes
             .retain(|v| !(v.storage == sid && v.volname == name && v.node == vn));
         before != self.volumes.len()
+    }
+
+    /// The pve-manager version `node` runs: its own, else the scenario's.
+    pub fn node_pve_version(&self, node: &str) -> &str {
+        self.node(node)
+            .and_then(|n| n.pve_version.as_deref())
+            .unwrap_or(&self.pve_version)
     }
 
     /// Whether the cluster runs at least PVE `major.minor`.

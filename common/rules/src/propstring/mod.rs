@@ -25,7 +25,7 @@
 //! - [`keys`] holds every config key the schema lets a client set and what it accepts
 //!   ([`keys::config_key`], [`keys::check`]), generated with the formats.
 //! - [`versions`]: keys newer than the schema (`newer-keys.json`, merged by the
-//!   generator) and the rule that sends or refuses them by the cluster's release.
+//!   generator): sent, never refused on a version, and a node's refusal explained.
 
 mod format_spec;
 #[rustfmt::skip]
@@ -142,7 +142,7 @@ pub fn parse(text: &str, f: &Format) -> Result<PropString, String> {
 
 /// Reads `text` like [`parse`], keeping keys `f` does not know as text (compared
 /// exactly, printed sorted): a value from a cluster newer than the schema, or one the
-/// task sends it ([`versions`] decides whether it may).
+/// task sends for the node to decide ([`versions`]).
 pub fn parse_keeping_unknown(text: &str, f: &Format) -> Result<PropString, String> {
     parse_with(text, f, true)
 }

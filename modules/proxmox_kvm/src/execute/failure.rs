@@ -3,10 +3,28 @@
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::ApiError;
 use ferrox_common::api::tasks::TaskError;
+use ferrox_common::pve::propstring::versions::{self, Versioned};
 
 /// A failed call: the operation's prefix, then PVE's answer.
 pub(crate) fn api_fail(prefix: &str, e: ApiError, vmid: u32) -> Failure {
     Failure::new(format!("{prefix}{e}")).with("vmid", vmid)
+}
+
+/// A 400 of `node` refusing keys of the task newer than the schema, in the task's
+/// terms: the key, the node and the fix ([`versions::refusal`]); PVE's errors about
+/// other parameters stay as PVE gave them, any other answer is returned as it is.
+pub(crate) fn newer_keys_refused(mut e: ApiError, keys: &[Versioned], node: &str) -> ApiError {
+    let Some(errors) = e.errors.as_ref().filter(|_| e.is_status(400)) else {
+        return e;
+    };
+    let Some(refused) = versions::refusal(keys, node, errors) else {
+        return e;
+    };
+    let mut others = errors.clone();
+    others.retain(|param, _| !refused.params.contains(param));
+    e.message = refused.message;
+    e.errors = Some(others).filter(|o| !o.is_empty());
+    e
 }
 
 /// A failed or timed-out task in words: 1.6's timeout text, plus what it lacked (the
@@ -31,6 +49,44 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
+
+    fn host_tunnel() -> Vec<Versioned> {
+        let f = ferrox_common::pve::propstring::formats::for_config_key("net0").unwrap();
+        versions::sub_keys("net.net0", "net0", "virtio,bridge=vmbr0,host-tunnel=1", f)
+    }
+
+    #[test]
+    fn a_node_s_refusal_of_a_newer_key_is_said_in_the_task_s_terms_and_the_rest_kept() {
+        let refused = "invalid format - invalid key in comma-separated list property: host-tunnel\n";
+        let errors = |v: serde_json::Value| v.as_object().cloned();
+        let e = ApiError::http(
+            400,
+            "Parameter verification failed.",
+            errors(serde_json::json!({"net0": refused, "memory": "value must have a minimum value of 16"})),
+        );
+        let got = newer_keys_refused(e, &host_tunnel(), "pve2").to_string();
+        assert!(
+            got.starts_with("400 Bad Request: net.net0: node pve2 refused host-tunnel (invalid format - invalid key in comma-separated list property: host-tunnel): its qemu-server is older than 9.1.18"),
+            "{got}"
+        );
+        assert!(
+            got.ends_with("this call changed nothing - {'memory': 'value must have a minimum value of 16'}"),
+            "{got}"
+        );
+        // (status, errors): answers about something else stay as PVE gave them.
+        let others = [
+            (
+                400,
+                serde_json::json!({"memory": "value must have a minimum value of 16"}),
+            ),
+            (500, serde_json::json!({"net0": refused})),
+        ];
+        for (status, errs) in others {
+            let e = ApiError::http(status, "Parameter verification failed.", errors(errs));
+            let want = e.to_string();
+            assert_eq!(newer_keys_refused(e, &host_tunnel(), "pve2").to_string(), want);
+        }
+    }
 
     #[test]
     fn task_failures_name_the_task_and_what_it_said() {

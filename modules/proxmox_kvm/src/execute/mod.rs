@@ -33,6 +33,7 @@ use ferrox_common::api::client::{ApiError, Client};
 use ferrox_common::api::recover::{self, Search};
 use ferrox_common::api::tasks::{TaskDone, TaskError};
 use ferrox_common::pve::privileges::Target;
+use ferrox_common::pve::propstring::versions::Versioned;
 use ferrox_common::pve::tags::TagCase;
 use serde_json::Value;
 
@@ -42,8 +43,8 @@ use crate::observe::listing::Listing;
 use crate::plan::{effects, privileges, Action, Plan};
 use crate::task::Config;
 use crate::{Learned, Run};
-pub(crate) use failure::api_fail;
 pub use failure::task_failure;
+pub(crate) use failure::{api_fail, newer_keys_refused};
 pub use migrate::is_ha_migration;
 pub use outcome::Outcome;
 pub use power::ha_request_target;
@@ -100,6 +101,8 @@ pub struct Executor<'a> {
     pub listed: BTreeMap<u32, Option<String>>,
     /// How the cluster compares tags, for a config compared again while running.
     pub tag_case: TagCase<'a>,
+    /// The task's keys only the node decides: a node's refusal of them is explained.
+    pub newer_keys: &'a [Versioned],
     pub outcome: Outcome,
 }
 
@@ -120,6 +123,7 @@ impl<'a> Executor<'a> {
                 .map(|(vmid, name)| (vmid, name.map(str::to_string)))
                 .collect(),
             tag_case: run.tag_case.clone(),
+            newer_keys: &run.task.newer_keys,
             outcome: Outcome::default(),
         }
     }
@@ -336,11 +340,12 @@ impl Executor<'_> {
             body.push(("skiplock".into(), "1".into()));
         }
         // Allocating storage can outlast an HTTP request: PVE runs it as a task.
-        if changes.allocates {
+        let sent = if changes.allocates {
             self.client.post(&vm.path("/config"), &fields(&body))
         } else {
             self.client.put(&vm.path("/config"), &fields(&body))
-        }
+        };
+        sent.map_err(|e| newer_keys_refused(e, self.newer_keys, &vm.node))
     }
 
     /// After a config write's answer was lost: lets a config task of the lost call

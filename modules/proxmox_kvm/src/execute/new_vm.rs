@@ -13,7 +13,7 @@ use ferrox_common::api::tasks::TaskError;
 use ferrox_common::cluster::vm::{self, ListingQuery};
 use serde_json::{Map, Value};
 
-use super::Executor;
+use super::{newer_keys_refused, Executor};
 use crate::api::{self, fields, Vm};
 use crate::plan::Allocation;
 use crate::vmid_range;
@@ -38,12 +38,14 @@ impl Executor<'_> {
         let prefix = |id: u32| format!("creation of qemu VM {name} with vmid {id} failed with exception=");
         let node = vm.node.clone();
         let named = name_in(form);
+        let newer_keys = self.newer_keys;
         self.post_while_busy(vm, named.as_deref(), &prefix, "creating", |this, vm| {
             this.allocate_and_post(vm, allocation, &prefix, None, named.as_deref(), |c, id| {
                 let mut body = vec![("vmid".to_string(), id.to_string())];
                 body.extend(form.iter().cloned());
                 c.post(&format!("/nodes/{node}/qemu"), &fields(&body))
                     .map_err(ha_managed_unknown)
+                    .map_err(|e| newer_keys_refused(e, newer_keys, &node))
             })
         })
     }

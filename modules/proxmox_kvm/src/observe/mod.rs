@@ -24,22 +24,6 @@ use crate::task::{Config, GuestWait, KvmTask, Operation, State};
 use crate::Run;
 use listing::Listing;
 
-/// The task's keys newer than the schema, decided by the cluster's release before any
-/// write (check mode too): `GET /version` read once, and only when there is such a key.
-/// Returns the warnings of the keys left out.
-pub fn newer_keys(client: &Client, task: &KvmTask) -> Result<Vec<String>, Failure> {
-    let Some(first) = task.newer_keys.first() else {
-        return Ok(Vec::new());
-    };
-    let version = api::cluster_version(client).map_err(|e| {
-        Failure::new(format!(
-            "Failed to read the cluster's version (GET /version), which decides whether {}: {} may be sent: {e}",
-            first.at, first.key
-        ))
-    })?;
-    ferrox_common::pve::propstring::versions::settle(&task.newer_keys, &version).map_err(Failure::new)
-}
-
 /// The VM the task names: by `vmid`, else by `name` (QEMU VMs only; when several
 /// share the name, the one on `node`, except for `migrate`, whose `node` is the
 /// destination).

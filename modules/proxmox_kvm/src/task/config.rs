@@ -151,8 +151,8 @@ pub const NUMBERED: &[(&str, &str, u32)] = &[
     ("virtiofs", "virtiofs", 9),
 ];
 
-/// The config keys the task asks for, and those of their keys only the cluster's
-/// release decides ([`versions`]: newer than the schema, or brought by a later release).
+/// The config keys the task asks for, and those of their keys only the node that parses
+/// them decides ([`versions`]: newer than the schema, or brought by a later release).
 pub fn config(p: &Reader) -> Result<(Config, Vec<Versioned>), String> {
     let mut out = Config::new();
     let mut newer = Vec::new();
@@ -225,7 +225,7 @@ pub fn config(p: &Reader) -> Result<(Config, Vec<Versioned>), String> {
 
 /// A value of a property-string key must parse in PVE's format for that key; the
 /// message names the option, the key and the bad field. Its sub-keys the schema does
-/// not know, or a later release brought, go to `newer` for the cluster's release to decide.
+/// not know, or a later release brought, go to `newer`, for the node to decide.
 fn check_property_string(option: &str, key: &str, value: &str, newer: &mut Vec<Versioned>) -> Result<(), String> {
     let Some(f) = formats::for_config_key(key) else {
         return Ok(());
@@ -236,7 +236,7 @@ fn check_property_string(option: &str, key: &str, value: &str, newer: &mut Vec<V
         format!("{option}.{key}")
     };
     propstring::parse_keeping_unknown(value, f).map_err(|e| format!("{at}: {e}"))?;
-    newer.extend(versions::sub_keys(&at, value, f));
+    newer.extend(versions::sub_keys(&at, key, value, f));
     Ok(())
 }
 
@@ -279,7 +279,7 @@ fn check_numbered_key(option: &str, prefix: &str, max: u32, key: &str) -> Result
 /// One `extra_config` entry as sent to PVE (`None`: a null value, nothing to set),
 /// checked against the schema: the key must be one no option sets, the value must be in
 /// the key's format; a key (or sub-key) the schema does not know goes to `newer`, for
-/// the cluster's release to decide.
+/// the node to decide.
 fn extra_value(key: &str, value: &Value, newer: &mut Vec<Versioned>) -> Result<Option<String>, String> {
     if let Some(option) = option_for_key(key) {
         return Err(if option.contains('.') {
@@ -311,7 +311,7 @@ fn extra_value(key: &str, value: &Value, newer: &mut Vec<Versioned>) -> Result<O
     };
     let checked = match schema.accepts {
         Accepts::PropString(f) => {
-            newer.extend(versions::sub_keys(&format!("extra_config.{key}"), &text, f));
+            newer.extend(versions::sub_keys(&format!("extra_config.{key}"), key, &text, f));
             propstring::parse_keeping_unknown(&text, f).map(|_| ())
         }
         _ => keys::check(schema, &text),
@@ -320,8 +320,8 @@ fn extra_value(key: &str, value: &Value, newer: &mut Vec<Versioned>) -> Result<O
     Ok(Some(text))
 }
 
-/// An `extra_config` key the schema does not know: sent as given if the cluster's
-/// release may have it ([`versions::verdict`]).
+/// An `extra_config` key the schema does not know: sent as given, for the node to
+/// decide ([`versions`]).
 fn unknown_extra_value(key: &str, value: &Value, newer: &mut Vec<Versioned>) -> Result<Option<String>, String> {
     let text = match value {
         Value::Null => return Ok(None),
@@ -336,6 +336,7 @@ fn unknown_extra_value(key: &str, value: &Value, newer: &mut Vec<Versioned>) -> 
     };
     newer.push(Versioned {
         at: "extra_config".into(),
+        param: key.to_string(),
         key: key.to_string(),
         needs: Needs::Unknown {
             hint: "not a VM config key in the schema".into(),

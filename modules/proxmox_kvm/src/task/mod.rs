@@ -198,8 +198,9 @@ pub struct KvmTask {
     pub ip_family: Family,
     /// The VM config keys the task asks for.
     pub config: Config,
-    /// The config keys (and sub-keys) only the cluster's release decides: unknown to the
-    /// schema, or brought by a later release; settled against `GET /version` before any write.
+    /// The config keys (and sub-keys) only the node that parses them decides: unknown to
+    /// the schema, or brought by a later release; sent, and a node's refusal of them
+    /// explained ([`ferrox_common::pve::propstring::versions`]).
     pub newer_keys: Vec<ferrox_common::pve::propstring::versions::Versioned>,
     /// What a check run may take as existing (`check_mode_assume`).
     pub assume: Assume,

@@ -1,8 +1,8 @@
 //! proxmox_kvm and the keys PVE 9 has: `extra_config` (any schema key, checked before any
 //! write), `efidisk0.ms_cert` (the Microsoft 2023 certificates), the field report's
 //! `qm set --rng0 … --spice_enhancements …` as a task, and keys newer than the schema
-//! (PVE 9.2's `host-tunnel` and cpu `level`) decided by the cluster's release. In
-//! process against the simulator.
+//! (PVE 9.2's `host-tunnel` and cpu `level`) sent and decided by the node's own
+//! qemu-server, never by a version. In process against the simulator.
 
 use ferrox_integration::{creds, Env, PlayOpts};
 use serde_json::Value;
@@ -71,7 +71,6 @@ fn extra_config_bad_input_fails_before_any_write() {
     let before = config(&env, 100);
     env.clear_requests();
     let cases = [
-        ("unknown", "nosuchkey: 1", "extra_config: unknown key 'nosuchkey' (not a VM config key in the schema); the cluster runs 9.1.5, which the PVE 9.1 schema this collection knows covers (up to 9.1.9): check the spelling"),
         ("format", "ivshmem: size=lots", "extra_config.ivshmem: invalid value 'lots' for key 'size': expected an integer; PVE's format for ivshmem is size=<integer> [,name=<string>]"),
         ("option", "cores: 4", "extra_config: cores has its own option; use cores instead"),
     ];
@@ -99,10 +98,17 @@ fn extra_config_bad_input_fails_before_any_write() {
     assert_eq!(config(&env, 100), before);
 }
 
-fn at(version: &str) -> Env {
+/// A cluster whose API host (`GET /version`) runs pve-manager `version`, with pve2's
+/// qemu-server set apart when `pve2_qemu_server` is given (pve-manager sets only a floor).
+fn cluster(version: &str, pve2_qemu_server: Option<&str>) -> Env {
     let mut cfg = pvesim::SimConfig::default();
     cfg.scenario.pve_version = Some(version.into());
+    cfg.scenario.nodes[1].qemu_server = pve2_qemu_server.map(String::from);
     Env::start_with(cfg)
+}
+
+fn at(version: &str) -> Env {
+    cluster(version, None)
 }
 
 const NEWER: &str = r#"
@@ -117,25 +123,35 @@ const NEWER: &str = r#"
       net0: virtio,bridge=vmbr0,host-tunnel=0
 "#;
 
+/// What check mode says of the two keys: sent, the node decides.
+const CHECK_NOTES: [&str; 2] = [
+    "cpu: level came with qemu-server 9.1.14 (PVE 9.1.16); whether the target node's qemu-server has it only that node can say, so it is sent and the node decides (check mode sends nothing)",
+    "net.net0: host-tunnel came with qemu-server 9.1.18 (PVE 9.2.4); whether the target node's qemu-server has it only that node can say, so it is sent and the node decides (check mode sends nothing)",
+];
+
 fn diff_text(play: &ferrox_integration::Play) -> String {
     play.task("n").result["diff"].to_string()
+}
+
+fn check() -> PlayOpts {
+    PlayOpts {
+        check: true,
+        diff: true,
+        ..Default::default()
+    }
 }
 
 #[test]
 fn host_tunnel_and_cpu_level_on_a_9_2_cluster_create_converge_and_show_in_the_diff() {
     let env = at("9.2.6");
-    let check = PlayOpts {
-        check: true,
-        diff: true,
-        ..Default::default()
-    };
-    let dry = env.run_with(NEWER, &check);
+    let dry = env.run_with(NEWER, &check());
     dry.assert_ok();
     assert!(dry.task("n").changed);
-    assert!(dry.task("n").warnings().is_empty(), "{:?}", dry.task("n").warnings());
+    assert_eq!(dry.task("n").warnings(), CHECK_NOTES);
     let play = env.run(NEWER);
     play.assert_ok();
     assert!(play.task("n").changed);
+    assert!(play.task("n").warnings().is_empty(), "{:?}", play.task("n").warnings());
     let cfg = config(&env, 4200);
     assert_eq!(cfg["cpu"], "x86-64-v2-AES,level=30");
     assert!(
@@ -149,7 +165,7 @@ fn host_tunnel_and_cpu_level_on_a_9_2_cluster_create_converge_and_show_in_the_di
     let changed = NEWER
         .replace("host-tunnel=0", "host-tunnel=1")
         .replace("level=30", "level=31");
-    let dry = env.run_with(&changed, &check);
+    let dry = env.run_with(&changed, &check());
     dry.assert_ok();
     let diff = diff_text(&dry);
     assert!(
@@ -166,66 +182,91 @@ fn host_tunnel_and_cpu_level_on_a_9_2_cluster_create_converge_and_show_in_the_di
 }
 
 #[test]
-fn on_a_9_1_cluster_they_are_refused_naming_the_release_that_has_them() {
-    let env = at("9.1.5");
-    env.clear_requests();
-    let cases = [
-        ("net", NEWER.replace("    cpu: x86-64-v2-AES,level=30\n", ""), "net.net0: host-tunnel needs PVE 9.2.4 (qemu-server 9.1.18) or later; the cluster runs 9.1.5: upgrade the cluster, or leave host-tunnel out"),
-        ("cpu", NEWER.replace("host-tunnel=0", "firewall=1"), "cpu: level needs PVE 9.1.16 (qemu-server 9.1.14) or later; the cluster runs 9.1.5: upgrade the cluster, or leave level out"),
-    ];
-    for (name, yaml, want) in &cases {
-        for check in [true, false] {
-            let opts = PlayOpts {
-                check,
-                ..Default::default()
-            };
-            let play = env.run_with(yaml, &opts);
-            assert!(play.task("n").failed, "{name} check={check}");
-            assert_eq!(play.task("n").msg(), *want, "{name} check={check}");
-        }
-    }
+fn a_node_whose_qemu_server_has_host_tunnel_takes_it_whatever_get_version_says() {
+    // GET /version says 9.2.3, which came with a qemu-server before host-tunnel; pve2's
+    // qemu-server 9.1.18 has it. Nothing is refused on the version, check mode included.
+    let env = cluster("9.2.3", Some("9.1.18"));
+    let on_pve2 = NEWER.replace("node: pve1", "node: pve2");
+    let dry = env.run_with(&on_pve2, &check());
+    dry.assert_ok();
+    assert!(dry.task("n").changed);
+    assert_eq!(dry.task("n").warnings(), CHECK_NOTES);
+    let play = env.run(&on_pve2);
+    play.assert_ok();
+    let cfg = env.api_get("/nodes/pve2/qemu/4200/config");
+    assert!(cfg["net0"].as_str().unwrap().ends_with(",host-tunnel=0"), "{cfg}");
+    assert_eq!(cfg["cpu"], "x86-64-v2-AES,level=30");
+    let again = env.run(&on_pve2);
+    again.assert_ok();
+    assert!(!again.task("n").changed, "{}", again.task("n").result);
     let log = env.requests();
-    let counts = log["counts"].as_object().unwrap();
     assert!(
-        counts
-            .keys()
-            .all(|k| k.starts_with("GET ") || k.starts_with("POST /access/ticket")),
-        "{counts:?}"
+        log["counts"].get("GET /api2/json/version").is_none(),
+        "no version is read to decide: {}",
+        log["counts"]
+    );
+}
+
+#[test]
+fn a_node_without_the_key_refuses_it_and_the_task_says_which_key_node_and_fix() {
+    let env = cluster("9.2.3", Some("9.1.18"));
+    // pve1 runs the qemu-server 9.2.3 came with: cpu level, no host-tunnel.
+    let play = env.run(NEWER);
+    let t = play.task("n");
+    assert!(t.failed);
+    assert_eq!(
+        t.msg(),
+        "creation of qemu VM newer-keys with vmid 4200 failed with exception=400 Bad Request: net.net0: node pve1 refused host-tunnel (invalid format - invalid key in comma-separated list property: host-tunnel): its qemu-server is older than 9.1.18, the release that brought host-tunnel (with PVE 9.2.4); upgrade qemu-server on pve1 (apt full-upgrade), or leave host-tunnel out. PVE checks the parameters before acting, so this call changed nothing"
     );
     assert_eq!(
         env.api("GET", "/nodes/pve1/qemu/4200/config", &[]).0,
         500,
         "nothing was made"
     );
+    // Check mode cannot know: it says so and fails nothing.
+    let dry = env.run_with(NEWER, &check());
+    dry.assert_ok();
+    assert_eq!(dry.task("n").warnings(), CHECK_NOTES);
+
+    // On an existing VM the config update is refused the same way, the VM left as it was.
+    let env = at("9.1.5");
+    let before = config(&env, 100);
+    let play = env.run(&task(100, "    cpu: host,level=30\n"));
+    let t = play.task("t");
+    assert!(t.failed);
+    assert!(
+        t.msg().ends_with("cpu: node pve1 refused level (invalid format - invalid key in comma-separated list property: level): its qemu-server is older than 9.1.14, the release that brought level (with PVE 9.1.16); upgrade qemu-server on pve1 (apt full-upgrade), or leave level out. PVE checks the parameters before acting, so this call changed nothing"),
+        "{}",
+        t.msg()
+    );
+    assert_eq!(config(&env, 100), before);
 }
 
 #[test]
-fn a_key_unknown_to_the_schema_is_sent_with_a_warning_to_a_newer_cluster() {
-    let env = at("9.2.6");
+fn a_key_unknown_to_the_schema_is_sent_with_a_warning_and_the_node_s_refusal_names_it() {
+    let env = Env::start();
+    let before = config(&env, 100);
     env.clear_requests();
     let yaml = task(100, "    extra_config:\n      nosuchkey: 1\n");
+    let warning = "extra_config: nosuchkey is not in the PVE 9.1 schema this collection knows; sent as given, for the target node's qemu-server to decide";
+    let dry = env.run_with(&yaml, &check());
+    dry.assert_ok();
+    assert_eq!(dry.task("t").warnings(), [warning]);
     // The scenario's token: which privilege a key the schema lacks needs is the
     // cluster's to say, so nothing is refused before it is sent.
     let play = env.run(&yaml);
     let t = play.task("t");
-    assert!(
-        t.warnings().iter().any(|w| w == "extra_config: nosuchkey is not in the PVE 9.1 schema this collection knows; sent as given because the cluster runs 9.2.6"),
-        "{:?}",
-        t.warnings()
-    );
-    // The simulator's 9.2.6 has no such key either: PVE's refusal reaches the user.
+    assert_eq!(t.warnings(), [warning]);
+    // The simulator's nodes have no such key either: their refusal reaches the user.
     assert!(t.failed);
     assert!(
-        t.msg().contains("nosuchkey") && t.msg().contains("property is not defined in schema"),
+        t.msg()
+            .contains("extra_config: node pve1 refused nosuchkey (property is not defined in schema")
+            && t.msg().contains("check the spelling"),
         "{}",
         t.msg()
     );
-    let log = env.requests();
-    assert_eq!(
-        log["counts"]["GET /api2/json/version"], 1,
-        "read once: {}",
-        log["counts"]
-    );
+    assert_eq!(config(&env, 100), before);
 }
 
 const OVMF: &str = r#"

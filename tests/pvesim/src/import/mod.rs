@@ -32,12 +32,18 @@ pub const CIPASSWORD_PLACEHOLDER: &str = "pvesim-import-placeholder";
 /// Reads the cluster behind `api` into a scenario.
 pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scenario> {
     let defaults = Scenario::default_cluster();
+    let pve_version = optional(api, "/version").and_then(|v| v["version"].as_str().map(String::from));
     let mut nodes = Vec::new();
     for n in list(api.get("/nodes")?) {
         let name = text(&n["node"]);
         let online = n["status"] == "online";
         let (bridges, addresses) = if online {
             network(api, &name)
+        } else {
+            Default::default()
+        };
+        let (node_pve, qemu_server) = if online {
+            versions(api, &name)
         } else {
             Default::default()
         };
@@ -48,6 +54,8 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
             maxcpu: n["maxcpu"].as_u64().unwrap_or(1) as u32,
             maxmem: n["maxmem"].as_u64().unwrap_or(0),
             addresses,
+            pve_version: node_pve.filter(|v| Some(v) != pve_version.as_ref()),
+            qemu_server,
         });
     }
     nodes.sort_by(|a, b| a.name.cmp(&b.name));
@@ -96,9 +104,25 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
         tag_style,
         pools,
         ha_resources,
-        pve_version: optional(api, "/version").and_then(|v| v["version"].as_str().map(String::from)),
+        pve_version,
         appliances: Vec::new(),
     })
+}
+
+/// A node's pve-manager version (`GET /nodes/{node}/version`) and the qemu-server it
+/// runs, which parses the VM config keys of calls to it (`GET /nodes/{node}/apt/versions`,
+/// `Sys.Audit` on the node, which an auditor has; `None` when it is not answered). There
+/// an installed package's version is `OldVersion`; `Version` is apt's candidate
+/// (pve-manager `PVE/API2/APT.pm` `$assemble_pkginfo`).
+fn versions(api: &Reader, node: &str) -> (Option<String>, Option<String>) {
+    let pve = optional(api, &format!("/nodes/{node}/version")).and_then(|v| v["version"].as_str().map(String::from));
+    let qemu_server = optional(api, &format!("/nodes/{node}/apt/versions")).and_then(|l| {
+        list(l)
+            .into_iter()
+            .find(|p| p["Package"] == "qemu-server" && p["CurrentState"] == "Installed")
+            .and_then(|p| p["OldVersion"].as_str().map(String::from))
+    });
+    (pve, qemu_server)
 }
 
 /// A node's bridges and the addresses configured on them.

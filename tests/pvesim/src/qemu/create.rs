@@ -17,7 +17,7 @@ pub const QEMU_VERSION: &str = "10.0.2";
 
 pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     // The node validates the parameters against its release's schema before the handler runs.
-    super::versions::refuse_missing(&ctx.c.pve_version, &ctx.p)?;
+    super::versions::refuse_missing(ctx.c, &ctx.node(), &ctx.p)?;
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let pool = ctx.get("pool").map(str::to_string);
     if let Some(p) = &pool {

@@ -630,7 +630,7 @@ fn locked_checks(c: &Cluster, who: &Identity, node: &str, vmid: u32, plan: &Upda
 
 /// `POST config`: checks now, the work in a `qmconfig` task.
 pub fn post_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    super::versions::refuse_missing(&ctx.c.pve_version, &ctx.p)?;
+    super::versions::refuse_missing(ctx.c, &ctx.node(), &ctx.p)?;
     let plan = plan(ctx, false)?;
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let first = vec![plan.log_line.clone()];
@@ -660,7 +660,7 @@ pub fn post_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 
 /// `PUT config`: everything inside the request.
 pub fn put_config(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    super::versions::refuse_missing(&ctx.c.pve_version, &ctx.p)?;
+    super::versions::refuse_missing(ctx.c, &ctx.node(), &ctx.p)?;
     let plan = plan(ctx, false)?;
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let mut log = Vec::new();

@@ -2,13 +2,21 @@
 //! qemu-server's additions after, or shortly before, the PVE 9.1 schema pvesim carries.
 //!
 //! The schema pvesim validates against is extended with their definitions
-//! ([`extend_schema`]), so it describes the newest release modelled; a cluster at an
-//! older `pve_version` refuses what its qemu-server lacks, in the words of pve-common's
-//! `parse_property_string` (`invalid key in comma-separated list property: <key>`,
-//! under `invalid format - `), before the handler does anything ([`refuse_missing`]).
-//! A key's `pve` is the first pve-manager release after the qemu-server release that
-//! added it (both `debian/changelog` dates): an updated node older than that runs a
-//! qemu-server without it.
+//! ([`extend_schema`]), so it describes the newest release modelled. Each node parses
+//! with its own qemu-server: pveproxy hands a `/nodes/{node}/...` call to that node
+//! before the handler validates its parameters (pve-manager `PVE/HTTPServer.pm`
+//! `rest_handler`: `proxyto` before `$handler->handle`, which runs pve-common's
+//! `PVE::JSONSchema::validate`). A node refuses what its qemu-server lacks, in the words
+//! of pve-common's `parse_property_string` (`invalid key in comma-separated list
+//! property: <key>`, under `invalid format - `), before the handler does anything
+//! ([`refuse_missing`]).
+//!
+//! Which qemu-server a node runs ([`QemuServer`]): the scenario's `qemu_server` of the
+//! node when given; else the one its pve-manager came with, where a key's `pve` is the
+//! first pve-manager release after the qemu-server release that added it (both
+//! `debian/changelog` dates). pve-manager only sets a floor (`debian/control`: 9.2.x
+//! `Depends: qemu-server (>= 9.1.13)`), so a node at pve-manager 9.2.3 may well run
+//! qemu-server 9.1.18 and take `host-tunnel`; `GET /version` tells neither.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
@@ -17,6 +25,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::error::{ApiError, ApiResult};
+use crate::state::Cluster;
 
 /// The table, embedded like the schema subset.
 pub const NEWER_KEYS: &str = include_str!("../../schema/newer-keys.json");
@@ -107,16 +116,40 @@ fn written_keys(value: &str) -> impl Iterator<Item = &str> {
     value.split(',').filter_map(|part| part.split_once('=').map(|(k, _)| k))
 }
 
-/// The errors a cluster at `pve_version` gives for `params`: one per config key whose
-/// value names a sub-key that release lacks, as `parse_property_string` dies on it.
-pub fn missing_at(pve_version: &str, params: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    let at = version_tuple(pve_version);
+/// The qemu-server a node parses config keys with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QemuServer<'a> {
+    /// This qemu-server version (the scenario's node `qemu_server`).
+    Version(&'a str),
+    /// The one that came with this pve-manager version.
+    CameWith(&'a str),
+}
+
+impl<'a> QemuServer<'a> {
+    /// The qemu-server `node` of `c` runs.
+    pub fn of(c: &'a Cluster, node: &str) -> QemuServer<'a> {
+        match c.node(node).and_then(|n| n.qemu_server.as_deref()) {
+            Some(v) => QemuServer::Version(v),
+            None => QemuServer::CameWith(c.node_pve_version(node)),
+        }
+    }
+
+    /// Whether it knows the sub-key `a`.
+    pub fn has(self, a: &Added) -> bool {
+        match self {
+            QemuServer::Version(v) => version_tuple(v) >= version_tuple(&a.qemu_server),
+            QemuServer::CameWith(pve) => version_tuple(pve) >= version_tuple(&a.pve),
+        }
+    }
+}
+
+/// The errors a node running `qemu` gives for `params`: one per config key whose value
+/// names a sub-key that qemu-server lacks, as `parse_property_string` dies on it.
+pub fn missing_at(qemu: QemuServer<'_>, params: &BTreeMap<String, String>) -> BTreeMap<String, String> {
     let mut errors = BTreeMap::new();
     for (param, value) in params {
         let name = schema_name(param);
-        let lacking = added()
-            .iter()
-            .filter(|a| a.config_key == name && version_tuple(&a.pve) > at);
+        let lacking = added().iter().filter(|a| a.config_key == name && !qemu.has(a));
         let first = written_keys(value).find(|k| lacking.clone().any(|a| a.key == *k));
         if let Some(k) = first {
             errors.insert(
@@ -128,10 +161,11 @@ pub fn missing_at(pve_version: &str, params: &BTreeMap<String, String>) -> BTree
     errors
 }
 
-/// A create's or config update's parameters as the cluster's release validates them: a
-/// 400 `Parameter verification failed.` naming each key with a sub-key it lacks.
-pub fn refuse_missing(pve_version: &str, params: &BTreeMap<String, String>) -> ApiResult<()> {
-    let errors = missing_at(pve_version, params);
+/// A create's or config update's parameters as the node of the call (`{node}` of its
+/// path) validates them: a 400 `Parameter verification failed.` naming each key with a
+/// sub-key that node's qemu-server lacks.
+pub fn refuse_missing(c: &Cluster, node: &str, params: &BTreeMap<String, String>) -> ApiResult<()> {
+    let errors = missing_at(QemuServer::of(c, node), params);
     if errors.is_empty() {
         Ok(())
     } else {
@@ -156,17 +190,51 @@ mod tests {
             ("net1", "virtio,bridge=vmbr0"),
         ]);
         let invalid = |k: &str| format!("invalid format - invalid key in comma-separated list property: {k}\n");
-        let at_915 = missing_at("9.1.5", &p);
+        let came_with = QemuServer::CameWith;
+        let at_915 = missing_at(came_with("9.1.5"), &p);
         assert_eq!(at_915.len(), 3, "{at_915:?}");
         assert_eq!(at_915["net0"], invalid("host-tunnel"));
         assert_eq!(at_915["cpu"], invalid("level"));
         assert_eq!(at_915["agent"], invalid("freeze-fs"));
-        let at_9116 = missing_at("9.1.16", &p);
+        let at_9116 = missing_at(came_with("9.1.16"), &p);
         assert_eq!(at_9116.keys().collect::<Vec<_>>(), ["net0"]);
-        assert_eq!(missing_at("9.2.3", &p).keys().collect::<Vec<_>>(), ["net0"]);
-        assert!(missing_at("9.2.4", &p).is_empty() && missing_at("9.2.11", &p).is_empty());
+        assert_eq!(missing_at(came_with("9.2.3"), &p).keys().collect::<Vec<_>>(), ["net0"]);
+        assert!(missing_at(came_with("9.2.4"), &p).is_empty() && missing_at(came_with("9.2.11"), &p).is_empty());
         // The old spelling of freeze-fs was there all along.
-        assert!(missing_at("9.1.5", &params(&[("agent", "1,freeze-fs-on-backup=0")])).is_empty());
+        assert!(missing_at(came_with("9.1.5"), &params(&[("agent", "1,freeze-fs-on-backup=0")])).is_empty());
+    }
+
+    #[test]
+    fn a_node_s_own_qemu_server_decides_whatever_its_pve_manager() {
+        let p = params(&[("net0", "virtio,bridge=vmbr0,host-tunnel=0"), ("cpu", "host,level=30")]);
+        let keys = |q| missing_at(q, &p).into_keys().collect::<Vec<_>>();
+        // (qemu-server, the keys it refuses): host-tunnel came with 9.1.18, level with 9.1.14.
+        let table: &[(&str, &[&str])] = &[
+            ("9.1.13", &["cpu", "net0"]),
+            ("9.1.14", &["net0"]),
+            ("9.1.17", &["net0"]),
+            ("9.1.18", &[]),
+            ("9.2.6", &[]),
+        ];
+        for (qemu_server, refused) in table {
+            assert_eq!(
+                keys(QemuServer::Version(qemu_server)),
+                *refused,
+                "qemu-server {qemu_server}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_scenario_node_s_versions_default_to_the_cluster_s() {
+        let mut c = crate::Scenario::default_cluster().to_cluster().unwrap();
+        c.pve_version = "9.2.3".into();
+        c.nodes[1].qemu_server = Some("9.1.18".into());
+        assert_eq!(QemuServer::of(&c, "pve1"), QemuServer::CameWith("9.2.3"));
+        assert_eq!(QemuServer::of(&c, "pve2"), QemuServer::Version("9.1.18"));
+        c.nodes[0].pve_version = Some("9.2.6".into());
+        assert_eq!(QemuServer::of(&c, "pve1"), QemuServer::CameWith("9.2.6"));
+        assert_eq!(c.node_pve_version("pve2"), "9.2.3");
     }
 
     #[test]

@@ -48,7 +48,7 @@ pub fn served_methods() -> Vec<(String, String)> {
 
 impl Schema {
     /// The subset, extended with the sub-keys later releases added
-    /// ([`crate::qemu::versions`]): what a cluster's release lacks is refused per request.
+    /// ([`crate::qemu::versions`]): what a node's qemu-server lacks is refused per request.
     pub fn embedded() -> Schema {
         let mut subset: Value = serde_json::from_str(EMBEDDED_SUBSET).expect("embedded schema subset is JSON");
         crate::qemu::versions::extend_schema(&mut subset);

@@ -219,3 +219,26 @@ fn import_verifies_the_certificate_and_reads_with_an_auditor_token_only() {
     let err = pvesim::import::import(&bad, None).unwrap_err().to_string();
     assert!(err.contains("401") && err.contains("--token-secret"), "{err}");
 }
+
+#[test]
+fn a_node_s_own_pve_manager_version_comes_along() {
+    let mut cfg = quick();
+    cfg.scenario.nodes[1].pve_version = Some("9.2.6".into());
+    let src = Api::start(cfg);
+    let scenario = pvesim::import::import(&reader_for(&src, Trust::Fingerprint(src.sim.fingerprint())), None).unwrap();
+    assert_eq!(
+        scenario.pve_version.as_deref(),
+        Some("9.1.5"),
+        "GET /version: the answering node's"
+    );
+    let versions: Vec<_> = scenario
+        .nodes
+        .iter()
+        .map(|n| (n.name.as_str(), n.pve_version.as_deref()))
+        .collect();
+    assert_eq!(
+        versions,
+        [("pve1", None), ("pve2", Some("9.2.6"))],
+        "only where it differs"
+    );
+}

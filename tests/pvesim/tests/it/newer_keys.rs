@@ -108,3 +108,48 @@ fn cpu_level_arrives_with_pve_9_1_16_and_host_tunnel_with_9_2_4() {
         .unwrap()
         .ends_with(",host-tunnel=1"));
 }
+
+/// API host at pve-manager 9.2.3; pve2 had qemu-server upgraded past it (pve-manager only
+/// sets a floor), pve3 is behind.
+fn mixed() -> Api {
+    let mut cfg = quick();
+    cfg.scenario.pve_version = Some("9.2.3".into());
+    cfg.scenario.nodes[1].qemu_server = Some("9.1.18".into());
+    let mut behind = cfg.scenario.nodes[1].clone();
+    behind.name = "pve3".into();
+    behind.pve_version = Some("9.1.16".into());
+    behind.qemu_server = None;
+    behind.addresses.clear();
+    cfg.scenario.nodes.push(behind);
+    Api::start(cfg)
+}
+
+#[test]
+fn each_node_parses_with_its_own_qemu_server_whatever_get_version_says() {
+    let api = mixed();
+    assert_eq!(api.get("/version").data()["version"], "9.2.3");
+    assert_eq!(api.get("/nodes/pve3/version").data()["version"], "9.1.16");
+    let tunnel = [("net0", "virtio,bridge=vmbr0,host-tunnel=1")];
+    // pve1 runs what 9.2.3 came with: no host-tunnel.
+    let r = api.post("/nodes/pve1/qemu", &[("vmid", "150"), tunnel[0]]);
+    assert_eq!(
+        (r.status, r.error("net0").as_str()),
+        (
+            400,
+            "invalid format - invalid key in comma-separated list property: host-tunnel\n"
+        )
+    );
+    // pve2's qemu-server 9.1.18 has it.
+    api.run_task("POST", "/nodes/pve2/qemu", &[("vmid", "150"), tunnel[0]]);
+    assert!(api.config("pve2", 150)["net0"]
+        .as_str()
+        .unwrap()
+        .ends_with(",host-tunnel=1"));
+    // pve3 (pve-manager 9.1.16) has cpu level but not host-tunnel, on create and update.
+    api.run_task("POST", "/nodes/pve3/qemu", &[("vmid", "151"), ("cpu", "host,level=30")]);
+    let r = api.put("/nodes/pve3/qemu/151/config", &tunnel);
+    assert_eq!(
+        r.error("net0"),
+        "invalid format - invalid key in comma-separated list property: host-tunnel\n"
+    );
+}
