@@ -96,6 +96,7 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
         tag_style,
         pools,
         ha_resources,
+        ha_disarm: None,
         pve_version: optional(api, "/version").and_then(|v| v["version"].as_str().map(String::from)),
         appliances: Vec::new(),
     })
