@@ -141,3 +141,21 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     ctx.c.ha_resources.push(HaResource { sid, state, comment });
     Ok(Value::Null)
 }
+
+/// `POST /cluster/ha/status/disarm-ha` (pve-ha-manager 5.1.3+, `API2/HA/Status.pm`):
+/// queues `disarm-ha <resource-mode>`, which the CRM applies unless the stack is
+/// disarmed already (`Manager.pm` `update_crm_commands`). Applied at once here.
+pub fn disarm(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let mode = ctx.get("resource-mode").unwrap_or_default().to_string();
+    if ctx.c.ha_disarm.is_none() {
+        ctx.c.ha_disarm = Some(crate::state::HaDisarm { mode });
+    }
+    Ok(Value::Null)
+}
+
+/// `POST /cluster/ha/status/arm-ha`: queues `arm-ha`, which the CRM applies when the
+/// stack is disarmed. Applied at once here.
+pub fn arm(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    ctx.c.ha_disarm = None;
+    Ok(Value::Null)
+}

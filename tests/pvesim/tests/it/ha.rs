@@ -283,3 +283,52 @@ fn a_scenario_names_only_the_ha_states_and_disarm_modes_pve_has() {
     let err = scenario.to_cluster().unwrap_err().to_string();
     assert!(err.contains("ha_disarm mode 'off'"), "{err}");
 }
+
+#[test]
+fn disarm_ha_with_ignore_unmanages_every_resource_until_arm_ha() {
+    let mut api = with_resource("started", false, None);
+    // Sys.Console on /: the automation token has none.
+    let r = api.post("/cluster/ha/status/disarm-ha", &[("resource-mode", "ignore")]);
+    assert_eq!(r.status, 403, "{}", r.raw);
+    api.login_root();
+    let managed = |api: &Api| api.get("/nodes/pve1/qemu/100/status/current").data()["ha"]["managed"].clone();
+    assert_eq!(managed(&api), 1);
+    let r = api.post("/cluster/ha/status/disarm-ha", &[("resource-mode", "ignore")]);
+    assert_eq!((r.status, r.data()), (200, &serde_json::Value::Null));
+    assert_eq!(managed(&api), 0);
+    // The CRM ignores a disarm while disarmed: the mode stays `ignore`.
+    api.post("/cluster/ha/status/disarm-ha", &[("resource-mode", "freeze")]);
+    assert_eq!(managed(&api), 0);
+    let upid = api
+        .post("/nodes/pve1/qemu/100/status/start", &[])
+        .data()
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(task_type(&upid), "qmstart");
+    api.wait_task(&upid);
+    api.post("/cluster/ha/status/arm-ha", &[]);
+    assert_eq!(managed(&api), 1);
+    let r = api.post("/cluster/ha/status/disarm-ha", &[("resource-mode", "off")]);
+    assert_eq!(r.status, 400, "the schema's enum: {}", r.raw);
+}
+
+#[test]
+fn creating_a_resource_is_refused_in_pve_words() {
+    let mut api = Api::start(quick());
+    api.login_root();
+    let refused = |sid: &str| api.post("/cluster/ha/resources", &[("sid", sid)]).message();
+    assert_eq!(
+        refused("4242"),
+        "unable to detect SID from VMID - VM/CT 4242 does not exist\n"
+    );
+    assert_eq!(refused("vm:4242"), "resource 'vm:4242' does not exist in cluster\n");
+    assert_eq!(refused("vm:7"), "invalid VMID\n");
+    let r = api.post("/cluster/ha/resources", &[("sid", "100"), ("state", "ignored")]);
+    assert_eq!(r.status, 200, "{}", r.raw);
+    assert_eq!(refused("vm:100"), "resource ID 'vm:100' already defined\n");
+    assert_eq!(
+        api.get("/nodes/pve1/qemu/100/status/current").data()["ha"],
+        json!({"managed": 0})
+    );
+}
