@@ -234,8 +234,8 @@ fn step(task: &KvmTask, state: State, id: u32, name: &str, now: &Now) -> Result<
 fn removal(task: &KvmTask, id: u32, now: &Now) -> Result<Decision, Failure> {
     let (force, timeout, removal) = (task.force, task.timeout.as_secs(), task.removal);
     // PVE refuses to remove a VM with any HA resource entry without purge, managed or
-    // not (`ignored`, or the cluster disarmed), and only once a running VM was
-    // stopped; found out before anything is written.
+    // not (`ignored`, or the cluster disarmed). The removal would meet that refusal
+    // only after `force` had stopped a running VM: found out before anything is written.
     if now.has_ha_resource() && !removal.purge {
         return Err(ha_removal_refusal(id, now));
     }
