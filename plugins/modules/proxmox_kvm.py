@@ -547,7 +547,8 @@ options:
     type: bool
   purge:
     description:
-      - "V(state=absent): also remove the VM from backup jobs, replication and HA."
+      - "V(state=absent): also remove the VM from backup jobs, replication and HA. PVE removes a VM that has an HA resource only with it, whether or not HA
+        manages the VM (a resource in state C(ignored), or the HA stack disarmed); without it the task fails before anything is stopped."
     type: bool
     default: false
   reboot:

@@ -154,6 +154,7 @@ mod tests {
             template: false,
             lock: None,
             pool: None,
+            hastate: None,
         }
     }
 

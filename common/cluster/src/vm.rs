@@ -46,6 +46,11 @@ pub struct Guest {
     pub lock: Option<String>,
     /// The resource pool it is in (listed only to those who may audit the pool).
     pub pool: Option<String>,
+    /// The state of its HA resource (`hastate`): listed for every guest with an HA
+    /// resource entry, `ignored` included (the HA manager's state, else the configured
+    /// one), so in a listing its absence means no entry. (A guest the run's name index
+    /// confirms by its status alone has none: a removal always lists.)
+    pub hastate: Option<String>,
 }
 
 /// A node as `/cluster/resources` lists it (listed whatever the caller's rights).
@@ -421,6 +426,8 @@ struct Entry<'a> {
     #[serde(borrow)]
     pool: LooseScalar<'a>,
     #[serde(borrow)]
+    hastate: LooseScalar<'a>,
+    #[serde(borrow)]
     storage: LooseScalar<'a>,
     #[serde(borrow)]
     content: LooseScalar<'a>,
@@ -444,6 +451,7 @@ impl<'a> Entry<'a> {
                 b"template" => &mut entry.template,
                 b"lock" => &mut entry.lock,
                 b"pool" => &mut entry.pool,
+                b"hastate" => &mut entry.hastate,
                 b"storage" => &mut entry.storage,
                 b"content" => &mut entry.content,
                 b"shared" => &mut entry.shared,
@@ -483,6 +491,7 @@ impl<'a> Entry<'a> {
             template,
             lock: self.lock.text().filter(|l| !l.is_empty()),
             pool: self.pool.text().filter(|p| !p.is_empty()),
+            hastate: self.hastate.text().filter(|s| !s.is_empty()),
         })
     }
 }
@@ -771,11 +780,15 @@ mod tests {
         let c = parse_cluster(&json!([
             {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1", "name": "web", "lock": "backup",
              "maxmem": 2147483648u64, "tags": ["odd"], "hastate": {"x": 1}, "cpu": 0.5},
-            {"id": "qemu/101", "type": "qemu", "vmid": 101, "node": "pve1", "name": 7, "lock": ""},
+            {"id": "qemu/101", "type": "qemu", "vmid": 101, "node": "pve1", "name": 7, "lock": "", "hastate": "ignored"},
         ]))
         .unwrap();
         assert_eq!(c.guests[0].lock.as_deref(), Some("backup"));
         assert_eq!((c.guests[1].name.as_deref(), c.guests[1].lock.as_deref()), (None, None));
+        assert_eq!(
+            (c.guests[0].hastate.as_deref(), c.guests[1].hastate.as_deref()),
+            (None, Some("ignored"))
+        );
     }
 
     #[test]

@@ -134,6 +134,7 @@ impl HandedIndex {
             template: matches!(status.get("template"), Some(t) if t == 1 || t == "1" || t == true),
             lock: text("lock"),
             pool: vm.pool.clone(),
+            hastate: None,
         };
         let mut cluster = Cluster::default();
         cluster.guests.push(guest);

@@ -69,7 +69,9 @@ pub struct Power {
     /// QEMU's view: `paused` for a suspended VM.
     pub qmpstatus: Option<String>,
     pub lock: Option<String>,
-    /// An HA resource (`ha.managed`): PVE removes it only with `purge`.
+    /// PVE's `ha.managed`: HA manages the VM (a resource that is not `ignored`, on a
+    /// cluster not disarmed with mode `ignore`). An unmanaged VM may still have an HA
+    /// resource entry: the listing's `hastate` tells.
     pub ha_managed: bool,
 }
 

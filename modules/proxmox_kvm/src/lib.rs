@@ -209,9 +209,12 @@ fn existing(run: &Run, listing: &Listing, learned: &mut Learned, guest: &Guest) 
     let observed = observe::existing(run, guest)?;
     let vm = &observed.vm;
     learned.warnings.extend(decide::update::node_warning(task, vm));
-    learned
-        .warnings
-        .extend(decide::update::ha_warning(task, vm, observed.ha_managed));
+    learned.warnings.extend(decide::update::ha_warning(
+        task,
+        vm,
+        observed.ha_managed,
+        guest.hastate.as_deref(),
+    ));
     if !task.update {
         let differ = converge::changes(&observed.config, &task.config, vm.vmid, &run.tag_case).map(|c| c.keys());
         let (msg, left) = decide::update::left_alone(task, vm, guest.pool.as_ref(), differ);

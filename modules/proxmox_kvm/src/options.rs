@@ -290,7 +290,7 @@ fn control() -> Vec<Opt> {
         Opt::bool("force")
             .desc("V(state=stopped): power off when the graceful shutdown did not finish within O(timeout). V(state=restarted): reset instead of reboot. V(state=absent), V(state=template): stop a running VM first. With O(archive): overwrite an existing VM.")
             .desc("Never sent on update."),
-        Opt::bool("purge").default(false).desc("V(state=absent): also remove the VM from backup jobs, replication and HA."),
+        Opt::bool("purge").default(false).desc("V(state=absent): also remove the VM from backup jobs, replication and HA. PVE removes a VM that has an HA resource only with it, whether or not HA manages the VM (a resource in state C(ignored), or the HA stack disarmed); without it the task fails before anything is stopped."),
         Opt::bool("destroy_unreferenced_disks")
             .default(false)
             .added("0.1.0")

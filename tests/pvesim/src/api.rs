@@ -357,6 +357,8 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("GET", "/storage") => crate::storage::index(ctx),
         ("GET", "/cluster/ha/resources") => crate::ha::index(ctx),
         ("POST", "/cluster/ha/resources") => crate::ha::create(ctx),
+        ("POST", "/cluster/ha/status/disarm-ha") => crate::ha::disarm(ctx),
+        ("POST", "/cluster/ha/status/arm-ha") => crate::ha::arm(ctx),
         ("GET", "/nodes") => cluster::nodes(ctx),
         ("GET", "/pools") => crate::pools::index(ctx),
         ("GET", "/pools/{poolid}") => crate::pools::read(ctx),

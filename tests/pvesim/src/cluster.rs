@@ -125,8 +125,8 @@ pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
             m.insert("pool".into(), json!(p.poolid));
         }
     }
-    if let Some(r) = ctx.c.ha_resource(g.vmid) {
-        m.insert("hastate".into(), json!(r.state));
+    if let Some(state) = crate::ha::listed_state(ctx.c, g.vmid) {
+        m.insert("hastate".into(), json!(state));
     }
     if lagging || !reachable {
         m.insert("status".into(), json!("unknown"));

@@ -114,6 +114,10 @@ pub struct Scenario {
     /// HA resources (`vm:<vmid>`, requested state).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ha_resources: Vec<HaResource>,
+    /// The HA stack disarmed cluster-wide (`{"mode": "ignore"}` or `{"mode": "freeze"}`);
+    /// absent: armed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ha_disarm: Option<HaDisarm>,
     /// The pve-manager version the nodes run (`GET /version`, `GET /nodes/{node}/version`;
     /// default `9.1.5`) where a node does not give its own (`nodes[].pve_version`, and
     /// `nodes[].qemu_server` for the qemu-server that parses its VM config keys). What a version lacks is refused as that version refuses it
@@ -210,6 +214,7 @@ impl Scenario {
             datacenter: BTreeMap::new(),
             pools: self.pools.clone(),
             ha_resources: self.ha_resources.clone(),
+            ha_disarm: self.ha_disarm.clone(),
             pve_version: self
                 .pve_version
                 .clone()
@@ -238,7 +243,8 @@ impl Scenario {
         Ok(c)
     }
 
-    /// Pools and HA resources may only name guests of the scenario.
+    /// Pools and HA resources may only name guests of the scenario; an HA resource's
+    /// state and the disarm mode are those pve-ha-manager's schema allows.
     fn check_guest_references(&self) -> anyhow::Result<()> {
         for p in &self.pools {
             for id in &p.vms {
@@ -257,6 +263,20 @@ impl Scenario {
                 self.guests.iter().any(|g| g.vmid == id),
                 "HA resource {} names unknown guest",
                 r.sid
+            );
+            anyhow::ensure!(
+                crate::ha::STATES.contains(&r.state.as_str()),
+                "HA resource {} has state '{}', not one of {}",
+                r.sid,
+                r.state,
+                crate::ha::STATES.join(", ")
+            );
+        }
+        if let Some(d) = &self.ha_disarm {
+            anyhow::ensure!(
+                matches!(d.mode.as_str(), "freeze" | "ignore"),
+                "ha_disarm mode '{}' is not freeze or ignore",
+                d.mode
             );
         }
         Ok(())

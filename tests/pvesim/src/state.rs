@@ -323,6 +323,16 @@ impl HaResource {
     }
 }
 
+/// The HA stack disarmed cluster-wide (`ha-manager crm-command disarm-ha <mode>`,
+/// pve-ha-manager 5.1.3 and later): the manager status' `disarm`, until `arm-ha`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HaDisarm {
+    /// `freeze`: the HA stack holds every resource as it is; `ignore`: resources are
+    /// not HA-managed while disarmed (power calls go straight to qemu-server).
+    pub mode: String,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Guest {
     pub vmid: u32,
@@ -454,6 +464,9 @@ pub struct Cluster {
     pub pools: Vec<PoolDef>,
     #[serde(default)]
     pub ha_resources: Vec<HaResource>,
+    /// The HA stack disarmed, and how (`None`: armed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ha_disarm: Option<HaDisarm>,
     /// The pve-manager version the cluster runs (`GET /version`), e.g. `9.1.5`.
     #[serde(default = "default_pve_version")]
     pub pve_version: String,
@@ -486,7 +499,8 @@ impl Cluster {
     pub fn pool_of(&self, vmid: u32) -> Option<&PoolDef> {
         self.pools.iter().find(|p| p.vms.contains(&vmid))
     }
-    /// The HA resource of a guest, if it is HA-managed.
+    /// The HA resource entry of a guest, whatever its state (`service_is_configured`);
+    /// whether HA manages the guest is `qemu::ha::managed`.
     pub fn ha_resource(&self, vmid: u32) -> Option<&HaResource> {
         self.ha_resources.iter().find(|r| r.vmid() == Some(vmid))
     }

@@ -25,6 +25,7 @@ fn source(template: bool) -> Guest {
         template,
         lock: None,
         pool: None,
+        hastate: None,
     }
 }
 

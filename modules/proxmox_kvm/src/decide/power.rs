@@ -19,7 +19,13 @@ pub struct Now {
     /// Suspended to disk: stopped, locked `suspended`; PVE's resume starts it from its saved state.
     pub hibernated: bool,
     pub template: bool,
+    /// PVE manages it through HA (`ha.managed` of `status/current`): its start and stop
+    /// are requests to the HA manager. Not so for a resource in state `ignored`, nor for
+    /// any while the cluster is disarmed with mode `ignore`.
     pub ha_managed: bool,
+    /// The state of its HA resource entry as the listing shows it (`hastate`), managed
+    /// or not: PVE removes a VM with any HA resource entry only with `purge`.
+    pub ha_resource: Option<String>,
     /// The config lock `status/current` shows (`backup`, `migrate`, `suspended`, ...).
     pub lock: Option<String>,
 }
@@ -34,8 +40,23 @@ impl Now {
             hibernated: !running && power.lock.as_deref() == Some("suspended"),
             template,
             ha_managed: power.ha_managed,
+            ha_resource: None,
             lock: power.lock.clone(),
         }
+    }
+
+    /// With the state of its HA resource entry (`hastate` of the listing; `None`: none).
+    pub fn with_ha_resource(self, hastate: Option<String>) -> Now {
+        Now {
+            ha_resource: hastate,
+            ..self
+        }
+    }
+
+    /// Whether it has an HA resource entry (qemu-server's `service_is_configured`): one
+    /// the listing shows, or one PVE manages.
+    pub fn has_ha_resource(&self) -> bool {
+        self.ha_managed || self.ha_resource.is_some()
     }
 
     /// The state before, for the diff.
@@ -212,13 +233,11 @@ fn step(task: &KvmTask, state: State, id: u32, name: &str, now: &Now) -> Result<
 /// would refuse it half-way.
 fn removal(task: &KvmTask, id: u32, now: &Now) -> Result<Decision, Failure> {
     let (force, timeout, removal) = (task.force, task.timeout.as_secs(), task.removal);
-    // PVE refuses to remove an HA resource without purge only after a running VM was
-    // stopped; found out before anything is written.
-    if now.ha_managed && !removal.purge {
-        return Err(Failure::new(format!(
-            "deletion of VM {id} failed with exception: VM {id} is HA-managed, and PVE removes an HA resource only with purge: true (which also drops it from backup jobs and replication). Nothing was changed"
-        ))
-        .with("vmid", id));
+    // PVE refuses to remove a VM with any HA resource entry without purge, managed or
+    // not (`ignored`, or the cluster disarmed). The removal would meet that refusal
+    // only after `force` had stopped a running VM: found out before anything is written.
+    if now.has_ha_resource() && !removal.purge {
+        return Err(ha_removal_refusal(id, now));
     }
     if now.running && !force {
         return Ok(Decision::LeftRunning(format!(
@@ -248,6 +267,21 @@ fn removal(task: &KvmTask, id: u32, now: &Now) -> Result<Decision, Failure> {
         msg: format!("VM {id} removed"),
         after: "absent",
     })
+}
+
+/// The refusal of `absent` without `purge` for a VM with an HA resource entry, in
+/// PVE's terms and with the fix.
+fn ha_removal_refusal(id: u32, now: &Now) -> Failure {
+    let what = match now.ha_resource.as_deref() {
+        Some(state) if !now.ha_managed => {
+            format!("VM {id} has an HA resource (state {state}); PVE does not manage it through HA now, but")
+        }
+        _ => format!("VM {id} is HA-managed, and PVE"),
+    };
+    Failure::new(format!(
+        "deletion of VM {id} failed with exception: {what} removes a VM with an HA resource only with purge: true (which also drops it from backup jobs and replication). Set purge: true, or remove the HA resource first (ha-manager remove vm:{id}). Nothing was changed"
+    ))
+    .with("vmid", id)
 }
 
 /// A running VM is shut down first (powered off after `timeout`) when `force` allows it.

@@ -20,6 +20,11 @@ enum Found {
     IsTemplate,
     HaRunning,
     HaStopped,
+    /// Running, its HA resource `ignored`: not managed, the entry still there.
+    IgnoredRunning,
+    IgnoredStopped,
+    /// Running, HA-managed until the cluster was disarmed with mode `ignore`.
+    DisarmedRunning,
     /// Running, locked by a backup.
     LockedRunning,
     /// Stopped, locked by a backup.
@@ -27,16 +32,20 @@ enum Found {
 }
 
 fn now(found: Found) -> Now {
-    let (status, qmp, lock, template, ha) = match found {
-        Found::IsRunning => ("running", "running", None, false, false),
-        Found::IsStopped => ("stopped", "stopped", None, false, false),
-        Found::IsPaused => ("running", "paused", None, false, false),
-        Found::IsHibernated => ("stopped", "stopped", Some("suspended"), false, false),
-        Found::IsTemplate => ("stopped", "stopped", None, true, false),
-        Found::HaRunning => ("running", "running", None, false, true),
-        Found::HaStopped => ("stopped", "stopped", None, false, true),
-        Found::LockedRunning => ("running", "running", Some("backup"), false, false),
-        Found::LockedStopped => ("stopped", "stopped", Some("backup"), false, false),
+    // `ha`: `status/current`'s `ha.managed`; `hastate`: the listing's.
+    let (status, qmp, lock, template, ha, hastate) = match found {
+        Found::IsRunning => ("running", "running", None, false, false, None),
+        Found::IsStopped => ("stopped", "stopped", None, false, false, None),
+        Found::IsPaused => ("running", "paused", None, false, false, None),
+        Found::IsHibernated => ("stopped", "stopped", Some("suspended"), false, false, None),
+        Found::IsTemplate => ("stopped", "stopped", None, true, false, None),
+        Found::HaRunning => ("running", "running", None, false, true, Some("started")),
+        Found::HaStopped => ("stopped", "stopped", None, false, true, Some("stopped")),
+        Found::IgnoredRunning => ("running", "running", None, false, false, Some("ignored")),
+        Found::IgnoredStopped => ("stopped", "stopped", None, false, false, Some("ignored")),
+        Found::DisarmedRunning => ("running", "running", None, false, false, Some("started")),
+        Found::LockedRunning => ("running", "running", Some("backup"), false, false, None),
+        Found::LockedStopped => ("stopped", "stopped", Some("backup"), false, false, None),
     };
     let power = Power {
         status: status.into(),
@@ -44,8 +53,12 @@ fn now(found: Found) -> Now {
         lock: lock.map(str::to_string),
         ha_managed: ha,
     };
-    Now::of(&power, template)
+    Now::of(&power, template).with_ha_resource(hastate.map(str::to_string))
 }
+
+const HA_REFUSED: &str = "deletion of VM 100 failed with exception: VM 100 is HA-managed, and PVE removes a VM with an HA resource only with purge: true (which also drops it from backup jobs and replication). Set purge: true, or remove the HA resource first (ha-manager remove vm:100). Nothing was changed";
+const IGNORED_REFUSED: &str = "deletion of VM 100 failed with exception: VM 100 has an HA resource (state ignored); PVE does not manage it through HA now, but removes a VM with an HA resource only with purge: true (which also drops it from backup jobs and replication). Set purge: true, or remove the HA resource first (ha-manager remove vm:100). Nothing was changed";
+const DISARMED_REFUSED: &str = "deletion of VM 100 failed with exception: VM 100 has an HA resource (state started); PVE does not manage it through HA now, but removes a VM with an HA resource only with purge: true (which also drops it from backup jobs and replication). Set purge: true, or remove the HA resource first (ha-manager remove vm:100). Nothing was changed";
 
 fn observed(found: Found) -> PowerObserved {
     PowerObserved {
@@ -137,8 +150,14 @@ fn the_power_states_from_every_power_state() {
         (Absent, IsRunning, Want::LeftRunning("VM 100 is running. Stop it before deletion or use force=true.")),
         (Absent, IsPaused, Want::LeftRunning("VM 100 is running. Stop it before deletion or use force=true.")),
         (Absent, IsHibernated, Want::Fail("deletion of VM 100 failed with exception: VM 100 is hibernated (locked 'suspended'); use force: true to wake it up and power it off first, or start it (state: started)")),
-        (Absent, HaStopped, Want::Fail("deletion of VM 100 failed with exception: VM 100 is HA-managed, and PVE removes an HA resource only with purge: true (which also drops it from backup jobs and replication). Nothing was changed")),
-        (Absent, HaRunning, Want::Fail("deletion of VM 100 failed with exception: VM 100 is HA-managed, and PVE removes an HA resource only with purge: true (which also drops it from backup jobs and replication). Nothing was changed")),
+        (Absent, HaStopped, Want::Fail(HA_REFUSED)),
+        (Absent, HaRunning, Want::Fail(HA_REFUSED)),
+        (Absent, IgnoredStopped, Want::Fail(IGNORED_REFUSED)),
+        (Absent, IgnoredRunning, Want::Fail(IGNORED_REFUSED)),
+        (Absent, DisarmedRunning, Want::Fail(DISARMED_REFUSED)),
+        // Unmanaged, the power calls are the plain ones (PVE routes them to qmstart/qmstop).
+        (Started, IgnoredStopped, Want::Act("VM 100 started", &["start VM 100"], "running")),
+        (Stopped, IgnoredRunning, Want::Act("VM 100 is shutting down", &["shutdown VM 100"], "stopped")),
     ];
     for (state, found, want) in rows {
         check(plain.clone(), *state, *found, want);
@@ -151,28 +170,76 @@ fn force_powers_off_resets_and_removes_what_runs() {
     use State::*;
     let force = json!({"vmid": 100, "force": true, "timeout": 20});
     let rows: &[(State, Found, Want)] = &[
-        (Stopped, IsRunning, Want::Act("VM 100 is shutting down", &["shut down VM 100 (power off after 20 s)"], "stopped")),
-        (Restarted, IsRunning, Want::Act("VM 100 is restarted", &["reset VM 100"], "running")),
+        (
+            Stopped,
+            IsRunning,
+            Want::Act(
+                "VM 100 is shutting down",
+                &["shut down VM 100 (power off after 20 s)"],
+                "stopped",
+            ),
+        ),
+        (
+            Restarted,
+            IsRunning,
+            Want::Act("VM 100 is restarted", &["reset VM 100"], "running"),
+        ),
         (Restarted, IsStopped, Want::Same("VM 100 is not running")),
-        (Template, IsRunning, Want::Act("VM 100 is converting to template", &["shut down VM 100 (power off after 20 s)", "convert VM 100 to a template"], "template")),
-        (Absent, IsRunning, Want::Act("VM 100 removed", &["shut down VM 100 (power off after 20 s)", "remove VM 100"], "absent")),
-        (Absent, IsHibernated, Want::Act("VM 100 removed", &["resume VM 100", "shut down VM 100 (power off after 20 s)", "remove VM 100"], "absent")),
-        (Absent, HaRunning, Want::Fail("deletion of VM 100 failed with exception: VM 100 is HA-managed, and PVE removes an HA resource only with purge: true (which also drops it from backup jobs and replication). Nothing was changed")),
+        (
+            Template,
+            IsRunning,
+            Want::Act(
+                "VM 100 is converting to template",
+                &[
+                    "shut down VM 100 (power off after 20 s)",
+                    "convert VM 100 to a template",
+                ],
+                "template",
+            ),
+        ),
+        (
+            Absent,
+            IsRunning,
+            Want::Act(
+                "VM 100 removed",
+                &["shut down VM 100 (power off after 20 s)", "remove VM 100"],
+                "absent",
+            ),
+        ),
+        (
+            Absent,
+            IsHibernated,
+            Want::Act(
+                "VM 100 removed",
+                &[
+                    "resume VM 100",
+                    "shut down VM 100 (power off after 20 s)",
+                    "remove VM 100",
+                ],
+                "absent",
+            ),
+        ),
+        (Absent, HaRunning, Want::Fail(HA_REFUSED)),
+        // Refused before the shutdown force would otherwise send first.
+        (Absent, IgnoredRunning, Want::Fail(IGNORED_REFUSED)),
+        (Absent, DisarmedRunning, Want::Fail(DISARMED_REFUSED)),
     ];
     for (state, found, want) in rows {
         check(force.clone(), *state, *found, want);
     }
     let purge = json!({"vmid": 100, "force": true, "purge": true, "timeout": 20});
-    check(
-        purge,
-        Absent,
-        HaRunning,
-        &Want::Act(
-            "VM 100 removed",
-            &["shut down VM 100 (power off after 20 s)", "remove VM 100"],
-            "absent",
-        ),
-    );
+    for found in [HaRunning, IgnoredRunning, DisarmedRunning] {
+        check(
+            purge.clone(),
+            Absent,
+            found,
+            &Want::Act(
+                "VM 100 removed",
+                &["shut down VM 100 (power off after 20 s)", "remove VM 100"],
+                "absent",
+            ),
+        );
+    }
 }
 
 #[test]

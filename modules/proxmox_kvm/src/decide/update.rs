@@ -78,14 +78,26 @@ pub fn reads_ha_state(task: &KvmTask) -> bool {
     task.ha_managed
 }
 
-/// `ha_managed: true` on a VM that is not HA-managed (`ha_managed`: as read; a failed
-/// read counts as not): it applies when a VM is created.
-pub fn ha_warning(task: &KvmTask, vm: &Vm, ha_managed: bool) -> Option<String> {
-    (task.ha_managed && !ha_managed).then(|| {
-        format!(
-            "VM {} exists and is not HA-managed: ha_managed applies when a VM is created. Add it to HA with ha-manager add vm:{} (or POST /cluster/ha/resources)",
-            vm.vmid, vm.vmid
-        )
+/// `ha_managed: true` on a VM that is not HA-managed (`ha_managed`: PVE's `ha.managed`
+/// as read; a failed read counts as not): it applies when a VM is created. `hastate`:
+/// the state of its HA resource entry as the listing shows it, when it has one; PVE
+/// does not manage such a VM while the resource is `ignored` or the HA stack is
+/// disarmed with mode `ignore`, and adding it again would be refused.
+pub fn ha_warning(task: &KvmTask, vm: &Vm, ha_managed: bool, hastate: Option<&str>) -> Option<String> {
+    if !task.ha_managed || ha_managed {
+        return None;
+    }
+    let id = vm.vmid;
+    Some(match hastate {
+        None => format!(
+            "VM {id} exists and is not HA-managed: ha_managed applies when a VM is created. Add it to HA with ha-manager add vm:{id} (or POST /cluster/ha/resources)"
+        ),
+        Some("ignored") => format!(
+            "VM {id} exists and its HA resource is in state ignored, so PVE does not manage it: ha_managed applies when a VM is created. Set the resource's state with ha-manager set vm:{id} --state started"
+        ),
+        Some(state) => format!(
+            "VM {id} exists and has an HA resource (state {state}) that PVE does not manage now, as the HA stack is disarmed with mode ignore: ha_managed applies when a VM is created. Re-arm the HA stack with ha-manager crm-command arm-ha"
+        ),
     })
 }
 

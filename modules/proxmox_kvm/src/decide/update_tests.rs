@@ -377,13 +377,22 @@ fn ha_managed_on_a_vm_that_is_not_is_warned_of_and_read_only_then() {
     let ha = task(json!({"vmid": 100, "ha_managed": true}));
     assert!(reads_ha_state(&ha));
     assert_eq!(
-        ha_warning(&ha, &vm(), false).as_deref(),
+        ha_warning(&ha, &vm(), false, None).as_deref(),
         Some("VM 100 exists and is not HA-managed: ha_managed applies when a VM is created. Add it to HA with ha-manager add vm:100 (or POST /cluster/ha/resources)")
     );
-    assert_eq!(ha_warning(&ha, &vm(), true), None);
+    assert_eq!(ha_warning(&ha, &vm(), true, Some("started")), None);
+    // An HA resource entry PVE does not manage: adding it again would be refused.
+    assert_eq!(
+        ha_warning(&ha, &vm(), false, Some("ignored")).as_deref(),
+        Some("VM 100 exists and its HA resource is in state ignored, so PVE does not manage it: ha_managed applies when a VM is created. Set the resource's state with ha-manager set vm:100 --state started")
+    );
+    assert_eq!(
+        ha_warning(&ha, &vm(), false, Some("started")).as_deref(),
+        Some("VM 100 exists and has an HA resource (state started) that PVE does not manage now, as the HA stack is disarmed with mode ignore: ha_managed applies when a VM is created. Re-arm the HA stack with ha-manager crm-command arm-ha")
+    );
     let plain = task(json!({"vmid": 100}));
     assert!(!reads_ha_state(&plain));
-    assert_eq!(ha_warning(&plain, &vm(), false), None);
+    assert_eq!(ha_warning(&plain, &vm(), false, Some("ignored")), None);
 }
 
 #[test]

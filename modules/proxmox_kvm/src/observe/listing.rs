@@ -93,6 +93,7 @@ impl Listing {
                 template: false,
                 lock: None,
                 pool: pool.cloned(),
+                hastate: None,
             }),
         }
     }

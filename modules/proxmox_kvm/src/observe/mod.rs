@@ -203,7 +203,7 @@ pub fn power_state(
     let name = name_of(run.task, Some(&guest));
     let status = api::power(run.client, &vm)
         .map_err(|e| Failure::new(format!("Unable to read the status of VM {id}: {e}")).with("vmid", id))?;
-    let now = Now::of(&status, guest.template);
+    let now = Now::of(&status, guest.template).with_ha_resource(guest.hastate.clone());
     let waiting = match power::guest_wait(run.task, state).cloned() {
         None => None,
         Some(wait) => {

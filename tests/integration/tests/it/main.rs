@@ -30,6 +30,7 @@ mod inventory;
 mod kvm_clone;
 mod kvm_compat;
 mod kvm_faults;
+mod kvm_ha;
 mod kvm_playbooks;
 mod kvm_present;
 mod kvm_pve9;

@@ -259,7 +259,7 @@ fn absent_of_an_ha_managed_vm_without_purge_fails_before_any_write() {
     assert!(t.failed);
     assert_eq!(
         t.msg(),
-        "deletion of VM 100 failed with exception: VM 100 is HA-managed, and PVE removes an HA resource only with purge: true (which also drops it from backup jobs and replication). Nothing was changed"
+        "deletion of VM 100 failed with exception: VM 100 is HA-managed, and PVE removes a VM with an HA resource only with purge: true (which also drops it from backup jobs and replication). Set purge: true, or remove the HA resource first (ha-manager remove vm:100). Nothing was changed"
     );
     let log = env.requests()["log"].as_array().unwrap().clone();
     let writes: Vec<&Value> = log

@@ -104,6 +104,7 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
         tag_style,
         pools,
         ha_resources,
+        ha_disarm: None,
         pve_version,
         appliances: Vec::new(),
     })

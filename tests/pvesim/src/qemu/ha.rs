@@ -6,6 +6,11 @@
 //! request's task ends before the VM's state changes. A migration is the same: a
 //! `hamigrate` task records `ha-manager migrate vm:<id> <target>` and ends; the HA
 //! manager then runs the `qmigrate` task on the VM's node.
+//!
+//! Only a managed VM goes this way ([`managed`]): one whose resource is `ignored`, or
+//! any while the cluster is disarmed with mode `ignore`, is started and stopped by
+//! qemu-server's own tasks, and its resource keeps its state. While the cluster is
+//! disarmed with mode `freeze`, a request is recorded but the HA manager does not act.
 
 use super::power;
 use crate::api::Ctx;
@@ -15,15 +20,25 @@ use crate::state::Cluster;
 use crate::tasks;
 use serde_json::{json, Value};
 
-/// `vm_is_ha_managed`: the VM has an HA resource.
+/// `vm_is_ha_managed` (pve-ha-manager `Config.pm`, `$service_check_ha_state` without a
+/// state): the VM has an HA resource that is not `ignored`, and the cluster is not
+/// disarmed with mode `ignore`. Otherwise qemu-server starts and stops it itself
+/// (`qmstart`/`qmstop`) and leaves the resource as it is; removing it still needs
+/// `purge` while the entry exists (`lifecycle::destroy`).
 pub fn managed(c: &Cluster, vmid: u32) -> bool {
-    c.ha_resource(vmid).is_some()
+    let disarmed_ignore = c.ha_disarm.as_ref().is_some_and(|d| d.mode == "ignore");
+    c.ha_resource(vmid).is_some_and(|r| r.state != "ignored") && !disarmed_ignore
 }
 
 fn set_state(c: &mut Cluster, vmid: u32, state: &str) {
     if let Some(r) = c.ha_resources.iter_mut().find(|r| r.vmid() == Some(vmid)) {
         r.state = state.to_string();
     }
+}
+
+/// Disarmed with mode `freeze`: the HA manager applies no request until re-armed.
+fn frozen(c: &Cluster) -> bool {
+    c.ha_disarm.as_ref().is_some_and(|d| d.mode == "freeze")
 }
 
 fn ha_user() -> Identity {
@@ -50,7 +65,7 @@ pub fn start(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             t.check_fault()?;
             set_state(c, vmid, "started");
             let running = c.guests.get(&vmid).is_some_and(|g| g.running);
-            if !running {
+            if !running && !frozen(c) {
                 let node = c.guests.get(&vmid).map(|g| g.node.clone()).unwrap_or_default();
                 power::spawn_start(&sim, c, &node, vmid, &ha_user(), false);
             }
@@ -78,7 +93,7 @@ pub fn stop(ctx: &mut Ctx<'_>, shutdown: bool) -> ApiResult<Value> {
             t.check_fault()?;
             set_state(c, vmid, "stopped");
             let running = c.guests.get(&vmid).is_some_and(|g| g.running);
-            if running {
+            if running && !frozen(c) {
                 let node = c.guests.get(&vmid).map(|g| g.node.clone()).unwrap_or_default();
                 let kind = if shutdown { "qmshutdown" } else { "qmstop" };
                 tasks::spawn(
@@ -142,10 +157,14 @@ pub fn add(c: &mut Cluster, vmid: u32, state: &str) {
     }
 }
 
-/// `ha` of `status/current` (`PVE::HA::Config::get_service_status`).
+/// `ha` of `status/current` (`PVE::HA::Config::get_service_status`): `managed` as
+/// [`managed`] decides, and for a managed resource the HA manager's state of it.
 pub fn service_status(c: &Cluster, vmid: u32) -> Value {
-    match c.ha_resource(vmid) {
-        Some(r) => json!({"managed": 1, "state": r.state, "request_state": r.state}),
+    match c.ha_resource(vmid).filter(|_| managed(c, vmid)) {
+        Some(r) => match crate::ha::manager_state(c, r) {
+            Some(state) => json!({"managed": 1, "state": state}),
+            None => json!({"managed": 1}),
+        },
         None => json!({"managed": 0}),
     }
 }

@@ -31,6 +31,14 @@ fn owned_volumes(g: &Guest) -> Vec<String> {
     v
 }
 
+/// qemu-server's `destroy_vm` for a VM with an HA resource entry and no `purge`.
+fn ha_refusal(vmid: u32) -> String {
+    format!("unable to remove VM {vmid} - used in HA resources and purge parameter not set.")
+}
+
+/// `DELETE /nodes/{node}/qemu/{vmid}` (qemu-server `destroy_vm`): `$early_checks`
+/// (protection, an HA resource entry without `purge`, running) before the task and
+/// again in it.
 pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let g = vm(ctx.c, &node, vmid)?;
@@ -40,10 +48,10 @@ pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         )));
     }
     let purge = ctx.flag("purge");
+    // `service_is_configured`: any HA resource entry, `ignored` or not, and whether or
+    // not the cluster is disarmed (not `vm_is_ha_managed`).
     if ctx.c.ha_resource(vmid).is_some() && !purge {
-        return Err(ApiError::internal(format!(
-            "unable to remove VM {vmid} - used in HA resources and purge parameter not set."
-        )));
+        return Err(ApiError::internal(ha_refusal(vmid)));
     }
     if g.running {
         return Err(ApiError::internal(format!("VM {vmid} is running - destroy failed")));
@@ -61,6 +69,13 @@ pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         vec![],
         Box::new(move |c, t| {
             let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
+            // `$early_checks` again under the config lock: the config may have changed.
+            if c.ha_resource(vmid).is_some() && !purge {
+                return Err(ha_refusal(vmid));
+            }
+            if g.running {
+                return Err(format!("VM {vmid} is running - destroy failed"));
+            }
             check_lock(g, skiplock)?;
             let owned = owned_volumes(g);
             if is_template(g) {
