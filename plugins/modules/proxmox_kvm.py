@@ -533,8 +533,9 @@ options:
           - "V(most_free): the node with the most free memory, then the most free CPUs, counting what this run already placed (placed creates of one run choose
             one at a time)."
           - "V(spread): a node derived from O(name) alone (rendezvous hashing with the FNV-1a of O(vmid_range)): the same name gets the same node on every run
-            and in two runs at once, names spread evenly over the candidates, and a node added to them takes only its share of names. Needs no coordination
-            between forks or runs. The rule is stable across versions; should it change, the changelog says so."
+            and in two runs at once, names spread evenly over the candidates, and a node added to them takes only its share of names. A name whose node is full
+            (see O(placement.max_memory_ratio)) goes to its next node by the same hashing. Like V(most_free), the placed creates of one run choose one at a
+            time, so each sees what the others placed (in check mode too). The rule is stable across versions; should it change, the changelog says so."
         type: str
         default: most_free
         choices:

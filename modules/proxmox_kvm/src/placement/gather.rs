@@ -116,9 +116,7 @@ fn exclusion(load: &Load, storages: &[Storage], needs: &Needs, node: &str) -> Op
         // A storage the caller cannot see anywhere is left to PVE's own check.
         match here {
             None if listed_anywhere => return Some(format!("lacks storage {storage} ({key})")),
-            Some(s) if !s.active => return Some(format!(
-                "storage {storage} is not active on it ({key}; status unknown: the node cannot reach or activate it)"
-            )),
+            Some(s) if !s.active => return Some(not_active(storage, key)),
             _ => {}
         }
     }
@@ -126,6 +124,11 @@ fn exclusion(load: &Load, storages: &[Storage], needs: &Needs, node: &str) -> Op
         Some((nodes, why)) if !nodes.contains(node) => Some(why.clone()),
         _ => None,
     }
+}
+
+/// Why a node whose storage is listed `status: unknown` is left out.
+fn not_active(storage: &str, key: &str) -> String {
+    format!("storage {storage} is not active on it ({key}; status unknown: the node cannot reach or activate it)")
 }
 
 /// Per node: configured memory (bytes), CPUs, and members of `group`. A listed guest

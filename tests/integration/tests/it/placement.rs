@@ -42,8 +42,12 @@ fn opts(prefix: &str, check: bool) -> PlayOpts {
 }
 
 fn vm_task(placement: &str, bridge: &str, disk: &str) -> String {
+    vm_task_of(2048, placement, bridge, disk)
+}
+
+fn vm_task_of(memory_mib: u64, placement: &str, bridge: &str, disk: &str) -> String {
     format!(
-        "- name: vm\n  ferrox.proxmox.proxmox_kvm:\n    name: \"{{{{ inventory_hostname }}}}\"\n    memory: 2048\n    cores: 1\n    scsi:\n      scsi0: \"{disk}:4\"\n    net:\n      net0: virtio,bridge={bridge}\n    placement: {placement}\n"
+        "- name: vm\n  ferrox.proxmox.proxmox_kvm:\n    name: \"{{{{ inventory_hostname }}}}\"\n    memory: {memory_mib}\n    cores: 1\n    scsi:\n      scsi0: \"{disk}:4\"\n    net:\n      net0: virtio,bridge={bridge}\n    placement: {placement}\n"
     )
 }
 
@@ -155,10 +159,14 @@ fn most_free_with_a_group_fills_the_eligible_nodes_and_check_mode_predicts_it() 
     assert_eq!(listed(&env, "fl"), made, "and moves nothing");
 }
 
+/// Spread VMs of 1 GiB: no node fills (9 of the 20 names hash to pve3, 16 GiB), so every
+/// name is on its own node. (With 2 GiB pve3 would be full at the 9th, and which name
+/// goes elsewhere would follow the order the forks got the lock in: see the in-process
+/// `spread_moves_a_name_off_a_full_node_and_check_mode_predicts_it`.)
 #[test]
 fn spread_puts_every_name_on_the_same_node_in_check_mode_and_for_real() {
     let env = start();
-    let task = vm_task("{strategy: spread}", "vmbr0", "local-lvm");
+    let task = vm_task_of(1024, "{strategy: spread}", "vmbr0", "local-lvm");
     let dry = env.play_with(&task, &opts("sp", true));
     dry.assert_ok();
     let real = env.play_with(&task, &opts("sp", false));
@@ -194,14 +202,15 @@ fn no_candidate_fails_naming_every_node_and_creates_nothing() {
 }
 
 /// Two runs of the same `spread` play at once put every name on the node a check run
-/// predicts: the node comes from the name alone, so the runs need no coordination.
-/// (`vmid_range` makes a name one VM when both runs create it.)
+/// predicts: while no node is full the node comes from the name alone, so the runs need
+/// no coordination with each other (1 GiB VMs: none fills). (`vmid_range` makes a name
+/// one VM when both runs create it.)
 #[test]
 fn two_spread_runs_at_once_put_every_name_on_the_same_node() {
     let env = start();
     let task = format!(
         "{}    vmid_range: [5000, 5999]\n",
-        vm_task("{strategy: spread}", "vmbr0", "local-lvm")
+        vm_task_of(1024, "{strategy: spread}", "vmbr0", "local-lvm")
     );
     let predicted = reported(&env.play_with(&task, &opts("tw", true)));
     assert_eq!(predicted.len(), HOSTS);
@@ -295,17 +304,22 @@ fn a_storage_dead_on_a_node_excludes_that_node_naming_why() {
     assert!(msg.contains("nothing was created"), "{msg}");
 }
 
+/// placement.json with the nodes of 24/48/96/256/256 GiB the memory report measured.
+fn five_nodes() -> Scenario {
+    let mut s = scenario();
+    for (node, gib) in s.nodes.iter_mut().zip([24, 48, 96, 256, 256]) {
+        node.maxmem = gib * GIB;
+    }
+    s
+}
+
 /// Five nodes of 24/48/96/256/256 GiB (pve4 without bridge vmbr0, pve5 offline), 4 GiB
 /// already configured on pve1 (VMs 9000 and 100), 512 MiB on pve2, twenty VMs of 4 GiB in group `web` with `most_free` and
 /// no `max_memory_ratio`: one per node, then by free memory; no node configured past its
 /// memory; check mode predicts the same count per node; a rerun reports each VM's node.
 #[test]
 fn a_group_fills_by_free_memory_and_never_past_a_nodes_memory() {
-    let mut s = scenario();
-    for (node, gib) in s.nodes.iter_mut().zip([24, 48, 96, 256, 256]) {
-        node.maxmem = gib * GIB;
-    }
-    let env = start_from(s);
+    let env = start_from(five_nodes());
     let tasks = vm_tasks("grp", HOSTS, "{strategy: most_free, group: web}", 4096, "local-lvm");
     let dry = env.run_with(
         &tasks,
@@ -335,4 +349,63 @@ fn a_group_fills_by_free_memory_and_never_past_a_nodes_memory() {
     again.assert_ok();
     assert!(again.results.iter().all(|r| !r.changed), "a rerun changes nothing");
     assert_eq!(reported_by_task(&again), placed, "a VM found existing reports its node");
+}
+
+/// Twenty spread VMs of 2 GiB: 9 names hash to pve3 (16 GiB), which is full after 8, so
+/// the last of them goes to its next node; a check run, choosing in the same order over
+/// the run's placements, predicts every name's node; no node is past its memory.
+#[test]
+fn spread_moves_a_name_off_a_full_node_and_check_mode_predicts_it() {
+    let env = start();
+    let tasks = vm_tasks("sp", HOSTS, "{strategy: spread}", 2048, "local-lvm");
+    let dry = env.run_with(
+        &tasks,
+        &PlayOpts {
+            check: true,
+            ..Default::default()
+        },
+    );
+    dry.assert_ok();
+    let real = env.run_with(&tasks, &PlayOpts::default());
+    real.assert_ok();
+    let placed = reported_by_task(&real);
+    assert_eq!(reported_by_task(&dry), placed);
+    assert_eq!(placed, listed(&env, "sp"));
+    assert_eq!(
+        per_node(&placed).get("pve3"),
+        Some(&8),
+        "pve3 holds 8 of 2 GiB: {placed:?}"
+    );
+    let moved = real.results.iter().find(|r| {
+        r.result["placement"]["excluded"]["pve3"]
+            .as_str()
+            .is_some_and(|e| e.starts_with("full:"))
+    });
+    assert!(moved.is_some(), "a name of pve3 went elsewhere, pve3 excluded as full");
+    assert_within_capacity(&env);
+}
+
+/// The same five nodes through `ansible-playbook`, twenty hosts at ten forks, 4 GiB each,
+/// `group: web` and no `max_memory_ratio`: the forks choose one at a time under the run's
+/// placement lock, no node ends past its memory, and `--check` predicted the count per
+/// node (which host lands where may follow the order the forks got the lock in).
+#[test]
+fn at_ten_forks_a_group_stays_within_every_nodes_memory_as_check_mode_predicts() {
+    let env = start_from(five_nodes());
+    let task = vm_task_of(4096, "{strategy: most_free, group: web}", "vmbr0", "local-lvm");
+    let dry = env.play_with(&task, &opts("fv", true));
+    dry.assert_ok();
+    let real = env.play_with(&task, &opts("fv", false));
+    real.assert_ok();
+    let placed = reported(&real);
+    assert_eq!(placed, listed(&env, "fv"));
+    assert_eq!(
+        per_node(&reported(&dry)),
+        per_node(&placed),
+        "--check predicted as many VMs per node"
+    );
+    assert_within_capacity(&env);
+    for node in ["pve1", "pve2", "pve3"] {
+        assert!(per_node(&placed).contains_key(node), "one per node first: {placed:?}");
+    }
 }
