@@ -290,18 +290,24 @@ fn a_storage_dead_on_a_node_excludes_that_node_naming_why() {
             "check: {check}"
         );
     }
-    let disabled = env.run_with(
-        &vm_tasks("off", 1, "{strategy: most_free}", 2048, "nvme-pool"),
-        &PlayOpts::default(),
-    );
-    let msg = disabled.task("off01").msg();
-    for node in ["pve1", "pve2", "pve3"] {
-        assert!(
-            msg.contains(&format!("{node}: storage nvme-pool is disabled (scsi0;")),
-            "{node} in: {msg}"
+    for check in [true, false] {
+        let tasks = vm_tasks("off", 1, "{strategy: most_free}", 2048, "nvme-pool");
+        let disabled = env.run_with(
+            &tasks,
+            &PlayOpts {
+                check,
+                ..Default::default()
+            },
         );
+        let msg = disabled.task("off01").msg();
+        for node in ["pve1", "pve2", "pve3"] {
+            assert!(
+                msg.contains(&format!("{node}: storage nvme-pool is disabled (scsi0;")),
+                "check: {check}: {node} in: {msg}"
+            );
+        }
+        assert!(msg.contains("nothing was created"), "{msg}");
     }
-    assert!(msg.contains("nothing was created"), "{msg}");
 }
 
 /// placement.json with the nodes of 24/48/96/256/256 GiB the memory report measured.
