@@ -500,23 +500,30 @@ options:
         without O(target)); a VM that exists is found wherever it is and never moved."
       - "Free memory is the node's memory (C(maxmem) in C(/cluster/resources)) less the configured memory of every guest on it, running or stopped: PVE
         reserves nothing for a stopped guest, but starting it needs its memory. Free CPUs likewise, from C(maxcpu)."
-      - A candidate is excluded, with the reason kept, when it is offline, lacks a storage the task's drives, O(efidisk0), O(tpmstate0), cloud-init drive or
-        O(storage) name, lacks a bridge the task's NICs name, or cannot take the clone source (a linked clone stays on its template's node; with one same-named
-        template per node, each node clones its own). With no candidate left the task fails naming every node and its reason, and creates nothing.
-      - The result has RV(node) and RV(placement) (the candidates, their numbers, the exclusions); C(--diff) shows the node. Check mode chooses by the same
-        rule over the same placements.
+      - "A candidate is excluded, with the reason kept, when it is offline, its memory is not listed (the token needs C(Sys.Audit) on C(/nodes/<node>) for
+        placement to hold nodes to their memory), it is full (see O(placement.max_memory_ratio)), lacks a storage the task's drives, O(efidisk0), O(tpmstate0),
+        cloud-init drive or O(storage) name or has it disabled or not active (C(status: unknown) in C(/cluster/resources): the node cannot reach it, for
+        example an NFS server it cannot mount), lacks a bridge the task's NICs name, or cannot take the clone source (a linked clone stays on its template's
+        node; with one same-named template per node, each node clones its own). With no candidate left the task fails naming every node and its reason, and
+        creates nothing."
+      - The result has RV(node) and RV(placement) (the candidates, their numbers, the exclusions); C(--diff) shows the node. A task that finds its VM existing
+        (made earlier, or by another run at the same moment) reports the RV(node) it is on. Check mode chooses by the same rule over the same placements.
     type: dict
     version_added: "0.2.0"
     suboptions:
       group:
         description:
-          - "Anti-affinity: VMs of the same group go to different nodes while there are nodes without one, then to the least filled. Members are the VMs this
-            run placed in the group and the guests tagged with the group's name (add it to O(tags) for later runs to see them)."
+          - "Anti-affinity: VMs of the same group go to different nodes while there are nodes without one; after that each goes where O(placement.strategy)
+            says (the most free memory for V(most_free), the name's node for V(spread)), not to the node with the fewest members, so a small node is not filled
+            as fast as a large one. Members are the VMs this run placed in the group and the guests tagged with the group's name (add it to O(tags) for later
+            runs to see them)."
         type: str
       max_memory_ratio:
         description:
-          - "A node is full, and excluded, when the configured memory of its guests plus this VM would exceed this ratio times its memory (C(1.0): no
-            overcommit). Default: no limit."
+          - "A node is full, and excluded, when the configured memory of its guests plus this VM would exceed this ratio times its memory. Default: C(1.0), no
+            overcommit: placement never configures a node past its memory unless this is set above 1 (for example C(1.5) to configure up to 150%). PVE itself
+            checks no memory when a VM is created, so an overcommitted node fails only later, when its last guests start or it swaps; a value above 1 is for
+            guests known not to use all their memory at once."
         type: float
       nodes:
         description:
@@ -528,8 +535,9 @@ options:
           - "V(most_free): the node with the most free memory, then the most free CPUs, counting what this run already placed (placed creates of one run choose
             one at a time)."
           - "V(spread): a node derived from O(name) alone (rendezvous hashing with the FNV-1a of O(vmid_range)): the same name gets the same node on every run
-            and in two runs at once, names spread evenly over the candidates, and a node added to them takes only its share of names. Needs no coordination
-            between forks or runs. The rule is stable across versions; should it change, the changelog says so."
+            and in two runs at once, names spread evenly over the candidates, and a node added to them takes only its share of names. A name whose node is full
+            (see O(placement.max_memory_ratio)) goes to its next node by the same hashing. Like V(most_free), the placed creates of one run choose one at a
+            time, so each sees what the others placed (in check mode too). The rule is stable across versions; should it change, the changelog says so."
         type: str
         default: most_free
         choices:
@@ -1033,8 +1041,9 @@ ip_address:
   type: str
   sample: 192.0.2.50
 node:
-  description: The node O(placement) chose for the VM this task created or cloned (in check mode, the node a real run would choose).
-  returned: with O(placement), when the task chose a node
+  description: The node O(placement) chose for the VM this task created or cloned (in check mode, the node a real run would choose); for a VM the task found
+    existing (made earlier, or by another run at the same moment), the node it is on.
+  returned: with O(placement) and no O(node), when a create (O(state=present)) or a clone without O(target) succeeds
   type: str
   sample: pve2
 placement:

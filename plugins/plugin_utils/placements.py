@@ -4,13 +4,13 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 """The nodes this run's creates chose (``proxmox_kvm``'s ``placement``), kept on the controller.
 
-A task that places (no ``node``, ``placement`` given, a strategy or group that depends on
-what the others chose) runs under the run's placement lock: it gets every placement made
-so far in ``_ferrox_placements``, chooses, creates, and returns its own in
-``_ferrox_placement``, which is appended here before the lock is released. So ten forks
-choosing at once see each other's choices; placed creates of one run are serialized
-while they choose and create. ``strategy: spread`` without ``group`` needs none of it
-(the node follows from the name alone) and runs in parallel.
+A task that places (no ``node``, ``placement`` given) runs under the run's placement lock:
+it gets every placement made so far in ``_ferrox_placements``, chooses, creates, and
+returns its own in ``_ferrox_placement``, which is appended here before the lock is
+released. So ten forks choosing at once see each other's choices; placed creates of one
+run are serialized while they choose and create. ``strategy: spread`` too: its node
+follows from the name, but no node is configured past its memory, and whether the name's
+node is full depends on what the run placed there (in check mode nothing else tells).
 
 Where and how: ``ferrox-placements.json`` in the run's directory, replaced atomically under
 ``ferrox-placements.lock`` (``run_dir.py``), beside the plan's lock.
@@ -30,11 +30,10 @@ MODULE = 'proxmox_kvm'
 
 
 def coordinated(module, module_args):
-    """Whether the task chooses a node from what the run's other placements took."""
+    """Whether the task chooses a node from what the run's other placements took: every
+    placing task, since every strategy holds the nodes to their memory."""
     placement = module_args.get('placement')
-    if module != MODULE or not isinstance(placement, dict) or module_args.get('node'):
-        return False
-    return placement.get('strategy', 'most_free') != 'spread' or bool(placement.get('group'))
+    return module == MODULE and isinstance(placement, dict) and not module_args.get('node')
 
 
 def read(directory=None):

@@ -74,6 +74,16 @@ pub struct Storage {
     pub content: Vec<String>,
     /// Shared by the nodes (NFS, Ceph, ...): a clone to another node needs one.
     pub shared: bool,
+    /// Whether the node reports it active: pve-manager lists a storage the node could
+    /// not activate (an NFS server it cannot reach) with `status: unknown` and no sizes
+    /// (`extract_storage_stats`), and a disk allocated there fails `storage '<id>' is
+    /// not online`. So is every storage of an offline node.
+    #[serde(default = "active_by_default")]
+    pub active: bool,
+}
+
+fn active_by_default() -> bool {
+    true
 }
 
 impl Storage {
@@ -173,6 +183,7 @@ impl Cluster {
                         node,
                         content,
                         shared,
+                        active: entry.status.as_str() != Some("unknown"),
                     });
                 }
             }
@@ -756,9 +767,9 @@ mod tests {
             {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1", "name": "web"},
             {"id": "node/pve1", "type": "node", "node": "pve1", "status": "online"},
             {"id": "node/pve2", "type": "node", "node": "pve2", "status": "offline"},
-            {"id": "storage/pve1/local-lvm", "type": "storage", "storage": "local-lvm", "node": "pve1", "content": "images,rootdir"},
+            {"id": "storage/pve1/local-lvm", "type": "storage", "storage": "local-lvm", "node": "pve1", "content": "images,rootdir", "status": "available"},
             {"id": "storage/pve1/local", "type": "storage", "storage": "local", "node": "pve1", "content": "iso,vztmpl,backup", "shared": 0},
-            {"id": "storage/pve1/vmdata", "type": "storage", "storage": "vmdata", "node": "pve1", "content": "images", "shared": 1},
+            {"id": "storage/pve1/vmdata", "type": "storage", "storage": "vmdata", "node": "pve1", "content": "images", "shared": 1, "status": "unknown"},
             {"id": "sdn/pve1/localnetwork", "type": "sdn", "sdn": "localnetwork", "node": "pve1"},
         ]))
         .unwrap();
@@ -772,6 +783,12 @@ mod tests {
         assert_eq!(on_pve1, vec![("local-lvm", true), ("local", false), ("vmdata", true)]);
         let shared: Vec<bool> = c.storages.iter().map(|s| s.shared).collect();
         assert_eq!(shared, vec![false, false, true], "absent counts as not shared");
+        let active: Vec<bool> = c.storages.iter().map(|s| s.active).collect();
+        assert_eq!(
+            active,
+            vec![true, true, false],
+            "status unknown: not active (no status: active)"
+        );
         assert_eq!(c.storages_on("pve2").count(), 0);
     }
 

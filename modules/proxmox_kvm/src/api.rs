@@ -99,6 +99,12 @@ pub fn bridges(client: &Client, node: &str) -> Result<Vec<String>, ApiError> {
         .collect())
 }
 
+/// A node's storages (`GET /nodes/{node}/storage`): every storage of storage.cfg the
+/// caller may see, with `enabled` and `active` as the node finds them.
+pub fn node_storages(client: &Client, node: &str) -> Result<Value, ApiError> {
+    client.get(&format!("/nodes/{node}/storage"), &[])
+}
+
 /// PVE's next free vmid (sent as a string or a number).
 pub fn next_id(client: &Client) -> Result<u32, ApiError> {
     let data = client.get("/cluster/nextid", &[])?;

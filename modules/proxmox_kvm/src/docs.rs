@@ -214,8 +214,8 @@ ip_address:
   type: str
   sample: 192.0.2.50
 node:
-  description: The node O(placement) chose for the VM this task created or cloned (in check mode, the node a real run would choose).
-  returned: with O(placement), when the task chose a node
+  description: The node O(placement) chose for the VM this task created or cloned (in check mode, the node a real run would choose); for a VM the task found existing (made earlier, or by another run at the same moment), the node it is on.
+  returned: with O(placement) and no O(node), when a create (O(state=present)) or a clone without O(target) succeeds
   type: str
   sample: pve2
 placement:

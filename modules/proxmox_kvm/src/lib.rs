@@ -184,11 +184,16 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     match (result, &placed) {
         (Ok(out), Some((_, placed))) => {
             let group = task.placement.as_ref().and_then(|p| p.group.as_deref());
-            let (out, reservation) = placement::finish(out, placed, group, task.given_name());
+            let listed = placement::listed_node(&out, &listing);
+            let (out, reservation) = placement::finish(out, placed, listed, group, task.given_name());
             if let Some(r) = reservation {
                 m.reserve_placement(r);
             }
             Ok(out)
+        }
+        (Ok(out), None) if placement::wanted(&task) => {
+            let listed = placement::listed_node(&out, &listing);
+            Ok(placement::found_existing(out, listed))
         }
         (result, _) => result,
     }

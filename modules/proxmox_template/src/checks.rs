@@ -30,8 +30,15 @@ fn words(content: Content) -> &'static str {
     }
 }
 
-/// `Ok` when `storage` is on the node, enabled, and its `content` includes the type;
-/// from the node's storage listing.
+/// Whether a flag of the node's storage listing is off (`0`, `false`); absent is on.
+fn off(v: &Value) -> bool {
+    v.as_u64() == Some(0) || v.as_bool() == Some(false) || v.as_str() == Some("0")
+}
+
+/// `Ok` when `storage` is on the node, enabled and active there, and its `content`
+/// includes the type; from the node's storage listing (pve-storage `storage_info`:
+/// `enabled: 0` for a storage storage.cfg disables or keeps off the node, `active: 0`
+/// for one the node cannot activate, such as an NFS server it cannot reach).
 pub fn storage_takes(listing: &Value, node: &str, storage: &str, content: Content) -> Result<(), String> {
     let items: Vec<&Value> = listing.as_array().into_iter().flatten().collect();
     let holds = |s: &Value| {
@@ -41,9 +48,10 @@ pub fn storage_takes(listing: &Value, node: &str, storage: &str, content: Conten
             .split(',')
             .any(|c| c.trim() == content.name())
     };
+    let usable = |s: &Value| !off(&s["enabled"]) && !off(&s["active"]);
     let fitting: Vec<&str> = items
         .iter()
-        .filter(|s| holds(s))
+        .filter(|s| holds(s) && usable(s))
         .filter_map(|s| s["storage"].as_str())
         .collect();
     let others = if fitting.is_empty() {
@@ -52,6 +60,14 @@ pub fn storage_takes(listing: &Value, node: &str, storage: &str, content: Conten
         fitting.join(", ")
     };
     match items.iter().find(|s| s["storage"] == storage) {
+        Some(s) if off(&s["enabled"]) => Err(format!(
+            "storage {storage} is disabled or not available on node {node} (enabled: 0: storage.cfg disables it or its nodes leave {node} out): enable it for node {node} (Datacenter > Storage > {storage}), or set storage to one that takes {} there (on node {node}: {others})",
+            words(content),
+        )),
+        Some(s) if off(&s["active"]) => Err(format!(
+            "storage {storage} is not active on node {node} (the node cannot reach or activate it, for example an NFS server it cannot mount): bring it back online on node {node}, or set storage to one that takes {} there (on node {node}: {others})",
+            words(content),
+        )),
         Some(s) if holds(s) => Ok(()),
         Some(s) => Err(format!(
             "storage {storage} on node {node} does not take {} (its content: {}): add {} to the storage's content types (Datacenter > Storage > {storage} > Content), or set storage to one that takes them (on node {node}: {others})",
@@ -174,6 +190,24 @@ mod tests {
         assert!(storage_takes(&listing, "pve1", "nas", Content::Iso)
             .unwrap_err()
             .starts_with("storage nas does not exist on node pve1"));
+    }
+
+    #[test]
+    fn a_storage_disabled_or_not_active_on_the_node_is_refused_naming_why() {
+        let listing = json!([
+            {"storage": "local", "content": "iso,vztmpl", "enabled": 1, "active": 1},
+            {"storage": "nas", "content": "iso", "enabled": 1, "active": 0},
+            {"storage": "old", "content": "iso", "enabled": 0, "active": 0},
+        ]);
+        assert_eq!(storage_takes(&listing, "pve1", "local", Content::Iso), Ok(()));
+        assert_eq!(
+            storage_takes(&listing, "pve1", "nas", Content::Iso).unwrap_err(),
+            "storage nas is not active on node pve1 (the node cannot reach or activate it, for example an NFS server it cannot mount): bring it back online on node pve1, or set storage to one that takes ISO images (iso) there (on node pve1: local)"
+        );
+        assert_eq!(
+            storage_takes(&listing, "pve1", "old", Content::Iso).unwrap_err(),
+            "storage old is disabled or not available on node pve1 (enabled: 0: storage.cfg disables it or its nodes leave pve1 out): enable it for node pve1 (Datacenter > Storage > old), or set storage to one that takes ISO images (iso) there (on node pve1: local)"
+        );
     }
 
     #[test]

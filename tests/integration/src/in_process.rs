@@ -246,17 +246,12 @@ impl PlayRun {
     }
 }
 
-/// `placements.py`'s `coordinated`: a placing task that depends on the run's other placements.
+/// `placements.py`'s `coordinated`: a placing task, which depends on the run's other
+/// placements (every strategy holds the nodes to their memory).
 fn coordinated(module: &str, args: &Map<String, Value>) -> bool {
-    let Some(placement) = args.get("placement").and_then(Value::as_object) else {
-        return false;
-    };
+    let placing = args.get("placement").is_some_and(Value::is_object);
     let node_given = args.get("node").is_some_and(|n| !n.is_null() && n != "");
-    if module != "proxmox_kvm" || node_given {
-        return false;
-    }
-    let strategy = placement.get("strategy").and_then(Value::as_str).unwrap_or("most_free");
-    strategy != "spread" || placement.get("group").is_some_and(|g| !g.is_null() && g != "")
+    module == "proxmox_kvm" && placing && !node_given
 }
 
 /// The task's action as written, the module it runs and its arguments; anything but one

@@ -222,15 +222,25 @@ pub fn nodes(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     Ok(Value::Array(names.iter().map(|n| node_record(ctx, n, true)).collect()))
 }
 
-/// A storage's `/cluster/resources` record on one node.
+/// A storage's `/cluster/resources` record on one node (pve-manager `API2Tools.pm`,
+/// `extract_storage_stats`): `status: unknown` and no sizes unless the node's pvestatd
+/// broadcast the storage's status, which it does only for a storage it could activate.
 pub fn storage_resource(ctx: &Ctx<'_>, sd: &crate::state::StorageDef, node: &str) -> Value {
     let online = ctx.sim.node_reachable(ctx.c, node);
-    json!({
+    let mut entry = json!({
         "id": format!("storage/{node}/{}", sd.id), "type": "storage", "storage": sd.id,
         "node": node, "plugintype": sd.kind, "status": if online { "available" } else { "unknown" },
         "shared": if sd.shared { 1 } else { 0 }, "content": sd.content.join(","),
         "disk": storage::used(ctx.c, sd, node), "maxdisk": sd.total,
-    })
+    });
+    if !sd.active_on(node) {
+        entry["status"] = json!("unknown");
+        if let Some(m) = entry.as_object_mut() {
+            m.remove("disk");
+            m.remove("maxdisk");
+        }
+    }
+    entry
 }
 
 /// In PVE's order: pools, guests, nodes, storages, then (without a `type` filter
@@ -265,7 +275,8 @@ pub fn resources(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             if !auth::has(ctx.c, ctx.who, &format!("/storage/{}", sd.id), "Datastore.Audit") {
                 continue;
             }
-            for n in ctx.c.nodes.iter().filter(|n| sd.on_node(&n.name)) {
+            // `storage_check_enabled` per node: a disabled storage is on no node.
+            for n in ctx.c.nodes.iter().filter(|n| sd.enabled_on(&n.name)) {
                 out.push(storage_resource(ctx, sd, &n.name));
             }
         }

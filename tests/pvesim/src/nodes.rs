@@ -6,13 +6,22 @@ use crate::error::ApiResult;
 use crate::storage;
 use serde_json::{json, Value};
 
+/// `GET /nodes/{node}/storage` (pve-storage `API2/Storage/Status.pm` `index`, from
+/// `PVE::Storage::storage_info`): a disabled storage is listed with `enabled: 0` (left
+/// out with `content` or `enabled=1`), one the node cannot activate with `active: 0`,
+/// both without sizes. Not modelled: storages restricted to other nodes (PVE lists them
+/// `enabled: 0` too); they are left out.
 pub fn storage_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
     let content = ctx.get("content").map(str::to_string);
     let only = ctx.get("storage").map(str::to_string);
+    let only_enabled = matches!(ctx.get("enabled"), Some("1" | "true"));
     let mut out = Vec::new();
     for sd in ctx.c.storages.iter().filter(|s| s.on_node(&node)) {
         if only.as_ref().is_some_and(|o| o != &sd.id) {
+            continue;
+        }
+        if sd.disable && (content.is_some() || only_enabled) {
             continue;
         }
         if let Some(c) = &content {
@@ -24,6 +33,15 @@ pub fn storage_list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         if !auth::has(ctx.c, ctx.who, &path, "Datastore.Audit")
             && !auth::has(ctx.c, ctx.who, &path, "Datastore.AllocateSpace")
         {
+            continue;
+        }
+        if !sd.active_on(&node) {
+            // `storage_info`: sizes stay 0 and `active` 0 when activation fails.
+            out.push(json!({
+                "storage": sd.id, "type": sd.kind, "content": sd.content.join(","), "active": 0,
+                "enabled": if sd.disable { 0 } else { 1 }, "shared": if sd.shared { 1 } else { 0 },
+                "total": 0, "used": 0, "avail": 0,
+            }));
             continue;
         }
         let used = storage::used(ctx.c, sd, &node);

@@ -73,6 +73,16 @@ pub struct StorageDef {
     /// for network file systems, else `/srv/<id>`); task logs name files below it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// storage.cfg's `disable 1`: left out of `/cluster/resources`, `enabled: 0` in a
+    /// node's storage listing, and every allocation fails `storage '<id>' is disabled`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub disable: bool,
+    /// Nodes where the storage is enabled but not active (an NFS server the node cannot
+    /// reach: the plugin's `check_connection` fails): `status: unknown` without sizes in
+    /// `/cluster/resources`, `active: 0` in the node's listing, and an allocation there
+    /// fails `storage '<id>' is not online`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inactive_on: Vec<String>,
 }
 fn default_storage_size() -> u64 {
     2 << 40
@@ -105,6 +115,28 @@ impl StorageDef {
     }
     pub fn on_node(&self, node: &str) -> bool {
         self.nodes.as_ref().is_none_or(|n| n.iter().any(|x| x == node))
+    }
+    /// pve-storage's `storage_check_enabled` for `node`: not disabled, and on the node.
+    pub fn enabled_on(&self, node: &str) -> bool {
+        !self.disable && self.on_node(node)
+    }
+    /// Enabled on `node` and its connection there works (`activate_storage` succeeds).
+    pub fn active_on(&self, node: &str) -> bool {
+        self.enabled_on(node) && !self.inactive_on.iter().any(|n| n == node)
+    }
+    /// pve-storage's `activate_storage` on `node`, as `vdisk_alloc` calls it first: the
+    /// error PVE dies with when the storage cannot take a volume there.
+    pub fn activate(&self, node: &str) -> Result<(), String> {
+        if self.disable {
+            return Err(format!("storage '{}' is disabled", self.id));
+        }
+        if !self.on_node(node) {
+            return Err(format!("storage '{}' is not available on node '{node}'", self.id));
+        }
+        if !self.active_on(node) {
+            return Err(format!("storage '{}' is not online", self.id));
+        }
+        Ok(())
     }
     pub fn has_content(&self, c: &str) -> bool {
         self.content.iter().any(|x| x == c)

@@ -122,6 +122,8 @@ pub fn alloc(
         .cloned()
         .ok_or_else(|| format!("storage '{storage}' does not exist"))?;
     let fmt = fmt.map(str::to_string).unwrap_or_else(|| sd.default_format());
+    // pve-storage `vdisk_alloc`: the default format, then `activate_storage`.
+    sd.activate(node)?;
     if !sd.formats().contains(&fmt) {
         return Err(format!("unsupported format '{fmt}'"));
     }
@@ -221,6 +223,9 @@ fn section(sd: &StorageDef) -> String {
     if sd.shared && !SHARED_TYPES.contains(&sd.kind.as_str()) {
         out.push_str("\tshared 1\n");
     }
+    if sd.disable {
+        out.push_str("\tdisable 1\n");
+    }
     out
 }
 
@@ -250,6 +255,9 @@ fn api_storage_config(sd: &StorageDef, digest: &str) -> Value {
     }
     if is_shared(sd) {
         m.insert("shared".into(), json!(1));
+    }
+    if sd.disable {
+        m.insert("disable".into(), json!(1));
     }
     Value::Object(m)
 }
@@ -306,6 +314,8 @@ mod tests {
             formats: None,
             total: 1,
             path: None,
+            disable: false,
+            inactive_on: Vec::new(),
         };
         let lvm = StorageDef {
             kind: "lvmthin".into(),

@@ -1,6 +1,18 @@
 //! The choice itself, from numbers alone (no API): the candidates that passed the checks,
 //! each with its capacity and what is configured on it, ranked by the strategy; a node
-//! that `max_memory_ratio` says is full is excluded with the numbers that say so.
+//! the new VM would fill past `max_memory_ratio` times its memory is excluded with the
+//! numbers that say so.
+//!
+//! Without `max_memory_ratio` the limit is the node's memory itself
+//! ([`DEFAULT_MAX_MEMORY_RATIO`]): placement never configures a node past its `maxmem`
+//! unless the user asks for overcommit. PVE itself refuses nothing here (it checks no
+//! memory on create), so a node past its memory fails only later, at the start of its
+//! last guest, or swaps; a fleet placed by a play should not build that in silently.
+//!
+//! With a group, nodes without a member come first (one per node); after that the
+//! members go where the strategy says (most free memory for `most_free`, the name's
+//! node for `spread`), not to the node with the fewest members: counting members
+//! would fill a small node as fast as a large one.
 
 use serde::Serialize;
 
@@ -8,6 +20,9 @@ use super::rendezvous;
 use super::Strategy;
 
 const GIB: f64 = (1u64 << 30) as f64;
+
+/// The memory limit without `max_memory_ratio`: configured memory up to the node's own.
+pub const DEFAULT_MAX_MEMORY_RATIO: f64 = 1.0;
 
 /// A node still in the race, with what it has and what is configured on it (its guests,
 /// running or not, and the VMs this run placed there).
@@ -45,6 +60,7 @@ pub struct Want<'a> {
     pub strategy: Strategy,
     /// Spread the VMs of a group over the nodes (anti-affinity).
     pub grouped: bool,
+    /// `max_memory_ratio` as the task gives it (`None`: [`DEFAULT_MAX_MEMORY_RATIO`]).
     pub max_memory_ratio: Option<f64>,
 }
 
@@ -69,8 +85,9 @@ pub fn rank(candidates: Vec<Candidate>, want: &Want) -> (Vec<Candidate>, Vec<Exc
         })
         .collect();
     fit.sort_by(|a, b| {
+        // One per node first; past that, members do not count (the strategy decides).
         let group = if want.grouped {
-            a.group_members.cmp(&b.group_members)
+            a.group_members.min(1).cmp(&b.group_members.min(1))
         } else {
             std::cmp::Ordering::Equal
         };
@@ -86,18 +103,24 @@ pub fn rank(candidates: Vec<Candidate>, want: &Want) -> (Vec<Candidate>, Vec<Exc
     (fit, excluded)
 }
 
-/// Why `max_memory_ratio` rules the node out, if it does.
+/// Why the memory limit rules the node out, if it does: `max_memory_ratio` times its
+/// memory, else its memory.
 fn full_reason(c: &Candidate, want: &Want) -> Option<String> {
-    let ratio = want.max_memory_ratio?;
+    let ratio = want.max_memory_ratio.unwrap_or(DEFAULT_MAX_MEMORY_RATIO);
     let limit = ratio * c.maxmem as f64;
     let after = c.configured_memory as f64 + want.memory as f64;
-    (after > limit).then(|| {
-        format!(
-            "full: {:.1} GiB configured + {:.1} GiB for this VM > max_memory_ratio {ratio} x {:.1} GiB",
-            c.configured_memory as f64 / GIB,
-            want.memory as f64 / GIB,
-            c.maxmem as f64 / GIB
-        )
+    let (configured, vm, maxmem) = (
+        c.configured_memory as f64 / GIB,
+        want.memory as f64 / GIB,
+        c.maxmem as f64 / GIB,
+    );
+    (after > limit).then(|| match want.max_memory_ratio {
+        Some(ratio) => format!(
+            "full: {configured:.1} GiB configured + {vm:.1} GiB for this VM > max_memory_ratio {ratio} x {maxmem:.1} GiB"
+        ),
+        None => format!(
+            "full: {configured:.1} GiB configured + {vm:.1} GiB for this VM > its memory {maxmem:.1} GiB (placement.max_memory_ratio above 1 allows overcommit)"
+        ),
     })
 }
 
@@ -169,24 +192,107 @@ mod tests {
     }
 
     #[test]
-    fn a_group_goes_to_nodes_without_members_first_then_the_least_filled() {
-        let cands = vec![node("big", 256, 0, 1), node("mid", 64, 0, 0), node("small", 32, 0, 0)];
-        let (ranked, _) = rank(cands.clone(), &want(Strategy::MostFree, true, None));
-        assert_eq!(order(&ranked), ["mid", "small", "big"]);
-        let all_taken: Vec<Candidate> = cands
-            .into_iter()
-            .map(|mut c| {
-                c.group_members = 1;
-                c
-            })
-            .collect();
-        let (ranked, _) = rank(all_taken, &want(Strategy::MostFree, true, None));
-        assert_eq!(order(&ranked), ["big", "mid", "small"], "every node has one: most free");
+    fn a_group_takes_one_node_each_first_then_follows_the_strategy() {
+        // (nodes as (name, maxmem GiB, configured GiB, members), strategy, order).
+        type Row<'a> = (&'a [(&'a str, u64, u64, usize)], Strategy, &'a [&'a str]);
+        let table: [Row; 4] = [
+            // Nodes without a member first, each part by free memory.
+            (
+                &[("big", 256, 0, 1), ("mid", 64, 0, 0), ("small", 32, 0, 0)],
+                Strategy::MostFree,
+                &["mid", "small", "big"],
+            ),
+            // Every node has one: most free, whatever the counts (big has 3, small 1).
+            (
+                &[("big", 256, 12, 3), ("mid", 64, 8, 2), ("small", 32, 4, 1)],
+                Strategy::MostFree,
+                &["big", "mid", "small"],
+            ),
+            // The small node has fewer members but less free memory: it does not win.
+            (
+                &[("pve1", 24, 8, 1), ("pve3", 96, 28, 6)],
+                Strategy::MostFree,
+                &["pve3", "pve1"],
+            ),
+            // A node without a member still comes first, however full.
+            (
+                &[("pve1", 24, 20, 0), ("pve3", 96, 28, 6)],
+                Strategy::MostFree,
+                &["pve1", "pve3"],
+            ),
+        ];
+        for (nodes, strategy, expected) in table {
+            let cands = nodes.iter().map(|(n, mem, used, m)| node(n, *mem, *used, *m)).collect();
+            let (ranked, _) = rank(cands, &want(strategy, true, None));
+            assert_eq!(order(&ranked), expected, "{nodes:?}");
+        }
         let (ranked, _) = rank(
             vec![node("big", 256, 0, 1), node("mid", 64, 0, 0)],
             &want(Strategy::MostFree, false, None),
         );
         assert_eq!(order(&ranked), ["big", "mid"], "without a group, members do not count");
+    }
+
+    #[test]
+    fn a_group_with_spread_takes_one_node_each_then_the_names_node() {
+        let all_taken = vec![node("pve1", 64, 0, 2), node("pve2", 64, 0, 1), node("pve3", 64, 0, 1)];
+        let (ranked, _) = rank(all_taken, &want(Strategy::Spread, true, None));
+        assert_eq!(
+            ranked[0].node,
+            rendezvous::winner("web01", ["pve1", "pve2", "pve3"]).unwrap()
+        );
+        let one_free = vec![node("pve1", 64, 0, 2), node("pve2", 64, 0, 0), node("pve3", 64, 0, 1)];
+        let (ranked, _) = rank(one_free, &want(Strategy::Spread, true, None));
+        assert_eq!(ranked[0].node, "pve2");
+    }
+
+    /// Twenty VMs of 4 GiB in one group, placed one after the other on 24 GiB (4 GiB
+    /// configured), 48 GiB and 96 GiB nodes: one each, then by free memory, never past
+    /// a node's memory.
+    #[test]
+    fn a_group_fills_by_free_memory_and_no_node_past_its_memory() {
+        let mut nodes = vec![node("pve1", 24, 4, 0), node("pve2", 48, 0, 0), node("pve3", 96, 0, 0)];
+        let mut w = want(Strategy::MostFree, true, None);
+        w.memory = 4 * G;
+        let mut order_placed = Vec::new();
+        for _ in 0..20 {
+            let (ranked, _) = rank(nodes.clone(), &w);
+            let chosen = ranked[0].node.clone();
+            let c = nodes.iter_mut().find(|c| c.node == chosen).unwrap();
+            c.configured_memory += w.memory;
+            c.group_members += 1;
+            order_placed.push(chosen);
+        }
+        assert_eq!(order_placed[..3], ["pve3", "pve2", "pve1"], "one per node first");
+        let counts: Vec<(&str, usize, u64)> = nodes
+            .iter()
+            .map(|c| (c.node.as_str(), c.group_members, c.configured_memory / G))
+            .collect();
+        // After one each (16, 44, 92 GiB free), pve3 takes VMs until it has as much free
+        // as pve2 (44 GiB), then the two alternate; pve1 keeps its 16 GiB free.
+        assert_eq!(counts, [("pve1", 1, 8), ("pve2", 4, 16), ("pve3", 15, 60)]);
+        assert!(nodes.iter().all(|c| c.configured_memory <= c.maxmem));
+    }
+
+    #[test]
+    fn without_max_memory_ratio_a_node_is_full_at_its_memory() {
+        // (maxmem, configured, ratio, fits): the VM takes 2 GiB.
+        let table = [
+            (24, 22, None, true),
+            (24, 23, None, false),
+            (24, 23, Some(1.5), true),
+            (24, 22, Some(0.9), false),
+        ];
+        for (maxmem, used, ratio, fits) in table {
+            let (ranked, full) = rank(vec![node("a", maxmem, used, 0)], &want(Strategy::Spread, false, ratio));
+            assert_eq!(ranked.len() == 1, fits, "{maxmem} {used} {ratio:?}");
+            assert_eq!(full.is_empty(), fits);
+        }
+        let (_, full) = rank(vec![node("a", 24, 23, 0)], &want(Strategy::MostFree, false, None));
+        assert_eq!(
+            full[0].reason,
+            "full: 23.0 GiB configured + 2.0 GiB for this VM > its memory 24.0 GiB (placement.max_memory_ratio above 1 allows overcommit)"
+        );
     }
 
     #[test]

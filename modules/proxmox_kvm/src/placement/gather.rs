@@ -1,7 +1,8 @@
 //! The candidates of a placement and the nodes left out before any number is compared:
 //! not a node of the cluster, offline, capacity not listed, lacking a storage the task
-//! names, or unable to take the clone source. What is configured on each node counts
-//! every guest (running or stopped) and every VM this run placed there.
+//! names or having it disabled or not active, or unable to take the clone source. What
+//! is configured on each node counts every guest (running or stopped) and every VM this
+//! run placed there.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -22,8 +23,9 @@ pub struct Needs<'a> {
     pub source_nodes: Option<(BTreeSet<String>, String)>,
     /// The placement group, if any.
     pub group: Option<&'a str>,
-    /// Whether capacity is compared (`most_free` or `max_memory_ratio`).
-    pub needs_capacity: bool,
+    /// Storages of `storages` that storage.cfg disables (`enabled: 0` in a node's
+    /// storage listing; `/cluster/resources` leaves them out).
+    pub disabled: Vec<String>,
 }
 
 /// The storages the task's drive values allocate on or read from (disks, `efidisk0`,
@@ -97,23 +99,36 @@ fn exclusion(load: &Load, storages: &[Storage], needs: &Needs, node: &str) -> Op
             }
         ));
     }
-    if needs.needs_capacity && cap.maxmem.is_none() {
+    // Every strategy holds a node to its memory (see `choose`), so it must be listed.
+    if cap.maxmem.is_none() {
         return Some(format!(
             "its memory is not listed: the token needs Sys.Audit on /nodes/{node} for placement to compare nodes"
         ));
     }
     for (storage, key) in &needs.storages {
+        if needs.disabled.contains(storage) {
+            return Some(format!(
+                "storage {storage} is disabled ({key}; storage.cfg: disable, Datacenter > Storage)"
+            ));
+        }
         let listed_anywhere = storages.iter().any(|s| s.storage == *storage);
-        let here = storages.iter().any(|s| s.storage == *storage && s.node == node);
+        let here = storages.iter().find(|s| s.storage == *storage && s.node == node);
         // A storage the caller cannot see anywhere is left to PVE's own check.
-        if listed_anywhere && !here {
-            return Some(format!("lacks storage {storage} ({key})"));
+        match here {
+            None if listed_anywhere => return Some(format!("lacks storage {storage} ({key})")),
+            Some(s) if !s.active => return Some(not_active(storage, key)),
+            _ => {}
         }
     }
     match &needs.source_nodes {
         Some((nodes, why)) if !nodes.contains(node) => Some(why.clone()),
         _ => None,
     }
+}
+
+/// Why a node whose storage is listed `status: unknown` is left out.
+fn not_active(storage: &str, key: &str) -> String {
+    format!("storage {storage} is not active on it ({key}; status unknown: the node cannot reach or activate it)")
 }
 
 /// Per node: configured memory (bytes), CPUs, and members of `group`. A listed guest
@@ -187,6 +202,7 @@ mod tests {
             node: node.into(),
             content: vec!["images".into()],
             shared: false,
+            active: true,
         }
     }
 
@@ -207,8 +223,50 @@ mod tests {
             storages: vec![("fast".into(), "scsi0".into())],
             source_nodes: None,
             group: Some("web"),
-            needs_capacity: true,
+            disabled: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_storage_disabled_or_not_active_on_a_node_excludes_it_naming_why() {
+        let mut dead = storage("fast", "pve2");
+        dead.active = false;
+        let storages = [storage("fast", "pve1"), dead];
+        let (cands, excluded) = candidates(&load(), &storages, &[], &needs(None));
+        assert_eq!(cands.iter().map(|c| c.node.as_str()).collect::<Vec<_>>(), ["pve1"]);
+        assert_eq!(
+            excluded[0],
+            Exclusion {
+                node: "pve2".into(),
+                reason:
+                    "storage fast is not active on it (scsi0; status unknown: the node cannot reach or activate it)"
+                        .into()
+            }
+        );
+        let mut n = needs(None);
+        n.disabled = vec!["fast".into()];
+        let (cands, excluded) = candidates(&load(), &[], &[], &n);
+        assert!(cands.is_empty());
+        assert_eq!(
+            excluded
+                .iter()
+                .filter(|e| e.reason == "storage fast is disabled (scsi0; storage.cfg: disable, Datacenter > Storage)")
+                .count(),
+            2,
+            "both online nodes: {excluded:?}"
+        );
+    }
+
+    #[test]
+    fn a_node_whose_memory_is_not_listed_is_excluded_whatever_the_strategy() {
+        let mut l = load();
+        l.nodes.get_mut("pve2").unwrap().maxmem = None;
+        let storages = [storage("fast", "pve1"), storage("fast", "pve2")];
+        let (_, excluded) = candidates(&l, &storages, &[], &needs(None));
+        assert!(
+            excluded[0].reason.starts_with("its memory is not listed"),
+            "{excluded:?}"
+        );
     }
 
     #[test]

@@ -11,7 +11,13 @@
 //!
 //! "Free" memory is the node's `maxmem` less the configured `maxmem` of every guest on it,
 //! running or stopped: PVE reserves nothing for a stopped guest, but starting it needs its
-//! memory, so a node whose stopped guests fill it is full.
+//! memory, so a node whose stopped guests fill it is full. No node is configured past
+//! its memory unless `max_memory_ratio` allows more ([`choose`]).
+//!
+//! A storage the task names must be usable on the node: listed there, and active
+//! (`/cluster/resources` lists a storage the node cannot activate as `status: unknown`);
+//! a disabled storage is listed nowhere, so only then is one node's storage listing read
+//! to tell a disabled storage from one the caller may not see.
 
 pub mod choose;
 pub mod gather;
@@ -165,12 +171,13 @@ fn choose_node(
     let task = run.task;
     let (memory, cpus) = size(task, load, source);
     let name = task.given_name().unwrap_or_default();
+    let storages = gather::storages_named(task.config.iter(), task.storage.as_deref());
     let needs = gather::Needs {
         nodes: p.nodes.as_deref(),
-        storages: gather::storages_named(task.config.iter(), task.storage.as_deref()),
+        disabled: disabled_storages(run, load, &listing.storages, &storages),
+        storages,
         source_nodes: source.and_then(|s| source_nodes(task, s)),
         group: p.group.as_deref(),
-        needs_capacity: p.strategy == Strategy::MostFree || p.max_memory_ratio.is_some(),
     };
     let (cands, mut excluded) = gather::candidates(load, &listing.storages, reservations, &needs);
     let want = Want {
@@ -212,6 +219,37 @@ fn choose_node(
         cpus,
         why: why(p, &chosen, &ranked, &excluded, memory, cpus),
     })
+}
+
+/// The storages the task names that storage.cfg disables. `/cluster/resources` leaves a
+/// disabled storage out on every node (pve-manager: `storage_check_enabled`), so only a
+/// storage it lists nowhere is looked up, in one online node's storage listing, which
+/// shows it with `enabled: 0`. A listing that cannot be read leaves it to PVE.
+fn disabled_storages(run: &Run, load: &Load, listed: &[vm::Storage], named: &[(String, String)]) -> Vec<String> {
+    let unlisted: Vec<&String> = named
+        .iter()
+        .map(|(s, _)| s)
+        .filter(|s| !listed.iter().any(|l| l.storage == **s))
+        .collect();
+    let Some((node, _)) = load.nodes.iter().find(|(_, c)| c.status == "online") else {
+        return Vec::new();
+    };
+    if unlisted.is_empty() {
+        return Vec::new();
+    }
+    let Ok(listing) = api::node_storages(run.client, node) else {
+        return Vec::new();
+    };
+    let off = |v: &Value| v.as_u64() == Some(0) || v.as_bool() == Some(false) || v.as_str() == Some("0");
+    listing
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|s| off(&s["enabled"]))
+        .filter_map(|s| s["storage"].as_str())
+        .filter(|s| unlisted.iter().any(|u| u.as_str() == *s))
+        .map(str::to_string)
+        .collect()
 }
 
 /// Where a clone can be made: a linked clone only beside its template, and with one
@@ -283,22 +321,50 @@ fn why(
     })
 }
 
-/// The result of a placed task: `node` and `placement`, the node in the diff, and the
-/// reservation the run keeps (only for a VM this task made).
-pub fn finish(out: Output, placed: &Placed, group: Option<&str>, name: Option<&str>) -> (Output, Option<Reservation>) {
+/// The node the listing shows the result's VM on (`vmid`), if it lists it: where a VM
+/// found existing is, or where another run created the one this task then adopted.
+pub fn listed_node(out: &Output, listing: &Listing) -> Option<String> {
+    let vmid = out.get("vmid").and_then(Value::as_u64)?;
+    listing
+        .guests
+        .iter()
+        .find(|g| u64::from(g.vmid) == vmid)
+        .map(|g| g.node.to_string())
+}
+
+/// The result of a task that could place but found its VM existing (by name, or made
+/// by another run at the same moment): `node` says where it is, as for a placed one.
+pub fn found_existing(out: Output, node: Option<String>) -> Output {
+    match node {
+        Some(node) if out.get("node").is_none() => out.with("node", node),
+        _ => out,
+    }
+}
+
+/// The result of a placed task: `node` (where the listing shows the VM, else the node
+/// chosen) and `placement`, the node in the diff, and the reservation the run keeps
+/// (only for a VM this task made).
+pub fn finish(
+    out: Output,
+    placed: &Placed,
+    listed: Option<String>,
+    group: Option<&str>,
+    name: Option<&str>,
+) -> (Output, Option<Reservation>) {
     let created = out.get("changed") == Some(&Value::Bool(true));
     let vmid = out
         .get("vmid")
         .and_then(Value::as_u64)
         .and_then(|v| u32::try_from(v).ok());
-    let mut out = out.with("node", &placed.node).with("placement", &placed.why);
+    let node = listed.unwrap_or_else(|| placed.node.clone());
+    let mut out = out.with("node", &node).with("placement", &placed.why);
     if let Some(mut diff) = out.take_diff() {
-        diff.change("node", None, Some(Value::from(placed.node.clone())));
+        diff.change("node", None, Some(Value::from(node.clone())));
         out = out.with_diff(diff);
     }
     let reservation = vmid.filter(|_| created).map(|vmid| Reservation {
         vmid,
-        node: placed.node.clone(),
+        node,
         name: name.map(str::to_string),
         group: group.map(str::to_string),
         memory: placed.memory,

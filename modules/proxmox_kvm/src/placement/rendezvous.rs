@@ -3,6 +3,8 @@
 //! heaviest wins. The same name picks the same node on every run and in two runs at once
 //! with no coordination, names spread evenly, and a node added to the candidates takes
 //! only the names it now outweighs (about 1/n of them): none moves between the others.
+//! A node full for the new VM is not a candidate ([`super::choose`]): the name then goes
+//! to its next-heaviest node.
 //!
 //! The weight is `mix(FNV-1a-64(name, 0x00, node))`: the FNV-1a of `vmid_range`, then
 //! splitmix64's finalizer, because FNV-1a leaves the high bits of two inputs that differ

@@ -169,6 +169,34 @@ fn bad_input_is_refused_naming_the_option_cause_and_fix_and_leaves_nothing() {
     );
 }
 
+/// A storage the node cannot activate (`active: 0` in its storage listing: an NFS server
+/// it cannot reach) or one storage.cfg disables (`enabled: 0`) is refused before any
+/// write, naming why and the storages that would take the file there.
+#[test]
+fn a_storage_not_active_or_disabled_on_the_node_is_refused_naming_why() {
+    let mut cfg = pvesim::SimConfig::default();
+    for sd in &mut cfg.scenario.storages {
+        match sd.id.as_str() {
+            "isos" => sd.inactive_on = vec!["pve1".into()],
+            "local" => sd.disable = true,
+            _ => {}
+        }
+    }
+    let env = Env::start_with(cfg);
+    let iso = env.dir().join("rescue.iso");
+    std::fs::write(&iso, vec![0u8; 4096]).unwrap();
+    refused(
+        &env,
+        &format!("node: pve1, storage: isos, content_type: iso, src: {}", iso.display()),
+        "storage isos is not active on node pve1 (the node cannot reach or activate it, for example an NFS server it cannot mount): bring it back online on node pve1, or set storage to one that takes ISO images (iso) there (on node pve1: none)",
+    );
+    refused(
+        &env,
+        &format!("node: pve1, storage: local, content_type: iso, src: {}", iso.display()),
+        "storage local is disabled or not available on node pve1 (enabled: 0: storage.cfg disables it or its nodes leave pve1 out): enable it for node pve1 (Datacenter > Storage > local), or set storage to one that takes ISO images (iso) there (on node pve1: none)",
+    );
+}
+
 /// pve-storage takes `.ova` as `import` from PVE 8.3 and disk images from 8.4: an OVA
 /// lands on 8.3, a qcow2 is refused there naming 8.4, and an OVA on 8.2 naming 8.3.
 #[test]

@@ -93,6 +93,8 @@ pub fn index(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let node = ctx.node();
     let sid = ctx.get("storage").unwrap_or("").to_string();
     let sd = super::storage_on_node(ctx.c, &sid, &node)?;
+    // pve-storage `volume_list` activates the storage first.
+    sd.activate(&node).map_err(crate::error::ApiError::internal)?;
     let wanted: Vec<&str> = match ctx.get("content") {
         Some(one) => vec![one],
         None => CONTENT_TYPES.to_vec(),
@@ -331,6 +333,8 @@ mod tests {
             formats: None,
             total: 1,
             path: None,
+            disable: false,
+            inactive_on: Vec::new(),
         };
         assert_eq!(parse_volname(&sd, "iso/a.iso").unwrap(), ("iso".into(), None));
         assert_eq!(parse_volname(&sd, "import/c.qcow2").unwrap(), ("import".into(), None));

@@ -39,12 +39,16 @@ pub fn file_storage(ctx: &Ctx<'_>, content: &str, sid: &str, node: &str, not_fil
     Ok(sd)
 }
 
-/// pve-storage's `storage_check_enabled` for a node: the storage exists and is there.
+/// pve-storage's `storage_check_enabled` for a node: the storage exists, is not
+/// disabled, and is there.
 pub fn storage_on_node(c: &Cluster, sid: &str, node: &str) -> ApiResult<StorageDef> {
     let sd = c
         .storage(sid)
         .cloned()
         .ok_or_else(|| ApiError::internal(format!("storage '{sid}' does not exist")))?;
+    if sd.disable {
+        return Err(ApiError::internal(format!("storage '{sid}' is disabled")));
+    }
     if !sd.on_node(node) {
         return Err(ApiError::internal(format!(
             "storage '{sid}' is not available on node '{node}'"

@@ -156,9 +156,19 @@ fn network(api: &Reader, node: &str) -> (Vec<String>, BTreeMap<String, IfaceAddr
 fn storages(api: &Reader, online: &[String]) -> anyhow::Result<(Vec<StorageDef>, Vec<VolumeSpec>)> {
     let mut defs: Vec<StorageDef> = Vec::new();
     let mut on: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut inactive: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for node in online {
         for s in list(api.get(&format!("/nodes/{node}/storage"))?) {
             let id = text(&s["storage"]);
+            // pve-storage's `storage_info` lists every storage of storage.cfg: `enabled: 0`
+            // where it is disabled or not on this node, `active: 0` where it is on the node
+            // but cannot be reached.
+            if s["enabled"].as_u64() == Some(0) {
+                continue;
+            }
+            if s["active"].as_u64() == Some(0) {
+                inactive.entry(id.clone()).or_default().push(node.clone());
+            }
             on.entry(id.clone()).or_default().push(node.clone());
             if defs.iter().any(|d| d.id == id) {
                 continue;
@@ -178,6 +188,8 @@ fn storages(api: &Reader, online: &[String]) -> anyhow::Result<(Vec<StorageDef>,
                 formats: None,
                 total: s["total"].as_u64().filter(|t| *t > 0).unwrap_or(1 << 41),
                 path: s["path"].as_str().map(String::from),
+                disable: false,
+                inactive_on: Vec::new(),
             });
         }
     }
@@ -187,6 +199,9 @@ fn storages(api: &Reader, online: &[String]) -> anyhow::Result<(Vec<StorageDef>,
         if nodes.len() != online.len() {
             d.nodes = Some(nodes.clone());
         }
+        d.inactive_on = inactive.get(&d.id).cloned().unwrap_or_default();
+        // An inactive storage's content cannot be listed there.
+        let nodes: Vec<String> = nodes.into_iter().filter(|n| !d.inactive_on.contains(n)).collect();
         // A shared storage holds the same volumes everywhere: read it once.
         let readers: Vec<&String> = if d.shared {
             nodes.iter().take(1).collect()

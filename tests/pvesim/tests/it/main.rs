@@ -27,5 +27,6 @@ mod request_order;
 mod robustness;
 mod scenario_schema;
 mod snapshots_backups;
+mod storage_state;
 mod upload;
 mod vm;
