@@ -193,8 +193,7 @@ impl SharedRunState for Module {
         let handover = self.carried::<RunState>().and_then(|r| r.ticket.as_ref());
         let run = handover.map(|h| h.for_connection(conn));
         let secrets: SecretSink = Arc::new(ferrox_ansible::protocol::register_secret);
-        let client =
-            Client::connect_keeping(conn, run, Some(secrets))?.seeing(plan.map(|p| p as Arc<dyn ReadThrough>));
+        let client = Client::connect_keeping(conn, run, Some(secrets))?.seeing(plan.map(|p| p as Arc<dyn ReadThrough>));
         Ok(match self.carried::<RunState>() {
             Some(state) => {
                 let lines = state.progress.clone();

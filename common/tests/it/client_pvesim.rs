@@ -498,7 +498,10 @@ fn an_upload_refused_for_a_missing_privilege_names_the_permission_not_the_networ
         text.starts_with("403 Forbidden: Permission check failed (/storage/isos, Datastore.AllocateTemplate) - API token ansible@pve!readonly lacks this privilege (Proxmox VE refused the upload before reading the file"),
         "{text}"
     );
-    assert!(sent_before_refusal(&text) < 50 << 20, "the file was not read to its end: {text}");
+    assert!(
+        sent_before_refusal(&text) < 50 << 20,
+        "the file was not read to its end: {text}"
+    );
     assert!(!text.contains("Could not connect"), "{text}");
     no_secret_in(&text);
 }

@@ -438,12 +438,17 @@ fn a_503_that_outlasts_the_window_fails_naming_it_and_how_long_it_was_tried() {
         .unwrap_or_else(|| panic!("{text}"));
     assert_eq!(attempts, server.requests().len(), "{text}");
     assert!(
-        text.contains("until the task's timeout (0.3 s) ran out; Proxmox VE did not act on it. Raise timeout to wait longer"),
+        text.contains(
+            "until the task's timeout (0.3 s) ran out; Proxmox VE did not act on it. Raise timeout to wait longer"
+        ),
         "{text}"
     );
     let notes = client.progress_notes();
     assert_eq!(notes.len(), 1, "{notes:?}");
-    assert!(notes[0].starts_with("GET /version: 503 Service Unavailable on "), "{notes:?}");
+    assert!(
+        notes[0].starts_with("GET /version: 503 Service Unavailable on "),
+        "{notes:?}"
+    );
     assert!(notes[0].ends_with(", gave up"), "{notes:?}");
 }
 

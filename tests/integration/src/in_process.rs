@@ -132,7 +132,8 @@ impl PlayRun {
                 break;
             }
         }
-        let stdout: String = self.progress.iter().map(|line| format!("{line}\n")).collect::<String>() + &recap(&results);
+        let stdout: String =
+            self.progress.iter().map(|line| format!("{line}\n")).collect::<String>() + &recap(&results);
         Play {
             rc,
             stdout,

@@ -393,14 +393,18 @@ mod tests {
         let mut f = Faults::default();
         f.add(json!({"path_regex": "^/r$", "status": 503, "message": "Service Unavailable", "for_ms": 60_000}))
             .unwrap();
-        f.add(json!({"path_regex": "^/s$", "status": 595, "for_ms": 0})).unwrap();
+        f.add(json!({"path_regex": "^/s$", "status": 595, "for_ms": 0}))
+            .unwrap();
         for _ in 0..100 {
             assert_eq!(f.match_http("GET", "/r").and_then(|a| a.reply).map(|r| r.0), Some(503));
         }
         assert!(f.match_http("GET", "/s").is_none(), "a span of 0 ms is over at once");
         let start = Instant::now();
         let mut span = Span::default();
-        assert!(span.strikes(Some(10), start + Duration::from_millis(5)), "the span starts at its first strike");
+        assert!(
+            span.strikes(Some(10), start + Duration::from_millis(5)),
+            "the span starts at its first strike"
+        );
         assert!(span.strikes(Some(10), start + Duration::from_millis(14)));
         assert!(!span.strikes(Some(10), start + Duration::from_millis(15)));
         assert!(Span::default().strikes(None, start), "no span: only the count ends it");

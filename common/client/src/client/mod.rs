@@ -443,7 +443,14 @@ impl Client {
                 episode.failed += 1;
                 episode.tried = started.elapsed();
             }
-            let pause = retry::next_pause(method.as_str(), attempt, &failed, started.elapsed(), window, retry::jitter());
+            let pause = retry::next_pause(
+                method.as_str(),
+                attempt,
+                &failed,
+                started.elapsed(),
+                window,
+                retry::jitter(),
+            );
             let Some(pause) = pause else {
                 return Err(match episode.filter(|_| retry::not_acted_on(&failed)) {
                     Some(episode) => self.window_ran_out(failed, &episode, window),
@@ -452,7 +459,11 @@ impl Client {
             };
             if method != Method::Get {
                 if let Ok(mut r) = self.repeated.lock() {
-                    r.push(format!("{} {path} ({})", method.as_str(), first_line(&failed.to_string())));
+                    r.push(format!(
+                        "{} {path} ({})",
+                        method.as_str(),
+                        first_line(&failed.to_string())
+                    ));
                 }
             }
             std::thread::sleep(pause);

@@ -263,7 +263,11 @@ mod tests {
                     Some(MAX_PAUSE),
                     "{method} {e}"
                 );
-                assert_eq!(next_pause(method, 2, &e, LONG, LONG, 0.0), None, "{method} {e}: window over");
+                assert_eq!(
+                    next_pause(method, 2, &e, LONG, LONG, 0.0),
+                    None,
+                    "{method} {e}: window over"
+                );
             }
         }
     }

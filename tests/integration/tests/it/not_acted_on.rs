@@ -43,7 +43,12 @@ fn forty_503s_on_cluster_resources_fail_no_host_of_ten_at_once() {
             .collect();
         runs.into_iter().map(|r| r.join().expect("a run")).collect()
     });
-    assert_eq!(resources_answered(&env, 503), 40, "the storm happened: {:?}", env.requests()["counts"]);
+    assert_eq!(
+        resources_answered(&env, 503),
+        40,
+        "the storm happened: {:?}",
+        env.requests()["counts"]
+    );
     let failed: Vec<&str> = plays
         .iter()
         .map(|p| p.task("info"))
@@ -51,12 +56,17 @@ fn forty_503s_on_cluster_resources_fail_no_host_of_ten_at_once() {
         .map(|t| t.msg())
         .collect();
     assert!(failed.is_empty(), "{} of 10 failed: {failed:?}", failed.len());
-    let lines: Vec<&str> = plays.iter().flat_map(|p| p.stdout.lines()).filter(|l| l.starts_with('<')).collect();
+    let lines: Vec<&str> = plays
+        .iter()
+        .flat_map(|p| p.stdout.lines())
+        .filter(|l| l.starts_with('<'))
+        .collect();
     assert!(!lines.is_empty(), "the repeats leave lines for -v");
     for line in &lines {
         assert!(
-            line.starts_with("<localhost> ferrox.proxmox.proxmox_vm_info: GET /cluster/resources: 503 Service Unavailable on ")
-                && line.ends_with(", then answered"),
+            line.starts_with(
+                "<localhost> ferrox.proxmox.proxmox_vm_info: GET /cluster/resources: 503 Service Unavailable on "
+            ) && line.ends_with(", then answered"),
             "{line}"
         );
     }
@@ -81,7 +91,8 @@ fn a_503_that_outlasts_the_window_fails_naming_the_503_and_how_long_it_was_tried
         "{msg}"
     );
     assert!(
-        play.stdout.contains("ferrox.proxmox.proxmox_vm_info: GET /cluster/resources: 503 Service Unavailable on ")
+        play.stdout
+            .contains("ferrox.proxmox.proxmox_vm_info: GET /cluster/resources: 503 Service Unavailable on ")
             && play.stdout.contains(", gave up"),
         "{}",
         play.stdout
@@ -115,9 +126,17 @@ fn ansible_playbook_prints_one_line_per_repeated_call_under_v() {
         "{}",
         lines[0]
     );
-    assert!(play.task("info").result.get("_ferrox_progress").is_none(), "{}", play.task("info").result);
+    assert!(
+        play.task("info").result.get("_ferrox_progress").is_none(),
+        "{}",
+        play.task("info").result
+    );
 
     let quiet = env.play(task);
     quiet.assert_ok();
-    assert!(!quiet.stdout.contains("GET /cluster/resources"), "not without -v: {}", quiet.stdout);
+    assert!(
+        !quiet.stdout.contains("GET /cluster/resources"),
+        "not without -v: {}",
+        quiet.stdout
+    );
 }
