@@ -457,6 +457,25 @@ fn a_refused_connection_is_retried_even_for_a_create() {
     );
 }
 
+#[test]
+fn connections_refused_by_an_endpoint_that_answered_before_are_tried_past_four_attempts() {
+    let sim = start();
+    let control = Control::of(&sim);
+    let client = Client::connect(&token(&sim)).unwrap();
+    client.get("/version", &[]).unwrap();
+    // pveproxy restarting: the next four new connections are closed unanswered.
+    control.fault(json!({"refuse_connections": true, "times": 4}));
+    let fresh = client.fork().unwrap();
+    fresh.set_retry_budget(Duration::from_secs(60));
+    fresh.get("/cluster/resources", &[]).unwrap();
+    assert_eq!(fresh.requests_sent(), 5, "four refused, the fifth answered");
+    let notes = fresh.progress_notes();
+    assert!(
+        notes.len() == 1 && notes[0].starts_with("GET /cluster/resources: no connection made on 4 attempts over "),
+        "{notes:?}"
+    );
+}
+
 /// 50 MiB of zeros to `isos` as `refused.iso`: far more than the socket buffers hold, so
 /// the client is still sending when PVE refuses and closes.
 fn upload_50_mib(client: &Client) -> ferrox_common::api::client::ApiError {

@@ -479,7 +479,7 @@ fn a_closed_port_names_api_host_and_api_port() {
         user: "ansible@pve".into(),
         token_id: Some("automation".into()),
         token_secret: Some(SECRET.into()),
-        timeout_secs: 1,
+        timeout_secs: 5,
         ..Default::default()
     };
     let client = Client::connect(&params).unwrap();
@@ -494,15 +494,14 @@ fn a_closed_port_names_api_host_and_api_port() {
         text.contains("api_host (127.0.0.1)") && text.contains(&format!("api_port ({port})")),
         "{text}"
     );
-    // A connection never made is repeated, for any method, until api_timeout ends.
-    assert!(
-        text.contains(&format!(
-            " - GET /version failed with no connection made on each of {} attempts over ",
-            client.requests_sent()
-        )) && text.contains("until the task's api_timeout (1 s) ran out"),
-        "{text}"
+    // An endpoint that never answered may be a wrong api_host or api_port: four attempts,
+    // not the whole window.
+    assert_eq!(
+        client.requests_sent(),
+        4,
+        "a connection never made is retried, for any method"
     );
-    assert!(client.requests_sent() > 1, "{text}");
+    assert!(!text.contains("attempts over"), "{text}");
     no_secret_in(&text);
 }
 

@@ -16,6 +16,8 @@ impl Client {
             .store(self.retry_budget_ms.load(Ordering::Relaxed), Ordering::Relaxed);
         fork.window_is_timeout
             .store(self.window_is_timeout.load(Ordering::Relaxed), Ordering::Relaxed);
+        fork.answered
+            .store(self.answered.load(Ordering::Relaxed), Ordering::Relaxed);
         let credentials = std::sync::Mutex::new(self.credentials().clone());
         Ok(Client {
             credentials,

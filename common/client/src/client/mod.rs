@@ -92,6 +92,9 @@ pub struct Client {
     retry_budget_ms: AtomicU64,
     /// Whether `retry_budget_ms` is the module's `timeout` (for messages).
     window_is_timeout: AtomicBool,
+    /// Whether the endpoint has answered this client (any status): a connection refused
+    /// after that is a restart, before it perhaps a wrong `api_host` ([`retry::repeatable`]).
+    answered: AtomicBool,
     /// Lines of progress (a call repeated because PVE did not act), for `-v`.
     progress_notes: Mutex<Vec<String>>,
     progress_sink: Option<ProgressSink>,
@@ -247,6 +250,7 @@ impl Client {
             plan: None,
             retry_budget_ms: AtomicU64::new(timeout_secs.saturating_mul(1000)),
             window_is_timeout: AtomicBool::new(false),
+            answered: AtomicBool::new(false),
             progress_notes: Mutex::new(Vec::new()),
             progress_sink: None,
             upids: Mutex::new(Vec::new()),
@@ -433,7 +437,9 @@ impl Client {
                 Err(e) if e.is_status(401) && self.relogin_after_refusal()? => continue,
                 Err(e) => e,
             };
-            if retry::not_acted_on(&failed) {
+            let answered_before = self.answered.load(Ordering::Relaxed);
+            let repeat = retry::repeatable(method.as_str(), &failed, answered_before);
+            if repeat == Some(retry::Repeatable::NotActedOn) {
                 let episode = episode.get_or_insert_with(|| retry::Episode {
                     call: format!("{} {path}", method.as_str()),
                     cause: retry::cause(&failed),
@@ -447,15 +453,18 @@ impl Client {
                 method.as_str(),
                 attempt,
                 &failed,
+                answered_before,
                 started.elapsed(),
                 window,
                 retry::jitter(),
             );
             let Some(pause) = pause else {
-                return Err(match episode.filter(|_| retry::not_acted_on(&failed)) {
-                    Some(episode) => self.window_ran_out(failed, &episode, window),
-                    None => failed,
-                });
+                return Err(
+                    match episode.filter(|_| repeat == Some(retry::Repeatable::NotActedOn)) {
+                        Some(episode) => self.window_ran_out(failed, &episode, window),
+                        None => failed,
+                    },
+                );
             };
             if method != Method::Get {
                 if let Ok(mut r) = self.repeated.lock() {
@@ -525,6 +534,7 @@ impl Client {
             started.elapsed(),
         );
         let mut response = exchanged.map_err(|e| self.transport_error(method, path, e, started.elapsed()))?;
+        self.answered.store(true, Ordering::Relaxed);
         let status = response.status().as_u16();
         let body = response.body_mut().with_config().limit(MAX_BODY);
         if status >= 400 {

@@ -87,13 +87,19 @@ pub fn pause(attempt: u32, jitter: f64) -> Duration {
 pub enum Repeatable {
     /// Proxmox VE provably did not act: repeated until the window ends.
     NotActedOn,
-    /// A read that failed in passing and may have been served: [`MAX_ATTEMPTS`] at most.
+    /// A read that failed in passing and may have been served, or a first connection that
+    /// failed: [`MAX_ATTEMPTS`] at most.
     PassingRead,
 }
 
-/// How a failed call of `method` may be repeated, if at all.
-pub fn repeatable(method: &str, error: &ApiError) -> Option<Repeatable> {
-    if not_acted_on(error) {
+/// How a failed call of `method` may be repeated, if at all. `answered_before`: whether this
+/// endpoint has answered the client before. A connection never made to an endpoint that never
+/// answered is as likely a wrong `api_host`/`api_port` as a pveproxy restarting: it gets the
+/// attempts of a passing failure, not a whole window (`timeout` may be ten minutes).
+pub fn repeatable(method: &str, error: &ApiError, answered_before: bool) -> Option<Repeatable> {
+    if error.kind == ApiErrorKind::Connect && !answered_before {
+        Some(Repeatable::PassingRead)
+    } else if not_acted_on(error) {
         Some(Repeatable::NotActedOn)
     } else if method == "GET" && is_transient(error) {
         Some(Repeatable::PassingRead)
@@ -109,13 +115,14 @@ pub fn next_pause(
     method: &str,
     attempt: u32,
     error: &ApiError,
+    answered_before: bool,
     elapsed: Duration,
     window: Duration,
     jitter: f64,
 ) -> Option<Duration> {
     let left = window.checked_sub(elapsed).filter(|left| !left.is_zero())?;
     let p = pause(attempt, jitter);
-    match repeatable(method, error)? {
+    match repeatable(method, error, answered_before)? {
         Repeatable::NotActedOn => Some(p.min(left)),
         Repeatable::PassingRead => (attempt < MAX_ATTEMPTS && p <= left).then_some(p),
     }
@@ -238,11 +245,14 @@ mod tests {
     #[test]
     fn a_passing_read_has_four_attempts() {
         let e = http(500, "got timeout");
-        assert!(next_pause("GET", 1, &e, Duration::ZERO, LONG, 0.5).is_some());
-        assert!(next_pause("GET", MAX_ATTEMPTS - 1, &e, Duration::ZERO, LONG, 0.5).is_some());
-        assert_eq!(next_pause("GET", MAX_ATTEMPTS, &e, Duration::ZERO, LONG, 0.5), None);
+        assert!(next_pause("GET", 1, &e, true, Duration::ZERO, LONG, 0.5).is_some());
+        assert!(next_pause("GET", MAX_ATTEMPTS - 1, &e, true, Duration::ZERO, LONG, 0.5).is_some());
         assert_eq!(
-            next_pause("POST", 1, &e, Duration::ZERO, LONG, 0.5),
+            next_pause("GET", MAX_ATTEMPTS, &e, true, Duration::ZERO, LONG, 0.5),
+            None
+        );
+        assert_eq!(
+            next_pause("POST", 1, &e, true, Duration::ZERO, LONG, 0.5),
             None,
             "a write may have been acted on"
         );
@@ -259,12 +269,12 @@ mod tests {
         ] {
             for method in ["GET", "POST", "PUT", "DELETE"] {
                 assert_eq!(
-                    next_pause(method, 40, &e, Duration::from_secs(20), LONG, 1.0),
+                    next_pause(method, 40, &e, true, Duration::from_secs(20), LONG, 1.0),
                     Some(MAX_PAUSE),
                     "{method} {e}"
                 );
                 assert_eq!(
-                    next_pause(method, 2, &e, LONG, LONG, 0.0),
+                    next_pause(method, 2, &e, true, LONG, LONG, 0.0),
                     None,
                     "{method} {e}: window over"
                 );
@@ -277,7 +287,7 @@ mod tests {
         let e = http(503, "Service Unavailable");
         let window = Duration::from_secs(30);
         let (mut elapsed, mut attempt, mut pauses) = (Duration::ZERO, 1, Vec::new());
-        while let Some(p) = next_pause("GET", attempt, &e, elapsed, window, 1.0) {
+        while let Some(p) = next_pause("GET", attempt, &e, true, elapsed, window, 1.0) {
             pauses.push(p.as_millis());
             elapsed += p;
             attempt += 1;
@@ -287,22 +297,40 @@ mod tests {
     }
 
     #[test]
+    fn a_first_connection_never_made_gets_four_attempts_then_the_window() {
+        let refused = ApiError::other(ApiErrorKind::Connect, "refused");
+        assert_eq!(repeatable("POST", &refused, false), Some(Repeatable::PassingRead));
+        assert!(next_pause("POST", MAX_ATTEMPTS - 1, &refused, false, Duration::ZERO, LONG, 0.5).is_some());
+        assert_eq!(
+            next_pause("POST", MAX_ATTEMPTS, &refused, false, Duration::ZERO, LONG, 0.5),
+            None,
+            "an endpoint that never answered: maybe a wrong api_host or api_port"
+        );
+        assert_eq!(repeatable("POST", &refused, true), Some(Repeatable::NotActedOn));
+        assert_eq!(
+            repeatable("POST", &http(503, "Service Unavailable"), false),
+            Some(Repeatable::NotActedOn),
+            "a 503 is an answer: something is there"
+        );
+    }
+
+    #[test]
     fn no_pause_ends_past_the_window() {
         let e = http(503, "Service Unavailable");
         let window = Duration::from_secs(1);
         assert_eq!(
-            next_pause("POST", 1, &e, Duration::from_millis(700), window, 0.0),
+            next_pause("POST", 1, &e, true, Duration::from_millis(700), window, 0.0),
             Some(Duration::from_millis(125))
         );
         assert_eq!(
-            next_pause("POST", 1, &e, Duration::from_millis(900), window, 0.0),
+            next_pause("POST", 1, &e, true, Duration::from_millis(900), window, 0.0),
             Some(Duration::from_millis(100)),
             "cut to the window's end"
         );
-        assert_eq!(next_pause("POST", 1, &e, window, window, 0.0), None);
+        assert_eq!(next_pause("POST", 1, &e, true, window, window, 0.0), None);
         let passing = http(500, "got timeout");
         assert_eq!(
-            next_pause("GET", 1, &passing, Duration::from_millis(900), window, 0.0),
+            next_pause("GET", 1, &passing, true, Duration::from_millis(900), window, 0.0),
             None,
             "a passing read does not cut its pause"
         );
