@@ -7,6 +7,8 @@
 //!   PVE takes the per-VM lock before changing anything). Such a call is repeated for as long
 //!   as the task's window allows (its `timeout`, else `api_timeout`): a front proxy shedding
 //!   load or a node restarting pveproxy answers so for longer than a few attempts take.
+//!   A connection never made to an endpoint that never answered the client is the exception:
+//!   it may be a wrong `api_host`, so it gets the fixed attempts, not a window of minutes.
 //! - Reads, also on other passing failures (5xx, 596, a connection dropped mid-answer):
 //!   these may have been acted on, so they keep the fixed attempt count.
 //!
