@@ -16,6 +16,7 @@ use ferrox_common::run::connection;
 use ferrox_common::run::name_index::{DEFAULT_MAX_AGE_SECS, MAX_AGE_ENV, NAMES_ARG, NAMES_KEY};
 use ferrox_common::run::placements::{PLACEMENTS_ARG, PLACEMENT_KEY};
 use ferrox_common::run::ticket::{RENEW_AFTER_ENV, TICKET_ARG, TICKET_KEY};
+use ferrox_common::run::PROGRESS_KEY;
 
 use crate::platform::PLATFORMS;
 
@@ -121,6 +122,11 @@ pub fn constants() -> Vec<Constant> {
             "TICKET_KEY",
             "The result key carrying a ticket the task got.",
             text(TICKET_KEY),
+        ),
+        c(
+            "PROGRESS_KEY",
+            "The result key carrying the task's lines of progress, printed under -v.",
+            text(PROGRESS_KEY),
         ),
         c(
             "RENEW_AFTER_ENV",

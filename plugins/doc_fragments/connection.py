@@ -45,6 +45,8 @@ options:
     description:
       - Timeout in seconds of each HTTP request to the API (connect and read). Waiting for Proxmox VE tasks is governed by the C(timeout) option of the modules
         that wait for them.
+      - A request Proxmox VE did not act on (a C(503) or C(595) answer, a lock timeout, a connection refused by a node that answered before) is sent again,
+        with growing pauses, for as long as the module's C(timeout) allows, or this long in modules without one.
       - If not set, the value of the E(PROXMOX_API_TIMEOUT) environment variable is used.
     type: int
     default: 5

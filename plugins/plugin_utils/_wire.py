@@ -63,6 +63,9 @@ TICKET_ARG = '_ferrox_ticket'
 # The result key carrying a ticket the task got.
 TICKET_KEY = '_ferrox_ticket'
 
+# The result key carrying the task's lines of progress, printed under -v.
+PROGRESS_KEY = '_ferrox_progress'
+
 # Seconds after which a kept ticket is renewed (0: no reuse).
 RENEW_AFTER_ENV = 'FERROX_TICKET_RENEW_AFTER'
 

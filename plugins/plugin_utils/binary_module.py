@@ -31,6 +31,10 @@ logs in with a password gets the run's ticket for its identity, and one that got
 leaves it (``ticket_store.py``); the first login of an identity is serialized across
 forks, so one TOTP code logs in once. Async tasks get the ticket but leave none.
 
+The binary's lines of progress (``_ferrox_progress``: calls it repeated because Proxmox VE
+did not act on them, such as a 503 from a proxy in front of pveproxy) are printed under
+``-v``, one line each, and taken out of the result.
+
 A ``proxmox_kvm`` task that has ferrox choose its node (``placement`` without ``node``)
 gets the run's placements and leaves its own, under the run's placement lock
 (``placements.py``).
@@ -46,6 +50,7 @@ import os
 import platform
 
 from ansible.plugins.action import ActionBase
+from ansible.utils.display import Display
 from ansible.utils.vars import merge_hash
 
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils import _wire, name_index, placements, ticket_store
@@ -63,6 +68,10 @@ PROTOCOL_ARG = _wire.PROTOCOL_ARG
 PROTOCOL_VERSION = _wire.PROTOCOL_VERSION
 # What the collection's tarball ships (collection/src/platform.rs builds the same).
 RELEASED_PLATFORMS = _wire.RELEASED_PLATFORMS
+# The binary's lines of progress (calls repeated because PVE did not act on them).
+PROGRESS_KEY = _wire.PROGRESS_KEY
+
+display = Display()
 
 # plugins/modules/__bin, next to this file's plugins/plugin_utils.
 BIN_ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'modules', '__bin')
@@ -154,6 +163,9 @@ class BinaryModuleAction(ActionBase):
         except ValueError as e:
             result.update(failed=True, changed=False, msg=str(e))
             return result
+        # One line per call repeated because PVE did not act on it, under -v.
+        for line in module_result.pop(PROGRESS_KEY, None) or ():
+            display.v('%s: %s' % (self._task.action, line), host=task_vars.get('inventory_hostname'))
         result = merge_hash(result, self.post_process(module_result, task_vars))
         if not wrap_async:
             self._remove_tmp_path(self._connection._shell.tmpdir)

@@ -7,7 +7,9 @@
 //!   [`ferrox_dryrun`]'s; `planning.py`, `plan_store.py`);
 //! - the name index ([`name_index`]; `name_index.py`);
 //! - the login ticket ([`ticket`]; `ticket_store.py`);
-//! - the nodes the run's creates chose ([`placements`]; `placements.py`).
+//! - the nodes the run's creates chose ([`placements`]; `placements.py`);
+//! - the task's lines of progress for `-v` (`_ferrox_progress` out: calls the client
+//!   repeated because PVE did not act on them; `binary_module.py` prints them).
 //!
 //! The protocol carries this state ([`ferrox_ansible::protocol::PrivateState`]) without
 //! depending on it; modules reach it through [`SharedRunState`] on their `Module`.
@@ -45,7 +47,11 @@ use serde_json::{Map, Value};
 
 use ferrox_ansible::protocol::{Module, PrivateState};
 use ferrox_dryrun::{Effect, PlanView, RunPlan, EFFECTS_KEY, PLAN_ARG};
-use ferrox_pve_client::client::{ApiError, Client, ReadThrough, SecretSink};
+use ferrox_pve_client::client::{ApiError, Client, ProgressSink, ReadThrough, SecretSink};
+
+/// The result key carrying the task's lines of progress, which the action plugin prints
+/// under `-v` (one per call the client repeated because PVE did not act on it).
+pub const PROGRESS_KEY: &str = "_ferrox_progress";
 use ferrox_pve_client::connection::ConnectionParams;
 
 /// One task's share of the run: what came in, and what goes back.
@@ -66,6 +72,8 @@ pub struct RunState {
     placements: Option<Vec<placements::Reservation>>,
     /// The placement this task made, for the run.
     placed: Option<placements::Reservation>,
+    /// The client's lines of progress ([`PROGRESS_KEY`]).
+    progress: Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 /// The [`ferrox_ansible::protocol::PrivateStateReader`] of the module binary: reads the private
@@ -116,6 +124,10 @@ impl PrivateState for RunState {
         if let Some((mut index, listed_at)) = self.names_out.take() {
             index["age"] = Value::from(listed_at.elapsed().as_secs_f64());
             result.insert(name_index::NAMES_KEY.into(), index);
+        }
+        let progress = std::mem::take(&mut *self.progress.lock().unwrap_or_else(|e| e.into_inner()));
+        if !progress.is_empty() {
+            result.insert(PROGRESS_KEY.into(), Value::from(progress));
         }
         if let Some(placed) = self.placed.take().filter(|_| !failed) {
             result.insert(
@@ -181,7 +193,17 @@ impl SharedRunState for Module {
         let handover = self.carried::<RunState>().and_then(|r| r.ticket.as_ref());
         let run = handover.map(|h| h.for_connection(conn));
         let secrets: SecretSink = Arc::new(ferrox_ansible::protocol::register_secret);
-        Ok(Client::connect_keeping(conn, run, Some(secrets))?.seeing(plan.map(|p| p as Arc<dyn ReadThrough>)))
+        let client = Client::connect_keeping(conn, run, Some(secrets))?.seeing(plan.map(|p| p as Arc<dyn ReadThrough>));
+        Ok(match self.carried::<RunState>() {
+            Some(state) => {
+                let lines = state.progress.clone();
+                let sink: ProgressSink = Arc::new(move |line: &str| {
+                    lines.lock().unwrap_or_else(|e| e.into_inner()).push(line.to_string());
+                });
+                client.reporting(sink)
+            }
+            None => client,
+        })
     }
 
     fn placements(&self) -> &[placements::Reservation] {

@@ -456,3 +456,88 @@ fn a_refused_connection_is_retried_even_for_a_create() {
         client.repeated_writes()
     );
 }
+
+#[test]
+fn connections_refused_by_an_endpoint_that_answered_before_are_tried_past_four_attempts() {
+    let sim = start();
+    let control = Control::of(&sim);
+    let client = Client::connect(&token(&sim)).unwrap();
+    client.get("/version", &[]).unwrap();
+    // pveproxy restarting: the next four new connections are closed unanswered.
+    control.fault(json!({"refuse_connections": true, "times": 4}));
+    let fresh = client.fork().unwrap();
+    fresh.set_retry_budget(Duration::from_secs(60));
+    fresh.get("/cluster/resources", &[]).unwrap();
+    assert_eq!(fresh.requests_sent(), 5, "four refused, the fifth answered");
+    let notes = fresh.progress_notes();
+    assert!(
+        notes.len() == 1 && notes[0].starts_with("GET /cluster/resources: no connection made on 4 attempts over "),
+        "{notes:?}"
+    );
+}
+
+/// 50 MiB of zeros to `isos` as `refused.iso`: far more than the socket buffers hold, so
+/// the client is still sending when PVE refuses and closes.
+fn upload_50_mib(client: &Client) -> ferrox_common::api::client::ApiError {
+    use ferrox_common::api::client::upload::FilePart;
+    use std::io::Read;
+    const LEN: u64 = 50 << 20;
+    let mut zeros = std::io::repeat(0).take(LEN);
+    let part = FilePart {
+        field: "filename",
+        name: "refused.iso",
+        reader: &mut zeros,
+        len: LEN,
+    };
+    client
+        .post_multipart("/nodes/pve1/storage/isos/upload", &[("content", "iso".into())], part)
+        .expect_err("the upload is refused")
+}
+
+/// The bytes sent before the refusal, from `… after N of 52428800 bytes were sent)`.
+fn sent_before_refusal(text: &str) -> u64 {
+    text.split(" after ")
+        .last()
+        .and_then(|rest| rest.strip_suffix(" of 52428800 bytes were sent)"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no byte count in: {text}"))
+}
+
+#[test]
+fn an_upload_refused_for_a_missing_privilege_names_the_permission_not_the_network() {
+    let sim = start();
+    let mut params = token(&sim);
+    params.token_id = Some("readonly".into());
+    params.token_secret = Some(READONLY_SECRET.into());
+    let client = Client::connect(&params).unwrap();
+    let err = upload_50_mib(&client);
+    let text = err.to_string();
+    assert!(err.is_status(403), "{text}");
+    assert!(
+        text.starts_with("403 Forbidden: Permission check failed (/storage/isos, Datastore.AllocateTemplate) - API token ansible@pve!readonly lacks this privilege (Proxmox VE refused the upload before reading the file"),
+        "{text}"
+    );
+    assert!(
+        sent_before_refusal(&text) < 50 << 20,
+        "the file was not read to its end: {text}"
+    );
+    assert!(!text.contains("Could not connect"), "{text}");
+    no_secret_in(&text);
+}
+
+#[test]
+fn an_upload_refused_for_its_credentials_names_authentication_not_the_network() {
+    let sim = start();
+    let mut params = token(&sim);
+    params.token_secret = Some("00000000-0000-0000-0000-000000000000".into());
+    let client = Client::connect(&params).unwrap();
+    let err = upload_50_mib(&client);
+    let text = err.to_string();
+    assert!(err.is_status(401), "{text}");
+    assert!(
+        text.starts_with("401 Unauthorized: Authentication failed! - check api_user, api_token_id and api_token_secret (or api_password): the API token ansible@pve!automation was not accepted (Proxmox VE refused the upload before reading the file"),
+        "{text}"
+    );
+    assert!(sent_before_refusal(&text) < 50 << 20, "{text}");
+    no_secret_in(&text);
+}

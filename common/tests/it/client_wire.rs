@@ -356,6 +356,13 @@ fn a_503_is_repeated_for_reads_and_writes_a_500_only_for_reads() {
     let client = Client::connect(&token_params(&server)).unwrap();
     assert_eq!(client.get("/cluster/resources", &[]).unwrap(), json!("ok"));
     assert_eq!(client.requests_sent(), 3);
+    let notes = client.progress_notes();
+    assert!(
+        notes.len() == 1
+            && notes[0].starts_with("GET /cluster/resources: 503 Service Unavailable on 2 attempts over ")
+            && notes[0].ends_with(", then answered"),
+        "{notes:?}"
+    );
 
     // pveproxy's 503: the request never reached a worker, so a write is sent again too.
     calls.store(0, Ordering::SeqCst);
@@ -417,16 +424,32 @@ fn a_read_that_keeps_failing_gives_up_after_four_jittered_attempts() {
 }
 
 #[test]
-fn retries_stop_at_the_budget() {
+fn a_503_that_outlasts_the_window_fails_naming_it_and_how_long_it_was_tried() {
     let server = TestServer::start(Cert::SignedByCa, |_| Reply::status(503, "Service Unavailable", ""));
     let client = Client::connect(&token_params(&server)).unwrap();
-    client.set_retry_budget(Duration::from_millis(100));
-    assert!(client.get("/version", &[]).unwrap_err().is_status(503));
-    assert_eq!(
-        server.requests().len(),
-        1,
-        "the first pause (>= 125 ms) would pass the budget"
+    client.set_retry_budget(Duration::from_millis(300));
+    let err = client.get("/version", &[]).unwrap_err();
+    assert!(err.is_status(503), "{err}");
+    let text = err.to_string();
+    let attempts: usize = text
+        .strip_prefix("503 Service Unavailable: Service Unavailable - GET /version failed with 503 Service Unavailable on each of ")
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(attempts, server.requests().len(), "{text}");
+    assert!(
+        text.contains(
+            "until the task's timeout (0.3 s) ran out; Proxmox VE did not act on it. Raise timeout to wait longer"
+        ),
+        "{text}"
     );
+    let notes = client.progress_notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].starts_with("GET /version: 503 Service Unavailable on "),
+        "{notes:?}"
+    );
+    assert!(notes[0].ends_with(", gave up"), "{notes:?}");
 }
 
 #[test]
@@ -471,11 +494,14 @@ fn a_closed_port_names_api_host_and_api_port() {
         text.contains("api_host (127.0.0.1)") && text.contains(&format!("api_port ({port})")),
         "{text}"
     );
+    // An endpoint that never answered may be a wrong api_host or api_port: four attempts,
+    // not the whole window.
     assert_eq!(
         client.requests_sent(),
         4,
         "a connection never made is retried, for any method"
     );
+    assert!(!text.contains("attempts over"), "{text}");
     no_secret_in(&text);
 }
 

@@ -15,7 +15,9 @@
 //! templating (`{{ }}`), loops, conditions, other modules, several hosts, another
 //! ansible-core, environment variables for the modules, `no_log`. A password login
 //! gets no kept ticket (every task logs in, as with `FERROX_TICKET_RENEW_AFTER=0`): the
-//! ticket store is Ansible's side and is tested through `ansible-playbook`.
+//! ticket store is Ansible's side and is tested through `ansible-playbook`. The lines the
+//! action plugin prints under `-v` (the binary's `_ferrox_progress`) precede the recap in
+//! the play's `stdout`.
 
 use std::process::{Command, Stdio};
 use std::time::Instant;
@@ -27,6 +29,7 @@ use ferrox_common::plan::{EFFECTS_KEY, PLAN_ARG};
 use ferrox_common::run::name_index::{DEFAULT_MAX_AGE_SECS, MAX_AGE_ENV, NAMES_ARG, NAMES_KEY};
 use ferrox_common::run::placements::{PLACEMENTS_ARG, PLACEMENT_KEY};
 use ferrox_common::run::ticket::TICKET_KEY;
+use ferrox_common::run::PROGRESS_KEY;
 
 use crate::env::Env;
 use crate::paths::{ansible_playbook, python_next_to};
@@ -73,6 +76,8 @@ struct PlayRun {
     names: Map<String, Value>,
     /// The placements the run's creates chose (`ferrox-placements.json`).
     placements: Vec<Value>,
+    /// The lines `-v` would print (`binary_module.py` prints each task's `_ferrox_progress`).
+    progress: Vec<String>,
     started: Instant,
 }
 
@@ -109,6 +114,7 @@ impl PlayRun {
             effects: Vec::new(),
             names: Map::new(),
             placements: Vec::new(),
+            progress: Vec::new(),
             started: Instant::now(),
         }
     }
@@ -126,7 +132,8 @@ impl PlayRun {
                 break;
             }
         }
-        let stdout = recap(&results);
+        let stdout: String =
+            self.progress.iter().map(|line| format!("{line}\n")).collect::<String>() + &recap(&results);
         Play {
             rc,
             stdout,
@@ -234,6 +241,11 @@ impl PlayRun {
             }
         }
         result.remove(TICKET_KEY);
+        if let Some(Value::Array(lines)) = result.remove(PROGRESS_KEY) {
+            let lines = lines.iter().filter_map(Value::as_str);
+            self.progress
+                .extend(lines.map(|line| format!("<localhost> {COLLECTION}.{module}: {line}")));
+        }
         if let Some(Value::Array(effects)) = result.remove(EFFECTS_KEY) {
             self.effects.extend(effects);
         }

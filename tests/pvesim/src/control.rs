@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct LogEntry {
@@ -72,8 +73,30 @@ pub struct HttpFault {
     /// Remaining uses; `None` = forever.
     #[serde(default)]
     pub times: Option<u64>,
+    /// Strikes every matching request for this long from the first it strikes (a proxy in
+    /// front shedding load, a node restarting pveproxy): a span of time, not a count. With
+    /// `times`, whichever runs out first ends it.
+    #[serde(default)]
+    pub for_ms: Option<u64>,
+    #[serde(skip)]
+    span: Span,
     #[serde(skip)]
     re: Option<Regex>,
+}
+
+/// When a fault with `for_ms` first struck; it strikes until `for_ms` after that.
+#[derive(Debug, Clone, Default)]
+struct Span {
+    since: Option<Instant>,
+}
+
+impl Span {
+    /// Whether a fault of `for_ms` still strikes at `now` (and starts its span if first).
+    fn strikes(&mut self, for_ms: Option<u64>, now: Instant) -> bool {
+        let Some(ms) = for_ms else { return true };
+        let since = *self.since.get_or_insert(now);
+        now.duration_since(since) < Duration::from_millis(ms)
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -171,10 +194,12 @@ pub struct HttpAction {
 
 impl Faults {
     pub fn match_http(&mut self, method: &str, path: &str) -> Option<HttpAction> {
-        let idx = self.http.iter().position(|f| {
+        let now = Instant::now();
+        let idx = self.http.iter_mut().position(|f| {
             f.times != Some(0)
                 && f.method.as_deref().is_none_or(|m| m.eq_ignore_ascii_case(method))
                 && f.re.as_ref().is_some_and(|r| r.is_match(path))
+                && f.span.strikes(f.for_ms, now)
         })?;
         let f = &mut self.http[idx];
         if let Some(t) = f.times.as_mut() {
@@ -361,6 +386,28 @@ mod tests {
         assert!(a.after && a.drop_connection && a.reply.is_none());
         let b = f.match_http("PUT", "/b").unwrap();
         assert!(b.after && !b.drop_connection && b.latency_ms == 50);
+    }
+
+    #[test]
+    fn a_span_fault_strikes_from_its_first_match_for_its_time_whatever_the_count() {
+        let mut f = Faults::default();
+        f.add(json!({"path_regex": "^/r$", "status": 503, "message": "Service Unavailable", "for_ms": 60_000}))
+            .unwrap();
+        f.add(json!({"path_regex": "^/s$", "status": 595, "for_ms": 0}))
+            .unwrap();
+        for _ in 0..100 {
+            assert_eq!(f.match_http("GET", "/r").and_then(|a| a.reply).map(|r| r.0), Some(503));
+        }
+        assert!(f.match_http("GET", "/s").is_none(), "a span of 0 ms is over at once");
+        let start = Instant::now();
+        let mut span = Span::default();
+        assert!(
+            span.strikes(Some(10), start + Duration::from_millis(5)),
+            "the span starts at its first strike"
+        );
+        assert!(span.strikes(Some(10), start + Duration::from_millis(14)));
+        assert!(!span.strikes(Some(10), start + Duration::from_millis(15)));
+        assert!(Span::default().strikes(None, start), "no span: only the count ends it");
     }
 
     #[test]

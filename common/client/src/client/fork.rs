@@ -14,7 +14,15 @@ impl Client {
         let fork = Client::unauthenticated(self.endpoint.clone(), self.trust.clone(), self.timeout_secs)?;
         fork.retry_budget_ms
             .store(self.retry_budget_ms.load(Ordering::Relaxed), Ordering::Relaxed);
+        fork.window_is_timeout
+            .store(self.window_is_timeout.load(Ordering::Relaxed), Ordering::Relaxed);
+        fork.answered
+            .store(self.answered.load(Ordering::Relaxed), Ordering::Relaxed);
         let credentials = std::sync::Mutex::new(self.credentials().clone());
-        Ok(Client { credentials, ..fork })
+        Ok(Client {
+            credentials,
+            progress_sink: self.progress_sink.clone(),
+            ..fork
+        })
     }
 }

@@ -1,7 +1,7 @@
 //! The PVE REST API client: one keep-alive HTTPS connection per run (ureq + rustls),
 //! token or ticket authentication, errors rendered the way community.proxmox 1.6
-//! rendered them, bounded and jittered retries where repeating is provably safe
-//! ([`retry`]), and errors that tell a connection never made from an answer lost.
+//! rendered them, jittered retries where repeating is safe, for as long as the task's
+//! window allows where PVE provably did not act ([`retry`]), and errors that tell a connection never made from an answer lost.
 //!
 //! Paths are relative to `/api2/json` (`/nodes/pve1/qemu`). Every call returns the
 //! `data` member of PVE's envelope; other top-level keys (`total`, ...) are ignored.
@@ -24,7 +24,7 @@ pub mod url;
 pub use error::{python_repr, standard_reason, ApiError, ApiErrorKind};
 pub use ticket_reuse::{KeptTicket, NewTicket, RunTickets, SecretSink, TicketSink, DEFAULT_RENEW_AFTER};
 
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -60,8 +60,8 @@ const IDLE_REUSE_LIMIT: Duration = Duration::from_secs(3);
 /// Bodies larger than this are refused (PVE's own answers stay far below it).
 const MAX_BODY: u64 = 64 * 1024 * 1024;
 
-/// How long retries of one call may take unless the module sets its `timeout`.
-const DEFAULT_RETRY_BUDGET: Duration = Duration::from_secs(30);
+/// Where a client's lines of progress go (see [`Client::reporting`]).
+pub type ProgressSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// A connected, authenticated API client.
 pub struct Client {
@@ -87,7 +87,17 @@ pub struct Client {
     sent: AtomicU32,
     /// In a check-mode run with a plan: reads see the cluster as the plan leaves it.
     plan: Option<Arc<dyn ReadThrough>>,
+    /// How long one call may be repeated in all: the module's `timeout` when it set one
+    /// ([`Client::set_retry_budget`]), else `api_timeout`.
     retry_budget_ms: AtomicU64,
+    /// Whether `retry_budget_ms` is the module's `timeout` (for messages).
+    window_is_timeout: AtomicBool,
+    /// Whether the endpoint has answered this client (any status): a connection refused
+    /// after that is a restart, before it perhaps a wrong `api_host` ([`retry::repeatable`]).
+    answered: AtomicBool,
+    /// Lines of progress (a call repeated because PVE did not act), for `-v`.
+    progress_notes: Mutex<Vec<String>>,
+    progress_sink: Option<ProgressSink>,
     /// UPIDs this client was answered with, so a task found after a lost answer is
     /// known not to be one it already followed.
     upids: Mutex<Vec<String>>,
@@ -238,7 +248,11 @@ impl Client {
             progress,
             sent: AtomicU32::new(0),
             plan: None,
-            retry_budget_ms: AtomicU64::new(DEFAULT_RETRY_BUDGET.as_millis() as u64),
+            retry_budget_ms: AtomicU64::new(timeout_secs.saturating_mul(1000)),
+            window_is_timeout: AtomicBool::new(false),
+            answered: AtomicBool::new(false),
+            progress_notes: Mutex::new(Vec::new()),
+            progress_sink: None,
             upids: Mutex::new(Vec::new()),
             repeated: Mutex::new(Vec::new()),
         })
@@ -306,9 +320,11 @@ impl Client {
         self.credentials.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// How long the retries of one call may take in all: the module's `timeout`.
+    /// How long the retries of one call may take in all: the module's `timeout` (without
+    /// it, `api_timeout`). A call PVE did not act on is repeated until it ends.
     pub fn set_retry_budget(&self, budget: Duration) {
         self.retry_budget_ms.store(budget.as_millis() as u64, Ordering::Relaxed);
+        self.window_is_timeout.store(true, Ordering::Relaxed);
     }
 
     fn retry_budget(&self) -> Duration {
@@ -399,41 +415,104 @@ impl Client {
         })
     }
 
-    /// One API call with its answer decoded by `decode`, retried per [`retry::next_pause`].
+    /// One API call with its answer decoded by `decode`, retried per [`retry::next_pause`]
+    /// within the task's window; a call repeated because PVE did not act on it leaves one
+    /// line of progress, and its error, when the window ran out, says for how long it was tried.
     fn call_decoded<R>(&self, method: Method, path: &str, fields: Fields, decode: Decoder<R>) -> Result<R, ApiError> {
         self.refuse_write_in_check_mode(method, path)?;
         let started = Instant::now();
+        let window = self.retry_budget();
         let mut attempt = 1;
+        let mut episode: Option<retry::Episode> = None;
         loop {
             self.renew_if_due()?;
-            match self.send(method, path, fields, decode) {
-                Ok(data) => return Ok(data),
+            let failed = match self.send(method, path, fields, decode) {
+                Ok(data) => {
+                    if let Some(episode) = &episode {
+                        self.note_progress(episode.progress_line(true));
+                    }
+                    return Ok(data);
+                }
                 // PVE acted on nothing it refused with 401: sent again with a fresh ticket.
                 Err(e) if e.is_status(401) && self.relogin_after_refusal()? => continue,
-                Err(e) => {
-                    let pause = retry::next_pause(
+                Err(e) => e,
+            };
+            let answered_before = self.answered.load(Ordering::Relaxed);
+            let repeat = retry::repeatable(method.as_str(), &failed, answered_before);
+            if repeat == Some(retry::Repeatable::NotActedOn) {
+                let episode = episode.get_or_insert_with(|| retry::Episode {
+                    call: format!("{} {path}", method.as_str()),
+                    cause: retry::cause(&failed),
+                    failed: 0,
+                    tried: Duration::ZERO,
+                });
+                episode.failed += 1;
+                episode.tried = started.elapsed();
+            }
+            let pause = retry::next_pause(
+                method.as_str(),
+                attempt,
+                &failed,
+                answered_before,
+                started.elapsed(),
+                window,
+                retry::jitter(),
+            );
+            let Some(pause) = pause else {
+                return Err(
+                    match episode.filter(|_| repeat == Some(retry::Repeatable::NotActedOn)) {
+                        Some(episode) => self.window_ran_out(failed, &episode, window),
+                        None => failed,
+                    },
+                );
+            };
+            if method != Method::Get {
+                if let Ok(mut r) = self.repeated.lock() {
+                    r.push(format!(
+                        "{} {path} ({})",
                         method.as_str(),
-                        attempt,
-                        &e,
-                        started.elapsed(),
-                        self.retry_budget(),
-                        retry::jitter(),
-                    );
-                    match pause {
-                        Some(pause) => {
-                            if method != Method::Get {
-                                if let Ok(mut r) = self.repeated.lock() {
-                                    r.push(format!("{} {path} ({})", method.as_str(), first_line(&e.to_string())));
-                                }
-                            }
-                            std::thread::sleep(pause);
-                            attempt += 1;
-                        }
-                        None => return Err(e),
-                    }
+                        first_line(&failed.to_string())
+                    ));
                 }
             }
+            std::thread::sleep(pause);
+            attempt += 1;
         }
+    }
+
+    /// The last error of a call PVE did not act on once the window ended: PVE's own text,
+    /// then what was tried, for how long, and the option that gives more time.
+    fn window_ran_out(&self, mut error: ApiError, episode: &retry::Episode, window: Duration) -> ApiError {
+        self.note_progress(episode.progress_line(false));
+        let option = if self.window_is_timeout.load(Ordering::Relaxed) {
+            "timeout"
+        } else {
+            "api_timeout"
+        };
+        error.message = format!("{} - {}", error.message, episode.gave_up_note(window, option));
+        error
+    }
+
+    /// One line for the task's `-v` output, through the run's sink when there is one.
+    fn note_progress(&self, line: String) {
+        if let Some(sink) = &self.progress_sink {
+            sink(&line);
+        }
+        if let Ok(mut notes) = self.progress_notes.lock() {
+            notes.push(line);
+        }
+    }
+
+    /// The lines of progress this client left (calls repeated because PVE did not act on
+    /// them), oldest first.
+    pub fn progress_notes(&self) -> Vec<String> {
+        self.progress_notes.lock().map(|n| n.clone()).unwrap_or_default()
+    }
+
+    /// Lines of progress also go to `sink` (the run layer's, for `-v`).
+    pub fn reporting(mut self, sink: ProgressSink) -> Client {
+        self.progress_sink = Some(sink);
+        self
     }
 
     /// One HTTP request (not retried) and its answer as a JSON value.
@@ -455,6 +534,7 @@ impl Client {
             started.elapsed(),
         );
         let mut response = exchanged.map_err(|e| self.transport_error(method, path, e, started.elapsed()))?;
+        self.answered.store(true, Ordering::Relaxed);
         let status = response.status().as_u16();
         let body = response.body_mut().with_config().limit(MAX_BODY);
         if status >= 400 {

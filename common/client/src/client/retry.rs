@@ -1,16 +1,23 @@
-//! When a failed request is sent again: only when repeating it is provably safe.
+//! When a failed request is sent again, and for how long: only when repeating it is safe.
 //!
-//! - Any method, when Proxmox VE cannot have acted on it: the connection failed before the
-//!   request was sent; pveproxy answered 503 (it did not hand the request to a worker);
-//!   595 (pveproxy could not even connect to the node it forwards to); a lock timeout
-//!   (`can't lock file … got timeout`: PVE takes the per-VM lock before changing anything).
-//! - Reads, also on other passing failures (5xx, 596, a connection dropped mid-answer).
+//! - Any method, when Proxmox VE provably did not act on it: the connection failed before
+//!   the request was sent; a 503 (pveproxy has no 503 of its own: what answers it is a proxy
+//!   or load balancer in front of pveproxy that forwarded nothing); a 595 (pveproxy could not
+//!   connect to the node it forwards to); a lock timeout (`can't lock file … got timeout`:
+//!   PVE takes the per-VM lock before changing anything). Such a call is repeated for as long
+//!   as the task's window allows (its `timeout`, else `api_timeout`): a front proxy shedding
+//!   load or a node restarting pveproxy answers so for longer than a few attempts take.
+//!   A connection never made to an endpoint that never answered the client is the exception:
+//!   it may be a wrong `api_host`, so it gets the fixed attempts, not a window of minutes.
+//! - Reads, also on other passing failures (5xx, 596, a connection dropped mid-answer):
+//!   these may have been acted on, so they keep the fixed attempt count.
 //!
 //! A write whose answer was lost after it was sent is never repeated here: the caller reads
 //! the cluster to learn what happened (see [`crate::recover`]).
 //!
-//! Attempts are bounded, pauses grow and are jittered so that parallel runs (25 forks)
-//! do not retry in lockstep, and no pause is taken that would end past the caller's budget.
+//! Pauses grow and are jittered so that parallel runs (25 forks) do not retry in lockstep;
+//! the last pause is cut to end at the window's end, never past it. The schedule is pure
+//! ([`next_pause`]); the client sleeps and keeps the record ([`Episode`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -77,22 +84,113 @@ pub fn pause(attempt: u32, jitter: f64) -> Duration {
     step.mul_f64(0.5 + 0.5 * jitter.clamp(0.0, 1.0))
 }
 
-/// The pause before the next attempt, or `None` to give up: not repeatable, attempts used
-/// up, or the pause would end after `budget` (the time the caller still has, measured from
-/// the first attempt's start as `elapsed`).
+/// Why a failed call may be sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeatable {
+    /// Proxmox VE provably did not act: repeated until the window ends.
+    NotActedOn,
+    /// A read that failed in passing and may have been served, or a first connection that
+    /// failed: [`MAX_ATTEMPTS`] at most.
+    PassingRead,
+}
+
+/// How a failed call of `method` may be repeated, if at all. `answered_before`: whether this
+/// endpoint has answered the client before. A connection never made to an endpoint that never
+/// answered is as likely a wrong `api_host`/`api_port` as a pveproxy restarting: it gets the
+/// attempts of a passing failure, not a whole window (`timeout` may be ten minutes).
+pub fn repeatable(method: &str, error: &ApiError, answered_before: bool) -> Option<Repeatable> {
+    if error.kind == ApiErrorKind::Connect && !answered_before {
+        Some(Repeatable::PassingRead)
+    } else if not_acted_on(error) {
+        Some(Repeatable::NotActedOn)
+    } else if method == "GET" && is_transient(error) {
+        Some(Repeatable::PassingRead)
+    } else {
+        None
+    }
+}
+
+/// The pause before the next attempt, or `None` to give up: not repeatable, a passing read's
+/// attempts used up, or the window (the time the call may take in all, measured from the
+/// first attempt's start as `elapsed`) over. The last pause ends at the window's end.
 pub fn next_pause(
     method: &str,
     attempt: u32,
     error: &ApiError,
+    answered_before: bool,
     elapsed: Duration,
-    budget: Duration,
+    window: Duration,
     jitter: f64,
 ) -> Option<Duration> {
-    if attempt >= MAX_ATTEMPTS || !may_repeat(method, error) {
-        return None;
-    }
+    let left = window.checked_sub(elapsed).filter(|left| !left.is_zero())?;
     let p = pause(attempt, jitter);
-    (elapsed + p <= budget).then_some(p)
+    match repeatable(method, error, answered_before)? {
+        Repeatable::NotActedOn => Some(p.min(left)),
+        Repeatable::PassingRead => (attempt < MAX_ATTEMPTS && p <= left).then_some(p),
+    }
+}
+
+/// One call's run of failed attempts that PVE did not act on, for the progress line and
+/// for the error when the window ran out.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Episode {
+    /// `GET /cluster/resources`.
+    pub call: String,
+    /// What the failed attempts got, short (`503 Service Unavailable`, `a refused connection`).
+    pub cause: String,
+    /// Attempts that failed so.
+    pub failed: u32,
+    /// From the first attempt's start to the last one's end.
+    pub tried: Duration,
+}
+
+impl Episode {
+    /// The one line of progress a call repeated this way leaves (`-v`), once it ended.
+    pub fn progress_line(&self, answered: bool) -> String {
+        format!(
+            "{}: {} on {} attempts over {:.1} s, {}",
+            self.call,
+            self.cause,
+            self.failed,
+            self.tried.as_secs_f64(),
+            if answered { "then answered" } else { "gave up" }
+        )
+    }
+
+    /// The text added to the last error when the window ended: what was tried, for how
+    /// long, that nothing was done, and which option gives more time.
+    pub fn gave_up_note(&self, window: Duration, window_option: &str) -> String {
+        format!(
+            "{} failed with {} on each of {} attempts over {:.1} s, until the task's {window_option} ({}) ran out; Proxmox VE did not act on it. Raise {window_option} to wait longer, or check the node and any proxy in front of it",
+            self.call,
+            self.cause,
+            self.failed,
+            self.tried.as_secs_f64(),
+            seconds(window)
+        )
+    }
+}
+
+/// `2 s`, `0.5 s`: a window as the user set it.
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{} s", d.as_secs())
+    } else {
+        format!("{:.1} s", d.as_secs_f64())
+    }
+}
+
+/// What a failure that PVE did not act on was, in a few words (for [`Episode::cause`]).
+pub fn cause(error: &ApiError) -> String {
+    match (error.kind, error.status) {
+        (ApiErrorKind::Http, _) if error.is_lock_timeout() => "a lock timeout".into(),
+        (ApiErrorKind::Http, Some(status)) => match super::error::standard_reason(status) {
+            Some(reason) => format!("{status} {reason}"),
+            None => status.to_string(),
+        },
+        (ApiErrorKind::Connect, _) => "no connection made".into(),
+        _ => error.message.lines().next().unwrap_or("").to_string(),
+    }
 }
 
 /// A number in [0, 1) that differs between processes and calls (no cryptographic use).
@@ -147,19 +245,121 @@ mod tests {
     }
 
     #[test]
-    fn attempts_are_bounded() {
-        let e = http(503, "Service Unavailable");
-        assert!(next_pause("GET", 1, &e, Duration::ZERO, LONG, 0.5).is_some());
-        assert!(next_pause("GET", MAX_ATTEMPTS - 1, &e, Duration::ZERO, LONG, 0.5).is_some());
-        assert_eq!(next_pause("GET", MAX_ATTEMPTS, &e, Duration::ZERO, LONG, 0.5), None);
+    fn a_passing_read_has_four_attempts() {
+        let e = http(500, "got timeout");
+        assert!(next_pause("GET", 1, &e, true, Duration::ZERO, LONG, 0.5).is_some());
+        assert!(next_pause("GET", MAX_ATTEMPTS - 1, &e, true, Duration::ZERO, LONG, 0.5).is_some());
+        assert_eq!(
+            next_pause("GET", MAX_ATTEMPTS, &e, true, Duration::ZERO, LONG, 0.5),
+            None
+        );
+        assert_eq!(
+            next_pause("POST", 1, &e, true, Duration::ZERO, LONG, 0.5),
+            None,
+            "a write may have been acted on"
+        );
     }
 
     #[test]
-    fn no_pause_ends_past_the_budget() {
+    fn what_pve_did_not_act_on_is_repeated_until_the_window_ends_whatever_the_count() {
+        let refused = ApiError::other(ApiErrorKind::Connect, "refused");
+        for e in [
+            http(503, "Service Unavailable"),
+            http(595, "Connection refused"),
+            http(500, LOCK),
+            refused,
+        ] {
+            for method in ["GET", "POST", "PUT", "DELETE"] {
+                assert_eq!(
+                    next_pause(method, 40, &e, true, Duration::from_secs(20), LONG, 1.0),
+                    Some(MAX_PAUSE),
+                    "{method} {e}"
+                );
+                assert_eq!(
+                    next_pause(method, 2, &e, true, LONG, LONG, 0.0),
+                    None,
+                    "{method} {e}: window over"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_schedule_of_a_long_503_fills_the_window_and_ends_at_it() {
         let e = http(503, "Service Unavailable");
-        let budget = Duration::from_secs(1);
-        assert!(next_pause("POST", 1, &e, Duration::from_millis(700), budget, 0.0).is_some());
-        assert_eq!(next_pause("POST", 1, &e, Duration::from_millis(900), budget, 0.0), None);
+        let window = Duration::from_secs(30);
+        let (mut elapsed, mut attempt, mut pauses) = (Duration::ZERO, 1, Vec::new());
+        while let Some(p) = next_pause("GET", attempt, &e, true, elapsed, window, 1.0) {
+            pauses.push(p.as_millis());
+            elapsed += p;
+            attempt += 1;
+        }
+        assert_eq!(pauses, [250, 500, 1000, 2000, 4000, 4000, 4000, 4000, 4000, 4000, 2250]);
+        assert_eq!(elapsed, window, "the last attempt is made as the window ends");
+    }
+
+    #[test]
+    fn a_first_connection_never_made_gets_four_attempts_then_the_window() {
+        let refused = ApiError::other(ApiErrorKind::Connect, "refused");
+        assert_eq!(repeatable("POST", &refused, false), Some(Repeatable::PassingRead));
+        assert!(next_pause("POST", MAX_ATTEMPTS - 1, &refused, false, Duration::ZERO, LONG, 0.5).is_some());
+        assert_eq!(
+            next_pause("POST", MAX_ATTEMPTS, &refused, false, Duration::ZERO, LONG, 0.5),
+            None,
+            "an endpoint that never answered: maybe a wrong api_host or api_port"
+        );
+        assert_eq!(repeatable("POST", &refused, true), Some(Repeatable::NotActedOn));
+        assert_eq!(
+            repeatable("POST", &http(503, "Service Unavailable"), false),
+            Some(Repeatable::NotActedOn),
+            "a 503 is an answer: something is there"
+        );
+    }
+
+    #[test]
+    fn no_pause_ends_past_the_window() {
+        let e = http(503, "Service Unavailable");
+        let window = Duration::from_secs(1);
+        assert_eq!(
+            next_pause("POST", 1, &e, true, Duration::from_millis(700), window, 0.0),
+            Some(Duration::from_millis(125))
+        );
+        assert_eq!(
+            next_pause("POST", 1, &e, true, Duration::from_millis(900), window, 0.0),
+            Some(Duration::from_millis(100)),
+            "cut to the window's end"
+        );
+        assert_eq!(next_pause("POST", 1, &e, true, window, window, 0.0), None);
+        let passing = http(500, "got timeout");
+        assert_eq!(
+            next_pause("GET", 1, &passing, true, Duration::from_millis(900), window, 0.0),
+            None,
+            "a passing read does not cut its pause"
+        );
+    }
+
+    #[test]
+    fn an_episode_names_the_cause_the_attempts_the_time_and_the_option() {
+        let episode = Episode {
+            call: "GET /cluster/resources".into(),
+            cause: cause(&http(503, "Service Unavailable")),
+            failed: 7,
+            tried: Duration::from_millis(2040),
+        };
+        assert_eq!(
+            episode.progress_line(true),
+            "GET /cluster/resources: 503 Service Unavailable on 7 attempts over 2.0 s, then answered"
+        );
+        assert_eq!(
+            episode.gave_up_note(Duration::from_secs(2), "api_timeout"),
+            "GET /cluster/resources failed with 503 Service Unavailable on each of 7 attempts over 2.0 s, until the task's api_timeout (2 s) ran out; Proxmox VE did not act on it. Raise api_timeout to wait longer, or check the node and any proxy in front of it"
+        );
+        assert_eq!(cause(&http(595, "No route to host")), "595");
+        assert_eq!(cause(&http(500, LOCK)), "a lock timeout");
+        assert_eq!(
+            cause(&ApiError::other(ApiErrorKind::Connect, "Could not connect")),
+            "no connection made"
+        );
     }
 
     #[test]

@@ -37,16 +37,19 @@ impl ReasonPhrase {
 }
 
 /// Whether the current request's bytes left this host: a failure before that point means
-/// Proxmox VE never saw the request, one after it leaves its fate unknown.
+/// Proxmox VE never saw the request, one after it leaves its fate unknown. And what the
+/// server answered before a write of the request failed ([`RequestProgress::late_answer`]).
 #[derive(Debug, Default)]
 pub struct RequestProgress {
     sent: AtomicBool,
+    late_answer: Mutex<Option<Vec<u8>>>,
 }
 
 impl RequestProgress {
     /// A new request begins.
     pub fn clear(&self) {
         self.sent.store(false, Ordering::Relaxed);
+        self.set_late_answer(None);
     }
     pub fn was_sent(&self) -> bool {
         self.sent.load(Ordering::Relaxed)
@@ -54,7 +57,23 @@ impl RequestProgress {
     fn mark_sent(&self) {
         self.sent.store(true, Ordering::Relaxed);
     }
+    /// The bytes of an answer that arrived before a write of the request failed: PVE
+    /// answers an upload it refuses (authentication, permission) before reading its body,
+    /// then closes the connection, so a client still sending sees a reset.
+    pub fn late_answer(&self) -> Option<Vec<u8>> {
+        self.late_answer.lock().ok().and_then(|mut a| a.take())
+    }
+    fn set_late_answer(&self, answer: Option<Vec<u8>>) {
+        if let Ok(mut a) = self.late_answer.lock() {
+            *a = answer;
+        }
+    }
 }
+
+/// How long a failed write waits for the rest of an answer the server already sent.
+const LATE_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// The most of such an answer that is kept (PVE's refusals are a status line and a line).
+const LATE_ANSWER_LIMIT: usize = 64 * 1024;
 
 /// `HTTP/1.1 401 No ticket` to `(401, "No ticket")`.
 pub fn parse_status_line(line: &str) -> Option<(u16, String)> {
@@ -149,6 +168,45 @@ impl std::fmt::Debug for TlsTransport {
     }
 }
 
+impl TlsTransport {
+    /// A write failed after part of the request went out: whatever the server answered
+    /// before it closed is read (TLS records only, nothing written: the connection is
+    /// broken for writing) and kept for the caller, its status line for the reason phrase.
+    fn read_late_answer(&mut self) {
+        let StreamOwned { conn, sock } = &mut self.stream;
+        sock.set_timeout(NextTimeout {
+            after: LATE_ANSWER_WAIT.into(),
+            reason: ureq::Timeout::RecvResponse,
+            ..NextTimeout::default()
+        });
+        let mut answer = Vec::new();
+        let mut chunk = [0u8; 4096];
+        while answer.len() < LATE_ANSWER_LIMIT {
+            match conn.reader().read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    answer.extend_from_slice(&chunk[..n]);
+                    continue;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(_) => break,
+            }
+            match conn.read_tls(sock) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if conn.process_new_packets().is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        if !answer.is_empty() {
+            self.status_line.bytes_read(&answer);
+            self.progress.set_late_answer(Some(answer));
+        }
+    }
+}
+
 impl Transport for TlsTransport {
     fn buffers(&mut self) -> &mut dyn Buffers {
         &mut self.buffers
@@ -157,7 +215,12 @@ impl Transport for TlsTransport {
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         self.stream.get_mut().set_timeout(timeout);
         let output = &self.buffers.output()[..amount];
-        self.stream.write_all(output)?;
+        if let Err(e) = self.stream.write_all(output) {
+            if self.progress.was_sent() {
+                self.read_late_answer();
+            }
+            return Err(e.into());
+        }
         // A request cut short while being written is incomplete and cannot run; once a
         // write has gone through, PVE may have all of it.
         self.progress.mark_sent();

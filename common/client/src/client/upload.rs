@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{trace, url, Answer, ApiError, Client, Fields, Method};
+use super::{trace, url, Answer, ApiError, ApiErrorKind, Client, Fields, Method};
 
 /// The part boundary: not a byte sequence of PVE's form values (they are names and
 /// checksums), and a file that happens to contain it is still read by its length.
@@ -82,7 +82,13 @@ impl Client {
             exchanged.as_ref().ok().map(|r| r.status().as_u16()),
             started.elapsed(),
         );
-        let mut response = exchanged.map_err(|e| self.transport_error(Method::Post, path, e, started.elapsed()))?;
+        let mut response = match exchanged {
+            Ok(response) => response,
+            Err(e) => {
+                let sent = counted.load(Ordering::Relaxed);
+                return Err(self.upload_cut_short(path, e, started.elapsed(), (sent, file.len)));
+            }
+        };
         let sent = Sent {
             bytes: counted.load(Ordering::Relaxed),
             seconds: started.elapsed().as_secs_f64(),
@@ -101,6 +107,41 @@ impl Client {
             .map_err(|e| self.undecodable(Method::Post, path, &e))?;
         self.note_task(&data);
         Ok((data, sent))
+    }
+}
+
+impl Client {
+    /// An upload whose connection failed. PVE checks the credentials and the storage's
+    /// `Datastore.AllocateTemplate` before it reads the body, answers a refusal (after its
+    /// 3 s delay) and closes the connection, unread (pve-http-server `unshift_read_header`,
+    /// pve-manager `auth_handler`): a client still sending the file sees a reset. The answer
+    /// that came before the reset is the error; without one, a reset mid-file names the
+    /// likely refusals before the network.
+    fn upload_cut_short(&self, path: &str, e: ureq::Error, after: Duration, (sent, len): (u64, u64)) -> ApiError {
+        if let Some(answer) = self.progress.late_answer() {
+            let text = String::from_utf8_lossy(&answer);
+            let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+            if let Some((status, _)) = head.lines().next().and_then(super::transport::parse_status_line) {
+                let mut refused = self.http_error(status, body);
+                refused.message = format!(
+                    "{} (Proxmox VE refused the upload before reading the file, after {sent} of {len} bytes were sent)",
+                    refused.message
+                );
+                return refused;
+            }
+        }
+        let broken = matches!(&e, ureq::Error::Io(io) if matches!(io.kind(), std::io::ErrorKind::ConnectionReset | std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionAborted));
+        if !(self.progress.was_sent() && broken && sent < len) {
+            return self.transport_error(Method::Post, path, e, after);
+        }
+        ApiError::other(
+            ApiErrorKind::Dropped,
+            format!(
+                "POST {path} to {}: the connection was reset after {sent} of {len} bytes of the file were sent, without an answer. Proxmox VE closes an upload it refuses before reading the file: check that {} is still accepted (authentication: api_password or api_token_id/api_token_secret) and has Datastore.AllocateTemplate on the storage (permission); otherwise the network or a proxy on the way broke the connection",
+                self.endpoint.origin(),
+                self.identity()
+            ),
+        )
     }
 }
 

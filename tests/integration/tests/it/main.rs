@@ -40,6 +40,7 @@ mod kvm_vmid_range;
 mod multinode;
 mod name_index;
 mod nic;
+mod not_acted_on;
 mod parity;
 mod placement;
 mod plan;

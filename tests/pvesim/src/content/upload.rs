@@ -50,8 +50,13 @@ pub async fn receive(
         .await
         .unwrap_or_else(|_| Err(ApiError::internal("internal simulator error")));
     if let Err(e) = gate {
-        // Read (and drop) what the client sends, so it gets the answer rather than a reset.
-        while let Some(Ok(_)) = body.frame().await {}
+        // pve-http-server answers a refusal of `auth_handler` (after its delay, 401 and 403
+        // alike) with `Connection: close` and closes the connection without reading the
+        // body: a client still sending the file sees a reset.
+        if sim.cfg.auth_fail_delay_ms > 0 {
+            tokio::time::sleep(std::time::Duration::from_millis(sim.cfg.auth_fail_delay_ms)).await;
+        }
+        drop(body);
         return Err(Refused::Answer(e));
     }
     let ctype = headers.get("content-type").and_then(|v| v.to_str().ok()).unwrap_or("");
