@@ -123,6 +123,10 @@ pub struct Scenario {
     /// /nodes/{node}/aplinfo` downloads from their `location`, checked by `sha512sum`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub appliances: Vec<Appliance>,
+    /// Authentication realms beyond `pam` and `pve` (`domains.cfg`), e.g. an AD realm set
+    /// `case-sensitive: false`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub realms: Vec<RealmDef>,
 }
 fn default_name() -> String {
     "pvesim".into()
@@ -202,6 +206,7 @@ impl Scenario {
                 .clone()
                 .unwrap_or_else(|| crate::state::DEFAULT_PVE_VERSION.into()),
             appliances: self.appliances.clone(),
+            realms: self.realms.clone(),
         };
         anyhow::ensure!(
             c.pve_version

@@ -98,6 +98,7 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
         ha_resources,
         pve_version: optional(api, "/version").and_then(|v| v["version"].as_str().map(String::from)),
         appliances: Vec::new(),
+        realms: Vec::new(),
     })
 }
 
