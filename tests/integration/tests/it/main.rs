@@ -55,5 +55,6 @@ mod soak;
 mod template;
 mod template_compat;
 mod ticket;
+mod ticket_otp;
 mod twice_at_once;
 mod vm_info;
