@@ -14,20 +14,21 @@ the binary uses, renews and replaces it lives in ``common/run/src/ticket.rs`` an
 By cluster, not by ``api_host``: a TOTP code's last accepted step is kept cluster-wide
 (``tfa.cfg`` in pmxcfs), so two spellings of one cluster (``127.0.0.1`` and
 ``localhost``, two nodes' names) must share one login. The host string cannot tell;
-PVE can: a ticket is accepted exactly by the nodes of the cluster that made it. Each
-cluster gets the run's name of the endpoint where its first ticket was got, and
-``endpoints`` maps every ``host:port`` the run has seen to its cluster. At an endpoint
-not mapped yet, the task gets the identity's tickets of every known cluster as
-``candidates``; the binary tries them with the task's own calls and reports the one PVE
-accepted (``cluster`` in the result), or logs in when none is (a cluster the run has
-not met). No request is added for this, and the cluster name of the login answer is not
-needed (PVE shows it only with Sys.Audit on ``/``, never for a single node, and two
-clusters may share one).
+PVE can: after a login the binary reports the certificate fingerprints of the
+cluster's nodes (``GET /nodes``), and a ticket is accepted exactly by the nodes of the
+cluster that made it. Each cluster gets the run's name of the endpoint where its first
+ticket was got, and ``endpoints`` maps every ``host:port`` the run has seen to its
+cluster. At an endpoint not mapped yet, the task gets the identity's tickets of every
+known cluster with their nodes' certificates as ``candidates``; the binary sends one
+only where the endpoint's certificate is one of them, and reports the cluster PVE
+accepted it for (``cluster`` in the result), or logs in when none is (a cluster the run
+has not met). The cluster name of the login answer is not needed (PVE shows it only
+with Sys.Audit on ``/``, never for a single node, and two clusters may share one).
 
 Where: ``ferrox-tickets.json`` beside the check-mode plan and ``ferrox-names.json``, in
 ansible-core's per-run temp dir, which ansible-core removes when the run ends. Mode
 0600, replaced atomically under the plan's lock. ``{"tickets": {user: {cluster:
-entry}}, "endpoints": {"host:port": cluster}}``; an entry also holds a salted SHA-256 of
+entry}}, "endpoints": {"host:port": cluster}, "certs": {cluster: [fingerprint]}}``; an entry also holds a salted SHA-256 of
 the password it was got with, so a task with another password (or user) never gets it.
 The user is ``api_user`` as the task spells it; the binary may answer with PVE's
 spelling of it (a realm set ``case-sensitive: 0``), which differs only in case.
@@ -219,11 +220,8 @@ def _fingerprint(salt, key, password):
 def _read(directory=None):
     kept = run_dir.read_json(TICKET_FILE, directory)
     kept = kept if isinstance(kept, dict) else {}
-    tickets, endpoints = kept.get('tickets'), kept.get('endpoints')
-    return {
-        'tickets': tickets if isinstance(tickets, dict) else {},
-        'endpoints': endpoints if isinstance(endpoints, dict) else {},
-    }
+    parts = {part: kept.get(part) for part in ('tickets', 'endpoints', 'certs')}
+    return {part: value if isinstance(value, dict) else {} for part, value in parts.items()}
 
 
 def _entry_key(user, cluster):
@@ -266,7 +264,12 @@ def for_task(args, directory=None):
     kept = usable.get(cluster) if isinstance(cluster, str) else None
     if kept is not None:
         kept['endpoint'] = who['endpoint']
-    candidates = list(usable.values()) if cluster is None else []
+    candidates = []
+    for other, ticket in usable.items():
+        certs = store['certs'].get(other)
+        # A ticket is sent only where the endpoint shows one of its cluster's certificates.
+        if cluster is None and isinstance(certs, list) and certs:
+            candidates.append(dict(ticket, certs=[c for c in certs if isinstance(c, str)]))
     return {'renew_after': limit, 'kept': kept, 'candidates': candidates}
 
 
@@ -301,4 +304,9 @@ def store(args, got, directory=None):
                 'pw': _fingerprint(salt, _entry_key(who['user'], cluster), who['password']),
             }
         kept['endpoints'][who['endpoint']] = cluster
+        certs = got.get('certs')
+        if isinstance(certs, list):
+            known_certs = kept['certs'].get(cluster)
+            known_certs = known_certs if isinstance(known_certs, list) else []
+            kept['certs'][cluster] = sorted(set(known_certs) | {c for c in certs if isinstance(c, str)})
         run_dir.write_json(TICKET_FILE, kept, directory)

@@ -9,12 +9,13 @@
 //!
 //! Hand-over: `{"renew_after": seconds, "kept": {"ticket", "csrf", "user", "endpoint",
 //! "age", "cluster"} | null, "candidates": [{"ticket", "csrf", "user", "age",
-//! "cluster"}], "leave": bool}` in (`candidates`: the identity's tickets of the clusters
-//! the run knows, while it does not know the endpoint's); back in the private result key
-//! [`TICKET_KEY`], added after masking and taken out by the action plugin before
-//! anything shows the result: `{"ticket", "csrf", "user"}` of a ticket the task got
-//! (login or renewal) and/or `"cluster"`, the run's name of the cluster PVE showed this
-//! endpoint belongs to — unless `leave` is false: an async task's result is read by
+//! "cluster", "certs"}], "leave": bool}` in (`candidates`: the identity's tickets of the
+//! clusters the run knows, with their nodes' certificate fingerprints, while it does not
+//! know the endpoint's); back in the private result key [`TICKET_KEY`], added after
+//! masking and taken out by the action plugin before anything shows the result:
+//! `{"ticket", "csrf", "user"}` of a ticket the task got (login or renewal), `"certs"`
+//! after a login (its cluster's nodes' certificates), and/or `"cluster"`, the run's name
+//! of the cluster PVE showed this endpoint belongs to — unless `leave` is false: an async task's result is read by
 //! `async_status`, which would show it. Without [`TICKET_ARG`] (reuse off, a module run
 //! by hand) a task logs in itself and hands nothing back.
 
@@ -68,6 +69,9 @@ struct Kept {
     age: f64,
     /// The run's name for the cluster that made it.
     cluster: String,
+    /// The certificate fingerprints of its nodes (candidates: where it may be sent).
+    #[serde(default)]
+    certs: Vec<String>,
 }
 
 fn leave_by_default() -> bool {
@@ -85,6 +89,7 @@ impl Kept {
             csrf: self.csrf.clone(),
             age_secs: self.age,
             cluster: self.cluster.clone(),
+            certs: self.certs.clone(),
         })
     }
 }
@@ -150,6 +155,9 @@ impl TicketHandover {
         if let Some(cluster) = report.cluster {
             back.insert("cluster".into(), json!(cluster));
         }
+        if !report.certs.is_empty() {
+            back.insert("certs".into(), json!(report.certs));
+        }
         (!back.is_empty()).then_some(Value::Object(back))
     }
 }
@@ -210,8 +218,12 @@ mod tests {
                 user: "u@pve".into(),
             }),
             cluster: None,
+            certs: vec!["AA:01".into()],
         };
-        assert_eq!(h.got(), Some(json!({"ticket": "T", "csrf": "C", "user": "u@pve"})));
+        assert_eq!(
+            h.got(),
+            Some(json!({"ticket": "T", "csrf": "C", "user": "u@pve", "certs": ["AA:01"]}))
+        );
         assert!(
             TicketHandover::from_value(&json!({"kept": null})).is_none(),
             "renew_after is required"
@@ -236,7 +248,7 @@ mod tests {
     #[test]
     fn other_clusters_tickets_are_candidates_for_their_user_and_password_auth_only() {
         let h = TicketHandover::from_value(&json!({"renew_after": 60, "kept": null, "candidates": [
-            {"ticket": "PVE:root@pam:6553F100::c2ln", "csrf": "x", "user": "root@pam", "age": 3.0, "cluster": "a:8006"},
+            {"ticket": "PVE:root@pam:6553F100::c2ln", "csrf": "x", "user": "root@pam", "age": 3.0, "cluster": "a:8006", "certs": ["AA:01"]},
             {"ticket": "PVE:root@pam:6553F200::c2ln", "csrf": "y", "user": "root@pam", "age": 1.0, "cluster": "b:8006"},
             {"ticket": "PVE:ansible@pve:6553F200::c2ln", "csrf": "z", "user": "ansible@pve", "age": 1.0, "cluster": "b:8006"}]}))
         .unwrap();
@@ -244,6 +256,7 @@ mod tests {
         assert!(run.kept.is_none());
         let clusters: Vec<_> = run.candidates.iter().map(|c| c.cluster.as_str()).collect();
         assert_eq!(clusters, ["a:8006", "b:8006"]);
+        assert_eq!(run.candidates[0].certs, ["AA:01"]);
         assert!(
             h.candidates_for(&conn("root@pam", None, false)).is_empty(),
             "token auth"

@@ -148,6 +148,7 @@ fn a_refused_run_ticket_with_api_otp_ends_without_sending_the_code_again() {
         csrf: got.csrf,
         age_secs: 1.0,
         cluster: "c1".into(),
+        certs: vec![],
     };
     let second = Client::connect_keeping(&params, Some(run(Some(kept), sink())), None).unwrap();
     second.get("/version", &[]).unwrap();

@@ -187,6 +187,7 @@ impl Client {
             }
         };
         client.credentials = Mutex::new(credentials);
+        client.learn_cluster_certificates();
         Ok(client)
     }
 

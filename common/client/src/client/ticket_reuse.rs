@@ -19,17 +19,28 @@
 //! failure), and once per *cluster*, not per endpoint: the last accepted step is kept in
 //! `tfa.cfg`, which pmxcfs shares between all nodes. So the run knows its tickets by
 //! cluster, and which cluster an `api_host` spelling reaches is learnt from PVE, not from
-//! the host string (`127.0.0.1`, `localhost`, a node's name and a load balancer may all
-//! be one cluster): a ticket is accepted exactly by the nodes that share the cluster's
-//! auth key (`authkey.pub`, in the same pmxcfs as `tfa.cfg`). At an endpoint the run
-//! has not placed yet, the identity's tickets of the clusters the run knows are tried in
-//! turn ([`RunTickets::candidates`]); the first one PVE answers a request for names the
-//! endpoint's cluster ([`TicketReport::cluster`]), and only when every one is refused does
-//! the task log in (then its code has not been used on that cluster by this run). This
-//! costs no request of its own: the task's first call is the trial, and a refused one
-//! costs one 401 at an endpoint of another cluster, once per run. The cluster's name in
-//! the login answer is not used: PVE gives it only with Sys.Audit on `/` and on a
-//! cluster (not a single node), and two clusters may share a name.
+//! the host string (`127.0.0.1`, `localhost`, a node's IP and its name are one node;
+//! two nodes' names one cluster):
+//!
+//! - After a login, the client reads the certificate fingerprints of every node of the
+//!   cluster as PVE reports them (`GET /nodes`' `ssl_fingerprint`, the certificate each
+//!   node's pveproxy serves; any authenticated user sees them) and leaves them with the
+//!   ticket ([`TicketReport::certs`]): one call per cluster and run.
+//! - At an endpoint the run has not placed yet, the identity's tickets of the clusters
+//!   the run knows ([`RunTickets::candidates`]) are sent only where the endpoint's own
+//!   certificate (seen in the TLS handshake of an unauthenticated `GET /access/ticket`,
+//!   once per such endpoint and run) is one of that cluster's nodes': a ticket is never
+//!   shown to a server that is not a node of the cluster that made it.
+//! - A ticket so chosen is on trial until PVE answers a request with it (a ticket is
+//!   accepted exactly by the nodes sharing the cluster's auth key, in the same pmxcfs as
+//!   `tfa.cfg`); that names the endpoint's cluster for the run
+//!   ([`TicketReport::cluster`]). Refused (or no certificate matched): the task logs in,
+//!   and its code has not been used on that cluster by this run.
+//!
+//! The cluster's name in the login answer is not used: PVE gives it only with Sys.Audit
+//! on `/` and on a cluster (not a single node), and two clusters may share a name. An
+//! endpoint in front of the nodes with a certificate of its own (a reverse proxy) is not
+//! recognised: its first task logs in, which with `api_otp` PVE refuses as reused.
 //!
 //! With `api_otp`, nothing here ever logs in again on a cluster after the run's first
 //! login there: a refused ticket of the endpoint's known cluster ends the task with a
@@ -58,6 +69,8 @@ pub struct KeptTicket {
     pub age_secs: f64,
     /// The run's name for the cluster that made it ([`TicketReport::cluster`]).
     pub cluster: String,
+    /// The certificate fingerprints of that cluster's nodes ([`TicketReport::certs`]).
+    pub certs: Vec<String>,
 }
 
 /// What the run hands a password client: the ticket it keeps for this identity, where a
@@ -104,6 +117,9 @@ pub struct TicketReport {
     /// The run's cluster this endpoint belongs to, when PVE accepted a ticket of that
     /// cluster here (`None` with `got`: a login on a cluster the run had no name for).
     pub cluster: Option<String>,
+    /// After a login: the certificate fingerprints (`AB:CD:…`) of the cluster's nodes, as
+    /// `GET /nodes` reports them, and of this endpoint.
+    pub certs: Vec<String>,
 }
 
 /// Where a client leaves what the run learns from it.
@@ -180,7 +196,14 @@ impl Client {
     /// answer decides), one due is renewed here (PVE renewing it is the proof). None
     /// left: a login, whose code (if any) this run has not used on this cluster.
     fn try_candidates(&self, again: Relogin, candidates: Vec<KeptTicket>) -> Result<Credentials, ApiError> {
-        let mut left = candidates.into_iter();
+        let here = match candidates.is_empty() {
+            true => None,
+            false => self.endpoint_certificate(),
+        };
+        let mut left = candidates.into_iter().filter(|c| {
+            here.as_ref()
+                .is_some_and(|cert| c.certs.iter().any(|k| k.eq_ignore_ascii_case(cert)))
+        });
         while let Some(candidate) = left.next() {
             self.register_secret(&candidate.ticket);
             self.register_secret(&candidate.csrf);
@@ -212,6 +235,39 @@ impl Client {
         self.login_and_keep(&again.user, &again.password, again.otp.as_deref())
     }
 
+    /// The fingerprint of the certificate this endpoint serves: seen in this client's
+    /// first handshake, made by an unauthenticated `GET /access/ticket` (PVE answers it to
+    /// anyone) when there was none yet. Its answer does not matter; a failure to connect
+    /// is left for the login to report.
+    fn endpoint_certificate(&self) -> Option<String> {
+        if let Some(seen) = self.observed.first_accepted() {
+            return Some(seen);
+        }
+        let _ = self.send_value(Method::Get, "/access/ticket", &[], Answer::Data);
+        self.observed.first_accepted()
+    }
+
+    /// After a login on a cluster the run has no name for: the certificates of its nodes
+    /// (`GET /nodes`' `ssl_fingerprint`) and of this endpoint, for the run, so another
+    /// spelling of any of them gets this ticket. A failure leaves this endpoint's alone.
+    pub(super) fn learn_cluster_certificates(&self) {
+        let learns = self.ticket_sink.as_ref().is_some_and(|sink| {
+            let report = sink.lock().unwrap_or_else(|e| e.into_inner());
+            report.got.is_some() && report.cluster.is_none() && report.certs.is_empty()
+        });
+        if !learns || !matches!(*self.standing.lock().unwrap_or_else(|e| e.into_inner()), Standing::Own) {
+            return;
+        }
+        let mut certs: Vec<String> = self.observed.first_accepted().into_iter().collect();
+        if let Ok(nodes) = self.call(Method::Get, "/nodes", &[], Answer::Data) {
+            let reported = nodes.as_array().into_iter().flatten();
+            certs.extend(reported.filter_map(|n| n["ssl_fingerprint"].as_str().map(str::to_ascii_uppercase)));
+        }
+        certs.sort();
+        certs.dedup();
+        self.report(|r| r.certs = certs);
+    }
+
     /// After a 401: when the credentials are a kept ticket not yet replaced, the next of
     /// the run's tickets on trial, or one fresh login, replaces them (`Ok(true)`: send
     /// again). A login's failure is the task's.
@@ -229,6 +285,7 @@ impl Client {
             }
         };
         *self.credentials() = fresh;
+        self.learn_cluster_certificates();
         Ok(true)
     }
 

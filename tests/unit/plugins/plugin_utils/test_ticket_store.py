@@ -17,8 +17,9 @@ import pytest
 
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils import ticket_store
 
-GOT = {'ticket': 'PVE:root@pam:6553F100::sig', 'csrf': '6553F100:c', 'user': 'root@pam'}
-MFA_GOT = {'ticket': 'PVE:mfa@pve:6553F100::sig', 'csrf': '6553F100:c', 'user': 'mfa@pve'}
+# What a login reports: the ticket and its cluster's nodes' certificate fingerprints.
+GOT = {'ticket': 'PVE:root@pam:6553F100::sig', 'csrf': '6553F100:c', 'user': 'root@pam', 'certs': ['AA:01', 'AA:02']}
+MFA_GOT = {'ticket': 'PVE:mfa@pve:6553F100::sig', 'csrf': '6553F100:c', 'user': 'mfa@pve', 'certs': ['AA:01']}
 
 
 def task(**changes):
@@ -88,6 +89,13 @@ def test_another_endpoint_of_the_identity_gets_its_tickets_to_try(kept, other):
     handed = ticket_store.for_task(other, directory=kept)
     assert [c['ticket'] for c in handed['candidates']] == [GOT['ticket']]
     assert handed['candidates'][0]['cluster'] == 'pve.example:8006'
+    assert handed['candidates'][0]['certs'] == ['AA:01', 'AA:02'], 'sent only where a node of it answers'
+
+
+def test_a_cluster_whose_certificates_are_unknown_offers_nothing_to_try(tmp_path):
+    d = str(tmp_path)
+    ticket_store.store(task(), dict(GOT, certs=[]), directory=d)
+    assert ticket_store.for_task(task(api_host='localhost'), directory=d)['candidates'] == []
 
 
 @pytest.mark.parametrize('other', [task(api_user='ansible@pve'), task(api_password='other')], ids=['user', 'password'])
