@@ -28,8 +28,9 @@ effects (``planning.py``), so every check-mode task sees what the earlier ones w
 A task that looks its VM up by name gets the run's name index, and a task that listed
 the cluster returns a fresh one (``name_index.py``); async tasks do neither. A task that
 logs in with a password gets the run's ticket for its identity, and one that got a ticket
-leaves it (``ticket_store.py``); the first login of an identity is serialized across
-forks, so one TOTP code logs in once. Async tasks get the ticket but leave none.
+leaves it (``ticket_store.py``); the first login of a user on a cluster is serialized
+across forks and ``api_host`` spellings, so one TOTP code logs in once per cluster. Async
+tasks get the ticket but leave none.
 
 The binary's lines of progress (``_ferrox_progress``: calls it repeated because Proxmox VE
 did not act on them, such as a 503 from a proxy in front of pveproxy) are printed under
@@ -173,7 +174,8 @@ class BinaryModuleAction(ActionBase):
 
     def _run_binary(self, execute, module_args, names, ticket, wrap_async):
         """One run of the binary with the run's index, ticket and (check mode) plan; the
-        ticket it got is stored before the caller releases the identity's login lock."""
+        ticket it got, and the cluster it showed its endpoint to be, are stored before the
+        caller releases the user's login lock."""
         if names is not None:
             module_args[name_index.NAMES_ARG] = names
         if ticket is not None:

@@ -2,36 +2,56 @@
 # Copyright (c) ferrox.proxmox contributors
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
-"""The run's login ticket, kept on the controller: one login per run and identity.
+"""The run's login tickets, kept on the controller: one login per run, identity and cluster.
 
-The first task of a run that logs in with ``api_password`` (and ``api_otp``) returns
-its ticket and CSRF token (``_ferrox_ticket`` in its result, taken out here before
-anything shows the result); a later task of the same run, endpoint, user and password
-gets it in ``_ferrox_ticket`` and sends it instead of logging in. How the binary uses,
-renews and replaces it lives in ``common/run/src/ticket.rs`` and
+The first task of a run that logs in with ``api_password`` (and ``api_otp``) on a cluster
+returns its ticket and CSRF token (``_ferrox_ticket`` in its result, taken out here
+before anything shows the result); a later task of the same run, user and password on
+the same cluster gets it in ``_ferrox_ticket`` and sends it instead of logging in. How
+the binary uses, renews and replaces it lives in ``common/run/src/ticket.rs`` and
 ``common/client/src/client/ticket_reuse.rs``; this file only stores, chooses and hands out.
+
+By cluster, not by ``api_host``: a TOTP code's last accepted step is kept cluster-wide
+(``tfa.cfg`` in pmxcfs), so two spellings of one cluster (``127.0.0.1`` and
+``localhost``, two nodes' names) must share one login. The host string cannot tell;
+PVE can: after a login the binary reports the certificate fingerprints of the
+cluster's nodes (``GET /nodes``), and a ticket is accepted exactly by the nodes of the
+cluster that made it. Each cluster gets the run's name of the endpoint where its first
+ticket was got, and ``endpoints`` maps every ``host:port`` the run has seen to its
+cluster. At an endpoint not mapped yet, the task gets the identity's tickets of every
+known cluster with their nodes' certificates as ``candidates``; the binary sends one
+only where the endpoint's certificate is one of them, and reports the cluster PVE
+accepted it for (``cluster`` in the result), or logs in when none is (a cluster the run
+has not met). The cluster name of the login answer is not needed (PVE shows it only
+with Sys.Audit on ``/``, never for a single node, and two clusters may share one).
 
 Where: ``ferrox-tickets.json`` beside the check-mode plan and ``ferrox-names.json``, in
 ansible-core's per-run temp dir, which ansible-core removes when the run ends. Mode
-0600, replaced atomically under the plan's lock. Keyed by ``user@host:port``; an entry
-also holds a salted SHA-256 of the password it was got with, so a task with another
-password (or user, host or port) never gets it.
+0600, replaced atomically under the plan's lock. ``{"tickets": {user: {cluster:
+entry}}, "endpoints": {"host:port": cluster}, "certs": {cluster: [fingerprint]}}``; an entry also holds a salted SHA-256 of
+the password it was got with, so a task with another password (or user) never gets it.
+The user is ``api_user`` as the task spells it; the binary may answer with PVE's
+spelling of it (a realm set ``case-sensitive: 0``), which differs only in case.
 
 How long: a kept ticket at least ``FERROX_TICKET_RENEW_AFTER`` seconds old (3600 by
 default, half of PVE's two-hour ticket lifetime) is renewed by the next task that uses
 it; ``0`` turns reuse off (every task logs in, as community.proxmox does).
 
-One code, one login: the first password login of an identity in a run is serialized
-across forks (``handover``: a per-identity ``fcntl.flock`` on a lock file beside the
-store, held around the first task's module run while no ticket is kept); the tasks that
-waited on it re-read the store and use its ticket. A TOTP code (``api_otp``) logs in
-once on PVE 8+ (a reused code is refused and counted towards locking the user's TOTP),
-so with reuse off a task with ``api_otp`` is refused before any login.
+One code, one login: while a task has no ticket of its endpoint's cluster, its run is
+serialized with every other such task of the same user (``handover``: a per-user
+``fcntl.flock`` on a lock file beside the store, held around the module run), whatever
+the endpoint: until a task has shown which cluster an endpoint is, two endpoints may be
+one cluster. The tasks that waited re-read the store and use the ticket (or try it). A
+TOTP code (``api_otp``) logs in once per cluster on PVE 8+ (a reused code is refused and
+counted towards locking the user's TOTP), so with reuse off a task with ``api_otp`` is
+refused before any login, and a code a first login sent without getting a ticket is
+not sent again by any task of the user in the run (``ferrox-spent-codes.json``).
 
-Async tasks get the run's kept ticket but never leave one (``leave: false``): their
-result is read later by ``async_status``, never by this plugin, so a ticket in it would
-be shown. An async task with ``api_otp`` and no kept ticket is refused: its login would
-use the code and keep nothing for the tasks after it.
+Async tasks get the run's kept ticket (and the candidates) but never leave one
+(``leave: false``): their result is read later by ``async_status``, never by this plugin,
+so a ticket in it would be shown. An async task with ``api_otp`` and no kept ticket of its
+endpoint's cluster is refused: its login would use the code and keep nothing for the
+tasks after it.
 """
 
 from __future__ import annotations
@@ -102,8 +122,8 @@ def _from_env(variables):
 
 
 def identity(args):
-    """Who a task logs in as with a password (``key``, ``user``, ``endpoint``,
-    ``password``); None when it does not log in with a password."""
+    """Who a task logs in as with a password (``user``, ``endpoint``, ``password``); None
+    when it does not log in with a password."""
     value = {}
     for option, variables in _OPTIONS.items():
         given = args.get(option)
@@ -111,8 +131,7 @@ def identity(args):
     if not all(value[o] for o in ('api_host', 'api_user', 'api_password')):
         return None
     endpoint = '%s:%s' % (value['api_host'], value['api_port'] or _wire.DEFAULT_PORT)
-    user = str(value['api_user'])
-    return {'key': '%s@%s' % (user, endpoint), 'user': user, 'endpoint': endpoint, 'password': str(value['api_password'])}
+    return {'user': str(value['api_user']), 'endpoint': endpoint, 'password': str(value['api_password'])}
 
 
 def otp_value(args):
@@ -128,38 +147,41 @@ def otp_given(args):
 
 
 def _code_spent(directory, who, code):
-    """Whether a first login of this run already sent ``code`` for ``who`` and got no ticket."""
+    """Whether a first login of this run already sent ``code`` for ``who``'s user (at any
+    endpoint) and got no ticket."""
     entry = run_dir.read_json(SPENT_FILE, directory)
-    entry = entry.get(who['key']) if isinstance(entry, dict) else None
+    entry = entry.get(who['user']) if isinstance(entry, dict) else None
     try:
-        return bool(entry) and entry['code'] == _fingerprint(entry['salt'], who['key'], code)
+        return bool(entry) and entry['code'] == _fingerprint(entry['salt'], who['user'], code)
     except (KeyError, TypeError):
         return False
 
 
 def _mark_spent(directory, who, code):
-    """Records that ``code`` was sent for ``who`` without a ticket coming back: the forks
-    waiting for this login do not send it again."""
+    """Records that ``code`` was sent for ``who``'s user without a ticket coming back: the
+    forks waiting for this login, at this endpoint or another, do not send it again."""
     salt = secrets.token_hex(16)
     with plan_store.locked(directory):
         spent = run_dir.read_json(SPENT_FILE, directory)
         spent = spent if isinstance(spent, dict) else {}
-        spent[who['key']] = {'salt': salt, 'code': _fingerprint(salt, who['key'], code)}
+        spent[who['user']] = {'salt': salt, 'code': _fingerprint(salt, who['user'], code)}
         run_dir.write_json(SPENT_FILE, spent, directory)
 
 
-def _login_lock(directory, key):
-    """The identity's lock for its first login (one file per identity)."""
-    return run_dir.locked(LOCK_PREFIX + hashlib.sha256(key.encode('utf-8')).hexdigest()[:16] + '.lock', directory)
+def _login_lock(directory, user):
+    """The user's lock for a login on a cluster the run has no ticket of (one file per
+    user, whatever the endpoint)."""
+    return run_dir.locked(LOCK_PREFIX + hashlib.sha256(user.encode('utf-8')).hexdigest()[:16] + '.lock', directory)
 
 
 @contextlib.contextmanager
 def handover(args, wrap_async=False, directory=None):
     """Yields ``(ticket, refusal)`` for the ``with`` block that runs the task's module:
     what the binary gets in ``_ferrox_ticket`` (None: no reuse for this task), or why the
-    task must not run. While no ticket is kept for the task's identity the block holds the
-    identity's login lock, so the run's first login is its only one: store the ticket the
-    task got (``store``) before leaving the block. Raises ValueError as ``renew_after``."""
+    task must not run. While no ticket of the endpoint's cluster is kept for the task's
+    user the block holds the user's login lock, so one cluster's first login is its only
+    one: store what the task reported (``store``) before leaving the block. Raises
+    ValueError as ``renew_after``."""
     limit = renew_after()
     who = identity(args)
     if who is None:
@@ -171,8 +193,8 @@ def handover(args, wrap_async=False, directory=None):
     directory = run_dir.directory_of(directory)
     ticket = for_task(args, directory)
     if ticket['kept'] is None:
-        with _login_lock(directory, who['key']):
-            # Another fork may have logged in while this one waited.
+        with _login_lock(directory, who['user']):
+            # Another fork may have logged in, or placed this endpoint, while this one waited.
             ticket = for_task(args, directory)
             if ticket['kept'] is None:
                 code = otp_value(args)
@@ -197,49 +219,94 @@ def _fingerprint(salt, key, password):
 
 def _read(directory=None):
     kept = run_dir.read_json(TICKET_FILE, directory)
-    return kept if isinstance(kept, dict) else {}
+    kept = kept if isinstance(kept, dict) else {}
+    parts = {part: kept.get(part) for part in ('tickets', 'endpoints', 'certs')}
+    return {part: value if isinstance(value, dict) else {} for part, value in parts.items()}
+
+
+def _entry_key(user, cluster):
+    return '%s\0%s' % (user, cluster)
+
+
+def _usable(entry, user, cluster, password):
+    """The kept ticket as the binary takes it, when it was got with this password."""
+    try:
+        if entry['pw'] != _fingerprint(entry['salt'], _entry_key(user, cluster), password):
+            return None
+        return {
+            'ticket': entry['ticket'],
+            'csrf': entry['csrf'],
+            'user': user,
+            'age': max(0.0, time.time() - float(entry['at'])),
+            'cluster': cluster,
+        }
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def for_task(args, directory=None):
-    """What the binary gets in ``_ferrox_ticket``; None: no reuse for this task."""
+    """What the binary gets in ``_ferrox_ticket``; None: no reuse for this task. ``kept``:
+    the ticket of the endpoint's cluster; ``candidates``: while the endpoint's cluster is
+    not known, the identity's tickets of the clusters that are."""
     limit = renew_after()
     who = identity(args)
     if limit == 0 or who is None:
         return None
-    key = who['key']
-    entry = _read(directory).get(key)
-    kept = None
-    try:
-        if entry and entry['pw'] == _fingerprint(entry['salt'], key, who['password']):
-            kept = {
-                'ticket': entry['ticket'],
-                'csrf': entry['csrf'],
-                'user': who['user'],
-                'endpoint': who['endpoint'],
-                'age': max(0.0, time.time() - float(entry['at'])),
-            }
-    except (KeyError, TypeError, ValueError):
-        kept = None
-    return {'renew_after': limit, 'kept': kept}
+    store = _read(directory)
+    mine = store['tickets'].get(who['user'])
+    mine = mine if isinstance(mine, dict) else {}
+    usable = {}
+    for cluster, entry in sorted(mine.items()):
+        ticket = _usable(entry, who['user'], cluster, who['password'])
+        if ticket is not None:
+            usable[cluster] = ticket
+    cluster = store['endpoints'].get(who['endpoint'])
+    kept = usable.get(cluster) if isinstance(cluster, str) else None
+    if kept is not None:
+        kept['endpoint'] = who['endpoint']
+    candidates = []
+    for other, ticket in usable.items():
+        certs = store['certs'].get(other)
+        # A ticket is sent only where the endpoint shows one of its cluster's certificates.
+        if cluster is None and isinstance(certs, list) and certs:
+            candidates.append(dict(ticket, certs=[c for c in certs if isinstance(c, str)]))
+    return {'renew_after': limit, 'kept': kept, 'candidates': candidates}
 
 
 def store(args, got, directory=None):
-    """Keeps the ticket a task got (``_ferrox_ticket`` in its result), for its identity."""
+    """Keeps what a task reported (``_ferrox_ticket`` in its result): a ticket it got,
+    under its cluster (the one it names, else the one its endpoint is known to be, else a
+    new one named after the endpoint), and the cluster its endpoint belongs to."""
     who = identity(args)
     if who is None or not isinstance(got, dict):
         return
-    if not all(isinstance(got.get(k), str) for k in ('ticket', 'csrf', 'user')) or got['user'] != who['user']:
+    named = got.get('cluster') if isinstance(got.get('cluster'), str) else None
+    has_ticket = all(isinstance(got.get(k), str) for k in ('ticket', 'csrf', 'user'))
+    # PVE's spelling of the user may differ from api_user in case only.
+    if has_ticket and got['user'].lower() != who['user'].lower():
+        has_ticket = False
+    if not has_ticket and named is None:
         return
-    key = who['key']
-    salt = secrets.token_hex(16)
-    entry = {
-        'ticket': got['ticket'],
-        'csrf': got['csrf'],
-        'at': time.time(),
-        'salt': salt,
-        'pw': _fingerprint(salt, key, who['password']),
-    }
     with plan_store.locked(directory):
         kept = _read(directory)
-        kept[key] = entry
+        known = {c for clusters in kept['tickets'].values() if isinstance(clusters, dict) for c in clusters}
+        if named is not None and named not in known and not has_ticket:
+            return
+        cluster = named or kept['endpoints'].get(who['endpoint']) or who['endpoint']
+        if has_ticket:
+            salt = secrets.token_hex(16)
+            mine = kept['tickets'].setdefault(who['user'], {})
+            mine[cluster] = {
+                'ticket': got['ticket'],
+                'csrf': got['csrf'],
+                'at': time.time(),
+                'salt': salt,
+                'pw': _fingerprint(salt, _entry_key(who['user'], cluster), who['password']),
+            }
+        kept['endpoints'][who['endpoint']] = cluster
+        certs = got.get('certs')
+        if isinstance(certs, list):
+            known_certs = kept['certs'].get(cluster)
+            known_certs = known_certs if isinstance(known_certs, list) else []
+            kept['certs'][cluster] = sorted(set(known_certs) | {c for c in certs if isinstance(c, str)})
         run_dir.write_json(TICKET_FILE, kept, directory)

@@ -7,7 +7,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ferrox_common::api::client::{ApiErrorKind, Client, KeptTicket, RunTickets, TicketSink};
+use ferrox_common::api::client::{ApiErrorKind, Client, KeptTicket, RunTickets, TicketReport, TicketSink};
 use ferrox_common::api::connection::ConnectionParams;
 use pvesim::{SimConfig, Simulator};
 use serde_json::Value;
@@ -70,7 +70,7 @@ fn counts(sim: &Simulator) -> [u64; 6] {
 }
 
 fn sink() -> TicketSink {
-    Arc::new(Mutex::new(None))
+    Arc::new(Mutex::new(TicketReport::default()))
 }
 
 #[test]
@@ -130,6 +130,7 @@ fn a_refused_run_ticket_with_api_otp_ends_without_sending_the_code_again() {
     let first_sink = sink();
     let run = |kept: Option<KeptTicket>, sink: TicketSink| RunTickets {
         kept,
+        candidates: vec![],
         sink,
         renew_after_secs: 3600.0,
     };
@@ -139,12 +140,15 @@ fn a_refused_run_ticket_with_api_otp_ends_without_sending_the_code_again() {
     let got = first_sink
         .lock()
         .unwrap()
+        .got
         .clone()
         .expect("the login's ticket goes to the run");
     let kept = KeptTicket {
         ticket: got.ticket,
         csrf: got.csrf,
         age_secs: 1.0,
+        cluster: "c1".into(),
+        certs: vec![],
     };
     let second = Client::connect_keeping(&params, Some(run(Some(kept), sink())), None).unwrap();
     second.get("/version", &[]).unwrap();
@@ -177,6 +181,7 @@ fn a_fresh_login_ticket_is_renewed_before_it_expires() {
     let got = sink();
     let run = RunTickets {
         kept: None,
+        candidates: vec![],
         sink: got.clone(),
         renew_after_secs: 1.5,
     };
@@ -187,5 +192,5 @@ fn a_fresh_login_ticket_is_renewed_before_it_expires() {
     }
     let [.., logins, renewals, _] = counts(&sim);
     assert_eq!((logins, renewals), (1, 3), "one login, a renewal before each late call");
-    assert!(got.lock().unwrap().is_some(), "the renewed ticket goes to the run");
+    assert!(got.lock().unwrap().got.is_some(), "the renewed ticket goes to the run");
 }

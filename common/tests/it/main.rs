@@ -7,6 +7,7 @@ mod support;
 
 mod client_pvesim;
 mod client_tfa;
+mod client_tickets_by_cluster;
 mod client_wire;
 mod tags_wire;
 mod tasks_wire;

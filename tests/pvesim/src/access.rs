@@ -44,7 +44,8 @@ fn caps(ctx: &Ctx<'_>, who: &Identity) -> Value {
 /// where `otp` logged in in one step, went with PVE 8.0): a renewal (a valid ticket as the
 /// password, no second factor asked), a password login (a user with a second factor gets
 /// `NeedTFA` and a half ticket), or the answer to that challenge (`tfa-challenge` and the
-/// typed answer as the password). Every failure is the same 401.
+/// typed answer as the password). Every failure is the same 401. The login name is first
+/// resolved as `lookup_username` does (a case-insensitive realm's `user.cfg` spelling).
 pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let now = now_secs();
     let mut username = ctx.get("username").unwrap_or("").to_string();
@@ -53,6 +54,10 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             username = format!("{username}@{realm}");
         }
     }
+    // `lookup_username`, before anything is checked: a realm set `case-sensitive: 0` logs
+    // in `user.cfg`'s spelling, which the ticket, the CSRF token and the second factor
+    // then carry. Its refusal is outside `create_ticket`'s eval: a plain 500, not a 401.
+    let username = ctx.c.lookup_username(&username).map_err(ApiError::internal)?;
     let password = ctx.get("password").unwrap_or("").to_string();
     let otp = ctx.get("otp").map(str::to_string);
     let challenge = ctx.get("tfa-challenge").map(str::to_string);
@@ -108,7 +113,12 @@ pub fn login(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 /// untyped one is "invalid tfa response", refused before proxmox-tfa counts anything.
 fn second_factor(ctx: &Ctx<'_>, user: &crate::state::UserDef, answer: &str, now: u64) -> ApiResult<()> {
     let verdict = match crate::tfa::Response::parse(answer) {
-        Ok(response) => ctx.sim.tfa().verify(user, &response, now, ctx.sim.cfg.totp_step_secs),
+        Ok(response) => {
+            let node = answering_node(ctx);
+            ctx.sim
+                .tfa()
+                .verify(&node, user, &response, now, ctx.sim.cfg.totp_step_secs)
+        }
         Err(_) => crate::tfa::Verdict::Refused { totp_failure: false },
     };
     ctx.sim.count_second_factor(verdict);
@@ -116,6 +126,12 @@ fn second_factor(ctx: &Ctx<'_>, user: &crate::state::UserDef, answer: &str, now:
         crate::tfa::Verdict::Accepted { .. } => Ok(()),
         crate::tfa::Verdict::Refused { .. } => Err(failure()),
     }
+}
+
+/// The node whose pveproxy answers, whose `/run` holds the failure counts
+/// ([`crate::tfa`]): pvesim answers as its first node (`/cluster/status` marks it `local`).
+fn answering_node(ctx: &Ctx<'_>) -> String {
+    ctx.c.nodes.first().map(|n| n.name.clone()).unwrap_or_default()
 }
 
 /// A full ticket, counted as a login or a renewal.
@@ -171,7 +187,8 @@ pub fn unlock_tfa(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     if !auth::has(ctx.c, ctx.who, "/access/groups", "User.Modify") {
         return Err(ApiError::forbidden_plain());
     }
-    match ctx.sim.tfa().unlock(&user, now_secs()) {
+    let node = answering_node(ctx);
+    match ctx.sim.tfa().unlock(&node, &user, now_secs()) {
         Some(was_locked) => Ok(json!(u8::from(was_locked))),
         None => Err(ApiError::internal("no such user")),
     }

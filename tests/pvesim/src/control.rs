@@ -364,9 +364,23 @@ pub fn handle(sim: &Arc<SimInner>, method: &str, path: &str, body: &[u8]) -> (u1
                 _ => (400, json!({"error": "expected {\"userid\": <an existing user>}"})),
             },
         },
+        ("GET", "/_pvesim/hold") => (200, sim.hold.status()),
+        ("POST", "/_pvesim/hold") => match parse().and_then(|v| {
+            serde_json::from_value::<crate::hold::HoldSpec>(v).map_err(|e| (400, json!({"error": e.to_string()})))
+        }) {
+            Err(e) => e,
+            Ok(spec) => match sim.hold.set(spec) {
+                Ok(()) => (200, json!({"ok": true})),
+                Err(e) => (400, json!({"error": e})),
+            },
+        },
+        ("DELETE", "/_pvesim/hold") => {
+            sim.hold.release();
+            (200, json!({"ok": true}))
+        }
         ("GET", "/_pvesim") | ("GET", "/_pvesim/info") => (
             200,
-            json!({"endpoints": ["GET|DELETE /_pvesim/requests", "GET /_pvesim/tickets", "POST /_pvesim/rotate-authkey", "GET|POST|DELETE /_pvesim/faults", "GET|POST /_pvesim/state", "POST /_pvesim/reset", "POST /_pvesim/recovery-keys"]}),
+            json!({"endpoints": ["GET|DELETE /_pvesim/requests", "GET /_pvesim/tickets", "POST /_pvesim/rotate-authkey", "GET|POST|DELETE /_pvesim/faults", "GET|POST /_pvesim/state", "POST /_pvesim/reset", "POST /_pvesim/recovery-keys", "GET|POST|DELETE /_pvesim/hold"]}),
         ),
         _ => (404, json!({"error": format!("no control endpoint {method} {path}")})),
     }

@@ -20,6 +20,7 @@ pub mod datacenter;
 pub mod error;
 pub mod fileserver;
 pub mod ha;
+pub mod hold;
 pub mod import;
 pub mod lxc;
 pub mod nodes;

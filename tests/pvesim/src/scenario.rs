@@ -128,6 +128,10 @@ pub struct Scenario {
     /// /nodes/{node}/aplinfo` downloads from their `location`, checked by `sha512sum`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub appliances: Vec<Appliance>,
+    /// Authentication realms beyond `pam` and `pve` (`domains.cfg`), e.g. an AD realm set
+    /// `case-sensitive: false`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub realms: Vec<RealmDef>,
 }
 /// A version must start like `9.1.5` (digits before and after the first dot).
 fn check_version(field: &str, version: &str) -> anyhow::Result<()> {
@@ -220,6 +224,7 @@ impl Scenario {
                 .clone()
                 .unwrap_or_else(|| crate::state::DEFAULT_PVE_VERSION.into()),
             appliances: self.appliances.clone(),
+            realms: self.realms.clone(),
         };
         check_version("pve_version", &c.pve_version)?;
         for n in &c.nodes {

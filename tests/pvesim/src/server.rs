@@ -188,6 +188,7 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
         Err(answer) => return answer,
     };
 
+    sim.hold.wait(&method, &path).await;
     let action = sim.faults().match_http(&method, &path);
     let mut after = None;
     if let Some(a) = action {

@@ -22,6 +22,8 @@ pub struct SimInner {
     pub uploads: Mutex<std::collections::HashMap<String, crate::content::transfer::Received>>,
     /// Users' second factors: used TOTP counters, failure counts, locks.
     pub tfa: Mutex<crate::tfa::TfaUsers>,
+    /// Requests held back until the test releases them (`/_pvesim/hold`).
+    pub hold: crate::hold::Hold,
     /// Serialises writes of the state file.
     persist_lock: Mutex<()>,
 }
@@ -39,6 +41,7 @@ impl SimInner {
             fingerprint,
             uploads: Mutex::new(Default::default()),
             tfa: Mutex::new(Default::default()),
+            hold: Default::default(),
             persist_lock: Mutex::new(()),
         }
     }

@@ -214,6 +214,24 @@ pub struct UserDef {
     pub tokens: Vec<TokenDef>,
 }
 
+/// An authentication realm of `domains.cfg` beyond the built-in `pam` and `pve` (which are
+/// always there, case-sensitive). Only what decides the user name PVE logs in is kept;
+/// the password is the user's in the scenario (no LDAP/AD server is asked).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RealmDef {
+    /// The realm's id, the part of a user id after `@` (e.g. `ad`).
+    pub realm: String,
+    /// The plugin type (`ad`, `ldap`, `openid`, …), shown as is.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `case-sensitive` (LDAP and AD realms; PVE's default 1): with `false`, a login name
+    /// is looked up in `user.cfg` ignoring case and PVE continues with `user.cfg`'s
+    /// spelling (pve-access-control `lookup_username`).
+    #[serde(rename = "case-sensitive", default = "yes")]
+    pub case_sensitive: bool,
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct AclDef {
@@ -505,6 +523,9 @@ pub struct Cluster {
     /// The nodes' appliance index.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub appliances: Vec<Appliance>,
+    /// `domains.cfg`'s realms beyond `pam` and `pve`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub realms: Vec<RealmDef>,
 }
 pub const DEFAULT_PVE_VERSION: &str = "9.1.5";
 fn default_pve_version() -> String {
@@ -523,6 +544,29 @@ impl Cluster {
     }
     pub fn user(&self, userid: &str) -> Option<&UserDef> {
         self.users.iter().find(|u| u.userid == userid)
+    }
+    /// pve-access-control `lookup_username`: in a realm set `case-sensitive: 0`, the
+    /// `user.cfg` spelling of a login name that matches one user ignoring case (several:
+    /// PVE's "ambiguous case insensitive match" refusal); otherwise the name as given.
+    pub fn lookup_username(&self, username: &str) -> Result<String, String> {
+        let realm = username.rsplit_once('@').map(|(_, r)| r).unwrap_or("");
+        let insensitive = self.realms.iter().any(|r| r.realm == realm && !r.case_sensitive);
+        if !insensitive {
+            return Ok(username.to_string());
+        }
+        let wanted = username.to_lowercase();
+        let matches: Vec<&UserDef> = self
+            .users
+            .iter()
+            .filter(|u| u.userid.to_lowercase() == wanted)
+            .collect();
+        match matches.as_slice() {
+            [] => Ok(username.to_string()),
+            [one] => Ok(one.userid.clone()),
+            _ => Err(format!(
+                "ambiguous case insensitive match of username '{username}', cannot safely grant access!"
+            )),
+        }
     }
     pub fn pool(&self, poolid: &str) -> Option<&PoolDef> {
         self.pools.iter().find(|p| p.poolid == poolid)

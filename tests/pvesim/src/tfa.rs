@@ -3,9 +3,22 @@
 //! counts and the lockouts, and `unlock-tfa`. What `POST /access/ticket` does with them
 //! is in [`crate::access`].
 //!
+//! Where each piece lives decides what a second endpoint of the same cluster sees:
+//! `TfaUserData` (the last accepted TOTP counter, `totp_locked`, `tfa_locked_until`, the
+//! recovery keys) is `tfa.cfg`, written back with `cfs_write_file('priv/tfa.cfg')` into
+//! pmxcfs and so shared by every node; the failure counts (`TfaUserChallenges`'
+//! `totp_failures`, `tfa_failures`) are pve-rs's challenge data in
+//! `/run/pve-private/tfa-challenges/<user>`, a file of the node that answered. A code
+//! used on one node is reused on every other; 8 failures counted on one node lock TOTP
+//! for the whole cluster.
+//!
 //! Sources: proxmox-rs `proxmox-tfa/src/api/mod.rs` (`TfaConfig::verify`,
 //! `TfaUserData::verify_totp`, `verify_recovery`, `unlock_and_reset_tfa`, `TfaResponse`'s
-//! `FromStr`, `OpenUserChallengeData`'s limits), `proxmox-tfa/src/totp.rs` (`Totp::verify`).
+//! `FromStr`, `OpenUserChallengeData`'s limits, `TfaUserChallenges`),
+//! `proxmox-tfa/src/totp.rs` (`Totp::verify`); proxmox-perl-rs `pve-rs/src/bindings/tfa.rs`
+//! (`challenge_data_path`); pve-access-control `AccessControl.pm`
+//! (`authenticate_2nd_new_do`: `cfs_write_file('priv/tfa.cfg', …)` when `needs-saving`);
+//! pve-cluster `Cluster.pm` (`priv/tfa.cfg` among pmxcfs' files).
 
 use crate::state::UserDef;
 use std::collections::{BTreeSet, HashMap};
@@ -41,13 +54,11 @@ impl Response {
     }
 }
 
-/// What proxmox-tfa keeps per user between logins (tfa.cfg and the challenge data).
+/// What proxmox-tfa keeps per user in `tfa.cfg`: the same on every node of the cluster.
 #[derive(Debug, Clone, Default)]
 struct UserState {
     /// `TotpEntry::last_count`: a code at or below it is refused as reused.
     last_count: u64,
-    totp_failures: u32,
-    tfa_failures: u32,
     totp_locked: bool,
     tfa_locked_until: Option<u64>,
     /// Recovery keys not used yet (`TfaUserData::recovery`), as
@@ -68,11 +79,21 @@ pub enum Verdict {
     },
 }
 
+/// What pve-rs keeps per user in the answering node's `/run/pve-private/tfa-challenges`.
+#[derive(Debug, Clone, Copy, Default)]
+struct NodeCounts {
+    totp_failures: u32,
+    tfa_failures: u32,
+}
+
 /// Every user's second-factor state; not persisted (like tickets, it lives as long as
 /// the simulator).
 #[derive(Debug, Default)]
 pub struct TfaUsers {
+    /// `tfa.cfg`, by user.
     users: HashMap<String, UserState>,
+    /// The challenge data, by (answering node, user).
+    counts: HashMap<(String, String), NodeCounts>,
 }
 
 impl TfaUsers {
@@ -99,9 +120,11 @@ impl TfaUsers {
         keys
     }
 
-    /// `TfaConfig::verify` for `user`'s answer at `now` (TOTP step `step` seconds).
-    pub fn verify(&mut self, user: &UserDef, response: &Response, now: u64, step: u64) -> Verdict {
+    /// `TfaConfig::verify` for `user`'s answer at `now` (TOTP step `step` seconds), as
+    /// `node` answers it: the cluster's `tfa.cfg`, that node's failure counts.
+    pub fn verify(&mut self, node: &str, user: &UserDef, response: &Response, now: u64, step: u64) -> Verdict {
         let state = self.users.entry(user.userid.clone()).or_default();
+        let counts = self.counts.entry((node.to_string(), user.userid.clone())).or_default();
         if state.tfa_locked_until.is_some_and(|until| now < until) {
             return Verdict::Refused { totp_failure: false };
         }
@@ -110,34 +133,34 @@ impl TfaUsers {
             return Verdict::Refused { totp_failure: false };
         }
         let ok = match response {
-            Response::Totp(code) => verify_totp(state, user.totp_secret.as_deref(), code, now, step),
-            Response::Recovery(key) => verify_recovery(state, key),
+            Response::Totp(code) => verify_totp(state, counts, user.totp_secret.as_deref(), code, now, step),
+            Response::Recovery(key) => verify_recovery(state, counts, key),
             Response::Unsupported => false,
         };
         if ok {
-            state.tfa_failures = 0;
+            counts.tfa_failures = 0;
             return Verdict::Accepted { totp: was_totp };
         }
-        state.tfa_failures += 1;
-        if was_totp && state.totp_failures >= TOTP_FAILURE_LIMIT {
+        counts.tfa_failures += 1;
+        if was_totp && counts.totp_failures >= TOTP_FAILURE_LIMIT {
             state.totp_locked = true;
         }
-        if state.tfa_failures >= TFA_FAILURE_LIMIT {
+        if counts.tfa_failures >= TFA_FAILURE_LIMIT {
             state.tfa_locked_until = Some(now + TFA_LOCK_SECS);
         }
         Verdict::Refused { totp_failure: was_totp }
     }
 
-    /// `unlock_and_reset_tfa`: failure counts to zero, both locks off; whether the user
-    /// was locked. `None`: proxmox-tfa knows no second factor of this user (`no such user`).
-    pub fn unlock(&mut self, user: &UserDef, now: u64) -> Option<bool> {
+    /// `unlock_and_reset_tfa` as `node` runs it: that node's failure counts to zero,
+    /// both locks off; whether the user was locked. `None`: proxmox-tfa knows no second
+    /// factor of this user (`no such user`).
+    pub fn unlock(&mut self, node: &str, user: &UserDef, now: u64) -> Option<bool> {
         if !self.has_second_factor(user) {
             return None;
         }
+        self.counts.remove(&(node.to_string(), user.userid.clone()));
         let state = self.users.entry(user.userid.clone()).or_default();
         let was_locked = state.totp_locked || state.tfa_locked_until.is_some_and(|until| now < until);
-        state.totp_failures = 0;
-        state.tfa_failures = 0;
         state.totp_locked = false;
         state.tfa_locked_until = None;
         Some(was_locked)
@@ -146,22 +169,30 @@ impl TfaUsers {
     /// Forget every user's state (the scenario's users start afresh).
     pub fn reset(&mut self) {
         self.users.clear();
+        self.counts.clear();
     }
 }
 
 /// `TfaUserData::verify_totp`: a code of the step before, at or after `now` whose
 /// counter is above the last accepted one; every refusal raises the TOTP failure count,
 /// a success clears it.
-fn verify_totp(state: &mut UserState, secret: Option<&str>, code: &str, now: u64, step: u64) -> bool {
+fn verify_totp(
+    state: &mut UserState,
+    counts: &mut NodeCounts,
+    secret: Option<&str>,
+    code: &str,
+    now: u64,
+    step: u64,
+) -> bool {
     match secret.and_then(|s| crate::auth::totp_counter(s, code, now, step)) {
         Some(counter) if counter > state.last_count => {
             state.last_count = counter;
-            state.totp_failures = 0;
+            counts.totp_failures = 0;
             true
         }
         // "rejecting reused TOTP value", or "totp verification failed".
         _ => {
-            state.totp_failures += 1;
+            counts.totp_failures += 1;
             false
         }
     }
@@ -169,13 +200,13 @@ fn verify_totp(state: &mut UserState, secret: Option<&str>, code: &str, now: u64
 
 /// `TfaUserData::verify_recovery`: each key once; a success lifts both locks and clears
 /// the TOTP failure count.
-fn verify_recovery(state: &mut UserState, key: &str) -> bool {
+fn verify_recovery(state: &mut UserState, counts: &mut NodeCounts, key: &str) -> bool {
     if !state.recovery.remove(key) {
         return false;
     }
     state.totp_locked = false;
     state.tfa_locked_until = None;
-    state.totp_failures = 0;
+    counts.totp_failures = 0;
     true
 }
 
@@ -210,17 +241,20 @@ mod tests {
     #[test]
     fn a_code_logs_in_once_and_the_next_step_still_works() {
         let (mut tfa, u, now) = (TfaUsers::default(), user(), 1_700_000_000);
-        assert_eq!(tfa.verify(&u, &totp(now), now, 30), Verdict::Accepted { totp: true });
         assert_eq!(
-            tfa.verify(&u, &totp(now), now + 1, 30),
-            Verdict::Refused { totp_failure: true }
-        );
-        assert_eq!(
-            tfa.verify(&u, &totp(now + 30), now + 30, 30),
+            tfa.verify("pve1", &u, &totp(now), now, 30),
             Verdict::Accepted { totp: true }
         );
         assert_eq!(
-            tfa.verify(&u, &totp(now - 30), now + 30, 30),
+            tfa.verify("pve1", &u, &totp(now), now + 1, 30),
+            Verdict::Refused { totp_failure: true }
+        );
+        assert_eq!(
+            tfa.verify("pve1", &u, &totp(now + 30), now + 30, 30),
+            Verdict::Accepted { totp: true }
+        );
+        assert_eq!(
+            tfa.verify("pve1", &u, &totp(now - 30), now + 30, 30),
             Verdict::Refused { totp_failure: true },
             "an older step than the last accepted is refused too"
         );
@@ -231,20 +265,26 @@ mod tests {
         let (mut tfa, u, now) = (TfaUsers::default(), user(), 1_700_000_000);
         for _ in 0..TOTP_FAILURE_LIMIT {
             let wrong = Response::Totp("000000".into());
-            assert_eq!(tfa.verify(&u, &wrong, now, 30), Verdict::Refused { totp_failure: true });
+            assert_eq!(
+                tfa.verify("pve1", &u, &wrong, now, 30),
+                Verdict::Refused { totp_failure: true }
+            );
         }
         assert_eq!(
-            tfa.verify(&u, &totp(now), now, 30),
+            tfa.verify("pve1", &u, &totp(now), now, 30),
             Verdict::Refused { totp_failure: false },
             "locked: a right code is refused, and not counted"
         );
-        assert_eq!(tfa.unlock(&u, now), Some(true));
-        assert_eq!(tfa.unlock(&u, now), Some(false));
-        assert_eq!(tfa.verify(&u, &totp(now), now, 30), Verdict::Accepted { totp: true });
-        let key = Response::Recovery(tfa.generate_recovery("mfa@pve").remove(0));
-        assert_eq!(tfa.verify(&u, &key, now, 30), Verdict::Accepted { totp: false });
+        assert_eq!(tfa.unlock("pve1", &u, now), Some(true));
+        assert_eq!(tfa.unlock("pve1", &u, now), Some(false));
         assert_eq!(
-            tfa.verify(&u, &key, now, 30),
+            tfa.verify("pve1", &u, &totp(now), now, 30),
+            Verdict::Accepted { totp: true }
+        );
+        let key = Response::Recovery(tfa.generate_recovery("mfa@pve").remove(0));
+        assert_eq!(tfa.verify("pve1", &u, &key, now, 30), Verdict::Accepted { totp: false });
+        assert_eq!(
+            tfa.verify("pve1", &u, &key, now, 30),
             Verdict::Refused { totp_failure: false },
             "a recovery key is used up"
         );
@@ -253,6 +293,44 @@ mod tests {
             totp_secret: None,
             ..user()
         };
-        assert_eq!(tfa.unlock(&plain, now), None);
+        assert_eq!(tfa.unlock("pve1", &plain, now), None);
+    }
+
+    /// A code used through one node is reused through every other (`tfa.cfg` is the
+    /// cluster's); failures count per node, and 8 on one node lock TOTP everywhere.
+    #[test]
+    fn the_last_code_is_the_clusters_and_failures_count_per_node() {
+        let (mut tfa, u, now) = (TfaUsers::default(), user(), 1_700_000_000);
+        assert_eq!(
+            tfa.verify("pve1", &u, &totp(now), now, 30),
+            Verdict::Accepted { totp: true }
+        );
+        assert_eq!(
+            tfa.verify("pve2", &u, &totp(now), now, 30),
+            Verdict::Refused { totp_failure: true },
+            "reused, though pve2 never saw it"
+        );
+        let wrong = Response::Totp("000000".into());
+        for _ in 1..TOTP_FAILURE_LIMIT {
+            tfa.verify("pve1", &u, &wrong, now, 30);
+        }
+        assert_eq!(
+            tfa.verify("pve1", &u, &totp(now + 30), now + 30, 30),
+            Verdict::Accepted { totp: true },
+            "pve1 counted 7, pve2's one is its own; a success clears pve1's"
+        );
+        for _ in 0..TOTP_FAILURE_LIMIT {
+            tfa.verify("pve2", &u, &wrong, now + 30, 30);
+        }
+        assert_eq!(
+            tfa.verify("pve1", &u, &totp(now + 60), now + 60, 30),
+            Verdict::Refused { totp_failure: false },
+            "pve2's eighth failure locked TOTP for the cluster"
+        );
+        assert_eq!(tfa.unlock("pve1", &u, now + 60), Some(true));
+        assert_eq!(
+            tfa.verify("pve1", &u, &totp(now + 60), now + 60, 30),
+            Verdict::Accepted { totp: true }
+        );
     }
 }

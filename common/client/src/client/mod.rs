@@ -22,7 +22,7 @@ pub mod upload;
 pub mod url;
 
 pub use error::{python_repr, standard_reason, ApiError, ApiErrorKind};
-pub use ticket_reuse::{KeptTicket, NewTicket, RunTickets, SecretSink, TicketSink, DEFAULT_RENEW_AFTER};
+pub use ticket_reuse::{KeptTicket, NewTicket, RunTickets, SecretSink, TicketReport, TicketSink, DEFAULT_RENEW_AFTER};
 
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -72,6 +72,8 @@ pub struct Client {
     credentials: Mutex<Credentials>,
     /// How to log in again when the kept ticket in use is refused (taken on first use).
     relogin: Mutex<Option<ticket_reuse::Relogin>>,
+    /// What the ticket in use says about this endpoint's cluster ([`ticket_reuse`]).
+    standing: Mutex<ticket_reuse::Standing>,
     /// Where a ticket this client got goes, for the run to keep.
     ticket_sink: Option<TicketSink>,
     /// Told every ticket and CSRF token this client holds ([`SecretSink`]).
@@ -170,19 +172,21 @@ impl Client {
         let trust = Trust::from_params(params);
         let mut client = Client::unauthenticated(endpoint, trust, params.timeout_secs.max(1))?;
         client.secret_sink = secrets;
-        let kept = match run {
+        let (kept, candidates) = match run {
             Some(run) => {
                 client.ticket_sink = Some(run.sink);
                 client.renew_after = Duration::try_from_secs_f64(run.renew_after_secs)
                     .ok()
                     .filter(|age| !age.is_zero())
                     .unwrap_or(ticket_reuse::DEFAULT_RENEW_AFTER);
-                run.kept
+                (run.kept, run.candidates)
             }
-            None => None,
+            None => (None, vec![]),
         };
         let credentials = match (&params.password, &params.token_id, &params.token_secret) {
-            (Some(password), _, _) => client.password_credentials(&params.user, password, params.otp.as_deref(), kept)?,
+            (Some(password), _, _) => {
+                client.password_credentials(&params.user, password, params.otp.as_deref(), kept, candidates)?
+            }
             (None, Some(id), Some(secret)) => Credentials::token(&params.user, id, secret)
                 .map_err(|m| ApiError::other(ApiErrorKind::Auth, m))?,
             _ => {
@@ -193,6 +197,7 @@ impl Client {
             }
         };
         client.credentials = Mutex::new(credentials);
+        client.learn_cluster_certificates();
         Ok(client)
     }
 
@@ -237,6 +242,7 @@ impl Client {
             endpoint,
             credentials: Mutex::new(Credentials::None),
             relogin: Mutex::new(None),
+            standing: Mutex::new(ticket_reuse::Standing::Own),
             ticket_sink: None,
             secret_sink: None,
             ticket_clock: Mutex::new(None),
@@ -426,7 +432,12 @@ impl Client {
         let mut episode: Option<retry::Episode> = None;
         loop {
             self.renew_if_due()?;
-            let failed = match self.send(method, path, fields, decode) {
+            let sent = self.send(method, path, fields, decode);
+            // Any answer but 401 got past PVE's ticket check first.
+            if sent.as_ref().err().is_none_or(|e| e.status.is_some_and(|s| s != 401)) {
+                self.ticket_answered();
+            }
+            let failed = match sent {
                 Ok(data) => {
                     if let Some(episode) = &episode {
                         self.note_progress(episode.progress_line(true));

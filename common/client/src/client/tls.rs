@@ -47,10 +47,12 @@ impl Trust {
     }
 }
 
-/// What the verifier saw during the latest handshake.
+/// What the verifier saw during the latest handshake, and the first certificate it
+/// accepted (the endpoint's, for the run's tickets: `ticket_reuse`).
 #[derive(Debug, Default)]
 pub struct Observed {
     inner: Mutex<Seen>,
+    first_accepted: Mutex<Option<String>>,
 }
 
 /// What the verifier saw of one handshake: the certificate presented and why it was refused.
@@ -73,7 +75,16 @@ impl Observed {
     pub fn snapshot(&self) -> Seen {
         self.inner.lock().map(|s| s.clone()).unwrap_or_default()
     }
+    /// The SHA-256 fingerprint (`AB:CD:…`) of the first certificate this client accepted.
+    pub fn first_accepted(&self) -> Option<String> {
+        self.first_accepted.lock().ok()?.clone()
+    }
     fn record(&self, presented: String, rejection: Option<rustls::Error>) {
+        if rejection.is_none() {
+            if let Ok(mut first) = self.first_accepted.lock() {
+                first.get_or_insert_with(|| presented.clone());
+            }
+        }
         if let Ok(mut s) = self.inner.lock() {
             *s = Seen {
                 presented: Some(presented),

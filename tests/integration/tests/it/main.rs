@@ -57,5 +57,6 @@ mod soak;
 mod template;
 mod template_compat;
 mod ticket;
+mod ticket_otp;
 mod twice_at_once;
 mod vm_info;

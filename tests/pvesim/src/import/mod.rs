@@ -107,6 +107,7 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
         ha_disarm: None,
         pve_version,
         appliances: Vec::new(),
+        realms: Vec::new(),
     })
 }
 

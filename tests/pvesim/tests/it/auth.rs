@@ -546,3 +546,115 @@ fn a_ticket_hides_the_api_token_as_in_pve_http_server() {
         ok
     );
 }
+
+/// An AD realm set `case-sensitive: 0` (PVE's `lookup_username`): a login name in
+/// another case logs in `user.cfg`'s spelling, which the ticket, the answer's `username`
+/// and the second factor carry; the ticket renews under any case of the name; a name
+/// matching two users is refused.
+#[test]
+fn a_case_insensitive_realm_logs_in_the_user_cfg_spelling() {
+    let mut scenario = pvesim::Scenario::default_cluster();
+    scenario.realms.push(pvesim::state::RealmDef {
+        realm: "ad".into(),
+        kind: "ad".into(),
+        case_sensitive: false,
+    });
+    scenario.users.push(pvesim::state::UserDef {
+        userid: "totp@ad".into(),
+        password: Some("ad-pass".into()),
+        enable: true,
+        totp_secret: Some(MFA_SECRET.into()),
+        tokens: vec![],
+    });
+    let mut api = Api::start(SimConfig { scenario, ..quick() });
+    api.with_auth(vec![]);
+    let first = api.post("/access/ticket", &[("username", "Totp@AD"), ("password", "ad-pass")]);
+    assert_eq!(first.status, 401, "the realm's id is not folded: {}", first.raw);
+    let first = api.post("/access/ticket", &[("username", "TOTP@ad"), ("password", "ad-pass")]);
+    assert_eq!(
+        (first.status, &first.data()["NeedTFA"]),
+        (200, &serde_json::json!(1)),
+        "{}",
+        first.raw
+    );
+    assert_eq!(first.data()["username"], "totp@ad");
+    let half = first.data()["ticket"].as_str().unwrap().to_string();
+    let code = format!("totp:{}", code(0));
+    let full = api.post(
+        "/access/ticket",
+        &[("username", "Totp@ad"), ("tfa-challenge", &half), ("password", &code)],
+    );
+    assert_eq!(full.status, 200, "{}", full.raw);
+    assert_eq!(full.data()["username"], "totp@ad");
+    let ticket = full.data()["ticket"].as_str().unwrap().to_string();
+    assert!(ticket.starts_with("PVE:totp@ad:"), "{ticket}");
+    let renewed = api.post("/access/ticket", &[("username", "TOTP@ad"), ("password", &ticket)]);
+    assert_eq!(renewed.status, 200, "{}", renewed.raw);
+    // The code was used by totp@ad, whatever the case it was typed with.
+    let again = api.post("/access/ticket", &[("username", "totp@ad"), ("password", "ad-pass")]);
+    let half = again.data()["ticket"].as_str().unwrap().to_string();
+    let r = api.post(
+        "/access/ticket",
+        &[("username", "totp@ad"), ("tfa-challenge", &half), ("password", &code)],
+    );
+    assert_eq!(r.status, 401, "reused: {}", r.raw);
+    assert_eq!(tfa_counts(&api), [1, 1, 1, 1, 1]);
+    // A case-sensitive realm keeps the name as given: no such user.
+    let r = api.post(
+        "/access/ticket",
+        &[("username", "Root@pam"), ("password", "pvesim-root")],
+    );
+    assert_eq!(r.status, 401, "{}", r.raw);
+}
+
+#[test]
+fn two_users_alike_but_for_case_are_an_ambiguous_login() {
+    let mut scenario = pvesim::Scenario::default_cluster();
+    scenario.realms.push(pvesim::state::RealmDef {
+        realm: "ad".into(),
+        kind: "ad".into(),
+        case_sensitive: false,
+    });
+    for userid in ["ann@ad", "Ann@ad"] {
+        scenario.users.push(pvesim::state::UserDef {
+            userid: userid.into(),
+            password: Some("p".into()),
+            enable: true,
+            totp_secret: None,
+            tokens: vec![],
+        });
+    }
+    let mut api = Api::start(SimConfig { scenario, ..quick() });
+    api.with_auth(vec![]);
+    let r = api.post("/access/ticket", &[("username", "ANN@ad"), ("password", "p")]);
+    assert_eq!(r.status, 500, "{}", r.raw);
+    assert_eq!(
+        r.message(),
+        "ambiguous case insensitive match of username 'ANN@ad', cannot safely grant access!\n"
+    );
+}
+
+/// `/_pvesim/hold`: a matching request waits, not yet carried out, until released.
+#[test]
+fn a_held_login_waits_until_released() {
+    let mut api = Api::start(quick());
+    api.with_auth(vec![]);
+    let held = serde_json::json!({"path_regex": "^/api2/json/access/ticket$", "method": "POST"});
+    api.control("POST", "/_pvesim/hold", Some(held));
+    assert_eq!(api.get("/access/ticket").status, 200, "another method passes");
+    std::thread::scope(|s| {
+        let login = s.spawn(|| {
+            api.post(
+                "/access/ticket",
+                &[("username", "root@pam"), ("password", "pvesim-root")],
+            )
+        });
+        while api.control("GET", "/_pvesim/hold", None)["waiting"] != 1 {
+            std::thread::yield_now();
+        }
+        assert_eq!(tfa_counts(&api)[3], 0, "held before it is carried out");
+        api.control("DELETE", "/_pvesim/hold", None);
+        assert_eq!(login.join().unwrap().status, 200);
+    });
+    assert_eq!(tfa_counts(&api)[3], 1);
+}

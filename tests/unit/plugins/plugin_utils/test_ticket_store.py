@@ -3,7 +3,8 @@
 # GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
 # SPDX-License-Identifier: GPL-3.0-or-later
 """ticket_store.py: which task gets which kept ticket, the file's mode, the renewal age
-and its variable, and the hand-over of the first login to the other forks."""
+and its variable, the hand-over of the first login to the other forks, and tickets kept
+by cluster: another spelling of an endpoint tries them before any login."""
 
 from __future__ import annotations
 
@@ -16,8 +17,9 @@ import pytest
 
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils import ticket_store
 
-GOT = {'ticket': 'PVE:root@pam:6553F100::sig', 'csrf': '6553F100:c', 'user': 'root@pam'}
-MFA_GOT = {'ticket': 'PVE:mfa@pve:6553F100::sig', 'csrf': '6553F100:c', 'user': 'mfa@pve'}
+# What a login reports: the ticket and its cluster's nodes' certificate fingerprints.
+GOT = {'ticket': 'PVE:root@pam:6553F100::sig', 'csrf': '6553F100:c', 'user': 'root@pam', 'certs': ['AA:01', 'AA:02']}
+MFA_GOT = {'ticket': 'PVE:mfa@pve:6553F100::sig', 'csrf': '6553F100:c', 'user': 'mfa@pve', 'certs': ['AA:01']}
 
 
 def task(**changes):
@@ -45,7 +47,8 @@ def kept(tmp_path):
 
 
 def test_a_password_task_gets_the_renewal_age_and_no_ticket_at_first(tmp_path):
-    assert ticket_store.for_task(task(), directory=str(tmp_path)) == {'renew_after': 3600.0, 'kept': None}
+    assert ticket_store.for_task(task(), directory=str(tmp_path)) == {
+        'renew_after': 3600.0, 'kept': None, 'candidates': []}
 
 
 def test_a_token_task_gets_nothing(tmp_path):
@@ -67,6 +70,7 @@ def test_a_kept_ticket_goes_to_a_task_of_the_same_identity(kept):
     assert got['ticket'] == GOT['ticket']
     assert got['endpoint'] == 'pve.example:8006'
     assert got['user'] == 'root@pam'
+    assert got['cluster'] == 'pve.example:8006', 'named after the endpoint of its first login'
     assert 0 <= got['age'] < 5
 
 
@@ -78,6 +82,59 @@ def test_a_kept_ticket_goes_to_a_task_of_the_same_identity(kept):
 ], ids=['user', 'port', 'host', 'password'])
 def test_a_kept_ticket_goes_to_no_other_identity(kept, other):
     assert ticket_store.for_task(other, directory=kept)['kept'] is None
+
+
+@pytest.mark.parametrize('other', [task(api_port=443), task(api_host='localhost')], ids=['port', 'host'])
+def test_another_endpoint_of_the_identity_gets_its_tickets_to_try(kept, other):
+    handed = ticket_store.for_task(other, directory=kept)
+    assert [c['ticket'] for c in handed['candidates']] == [GOT['ticket']]
+    assert handed['candidates'][0]['cluster'] == 'pve.example:8006'
+    assert handed['candidates'][0]['certs'] == ['AA:01', 'AA:02'], 'sent only where a node of it answers'
+
+
+def test_a_cluster_whose_certificates_are_unknown_offers_nothing_to_try(tmp_path):
+    d = str(tmp_path)
+    ticket_store.store(task(), dict(GOT, certs=[]), directory=d)
+    assert ticket_store.for_task(task(api_host='localhost'), directory=d)['candidates'] == []
+
+
+@pytest.mark.parametrize('other', [task(api_user='ansible@pve'), task(api_password='other')], ids=['user', 'password'])
+def test_another_identity_gets_nothing_to_try(kept, other):
+    assert ticket_store.for_task(other, directory=kept)['candidates'] == []
+
+
+def test_an_endpoint_shown_to_be_a_known_cluster_gets_its_ticket(kept):
+    by_name = task(api_host='localhost')
+    ticket_store.store(by_name, {'cluster': 'pve.example:8006'}, directory=kept)
+    handed = ticket_store.for_task(by_name, directory=kept)
+    assert handed['kept']['ticket'] == GOT['ticket']
+    assert handed['kept']['endpoint'] == 'localhost:8006'
+    assert handed['candidates'] == [], 'the cluster is known: nothing else to try'
+    renewed = dict(GOT, ticket='PVE:root@pam:6553F200::sig', cluster='pve.example:8006')
+    ticket_store.store(by_name, renewed, directory=kept)
+    assert ticket_store.for_task(task(), directory=kept)['kept']['ticket'] == renewed['ticket'], 'one per cluster'
+
+
+def test_a_login_at_an_endpoint_of_another_cluster_keeps_both(kept):
+    other = task(api_host='pve-b.example')
+    ticket_store.store(other, dict(GOT, ticket='PVE:root@pam:6553F300::sig'), directory=kept)
+    assert ticket_store.for_task(other, directory=kept)['kept']['cluster'] == 'pve-b.example:8006'
+    assert ticket_store.for_task(task(), directory=kept)['kept']['ticket'] == GOT['ticket']
+    third = ticket_store.for_task(task(api_host='pve-c.example'), directory=kept)['candidates']
+    assert sorted(c['cluster'] for c in third) == ['pve-b.example:8006', 'pve.example:8006']
+
+
+def test_a_cluster_the_run_does_not_know_is_not_recorded(tmp_path):
+    d = str(tmp_path)
+    ticket_store.store(task(), {'cluster': 'made-up:8006'}, directory=d)
+    assert ticket_store.for_task(task(), directory=d)['kept'] is None
+
+
+def test_pves_spelling_of_the_user_keeps_the_ticket_for_api_users(tmp_path):
+    d = str(tmp_path)
+    ad = task(api_user='Totp@ad')
+    ticket_store.store(ad, {'ticket': 'PVE:totp@ad:6553F100::sig', 'csrf': 'c', 'user': 'totp@ad'}, directory=d)
+    assert ticket_store.for_task(ad, directory=d)['kept']['ticket'] == 'PVE:totp@ad:6553F100::sig'
 
 
 def test_the_environment_stands_in_for_missing_options_as_in_the_binary(kept, monkeypatch):
@@ -115,7 +172,7 @@ def test_a_second_fork_waits_for_the_first_login_and_uses_its_ticket(tmp_path):
 
     with ticket_store.handover(mfa(), directory=d) as (ticket, refusal):
         assert refusal is None
-        assert ticket == {'renew_after': 3600.0, 'kept': None, 'leave': True}
+        assert ticket == {'renew_after': 3600.0, 'kept': None, 'candidates': [], 'leave': True}
         waiter = threading.Thread(target=second_fork)
         waiter.start()
         time.sleep(0.5)
@@ -158,3 +215,37 @@ def test_without_api_otp_and_reuse_off_every_task_logs_in(tmp_path, monkeypatch)
     with ticket_store.handover(task(), directory=str(tmp_path)) as (ticket, refusal):
         assert ticket is None
         assert refusal is None
+
+
+def test_first_logins_hold_one_lock_per_user_whatever_the_endpoint(tmp_path):
+    d = str(tmp_path)
+
+    def locks():
+        return sorted(n for n in os.listdir(d) if n.startswith(ticket_store.LOCK_PREFIX))
+
+    for args in (task(), task(api_host='localhost'), task(api_port=443)):
+        with ticket_store.handover(args, directory=d) as (ticket, refusal):
+            assert refusal is None and ticket['kept'] is None
+    assert len(locks()) == 1, 'two spellings may be one cluster: %s' % locks()
+    with ticket_store.handover(task(api_user='ansible@pve'), directory=d):
+        pass
+    assert len(locks()) == 2, 'another user logs in apart'
+
+
+def test_the_fork_that_waited_tries_the_first_logins_ticket_at_its_endpoint(tmp_path):
+    d = str(tmp_path)
+    with ticket_store.handover(mfa(), directory=d) as (ticket, refusal):
+        ticket_store.store(mfa(), MFA_GOT, directory=d)
+    with ticket_store.handover(dict(mfa(), api_host='localhost'), directory=d) as (ticket, refusal):
+        assert refusal is None
+        assert ticket['kept'] is None
+        assert [c['ticket'] for c in ticket['candidates']] == [MFA_GOT['ticket']]
+
+
+def test_a_spent_code_is_not_sent_again_at_another_endpoint(tmp_path):
+    d = str(tmp_path)
+    with ticket_store.handover(mfa(), directory=d) as (ticket, refusal):
+        assert refusal is None
+    with ticket_store.handover(dict(mfa(), api_host='localhost'), directory=d) as (ticket, refusal):
+        assert ticket is None
+        assert refusal.startswith('api_otp: an earlier task of this run logged in as mfa@pve with this code')
