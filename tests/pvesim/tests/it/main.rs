@@ -27,5 +27,7 @@ mod request_order;
 mod robustness;
 mod scenario_schema;
 mod snapshots_backups;
+mod status_broadcast;
 mod upload;
+mod upload_node;
 mod vm;
