@@ -310,7 +310,7 @@ pub fn requirements(write: &Write) -> Vec<String> {
             Check::Any { privileges, .. } => {
                 privileges.len() < wide.len() && privileges.iter().all(|p| wide.contains(p))
             }
-            Check::Either { .. } => false,
+            Check::Either { .. } | Check::Tag { .. } => false,
             Check::RootOnly => true,
         })
     };
@@ -318,6 +318,9 @@ pub fn requirements(write: &Write) -> Vec<String> {
     for n in &all {
         let line = match &n.check {
             Check::RootOnly => "only `root@pam` with a password (no token, not even root's)".to_string(),
+            Check::Tag { .. } => {
+                "`Sys.Modify` on `/` for a tag datacenter.cfg's `user-tag-access` does not allow or `registered-tags` holds".to_string()
+            }
             Check::All {
                 privileges,
                 path,
