@@ -25,6 +25,7 @@ pub use tags::TagRules;
 
 use crate::SharedRunState;
 use ferrox_ansible::protocol::{Failure, Module};
+use ferrox_cluster::options::ClusterOptions;
 use ferrox_dryrun::Effect;
 use ferrox_pve_client::client::Client;
 use ferrox_pve_client::connection::ConnectionParams;
@@ -34,6 +35,7 @@ pub struct Gate<'a> {
     client: &'a Client,
     caller: Caller,
     privileges: OnceCell<Option<Privileges>>,
+    options: ClusterOptions<'a>,
     tag_rules: OnceCell<Option<TagRules>>,
     warnings: RefCell<Vec<String>>,
 }
@@ -65,9 +67,16 @@ impl<'a> Gate<'a> {
             client,
             caller: Caller::of(conn),
             privileges: OnceCell::new(),
+            options: ClusterOptions::of(client),
             tag_rules: OnceCell::new(),
             warnings: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The task's read of `/cluster/options`, for the others that need datacenter.cfg
+    /// (the tag comparison), so a task reads it once at most.
+    pub fn cluster_options(&self) -> ClusterOptions<'a> {
+        self.options.clone()
     }
 
     /// Who the API sees.
@@ -105,8 +114,8 @@ impl<'a> Gate<'a> {
     /// on `/`); `None`, with a warning, when PVE did not tell.
     fn tag_rules(&self, privileges: &Privileges) -> Option<&TagRules> {
         self.tag_rules
-            .get_or_init(|| match self.client.get("/cluster/options", &[]) {
-                Ok(data) => Some(TagRules::from_options(&data, privileges.has("/", "Sys.Audit"))),
+            .get_or_init(|| match self.options.get() {
+                Ok(data) => Some(TagRules::from_options(data, privileges.has("/", "Sys.Audit"))),
                 Err(e) => {
                     self.warnings.borrow_mut().push(format!(
                         "could not read the cluster's tag rules (GET /cluster/options: {e}); the task goes on without predicting whether Proxmox VE refuses its tags"
