@@ -1,7 +1,7 @@
 //! A node that has just gone offline is still listed in `/cluster/resources` with its
 //! `maxmem`, `maxcpu` and `level` (pmxcfs keeps its last status broadcast for 300 s) and
-//! its guests with their last status. Placement takes online nodes only, so the stale
-//! figures never place a VM there.
+//! its guests with their last status; an online node whose status daemon sends nothing
+//! is `unknown`. Placement takes online nodes only, so neither gets a VM.
 
 use ferrox_integration::Env;
 use serde_json::json;
@@ -30,6 +30,25 @@ fn placement_leaves_out_a_node_gone_offline_whose_memory_is_still_listed() {
         t.result["placement"]["excluded"]["pve2"]
             .as_str()
             .is_some_and(|why| why.starts_with("offline")),
+        "{}",
+        t.result
+    );
+}
+
+#[test]
+fn placement_leaves_out_an_online_node_without_status_data() {
+    let env = Env::start();
+    env.fault(json!({"node": "pve2", "no_status": true, "since_secs": 400}));
+    let play = env.run(
+        "- name: vm\n  ferrox.proxmox.proxmox_kvm:\n    name: placed\n    memory: 1024\n    placement: {strategy: most_free}\n",
+    );
+    play.assert_ok();
+    let t = play.task("vm");
+    assert_eq!(t.result["node"], "pve1", "{}", t.result);
+    assert!(
+        t.result["placement"]["excluded"]["pve2"]
+            .as_str()
+            .is_some_and(|why| why.starts_with("unknown")),
         "{}",
         t.result
     );
