@@ -35,6 +35,7 @@ pub mod flat_json;
 pub mod guest_net;
 pub mod listing_probe;
 pub mod load;
+pub mod options;
 pub mod per_node;
 pub mod references;
 pub mod tags;

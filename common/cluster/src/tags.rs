@@ -12,6 +12,8 @@ use serde_json::Value;
 
 use ferrox_pve_client::client::Client;
 
+use crate::options::ClusterOptions;
+
 /// Tags as PVE's `split_list` reads a tag list (`;`, `,` or whitespace between).
 pub fn split(text: &str) -> impl Iterator<Item = &str> {
     text.split([';', ',', ' ', '\t', '\n']).filter(|t| !t.is_empty())
@@ -20,7 +22,7 @@ pub fn split(text: &str) -> impl Iterator<Item = &str> {
 /// How the cluster treats the case of tags: read once per run, when first needed.
 #[derive(Clone)]
 pub struct TagCase<'a> {
-    client: Option<&'a Client>,
+    options: Option<ClusterOptions<'a>>,
     read: Rc<OnceCell<Result<Rule, String>>>,
 }
 
@@ -34,8 +36,13 @@ struct Rule {
 impl<'a> TagCase<'a> {
     /// The cluster's setting, read through `client` when a comparison needs it.
     pub fn of_cluster(client: &'a Client) -> TagCase<'a> {
+        TagCase::of_options(ClusterOptions::of(client))
+    }
+
+    /// The cluster's setting, from a read of `/cluster/options` shared with others.
+    pub fn of_options(options: ClusterOptions<'a>) -> TagCase<'a> {
         TagCase {
-            client: Some(client),
+            options: Some(options),
             read: Rc::default(),
         }
     }
@@ -48,7 +55,7 @@ impl<'a> TagCase<'a> {
             warning: None,
         }));
         TagCase {
-            client: None,
+            options: None,
             read: Rc::new(read),
         }
     }
@@ -57,8 +64,8 @@ impl<'a> TagCase<'a> {
     /// asks `Sys.Audit` on `/`) is taken as PVE's default, case-insensitive, with a
     /// warning; any other failure is an error naming the call.
     pub fn sensitive(&self) -> Result<bool, String> {
-        let rule = self.read.get_or_init(|| match self.client {
-            Some(client) => read(client),
+        let rule = self.read.get_or_init(|| match &self.options {
+            Some(options) => read(options),
             None => Ok(Rule {
                 sensitive: false,
                 warning: None,
@@ -90,8 +97,9 @@ impl<'a> TagCase<'a> {
     }
 }
 
-fn read(client: &Client) -> Result<Rule, String> {
-    match client.get("/cluster/options", &[]) {
+fn read(options: &ClusterOptions<'_>) -> Result<Rule, String> {
+    let client = options.client();
+    match options.get() {
         Ok(options) => Ok(Rule { sensitive: case_sensitive(&options["tag-style"]), warning: None }),
         Err(e) if e.status == Some(403) => Ok(Rule {
             sensitive: false,

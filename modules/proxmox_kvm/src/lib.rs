@@ -140,11 +140,13 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         m.warn(warning);
     }
     let mut listing = observe::listing::read(m, &task, &conn, &client)?;
+    let gate = Gate::new(&client, &conn);
+    let tag_case = TagCase::of_options(gate.cluster_options());
     let mut run = Run {
         client: &client,
-        gate: Gate::new(&client, &conn),
+        gate,
         task: &task,
-        tag_case: TagCase::of_cluster(&client),
+        tag_case,
     };
     let mut learned = Learned::default();
     let reservations = m.placements().to_vec();

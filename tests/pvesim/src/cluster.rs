@@ -3,8 +3,9 @@
 
 use crate::api::Ctx;
 use crate::auth;
+use crate::broadcast;
 use crate::error::{ApiError, ApiResult};
-use crate::state::{Guest, GuestKind};
+use crate::state::{Cluster, Guest, GuestKind};
 use crate::storage;
 use crate::util::now_ms;
 use serde_json::{json, Map, Value};
@@ -55,7 +56,7 @@ pub fn status(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             "type": "node", "id": format!("node/{name}"), "name": name, "nodeid": i + 1,
             "local": if i == 0 { 1 } else { 0 }, "online": if *up { 1 } else { 0 }, "level": "",
         });
-        if let Some(ip) = node_ip(ctx, name) {
+        if let Some(ip) = node_ip(ctx.c, name) {
             entry["ip"] = json!(ip);
         }
         out.push(entry);
@@ -63,10 +64,16 @@ pub fn status(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     Ok(Value::Array(out))
 }
 
+/// The node pveproxy answers on, for every call not proxied elsewhere: the first one
+/// (`/cluster/status` marks it `local`).
+pub fn answering_node(c: &Cluster) -> String {
+    c.nodes.first().map(|n| n.name.clone()).unwrap_or_default()
+}
+
 /// The address corosync knows a node by: its first addressed interface (by name), without
 /// the prefix length; none when the scenario gives the node no address.
-fn node_ip(ctx: &Ctx<'_>, name: &str) -> Option<String> {
-    let node = ctx.c.node(name)?;
+pub fn node_ip(c: &Cluster, name: &str) -> Option<String> {
+    let node = c.node(name)?;
     let first = node.addresses.values().next()?;
     Some(first.cidr.split('/').next().unwrap_or(&first.cidr).to_string())
 }
@@ -112,7 +119,9 @@ pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
     m.insert("vmid".into(), json!(g.vmid));
     m.insert("node".into(), json!(g.node));
     let lagging = now_ms().saturating_sub(g.created_ms) < ctx.sim.cfg.resources_lag_ms;
-    let reachable = ctx.sim.node_reachable(ctx.c, &g.node);
+    // A guest's figures are its node's broadcast (its rrd entry), kept for 300 s after
+    // the node stops sending; without one the guest is `unknown`.
+    let broadcast = broadcast::of(ctx.sim, ctx.c, &g.node).has_data();
     if let Some(lock) = g.conf.current.get("lock") {
         m.insert("lock".into(), json!(lock));
     }
@@ -128,7 +137,7 @@ pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
     if let Some(state) = crate::ha::listed_state(ctx.c, g.vmid) {
         m.insert("hastate".into(), json!(state));
     }
-    if lagging || !reachable {
+    if lagging || !broadcast {
         m.insert("status".into(), json!("unknown"));
         return Value::Object(m);
     }
@@ -184,42 +193,56 @@ pub fn guest_resource(ctx: &Ctx<'_>, g: &Guest) -> Value {
     Value::Object(m)
 }
 
-fn node_record(ctx: &Ctx<'_>, name: &str, with_id_type: bool) -> Value {
+/// A node's entry as `extract_node_stats` builds it from the membership and the status
+/// broadcast ([`broadcast`]): `level` whenever the broadcast has the node; `maxcpu`,
+/// `maxmem`, `maxdisk` too with Sys.Audit on `/nodes/<node>`, even for a node offline less
+/// than 300 s; `cpu`, `mem`, `disk`, `uptime` only while it is online.
+fn node_record(ctx: &Ctx<'_>, name: &str) -> Map<String, Value> {
     let n = ctx.c.node(name).cloned();
     let online = ctx.sim.node_reachable(ctx.c, name);
+    let b = broadcast::of(ctx.sim, ctx.c, name);
     let mut m = Map::new();
+    m.insert("id".into(), json!(format!("node/{name}")));
     m.insert("node".into(), json!(name));
-    m.insert("status".into(), json!(if online { "online" } else { "offline" }));
-    if with_id_type {
-        m.insert("id".into(), json!(format!("node/{name}")));
-        m.insert("type".into(), json!("node"));
+    m.insert("type".into(), json!("node"));
+    m.insert("status".into(), json!(broadcast::node_status(online, b)));
+    let Some(n) = n.filter(|_| b.has_data()) else {
+        return m;
+    };
+    m.insert("level".into(), json!(""));
+    if !auth::has(ctx.c, ctx.who, &format!("/nodes/{name}"), "Sys.Audit") {
+        return m;
     }
-    if online && auth::has(ctx.c, ctx.who, &format!("/nodes/{name}"), "Sys.Audit") {
-        if let Some(n) = n {
-            let used_mem: u64 = ctx
-                .c
-                .guests
-                .values()
-                .filter(|g| g.node == name && g.running)
-                .map(|g| crate::qemu::info::memory_bytes(g) / 2)
-                .sum();
-            m.insert("maxcpu".into(), json!(n.maxcpu));
-            m.insert("cpu".into(), json!(0.0312));
-            m.insert("maxmem".into(), json!(n.maxmem));
-            m.insert("mem".into(), json!(4_294_967_296u64 + used_mem));
-            m.insert("maxdisk".into(), json!(100u64 << 30));
-            m.insert("disk".into(), json!(9u64 << 30));
-            m.insert("uptime".into(), json!(864_000));
-            m.insert("level".into(), json!(""));
-        }
+    m.insert("maxcpu".into(), json!(n.maxcpu));
+    m.insert("maxmem".into(), json!(n.maxmem));
+    m.insert("maxdisk".into(), json!(100u64 << 30));
+    if online {
+        let used_mem: u64 = ctx
+            .c
+            .guests
+            .values()
+            .filter(|g| g.node == name && g.running)
+            .map(|g| crate::qemu::info::memory_bytes(g) / 2)
+            .sum();
+        m.insert("cpu".into(), json!(0.0312));
+        m.insert("mem".into(), json!(4_294_967_296u64 + used_mem));
+        m.insert("disk".into(), json!(9u64 << 30));
+        m.insert("uptime".into(), json!(864_000));
     }
-    m.insert("ssl_fingerprint".into(), json!(ctx.sim.fingerprint.clone()));
-    Value::Object(m)
+    m
 }
 
+/// `GET /nodes` (pve-manager `PVE::API2::Nodes` `index`): each node's
+/// `extract_node_stats` entry plus its `ssl_fingerprint`, which `/cluster/resources` does
+/// not carry.
 pub fn nodes(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let names: Vec<String> = ctx.c.nodes.iter().map(|n| n.name.clone()).collect();
-    Ok(Value::Array(names.iter().map(|n| node_record(ctx, n, true)).collect()))
+    let entry = |n: &String| {
+        let mut m = node_record(ctx, n);
+        m.insert("ssl_fingerprint".into(), json!(ctx.sim.fingerprint.clone()));
+        Value::Object(m)
+    };
+    Ok(Value::Array(names.iter().map(entry).collect()))
 }
 
 /// A storage's `/cluster/resources` record on one node (pve-manager `API2Tools.pm`,
@@ -267,7 +290,7 @@ pub fn resources(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     if want("node") {
         for n in ctx.c.nodes.iter().map(|n| n.name.clone()).collect::<Vec<_>>() {
-            out.push(node_record(ctx, &n, true));
+            out.push(Value::Object(node_record(ctx, &n)));
         }
     }
     if want("storage") {

@@ -158,11 +158,23 @@ pub struct ConnectionFault {
     pub times: Option<u64>,
 }
 
+/// A node out of reach (`unreachable`: off the cluster's membership, its calls 595) and/or
+/// without a status broadcast (`no_status`: pvestatd sends nothing, so pmxcfs has no rrd
+/// entry for it or its guests). `since_secs`: how long ago it happened; the node's and its
+/// guests' last broadcast stays listed until it is older than pmxcfs's 300 s (see
+/// [`crate::broadcast`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NodeFault {
     pub node: String,
     #[serde(default)]
     pub unreachable: bool,
+    #[serde(default)]
+    pub no_status: bool,
+    #[serde(default)]
+    pub since_secs: u64,
+    /// When it happened, on the simulator's clock (set when the fault is added).
+    #[serde(skip)]
+    pub at_ms: u64,
 }
 
 /// Guest agent of a VM: `not_running` (agent never answers) or an error message.
@@ -256,6 +268,21 @@ impl Faults {
         self.node.iter().any(|f| f.node == node && f.unreachable)
     }
 
+    /// When the node's status broadcast stopped by a fault (it went out of reach or its
+    /// status daemon stopped), the earliest such fault's time; `None` while it broadcasts.
+    pub fn node_silent_since_ms(&self, node: &str) -> Option<u64> {
+        self.node
+            .iter()
+            .filter(|f| f.node == node && (f.unreachable || f.no_status))
+            .map(|f| f.at_ms)
+            .min()
+    }
+
+    /// Whether a fault stopped the node's status daemon (the node itself stays online).
+    pub fn node_without_status(&self, node: &str) -> bool {
+        self.node.iter().any(|f| f.node == node && f.no_status)
+    }
+
     pub fn agent(&self, vmid: u32) -> Option<&AgentFault> {
         self.agent.iter().find(|f| f.agent_vmid == vmid)
     }
@@ -271,7 +298,9 @@ impl Faults {
         } else if v.get("agent_vmid").is_some() {
             self.agent.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
         } else if v.get("node").is_some() {
-            self.node.push(serde_json::from_value(v).map_err(|e| e.to_string())?);
+            let mut f: NodeFault = serde_json::from_value(v).map_err(|e| e.to_string())?;
+            f.at_ms = crate::util::now_ms().saturating_sub(f.since_secs.saturating_mul(1000));
+            self.node.push(f);
         } else if v.get("refuse_connections").is_some() {
             self.connection
                 .push(serde_json::from_value(v).map_err(|e| e.to_string())?);

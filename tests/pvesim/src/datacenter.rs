@@ -102,7 +102,10 @@ pub fn get(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             .filter(|(k, _)| k == "console" || k == "tag-style")
             .collect()
     };
-    out.insert("allowed-tags".into(), json!(allowed_tags(ctx)));
+    out.insert(
+        "allowed-tags".into(),
+        json!(crate::tag_access::allowed_tags(ctx.c, ctx.who).0),
+    );
     Ok(Value::Object(out))
 }
 
@@ -169,20 +172,6 @@ fn parsed(ctx: &Ctx<'_>, key: &str, value: &str) -> Value {
         (k, v)
     });
     Value::Object(typed.collect())
-}
-
-/// `get_allowed_tags` with the default `user-tag-access` (`free`): the tags of every
-/// guest the user may audit (all guests' for `Sys.Modify` on `/`), sorted.
-fn allowed_tags(ctx: &Ctx<'_>) -> Vec<String> {
-    let privileged = auth::has(ctx.c, ctx.who, "/", "Sys.Modify");
-    let mut tags = std::collections::BTreeSet::new();
-    for g in ctx.c.guests.values() {
-        if !privileged && !auth::has(ctx.c, ctx.who, &format!("/vms/{}", g.vmid), "VM.Audit") {
-            continue;
-        }
-        tags.extend(g.conf.current.get("tags").map(|t| split_list(t)).unwrap_or_default());
-    }
-    tags.into_iter().collect()
 }
 
 #[cfg(test)]

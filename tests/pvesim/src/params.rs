@@ -7,25 +7,66 @@ use std::collections::BTreeMap;
 
 pub type RawParams = BTreeMap<String, Value>;
 
+/// pve-http-server `AnyEvent.pm` `decode_urlencoded`: pairs split at `&` or `;`, each
+/// `split(/=/, $kv)` into key and value, so a value ends at a second raw `=` and a pair
+/// without a non-empty field after its key (`k=`, `k`, `k==`) has no value (undef, here
+/// `null`, which replaces an earlier value of the key as Perl's assignment does); `+` is a
+/// space, `%XX` a byte, the value UTF-8. Repeated keys with values become a list.
+pub fn parse_form(data: &[u8]) -> RawParams {
+    let mut out = RawParams::new();
+    let text = String::from_utf8_lossy(data);
+    let mut pairs: Vec<&str> = text.split(['&', ';']).collect();
+    // Perl's split drops trailing empty fields.
+    while pairs.last().is_some_and(|p| p.is_empty()) {
+        pairs.pop();
+    }
+    for kv in pairs {
+        let mut fields: Vec<&str> = kv.split('=').collect();
+        while fields.last().is_some_and(|f| f.is_empty()) {
+            fields.pop();
+        }
+        let key = unescape(fields.first().copied().unwrap_or(""));
+        match fields.get(1) {
+            Some(v) => add(&mut out, key, unescape(v)),
+            None => {
+                out.insert(key, Value::Null);
+            }
+        }
+    }
+    out
+}
+
+/// `s/\+/ /g` then `s/%([0-9a-fA-F]{2})/chr(hex($1))/eg`, read as UTF-8.
+fn unescape(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() && bytes[i + 1].is_ascii_hexdigit() && bytes[i + 2].is_ascii_hexdigit() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("00");
+                out.push(u8::from_str_radix(hex, 16).unwrap_or(0));
+                i += 2;
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 fn add(out: &mut RawParams, k: String, v: String) {
     match out.get_mut(&k) {
         Some(Value::Array(a)) => a.push(Value::String(v)),
+        Some(Value::Null) | None => {
+            out.insert(k, Value::String(v));
+        }
         Some(old) => {
             let prev = old.take();
             *old = Value::Array(vec![prev, Value::String(v)]);
         }
-        None => {
-            out.insert(k, Value::String(v));
-        }
     }
-}
-
-pub fn parse_form(data: &[u8]) -> RawParams {
-    let mut out = RawParams::new();
-    for (k, v) in form_urlencoded::parse(data) {
-        add(&mut out, k.into_owned(), v.into_owned());
-    }
-    out
 }
 
 pub fn parse(method: &str, query: Option<&str>, content_type: Option<&str>, body: &[u8]) -> ApiResult<RawParams> {
@@ -129,6 +170,19 @@ mod tests {
             400
         );
         assert_eq!(parse("POST", None, Some("text/plain"), b"x").unwrap_err().status, 506);
+    }
+
+    #[test]
+    fn form_pairs_split_as_decode_urlencoded_splits_them() {
+        let p = parse_form(b"a=1;b=x=y&c=&d&e==z&f=%3D%3B");
+        assert_eq!(p["a"], "1", "`;` separates pairs too");
+        assert_eq!(p["b"], "x", "the value ends at a second raw `=`");
+        assert_eq!(p["c"], Value::Null, "an empty value is undef");
+        assert_eq!(p["d"], Value::Null);
+        assert_eq!(p["e"], "", "an empty field before a non-empty one is kept");
+        assert_eq!(p["f"], "=;", "encoded `=` and `;` are data");
+        let p = parse_form(b"k=1&k=&k=2");
+        assert_eq!(p["k"], "2", "undef replaces the list, the next value starts anew");
     }
 
     #[test]

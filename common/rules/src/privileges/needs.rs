@@ -176,6 +176,14 @@ pub enum Check {
         /// The ACL path of the other way.
         or_path: String,
     },
+    /// Adding or removing `tag`: `Sys.Modify` on `/`, unless datacenter.cfg's
+    /// `user-tag-access` lets users without it use the tag and `registered-tags` does not
+    /// hold it (pve-guest-common `assert_tag_permissions`, on update and, since
+    /// qemu-server 9.2.0, on create). The cluster's rules decide, read by the run.
+    Tag {
+        /// The tag added or removed.
+        tag: String,
+    },
     /// Only `root@pam` may do it.
     RootOnly,
 }
@@ -193,6 +201,43 @@ fn all(what: &str, privileges: &[&'static str], path: String) -> Need {
 
 fn vm_path(vmid: u32) -> String {
     format!("/vms/{vmid}")
+}
+
+/// The tags whose count differs between `old` and `new`, each once and sorted: what
+/// `assert_tag_permissions` checks (a tag kept as it was is not checked). Split as
+/// `PVE::Tools::split_list` splits: at `,`, `;` and white space.
+pub fn changed_tags(old: &str, new: &str) -> Vec<String> {
+    use std::collections::BTreeMap;
+    fn count(v: &str) -> BTreeMap<&str, usize> {
+        let mut m: BTreeMap<&str, usize> = BTreeMap::new();
+        for t in v
+            .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+        {
+            *m.entry(t).or_default() += 1;
+        }
+        m
+    }
+    let (old, new) = (count(old), count(new));
+    let mut out: Vec<String> = old
+        .keys()
+        .chain(new.keys())
+        .filter(|t| old.get(*t) != new.get(*t))
+        .map(|t| t.to_string())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn tag_needs(old: &str, new: &str) -> Vec<Need> {
+    changed_tags(old, new)
+        .into_iter()
+        .map(|tag| Need {
+            what: "tags".into(),
+            check: Check::Tag { tag },
+        })
+        .collect()
 }
 
 /// What PVE checks for `write`, in the order it checks.
@@ -322,6 +367,10 @@ fn create_needs(
         }
     }
     out.extend(bridge_needs(config.iter().map(|(k, v)| (k.as_str(), v.as_str()))));
+    // Checked in the worker, after the config is assembled (qemu-server 9.2.0+).
+    for (_, v) in config.iter().filter(|(k, _)| k == "tags") {
+        out.extend(tag_needs("", v));
+    }
     out
 }
 
@@ -376,6 +425,9 @@ fn config_needs(vmid: &u32, set: &[(String, String, Option<String>)], delete: &[
     });
     for (k, old) in delete {
         out.extend(key_needs(*vmid, None, k, old));
+        if k == "tags" {
+            out.extend(tag_needs(old, ""));
+        }
         if k.starts_with("net") {
             out.extend(bridge_needs([(k.as_str(), old.as_str())]));
         }
@@ -388,6 +440,9 @@ fn config_needs(vmid: &u32, set: &[(String, String, Option<String>)], delete: &[
             out.extend(key_needs(*vmid, None, k, o));
         }
         out.extend(key_needs(*vmid, None, k, new));
+        if k == "tags" {
+            out.extend(tag_needs(old.as_deref().unwrap_or(""), new));
+        }
         out.extend(storage_needs(k, new, None));
         out.extend(bridge_needs([(k.as_str(), new.as_str())]));
         if let Some(o) = old.as_deref().filter(|_| k.starts_with("net")) {
@@ -544,9 +599,47 @@ mod tests {
                         or_privileges.join("+")
                     )
                 }
+                Check::Tag { tag } => format!("{} Sys.Modify / for tag {tag}", n.what),
                 Check::RootOnly => format!("{} root", n.what),
             })
             .collect()
+    }
+
+    #[test]
+    fn each_tag_added_or_removed_is_checked_and_a_kept_one_is_not() {
+        assert_eq!(changed_tags("prod;web", "web,db"), ["db", "prod"]);
+        assert_eq!(changed_tags("web", "web"), Vec::<String>::new());
+        assert_eq!(changed_tags("", "a a"), ["a"], "a count that changes");
+        let create = Write::Create {
+            vmid: 101,
+            pool: None,
+            storage: None,
+            start: false,
+            ha_managed: false,
+            config: vec![("tags".into(), "web;prod".into())],
+        };
+        let p = paths(&needs(&create));
+        assert!(
+            p.ends_with(&[
+                "tags Sys.Modify / for tag prod".to_string(),
+                "tags Sys.Modify / for tag web".to_string()
+            ]),
+            "{p:?}"
+        );
+        let update = Write::Config {
+            vmid: 101,
+            set: vec![("tags".into(), "web;db".into(), Some("web".into()))],
+            delete: vec![],
+        };
+        let p = paths(&needs(&update));
+        assert!(p.contains(&"tags Sys.Modify / for tag db".to_string()), "{p:?}");
+        assert!(!p.iter().any(|l| l.ends_with("for tag web")), "web stays: {p:?}");
+        let delete = Write::Config {
+            vmid: 101,
+            set: vec![],
+            delete: vec![("tags".into(), "prod".into())],
+        };
+        assert!(paths(&needs(&delete)).contains(&"tags Sys.Modify / for tag prod".to_string()));
     }
 
     #[test]

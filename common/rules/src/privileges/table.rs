@@ -107,6 +107,11 @@ fn kvm_operations() -> Vec<Operation> {
             "`name`, `description`, `onboot`, `agent`, `bios`, `ostype`, `protection`, `tags`, …",
             config(&[("name", "web1")]),
         ),
+        op(
+            "proxmox_kvm",
+            "`tags`: adding or removing one datacenter.cfg keeps from users (`user-tag-access`, `registered-tags`)",
+            config(&[("tags", "{tag}")]),
+        ),
         op("proxmox_kvm", "`startup`", config(&[("startup", "order=1")])),
         op("proxmox_kvm", "`boot`, `bootdisk`", config(&[("boot", "order=scsi0")])),
         op(
@@ -310,7 +315,7 @@ pub fn requirements(write: &Write) -> Vec<String> {
             Check::Any { privileges, .. } => {
                 privileges.len() < wide.len() && privileges.iter().all(|p| wide.contains(p))
             }
-            Check::Either { .. } => false,
+            Check::Either { .. } | Check::Tag { .. } => false,
             Check::RootOnly => true,
         })
     };
@@ -318,6 +323,7 @@ pub fn requirements(write: &Write) -> Vec<String> {
     for n in &all {
         let line = match &n.check {
             Check::RootOnly => "only `root@pam` with a password (no token, not even root's)".to_string(),
+            Check::Tag { .. } => "`Sys.Modify` on `/` for such a tag".to_string(),
             Check::All {
                 privileges,
                 path,

@@ -79,12 +79,30 @@ impl Privileges {
         false
     }
 
-    /// The first of `needs` the caller does not meet.
+    /// The first of `needs` the caller does not meet; a tag counts as allowed (see
+    /// [`Privileges::first_refused_by`]).
     pub fn first_refused<'a>(&self, caller: &Caller, needs: &'a [Need]) -> Option<Refusal<'a>> {
+        self.first_refused_by(caller, needs, &|_| true)
+    }
+
+    /// The first of `needs` the caller does not meet; `tag_allowed` says whether the
+    /// cluster's tag rules let a caller without `Sys.Modify` on `/` use a tag (true
+    /// when they are not known: then PVE decides).
+    pub fn first_refused_by<'a>(
+        &self,
+        caller: &Caller,
+        needs: &'a [Need],
+        tag_allowed: &dyn Fn(&str) -> bool,
+    ) -> Option<Refusal<'a>> {
         if caller.is_root() {
             return None;
         }
         needs.iter().find_map(|need| match &need.check {
+            Check::Tag { tag } => (!self.has("/", "Sys.Modify") && !tag_allowed(tag)).then(|| Refusal {
+                need,
+                missing: vec!["Sys.Modify"],
+                path: Some("/".into()),
+            }),
             Check::RootOnly => Some(Refusal {
                 need,
                 missing: Vec::new(),
@@ -154,6 +172,12 @@ impl Refusal<'_> {
                 self.need.what, caller.id
             );
         };
+        if let Check::Tag { tag } = &self.need.check {
+            return format!(
+                "needs Sys.Modify on {path} to add or remove the tag '{tag}' (datacenter.cfg's user-tag-access does not let other users use it, or its registered-tags holds it), which {} does not have",
+                caller.id
+            );
+        }
         let joiner = match self.need.check {
             Check::Any { .. } => " or ",
             _ => " and ",

@@ -7,10 +7,13 @@
 //! real run meets and a real run never half-applies its plan for lack of a privilege.
 //!
 //! Cost: one `GET /access/permissions` per task that writes; none for `root@pam` with a
-//! password (PVE checks nothing for it) or a task with nothing to write. When PVE does
+//! password (PVE checks nothing for it) or a task with nothing to write. A task that adds
+//! or removes a tag, for a caller without `Sys.Modify` on `/`, also reads the cluster's
+//! tag rules (`GET /cluster/options`, [`tags`]). When PVE does
 //! not answer it, the task goes on as without the check, with a warning.
 
 pub mod check;
+pub mod tags;
 
 pub use ferrox_pve_rules::privileges::{keys, needs, table};
 
@@ -18,9 +21,11 @@ use std::cell::{OnceCell, RefCell};
 
 pub use check::{Caller, Privileges, Refusal};
 pub use needs::{bridge_needs, Check, Need, Write};
+pub use tags::TagRules;
 
 use crate::SharedRunState;
 use ferrox_ansible::protocol::{Failure, Module};
+use ferrox_cluster::options::ClusterOptions;
 use ferrox_dryrun::Effect;
 use ferrox_pve_client::client::Client;
 use ferrox_pve_client::connection::ConnectionParams;
@@ -30,6 +35,8 @@ pub struct Gate<'a> {
     client: &'a Client,
     caller: Caller,
     privileges: OnceCell<Option<Privileges>>,
+    options: ClusterOptions<'a>,
+    tag_rules: OnceCell<Option<TagRules>>,
     warnings: RefCell<Vec<String>>,
 }
 
@@ -60,8 +67,16 @@ impl<'a> Gate<'a> {
             client,
             caller: Caller::of(conn),
             privileges: OnceCell::new(),
+            options: ClusterOptions::of(client),
+            tag_rules: OnceCell::new(),
             warnings: RefCell::new(Vec::new()),
         }
+    }
+
+    /// The task's read of `/cluster/options`, for the others that need datacenter.cfg
+    /// (the tag comparison), so a task reads it once at most.
+    pub fn cluster_options(&self) -> ClusterOptions<'a> {
+        self.options.clone()
     }
 
     /// Who the API sees.
@@ -94,6 +109,23 @@ impl<'a> Gate<'a> {
             .as_ref()
     }
 
+    /// datacenter.cfg's tag rules as the caller sees them (`GET /cluster/options`, read
+    /// once, only when a write adds or removes a tag and the caller lacks `Sys.Modify`
+    /// on `/`); `None`, with a warning, when PVE did not tell.
+    fn tag_rules(&self, privileges: &Privileges) -> Option<&TagRules> {
+        self.tag_rules
+            .get_or_init(|| match self.options.get() {
+                Ok(data) => Some(TagRules::from_options(data, privileges.has("/", "Sys.Audit"))),
+                Err(e) => {
+                    self.warnings.borrow_mut().push(format!(
+                        "could not read the cluster's tag rules (GET /cluster/options: {e}); the task goes on without predicting whether Proxmox VE refuses its tags"
+                    ));
+                    None
+                }
+            })
+            .as_ref()
+    }
+
     /// `Ok` when PVE will allow every one of `writes` to `module`'s task; otherwise its
     /// failure, naming the operation, the privilege and the path, with the plan's record.
     pub fn check(&self, module: &str, target: &Target<'_>, writes: &[Write]) -> Result<(), Box<Refused>> {
@@ -104,7 +136,8 @@ impl<'a> Gate<'a> {
         let Some(privileges) = self.privileges() else {
             return Ok(());
         };
-        let Some(refusal) = privileges.first_refused(&self.caller, &all) else {
+        let tag_allowed = |tag: &str| self.tag_rules(privileges).is_none_or(|r| r.allows(tag));
+        let Some(refusal) = privileges.first_refused_by(&self.caller, &all, &tag_allowed) else {
             return Ok(());
         };
         let planned = if target.planned { " (planned)" } else { "" };

@@ -153,6 +153,17 @@ pub fn upload(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         (Some(sum), Some(alg)) => Some((alg.to_string(), sum.to_string())),
         _ => None,
     };
+    // `upload` has no `proxyto`: the API call and its worker run where pveproxy received
+    // the file (the answering node), which copies it to another target node over scp.
+    let receiving = crate::cluster::answering_node(ctx.c);
+    let command = if node == receiving {
+        format!("cp -- {tmp} {dest}")
+    } else {
+        let ip = crate::cluster::node_ip(ctx.c, &node).unwrap_or_else(|| node.clone());
+        format!(
+            "/usr/bin/scp -o BatchMode=yes -o HostKeyAlias={node} -o UserKnownHostsFile=/etc/pve/nodes/{node}/ssh_known_hosts -o GlobalKnownHostsFile=none -p -- {tmp} [{ip}]:{dest}"
+        )
+    };
     let node2 = node.clone();
     let work = Box::new(move |c: &mut crate::state::Cluster, t: &mut tasks::TaskCtx| {
         t.log.push(format!("starting file import from: {tmp}"));
@@ -160,7 +171,7 @@ pub fn upload(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         t.log.push(format!("target node: {node2}"));
         t.log.push(format!("target file: {dest}"));
         t.log.push(format!("file size is: {}", received.size));
-        t.log.push(format!("command: cp -- {tmp} {dest}"));
+        t.log.push(format!("command: {command}"));
         t.check_fault()?;
         transfer::place(
             c,
@@ -178,7 +189,7 @@ pub fn upload(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     Ok(Value::String(tasks::spawn(
         ctx.sim,
         ctx.c,
-        &node,
+        &receiving,
         "imgcopy",
         "",
         ctx.who,

@@ -55,8 +55,10 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             }
             let values = planned_values(c, &mut t.log, &sim, &who, &node2, vmid, plan)?;
             t.check_fault()?;
-            if values.iter().any(|(k, _)| k == "tags") {
-                super::perms::check_tags(c, &who, vmid).map_err(|e| e.message)?;
+            if let Some((_, tags)) = values.iter().find(|(k, _)| k == "tags") {
+                // Raised as a PVE::Exception inside the worker: its text carries the code.
+                super::perms::check_tags(c, &who, vmid, None, Some(tags))
+                    .map_err(|e| format!("{} {}", e.status, e.message))?;
             }
             write_new_config(c, vmid, values)?;
             if let Some(p) = &pool {

@@ -50,14 +50,25 @@ fn maxdisk(g: &Guest) -> u64 {
     0
 }
 
+/// vmstatus's `cpus` (qemu-server `QemuServer.pm` `vmstatus`): sockets × cores, capped at
+/// the host's CPU count, unless `vcpus` is set (not capped, 0 counts as unset).
+pub fn vmstatus_cpus(sockets_x_cores: u64, vcpus: Option<u64>, host_cpus: u64) -> u64 {
+    match vcpus.filter(|v| *v > 0) {
+        Some(v) => v,
+        None => sockets_x_cores.min(host_cpus),
+    }
+}
+
 /// Fields of the `full=1` listing for one VM.
-pub fn stats(_ctx: &Ctx<'_>, g: &Guest) -> Map<String, Value> {
+pub fn stats(ctx: &Ctx<'_>, g: &Guest) -> Map<String, Value> {
     let c = &g.conf.current;
     let num = |k: &str, d: u64| c.get(k).and_then(|v| v.parse::<u64>().ok()).unwrap_or(d);
-    let cpus = c
-        .get("vcpus")
-        .and_then(|v| v.parse::<u64>().ok())
-        .unwrap_or(num("sockets", 1) * num("cores", 1));
+    let host_cpus = ctx.c.node(&g.node).map_or(1, |n| u64::from(n.maxcpu).max(1));
+    let cpus = vmstatus_cpus(
+        num("sockets", 1) * num("cores", 1),
+        c.get("vcpus").and_then(|v| v.parse::<u64>().ok()),
+        host_cpus,
+    );
     let maxmem = memory_bytes(g);
     let running = g.running;
     let up = uptime(g);
@@ -283,4 +294,21 @@ pub fn agent_enabled(v: &str) -> bool {
             .unwrap_or(if p.contains('=') { "" } else { p });
         crate::propstring::parse_bool(val) == Some("1")
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::vmstatus_cpus;
+
+    #[test]
+    fn cpus_are_capped_at_the_hosts_unless_vcpus_is_set() {
+        assert_eq!(vmstatus_cpus(4, None, 16), 4);
+        assert_eq!(
+            vmstatus_cpus(2 * 16, None, 16),
+            16,
+            "sockets × cores over the host's count"
+        );
+        assert_eq!(vmstatus_cpus(32, Some(24), 16), 24, "vcpus is not capped");
+        assert_eq!(vmstatus_cpus(8, Some(0), 4), 4, "vcpus 0 is unset");
+    }
 }

@@ -238,10 +238,11 @@ pub fn check_drive(c: &Cluster, who: &Identity, vmid: u32, value: &str) -> ApiRe
     check_vm_perm(c, who, vmid, None, privs, false)
 }
 
-/// `assert_tag_permissions` with the datacenter's default (free-form tags for users
-/// with `VM.Config.Options`).
-pub fn check_tags(c: &Cluster, who: &Identity, vmid: u32) -> ApiResult<()> {
-    check_vm_perm(c, who, vmid, None, &["VM.Config.Options"], false)
+/// `assert_tag_permissions` (pve-guest-common `GuestHelpers.pm`): `VM.Config.Options` on
+/// the VM, then each tag changed between `old` and `new` as datacenter.cfg allows it.
+pub fn check_tags(c: &Cluster, who: &Identity, vmid: u32, old: Option<&str>, new: Option<&str>) -> ApiResult<()> {
+    check_vm_perm(c, who, vmid, None, &["VM.Config.Options"], false)?;
+    crate::tag_access::assert_changes_allowed(c, who, old, new)
 }
 
 /// `check_bridge_access` over the `netN` values: `SDN.Use` on

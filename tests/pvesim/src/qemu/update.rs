@@ -595,7 +595,7 @@ fn locked_checks(c: &Cluster, who: &Identity, node: &str, vmid: u32, plan: &Upda
         } else if disks::is_disk_key(k) {
             perms::check_drive(c, who, vmid, &val)?;
         } else if k == "tags" {
-            perms::check_tags(c, who, vmid)?;
+            perms::check_tags(c, who, vmid, Some(&val), None)?;
         } else if disks::is_net_key(k) {
             perms::check_bridges(c, who, [(k.as_str(), val.as_str())])?;
         } else {
@@ -610,7 +610,7 @@ fn locked_checks(c: &Cluster, who: &Identity, node: &str, vmid: u32, plan: &Upda
             }
             perms::check_drive(c, who, vmid, v)?;
         } else if k == "tags" {
-            perms::check_tags(c, who, vmid)?;
+            perms::check_tags(c, who, vmid, before.as_deref(), Some(v))?;
         } else if disks::is_net_key(k) {
             if let Some(o) = &before {
                 perms::check_bridges(c, who, [(k.as_str(), o.as_str())])?;

@@ -246,6 +246,10 @@ pub fn validate(params: &BTreeMap<String, Value>, pschema: &Value) -> Result<BTr
             }
             continue;
         };
+        if v.is_null() {
+            // `check_prop` on an undefined value: absent (see the missing check below).
+            continue;
+        }
         let ty = schema.get("type").and_then(Value::as_str).unwrap_or("string");
         let is_list = matches!(schema.get("format"), Some(Value::String(f)) if f.ends_with("-list"));
         let text = match to_text(ty, v, is_list) {
@@ -265,7 +269,7 @@ pub fn validate(params: &BTreeMap<String, Value>, pschema: &Value) -> Result<BTr
         if k.ends_with("[n]") {
             continue;
         }
-        if !propstring::truthy(schema.get("optional")) && !params.contains_key(k) {
+        if !propstring::truthy(schema.get("optional")) && params.get(k).is_none_or(Value::is_null) {
             add(&mut errors, k, "property is missing and it is not optional".into());
         }
     }

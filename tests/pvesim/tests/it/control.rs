@@ -111,7 +111,7 @@ fn http_task_node_faults() {
         .find(|v| v["vmid"] == 200)
         .unwrap()
         .clone();
-    assert_eq!(ct["status"], "unknown");
+    assert_eq!(ct["status"], "running", "just gone offline: its last broadcast is kept");
     // Dropped connection.
     api.control(
         "POST",

@@ -166,3 +166,48 @@ fn tags_are_stored_by_the_tag_style() {
     );
     assert_eq!(tags(&api, 120), "web;b;a");
 }
+
+#[test]
+fn user_tag_access_and_registered_tags_bind_create_and_update_without_sys_modify() {
+    let mut api = cluster(None);
+    api.with_auth(vec![("Authorization", ADMIN)]);
+    let r = api.put(
+        "/cluster/options",
+        &[
+            ("user-tag-access", "user-allow=list,user-allow-list=web;db"),
+            ("registered-tags", "prod"),
+        ],
+    );
+    assert_eq!(r.status, 200, "{}", r.raw);
+    // The automation token has the VM privileges but not Sys.Modify on `/`.
+    api.with_auth(vec![("Authorization", TOKEN)]);
+    assert_eq!(
+        api.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "120"), ("tags", "web")]),
+        "OK",
+        "a tag of the list"
+    );
+    assert_eq!(
+        api.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "121"), ("tags", "web;other")]),
+        "unable to create VM 121 - 403 Permission check failed (/, Sys.Modify for modifying tag 'other')"
+    );
+    assert_eq!(api.get("/nodes/pve1/qemu/121/config").status, 500, "nothing is left");
+    assert_eq!(
+        api.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "122"), ("tags", "prod")]),
+        "unable to create VM 122 - 403 Permission check failed (/, Sys.Modify for modifying tag 'prod')",
+        "a registered tag needs Sys.Modify"
+    );
+    let r = api.put("/nodes/pve1/qemu/120/config", &[("tags", "web;db")]);
+    assert_eq!(r.status, 200, "adding a listed tag: {}", r.raw);
+    let r = api.put("/nodes/pve1/qemu/120/config", &[("tags", "web;db;other")]);
+    assert_eq!(r.status, 403, "{}", r.raw);
+    assert_eq!(
+        r.message().trim_end(),
+        "Permission check failed (/, Sys.Modify for modifying tag 'other')"
+    );
+    // With Sys.Modify on `/` every tag goes.
+    api.with_auth(vec![("Authorization", ADMIN)]);
+    assert_eq!(
+        api.run_task("POST", "/nodes/pve1/qemu", &[("vmid", "123"), ("tags", "prod;other")]),
+        "OK"
+    );
+}

@@ -28,5 +28,7 @@ mod robustness;
 mod scenario_schema;
 mod snapshots_backups;
 mod storage_state;
+mod status_broadcast;
 mod upload;
+mod upload_node;
 mod vm;

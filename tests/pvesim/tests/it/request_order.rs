@@ -102,3 +102,28 @@ fn credentials_are_checked_before_the_path_and_the_body() {
         "Method 'GET /nodes/pve1/qemu/100/no-such-call' not implemented"
     );
 }
+
+/// A form body as pve-http-server's `decode_urlencoded` reads it: pairs split at `;` as
+/// well as `&`, a value ending at a second raw `=`, an empty value undefined (absent to
+/// the schema).
+#[test]
+fn a_form_body_is_split_as_decode_urlencoded_splits_it() {
+    let api = Api::start(quick());
+    let body = "description=a=b;name=web9";
+    let raw = raw_tls(
+        &api.sim,
+        format!(
+            "PUT /api2/json/nodes/pve1/qemu/100/config HTTP/1.1\r\nHost: localhost\r\nAuthorization: {TOKEN}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    );
+    assert_eq!(status_line(&raw), "HTTP/1.1 200 OK", "{raw}");
+    let conf = api.config("pve1", 100);
+    assert_eq!(conf["description"], "a", "{conf}");
+    assert_eq!(conf["name"], "web9", "{conf}");
+    // `vmid=` is an undefined vmid: missing, not a type error.
+    let r = api.post("/nodes/pve1/qemu", &[("vmid", "")]);
+    assert_eq!(r.status, 400, "{}", r.raw);
+    assert_eq!(r.error("vmid"), "property is missing and it is not optional");
+}
