@@ -25,6 +25,10 @@ pub enum Effect {
         /// The template a clone is made from.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         clone_of: Option<u32>,
+        /// The state of the HA resource the create adds (`ha-managed`): `started` when
+        /// the create starts the VM, else `stopped` (qemu-server `create_vm`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        ha_state: Option<String>,
     },
     /// Config keys written or deleted (disks, NICs, any option), each described for
     /// people in `what` (`add disk scsi1 (32G on local-lvm)`).

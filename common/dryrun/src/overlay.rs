@@ -93,6 +93,9 @@ pub fn resource_of(vm: &PlannedVm) -> Value {
     if let Some(pool) = &vm.pool {
         m.insert("pool".into(), json!(pool));
     }
+    if let Some(state) = &vm.ha_state {
+        m.insert("hastate".into(), json!(state));
+    }
     let config = config(vm, None, false);
     if let Some(mem) = config.get("memory").and_then(number) {
         m.insert("maxmem".into(), json!(mem * 1024 * 1024));
@@ -246,6 +249,13 @@ pub fn status(vm: &PlannedVm, real: Option<Value>) -> Value {
             }
             m.insert("status".into(), json!("stopped"));
             m.insert("qmpstatus".into(), json!("stopped"));
+            // PVE manages a resource a create adds (it is neither `ignored` nor, on a
+            // cluster the plan knows nothing else of, disarmed).
+            let ha = match &vm.ha_state {
+                Some(state) => json!({"managed": 1, "state": state}),
+                None => json!({"managed": 0}),
+            };
+            m.insert("ha".into(), ha);
             m
         }
     };
@@ -342,6 +352,24 @@ mod tests {
             2,
             "type=storage gets no planned VM"
         );
+    }
+
+    #[test]
+    fn a_planned_ha_managed_vm_lists_its_resource_and_is_managed() {
+        let vms = vms(json!([
+            {"kind": "create", "vmid": 101, "node": "pve1", "name": "web1", "config": {}, "ha_state": "stopped"},
+            {"kind": "power", "vmid": 101, "node": "pve1", "status": "running"},
+            {"kind": "create", "vmid": 102, "node": "pve1", "name": "web2", "config": {}},
+        ]));
+        let (ha, plain) = (&vms[0], &vms[1]);
+        assert_eq!(
+            resource_of(ha)["hastate"],
+            "started",
+            "a start through HA requests started"
+        );
+        assert_eq!(status(ha, None)["ha"], json!({"managed": 1, "state": "started"}));
+        assert!(resource_of(plain).get("hastate").is_none());
+        assert_eq!(status(plain, None)["ha"], json!({"managed": 0}));
     }
 
     #[test]

@@ -79,12 +79,12 @@ impl RunPlan {
                     name,
                     config,
                     clone_of,
+                    ha_state,
                     ..
                 } => {
-                    vms.insert(
-                        vmid,
-                        PlannedVm::created(vmid, node, name.clone(), config.clone(), *clone_of),
-                    );
+                    let mut vm = PlannedVm::created(vmid, node, name.clone(), config.clone(), *clone_of);
+                    vm.ha_state = ha_state.clone();
+                    vms.insert(vmid, vm);
                 }
                 other => vms
                     .entry(vmid)
@@ -168,6 +168,8 @@ pub struct PlannedVm {
     pub pool: Option<String>,
     /// What changes, in words, for the plan summary and messages.
     pub what: Vec<String>,
+    /// The state of the HA resource a planned create adds; `None`: as PVE says.
+    pub ha_state: Option<String>,
 }
 
 impl PlannedVm {
@@ -207,6 +209,7 @@ impl PlannedVm {
             removed: false,
             pool: None,
             what: Vec::new(),
+            ha_state: None,
         }
     }
 
@@ -243,6 +246,11 @@ impl PlannedVm {
                 ..
             } => {
                 self.status = Some(status.clone());
+                // A managed VM is started and stopped through HA, which records the
+                // request as the resource's state (pve-ha-manager `API2/HA/Resources.pm`).
+                if let Some(ha) = &mut self.ha_state {
+                    *ha = if status == "stopped" { "stopped" } else { "started" }.to_string();
+                }
                 if *applies_pending {
                     self.pending.clear();
                     self.pending_applied = true;

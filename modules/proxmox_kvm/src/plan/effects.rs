@@ -110,12 +110,14 @@ fn created(vmid: u32, node: &str, name: Option<&str>, form: &[(String, String)])
         .filter(|(k, _)| !formats::REQUEST_PARAMS.contains(&k.as_str()))
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
+    let field = |key: &str| form.iter().any(|(k, v)| k == key && v == "1");
     let create = Effect::Create {
         vmid,
         node: node.to_string(),
         name: name.map(str::to_string),
         config: config_after_write(&config),
         clone_of: None,
+        ha_state: field("ha-managed").then(|| if field("start") { "started" } else { "stopped" }.to_string()),
     };
     std::iter::once(create)
         .chain(placed_in_pool(vmid, node, form))
@@ -137,6 +139,7 @@ fn cloned(
         name: name.map(str::to_string),
         config,
         clone_of: Some(source),
+        ha_state: None,
     };
     std::iter::once(create)
         .chain(placed_in_pool(vmid, node, form))

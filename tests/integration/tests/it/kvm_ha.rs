@@ -168,3 +168,51 @@ fn ha_managed_on_an_ignored_vm_warns_with_its_resource_state() {
     );
     assert_eq!(ha_entry(&env).as_deref(), Some("ignored"));
 }
+
+/// A VM an earlier task of a check run creates with `ha_managed` has an HA resource in
+/// the run's plan: a later `absent` without `purge` is predicted to fail as the real run
+/// then fails, not predicted to remove it.
+#[test]
+fn absent_after_a_planned_ha_managed_create_is_refused_in_check_mode_as_for_real() {
+    let env = Env::start();
+    let tasks = "\
+- name: new
+  ferrox.proxmox.proxmox_kvm:
+    vmid: 4100
+    name: ha-web
+    node: pve1
+    ha_managed: true
+- name: gone
+  ferrox.proxmox.proxmox_kvm:
+    vmid: 4100
+    state: absent
+    force: true
+    timeout: 20
+  ignore_errors: true
+";
+    // Creating a VM with an HA resource needs Sys.Console on `/` (qemu-server
+    // `create_vm`): root's.
+    let root = crate::disk_scenario::as_root(&env);
+    let dry = env.run_with(
+        tasks,
+        &PlayOpts {
+            check: true,
+            ..root.clone()
+        },
+    );
+    assert!(dry.task("new").changed, "{}", dry.transcript());
+    let predicted = dry.task("gone");
+    assert!(predicted.failed, "{}", dry.transcript());
+    assert!(predicted.msg().contains("purge: true"), "{}", predicted.msg());
+    assert_eq!(env.writes(), Vec::<String>::new(), "check mode wrote nothing");
+
+    let play = env.run_with(tasks, &root);
+    assert!(play.task("new").changed, "{}", play.transcript());
+    let real = play.task("gone");
+    assert!(real.failed, "{}", play.transcript());
+    assert_eq!(real.msg(), predicted.msg(), "the run fails as the dry run predicted");
+    assert!(
+        env.guests_listed().iter().any(|g| g["vmid"] == 4100),
+        "the VM is still there"
+    );
+}
