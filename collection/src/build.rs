@@ -34,11 +34,6 @@ pub enum Profile {
     Release,
 }
 
-/// `plugins/modules/__bin`: one folder per platform, hidden from `ansible-doc -l`.
-pub fn bin_root() -> PathBuf {
-    repo::root().join("plugins/modules/__bin")
-}
-
 /// The host platform's binary.
 pub fn build(profile: Profile) -> Result<()> {
     let host = platform::host()?;
@@ -46,7 +41,7 @@ pub fn build(profile: Profile) -> Result<()> {
     remove_old_layouts()?;
     print_header();
     install(host, &built, profile)?;
-    sanity::write_ignores(&bin_root())
+    sanity::write_ignores(&repo::bin_root())
 }
 
 /// Every platform's release binary: the host's natively, the others cross-built.
@@ -120,7 +115,7 @@ pub fn install_release(built: &[(Platform, PathBuf)]) -> Result<()> {
     for (p, file) in built {
         install(*p, file, Profile::Release)?;
     }
-    sanity::write_ignores(&bin_root())
+    sanity::write_ignores(&repo::bin_root())
 }
 
 /// Builds with the host's own toolchain; returns the built file.
@@ -151,13 +146,13 @@ fn print_header() {
         "platform",
         "binary",
         "bytes",
-        repo::rel(&bin_root())
+        repo::rel(&repo::bin_root())
     );
 }
 
 /// Copies `built` into `__bin/<platform>/`, checking a release binary first.
 fn install(platform: Platform, built: &Path, profile: Profile) -> Result<()> {
-    let dest_dir = bin_root().join(platform.name);
+    let dest_dir = repo::bin_root().join(platform.name);
     std::fs::create_dir_all(&dest_dir)?;
     let dest = dest_dir.join(BINARY);
     install_binary(built, &dest, profile)?;
@@ -180,7 +175,7 @@ fn remove_old_layouts() -> Result<()> {
         .map(|m| repo::root().join("plugins/modules").join(m))
         .collect();
     for p in PLATFORMS {
-        old.extend(modules::names().map(|m| bin_root().join(p.name).join(m)));
+        old.extend(modules::names().map(|m| repo::bin_root().join(p.name).join(m)));
     }
     for path in old.into_iter().filter(|p| p.is_file()) {
         std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;

@@ -4,7 +4,6 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
 
-use crate::build;
 use crate::modules;
 use crate::platform::PLATFORMS;
 use crate::repo;
@@ -61,7 +60,7 @@ fn tarball_into(out_dir: &Path) -> Result<PathBuf> {
 /// The platform folders of `plugins/modules/__bin/`; fails when there is none or one
 /// lacks the binary (a platform half shipped would fail tasks at run time).
 fn shipped_platforms() -> Result<Vec<String>> {
-    let bin_root = build::bin_root();
+    let bin_root = repo::bin_root();
     let mut platforms = Vec::new();
     if let Ok(entries) = std::fs::read_dir(&bin_root) {
         for entry in entries {

@@ -11,6 +11,12 @@ pub fn root() -> PathBuf {
     here.canonicalize().unwrap_or(here)
 }
 
+/// `plugins/modules/__bin`: one folder per platform, hidden from `ansible-doc -l`, where
+/// `build` puts the module binaries and the tarball and sanity ignores find them.
+pub fn bin_root() -> PathBuf {
+    root().join("plugins/modules/__bin")
+}
+
 /// The cargo that runs us (so `+toolchain` and the environment carry over).
 pub fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));

@@ -192,8 +192,8 @@ fn cpu_name(cpu: u32) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::build::bin_root;
     use crate::platform::{by_name, PLATFORMS};
+    use crate::repo::bin_root;
 
     fn shipped(name: &str) -> std::path::PathBuf {
         let path = bin_root().join(name).join(crate::modules::BINARY);

@@ -8,13 +8,6 @@ pub const MASK: &str = "********";
 /// What AnsibleModule shows for a `no_log` option in `invocation.module_args`.
 pub const NO_LOG_PLACEHOLDER: &str = "VALUE_SPECIFIED_IN_NO_LOG_PARAMETER";
 
-/// Replaces every occurrence of each secret in `text`.
-pub fn mask_str(text: &str, secrets: &[String]) -> String {
-    let mut out = text.to_string();
-    mask_in_place(&mut out, &longest_first(secrets));
-    out
-}
-
 /// The non-empty secrets, longest first, so a secret that contains another is masked whole.
 fn longest_first(secrets: &[String]) -> Vec<&str> {
     let mut sorted: Vec<&str> = secrets.iter().map(String::as_str).filter(|s| !s.is_empty()).collect();

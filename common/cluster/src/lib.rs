@@ -5,7 +5,7 @@
 //! rules stay pure, and this crate is where the two meet in a read. It knows neither the
 //! run layer nor the dry run: in a check run its reads go through the client's
 //! `ReadThrough` unaware. It uses the Ansible side only for [`ferrox_ansible::protocol::Failure`]
-//! (1.6's messages for a VM not found) and [`ferrox_ansible::check_mode_assume`] (what a check run
+//! (same-named VMs told apart) and [`ferrox_ansible::check_mode_assume`] (what a check run
 //! may take as existing).
 //!
 //! Invariants: a lookup costs one `GET /cluster/resources`, decoded as it streams and
@@ -15,7 +15,9 @@
 //!
 //! Entry points: [`vm::read`] with a [`vm::ListingQuery`] (for a task's VM,
 //! [`vm::ListingQuery::lookup`] with a [`listing_probe::LookupTargets`]), then
-//! [`vm::locate_qemu`]; [`references::verify_volumes`]; [`guest_net`] for a guest's addresses.
+//! [`vm::by_vmid`] or [`per_node::qemu_by_name_on`] (the run layer's `vm_task::locate_qemu`
+//! finds a task's VM with them, [`duplicates::explain`] wording a shared name);
+//! [`references::verify_volumes`]; [`guest_net`] for a guest's addresses.
 //!
 //! - [`vm`]: the `/cluster/resources` listing; finding a VM by vmid or name, and its node.
 //! - [`listing_probe`]: ruling listing entries out unread; [`flat_json`]: reading one entry's fields.

@@ -38,8 +38,9 @@ impl NameProbe {
     }
 }
 
-/// The guests a lookup can return, as [`crate::vm::locate_qemu`] finds them: by vmid
-/// (which wins over the name), else by name; plus any further vmid the task reads.
+/// The guests a lookup can return: by vmid ([`crate::vm::by_vmid`], which wins over the
+/// name), else by name ([`crate::per_node::qemu_by_name_on`]); plus any further vmid the
+/// task reads.
 pub struct LookupTargets {
     vmids: Vec<u32>,
     names: Vec<NameProbe>,

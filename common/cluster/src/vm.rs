@@ -15,7 +15,6 @@ use serde_json::Value;
 use crate::flat_json;
 use crate::listing_probe::{LookupTargets, OtherGuest};
 use crate::load::Load;
-use ferrox_ansible::protocol::Failure;
 use ferrox_pve_client::client::{ApiError, ApiErrorKind, Client};
 
 /// What kind of guest a listing entry is.
@@ -672,28 +671,6 @@ pub fn qemu_by_name<'a>(guests: &'a [Guest], name: &str) -> Result<Option<&'a Gu
     }
 }
 
-/// The QEMU VM a task names, by `vmid` (which wins) else by exact `name`, with 1.6's
-/// messages when it is missing. A container fails: `what_module_does` finishes the
-/// sentence (`proxmox_nic manages NICs of QEMU VMs`).
-pub fn locate_qemu<'a>(
-    guests: &'a [Guest],
-    vmid: Option<u32>,
-    name: Option<&str>,
-    what_module_does: &str,
-) -> Result<&'a Guest, Failure> {
-    let guest = match (vmid, name) {
-        (Some(id), _) => by_vmid(guests, id).ok_or_else(|| format!("VM with vmid {id} does not exist in cluster"))?,
-        (None, Some(name)) => qemu_by_name(guests, name)?.ok_or_else(|| format!("No VM with name {name} found"))?,
-        (None, None) => return Err(Failure::new("one of the following is required: name, vmid")),
-    };
-    if guest.kind != GuestType::Qemu {
-        return Err(
-            Failure::new(format!("{} is an LXC container; {what_module_does}", guest.vmid)).with("vmid", guest.vmid),
-        );
-    }
-    Ok(guest)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -740,25 +717,6 @@ mod tests {
             qemu_by_name(&guests, "web").unwrap_err(),
             "Multiple VMs with name web found (vmids 100, 105), provide vmid instead"
         );
-    }
-
-    #[test]
-    fn locate_qemu_prefers_vmid_and_refuses_containers() {
-        let guests = sample();
-        let does = "demo manages QEMU VMs";
-        assert_eq!(locate_qemu(&guests, Some(9000), Some("web"), does).unwrap().vmid, 9000);
-        assert_eq!(locate_qemu(&guests, None, Some("web"), does).unwrap().vmid, 100);
-        assert_eq!(
-            locate_qemu(&guests, Some(999), None, does).unwrap_err().msg,
-            "VM with vmid 999 does not exist in cluster"
-        );
-        assert_eq!(
-            locate_qemu(&guests, None, Some("nope"), does).unwrap_err().msg,
-            "No VM with name nope found"
-        );
-        let lxc = locate_qemu(&guests, Some(200), None, does).unwrap_err();
-        assert_eq!(lxc.msg, "200 is an LXC container; demo manages QEMU VMs");
-        assert_eq!(lxc.extra["vmid"], json!(200));
     }
 
     #[test]

@@ -33,4 +33,5 @@ pub mod privileges;
 pub mod propstring;
 pub mod size;
 pub mod unknown;
+mod unknown_marker;
 pub mod utc_time;

@@ -8,16 +8,7 @@ use serde_json::{Map, Value};
 use crate::propstring::{self, formats};
 use crate::size;
 
-/// The text standing for a value PVE decides when the change is applied.
-pub const UNKNOWN: &str = "(known after apply)";
-
-/// The result key listing the result keys whose value is known only after apply.
-pub const RESULT_KEY: &str = "known_after_apply";
-
-/// Whether a value (or a part of a property string) is only known after apply.
-pub fn is_unknown(text: &str) -> bool {
-    text.to_ascii_lowercase().contains(UNKNOWN)
-}
+pub use crate::unknown_marker::{is_unknown, RESULT_KEY, UNKNOWN};
 
 /// A config value as PVE would store it once written: a NIC gets a MAC, a disk to
 /// allocate gets a volume (and the size PVE gives it). Other values are unchanged.

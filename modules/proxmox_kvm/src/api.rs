@@ -1,9 +1,6 @@
 //! The PVE calls this module makes, each in one place, with paths built once.
 
-use std::time::Duration;
-
 use ferrox_common::api::client::{ApiError, Client};
-use ferrox_common::api::tasks::{self, TaskDone, TaskError};
 use ferrox_common::pve::pending;
 use serde_json::{Map, Value};
 
@@ -119,14 +116,6 @@ pub fn next_id(client: &Client) -> Result<u32, ApiError> {
         message: format!("PVE answered /cluster/nextid with {data}, not a vmid"),
         errors: None,
     })
-}
-
-/// Waits for a task when `answer` is a UPID (some calls are synchronous on some PVE versions).
-pub fn wait_if_task(client: &Client, answer: &Value, timeout: Duration) -> Result<Option<TaskDone>, TaskError> {
-    match answer.as_str().filter(|s| s.starts_with("UPID:")) {
-        Some(upid) => tasks::wait(client, upid, timeout).map(Some),
-        None => Ok(None),
-    }
 }
 
 /// `mac` (every netN -> MAC) and `devices` (every disk key -> volume) of a config.

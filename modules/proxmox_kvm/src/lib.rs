@@ -17,7 +17,8 @@
 //! [`converge`], [`checks`], [`plan`] and [`api`] are the libraries the steps call.
 //!
 //! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
-//!   `apply_pending`, ... are [`task`]'s enums), and the module's declaration
+//!   `apply_pending`, ... are the enums of `task/choices.rs`, below both the declaration
+//!   and the task that reads it), and the module's declaration
 //!   ([`spec`]) with the docs' prose, notes, examples, returns.
 //! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, the clone, restore,
 //!   migration, removal and guest-wait parts; the only reader of parameters, with its

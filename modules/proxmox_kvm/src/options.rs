@@ -11,7 +11,7 @@ use ferrox_common::ansible::options::{Choice, Kind, Opt, Params, Rules};
 use ferrox_common::cluster::guest_net::Family;
 use ferrox_common::run::connection;
 
-use crate::task::{ApplyPending, State, UpdatePassword};
+use crate::task::choices::{ApplyPending, State, UpdatePassword};
 
 /// Every option: the shared connection options first, then the module's own.
 pub fn all() -> Vec<Opt> {

@@ -11,6 +11,7 @@
 pub mod absent;
 pub mod api;
 pub mod checks;
+pub mod choices;
 mod docs;
 pub mod options;
 pub mod present;

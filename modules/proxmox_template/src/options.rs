@@ -5,7 +5,7 @@ use ferrox_common::ansible::options::read::Choice;
 use ferrox_common::ansible::options::{Opt, Rules};
 use ferrox_common::run::connection;
 
-use crate::task::{Algorithm, Content, State};
+use crate::choices::{Algorithm, Content, State};
 
 /// community.proxmox 1.6's default: seconds to wait for an upload, download or removal.
 pub const DEFAULT_TIMEOUT: i64 = 30;

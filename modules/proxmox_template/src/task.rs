@@ -7,55 +7,8 @@ use std::time::Duration;
 use ferrox_common::ansible::options::read::{Choice, Reader};
 use ferrox_common::ansible::options::Params;
 
+pub use crate::choices::{Algorithm, Content, State};
 use crate::options;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    Present,
-    Absent,
-}
-
-impl Choice for State {
-    const ALL: &'static [(&'static str, State)] = &[("present", State::Present), ("absent", State::Absent)];
-}
-
-/// PVE's content types for files a storage holds (`content` of upload/download-url).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Content {
-    Vztmpl,
-    Iso,
-    Import,
-}
-
-impl Choice for Content {
-    const ALL: &'static [(&'static str, Content)] = &[
-        ("vztmpl", Content::Vztmpl),
-        ("iso", Content::Iso),
-        ("import", Content::Import),
-    ];
-}
-
-/// `checksum-algorithm` as PVE spells it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Algorithm {
-    Md5,
-    Sha1,
-    Sha224,
-    Sha256,
-    Sha384,
-    Sha512,
-}
-
-impl Choice for Algorithm {
-    const ALL: &'static [(&'static str, Algorithm)] = &[
-        ("md5", Algorithm::Md5),
-        ("sha1", Algorithm::Sha1),
-        ("sha224", Algorithm::Sha224),
-        ("sha256", Algorithm::Sha256),
-        ("sha384", Algorithm::Sha384),
-        ("sha512", Algorithm::Sha512),
-    ];
-}
 
 /// Where a present file comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]

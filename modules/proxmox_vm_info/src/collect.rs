@@ -11,7 +11,7 @@ use ferrox_common::ansible::options::Params;
 use ferrox_common::ansible::protocol::Failure;
 use ferrox_common::api::client::{ApiError, ApiErrorKind, Client};
 use ferrox_common::cluster::listing_probe::NameProbe;
-use ferrox_common::run::name_index::{ClusterIndex, Seed};
+use ferrox_common::run::name_index::Seed;
 use serde_json::{Map, Value};
 use std::time::Instant;
 
@@ -140,15 +140,8 @@ struct Listed {
     seed: Option<Seed>,
 }
 
-/// The guests the task asks for: by name through the run's name index (`index`, this
-/// cluster's, when fresh) when it tells them all, else from the listing. `seeding`: the
-/// run keeps an index (the key of this cluster's): the listing refreshes it.
-pub fn collect(
-    client: &Client,
-    f: &Filters,
-    index: Option<&ClusterIndex>,
-    seeding: Option<&str>,
-) -> Result<Found, Failure> {
+/// Fails, in 1.6's words, when the task names a node the cluster does not have.
+pub fn check_node(client: &Client, f: &Filters) -> Result<(), Failure> {
     if let Some(node) = &f.node {
         let nodes = client
             .get("/nodes", &[])
@@ -160,9 +153,12 @@ pub fn collect(
             return Err(Failure::new(format!("Node {node} doesn't exist in PVE cluster")));
         }
     }
-    if let Some(found) = index.and_then(|index| crate::indexed::collect(client, f, index)) {
-        return found;
-    }
+    Ok(())
+}
+
+/// The guests the task asks for, from the cluster's listing. `seeding`: the run keeps an
+/// index (the key of this cluster's): the listing refreshes it.
+pub fn listed(client: &Client, f: &Filters, seeding: Option<&str>) -> Result<Found, Failure> {
     // An entry that cannot carry the name is skipped unread; of the others the filter
     // fields are decoded first, and the whole entry only when it is kept.
     let probe = NameProbe::new(f.name.as_deref());

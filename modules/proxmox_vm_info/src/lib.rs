@@ -8,6 +8,10 @@
 //! - [`spec`]: the declaration (options, rules, docs).
 //! - [`collect`]: what is read from the cluster and how it is merged.
 //! - [`indexed`]: a lookup by name through the run's name index instead of a listing.
+//!
+//! [`run`] chooses between the two: the index when it tells every guest asked for, else
+//! the listing; `indexed` builds its records with `collect`'s types, so the choice is made
+//! here, above both.
 
 mod collect;
 mod docs;
@@ -76,7 +80,13 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let given = m.name_index();
     let index = given.and_then(|given| given.fresh(&key));
     let seeding = given.map(|_| key.as_str());
-    let found = collect::collect(&client, &filters, index, seeding)?;
+    collect::check_node(&client, &filters)?;
+    // By name through the run's name index (this cluster's, when fresh) when it tells
+    // every guest the task asks for, else from the listing.
+    let found = match index.and_then(|index| indexed::collect(&client, &filters, index)) {
+        Some(found) => found?,
+        None => collect::listed(&client, &filters, seeding)?,
+    };
     if let Some((index, listed_at)) = found.seeded {
         m.refresh_name_index(index, listed_at);
     }

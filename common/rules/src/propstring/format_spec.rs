@@ -1,7 +1,7 @@
 //! The shape of a property-string format: its keys, their value kinds, defaults and
 //! aliases. The tables themselves are generated from PVE's API schema into
-//! [`super::formats`]; this file holds the types, the lookup by config key, and the
-//! two facts the schema does not state (index ranges, implicit defaults).
+//! [`super::formats`]; this file holds the types, the lookup by config key in a table,
+//! and the two facts the schema does not state (index ranges, implicit defaults).
 
 /// How a value is read and compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,10 +152,12 @@ pub fn is_drive_key(key: &str) -> bool {
     matches!(key, "efidisk0" | "tpmstate0") || is_bus_drive_key(key)
 }
 
-/// The format of a VM config key: `net3` -> net[n], `scsi0` -> scsi[n], `efidisk0`.
-/// `None` for keys that are not property strings or indexes out of range.
-pub fn for_config_key(key: &str) -> Option<&'static Format> {
-    if let Some(f) = super::formats::ALL.iter().copied().find(|f| f.name == key) {
+/// The format of a VM config key among `formats`: `net3` -> `net[n]`, `scsi0` -> `scsi[n]`,
+/// `efidisk0`. `None` for keys that are not property strings or indexes out of range.
+/// The table is handed in ([`super::formats::for_config_key`] hands in its own), so
+/// this file stays below the table written with its types.
+pub fn format_among(formats: &[&'static Format], key: &str) -> Option<&'static Format> {
+    if let Some(f) = formats.iter().copied().find(|f| f.name == key) {
         return Some(f);
     }
     let (prefix, index) = split_indexed(key);
@@ -164,7 +166,7 @@ pub fn for_config_key(key: &str) -> Option<&'static Format> {
         return None;
     }
     let wanted = format!("{prefix}[n]");
-    super::formats::ALL.iter().copied().find(|f| f.name == wanted)
+    formats.iter().copied().find(|f| f.name == wanted)
 }
 
 /// A plain key (the generated tables are written with these).

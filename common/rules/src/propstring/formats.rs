@@ -2,11 +2,8 @@
 //! schema by `UPDATE_FORMATS=1 cargo test -p ferrox-pve-rules formats_table`. Do not edit
 //! by hand.
 
-pub use super::format_spec::for_config_key;
-
-use super::format_spec::{alias, key, key_alias, Format, Kind};
-use super::keys::{Accepts, ConfigKey};
-use super::versions::Introduced;
+use super::format_spec::{alias, format_among, key, key_alias, Format, Kind};
+use super::schema_entry::{Accepts, ConfigKey, Introduced};
 
 /// The property string of the `agent` config key, as the schema declares it.
 pub const AGENT: Format = Format {
@@ -526,6 +523,12 @@ pub const WATCHDOG: Format = Format {
 
 /// Every format above.
 pub const ALL: &[&Format] = &[&AGENT, &AMD_SEV, &AUDIO0, &BOOT, &CICUSTOM, &CPU, &EFIDISK0, &HOSTPCI, &IDE, &INTEL_TDX, &IPCONFIG, &IVSHMEM, &MACHINE, &MEMORY, &NET, &NUMA, &RNG0, &SATA, &SCSI, &SMBIOS1, &SPICE_ENHANCEMENTS, &STARTUP, &TPMSTATE0, &UNUSED, &USB, &VGA, &VIRTIO, &VIRTIOFS, &WATCHDOG];
+
+/// The format of a VM config key: `net3` -> `net[n]`, `scsi0` -> `scsi[n]`, `efidisk0`.
+/// `None` for keys that are not property strings or indexes out of range.
+pub fn for_config_key(key: &str) -> Option<&'static Format> {
+    format_among(ALL, key)
+}
 
 /// Every key of a VM config PVE lets a client set, with what it accepts.
 pub const CONFIG_KEYS: &[ConfigKey] = &[

@@ -79,10 +79,8 @@ pub fn generate(schema: &Value, newer: &Value) -> Result<String, String> {
         "//! Property-string formats and the config keys of QEMU VMs, generated from PVE's API\n\
          //! schema by `UPDATE_FORMATS=1 cargo test -p ferrox-pve-rules formats_table`. Do not edit\n\
          //! by hand.\n\n\
-         pub use super::format_spec::for_config_key;\n\n\
-         use super::format_spec::{alias, key, key_alias, Format, Kind};\n\
-         use super::keys::{Accepts, ConfigKey};\n\
-         use super::versions::Introduced;\n",
+         use super::format_spec::{alias, format_among, key, key_alias, Format, Kind};\n\
+         use super::schema_entry::{Accepts, ConfigKey, Introduced};\n",
     );
     let newer_keys = newer["keys"].as_array().ok_or("newer-keys.json has no keys")?;
     let mut config_keys: Vec<(&String, &Value)> = update.iter().filter(|(k, _)| is_config_key(k, &stored)).collect();
@@ -111,6 +109,11 @@ pub fn generate(schema: &Value, newer: &Value) -> Result<String, String> {
     out.push_str("\n/// Every format above.\npub const ALL: &[&Format] = &[");
     out.push_str(&constants.iter().map(|c| format!("&{c}")).collect::<Vec<_>>().join(", "));
     out.push_str("];\n");
+    out.push_str(
+        "\n/// The format of a VM config key: `net3` -> `net[n]`, `scsi0` -> `scsi[n]`, `efidisk0`.\n\
+         /// `None` for keys that are not property strings or indexes out of range.\n\
+         pub fn for_config_key(key: &str) -> Option<&'static Format> {\n    format_among(ALL, key)\n}\n",
+    );
     out.push_str("\n/// Every key of a VM config PVE lets a client set, with what it accepts.\npub const CONFIG_KEYS: &[ConfigKey] = &[\n");
     for (config_key, param) in &config_keys {
         out.push_str(&format!(

@@ -2,56 +2,13 @@
 //! ([`super::formats::CONFIG_KEYS`], generated with the formats): a value is checked
 //! here before any write, so a typo fails the task instead of reaching PVE.
 
-use super::format_spec::{max_index, split_indexed, Format};
+use super::format_spec::{max_index, split_indexed};
 use super::formats::CONFIG_KEYS;
+pub use super::schema_entry::{Accepts, ConfigKey};
 
 /// The Proxmox VE release whose API schema the tables are generated from (the schema
 /// file's README states it).
 pub const SCHEMA_VERSION: &str = "9.1";
-
-/// What a config key accepts.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Accepts {
-    /// A boolean (`1`/`0`, `true`/`false`, `yes`/`no`, `on`/`off`).
-    Bool,
-    /// An integer within the bounds given.
-    Int {
-        /// The least value, if the schema sets one.
-        min: Option<i64>,
-        /// The greatest value, if the schema sets one.
-        max: Option<i64>,
-    },
-    /// A number within the bounds given.
-    Number {
-        /// The least value, if the schema sets one.
-        min: Option<f64>,
-        /// The greatest value, if the schema sets one.
-        max: Option<f64>,
-    },
-    /// One of these words.
-    Enum(&'static [&'static str]),
-    /// A property string in this format.
-    PropString(&'static Format),
-    /// Text; `format` is PVE's name for a check made on the node (`pve-storage-id`),
-    /// `pattern` a regular expression PVE matches (both checked by PVE as well).
-    Text {
-        /// PVE's name for the check made on the node, if any.
-        format: Option<&'static str>,
-        /// The regular expression PVE matches, if any.
-        pattern: Option<&'static str>,
-    },
-}
-
-/// One key of the schema, `net[n]` standing for `net0` to `net31`.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ConfigKey {
-    /// The key as the schema names it (`net[n]` for `net0` to `net31`).
-    pub name: &'static str,
-    /// What values the key takes.
-    pub accepts: Accepts,
-    /// The value as the schema spells it for people (`size=<integer> [,name=<string>]`).
-    pub typetext: &'static str,
-}
 
 /// Highest index of indexed keys the formats' ranges do not cover.
 const MORE_INDEX_RANGES: &[(&str, u32)] = &[("serial", 3), ("parallel", 2)];

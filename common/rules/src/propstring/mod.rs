@@ -33,6 +33,7 @@ pub mod formats;
 #[cfg(test)]
 mod generate;
 pub mod keys;
+mod schema_entry;
 pub mod versions;
 
 pub use format_spec::{
@@ -201,7 +202,7 @@ pub fn parse_config_value(config_key: &str, text: &str) -> Result<(PropString, &
 pub fn normalise(kind: Kind, value: &str) -> Result<String, String> {
     let v = value.trim();
     // A dry run's stand-in for what PVE decides (a new NIC's MAC) is a value of any kind.
-    if v == crate::unknown::UNKNOWN {
+    if v == crate::unknown_marker::UNKNOWN {
         return Ok(v.to_string());
     }
     match kind {

@@ -26,21 +26,9 @@
 
 pub use super::formats::{INTRODUCED, SCHEMA_PVE};
 use super::keys::SCHEMA_VERSION;
+pub use super::schema_entry::Introduced;
 use super::Format;
 use serde_json::{Map, Value};
-
-/// A sub-key a PVE release has and an older one lacks (an entry of `newer-keys.json`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Introduced {
-    /// The config key as the schema names it: `net[n]`, `cpu`, `agent`.
-    pub config_key: &'static str,
-    /// The sub-key: `host-tunnel`.
-    pub key: &'static str,
-    /// The first pve-manager release that came with it.
-    pub pve: &'static str,
-    /// The qemu-server release that added it.
-    pub qemu_server: &'static str,
-}
 
 /// Why only the node decides a key of the task.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 //! the declaration ([`crate::options`]) through [`Reader`], which holds each read to
 //! it; the declaration test below shows every declared option is read here.
 
+pub mod choices;
 pub mod config;
 pub mod placement;
 #[cfg(test)]
@@ -12,83 +13,13 @@ pub(crate) mod testing;
 use std::time::Duration;
 
 use ferrox_common::ansible::check_mode_assume::Assume;
-use ferrox_common::ansible::options::{Choice, Params, Reader};
+use ferrox_common::ansible::options::{Params, Reader};
 use ferrox_common::cluster::guest_net::Family;
 use ferrox_common::run::connection::ConnectionParams;
 use serde_json::Value;
 
+pub use choices::{ApplyPending, State, UpdatePassword};
 pub use config::Config;
-
-/// `state`, in the declaration's order (its `choices` come from here).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
-    Present,
-    Started,
-    Absent,
-    Stopped,
-    Restarted,
-    Current,
-    Template,
-    Paused,
-    Hibernated,
-}
-
-impl Choice for State {
-    const ALL: &'static [(&'static str, State)] = &[
-        ("present", State::Present),
-        ("started", State::Started),
-        ("absent", State::Absent),
-        ("stopped", State::Stopped),
-        ("restarted", State::Restarted),
-        ("current", State::Current),
-        ("template", State::Template),
-        ("paused", State::Paused),
-        ("hibernated", State::Hibernated),
-    ];
-}
-
-impl State {
-    /// As a verb phrase for messages (`Unable to start VM 100: ...`).
-    pub fn verb(self) -> &'static str {
-        match self {
-            State::Started => "start",
-            State::Stopped => "stop",
-            State::Restarted => "restart",
-            State::Paused => "pause",
-            State::Hibernated => "hibernate",
-            State::Template => "convert to template",
-            State::Absent => "remove",
-            State::Present => "update",
-            State::Current => "read",
-        }
-    }
-}
-
-/// `apply_pending`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApplyPending {
-    Keep,
-    Reboot,
-}
-
-impl Choice for ApplyPending {
-    const ALL: &'static [(&'static str, ApplyPending)] =
-        &[("keep", ApplyPending::Keep), ("reboot", ApplyPending::Reboot)];
-}
-
-/// `update_password`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UpdatePassword {
-    Always,
-    OnCreate,
-}
-
-impl Choice for UpdatePassword {
-    const ALL: &'static [(&'static str, UpdatePassword)] = &[
-        ("always", UpdatePassword::Always),
-        ("on_create", UpdatePassword::OnCreate),
-    ];
-}
 
 /// What the run does, in 1.6's order: a `clone` goes first, then `delete`, `revert`,
 /// `migrate` (each ends the run), else the state.
@@ -366,7 +297,7 @@ mod tests {
     use super::*;
     use ferrox_common::ansible::options::coerce::Dialect;
     use ferrox_common::ansible::options::validate::validate;
-    use ferrox_common::ansible::options::Opt;
+    use ferrox_common::ansible::options::{Choice, Opt};
     use serde_json::{json, Map};
 
     /// The options read by `common`'s own typed constructors rather than here.

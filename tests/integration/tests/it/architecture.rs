@@ -2,7 +2,9 @@
 //! directory and every directory directly under a crate's `src/` by its exact path
 //! (`common/rules/src/propstring/`), each layer crate of `common/` has its section, and
 //! every repository path it writes in backticks exists. Paths are compared whole, never
-//! as substrings (`vm.rs` is not named by `new_vm.rs`). File-level detail lives in the
+//! as substrings (`vm.rs` is not named by `new_vm.rs`). Every Rust name it cites
+//! (`Client::connect`, `vm_task::locate_qemu`, `PlanView`) is defined in the source, so a
+//! renamed or removed item cannot stay on the map. File-level detail lives in the
 //! crates' own docs, so each layer crate starts with a crate doc and denies missing docs.
 //! And the layers of `common/` stay layers: the crate graph Cargo builds has only the
 //! edges drawn there.
@@ -11,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use ferrox_integration::repo_root;
+use regex::Regex;
 
 fn map() -> String {
     std::fs::read_to_string(repo_root().join("ARCHITECTURE.md")).unwrap()
@@ -177,6 +180,158 @@ fn spans_are_compared_whole() {
     assert!(spans.contains("modules/proxmox_kvm/src/execute/new_vm.rs"));
     assert!(!spans.contains("modules/proxmox_kvm/src/execute/vm.rs"));
     assert!(!spans.contains("common/x/"), "fenced blocks are not prose");
+}
+
+/// The Rust names the map cites: every path of two segments or more inside a code span
+/// (`privileges::Gate::require`; in `protocol::run(&MODULES, run::read_private_state)`
+/// both paths; a shell command's `ticket::` filter is none), and every span that is one
+/// type name (`PlanView`).
+fn cited_names(markdown: &str) -> BTreeSet<String> {
+    let path = Regex::new(r"[A-Za-z_][A-Za-z0-9_]*(?:::[A-Za-z_][A-Za-z0-9_]*)+").unwrap();
+    let type_name = Regex::new(r"^[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)*$").unwrap();
+    let mut names = BTreeSet::new();
+    for span in code_spans(markdown) {
+        names.extend(path.find_iter(&span).map(|m| m.as_str().to_string()));
+        if type_name.is_match(&span) {
+            names.insert(span);
+        }
+    }
+    names
+}
+
+/// What one source file offers a cited name.
+struct Source {
+    /// Its path from the repository root.
+    path: String,
+    /// The items it defines (`fn`, `struct`, `enum`, `trait`, `mod`, `const`, `static`,
+    /// `type`, a Python `class`) or re-exports (`pub use`).
+    items: BTreeSet<String>,
+    /// The types it defines or holds an `impl` of: whose items it may define.
+    types: BTreeSet<String>,
+}
+
+/// Every `.rs` and `.py` file of the tree (the Python files for the action plugin's
+/// classes), outside build output and hidden directories, read once.
+fn sources() -> Vec<Source> {
+    let item =
+        Regex::new(r"(?-u:\b)(?:fn|struct|enum|trait|mod|const|static|type|class)[ \t\n]+([A-Za-z_][A-Za-z0-9_]*)")
+            .unwrap();
+    let reexport = Regex::new(r"(?m)^[ \t\n]*pub use ([^;]*);").unwrap();
+    let implemented = Regex::new(r"(?m)^[ \t\n]*impl(?-u:\b)([^{]*)").unwrap();
+    let word = Regex::new(r"[A-Za-z_][A-Za-z0-9_]*").unwrap();
+    let mut files = Vec::new();
+    walk(&repo_root(), &mut files);
+    files
+        .into_iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let words = |re: &Regex| -> BTreeSet<String> {
+                re.captures_iter(&text)
+                    .flat_map(|c| {
+                        word.find_iter(c.get(1).unwrap().as_str())
+                            .map(|w| w.as_str().to_string())
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            };
+            let defined = words(&item);
+            let types = defined
+                .iter()
+                .chain(&words(&implemented))
+                .filter(|w| w.starts_with(|c: char| c.is_ascii_uppercase()))
+                .cloned()
+                .collect();
+            Source {
+                path: path.strip_prefix(repo_root()).unwrap().display().to_string(),
+                items: defined.into_iter().chain(words(&reexport)).collect(),
+                types,
+            }
+        })
+        .collect()
+}
+
+/// The `.rs` and `.py` files under `dir`, skipping hidden directories and build output
+/// (`target*`, `build`, `__bin`).
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        if path.is_dir() {
+            let output = name.starts_with('.') || name.starts_with("target") || ["build", "__bin"].contains(&name);
+            if !output {
+                walk(&path, out);
+            }
+        } else if name.ends_with(".rs") || name.ends_with(".py") {
+            out.push(path);
+        }
+    }
+}
+
+/// Whether `name` is defined in `sources`, one segment after the other: each segment is
+/// an item of a file where the segment before it says — under a module (`vm::by_vmid`:
+/// in `vm.rs` or a file under a `vm/` directory, a crate's directory being its
+/// module), or beside a type (`Client::connect`: in a file that defines `Client` or
+/// holds an `impl` of it). A single type name is defined anywhere. So `Plan::from_value`
+/// is not found (a `Plan` has no `from_value`), while `RunPlan::from_value` is.
+fn defined(name: &str, sources: &[Source]) -> bool {
+    let segments: Vec<&str> = name.split("::").collect();
+    if let [only] = segments.as_slice() {
+        return sources.iter().any(|s| s.items.contains(*only));
+    }
+    segments.windows(2).all(|pair| {
+        let (holder, item) = (pair[0], pair[1]);
+        let holds = |s: &Source| match holder.starts_with(|c: char| c.is_ascii_uppercase()) {
+            true => s.types.contains(holder),
+            false => {
+                let mut parts = s.path.split('/').rev();
+                let file = parts.next().unwrap_or_default();
+                file.strip_suffix(".rs") == Some(holder) || parts.any(|dir| dir == holder)
+            }
+        };
+        sources.iter().any(|s| s.items.contains(item) && holds(s))
+    })
+}
+
+#[test]
+fn the_names_the_map_cites_are_defined() {
+    let sources = sources();
+    let undefined: Vec<String> = cited_names(&map())
+        .into_iter()
+        .filter(|name| !defined(name, &sources))
+        .collect();
+    assert_eq!(
+        undefined,
+        Vec::<String>::new(),
+        "names in ARCHITECTURE.md that no source defines (renamed or removed?)"
+    );
+}
+
+#[test]
+fn a_name_is_found_only_where_its_path_says() {
+    let sources = sources();
+    let cited = cited_names("`protocol::run(&MODULES, run::read_private_state)`, `PlanView`, `cargo test -- auth::`");
+    assert_eq!(
+        cited.iter().map(String::as_str).collect::<Vec<_>>(),
+        ["PlanView", "protocol::run", "run::read_private_state"]
+    );
+    for name in [
+        "RunPlan::from_value",
+        "Client::connect",
+        "vm_task::locate_qemu",
+        "PlanView",
+    ] {
+        assert!(defined(name, &sources), "{name} is defined");
+    }
+    // A type's item in another type's file, a module's item in another module, and a
+    // made-up name are not.
+    for name in [
+        "Plan::from_value",
+        "vm::locate_qemu",
+        "Client::no_such_method",
+        "NoSuchType",
+    ] {
+        assert!(!defined(name, &sources), "{name} is not defined as cited");
+    }
 }
 
 /// File-level detail lives in the crates' docs: each layer crate (and the facade) starts
