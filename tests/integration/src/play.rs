@@ -108,9 +108,19 @@ impl Play {
         line[at..].split_whitespace().next()?.parse().ok()
     }
 
-    /// stdout and stderr, for panic messages.
+    /// stdout and stderr, then each failed task's name and message, for panic messages
+    /// (an in-process play's stdout is only its recap).
     pub fn transcript(&self) -> String {
-        format!("--- stdout ---\n{}\n--- stderr ---\n{}", self.stdout, self.stderr)
+        let failed: String = self
+            .results
+            .iter()
+            .filter(|t| t.failed)
+            .map(|t| format!("{} ({}): {}\n", t.name, t.host, t.msg()))
+            .collect();
+        format!(
+            "--- stdout ---\n{}\n--- stderr ---\n{}\n--- failed tasks ---\n{failed}",
+            self.stdout, self.stderr
+        )
     }
 }
 
