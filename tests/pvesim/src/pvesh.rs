@@ -7,7 +7,12 @@
 //! `print_api_result`, `PVE/Exception.pm` `stringify`, `PVE/RESTEnvironment.pm`
 //! `fork_worker`); what is and is not modelled is in FIDELITY.md ("pvesh"). This module
 //! holds the decisions (reading the command line against the method's schema, printing
-//! an answer, an error, a task run in the foreground); the binary does the I/O.
+//! an answer, an error, a task run in the foreground) and the calls to the simulator
+//! ([`run`]); a binary prints what it returns (`src/bin/pvesh.rs` here, and the same
+//! three lines in ferrox-integration, whose tests get its path from Cargo).
+
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -284,6 +289,140 @@ pub fn foreground_task(call: &Call, upid: &str, log: &[String]) -> Result<(Strin
     }
     stdout.push_str(&render(call, &Value::from(upid))?);
     Ok((stdout, stderr))
+}
+
+/// One pvesh run: what it prints on stdout and stderr, or how it ends early.
+pub fn run(args: &[String]) -> Result<(String, String), Exit> {
+    let call = parse(args, &Schema::embedded())?;
+    let api = Api::from_env()?;
+    let data = api.call(call.method, &call.path, &call.params)?;
+    match data.as_str().filter(|s| s.starts_with("UPID:") && call.method != "GET") {
+        Some(upid) => {
+            let log = api.wait_for_task(upid)?;
+            foreground_task(&call, upid, &log)
+        }
+        None => Ok((render(&call, &data)?, String::new())),
+    }
+}
+
+/// The simulator, logged in as root@pam.
+struct Api {
+    agent: ureq::Agent,
+    url: String,
+    ticket: String,
+    csrf: String,
+}
+
+impl Api {
+    fn from_env() -> Result<Api, Exit> {
+        let url = std::env::var(URL_ENV).map_err(|_| {
+            Exit::die(format!(
+                "pvesim's pvesh needs {URL_ENV} (https://127.0.0.1:PORT of a running pvesim)"
+            ))
+        })?;
+        let ca_path = std::env::var(CA_ENV).map_err(|_| {
+            Exit::die(format!(
+                "pvesim's pvesh needs {CA_ENV} (the simulator's CA certificate file)"
+            ))
+        })?;
+        let password = std::env::var(ROOT_PASSWORD_ENV).unwrap_or_else(|_| "pvesim-root".into());
+        let pem = std::fs::read(&ca_path).map_err(|e| Exit::die(format!("{CA_ENV} {ca_path}: {e}")))?;
+        let certs: Vec<_> = ureq::tls::parse_pem(&pem)
+            .filter_map(|item| match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => Some(c),
+                _ => None,
+            })
+            .collect();
+        let tls = ureq::tls::TlsConfig::builder()
+            .root_certs(ureq::tls::RootCerts::Specific(Arc::new(certs)))
+            .build();
+        let config = ureq::Agent::config_builder()
+            .tls_config(tls)
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(60)))
+            .build();
+        let mut api = Api {
+            agent: ureq::Agent::new_with_config(config),
+            url: url.trim_end_matches('/').to_string(),
+            ticket: String::new(),
+            csrf: String::new(),
+        };
+        let login = api.call(
+            "POST",
+            "/access/ticket",
+            &[("username".into(), "root@pam".into()), ("password".into(), password)],
+        )?;
+        api.ticket = login["ticket"].as_str().unwrap_or_default().to_string();
+        api.csrf = login["CSRFPreventionToken"].as_str().unwrap_or_default().to_string();
+        Ok(api)
+    }
+
+    /// One request; PVE's error as pvesh prints it.
+    fn call(&self, method: &str, path: &str, params: &[(String, String)]) -> Result<Value, Exit> {
+        let url = format!("{}/api2/json{path}", self.url);
+        let pairs = params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+        let cookie = format!("PVEAuthCookie={}", self.ticket);
+        let sent = match method {
+            "POST" | "PUT" => {
+                let request = if method == "POST" {
+                    self.agent.post(&url)
+                } else {
+                    self.agent.put(&url)
+                };
+                request
+                    .header("Cookie", &cookie)
+                    .header("CSRFPreventionToken", &self.csrf)
+                    .send_form(pairs)
+            }
+            _ => {
+                let request = if method == "DELETE" {
+                    self.agent.delete(&url)
+                } else {
+                    self.agent.get(&url)
+                };
+                request
+                    .header("Cookie", &cookie)
+                    .header("CSRFPreventionToken", &self.csrf)
+                    .query_pairs(pairs)
+                    .call()
+            }
+        };
+        let mut response = sent.map_err(|e| Exit::die(format!("pvesim's pvesh could not reach {}: {e}", self.url)))?;
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        let body: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+        if status >= 400 {
+            return Err(error(status, &body));
+        }
+        Ok(body.get("data").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Waits for the task to stop and returns its log, as pvesh does for a task it starts.
+    fn wait_for_task(&self, upid: &str) -> Result<Vec<String>, Exit> {
+        let node = upid.split(':').nth(1).unwrap_or_default();
+        let base = format!("/nodes/{node}/tasks/{}", encode(upid));
+        loop {
+            let status = self.call("GET", &format!("{base}/status"), &[])?;
+            if status["status"] == "stopped" {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let log = self.call(
+            "GET",
+            &format!("{base}/log"),
+            &[("start".into(), "0".into()), ("limit".into(), "100000".into())],
+        )?;
+        Ok(log
+            .as_array()
+            .map(|lines| lines.iter().filter_map(|l| l["t"].as_str().map(String::from)).collect())
+            .unwrap_or_default())
+    }
+}
+
+/// A UPID as one path segment.
+fn encode(upid: &str) -> String {
+    percent_encoding::utf8_percent_encode(upid, percent_encoding::NON_ALPHANUMERIC).to_string()
 }
 
 #[cfg(test)]
