@@ -27,10 +27,10 @@ pub fn options() -> Vec<Opt> {
             .desc("If not set, the value of the E(PROXMOX_HOST) environment variable is used.")
             .desc("If neither is set, the module runs in local mode, as community.proxmox's modules do without it: on the Proxmox VE node the task runs on (delegate it to a node with C(delegate_to)), it calls the API through C(pvesh) as C(root@pam), with no password or token. The task must run as root there (C(become: true) for another remote user)."),
         Opt::int("api_port")
-            .warn_when(|p| is_local(p) && p.is_set("api_port"), "api_port is ignored without api_host: in local mode the module runs pvesh on the node it runs on, which needs no port. Remove api_port, or set api_host to call the API over HTTPS.")
             .env(&["PROXMOX_PORT"])
             .desc("Port of the Proxmox VE API. Defaults to C(8006) when neither this option nor O(api_host) gives a port.")
-            .desc("If not set, the value of the E(PROXMOX_PORT) environment variable is used."),
+            .desc("If not set, the value of the E(PROXMOX_PORT) environment variable is used.")
+            .warn_when(|p| is_local(p) && p.is_set("api_port"), "api_port is ignored without api_host: in local mode the module runs pvesh on the node it runs on, which needs no port. Remove api_port, or set api_host to call the API over HTTPS."),
         Opt::str("api_user")
             .default(LOCAL_USER)
             .env(&["PROXMOX_USER"])
@@ -39,27 +39,27 @@ pub fn options() -> Vec<Opt> {
             .desc("If not set, the value of the E(PROXMOX_USER) environment variable is used."),
         Opt::str("api_password")
             .no_log()
-            .warn_when(|p| is_local(p) && p.is_set("api_password"), "api_password is ignored without api_host: in local mode the module runs pvesh on the node as root@pam, which needs no password. Remove api_password, or set api_host to log in over HTTPS.")
             .env(&["PROXMOX_PASSWORD"])
             .desc("Password of O(api_user). When set, a ticket is requested and the token options are ignored.")
-            .desc("If not set, the value of the E(PROXMOX_PASSWORD) environment variable is used."),
+            .desc("If not set, the value of the E(PROXMOX_PASSWORD) environment variable is used.")
+            .warn_when(|p| is_local(p) && p.is_set("api_password"), "api_password is ignored without api_host: in local mode the module runs pvesh on the node as root@pam, which needs no password. Remove api_password, or set api_host to log in over HTTPS."),
         Opt::str("api_token_id")
-            .warn_when(|p| is_local(p) && p.is_set("api_token_id"), "api_token_id is ignored without api_host: in local mode the module runs pvesh on the node as root@pam, which needs no token. Remove api_token_id, or set api_host to use the token over HTTPS.")
             .env(&["PROXMOX_TOKEN_ID"])
             .desc("Name of the API token of O(api_user), without the user part (C(automation), not C(ansible@pve!automation)).")
-            .desc("If not set, the value of the E(PROXMOX_TOKEN_ID) environment variable is used."),
+            .desc("If not set, the value of the E(PROXMOX_TOKEN_ID) environment variable is used.")
+            .warn_when(|p| is_local(p) && p.is_set("api_token_id"), "api_token_id is ignored without api_host: in local mode the module runs pvesh on the node as root@pam, which needs no token. Remove api_token_id, or set api_host to use the token over HTTPS."),
         Opt::str("api_token_secret")
             .no_log()
-            .warn_when(|p| is_local(p) && p.is_set("api_token_secret"), "api_token_secret is ignored without api_host: in local mode the module runs pvesh on the node as root@pam, which needs no token. Remove api_token_secret, or set api_host to use the token over HTTPS.")
             .env(&["PROXMOX_TOKEN_SECRET"])
             .desc("Secret (a UUID) of the API token O(api_token_id).")
-            .desc("If not set, the value of the E(PROXMOX_TOKEN_SECRET) environment variable is used."),
+            .desc("If not set, the value of the E(PROXMOX_TOKEN_SECRET) environment variable is used.")
+            .warn_when(|p| is_local(p) && p.is_set("api_token_secret"), "api_token_secret is ignored without api_host: in local mode the module runs pvesh on the node as root@pam, which needs no token. Remove api_token_secret, or set api_host to use the token over HTTPS."),
         Opt::str("api_otp")
             .no_log()
-            .warn_when(|p| is_local(p) && p.is_set("api_otp"), "api_otp is ignored without api_host: in local mode the module runs pvesh on the node as root@pam, which needs no login. Remove api_otp, or set api_host to log in over HTTPS.")
             .env(&["PROXMOX_OTP"])
             .desc("One-time password (TOTP) for users with two-factor authentication; only used with O(api_password).")
-            .desc("If not set, the value of the E(PROXMOX_OTP) environment variable is used."),
+            .desc("If not set, the value of the E(PROXMOX_OTP) environment variable is used.")
+            .warn_when(|p| is_local(p) && p.is_set("api_otp"), "api_otp is ignored without api_host: in local mode the module runs pvesh on the node as root@pam, which needs no login. Remove api_otp, or set api_host to log in over HTTPS."),
         Opt::bool("validate_certs")
             .default(true)
             .env(&["PROXMOX_VALIDATE_CERTS"])
@@ -67,16 +67,16 @@ pub fn options() -> Vec<Opt> {
             .desc("For Proxmox VE's self-signed certificate, prefer O(api_cert_fingerprint) or O(ca_path) to turning verification off.")
             .desc("If not set, the value of the E(PROXMOX_VALIDATE_CERTS) environment variable is used."),
         Opt::path("ca_path")
-            .warn_when(|p| is_local(p) && p.is_set("ca_path"), "ca_path is ignored without api_host: in local mode no TLS connection is made. Remove ca_path, or set api_host to call the API over HTTPS.")
             .env(&["PROXMOX_CA_PATH"])
             .desc("PEM file with the CA certificate(s) to trust for the API's certificate instead of the built-in web PKI roots. Ignored when O(validate_certs=false).")
-            .desc("If not set, the value of the E(PROXMOX_CA_PATH) environment variable is used."),
+            .desc("If not set, the value of the E(PROXMOX_CA_PATH) environment variable is used.")
+            .warn_when(|p| is_local(p) && p.is_set("ca_path"), "ca_path is ignored without api_host: in local mode no TLS connection is made. Remove ca_path, or set api_host to call the API over HTTPS."),
         Opt::str("api_cert_fingerprint")
-            .warn_when(|p| is_local(p) && p.is_set("api_cert_fingerprint"), "api_cert_fingerprint is ignored without api_host: in local mode no TLS connection is made. Remove api_cert_fingerprint, or set api_host to call the API over HTTPS.")
             .env(&["PROXMOX_CERT_FINGERPRINT"])
             .added("0.1.0")
             .desc("SHA-256 fingerprint of the API's TLS certificate (as shown by Proxmox VE under Node > System > Certificates, C(AB:CD:...); colons and case do not matter). When set, the certificate is trusted if and only if its fingerprint matches, whoever signed it: the usual answer for a node's self-signed certificate.")
-            .desc("If not set, the value of the E(PROXMOX_CERT_FINGERPRINT) environment variable is used."),
+            .desc("If not set, the value of the E(PROXMOX_CERT_FINGERPRINT) environment variable is used.")
+            .warn_when(|p| is_local(p) && p.is_set("api_cert_fingerprint"), "api_cert_fingerprint is ignored without api_host: in local mode no TLS connection is made. Remove api_cert_fingerprint, or set api_host to call the API over HTTPS."),
         Opt::int("api_timeout")
             .default(5)
             .env(&["PROXMOX_API_TIMEOUT"])
