@@ -277,3 +277,53 @@ fn an_https_only_option_in_local_mode_is_warned_about_and_never_shown() {
     );
     assert!(!info.result.to_string().contains("local-mode-secret"));
 }
+
+/// The whole path through Ansible: a play on the controller delegates its tasks to a
+/// node host (this machine, `ansible_connection: local`, pvesim's pvesh on its PATH);
+/// the action plugin picks the binary for the node, which runs pvesh there.
+#[test]
+fn a_play_delegated_to_a_node_converges_through_pvesh() {
+    let env = Env::start();
+    let node_bin = env.dir().join("node-bin");
+    std::fs::create_dir_all(&node_bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pvesh"), node_bin.join(PVESH)).unwrap();
+    let inherited = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::iter::once(node_bin).chain(std::env::split_paths(&inherited));
+    let path = std::env::join_paths(dirs).unwrap().to_string_lossy().into_owned();
+    let opts = |check: bool| PlayOpts {
+        check,
+        module_defaults: Some(json!({})),
+        hosts: Some((
+            "localhost".into(),
+            "localhost ansible_connection=local\npve1 ansible_connection=local\n".into(),
+        )),
+        env: vec![
+            ("PATH".into(), path.clone()),
+            (URL_ENV.into(), format!("https://127.0.0.1:{}", env.sim().port())),
+            (CA_ENV.into(), env.ca_path().display().to_string()),
+        ],
+        ..Default::default()
+    };
+    let tasks = format!("{}  delegate_to: pve1\n{}  delegate_to: pve1\n", CREATE.trim_start_matches('\n'), INFO.trim_start_matches('\n'));
+
+    let dry = env.play_with(&tasks, &opts(true));
+    assert_eq!(dry.rc, 0, "{}", dry.transcript());
+    assert!(dry.task("create").changed);
+    assert!(env.writes().is_empty(), "check mode wrote: {:?}", env.writes());
+
+    let play = env.play_with(&tasks, &opts(false));
+    assert_eq!(play.rc, 0, "{}", play.transcript());
+    let created = play.task("create");
+    assert!(created.changed);
+    let vmid = created.result["vmid"].as_u64().expect("vmid");
+    assert_eq!(created.result["actions"], dry.task("create").result["actions"]);
+    assert_eq!(play.task("info").result["proxmox_vms"][0]["vmid"], json!(vmid));
+    let written = env.writes();
+
+    let again = env.play_with(&tasks, &opts(false));
+    assert_eq!(again.rc, 0, "{}", again.transcript());
+    assert_eq!(again.recap("changed"), Some(0), "{}", again.transcript());
+    let dry_again = env.play_with(&tasks, &opts(true));
+    assert_eq!(dry_again.recap("changed"), Some(0), "{}", dry_again.transcript());
+    assert_eq!(env.writes(), written, "neither the rerun nor check mode wrote");
+}
