@@ -256,9 +256,12 @@ mod tests {
         }
     }
 
+    /// Method, path, fields, and the arguments pvesh gets.
+    type Case<'a> = (&'a str, &'a str, Vec<(&'a str, String)>, &'a [&'a str]);
+
     #[test]
     fn arguments_are_verb_path_json_then_each_field() {
-        let table: &[(&str, &str, Vec<(&str, String)>, &[&str])] = &[
+        let table: &[Case] = &[
             (
                 "GET",
                 "/cluster/resources",

@@ -304,7 +304,11 @@ fn a_play_delegated_to_a_node_converges_through_pvesh() {
         ],
         ..Default::default()
     };
-    let tasks = format!("{}  delegate_to: pve1\n{}  delegate_to: pve1\n", CREATE.trim_start_matches('\n'), INFO.trim_start_matches('\n'));
+    let tasks = format!(
+        "{}  delegate_to: pve1\n{}  delegate_to: pve1\n",
+        CREATE.trim_start_matches('\n'),
+        INFO.trim_start_matches('\n')
+    );
 
     let dry = env.play_with(&tasks, &opts(true));
     assert_eq!(dry.rc, 0, "{}", dry.transcript());
