@@ -44,6 +44,13 @@ pub fn ready(node: &Node) -> Result<(), String> {
     }
 }
 
+/// This machine's host name, which Proxmox VE takes as the node's name
+/// (`PVE::INotify::nodename`: the short host name); empty when unknown.
+pub fn node_name() -> String {
+    let full = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    full.trim().split('.').next().unwrap_or_default().to_string()
+}
+
 /// The first `name` in the directories of `path` that is an executable file.
 pub fn find_on_path(name: &str, path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     std::env::split_paths(path?)
