@@ -12,11 +12,12 @@ use std::sync::{Mutex, MutexGuard};
 
 use std::time::Duration;
 
+use crate::kvm_support::{qemu_vms, run_playbook, run_playbook_with};
 use ferrox_common::api::client::Client;
 use ferrox_common::api::connection::ConnectionParams;
 use ferrox_common::api::tasks;
 use ferrox_common::run::local_mode::{find_on_path, PVESH};
-use ferrox_integration::{Env, PlayOpts};
+use ferrox_integration::{repo_root, Env, PlayOpts};
 use pvesim::pvesh::{CA_ENV, ROOT_PASSWORD_ENV, URL_ENV};
 use serde_json::{json, Value};
 
@@ -284,12 +285,7 @@ fn an_https_only_option_in_local_mode_is_warned_about_and_never_shown() {
 #[test]
 fn a_play_delegated_to_a_node_converges_through_pvesh() {
     let env = Env::start();
-    let node_bin = env.dir().join("node-bin");
-    std::fs::create_dir_all(&node_bin).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pvesh"), node_bin.join(PVESH)).unwrap();
-    let inherited = std::env::var_os("PATH").unwrap_or_default();
-    let dirs = std::iter::once(node_bin).chain(std::env::split_paths(&inherited));
-    let path = std::env::join_paths(dirs).unwrap().to_string_lossy().into_owned();
+    let node = node_environment(&env);
     let opts = |check: bool| PlayOpts {
         check,
         module_defaults: Some(json!({})),
@@ -297,11 +293,7 @@ fn a_play_delegated_to_a_node_converges_through_pvesh() {
             "localhost".into(),
             "localhost ansible_connection=local\npve1 ansible_connection=local\n".into(),
         )),
-        env: vec![
-            ("PATH".into(), path.clone()),
-            (URL_ENV.into(), format!("https://127.0.0.1:{}", env.sim().port())),
-            (CA_ENV.into(), env.ca_path().display().to_string()),
-        ],
+        env: node.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
         ..Default::default()
     };
     let tasks = format!(
@@ -330,4 +322,96 @@ fn a_play_delegated_to_a_node_converges_through_pvesh() {
     let dry_again = env.play_with(&tasks, &opts(true));
     assert_eq!(dry_again.recap("changed"), Some(0), "{}", dry_again.transcript());
     assert_eq!(env.writes(), written, "neither the rerun nor check mode wrote");
+}
+
+/// What `ansible-playbook` gets to make this machine a node of `env`'s cluster: PATH with
+/// pvesim's pvesh first, and where the stand-in finds the simulator.
+fn node_environment(env: &Env) -> Vec<(&'static str, String)> {
+    let node_bin = env.dir().join("playbook-node-bin");
+    std::fs::create_dir_all(&node_bin).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pvesh"), node_bin.join(PVESH)).unwrap();
+    let inherited = std::env::var_os("PATH").unwrap_or_default();
+    let dirs = std::iter::once(node_bin).chain(std::env::split_paths(&inherited));
+    vec![
+        (
+            "PATH",
+            std::env::join_paths(dirs).unwrap().to_string_lossy().into_owned(),
+        ),
+        (URL_ENV, format!("https://127.0.0.1:{}", env.sim().port())),
+        (CA_ENV, env.ca_path().display().to_string()),
+    ]
+}
+
+/// The field playbooks (`playbooks/`, tasks delegated to localhost: here the node) with no
+/// connection at all: converge, repeat and check mode change nothing, the cluster ends as
+/// the same playbooks over HTTPS leave it, and teardown removes it all.
+#[test]
+fn field_playbooks_in_local_mode_end_as_over_https() {
+    let books = repo_root().join("playbooks");
+    let inventory = books.join("inventory.yml");
+    let https = Env::start();
+    for book in ["create.yml", "start.yml"] {
+        let run = run_playbook(&https, &books.join(book), &inventory, &[]);
+        assert_eq!(run.rc, 0, "over HTTPS {book}:\n{}", run.stdout);
+    }
+
+    let env = Env::start();
+    let node = node_environment(&env);
+    let dry = run_playbook_with(&env, &books.join("create.yml"), &inventory, &["--check"], &node);
+    assert_eq!(dry.rc, 0, "{}", dry.stdout);
+    assert_eq!(dry.recap("changed"), 3 * 4, "{}", dry.stdout);
+    assert!(env.writes().is_empty(), "check mode wrote: {:?}", env.writes());
+    for (round, extra) in [("converge", &[][..]), ("repeat", &[][..]), ("check", &["--check"][..])] {
+        for book in ["create.yml", "start.yml", "info.yml"] {
+            let run = run_playbook_with(&env, &books.join(book), &inventory, extra, &node);
+            assert_eq!(run.rc, 0, "{round} {book}:\n{}", run.stdout);
+            if round != "converge" {
+                assert_eq!(
+                    run.recap("changed"),
+                    0,
+                    "{round} {book} changed something:\n{}",
+                    run.stdout
+                );
+            }
+        }
+    }
+    let local_vms = demo_vms(&env);
+    assert_eq!(local_vms.len(), 3, "{local_vms:?}");
+    assert_eq!(local_vms, demo_vms(&https), "the cluster as over HTTPS");
+
+    let run = run_playbook_with(&env, &books.join("teardown.yml"), &inventory, &[], &node);
+    assert_eq!(run.rc, 0, "{}", run.stdout);
+    assert!(qemu_vms(&env).iter().all(|(_, n)| !n.starts_with("demo-")));
+}
+
+/// The demo VMs by name: node, status and config, vmids and what PVE makes up per VM left out.
+fn demo_vms(env: &Env) -> Vec<(String, Value, Value, String)> {
+    let mut vms: Vec<_> = env
+        .guests_listed()
+        .iter()
+        .filter(|g| g["type"] == "qemu" && g["name"].as_str().is_some_and(|n| n.starts_with("demo-")))
+        .map(|g| {
+            let vmid = g["vmid"].as_u64().unwrap();
+            let path = format!("/nodes/{}/qemu/{vmid}/config", g["node"].as_str().unwrap());
+            let mut cfg = env.api_get(&path);
+            let map = cfg.as_object_mut().unwrap();
+            for made in ["digest", "smbios1", "vmgenid", "meta"] {
+                map.remove(made);
+            }
+            let config = serde_json::to_string(&cfg)
+                .unwrap()
+                .replace(&format!("vm-{vmid}-"), "vm-VMID-");
+            let config = regex::Regex::new("[0-9A-F]{2}(:[0-9A-F]{2}){5}")
+                .unwrap()
+                .replace_all(&config, "MAC");
+            (
+                g["name"].as_str().unwrap().to_string(),
+                g["node"].clone(),
+                g["status"].clone(),
+                config.into_owned(),
+            )
+        })
+        .collect();
+    vms.sort_by(|a, b| a.0.cmp(&b.0));
+    vms
 }
