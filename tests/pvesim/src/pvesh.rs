@@ -138,7 +138,19 @@ pub fn parse(args: &[String], schema: &Schema) -> Result<Call, Exit> {
         quiet,
         returns: info.get("returns").cloned().unwrap_or(Value::Null),
     };
-    let mut rest = args[2..].iter().copied().peekable();
+    read_options(&args[2..], props, &route.path_params, &mut call)?;
+    Ok(call)
+}
+
+/// The options after the path, into `call` (see [`parse`]): `props` are the method's
+/// parameters, `path_params` the path's own, which are not options.
+fn read_options(
+    args: &[&str],
+    props: &Map<String, Value>,
+    path_params: &std::collections::BTreeMap<String, String>,
+    call: &mut Call,
+) -> Result<(), Exit> {
+    let mut rest = args.iter().copied().peekable();
     let mut unknown: Vec<String> = Vec::new();
     let mut list_values: Vec<(String, Vec<String>)> = Vec::new();
     let mut extra = 0;
@@ -153,7 +165,7 @@ pub fn parse(args: &[String], schema: &Schema) -> Result<Call, Exit> {
             None => (option, None),
         };
         let own = OWN_OPTIONS.iter().find(|(n, _)| *n == name);
-        let prop = if route.path_params.contains_key(name) {
+        let prop = if path_params.contains_key(name) {
             None
         } else {
             find_prop(props, name)
@@ -217,7 +229,7 @@ pub fn parse(args: &[String], schema: &Schema) -> Result<Call, Exit> {
     for (name, values) in list_values {
         call.params.push((name, values.join(",")));
     }
-    Ok(call)
+    Ok(())
 }
 
 /// What pvesh prints for an answer (`print_api_result`): nothing for a method that
