@@ -79,6 +79,8 @@ options:
       - User to authenticate as, with its realm, for example C(root@pam). With token authentication, the user owning the token.
       - Defaults to C(root@pam), as on community.proxmox's main branch; in local mode (no O(api_host)) pvesh always runs as C(root@pam).
       - If not set, the value of the E(PROXMOX_USER) environment variable is used.
+      - "api_user is ignored without api_host: in local mode the module runs pvesh on the node, always as root@pam. Remove api_user, or set api_host to call
+        the API over HTTPS as that user."
     type: str
     default: root@pam
   ca_path:

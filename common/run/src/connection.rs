@@ -36,7 +36,8 @@ pub fn options() -> Vec<Opt> {
             .env(&["PROXMOX_USER"])
             .desc("User to authenticate as, with its realm, for example C(root@pam). With token authentication, the user owning the token.")
             .desc("Defaults to C(root@pam), as on community.proxmox's main branch; in local mode (no O(api_host)) pvesh always runs as C(root@pam).")
-            .desc("If not set, the value of the E(PROXMOX_USER) environment variable is used."),
+            .desc("If not set, the value of the E(PROXMOX_USER) environment variable is used.")
+            .warn_when(|p| is_local(p) && p.str("api_user").is_some_and(|u| u != LOCAL_USER), "api_user is ignored without api_host: in local mode the module runs pvesh on the node, always as root@pam. Remove api_user, or set api_host to call the API over HTTPS as that user."),
         Opt::str("api_password")
             .no_log()
             .env(&["PROXMOX_PASSWORD"])

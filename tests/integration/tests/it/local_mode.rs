@@ -270,12 +270,10 @@ fn an_https_only_option_in_local_mode_is_warned_about_and_never_shown() {
     play.assert_ok();
     let info = play.task("info");
     let warnings = info.warnings();
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w.starts_with("api_password is ignored without api_host")),
-        "{warnings:?}"
-    );
+    for option in ["api_password", "api_user"] {
+        let warned = format!("{option} is ignored without api_host");
+        assert!(warnings.iter().any(|w| w.starts_with(&warned)), "{warnings:?}");
+    }
     assert!(!info.result.to_string().contains("local-mode-secret"));
 }
 
