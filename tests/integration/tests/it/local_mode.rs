@@ -233,6 +233,29 @@ fn the_client_reads_pveshs_answers_as_pves_over_https() {
 }
 
 #[test]
+fn a_task_that_fails_under_pvesh_fails_the_module_as_over_https() {
+    let env = Env::start();
+    let _node = LocalNode::of(&env);
+    let create = "- name: c\n  ferrox.proxmox.proxmox_kvm:\n    node: pve1\n    name: f01\n    scsi:\n      scsi0: local-lvm:4\n";
+    env.fault(json!({"task_type": "qmcreate", "fail": "lvcreate 'pve/vm-101-disk-0' error: out of space", "times": 1}));
+    let play = env.run_with(create, &local());
+    let failed = play.task("c");
+    assert!(failed.failed, "{:?}", failed.result);
+    assert!(
+        failed
+            .msg()
+            .starts_with("creation of qemu VM f01 with vmid 101 failed with exception=")
+            && failed.msg().contains("out of space")
+            && failed.msg().contains("UPID:pve1:"),
+        "{}",
+        failed.msg()
+    );
+    let again = env.run_with(create, &local());
+    again.assert_ok();
+    assert!(again.task("c").changed);
+}
+
+#[test]
 fn without_api_host_or_pvesh_the_task_fails_before_anything_else() {
     let env = Env::start();
     let _machine = LocalNode::none();
