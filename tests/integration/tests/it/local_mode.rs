@@ -230,6 +230,14 @@ fn the_client_reads_pveshs_answers_as_pves_over_https() {
     let done = tasks::wait(&client, upid, Duration::from_secs(30)).unwrap();
     assert_eq!(done.exitstatus, "OK");
     assert_eq!(client.task_owner(), ("root@pam".to_string(), None));
+    // A log longer than a page: pvesh prints no total, its pages are read to the end.
+    env.fault(json!({"task_type": "qmsnapshot", "warnings": 120, "times": 1}));
+    let upid = client
+        .post("/nodes/pve1/qemu/100/snapshot", &[("snapname", "local2".into())])
+        .unwrap();
+    let done = tasks::wait(&client, upid.as_str().unwrap(), Duration::from_secs(30)).unwrap();
+    assert_eq!(done.exitstatus, "WARNINGS: 120");
+    assert_eq!(done.warnings.len(), 120, "{:?}", done.warnings.last());
 }
 
 #[test]
