@@ -536,7 +536,7 @@ from ansible.module_utils.basic import env_fallback
 ARGUMENT_SPEC = {
     'api_host': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_HOST'])},
     'api_port': {'type': 'int', 'fallback': (env_fallback, ['PROXMOX_PORT'])},
-    'api_user': {'type': 'str', 'fallback': (env_fallback, ['PROXMOX_USER'])},
+    'api_user': {'type': 'str', 'default': 'root@pam', 'fallback': (env_fallback, ['PROXMOX_USER'])},
     'api_password': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_PASSWORD'])},
     'api_token_id': {'type': 'str', 'no_log': False, 'fallback': (env_fallback, ['PROXMOX_TOKEN_ID'])},
     'api_token_secret': {'type': 'str', 'no_log': True, 'fallback': (env_fallback, ['PROXMOX_TOKEN_SECRET'])},

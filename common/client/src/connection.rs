@@ -7,7 +7,9 @@ use std::path::PathBuf;
 /// How to reach and authenticate to the API, in typed form.
 #[derive(Debug, Clone, Default)]
 pub struct ConnectionParams {
-    /// Host as given (may hold `:port` or an IPv6 literal).
+    /// Host as given (may hold `:port` or an IPv6 literal). Empty: local mode, the API
+    /// reached through `pvesh` on this node as `root@pam` (port, credentials and TLS
+    /// options are then unused; see `client::local`).
     pub host: String,
     /// `api_port`, if set (it wins over a port in `host`).
     pub port: Option<u16>,

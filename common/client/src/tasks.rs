@@ -191,25 +191,44 @@ struct TaskLog<'a> {
 }
 
 impl TaskLog<'_> {
-    /// Lines `start..start+limit` and the log's total line count.
-    fn page(&self, start: usize, limit: usize) -> Result<(Vec<String>, usize), ApiError> {
+    /// Lines `start..start+limit` and the log's total line count, when PVE told it (over
+    /// HTTPS it does; pvesh prints the `data` alone, so in local mode it is not known).
+    fn page(&self, start: usize, limit: usize) -> Result<(Vec<String>, Option<usize>), ApiError> {
         let path = format!("/nodes/{}/tasks/{}/log", self.node, self.upid);
         let envelope = self
             .client
             .get_envelope(&path, &[("start", start.to_string()), ("limit", limit.to_string())])?;
         let lines = log_lines(envelope.get("data").unwrap_or(&Value::Null));
-        let total = envelope
-            .get("total")
-            .and_then(lenient_usize)
-            .unwrap_or(start + lines.len());
+        let total = envelope.get("total").and_then(lenient_usize);
         Ok((lines, total))
     }
 
-    /// The last `n` lines: one request for a short log, two for a long one.
+    /// Without a total: the pages after `lines` (a full first page) until one comes back
+    /// short, keeping the last `keep` lines (all of them with `None`).
+    fn rest_paged(&self, mut lines: Vec<String>, keep: Option<usize>) -> Result<Vec<String>, ApiError> {
+        let mut start = lines.len();
+        let mut last_page = lines.len();
+        while last_page == FIRST_PAGE {
+            let (page, _) = self.page(start, FIRST_PAGE)?;
+            last_page = page.len();
+            start += page.len();
+            lines.extend(page);
+            if let Some(keep) = keep {
+                let skip = lines.len().saturating_sub(keep);
+                lines.drain(..skip);
+            }
+        }
+        Ok(lines)
+    }
+
+    /// The last `n` lines: one request for a short log, two for a long one (without a
+    /// total, one per page).
     fn tail(&self, n: usize) -> Result<Vec<String>, ApiError> {
         let (mut lines, total) = self.page(0, FIRST_PAGE)?;
-        if total > lines.len() {
-            lines = self.page(total.saturating_sub(n), n)?.0;
+        match total {
+            Some(total) if total > lines.len() => lines = self.page(total.saturating_sub(n), n)?.0,
+            None if lines.len() == FIRST_PAGE => lines = self.rest_paged(lines, Some(n))?,
+            _ => {}
         }
         let skip = lines.len().saturating_sub(n);
         Ok(lines.split_off(skip))
@@ -218,9 +237,13 @@ impl TaskLog<'_> {
     /// Every line.
     fn all(&self) -> Result<Vec<String>, ApiError> {
         let (mut lines, total) = self.page(0, FIRST_PAGE)?;
-        if total > lines.len() {
-            let start = lines.len();
-            lines.extend(self.page(start, total - start)?.0);
+        match total {
+            Some(total) if total > lines.len() => {
+                let start = lines.len();
+                lines.extend(self.page(start, total - start)?.0);
+            }
+            None if lines.len() == FIRST_PAGE => lines = self.rest_paged(lines, None)?,
+            _ => {}
         }
         Ok(lines)
     }

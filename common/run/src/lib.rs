@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod connection;
+pub mod local_mode;
 pub mod name_index;
 pub mod placements;
 pub mod privileges;

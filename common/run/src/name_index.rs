@@ -89,8 +89,12 @@ impl From<(u32, String, String, Option<String>)> for IndexedGuest {
 }
 
 /// Which index is a connection's: one per API endpoint and identity, since what a
-/// listing shows depends on who asks. Names no secret.
+/// listing shows depends on who asks; in local mode one per node the task runs on. Names no secret.
 pub fn cluster_key(conn: &ConnectionParams) -> String {
+    if conn.host.is_empty() {
+        // Local mode: the node the task runs on (each may be a cluster of its own).
+        return format!("{}@pvesh:{}", conn.user, crate::local_mode::node_name());
+    }
     let port = conn.port.map(|p| format!(":{p}")).unwrap_or_default();
     let token = conn.token_id.as_deref().map(|t| format!("!{t}")).unwrap_or_default();
     format!("{}{token}@{}{port}", conn.user, conn.host)
@@ -302,6 +306,16 @@ mod tests {
         let mut with_password = conn(None);
         with_password.password = Some("s3cret".into());
         assert_eq!(cluster_key(&with_password), "ansible@pve@pve.example:8006");
+        // Local mode: this node, as root@pam; never an HTTPS endpoint's key.
+        let local = ConnectionParams {
+            user: "root@pam".into(),
+            ..ConnectionParams::default()
+        };
+        assert_eq!(
+            cluster_key(&local),
+            format!("root@pam@pvesh:{}", crate::local_mode::node_name())
+        );
+        assert!(!crate::local_mode::node_name().contains('.'));
     }
 
     #[test]

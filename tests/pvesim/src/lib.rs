@@ -28,6 +28,7 @@ pub mod nodes;
 pub mod params;
 pub mod pools;
 pub mod propstring;
+pub mod pvesh;
 pub mod qemu;
 pub mod scenario;
 pub mod schema;

@@ -12,7 +12,12 @@ pub enum Credentials {
     Token { header: String, token: String },
     /// Cookie `PVEAuthCookie` on every request, header `CSRFPreventionToken` on writes.
     Ticket { cookie: String, csrf: String, user: String },
+    /// Local mode: pvesh runs as `root@pam` on the node, nothing is attached.
+    Local,
 }
+
+/// Who pvesh runs as (`PVE::RPCEnvironment::init_request` in the CLI: `root@pam`).
+pub const LOCAL_USER: &str = "root@pam";
 
 impl Credentials {
     /// `token_id` is the token's name; the full id `user!name` of `api_user` is accepted too.
@@ -35,7 +40,7 @@ impl Credentials {
     /// Headers for one request (`write`: POST/PUT/DELETE).
     pub fn headers(&self, write: bool) -> Vec<(&'static str, String)> {
         match self {
-            Credentials::None => vec![],
+            Credentials::None | Credentials::Local => vec![],
             Credentials::Token { header, .. } => vec![("Authorization", header.clone())],
             Credentials::Ticket { cookie, csrf, .. } => {
                 let mut h = vec![("Cookie", format!("PVEAuthCookie={cookie}"))];
@@ -53,6 +58,7 @@ impl Credentials {
             Credentials::None => "nobody".into(),
             Credentials::Token { token, .. } => format!("API token {token}"),
             Credentials::Ticket { user, .. } => format!("user {user}"),
+            Credentials::Local => format!("user {LOCAL_USER} (pvesh on this node)"),
         }
     }
 
@@ -65,6 +71,7 @@ impl Credentials {
                 None => (token.clone(), None),
             },
             Credentials::Ticket { user, .. } => (user.clone(), None),
+            Credentials::Local => (LOCAL_USER.to_string(), None),
         }
     }
 
@@ -78,6 +85,7 @@ impl Credentials {
                 format!("the ticket of {user} was not accepted (expired or revoked); check api_user and api_password")
             }
             Credentials::None => "check api_user, api_token_id and api_token_secret (or api_password)".into(),
+            Credentials::Local => "pvesh on this node was refused; run the task as root on a Proxmox VE node, or give api_host and credentials".into(),
         }
     }
 }

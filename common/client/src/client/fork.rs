@@ -21,6 +21,8 @@ impl Client {
         let credentials = std::sync::Mutex::new(self.credentials().clone());
         Ok(Client {
             credentials,
+            local: self.local.clone(),
+            base_url: self.base_url.clone(),
             progress_sink: self.progress_sink.clone(),
             ..fork
         })

@@ -12,6 +12,7 @@ mod auth;
 mod error;
 mod fork;
 mod list_elements;
+pub mod local;
 mod login;
 pub mod retry;
 mod ticket_reuse;
@@ -105,6 +106,8 @@ pub struct Client {
     upids: Mutex<Vec<String>>,
     /// Calls repeated after a failure that proved PVE had not acted, for the result.
     repeated: Mutex<Vec<String>>,
+    /// Local mode: calls go to pvesh on this node instead of over HTTPS ([`local`]).
+    local: Option<local::Pvesh>,
 }
 
 /// Shows where and as whom, never a secret.
@@ -167,6 +170,9 @@ impl Client {
         run: Option<RunTickets>,
         secrets: Option<SecretSink>,
     ) -> Result<Client, ApiError> {
+        if params.host.is_empty() {
+            return Client::local(std::path::Path::new(local::PVESH), params.timeout_secs.max(1));
+        }
         let endpoint =
             Endpoint::parse(&params.host, params.port).map_err(|m| ApiError::other(ApiErrorKind::Other, m))?;
         let trust = Trust::from_params(params);
@@ -199,6 +205,25 @@ impl Client {
         client.credentials = Mutex::new(credentials);
         client.learn_cluster_certificates();
         Ok(client)
+    }
+
+    /// A client that runs `program` (pvesh) on this node for every call, as `root@pam`:
+    /// no login, ticket or TLS (see [`local`]).
+    fn local(program: &std::path::Path, timeout_secs: u64) -> Result<Client, ApiError> {
+        let endpoint = Endpoint::parse("localhost", None).map_err(|m| ApiError::other(ApiErrorKind::Other, m))?;
+        let mut client =
+            Client::unauthenticated(endpoint, Trust::from_params(&ConnectionParams::default()), timeout_secs)?;
+        client.credentials = Mutex::new(Credentials::Local);
+        client.base_url = format!("pvesh ({})", program.display());
+        client.local = Some(local::Pvesh {
+            program: program.to_path_buf(),
+        });
+        Ok(client)
+    }
+
+    /// Whether calls go through pvesh on this node (local mode).
+    pub fn is_local(&self) -> bool {
+        self.local.is_some()
     }
 
     /// A client with its own connection (TLS per `trust`, PVE's idle-connection limits)
@@ -261,6 +286,7 @@ impl Client {
             progress_sink: None,
             upids: Mutex::new(Vec::new()),
             repeated: Mutex::new(Vec::new()),
+            local: None,
         })
     }
 
@@ -537,6 +563,9 @@ impl Client {
         self.observed.clear();
         self.progress.clear();
         let started = Instant::now();
+        if let Some(pvesh) = &self.local {
+            return self.send_local(pvesh, method, path, fields, decode, started);
+        }
         let exchanged = self.exchange(method, path, fields);
         trace::record(
             method.as_str(),
@@ -564,6 +593,46 @@ impl Client {
                 Err(self.transport_error(method, path, e, started.elapsed()))
             }
             (Err(e), None) => Err(self.undecodable(method, path, &e)),
+        }
+    }
+
+    /// One call through pvesh, its output read as the answer PVE gives over HTTPS.
+    fn send_local<R>(
+        &self,
+        pvesh: &local::Pvesh,
+        method: Method,
+        path: &str,
+        fields: Fields,
+        decode: Decoder<R>,
+        started: Instant,
+    ) -> Result<R, ApiError> {
+        let printed = pvesh.run(
+            method,
+            path,
+            fields,
+            self.retry_budget().max(Duration::from_secs(self.timeout_secs)),
+        );
+        let status = match &printed {
+            Ok(p) if p.status == Some(0) => Some(200),
+            Ok(_) => Some(500),
+            Err(_) => None,
+        };
+        trace::record(method.as_str(), path, status, started.elapsed());
+        let printed = printed?;
+        self.answered.store(true, Ordering::Relaxed);
+        match local::interpret(&printed) {
+            local::Answer::Envelope(envelope) => {
+                let bytes = serde_json::to_vec(&envelope).unwrap_or_default();
+                decode(&mut bytes.as_slice()).map_err(|e| self.undecodable(method, path, &e))
+            }
+            local::Answer::Error(status, body) => Err(self.http_error(status, &body.to_string())),
+            local::Answer::Undecodable(start) => Err(ApiError::other(
+                ApiErrorKind::Other,
+                format!(
+                    "pvesh {} {path}: the output is not the JSON expected: {start}",
+                    local::verb(method.as_str())
+                ),
+            )),
         }
     }
 

@@ -44,6 +44,12 @@ impl Client {
     /// as long as the upload needs; only the answer must come within `api_timeout`.
     pub fn post_multipart(&self, path: &str, fields: Fields, file: FilePart<'_>) -> Result<(Value, Sent), ApiError> {
         self.refuse_write_in_check_mode(Method::Post, path)?;
+        if self.is_local() {
+            return Err(ApiError::other(
+                ApiErrorKind::Other,
+                format!("uploading {} to {path} needs api_host: in local mode (pvesh on the node) ferrox sends no file. Set api_host with credentials, or give a url for Proxmox VE to download instead.", file.name),
+            ));
+        }
         let (head, tail) = frame(fields, file.field, file.name);
         let length = head.len() as u64 + file.len + tail.len() as u64;
         let counted = Arc::new(AtomicU64::new(0));

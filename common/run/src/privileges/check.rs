@@ -23,15 +23,21 @@ pub struct Caller {
 }
 
 impl Caller {
-    /// Who the API sees for these connection options: the token when it alone authenticates, else the user.
+    /// Who the API sees for these connection options: the token when it alone authenticates, else the user;
+    /// in local mode (no host: pvesh on the node) `root@pam`, whatever `api_user` says.
     pub fn of(conn: &ConnectionParams) -> Caller {
+        if conn.host.is_empty() {
+            return Caller {
+                id: crate::connection::LOCAL_USER.into(),
+            };
+        }
         let id = match (&conn.password, &conn.token_id) {
             (None, Some(t)) => format!("{}!{t}", conn.user),
             _ => conn.user.clone(),
         };
         Caller { id }
     }
-    /// `root@pam` logged in with a password: PVE checks nothing for it.
+    /// `root@pam` logged in with a password, or pvesh on a node (local mode): PVE checks nothing for it.
     pub fn is_root(&self) -> bool {
         self.id == "root@pam"
     }
@@ -311,5 +317,20 @@ mod tests {
             r.reason(&token()),
             "needs Sys.Audit and Sys.Modify on / (or Sys.AccessNetwork on /nodes/pve1), which ansible@pve!automation does not have"
         );
+    }
+
+    #[test]
+    fn local_mode_is_root_whatever_api_user_says() {
+        let local = ConnectionParams {
+            user: "ansible@pve".into(),
+            token_id: Some("automation".into()),
+            ..ConnectionParams::default()
+        };
+        assert!(Caller::of(&local).is_root());
+        let over_https = ConnectionParams {
+            host: "pve1".into(),
+            ..local
+        };
+        assert_eq!(Caller::of(&over_https).id, "ansible@pve!automation");
     }
 }

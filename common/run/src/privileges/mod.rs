@@ -7,9 +7,9 @@
 //! real run meets and a real run never half-applies its plan for lack of a privilege.
 //!
 //! Cost: one `GET /access/permissions` per task that writes; none for `root@pam` with a
-//! password (PVE checks nothing for it) or a task with nothing to write. A task that adds
-//! or removes a tag, for a caller without `Sys.Modify` on `/`, also reads the cluster's
-//! tag rules (`GET /cluster/options`, [`tags`]). When PVE does
+//! password or in local mode (PVE checks nothing for it) or a task with nothing to write.
+//! A task that adds or removes a tag, for a caller without `Sys.Modify` on `/`, also reads
+//! the cluster's tag rules (`GET /cluster/options`, [`tags`]). When PVE does
 //! not answer it, the task goes on as without the check, with a warning.
 
 pub mod check;

@@ -73,22 +73,6 @@ fn environment_variables_supply_every_connection_option() {
 }
 
 #[test]
-fn missing_connection_options_fail_like_ansible_module() {
-    let env = Env::start();
-    let play = env.run_with(
-        INFO,
-        &PlayOpts {
-            module_defaults: Some(json!({})),
-            ..Default::default()
-        },
-    );
-    assert_eq!(
-        play.task("info").msg(),
-        "missing required arguments: api_host, api_user"
-    );
-}
-
-#[test]
 fn a_pinned_fingerprint_replaces_the_ca() {
     let env = Env::start();
     let fingerprint = env.sim().fingerprint();

@@ -37,6 +37,7 @@ mod kvm_pve9;
 mod kvm_states;
 mod kvm_traps;
 mod kvm_vmid_range;
+mod local_mode;
 mod multinode;
 mod name_index;
 mod nic;

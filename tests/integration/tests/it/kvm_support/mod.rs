@@ -1,5 +1,6 @@
 //! Running whole playbooks (own inventory, several hosts) against an [`Env`]'s
-//! simulator, the way a user does: connection from `PROXMOX_*` variables.
+//! simulator, the way a user does: connection from `PROXMOX_*` variables, or none at all
+//! (local mode: pvesh on the machine the tasks are delegated to).
 
 use std::path::Path;
 use std::process::Command;
@@ -36,6 +37,26 @@ impl Run {
 
 /// Runs `playbook` with `inventory` and extra arguments against the env's simulator.
 pub fn run_playbook(env: &Env, playbook: &Path, inventory: &Path, extra: &[&str]) -> Run {
+    let connection = [
+        ("PROXMOX_HOST", "127.0.0.1".to_string()),
+        ("PROXMOX_PORT", env.sim().port().to_string()),
+        ("PROXMOX_USER", creds::TOKEN_USER.to_string()),
+        ("PROXMOX_TOKEN_ID", creds::TOKEN_ID.to_string()),
+        ("PROXMOX_TOKEN_SECRET", creds::TOKEN_SECRET.to_string()),
+        ("PROXMOX_CA_PATH", env.ca_path().display().to_string()),
+    ];
+    run_playbook_with(env, playbook, inventory, extra, &connection)
+}
+
+/// [`run_playbook`] with `environment` instead of the `PROXMOX_*` connection (no
+/// `PROXMOX_*` variable reaches the run but those it names).
+pub fn run_playbook_with(
+    env: &Env,
+    playbook: &Path,
+    inventory: &Path,
+    extra: &[&str],
+    environment: &[(&str, String)],
+) -> Run {
     let program = ansible_playbook();
     let results = env.dir().join(format!(
         "run-{}.jsonl",
@@ -64,13 +85,10 @@ pub fn run_playbook(env: &Env, playbook: &Path, inventory: &Path, extra: &[&str]
             } else {
                 "/usr/bin/python3".into()
             },
-        )
-        .env("PROXMOX_HOST", "127.0.0.1")
-        .env("PROXMOX_PORT", env.sim().port().to_string())
-        .env("PROXMOX_USER", creds::TOKEN_USER)
-        .env("PROXMOX_TOKEN_ID", creds::TOKEN_ID)
-        .env("PROXMOX_TOKEN_SECRET", creds::TOKEN_SECRET)
-        .env("PROXMOX_CA_PATH", env.ca_path());
+        );
+    for (key, value) in environment {
+        cmd.env(key, value);
+    }
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", program.display()));
