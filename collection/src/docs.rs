@@ -7,8 +7,8 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Result};
-use ferrox_common::ansible::docs::{render_connection_fragment, render_stub};
-use ferrox_common::run::connection;
+use ferrox_ansible::docs::{render_connection_fragment, render_stub};
+use ferrox_run::connection;
 
 use crate::modules;
 use crate::repo;
@@ -51,7 +51,7 @@ fn with_privilege_table(readme: &str) -> String {
     format!(
         "{}{}{}",
         &readme[..body],
-        ferrox_common::pve::privileges::table::markdown(),
+        ferrox_pve_rules::privileges::table::markdown(),
         &readme[end..]
     )
 }

@@ -1,6 +1,6 @@
 //! The collection's modules and their declarations (the binary's own table).
 
-use ferrox_common::ansible::options::ModuleSpec;
+use ferrox_ansible::options::ModuleSpec;
 
 /// The module binary's file name in `plugins/modules/__bin/<platform>/`.
 pub use ferrox::BINARY;

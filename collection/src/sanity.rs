@@ -55,7 +55,7 @@ fn ignore_lines(bin_root: &Path) -> Result<String> {
     // The docs say what a run needs (api_host, api_user); the stubs' argument spec leaves the
     // connection optional because ansible-lint and validate-modules do not apply
     // module_defaults, where playbooks usually set it (common/ansible/src/argspec.rs).
-    if ferrox_common::run::connection::options().iter().any(|o| o.required) {
+    if ferrox_run::connection::options().iter().any(|o| o.required) {
         for m in modules::names() {
             text.push_str(&format!(
                 "plugins/modules/{m}.py validate-modules:doc-required-mismatch # connection options: required to run (docs), optional in the argument spec, which lint checks without module_defaults\n"

@@ -1,8 +1,8 @@
 //! `spec <module>`: a module's declaration as AnsibleModule's `argument_spec` plus its
-//! constraint lists, in JSON ([`ferrox_common::ansible::spec_json`]).
+//! constraint lists, in JSON ([`ferrox_ansible::spec_json`]).
 
 use anyhow::{Context, Result};
-use ferrox_common::ansible::spec_json::argument_spec;
+use ferrox_ansible::spec_json::argument_spec;
 
 use crate::modules;
 

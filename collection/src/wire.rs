@@ -8,15 +8,15 @@
 
 use std::fmt::Write as _;
 
-use ferrox_common::ansible::protocol::{MODULE_ARG, PRIVATE_PREFIX, PROTOCOL_ARG, PROTOCOL_VERSION};
-use ferrox_common::api::client::url::DEFAULT_PORT;
-use ferrox_common::api::client::DEFAULT_RENEW_AFTER;
-use ferrox_common::plan::{EFFECTS_KEY, PLAN_ARG};
-use ferrox_common::run::connection;
-use ferrox_common::run::name_index::{DEFAULT_MAX_AGE_SECS, MAX_AGE_ENV, NAMES_ARG, NAMES_KEY};
-use ferrox_common::run::placements::{PLACEMENTS_ARG, PLACEMENT_KEY};
-use ferrox_common::run::ticket::{RENEW_AFTER_ENV, TICKET_ARG, TICKET_KEY};
-use ferrox_common::run::PROGRESS_KEY;
+use ferrox_ansible::protocol::{MODULE_ARG, PRIVATE_PREFIX, PROTOCOL_ARG, PROTOCOL_VERSION};
+use ferrox_dryrun::{EFFECTS_KEY, PLAN_ARG};
+use ferrox_pve_client::client::url::DEFAULT_PORT;
+use ferrox_pve_client::client::DEFAULT_RENEW_AFTER;
+use ferrox_run::connection;
+use ferrox_run::name_index::{DEFAULT_MAX_AGE_SECS, MAX_AGE_ENV, NAMES_ARG, NAMES_KEY};
+use ferrox_run::placements::{PLACEMENTS_ARG, PLACEMENT_KEY};
+use ferrox_run::ticket::{RENEW_AFTER_ENV, TICKET_ARG, TICKET_KEY};
+use ferrox_run::PROGRESS_KEY;
 
 use crate::platform::PLATFORMS;
 

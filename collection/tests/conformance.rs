@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ferrox_common::api::client::Client;
-use ferrox_common::api::connection::ConnectionParams;
+use ferrox_pve_client::client::Client;
+use ferrox_pve_client::connection::ConnectionParams;
 use serde_json::Value;
 
 const TOKEN_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
@@ -135,7 +135,7 @@ impl Pvesim {
                 ],
             )
             .unwrap();
-        ferrox_common::api::tasks::wait(&c, upid.as_str().unwrap(), Duration::from_secs(30)).unwrap();
+        ferrox_pve_client::tasks::wait(&c, upid.as_str().unwrap(), Duration::from_secs(30)).unwrap();
         // Listed cluster-wide with its name, as the run will see it.
         let deadline = Instant::now() + Duration::from_secs(10);
         while !self

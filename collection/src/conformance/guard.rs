@@ -6,8 +6,8 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Result};
-use ferrox_common::api::client::Client;
-use ferrox_common::api::tasks;
+use ferrox_pve_client::client::Client;
+use ferrox_pve_client::tasks;
 use serde_json::Value;
 
 use super::settings::Settings;

@@ -21,7 +21,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use ferrox_common::api::client::{trace, Client};
+use ferrox_pve_client::client::{trace, Client};
 use serde_json::json;
 
 use crate::{build, repo, setup};

@@ -134,7 +134,7 @@ pub fn utc_now() -> String {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let (year, month, day, h, m, s) = ferrox_common::pve::utc_time::utc_parts(secs);
+    let (year, month, day, h, m, s) = ferrox_pve_rules::utc_time::utc_parts(secs);
     format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}Z")
 }
 

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
-use ferrox_common::api::connection::{normalise_fingerprint, ConnectionParams};
+use ferrox_pve_client::connection::{normalise_fingerprint, ConnectionParams};
 
 pub const DEFAULT_RANGE: (u32, u32) = (990_000, 990_049);
 pub const DEFAULT_PREFIX: &str = "ferroxconf-";

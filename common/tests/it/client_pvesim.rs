@@ -6,10 +6,10 @@
 
 use std::time::{Duration, Instant};
 
-use ferrox_common::api::client::{ApiErrorKind, Client};
-use ferrox_common::api::connection::{normalise_fingerprint, ConnectionParams};
-use ferrox_common::api::tasks::{self, TaskError};
-use ferrox_common::cluster::vm;
+use ferrox_cluster::vm;
+use ferrox_pve_client::client::{ApiErrorKind, Client};
+use ferrox_pve_client::connection::{normalise_fingerprint, ConnectionParams};
+use ferrox_pve_client::tasks::{self, TaskError};
 use pvesim::{SimConfig, Simulator};
 use serde_json::{json, Value};
 
@@ -478,8 +478,8 @@ fn connections_refused_by_an_endpoint_that_answered_before_are_tried_past_four_a
 
 /// 50 MiB of zeros to `isos` as `refused.iso`: far more than the socket buffers hold, so
 /// the client is still sending when PVE refuses and closes.
-fn upload_50_mib(client: &Client) -> ferrox_common::api::client::ApiError {
-    use ferrox_common::api::client::upload::FilePart;
+fn upload_50_mib(client: &Client) -> ferrox_pve_client::client::ApiError {
+    use ferrox_pve_client::client::upload::FilePart;
     use std::io::Read;
     const LEN: u64 = 50 << 20;
     let mut zeros = std::io::repeat(0).take(LEN);

@@ -7,8 +7,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ferrox_common::api::client::{ApiErrorKind, Client, KeptTicket, RunTickets, TicketReport, TicketSink};
-use ferrox_common::api::connection::ConnectionParams;
+use ferrox_pve_client::client::{ApiErrorKind, Client, KeptTicket, RunTickets, TicketReport, TicketSink};
+use ferrox_pve_client::connection::ConnectionParams;
 use pvesim::{SimConfig, Simulator};
 use serde_json::Value;
 

@@ -9,8 +9,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use ferrox_common::api::client::{Client, KeptTicket, RunTickets, TicketReport, TicketSink};
-use ferrox_common::api::connection::ConnectionParams;
+use ferrox_pve_client::client::{Client, KeptTicket, RunTickets, TicketReport, TicketSink};
+use ferrox_pve_client::connection::ConnectionParams;
 use pvesim::{SimConfig, Simulator};
 use serde_json::Value;
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::support::{Cert, Reply, TestServer};
-use ferrox_common::api::client::{ApiErrorKind, Client};
-use ferrox_common::api::connection::ConnectionParams;
+use ferrox_pve_client::client::{ApiErrorKind, Client};
+use ferrox_pve_client::connection::ConnectionParams;
 use serde_json::json;
 
 const SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
@@ -236,7 +236,7 @@ fn validate_certs_against_web_pki_explains_every_fix_with_the_presented_fingerpr
     let client = Client::connect(&params).unwrap();
     let err = client.get("/version", &[]).unwrap_err();
     assert_eq!(err.kind, ApiErrorKind::Tls);
-    let fp = ferrox_common::api::client::tls::fingerprint(&server.leaf_der);
+    let fp = ferrox_pve_client::client::tls::fingerprint(&server.leaf_der);
     assert_eq!(
         err.to_string(),
         format!(
@@ -264,17 +264,17 @@ fn a_different_ca_in_ca_path_is_rejected() {
 #[test]
 fn fingerprint_pin_accepts_a_self_signed_certificate_and_rejects_a_mismatch() {
     let server = TestServer::start(Cert::SelfSigned, |_| Reply::json(json!({"data": 1})));
-    let fp = ferrox_common::api::client::tls::fingerprint(&server.leaf_der);
+    let fp = ferrox_pve_client::client::tls::fingerprint(&server.leaf_der);
     let mut params = token_params(&server);
     params.validate_certs = true;
-    params.cert_fingerprint = ferrox_common::api::connection::normalise_fingerprint(&fp);
+    params.cert_fingerprint = ferrox_pve_client::connection::normalise_fingerprint(&fp);
     assert_eq!(
         Client::connect(&params).unwrap().get("/version", &[]).unwrap(),
         json!(1)
     );
 
     let wrong = "AB:".repeat(31) + "AB";
-    params.cert_fingerprint = ferrox_common::api::connection::normalise_fingerprint(&wrong);
+    params.cert_fingerprint = ferrox_pve_client::connection::normalise_fingerprint(&wrong);
     let err = Client::connect(&params).unwrap().get("/version", &[]).unwrap_err();
     assert_eq!(err.kind, ApiErrorKind::Tls);
     assert!(

@@ -4,7 +4,7 @@
 //! default with a warning naming the privilege.
 
 use crate::support::{token_client, Cert, Reply, TestServer};
-use ferrox_common::pve::tags::TagCase;
+use ferrox_cluster::tags::TagCase;
 use serde_json::json;
 
 #[test]

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::support::{token_client, Cert, Reply, Seen, TestServer};
-use ferrox_common::api::tasks::{self, TaskError};
-use ferrox_common::cluster::vm;
+use ferrox_cluster::vm;
+use ferrox_pve_client::tasks::{self, TaskError};
 use serde_json::{json, Value};
 
 const UPID: &str = "UPID:pve2:000A1B2C:01F3A4B5:6570A1B2:qmclone:9000:ansible@pve!automation:";

@@ -4,7 +4,7 @@
 //! ship as one binary per platform that runs the module the action plugin names: the
 //! tarball carries four platforms in the space four separate binaries took for one.
 
-use ferrox_common::ansible::protocol::Registered;
+use ferrox_ansible::protocol::Registered;
 
 /// The binary's file name in `plugins/modules/__bin/<platform>/`.
 pub const BINARY: &str = "ferrox";
@@ -52,7 +52,7 @@ mod tests {
 
     #[test]
     fn the_name_index_modules_are_those_whose_docs_explain_the_index() {
-        let note = ferrox_common::run::name_index::DOC_NOTE;
+        let note = ferrox_run::name_index::DOC_NOTE;
         for module in MODULES {
             let spec = (module.spec)();
             let documented = spec.notes.iter().any(|n| n == note);

@@ -3,5 +3,5 @@ fn main() {
     if args.first().map(String::as_str) == Some(ferrox::INVENTORY) {
         std::process::exit(proxmox_inventory::main(&args[1..]));
     }
-    ferrox_common::ansible::protocol::run(&ferrox::MODULES, ferrox_common::run::read_private_state)
+    ferrox_ansible::protocol::run(&ferrox::MODULES, ferrox_run::read_private_state)
 }

@@ -10,9 +10,9 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use ferrox_common::api::client::{ApiError, Client};
-use ferrox_common::api::recover::{self, Search};
-use ferrox_common::api::tasks::{self, TaskError};
+use ferrox_pve_client::client::{ApiError, Client};
+use ferrox_pve_client::recover::{self, Search};
+use ferrox_pve_client::tasks::{self, TaskError};
 
 use crate::current::VmConfig;
 use crate::plan::Action;

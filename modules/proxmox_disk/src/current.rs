@@ -2,9 +2,9 @@
 
 use serde_json::{Map, Value};
 
-use ferrox_common::pve::pending;
-use ferrox_common::pve::propstring::{self, Format, PropString};
-use ferrox_common::pve::size;
+use ferrox_pve_rules::pending;
+use ferrox_pve_rules::propstring::{self, Format, PropString};
+use ferrox_pve_rules::size;
 
 /// `GET /nodes/{node}/qemu/{vmid}/config` of one VM (pending changes applied, as PVE
 /// returns it by default).

@@ -1,6 +1,6 @@
 //! The `disk` option: a config key `{bus}{n}` with the bus ranges of qemu-server.
 
-use ferrox_common::pve::propstring::{formats, max_index, split_indexed, Format};
+use ferrox_pve_rules::propstring::{formats, max_index, split_indexed, Format};
 
 /// A validated disk key.
 #[derive(Debug, Clone, PartialEq, Eq)]

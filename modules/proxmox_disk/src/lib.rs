@@ -16,18 +16,19 @@ pub mod planned;
 pub mod report;
 pub mod task;
 
-use ferrox_common::ansible::options::{ModuleSpec, Support};
-use ferrox_common::ansible::protocol::{Failure, Module, Output};
-use ferrox_common::api::client::Client;
-use ferrox_common::api::recover;
-use ferrox_common::cluster::listing_probe::LookupTargets;
-use ferrox_common::cluster::references;
-use ferrox_common::cluster::vm::{self, Guest, ListingQuery};
-use ferrox_common::pve::privileges::{Gate, Target, Write};
-use ferrox_common::run::connection::{ConnectionParams, FromOptions};
-use ferrox_common::run::name_index;
-use ferrox_common::run::vm_task::{self, Effects, InfoWording, Lookup};
-use ferrox_common::run::SharedRunState;
+use ferrox_ansible::options::{ModuleSpec, Support};
+use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_cluster::listing_probe::LookupTargets;
+use ferrox_cluster::references;
+use ferrox_cluster::vm::{self, Guest, ListingQuery};
+use ferrox_pve_client::client::Client;
+use ferrox_pve_client::recover;
+use ferrox_pve_rules::privileges::Write;
+use ferrox_run::connection::{ConnectionParams, FromOptions};
+use ferrox_run::name_index;
+use ferrox_run::privileges::{Gate, Target};
+use ferrox_run::vm_task::{self, Effects, InfoWording, Lookup};
+use ferrox_run::SharedRunState;
 
 use current::VmConfig;
 use task::{DiskTask, MoveTarget, State};
@@ -159,7 +160,7 @@ fn verify_references(m: &mut Module, client: &Client, plan: &plan::Plan, vm: &Vm
         // The volume already attached there is no new reference.
         .filter(|r| !matches!(r, references::DriveRef::Volume { key, volid, .. } if vm.text(key).is_some_and(|t| t.split(',').next() == Some(volid.as_str()))))
         .collect();
-    let assume = ferrox_common::ansible::check_mode_assume::Assume::from_params(&m.params, m.check_mode);
+    let assume = ferrox_ansible::check_mode_assume::Assume::from_params(&m.params, m.check_mode);
     references::verify_volumes(client, &vm.node, &named, &assume).map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
     for w in assume.warnings() {
         m.warn(w);

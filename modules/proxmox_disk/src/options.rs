@@ -2,8 +2,8 @@
 //! come from one table, [`DRIVE_OPTIONS`], which also says how each is written into the
 //! drive's property string.
 
-use ferrox_common::ansible::options::{Kind, Opt, Rules};
-use ferrox_common::run::connection;
+use ferrox_ansible::options::{Kind, Opt, Rules};
+use ferrox_run::connection;
 
 /// A drive option: module option name, PVE key, type, choices, description.
 pub struct DriveOption {
@@ -122,7 +122,7 @@ pub fn options() -> Vec<Opt> {
         let o = if d.choices.is_empty() { o } else { o.choices(d.choices) };
         o.desc(d.desc)
     }));
-    opts.push(ferrox_common::ansible::check_mode_assume::option());
+    opts.push(ferrox_ansible::check_mode_assume::option());
     opts
 }
 

@@ -4,11 +4,11 @@
 
 use serde_json::json;
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::plan::unknown;
-use ferrox_common::pve::propstring::{differing_keys, PropString};
-use ferrox_common::pve::size::{self, Resize};
-use ferrox_common::run::vm_task::{self, LockWording};
+use ferrox_ansible::diff::Diff;
+use ferrox_pve_rules::propstring::{differing_keys, PropString};
+use ferrox_pve_rules::size::{self, Resize};
+use ferrox_pve_rules::unknown;
+use ferrox_run::vm_task::{self, LockWording};
 
 use crate::current::{Drive, VmConfig};
 use crate::disk_key::Bus;

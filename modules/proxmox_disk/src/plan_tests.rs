@@ -1,6 +1,6 @@
 use serde_json::{json, Map, Value};
 
-use ferrox_common::ansible::options::Params;
+use ferrox_ansible::options::Params;
 
 use super::*;
 use crate::options::options;

@@ -1,9 +1,9 @@
 //! What a check-mode run of this module adds to the playbook run's plan, and whether
 //! a real run would leave the change pending (PVE's hotplug rules for drives).
 
-use ferrox_common::plan::unknown::after_write;
-use ferrox_common::plan::Effect;
-use ferrox_common::pve::hotplug;
+use ferrox_dryrun::Effect;
+use ferrox_pve_rules::hotplug;
+use ferrox_pve_rules::unknown::after_write;
 use serde_json::Value;
 
 use crate::current::VmConfig;
@@ -74,7 +74,7 @@ pub fn effects(plan: &Plan, vm: &VmConfig, target: Option<&VmConfig>, disk: &str
 mod tests {
     use super::*;
     use crate::plan::Location;
-    use ferrox_common::ansible::diff::Diff;
+    use ferrox_ansible::diff::Diff;
     use serde_json::json;
 
     fn plan(actions: Vec<Action>, after: Option<(u32, &str, &str)>, kept: Option<(&str, &str)>) -> Plan {

@@ -1,10 +1,10 @@
 //! The module's result: the plan's message and changes, plus the disk as it is after
 //! the run (read back from PVE) or would be (check mode, predicted).
 
-use ferrox_common::ansible::protocol::Output;
-use ferrox_common::plan::unknown;
-use ferrox_common::pve::propstring::{self, formats};
-use ferrox_common::pve::size;
+use ferrox_ansible::protocol::Output;
+use ferrox_pve_rules::propstring::{self, formats};
+use ferrox_pve_rules::size;
+use ferrox_pve_rules::unknown;
 
 use crate::current::VmConfig;
 use crate::plan::{diff_of, Location, Plan};

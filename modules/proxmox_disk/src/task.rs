@@ -2,9 +2,9 @@
 
 use std::time::Duration;
 
-use ferrox_common::ansible::options::read::vmid_in_range;
-use ferrox_common::ansible::options::{Kind, Params};
-use ferrox_common::pve::propstring::{self, formats, number_text, PropString};
+use ferrox_ansible::options::read::vmid_in_range;
+use ferrox_ansible::options::{Kind, Params};
+use ferrox_pve_rules::propstring::{self, formats, number_text, PropString};
 
 use crate::disk_key::DiskKey;
 use crate::options::DRIVE_OPTIONS;

@@ -1,7 +1,7 @@
 //! The PVE calls this module makes, each in one place, with paths built once.
 
-use ferrox_common::api::client::{ApiError, Client};
-use ferrox_common::pve::pending;
+use ferrox_pve_client::client::{ApiError, Client};
+use ferrox_pve_rules::pending;
 use serde_json::{Map, Value};
 
 /// A VM: where it lives.
@@ -111,7 +111,7 @@ pub fn next_id(client: &Client) -> Result<u32, ApiError> {
         _ => None,
     };
     id.ok_or_else(|| ApiError {
-        kind: ferrox_common::api::client::ApiErrorKind::Other,
+        kind: ferrox_pve_client::client::ApiErrorKind::Other,
         status: None,
         message: format!("PVE answered /cluster/nextid with {data}, not a vmid"),
         errors: None,

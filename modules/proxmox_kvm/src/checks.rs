@@ -2,8 +2,8 @@
 //! before anything is written: bridges, the volumes and storages drives name, the
 //! task's pool, an EFI disk without OVMF.
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::cluster::references;
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::references;
 use serde_json::{Map, Value};
 
 use crate::api;

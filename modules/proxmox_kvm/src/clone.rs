@@ -6,10 +6,10 @@
 //! ([`continue_move`]); a new one is decided by [`crate::decide::clone`], a clone to
 //! another node's local storage taking the route of [`crate::decide::clone_route`].
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::ansible::protocol::{Failure, Output};
-use ferrox_common::cluster::vm::Guest;
-use ferrox_common::run::vm_task::{self, LockWording};
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::{Failure, Output};
+use ferrox_cluster::vm::Guest;
+use ferrox_run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
 use crate::checks::{check_bridges, check_drives, check_pool};

@@ -2,7 +2,7 @@
 //! prose of its documentation: description, notes (what differs from community.proxmox
 //! 1.6), examples and return values.
 
-use ferrox_common::ansible::options::{ModuleSpec, Support};
+use ferrox_ansible::options::{ModuleSpec, Support};
 
 use crate::options;
 
@@ -63,7 +63,7 @@ pub fn notes() -> Vec<String> {
         "O(state=paused) and O(state=hibernated) suspend the VM (to RAM, or to disk with C(todisk=1)); O(state=template) with O(force=true) shuts a running VM down first.",
         "O(force) is sent on create only together with O(archive) (PVE accepts it only for restores). O(target) and O(snapname) are used for clones only, O(pool) and O(storage) for creates and clones.",
         "The PVE-version gates of 1.6 (dropping options on PVE older than 6 or 8) are not reproduced: Proxmox VE 8 or later is assumed.",
-        ferrox_common::run::name_index::DOC_NOTE,
+        ferrox_run::name_index::DOC_NOTE,
     ]
     .into_iter()
     .map(String::from)

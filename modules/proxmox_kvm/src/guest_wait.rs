@@ -10,12 +10,12 @@
 
 use std::time::{Duration, Instant};
 
-use ferrox_common::ansible::protocol::{Failure, Output};
-use ferrox_common::api::client::{ApiError, Client};
-use ferrox_common::cluster::guest_net::{Addresses, Family};
-use ferrox_common::plan::unknown;
-use ferrox_common::pve::privileges::{Check, Need};
-use ferrox_common::pve::propstring;
+use ferrox_ansible::protocol::{Failure, Output};
+use ferrox_cluster::guest_net::{Addresses, Family};
+use ferrox_pve_client::client::{ApiError, Client};
+use ferrox_pve_rules::privileges::{Check, Need};
+use ferrox_pve_rules::propstring;
+use ferrox_pve_rules::unknown;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
@@ -279,7 +279,7 @@ mod tests {
 
     fn err(status: u16, msg: &str) -> ApiError {
         ApiError {
-            kind: ferrox_common::api::client::ApiErrorKind::Http,
+            kind: ferrox_pve_client::client::ApiErrorKind::Http,
             status: Some(status),
             message: msg.into(),
             errors: None,

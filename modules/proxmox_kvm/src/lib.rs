@@ -79,15 +79,15 @@ mod schema_coverage;
 pub mod task;
 pub mod vmid_range;
 
-use ferrox_common::ansible::protocol::{Failure, Module, Output};
-use ferrox_common::api::client::Client;
-use ferrox_common::cluster::vm::{Cluster, Guest};
-use ferrox_common::pve::privileges::Gate;
-use ferrox_common::pve::tags::TagCase;
-use ferrox_common::run::connection::{ConnectionParams, FromOptions};
-use ferrox_common::run::name_index;
-use ferrox_common::run::vm_task::Effects;
-use ferrox_common::run::SharedRunState;
+use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_cluster::tags::TagCase;
+use ferrox_cluster::vm::{Cluster, Guest};
+use ferrox_pve_client::client::Client;
+use ferrox_run::connection::{ConnectionParams, FromOptions};
+use ferrox_run::name_index;
+use ferrox_run::privileges::Gate;
+use ferrox_run::vm_task::Effects;
+use ferrox_run::SharedRunState;
 use serde_json::{Map, Value};
 
 use api::Vm;
@@ -137,7 +137,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let client = m.connect(&conn)?;
     client.set_retry_budget(task.timeout);
     // Sent, never refused on a version: the node that parses them decides.
-    for warning in ferrox_common::pve::propstring::versions::notes(&task.newer_keys, task.check_mode) {
+    for warning in ferrox_pve_rules::propstring::versions::notes(&task.newer_keys, task.check_mode) {
         m.warn(warning);
     }
     let mut listing = observe::listing::read(m, &task, &conn, &client)?;

@@ -6,8 +6,8 @@
 //! least the one that finishes last sees the other, and its result warns. The listing
 //! that showed the new VM also becomes the run's name index ([`after_create`]).
 
-use ferrox_common::api::client::Client;
-use ferrox_common::cluster::vm::{self, Cluster, Guest, GuestType, ListingQuery};
+use ferrox_cluster::vm::{self, Cluster, Guest, GuestType, ListingQuery};
+use ferrox_pve_client::client::Client;
 
 use crate::api::Vm;
 use crate::{Learned, Run};

@@ -7,9 +7,9 @@
 //! the choices of `state`, `apply_pending`, `update_password` and `ip_family` are the
 //! typed task's enums.
 
-use ferrox_common::ansible::options::{Choice, Kind, Opt, Params, Rules};
-use ferrox_common::cluster::guest_net::Family;
-use ferrox_common::run::connection;
+use ferrox_ansible::options::{Choice, Kind, Opt, Params, Rules};
+use ferrox_cluster::guest_net::Family;
+use ferrox_run::connection;
 
 use crate::task::choices::{ApplyPending, State, UpdatePassword};
 
@@ -22,7 +22,7 @@ pub fn all() -> Vec<Opt> {
     opts.extend(cloud_init());
     opts.extend(control());
     opts.extend(guest_wait());
-    opts.push(ferrox_common::ansible::check_mode_assume::option());
+    opts.push(ferrox_ansible::check_mode_assume::option());
     opts
 }
 

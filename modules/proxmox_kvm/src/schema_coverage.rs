@@ -1,11 +1,11 @@
 //! Every key of the PVE schema the module carries can be set from a task: a declared
 //! option or `extra_config`. The tables walked here are generated from PVE's API schema
-//! and kept equal to it by ferrox-common's `formats_table_is_fresh`, so a new schema
+//! and kept equal to it by ferrox-pve-rules' `formats_table_is_fresh`, so a new schema
 //! either passes through `extra_config` (a config key) or fails here until its new
 //! request parameter is given an option or a reason ([`crate::task::config::REQUEST_OPTIONS`]).
 
-use ferrox_common::pve::propstring::formats::{CONFIG_KEYS, REQUEST_PARAMS};
-use ferrox_common::pve::propstring::keys;
+use ferrox_pve_rules::propstring::formats::{CONFIG_KEYS, REQUEST_PARAMS};
+use ferrox_pve_rules::propstring::keys;
 
 use crate::options;
 use crate::task::config as wanted;

@@ -12,20 +12,22 @@ pub mod task;
 
 use serde_json::Value;
 
-use ferrox_common::ansible::options::{ModuleSpec, Support};
-use ferrox_common::ansible::protocol::{Failure, Module, Output};
-use ferrox_common::api::client::Client;
-use ferrox_common::api::recover;
-use ferrox_common::cluster::listing_probe::LookupTargets;
-use ferrox_common::cluster::vm::{Guest, ListingQuery};
-use ferrox_common::plan::{unknown, Effect};
-use ferrox_common::pve::hotplug;
-use ferrox_common::pve::pending::{self, PendingEntry};
-use ferrox_common::pve::privileges::{self, Gate, Target, Write};
-use ferrox_common::run::connection::{ConnectionParams, FromOptions};
-use ferrox_common::run::name_index;
-use ferrox_common::run::vm_task::{self, Effects, InfoWording, LockWording, Lookup};
-use ferrox_common::run::SharedRunState;
+use ferrox_ansible::options::{ModuleSpec, Support};
+use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_cluster::listing_probe::LookupTargets;
+use ferrox_cluster::vm::{Guest, ListingQuery};
+use ferrox_dryrun::Effect;
+use ferrox_pve_client::client::Client;
+use ferrox_pve_client::recover;
+use ferrox_pve_rules::hotplug;
+use ferrox_pve_rules::pending::{self, PendingEntry};
+use ferrox_pve_rules::privileges::Write;
+use ferrox_pve_rules::unknown;
+use ferrox_run::connection::{ConnectionParams, FromOptions};
+use ferrox_run::name_index;
+use ferrox_run::privileges::{self, Gate, Target};
+use ferrox_run::vm_task::{self, Effects, InfoWording, LockWording, Lookup};
+use ferrox_run::SharedRunState;
 
 use plan::{Action, Plan};
 use task::NicTask;
@@ -314,7 +316,7 @@ fn read_config(
     vmid: u32,
     running: bool,
     interface: &str,
-) -> Result<(Value, bool), ferrox_common::api::client::ApiError> {
+) -> Result<(Value, bool), ferrox_pve_client::client::ApiError> {
     if !running {
         return Ok((client.get(&format!("/nodes/{node}/qemu/{vmid}/config"), &[])?, false));
     }

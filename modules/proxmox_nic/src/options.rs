@@ -1,7 +1,7 @@
 //! The options of proxmox_nic, declared once.
 
-use ferrox_common::ansible::options::{Kind, Opt, Rules};
-use ferrox_common::run::connection;
+use ferrox_ansible::options::{Kind, Opt, Rules};
+use ferrox_run::connection;
 
 /// NIC models PVE accepts (community.proxmox 1.6's list plus `e1000e`).
 pub const MODELS: &[&str] = &[

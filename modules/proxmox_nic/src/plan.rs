@@ -3,9 +3,9 @@
 
 use serde_json::json;
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::plan::unknown;
-use ferrox_common::pve::propstring::{formats::NET, parse, same_value, PropString};
+use ferrox_ansible::diff::Diff;
+use ferrox_pve_rules::propstring::{formats::NET, parse, same_value, PropString};
+use ferrox_pve_rules::unknown;
 
 use crate::task::{NicTask, Want};
 

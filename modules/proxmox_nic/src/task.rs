@@ -1,8 +1,8 @@
 //! The task's options in typed form, validated with messages that name the option.
 
-use ferrox_common::ansible::options::read::vmid_in_range;
-use ferrox_common::ansible::options::Params;
-use ferrox_common::pve::propstring::{self, number_text, split_indexed, Kind};
+use ferrox_ansible::options::read::vmid_in_range;
+use ferrox_ansible::options::Params;
+use ferrox_pve_rules::propstring::{self, number_text, split_indexed, Kind};
 
 /// What the task says about one NIC option: leave it, set it, or remove it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -3,10 +3,10 @@
 
 use std::time::{Duration, Instant};
 
-use ferrox_common::ansible::protocol::{Failure, Module, Output};
-use ferrox_common::api::tasks;
-use ferrox_common::pve::privileges::Write;
-use ferrox_common::run::SharedRunState;
+use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_pve_client::tasks;
+use ferrox_pve_rules::privileges::Write;
+use ferrox_run::SharedRunState;
 
 use crate::{api, Context};
 

@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use ferrox_common::api::client::{ApiError, Client};
+use ferrox_pve_client::client::{ApiError, Client};
 
 use crate::task::Content;
-use ferrox_common::ansible::options::read::Choice;
+use ferrox_ansible::options::read::Choice;
 
 /// One file of a storage's content listing.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use ferrox_common::ansible::options::read::Choice;
+use ferrox_ansible::options::read::Choice;
 
 use crate::task::Content;
 

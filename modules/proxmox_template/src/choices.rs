@@ -3,7 +3,7 @@
 //! ([`crate::options`]), which lists the words, and the typed task ([`crate::task`]), which
 //! reads the declaration: neither imports the other back.
 
-use ferrox_common::ansible::options::read::Choice;
+use ferrox_ansible::options::read::Choice;
 
 /// `state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -18,13 +18,14 @@ pub mod present;
 pub mod task;
 pub mod transfer;
 
-use ferrox_common::ansible::options::{ModuleSpec, Support};
-use ferrox_common::ansible::protocol::{Failure, Module, Output};
-use ferrox_common::api::client::Client;
-use ferrox_common::plan::Effect;
-use ferrox_common::pve::privileges::{Gate, Write};
-use ferrox_common::run::connection::{ConnectionParams, FromOptions};
-use ferrox_common::run::SharedRunState;
+use ferrox_ansible::options::{ModuleSpec, Support};
+use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_dryrun::Effect;
+use ferrox_pve_client::client::Client;
+use ferrox_pve_rules::privileges::Write;
+use ferrox_run::connection::{ConnectionParams, FromOptions};
+use ferrox_run::privileges::Gate;
+use ferrox_run::SharedRunState;
 
 use task::{State, TemplateTask};
 
@@ -89,7 +90,7 @@ impl Context<'_> {
             node: self.task.node.clone(),
             storage: self.task.storage.clone(),
             volid: volid.to_string(),
-            content: ferrox_common::ansible::options::read::Choice::name(self.task.content).to_string(),
+            content: ferrox_ansible::options::read::Choice::name(self.task.content).to_string(),
             size,
             shared,
             removed,

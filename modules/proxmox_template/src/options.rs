@@ -1,9 +1,9 @@
 //! The options of proxmox_template, declared once (community.proxmox 1.6's names,
 //! types, defaults and choices; the choices are task.rs's enums).
 
-use ferrox_common::ansible::options::read::Choice;
-use ferrox_common::ansible::options::{Opt, Rules};
-use ferrox_common::run::connection;
+use ferrox_ansible::options::read::Choice;
+use ferrox_ansible::options::{Opt, Rules};
+use ferrox_run::connection;
 
 use crate::choices::{Algorithm, Content, State};
 

@@ -1,9 +1,9 @@
 //! `state: present`: the file checked, found or planned, then transferred.
 
-use ferrox_common::ansible::options::read::Choice;
-use ferrox_common::ansible::protocol::{Failure, Module, Output};
-use ferrox_common::pve::privileges::Write;
-use ferrox_common::run::SharedRunState;
+use ferrox_ansible::options::read::Choice;
+use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_pve_rules::privileges::Write;
+use ferrox_run::SharedRunState;
 
 use crate::api::{self, Stored, UrlMetadata};
 use crate::task::{valid_name, Content, Source};
@@ -83,7 +83,7 @@ pub fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
         let mut out = ctx.output(true, msg, &volid).with("size", size);
         if let Some(why) = &known.head_failed {
             m.warn(unlearned_warning(ctx, why, &known.name));
-            out.set(ferrox_common::plan::unknown::RESULT_KEY, ["size"]);
+            out.set(ferrox_pve_rules::unknown::RESULT_KEY, ["size"]);
         }
         return Ok(if existing.is_some() {
             out.with("replaced", true)

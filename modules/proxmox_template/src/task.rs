@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use ferrox_common::ansible::options::read::{Choice, Reader};
-use ferrox_common::ansible::options::Params;
+use ferrox_ansible::options::read::{Choice, Reader};
+use ferrox_ansible::options::Params;
 
 pub use crate::choices::{Algorithm, Content, State};
 use crate::options;
@@ -170,10 +170,7 @@ mod tests {
     fn every_declared_option_of_the_module_is_read() {
         let (task, unread) = read(json!({"url": "http://x/a.iso"}));
         assert!(task.is_ok());
-        let connection: Vec<&str> = ferrox_common::run::connection::options()
-            .iter()
-            .map(|o| o.name)
-            .collect();
+        let connection: Vec<&str> = ferrox_run::connection::options().iter().map(|o| o.name).collect();
         let unread: Vec<&str> = unread.into_iter().filter(|n| !connection.contains(n)).collect();
         assert!(unread.is_empty(), "options without a reader: {unread:?}");
     }

@@ -9,10 +9,10 @@ use std::time::Instant;
 use serde::Serialize;
 use serde_json::Value;
 
-use ferrox_common::ansible::options::read::Choice;
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::upload::FilePart;
-use ferrox_common::api::tasks::{self, TaskError};
+use ferrox_ansible::options::read::Choice;
+use ferrox_ansible::protocol::Failure;
+use ferrox_pve_client::client::upload::FilePart;
+use ferrox_pve_client::tasks::{self, TaskError};
 
 use crate::api;
 use crate::task::Source;

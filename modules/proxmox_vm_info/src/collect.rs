@@ -7,11 +7,11 @@
 //! listing, and per-guest calls only for `config` and `network`. Listings are decoded
 //! as they arrive, keeping only the entries of kept guests.
 
-use ferrox_common::ansible::options::Params;
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::{ApiError, ApiErrorKind, Client};
-use ferrox_common::cluster::listing_probe::NameProbe;
-use ferrox_common::run::name_index::Seed;
+use ferrox_ansible::options::Params;
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::listing_probe::NameProbe;
+use ferrox_pve_client::client::{ApiError, ApiErrorKind, Client};
+use ferrox_run::name_index::Seed;
 use serde_json::{Map, Value};
 use std::time::Instant;
 
@@ -351,7 +351,7 @@ impl<'a> NodeReader<'a> {
     /// A running VM's cloud-init changes its drive lacks (`GET .../cloudinit`): in
     /// effect in the config, not yet in the guest.
     fn cloud_init_pending(&mut self, guest: &mut Map<String, Value>, config: &Value, vmid: i64) -> Result<(), Failure> {
-        use ferrox_common::pve::cloudinit;
+        use ferrox_pve_rules::cloudinit;
         let running = guest.get("status").and_then(Value::as_str) == Some("running");
         let Some(config) = config
             .as_object()
@@ -363,7 +363,7 @@ impl<'a> NodeReader<'a> {
         if cloudinit::regenerated_at_once(hotplug) {
             return Ok(());
         }
-        match cloudinit::read(self.client, self.node, vmid as u32) {
+        match ferrox_cluster::cloudinit::read(self.client, self.node, vmid as u32) {
             Ok(state) if !state.waiting.is_empty() => {
                 guest.insert("cloudinit_pending".into(), Value::Object(state.waiting));
                 Ok(())
@@ -375,7 +375,7 @@ impl<'a> NodeReader<'a> {
 
     fn network(&mut self, guest: &mut Map<String, Value>, base: &str, vmid: i64) -> Result<(), Failure> {
         let who = format!("{} {vmid}", self.kind.noun());
-        if guest.get(ferrox_common::plan::overlay::PLANNED_KEY) == Some(&Value::Bool(true)) {
+        if guest.get(ferrox_dryrun::overlay::PLANNED_KEY) == Some(&Value::Bool(true)) {
             self.warnings.push(format!(
                 "No network information for {who}: it exists only in the plan of this check-mode run."
             ));
@@ -440,7 +440,7 @@ impl<'a> NodeReader<'a> {
                 Err(e) => return self.unreachable_or_fail(e),
             },
         };
-        let addresses = ferrox_common::cluster::guest_net::Addresses::read(&config, network);
+        let addresses = ferrox_cluster::guest_net::Addresses::read(&config, network);
         guest.insert("ip_addresses".into(), addresses.to_value());
         Ok(())
     }

@@ -4,9 +4,9 @@
 //! is the one a listing gives, rebuilt from that answer and the index. Any guest that
 //! does not confirm, and a name the index does not hold, leave it to the listing.
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::Client;
-use ferrox_common::run::name_index::{ClusterIndex, IndexedGuest};
+use ferrox_ansible::protocol::Failure;
+use ferrox_pve_client::client::Client;
+use ferrox_run::name_index::{ClusterIndex, IndexedGuest};
 use serde_json::{Map, Value};
 
 use crate::collect::{normalise, status_only_keys, Filters, Found, GuestKind, NodeReader};

@@ -17,11 +17,11 @@ mod collect;
 mod docs;
 mod indexed;
 
-use ferrox_common::ansible::options::{ModuleSpec, Opt, Rules, Support};
-use ferrox_common::ansible::protocol::{Failure, Module, Output};
-use ferrox_common::run::connection::{self, ConnectionParams, FromOptions};
-use ferrox_common::run::name_index;
-use ferrox_common::run::SharedRunState;
+use ferrox_ansible::options::{ModuleSpec, Opt, Rules, Support};
+use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_run::connection::{self, ConnectionParams, FromOptions};
+use ferrox_run::name_index;
+use ferrox_run::SharedRunState;
 
 pub use collect::{ConfigView, Filters, GuestKind};
 

@@ -3,7 +3,7 @@
 //!
 //! Behaviour of a module (what it plans, writes, refuses, answers) does not depend on
 //! Ansible: the binary's `main` only reads an args file and prints one JSON object. Here
-//! each task goes through [`ferrox_common::ansible::protocol::run_in_process`] with the
+//! each task goes through [`ferrox_ansible::protocol::run_in_process`] with the
 //! arguments the action plugin would send (`plugins/plugin_utils/binary_module.py`):
 //! `module_defaults` merged, ansible-core's switches (`--check`, `--diff`, the module
 //! name, its version), and the run's private state carried from task to task as the
@@ -24,12 +24,12 @@ use std::time::Instant;
 
 use serde_json::{json, Map, Value};
 
-use ferrox_common::ansible::protocol::{run_in_process, MODULE_ARG, PROTOCOL_ARG, PROTOCOL_VERSION};
-use ferrox_common::plan::{EFFECTS_KEY, PLAN_ARG};
-use ferrox_common::run::name_index::{DEFAULT_MAX_AGE_SECS, MAX_AGE_ENV, NAMES_ARG, NAMES_KEY};
-use ferrox_common::run::placements::{PLACEMENTS_ARG, PLACEMENT_KEY};
-use ferrox_common::run::ticket::TICKET_KEY;
-use ferrox_common::run::PROGRESS_KEY;
+use ferrox_ansible::protocol::{run_in_process, MODULE_ARG, PROTOCOL_ARG, PROTOCOL_VERSION};
+use ferrox_dryrun::{EFFECTS_KEY, PLAN_ARG};
+use ferrox_run::name_index::{DEFAULT_MAX_AGE_SECS, MAX_AGE_ENV, NAMES_ARG, NAMES_KEY};
+use ferrox_run::placements::{PLACEMENTS_ARG, PLACEMENT_KEY};
+use ferrox_run::ticket::TICKET_KEY;
+use ferrox_run::PROGRESS_KEY;
 
 use crate::env::Env;
 use crate::paths::{ansible_playbook, python_next_to};
@@ -161,7 +161,7 @@ impl PlayRun {
         args.insert("_ansible_version".into(), Value::String(ansible_core_version()));
         args.insert(MODULE_ARG.into(), Value::String(module.to_string()));
         args.insert(PROTOCOL_ARG.into(), Value::from(PROTOCOL_VERSION));
-        let (result, code) = run_in_process(&ferrox::MODULES, ferrox_common::run::read_private_state, args);
+        let (result, code) = run_in_process(&ferrox::MODULES, ferrox_run::read_private_state, args);
         let Value::Object(mut result) = result else {
             panic!("{module} answered with something other than an object: {result}")
         };

@@ -239,8 +239,8 @@ fn read_request(reader: &mut impl BufRead) -> Option<Seen> {
 pub const TOKEN_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
 
 /// A client of `server` with an API token, not validating the server's certificate.
-pub fn token_client(server: &TestServer) -> ferrox_common::api::client::Client {
-    ferrox_common::api::client::Client::connect(&ferrox_common::api::connection::ConnectionParams {
+pub fn token_client(server: &TestServer) -> ferrox_pve_client::client::Client {
+    ferrox_pve_client::client::Client::connect(&ferrox_pve_client::connection::ConnectionParams {
         host: "127.0.0.1".into(),
         port: Some(server.port),
         user: "ansible@pve".into(),

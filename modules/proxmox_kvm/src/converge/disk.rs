@@ -5,9 +5,9 @@
 
 use std::collections::BTreeMap;
 
-pub use ferrox_common::pve::propstring::is_drive_key as is_disk_key;
-use ferrox_common::pve::propstring::{self, formats, Format, PropString};
-use ferrox_common::pve::size;
+pub use ferrox_pve_rules::propstring::is_drive_key as is_disk_key;
+use ferrox_pve_rules::propstring::{self, formats, Format, PropString};
+use ferrox_pve_rules::size;
 use serde_json::{Map, Value};
 
 use super::{text_of, Grow};

@@ -12,9 +12,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use ferrox_common::pve::hotplug;
-use ferrox_common::pve::propstring::{self, formats};
-use ferrox_common::pve::tags::TagCase;
+use ferrox_cluster::tags::TagCase;
+use ferrox_pve_rules::hotplug;
+use ferrox_pve_rules::propstring::{self, formats};
 
 use crate::task::config::{url_decode, Config};
 

@@ -1,7 +1,7 @@
 //! NICs on an existing VM: a NIC keeps its MAC unless the task names one; the settings
 //! the task names (model, bridge, VLAN, firewall, ...) change in place, the others stay.
 
-use ferrox_common::pve::propstring::{self, formats, PropString};
+use ferrox_pve_rules::propstring::{self, formats, PropString};
 
 pub fn is_net_key(key: &str) -> bool {
     key.strip_prefix("net")

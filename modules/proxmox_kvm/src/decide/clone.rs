@@ -5,9 +5,9 @@
 //! `clone_tests.rs`; the source's config, the route and the vmid are read by the driver
 //! ([`crate::clone`]).
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::cluster::vm::Guest;
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::vm::Guest;
 use serde_json::Value;
 
 use crate::api::Vm;

@@ -8,8 +8,8 @@
 //! ([`form`]); pure. The clone's driver ([`crate::clone`]) continues a move a run left
 //! undone; the executor's `MoveClone` action makes the migration call.
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::cluster::vm::Storage;
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::vm::Storage;
 use serde_json::{Map, Value};
 
 use crate::converge::{disk::is_disk_key, text_of};

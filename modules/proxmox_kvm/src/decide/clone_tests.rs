@@ -4,8 +4,8 @@
 
 use std::rc::Rc;
 
-use ferrox_common::cluster::vm::{Guest, GuestType};
-use ferrox_common::pve::tags::TagCase;
+use ferrox_cluster::tags::TagCase;
+use ferrox_cluster::vm::{Guest, GuestType};
 use serde_json::{json, Map, Value};
 
 use super::clone::{form, plan, reads_source_config, refuse_linked_of_non_template, wanted};

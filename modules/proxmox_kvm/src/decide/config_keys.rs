@@ -2,10 +2,10 @@
 //! or pending) are dropped; the rest are skipped, so both converge. Pure: the table is
 //! `config_keys_tests.rs`.
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::pve::hotplug;
-use ferrox_common::run::vm_task::{self, LockWording};
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::Failure;
+use ferrox_pve_rules::hotplug;
+use ferrox_run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
 use crate::converge::text_of;

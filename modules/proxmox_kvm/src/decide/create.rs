@@ -5,9 +5,9 @@
 //! cluster (bridges, volumes, pool) and the vmid PVE hands out stay with the driver
 //! (`present` in [`crate::run`]'s file).
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::pve::tags::TagCase;
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::tags::TagCase;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;

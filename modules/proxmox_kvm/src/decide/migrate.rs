@@ -2,9 +2,9 @@
 //! converges); otherwise one migration, online when the VM runs. Pure: the table is
 //! `migrate_tests.rs`.
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::run::vm_task::{self, LockWording};
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::Failure;
+use ferrox_run::vm_task::{self, LockWording};
 use serde_json::Value;
 
 use crate::api::Vm;

@@ -2,8 +2,8 @@
 //! the VM as it was observed (at most a couple of calls), or why it is refused before
 //! any write. Pure: the table of every state from every power state is `power_tests.rs`.
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::run::vm_task::{self, LockWording};
+use ferrox_ansible::protocol::Failure;
+use ferrox_run::vm_task::{self, LockWording};
 
 use crate::api::Power;
 use crate::observe::PowerObserved;

@@ -13,11 +13,11 @@
 //! `tag-style`: the one value it may read, once, when tags differ only in case; see
 //! [`crate::decide`]).
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::pve::cloudinit;
-use ferrox_common::pve::tags::TagCase;
-use ferrox_common::run::vm_task::{self, LockWording};
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::tags::TagCase;
+use ferrox_pve_rules::cloudinit;
+use ferrox_run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
 use crate::api::Vm;

@@ -4,8 +4,8 @@
 //! `update_unsafe`), cloud-init changes for the guest, refused when locked; and the
 //! update's message with what stays pending.
 
-use ferrox_common::pve::cloudinit::DriveState;
-use ferrox_common::pve::tags::TagCase;
+use ferrox_cluster::tags::TagCase;
+use ferrox_pve_rules::cloudinit::DriveState;
 use serde_json::{json, Map, Value};
 
 use super::update::{
@@ -263,7 +263,7 @@ fn outcome(rebooted: bool, pending: Value, not_in_guest: Value) -> Updated {
         vmid: 100,
         keys: vec!["memory".into()],
         actions: vec!["update VM 100: set memory".into()],
-        diff: ferrox_common::ansible::diff::Diff::new("VM 100"),
+        diff: ferrox_ansible::diff::Diff::new("VM 100"),
         rebooted_for_pending: rebooted,
         pending: map(pending),
         not_in_guest: map(not_in_guest),

@@ -7,11 +7,11 @@
 
 use std::time::{Duration, Instant};
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::{retry, ApiError};
-use ferrox_common::api::tasks::{self, TaskError};
-use ferrox_common::cluster::listing_probe::LookupTargets;
-use ferrox_common::cluster::vm::{self, ListingQuery};
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::listing_probe::LookupTargets;
+use ferrox_cluster::vm::{self, ListingQuery};
+use ferrox_pve_client::client::{retry, ApiError};
+use ferrox_pve_client::tasks::{self, TaskError};
 use serde_json::Value;
 
 use super::{task_failure, Executor};

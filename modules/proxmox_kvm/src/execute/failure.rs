@@ -1,9 +1,9 @@
 //! A failed call or task in 1.6's words for the operation, then PVE's.
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::ApiError;
-use ferrox_common::api::tasks::TaskError;
-use ferrox_common::pve::propstring::versions::{self, Versioned};
+use ferrox_ansible::protocol::Failure;
+use ferrox_pve_client::client::ApiError;
+use ferrox_pve_client::tasks::TaskError;
+use ferrox_pve_rules::propstring::versions::{self, Versioned};
 
 /// A failed call: the operation's prefix, then PVE's answer.
 pub(crate) fn api_fail(prefix: &str, e: ApiError, vmid: u32) -> Failure {
@@ -51,7 +51,7 @@ mod tests {
     use super::*;
 
     fn host_tunnel() -> Vec<Versioned> {
-        let f = ferrox_common::pve::propstring::formats::for_config_key("net0").unwrap();
+        let f = ferrox_pve_rules::propstring::formats::for_config_key("net0").unwrap();
         versions::sub_keys("net.net0", "net0", "virtio,bridge=vmbr0,host-tunnel=1", f)
     }
 

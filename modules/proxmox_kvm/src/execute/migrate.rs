@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::ApiError;
-use ferrox_common::api::recover;
-use ferrox_common::cluster::vm::{self, ListingQuery};
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::vm::{self, ListingQuery};
+use ferrox_pve_client::client::ApiError;
+use ferrox_pve_client::recover;
 
 use super::{api_fail, Executor};
 use crate::api::{fields, Vm};

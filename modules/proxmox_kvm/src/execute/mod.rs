@@ -28,13 +28,13 @@ mod template;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::{ApiError, Client};
-use ferrox_common::api::recover::{self, Search};
-use ferrox_common::api::tasks::{TaskDone, TaskError};
-use ferrox_common::pve::privileges::Target;
-use ferrox_common::pve::propstring::versions::Versioned;
-use ferrox_common::pve::tags::TagCase;
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::tags::TagCase;
+use ferrox_pve_client::client::{ApiError, Client};
+use ferrox_pve_client::recover::{self, Search};
+use ferrox_pve_client::tasks::{TaskDone, TaskError};
+use ferrox_pve_rules::propstring::versions::Versioned;
+use ferrox_run::privileges::Target;
 use serde_json::Value;
 
 use crate::api::{self, fields, Vm};
@@ -243,7 +243,7 @@ impl Executor<'_> {
     /// Waits for the task; warnings it ended with (`WARNINGS: n`) become warnings of
     /// the result, and a failure is returned as PVE reported it.
     pub(crate) fn follow(&mut self, upid: &str, budget: Duration) -> Result<(), TaskError> {
-        let done = ferrox_common::api::tasks::wait(self.client, upid, budget)?;
+        let done = ferrox_pve_client::tasks::wait(self.client, upid, budget)?;
         self.outcome
             .warnings
             .extend(done.warnings.into_iter().map(|w| format!("task {upid}: {w}")));

@@ -6,11 +6,11 @@ use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 use std::time::Duration;
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::{ApiError, Client};
-use ferrox_common::api::recover::{self, Search};
-use ferrox_common::api::tasks::TaskError;
-use ferrox_common::cluster::vm::{self, ListingQuery};
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::vm::{self, ListingQuery};
+use ferrox_pve_client::client::{ApiError, Client};
+use ferrox_pve_client::recover::{self, Search};
+use ferrox_pve_client::tasks::TaskError;
 use serde_json::{Map, Value};
 
 use super::{newer_keys_refused, Executor};
@@ -237,7 +237,7 @@ impl Executor<'_> {
             };
             if let Some(upid) = recover::find_one(self.client, &search)? {
                 followed = Some(upid.clone());
-                match ferrox_common::api::tasks::wait(self.client, &upid, self.long_timeout) {
+                match ferrox_pve_client::tasks::wait(self.client, &upid, self.long_timeout) {
                     Ok(_) => {}
                     // Ours or another run's: unknown. The failed create has cleaned up,
                     // so posting again is safe; if it was ours and fails again, that
@@ -248,7 +248,7 @@ impl Executor<'_> {
                         )))
                     }
                     Err(TaskError::Api(e)) => return Err(e),
-                    Err(timeout) => return Err(ApiError::other(ferrox_common::api::client::ApiErrorKind::Other, timeout.to_string())),
+                    Err(timeout) => return Err(ApiError::other(ferrox_pve_client::client::ApiErrorKind::Other, timeout.to_string())),
                 }
             }
         } else {
@@ -303,7 +303,7 @@ impl Executor<'_> {
             }
             if started.elapsed() >= self.long_timeout {
                 return Err(ApiError::other(
-                    ferrox_common::api::client::ApiErrorKind::Timeout,
+                    ferrox_pve_client::client::ApiErrorKind::Timeout,
                     format!(
                         "VM {vmid} was taken meanwhile, and its create by another client was still running after {} s",
                         started.elapsed().as_secs()

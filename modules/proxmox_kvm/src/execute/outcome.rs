@@ -1,7 +1,7 @@
 //! What running a plan found out, for the result.
 
-use ferrox_common::ansible::protocol::Output;
-use ferrox_common::cluster::vm;
+use ferrox_ansible::protocol::Output;
+use ferrox_cluster::vm;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;

@@ -2,9 +2,9 @@
 //! reconciled like every other write when its answer is lost: the pool's members are
 //! read and the move counts as made when the VM is there; only otherwise is it sent again.
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::{ApiError, Client};
-use ferrox_common::api::recover;
+use ferrox_ansible::protocol::Failure;
+use ferrox_pve_client::client::{ApiError, Client};
+use ferrox_pve_client::recover;
 use serde_json::Value;
 
 use super::{api_fail, Executor};

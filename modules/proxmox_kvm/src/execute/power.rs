@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ferrox_common::ansible::protocol::Failure;
+use ferrox_ansible::protocol::Failure;
 
 use super::{api_fail, Executor};
 use crate::api::{self, Vm};

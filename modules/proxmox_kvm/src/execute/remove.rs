@@ -1,8 +1,8 @@
 //! Removing a VM, reconciled after a lost answer.
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::ApiError;
-use ferrox_common::api::recover;
+use ferrox_ansible::protocol::Failure;
+use ferrox_pve_client::client::ApiError;
+use ferrox_pve_client::recover;
 
 use super::{api_fail, Executor};
 use crate::api::{self, Vm};

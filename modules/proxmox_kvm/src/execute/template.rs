@@ -1,6 +1,6 @@
 //! Converting a VM to a template.
 
-use ferrox_common::ansible::protocol::Failure;
+use ferrox_ansible::protocol::Failure;
 
 use super::{api_fail, Executor};
 use crate::api::Vm;

@@ -3,13 +3,13 @@
 //! up, decoded; every other guest's vmid, name and lock; the nodes; the storages the
 //! caller may audit; with `placement`, the nodes' load.
 
-use ferrox_common::ansible::protocol::{Failure, Module};
-use ferrox_common::api::client::Client;
-use ferrox_common::cluster::listing_probe::{LookupTargets, OtherGuest};
-use ferrox_common::cluster::load::Load;
-use ferrox_common::cluster::vm::{self, Guest, GuestType, ListingQuery};
-use ferrox_common::run::connection::ConnectionParams;
-use ferrox_common::run::name_index;
+use ferrox_ansible::protocol::{Failure, Module};
+use ferrox_cluster::listing_probe::{LookupTargets, OtherGuest};
+use ferrox_cluster::load::Load;
+use ferrox_cluster::vm::{self, Guest, GuestType, ListingQuery};
+use ferrox_pve_client::client::Client;
+use ferrox_run::connection::ConnectionParams;
+use ferrox_run::name_index;
 
 use crate::api::Vm;
 use crate::task::{KvmTask, Operation, State};

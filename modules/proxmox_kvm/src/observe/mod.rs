@@ -8,11 +8,12 @@
 pub mod listing;
 pub mod vmid;
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::api::client::Client;
-use ferrox_common::cluster::vm::{Guest, GuestType};
-use ferrox_common::pve::cloudinit::{self, DriveState};
-use ferrox_common::run::vm_task::{self, InfoWording, Lookup};
+use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::cloudinit;
+use ferrox_cluster::vm::{Guest, GuestType};
+use ferrox_pve_client::client::Client;
+use ferrox_pve_rules::cloudinit::DriveState;
+use ferrox_run::vm_task::{self, InfoWording, Lookup};
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};

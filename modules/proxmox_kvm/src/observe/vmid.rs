@@ -2,8 +2,8 @@
 //! first free of `vmid_range` for the name ([`crate::vmid_range`]), else PVE's next free
 //! id (`GET /cluster/nextid`).
 
-use ferrox_common::ansible::protocol::Failure;
-use ferrox_common::plan::PlanView;
+use ferrox_ansible::protocol::Failure;
+use ferrox_dryrun::PlanView;
 
 use super::listing::Listing;
 use crate::plan::Allocation;

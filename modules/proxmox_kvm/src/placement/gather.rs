@@ -6,10 +6,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use ferrox_common::cluster::load::Load;
-use ferrox_common::cluster::references::{drive_refs, DriveRef};
-use ferrox_common::cluster::vm::Storage;
-use ferrox_common::run::placements::Reservation;
+use ferrox_cluster::load::Load;
+use ferrox_cluster::references::{drive_refs, DriveRef};
+use ferrox_cluster::vm::Storage;
+use ferrox_run::placements::Reservation;
 
 use super::choose::{Candidate, Exclusion};
 
@@ -160,7 +160,7 @@ fn configured(load: &Load, reservations: &[Reservation], group: Option<&str>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferrox_common::cluster::load::{GuestLoad, NodeCapacity};
+    use ferrox_cluster::load::{GuestLoad, NodeCapacity};
 
     const G: u64 = 1 << 30;
 

@@ -4,7 +4,7 @@
 //!
 //! The candidates ([`gather`]) are read from the listing the task reads anyway
 //! (`/cluster/resources`: nodes with `maxmem`/`maxcpu`, every guest's configured size,
-//! storages per node) plus the run's earlier placements ([`ferrox_common::run::placements`]);
+//! storages per node) plus the run's earlier placements ([`ferrox_run::placements`]);
 //! bridges are read per node (`GET /nodes/{node}/network`) only for the best-ranked
 //! candidates, until one has them. The choice ([`choose`]) ranks by the strategy; `spread`
 //! is [`rendezvous`] hashing of the name.
@@ -25,12 +25,12 @@ pub mod rendezvous;
 
 use std::collections::BTreeSet;
 
-use ferrox_common::ansible::options::Choice;
-use ferrox_common::ansible::protocol::{Failure, Output};
-use ferrox_common::cluster::listing_probe::LookupTargets;
-use ferrox_common::cluster::load::Load;
-use ferrox_common::cluster::vm::{self, Guest, GuestType, ListingQuery};
-use ferrox_common::run::placements::Reservation;
+use ferrox_ansible::options::Choice;
+use ferrox_ansible::protocol::{Failure, Output};
+use ferrox_cluster::listing_probe::LookupTargets;
+use ferrox_cluster::load::Load;
+use ferrox_cluster::vm::{self, Guest, GuestType, ListingQuery};
+use ferrox_run::placements::Reservation;
 use serde_json::{json, Value};
 
 use crate::api;

@@ -2,10 +2,10 @@
 //! of the run's [`Plan`] as the [`Effect`] it would have, with values only PVE decides
 //! left unknown. The plan's later tasks read the cluster through these.
 
-use ferrox_common::plan::unknown::{after_write, config_after_write};
-use ferrox_common::plan::Effect;
-use ferrox_common::pve::propstring::{self, formats};
-use ferrox_common::pve::tags::TagCase;
+use ferrox_cluster::tags::TagCase;
+use ferrox_dryrun::Effect;
+use ferrox_pve_rules::propstring::{self, formats};
+use ferrox_pve_rules::unknown::{after_write, config_after_write};
 use serde_json::{Map, Value};
 
 use crate::converge::{disk::is_disk_key, nic::is_net_key, text_of, Changes};
@@ -287,7 +287,7 @@ fn renew(key: &str, text: &str, field: &str) -> Value {
     let Ok(mut props) = propstring::parse(text, f) else {
         return Value::String(text.to_string());
     };
-    let unknown = ferrox_common::plan::UNKNOWN;
+    let unknown = ferrox_pve_rules::unknown::UNKNOWN;
     let value = match (field, props.get(field)) {
         ("file", Some(file)) => match file.split_once(':') {
             Some((storage, _)) => format!("{storage}:{unknown}"),

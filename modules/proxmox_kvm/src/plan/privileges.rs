@@ -1,7 +1,7 @@
 //! A plan's actions as the writes PVE checks privileges for (`common::pve::privileges`).
 
-use ferrox_common::pve::privileges::Write;
-use ferrox_common::pve::propstring::formats::REQUEST_PARAMS;
+use ferrox_pve_rules::privileges::Write;
+use ferrox_pve_rules::propstring::formats::REQUEST_PARAMS;
 use serde_json::{Map, Value};
 
 use crate::plan::effects::Known;

@@ -1,7 +1,7 @@
 //! The result of `delete` and `revert`.
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::ansible::protocol::Output;
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::Output;
 use serde_json::{Map, Value};
 
 /// None of the keys was set (or pending).

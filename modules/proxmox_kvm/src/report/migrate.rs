@@ -1,7 +1,7 @@
 //! The result of `migrate: true`.
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::ansible::protocol::Output;
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::Output;
 
 /// The VM is on the target node already.
 pub fn unchanged(msg: String, vmid: u32) -> Output {

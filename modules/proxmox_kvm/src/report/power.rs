@@ -1,8 +1,8 @@
 //! The result of a power state, `current`, `template` or `absent`: 1.6's message, the
 //! status found before acting (as 1.6 reported it), the actions, the state diff.
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::ansible::protocol::Output;
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::Output;
 use serde_json::Value;
 
 use crate::decide::power::{AlreadyAbsent, Decision};

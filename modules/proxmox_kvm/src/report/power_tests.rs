@@ -1,7 +1,7 @@
 //! The results of the power states: which keys each answer carries (1.6 reported the
 //! status found before acting, but not for `template` and `absent`), and the state diff.
 
-use ferrox_common::ansible::protocol::Output;
+use ferrox_ansible::protocol::Output;
 use serde_json::{json, Value};
 
 use super::power::{already_absent, output};

@@ -5,10 +5,11 @@
 //! task has in hand, and in check mode from the config the run's own effects predict;
 //! values only PVE decides are null and listed as unknown.
 
-use ferrox_common::ansible::diff::Diff;
-use ferrox_common::ansible::protocol::Output;
-use ferrox_common::plan::{overlay, unknown, RunPlan};
-use ferrox_common::run::vm_task::Effects;
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::Output;
+use ferrox_dryrun::{overlay, RunPlan};
+use ferrox_pve_rules::unknown;
+use ferrox_run::vm_task::Effects;
 use serde_json::{Map, Value};
 
 use crate::api;

@@ -3,7 +3,7 @@
 //! ([`crate::options`]), which lists the words, and the typed task ([`crate::task`]), which
 //! reads the declaration: neither imports the other back.
 
-use ferrox_common::ansible::options::Choice;
+use ferrox_ansible::options::Choice;
 
 /// `state`, in the declaration's order (its `choices` come from here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

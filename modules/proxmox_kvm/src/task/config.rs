@@ -7,10 +7,10 @@
 
 use std::collections::BTreeMap;
 
-use ferrox_common::ansible::options::Reader;
-use ferrox_common::pve::propstring::keys::Accepts;
-use ferrox_common::pve::propstring::versions::{self, Needs, Versioned};
-use ferrox_common::pve::propstring::{self, formats, keys};
+use ferrox_ansible::options::Reader;
+use ferrox_pve_rules::propstring::keys::Accepts;
+use ferrox_pve_rules::propstring::versions::{self, Needs, Versioned};
+use ferrox_pve_rules::propstring::{self, formats, keys};
 use serde_json::Value;
 
 /// Wanted config, key -> value as sent to PVE.
@@ -417,7 +417,7 @@ mod tests {
         for (k, val) in v.as_object().unwrap() {
             map.insert(k.clone(), val.clone());
         }
-        config(&Reader::new(ferrox_common::ansible::options::Params::new(map), &opts))
+        config(&Reader::new(ferrox_ansible::options::Params::new(map), &opts))
     }
 
     fn config_of(v: Value) -> Result<Config, String> {

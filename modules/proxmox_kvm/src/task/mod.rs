@@ -12,10 +12,10 @@ pub(crate) mod testing;
 
 use std::time::Duration;
 
-use ferrox_common::ansible::check_mode_assume::Assume;
-use ferrox_common::ansible::options::{Params, Reader};
-use ferrox_common::cluster::guest_net::Family;
-use ferrox_common::run::connection::ConnectionParams;
+use ferrox_ansible::check_mode_assume::Assume;
+use ferrox_ansible::options::{Params, Reader};
+use ferrox_cluster::guest_net::Family;
+use ferrox_run::connection::ConnectionParams;
 use serde_json::Value;
 
 pub use choices::{ApplyPending, State, UpdatePassword};
@@ -131,8 +131,8 @@ pub struct KvmTask {
     pub config: Config,
     /// The config keys (and sub-keys) only the node that parses them decides: unknown to
     /// the schema, or brought by a later release; sent, and a node's refusal of them
-    /// explained ([`ferrox_common::pve::propstring::versions`]).
-    pub newer_keys: Vec<ferrox_common::pve::propstring::versions::Versioned>,
+    /// explained ([`ferrox_pve_rules::propstring::versions`]).
+    pub newer_keys: Vec<ferrox_pve_rules::propstring::versions::Versioned>,
     /// What a check run may take as existing (`check_mode_assume`).
     pub assume: Assume,
     /// A check run (`--check`): everything is read and decided, nothing written.
@@ -295,15 +295,15 @@ fn check_root_only(r: &Reader, conn: &ConnectionParams) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ferrox_common::ansible::options::coerce::Dialect;
-    use ferrox_common::ansible::options::validate::validate;
-    use ferrox_common::ansible::options::{Choice, Opt};
+    use ferrox_ansible::options::coerce::Dialect;
+    use ferrox_ansible::options::validate::validate;
+    use ferrox_ansible::options::{Choice, Opt};
     use serde_json::{json, Map};
 
     /// The options read by `common`'s own typed constructors rather than here.
     fn read_in_common() -> Vec<Opt> {
-        let mut opts = ferrox_common::run::connection::options();
-        opts.push(ferrox_common::ansible::check_mode_assume::option());
+        let mut opts = ferrox_run::connection::options();
+        opts.push(ferrox_ansible::check_mode_assume::option());
         opts
     }
 
@@ -325,10 +325,10 @@ mod tests {
             let value = match (&opt.default, opt.choices.first(), opt.kind) {
                 (Some(d), _, _) => d.clone(),
                 (None, Some(c), _) => c.clone(),
-                (None, None, ferrox_common::ansible::options::Kind::Bool) => json!(true),
-                (None, None, ferrox_common::ansible::options::Kind::Int) => json!(opt.bounds.0.unwrap_or(0).max(1)),
-                (None, None, ferrox_common::ansible::options::Kind::List) => json!([]),
-                (None, None, ferrox_common::ansible::options::Kind::Dict) => json!({}),
+                (None, None, ferrox_ansible::options::Kind::Bool) => json!(true),
+                (None, None, ferrox_ansible::options::Kind::Int) => json!(opt.bounds.0.unwrap_or(0).max(1)),
+                (None, None, ferrox_ansible::options::Kind::List) => json!([]),
+                (None, None, ferrox_ansible::options::Kind::Dict) => json!({}),
                 _ => json!(""),
             };
             args.insert(opt.name.to_string(), value);

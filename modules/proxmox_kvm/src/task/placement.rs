@@ -1,6 +1,6 @@
 //! `placement`, read once (what it does: [`crate::placement`]).
 
-use ferrox_common::ansible::options::{Choice, Reader};
+use ferrox_ansible::options::{Choice, Reader};
 
 /// `placement.strategy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,10 +1,10 @@
 //! Test fixture of the decision tables: the typed task of a task's options as a
 //! playbook writes them.
 
-use ferrox_common::ansible::options::coerce::Dialect;
-use ferrox_common::ansible::options::validate::validate;
-use ferrox_common::ansible::options::Params;
-use ferrox_common::run::connection::{ConnectionParams, FromOptions};
+use ferrox_ansible::options::coerce::Dialect;
+use ferrox_ansible::options::validate::validate;
+use ferrox_ansible::options::Params;
+use ferrox_run::connection::{ConnectionParams, FromOptions};
 use serde_json::{json, Value};
 
 use super::KvmTask;

@@ -7,7 +7,8 @@
 //! renamed or removed item cannot stay on the map. File-level detail lives in the
 //! crates' own docs, so each layer crate starts with a crate doc and denies missing docs.
 //! And the layers of `common/` stay layers: the crate graph Cargo builds has only the
-//! edges drawn there.
+//! edges drawn there; each module crate depends on exactly the crates the map lists for
+//! it, and nothing else on the `ferrox-common` facade.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -403,4 +404,132 @@ fn the_layer_crates_depend_only_on_the_layers_below_them() {
         .filter(|d| !lower(d) && *d != "pvesim")
         .collect();
     assert!(facade.is_empty(), "the ferrox-common facade depends on {facade:?}");
+}
+
+/// The heading of the map's section whose first fenced block lists each module crate's
+/// workspace dependencies.
+const MODULES_HEADING: &str = "## modules/ — the module crates";
+
+/// The crate graph drawn in the first fenced block after `heading`: one line per crate,
+/// `crate → dep, dep` (a crate without `→` depends on nothing).
+fn drawn_edges(markdown: &str, heading: &str) -> BTreeMap<String, BTreeSet<String>> {
+    let mut lines = markdown.lines().skip_while(|l| !l.starts_with(heading)).skip(1);
+    assert!(
+        lines.by_ref().any(|l| l.trim_start().starts_with("```")),
+        "no fenced block after {heading:?} in ARCHITECTURE.md"
+    );
+    lines
+        .take_while(|l| !l.trim_start().starts_with("```"))
+        .filter(|l| !l.trim().is_empty())
+        .map(|line| {
+            let (krate, deps) = line.split_once('→').unwrap_or((line, ""));
+            let deps = deps.split(',').map(str::trim).filter(|d| !d.is_empty());
+            (krate.trim().to_string(), deps.map(String::from).collect())
+        })
+        .collect()
+}
+
+/// Where the crates Cargo builds and the drawn ones differ, one line each: an edge not
+/// drawn, a drawn edge Cargo does not build, a crate of `dir_prefix` the drawing lacks, a
+/// drawn crate that is not one of them.
+fn undrawn_edges(crates: &[Krate], dir_prefix: &str, drawn: &BTreeMap<String, BTreeSet<String>>) -> Vec<String> {
+    let built: BTreeMap<&str, &BTreeSet<String>> = crates
+        .iter()
+        .filter(|k| k.dir.starts_with(dir_prefix))
+        .map(|k| (k.name.as_str(), &k.deps))
+        .collect();
+    let mut out = Vec::new();
+    for (krate, deps) in &built {
+        let Some(listed) = drawn.get(*krate) else {
+            out.push(format!("{krate} is not on the map"));
+            continue;
+        };
+        out.extend(
+            deps.difference(listed)
+                .map(|d| format!("{krate} → {d} is not on the map")),
+        );
+        out.extend(
+            listed
+                .difference(deps)
+                .map(|d| format!("{krate} → {d} is on the map, not in its Cargo.toml")),
+        );
+    }
+    out.extend(
+        drawn
+            .keys()
+            .filter(|k| !built.contains_key(k.as_str()))
+            .map(|k| format!("{k} is on the map but is no crate under {dir_prefix}")),
+    );
+    out
+}
+
+/// A module crate reaches only the layers the map lists for it: a new `Cargo.toml`
+/// dependency (a module reaching for the facade, or for a layer it did not use) fails
+/// here until the map says so.
+#[test]
+fn the_module_crates_depend_only_on_the_crates_the_map_lists() {
+    let drawn = drawn_edges(&map(), MODULES_HEADING);
+    assert_eq!(
+        undrawn_edges(&workspace(), "modules/", &drawn),
+        Vec::<String>::new(),
+        "module crate dependencies that differ from ARCHITECTURE.md's list"
+    );
+}
+
+/// The facade is left for the crates the map lists as still using it; nothing else in
+/// the workspace (the collection tool, the tests) depends on it.
+#[test]
+fn only_the_crates_the_map_lists_depend_on_the_facade() {
+    let drawn = drawn_edges(&map(), MODULES_HEADING);
+    let facade = "ferrox-common";
+    let unlisted: Vec<String> = workspace()
+        .into_iter()
+        .filter(|k| k.deps.contains(facade))
+        .filter(|k| !drawn.get(&k.name).is_some_and(|deps| deps.contains(facade)))
+        .map(|k| k.name)
+        .collect();
+    assert_eq!(
+        unlisted,
+        Vec::<String>::new(),
+        "crates depending on {facade} that the map does not list"
+    );
+}
+
+#[test]
+fn a_module_edge_off_the_map_is_reported() {
+    let drawn = drawn_edges(
+        "## modules/ — the module crates\n\ntext\n\n```\nm_a → layer-x, layer-y\nm_b\n```\n",
+        MODULES_HEADING,
+    );
+    assert_eq!(
+        drawn["m_a"],
+        BTreeSet::from(["layer-x".to_string(), "layer-y".to_string()])
+    );
+    assert_eq!(drawn["m_b"], BTreeSet::new());
+    let krate = |name: &str, dir: &str, deps: &[&str]| Krate {
+        name: name.into(),
+        dir: dir.into(),
+        deps: deps.iter().map(|d| d.to_string()).collect(),
+    };
+    let crates = [
+        krate("m_a", "modules/m_a", &["layer-x", "layer-y"]),
+        krate("m_b", "modules/m_b", &["layer-x"]),
+        krate("layer-x", "common/x", &[]),
+    ];
+    assert_eq!(
+        undrawn_edges(&crates, "modules/", &drawn),
+        ["m_b → layer-x is not on the map"]
+    );
+    let crates = [
+        krate("m_a", "modules/m_a", &["layer-x"]),
+        krate("m_c", "modules/m_c", &[]),
+    ];
+    assert_eq!(
+        undrawn_edges(&crates, "modules/", &drawn),
+        [
+            "m_a → layer-y is on the map, not in its Cargo.toml",
+            "m_c is not on the map",
+            "m_b is on the map but is no crate under modules/",
+        ]
+    );
 }

@@ -13,11 +13,11 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::kvm_support::{qemu_vms, run_playbook, run_playbook_with};
-use ferrox_common::api::client::Client;
-use ferrox_common::api::connection::ConnectionParams;
-use ferrox_common::api::tasks;
-use ferrox_common::run::local_mode::{find_on_path, PVESH};
 use ferrox_integration::{repo_root, Env, PlayOpts};
+use ferrox_pve_client::client::Client;
+use ferrox_pve_client::connection::ConnectionParams;
+use ferrox_pve_client::tasks;
+use ferrox_run::local_mode::{find_on_path, PVESH};
 use pvesim::pvesh::{CA_ENV, ROOT_PASSWORD_ENV, URL_ENV};
 use serde_json::{json, Value};
 

@@ -50,7 +50,7 @@ fn spec_json() -> Value {
         .iter()
         .find(|m| m.name == MODULE)
         .expect("the module is registered");
-    ferrox_common::ansible::spec_json::argument_spec(&(module.spec)())
+    ferrox_ansible::spec_json::argument_spec(&(module.spec)())
 }
 
 /// `(ansible-core version, messages)` from real AnsibleModule in this venv.

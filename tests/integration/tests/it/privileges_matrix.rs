@@ -39,7 +39,7 @@ fn tokens() -> Vec<Token> {
         lacks: None,
         base: 3000,
     }];
-    for (i, p) in ferrox_common::pve::privileges::table::privileges()
+    for (i, p) in ferrox_pve_rules::privileges::table::privileges()
         .into_iter()
         .enumerate()
     {
@@ -101,7 +101,7 @@ fn cluster(tokens: &[Token]) -> Env {
     let every: Vec<String> = READS
         .iter()
         .copied()
-        .chain(ferrox_common::pve::privileges::table::privileges())
+        .chain(ferrox_pve_rules::privileges::table::privileges())
         .map(str::to_string)
         .collect();
     cfg.scenario.roles.insert("MatrixAll".into(), every.clone());
