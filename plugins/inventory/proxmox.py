@@ -220,6 +220,9 @@ notes:
   - "Differences from community.proxmox 1.6: O(url) must be C(https://host[:port]) (no path) and defaults to C(https://localhost:8006);
     O(ca_path), O(cert_fingerprint), O(timeout), O(concurrency) and O(exclude_templates) are new."
   - "An option the plugin does not know fails the inventory, naming it (community.proxmox ignored it silently)."
+  - "Differences from community.proxmox's main branch (unreleased): with O(want_proxmox_nodes_ansible_host), a node's C(ansible_host) is
+    chosen from its network interfaces as in 1.6 and 2.0.0 (main takes the C(ip) of C(/cluster/status), and sets it for offline nodes too);
+    a guest whose facts cannot be read gets a warning naming it, not main's C(proxmox_fact_gathering_failed)/C(proxmox_fact_gathering_error) variables."
   - "Where community.proxmox failed the whole inventory, this plugin warns, naming the guest, and keeps the guest with the facts it could read:
     a guest whose agent does not answer or may not be asked (no C(VM.GuestAgent.Audit)), a guest removed while being read,
     a container whose interfaces cannot be read. A status outside C(running)/C(stopped) (with O(qemu_extended_statuses), for example
