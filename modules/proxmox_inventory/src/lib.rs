@@ -10,9 +10,10 @@
 //! or left out with `exclude_templates` (1.6). `exclude_vms` lists the nodes only.
 //!
 //! Reads: `/nodes`, one `/cluster/resources?type=vm` (instead of two lists per node),
-//! `/pools`; `/cluster/status` only for the hostname templates' node variables; with facts, per guest `config` and `snapshot`, `status/current` for running
-//! VMs (their `qmpstatus`), and the agent's or the container's interfaces, on `concurrency` worker threads, each with its own
-//! connection ([`Client::fork`]). Guests are printed in listing order as they complete:
+//! `/pools`; `/cluster/status` only for the hostname templates' node variables; with facts,
+//! per guest `config` and `snapshot`, `status/current` for running VMs (their `qmpstatus`),
+//! and the agent's or the container's interfaces, on `concurrency` worker threads, each with
+//! its own connection ([`Client::fork`]). Guests are printed in listing order as they complete:
 //! memory holds the listing and the guests finished ahead of the oldest still being read.
 
 pub mod config;
