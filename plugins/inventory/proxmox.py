@@ -187,7 +187,8 @@ options:
       - A template for the inventory hostname of Proxmox nodes, QEMU VMs and LXC containers (community.proxmox main branch).
       - For QEMU VMs and LXC containers it is only used when O(qemu_hostname) or O(lxc_hostname) is not set.
       - If no template applies, the Proxmox name is used.
-      - "For nodes, the available variables are the node's entry of C(/cluster/status): C(name), C(level), C(nodeid), C(online), C(local), C(ip), C(id) and C(type)."
+      - "For nodes, the available variables are the node's entry of C(/cluster/status): C(name), C(level), C(nodeid), C(online),
+        C(local), C(ip), C(id) and C(type)."
       - For QEMU VMs and LXC containers, the available variables are the fields of the guest's C(/cluster/resources) entry,
         for example C(name), C(vmid), C(node), C(type), C(status) and C(template); extra variables (C(-e)) too.
       - Groups and pools keep naming the node by its Proxmox name (C(<node>_qemu)); filters see the guest's Proxmox name.
