@@ -22,9 +22,10 @@ author:
 description:
   - Get inventory hosts (QEMU VMs and LXC containers, and the nodes) from a Proxmox VE cluster.
   - Uses a configuration file as an inventory source; it must end in C(.proxmox.yml) or C(.proxmox.yaml).
-  - "Option-compatible with the C(community.proxmox.proxmox) inventory plugin of community.proxmox 1.6
-    (the same options, environment variables, hosts, groups and C(proxmox_*) host variables with the same values):
-    change only O(plugin) in an existing inventory file. The differences are listed in the notes."
+  - "Option-compatible with the C(community.proxmox.proxmox) inventory plugin of community.proxmox 2.0.0 and of its main branch
+    (O(exclude_vms), O(facts_concurrency), O(api_timeout), O(hostname), O(qemu_hostname), O(lxc_hostname)), and with 1.6's
+    given O(exclude_templates=true) (the same options, environment variables, hosts, groups and C(proxmox_*) host variables
+    with the same values): change only O(plugin) in an existing inventory file. The differences are listed in the notes."
   - The API is read by the collection's binary for the controller's platform, with one C(/cluster/resources)
     listing instead of one per node, and the per-guest reads of O(want_facts) made O(concurrency) at a time.
 extends_documentation_fragment:
@@ -100,15 +101,32 @@ options:
     env:
       - name: PROXMOX_CERT_FINGERPRINT
   timeout:
-    description: Timeout in seconds of each HTTP request to the API.
+    description:
+      - Timeout in seconds of each HTTP request to the API.
+      - O(api_timeout) is community.proxmox's name for the same limit. Give either; giving both with different values is an error.
     type: int
     default: 30
+  api_timeout:
+    description:
+      - community.proxmox's name (main branch) for O(timeout), the same limit in seconds per API request; from 1.
+      - "When it is not given, O(timeout) applies, default V(30): community.proxmox's default of V(5) is not taken, as it is
+        only a limit (it changes no host or variable) and a busy cluster's listing can take longer."
+      - Giving it and O(timeout) with different values is an error.
+    type: int
   concurrency:
     description:
       - How many per-guest reads (O(want_facts)) run at once, each on its own connection. From 1 to 64.
       - Raise it for a cluster far away (the reads wait on the network, not on Proxmox VE); lower it to spare a busy node.
+      - O(facts_concurrency) is community.proxmox's name for the same number. Give either; giving both with different values is an error.
     type: int
     default: 8
+  facts_concurrency:
+    description:
+      - "community.proxmox's name (main branch) for O(concurrency): how many guests' facts are read at once; from 1 to 64, V(1) reads them one by one."
+      - "When it is not given, O(concurrency) applies, default V(8): community.proxmox's default of V(1) is not taken, as the number
+        changes no host or variable, only how long the inventory takes."
+      - Giving it and O(concurrency) with different values is an error.
+    type: int
   group_prefix:
     description: Prefix to apply to Proxmox groups.
     default: proxmox_
@@ -147,20 +165,65 @@ options:
     description: Exclude proxmox nodes and the nodes-group from the inventory output.
     type: bool
     default: false
+  exclude_vms:
+    description:
+      - "Exclude LXC containers and QEMU virtual machines (templates included) from the inventory output: the nodes only,
+        without the per-node C(<node>_lxc)/C(<node>_qemu) and pool groups (as community.proxmox's main branch)."
+      - No guest is listed, so the API is asked for the nodes only.
+    type: bool
+    default: false
+  exclude_templates:
+    description:
+      - "V(false) (the default, as community.proxmox 2.x): templates are hosts, in the group C(all_templates) [prefixed with O(group_prefix)]
+        and in pool groups, but not in the node, type and status groups; every guest has the variable C(proxmox_template) (V(true) for a template)."
+      - "V(true): community.proxmox 1.6's inventory: templates are not hosts, and there is no C(all_templates) group and no C(proxmox_template) variable.
+        Set it in an inventory file written for 1.6 whose plays target C(all) and must not reach templates, which cannot run."
+      - "The default follows community.proxmox's current release (2.0.0, shipped in ansible 14), so that a file written for it moves over
+        changing only O(plugin); 1.6's shape stays one option away. community.proxmox has no such option."
+    type: bool
+    default: false
+  hostname:
+    description:
+      - A template for the inventory hostname of Proxmox nodes, QEMU VMs and LXC containers (community.proxmox main branch).
+      - For QEMU VMs and LXC containers it is only used when O(qemu_hostname) or O(lxc_hostname) is not set.
+      - If no template applies, the Proxmox name is used.
+      - "For nodes, the available variables are the node's entry of C(/cluster/status): C(name), C(level), C(nodeid), C(online),
+        C(local), C(ip), C(id) and C(type)."
+      - For QEMU VMs and LXC containers, the available variables are the fields of the guest's C(/cluster/resources) entry,
+        for example C(name), C(vmid), C(node), C(type), C(status) and C(template); extra variables (C(-e)) too.
+      - Groups and pools keep naming the node by its Proxmox name (C(<node>_qemu)); filters see the guest's Proxmox name.
+    type: str
+  qemu_hostname:
+    description:
+      - A template for the inventory hostname of QEMU VMs, overriding O(hostname) for them (community.proxmox main branch).
+      - If neither this nor O(hostname) is provided, the Proxmox name is used.
+      - The available variables are the fields of the guest's C(/cluster/resources) entry,
+        for example C(name), C(vmid), C(node), C(type), C(status) and C(template).
+    type: str
+  lxc_hostname:
+    description:
+      - A template for the inventory hostname of LXC containers, overriding O(hostname) for them (community.proxmox main branch).
+      - If neither this nor O(hostname) is provided, the Proxmox name is used.
+      - The available variables are the fields of the guest's C(/cluster/resources) entry,
+        for example C(name), C(vmid), C(node), C(type), C(status) and C(template).
+    type: str
   filters:
     description:
       - A list of Jinja templates that allow filtering hosts.
       - If strict mode is enabled, any error during host filter compositing will lead to an AnsibleError being raised, otherwise the host will be ignored.
       - Facts collected when O(want_facts) is set to V(true) can be used in the filters.
       - When O(want_facts) is set to V(false) full facts are not available and filters can only use
-        proxmox_vmid, proxmox_name, proxmox_status, proxmox_vmtype, proxmox_tags, proxmox_node.
+        proxmox_vmid, proxmox_name, proxmox_status, proxmox_vmtype, proxmox_tags, proxmox_node, proxmox_template.
     type: list
     elements: str
     default: []
 notes:
   - "Differences from community.proxmox 1.6: O(url) must be C(https://host[:port]) (no path) and defaults to C(https://localhost:8006);
-    O(ca_path), O(cert_fingerprint), O(timeout) and O(concurrency) are new."
+    O(ca_path), O(cert_fingerprint), O(timeout), O(concurrency) and O(exclude_templates) are new."
   - "An option the plugin does not know fails the inventory, naming it (community.proxmox ignored it silently)."
+  - "Differences from community.proxmox's main branch (unreleased): with O(want_proxmox_nodes_ansible_host), a node's C(ansible_host) is
+    chosen from its network interfaces as in 1.6 and 2.0.0 (main takes the C(ip) of C(/cluster/status), and sets it for offline nodes too);
+    a guest whose facts cannot be read gets a warning naming it, not main's C(proxmox_fact_gathering_failed)/C(proxmox_fact_gathering_error) variables."
   - "Where community.proxmox failed the whole inventory, this plugin warns, naming the guest, and keeps the guest with the facts it could read:
     a guest whose agent does not answer or may not be asked (no C(VM.GuestAgent.Audit)), a guest removed while being read,
     a container whose interfaces cannot be read. A status outside C(running)/C(stopped) (with O(qemu_extended_statuses), for example
@@ -209,6 +272,7 @@ from ansible.errors import AnsibleError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
 from ansible.utils.display import Display
 from ansible.utils.unsafe_proxy import wrap_var
+from ansible.utils.vars import combine_vars
 
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils.binary_module import (
     BIN_ROOT,
@@ -223,6 +287,9 @@ display = Display()
 NAME = 'ferrox.proxmox.proxmox'
 # Options whose values are templated before use (as community.proxmox does).
 TEMPLATED = ('url', 'user', 'password', 'token_id', 'token_secret')
+# ferrox's option and community.proxmox's name for the same setting: the binary takes
+# each only when the inventory file gives it, and refuses two different values.
+PAIRED = (('timeout', 'api_timeout'), ('concurrency', 'facts_concurrency'))
 # How many warnings are shown one by one before the rest are summed up.
 WARNINGS_SHOWN = 20
 
@@ -300,8 +367,10 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     def parse(self, inventory, loader, path, cache=True):
         super(InventoryModule, self).parse(inventory, loader, path)
-        config_data = self._read_config_data(path)
-        self._refuse_unknown(config_data or {}, path)
+        # Extra variables (-e) are template variables, as in community.proxmox.
+        self.templar.available_variables = self._vars
+        config_data = self._read_config_data(path) or {}
+        self._refuse_unknown(config_data, path)
 
         values = {}
         for o in TEMPLATED:
@@ -321,6 +390,11 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         self.strict = self.get_option('strict')
         self.want_facts = self.get_option('want_facts')
         self.post_filter_facts = not self.want_facts and self.get_option('want_post_filter_facts')
+        self.exclude_templates = self.get_option('exclude_templates')
+        self.exclude_vms = self.get_option('exclude_vms')
+        self.hostname_templates = dict(
+            (kind, self.get_option('%s_hostname' % kind) or self.get_option('hostname')) for kind in ('qemu', 'lxc'))
+        self.hostname_templates['node'] = self.get_option('hostname')
 
         self.binary_config = {
             'url': values['url'],
@@ -331,13 +405,18 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             'validate_certs': self.get_option('validate_certs'),
             'ca_path': self.get_option('ca_path'),
             'cert_fingerprint': self.get_option('cert_fingerprint'),
-            'timeout': self.get_option('timeout'),
-            'concurrency': self.get_option('concurrency'),
             'want_facts': self.want_facts,
             'want_proxmox_nodes_ansible_host': self.get_option('want_proxmox_nodes_ansible_host'),
             'exclude_nodes': self.exclude_nodes,
             'facts_prefix': self.facts_prefix,
+            'exclude_templates': self.exclude_templates,
+            'exclude_vms': self.exclude_vms,
+            'want_resources': any(self.hostname_templates.values()),
         }
+        for pair in PAIRED:
+            for o in pair:
+                if o in config_data:
+                    self.binary_config[o] = self.get_option(o)
 
         cache_key = self.get_cache_key(path)
         use_cache = cache and self.get_option('cache')
@@ -421,6 +500,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
 
     def _populate(self, records):
         default_groups = ['lxc', 'qemu', 'running', 'stopped']
+        if not self.exclude_templates:
+            default_groups.append('templates')
         if self.get_option('qemu_extended_statuses'):
             default_groups.extend(['prelaunch', 'paused'])
         for group in default_groups:
@@ -431,7 +512,8 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         want_nodes_host = self.get_option('want_proxmox_nodes_ansible_host')
 
         warnings = []
-        added = set()
+        # Proxmox name -> inventory hostname (they differ with the hostname templates).
+        added = {}
         for record in records:
             if 'warning' in record:
                 warnings.append(record['warning'])
@@ -440,14 +522,14 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             elif 'guest' in record:
                 name = self._handle_guest(record['guest'])
                 if name is not None:
-                    added.add(name)
+                    added[record['guest']['name']] = name
             elif 'pool' in record:
                 pool = record['pool']
                 group = self._group('pool_%s' % pool['id'])
                 self.inventory.add_group(group)
                 for member in pool['members']:
                     if member in added:
-                        self.inventory.add_child(group, member)
+                        self.inventory.add_child(group, added[member])
             elif 'done' in record:
                 display.vvv('%s: %s guests, %s API requests' % (NAME, record['done'].get('guests'), record['done'].get('requests')))
         for w in warnings[:WARNINGS_SHOWN]:
@@ -457,8 +539,17 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             for w in warnings[WARNINGS_SHOWN:]:
                 display.vvv('%s: %s' % (NAME, w))
 
+    def _hostname(self, kind, resource, default):
+        """The inventory hostname: the hostname template for ``kind`` (community.proxmox main's
+        hostname, qemu_hostname, lxc_hostname) on ``resource`` and the extra variables, else ``default``."""
+        template = self.hostname_templates.get(kind)
+        if not template:
+            return default
+        self.templar.available_variables = combine_vars(wrap_var(resource or {}), self._vars)
+        return self.templar.template(template)
+
     def _add_node(self, node, nodes_group, want_nodes_host):
-        name = node['name']
+        name = self._hostname('node', node.get('resource'), node['name'])
         if not self.exclude_nodes:
             self.inventory.add_host(name)
             if node.get('type') == 'node':
@@ -470,8 +561,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         if not self.exclude_nodes:
             variables = self.inventory.get_host(name).get_vars()
             self._set_composite_vars(self.get_option('compose'), variables, name, strict=self.strict)
-        for kind in ('lxc', 'qemu'):
-            self.inventory.add_group(self._group('%s_%s' % (name, kind)))
+        if not self.exclude_vms:
+            for kind in ('lxc', 'qemu'):
+                self.inventory.add_group(self._group('%s_%s' % (node['name'], kind)))
 
     def _handle_guest(self, guest):
         name = guest['name']
@@ -480,8 +572,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
             return None
         if 'post_filter_vars' in guest:
             properties = wrap_var(guest['post_filter_vars'])
-        self._add_host(name, properties)
         kind, node = guest['type'], guest['node']
+        name = self._hostname(kind, guest.get('resource'), name)
+        self._add_host(name, properties)
+        if guest.get('template'):
+            # community.proxmox 2.x: a template is in no node, type or status group.
+            self.inventory.add_child(self._group('all_templates'), name)
+            return name
         self.inventory.add_child(self._group('all_%s' % kind), name)
         self._child(self._group('%s_%s' % (node, kind)), name)
         status = guest['status']

@@ -26,10 +26,18 @@ pub struct Config {
     pub ca_path: Option<String>,
     #[serde(default)]
     pub cert_fingerprint: Option<String>,
-    #[serde(default = "default_timeout")]
-    pub timeout: u64,
-    #[serde(default = "default_concurrency")]
-    pub concurrency: u64,
+    /// Seconds per request; `None`: not in the inventory file.
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// community.proxmox main's name for `timeout`.
+    #[serde(default)]
+    pub api_timeout: Option<u64>,
+    /// Per-guest reads at once; `None`: not in the inventory file.
+    #[serde(default)]
+    pub concurrency: Option<u64>,
+    /// community.proxmox main's name for `concurrency`.
+    #[serde(default)]
+    pub facts_concurrency: Option<u64>,
     #[serde(default)]
     pub want_facts: bool,
     #[serde(default)]
@@ -38,6 +46,17 @@ pub struct Config {
     pub exclude_nodes: bool,
     #[serde(default = "default_prefix")]
     pub facts_prefix: String,
+    /// community.proxmox 1.6's shape: templates are no hosts and no guest has a
+    /// `proxmox_template` variable (2.x lists templates, with that variable).
+    #[serde(default)]
+    pub exclude_templates: bool,
+    /// No guests at all (no listing, no pools): the nodes only.
+    #[serde(default)]
+    pub exclude_vms: bool,
+    /// Each guest line carries its `/cluster/resources` row and each node line its
+    /// `/cluster/status` row (`resource`): the variables of the hostname templates.
+    #[serde(default)]
+    pub want_resources: bool,
     /// Only these guests (by vmid), with their facts: the second pass of
     /// `want_post_filter_facts`, for the guests the filters kept.
     #[serde(default)]
@@ -47,11 +66,41 @@ pub struct Config {
 fn yes() -> bool {
     true
 }
-fn default_timeout() -> u64 {
-    30
-}
-fn default_concurrency() -> u64 {
-    8
+/// `timeout` when neither it nor `api_timeout` is given (community.proxmox's 5 is not
+/// taken: a limit changes no host, and a busy cluster's listing can take longer).
+pub const DEFAULT_TIMEOUT: u64 = 30;
+/// `concurrency` when neither it nor `facts_concurrency` is given (community.proxmox's
+/// 1 is not taken: the number changes no host, only how long the inventory takes).
+pub const DEFAULT_CONCURRENCY: u64 = 8;
+
+/// One setting under two names, ferrox's and community.proxmox's: the one given, or
+/// `default`; both given with different values is an error naming both. The value is
+/// then checked against `range`, naming the option it came from.
+pub fn one_of(
+    ours: (&str, Option<u64>),
+    theirs: (&str, Option<u64>),
+    default: u64,
+    range: std::ops::RangeInclusive<u64>,
+    unit: &str,
+) -> Result<u64, String> {
+    let (name, value) = match (ours, theirs) {
+        ((o, Some(a)), (t, Some(b))) if a != b => {
+            return Err(format!(
+                "{o} ({a}) and {t} ({b}) are the same setting, under this plugin's name and community.proxmox's: give only one of them, or the same value to both"
+            ))
+        }
+        ((o, Some(a)), _) => (o, a),
+        (_, (t, Some(b))) => (t, b),
+        ((o, None), _) => (o, default),
+    };
+    if !range.contains(&value) {
+        return Err(format!(
+            "{name} must be from {} to {}{unit}, got: {value}",
+            range.start(),
+            range.end()
+        ));
+    }
+    Ok(value)
 }
 fn default_prefix() -> String {
     "proxmox_".into()
@@ -125,18 +174,8 @@ impl Config {
             })?),
             None => None,
         };
-        if !(1..=86_400).contains(&self.timeout) {
-            return Err(format!(
-                "timeout must be from 1 to 86400 (seconds, per request), got: {}",
-                self.timeout
-            ));
-        }
-        if !(1..=MAX_CONCURRENCY).contains(&self.concurrency) {
-            return Err(format!(
-                "concurrency must be from 1 to {MAX_CONCURRENCY}, got: {}",
-                self.concurrency
-            ));
-        }
+        let timeout = self.timeout()?;
+        self.concurrency()?;
         Ok(ConnectionParams {
             host,
             port,
@@ -148,8 +187,32 @@ impl Config {
             validate_certs: self.validate_certs,
             ca_path: non_empty(&self.ca_path).map(PathBuf::from),
             cert_fingerprint: fingerprint,
-            timeout_secs: self.timeout,
+            timeout_secs: timeout,
         })
+    }
+}
+
+impl Config {
+    /// Seconds per request: `timeout` or `api_timeout`.
+    pub fn timeout(&self) -> Result<u64, String> {
+        one_of(
+            ("timeout", self.timeout),
+            ("api_timeout", self.api_timeout),
+            DEFAULT_TIMEOUT,
+            1..=86_400,
+            " (seconds, per request)",
+        )
+    }
+
+    /// Per-guest reads at once: `concurrency` or `facts_concurrency`.
+    pub fn concurrency(&self) -> Result<u64, String> {
+        one_of(
+            ("concurrency", self.concurrency),
+            ("facts_concurrency", self.facts_concurrency),
+            DEFAULT_CONCURRENCY,
+            1..=MAX_CONCURRENCY,
+            "",
+        )
     }
 }
 
@@ -193,6 +256,39 @@ mod tests {
         assert!(parse_url("pve1").unwrap_err().contains("not a URL"));
         assert!(parse_url("https://pve1:99999").unwrap_err().contains("port"));
         assert!(parse_url("https://proxy/pve").unwrap_err().contains("no path"));
+    }
+
+    #[test]
+    fn a_setting_under_two_names() {
+        let pick = |ours, theirs| one_of(("concurrency", ours), ("facts_concurrency", theirs), 8, 1..=64, "");
+        assert_eq!(pick(None, None), Ok(8));
+        assert_eq!(pick(Some(4), None), Ok(4));
+        assert_eq!(pick(None, Some(1)), Ok(1));
+        assert_eq!(pick(Some(16), Some(16)), Ok(16));
+        let both = pick(Some(8), Some(4)).unwrap_err();
+        assert!(
+            both.contains("concurrency (8) and facts_concurrency (4)") && both.contains("only one"),
+            "{both}"
+        );
+        assert_eq!(
+            pick(None, Some(0)).unwrap_err(),
+            "facts_concurrency must be from 1 to 64, got: 0"
+        );
+        assert_eq!(
+            pick(Some(65), None).unwrap_err(),
+            "concurrency must be from 1 to 64, got: 65"
+        );
+        let timeout = one_of(
+            ("timeout", None),
+            ("api_timeout", Some(0)),
+            30,
+            1..=86_400,
+            " (seconds)",
+        );
+        assert_eq!(
+            timeout.unwrap_err(),
+            "api_timeout must be from 1 to 86400 (seconds), got: 0"
+        );
     }
 
     #[test]

@@ -6,10 +6,14 @@
 //! community.proxmox 1.6 names and values them, see [`vars`]), `{"pool": {...}}` per pool,
 //! `{"warning": "..."}`, then `{"done": {...}}` — or `{"error": "..."}` and exit code 1.
 //!
+//! Templates are guests like the others (community.proxmox 2.x), with `template: true`,
+//! or left out with `exclude_templates` (1.6). `exclude_vms` lists the nodes only.
+//!
 //! Reads: `/nodes`, one `/cluster/resources?type=vm` (instead of two lists per node),
-//! `/pools`; with facts, per guest `config` and `snapshot`, `status/current` for running
-//! VMs (their `qmpstatus`), and the agent's or the container's interfaces, on `concurrency` worker threads, each with its own
-//! connection ([`Client::fork`]). Guests are printed in listing order as they complete:
+//! `/pools`; `/cluster/status` only for the hostname templates' node variables; with facts,
+//! per guest `config` and `snapshot`, `status/current` for running VMs (their `qmpstatus`),
+//! and the agent's or the container's interfaces, on `concurrency` worker threads, each with
+//! its own connection ([`Client::fork`]). Guests are printed in listing order as they complete:
 //! memory holds the listing and the guests finished ahead of the oldest still being read.
 
 pub mod config;
@@ -96,6 +100,18 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
     // nodes' guests are listed.
     let nodes: Vec<NodeRow> = serde_json::from_value(client.get("/nodes", &[]).map_err(api_err)?)
         .map_err(|e| format!("GET /nodes: unexpected answer: {e}"))?;
+    // community.proxmox main's hostname template sees a node's `/cluster/status` row.
+    let mut status_rows: HashMap<String, Value> = HashMap::new();
+    if cfg.want_resources && !cfg.exclude_nodes {
+        let status = client.get("/cluster/status", &[]).map_err(api_err)?;
+        for row in status.as_array().into_iter().flatten() {
+            if row.get("type").and_then(Value::as_str) == Some("node") {
+                if let Some(name) = row.get("name").and_then(Value::as_str) {
+                    status_rows.insert(name.to_string(), row.clone());
+                }
+            }
+        }
+    }
     let mut online: HashMap<String, usize> = HashMap::new();
     for row in &nodes {
         let Some(name) = row.node.as_deref().filter(|n| !n.is_empty()) else {
@@ -110,7 +126,13 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
                 node["ansible_host"] = vars::node_address(&network);
             }
         }
+        if let Some(row) = status_rows.get(name) {
+            node["resource"] = row.clone();
+        }
         line(out, json!({ "node": node }))?;
+    }
+    if cfg.exclude_vms {
+        return line(out, json!({"done": {"guests": 0, "requests": client.requests_sent()}}));
     }
 
     let rows = client
@@ -118,15 +140,18 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
             "/cluster/resources",
             &[("type", "vm".to_string())],
             &Vec::new,
-            &|acc: &mut Vec<ResourceRow>, e| {
-                acc.push(serde_json::from_slice(e)?);
+            &|acc: &mut Vec<(ResourceRow, Option<Value>)>, e| {
+                let raw: Value = serde_json::from_slice(e)?;
+                let row = ResourceRow::deserialize(&raw)?;
+                acc.push((row, cfg.want_resources.then_some(raw)));
                 Ok(())
             },
         )
         .map_err(api_err)?;
     let mut members: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let mut items: Vec<(usize, Item)> = Vec::new();
-    for row in rows {
+    let mut resources: HashMap<u64, Value> = HashMap::new();
+    for (row, raw) in rows {
         let (Some(vmid), Some(node), Some(kind)) = (row.vmid, row.node, row.kind) else {
             continue;
         };
@@ -148,8 +173,11 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
             .as_ref()
             .is_some_and(|t| t.as_u64() == Some(1) || t.as_bool() == Some(true) || t.as_str() == Some("1"));
         let Some(&order) = online.get(&node) else { continue };
-        if template {
+        if template && cfg.exclude_templates {
             continue;
+        }
+        if let Some(raw) = raw {
+            resources.insert(vmid, raw);
         }
         if cfg.facts_for.as_ref().is_some_and(|only| !only.contains(&vmid)) {
             continue;
@@ -166,6 +194,7 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
                 tags: row.tags,
                 template,
                 pool: row.pool,
+                template_fact: !cfg.exclude_templates,
             },
         ));
     }
@@ -174,12 +203,13 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
     let items: Vec<Item> = items.into_iter().map(|(_, i)| i).collect();
 
     let with_facts = cfg.want_facts || cfg.facts_for.is_some();
+    let concurrency = cfg.concurrency()?;
     let mut requests = client.requests_sent() as usize;
     if with_facts {
-        requests += gather(cfg, &client, &items, out)?;
+        requests += gather(cfg, &client, &items, &resources, concurrency, out)?;
     } else {
         for item in &items {
-            line(out, guest_line(item, vars::base(prefix, item)))?;
+            line(out, guest_line(item, vars::base(prefix, item), &resources))?;
         }
     }
 
@@ -197,14 +227,27 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
     line(out, json!({"done": {"guests": items.len(), "requests": requests}}))
 }
 
-fn guest_line(item: &Item, vars: Map<String, Value>) -> Value {
-    json!({"guest": {"name": item.name, "node": item.node, "type": item.kind, "status": item.status, "vars": vars}})
+/// One guest's line; `resources` holds the listing's rows when the hostname templates need them.
+fn guest_line(item: &Item, vars: Map<String, Value>, resources: &HashMap<u64, Value>) -> Value {
+    let mut guest = json!({"name": item.name, "node": item.node, "type": item.kind, "status": item.status,
+        "template": item.template, "vars": vars});
+    if let Some(row) = resources.get(&item.vmid) {
+        guest["resource"] = row.clone();
+    }
+    json!({ "guest": guest })
 }
 
 /// The per-guest reads on `concurrency` threads; lines printed in listing order.
 /// Returns the number of requests sent.
-fn gather(cfg: &Config, client: &Client, items: &[Item], out: &mut dyn Write) -> Result<usize, String> {
-    let workers = (cfg.concurrency as usize).clamp(1, items.len().max(1));
+fn gather(
+    cfg: &Config,
+    client: &Client,
+    items: &[Item],
+    resources: &HashMap<u64, Value>,
+    concurrency: u64,
+    out: &mut dyn Write,
+) -> Result<usize, String> {
+    let workers = (concurrency as usize).clamp(1, items.len().max(1));
     let next = AtomicUsize::new(0);
     let sent = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel::<(usize, Result<Vec<Value>, String>)>();
@@ -224,7 +267,7 @@ fn gather(cfg: &Config, client: &Client, items: &[Item], out: &mut dyn Write) ->
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(item) = items.get(i) else { break };
-                    let lines = facts(cfg, &worker, item);
+                    let lines = facts(cfg, &worker, item, resources);
                     if tx.send((i, lines)).is_err() {
                         break;
                     }
@@ -260,7 +303,7 @@ fn gather(cfg: &Config, client: &Client, items: &[Item], out: &mut dyn Write) ->
 
 /// One guest's lines: warnings, then the guest with its facts. `Err` only for what
 /// ends the inventory (credentials no longer accepted).
-fn facts(cfg: &Config, client: &Client, item: &Item) -> Result<Vec<Value>, String> {
+fn facts(cfg: &Config, client: &Client, item: &Item, resources: &HashMap<u64, Value>) -> Result<Vec<Value>, String> {
     let prefix = cfg.facts_prefix.as_str();
     let base = format!("/nodes/{}/{}/{}", item.node, item.kind, item.vmid);
     let who = format!(
@@ -286,7 +329,7 @@ fn facts(cfg: &Config, client: &Client, item: &Item) -> Result<Vec<Value>, Strin
             Err(e) if fatal(&e) => return Err(api_err(e)),
             Err(e) => {
                 warn("its facts could not be read (status/current)", &e);
-                lines.push(guest_line(item, v));
+                lines.push(guest_line(item, v, resources));
                 return Ok(lines);
             }
         },
@@ -350,6 +393,6 @@ fn facts(cfg: &Config, client: &Client, item: &Item) -> Result<Vec<Value>, Strin
     if let Some(interfaces) = interfaces {
         vars::add_addresses(prefix, &config, &interfaces, &mut v);
     }
-    lines.push(guest_line(item, v));
+    lines.push(guest_line(item, v, resources));
     Ok(lines)
 }

@@ -33,6 +33,8 @@ pub struct Item {
     pub tags: Option<String>,
     pub template: bool,
     pub pool: Option<String>,
+    /// Whether the guest gets `proxmox_template` (community.proxmox 2.x; not 1.6).
+    pub template_fact: bool,
 }
 
 /// The variables every guest gets from the listing alone.
@@ -43,6 +45,9 @@ pub fn base(prefix: &str, item: &Item) -> Map<String, Value> {
     v.insert(fact(prefix, "vmtype"), json!(item.kind));
     v.insert(fact(prefix, "name"), json!(item.name));
     v.insert(fact(prefix, "status"), json!(item.status));
+    if item.template_fact {
+        v.insert(fact(prefix, "template"), json!(item.template));
+    }
     if let Some(tags) = item.tags.as_deref().filter(|t| !t.is_empty()) {
         v.insert(fact(prefix, "tags"), json!(tags));
     }
@@ -277,6 +282,7 @@ mod tests {
             tags: Some("app;prod".into()),
             template: false,
             pool: None,
+            template_fact: false,
         }
     }
 
@@ -297,6 +303,18 @@ mod tests {
         let mut untagged = item();
         untagged.tags = Some(String::new());
         assert!(!base("proxmox_", &untagged).contains_key("proxmox_tags"));
+    }
+
+    #[test]
+    fn the_template_variable_is_community_2s_and_a_bool() {
+        let mut template = item();
+        template.template = true;
+        template.template_fact = true;
+        assert_eq!(base("px_", &template).get("px_template"), Some(&json!(true)));
+        template.template = false;
+        assert_eq!(base("px_", &template).get("px_template"), Some(&json!(false)));
+        template.template_fact = false;
+        assert!(!base("px_", &template).contains_key("px_template"));
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The `ferrox.proxmox.proxmox` inventory plugin, end to end: real `ansible-inventory
 //! --list` with the installed collection against the simulator, side by side with
-//! community.proxmox 1.6's `community.proxmox.proxmox` (tests/anchor/setup) on the same
-//! cluster: the same hosts, groups and `proxmox_*` variables, but for the deliberate
-//! differences listed in [`OURS_ONLY`]. Also: clear errors naming the option, a guest
-//! whose agent does not answer is a warning, no secret in any output.
+//! `community.proxmox.proxmox` (tests/anchor/setup) at 1.6 (ours with
+//! `exclude_templates: true`), at 2.0.0 (templates as hosts) and at its main branch's
+//! pinned commit (`exclude_vms`, `facts_concurrency`, `api_timeout`, the hostname
+//! templates) on the same cluster: the same hosts, groups and `proxmox_*` variables, but
+//! for the deliberate differences listed in [`OURS_ONLY`]. Also: clear errors naming the
+//! option, a guest whose agent does not answer is a warning, no secret in any output.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -16,15 +18,38 @@ use ferrox_integration::{ansible_playbook, creds, repo_root, Env};
 /// the usable addresses of running guests whose interfaces were read.
 const OURS_ONLY: [&str; 2] = ["ip_addresses", "ip_address"];
 
-/// `build/anchor`, holding community.proxmox 1.6 (`tests/anchor/setup` puts it there
-/// once, from PyPI, and prints the path).
-fn anchor_collections() -> PathBuf {
+/// The community.proxmox the plugin is compared with.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Community {
+    /// 1.6.0: templates are no hosts; ours gets `exclude_templates: true`.
+    V1_6,
+    /// 2.0.0 (ansible 14): templates are hosts, in `all_templates`.
+    V2_0,
+    /// The main branch at tests/anchor/setup's pinned commit.
+    Main,
+}
+
+impl Community {
+    fn setup_arg(self) -> &'static str {
+        match self {
+            Community::V1_6 => "1.6.0",
+            Community::V2_0 => "2.0.0",
+            Community::Main => "main",
+        }
+    }
+}
+
+/// `build/anchor[-VERSION]`, holding that community.proxmox (`tests/anchor/setup` puts it
+/// there once, from PyPI or, for main, from git (ANCHOR_GIT), and prints the path).
+fn anchor_collections(version: Community) -> PathBuf {
     let out = Command::new(repo_root().join("tests/anchor/setup"))
+        .arg(version.setup_arg())
         .output()
         .expect("run tests/anchor/setup");
     assert!(
         out.status.success(),
-        "tests/anchor/setup failed (it needs PyPI the first time):\n{}",
+        "tests/anchor/setup {} failed (it needs PyPI the first time; main needs GitHub, or ANCHOR_GIT naming a clone):\n{}",
+        version.setup_arg(),
         String::from_utf8_lossy(&out.stderr)
     );
     PathBuf::from(String::from_utf8_lossy(&out.stdout).trim())
@@ -32,7 +57,8 @@ fn anchor_collections() -> PathBuf {
 
 /// The inventory scenario (VMs and containers, running and stopped, a pool, an agent),
 /// plus `extra` guests: every 25th a container, every 4th running, every 3rd VM with the
-/// agent enabled, every 10th in the pool, every 7th tagged.
+/// agent enabled, every 10th in the pool, every 7th tagged, and every 100th from the 70th
+/// a (stopped, pooled) VM template: 21 templates with the scenario's own at +2,000.
 fn scenario(extra: u32) -> pvesim::SimConfig {
     let text =
         std::fs::read_to_string(repo_root().join("tests/pvesim/scenarios/inventory.json")).expect("inventory scenario");
@@ -58,6 +84,9 @@ fn scenario(extra: u32) -> pvesim::SimConfig {
         if i % 7 == 0 {
             guest["config"]["tags"] = json!("fleet;batch");
         }
+        if i % 100 == 70 {
+            guest["config"]["template"] = json!(1);
+        }
         if i % 10 == 0 {
             s["pools"][0]["vms"].as_array_mut().unwrap().push(json!(vmid));
         }
@@ -78,8 +107,13 @@ struct Inventory {
 }
 
 /// `ansible-inventory -i NAME.proxmox.yml --list` with `options` (YAML mapping lines),
-/// both collections on the path, the simulator's CA trusted by both.
+/// ours and community.proxmox 1.6 on the path, the simulator's CA trusted by both.
 fn inventory(env: &Env, name: &str, options: &str, extra_env: &[(&str, &str)]) -> Inventory {
+    inventory_with(env, Community::V1_6, name, options, extra_env)
+}
+
+/// [`inventory`] with `version` of community.proxmox on the path.
+fn inventory_with(env: &Env, version: Community, name: &str, options: &str, extra_env: &[(&str, &str)]) -> Inventory {
     let file = env.dir().join(format!("{name}.proxmox.yml"));
     std::fs::write(&file, options).unwrap();
     let program = ansible_playbook().with_file_name("ansible-inventory");
@@ -93,7 +127,7 @@ fn inventory(env: &Env, name: &str, options: &str, extra_env: &[(&str, &str)]) -
     let collections = format!(
         "{}:{}",
         env.collections_path().display(),
-        anchor_collections().display()
+        anchor_collections(version).display()
     );
     cmd.env("ANSIBLE_CONFIG", env.dir().join("ansible.cfg"))
         .env("ANSIBLE_COLLECTIONS_PATH", collections)
@@ -129,21 +163,33 @@ fn connection(env: &Env, plugin: &str) -> String {
 }
 
 /// Runs both plugins with the same `options` (ours also gets `ca_path`; community reads
-/// REQUESTS_CA_BUNDLE) and returns (community, ours).
+/// REQUESTS_CA_BUNDLE) and returns (community, ours), community.proxmox at 1.6.
 fn both(env: &Env, options: &str) -> (Inventory, Inventory) {
-    let theirs = inventory(
+    both_at(env, Community::V1_6, options)
+}
+
+/// [`both`] with community.proxmox at `version`; against 1.6 ours gets
+/// `exclude_templates: true`, the one line that gives 1.6's shape.
+fn both_at(env: &Env, version: Community, options: &str) -> (Inventory, Inventory) {
+    let theirs = inventory_with(
         env,
+        version,
         "community",
         &format!("{}{options}", connection(env, "community.proxmox.proxmox")),
         &[],
     );
-    assert_eq!(theirs.rc, 0, "community.proxmox failed:\n{}", theirs.stderr);
+    assert_eq!(theirs.rc, 0, "community.proxmox {version:?} failed:\n{}", theirs.stderr);
+    let shape = if version == Community::V1_6 {
+        "exclude_templates: true\n"
+    } else {
+        ""
+    };
     let ours_options = format!(
-        "{}ca_path: {}\n{options}",
+        "{}ca_path: {}\n{shape}{options}",
         connection(env, "ferrox.proxmox.proxmox"),
         env.ca_path().display()
     );
-    let ours = inventory(env, "ferrox", &ours_options, &[]);
+    let ours = inventory_with(env, version, "ferrox", &ours_options, &[]);
     assert_eq!(ours.rc, 0, "ferrox.proxmox failed:\n{}", ours.stderr);
     (theirs, ours)
 }
@@ -218,7 +264,8 @@ fn same_inventory_as_community_proxmox_at_2000_guests_with_facts() {
     let env = Env::start_with(scenario(2000));
     let (theirs, ours) = both(&env, "want_facts: true\n");
     let hosts = ours.json["_meta"]["hostvars"].as_object().unwrap().len();
-    assert!(hosts >= 2000, "only {hosts} hosts");
+    // 2,000 guests but 20 templates, and the scenario's own hosts.
+    assert!(hosts >= 1980, "only {hosts} hosts");
     let added = assert_same(&theirs.json, &ours.json, "proxmox_");
     // Usable addresses only: the agent's link-local and loopback addresses are left out.
     let app = &added["app01"];
@@ -266,6 +313,125 @@ fn same_inventory_without_facts() {
     let env = Env::start_with(scenario(200));
     let (theirs, ours) = both(&env, "want_facts: false\n");
     assert!(assert_same(&theirs.json, &ours.json, "proxmox_").is_empty());
+}
+
+/// Hosts of `group`, sorted.
+fn members(inv: &Value, group: &str) -> Vec<String> {
+    groups(inv)
+        .get(group)
+        .map(|g| serde_json::from_value(g["hosts"].clone()).unwrap())
+        .unwrap_or_default()
+}
+
+#[test]
+fn same_inventory_as_community_proxmox_2_0_0_at_2000_guests_with_facts() {
+    let env = Env::start_with(scenario(2000));
+    let (theirs, ours) = both_at(&env, Community::V2_0, "want_facts: true\n");
+    assert_same(&theirs.json, &ours.json, "proxmox_");
+    // Templates are hosts with proxmox_template, in all_templates and their pool only.
+    let templates = members(&ours.json, "proxmox_all_templates");
+    assert_eq!(templates.len(), 21, "{templates:?}");
+    let fleet = &ours.json["_meta"]["hostvars"]["fleet-70"];
+    // With facts the config's `template: 1` replaces the listing's true, in 2.0.0 too.
+    assert_eq!(fleet["proxmox_template"], json!(1), "{fleet}");
+    assert_eq!(
+        ours.json["_meta"]["hostvars"]["web01"]["proxmox_template"],
+        json!(false)
+    );
+    for group in ["proxmox_all_qemu", "proxmox_all_stopped", "proxmox_pve1_qemu"] {
+        assert!(!members(&ours.json, group).contains(&"fleet-70".to_string()), "{group}");
+    }
+    assert!(members(&ours.json, "proxmox_pool_prod").contains(&"fleet-70".to_string()));
+    assert!(!ours.stderr.contains("WARNING"), "{}", ours.stderr);
+}
+
+#[test]
+fn same_inventory_as_community_proxmox_2_0_0_without_facts_with_constructed_and_filters() {
+    let env = Env::start_with(scenario(200));
+    let options = "group_prefix: pve-\nfacts_prefix: px_\nfilters:\n  - \"not px_template or px_vmid > 100\"\n\
+        keyed_groups:\n  - key: \"'tmpl' if px_template else 'guest'\"\n    prefix: is\n";
+    let (theirs, ours) = both_at(&env, Community::V2_0, options);
+    assert!(assert_same(&theirs.json, &ours.json, "px_").is_empty());
+    assert!(!members(&ours.json, "pve_all_templates").is_empty());
+    assert!(!members(&ours.json, "is_tmpl").is_empty() && !members(&ours.json, "is_guest").is_empty());
+}
+
+#[test]
+fn same_inventory_as_community_proxmox_main_with_its_options_at_2000_guests() {
+    let env = Env::start_with(scenario(2000));
+    let options = "want_facts: true\nexclude_vms: false\nfacts_concurrency: 4\napi_timeout: 10\n\
+        qemu_hostname: \"{{ name }}-{{ vmid }}.{{ node }}\"\n";
+    let (theirs, ours) = both_at(&env, Community::Main, options);
+    assert_same(&theirs.json, &ours.json, "proxmox_");
+    let vars = ours.json["_meta"]["hostvars"].as_object().unwrap();
+    assert!(
+        vars.contains_key("app01-110.pve1") && vars.contains_key("ct-proxy"),
+        "{:?}",
+        vars.keys().take(8).collect::<Vec<_>>()
+    );
+    assert_eq!(members(&ours.json, "proxmox_all_templates").len(), 21);
+    assert!(!ours.stderr.contains("WARNING"), "{}", ours.stderr);
+}
+
+#[test]
+fn same_inventory_as_community_proxmox_main_with_hostnames_and_without_guests() {
+    let env = Env::start_with(scenario(60));
+    // hostname for nodes and VMs, lxc_hostname over it for containers.
+    let options = "hostname: \"{{ name }}{{ suffix | default('.pve') }}\"\n\
+        lxc_hostname: \"ct{{ vmid }}-{{ status }}\"\nkeyed_groups:\n  - key: proxmox_vmtype\n    prefix: t\n";
+    let (theirs, ours) = both_at(&env, Community::Main, options);
+    assert_same(&theirs.json, &ours.json, "proxmox_");
+    let vars = ours.json["_meta"]["hostvars"].as_object().unwrap();
+    assert!(
+        vars.contains_key("ct10000-running") && vars.contains_key("web01.pve"),
+        "{:?}",
+        vars.keys().collect::<Vec<_>>()
+    );
+
+    assert!(members(&ours.json, "proxmox_nodes").contains(&"pve1.pve".to_string()));
+    // The node's groups keep its Proxmox name.
+    assert!(members(&ours.json, "proxmox_pve1_qemu").contains(&"web01.pve".to_string()));
+
+    let (theirs, ours) = both_at(&env, Community::Main, "exclude_vms: true\nfacts_concurrency: 2\n");
+    assert_same(&theirs.json, &ours.json, "proxmox_");
+    assert!(!members(&ours.json, "proxmox_nodes").is_empty());
+    assert!(
+        members(&ours.json, "proxmox_all_qemu").is_empty() && !groups(&ours.json).contains_key("proxmox_pve1_qemu"),
+        "{:?}",
+        groups(&ours.json)
+    );
+}
+
+#[test]
+fn a_setting_given_under_both_names_with_different_values_is_refused_naming_both() {
+    let env = Env::start_with(scenario(0));
+    let base = format!(
+        "{}ca_path: {}\n",
+        connection(&env, "ferrox.proxmox.proxmox"),
+        env.ca_path().display()
+    );
+    let flat = |i: &Inventory| i.stderr.split_whitespace().collect::<Vec<_>>().join(" ");
+    let both = inventory(
+        &env,
+        "both",
+        &format!("{base}concurrency: 8\nfacts_concurrency: 2\n"),
+        &[],
+    );
+    assert_ne!(both.rc, 0);
+    assert!(
+        flat(&both).contains("concurrency (8) and facts_concurrency (2) are the same setting"),
+        "{}",
+        both.stderr
+    );
+    let zero = inventory(&env, "zero", &format!("{base}api_timeout: 0\n"), &[]);
+    assert_ne!(zero.rc, 0);
+    assert!(
+        flat(&zero).contains("api_timeout must be from 1 to 86400"),
+        "{}",
+        zero.stderr
+    );
+    let same = inventory(&env, "same", &format!("{base}timeout: 12\napi_timeout: 12\n"), &[]);
+    assert_eq!(same.rc, 0, "{}", same.stderr);
 }
 
 #[test]
