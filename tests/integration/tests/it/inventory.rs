@@ -40,7 +40,8 @@ impl Community {
 }
 
 /// `build/anchor[-VERSION]`, holding that community.proxmox (`tests/anchor/setup` puts it
-/// there once, from PyPI or, for main, from git (ANCHOR_GIT), and prints the path).
+/// there once, from PyPI or, for main, from `tests/anchor/community.proxmox-main`, and
+/// prints the path).
 fn anchor_collections(version: Community) -> PathBuf {
     let out = Command::new(repo_root().join("tests/anchor/setup"))
         .arg(version.setup_arg())
@@ -48,7 +49,7 @@ fn anchor_collections(version: Community) -> PathBuf {
         .expect("run tests/anchor/setup");
     assert!(
         out.status.success(),
-        "tests/anchor/setup {} failed (it needs PyPI the first time; main needs GitHub, or ANCHOR_GIT naming a clone):\n{}",
+        "tests/anchor/setup {} failed (it needs PyPI the first time):\n{}",
         version.setup_arg(),
         String::from_utf8_lossy(&out.stderr)
     );
