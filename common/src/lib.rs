@@ -1,10 +1,10 @@
 //! Everything the ferrox.proxmox modules share, under the paths the modules used before
 //! each named the layer crates it uses: a facade over the layer crates in `common/`, each
 //! its own crate so that Cargo refuses a dependency cycle between layers (ARCHITECTURE.md
-//! has the graph). It holds no code of its own and the layers below never see it; of the
-//! module crates only `proxmox_inventory` still depends on it (ARCHITECTURE.md lists each
-//! module crate's layers, and its test holds `cargo metadata` to that list). Its tests
-//! (`tests/it/`) use the client and cluster crates by their own paths.
+//! has the graph). It holds no code of its own and the layers below never see it; no
+//! crate depends on it any more (ARCHITECTURE.md lists each module crate's layers, and its
+//! test holds `cargo metadata` to that list). It is left for its tests (`tests/it/`), which
+//! use the client and cluster crates by their own paths, until they move to those crates.
 //!
 //! - [`ansible`] (`ferrox-ansible`): the module protocol and the options (declared, validated, documented, read).
 //! - [`api`] (`ferrox-pve-client`): the PVE REST API client, its tasks and the recovery of lost answers.

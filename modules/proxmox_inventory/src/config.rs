@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use ferrox_common::api::connection::{normalise_fingerprint, ConnectionParams};
+use ferrox_pve_client::connection::{normalise_fingerprint, ConnectionParams};
 use serde::Deserialize;
 
 /// The most worker threads (and connections) one inventory run opens.

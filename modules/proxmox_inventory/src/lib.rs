@@ -24,7 +24,7 @@ use std::io::{Read, Write};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use ferrox_common::api::client::{ApiError, Client};
+use ferrox_pve_client::client::{ApiError, Client};
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 

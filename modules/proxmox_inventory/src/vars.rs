@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 
-use ferrox_common::cluster::guest_net::{self, Addresses, Family};
+use ferrox_cluster::guest_net::{self, Addresses, Family};
 use serde_json::{json, Map, Value};
 
 /// community's `to_safe`: spaces dropped, anything but `[A-Za-z0-9_]` becomes `_`.
