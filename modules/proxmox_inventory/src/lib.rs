@@ -96,8 +96,33 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
     let client = Client::connect(&params).map_err(api_err)?;
     let prefix = cfg.facts_prefix.as_str();
 
-    // Nodes, as community reads them: every entry with a name is a host; only online
-    // nodes' guests are listed.
+    let online = node_lines(cfg, &client, out)?;
+    if cfg.exclude_vms {
+        return line(out, json!({"done": {"guests": 0, "requests": client.requests_sent()}}));
+    }
+    let Guests {
+        items,
+        members,
+        resources,
+    } = guests(cfg, &client, &online)?;
+
+    let with_facts = cfg.want_facts || cfg.facts_for.is_some();
+    let concurrency = cfg.concurrency()?;
+    let mut requests = client.requests_sent() as usize;
+    if with_facts {
+        requests += gather(cfg, &client, &items, &resources, concurrency, out)?;
+    } else {
+        for item in &items {
+            line(out, guest_line(item, vars::base(prefix, item), &resources))?;
+        }
+    }
+    requests += pool_lines(&client, &members, out)?;
+    line(out, json!({"done": {"guests": items.len(), "requests": requests}}))
+}
+
+/// One line per node, as community reads them: every entry with a name is a host. Returns
+/// the online nodes in their order (only their guests are listed).
+fn node_lines(cfg: &Config, client: &Client, out: &mut dyn Write) -> Result<HashMap<String, usize>, String> {
     let nodes: Vec<NodeRow> = serde_json::from_value(client.get("/nodes", &[]).map_err(api_err)?)
         .map_err(|e| format!("GET /nodes: unexpected answer: {e}"))?;
     // community.proxmox main's hostname template sees a node's `/cluster/status` row.
@@ -131,10 +156,19 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
         }
         line(out, json!({ "node": node }))?;
     }
-    if cfg.exclude_vms {
-        return line(out, json!({"done": {"guests": 0, "requests": client.requests_sent()}}));
-    }
+    Ok(online)
+}
 
+/// The guests to list, in community's order, with each pool's members and (with
+/// `want_resources`) each guest's `/cluster/resources` row.
+struct Guests {
+    items: Vec<Item>,
+    members: BTreeMap<String, Vec<String>>,
+    resources: HashMap<u64, Value>,
+}
+
+/// The guests of the online nodes from one `/cluster/resources` listing.
+fn guests(cfg: &Config, client: &Client, online: &HashMap<String, usize>) -> Result<Guests, String> {
     let rows = client
         .get_list(
             "/cluster/resources",
@@ -201,20 +235,16 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
     // community's order: node by node, containers before VMs.
     items.sort_by(|(a, x), (b, y)| (a, x.kind != "lxc", x.vmid).cmp(&(b, y.kind != "lxc", y.vmid)));
     let items: Vec<Item> = items.into_iter().map(|(_, i)| i).collect();
+    Ok(Guests {
+        items,
+        members,
+        resources,
+    })
+}
 
-    let with_facts = cfg.want_facts || cfg.facts_for.is_some();
-    let concurrency = cfg.concurrency()?;
-    let mut requests = client.requests_sent() as usize;
-    if with_facts {
-        requests += gather(cfg, &client, &items, &resources, concurrency, out)?;
-    } else {
-        for item in &items {
-            line(out, guest_line(item, vars::base(prefix, item), &resources))?;
-        }
-    }
-
+/// One line per pool with its members; returns the requests it made.
+fn pool_lines(client: &Client, members: &BTreeMap<String, Vec<String>>, out: &mut dyn Write) -> Result<usize, String> {
     let pools = client.get("/pools", &[]).map_err(api_err)?;
-    requests += 1;
     for pool in pools.as_array().into_iter().flatten() {
         let Some(id) = pool.get("poolid").and_then(Value::as_str).filter(|p| !p.is_empty()) else {
             continue;
@@ -224,10 +254,9 @@ pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
             json!({"pool": {"id": id, "members": members.get(id).cloned().unwrap_or_default()}}),
         )?;
     }
-    line(out, json!({"done": {"guests": items.len(), "requests": requests}}))
+    Ok(1)
 }
 
-/// One guest's line; `resources` holds the listing's rows when the hostname templates need them.
 fn guest_line(item: &Item, vars: Map<String, Value>, resources: &HashMap<u64, Value>) -> Value {
     let mut guest = json!({"name": item.name, "node": item.node, "type": item.kind, "status": item.status,
         "template": item.template, "vars": vars});

@@ -9,7 +9,7 @@
 //! holds the decisions (reading the command line against the method's schema, printing
 //! an answer, an error, a task run in the foreground) and the calls to the simulator
 //! ([`run`]); a binary prints what it returns (`src/bin/pvesh.rs` here, and the same
-//! three lines in ferrox-integration, whose tests get its path from Cargo).
+//! lines in ferrox-integration's `pvesim-pvesh`, whose tests get its path from Cargo).
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -60,7 +60,7 @@ impl LocalNode {
         std::fs::create_dir_all(&bin).unwrap();
         let link = bin.join(PVESH);
         if !link.exists() {
-            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pvesh"), &link).unwrap();
+            std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pvesim-pvesh"), &link).unwrap();
         }
         let path = std::env::var_os("PATH");
         let dirs = std::iter::once(bin).chain(path.iter().flat_map(std::env::split_paths));
@@ -358,7 +358,7 @@ fn a_play_delegated_to_a_node_converges_through_pvesh() {
 fn node_environment(env: &Env) -> Vec<(&'static str, String)> {
     let node_bin = env.dir().join("playbook-node-bin");
     std::fs::create_dir_all(&node_bin).unwrap();
-    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pvesh"), node_bin.join(PVESH)).unwrap();
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_pvesim-pvesh"), node_bin.join(PVESH)).unwrap();
     let inherited = std::env::var_os("PATH").unwrap_or_default();
     let dirs = std::iter::once(node_bin).chain(std::env::split_paths(&inherited));
     vec![

@@ -1,5 +1,7 @@
 //! pvesim's `pvesh` (`pvesim::pvesh`), built with the integration tests so that they
-//! find it (`CARGO_BIN_EXE_pvesh`) and put it on PATH for the modules' local mode.
+//! find it (`CARGO_BIN_EXE_pvesim-pvesh`) and put it on PATH as `pvesh` for the modules'
+//! local mode. Named apart from pvesim's own `pvesh` binary: two binaries of one name
+//! in a workspace overwrite each other in `target/`.
 
 // A command line: what it prints is its output, its exit status its verdict.
 #![allow(clippy::print_stdout, clippy::print_stderr, clippy::exit)]
