@@ -8,8 +8,9 @@
 //! `fork_worker`); what is and is not modelled is in FIDELITY.md ("pvesh"). This module
 //! holds the decisions (reading the command line against the method's schema, printing
 //! an answer, an error, a task run in the foreground) and the calls to the simulator
-//! ([`run`]); a binary prints what it returns (`src/bin/pvesh.rs` here, and the same
-//! lines in ferrox-integration's `pvesim-pvesh`, whose tests get its path from Cargo).
+//! ([`run`]); [`cli`] prints what it returns, and both binaries are that one call
+//! (`src/bin/pvesh.rs` here, and ferrox-integration's `pvesim-pvesh`, whose tests get its
+//! path from Cargo).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -301,6 +302,27 @@ pub fn foreground_task(call: &Call, upid: &str, log: &[String]) -> Result<(Strin
     }
     stdout.push_str(&render(call, &Value::from(upid))?);
     Ok((stdout, stderr))
+}
+
+/// The command line of a `pvesh` binary: runs `args`, prints what pvesh prints (stdout,
+/// then stderr) and returns its exit status. Both binaries (`src/bin/pvesh.rs`, and
+/// ferrox-integration's `pvesim-pvesh`) are this call.
+#[allow(clippy::print_stdout, clippy::print_stderr)]
+pub fn cli(args: &[String]) -> i32 {
+    use std::io::Write;
+    let code = match run(args) {
+        Ok((stdout, stderr)) => {
+            print!("{stdout}");
+            eprint!("{stderr}");
+            0
+        }
+        Err(exit) => {
+            eprint!("{}", exit.stderr);
+            exit.code
+        }
+    };
+    let _ = std::io::stdout().flush();
+    code
 }
 
 /// One pvesh run: what it prints on stdout and stderr, or how it ends early.
