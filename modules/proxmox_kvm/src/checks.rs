@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use crate::api;
 use crate::converge::Changes;
 use crate::observe::listing::Listing;
+use crate::step::Run;
 use crate::task::{Config, KvmTask};
-use crate::Run;
 
 /// A new EFI disk gets the Microsoft 2023 certificates from PVE only with pre-enrolled
 /// keys; `ms_cert` cannot say otherwise (PVE would keep a marker that is not true).

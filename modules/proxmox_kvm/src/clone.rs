@@ -2,7 +2,7 @@
 //! task to it in the same run. Without `newid`, a VM named `name` (other than the source)
 //! is the clone.
 //! A clone that exists converges exactly as `update: true` would
-//! ([`crate::converge_existing`]), after a move to its node that a run left undone
+//! ([`crate::update::converge_existing`]), after a move to its node that a run left undone
 //! ([`continue_move`]); a new one is decided by [`crate::decide::clone`], a clone to
 //! another node's local storage taking the route of [`crate::decide::clone_route`].
 
@@ -19,7 +19,9 @@ use crate::observe::listing::Listing;
 use crate::observe::{self, name_of, vm_of};
 use crate::plan::{Action, Allocation, Plan};
 use crate::report::update::with_mac_and_devices;
-use crate::{converge_existing, decide, name_race, Existing, Learned, Run};
+use crate::step::{Learned, Run};
+use crate::update::{converge_existing, Existing};
+use crate::{decide, name_race};
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
 pub fn clone(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {

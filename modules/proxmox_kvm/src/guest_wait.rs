@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use crate::api::Vm;
 use crate::observe::PowerObserved;
-use crate::Run;
+use crate::step::Run;
 
 /// The result keys this adds.
 pub const ADDRESSES_KEY: &str = "ip_addresses";

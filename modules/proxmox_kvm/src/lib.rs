@@ -9,8 +9,8 @@
 //! [`execute`](mod@execute) writes unless in check mode, [`report`] words 1.6's result.
 //!
 //! An edited `memory:` on a VM that exists, with `update: true`, crosses six files, one
-//! per step: `task/config.rs` (option → config key), this file (`run` → `present` →
-//! `existing` → [`converge_existing`] → `apply`), `observe/mod.rs` (the VM, its config
+//! per step: `task/config.rs` (option → config key), this file (`run` → `present`),
+//! `update.rs` (`existing` → `converge_existing` → `apply`), `observe/mod.rs` (the VM, its config
 //! and what is pending), `decide/update.rs` (the warnings, what differs, the actions),
 //! `execute/mod.rs` (the gate, the plan run, the PUT and the read-back of what stays
 //! pending) and `report/update.rs` (the message, `changes`, the diff, `mac`, `devices`).
@@ -24,13 +24,16 @@
 //!   migration, removal and guest-wait parts; the only reader of parameters, with its
 //!   declaration test); `task/config.rs`: options to the VM config keys PVE expects
 //!   (1.6's transformations, `extra_config` checked against the schema).
-//! - This file: [`Run`] (the task, the client, the privilege gate, the tag comparison:
-//!   what every step is handed), [`Learned`] (the warnings, check-mode effects and name
-//!   index the run hands back to the module, failed or not), [`run`] (the run
-//!   and its dispatch) and the drivers of `present` (create or restore; an existing VM
-//!   left alone with what differs named, or with `update: true` converged by
-//!   [`converge_existing`], the one update path, also of a clone that exists), the power
-//!   states (`current`, `template`, `absent`), `delete`/`revert` and `migrate`.
+//! - [`step`]: [`step::Run`] (the task, the client, the privilege gate, the tag
+//!   comparison: what every step is handed) and [`step::Learned`] (the warnings,
+//!   check-mode effects and name index the run hands back to the module, failed or not),
+//!   below every step that reads them.
+//! - This file: [`run`] (the run and its dispatch) and the drivers of `present` (create or
+//!   restore; a VM that exists goes to [`update`]), the power states (`current`,
+//!   `template`, `absent`), `delete`/`revert` and `migrate`.
+//! - [`update`]: an existing VM left alone with what differs named, or with `update: true`
+//!   converged by `update::converge_existing`, the one update path, also of a clone that
+//!   exists.
 //! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
 //!   node's local storage left undone, then converging the clone); [`guest_wait`]: the
 //!   wait of `wait_for_agent`/`wait_for_ip` after a power state.
@@ -76,57 +79,29 @@ pub mod plan;
 pub mod report;
 #[cfg(test)]
 mod schema_coverage;
+pub mod step;
 pub mod task;
+pub mod update;
 pub mod vmid_range;
 
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_cluster::tags::TagCase;
-use ferrox_cluster::vm::{Cluster, Guest};
-use ferrox_pve_client::client::Client;
 use ferrox_run::connection::{ConnectionParams, FromOptions};
 use ferrox_run::name_index;
 use ferrox_run::privileges::Gate;
-use ferrox_run::vm_task::Effects;
 use ferrox_run::SharedRunState;
-use serde_json::{Map, Value};
 
 use api::Vm;
-use checks::{check_bridges, check_drives, check_pool, newly_referenced};
+use checks::{check_bridges, check_drives, check_pool};
 use decide::config_keys::{KeyEdit, KeysWrite};
-use decide::update::{Decision, Update};
 use execute::execute;
 use observe::listing::Listing;
-use observe::UpdateObserved;
 use plan::{Allocation, Plan};
-use report::update::{with_mac_and_devices, Updated};
-use task::{Config, KvmTask, Operation, State};
+use report::update::with_mac_and_devices;
+use step::{Learned, Run};
+use task::{KvmTask, Operation, State};
 
 pub use docs::spec;
-
-/// What every step of a run is handed: the task, the client, the privilege gate (what
-/// PVE will refuse, known before the first write; one call, made when needed) and the
-/// cluster's tag comparison. What the run learns as it goes is passed to the steps that
-/// add to it: the cluster's [`Listing`] and the [`Learned`].
-pub struct Run<'a> {
-    pub client: &'a Client,
-    pub gate: Gate<'a>,
-    pub task: &'a KvmTask,
-    /// How the cluster compares tags: its `tag-style`, read the first time a comparison
-    /// needs it (tags that differ in case alone), so a run that never needs it never
-    /// reads it.
-    pub tag_case: TagCase<'a>,
-}
-
-/// What a run learns as it goes and hands back to the module, failed or not.
-#[derive(Default)]
-pub struct Learned {
-    pub warnings: Vec<String>,
-    /// The check-mode effects: what the later tasks of the run see as done.
-    pub effects: Effects,
-    /// A listing made after the start (a create's or clone's, showing the new VM) with
-    /// when it was made: the run's name index.
-    pub listed: Option<(Cluster, std::time::Instant)>,
-}
 
 /// One run: the task read once, the cluster listed once, the node placed (a VM created
 /// without `node`), then its operation (see [`task::Operation`]); the warnings, the
@@ -206,131 +181,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 /// `update: true`, else left alone with what differs named.
 fn present(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
     match observe::target(run, listing)? {
-        Some(guest) => existing(run, listing, learned, &guest),
+        Some(guest) => update::existing(run, listing, learned, &guest),
         None => create(run, listing, learned),
     }
-}
-
-/// An existing VM: converged with `update`, else left alone and what differs said.
-fn existing(run: &Run, listing: &Listing, learned: &mut Learned, guest: &Guest) -> Result<Output, Failure> {
-    let task = run.task;
-    let observed = observe::existing(run, guest)?;
-    let vm = &observed.vm;
-    learned.warnings.extend(decide::update::node_warning(task, vm));
-    learned.warnings.extend(decide::update::ha_warning(
-        task,
-        vm,
-        observed.ha_managed,
-        guest.hastate.as_deref(),
-    ));
-    if !task.update {
-        let differ = converge::changes(&observed.config, &task.config, vm.vmid, &run.tag_case).map(|c| c.keys());
-        let (msg, left) = decide::update::left_alone(task, vm, guest.pool.as_ref(), differ);
-        learned.warnings.extend(left);
-        let out = report::update::left_alone(msg, vm.vmid);
-        return Ok(with_mac_and_devices(
-            out,
-            &learned.effects,
-            task.check_mode,
-            vm.vmid,
-            Some(&observed.config),
-        ));
-    }
-    let to = Existing {
-        guest,
-        up_to_date: format!("VM {} with vmid {} is up to date", observed.name, vm.vmid),
-        name: observed.name,
-        current: observed.config,
-        wanted: task.config.clone(),
-    };
-    converge_existing(run, listing, learned, to)
-}
-
-/// An existing VM to bring to the task.
-pub struct Existing<'g> {
-    pub guest: &'g Guest,
-    /// The name for messages.
-    pub name: String,
-    /// Its config, read once.
-    pub current: Map<String, Value>,
-    /// The config keys asked for (a clone moved to its node leaves out `name`).
-    pub wanted: Config,
-    /// The message when nothing differs (1.6 words it per path).
-    pub up_to_date: String,
-}
-
-/// The one update path, of `update: true` and of a clone task whose clone exists:
-/// compared, the cloud-init drive observed where it matters, decided, checked, written,
-/// reported.
-pub fn converge_existing(run: &Run, listing: &Listing, learned: &mut Learned, to: Existing) -> Result<Output, Failure> {
-    let id = to.guest.vmid;
-    let (changes, warning) = decide::update::compare(run.task, id, &to.current, &to.wanted, &run.tag_case)?;
-    learned.warnings.extend(warning);
-    let observed = observe::for_update(run, to.guest, to.name, to.current, &to.wanted)?;
-    let out = match decide::update::decide(run.task, &observed, to.wanted, changes, to.up_to_date)? {
-        Decision::UpToDate(msg) => report::update::up_to_date(msg, id),
-        Decision::NotInGuest { msg, waiting } => report::update::not_in_guest(msg, id, waiting),
-        Decision::RebootForGuest { msg, diff, actions } => {
-            let mut plan = Plan::of(observed.vm.clone(), actions);
-            execute(run, listing, learned, &mut plan, observed.name.clone())?;
-            report::update::rebooted_for_guest(msg, id, plan.describe(), diff)
-        }
-        Decision::Update(u) => return apply(run, listing, learned, &observed, u),
-    };
-    Ok(with_mac_and_devices(
-        out,
-        &learned.effects,
-        run.task.check_mode,
-        id,
-        Some(&observed.config),
-    ))
-}
-
-/// The update's writes: what they name checked, pending changes predicted (check mode),
-/// executed, reported with `mac` and `devices` of the config read back.
-fn apply(
-    run: &Run,
-    listing: &Listing,
-    learned: &mut Learned,
-    observed: &UpdateObserved,
-    u: Update,
-) -> Result<Output, Failure> {
-    let (vm, current) = (&observed.vm, &observed.config);
-    check_bridges(run, &vm.node, u.changes.set.iter())?;
-    check_drives(run, listing, &vm.node, newly_referenced(&u.changes, current))?;
-    if u.moves_pool {
-        check_pool(run)?;
-    }
-    let predicted = observe::pending_before_update(run, observed)?
-        .map(|already| decide::update::predicted_pending(&u.changes, current, already))
-        .unwrap_or_default();
-    let mut plan = Plan::of(vm.clone(), u.actions);
-    plan.known.current = Some(current.clone());
-    plan.known.pending = predicted.clone();
-    let mut outcome = execute(run, listing, learned, &mut plan, observed.name.clone())?;
-    if run.task.check_mode {
-        // Nothing was written: report what PVE's hotplug rules would leave pending.
-        outcome.rebooted_for_pending = u.reboot && !(predicted.is_empty() && u.not_in_guest.is_empty());
-        outcome.pending = predicted;
-    }
-    let out = report::update::updated(Updated {
-        name: observed.name.clone(),
-        vmid: vm.vmid,
-        keys: u.keys,
-        actions: plan.describe(),
-        diff: u.diff,
-        rebooted_for_pending: outcome.rebooted_for_pending,
-        pending: outcome.pending,
-        not_in_guest: u.not_in_guest,
-    });
-    let config = outcome.config.as_ref().unwrap_or(current);
-    Ok(with_mac_and_devices(
-        out,
-        &learned.effects,
-        run.task.check_mode,
-        vm.vmid,
-        Some(config),
-    ))
 }
 
 /// A new VM (or a restore from `archive`).

@@ -10,7 +10,7 @@ use ferrox_cluster::vm::{self, Cluster, Guest, GuestType, ListingQuery};
 use ferrox_pve_client::client::Client;
 
 use crate::api::Vm;
-use crate::{Learned, Run};
+use crate::step::{Learned, Run};
 
 /// After a create or clone of `vm`: the listing that showed it (`listing`, when the
 /// wait ended with one) becomes the run's name index, `vm` under the task's name even

@@ -21,8 +21,8 @@ use crate::decide::config_keys::KeyEdit;
 use crate::decide::power::{self, Now};
 use crate::decide::{migrate, update};
 use crate::guest_wait;
+use crate::step::Run;
 use crate::task::{Config, GuestWait, KvmTask, Operation, State};
-use crate::Run;
 use listing::Listing;
 
 /// The VM the task names: by `vmid`, else by `name` (QEMU VMs only; when several

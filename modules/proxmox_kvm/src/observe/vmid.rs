@@ -7,7 +7,8 @@ use ferrox_dryrun::PlanView;
 
 use super::listing::Listing;
 use crate::plan::Allocation;
-use crate::{api, vmid_range, Run};
+use crate::step::Run;
+use crate::{api, vmid_range};
 
 /// The vmid for a new VM or clone (`given`: the task's) and how it was chosen.
 pub fn choose(run: &Run, listing: &Listing, given: Option<u32>) -> Result<(u32, Allocation), Failure> {

@@ -35,9 +35,9 @@ use serde_json::{json, Value};
 
 use crate::api;
 use crate::observe::{self, listing::Listing};
+use crate::step::Run;
 pub use crate::task::placement::{Placement, Strategy};
 use crate::task::{KvmTask, Operation, State};
-use crate::Run;
 use choose::{Candidate, Exclusion, Want};
 
 /// Default memory of a VM whose task and source name none (PVE's `memory` default), MiB.
