@@ -19,8 +19,8 @@ use ferrox_pve_rules::unknown;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
-use crate::observe::PowerObserved;
 use crate::step::Run;
+use crate::task::{KvmTask, State};
 
 /// The result keys this adds.
 pub const ADDRESSES_KEY: &str = "ip_addresses";
@@ -36,6 +36,37 @@ pub use crate::task::GuestWait as Wait;
 /// `ip_family` for the primary address (also when only the agent is waited for).
 fn family(run: &Run, wait: &Wait) -> Family {
     wait.address.unwrap_or(run.task.ip_family)
+}
+
+/// The guest wait `state` makes (`wait_for_agent`/`wait_for_ip` of `started` and
+/// `restarted` only).
+pub fn of_state(task: &KvmTask, state: State) -> Option<&Wait> {
+    task.wait
+        .as_ref()
+        .filter(|_| matches!(state, State::Started | State::Restarted))
+}
+
+/// A guest wait that cannot succeed whatever is read next: `restarted` of a VM that is
+/// not running restarts nothing, so no guest answers. Checked before the wait's reads.
+pub fn wait_refusal(task: &KvmTask, state: State, vmid: u32, running: bool) -> Option<Failure> {
+    let wait = of_state(task, state)?;
+    (state == State::Restarted && !running).then(|| {
+        Failure::new(format!(
+            "{}: VM {vmid} is not running, so it is not restarted and no guest can answer; use state: started to start it and wait",
+            wait.option
+        ))
+        .with("vmid", vmid)
+    })
+}
+
+/// Whether the guest runs with the current config afterwards (a start or a forced
+/// reset applies what is pending; a running VM left alone keeps what it runs with).
+pub fn waits_on_running_config(task: &KvmTask, state: State, running: bool) -> bool {
+    if state == State::Restarted {
+        task.force
+    } else {
+        running
+    }
 }
 
 /// What a wait may rely on, read before any write.
@@ -114,12 +145,12 @@ fn agent_enabled(value: &str) -> bool {
 /// was started or restarted keeps `changed: true`.
 pub fn after_power(
     run: &Run,
-    observed: &PowerObserved,
+    waiting: Option<&(Wait, Guest)>,
     out: Output,
     acted: bool,
     restarted: bool,
 ) -> Result<Output, Failure> {
-    let Some((wait, guest)) = &observed.waiting else {
+    let Some((wait, guest)) = waiting else {
         return Ok(out);
     };
     if run.task.check_mode {

@@ -93,13 +93,13 @@ use ferrox_run::SharedRunState;
 
 use api::Vm;
 use checks::{check_bridges, check_drives, check_pool};
-use decide::config_keys::{KeyEdit, KeysWrite};
+use decide::config_keys::KeysWrite;
 use execute::execute;
 use observe::listing::Listing;
 use plan::{Allocation, Plan};
 use report::update::with_mac_and_devices;
 use step::{Learned, Run};
-use task::{KvmTask, Operation, State};
+use task::{KeyEdit, KvmTask, Operation, State};
 
 pub use docs::spec;
 
@@ -108,7 +108,7 @@ pub use docs::spec;
 /// check-mode effects and the name index go back to the module, failed or not.
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
-    let task = KvmTask::read(m.params.clone(), &conn, m.check_mode)?;
+    let task = KvmTask::read(m.params.clone(), &options::all(), &conn, m.check_mode)?;
     let client = m.connect(&conn)?;
     client.set_retry_budget(task.timeout);
     // Sent, never refused on a version: the node that parses them decides.
@@ -169,7 +169,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
             }
             Ok(out)
         }
-        (Ok(out), None) if placement::wanted(&task) => {
+        (Ok(out), None) if task.chooses_node() => {
             let listed = placement::listed_node(&out, &listing);
             Ok(placement::found_existing(out, listed))
         }
@@ -246,7 +246,13 @@ fn power_state(run: &Run, listing: &Listing, learned: &mut Learned, state: State
     if !waits {
         return Ok(out);
     }
-    guest_wait::after_power(run, &observed, out, acted, acted && state == State::Restarted)
+    guest_wait::after_power(
+        run,
+        observed.waiting.as_ref(),
+        out,
+        acted,
+        acted && state == State::Restarted,
+    )
 }
 
 /// `delete` and `revert`: drops the keys `wanted` of the VM the task names, deleted from

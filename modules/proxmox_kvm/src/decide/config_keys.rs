@@ -11,31 +11,7 @@ use serde_json::{Map, Value};
 use crate::converge::text_of;
 use crate::observe::KeysObserved;
 use crate::plan::Action;
-
-/// `delete` (config keys removed) or `revert` (pending changes dropped).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyEdit {
-    Delete,
-    Revert,
-}
-
-impl KeyEdit {
-    /// What 1.6's messages say was done (`Settings has deleted on ...`).
-    pub fn done(self) -> &'static str {
-        match self {
-            KeyEdit::Delete => "deleted",
-            KeyEdit::Revert => "reverted",
-        }
-    }
-
-    /// The start of 1.6's failures (`Unable to delete settings on VM`).
-    pub fn unable(self) -> &'static str {
-        match self {
-            KeyEdit::Delete => "Unable to delete settings on VM",
-            KeyEdit::Revert => "Unable to revert settings on VM",
-        }
-    }
-}
+use crate::task::KeyEdit;
 
 /// What the task does with the keys it names.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,8 +11,8 @@ use ferrox_cluster::tags::TagCase;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
-use crate::checks::check_efi_bios;
 use crate::converge;
+use crate::decide::efi::check_efi_bios;
 use crate::decide::update::without_drive_warning;
 use crate::plan::{Action, Allocation, Plan};
 use crate::task::KvmTask;

@@ -64,14 +64,6 @@ pub fn decide(task: &KvmTask, observed: &MigrateObserved) -> Result<Decision, Fa
     })))
 }
 
-/// Whether [`decide`] gets as far as the migration, so its power state must be read
-/// (`status/current`, read only then).
-pub fn reads_power(task: &KvmTask, vm: &Vm, lock: Option<&str>) -> bool {
-    task.node
-        .as_deref()
-        .is_some_and(|node| node != vm.node && lock_refusal(task, vm, node, lock).is_none())
-}
-
 fn lock_refusal(task: &KvmTask, vm: &Vm, node: &str, lock: Option<&str>) -> Option<Failure> {
     vm_task::lock_refusal(
         vm.vmid,

@@ -3,8 +3,9 @@
 
 use serde_json::{json, Value};
 
-use super::migrate::{decide, reads_power, Decision, Migration};
+use super::migrate::{decide, Decision, Migration};
 use crate::api::Vm;
+use crate::observe::reads::reads_power;
 use crate::observe::MigrateObserved;
 use crate::plan::Action;
 use crate::task::testing::task;

@@ -11,6 +11,7 @@
 //! - [`config_keys`]: `delete` and `revert`, one flow over the keys set or pending.
 //! - [`migrate`]: `migrate: true`.
 //! - [`create`]: `present` of a VM that does not exist: its node, form and actions.
+//! - [`efi`]: `efidisk0` only with OVMF (a create's and an update's refusal).
 //! - [`clone`]: a new clone: refused, or its form and actions; [`clone_route`]: a clone
 //!   to another node's local storage, made on the source's node and moved.
 //! - [`update`]: `present` on a VM that exists (the warnings; without `update`, left
@@ -21,6 +22,7 @@ pub mod clone;
 pub mod clone_route;
 pub mod config_keys;
 pub mod create;
+pub mod efi;
 pub mod migrate;
 pub mod power;
 pub mod update;

@@ -21,8 +21,8 @@ use ferrox_run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
-use crate::checks::check_efi_bios;
 use crate::converge::{self, Changes};
+use crate::decide::efi::check_efi_bios;
 use crate::observe::UpdateObserved;
 use crate::plan::{Action, PowerCall};
 use crate::task::{Config, KvmTask, UpdatePassword};
@@ -71,11 +71,6 @@ pub fn node_warning(task: &KvmTask, vm: &Vm) -> Option<String> {
         "VM {} is on node {}, not {node}: node only says where to create a VM (use migrate: true to move it)",
         vm.vmid, vm.node
     ))
-}
-
-/// Whether the VM's HA state must be read: only `ha_managed: true` warns of it.
-pub fn reads_ha_state(task: &KvmTask) -> bool {
-    task.ha_managed
 }
 
 /// `ha_managed: true` on a VM that is not HA-managed (`ha_managed`: PVE's `ha.managed`
@@ -294,14 +289,6 @@ pub fn without_drive_warning(vm: &str, wanted: &Config, current: &Map<String, Va
         "{vm} has no cloud-init drive, so {} reach no guest: add one (for example ide: {{ide2: 'local-lvm:cloudinit'}}) or leave the cloud-init options out",
         keys.join(", ")
     ))
-}
-
-/// Whether what the cloud-init drive lacks must be read (`GET .../cloudinit`): the VM
-/// runs, has a drive PVE does not rebuild at once, and cloud-init keys are involved.
-pub fn reads_drive_state(current: &Map<String, Value>, wanted: &Config, running: bool) -> bool {
-    let involved = wanted.keys().chain(current.keys()).any(|k| cloudinit::is_key(k));
-    let hotplug = current.get("hotplug").map(converge::text_of);
-    running && involved && cloudinit::config_has_drive(current) && !cloudinit::regenerated_at_once(hotplug.as_deref())
 }
 
 /// What a real update of the running VM would report as pending: the changes PVE's

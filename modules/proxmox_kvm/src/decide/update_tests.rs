@@ -8,11 +8,10 @@ use ferrox_cluster::tags::TagCase;
 use ferrox_pve_rules::cloudinit::DriveState;
 use serde_json::{json, Map, Value};
 
-use super::update::{
-    decide, ha_warning, left_alone, node_warning, predicted_pending, reads_ha_state, without_drive_warning, Decision,
-};
+use super::update::{decide, ha_warning, left_alone, node_warning, predicted_pending, without_drive_warning, Decision};
 use crate::api::Vm;
 use crate::converge;
+use crate::observe::reads::reads_ha_state;
 use crate::observe::UpdateObserved;
 use crate::plan::{Action, Plan};
 use crate::report::update::{updated, Updated};

@@ -41,7 +41,7 @@ pub fn read(m: &mut Module, task: &KvmTask, conn: &ConnectionParams, client: &Cl
         .with_others_thin()
         .with_name_unbroadcast(task.given_name().is_some() || !task.clone.source.is_empty())
         .with_name_alone(by_name);
-    if crate::placement::wanted(task) {
+    if task.chooses_node() {
         query = query.with_load();
     }
     let vm::Listing { cluster, load } = name_index::read(m, client, conn, &query)

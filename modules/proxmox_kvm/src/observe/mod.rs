@@ -2,10 +2,12 @@
 //! operation: the cluster's listing, read once at the start ([`listing`]), the VM the
 //! task names (located in it: [`target`]; a clone's source and the clone), and then
 //! only what the decision needs of the VM. A read needed only in some cases stays
-//! conditional (the API call counts are pinned); the pure helpers of [`crate::decide`]
-//! say which. [`vmid`]: the vmid of a VM the task creates or clones.
+//! conditional (the API call counts are pinned); [`reads`] says which, and
+//! [`Now`] what a power state is. [`vmid`]: the vmid of a VM the task creates or clones.
 
 pub mod listing;
+mod now;
+pub mod reads;
 pub mod vmid;
 
 use ferrox_ansible::protocol::Failure;
@@ -17,13 +19,11 @@ use ferrox_run::vm_task::{self, InfoWording, Lookup};
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
-use crate::decide::config_keys::KeyEdit;
-use crate::decide::power::{self, Now};
-use crate::decide::{migrate, update};
 use crate::guest_wait;
 use crate::step::Run;
-use crate::task::{Config, GuestWait, KvmTask, Operation, State};
+use crate::task::{Config, GuestWait, KeyEdit, KvmTask, Operation, State};
 use listing::Listing;
+pub use now::Now;
 
 /// The VM the task names: by `vmid`, else by `name` (QEMU VMs only; when several
 /// share the name, the one on `node`, except for `migrate`, whose `node` is the
@@ -205,13 +205,13 @@ pub fn power_state(
     let status = api::power(run.client, &vm)
         .map_err(|e| Failure::new(format!("Unable to read the status of VM {id}: {e}")).with("vmid", id))?;
     let now = Now::of(&status, guest.template).with_ha_resource(guest.hastate.clone());
-    let waiting = match power::guest_wait(run.task, state).cloned() {
+    let waiting = match guest_wait::of_state(run.task, state).cloned() {
         None => None,
         Some(wait) => {
-            if let Some(refused) = power::wait_refusal(run.task, state, id, &now) {
+            if let Some(refused) = guest_wait::wait_refusal(run.task, state, id, now.running) {
                 return Err(refused);
             }
-            let running_config = power::waits_on_running_config(run.task, state, &now);
+            let running_config = guest_wait::waits_on_running_config(run.task, state, now.running);
             let reachable = guest_wait::prepare(run, warnings, &wait, &vm, running_config)?;
             Some((wait, reachable))
         }
@@ -279,7 +279,7 @@ pub struct MigrateObserved {
 pub fn migration(run: &Run, listing: &Listing) -> Result<MigrateObserved, Failure> {
     let guest = existing_target(run, listing)?;
     let vm = vm_of(&guest);
-    let running = migrate::reads_power(run.task, &vm, guest.lock.as_deref())
+    let running = reads::reads_power(run.task, &vm, guest.lock.as_deref())
         .then(|| api::power(run.client, &vm).map(|p| p.status == "running").ok())
         .flatten();
     Ok(MigrateObserved {
@@ -307,7 +307,7 @@ pub struct ExistingObserved {
 pub fn existing(run: &Run, guest: &Guest) -> Result<ExistingObserved, Failure> {
     let vm = vm_of(guest);
     let config = config(run.client, &vm)?;
-    let ha_managed = update::reads_ha_state(run.task) && api::power(run.client, &vm).is_ok_and(|p| p.ha_managed);
+    let ha_managed = reads::reads_ha_state(run.task) && api::power(run.client, &vm).is_ok_and(|p| p.ha_managed);
     Ok(ExistingObserved {
         name: name_of(run.task, Some(guest)),
         vm,
@@ -328,7 +328,7 @@ pub struct UpdateObserved {
     /// The pool the listing shows it in.
     pub pool: Option<String>,
     /// What its cloud-init drive lacks (`GET .../cloudinit`), read only where
-    /// [`crate::decide::update::reads_drive_state`] says it matters.
+    /// [`reads::reads_drive_state`] says it matters.
     pub cloud_init: Option<DriveState>,
 }
 
@@ -343,7 +343,7 @@ pub fn for_update(
 ) -> Result<UpdateObserved, Failure> {
     let vm = vm_of(guest);
     let running = guest.status.as_deref() == Some("running");
-    let cloud_init = if update::reads_drive_state(&config, wanted, running) {
+    let cloud_init = if reads::reads_drive_state(&config, wanted, running) {
         let state = cloudinit::read(run.client, &vm.node, vm.vmid)
             .map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))?;
         Some(state)

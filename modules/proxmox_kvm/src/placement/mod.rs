@@ -37,7 +37,7 @@ use crate::api;
 use crate::observe::{self, listing::Listing};
 use crate::step::Run;
 pub use crate::task::placement::{Placement, Strategy};
-use crate::task::{KvmTask, Operation, State};
+use crate::task::{KvmTask, Operation};
 use choose::{Candidate, Exclusion, Want};
 
 /// Default memory of a VM whose task and source name none (PVE's `memory` default), MiB.
@@ -53,14 +53,6 @@ pub struct Placed {
     pub why: Value,
 }
 
-/// Whether the task may create a VM on a node it does not name (the binary decides
-/// whether it actually creates one once it has looked).
-pub fn wanted(task: &KvmTask) -> bool {
-    let creates = matches!(task.operation, Operation::State(State::Present))
-        || (task.operation == Operation::Clone && task.clone.target.is_none());
-    creates && task.node.is_none() && task.placement.is_some()
-}
-
 /// Chooses the node when the task creates a VM without naming one; the task as placed
 /// (`node`, and a clone's `target` when it ends away from its source) for the rest of
 /// the run, and the choice. `None`: nothing to place (the VM exists, or the task names
@@ -70,7 +62,7 @@ pub fn place(
     listing: &mut Listing,
     reservations: &[Reservation],
 ) -> Result<Option<(KvmTask, Placed)>, Failure> {
-    let Some(p) = run.task.placement.clone().filter(|_| wanted(run.task)) else {
+    let Some(p) = run.task.placement.clone().filter(|_| run.task.chooses_node()) else {
         return Ok(None);
     };
     let source = match run.task.operation {

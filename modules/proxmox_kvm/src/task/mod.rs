@@ -13,7 +13,7 @@ pub(crate) mod testing;
 use std::time::Duration;
 
 use ferrox_ansible::check_mode_assume::Assume;
-use ferrox_ansible::options::{Params, Reader};
+use ferrox_ansible::options::{Opt, Params, Reader};
 use ferrox_cluster::guest_net::Family;
 use ferrox_run::connection::ConnectionParams;
 use serde_json::Value;
@@ -140,10 +140,10 @@ pub struct KvmTask {
 }
 
 impl KvmTask {
-    /// Reads validated parameters; `conn` is the connection part, read by `common`.
-    pub fn read(params: Params, conn: &ConnectionParams, check_mode: bool) -> Result<KvmTask, String> {
-        let opts = crate::options::all();
-        let r = Reader::new(params, &opts);
+    /// Reads validated parameters as `opts` declares them (the module's options); `conn`
+    /// is the connection part, read by `common`.
+    pub fn read(params: Params, opts: &[Opt], conn: &ConnectionParams, check_mode: bool) -> Result<KvmTask, String> {
+        let r = Reader::new(params, opts);
         let task = Self::from_reader(&r, check_mode)?;
         check_root_only(&r, conn)?;
         Ok(task)
@@ -249,6 +249,40 @@ impl KvmTask {
     pub fn reboots_for_pending(&self) -> bool {
         self.apply_pending == ApplyPending::Reboot
     }
+
+    /// Whether the task may create a VM on a node it does not name, so `placement`
+    /// chooses one (the binary decides whether it actually creates one once it has
+    /// looked).
+    pub fn chooses_node(&self) -> bool {
+        let creates = matches!(self.operation, Operation::State(State::Present))
+            || (self.operation == Operation::Clone && self.clone.target.is_none());
+        creates && self.node.is_none() && self.placement.is_some()
+    }
+}
+
+/// `delete` (config keys removed) or `revert` (pending changes dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyEdit {
+    Delete,
+    Revert,
+}
+
+impl KeyEdit {
+    /// What 1.6's messages say was done (`Settings has deleted on ...`).
+    pub fn done(self) -> &'static str {
+        match self {
+            KeyEdit::Delete => "deleted",
+            KeyEdit::Revert => "reverted",
+        }
+    }
+
+    /// The start of 1.6's failures (`Unable to delete settings on VM`).
+    pub fn unable(self) -> &'static str {
+        match self {
+            KeyEdit::Delete => "Unable to delete settings on VM",
+            KeyEdit::Revert => "Unable to revert settings on VM",
+        }
+    }
 }
 
 /// `delete`/`revert`: config keys separated by commas, semicolons or spaces.
@@ -308,7 +342,7 @@ mod tests {
     }
 
     fn validated(args: Value) -> Params {
-        let spec = crate::spec();
+        let spec = crate::docs::spec();
         let args = args.as_object().unwrap().clone();
         let v = validate(spec.name, &spec.options, &spec.rules, args, false, Dialect::default()).unwrap();
         Params::new(v.params)

@@ -16,11 +16,11 @@ pub fn task(options: Value) -> KvmTask {
     for (k, v) in options.as_object().expect("options are an object") {
         args[k] = v.clone();
     }
-    let spec = crate::spec();
+    let spec = crate::docs::spec();
     let args = args.as_object().expect("an object").clone();
     let validated =
         validate(spec.name, &spec.options, &spec.rules, args, false, Dialect::default()).expect("valid options");
     let params = Params::new(validated.params);
     let conn = ConnectionParams::from_params(&params).expect("connection options");
-    KvmTask::read(params, &conn, false).expect("a valid task")
+    KvmTask::read(params, &spec.options, &conn, false).expect("a valid task")
 }
