@@ -20,7 +20,7 @@ use crate::observe::{self, name_of, vm_of};
 use crate::plan::{Action, Allocation, Plan};
 use crate::report::update::with_mac_and_devices;
 use crate::step::{Learned, Run};
-use crate::update::{converge_existing, Existing};
+use crate::update::{converge_existing, Converged, Existing};
 use crate::{decide, name_race};
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
@@ -58,7 +58,7 @@ fn rerun(
         current,
         wanted: run.task.config.clone(),
     };
-    converge_existing(run, listing, learned, to)
+    converge_existing(run, listing, learned, to).map(|c| c.out)
 }
 
 /// A new clone: checked, planned (clone, listed, moved, configured) and made.
@@ -200,7 +200,10 @@ pub fn continue_move(
         wanted,
         up_to_date: String::new(),
     };
-    let mut converged = converge_existing(run, listing, learned, to)?;
+    let Converged {
+        out: mut converged,
+        after_update,
+    } = converge_existing(run, listing, learned, to)?;
     // One result for both steps: the move's message first, then what the update added.
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     diff.change(
@@ -212,13 +215,6 @@ pub fn continue_move(
         diff.before.extend(update.before);
         diff.after.extend(update.after);
     }
-    let updated = format!("VM {name} with vmid {} updated", vm.vmid);
-    let after_update = converged
-        .get("msg")
-        .and_then(Value::as_str)
-        .and_then(|m| m.strip_prefix(&updated))
-        .unwrap_or_default()
-        .to_string();
     let mut actions = plan.describe();
     actions.extend(
         converged

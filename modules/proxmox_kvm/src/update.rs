@@ -50,7 +50,7 @@ pub fn existing(run: &Run, listing: &Listing, learned: &mut Learned, guest: &Gue
         current: observed.config,
         wanted: task.config.clone(),
     };
-    converge_existing(run, listing, learned, to)
+    converge_existing(run, listing, learned, to).map(|c| c.out)
 }
 
 /// An existing VM to bring to the task.
@@ -66,10 +66,22 @@ pub struct Existing<'g> {
     pub up_to_date: String,
 }
 
+/// The result of the update path, and what its message says after `updated` when it
+/// wrote (what a reboot applied, what stays pending; empty otherwise).
+pub struct Converged {
+    pub out: Output,
+    pub after_update: String,
+}
+
 /// The one update path, of `update: true` and of a clone task whose clone exists:
 /// compared, the cloud-init drive observed where it matters, decided, checked, written,
 /// reported.
-pub fn converge_existing(run: &Run, listing: &Listing, learned: &mut Learned, to: Existing) -> Result<Output, Failure> {
+pub fn converge_existing(
+    run: &Run,
+    listing: &Listing,
+    learned: &mut Learned,
+    to: Existing,
+) -> Result<Converged, Failure> {
     let id = to.guest.vmid;
     let (changes, warning) = decide::update::compare(run.task, id, &to.current, &to.wanted, &run.tag_case)?;
     learned.warnings.extend(warning);
@@ -84,13 +96,11 @@ pub fn converge_existing(run: &Run, listing: &Listing, learned: &mut Learned, to
         }
         Decision::Update(u) => return apply(run, listing, learned, &observed, u),
     };
-    Ok(with_mac_and_devices(
+    let out = with_mac_and_devices(out, &learned.effects, run.task.check_mode, id, Some(&observed.config));
+    Ok(Converged {
         out,
-        &learned.effects,
-        run.task.check_mode,
-        id,
-        Some(&observed.config),
-    ))
+        after_update: String::new(),
+    })
 }
 
 /// The update's writes: what they name checked, pending changes predicted (check mode),
@@ -101,7 +111,7 @@ fn apply(
     learned: &mut Learned,
     observed: &UpdateObserved,
     u: Update,
-) -> Result<Output, Failure> {
+) -> Result<Converged, Failure> {
     let (vm, current) = (&observed.vm, &observed.config);
     check_bridges(run, &vm.node, u.changes.set.iter())?;
     check_drives(run, listing, &vm.node, newly_referenced(&u.changes, current))?;
@@ -120,7 +130,7 @@ fn apply(
         outcome.rebooted_for_pending = u.reboot && !(predicted.is_empty() && u.not_in_guest.is_empty());
         outcome.pending = predicted;
     }
-    let out = report::update::updated(Updated {
+    let (out, after_update) = report::update::updated(Updated {
         name: observed.name.clone(),
         vmid: vm.vmid,
         keys: u.keys,
@@ -131,11 +141,6 @@ fn apply(
         not_in_guest: u.not_in_guest,
     });
     let config = outcome.config.as_ref().unwrap_or(current);
-    Ok(with_mac_and_devices(
-        out,
-        &learned.effects,
-        run.task.check_mode,
-        vm.vmid,
-        Some(config),
-    ))
+    let out = with_mac_and_devices(out, &learned.effects, run.task.check_mode, vm.vmid, Some(config));
+    Ok(Converged { out, after_update })
 }

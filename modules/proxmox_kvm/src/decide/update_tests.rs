@@ -291,7 +291,7 @@ fn the_update_message_says_what_stays_pending_or_what_a_reboot_applied() {
         ),
     ];
     for (u, msg, pending) in rows {
-        let out = updated(u);
+        let (out, _) = updated(u);
         assert_eq!(out.get("msg"), Some(&json!(msg)));
         assert_eq!(out.get("pending"), Some(&pending));
         assert_eq!(out.get("changed"), Some(&json!(true)));

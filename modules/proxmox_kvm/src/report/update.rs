@@ -66,9 +66,10 @@ pub struct Updated {
 }
 
 /// The result of an update: 1.6's message, then what a reboot applied, or what stays
-/// pending and what the cloud-init drive lacks.
-pub fn updated(u: Updated) -> Output {
-    let mut msg = format!("VM {} with vmid {} updated", u.name, u.vmid);
+/// pending and what the cloud-init drive lacks; and those clauses alone, which a clone
+/// moved to its node first words after its own message.
+pub fn updated(u: Updated) -> (Output, String) {
+    let mut msg = String::new();
     let key_list = |m: &Map<String, Value>| m.keys().cloned().collect::<Vec<_>>().join(", ");
     let mut pending = Map::new();
     if u.rebooted_for_pending {
@@ -88,12 +89,13 @@ pub fn updated(u: Updated) -> Output {
         pending.extend(u.pending);
         pending.extend(u.not_in_guest);
     }
-    Output::changed(msg)
+    let out = Output::changed(format!("VM {} with vmid {} updated{msg}", u.name, u.vmid))
         .with("vmid", u.vmid)
         .with("changes", u.keys)
         .with("pending", sorted(pending))
         .with("actions", u.actions)
-        .with_diff(u.diff)
+        .with_diff(u.diff);
+    (out, msg)
 }
 
 fn sorted(map: Map<String, Value>) -> Map<String, Value> {
