@@ -113,7 +113,7 @@ pub(crate) fn check_pool(run: &Run) -> Result<(), Failure> {
 }
 
 /// The first NIC whose bridge is not among `bridges`.
-pub fn unknown_bridge<'a>(wanted: &'a [(String, String)], bridges: &[String]) -> Option<&'a (String, String)> {
+pub(crate) fn unknown_bridge<'a>(wanted: &'a [(String, String)], bridges: &[String]) -> Option<&'a (String, String)> {
     wanted.iter().find(|(_, b)| !bridges.contains(b))
 }
 

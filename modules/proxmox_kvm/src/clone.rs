@@ -24,7 +24,7 @@ use crate::update::{converge_existing, Converged, Existing};
 use crate::{decide, name_race};
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
-pub fn clone(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
+pub(crate) fn clone(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
     if run.task.ha_managed {
         learned.warnings.push("ha_managed applies when a VM is created or restored; PVE's clone has no such parameter, so the clone is not HA-managed. Add it to HA with ha-manager add vm:<vmid> (or POST /cluster/ha/resources)".to_string());
     }
@@ -142,7 +142,7 @@ fn rest_of_task(
 /// wants it on `target` and its disks cannot be cloned there. The rerun moves it, then
 /// converges it as `update: true` would; `None` when no move is left to do. `current`:
 /// the clone's config, read once; `name`: the name for messages.
-pub fn continue_move(
+pub(crate) fn continue_move(
     run: &Run,
     listing: &Listing,
     learned: &mut Learned,

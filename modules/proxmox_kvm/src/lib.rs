@@ -63,26 +63,29 @@
 //! - [`api`]: every PVE call of the module, paths built once; `schema_coverage.rs`
 //!   (test): every key of PVE's schema is an option or goes through `extra_config`.
 
-pub mod api;
-pub mod checks;
-pub mod clone;
-pub mod converge;
-pub mod decide;
-pub mod docs;
-pub mod execute;
-pub mod guest_wait;
-pub mod name_race;
-pub mod observe;
-pub mod options;
-pub mod placement;
-pub mod plan;
-pub mod report;
+// The crate doc maps the private modules (read with `cargo doc --document-private-items`).
+#![allow(rustdoc::private_intra_doc_links)]
+
+mod api;
+mod checks;
+mod clone;
+mod converge;
+mod decide;
+mod docs;
+mod execute;
+mod guest_wait;
+mod name_race;
+mod observe;
+mod options;
+mod placement;
+mod plan;
+mod report;
 #[cfg(test)]
 mod schema_coverage;
-pub mod step;
-pub mod task;
-pub mod update;
-pub mod vmid_range;
+mod step;
+mod task;
+mod update;
+mod vmid_range;
 
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_cluster::tags::TagCase;

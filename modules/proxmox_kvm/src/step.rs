@@ -17,23 +17,23 @@ use crate::task::KvmTask;
 /// PVE will refuse, known before the first write; one call, made when needed) and the
 /// cluster's tag comparison. What the run learns as it goes is passed to the steps that
 /// add to it: the cluster's [`crate::observe::listing::Listing`] and the [`Learned`].
-pub struct Run<'a> {
-    pub client: &'a Client,
-    pub gate: Gate<'a>,
-    pub task: &'a KvmTask,
+pub(crate) struct Run<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) gate: Gate<'a>,
+    pub(crate) task: &'a KvmTask,
     /// How the cluster compares tags: its `tag-style`, read the first time a comparison
     /// needs it (tags that differ in case alone), so a run that never needs it never
     /// reads it.
-    pub tag_case: TagCase<'a>,
+    pub(crate) tag_case: TagCase<'a>,
 }
 
 /// What a run learns as it goes and hands back to the module, failed or not.
 #[derive(Default)]
-pub struct Learned {
-    pub warnings: Vec<String>,
+pub(crate) struct Learned {
+    pub(crate) warnings: Vec<String>,
     /// The check-mode effects: what the later tasks of the run see as done.
-    pub effects: Effects,
+    pub(crate) effects: Effects,
     /// A listing made after the start (a create's or clone's, showing the new VM) with
     /// when it was made: the run's name index.
-    pub listed: Option<(Cluster, std::time::Instant)>,
+    pub(crate) listed: Option<(Cluster, std::time::Instant)>,
 }

@@ -19,7 +19,7 @@ use crate::task::Config;
 use crate::{converge, decide, observe, report};
 
 /// An existing VM: converged with `update`, else left alone and what differs said.
-pub fn existing(run: &Run, listing: &Listing, learned: &mut Learned, guest: &Guest) -> Result<Output, Failure> {
+pub(crate) fn existing(run: &Run, listing: &Listing, learned: &mut Learned, guest: &Guest) -> Result<Output, Failure> {
     let task = run.task;
     let observed = observe::existing(run, guest)?;
     let vm = &observed.vm;
@@ -54,29 +54,29 @@ pub fn existing(run: &Run, listing: &Listing, learned: &mut Learned, guest: &Gue
 }
 
 /// An existing VM to bring to the task.
-pub struct Existing<'g> {
-    pub guest: &'g Guest,
+pub(crate) struct Existing<'g> {
+    pub(crate) guest: &'g Guest,
     /// The name for messages.
-    pub name: String,
+    pub(crate) name: String,
     /// Its config, read once.
-    pub current: Map<String, Value>,
+    pub(crate) current: Map<String, Value>,
     /// The config keys asked for (a clone moved to its node leaves out `name`).
-    pub wanted: Config,
+    pub(crate) wanted: Config,
     /// The message when nothing differs (1.6 words it per path).
-    pub up_to_date: String,
+    pub(crate) up_to_date: String,
 }
 
 /// The result of the update path, and what its message says after `updated` when it
 /// wrote (what a reboot applied, what stays pending; empty otherwise).
-pub struct Converged {
-    pub out: Output,
-    pub after_update: String,
+pub(crate) struct Converged {
+    pub(crate) out: Output,
+    pub(crate) after_update: String,
 }
 
 /// The one update path, of `update: true` and of a clone task whose clone exists:
 /// compared, the cloud-init drive observed where it matters, decided, checked, written,
 /// reported.
-pub fn converge_existing(
+pub(crate) fn converge_existing(
     run: &Run,
     listing: &Listing,
     learned: &mut Learned,

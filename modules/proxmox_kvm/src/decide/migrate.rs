@@ -14,7 +14,7 @@ use crate::task::KvmTask;
 
 /// What `migrate: true` does with the VM observed.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// On the target node already.
     AlreadyThere(String),
     /// The migration, its message and the node diff.
@@ -23,14 +23,14 @@ pub enum Decision {
 
 /// The migration call, and what the result says of it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Migration {
-    pub action: Action,
-    pub msg: String,
-    pub diff: Diff,
+pub(crate) struct Migration {
+    pub(crate) action: Action,
+    pub(crate) msg: String,
+    pub(crate) diff: Diff,
 }
 
 /// The decision for `migrate: true` on the VM observed.
-pub fn decide(task: &KvmTask, observed: &MigrateObserved) -> Result<Decision, Failure> {
+pub(crate) fn decide(task: &KvmTask, observed: &MigrateObserved) -> Result<Decision, Failure> {
     let vm = &observed.vm;
     let id = vm.vmid;
     let node = task

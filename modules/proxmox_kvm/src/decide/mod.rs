@@ -18,14 +18,14 @@
 //!   alone), with `update: true` and of a clone that exists: up to date, cloud-init
 //!   changes for the guest, or the update's writes.
 
-pub mod clone;
-pub mod clone_route;
-pub mod config_keys;
-pub mod create;
-pub mod efi;
-pub mod migrate;
-pub mod power;
-pub mod update;
+pub(crate) mod clone;
+pub(crate) mod clone_route;
+pub(crate) mod config_keys;
+pub(crate) mod create;
+pub(crate) mod efi;
+pub(crate) mod migrate;
+pub(crate) mod power;
+pub(crate) mod update;
 
 #[cfg(test)]
 mod clone_tests;

@@ -11,7 +11,7 @@ use crate::task::{KvmTask, State};
 
 /// What a state asks of the VM as it is.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// `current`: the status is the answer.
     Report(String),
     /// Already in the state (reported with the status; a started VM's guest may still be
@@ -31,15 +31,15 @@ pub enum Decision {
 
 /// The VM the task names is not in the cluster, and the task is `absent`: reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AlreadyAbsent {
-    pub msg: String,
+pub(crate) struct AlreadyAbsent {
+    pub(crate) msg: String,
     /// The task's `vmid`, when it named one.
-    pub vmid: Option<u32>,
+    pub(crate) vmid: Option<u32>,
 }
 
 /// The decision for a power state, `current`, `template` or `absent` (`present` is
 /// its own driver's) on the VM observed.
-pub fn decide(task: &KvmTask, state: State, observed: &PowerObserved) -> Result<Decision, Failure> {
+pub(crate) fn decide(task: &KvmTask, state: State, observed: &PowerObserved) -> Result<Decision, Failure> {
     let id = observed.vm.vmid;
     let now = &observed.now;
     let decision = step(task, state, id, &observed.name, now)?;
@@ -58,7 +58,7 @@ pub fn decide(task: &KvmTask, state: State, observed: &PowerObserved) -> Result<
 }
 
 /// The VM the task names is not there: `absent` is reached, anything else fails.
-pub fn not_found(task: &KvmTask, state: State) -> Result<AlreadyAbsent, Failure> {
+pub(crate) fn not_found(task: &KvmTask, state: State) -> Result<AlreadyAbsent, Failure> {
     let name = task.name.as_deref().unwrap_or_default();
     match (state, task.vmid) {
         (State::Absent, Some(id)) => Ok(AlreadyAbsent {

@@ -5,26 +5,26 @@ use crate::api::Power;
 
 /// The VM's power state as the states see it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Now {
-    pub status: String,
-    pub running: bool,
-    pub paused: bool,
+pub(crate) struct Now {
+    pub(crate) status: String,
+    pub(crate) running: bool,
+    pub(crate) paused: bool,
     /// Suspended to disk: stopped, locked `suspended`; PVE's resume starts it from its saved state.
-    pub hibernated: bool,
-    pub template: bool,
+    pub(crate) hibernated: bool,
+    pub(crate) template: bool,
     /// PVE manages it through HA (`ha.managed` of `status/current`): its start and stop
     /// are requests to the HA manager. Not so for a resource in state `ignored`, nor for
     /// any while the cluster is disarmed with mode `ignore`.
-    pub ha_managed: bool,
+    pub(crate) ha_managed: bool,
     /// The state of its HA resource entry as the listing shows it (`hastate`), managed
     /// or not: PVE removes a VM with any HA resource entry only with `purge`.
-    pub ha_resource: Option<String>,
+    pub(crate) ha_resource: Option<String>,
     /// The config lock `status/current` shows (`backup`, `migrate`, `suspended`, ...).
-    pub lock: Option<String>,
+    pub(crate) lock: Option<String>,
 }
 
 impl Now {
-    pub fn of(power: &Power, template: bool) -> Now {
+    pub(crate) fn of(power: &Power, template: bool) -> Now {
         let running = power.status == "running";
         Now {
             status: power.status.clone(),
@@ -39,7 +39,7 @@ impl Now {
     }
 
     /// With the state of its HA resource entry (`hastate` of the listing; `None`: none).
-    pub fn with_ha_resource(self, hastate: Option<String>) -> Now {
+    pub(crate) fn with_ha_resource(self, hastate: Option<String>) -> Now {
         Now {
             ha_resource: hastate,
             ..self
@@ -48,12 +48,12 @@ impl Now {
 
     /// Whether it has an HA resource entry (qemu-server's `service_is_configured`): one
     /// the listing shows, or one PVE manages.
-    pub fn has_ha_resource(&self) -> bool {
+    pub(crate) fn has_ha_resource(&self) -> bool {
         self.ha_managed || self.ha_resource.is_some()
     }
 
     /// The state before, for the diff.
-    pub fn describe(&self) -> &str {
+    pub(crate) fn describe(&self) -> &str {
         if self.paused {
             "paused"
         } else if self.hibernated {

@@ -11,7 +11,7 @@ use super::KvmTask;
 
 /// The task `options` (a YAML-like JSON object, without the connection) describe, as
 /// root@pam with a password (so `skiplock` is allowed).
-pub fn task(options: Value) -> KvmTask {
+pub(crate) fn task(options: Value) -> KvmTask {
     let mut args = json!({"api_host": "pve", "api_user": "root@pam", "api_password": "pw"});
     for (k, v) in options.as_object().expect("options are an object") {
         args[k] = v.clone();
