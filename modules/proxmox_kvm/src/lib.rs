@@ -2,7 +2,7 @@
 //!
 //! Shape: declare the options ([`options`]), read them once into the typed task and its
 //! wanted config keys ([`task`]); then each operation is one driver, in this file (the
-//! clone's in [`clone`]), that runs observe → decide → execute → report: [`observe`]
+//! clone's in [`clone`], the update of a VM that exists in [`update`]), that runs observe → decide → execute → report: [`observe`]
 //! makes every read the decision needs (a read needed only in some cases stays
 //! conditional: the API call counts are pinned), [`decide`] decides without I/O (the
 //! actions, or the refusal in 1.6's words; each decision a table of tests),
@@ -16,50 +16,67 @@
 //! pending) and `report/update.rs` (the message, `changes`, the diff, `mac`, `devices`).
 //! [`converge`], [`checks`], [`plan`] and [`api`] are the libraries the steps call.
 //!
-//! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
-//!   `apply_pending`, ... are the enums of `task/choices.rs`, below both the declaration
-//!   and the task that reads it), and the module's declaration
-//!   ([`spec`]) with the docs' prose, notes, examples, returns.
-//! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, the clone, restore,
-//!   migration, removal and guest-wait parts; the only reader of parameters, with its
-//!   declaration test); `task/config.rs`: options to the VM config keys PVE expects
-//!   (1.6's transformations, `extra_config` checked against the schema).
-//! - [`step`]: [`step::Run`] (the task, the client, the privilege gate, the tag
-//!   comparison: what every step is handed) and [`step::Learned`] (the warnings,
-//!   check-mode effects and name index the run hands back to the module, failed or not),
-//!   below every step that reads them.
+//! The files stand in floors, top first, each importing only the floors below it, so
+//! nothing imports this file. The internals are `pub(crate)` (only [`spec`] and [`run`]
+//! leave the crate; the crate's lints warn of `unreachable_pub`), so what nothing uses is
+//! a compile warning.
+//!
 //! - This file: [`run`] (the run and its dispatch) and the drivers of `present` (create or
 //!   restore; a VM that exists goes to [`update`]), the power states (`current`,
 //!   `template`, `absent`), `delete`/`revert` and `migrate`.
+//! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
+//!   node's local storage left undone, then converging the clone; the update's clauses
+//!   reach its message as a value, [`update::Converged`]).
 //! - [`update`]: an existing VM left alone with what differs named, or with `update: true`
 //!   converged by `update::converge_existing`, the one update path, also of a clone that
 //!   exists.
-//! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
-//!   node's local storage left undone, then converging the clone); [`guest_wait`]: the
-//!   wait of `wait_for_agent`/`wait_for_ip` after a power state.
-//! - [`observe`]: the cluster's listing, read once (`observe/listing.rs`), the VM the task
-//!   names located in it, what each decision reads of it, one value per operation, and
-//!   the vmid of a new VM (`observe/vmid.rs`).
-//! - [`decide`]: pure decisions: `power`, `update` (a VM that exists), `create`,
-//!   `clone`, `config_keys`, `migrate`, each with its `*_tests.rs` table.
-//! - [`checks`]: refusals that read the cluster, run on a decision before any write:
-//!   bridges, drive references, pool (and the pure EFI-without-OVMF check).
-//! - [`converge`]: the library of PVE's value comparisons the decisions call: current vs
-//!   wanted config, keeping only what differs and losing nothing (disks change in place
-//!   and only grow; NICs keep their MACs).
-//! - [`plan`]: the actions a decision holds; a check run's plan as the effects later
-//!   tasks see; the plan's actions as the writes the privilege check reads.
+//! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff, `mac`
+//!   and `devices` (from the config in hand: no I/O).
+//! - [`placement`]: the node of a VM created without `node` (reads the listing, and a
+//!   node's bridges and storages where the listing cannot tell).
+//! - [`decide`]: pure decisions from the task and what [`observe`] read: `power`,
+//!   `update` (a VM that exists), `create`, `clone`, `config_keys`, `migrate`, `efi`,
+//!   each with its `*_tests.rs` table.
 //! - [`execute`](mod@execute): `execute::execute`, the one way a driver writes (the plan
 //!   held to the privilege gate, run, its check-mode effects kept), and the config
 //!   writes every create, clone and update ends with; one method per action, each with
 //!   its own recovery of a lost answer (create and clone with a vmid taken meanwhile or
 //!   a busy lock, config, pool move, power, migrate, remove, template).
-//! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff, `mac`
-//!   and `devices` (from the config in hand: no I/O).
+//! - [`checks`]: refusals that read the cluster, run on a decision before any write:
+//!   bridges, drive references, pool.
+//! - [`observe`]: the cluster's listing, read once (`observe/listing.rs`), the VM the task
+//!   names located in it, what each decision reads of it, one value per operation, the
+//!   vmid of a new VM (`observe/vmid.rs`). What to read only in some cases is observe's
+//!   own data (`observe/reads.rs`, pure; the decisions' tables hold the same
+//!   conditions), so observe imports no decision: decide reads observe's values.
+//! - [`plan`]: the actions a decision holds; a check run's plan as the effects later
+//!   tasks see; the plan's actions as the writes the privilege check reads.
+//! - [`guest_wait`]: `wait_for_agent`/`wait_for_ip`: what the wait relies on, read (and
+//!   refused) with the power state's observation, and the wait after the power action.
+//!   Both halves are one file below [`observe`], which calls the first.
 //! - [`name_race`] (the re-look after a create that warns of a racer, and the listing
-//!   that showed the new VM as the run's name index), [`vmid_range`] (the vmid a name
-//!   takes: FNV-1a start, upward, wrapping; a stable interface, since a rerun must pick
-//!   the same id), [`placement`] (the node of a VM created without `node`).
+//!   that showed the new VM as the run's name index).
+//! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
+//!   `apply_pending`, ... are the enums of `task/choices.rs`, below both the declaration
+//!   and the task that reads it), and the module's declaration
+//!   ([`spec`]) with the docs' prose, notes, examples, returns.
+//! - [`converge`]: the library of PVE's value comparisons the decisions call: current vs
+//!   wanted config, keeping only what differs and losing nothing (disks change in place
+//!   and only grow; NICs keep their MACs).
+//! - [`step`]: [`step::Run`] (the task, the client, the privilege gate, the tag
+//!   comparison: what every step is handed) and [`step::Learned`] (the warnings,
+//!   check-mode effects and name index the run hands back to the module, failed or not),
+//!   below every step that reads them.
+//! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, `KeyEdit`, the clone,
+//!   restore, migration, removal and guest-wait parts; the only reader of parameters,
+//!   handed the declared options by [`run`]); `task/config.rs`: options to the VM config
+//!   keys PVE expects (1.6's transformations, `extra_config` checked against the schema).
+//! - [`vmid_range`] (the vmid a name takes: FNV-1a start, upward, wrapping; a stable
+//!   interface, since a rerun must pick the same id).
+//!
+//! One arrow runs back up, in tests only: the task's tests (`task/testing.rs`, the
+//! decision tables' fixture, and the declaration test) validate their options against
+//! the module's declaration ([`docs::spec`]) as Ansible does before the task is read.
 //! - [`api`]: every PVE call of the module, paths built once; `schema_coverage.rs`
 //!   (test): every key of PVE's schema is an option or goes through `extra_config`.
 
