@@ -1,12 +1,25 @@
 //! The `ferrox.proxmox.proxmox_kvm` module: QEMU/KVM virtual machines.
 //!
 //! Shape: declare the options ([`options`]), read them once into the typed task and its
-//! wanted config keys ([`task`]); then each operation is one driver, in this file (the
-//! clone's in [`clone`], the update of a VM that exists in [`update`]), that runs observe → decide → execute → report: [`observe`]
-//! makes every read the decision needs (a read needed only in some cases stays
-//! conditional: the API call counts are pinned), [`decide`] decides without I/O (the
-//! actions, or the refusal in 1.6's words; each decision a table of tests),
+//! wanted config keys ([`task`]); then each operation runs observe → decide → execute →
+//! report: [`observe`] makes every read the decision needs (a read needed only in some
+//! cases stays conditional: the API call counts are pinned), [`decide`] decides without
+//! I/O (the actions, or the refusal in 1.6's words; each decision a table of tests),
 //! [`execute`](mod@execute) writes unless in check mode, [`report`] words 1.6's result.
+//!
+//! `migrate: true` is a task of the one driver ([`ferrox_run::driver`]; [`migrate`]): the
+//! driver connects, refuses the lock, holds the writes to the privilege gate and keeps
+//! the effects. Each operation is to be its own `driver::Task` rather than one task
+//! whose plan is per operation: what each reads, plans and reports differs (a
+//! migration's view has nothing of an update's), so one task would match on the
+//! operation in every step. The other operations still run in the steps of this file
+//! (the clone's in [`clone`], the update of a VM that exists in [`update`]), each write
+//! through `execute::execute`, which holds its plan to the gate and buffers its effects
+//! itself. What keeps them there is what the driver does not do yet: a check run reads
+//! after the plan (a running VM's pending changes, the guest agent's answer), one task
+//! holds several plans to the gate (a clone moved to its node, then converged; a create
+//! that finds its racer's VM, then converges it), and the run's name index and
+//! placement reservation are handed to the module after the result.
 //!
 //! An edited `memory:` on a VM that exists, with `update: true`, crosses six files, one
 //! per step: `task/config.rs` (option → config key), this file (`run` → `present`),
@@ -91,6 +104,7 @@ mod decide;
 mod docs;
 mod execute;
 mod guest_wait;
+mod migrate;
 mod name_race;
 mod observe;
 mod options;
@@ -107,6 +121,7 @@ mod vmid_range;
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_cluster::tags::TagCase;
 use ferrox_run::connection::{ConnectionParams, FromOptions};
+use ferrox_run::driver;
 use ferrox_run::name_index;
 use ferrox_run::privileges::Gate;
 use ferrox_run::SharedRunState;
@@ -123,24 +138,33 @@ use task::{KeyEdit, KvmTask, Operation, State};
 
 pub use docs::spec;
 
-/// One run: the task read once, the cluster listed once, the node placed (a VM created
-/// without `node`), then its operation (see [`task::Operation`]); the warnings, the
-/// check-mode effects and the name index go back to the module, failed or not.
+/// One run: the task read once, then its operation (see [`task::Operation`]): `migrate`
+/// a task of the one driver ([`migrate`]), the others the steps of this file.
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let task = KvmTask::read(m.params.clone(), &options::all(), &conn, m.check_mode)?;
-    let client = m.connect(&conn)?;
+    match task.operation {
+        Operation::Migrate => driver::run(m, migrate::Migrate(task)),
+        _ => steps(m, &conn, task),
+    }
+}
+
+/// The operations not yet run by the driver: the cluster listed once, the node placed
+/// (a VM created without `node`), then the operation; the warnings, the check-mode
+/// effects and the name index go back to the module, failed or not.
+fn steps(m: &mut Module, conn: &ConnectionParams, task: KvmTask) -> Result<Output, Failure> {
+    let client = m.connect(conn)?;
     client.set_retry_budget(task.timeout);
     // Sent, never refused on a version: the node that parses them decides.
     for warning in ferrox_pve_rules::propstring::versions::notes(&task.newer_keys, task.check_mode) {
         m.warn(warning);
     }
-    let mut listing = observe::listing::read(m, &task, &conn, &client)?;
-    let gate = Gate::new(&client, &conn);
+    let mut listing = observe::listing::read(m, &task, conn, &client)?;
+    let gate = Gate::new(&client, conn);
     let tag_case = TagCase::of_options(gate.cluster_options());
     let mut run = Run {
         client: &client,
-        gate,
+        gate: &gate,
         task: &task,
         tag_case,
     };
@@ -155,7 +179,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         Operation::Clone => clone::clone(&run, &mut listing, l),
         Operation::DeleteKeys(keys) => config_keys(&run, &listing, l, KeyEdit::Delete, keys),
         Operation::RevertKeys(keys) => config_keys(&run, &listing, l, KeyEdit::Revert, keys),
-        Operation::Migrate => migrate(&run, &listing, l),
+        Operation::Migrate => unreachable!("migrate runs on the driver (run)"),
         Operation::State(State::Present) => present(&run, &mut listing, l),
         Operation::State(state) => power_state(&run, &listing, l, *state),
     };
@@ -175,7 +199,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     effects.hand_to(m);
     if let Some((cluster, listed_at)) = listed {
         m.refresh_name_index(
-            name_index::refreshed(&name_index::cluster_key(&conn), &cluster),
+            name_index::refreshed(&name_index::cluster_key(conn), &cluster),
             listed_at,
         );
     }
@@ -311,19 +335,4 @@ fn config_keys(
     };
     let pending = keys::pending_after(edit, &keys, predicted, &observed, read_back, check_mode);
     Ok(report::config_keys::changed(msg, id, plan.describe(), diff, pending))
-}
-
-/// `migrate: true`.
-fn migrate(run: &Run, listing: &Listing, learned: &mut Learned) -> Result<Output, Failure> {
-    use decide::migrate::{Decision, Migration};
-    let observed = observe::migration(run, listing)?;
-    let id = observed.vm.vmid;
-    let Migration { action, msg, diff } = match decide::migrate::decide(run.task, &observed)? {
-        Decision::AlreadyThere(msg) => return Ok(report::migrate::unchanged(msg, id)),
-        Decision::Act(migration) => *migration,
-    };
-    let mut plan = Plan::new(observed.vm.clone());
-    plan.push(action);
-    execute(run, listing, learned, &mut plan, observed.name.clone())?;
-    Ok(report::migrate::changed(msg, id, plan.describe(), diff))
 }

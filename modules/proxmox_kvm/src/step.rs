@@ -19,7 +19,7 @@ use crate::task::KvmTask;
 /// add to it: the cluster's [`crate::observe::listing::Listing`] and the [`Learned`].
 pub(crate) struct Run<'a> {
     pub(crate) client: &'a Client,
-    pub(crate) gate: Gate<'a>,
+    pub(crate) gate: &'a Gate<'a>,
     pub(crate) task: &'a KvmTask,
     /// How the cluster compares tags: its `tag-style`, read the first time a comparison
     /// needs it (tags that differ in case alone), so a run that never needs it never

@@ -4,7 +4,6 @@
 
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::Failure;
-use ferrox_run::vm_task::{self, LockWording};
 use serde_json::Value;
 
 use crate::api::Vm;
@@ -40,9 +39,6 @@ pub(crate) fn decide(task: &KvmTask, observed: &MigrateObserved) -> Result<Decis
     if vm.node == node {
         return Ok(Decision::AlreadyThere(format!("VM {id} is already on {node}")));
     }
-    if let Some(refused) = lock_refusal(task, vm, &node, observed.lock.as_deref()) {
-        return Err(refused);
-    }
     // A status that could not be read is taken as running: PVE refuses an offline
     // migration of a running VM, and migrates a stopped one online anyway.
     let running = observed.running.unwrap_or(true);
@@ -64,15 +60,10 @@ pub(crate) fn decide(task: &KvmTask, observed: &MigrateObserved) -> Result<Decis
     })))
 }
 
-fn lock_refusal(task: &KvmTask, vm: &Vm, node: &str, lock: Option<&str>) -> Option<Failure> {
-    vm_task::lock_refusal(
-        vm.vmid,
-        lock,
-        task.skiplock,
-        LockWording::Action {
-            prefix: &format!("Unable to migrate VM {} from {} to {node}: ", vm.vmid, vm.node),
-        },
-    )
+/// The start of the refusal of a locked VM's migration to `node` (the lock is refused
+/// by the driver, with this wording).
+pub(crate) fn lock_prefix(vm: &Vm, node: &str) -> String {
+    format!("Unable to migrate VM {} from {} to {node}: ", vm.vmid, vm.node)
 }
 
 /// The migration call's optional parameters the task sets; `with-conntrack-state` only

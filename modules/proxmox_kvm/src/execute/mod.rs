@@ -71,16 +71,29 @@ pub(crate) fn execute(
     };
     let verdict = learned
         .effects
-        .hold(&run.gate, "proxmox_kvm", &target, &writes, check_mode);
+        .hold(run.gate, "proxmox_kvm", &target, &writes, check_mode);
     learned.warnings.extend(run.gate.take_warnings());
     verdict?;
-    let mut exec = Executor::of(run, listing, name);
-    let result = exec.run(plan);
-    learned.warnings.append(&mut exec.outcome.warnings);
+    let result = carry_out(run, listing, plan, name, &mut learned.warnings);
     if result.is_ok() {
         let planned = effects::effects(plan, run.task.name.as_deref(), &plan.known, &run.tag_case);
         learned.effects.record_all(check_mode, planned);
     }
+    result
+}
+
+/// Runs `plan` (nothing in check mode) once it was held to the privilege gate, and
+/// returns what it found out; its warnings go to `warnings`, failed or not.
+pub(crate) fn carry_out(
+    run: &Run,
+    listing: &Listing,
+    plan: &mut Plan,
+    name: String,
+    warnings: &mut Vec<String>,
+) -> Result<Outcome, Failure> {
+    let mut exec = Executor::of(run, listing, name);
+    let result = exec.run(plan);
+    warnings.append(&mut exec.outcome.warnings);
     result.map(|_| exec.outcome)
 }
 
