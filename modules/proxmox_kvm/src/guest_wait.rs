@@ -3,8 +3,11 @@
 //! and, when asked, until the guest has a usable address; report its addresses per
 //! `netN`.
 //!
-//! What can never succeed fails before any write: no agent enabled in the config, the
-//! caller lacking the privilege to read the agent. Polling starts only once the start
+//! What can never succeed fails before any write: `restarted` of a VM that is not running
+//! ([`wait_refusal`]), no agent enabled in the config, the caller lacking the privilege to
+//! read the agent. Which wait a state makes ([`of_state`]) and which config the guest runs
+//! with ([`waits_on_running_config`]) are the wait's own conditions, which
+//! [`crate::observe`] asks when it observes a power state. Polling starts only once the start
 //! or reboot task has finished, so the agent read is the new boot's: the old guest has
 //! shut down (reboot) or been reset by then. Backoff from 100 ms up to 2 s; no fixed pause.
 

@@ -1,5 +1,6 @@
 //! `migrate: true`, decided: a VM on `node` already is left alone (so the task
-//! converges); otherwise one migration, online when the VM runs. Pure: the table is
+//! converges); otherwise one migration, online when the VM runs (a locked VM is refused
+//! by the driver, in the words of [`lock_prefix`]). Pure: the table is
 //! `migrate_tests.rs`.
 
 use ferrox_ansible::diff::Diff;
