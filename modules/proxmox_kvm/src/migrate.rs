@@ -114,16 +114,16 @@ impl Task for Migrate {
         }
     }
 
-    fn predict(&self, _seen: &Seen, planned: &Planned) -> Prediction {
+    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
         let Some((plan, _)) = &planned.migration else {
-            return Prediction::default();
+            return Ok(Prediction::default());
         };
         // A migration compares no tags.
         let tag_case = TagCase::known(false);
-        Prediction {
+        Ok(Prediction {
             effects: effects::effects(plan, self.0.name.as_deref(), &plan.known, &tag_case),
             warnings: Vec::new(),
-        }
+        })
     }
 
     fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, planned: &Planned) -> Result<(), Failure> {
@@ -140,11 +140,17 @@ impl Task for Migrate {
         result.map(|_| ())
     }
 
-    fn report(&self, seen: &Seen, planned: &Planned, _outcome: Outcome<()>) -> Output {
+    fn report(
+        &self,
+        _cx: &mut Cx<'_>,
+        seen: &Seen,
+        planned: &Planned,
+        _outcome: Outcome<()>,
+    ) -> Result<Output, Failure> {
         let id = seen.observed.vm.vmid;
-        match &planned.migration {
+        Ok(match &planned.migration {
             None => report::migrate::unchanged(planned.msg.clone(), id),
             Some((plan, diff)) => report::migrate::changed(planned.msg.clone(), id, plan.describe(), diff.clone()),
-        }
+        })
     }
 }
