@@ -243,7 +243,7 @@ fn verify_references(m: &mut Module, client: &Client, plan: &plan::Plan, vm: &Vm
         // The volume already attached there is no new reference.
         .filter(|r| !matches!(r, references::DriveRef::Volume { key, volid, .. } if vm.text(key).is_some_and(|t| t.split(',').next() == Some(volid.as_str()))))
         .collect();
-    let assume = ferrox_ansible::check_mode_assume::Assume::from_params(&m.params, m.check_mode);
+    let assume = ferrox_run::check_mode_assume::read(&m.params, m.check_mode);
     references::verify_volumes(client, &vm.node, &named, &assume).map_err(|e| Failure::new(e).with("vmid", vm.vmid))?;
     for w in assume.warnings() {
         m.warn(w);

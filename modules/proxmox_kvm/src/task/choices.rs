@@ -1,9 +1,10 @@
-//! The words `state`, `apply_pending` and `update_password` take, each an enum whose
+//! The words `state`, `apply_pending`, `update_password` and `ip_family` take, each an enum whose
 //! `Choice` table is the declaration's `choices`. Below both the declaration
 //! ([`crate::options`]), which lists the words, and the typed task ([`crate::task`]), which
 //! reads the declaration: neither imports the other back.
 
 use ferrox_ansible::options::Choice;
+use ferrox_cluster::guest_net::Family;
 
 /// `state`, in the declaration's order (its `choices` come from here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -74,4 +75,32 @@ impl Choice for UpdatePassword {
         ("always", UpdatePassword::Always),
         ("on_create", UpdatePassword::OnCreate),
     ];
+}
+
+/// `ip_family`: the address family a guest wait takes (the cluster layer's [`Family`],
+/// spelled as the task spells it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IpFamily {
+    Ipv4,
+    Ipv6,
+    Any,
+}
+
+impl Choice for IpFamily {
+    const ALL: &'static [(&'static str, IpFamily)] = &[
+        ("ipv4", IpFamily::Ipv4),
+        ("ipv6", IpFamily::Ipv6),
+        ("any", IpFamily::Any),
+    ];
+}
+
+impl IpFamily {
+    /// The family the cluster layer picks addresses of.
+    pub(crate) fn family(self) -> Family {
+        match self {
+            IpFamily::Ipv4 => Family::Ipv4,
+            IpFamily::Ipv6 => Family::Ipv6,
+            IpFamily::Any => Family::Any,
+        }
+    }
 }

@@ -12,13 +12,13 @@ pub(crate) mod testing;
 
 use std::time::Duration;
 
-use ferrox_ansible::check_mode_assume::Assume;
 use ferrox_ansible::options::{Opt, Params, Reader};
+use ferrox_cluster::assume::Assume;
 use ferrox_cluster::guest_net::Family;
 use ferrox_run::connection::ConnectionParams;
 use serde_json::Value;
 
-pub(crate) use choices::{ApplyPending, State, UpdatePassword};
+pub(crate) use choices::{ApplyPending, IpFamily, State, UpdatePassword};
 pub(crate) use config::Config;
 
 /// What the run does, in 1.6's order: a `clone` goes first, then `delete`, `revert`,
@@ -174,7 +174,7 @@ impl KvmTask {
         } else {
             Operation::State(state)
         };
-        let ip_family = r.choice::<Family>("ip_family");
+        let ip_family = r.choice::<IpFamily>("ip_family").family();
         let wait_timeout = Duration::from_secs(r.int_or_default("wait_timeout").max(1) as u64);
         let wait = if r.bool_or_default("wait_for_ip") {
             Some(GuestWait {
@@ -237,7 +237,7 @@ impl KvmTask {
             ip_family,
             config,
             newer_keys,
-            assume: Assume::from_params(r.params(), check_mode),
+            assume: ferrox_run::check_mode_assume::read(r.params(), check_mode),
             check_mode,
         })
     }
@@ -342,7 +342,7 @@ mod tests {
     /// The options read by `common`'s own typed constructors rather than here.
     fn read_in_common() -> Vec<Opt> {
         let mut opts = ferrox_run::connection::options();
-        opts.push(ferrox_ansible::check_mode_assume::option());
+        opts.push(ferrox_run::check_mode_assume::option());
         opts
     }
 
@@ -434,7 +434,8 @@ mod tests {
         assert_eq!(task.operation, Operation::State(State::Present));
         assert_eq!(json!(task.timeout.as_secs()), declared("timeout"));
         assert_eq!(json!(task.clone.full), declared("full"));
-        assert_eq!(json!(task.ip_family.name()), declared("ip_family"));
+        assert_eq!(json!(IpFamily::Any.name()), declared("ip_family"));
+        assert_eq!(task.ip_family, IpFamily::Any.family());
         assert_eq!(json!(task.apply_pending.name()), declared("apply_pending"));
         assert_eq!(json!(task.update_password.name()), declared("update_password"));
         assert_eq!(json!(task.update), declared("update"));
