@@ -5,7 +5,7 @@ use serde_json::Value;
 
 /// The credentials attached to each request.
 #[derive(Clone)]
-pub enum Credentials {
+pub(super) enum Credentials {
     /// While logging in: nothing to attach.
     None,
     /// `Authorization: PVEAPIToken=user!id=secret`.
@@ -17,11 +17,11 @@ pub enum Credentials {
 }
 
 /// Who pvesh runs as (`PVE::RPCEnvironment::init_request` in the CLI: `root@pam`).
-pub const LOCAL_USER: &str = "root@pam";
+pub(super) const LOCAL_USER: &str = "root@pam";
 
 impl Credentials {
     /// `token_id` is the token's name; the full id `user!name` of `api_user` is accepted too.
-    pub fn token(user: &str, token_id: &str, secret: &str) -> Result<Credentials, String> {
+    pub(super) fn token(user: &str, token_id: &str, secret: &str) -> Result<Credentials, String> {
         let name = match token_id.split_once('!') {
             None => token_id,
             Some((owner, name)) if owner == user => name,
@@ -38,7 +38,7 @@ impl Credentials {
     }
 
     /// Headers for one request (`write`: POST/PUT/DELETE).
-    pub fn headers(&self, write: bool) -> Vec<(&'static str, String)> {
+    pub(super) fn headers(&self, write: bool) -> Vec<(&'static str, String)> {
         match self {
             Credentials::None | Credentials::Local => vec![],
             Credentials::Token { header, .. } => vec![("Authorization", header.clone())],
@@ -53,7 +53,7 @@ impl Credentials {
     }
 
     /// Who the requests run as, for messages (never the secret).
-    pub fn who(&self) -> String {
+    pub(super) fn who(&self) -> String {
         match self {
             Credentials::None => "nobody".into(),
             Credentials::Token { token, .. } => format!("API token {token}"),
@@ -63,7 +63,7 @@ impl Credentials {
     }
 
     /// The `user` and `tokenid` PVE records on tasks started with these credentials.
-    pub fn task_owner(&self) -> (String, Option<String>) {
+    pub(super) fn task_owner(&self) -> (String, Option<String>) {
         match self {
             Credentials::None => (String::new(), None),
             Credentials::Token { token, .. } => match token.split_once('!') {
@@ -76,7 +76,7 @@ impl Credentials {
     }
 
     /// What to check after a 401.
-    pub fn unauthorized_hint(&self) -> String {
+    pub(super) fn unauthorized_hint(&self) -> String {
         match self {
             Credentials::Token { token, .. } => format!(
                 "check api_user, api_token_id and api_token_secret (or api_password): the API token {token} was not accepted"
@@ -92,7 +92,7 @@ impl Credentials {
 
 /// What the ticket endpoint answered.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Login {
+pub(super) enum Login {
     Ticket {
         ticket: String,
         csrf: String,
@@ -106,7 +106,7 @@ pub enum Login {
 }
 
 /// Reads the `data` of `POST /access/ticket`.
-pub fn parse_login(data: &Value) -> Login {
+pub(super) fn parse_login(data: &Value) -> Login {
     let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_string);
     let need_tfa = match data.get("NeedTFA") {
         Some(Value::Number(n)) => n.as_i64() != Some(0),
@@ -122,7 +122,7 @@ pub fn parse_login(data: &Value) -> Login {
 }
 
 /// The second factor as the TFA challenge expects it: `type:value`, TOTP by default.
-pub fn tfa_response(otp: &str) -> String {
+pub(super) fn tfa_response(otp: &str) -> String {
     if otp.contains(':') {
         otp.to_string()
     } else {

@@ -8,7 +8,7 @@ use std::io::Read;
 use serde::de::Error as _;
 
 /// Calls `each` with the bytes of every element of the envelope's `data` list.
-pub fn each_element(
+pub(super) fn each_element(
     body: &mut dyn Read,
     each: &mut dyn FnMut(&[u8]) -> Result<(), serde_json::Error>,
 ) -> Result<(), serde_json::Error> {

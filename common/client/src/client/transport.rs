@@ -19,13 +19,13 @@ use ureq::unversioned::transport::{
 
 /// The reason phrase of the latest response, shared with the client.
 #[derive(Debug, Default)]
-pub struct ReasonPhrase {
+pub(super) struct ReasonPhrase {
     latest: Mutex<Option<(u16, String)>>,
 }
 
 impl ReasonPhrase {
     /// The latest status line's reason, if it had this status.
-    pub fn for_status(&self, status: u16) -> Option<String> {
+    pub(super) fn for_status(&self, status: u16) -> Option<String> {
         let latest = self.latest.lock().ok()?;
         latest.as_ref().filter(|(s, _)| *s == status).map(|(_, r)| r.clone())
     }
@@ -40,18 +40,18 @@ impl ReasonPhrase {
 /// Proxmox VE never saw the request, one after it leaves its fate unknown. And what the
 /// server answered before a write of the request failed ([`RequestProgress::late_answer`]).
 #[derive(Debug, Default)]
-pub struct RequestProgress {
+pub(super) struct RequestProgress {
     sent: AtomicBool,
     late_answer: Mutex<Option<Vec<u8>>>,
 }
 
 impl RequestProgress {
     /// A new request begins.
-    pub fn clear(&self) {
+    pub(super) fn clear(&self) {
         self.sent.store(false, Ordering::Relaxed);
         self.set_late_answer(None);
     }
-    pub fn was_sent(&self) -> bool {
+    pub(super) fn was_sent(&self) -> bool {
         self.sent.load(Ordering::Relaxed)
     }
     fn mark_sent(&self) {
@@ -60,7 +60,7 @@ impl RequestProgress {
     /// The bytes of an answer that arrived before a write of the request failed: PVE
     /// answers an upload it refuses (authentication, permission) before reading its body,
     /// then closes the connection, so a client still sending sees a reset.
-    pub fn late_answer(&self) -> Option<Vec<u8>> {
+    pub(super) fn late_answer(&self) -> Option<Vec<u8>> {
         self.late_answer.lock().ok().and_then(|mut a| a.take())
     }
     fn set_late_answer(&self, answer: Option<Vec<u8>>) {
@@ -76,7 +76,7 @@ const LATE_ANSWER_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 const LATE_ANSWER_LIMIT: usize = 64 * 1024;
 
 /// `HTTP/1.1 401 No ticket` to `(401, "No ticket")`.
-pub fn parse_status_line(line: &str) -> Option<(u16, String)> {
+pub(super) fn parse_status_line(line: &str) -> Option<(u16, String)> {
     let rest = line.strip_prefix("HTTP/")?;
     let (_version, rest) = rest.split_once(' ')?;
     let (code, reason) = rest.split_once(' ').unwrap_or((rest, ""));
@@ -84,7 +84,7 @@ pub fn parse_status_line(line: &str) -> Option<(u16, String)> {
 }
 
 /// Wraps the TCP transport in TLS with a fixed rustls configuration.
-pub struct TlsConnector {
+pub(super) struct TlsConnector {
     pub config: Arc<ClientConfig>,
     pub server_name: ServerName<'static>,
     pub reason: Arc<ReasonPhrase>,
@@ -155,7 +155,7 @@ impl StatusLineTap {
     }
 }
 
-pub struct TlsTransport {
+pub(super) struct TlsTransport {
     buffers: LazyBuffers,
     stream: StreamOwned<ClientConnection, TransportAdapter>,
     status_line: StatusLineTap,

@@ -156,7 +156,7 @@ pub fn is_drive_key(key: &str) -> bool {
 /// `efidisk0`. `None` for keys that are not property strings or indexes out of range.
 /// The table is handed in ([`super::formats::for_config_key`] hands in its own), so
 /// this file stays below the table written with its types.
-pub fn format_among(formats: &[&'static Format], key: &str) -> Option<&'static Format> {
+pub(super) fn format_among(formats: &[&'static Format], key: &str) -> Option<&'static Format> {
     if let Some(f) = formats.iter().copied().find(|f| f.name == key) {
         return Some(f);
     }
@@ -170,7 +170,7 @@ pub fn format_among(formats: &[&'static Format], key: &str) -> Option<&'static F
 }
 
 /// A plain key (the generated tables are written with these).
-pub const fn key(name: &'static str, kind: Kind, default: Option<&'static str>, default_key: bool) -> Key {
+pub(super) const fn key(name: &'static str, kind: Kind, default: Option<&'static str>, default_key: bool) -> Key {
     Key {
         name,
         kind,
@@ -182,7 +182,7 @@ pub const fn key(name: &'static str, kind: Kind, default: Option<&'static str>, 
 }
 
 /// Another spelling of `target`.
-pub const fn alias(name: &'static str, target: &'static str) -> Key {
+pub(super) const fn alias(name: &'static str, target: &'static str) -> Key {
     Key {
         name,
         kind: Kind::Str,
@@ -195,7 +195,7 @@ pub const fn alias(name: &'static str, target: &'static str) -> Key {
 
 /// A key whose name is a value of `key` and whose value goes to `target`
 /// (`virtio=MAC`: `model=virtio`, `macaddr=MAC`).
-pub const fn key_alias(name: &'static str, target: &'static str, key: &'static str) -> Key {
+pub(super) const fn key_alias(name: &'static str, target: &'static str, key: &'static str) -> Key {
     Key {
         name,
         kind: Kind::Str,

@@ -34,7 +34,7 @@ fn is_property_string(param: &Value) -> bool {
 /// The schema file: `$PVE_API_SCHEMA`, else the official schema the repository keeps in
 /// `tests/pvesim/schema/pve-api-schema.json` (its provenance and licence are in that
 /// folder's README), so the freshness test has something to compare on every checkout.
-pub fn schema_path() -> std::path::PathBuf {
+pub(super) fn schema_path() -> std::path::PathBuf {
     if let Some(p) = std::env::var_os("PVE_API_SCHEMA") {
         return p.into();
     }
@@ -56,7 +56,7 @@ fn find_path<'a>(nodes: &'a [Value], path: &str) -> Option<&'a Value> {
 /// The Rust source of `formats.rs` for this schema: the format of every property-string
 /// config key, every config key with what it accepts, and the parameters of the create
 /// and config calls that are not config keys.
-pub fn generate(schema: &Value, newer: &Value) -> Result<String, String> {
+pub(super) fn generate(schema: &Value, newer: &Value) -> Result<String, String> {
     let root = schema.as_array().ok_or("the schema is not a JSON array")?;
     let method = |path: &str, m: &str| {
         find_path(root, path)

@@ -7,7 +7,7 @@
 #![allow(clippy::unwrap_used)]
 #![allow(dead_code)]
 
-pub mod sim;
+pub(crate) mod sim;
 mod wire;
 
-pub use wire::*;
+pub(crate) use wire::*;

@@ -14,7 +14,7 @@ use rustls::{ServerConfig, ServerConnection, StreamOwned};
 
 /// One request as the server saw it.
 #[derive(Debug, Clone)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub method: String,
     /// Path with query string.
     pub target: String,
@@ -24,14 +24,14 @@ pub struct Seen {
 }
 
 impl Seen {
-    pub fn header(&self, name: &str) -> Option<&str> {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
     }
 }
 
 /// What the server answers.
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub(crate) struct Reply {
     pub status: u16,
     pub reason: String,
     pub body: String,
@@ -39,7 +39,7 @@ pub struct Reply {
 }
 
 impl Reply {
-    pub fn json(body: serde_json::Value) -> Reply {
+    pub(crate) fn json(body: serde_json::Value) -> Reply {
         Reply {
             status: 200,
             reason: "OK".into(),
@@ -47,7 +47,7 @@ impl Reply {
             delay: Duration::ZERO,
         }
     }
-    pub fn status(status: u16, reason: &str, body: &str) -> Reply {
+    pub(crate) fn status(status: u16, reason: &str, body: &str) -> Reply {
         Reply {
             status,
             reason: reason.into(),
@@ -55,23 +55,23 @@ impl Reply {
             delay: Duration::ZERO,
         }
     }
-    pub fn after(mut self, delay: Duration) -> Reply {
+    pub(crate) fn after(mut self, delay: Duration) -> Reply {
         self.delay = delay;
         self
     }
 }
 
-pub type Handler = Arc<dyn Fn(&Seen) -> Reply + Send + Sync>;
+pub(crate) type Handler = Arc<dyn Fn(&Seen) -> Reply + Send + Sync>;
 
 /// Which certificate the server presents.
-pub enum Cert {
+pub(crate) enum Cert {
     /// A leaf for localhost/127.0.0.1 signed by a test CA (like a node's pve-ssl.pem).
     SignedByCa,
     /// A self-signed leaf, no CA.
     SelfSigned,
 }
 
-pub struct TestServer {
+pub(crate) struct TestServer {
     pub port: u16,
     /// PEM of the CA that signed the leaf (the leaf itself when self-signed).
     pub ca_pem: String,
@@ -82,12 +82,16 @@ pub struct TestServer {
 }
 
 impl TestServer {
-    pub fn start(cert: Cert, handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> TestServer {
+    pub(crate) fn start(cert: Cert, handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> TestServer {
         TestServer::start_on("127.0.0.1:0", cert, handler)
     }
 
     /// Like [`TestServer::start`], listening on `addr` (`[::1]:0` for IPv6).
-    pub fn start_on(addr: &str, cert: Cert, handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static) -> TestServer {
+    pub(crate) fn start_on(
+        addr: &str,
+        cert: Cert,
+        handler: impl Fn(&Seen) -> Reply + Send + Sync + 'static,
+    ) -> TestServer {
         let (chain, key, ca_pem) = certificates(cert);
         let leaf_der = chain[0].to_vec();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
@@ -122,16 +126,16 @@ impl TestServer {
     }
 
     /// How many TCP connections the server accepted.
-    pub fn connections(&self) -> usize {
+    pub(crate) fn connections(&self) -> usize {
         self.accepted.load(Ordering::SeqCst)
     }
 
-    pub fn requests(&self) -> Vec<Seen> {
+    pub(crate) fn requests(&self) -> Vec<Seen> {
         self.seen.lock().unwrap().clone()
     }
 
     /// Writes the CA PEM to a file unique to this server.
-    pub fn write_ca(&self, name: &str) -> std::path::PathBuf {
+    pub(crate) fn write_ca(&self, name: &str) -> std::path::PathBuf {
         let path = std::env::temp_dir().join(format!(
             "ferrox-client-test-{}-{}-{name}.pem",
             std::process::id(),
@@ -232,10 +236,10 @@ fn read_request(reader: &mut impl BufRead) -> Option<Seen> {
 }
 
 /// The API token secret of [`token_client`]: no output may show it.
-pub const TOKEN_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
+pub(crate) const TOKEN_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
 
 /// A client of `server` with an API token, not validating the server's certificate.
-pub fn token_client(server: &TestServer) -> ferrox_pve_client::client::Client {
+pub(crate) fn token_client(server: &TestServer) -> ferrox_pve_client::client::Client {
     ferrox_pve_client::client::Client::connect(&ferrox_pve_client::connection::ConnectionParams {
         host: "127.0.0.1".into(),
         port: Some(server.port),
