@@ -14,9 +14,10 @@
 //! migration's view has nothing of an update's), so one task would match on the
 //! operation in every step. The other operations run on the driver's context
 //! ([`driver::within`]): [`run`] lists the cluster once and places a new VM, then runs
-//! the operation: `delete`/`revert` a task of the driver ([`config_keys`], with
-//! `driver::steps` on that context), the others still the steps of this file (the
-//! clone's in [`clone`], the update of a VM that exists in [`update`]), each write
+//! the operation: `delete`/`revert` ([`config_keys`]) and the power states, `current`,
+//! `template` and `absent` ([`power_state`]), tasks of the driver run with
+//! `driver::steps` on that context; `present` still the steps of this file (the clone's
+//! in [`clone`], the update of a VM that exists in [`update`]), each write
 //! through `execute::execute`, which holds its plan to the gate and buffers its effects
 //! itself, until each is a task of its own.
 //!
@@ -34,9 +35,10 @@
 //! a compile warning.
 //!
 //! - This file: [`run`] (the run: the listing, the placement, the dispatch) and the
-//!   drivers of `present` (create or restore; a VM that exists goes to [`update`]) and
-//!   the power states (`current`, `template`, `absent`).
-//! - [`migrate`] and [`config_keys`] (`delete`/`revert`): tasks of the one driver.
+//!   driver of `present` (create or restore; a VM that exists goes to [`update`]).
+//! - [`migrate`], [`config_keys`] (`delete`/`revert`) and [`power_state`] (the power
+//!   states, `current`, `template`, `absent`, and the guest wait after them): tasks of
+//!   the one driver.
 //! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
 //!   node's local storage left undone, then converging the clone; the update's clauses
 //!   reach its message as a value, [`update::Converged`]).
@@ -50,9 +52,10 @@
 //! - [`decide`]: pure decisions from the task and what [`observe`] read: `power`,
 //!   `update` (a VM that exists), `create`, `clone`, `config_keys`, `migrate`, `efi`,
 //!   each with its `*_tests.rs` table.
-//! - [`execute`](mod@execute): `execute::execute`, the one way a driver writes (the plan
-//!   held to the privilege gate, run, its check-mode effects kept), and the config
-//!   writes every create, clone and update ends with; one method per action, each with
+//! - [`execute`](mod@execute): `execute::carry_out`, how a task of the driver writes
+//!   (the driver held the plan to the privilege gate and keeps its effects), and
+//!   `execute::execute`, the same with the gate and the effects for the steps `present`
+//!   still runs itself; the config writes every create, clone and update ends with; one method per action, each with
 //!   its own recovery of a lost answer (create and clone with a vmid taken meanwhile or
 //!   a busy lock, config, pool move, power, migrate, remove, template).
 //! - [`checks`]: refusals that read the cluster, run on a decision before any write:
@@ -111,6 +114,7 @@ mod observe;
 mod options;
 mod placement;
 mod plan;
+mod power_state;
 mod report;
 #[cfg(test)]
 mod schema_coverage;
@@ -131,7 +135,7 @@ use api::Vm;
 use checks::{check_bridges, check_drives, check_pool};
 use execute::execute;
 use observe::listing::Listing;
-use plan::{Allocation, Plan};
+use plan::Allocation;
 use report::update::with_mac_and_devices;
 use step::{Learned, Run};
 use task::{KeyEdit, KvmTask, Operation, State};
@@ -151,9 +155,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 }
 
 /// The operations after `migrate`: the cluster listed once, the node placed (a VM
-/// created without `node`), then the operation (`delete`/`revert` a driver task, the
-/// others the steps of this file); the warnings, the check-mode effects and the name
-/// index go back to the module, failed or not.
+/// created without `node`), then the operation (`delete`/`revert` and the power states
+/// driver tasks, `present` the steps of this file); the warnings, the check-mode effects
+/// and the name index go back to the module, failed or not.
 fn steps(cx: &mut Cx<'_>, task: KvmTask) -> Result<Output, Failure> {
     cx.client.set_retry_budget(task.timeout);
     // Sent, never refused on a version: the node that parses them decides.
@@ -226,7 +230,15 @@ fn operation<'a>(
         Operation::Migrate => unreachable!("migrate runs on the driver (run)"),
         Operation::Clone => clone::clone(&Run::on(cx, task, tag_case), listing, learned),
         Operation::State(State::Present) => present(&Run::on(cx, task, tag_case), listing, learned),
-        Operation::State(state) => power_state(&Run::on(cx, task, tag_case), listing, learned, *state),
+        Operation::State(state) => driver::steps(
+            cx,
+            &power_state::PowerState {
+                task,
+                listing,
+                tag_case: tag_case.clone(),
+                state: *state,
+            },
+        ),
     }
 }
 
@@ -272,38 +284,4 @@ fn create(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Out
         vm.vmid,
         config.as_ref(),
     ))
-}
-
-/// A power state, `current`, `template` or `absent`; then, with `wait_for_agent` or
-/// `wait_for_ip`, the wait for the guest.
-fn power_state(run: &Run, listing: &Listing, learned: &mut Learned, state: State) -> Result<Output, Failure> {
-    use decide::power::{self, Decision};
-    let Some(observed) = observe::power_state(run, listing, state, &mut learned.warnings)? else {
-        return power::not_found(run.task, state).map(report::power::already_absent);
-    };
-    let decision = power::decide(run.task, state, &observed)?;
-    let (acted, waits) = match &decision {
-        Decision::Act { .. } => (true, true),
-        Decision::AlreadyThere(_) => (false, true),
-        _ => (false, false),
-    };
-    let done = match &decision {
-        Decision::Act { actions, .. } => {
-            let mut plan = Plan::of(observed.vm.clone(), actions.clone());
-            execute(run, listing, learned, &mut plan, observed.name.clone())?;
-            plan.describe()
-        }
-        _ => Vec::new(),
-    };
-    let out = report::power::output(state, &observed, decision, done);
-    if !waits {
-        return Ok(out);
-    }
-    guest_wait::after_power(
-        run,
-        observed.waiting.as_ref(),
-        out,
-        acted,
-        acted && state == State::Restarted,
-    )
 }
