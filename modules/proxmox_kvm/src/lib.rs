@@ -12,14 +12,14 @@
 //! the effects. Each operation is to be its own `driver::Task` rather than one task
 //! whose plan is per operation: what each reads, plans and reports differs (a
 //! migration's view has nothing of an update's), so one task would match on the
-//! operation in every step. The other operations still run in the steps of this file
-//! (the clone's in [`clone`], the update of a VM that exists in [`update`]), each write
+//! operation in every step. The other operations run on the driver's context
+//! ([`driver::within`]): [`run`] lists the cluster once and places a new VM, then runs
+//! the operation: `delete`/`revert` ([`config_keys`]) and the power states, `current`,
+//! `template` and `absent` ([`power_state`]), tasks of the driver run with
+//! `driver::steps` on that context; `present` still the steps of this file (the clone's
+//! in [`clone`], the update of a VM that exists in [`update`]), each write
 //! through `execute::execute`, which holds its plan to the gate and buffers its effects
-//! itself. What keeps them there is what the driver does not do yet: a check run reads
-//! after the plan (a running VM's pending changes, the guest agent's answer), one task
-//! holds several plans to the gate (a clone moved to its node, then converged; a create
-//! that finds its racer's VM, then converges it), and the run's name index and
-//! placement reservation are handed to the module after the result.
+//! itself, until each is a task of its own.
 //!
 //! An edited `memory:` on a VM that exists, with `update: true`, crosses six files, one
 //! per step: `task/config.rs` (option → config key), this file (`run` → `present`),
@@ -34,9 +34,11 @@
 //! leave the crate; the crate's lints warn of `unreachable_pub`), so what nothing uses is
 //! a compile warning.
 //!
-//! - This file: [`run`] (the run and its dispatch) and the drivers of `present` (create or
-//!   restore; a VM that exists goes to [`update`]), the power states (`current`,
-//!   `template`, `absent`), `delete`/`revert` and `migrate`.
+//! - This file: [`run`] (the run: the listing, the placement, the dispatch) and the
+//!   driver of `present` (create or restore; a VM that exists goes to [`update`]).
+//! - [`migrate`], [`config_keys`] (`delete`/`revert`) and [`power_state`] (the power
+//!   states, `current`, `template`, `absent`, and the guest wait after them): tasks of
+//!   the one driver.
 //! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
 //!   node's local storage left undone, then converging the clone; the update's clauses
 //!   reach its message as a value, [`update::Converged`]).
@@ -50,9 +52,10 @@
 //! - [`decide`]: pure decisions from the task and what [`observe`] read: `power`,
 //!   `update` (a VM that exists), `create`, `clone`, `config_keys`, `migrate`, `efi`,
 //!   each with its `*_tests.rs` table.
-//! - [`execute`](mod@execute): `execute::execute`, the one way a driver writes (the plan
-//!   held to the privilege gate, run, its check-mode effects kept), and the config
-//!   writes every create, clone and update ends with; one method per action, each with
+//! - [`execute`](mod@execute): `execute::carry_out`, how a task of the driver writes
+//!   (the driver held the plan to the privilege gate and keeps its effects), and
+//!   `execute::execute`, the same with the gate and the effects for the steps `present`
+//!   still runs itself; the config writes every create, clone and update ends with; one method per action, each with
 //!   its own recovery of a lost answer (create and clone with a vmid taken meanwhile or
 //!   a busy lock, config, pool move, power, migrate, remove, template).
 //! - [`checks`]: refusals that read the cluster, run on a decision before any write:
@@ -99,6 +102,7 @@
 mod api;
 mod checks;
 mod clone;
+mod config_keys;
 mod converge;
 mod decide;
 mod docs;
@@ -110,6 +114,7 @@ mod observe;
 mod options;
 mod placement;
 mod plan;
+mod power_state;
 mod report;
 #[cfg(test)]
 mod schema_coverage;
@@ -122,16 +127,15 @@ use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_cluster::tags::TagCase;
 use ferrox_run::connection::{ConnectionParams, FromOptions};
 use ferrox_run::driver;
+use ferrox_run::driver::Cx;
 use ferrox_run::name_index;
-use ferrox_run::privileges::Gate;
 use ferrox_run::SharedRunState;
 
 use api::Vm;
 use checks::{check_bridges, check_drives, check_pool};
-use decide::config_keys::KeysWrite;
 use execute::execute;
 use observe::listing::Listing;
-use plan::{Allocation, Plan};
+use plan::Allocation;
 use report::update::with_mac_and_devices;
 use step::{Learned, Run};
 use task::{KeyEdit, KvmTask, Operation, State};
@@ -139,50 +143,34 @@ use task::{KeyEdit, KvmTask, Operation, State};
 pub use docs::spec;
 
 /// One run: the task read once, then its operation (see [`task::Operation`]): `migrate`
-/// a task of the one driver ([`migrate`]), the others the steps of this file.
+/// a task of the one driver ([`migrate`]), the others on the driver's context
+/// ([`driver::within`]): the cluster listed once, the node placed, then the operation.
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let task = KvmTask::read(m.params.clone(), &options::all(), &conn, m.check_mode)?;
     match task.operation {
         Operation::Migrate => driver::run(m, migrate::Migrate(task)),
-        _ => steps(m, &conn, task),
+        _ => driver::within(m, &conn, |cx| steps(cx, task)),
     }
 }
 
-/// The operations not yet run by the driver: the cluster listed once, the node placed
-/// (a VM created without `node`), then the operation; the warnings, the check-mode
-/// effects and the name index go back to the module, failed or not.
-fn steps(m: &mut Module, conn: &ConnectionParams, task: KvmTask) -> Result<Output, Failure> {
-    let client = m.connect(conn)?;
-    client.set_retry_budget(task.timeout);
+/// The operations after `migrate`: the cluster listed once, the node placed (a VM
+/// created without `node`), then the operation (`delete`/`revert` and the power states
+/// driver tasks, `present` the steps of this file); the warnings, the check-mode effects
+/// and the name index go back to the module, failed or not.
+fn steps(cx: &mut Cx<'_>, task: KvmTask) -> Result<Output, Failure> {
+    cx.client.set_retry_budget(task.timeout);
     // Sent, never refused on a version: the node that parses them decides.
     for warning in ferrox_pve_rules::propstring::versions::notes(&task.newer_keys, task.check_mode) {
-        m.warn(warning);
+        cx.warn(warning);
     }
-    let mut listing = observe::listing::read(m, &task, conn, &client)?;
-    let gate = Gate::new(&client, conn);
-    let tag_case = TagCase::of_options(gate.cluster_options());
-    let mut run = Run {
-        client: &client,
-        gate: &gate,
-        task: &task,
-        tag_case,
-    };
+    let mut listing = observe::listing::read(cx.m, &task, cx.conn, cx.client)?;
+    let tag_case = TagCase::of_options(cx.gate.cluster_options());
+    let reservations = cx.m.placements().to_vec();
+    let placed = placement::place(&Run::on(cx, &task, &tag_case), &mut listing, &reservations)?;
+    let placed_task = placed.as_ref().map_or(&task, |(t, _)| t);
     let mut learned = Learned::default();
-    let reservations = m.placements().to_vec();
-    let placed = placement::place(&run, &mut listing, &reservations)?;
-    if let Some((placed_task, _)) = &placed {
-        run.task = placed_task;
-    }
-    let l = &mut learned;
-    let result = match &run.task.operation {
-        Operation::Clone => clone::clone(&run, &mut listing, l),
-        Operation::DeleteKeys(keys) => config_keys(&run, &listing, l, KeyEdit::Delete, keys),
-        Operation::RevertKeys(keys) => config_keys(&run, &listing, l, KeyEdit::Revert, keys),
-        Operation::Migrate => unreachable!("migrate runs on the driver (run)"),
-        Operation::State(State::Present) => present(&run, &mut listing, l),
-        Operation::State(state) => power_state(&run, &listing, l, *state),
-    };
+    let result = operation(cx, placed_task, &mut listing, &tag_case, &mut learned);
     let Learned {
         warnings,
         mut effects,
@@ -190,16 +178,16 @@ fn steps(m: &mut Module, conn: &ConnectionParams, task: KvmTask) -> Result<Outpu
     } = learned;
     for w in warnings
         .into_iter()
-        .chain(run.task.assume.warnings())
-        .chain(run.tag_case.warning())
+        .chain(placed_task.assume.warnings())
+        .chain(tag_case.warning())
     {
-        m.warn(w);
+        cx.warn(w);
     }
     // A failed run keeps only a refusal it predicted (see protocol).
-    effects.hand_to(m);
+    effects.hand_to(cx.m);
     if let Some((cluster, listed_at)) = listed {
-        m.refresh_name_index(
-            name_index::refreshed(&name_index::cluster_key(conn), &cluster),
+        cx.m.refresh_name_index(
+            name_index::refreshed(&name_index::cluster_key(cx.conn), &cluster),
             listed_at,
         );
     }
@@ -209,7 +197,7 @@ fn steps(m: &mut Module, conn: &ConnectionParams, task: KvmTask) -> Result<Outpu
             let listed = placement::listed_node(&out, &listing);
             let (out, reservation) = placement::finish(out, placed, listed, group, task.given_name());
             if let Some(r) = reservation {
-                m.reserve_placement(r);
+                cx.m.reserve_placement(r);
             }
             Ok(out)
         }
@@ -218,6 +206,39 @@ fn steps(m: &mut Module, conn: &ConnectionParams, task: KvmTask) -> Result<Outpu
             Ok(placement::found_existing(out, listed))
         }
         (result, _) => result,
+    }
+}
+
+/// The operation of `task` (placed) on the run's `listing`.
+fn operation<'a>(
+    cx: &mut Cx<'_>,
+    task: &'a KvmTask,
+    listing: &'a mut Listing,
+    tag_case: &TagCase<'a>,
+    learned: &mut Learned,
+) -> Result<Output, Failure> {
+    let keys = |edit, wanted: &'a [String], listing: &'a Listing| config_keys::ConfigKeys {
+        task,
+        listing,
+        tag_case: tag_case.clone(),
+        edit,
+        wanted,
+    };
+    match &task.operation {
+        Operation::DeleteKeys(wanted) => driver::steps(cx, &keys(KeyEdit::Delete, wanted, listing)),
+        Operation::RevertKeys(wanted) => driver::steps(cx, &keys(KeyEdit::Revert, wanted, listing)),
+        Operation::Migrate => unreachable!("migrate runs on the driver (run)"),
+        Operation::Clone => clone::clone(&Run::on(cx, task, tag_case), listing, learned),
+        Operation::State(State::Present) => present(&Run::on(cx, task, tag_case), listing, learned),
+        Operation::State(state) => driver::steps(
+            cx,
+            &power_state::PowerState {
+                task,
+                listing,
+                tag_case: tag_case.clone(),
+                state: *state,
+            },
+        ),
     }
 }
 
@@ -263,76 +284,4 @@ fn create(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Out
         vm.vmid,
         config.as_ref(),
     ))
-}
-
-/// A power state, `current`, `template` or `absent`; then, with `wait_for_agent` or
-/// `wait_for_ip`, the wait for the guest.
-fn power_state(run: &Run, listing: &Listing, learned: &mut Learned, state: State) -> Result<Output, Failure> {
-    use decide::power::{self, Decision};
-    let Some(observed) = observe::power_state(run, listing, state, &mut learned.warnings)? else {
-        return power::not_found(run.task, state).map(report::power::already_absent);
-    };
-    let decision = power::decide(run.task, state, &observed)?;
-    let (acted, waits) = match &decision {
-        Decision::Act { .. } => (true, true),
-        Decision::AlreadyThere(_) => (false, true),
-        _ => (false, false),
-    };
-    let done = match &decision {
-        Decision::Act { actions, .. } => {
-            let mut plan = Plan::of(observed.vm.clone(), actions.clone());
-            execute(run, listing, learned, &mut plan, observed.name.clone())?;
-            plan.describe()
-        }
-        _ => Vec::new(),
-    };
-    let out = report::power::output(state, &observed, decision, done);
-    if !waits {
-        return Ok(out);
-    }
-    guest_wait::after_power(
-        run,
-        observed.waiting.as_ref(),
-        out,
-        acted,
-        acted && state == State::Restarted,
-    )
-}
-
-/// `delete` and `revert`: drops the keys `wanted` of the VM the task names, deleted from
-/// its config or their pending changes reverted; what stays pending read back.
-fn config_keys(
-    run: &Run,
-    listing: &Listing,
-    learned: &mut Learned,
-    edit: KeyEdit,
-    wanted: &[String],
-) -> Result<Output, Failure> {
-    use decide::config_keys::{self as keys, Decision};
-    let observed = observe::config_keys(run, listing, edit)?;
-    let (id, check_mode) = (observed.vm.vmid, run.task.check_mode);
-    let KeysWrite {
-        action,
-        msg,
-        diff,
-        keys,
-        predicted,
-    } = match keys::decide(edit, wanted, run.task.skiplock, &observed)? {
-        Decision::Unchanged(msg) => return Ok(report::config_keys::unchanged(msg, id)),
-        Decision::Act(write) => *write,
-    };
-    let mut plan = Plan::new(observed.vm.clone());
-    plan.push(action);
-    if edit == KeyEdit::Delete {
-        plan.known.current = Some(observed.found.clone());
-        plan.known.pending_deletes = predicted.keys().cloned().collect();
-    }
-    execute(run, listing, learned, &mut plan, observed.name.clone())?;
-    let read_back = if keys::reads_back(edit, observed.running, check_mode) {
-        Some(observe::pending_after_keys(run, edit, &observed)?)
-    } else {
-        None
-    };
-    let pending = keys::pending_after(edit, &keys, predicted, &observed, read_back, check_mode);
-    Ok(report::config_keys::changed(msg, id, plan.describe(), diff, pending))
 }

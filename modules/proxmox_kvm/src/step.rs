@@ -8,6 +8,7 @@
 use ferrox_cluster::tags::TagCase;
 use ferrox_cluster::vm::Cluster;
 use ferrox_pve_client::client::Client;
+use ferrox_run::driver::Cx;
 use ferrox_run::privileges::Gate;
 use ferrox_run::vm_task::Effects;
 
@@ -25,6 +26,19 @@ pub(crate) struct Run<'a> {
     /// needs it (tags that differ in case alone), so a run that never needs it never
     /// reads it.
     pub(crate) tag_case: TagCase<'a>,
+}
+
+impl<'a> Run<'a> {
+    /// What the steps of a driver task on `cx` are handed: `task`, and the run's tag
+    /// comparison (one read of the cluster's setting for every task of the run).
+    pub(crate) fn on(cx: &'a Cx<'_>, task: &'a KvmTask, tag_case: &TagCase<'a>) -> Run<'a> {
+        Run {
+            client: cx.client,
+            gate: &cx.gate,
+            task,
+            tag_case: tag_case.clone(),
+        }
+    }
 }
 
 /// What a run learns as it goes and hands back to the module, failed or not.

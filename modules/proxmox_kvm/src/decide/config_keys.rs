@@ -5,7 +5,6 @@
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::Failure;
 use ferrox_pve_rules::hotplug;
-use ferrox_run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
 use crate::converge::text_of;
@@ -34,13 +33,9 @@ pub(crate) struct KeysWrite {
     pub(crate) predicted: Map<String, Value>,
 }
 
-/// The decision for `edit` of the keys `wanted` on the VM observed.
-pub(crate) fn decide(
-    edit: KeyEdit,
-    wanted: &[String],
-    skiplock: bool,
-    observed: &KeysObserved,
-) -> Result<Decision, Failure> {
+/// The decision for `edit` of the keys `wanted` on the VM observed (a lock on it is the
+/// driver's to refuse, in the words of [`lock_prefix`], once there is something to drop).
+pub(crate) fn decide(edit: KeyEdit, wanted: &[String], observed: &KeysObserved) -> Result<Decision, Failure> {
     let (id, name) = (observed.vm.vmid, observed.name.as_str());
     let found = &observed.found;
     let keys: Vec<String> = wanted
@@ -55,14 +50,6 @@ pub(crate) fn decide(
             KeyEdit::Revert => format!("No pending changes of {wanted} on VM {name} with vmid {id}"),
         }));
     }
-    vm_task::refuse_locked(
-        id,
-        observed.lock.as_deref(),
-        skiplock,
-        LockWording::Action {
-            prefix: &format!("{} {name} with vmid {id}: ", edit.unable()),
-        },
-    )?;
     let (diff, action, predicted) = match edit {
         KeyEdit::Delete => {
             let mut diff = Diff::new(format!("VM {id}"));
@@ -87,6 +74,11 @@ pub(crate) fn decide(
         keys,
         predicted,
     })))
+}
+
+/// The start of the refusal of `edit` on the VM observed when it is locked.
+pub(crate) fn lock_prefix(edit: KeyEdit, observed: &KeysObserved) -> String {
+    format!("{} {} with vmid {}: ", edit.unable(), observed.name, observed.vm.vmid)
 }
 
 /// The deletions of `keys` a running VM keeps pending until it restarts (PVE's hotplug

@@ -3,7 +3,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::config_keys::{decide, pending_after, reads_back, Decision, KeysWrite};
+use ferrox_run::vm_task::{lock_refusal, LockWording};
+
+use super::config_keys::{decide, lock_prefix, pending_after, reads_back, Decision, KeysWrite};
 use crate::api::Vm;
 use crate::observe::KeysObserved;
 use crate::plan::Action;
@@ -40,8 +42,22 @@ enum Want {
     Fail(&'static str),
 }
 
+/// The decision, then (as the driver does with a plan that changes something) the lock
+/// refused unless `skiplock`.
 fn check(edit: KeyEdit, wanted: &[&str], skiplock: bool, observed: &KeysObserved, want: Want) {
-    let got = decide(edit, &keys(wanted), skiplock, observed);
+    let got = decide(edit, &keys(wanted), observed).and_then(|decision| {
+        let prefix = lock_prefix(edit, observed);
+        let refused = lock_refusal(
+            observed.vm.vmid,
+            observed.lock.as_deref(),
+            skiplock,
+            LockWording::Action { prefix: &prefix },
+        );
+        match (&decision, refused) {
+            (Decision::Act(_), Some(refused)) => Err(refused),
+            _ => Ok(decision),
+        }
+    });
     let row = format!("{edit:?} {wanted:?} on {:?}", observed.found);
     match (got, want) {
         (Ok(Decision::Unchanged(msg)), Want::Same(w)) => assert_eq!(msg, w, "{row}"),

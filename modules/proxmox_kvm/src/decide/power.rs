@@ -3,7 +3,6 @@
 //! any write. Pure: the table of every state from every power state is `power_tests.rs`.
 
 use ferrox_ansible::protocol::Failure;
-use ferrox_run::vm_task::{self, LockWording};
 
 use crate::observe::{Now, PowerObserved};
 use crate::plan::{Action, PowerCall};
@@ -38,23 +37,27 @@ pub(crate) struct AlreadyAbsent {
 }
 
 /// The decision for a power state, `current`, `template` or `absent` (`present` is
-/// its own driver's) on the VM observed.
+/// its own driver's) on the VM observed (a lock on it is the driver's to refuse, see
+/// [`held_lock`], once there is something to do).
 pub(crate) fn decide(task: &KvmTask, state: State, observed: &PowerObserved) -> Result<Decision, Failure> {
     let id = observed.vm.vmid;
     let now = &observed.now;
-    let decision = step(task, state, id, &observed.name, now)?;
-    // A hibernated VM's `suspended` lock is handled by `step` (resume, or force to remove).
-    if matches!(decision, Decision::Act { .. }) && !now.hibernated {
-        vm_task::refuse_locked(
-            id,
-            now.lock.as_deref(),
-            task.skiplock,
-            LockWording::Action {
-                prefix: &format!("Unable to {} VM {id}: ", state.verb()),
-            },
-        )?;
+    step(task, state, id, &observed.name, now)
+}
+
+/// The lock the driver refuses an action under: none for a hibernated VM, whose
+/// `suspended` lock is `step`'s to handle (resume, or force to remove).
+pub(crate) fn held_lock(now: &Now) -> Option<&str> {
+    if now.hibernated {
+        None
+    } else {
+        now.lock.as_deref()
     }
-    Ok(decision)
+}
+
+/// The start of the refusal of `state` on VM `id` when it is locked.
+pub(crate) fn lock_prefix(state: State, id: u32) -> String {
+    format!("Unable to {} VM {id}: ", state.verb())
 }
 
 /// The VM the task names is not there: `absent` is reached, anything else fails.

@@ -1,9 +1,10 @@
 //! Every power state, `current`, `template` and `absent` from every power state a VM
 //! can be found in: the actions and 1.6's messages, or the refusal.
 
+use ferrox_run::vm_task::{lock_refusal, LockWording};
 use serde_json::{json, Value};
 
-use super::power::{decide, not_found, AlreadyAbsent, Decision};
+use super::power::{decide, held_lock, lock_prefix, not_found, AlreadyAbsent, Decision};
 use crate::api::{Power, Vm};
 use crate::guest_wait::wait_refusal;
 use crate::observe::Now;
@@ -95,7 +96,16 @@ enum Want {
 fn check(options: Value, state: State, found: Found, want: &Want) {
     let task = task(options.clone());
     let observed = observed(found);
-    let got = decide(&task, state, &observed);
+    // As the driver does with a plan that acts: the lock refused unless `skiplock`.
+    let got = decide(&task, state, &observed).and_then(|decision| {
+        let prefix = lock_prefix(state, observed.vm.vmid);
+        let wording = LockWording::Action { prefix: &prefix };
+        let refused = lock_refusal(observed.vm.vmid, held_lock(&observed.now), task.skiplock, wording);
+        match (&decision, refused) {
+            (Decision::Act { .. }, Some(refused)) => Err(refused),
+            _ => Ok(decision),
+        }
+    });
     let row = format!("{state:?} from {found:?} with {options}");
     match (got, want) {
         (Ok(Decision::Act { actions, msg, after }), Want::Act(w_msg, w_actions, w_after)) => {
