@@ -439,7 +439,10 @@ mod tests {
             requirements(&ci.write),
             ["one of `VM.Config.Cloudinit`, `VM.Config.Network` on `/vms/{vmid}`"]
         );
-        let rollback = ops.iter().find(|o| o.what == "`state: rollback` with `start: true`").unwrap();
+        let rollback = ops
+            .iter()
+            .find(|o| o.what == "`state: rollback` with `start: true`")
+            .unwrap();
         assert_eq!(
             requirements(&rollback.write),
             [
