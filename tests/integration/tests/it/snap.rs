@@ -352,3 +352,64 @@ fn snap_info_lists_a_vm_s_or_a_container_s_snapshots() {
     let last = container.result["snapshots"].as_array().unwrap().last().cloned();
     assert_eq!(last.unwrap()["name"], "current");
 }
+
+/// The field playbook's step, through `ansible-playbook`: a snapshot before a risky
+/// change. A `--check --diff` run writes nothing and its plan summary names the
+/// snapshot; the real run takes it; a rerun changes nothing.
+const BEFORE_A_CHANGE: &str = r#"
+- name: snapshot before the change
+  ferrox.proxmox.proxmox_snap: {hostname: web01, snapname: pre-change, description: before the memory change, retention: 3}
+  register: snap
+- name: the change
+  ferrox.proxmox.proxmox_kvm: {name: web01, update: true, memory: 4096}
+- name: the snapshot is there
+  ferrox.proxmox.proxmox_snap_info: {hostname: web01, snapname: pre-change}
+  register: listed
+"#;
+
+#[test]
+fn a_playbook_snapshots_before_a_change_and_a_rerun_changes_nothing() {
+    let env = Env::start();
+    let opts = |check: bool| PlayOpts {
+        check,
+        diff: check,
+        env: vec![(
+            "ANSIBLE_CALLBACKS_ENABLED".to_string(),
+            "ferrox_results,ferrox.proxmox.plan".to_string(),
+        )],
+        ..Default::default()
+    };
+    env.clear_requests();
+    let dry = env.play_with(BEFORE_A_CHANGE, &opts(true));
+    dry.assert_ok();
+    assert_eq!(env.write_counts(), Vec::<String>::new(), "{}", dry.transcript());
+    let snap = dry.task("snapshot before the change");
+    assert!(snap.changed, "{}", dry.transcript());
+    assert_eq!(snap.msg(), "Snapshot pre-change would be created");
+    assert_eq!(snap.result["diff"]["after"]["snapshots"], json!(["pre-change"]));
+    assert_eq!(
+        dry.task("the snapshot is there").result["snapshot"]["name"],
+        "pre-change",
+        "the info task sees the planned snapshot"
+    );
+    let summary = dry
+        .stdout
+        .split("FERROX PLAN")
+        .nth(1)
+        .unwrap_or_else(|| panic!("no plan summary\n{}", dry.stdout));
+    assert!(summary.contains("snapshot pre-change"), "{summary}");
+    assert!(snapshots(&env, 100).0.is_empty());
+
+    let real = env.play_with(BEFORE_A_CHANGE, &opts(false));
+    real.assert_ok();
+    assert_eq!(
+        real.task("snapshot before the change").msg(),
+        "Snapshot pre-change created"
+    );
+    assert_eq!(snapshots(&env, 100).0, ["pre-change"]);
+    assert_eq!(real.recap("changed"), Some(2), "{}", real.transcript());
+
+    let again = env.play_with(BEFORE_A_CHANGE, &opts(false));
+    again.assert_ok();
+    assert_eq!(again.recap("changed"), Some(0), "{}", again.transcript());
+}
