@@ -413,3 +413,47 @@ fn a_playbook_snapshots_before_a_change_and_a_rerun_changes_nothing() {
     again.assert_ok();
     assert_eq!(again.recap("changed"), Some(0), "{}", again.transcript());
 }
+
+/// API calls per operation (as the automation token, by vmid), against
+/// `bench/results/snapshots.md`: each stays within its row; the rows print with
+/// `--no-capture`.
+#[test]
+fn api_calls_per_operation_stay_within_the_budget() {
+    let env = Env::start();
+    take(&env, "s1");
+    take(&env, "s2");
+    let ops: [(&str, &str, &str, u64); 7] = [
+        ("take (change)", SNAP, "{vmid: 100, snapname: s3}", 7),
+        ("take again (no-op)", SNAP, "{vmid: 100, snapname: s3}", 3),
+        (
+            "take with retention: 2 (two removals)",
+            SNAP,
+            "{vmid: 100, snapname: s4, retention: 2}",
+            12,
+        ),
+        ("rollback", SNAP, "{vmid: 100, snapname: s4, state: rollback}", 7),
+        ("remove", SNAP, "{vmid: 100, snapname: s4, state: absent}", 6),
+        (
+            "remove again (no-op)",
+            SNAP,
+            "{vmid: 100, snapname: s4, state: absent}",
+            3,
+        ),
+        ("snap_info", INFO, "{vmid: 100}", 2),
+    ];
+    let mut over = Vec::new();
+    for (what, module, options, budget) in ops {
+        env.clear_requests();
+        let started = std::time::Instant::now();
+        let t = task(&env, module, options, false);
+        let elapsed = started.elapsed();
+        assert!(!t.failed, "{what}: {}", t.result);
+        let calls = calls(&env);
+        let total: u64 = calls.iter().map(|(_, n)| n).sum();
+        eprintln!("| {what} | {total} | {} ms | {calls:?} |", elapsed.as_millis());
+        if total > budget {
+            over.push(format!("{what}: {total} calls > {budget}: {calls:?}"));
+        }
+    }
+    assert!(over.is_empty(), "{}", over.join("\n"));
+}
