@@ -136,6 +136,18 @@ pub fn plan(task: &SnapTask, vm: Vm<'_>) -> Result<Plan, String> {
         diff.after = Map::from_iter([("snapshots".to_string(), names(&after))]);
     }
     let mut warnings = Vec::new();
+    if let (
+        State::Present,
+        Some(Snapshot {
+            snapstate: Some(state), ..
+        }),
+    ) = (task.state, existing)
+    {
+        warnings.push(format!(
+            "Snapshot {name} of VM {} is incomplete (snapstate = {state}): a task is still making or removing it, or one failed; check the VM's task log, and remove it with state: absent if it failed",
+            vm.vmid
+        ));
+    }
     if let Some(Action::Rollback { stops: true, starts }) = &action {
         warnings.push(stop_warning(vm.vmid, *starts));
     }

@@ -190,6 +190,13 @@ fn refusals_name_the_cause_and_the_fix() {
         incomplete.contains("unable to rollback to incomplete snapshot (snapstate = delete)"),
         "{incomplete}"
     );
+    let present = plan(&task(json!({"snapname": "cc"})).unwrap(), vm(&snaps, false)).unwrap();
+    assert_eq!(present.action, None);
+    assert!(
+        present.warnings[0].contains("is incomplete (snapstate = delete)"),
+        "{:?}",
+        present.warnings
+    );
     let template = Vm {
         template: true,
         ..vm(&[], false)

@@ -457,3 +457,33 @@ fn api_calls_per_operation_stay_within_the_budget() {
     }
     assert!(over.is_empty(), "{}", over.join("\n"));
 }
+
+#[test]
+fn a_rollback_without_either_snapshot_privilege_is_refused_before_any_write() {
+    let env = Env::start();
+    take(&env, "s1");
+    let mut readonly = env.auth();
+    readonly["api_token_id"] = json!(ferrox_integration::creds::READONLY_TOKEN_ID);
+    readonly["api_token_secret"] = json!(ferrox_integration::creds::READONLY_TOKEN_SECRET);
+    for check in [true, false] {
+        env.clear_requests();
+        let play = env.run_with(
+            &format!("- name: t\n  {SNAP}: {{vmid: 100, snapname: s1, state: rollback}}\n  ignore_errors: true\n"),
+            &PlayOpts {
+                check,
+                module_defaults: Some(env.defaults_with(readonly.clone())),
+                ..Default::default()
+            },
+        );
+        let refused = play.task("t");
+        assert!(refused.failed, "{}", refused.result);
+        assert!(
+            refused
+                .msg()
+                .contains("VM.Snapshot or VM.Snapshot.Rollback on /vms/100"),
+            "{}",
+            refused.msg()
+        );
+        assert_eq!(writes(&calls(&env)), 0, "wrote: {:?}", calls(&env));
+    }
+}
