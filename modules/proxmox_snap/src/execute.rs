@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use ferrox_ansible::protocol::Failure;
 use ferrox_cluster::vm::Guest;
-use ferrox_pve_client::client::Client;
-use ferrox_pve_client::tasks;
+use ferrox_pve_client::client::ApiError;
+use ferrox_pve_client::recover::{self, Search};
+use ferrox_pve_client::tasks::{self, TaskDone};
 use ferrox_run::driver::Cx;
 
 use crate::plan::{self, Action, Plan};
@@ -50,6 +51,12 @@ pub fn execute(cx: &mut Cx<'_>, task: &SnapTask, guest: &Guest, plan: &Plan) -> 
     let name = task.snapname.as_str();
     let timeout = Duration::from_secs(task.timeout_secs);
     let fail = |what: String, e: &dyn std::fmt::Display| Failure::new(format!("{what}: {e}")).with("vmid", vmid);
+    let call = |kind: &'static str| TaskCall {
+        kind,
+        node: &node,
+        vmid,
+        timeout,
+    };
     match &plan.action {
         Some(Action::Take { .. }) => {
             let mut form: Vec<(&str, String)> = vec![("snapname", name.to_string())];
@@ -58,8 +65,9 @@ pub fn execute(cx: &mut Cx<'_>, task: &SnapTask, guest: &Guest, plan: &Plan) -> 
             }
             form.push(("vmstate", u8::from(task.vmstate).to_string()));
             let creating = format!("Creating snapshot {name} of VM {vmid} failed");
-            run_task(cx.client, || cx.client.post(&base, &form), timeout).map_err(|e| fail(creating, &e))?;
-            let removed = retention(cx, task, &base, vmid, timeout)?;
+            let client = cx.client;
+            run_task(cx, call("qmsnapshot"), || client.post(&base, &form)).map_err(|e| fail(creating, &e))?;
+            let removed = retention(cx, task, &base, (&node, vmid), timeout)?;
             Ok(Done {
                 removed,
                 ..Done::default()
@@ -72,11 +80,10 @@ pub fn execute(cx: &mut Cx<'_>, task: &SnapTask, guest: &Guest, plan: &Plan) -> 
                 vec![]
             };
             let removing = format!("Removing snapshot {name} of VM {vmid} failed");
-            run_task(
-                cx.client,
-                || cx.client.delete(&format!("{base}/{name}"), &query),
-                timeout,
-            )
+            let client = cx.client;
+            run_task(cx, call("qmdelsnapshot"), || {
+                client.delete(&format!("{base}/{name}"), &query)
+            })
             .map_err(|e| fail(removing, &e))?;
             Ok(Done::default())
         }
@@ -87,11 +94,10 @@ pub fn execute(cx: &mut Cx<'_>, task: &SnapTask, guest: &Guest, plan: &Plan) -> 
                 vec![]
             };
             let rolling = format!("Rollback of snapshot {name} of VM {vmid} failed");
-            run_task(
-                cx.client,
-                || cx.client.post(&format!("{base}/{name}/rollback"), &form),
-                timeout,
-            )
+            let client = cx.client;
+            run_task(cx, call("qmrollback"), || {
+                client.post(&format!("{base}/{name}/rollback"), &form)
+            })
             .map_err(|e| fail(rolling, &e))?;
             Ok(Done {
                 removed: Vec::new(),
@@ -109,7 +115,7 @@ fn retention(
     cx: &mut Cx<'_>,
     task: &SnapTask,
     base: &str,
-    vmid: u32,
+    (node, vmid): (&str, u32),
     timeout: Duration,
 ) -> Result<Vec<String>, Failure> {
     if task.retention == 0 {
@@ -124,7 +130,14 @@ fn retention(
     })?;
     let mut removed = Vec::new();
     for old in plan::retention_removals(&plan::read_list(&list), task.retention, false) {
-        run_task(cx.client, || cx.client.delete(&format!("{base}/{old}"), &[]), timeout).map_err(|e| {
+        let client = cx.client;
+        let call = TaskCall {
+            kind: "qmdelsnapshot",
+            node,
+            vmid,
+            timeout,
+        };
+        run_task(cx, call, || client.delete(&format!("{base}/{old}"), &[])).map_err(|e| {
             Failure::new(format!(
                 "Snapshot {name} created, but removing the old snapshot {old} (retention: {}) failed: {e}",
                 task.retention
@@ -137,16 +150,68 @@ fn retention(
     Ok(removed)
 }
 
-/// Sends the call that starts a PVE task and waits for the task to end.
-fn run_task<F>(client: &Client, send: F, timeout: Duration) -> Result<(), String>
+/// The task a call starts: its type (`qmsnapshot`, `qmdelsnapshot`, `qmrollback`), the
+/// VM's node and vmid, and how long to wait for it.
+struct TaskCall<'a> {
+    kind: &'static str,
+    node: &'a str,
+    vmid: u32,
+    timeout: Duration,
+}
+
+/// Sends the call that starts a PVE task and waits for the task to end; its warnings go
+/// to the result. An answer lost on the way back is recovered from the node's task list:
+/// the task the call started is found and followed; a call PVE provably did not act on
+/// (no task of ours appeared) is sent again.
+fn run_task<F>(cx: &mut Cx<'_>, call: TaskCall<'_>, send: F) -> Result<(), String>
 where
-    F: FnOnce() -> Result<Value, ferrox_pve_client::client::ApiError>,
+    F: Fn() -> Result<Value, ApiError>,
 {
-    let upid = send().map_err(|e| e.to_string())?;
-    let upid = upid
-        .as_str()
-        .ok_or_else(|| format!("Proxmox VE answered {upid} instead of a task id"))?;
-    tasks::wait(client, upid, timeout)
-        .map(|_| ())
-        .map_err(|e| e.to_string())
+    for resend in 0.. {
+        let since = recover::now();
+        let upid = match send() {
+            Ok(Value::String(upid)) => upid,
+            Ok(other) => return Err(format!("Proxmox VE answered {other} instead of a task id")),
+            Err(e) if e.answer_lost() && resend < recover::MAX_RESENDS => {
+                let search = Search {
+                    node: call.node,
+                    kind: call.kind,
+                    vmid: call.vmid,
+                    since,
+                };
+                match recover::find_and_wait(cx.client, &search, call.timeout).map_err(|e| e.to_string())? {
+                    Some(done) => {
+                        cx.warn(recover::warning(
+                            &e,
+                            &format!("its task {} ended {}", done.upid, done.exitstatus),
+                        ));
+                        warn_task(cx, &done);
+                        return Ok(());
+                    }
+                    None => {
+                        cx.warn(recover::warning(
+                            &e,
+                            &format!("no {} task was started; sent again", call.kind),
+                        ));
+                        continue;
+                    }
+                }
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        let done = tasks::wait(cx.client, &upid, call.timeout).map_err(|e| e.to_string())?;
+        warn_task(cx, &done);
+        return Ok(());
+    }
+    unreachable!("the loop returns")
+}
+
+/// A task that ended with warnings: each `WARN` line of its log in the result.
+fn warn_task(cx: &mut Cx<'_>, done: &TaskDone) {
+    for w in &done.warnings {
+        cx.warn(format!("Proxmox VE task {}: {w}", done.upid));
+    }
+    if done.warnings.is_empty() && done.exitstatus.starts_with("WARNINGS") {
+        cx.warn(format!("Proxmox VE task {} ended with {}", done.upid, done.exitstatus));
+    }
 }

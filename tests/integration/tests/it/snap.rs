@@ -487,3 +487,34 @@ fn a_rollback_without_either_snapshot_privilege_is_refused_before_any_write() {
         assert_eq!(writes(&calls(&env)), 0, "wrote: {:?}", calls(&env));
     }
 }
+
+#[test]
+fn a_lost_answer_is_recovered_from_the_node_s_task_list_not_sent_twice() {
+    let env = Env::start();
+    take(&env, "s1");
+    for (method, path) in [
+        ("POST", "^/api2/json/nodes/pve1/qemu/100/snapshot$"),
+        ("DELETE", "^/api2/json/nodes/pve1/qemu/100/snapshot/s1$"),
+    ] {
+        env.fault(json!({"method": method, "path_regex": path, "after": true, "times": 1}));
+    }
+    env.clear_requests();
+    let t = task(&env, SNAP, "{vmid: 100, snapname: s2, retention: 1}", false);
+    assert!(t.changed && !t.failed, "{}", t.result);
+    assert_eq!(t.result["removed"], json!(["s1"]));
+    let recovered: Vec<String> = t
+        .warnings()
+        .into_iter()
+        .filter(|w| w.contains("Recovered by reading the cluster: its task UPID:pve1:"))
+        .collect();
+    assert_eq!(recovered.len(), 2, "{:?}", t.warnings());
+    assert_eq!(
+        env.write_counts(),
+        [
+            "DELETE /api2/json/nodes/pve1/qemu/100/snapshot/s1 x1",
+            "POST /api2/json/nodes/pve1/qemu/100/snapshot x1"
+        ],
+        "each write sent once"
+    );
+    assert_eq!(snapshots(&env, 100), (vec!["s2".to_string()], Value::Null));
+}
