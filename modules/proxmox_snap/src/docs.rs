@@ -1,13 +1,13 @@
 //! The prose of the module's documentation (options are described in `options.rs`).
 
-pub fn description() -> Vec<String> {
+pub(crate) fn description() -> Vec<String> {
     vec![
         "Take, remove or roll back one snapshot of a QEMU VM.".into(),
         "Option-compatible with C(community.proxmox.proxmox_snap); see the notes for where it behaves better.".into(),
     ]
 }
 
-pub fn notes() -> Vec<String> {
+pub(crate) fn notes() -> Vec<String> {
     vec![
         "Idempotent by name: V(present) changes nothing when a snapshot of that name exists, V(absent) nothing when none does. A rollback always changes the VM.".into(),
         "Check mode reports C(changed) exactly when a real run would change something (community.proxmox reported V(false) for a snapshot it would take or remove), the old snapshots O(retention) would remove as RV(removed), and whether a rollback would stop the running VM as RV(stopped), with a warning.".into(),
@@ -21,7 +21,7 @@ pub fn notes() -> Vec<String> {
     ]
 }
 
-pub const EXAMPLES: &str = r#"
+pub(crate) const EXAMPLES: &str = r#"
 - name: Snapshot the VM before upgrading it
   ferrox.proxmox.proxmox_snap:
     api_host: pve1.example.org
@@ -57,7 +57,7 @@ pub const EXAMPLES: &str = r#"
     snapname: pre-upgrade
 "#;
 
-pub const RETURN: &str = r#"
+pub(crate) const RETURN: &str = r#"
 msg:
   description: What happened (community.proxmox's wording; in check mode C(would be created), C(would be removed), C(would be rolled back)).
   returned: always

@@ -18,18 +18,18 @@ use crate::task::SnapTask;
 
 /// What the run did (or, in check mode, would do).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Done {
+pub(crate) struct Done {
     /// Old snapshots `retention` removed, oldest first.
-    pub removed: Vec<String>,
+    pub(crate) removed: Vec<String>,
     /// A rollback stopped the running VM.
-    pub stopped: bool,
+    pub(crate) stopped: bool,
     /// A rollback started the VM after it (`start`, or a snapshot with RAM).
-    pub started: bool,
+    pub(crate) started: bool,
 }
 
 impl Done {
     /// What check mode predicts.
-    pub fn predicted(plan: &Plan) -> Done {
+    pub(crate) fn predicted(plan: &Plan) -> Done {
         match &plan.action {
             Some(Action::Take { retention_removes }) => Done {
                 removed: retention_removes.clone(),
@@ -45,7 +45,7 @@ impl Done {
     }
 }
 
-pub fn execute(cx: &mut Cx<'_>, task: &SnapTask, guest: &Guest, plan: &Plan) -> Result<Done, Failure> {
+pub(crate) fn execute(cx: &mut Cx<'_>, task: &SnapTask, guest: &Guest, plan: &Plan) -> Result<Done, Failure> {
     let (node, vmid) = (guest.node.to_string(), guest.vmid);
     let base = format!("/nodes/{node}/qemu/{vmid}/snapshot");
     let name = task.snapname.as_str();

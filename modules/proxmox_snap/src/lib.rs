@@ -10,11 +10,11 @@
 //! writes are PVE tasks, each waited on before the next ([`execute`]).
 
 mod docs;
-pub mod execute;
-pub mod options;
-pub mod plan;
-pub mod storage;
-pub mod task;
+mod execute;
+mod options;
+mod plan;
+mod storage;
+mod task;
 
 use serde_json::Value;
 
@@ -58,7 +58,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 }
 
 /// What a snapshot task reads: the VM, its config and snapshots, whether it runs.
-pub struct Seen {
+pub(crate) struct Seen {
     guest: Guest,
     config: Value,
     snapshots: Vec<Snapshot>,

@@ -3,7 +3,7 @@
 use ferrox_ansible::options::{Opt, Rules};
 use ferrox_run::connection;
 
-pub fn options() -> Vec<Opt> {
+pub(crate) fn options() -> Vec<Opt> {
     let mut opts = connection::options();
     opts.extend([
         Opt::str("hostname").desc("The name of the VM. Used only when O(vmid) is not given; must match exactly one QEMU VM."),
@@ -43,7 +43,7 @@ pub fn options() -> Vec<Opt> {
     opts
 }
 
-pub fn rules() -> Rules {
+pub(crate) fn rules() -> Rules {
     Rules::default()
         .required_one_of(&["hostname", "vmid"])
         .required_if("unbind", true, &["api_password"])

@@ -11,19 +11,19 @@ use crate::task::{SnapTask, State};
 
 /// One entry of PVE's snapshot list (`current` left out).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Snapshot {
-    pub name: String,
+pub(crate) struct Snapshot {
+    pub(crate) name: String,
     /// `None`: only PVE will decide it (a snapshot the run's plan takes).
-    pub snaptime: Option<u64>,
-    pub parent: Option<String>,
-    pub vmstate: bool,
+    pub(crate) snaptime: Option<u64>,
+    pub(crate) parent: Option<String>,
+    pub(crate) vmstate: bool,
     /// `prepare` or `delete` while a task makes or removes it.
-    pub snapstate: Option<String>,
+    pub(crate) snapstate: Option<String>,
 }
 
 /// The snapshots of `list` (PVE's `GET .../snapshot`), without `current`, and the
 /// `current` entry's parent.
-pub fn read_list(list: &Value) -> Vec<Snapshot> {
+pub(crate) fn read_list(list: &Value) -> Vec<Snapshot> {
     let items = list.as_array().map(Vec::as_slice).unwrap_or_default();
     items
         .iter()
@@ -42,7 +42,7 @@ pub fn read_list(list: &Value) -> Vec<Snapshot> {
 
 /// What the task does.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Take the snapshot, then remove `retention_removes` (oldest first).
     Take { retention_removes: Vec<String> },
     /// Remove the snapshot.
@@ -52,26 +52,26 @@ pub enum Action {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct Plan {
-    pub action: Option<Action>,
+pub(crate) struct Plan {
+    pub(crate) action: Option<Action>,
     /// 1.6's message for a real run (`Snapshot s created`).
-    pub msg: String,
+    pub(crate) msg: String,
     /// 1.6's message for check mode (`Snapshot s would be created`).
-    pub predicted_msg: String,
-    pub diff: Diff,
-    pub warnings: Vec<String>,
+    pub(crate) predicted_msg: String,
+    pub(crate) diff: Diff,
+    pub(crate) warnings: Vec<String>,
 }
 
 /// What the VM is, as the decision needs it.
 #[derive(Debug, Clone, Copy)]
-pub struct Vm<'a> {
-    pub vmid: u32,
-    pub template: bool,
-    pub running: bool,
-    pub snapshots: &'a [Snapshot],
+pub(crate) struct Vm<'a> {
+    pub(crate) vmid: u32,
+    pub(crate) template: bool,
+    pub(crate) running: bool,
+    pub(crate) snapshots: &'a [Snapshot],
 }
 
-pub fn plan(task: &SnapTask, vm: Vm<'_>) -> Result<Plan, String> {
+pub(crate) fn plan(task: &SnapTask, vm: Vm<'_>) -> Result<Plan, String> {
     let name = task.snapname.as_str();
     let existing = vm.snapshots.iter().find(|s| s.name == name);
     let names = |list: &[&str]| -> Value { json!(list) };
@@ -161,7 +161,7 @@ pub fn plan(task: &SnapTask, vm: Vm<'_>) -> Result<Plan, String> {
 }
 
 /// The warning of a rollback that stops a running VM.
-pub fn stop_warning(vmid: u32, starts: bool) -> String {
+pub(crate) fn stop_warning(vmid: u32, starts: bool) -> String {
     if starts {
         format!("VM {vmid} is running: the rollback stops it, then starts it again")
     } else {
@@ -182,7 +182,7 @@ fn listed(names: &[&str]) -> String {
 /// The snapshots `retention` removes: the oldest beyond the newest `retention`, oldest
 /// first; `taking`: a snapshot is about to be taken (it counts, and is the newest). By
 /// `snaptime`, then by their place in the parent chain (a parent before its child).
-pub fn retention_removals(snapshots: &[Snapshot], retention: usize, taking: bool) -> Vec<String> {
+pub(crate) fn retention_removals(snapshots: &[Snapshot], retention: usize, taking: bool) -> Vec<String> {
     let count = snapshots.len() + usize::from(taking);
     if retention == 0 || count <= retention {
         return Vec::new();

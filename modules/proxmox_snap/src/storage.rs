@@ -13,7 +13,7 @@ use ferrox_pve_rules::unknown;
 
 /// The disks (key, storage, volname) of `config` that hold a volume; CD-ROMs and
 /// values only the run's plan knows are left out, as PVE's `has_feature` skips CD-ROMs.
-pub fn disks(config: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn disks(config: &Value) -> Vec<(String, String, String)> {
     let Some(map) = config.as_object() else {
         return Vec::new();
     };
@@ -34,7 +34,7 @@ pub fn disks(config: &Value) -> Vec<(String, String, String)> {
 
 /// The disks of `config` on storages (from the node's storage listing) that cannot
 /// snapshot them: (key, storage, its type).
-pub fn unable(config: &Value, storages: &Value) -> Vec<(String, String, String)> {
+pub(crate) fn unable(config: &Value, storages: &Value) -> Vec<(String, String, String)> {
     let kind_of = |id: &str| {
         storages
             .as_array()?
@@ -52,7 +52,7 @@ pub fn unable(config: &Value, storages: &Value) -> Vec<(String, String, String)>
         .collect()
 }
 
-pub fn check(client: &Client, node: &str, vmid: u32, config: &Value) -> Result<(), String> {
+pub(crate) fn check(client: &Client, node: &str, vmid: u32, config: &Value) -> Result<(), String> {
     if disks(config).is_empty() {
         return Ok(());
     }

@@ -7,28 +7,28 @@ use ferrox_pve_rules::snapshot;
 
 /// What the task asks of the snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     Present,
     Absent,
     Rollback,
 }
 
 #[derive(Debug, Clone)]
-pub struct SnapTask {
-    pub vmid: Option<u32>,
-    pub hostname: Option<String>,
-    pub state: State,
-    pub snapname: String,
-    pub description: Option<String>,
-    pub vmstate: bool,
-    pub force: bool,
-    pub retention: usize,
-    pub start: bool,
-    pub timeout_secs: u64,
+pub(crate) struct SnapTask {
+    pub(crate) vmid: Option<u32>,
+    pub(crate) hostname: Option<String>,
+    pub(crate) state: State,
+    pub(crate) snapname: String,
+    pub(crate) description: Option<String>,
+    pub(crate) vmstate: bool,
+    pub(crate) force: bool,
+    pub(crate) retention: usize,
+    pub(crate) start: bool,
+    pub(crate) timeout_secs: u64,
 }
 
 impl SnapTask {
-    pub fn from_params(p: &Params) -> Result<SnapTask, String> {
+    pub(crate) fn from_params(p: &Params) -> Result<SnapTask, String> {
         let state = match p.str("state") {
             Some("absent") => State::Absent,
             Some("rollback") => State::Rollback,

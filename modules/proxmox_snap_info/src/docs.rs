@@ -1,13 +1,13 @@
 //! The prose of the module's documentation (options are described in `lib.rs`).
 
-pub fn description() -> Vec<String> {
+pub(crate) fn description() -> Vec<String> {
     vec![
         "List the snapshots of a QEMU VM or an LXC container, or return one of them.".into(),
         "Option- and result-compatible with C(community.proxmox.proxmox_snap_info).".into(),
     ]
 }
 
-pub fn notes() -> Vec<String> {
+pub(crate) fn notes() -> Vec<String> {
     vec![
         "RV(snapshots) is Proxmox VE's list as it returns it, ending with its C(current) entry (the VM as it is now, with its C(parent)); a snapshot a task is making or removing carries C(snapstate).".into(),
         "A name O(snapname) does not find is no failure: RV(snapshots) is empty and the message says so, as in community.proxmox.".into(),
@@ -17,7 +17,7 @@ pub fn notes() -> Vec<String> {
     ]
 }
 
-pub const EXAMPLES: &str = r#"
+pub(crate) const EXAMPLES: &str = r#"
 - name: List the snapshots of a VM
   ferrox.proxmox.proxmox_snap_info:
     api_host: pve1.example.org
@@ -35,7 +35,7 @@ pub const EXAMPLES: &str = r#"
   failed_when: pre.snapshot is not defined
 "#;
 
-pub const RETURN: &str = r#"
+pub(crate) const RETURN: &str = r#"
 snapshot:
   description: The snapshot O(snapname) names (Proxmox VE's list entry).
   returned: when O(snapname) is given and the snapshot exists

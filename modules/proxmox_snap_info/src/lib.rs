@@ -51,14 +51,14 @@ pub fn spec() -> ModuleSpec {
 }
 
 /// The task: which guest, and which snapshot.
-pub struct SnapInfoTask {
+pub(crate) struct SnapInfoTask {
     vmid: Option<u32>,
     hostname: Option<String>,
     snapname: Option<String>,
 }
 
 impl SnapInfoTask {
-    pub fn from_params(p: &Params) -> Result<SnapInfoTask, String> {
+    pub(crate) fn from_params(p: &Params) -> Result<SnapInfoTask, String> {
         let vmid = match p.int("vmid") {
             Some(0) | None => None,
             Some(id) => Some(ferrox_ansible::options::read::vmid_in_range("vmid", id)?),
@@ -77,14 +77,14 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 }
 
 /// The guest and its snapshot list as PVE returns it (`current` last).
-pub struct Seen {
+pub(crate) struct Seen {
     vmid: u32,
     node: String,
     list: Value,
 }
 
 /// Reading changes nothing.
-pub struct Nothing;
+pub(crate) struct Nothing;
 
 impl Decided for Nothing {
     fn changes(&self) -> bool {
@@ -157,7 +157,7 @@ impl Task for SnapInfoTask {
 
 /// 1.6's result: the whole list, or the one snapshot asked for (`Snapshot 'x' not found`
 /// with an empty list when there is none).
-pub fn report(snapname: Option<&str>, list: &Value) -> Output {
+pub(crate) fn report(snapname: Option<&str>, list: &Value) -> Output {
     let items = list.as_array().cloned().unwrap_or_default();
     let Some(name) = snapname else {
         return Output::unchanged("").with("snapshots", items);
