@@ -132,6 +132,45 @@ fn a_rollback_stops_a_running_vm_and_starts_it_only_when_asked() {
     assert_eq!(api.wait_task(&upid)["exitstatus"], "OK");
     let status = api.get("/nodes/pve1/qemu/100/status/current");
     assert_eq!(status.data()["status"], "running");
+
+    // The RAM is saved only from a running VM, and a rollback to it starts the VM again.
+    assert_eq!(
+        api.run_task(
+            "POST",
+            "/nodes/pve1/qemu/100/snapshot",
+            &[("snapname", "with-ram"), ("vmstate", "1")]
+        ),
+        "OK"
+    );
+    let list = api.get("/nodes/pve1/qemu/100/snapshot");
+    assert_eq!(snapshot(list.data(), "with-ram").unwrap()["vmstate"], 1);
+    assert_eq!(snapshot(list.data(), "s1").unwrap()["vmstate"], 0);
+    assert_eq!(
+        api.run_task("POST", "/nodes/pve1/qemu/100/snapshot/with-ram/rollback", &[]),
+        "OK"
+    );
+    let tasks = api.get("/nodes/pve1/tasks?vmid=100&typefilter=qmstart&source=all");
+    let upid = tasks.data()[0]["upid"].as_str().unwrap().to_string();
+    assert_eq!(api.wait_task(&upid)["exitstatus"], "OK");
+    assert_eq!(
+        api.get("/nodes/pve1/qemu/100/status/current").data()["status"],
+        "running"
+    );
+    assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/100/status/stop", &[]), "OK");
+    assert_eq!(
+        api.run_task(
+            "POST",
+            "/nodes/pve1/qemu/100/snapshot",
+            &[("snapname", "stopped-ram"), ("vmstate", "1")]
+        ),
+        "OK"
+    );
+    let list = api.get("/nodes/pve1/qemu/100/snapshot");
+    assert_eq!(
+        snapshot(list.data(), "stopped-ram").unwrap()["vmstate"],
+        0,
+        "a stopped VM has no RAM to save"
+    );
 }
 
 #[test]
