@@ -518,3 +518,19 @@ fn a_lost_answer_is_recovered_from_the_node_s_task_list_not_sent_twice() {
     );
     assert_eq!(snapshots(&env, 100), (vec!["s2".to_string()], Value::Null));
 }
+
+#[test]
+fn a_snapshot_another_task_is_taking_holds_the_vm_and_is_refused_before_any_write() {
+    let env = Env::start();
+    // Another client's snapshot, still running: PVE holds the `snapshot` lock meanwhile.
+    env.fault(json!({"task_type": "qmsnapshot", "duration_ms": 5000, "times": 1}));
+    let (status, body) = env.api("POST", "/nodes/pve1/qemu/100/snapshot", &[("snapname", "other")]);
+    assert_eq!(status, 200, "{body}");
+    env.clear_requests();
+    let t = task(&env, SNAP, "{vmid: 100, snapname: mine}", false);
+    assert!(t.failed, "{}", t.result);
+    assert!(t.msg().starts_with("VM 100 is locked (snapshot)"), "{}", t.msg());
+    assert_eq!(writes(&calls(&env)), 0, "wrote: {:?}", calls(&env));
+    let info = task(&env, INFO, "{vmid: 100, snapname: other}", false);
+    assert_eq!(info.result["snapshot"]["snapstate"], "prepare", "{}", info.result);
+}
