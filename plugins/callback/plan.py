@@ -44,6 +44,7 @@ from ansible.plugins.callback import CallbackBase
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils.plan_store import read_plan
 
 POWER_WORDS = {'running': 'start', 'stopped': 'stop', 'paused': 'pause', 'hibernated': 'hibernate'}
+SNAPSHOT_WORDS = {'take': 'snapshot', 'remove': 'remove snapshot', 'rollback': 'roll back to snapshot'}
 
 
 def summarize(effects):
@@ -81,6 +82,8 @@ def summarize(effects):
                 vm['steps'].append('move to pool %s' % e.get('pool'))
         elif kind == 'remove':
             vm['removed'] = True
+        elif kind == 'snapshot':
+            vm['steps'].append(SNAPSHOT_WORDS.get(e.get('action'), 'snapshot') + ' ' + str(e.get('name')))
         elif kind == 'refused':
             vm['refused'].append(e)
     return [vm for vm in vms.values() if not (vm['created'] and vm['removed'])]

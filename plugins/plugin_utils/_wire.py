@@ -13,10 +13,10 @@ from __future__ import annotations
 BINARY = 'ferrox'
 
 # Every module the binary runs, in meta/runtime.yml's order.
-MODULES = ('proxmox_kvm', 'proxmox_disk', 'proxmox_nic', 'proxmox_vm_info', 'proxmox_template')
+MODULES = ('proxmox_kvm', 'proxmox_disk', 'proxmox_nic', 'proxmox_vm_info', 'proxmox_template', 'proxmox_snap', 'proxmox_snap_info')
 
 # The modules that look guests up by name through the run's name index.
-NAME_INDEX_MODULES = ('proxmox_kvm', 'proxmox_disk', 'proxmox_nic', 'proxmox_vm_info')
+NAME_INDEX_MODULES = ('proxmox_kvm', 'proxmox_disk', 'proxmox_nic', 'proxmox_vm_info', 'proxmox_snap', 'proxmox_snap_info')
 
 # The platforms the tarball ships a binary for.
 RELEASED_PLATFORMS = ('linux_x86_64', 'linux_aarch64', 'darwin_arm64', 'darwin_x86_64')

@@ -114,6 +114,22 @@ pub enum Effect {
         #[serde(default, skip_serializing_if = "String::is_empty")]
         path: String,
     },
+    /// A snapshot of the VM taken, removed, or rolled back to (`proxmox_snap`); later
+    /// tasks see it in the VM's snapshot list. A rollback's stop or start is a
+    /// [`Effect::Power`] of its own.
+    Snapshot {
+        /// The VM.
+        vmid: u32,
+        /// The node it is on.
+        node: String,
+        /// The snapshot's name.
+        name: String,
+        /// What happens to it.
+        action: SnapshotAction,
+        /// Its description (a snapshot taken).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        description: String,
+    },
     /// A file on a storage (`proxmox_template`): put there, or removed. No VM's; later
     /// tasks see it in the storage's content listing (a disk's `import_from`, an ISO).
     Volume {
@@ -137,6 +153,18 @@ pub enum Effect {
     },
 }
 
+/// What a snapshot effect does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SnapshotAction {
+    /// Taken (`POST .../snapshot`).
+    Take,
+    /// Removed (`DELETE .../snapshot/{name}`).
+    Remove,
+    /// Rolled back to (`POST .../snapshot/{name}/rollback`): the VM's `parent` after it.
+    Rollback,
+}
+
 impl Effect {
     /// The VM the effect concerns; `None` for a file on a storage.
     pub fn vmid(&self) -> Option<u32> {
@@ -149,6 +177,7 @@ impl Effect {
             | Effect::Migrate { vmid, .. }
             | Effect::Remove { vmid, .. }
             | Effect::Pool { vmid, .. }
+            | Effect::Snapshot { vmid, .. }
             | Effect::Refused { vmid, .. } => *vmid,
         })
     }

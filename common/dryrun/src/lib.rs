@@ -20,12 +20,14 @@
 //! and [`Effect`] for what a task records.
 //!
 //! - [`effect`]: one planned effect (create, config change, power, template, migrate,
-//!   remove, pool membership), the JSON the controller keeps.
+//!   remove, pool membership, a snapshot), the JSON the controller keeps.
 //! - [`state`]: the [`RunPlan`] (effects in order) folded into each VM's planned state,
 //!   and the vmids it reserved.
 //! - [`overlay`]: PVE's answers with the plan applied (pure).
 //!   A file put on a storage or removed (`proxmox_template`) is a [`PlannedVolume`],
 //!   shown in the storage's content listing.
+//! - [`snapshots`]: a VM's snapshot list with the plan's snapshots taken, removed and
+//!   rolled back to (pure).
 //! - [`view`]: the reads of a check-mode run routed through the overlay.
 //! - [`unknown`]: values only PVE decides, reported as `(known after apply)`.
 //!
@@ -38,10 +40,11 @@
 
 pub mod effect;
 pub mod overlay;
+pub mod snapshots;
 pub mod state;
 pub mod view;
 
-pub use effect::Effect;
+pub use effect::{Effect, SnapshotAction};
 pub use ferrox_pve_rules::unknown;
 pub use state::{PlannedVm, PlannedVolume, RunPlan};
 pub use unknown::UNKNOWN;

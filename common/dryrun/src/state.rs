@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::effect::Effect;
+use super::effect::{Effect, SnapshotAction};
 
 /// The plan as the controller hands it to a module (`_ferrox_plan`): every effect
 /// recorded by the earlier check-mode tasks of the run, in order.
@@ -105,6 +105,7 @@ fn node_of(e: &Effect) -> &str {
         | Effect::Migrate { node, .. }
         | Effect::Remove { node, .. }
         | Effect::Pool { node, .. }
+        | Effect::Snapshot { node, .. }
         | Effect::Refused { node, .. }
         | Effect::Volume { node, .. } => node,
     }
@@ -170,6 +171,21 @@ pub struct PlannedVm {
     pub what: Vec<String>,
     /// The state of the HA resource a planned create adds; `None`: as PVE says.
     pub ha_state: Option<String>,
+    /// Snapshots the plan takes (oldest first) or removes, the last word per name.
+    pub snapshots: Vec<PlannedSnapshot>,
+    /// The snapshot the plan rolls back to or takes last: the config's `parent` after it.
+    pub snapshot_parent: Option<String>,
+}
+
+/// A snapshot as the plan leaves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedSnapshot {
+    /// Its name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// Whether the plan removes it (else it takes it).
+    pub removed: bool,
 }
 
 impl PlannedVm {
@@ -210,6 +226,8 @@ impl PlannedVm {
             pool: None,
             what: Vec::new(),
             ha_state: None,
+            snapshots: Vec::new(),
+            snapshot_parent: None,
         }
     }
 
@@ -262,7 +280,31 @@ impl PlannedVm {
             Effect::Migrate { to, .. } => self.node = to.clone(),
             Effect::Remove { .. } => self.removed = true,
             Effect::Pool { pool, .. } => self.pool = Some(pool.clone()),
+            Effect::Snapshot {
+                name,
+                action,
+                description,
+                ..
+            } => self.apply_snapshot(name, *action, description),
             Effect::Refused { .. } => {}
+        }
+    }
+
+    fn apply_snapshot(&mut self, name: &str, action: SnapshotAction, description: &str) {
+        match action {
+            SnapshotAction::Take | SnapshotAction::Remove => {
+                let removed = action == SnapshotAction::Remove;
+                self.snapshots.retain(|s| s.name != name);
+                self.snapshots.push(PlannedSnapshot {
+                    name: name.to_string(),
+                    description: description.to_string(),
+                    removed,
+                });
+                if !removed {
+                    self.snapshot_parent = Some(name.to_string());
+                }
+            }
+            SnapshotAction::Rollback => self.snapshot_parent = Some(name.to_string()),
         }
     }
 

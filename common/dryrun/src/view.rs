@@ -116,6 +116,7 @@ impl PlanView {
             "/config" => Ok(Value::Object(overlay::config(vm, real(rest)?, current))),
             "/pending" => Ok(overlay::pending(vm, real(rest)?)),
             "/status/current" => Ok(overlay::status(vm, real(rest)?)),
+            "/snapshot" => Ok(crate::snapshots::list(vm, real(rest)?)),
             _ if vm.created => Err(ApiError::http(
                 500,
                 format!(

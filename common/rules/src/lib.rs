@@ -12,6 +12,7 @@
 //! - [`cloudinit`]: cloud-init keys, and what a running VM's drive lacks (its listing parsed).
 //! - [`privileges`]: the privileges PVE checks for each write (per key and path), and the table of them.
 //! - [`size`]: disk sizes as PVE spells them.
+//! - [`snapshot`]: the snapshot names PVE takes, and which volumes can be snapshotted.
 //! - [`unknown`]: `(known after apply)`, the dry run's marker for values only PVE decides.
 //! - [`utc_time`]: PVE's epoch seconds as calendar dates.
 //!
@@ -32,6 +33,7 @@ pub mod pending;
 pub mod privileges;
 pub mod propstring;
 pub mod size;
+pub mod snapshot;
 pub mod unknown;
 mod unknown_marker;
 pub mod utc_time;

@@ -16,9 +16,16 @@ pub const INVENTORY: &str = "inventory";
 /// The modules that look a guest up by `name` through the run's name index (the action
 /// plugin hands them the index: `plugins/plugin_utils/_wire.py`); their docs carry
 /// the index's note.
-pub const NAME_INDEX_MODULES: [&str; 4] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info"];
+pub const NAME_INDEX_MODULES: [&str; 6] = [
+    "proxmox_kvm",
+    "proxmox_disk",
+    "proxmox_nic",
+    "proxmox_vm_info",
+    "proxmox_snap",
+    "proxmox_snap_info",
+];
 
-pub const MODULES: [Registered; 5] = [
+pub const MODULES: [Registered; 7] = [
     Registered {
         name: "proxmox_kvm",
         spec: proxmox_kvm::spec,
@@ -43,6 +50,16 @@ pub const MODULES: [Registered; 5] = [
         name: "proxmox_template",
         spec: proxmox_template::spec,
         body: proxmox_template::run,
+    },
+    Registered {
+        name: "proxmox_snap",
+        spec: proxmox_snap::spec,
+        body: proxmox_snap::run,
+    },
+    Registered {
+        name: "proxmox_snap_info",
+        spec: proxmox_snap_info::spec,
+        body: proxmox_snap_info::run,
     },
 ];
 

@@ -7,7 +7,6 @@
 //! predicted in check mode ([`planned`]), else [`apply`]'d and the config read back once
 //! for the result ([`report`]).
 
-
 mod apply;
 mod current;
 mod disk_key;

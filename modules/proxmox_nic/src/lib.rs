@@ -6,7 +6,6 @@
 //! the node; the change is predicted in check mode, else written with one
 //! `PUT .../config` guarded by the config `digest` and read back for the MAC PVE chose.
 
-
 mod docs;
 mod options;
 mod plan;

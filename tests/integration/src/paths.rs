@@ -3,12 +3,14 @@
 use std::path::PathBuf;
 
 /// The collection's modules, all in one binary per platform, `plugins/modules/__bin/<platform>/ferrox`.
-pub const MODULES: [&str; 5] = [
+pub const MODULES: [&str; 7] = [
     "proxmox_kvm",
     "proxmox_disk",
     "proxmox_nic",
     "proxmox_vm_info",
     "proxmox_template",
+    "proxmox_snap",
+    "proxmox_snap_info",
 ];
 
 /// The module binary's file name.

@@ -26,6 +26,7 @@ pub mod import;
 pub mod lxc;
 pub mod nodes;
 pub mod params;
+pub mod phased;
 pub mod pools;
 pub mod propstring;
 pub mod pvesh;

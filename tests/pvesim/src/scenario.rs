@@ -225,6 +225,7 @@ impl Scenario {
                 .unwrap_or_else(|| crate::state::DEFAULT_PVE_VERSION.into()),
             appliances: self.appliances.clone(),
             realms: self.realms.clone(),
+            migration_locks: BTreeMap::new(),
         };
         check_version("pve_version", &c.pve_version)?;
         for n in &c.nodes {
@@ -406,6 +407,7 @@ fn guest_config(g: &GuestSpec) -> Config {
                 .as_ref()
                 .map(config_strings)
                 .unwrap_or_else(|| conf.current.clone()),
+            snapstate: None,
         };
         conf.snapshots.insert(s.name.clone(), snap);
         parent = Some(s.name.clone());

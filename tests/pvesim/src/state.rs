@@ -284,6 +284,9 @@ pub struct Snapshot {
     /// The config keys at snapshot time.
     #[serde(default)]
     pub conf: BTreeMap<String, String>,
+    /// `prepare` while the snapshot is being made, `delete` while it is being removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapstate: Option<String>,
 }
 
 /// An appliance template of the node's appliance index (`pveam`'s `aplinfo.dat`): what
@@ -526,6 +529,10 @@ pub struct Cluster {
     /// `domains.cfg`'s realms beyond `pam` and `pve`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub realms: Vec<RealmDef>,
+    /// The guest migration locks (`/var/lock/pve-manager/pve-migrate-<vmid>`) by vmid:
+    /// the UPID of the task that holds it or waits for it last; free once that task ended.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub migration_locks: BTreeMap<u32, String>,
 }
 pub const DEFAULT_PVE_VERSION: &str = "9.1.5";
 fn default_pve_version() -> String {

@@ -133,6 +133,20 @@ pub enum Write {
         /// The storage the file is removed from.
         storage: String,
     },
+    /// `POST .../snapshot` or `DELETE .../snapshot/{snapname}` (qemu-server `snapshot`,
+    /// `delsnapshot`).
+    Snapshot {
+        /// The VM.
+        vmid: u32,
+    },
+    /// `POST .../snapshot/{snapname}/rollback`, starting the VM after it with `start`
+    /// (qemu-server `rollback`).
+    Rollback {
+        /// The VM rolled back.
+        vmid: u32,
+        /// Whether `start` is sent.
+        start: bool,
+    },
 }
 
 /// One thing PVE will check.
@@ -332,6 +346,21 @@ pub fn needs(write: &Write) -> Vec<Need> {
         }
         Write::RemoveFile { storage } => {
             out.push(all("remove", &["Datastore.Allocate"], format!("/storage/{storage}")))
+        }
+        Write::Snapshot { vmid } => out.push(all("snapshot", &["VM.Snapshot"], vm_path(*vmid))),
+        // The API call's own check is one of the two; `start` is checked up front since
+        // qemu-server 9.1.10 (the worker starts the VM without its own check).
+        Write::Rollback { vmid, start } => {
+            out.push(Need {
+                what: "rollback".into(),
+                check: Check::Any {
+                    privileges: vec!["VM.Snapshot", "VM.Snapshot.Rollback"],
+                    path: vm_path(*vmid),
+                },
+            });
+            if *start {
+                out.push(all("start", &["VM.PowerMgmt"], vm_path(*vmid)));
+            }
         }
     }
     out.dedup();

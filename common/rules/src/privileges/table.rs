@@ -37,6 +37,7 @@ pub fn operations() -> Vec<Operation> {
         disk_operations(),
         nic_operations(),
         template_operations(),
+        snapshot_operations(),
     ]
     .into_iter()
     .flatten()
@@ -294,6 +295,27 @@ fn template_operations() -> Vec<Operation> {
     ]
 }
 
+/// proxmox_snap's writes: take or remove a snapshot, roll back (and start).
+fn snapshot_operations() -> Vec<Operation> {
+    vec![
+        op(
+            "proxmox_snap",
+            "`state: present` (a new snapshot; `retention` removes old ones), `state: absent`",
+            Write::Snapshot { vmid: VM },
+        ),
+        op(
+            "proxmox_snap",
+            "`state: rollback`",
+            Write::Rollback { vmid: VM, start: false },
+        ),
+        op(
+            "proxmox_snap",
+            "`state: rollback` with `start: true`",
+            Write::Rollback { vmid: VM, start: true },
+        ),
+    ]
+}
+
 /// `/vms/1` → `/vms/{vmid}`, `/vms/2` → `/vms/{other}`.
 fn placeholder(path: &str) -> String {
     match path {
@@ -416,6 +438,17 @@ mod tests {
         assert_eq!(
             requirements(&ci.write),
             ["one of `VM.Config.Cloudinit`, `VM.Config.Network` on `/vms/{vmid}`"]
+        );
+        let rollback = ops
+            .iter()
+            .find(|o| o.what == "`state: rollback` with `start: true`")
+            .unwrap();
+        assert_eq!(
+            requirements(&rollback.write),
+            [
+                "one of `VM.Snapshot`, `VM.Snapshot.Rollback` on `/vms/{vmid}`",
+                "`VM.PowerMgmt` on `/vms/{vmid}`"
+            ]
         );
         assert!(markdown().contains("| proxmox_nic | `state: present` with `tag` | `VM.Config.Network` on `/vms/{vmid}`; `SDN.Use` on `/sdn/zones/localnetwork/{bridge}/{tag}` |"), "{}", markdown());
     }

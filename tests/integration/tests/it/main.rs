@@ -55,6 +55,7 @@ mod recover;
 mod references;
 mod rehearsal;
 mod shim;
+mod snap;
 mod snapshots;
 mod soak;
 mod tag_rules;

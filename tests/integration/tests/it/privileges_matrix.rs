@@ -188,6 +188,11 @@ fn tasks(t: &Token) -> Vec<(&'static str, &'static str, Value)> {
             json!({"vmid": b, "interface": "net1", "bridge": "vmbr1"}),
         ),
         (
+            "proxmox_snap",
+            "snapshot",
+            json!({"vmid": b, "snapname": "matrix", "retention": 1}),
+        ),
+        (
             "proxmox_kvm",
             "pool",
             json!({"vmid": b, "update": true, "pool": "prod"}),

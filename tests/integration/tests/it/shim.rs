@@ -29,10 +29,12 @@ fn output(cmd: &mut Command) -> (bool, String, String) {
     )
 }
 
-const MODULES: [(&str, &str); 5] = [
+const MODULES: [(&str, &str); 7] = [
     ("proxmox_disk", "Manage one disk"),
     ("proxmox_kvm", "Management of QEMU/KVM"),
     ("proxmox_nic", "Manage one network interface"),
+    ("proxmox_snap", "Take, remove or roll back a snapshot"),
+    ("proxmox_snap_info", "List the snapshots"),
     ("proxmox_template", "Management of OS templates"),
     ("proxmox_vm_info", "Retrieve information"),
 ];

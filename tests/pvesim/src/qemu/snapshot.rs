@@ -2,13 +2,15 @@
 //! as pve-guest-common's AbstractConfig does them: the config file gets a `[name]`
 //! section with the config of that moment, the current config's `parent` points at
 //! the newest one, and the `snapshot`/`rollback`/`snapshot-delete` lock is held while
-//! the task runs.
+//! the task runs (written by the worker's first step, [`crate::phased`]), with the
+//! snapshot's `snapstate` (`prepare`, `delete`) beside it. Rollbacks and deletes without
+//! `force` first take the guest migration lock, so a second one waits for the first.
 
-use super::{check_lock, disks, vm, vm_mut};
+use super::{check_lock, disks, is_template, vm, vm_mut};
 use crate::api::Ctx;
 use crate::error::{ApiError, ApiResult};
+use crate::phased::{self, Flock, Step};
 use crate::state::{Cluster, Snapshot};
-use crate::tasks;
 use crate::util::now_secs;
 use serde_json::{json, Map, Value};
 
@@ -37,6 +39,9 @@ pub fn list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             m.insert("description".into(), json!(s.description));
             if let Some(p) = &s.parent {
                 m.insert("parent".into(), json!(p));
+            }
+            if let Some(state) = &s.snapstate {
+                m.insert("snapstate".into(), json!(state));
             }
             Value::Object(m)
         })
@@ -84,91 +89,157 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     vm(ctx.c, &node, vmid)?;
     let vmstate = ctx.flag("vmstate");
     let description = ctx.get("description").unwrap_or("").to_string();
-    let node2 = node.clone();
-    let upid = tasks::spawn(
+    let (node2, name2) = (node.clone(), name.clone());
+    let prepare: Step = Box::new(move |c, _| {
+        // AbstractConfig::__snapshot_prepare, in its order.
+        let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
+        if is_template(g) {
+            return Err("you can't take a snapshot if it's a template".into());
+        }
+        check_lock(g, false)?;
+        if g.conf.snapshots.contains_key(&name2) {
+            return Err(format!("snapshot name '{name2}' already used"));
+        }
+        if !snapshot_capable(c, &g.conf.current) {
+            return Err("snapshot feature is not available".into());
+        }
+        let running = g.running;
+        let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
+        let mut conf = g.conf.current.clone();
+        conf.remove("lock");
+        let parent = conf.remove("parent");
+        g.conf.current.insert("lock".into(), "snapshot".into());
+        g.conf.snapshots.insert(
+            name2,
+            Snapshot {
+                description,
+                snaptime: now_secs(),
+                // The RAM is saved only from a running VM.
+                vmstate: vmstate && running,
+                parent,
+                conf,
+                snapstate: Some("prepare".into()),
+            },
+        );
+        Ok(())
+    });
+    let node3 = node.clone();
+    let commit: Step = Box::new(move |c, t| {
+        let g = vm_mut(c, &node3, vmid).map_err(|e| e.message)?;
+        if let Err(e) = t.check_fault() {
+            // snapshot_create's cleanup: snapshot_delete with force under the snapshot lock.
+            t.log.push("snapshot create failed: starting cleanup".into());
+            g.conf.snapshots.remove(&name);
+            g.conf.current.remove("lock");
+            return Err(e);
+        }
+        // __snapshot_commit.
+        if let Some(s) = g.conf.snapshots.get_mut(&name) {
+            s.snapstate = None;
+        }
+        g.conf.current.remove("lock");
+        g.conf.current.insert("parent".into(), name.clone());
+        Ok(())
+    });
+    let upid = phased::spawn(
         ctx.sim,
         ctx.c,
         &node,
         "qmsnapshot",
         &vmid.to_string(),
         ctx.who,
-        vec![],
-        Box::new(move |c, t| {
-            let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
-            check_lock(g, false)?;
-            if g.conf.snapshots.contains_key(&name) {
-                return Err(format!("snapshot name '{name}' already used"));
-            }
-            if !snapshot_capable(c, &g.conf.current) {
-                return Err("snapshot feature is not available".into());
-            }
-            let running = g.running;
-            t.check_fault()?;
-            let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
-            let mut conf = g.conf.current.clone();
-            conf.remove("lock");
-            let parent = conf.remove("parent");
-            g.conf.snapshots.insert(
-                name.clone(),
-                Snapshot {
-                    description,
-                    snaptime: now_secs(),
-                    vmstate: vmstate && running,
-                    parent,
-                    conf,
-                },
-            );
-            g.conf.current.insert("parent".into(), name.clone());
-            Ok(())
-        }),
+        None,
+        prepare,
+        commit,
     );
     Ok(Value::String(upid))
+}
+
+/// The guest migration lock a rollback or snapshot delete takes first: free, or the task
+/// holding it (or waiting for it last), which this one waits for.
+fn migration_lock(c: &mut Cluster, vmid: u32, timeout_error: String) -> Option<Flock> {
+    let holder = c
+        .migration_locks
+        .get(&vmid)
+        .filter(|u| c.tasks.get(*u).is_some_and(|t| t.running))?;
+    Some(Flock {
+        holder: holder.clone(),
+        timeout_error,
+    })
 }
 
 pub fn rollback(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let name = ctx.get("snapname").unwrap_or("").to_string();
     vm(ctx.c, &node, vmid)?;
-    if ctx.flag("start") {
+    let start = ctx.flag("start");
+    if start {
         ctx.require(&format!("/vms/{vmid}"), "VM.PowerMgmt")?;
     }
-    let start = ctx.flag("start");
-    let (sim, who, node2) = (ctx.sim.clone(), ctx.who.clone(), node.clone());
-    let upid = tasks::spawn(
+    let flock = migration_lock(
+        ctx.c,
+        vmid,
+        format!("can't lock file '/var/lock/pve-manager/pve-migrate-{vmid}' - got timeout"),
+    );
+    let (node2, name2) = (node.clone(), name.clone());
+    let prepare: Step = Box::new(move |c, _| {
+        // AbstractConfig::snapshot_rollback, its first (prepare) pass.
+        let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
+        if is_template(g) {
+            return Err("you can't rollback if vm is a template".into());
+        }
+        let Some(snap) = g.conf.snapshots.get(&name2) else {
+            return Err(format!("snapshot '{name2}' does not exist"));
+        };
+        if let Some(state) = &snap.snapstate {
+            return Err(format!(
+                "unable to rollback to incomplete snapshot (snapstate = {state})"
+            ));
+        }
+        check_lock(g, false)?;
+        if g.running {
+            // __snapshot_rollback_vm_stop: a hard stop, whatever the snapshot holds.
+            super::power::stop_now(c, vmid);
+        }
+        let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
+        g.conf.current.insert("lock".into(), "rollback".into());
+        Ok(())
+    });
+    let (sim, who, node3) = (ctx.sim.clone(), ctx.who.clone(), node.clone());
+    let apply: Step = Box::new(move |c, t| {
+        let failed = t.check_fault();
+        let g = vm_mut(c, &node3, vmid).map_err(|e| e.message)?;
+        // A failed volume rollback leaves the `rollback` lock, as in PVE.
+        failed?;
+        let Some(snap) = g.conf.snapshots.get(&name).cloned() else {
+            return Err(format!("snapshot '{name}' does not exist"));
+        };
+        let mut conf: std::collections::BTreeMap<String, String> = snap
+            .conf
+            .into_iter()
+            .filter(|(k, _)| !SNAPSHOT_ONLY.contains(&k.as_str()))
+            .collect();
+        conf.insert("parent".into(), name.clone());
+        g.conf.current = conf;
+        g.conf.pending.clear();
+        g.conf.delete.clear();
+        if start || snap.vmstate {
+            super::power::spawn_start(&sim, c, &node3, vmid, &who, false);
+        }
+        Ok(())
+    });
+    let upid = phased::spawn(
         ctx.sim,
         ctx.c,
         &node,
         "qmrollback",
         &vmid.to_string(),
         ctx.who,
-        vec![],
-        Box::new(move |c, t| {
-            let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
-            let Some(snap) = g.conf.snapshots.get(&name).cloned() else {
-                return Err(format!("snapshot '{name}' does not exist"));
-            };
-            check_lock(g, false)?;
-            t.check_fault()?;
-            if g.running {
-                // Without saved RAM the VM is stopped first.
-                super::power::stop_now(c, vmid);
-            }
-            let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
-            let mut conf: std::collections::BTreeMap<String, String> = snap
-                .conf
-                .into_iter()
-                .filter(|(k, _)| !SNAPSHOT_ONLY.contains(&k.as_str()))
-                .collect();
-            conf.insert("parent".into(), name.clone());
-            g.conf.current = conf;
-            g.conf.pending.clear();
-            g.conf.delete.clear();
-            if start || snap.vmstate {
-                super::power::spawn_start(&sim, c, &node2, vmid, &who, false);
-            }
-            Ok(())
-        }),
+        flock,
+        prepare,
+        apply,
     );
+    ctx.c.migration_locks.insert(vmid, upid.clone());
     Ok(Value::String(upid))
 }
 
@@ -176,39 +247,81 @@ pub fn delete(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let name = ctx.get("snapname").unwrap_or("").to_string();
     vm(ctx.c, &node, vmid)?;
-    let node2 = node.clone();
-    let upid = tasks::spawn(
+    let force = ctx.flag("force");
+    // Without `force` the worker takes the guest migration lock first.
+    let flock = if force {
+        None
+    } else {
+        migration_lock(
+            ctx.c,
+            vmid,
+            "Failed to obtain guest migration lock - replication running?".into(),
+        )
+    };
+    let (node2, name2) = (node.clone(), name.clone());
+    let prepare: Step = Box::new(move |c, _| {
+        // AbstractConfig::snapshot_delete: the snapshot, set_lock, then the prepare pass.
+        let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
+        if !g.conf.snapshots.contains_key(&name2) {
+            return Err(format!("snapshot '{name2}' does not exist"));
+        }
+        check_lock(g, false)?;
+        if is_template(g) {
+            // set_lock has written the lock already; the error leaves it, as in PVE.
+            let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
+            g.conf.current.insert("lock".into(), "snapshot-delete".into());
+            return Err("you can't delete a snapshot if vm is a template".into());
+        }
+        let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
+        g.conf.current.insert("lock".into(), "snapshot-delete".into());
+        if let Some(s) = g.conf.snapshots.get_mut(&name2) {
+            s.snapstate = Some("delete".into());
+        }
+        Ok(())
+    });
+    let node3 = node.clone();
+    let remove: Step = Box::new(move |c, t| {
+        let failed = t.check_fault();
+        let g = vm_mut(c, &node3, vmid).map_err(|e| e.message)?;
+        match failed {
+            // A volume that cannot drop its snapshot stops the delete, leaving the lock
+            // and `snapstate: delete`; with `force` it is a warning.
+            Err(e) if !force => return Err(e),
+            Err(e) => t.warn(e),
+            Ok(()) => {}
+        }
+        let Some(snap) = g.conf.snapshots.remove(&name) else {
+            return Err(format!("snapshot '{name}' does not exist"));
+        };
+        // Children (and the current config) now descend from the deleted one's parent.
+        for s in g.conf.snapshots.values_mut() {
+            if s.parent.as_deref() == Some(name.as_str()) {
+                s.parent = snap.parent.clone();
+            }
+        }
+        if g.conf.current.get("parent") == Some(&name) {
+            match &snap.parent {
+                Some(p) => g.conf.current.insert("parent".into(), p.clone()),
+                None => g.conf.current.remove("parent"),
+            };
+        }
+        g.conf.current.remove("lock");
+        Ok(())
+    });
+    let upid = phased::spawn(
         ctx.sim,
         ctx.c,
         &node,
         "qmdelsnapshot",
         &vmid.to_string(),
         ctx.who,
-        vec![],
-        Box::new(move |c, t| {
-            let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
-            let Some(snap) = g.conf.snapshots.get(&name).cloned() else {
-                return Err(format!("snapshot '{name}' does not exist"));
-            };
-            check_lock(g, false)?;
-            t.check_fault()?;
-            let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
-            g.conf.snapshots.remove(&name);
-            // Children (and the current config) now descend from the deleted one's parent.
-            for s in g.conf.snapshots.values_mut() {
-                if s.parent.as_deref() == Some(name.as_str()) {
-                    s.parent = snap.parent.clone();
-                }
-            }
-            if g.conf.current.get("parent") == Some(&name) {
-                match &snap.parent {
-                    Some(p) => g.conf.current.insert("parent".into(), p.clone()),
-                    None => g.conf.current.remove("parent"),
-                };
-            }
-            Ok(())
-        }),
+        flock,
+        prepare,
+        remove,
     );
+    if !force {
+        ctx.c.migration_locks.insert(vmid, upid.clone());
+    }
     Ok(Value::String(upid))
 }
 

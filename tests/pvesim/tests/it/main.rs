@@ -26,6 +26,7 @@ mod pools;
 mod request_order;
 mod robustness;
 mod scenario_schema;
+mod snapshot_tasks;
 mod snapshots_backups;
 mod status_broadcast;
 mod storage_state;

@@ -1,0 +1,105 @@
+//! Snapshots as PVE decides them: which names it takes, and which volumes can be
+//! snapshotted (a VM can only when all its disks can).
+//!
+//! Names: the API's `pve-snapshot-name` is a `pve-configid` of at most 40 characters
+//! (pve-common `JSONSchema.pm`, `$CONFIGID_RE = [a-z][a-z0-9_-]+`, case-insensitive), and
+//! qemu-server's `snapshot` call refuses `current` and, in any case, `pending`. Volumes:
+//! each storage plugin's `volume_has_feature('snapshot')` (pve-storage): thin LVM, ZFS
+//! and RBD always, BTRFS for raw, qcow2 and subvolumes, file storages and LVM for qcow2
+//! only, iSCSI never; a base volume (a template's) is not `current`.
+
+/// PVE's `maxLength` of a snapshot name.
+pub const NAME_MAX: usize = 40;
+
+/// Why PVE refuses `name` as a snapshot name, in its words; `creating`: the name of a
+/// new snapshot (the reserved names are refused only there).
+pub fn name_refusal(name: &str, creating: bool) -> Option<String> {
+    if creating && name == "current" {
+        return Some("unable to use snapshot name 'current' (reserved name)".into());
+    }
+    if creating && name.eq_ignore_ascii_case("pending") {
+        return Some("unable to use snapshot name 'pending' (reserved name)".into());
+    }
+    if name.chars().count() > NAME_MAX {
+        return Some(format!("value may only be {NAME_MAX} characters long"));
+    }
+    let mut chars = name.chars();
+    let first_ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic());
+    let rest: Vec<char> = chars.collect();
+    let rest_ok = !rest.is_empty() && rest.iter().all(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-');
+    if !(first_ok && rest_ok) {
+        return Some(format!("invalid format - invalid configuration ID '{name}'"));
+    }
+    None
+}
+
+/// Whether a volume `volname` on a storage of plugin `storage_type` can be snapshotted.
+/// An unknown plugin type answers `true`: PVE's own refusal then stands.
+pub fn volume_can_snapshot(storage_type: &str, volname: &str) -> bool {
+    let base = volname.rsplit('/').next().unwrap_or(volname).starts_with("base-");
+    let qcow2 = volname.ends_with(".qcow2");
+    match storage_type {
+        "lvmthin" => !base,
+        "zfspool" | "zfs" | "rbd" => true,
+        "btrfs" => qcow2 || volname.ends_with(".raw") || volname.contains("subvol-") || !volname.contains('.'),
+        "dir" | "nfs" | "cifs" | "glusterfs" | "cephfs" | "lvm" => qcow2,
+        "iscsi" | "iscsidirect" | "pbs" | "esxi" => false,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_as_the_api_takes_them() {
+        for ok in ["pre-upgrade", "ansible_snap", "A1", "s-2026_01"] {
+            assert_eq!(name_refusal(ok, true), None, "{ok}");
+        }
+        let refused = [
+            ("current", true, "unable to use snapshot name 'current' (reserved name)"),
+            ("Pending", true, "unable to use snapshot name 'pending' (reserved name)"),
+            ("1st", true, "invalid format - invalid configuration ID '1st'"),
+            ("a", true, "invalid format - invalid configuration ID 'a'"),
+            (
+                "pre upgrade",
+                false,
+                "invalid format - invalid configuration ID 'pre upgrade'",
+            ),
+            ("a.b", true, "invalid format - invalid configuration ID 'a.b'"),
+        ];
+        for (name, creating, why) in refused {
+            assert_eq!(name_refusal(name, creating).as_deref(), Some(why), "{name}");
+        }
+        assert_eq!(
+            name_refusal("current", false),
+            None,
+            "only a new snapshot's name is reserved"
+        );
+        assert_eq!(
+            name_refusal(&"s".repeat(41), true).as_deref(),
+            Some("value may only be 40 characters long")
+        );
+    }
+
+    #[test]
+    fn volumes_by_storage_plugin() {
+        let table = [
+            ("lvmthin", "vm-100-disk-0", true),
+            ("lvmthin", "base-9000-disk-0", false),
+            ("zfspool", "vm-100-disk-0", true),
+            ("rbd", "vm-100-disk-0", true),
+            ("dir", "100/vm-100-disk-0.qcow2", true),
+            ("nfs", "100/vm-100-disk-0.raw", false),
+            ("cifs", "100/vm-100-disk-0.vmdk", false),
+            ("lvm", "vm-100-disk-0", false),
+            ("lvm", "vm-100-disk-0.qcow2", true),
+            ("btrfs", "100/vm-100-disk-0/disk.raw", true),
+            ("iscsi", "0.0.0.scsi-36001405", false),
+        ];
+        for (kind, volname, can) in table {
+            assert_eq!(volume_can_snapshot(kind, volname), can, "{kind} {volname}");
+        }
+    }
+}
