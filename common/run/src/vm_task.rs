@@ -1,7 +1,7 @@
-//! The skeleton of a task on one QEMU VM, as proxmox_kvm, proxmox_disk and proxmox_nic
-//! run it: locate the VM (by vmid, else by name, preferring a node among same-named VMs),
-//! read its config, refuse a locked VM, hold the writes to the privilege gate, buffer
-//! the check-mode effects, execute, and hand the effects to the run at the end.
+//! What tasks on one QEMU VM share (proxmox_kvm, proxmox_disk, proxmox_nic): locate the
+//! VM (by vmid, else by name, preferring a node among same-named VMs), read its config,
+//! word the refusal of a locked VM, and buffer the check-mode effects; the one driver
+//! ([`crate::driver`]) runs the steps in order.
 //!
 //! The steps are here once, and so are their failures: the module passes its wording
 //! where community.proxmox 1.6 (or ferrox, where 1.6 had none) words a module's failure
@@ -208,18 +208,6 @@ impl Effects {
             m.plan_effect(e);
         }
     }
-}
-
-/// Runs `body` with an effects buffer, then hands what it buffered to the run, whether
-/// the body succeeded or failed.
-pub fn with_effects<T>(
-    m: &mut Module,
-    body: impl FnOnce(&mut Module, &mut Effects) -> Result<T, Failure>,
-) -> Result<T, Failure> {
-    let mut effects = Effects::default();
-    let result = body(m, &mut effects);
-    effects.hand_to(m);
-    result
 }
 
 #[cfg(test)]
