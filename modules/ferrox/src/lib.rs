@@ -18,7 +18,7 @@ pub const INVENTORY: &str = "inventory";
 /// the index's note.
 pub const NAME_INDEX_MODULES: [&str; 4] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info"];
 
-pub const MODULES: [Registered; 5] = [
+pub const MODULES: [Registered; 6] = [
     Registered {
         name: "proxmox_kvm",
         spec: proxmox_kvm::spec,
@@ -43,6 +43,11 @@ pub const MODULES: [Registered; 5] = [
         name: "proxmox_template",
         spec: proxmox_template::spec,
         body: proxmox_template::run,
+    },
+    Registered {
+        name: "proxmox_user_info",
+        spec: proxmox_user_info::spec,
+        body: proxmox_user_info::run,
     },
 ];
 

@@ -3,12 +3,13 @@
 use std::path::PathBuf;
 
 /// The collection's modules, all in one binary per platform, `plugins/modules/__bin/<platform>/ferrox`.
-pub const MODULES: [&str; 5] = [
+pub const MODULES: [&str; 6] = [
     "proxmox_kvm",
     "proxmox_disk",
     "proxmox_nic",
     "proxmox_vm_info",
     "proxmox_template",
+    "proxmox_user_info",
 ];
 
 /// The module binary's file name.

@@ -10,6 +10,7 @@
 
 mod kvm_support;
 
+mod access;
 mod anchor;
 mod anchor_compare;
 mod api_calls;
