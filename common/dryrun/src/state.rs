@@ -65,6 +65,15 @@ impl RunPlan {
         out
     }
 
+    /// The ACL entries the plan sets or removes, in the order planned.
+    pub fn acls(&self) -> Vec<Effect> {
+        self.effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Acl { .. }))
+            .cloned()
+            .collect()
+    }
+
     /// Every VM the plan touches, as the plan leaves it.
     pub fn vms(&self) -> BTreeMap<u32, PlannedVm> {
         let mut vms: BTreeMap<u32, PlannedVm> = BTreeMap::new();
@@ -107,6 +116,7 @@ fn node_of(e: &Effect) -> &str {
         | Effect::Pool { node, .. }
         | Effect::Refused { node, .. }
         | Effect::Volume { node, .. } => node,
+        Effect::Acl { .. } => "",
     }
 }
 
@@ -215,7 +225,7 @@ impl PlannedVm {
 
     fn apply(&mut self, effect: &Effect) {
         match effect {
-            Effect::Create { .. } | Effect::Volume { .. } => {}
+            Effect::Create { .. } | Effect::Volume { .. } | Effect::Acl { .. } => {}
             Effect::Config {
                 set,
                 delete,

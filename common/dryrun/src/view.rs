@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::overlay;
 use super::state::{PlannedVm, PlannedVolume, RunPlan};
+use super::Effect;
 use ferrox_pve_client::client::{ApiError, Client, Fields, ReadThrough};
 
 /// A plan ready to answer reads.
@@ -17,6 +18,8 @@ pub struct PlanView {
     vms: BTreeMap<u32, PlannedVm>,
     reserved: BTreeSet<u32>,
     volumes: Vec<PlannedVolume>,
+    /// ACL entries set or removed, in the order planned.
+    acls: Vec<Effect>,
     /// vmids PVE listed (for predicting the next free one); `None` until listed.
     used: Mutex<Option<BTreeSet<u32>>>,
 }
@@ -39,6 +42,7 @@ impl PlanView {
             vms: plan.vms(),
             reserved: plan.reserved(),
             volumes: plan.volumes(),
+            acls: plan.acls(),
             used: Mutex::new(None),
         }
     }
@@ -61,7 +65,7 @@ impl PlanView {
 
     /// Whether the plan changes nothing (the cluster reads as it is).
     pub fn is_empty(&self) -> bool {
-        self.vms.is_empty() && self.reserved.is_empty() && self.volumes.is_empty()
+        self.vms.is_empty() && self.reserved.is_empty() && self.volumes.is_empty() && self.acls.is_empty()
     }
 
     /// Whether the plan creates this VM (it does not exist in PVE yet).
@@ -80,6 +84,7 @@ impl PlanView {
                 Ok(overlay::resources(real, &vms, param("type").is_none_or(|t| t == "vm")))
             }
             "/cluster/nextid" => self.next_id(path, query, param("vmid"), fetch),
+            "/access/acl" => Ok(acl_listing(fetch(path, query)?, &self.acls)),
             p if content_path(p).is_some() => {
                 let (node, storage) = content_path(p).unwrap_or_default();
                 Ok(self.content_listing(fetch(path, query)?, node, storage, param("content")))
@@ -241,6 +246,32 @@ fn parse_vm_path(path: &str) -> Option<VmPath<'_>> {
     })
 }
 
+/// `GET /access/acl` with the planned entries: an entry set replaces the one of the
+/// same path, subject and role (PVE keeps one flag per role), a removed one goes.
+fn acl_listing(real: Value, planned: &[Effect]) -> Value {
+    let mut entries: Vec<Value> = match real {
+        Value::Array(entries) => entries,
+        other => return other,
+    };
+    for e in planned {
+        let Effect::Acl {
+            path,
+            kind,
+            ugid,
+            roleid,
+            propagate,
+        } = e
+        else {
+            continue;
+        };
+        entries.retain(|x| !(x["path"] == *path && x["type"] == *kind && x["ugid"] == *ugid && x["roleid"] == *roleid));
+        if let Some(p) = propagate {
+            entries.push(serde_json::json!({"path": path, "type": kind, "ugid": ugid, "roleid": roleid, "propagate": u8::from(*p)}));
+        }
+    }
+    Value::Array(entries)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -256,6 +287,32 @@ mod tests {
             ]}))
             .unwrap(),
         )
+    }
+
+    #[test]
+    fn planned_acl_entries_show_in_the_listing() {
+        let real = serde_json::json!([
+            {"path": "/vms/100", "type": "user", "ugid": "a@pve", "roleid": "PVEVMUser", "propagate": 1},
+            {"path": "/", "type": "user", "ugid": "b@pve", "roleid": "PVEAuditor", "propagate": 1}
+        ]);
+        let acl = |ugid: &str, propagate: Option<bool>| Effect::Acl {
+            path: "/vms/100".into(),
+            kind: "user".into(),
+            ugid: ugid.into(),
+            roleid: "PVEVMUser".into(),
+            propagate,
+        };
+        let listed = super::acl_listing(
+            real,
+            &[acl("a@pve", Some(false)), acl("c@ad", Some(true)), acl("c@ad", None)],
+        );
+        assert_eq!(
+            listed,
+            serde_json::json!([
+                {"path": "/", "type": "user", "ugid": "b@pve", "roleid": "PVEAuditor", "propagate": 1},
+                {"path": "/vms/100", "type": "user", "ugid": "a@pve", "roleid": "PVEVMUser", "propagate": 0}
+            ])
+        );
     }
 
     #[test]

@@ -18,7 +18,7 @@ pub const INVENTORY: &str = "inventory";
 /// the index's note.
 pub const NAME_INDEX_MODULES: [&str; 4] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info"];
 
-pub const MODULES: [Registered; 6] = [
+pub const MODULES: [Registered; 7] = [
     Registered {
         name: "proxmox_kvm",
         spec: proxmox_kvm::spec,
@@ -48,6 +48,11 @@ pub const MODULES: [Registered; 6] = [
         name: "proxmox_user_info",
         spec: proxmox_user_info::spec,
         body: proxmox_user_info::run,
+    },
+    Registered {
+        name: "proxmox_access_acl",
+        spec: proxmox_access_acl::spec,
+        body: proxmox_access_acl::run,
     },
 ];
 

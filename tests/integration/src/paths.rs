@@ -3,13 +3,14 @@
 use std::path::PathBuf;
 
 /// The collection's modules, all in one binary per platform, `plugins/modules/__bin/<platform>/ferrox`.
-pub const MODULES: [&str; 6] = [
+pub const MODULES: [&str; 7] = [
     "proxmox_kvm",
     "proxmox_disk",
     "proxmox_nic",
     "proxmox_vm_info",
     "proxmox_template",
     "proxmox_user_info",
+    "proxmox_access_acl",
 ];
 
 /// The module binary's file name.

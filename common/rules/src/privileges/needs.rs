@@ -863,6 +863,9 @@ mod tests {
             ]
         );
         assert_eq!(perm_modify_privileges("/vms"), ["Permissions.Modify"]);
-        assert_eq!(perm_modify_privileges("/pool/a/b"), ["Permissions.Modify", "Pool.Allocate"]);
+        assert_eq!(
+            perm_modify_privileges("/pool/a/b"),
+            ["Permissions.Modify", "Pool.Allocate"]
+        );
     }
 }

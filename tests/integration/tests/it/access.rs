@@ -154,3 +154,267 @@ fn unchanged_cluster(env: &Env, before: &Value) {
     assert_eq!(&env.sim_state(), before, "the cluster changed");
     assert_eq!(writes(&calls(env)), 0);
 }
+
+const ACL: &str = "proxmox_access_acl";
+
+fn acl_on(env: &Env, path: &str) -> Vec<Value> {
+    env.api_get("/access/acl")
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["path"] == path)
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn acl_propagate_converges_both_ways_with_check_mode_and_diff() {
+    let env = access_env();
+    let root = crate::disk_scenario::as_root(&env);
+    let off = "{path: /vms/100, type: user, ugid: jdoe@ad, roleid: PVEVMUser, propagate: false}";
+    let runs = crate::disk_scenario::converge_with(&env, &format!("ferrox.proxmox.{ACL}"), off, &root);
+    assert_eq!(
+        acl_on(&env, "/vms/100"),
+        [json!({"path": "/vms/100", "type": "user", "ugid": "jdoe@ad", "roleid": "PVEVMUser", "propagate": 0})]
+    );
+    assert_eq!(runs.dry.result["new_acls"], runs.real.result["new_acls"]);
+    assert_eq!(runs.real.result["old_acls"], json!([]));
+    assert_eq!(runs.dry.result["diff"], runs.real.result["diff"]);
+    assert_eq!(
+        runs.real.result["diff"]["after"],
+        json!({"user jdoe@ad: PVEVMUser": "no propagate"})
+    );
+    eprintln!("API calls, acl grant: {:?}", runs.real_calls);
+
+    // The same entry with propagation: changed in place (1.6 never converged this way).
+    let on = off.replace("propagate: false", "propagate: true");
+    let runs = crate::disk_scenario::converge_with(&env, &format!("ferrox.proxmox.{ACL}"), &on, &root);
+    assert!(runs.real.changed);
+    assert_eq!(acl_on(&env, "/vms/100")[0]["propagate"], json!(1));
+    assert_eq!(
+        runs.real.result["diff"]["before"],
+        json!({"user jdoe@ad: PVEVMUser": "no propagate"})
+    );
+    // And back again.
+    let runs = crate::disk_scenario::converge_with(&env, &format!("ferrox.proxmox.{ACL}"), off, &root);
+    assert!(runs.real.changed);
+    assert_eq!(acl_on(&env, "/vms/100")[0]["propagate"], json!(0));
+
+    // A no-op is one read after the login.
+    env.clear_requests();
+    let again = run_with(&env, ACL, off, &root);
+    assert!(!again.changed && !again.failed, "{}", again.result);
+    let reads: Vec<(String, u64)> = calls(&env)
+        .into_iter()
+        .filter(|(k, _)| !k.ends_with("/access/ticket"))
+        .collect();
+    assert_eq!(reads, [("GET /api2/json/access/acl".to_string(), 1)]);
+}
+
+#[test]
+fn acl_absent_by_path_removes_every_entry_and_results_name_only_that_path() {
+    let env = access_env();
+    let root = crate::disk_scenario::as_root(&env);
+    for (ty, ugid, role, prop) in [
+        ("user", "jdoe@ad", "PVEVMUser", false),
+        ("user", "jdoe@ad", "PVEAuditor", true),
+        ("group", "owners", "PVEVMUser", true),
+    ] {
+        let set = run_with(
+            &env,
+            ACL,
+            &format!("{{path: /vms/100, type: {ty}, ugid: {ugid}, roleid: {role}, propagate: {prop}}}"),
+            &root,
+        );
+        assert!(set.changed && !set.failed, "{}", set.result);
+    }
+    let runs = crate::disk_scenario::converge_with(
+        &env,
+        &format!("ferrox.proxmox.{ACL}"),
+        "{state: absent, path: /vms/100}",
+        &root,
+    );
+    assert_eq!(
+        acl_on(&env, "/vms/100"),
+        Vec::<Value>::new(),
+        "1.6 kept the non-propagating entry"
+    );
+    let old = runs.real.result["old_acls"].as_array().unwrap();
+    assert_eq!(old.len(), 3);
+    assert!(
+        old.iter().all(|e| e["path"] == "/vms/100"),
+        "only the task's path: {old:?}"
+    );
+    assert!(!acl_on(&env, "/").is_empty(), "other paths keep theirs");
+    assert_eq!(runs.real.result["new_acls"], json!([]));
+}
+
+#[test]
+fn acl_bad_input_fails_before_any_write_naming_the_option() {
+    let env = access_env();
+    let root = crate::disk_scenario::as_root(&env);
+    let before = env.sim_state();
+    env.clear_requests();
+    for (options, start) in [
+        (
+            "{path: /vms/100, type: user, ugid: nobody@ad, roleid: PVEVMUser}",
+            "ugid 'nobody@ad' (type user): Proxmox VE would refuse the ACL entry on /vms/100 (user 'nobody@ad' does not exist)",
+        ),
+        (
+            "{path: /vms/100, type: group, ugid: nogroup, roleid: PVEVMUser}",
+            "ugid 'nogroup' (type group): Proxmox VE would refuse the ACL entry on /vms/100 (group 'nogroup' does not exist)",
+        ),
+        (
+            "{path: /vms/100, type: token, ugid: 'ansible@pve!nope', roleid: PVEVMUser}",
+            "ugid 'ansible@pve!nope' (type token): Proxmox VE would refuse the ACL entry on /vms/100 (no such token 'nope' for user 'ansible@pve')",
+        ),
+        (
+            "{path: /vms/100, type: user, ugid: jdoe@ad, roleid: Owner}",
+            "roleid 'Owner': Proxmox VE would refuse it (role 'Owner' does not exist); the roles are: Administrator,",
+        ),
+        (
+            "{path: /vms/9, type: user, ugid: jdoe@ad, roleid: PVEVMUser}",
+            "path '/vms/9' is not a path Proxmox VE sets ACL entries on (invalid ACL path '/vms/9')",
+        ),
+        (
+            "{path: /vms/100, type: user, ugid: jdoe, roleid: PVEVMUser}",
+            "ugid 'jdoe' is not a user ID, name@realm",
+        ),
+        ("{path: /vms/100, roleid: PVEVMUser}", "state is present but all of the following are missing: type, ugid"),
+    ] {
+        for check in [true, false] {
+            let t = run_with(&env, ACL, options, &PlayOpts { check, ..root.clone() });
+            assert!(t.failed, "{options}: {}", t.result);
+            assert!(t.msg().starts_with(start), "{options}:\n{}\nexpected: {start}", t.msg());
+        }
+    }
+    assert_eq!(writes(&calls(&env)), 0, "{:?}", calls(&env));
+    assert_eq!(env.sim_state(), before);
+
+    // A caller who may not list users learns it from PVE, and nothing changes.
+    let t = run_with(
+        &env,
+        ACL,
+        "{path: /vms/100, type: user, ugid: nobody@ad, roleid: PVEVMUser}",
+        &as_vmadmin(&env),
+    );
+    assert!(t.failed);
+    assert_eq!(
+        t.msg(),
+        "Updating the ACL of /vms/100 failed: 500 Internal Server Error: ACL update failed: user 'nobody@ad' does not exist"
+    );
+    assert_eq!(env.sim_state(), before);
+}
+
+#[test]
+fn acl_privileges_are_predicted_as_pve_refuses_them() {
+    let env = access_env();
+    let before = env.sim_state();
+    env.clear_requests();
+    // The automation token has VM.Allocate (so it may set entries on /vms/<id>) but not
+    // every privilege of PVEVMUser (VM.Console), nor Datastore.Allocate.
+    for check in [true, false] {
+        let opts = PlayOpts {
+            check,
+            ..Default::default()
+        };
+        let t = run_with(
+            &env,
+            ACL,
+            "{path: /vms/100, type: user, ugid: jdoe@ad, roleid: PVEVMUser}",
+            &opts,
+        );
+        assert!(t.failed, "{}", t.result);
+        assert!(
+            t.msg().starts_with("proxmox_access_acl grant on ACL path /vms/100: needs Permissions.Modify on /vms/100 to hand out the role PVEVMUser (without it a caller may only hand out a role whose privileges it holds there itself (propagating "),
+            "{}",
+            t.msg()
+        );
+        assert!(
+            t.msg().ends_with("which ansible@pve!automation does not have"),
+            "{}",
+            t.msg()
+        );
+        let t = run_with(
+            &env,
+            ACL,
+            "{path: /storage/local, type: user, ugid: jdoe@ad, roleid: PVEAuditor}",
+            &opts,
+        );
+        assert_eq!(
+            t.msg(),
+            "proxmox_access_acl grant on ACL path /storage/local: needs Permissions.Modify or Datastore.Allocate on /storage/local, which ansible@pve!automation does not have"
+        );
+    }
+    assert_eq!(writes(&calls(&env)), 0);
+    assert_eq!(env.sim_state(), before);
+    // A role within its own privileges it may hand out.
+    let t = run(
+        &env,
+        ACL,
+        "{path: /vms/100, type: user, ugid: jdoe@ad, roleid: PVESimAutomation}",
+    );
+    assert!(t.changed && !t.failed, "{}", t.result);
+}
+
+/// The field report's build: create, then at once the owner check and the ACL, no pause.
+const BUILD: &str = r#"
+- name: create
+  ferrox.proxmox.proxmox_kvm: {node: pve1, vmid: 101, name: app01, memory: 1024}
+- name: owner exists
+  ferrox.proxmox.proxmox_user_info: {userid: jdoe@ad}
+  register: owner
+- name: owner gets the VM
+  ferrox.proxmox.proxmox_access_acl: {path: /vms/101, type: user, ugid: jdoe@ad, roleid: PVEVMUser, propagate: false}
+- name: again in the same run
+  ferrox.proxmox.proxmox_access_acl: {path: /vms/101, type: user, ugid: jdoe@ad, roleid: PVEVMUser, propagate: false}
+"#;
+
+#[test]
+fn acl_right_after_a_create_needs_no_pause_and_a_check_run_plans_it() {
+    let env = access_env();
+    let root = crate::disk_scenario::as_root(&env);
+    let before = env.sim_state();
+    env.clear_requests();
+    let dry = env.run_with(
+        BUILD,
+        &PlayOpts {
+            check: true,
+            diff: true,
+            ..root.clone()
+        },
+    );
+    assert_eq!(writes(&calls(&env)), 0, "{:?}", calls(&env));
+    assert_eq!(env.sim_state(), before);
+    let acl = dry.task("owner gets the VM");
+    assert!(acl.changed && !acl.failed, "{}", acl.result);
+    assert_eq!(
+        acl.result["diff"]["after"],
+        json!({"user jdoe@ad: PVEVMUser": "no propagate"})
+    );
+    let again = dry.task("again in the same run");
+    assert!(
+        !again.changed,
+        "the plan holds the first task's entry: {}",
+        again.result
+    );
+
+    let real = env.run_with(BUILD, &root);
+    for name in ["create", "owner exists", "owner gets the VM"] {
+        let t = real.task(name);
+        assert!(
+            !t.failed && (name == "owner exists" || t.changed),
+            "{name}: {}",
+            t.result
+        );
+    }
+    assert_eq!(
+        real.task("owner exists").result["proxmox_users"][0]["userid"],
+        "jdoe@ad"
+    );
+    assert!(!real.task("again in the same run").changed);
+    assert_eq!(
+        acl_on(&env, "/vms/101"),
+        [json!({"path": "/vms/101", "type": "user", "ugid": "jdoe@ad", "roleid": "PVEVMUser", "propagate": 0})]
+    );
+}
