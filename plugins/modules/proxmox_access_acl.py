@@ -155,8 +155,8 @@ new_acls:
   type: list
   elements: dict
 changes:
-  description: What the task changed (or would change), in words.
-  returned: when changed
+  description: What the task changed (or would change), in words; empty when nothing changes.
+  returned: always
   type: list
   elements: str
   sample: ["grant PVEVMUser to user jdoe@ad (not propagating)"]

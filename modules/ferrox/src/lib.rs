@@ -18,7 +18,7 @@ pub const INVENTORY: &str = "inventory";
 /// the index's note.
 pub const NAME_INDEX_MODULES: [&str; 4] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info"];
 
-pub const MODULES: [Registered; 7] = [
+pub const MODULES: [Registered; 8] = [
     Registered {
         name: "proxmox_kvm",
         spec: proxmox_kvm::spec,
@@ -53,6 +53,11 @@ pub const MODULES: [Registered; 7] = [
         name: "proxmox_access_acl",
         spec: proxmox_access_acl::spec,
         body: proxmox_access_acl::run,
+    },
+    Registered {
+        name: "proxmox_pool_member",
+        spec: proxmox_pool_member::spec,
+        body: proxmox_pool_member::run,
     },
 ];
 

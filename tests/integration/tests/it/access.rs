@@ -368,6 +368,10 @@ const BUILD: &str = r#"
   ferrox.proxmox.proxmox_access_acl: {path: /vms/101, type: user, ugid: jdoe@ad, roleid: PVEVMUser, propagate: false}
 - name: again in the same run
   ferrox.proxmox.proxmox_access_acl: {path: /vms/101, type: user, ugid: jdoe@ad, roleid: PVEVMUser, propagate: false}
+- name: pool member, 1.6 shape
+  ferrox.proxmox.proxmox_pool_member: {poolid: prod, member: app01}
+- name: pool member, 2.0 shape
+  ferrox.proxmox.proxmox_pool_member: {poolid: prod, members: [{vm: app01}]}
 "#;
 
 #[test]
@@ -413,8 +417,182 @@ fn acl_right_after_a_create_needs_no_pause_and_a_check_run_plans_it() {
         "jdoe@ad"
     );
     assert!(!real.task("again in the same run").changed);
+    assert!(real.task("pool member, 1.6 shape").changed);
+    assert!(!real.task("pool member, 2.0 shape").changed);
+    assert_eq!(pool_members(&env, "prod"), ["qemu/101"]);
     assert_eq!(
         acl_on(&env, "/vms/101"),
         [json!({"path": "/vms/101", "type": "user", "ugid": "jdoe@ad", "roleid": "PVEVMUser", "propagate": 0})]
     );
+}
+
+const MEMBER: &str = "proxmox_pool_member";
+
+fn pool_members(env: &Env, poolid: &str) -> Vec<String> {
+    let data = env.api_get(&format!("/pools/{poolid}"));
+    let mut out: Vec<String> = data["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect();
+    out.sort();
+    out
+}
+
+fn converge_root(env: &Env, module: &str, options: &str) -> crate::disk_scenario::Runs {
+    crate::disk_scenario::converge_with(
+        env,
+        &format!("ferrox.proxmox.{module}"),
+        options,
+        &crate::disk_scenario::as_root(env),
+    )
+}
+
+#[test]
+fn pool_member_1_6_shape_adds_a_vm_by_name_and_a_storage_once() {
+    let env = access_env();
+    let runs = converge_root(&env, MEMBER, "{poolid: prod, member: web01}");
+    assert_eq!(runs.real.msg(), "New member web01 added to the pool prod");
+    assert_eq!(runs.again.msg(), "VM web01 is already part of the pool prod");
+    assert_eq!(runs.real.result["member"], "web01");
+    assert_eq!(runs.real.result["diff"]["after"], json!({"members": [100]}));
+    eprintln!("API calls, pool member add: {:?}", runs.real_calls);
+    // 1.6.0 could not add a storage at all (a TypeError, reported as a failure to add).
+    let runs = converge_root(&env, MEMBER, "{poolid: prod, member: vmdata, type: storage}");
+    assert_eq!(runs.real.msg(), "New member vmdata added to the pool prod");
+    assert_eq!(runs.again.msg(), "Member vmdata is already part of the pool prod");
+    assert_eq!(pool_members(&env, "prod"), ["qemu/100", "storage/pve1/vmdata"]);
+    let runs = converge_root(&env, MEMBER, "{poolid: prod, member: 100, state: absent}");
+    assert_eq!(runs.real.msg(), "Member 100 deleted from the pool prod");
+    assert_eq!(runs.again.msg(), "VM 100 is not part of the pool prod");
+}
+
+#[test]
+fn pool_member_2_0_shape_keeps_existing_members_and_reconciles_exclusively() {
+    let env = access_env();
+    let root = crate::disk_scenario::as_root(&env);
+    env.api("PUT", "/pools", &[("poolid", "prod"), ("vms", "100")]);
+    env.clear_requests();
+    // 2.0.0 compared "100" with 100, added VM 100 again and failed.
+    let same = run_with(&env, MEMBER, "{poolid: prod, members: [{vm: 100}, {vm: web01}]}", &root);
+    assert!(!same.changed && !same.failed, "{}", same.result);
+    assert_eq!(same.msg(), "Pool prod membership already up-to-date");
+    assert_eq!(same.result["members"], json!([{"vm": "100"}]));
+    let reads: Vec<(String, u64)> = calls(&env)
+        .into_iter()
+        .filter(|(k, _)| !k.ends_with("/access/ticket"))
+        .collect();
+    eprintln!("API calls, pool member no-op: {reads:?}");
+    assert_eq!(writes(&reads), 0);
+    let runs = converge_root(
+        &env,
+        MEMBER,
+        "{poolid: prod, members: [{storage: local}], exclusive: true}",
+    );
+    assert_eq!(runs.real.msg(), "Pool prod membership updated");
+    assert_eq!(
+        runs.real.result["changes"],
+        json!(["add storage local", "remove VM 100"])
+    );
+    assert_eq!(runs.real.result["members"], json!([{"storage": "local"}]));
+    assert_eq!(pool_members(&env, "prod"), ["storage/pve1/local"]);
+}
+
+#[test]
+fn pool_member_moves_a_vm_from_another_pool_only_with_allow_move() {
+    let env = access_env();
+    let root = crate::disk_scenario::as_root(&env);
+    env.api("POST", "/pools", &[("poolid", "dev")]);
+    env.api("PUT", "/pools", &[("poolid", "dev"), ("vms", "100")]);
+    let before = env.sim_state();
+    env.clear_requests();
+    for check in [true, false] {
+        let t = run_with(
+            &env,
+            MEMBER,
+            "{poolid: prod, members: [{vm: 100}]}",
+            &PlayOpts { check, ..root.clone() },
+        );
+        assert!(t.failed, "{}", t.result);
+        assert!(t.msg().starts_with("VM 100 is in pool 'dev'"), "{}", t.msg());
+        assert!(t.msg().ends_with("set allow_move: true to move it"), "{}", t.msg());
+    }
+    assert_eq!(writes(&calls(&env)), 0);
+    assert_eq!(env.sim_state(), before);
+    let runs = converge_root(&env, MEMBER, "{poolid: prod, members: [{vm: 100}], allow_move: true}");
+    assert_eq!(runs.real.result["changes"], json!(["move VM 100 from pool dev"]));
+    assert_eq!(pool_members(&env, "prod"), ["qemu/100"]);
+    assert_eq!(pool_members(&env, "dev"), Vec::<String>::new());
+}
+
+#[test]
+fn pool_member_bad_input_fails_before_any_write() {
+    let env = access_env();
+    let root = crate::disk_scenario::as_root(&env);
+    let before = env.sim_state();
+    env.clear_requests();
+    for (options, start) in [
+        (
+            "{poolid: prod, member: 100, members: [{vm: 100}]}",
+            "parameters are mutually exclusive: member|members",
+        ),
+        ("{poolid: prod}", "one of the following is required: member, members"),
+        (
+            "{poolid: nope, member: 100}",
+            "poolid 'nope': pool 'nope' does not exist",
+        ),
+        (
+            "{poolid: prod, member: 4242}",
+            "VM with vmid 4242 does not exist in cluster",
+        ),
+        ("{poolid: prod, member: ghost}", "No VM with name ghost found"),
+        (
+            "{poolid: prod, member: nfs9, type: storage}",
+            "Storage nfs9 doesn't exist in the cluster",
+        ),
+        ("{poolid: prod, members: [{vm: 100, storage: local}]}", "members[0] ("),
+    ] {
+        for check in [true, false] {
+            let t = run_with(&env, MEMBER, options, &PlayOpts { check, ..root.clone() });
+            assert!(t.failed, "{options}: {}", t.result);
+            assert!(t.msg().starts_with(start), "{options}:\n{}\nexpected: {start}", t.msg());
+        }
+    }
+    // A missing privilege, predicted: the automation token has Pool.Audit, not Pool.Allocate.
+    for check in [true, false] {
+        let t = run_with(
+            &env,
+            MEMBER,
+            "{poolid: prod, member: 100}",
+            &PlayOpts {
+                check,
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            t.msg(),
+            "proxmox_pool_member pool on pool prod: needs Pool.Allocate on /pool/prod, which ansible@pve!automation does not have"
+        );
+    }
+    assert_eq!(writes(&calls(&env)), 0, "{:?}", calls(&env));
+    assert_eq!(env.sim_state(), before);
+}
+
+#[test]
+fn pool_member_before_pve_8_1_uses_the_path_form() {
+    let mut cfg = pvesim::SimConfig::default();
+    cfg.scenario.pve_version = Some("8.0.9".into());
+    let env = Env::start_with(cfg);
+    let runs = converge_root(&env, MEMBER, "{poolid: prod, members: [{vm: 100}, {storage: local}]}");
+    assert!(runs.real.changed);
+    let paths: Vec<&String> = runs.real_calls.iter().map(|(k, _)| k).collect();
+    assert!(paths.iter().any(|k| *k == "PUT /api2/json/pools/prod"), "{paths:?}");
+    assert!(
+        !paths
+            .iter()
+            .any(|k| k.starts_with("GET /api2/json/pools?") || *k == "PUT /api2/json/pools"),
+        "{paths:?}"
+    );
+    assert_eq!(pool_members(&env, "prod"), ["qemu/100", "storage/pve1/local"]);
 }
