@@ -18,7 +18,7 @@ pub const INVENTORY: &str = "inventory";
 /// the index's note.
 pub const NAME_INDEX_MODULES: [&str; 4] = ["proxmox_kvm", "proxmox_disk", "proxmox_nic", "proxmox_vm_info"];
 
-pub const MODULES: [Registered; 8] = [
+pub const MODULES: [Registered; 9] = [
     Registered {
         name: "proxmox_kvm",
         spec: proxmox_kvm::spec,
@@ -58,6 +58,11 @@ pub const MODULES: [Registered; 8] = [
         name: "proxmox_pool_member",
         spec: proxmox_pool_member::spec,
         body: proxmox_pool_member::run,
+    },
+    Registered {
+        name: "proxmox_pool",
+        spec: proxmox_pool::spec,
+        body: proxmox_pool::run,
     },
 ];
 

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 /// The collection's modules, all in one binary per platform, `plugins/modules/__bin/<platform>/ferrox`.
-pub const MODULES: [&str; 8] = [
+pub const MODULES: [&str; 9] = [
     "proxmox_kvm",
     "proxmox_disk",
     "proxmox_nic",
@@ -12,6 +12,7 @@ pub const MODULES: [&str; 8] = [
     "proxmox_user_info",
     "proxmox_access_acl",
     "proxmox_pool_member",
+    "proxmox_pool",
 ];
 
 /// The module binary's file name.

@@ -596,3 +596,85 @@ fn pool_member_before_pve_8_1_uses_the_path_form() {
     );
     assert_eq!(pool_members(&env, "prod"), ["qemu/100", "storage/pve1/local"]);
 }
+
+const POOL: &str = "proxmox_pool";
+
+#[test]
+fn pool_is_made_described_and_removed_only_when_empty() {
+    let env = access_env();
+    let runs = converge_root(&env, POOL, "{poolid: team, comment: Team VMs}");
+    assert_eq!(runs.real.msg(), "Pool team successfully created");
+    assert_eq!(runs.again.msg(), "Pool team already exists");
+    assert_eq!(
+        runs.real.result["diff"]["after"],
+        json!({"state": "present", "comment": "Team VMs"})
+    );
+    // The comment converges (1.6 ignored it once the pool existed).
+    let runs = converge_root(&env, POOL, "{poolid: team, comment: Team web VMs}");
+    assert_eq!(runs.real.msg(), "Pool team comment updated");
+    assert_eq!(env.api_get("/pools?poolid=team")[0]["comment"], "Team web VMs");
+    eprintln!("API calls, pool comment: {:?}", runs.real_calls);
+
+    // Members and child pools are named, before any write.
+    let root = crate::disk_scenario::as_root(&env);
+    env.api(
+        "PUT",
+        "/pools",
+        &[("poolid", "team"), ("vms", "100"), ("storage", "local")],
+    );
+    env.api("POST", "/pools", &[("poolid", "team/web")]);
+    let before = env.sim_state();
+    for check in [true, false] {
+        let t = run_with(
+            &env,
+            POOL,
+            "{poolid: team, state: absent}",
+            &PlayOpts { check, ..root.clone() },
+        );
+        assert_eq!(
+            t.msg(),
+            "Can't delete pool team with child pools (team/web). Please delete them first."
+        );
+    }
+    assert_eq!(env.sim_state(), before);
+    let t = run_with(&env, POOL, "{poolid: team/web, state: absent}", &root);
+    assert!(t.changed && !t.failed, "{}", t.result);
+    let before = env.sim_state();
+    let t = run_with(&env, POOL, "{poolid: team, state: absent}", &root);
+    assert_eq!(
+        t.msg(),
+        "Can't delete pool team with members (VM 100, storage local). Please remove members from pool first."
+    );
+    assert_eq!(env.sim_state(), before);
+    env.api(
+        "PUT",
+        "/pools",
+        &[
+            ("poolid", "team"),
+            ("vms", "100"),
+            ("storage", "local"),
+            ("delete", "1"),
+        ],
+    );
+    let runs = converge_root(&env, POOL, "{poolid: team, state: absent}");
+    assert_eq!(runs.real.msg(), "Pool team successfully deleted");
+    assert_eq!(runs.again.msg(), "Pool team doesn't exist");
+    // A missing privilege, predicted: the automation token has no Pool.Allocate.
+    let t = run(&env, POOL, "{poolid: team}");
+    assert_eq!(
+        t.msg(),
+        "proxmox_pool create on pool team: needs Pool.Allocate on /pool/team, which ansible@pve!automation does not have"
+    );
+}
+
+#[test]
+fn pool_before_pve_8_1_uses_the_path_form() {
+    let mut cfg = pvesim::SimConfig::default();
+    cfg.scenario.pve_version = Some("8.0.9".into());
+    let env = Env::start_with(cfg);
+    let runs = converge_root(&env, POOL, "{poolid: prod, comment: Prod}");
+    let paths: Vec<&String> = runs.real_calls.iter().map(|(k, _)| k).collect();
+    assert!(paths.iter().any(|k| *k == "PUT /api2/json/pools/prod"), "{paths:?}");
+    let runs = converge_root(&env, POOL, "{poolid: prod, state: absent}");
+    assert_eq!(runs.real.msg(), "Pool prod successfully deleted");
+}
