@@ -11,6 +11,7 @@
 mod kvm_support;
 
 mod access;
+mod access_playbook;
 mod anchor;
 mod anchor_compare;
 mod api_calls;
