@@ -24,7 +24,7 @@ const TEST_PACKAGES: [(&str, &str); 1] = [("qemu-user-static", "runs linux_aarch
 const BINFMT_DIR: &str = "/proc/sys/fs/binfmt_misc";
 const QEMU_AARCH64_ENTRY: &str = "/usr/lib/binfmt.d/qemu-aarch64.conf";
 
-pub fn setup() -> Result<()> {
+pub(crate) fn setup() -> Result<()> {
     debian_packages()?;
     setup::venv(".venv", &pypi_packages())?;
     links()?;
@@ -35,7 +35,7 @@ pub fn setup() -> Result<()> {
 }
 
 /// Every Debian package of [`TOOLS`] (links name their target's), then the tests'.
-pub fn debian_package_list() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn debian_package_list() -> Vec<(&'static str, &'static str)> {
     let mut packages: Vec<(&str, &str)> = Vec::new();
     for tool in TOOLS {
         let package = match tool.source {

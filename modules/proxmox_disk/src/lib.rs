@@ -7,15 +7,17 @@
 //! predicted in check mode ([`planned`]), else [`apply`]'d and the config read back once
 //! for the result ([`report`]).
 
-pub mod apply;
-pub mod current;
-pub mod disk_key;
+#![warn(unreachable_pub)]
+
+mod apply;
+mod current;
+mod disk_key;
 mod docs;
-pub mod options;
-pub mod plan;
-pub mod planned;
-pub mod report;
-pub mod task;
+mod options;
+mod plan;
+mod planned;
+mod report;
+mod task;
 
 use ferrox_ansible::options::{ModuleSpec, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
@@ -26,9 +28,9 @@ use ferrox_pve_client::client::Client;
 use ferrox_pve_client::recover;
 use ferrox_pve_rules::privileges::Write;
 use ferrox_run::connection::ConnectionParams;
-use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject, Task};
+use ferrox_run::driver::{self, Cx, Decided, Guard, Lock, Outcome, Prediction, Subject, Task};
 use ferrox_run::name_index;
-use ferrox_run::vm_task::{self, InfoWording, Lookup};
+use ferrox_run::vm_task::{self, InfoWording, LockWording, Lookup};
 use serde_json::Value;
 
 use current::VmConfig;
@@ -123,7 +125,11 @@ impl Task for DiskTask {
                 vmid: seen.vm.vmid,
                 node: &seen.vm.node,
             },
-            lock: None,
+            lock: Some(Lock {
+                held: seen.vm.config.get("lock").and_then(Value::as_str),
+                skiplock: false,
+                wording: LockWording::Vmid,
+            }),
             writes: writes(&plan.actions, &seen.vm),
         }
     }

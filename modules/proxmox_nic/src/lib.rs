@@ -6,10 +6,12 @@
 //! the node; the change is predicted in check mode, else written with one
 //! `PUT .../config` guarded by the config `digest` and read back for the MAC PVE chose.
 
+#![warn(unreachable_pub)]
+
 mod docs;
-pub mod options;
-pub mod plan;
-pub mod task;
+mod options;
+mod plan;
+mod task;
 
 use serde_json::Value;
 
