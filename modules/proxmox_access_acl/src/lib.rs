@@ -14,8 +14,8 @@
 //! the caller may see every one, one `PUT /access/acl` per subject and one read back.
 
 mod docs;
-pub mod plan;
-pub mod task;
+mod plan;
+mod task;
 
 use std::collections::BTreeMap;
 

@@ -9,7 +9,7 @@
 //! - [`plan`]: the decision, pure, with its table tests.
 
 mod docs;
-pub mod plan;
+mod plan;
 
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::options::{ModuleSpec, Opt, Params, Rules, Support};
@@ -60,14 +60,14 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 
 /// The task in typed form.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PoolTask {
+pub(crate) struct PoolTask {
     pub poolid: String,
     pub comment: Option<String>,
     pub absent: bool,
 }
 
 impl PoolTask {
-    pub fn read(p: &Params) -> PoolTask {
+    pub(crate) fn read(p: &Params) -> PoolTask {
         PoolTask {
             poolid: p.str("poolid").unwrap_or_default().to_string(),
             comment: p.str("comment").map(str::to_string),

@@ -14,8 +14,8 @@
 //! storages), one pool read; a change adds one `PUT` to add and one to remove.
 
 mod docs;
-pub mod plan;
-pub mod task;
+mod plan;
+mod task;
 
 use std::collections::{BTreeMap, BTreeSet};
 

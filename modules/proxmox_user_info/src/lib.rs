@@ -9,7 +9,7 @@
 //! [`UserQuery::observe`] and reports.
 
 mod docs;
-pub mod normalize;
+mod normalize;
 
 use ferrox_ansible::options::{ModuleSpec, Opt, Params, Rules, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
@@ -60,7 +60,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 
 /// What the task asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum UserQuery {
+pub(crate) enum UserQuery {
     /// One user by id (`userid`, or `user` and `domain`).
     One(String),
     /// Every user the caller may see, filtered by realm and login name.
@@ -74,7 +74,7 @@ pub enum UserQuery {
 
 impl UserQuery {
     /// The query from the task's options (1.6: `user@domain` when both are given).
-    pub fn read(p: &Params) -> Result<UserQuery, Failure> {
+    pub(crate) fn read(p: &Params) -> Result<UserQuery, Failure> {
         let (domain, user) = (p.non_empty("domain"), p.non_empty("user"));
         if let (Some(user), Some(domain)) = (user, domain) {
             return Ok(UserQuery::One(format!("{user}@{domain}")));

@@ -298,6 +298,55 @@ fn tag_needs(old: &str, new: &str) -> Vec<Need> {
         .collect()
 }
 
+/// What pve-access-control and pve-manager's Pool.pm check for the writes of the ACL
+/// and pool modules.
+fn access_needs(write: &Write) -> Vec<Need> {
+    let mut out = Vec::new();
+    match write {
+        // ACL.pm: `perm-modify` on the path (Permissions.Modify, or the object's own
+        // allocate privilege below /vms, /storage, /pool), then the role-subset rule.
+        Write::Acl {
+            path,
+            role,
+            role_privileges,
+            propagate,
+            delete,
+        } => {
+            let verb = if *delete { "remove" } else { "grant" };
+            out.push(Need {
+                what: verb.into(),
+                check: Check::Any {
+                    privileges: perm_modify_privileges(path),
+                    path: path.clone(),
+                },
+            });
+            out.push(Need {
+                what: verb.into(),
+                check: Check::Handout {
+                    role: role.clone(),
+                    privileges: role_privileges.clone(),
+                    path: path.clone(),
+                    propagating: *propagate && !*delete,
+                },
+            });
+        }
+        Write::Pool { poolid, what } => out.push(all(what, &["Pool.Allocate"], format!("/pool/{poolid}"))),
+        // update_pool: Pool.Allocate on the pool, check_perm_modify on the storage.
+        Write::PoolStorage { poolid, storage } => {
+            out.push(all("pool", &["Pool.Allocate"], format!("/pool/{poolid}")));
+            out.push(Need {
+                what: "pool".into(),
+                check: Check::Any {
+                    privileges: vec!["Permissions.Modify", "Datastore.Allocate"],
+                    path: format!("/storage/{storage}"),
+                },
+            });
+        }
+        _ => {}
+    }
+    out
+}
+
 /// What PVE checks for `write`, in the order it checks.
 pub fn needs(write: &Write) -> Vec<Need> {
     let mut out = Vec::new();
@@ -361,45 +410,7 @@ pub fn needs(write: &Write) -> Vec<Need> {
                 out.push(all("pool", &["Pool.Allocate"], format!("/pool/{from}")));
             }
         }
-        // ACL.pm: `perm-modify` on the path (Permissions.Modify, or the object's own
-        // allocate privilege below /vms, /storage, /pool), then the role-subset rule.
-        Write::Acl {
-            path,
-            role,
-            role_privileges,
-            propagate,
-            delete,
-        } => {
-            let verb = if *delete { "remove" } else { "grant" };
-            out.push(Need {
-                what: verb.into(),
-                check: Check::Any {
-                    privileges: perm_modify_privileges(path),
-                    path: path.clone(),
-                },
-            });
-            out.push(Need {
-                what: verb.into(),
-                check: Check::Handout {
-                    role: role.clone(),
-                    privileges: role_privileges.clone(),
-                    path: path.clone(),
-                    propagating: *propagate && !*delete,
-                },
-            });
-        }
-        Write::Pool { poolid, what } => out.push(all(what, &["Pool.Allocate"], format!("/pool/{poolid}"))),
-        // update_pool: Pool.Allocate on the pool, check_perm_modify on the storage.
-        Write::PoolStorage { poolid, storage } => {
-            out.push(all("pool", &["Pool.Allocate"], format!("/pool/{poolid}")));
-            out.push(Need {
-                what: "pool".into(),
-                check: Check::Any {
-                    privileges: vec!["Permissions.Modify", "Datastore.Allocate"],
-                    path: format!("/storage/{storage}"),
-                },
-            });
-        }
+        Write::Acl { .. } | Write::Pool { .. } | Write::PoolStorage { .. } => out.extend(access_needs(write)),
         Write::UploadFile { storage } => out.push(all(
             "upload",
             &["Datastore.AllocateTemplate"],

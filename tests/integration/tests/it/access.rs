@@ -11,7 +11,6 @@ use serde_json::{json, Value};
 
 use crate::disk_scenario::{calls, writes, SimState};
 
-
 /// The default cluster plus an AD realm with the owners of the field report's VMs
 /// (`jdoe@ad`, and `jdoe@pve` of the same login name), a group, and `vmadmin@pve`, who
 /// may hand out rights on VMs (`PVEVMAdmin` on `/vms`) but sees no users.

@@ -82,7 +82,8 @@ fn the_field_reports_build_runs_checked_then_real_then_unchanged() {
     let acl = dry.task("Give the owner access to the VM");
     assert!(acl.changed, "{}", acl.result);
     assert!(
-        dry.stdout.contains("+    \"user jdoe@ad: PVEVMUser\": \"no propagate\""),
+        dry.stdout
+            .contains("+    \"user jdoe@ad: PVEVMUser\": \"no propagate\""),
         "--diff shows the entry:\n{}",
         dry.stdout
     );
@@ -94,7 +95,12 @@ fn the_field_reports_build_runs_checked_then_real_then_unchanged() {
 
     let real = env.play_with(FIELD_REPORT, &opts);
     real.assert_ok();
-    assert_eq!(real.recap("changed"), Some(3), "create, ACL, pool member\n{}", real.transcript());
+    assert_eq!(
+        real.recap("changed"),
+        Some(3),
+        "create, ACL, pool member\n{}",
+        real.transcript()
+    );
     assert_eq!(
         env.api_get("/access/acl")
             .as_array()
