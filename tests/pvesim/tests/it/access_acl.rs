@@ -364,3 +364,32 @@ fn before_pve_8_1_only_the_path_forms_of_pools_exist() {
     assert_eq!(api.put("/pools/prod", &[("vms", "100")]).status, 200);
     assert_eq!(api.get("/pools/prod").data()["members"][0]["vmid"], 100);
 }
+
+#[test]
+fn destroying_a_vm_drops_its_acl_entries_and_pool_membership() {
+    let mut api = start();
+    api.login_root();
+    assert_eq!(
+        api.put(
+            "/access/acl",
+            &[("path", "/vms/100"), ("users", "jdoe@ad"), ("roles", "PVEVMUser")]
+        )
+        .status,
+        200
+    );
+    assert_eq!(
+        api.put(
+            "/access/acl",
+            &[("path", "/vms/100"), ("groups", "owners"), ("roles", "PVEAuditor")]
+        )
+        .status,
+        200
+    );
+    assert_eq!(api.put("/pools", &[("poolid", "prod"), ("vms", "100")]).status, 200);
+    assert_eq!(api.run_task("DELETE", "/nodes/pve1/qemu/100", &[]), "OK");
+    assert!(
+        on_path(&api, "/vms/100").is_empty(),
+        "remove_vm_access drops the ACL node"
+    );
+    assert_eq!(api.get("/pools/prod").data()["members"], json!([]));
+}
