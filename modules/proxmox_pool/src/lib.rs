@@ -133,8 +133,9 @@ impl PoolTask {
             .filter_map(member_word)
             .collect();
         members.dedup();
-        // Child pools: the ids below this one (nested pools came with the 8.1 API).
-        let children = if query_form {
+        // Child pools, for a deletion: the ids below this one (nested pools came with the
+        // 8.1 API).
+        let children = if query_form && self.absent {
             let prefix = format!("{id}/");
             let all = cx
                 .client

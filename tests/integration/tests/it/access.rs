@@ -678,3 +678,53 @@ fn pool_before_pve_8_1_uses_the_path_form() {
     let runs = converge_root(&env, POOL, "{poolid: prod, state: absent}");
     assert_eq!(runs.real.msg(), "Pool prod successfully deleted");
 }
+
+/// API calls (after the login) and time per task, no-op and change, for
+/// `bench/results/access-and-pools.md`; fails when a task needs more calls than there.
+#[test]
+fn access_and_pool_tasks_cost_the_calls_the_bench_lists() {
+    let env = access_env();
+    let root = crate::disk_scenario::as_root(&env);
+    let cases: [(&str, &str, &str, u64); 10] = [
+        ("user_info by userid", "proxmox_user_info", "{userid: jdoe@ad}", 1),
+        ("user_info listing", "proxmox_user_info", "{domain: ad}", 1),
+        (
+            "acl grant (change)",
+            ACL,
+            "{path: /vms/100, type: user, ugid: jdoe@ad, roleid: PVEVMUser}",
+            5,
+        ),
+        (
+            "acl grant (no-op)",
+            ACL,
+            "{path: /vms/100, type: user, ugid: jdoe@ad, roleid: PVEVMUser}",
+            1,
+        ),
+        ("acl absent by path (change)", ACL, "{path: /vms/100, state: absent}", 4),
+        ("pool create (change)", POOL, "{poolid: team, comment: Team}", 3),
+        ("pool create (no-op)", POOL, "{poolid: team, comment: Team}", 2),
+        ("pool member add (change)", MEMBER, "{poolid: team, member: 100}", 4),
+        ("pool member add (no-op)", MEMBER, "{poolid: team, member: 100}", 3),
+        (
+            "pool member remove (change)",
+            MEMBER,
+            "{poolid: team, member: 100, state: absent}",
+            4,
+        ),
+    ];
+    for (what, module, options, most) in cases {
+        env.clear_requests();
+        let started = std::time::Instant::now();
+        let t = run_with(&env, module, options, &root);
+        let took = started.elapsed();
+        assert!(!t.failed, "{what}: {}", t.result);
+        assert_eq!(t.changed, what.ends_with("(change)"), "{what}: {}", t.result);
+        let used: Vec<(String, u64)> = calls(&env)
+            .into_iter()
+            .filter(|(k, _)| !k.ends_with("/access/ticket"))
+            .collect();
+        let n: u64 = used.iter().map(|(_, n)| n).sum();
+        eprintln!("| {what} | {n} | {} ms | {used:?}", took.as_millis());
+        assert!(n <= most, "{what}: {n} calls, the bench lists {most}: {used:?}");
+    }
+}
