@@ -50,6 +50,7 @@ mod parity;
 mod placement;
 mod plan;
 mod platform_aarch64;
+mod pool_compat;
 mod privileges;
 mod privileges_matrix;
 mod production;
