@@ -74,7 +74,7 @@ notes:
   - Proxmox VE 8.1 made C(/pools?poolid=) the pool API (nested pools, V(parent/child)); on older clusters the module uses C(/pools/{poolid}).
   - "Privileges (as Proxmox VE checks them): C(Pool.Allocate) on V(/pool/<poolid>) to create, describe or delete the pool. A task the caller would be refused
     fails before any write, check mode included."
-  - A pool a check run plans to create is not yet known to later tasks of the same check run.
+  - In check mode, later tasks of the same check run see the pool as this task leaves it (made, described or removed).
   - "Requests made: C(GET /version) and one pool read (with the 8.1 API, a deletion also lists the pools for child pools); a change adds one write."
 seealso:
   - module: ferrox.proxmox.proxmox_pool_member

@@ -65,11 +65,12 @@ impl RunPlan {
         out
     }
 
-    /// The ACL entries the plan sets or removes, in the order planned.
-    pub fn acls(&self) -> Vec<Effect> {
+    /// The ACL entries the plan sets or removes, and the pools it makes, describes or
+    /// removes, in the order planned.
+    pub fn user_cfg(&self) -> Vec<Effect> {
         self.effects
             .iter()
-            .filter(|e| matches!(e, Effect::Acl { .. }))
+            .filter(|e| matches!(e, Effect::Acl { .. } | Effect::PoolConfig { .. }))
             .cloned()
             .collect()
     }
@@ -116,7 +117,7 @@ fn node_of(e: &Effect) -> &str {
         | Effect::Pool { node, .. }
         | Effect::Refused { node, .. }
         | Effect::Volume { node, .. } => node,
-        Effect::Acl { .. } => "",
+        Effect::Acl { .. } | Effect::PoolConfig { .. } => "",
     }
 }
 
@@ -225,7 +226,7 @@ impl PlannedVm {
 
     fn apply(&mut self, effect: &Effect) {
         match effect {
-            Effect::Create { .. } | Effect::Volume { .. } | Effect::Acl { .. } => {}
+            Effect::Create { .. } | Effect::Volume { .. } | Effect::Acl { .. } | Effect::PoolConfig { .. } => {}
             Effect::Config {
                 set,
                 delete,

@@ -18,8 +18,8 @@ pub struct PlanView {
     vms: BTreeMap<u32, PlannedVm>,
     reserved: BTreeSet<u32>,
     volumes: Vec<PlannedVolume>,
-    /// ACL entries set or removed, in the order planned.
-    acls: Vec<Effect>,
+    /// ACL entries set or removed and pools made or removed, in the order planned.
+    user_cfg: Vec<Effect>,
     /// vmids PVE listed (for predicting the next free one); `None` until listed.
     used: Mutex<Option<BTreeSet<u32>>>,
 }
@@ -42,7 +42,7 @@ impl PlanView {
             vms: plan.vms(),
             reserved: plan.reserved(),
             volumes: plan.volumes(),
-            acls: plan.acls(),
+            user_cfg: plan.user_cfg(),
             used: Mutex::new(None),
         }
     }
@@ -65,7 +65,7 @@ impl PlanView {
 
     /// Whether the plan changes nothing (the cluster reads as it is).
     pub fn is_empty(&self) -> bool {
-        self.vms.is_empty() && self.reserved.is_empty() && self.volumes.is_empty() && self.acls.is_empty()
+        self.vms.is_empty() && self.reserved.is_empty() && self.volumes.is_empty() && self.user_cfg.is_empty()
     }
 
     /// Whether the plan creates this VM (it does not exist in PVE yet).
@@ -84,7 +84,15 @@ impl PlanView {
                 Ok(overlay::resources(real, &vms, param("type").is_none_or(|t| t == "vm")))
             }
             "/cluster/nextid" => self.next_id(path, query, param("vmid"), fetch),
-            "/access/acl" => Ok(acl_listing(fetch(path, query)?, &self.acls)),
+            "/access/acl" => Ok(acl_listing(fetch(path, query)?, &self.user_cfg)),
+            "/pools" if param("poolid").is_some() => {
+                let poolid = param("poolid").unwrap_or_default();
+                pool_read(fetch(path, query), &self.user_cfg, poolid, true)
+            }
+            p if p.starts_with("/pools/") => {
+                let poolid = &p["/pools/".len()..];
+                pool_read(fetch(path, query), &self.user_cfg, poolid, false)
+            }
             p if content_path(p).is_some() => {
                 let (node, storage) = content_path(p).unwrap_or_default();
                 Ok(self.content_listing(fetch(path, query)?, node, storage, param("content")))
@@ -272,6 +280,41 @@ fn acl_listing(real: Value, planned: &[Effect]) -> Value {
     Value::Array(entries)
 }
 
+/// One pool's read with the plan's last word on it: a removed pool does not exist, a
+/// pool only the plan makes has no members yet, a planned comment replaces PVE's.
+/// `listed`: the 8.1 form (`GET /pools?poolid=`, a list of one with `poolid`).
+fn pool_read(real: Result<Value, ApiError>, planned: &[Effect], poolid: &str, listed: bool) -> Result<Value, ApiError> {
+    let last = planned.iter().rev().find_map(|e| match e {
+        Effect::PoolConfig {
+            poolid: p,
+            comment,
+            removed,
+        } if p == poolid => Some((comment, *removed)),
+        _ => None,
+    });
+    let Some((comment, removed)) = last else { return real };
+    let missing = || ApiError::http(500, format!("pool '{poolid}' does not exist"), None);
+    if removed {
+        return Err(missing());
+    }
+    let mut pool = match real {
+        Ok(v) if listed => v.get(0).cloned().unwrap_or(Value::Null),
+        Ok(v) => v,
+        Err(e) if e.message.contains("does not exist") => serde_json::json!({"members": []}),
+        Err(e) => return Err(e),
+    };
+    if let (Some(c), Some(m)) = (comment, pool.as_object_mut()) {
+        m.insert("comment".into(), Value::String(c.clone()));
+    }
+    if listed {
+        if let Some(m) = pool.as_object_mut() {
+            m.insert("poolid".into(), Value::String(poolid.to_string()));
+        }
+        return Ok(Value::Array(vec![pool]));
+    }
+    Ok(pool)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -287,6 +330,30 @@ mod tests {
             ]}))
             .unwrap(),
         )
+    }
+
+    #[test]
+    fn a_planned_pool_reads_as_the_plan_leaves_it() {
+        let made = Effect::PoolConfig {
+            poolid: "team".into(),
+            comment: Some("Team".into()),
+            removed: false,
+        };
+        let missing = || Err(ApiError::http(500, "pool 'team' does not exist", None));
+        assert_eq!(
+            super::pool_read(missing(), std::slice::from_ref(&made), "team", true).unwrap(),
+            serde_json::json!([{"members": [], "comment": "Team", "poolid": "team"}])
+        );
+        let removed = Effect::PoolConfig {
+            poolid: "team".into(),
+            comment: None,
+            removed: true,
+        };
+        let real = Ok(serde_json::json!({"members": [{"type": "qemu", "vmid": 100}]}));
+        let e = super::pool_read(real, &[made, removed], "team", false).unwrap_err();
+        assert_eq!(e.message, "pool 'team' does not exist");
+        let other = Ok(serde_json::json!({"members": []}));
+        assert!(super::pool_read(other, &[], "prod", false).is_ok());
     }
 
     #[test]

@@ -14,6 +14,7 @@ mod plan;
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::options::{ModuleSpec, Opt, Params, Rules, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_dryrun::Effect;
 use ferrox_pve_rules::privileges::Write;
 use ferrox_run::connection;
 use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject, Task};
@@ -195,8 +196,20 @@ impl Task for PoolTask {
         }
     }
 
-    fn predict(&self, _seen: &Seen, _plan: &Decision) -> Prediction {
-        Prediction::default()
+    fn predict(&self, _seen: &Seen, plan: &Decision) -> Prediction {
+        let (comment, removed) = match &plan.0 {
+            Some(Action::Create { comment }) => (comment.clone(), false),
+            Some(Action::Comment(c)) => (Some(c.clone()), false),
+            _ => (None, true),
+        };
+        Prediction {
+            effects: vec![Effect::PoolConfig {
+                poolid: self.poolid.clone(),
+                comment,
+                removed,
+            }],
+            warnings: Vec::new(),
+        }
     }
 
     fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &Decision) -> Result<(), Failure> {

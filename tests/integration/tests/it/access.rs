@@ -728,3 +728,47 @@ fn access_and_pool_tasks_cost_the_calls_the_bench_lists() {
         assert!(n <= most, "{what}: {n} calls, the bench lists {most}: {used:?}");
     }
 }
+
+#[test]
+fn a_check_run_sees_the_pool_an_earlier_task_makes_or_removes() {
+    let env = access_env();
+    let root = crate::disk_scenario::as_root(&env);
+    let before = env.sim_state();
+    let play = env.run_with(
+        r#"
+- name: make
+  ferrox.proxmox.proxmox_pool: {poolid: team, comment: Team}
+- name: join
+  ferrox.proxmox.proxmox_pool_member: {poolid: team, member: 100}
+- name: describe again
+  ferrox.proxmox.proxmox_pool: {poolid: team, comment: Team}
+- name: drop prod
+  ferrox.proxmox.proxmox_pool: {poolid: prod, state: absent}
+- name: join prod
+  ferrox.proxmox.proxmox_pool_member: {poolid: prod, member: 100}
+  ignore_errors: true
+"#,
+        &PlayOpts { check: true, ..root },
+    );
+    assert!(play.task("make").changed);
+    let join = play.task("join");
+    assert!(
+        join.changed && !join.failed,
+        "the planned pool is there: {}",
+        join.result
+    );
+    assert!(
+        !play.task("describe again").changed,
+        "{}",
+        play.task("describe again").result
+    );
+    assert!(play.task("drop prod").changed);
+    let gone = play.task("join prod");
+    assert!(gone.failed);
+    assert!(
+        gone.msg().starts_with("poolid 'prod': pool 'prod' does not exist"),
+        "{}",
+        gone.msg()
+    );
+    assert_eq!(env.sim_state(), before, "a check run changes nothing");
+}
