@@ -29,11 +29,15 @@ fn output(cmd: &mut Command) -> (bool, String, String) {
     )
 }
 
-const MODULES: [(&str, &str); 5] = [
+const MODULES: [(&str, &str); 9] = [
+    ("proxmox_access_acl", "Manage ACL entries"),
     ("proxmox_disk", "Manage one disk"),
     ("proxmox_kvm", "Management of QEMU/KVM"),
     ("proxmox_nic", "Manage one network interface"),
+    ("proxmox_pool", "Pool management"),
+    ("proxmox_pool_member", "Add or delete members"),
     ("proxmox_template", "Management of OS templates"),
+    ("proxmox_user_info", "Retrieve information about one or more"),
     ("proxmox_vm_info", "Retrieve information"),
 ];
 
