@@ -772,3 +772,33 @@ fn a_check_run_sees_the_pool_an_earlier_task_makes_or_removes() {
     );
     assert_eq!(env.sim_state(), before, "a check run changes nothing");
 }
+
+#[test]
+fn a_check_run_sees_a_vm_created_into_the_pool_as_a_member() {
+    let env = access_env();
+    let root = crate::disk_scenario::as_root(&env);
+    let play = env.run_with(
+        r#"
+- name: create into prod
+  ferrox.proxmox.proxmox_kvm: {node: pve1, vmid: 102, name: app02, pool: prod}
+- name: member
+  ferrox.proxmox.proxmox_pool_member: {poolid: prod, members: [{vm: app02}]}
+- name: exclusive without it
+  ferrox.proxmox.proxmox_pool_member: {poolid: prod, members: [{storage: local}], exclusive: true}
+"#,
+        &PlayOpts { check: true, ..root },
+    );
+    assert!(play.task("create into prod").changed);
+    let member = play.task("member");
+    assert!(
+        !member.changed && !member.failed,
+        "the create put it there: {}",
+        member.result
+    );
+    let exclusive = play.task("exclusive without it");
+    assert_eq!(
+        exclusive.result["changes"],
+        json!(["add storage local", "remove VM 102"])
+    );
+    assert_eq!(writes(&calls(&env)), 0);
+}
