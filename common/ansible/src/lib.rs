@@ -27,12 +27,10 @@
 //! - [`mask`]: secrets never leave the process.
 //! - [`diff`]: before/after rendering for `--diff`.
 //! - [`python`]: Python's `repr()` of values, as the messages of AnsibleModule and 1.6 print them.
-//! - [`check_mode_assume`]: what a check run may take as made by a skipped task.
 
 #![deny(missing_docs)]
 
 pub mod argspec;
-pub mod check_mode_assume;
 pub mod diff;
 pub mod docs;
 pub mod mask;

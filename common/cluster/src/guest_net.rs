@@ -22,12 +22,6 @@ pub enum Family {
     Any,
 }
 
-/// The option's values (`ip_family`), as the task spells them.
-impl ferrox_ansible::options::Choice for Family {
-    const ALL: &'static [(&'static str, Family)] =
-        &[("ipv4", Family::Ipv4), ("ipv6", Family::Ipv6), ("any", Family::Any)];
-}
-
 impl Family {
     /// In messages: `an IPv4 address`.
     pub fn describe(self) -> &'static str {

@@ -10,8 +10,8 @@
 
 use serde_json::{json, Value};
 
+use crate::assume::Assume;
 use crate::vm::Storage;
-use ferrox_ansible::check_mode_assume::Assume;
 use ferrox_pve_client::client::Client;
 use ferrox_pve_rules::propstring::is_drive_key;
 use ferrox_pve_rules::propstring::{self, formats};

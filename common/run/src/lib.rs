@@ -33,6 +33,7 @@
 
 #![deny(missing_docs)]
 
+pub mod check_mode_assume;
 pub mod connection;
 pub mod driver;
 pub mod local_mode;

@@ -112,7 +112,10 @@ pub fn find<'a>(guests: &'a [Guest], lookup: &Lookup) -> Result<Option<&'a Guest
 /// [`find`], a shared name explained (which of the VMs are templates, where) in the
 /// failure.
 pub fn locate<'a>(client: &Client, guests: &'a [Guest], lookup: &Lookup) -> Result<Option<&'a Guest>, Failure> {
-    find(guests, lookup).map_err(|e| duplicates::explain(client, guests, lookup.name, Failure::new(e)))
+    find(guests, lookup).map_err(|e| match duplicates::explain(client, guests, lookup.name, &e) {
+        Some(explained) => Failure::new(explained.msg).with("duplicates", explained.duplicates),
+        None => Failure::new(e),
+    })
 }
 
 /// [`locate`] of a QEMU VM that must exist, with 1.6's messages; a container fails,

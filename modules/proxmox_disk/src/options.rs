@@ -122,7 +122,7 @@ pub(crate) fn options() -> Vec<Opt> {
         let o = if d.choices.is_empty() { o } else { o.choices(d.choices) };
         o.desc(d.desc)
     }));
-    opts.push(ferrox_ansible::check_mode_assume::option());
+    opts.push(ferrox_run::check_mode_assume::option());
     opts
 }
 

@@ -34,9 +34,9 @@ pub fn spec() -> ModuleSpec {
     }
 }
 
-pub const SHORT: &str = "Management of QEMU/KVM virtual machines in a Proxmox VE cluster";
+pub(crate) const SHORT: &str = "Management of QEMU/KVM virtual machines in a Proxmox VE cluster";
 
-pub fn description() -> Vec<String> {
+pub(crate) fn description() -> Vec<String> {
     [
         "Creates, clones, restores, converges, starts, stops, suspends, converts to template, migrates and removes QEMU/KVM virtual machines in a Proxmox VE cluster.",
         "Option-for-option compatible with C(community.proxmox.proxmox_kvm) 1.6: same options, defaults, choices, messages and result keys.",
@@ -54,7 +54,7 @@ pub fn description() -> Vec<String> {
     .collect()
 }
 
-pub fn notes() -> Vec<String> {
+pub(crate) fn notes() -> Vec<String> {
     [
         "O(node) is required only to create a VM. For an existing VM the node holding it is found from the cluster; a clone is made on the source's node (O(target) moves it elsewhere).",
         "Waiting: a PVE task that fails fails the module at once with its exit status and the end of its log; a task still running after O(timeout) fails with a message naming the task (the task goes on in PVE). Creating, cloning and restoring wait at least 300 seconds.",
@@ -70,7 +70,7 @@ pub fn notes() -> Vec<String> {
     .collect()
 }
 
-pub const EXAMPLES: &str = r#"
+pub(crate) const EXAMPLES: &str = r#"
 - name: Create a VM (vmid chosen by PVE, race-free)
   ferrox.proxmox.proxmox_kvm:
     node: pve1
@@ -146,7 +146,7 @@ pub const EXAMPLES: &str = r#"
     purge: true
 "#;
 
-pub const RETURNS: &str = r#"
+pub(crate) const RETURNS: &str = r#"
 vmid:
   description: The VM's id (for a clone, the clone's id; in check mode, the id a create would use).
   returned: success

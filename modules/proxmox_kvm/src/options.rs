@@ -8,13 +8,12 @@
 //! typed task's enums.
 
 use ferrox_ansible::options::{Choice, Kind, Opt, Params, Rules};
-use ferrox_cluster::guest_net::Family;
 use ferrox_run::connection;
 
-use crate::task::choices::{ApplyPending, State, UpdatePassword};
+use crate::task::choices::{ApplyPending, IpFamily, State, UpdatePassword};
 
 /// Every option: the shared connection options first, then the module's own.
-pub fn all() -> Vec<Opt> {
+pub(crate) fn all() -> Vec<Opt> {
     let mut opts = connection::options();
     opts.extend(vm_config());
     opts.extend(pve9_config());
@@ -22,13 +21,13 @@ pub fn all() -> Vec<Opt> {
     opts.extend(cloud_init());
     opts.extend(control());
     opts.extend(guest_wait());
-    opts.push(ferrox_ansible::check_mode_assume::option());
+    opts.push(ferrox_run::check_mode_assume::option());
     opts
 }
 
 /// The constraints between options (community.proxmox 1.6 §2.3), with `node` relaxed:
 /// it is needed only to create a VM, which the module checks itself.
-pub fn rules() -> Rules {
+pub(crate) fn rules() -> Rules {
     Rules::default()
         .mutually_exclusive(&["delete", "revert"])
         .mutually_exclusive(&["delete", "update"])
@@ -331,7 +330,7 @@ fn guest_wait() -> Vec<Opt> {
             .desc("Like O(wait_for_agent), and also wait until the guest has a usable address of O(ip_family) on one of its NICs: not loopback, not link-local (C(fe80::/10)), not the APIPA C(169.254/16) a Windows guest shows before DHCP or sysprep is done. This replaces a fixed C(pause) before connecting to a new VM."),
         Opt::str("ip_family")
             .default("any")
-            .choices(&Family::names())
+            .choices(&IpFamily::names())
             .added("0.2.0")
             .desc("The address family O(wait_for_ip) waits for and RV(ip_address) is picked from. V(any) takes IPv4 when the guest has both."),
         Opt::int("wait_timeout")

@@ -1,13 +1,14 @@
-//! The words `state`, `apply_pending` and `update_password` take, each an enum whose
+//! The words `state`, `apply_pending`, `update_password` and `ip_family` take, each an enum whose
 //! `Choice` table is the declaration's `choices`. Below both the declaration
 //! ([`crate::options`]), which lists the words, and the typed task ([`crate::task`]), which
 //! reads the declaration: neither imports the other back.
 
 use ferrox_ansible::options::Choice;
+use ferrox_cluster::guest_net::Family;
 
 /// `state`, in the declaration's order (its `choices` come from here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     Present,
     Started,
     Absent,
@@ -35,7 +36,7 @@ impl Choice for State {
 
 impl State {
     /// As a verb phrase for messages (`Unable to start VM 100: ...`).
-    pub fn verb(self) -> &'static str {
+    pub(crate) fn verb(self) -> &'static str {
         match self {
             State::Started => "start",
             State::Stopped => "stop",
@@ -52,7 +53,7 @@ impl State {
 
 /// `apply_pending`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApplyPending {
+pub(crate) enum ApplyPending {
     Keep,
     Reboot,
 }
@@ -64,7 +65,7 @@ impl Choice for ApplyPending {
 
 /// `update_password`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UpdatePassword {
+pub(crate) enum UpdatePassword {
     Always,
     OnCreate,
 }
@@ -74,4 +75,32 @@ impl Choice for UpdatePassword {
         ("always", UpdatePassword::Always),
         ("on_create", UpdatePassword::OnCreate),
     ];
+}
+
+/// `ip_family`: the address family a guest wait takes (the cluster layer's [`Family`],
+/// spelled as the task spells it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IpFamily {
+    Ipv4,
+    Ipv6,
+    Any,
+}
+
+impl Choice for IpFamily {
+    const ALL: &'static [(&'static str, IpFamily)] = &[
+        ("ipv4", IpFamily::Ipv4),
+        ("ipv6", IpFamily::Ipv6),
+        ("any", IpFamily::Any),
+    ];
+}
+
+impl IpFamily {
+    /// The family the cluster layer picks addresses of.
+    pub(crate) fn family(self) -> Family {
+        match self {
+            IpFamily::Ipv4 => Family::Ipv4,
+            IpFamily::Ipv6 => Family::Ipv6,
+            IpFamily::Any => Family::Any,
+        }
+    }
 }

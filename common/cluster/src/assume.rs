@@ -1,29 +1,14 @@
-//! `check_mode_assume`: what a check run may take as existing because an earlier task of
-//! another collection makes it, one that cannot run in check mode (community.proxmox's
-//! `proxmox_template` uploading an ISO, a `proxmox_pool` task) and so is skipped by
-//! `--check`. Declared once here; honoured only in check mode (a real run checks every
-//! reference as always), and every assumption used is reported as a warning.
+//! What a check run may take as existing because an earlier task of another collection
+//! makes it, one that cannot run in check mode (community.proxmox's `proxmox_template`
+//! uploading an ISO, a `proxmox_pool` task) and so is skipped by `--check`: the
+//! `check_mode_assume` option's meaning, as the reference checks ([`crate::references`])
+//! use it. The option is declared and read in the run layer; honoured only in check mode,
+//! and every assumption used is reported as a warning.
 
 use std::cell::RefCell;
 
-use crate::options::{Kind, Opt, Params};
-
-/// The option's name.
+/// The option's name, as messages cite it.
 pub const OPTION: &str = "check_mode_assume";
-
-/// The option, for the specs of the modules that check references before writing.
-pub fn option() -> Opt {
-    Opt::dict_of(
-        OPTION,
-        vec![
-            Opt::list("volumes", Kind::Str).desc("Volumes (C(storage:iso/name.iso), C(storage:import/name.qcow2)) to take as existing."),
-            Opt::list("pools", Kind::Str).desc("Resource pools to take as existing."),
-        ],
-    )
-    .added("0.2.0")
-    .desc("Only in check mode: references the task may take as existing because an earlier task of another collection, one that cannot run in check mode (so C(--check) skips it), creates them. Without it such a check run fails, as the real run would if the earlier task had not made them.")
-    .desc("Ignored in real runs, which check every reference. Each assumption used is named in a warning.")
-}
 
 /// The assumptions of one task (none outside check mode), and which were used.
 #[derive(Debug, Default, Clone)]
@@ -35,18 +20,18 @@ pub struct Assume {
 }
 
 impl Assume {
-    /// The task's assumptions from its validated options; none outside check mode.
-    pub fn from_params(p: &Params, check_mode: bool) -> Assume {
-        let Some(sub) = p.sub(OPTION).filter(|_| check_mode) else {
-            return Assume {
-                check_mode,
-                ..Assume::default()
-            };
+    /// The assumptions of a task: `volumes` and `pools` taken as existing, in check
+    /// mode only (a real run assumes nothing).
+    pub fn new(check_mode: bool, volumes: Vec<String>, pools: Vec<String>) -> Assume {
+        let (volumes, pools) = if check_mode {
+            (volumes, pools)
+        } else {
+            Default::default()
         };
         Assume {
             check_mode,
-            volumes: sub.strings("volumes").unwrap_or_default(),
-            pools: sub.strings("pools").unwrap_or_default(),
+            volumes,
+            pools,
             used: RefCell::default(),
         }
     }
@@ -91,18 +76,15 @@ impl Assume {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-
-    fn params(v: serde_json::Value) -> Params {
-        Params::new(v.as_object().unwrap().clone())
-    }
 
     #[test]
     fn only_check_mode_assumes_and_each_use_is_named() {
-        let p = params(json!({"check_mode_assume": {"volumes": ["isos:iso/new.iso"], "pools": ["lab"]}}));
-        let real = Assume::from_params(&p, false);
+        let given = || (vec!["isos:iso/new.iso".to_string()], vec!["lab".to_string()]);
+        let (volumes, pools) = given();
+        let real = Assume::new(false, volumes, pools);
         assert!(!real.volume("isos:iso/new.iso") && !real.pool("lab"));
-        let check = Assume::from_params(&p, true);
+        let (volumes, pools) = given();
+        let check = Assume::new(true, volumes, pools);
         assert!(check.volume("isos:iso/new.iso") && !check.volume("isos:iso/other.iso"));
         assert_eq!(
             check.warnings(),
