@@ -233,7 +233,7 @@ impl Task for AclTask {
         }
     }
 
-    fn predict(&self, _seen: &Seen, plan: &Decision) -> Prediction {
+    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
         let effects = plan
             .0
             .puts
@@ -248,10 +248,10 @@ impl Task for AclTask {
                 })
             })
             .collect();
-        Prediction {
+        Ok(Prediction {
             effects,
             warnings: Vec::new(),
-        }
+        })
     }
 
     fn execute(&self, cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision) -> Result<Vec<Entry>, Failure> {
@@ -273,7 +273,13 @@ impl Task for AclTask {
         read_entries(cx, &self.path)
     }
 
-    fn report(&self, _seen: &Seen, plan: &Decision, outcome: Outcome<Vec<Entry>>) -> Output {
+    fn report(
+        &self,
+        _cx: &mut Cx<'_>,
+        _seen: &Seen,
+        plan: &Decision,
+        outcome: Outcome<Vec<Entry>>,
+    ) -> Result<Output, Failure> {
         let plan = &plan.0;
         let after = match &outcome {
             Outcome::Unchanged => None,
@@ -292,7 +298,7 @@ impl Task for AclTask {
         if let Some(after) = &after {
             out = out.with("new_acls", listing(after));
         }
-        out.with_diff(diff(&self.path, &plan.before, after.as_deref().unwrap_or(&plan.before)))
+        Ok(out.with_diff(diff(&self.path, &plan.before, after.as_deref().unwrap_or(&plan.before))))
     }
 }
 

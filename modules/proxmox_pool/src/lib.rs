@@ -196,20 +196,20 @@ impl Task for PoolTask {
         }
     }
 
-    fn predict(&self, _seen: &Seen, plan: &Decision) -> Prediction {
+    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
         let (comment, removed) = match &plan.0 {
             Some(Action::Create { comment }) => (comment.clone(), false),
             Some(Action::Comment(c)) => (Some(c.clone()), false),
             _ => (None, true),
         };
-        Prediction {
+        Ok(Prediction {
             effects: vec![Effect::PoolConfig {
                 poolid: self.poolid.clone(),
                 comment,
                 removed,
             }],
             warnings: Vec::new(),
-        }
+        })
     }
 
     fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &Decision) -> Result<(), Failure> {
@@ -246,7 +246,7 @@ impl Task for PoolTask {
         result.map(|_| ()).map_err(|e| Failure::new(e).with("poolid", id))
     }
 
-    fn report(&self, seen: &Seen, plan: &Decision, outcome: Outcome<()>) -> Output {
+    fn report(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Decision, outcome: Outcome<()>) -> Result<Output, Failure> {
         let id = &self.poolid;
         let changed = !matches!(outcome, Outcome::Unchanged);
         let msg = match (&plan.0, self.absent) {
@@ -280,9 +280,9 @@ impl Task for PoolTask {
             Some(Action::Delete) => vec![format!("remove pool {id}")],
             None => Vec::new(),
         };
-        Output::new(changed, msg)
+        Ok(Output::new(changed, msg)
             .with("poolid", id)
             .with("changes", changes)
-            .with_diff(diff)
+            .with_diff(diff))
     }
 }

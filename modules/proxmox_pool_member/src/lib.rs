@@ -251,7 +251,7 @@ impl Task for MemberTask {
         }
     }
 
-    fn predict(&self, seen: &Seen, plan: &Decision) -> Prediction {
+    fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
         let effects = plan
             .0
             .add
@@ -265,10 +265,10 @@ impl Task for MemberTask {
                 Member::Storage(_) => None,
             })
             .collect();
-        Prediction {
+        Ok(Prediction {
             effects,
             warnings: Vec::new(),
-        }
+        })
     }
 
     fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &Decision) -> Result<(), Failure> {
@@ -311,7 +311,7 @@ impl Task for MemberTask {
         Ok(())
     }
 
-    fn report(&self, _seen: &Seen, plan: &Decision, outcome: Outcome<()>) -> Output {
+    fn report(&self, _cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision, outcome: Outcome<()>) -> Result<Output, Failure> {
         let plan = &plan.0;
         let changed = !matches!(outcome, Outcome::Unchanged);
         let listed = |set: &BTreeSet<Member>| -> Vec<Value> {
@@ -350,7 +350,7 @@ impl Task for MemberTask {
                     .with("members", members)
             }
         };
-        out.with("changes", changes(plan)).with_diff(diff)
+        Ok(out.with("changes", changes(plan)).with_diff(diff))
     }
 }
 

@@ -176,17 +176,26 @@ impl Task for UserQuery {
         }
     }
 
-    fn predict(&self, _seen: &Vec<Value>, _plan: &Found) -> Prediction {
-        Prediction::default()
+    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Vec<Value>, _plan: &Found) -> Result<Prediction, Failure> {
+        Ok(Prediction::default())
     }
 
     fn execute(&self, _cx: &mut Cx<'_>, _seen: &Vec<Value>, _plan: &Found) -> Result<(), Failure> {
         Ok(())
     }
 
-    fn report(&self, _seen: &Vec<Value>, plan: &Found, _outcome: Outcome<()>) -> Output {
+    fn report(
+        &self,
+        _cx: &mut Cx<'_>,
+        _seen: &Vec<Value>,
+        plan: &Found,
+        _outcome: Outcome<()>,
+    ) -> Result<Output, Failure> {
         let n = plan.0.len();
-        Output::unchanged(format!("{n} user{} found", if n == 1 { "" } else { "s" })).with("proxmox_users", &plan.0)
+        Ok(
+            Output::unchanged(format!("{n} user{} found", if n == 1 { "" } else { "s" }))
+                .with("proxmox_users", &plan.0),
+        )
     }
 }
 
