@@ -51,7 +51,7 @@ def summarize(effects):
     """Per vmid: what happens, in the order first touched."""
     vms = {}
     for e in effects:
-        if e.get('kind') == 'volume':
+        if e.get('kind') in ('volume', 'acl', 'pool_config'):
             continue
         vmid = e.get('vmid')
         vm = vms.setdefault(vmid, {'vmid': vmid, 'node': e.get('node'), 'name': None, 'created': False,

@@ -151,6 +151,34 @@ pub enum Effect {
         #[serde(default)]
         removed: bool,
     },
+    /// A resource pool made, described or removed (`proxmox_pool`): no VM's; later tasks
+    /// read it (`GET /pools?poolid=`, `GET /pools/{poolid}`) as the plan leaves it.
+    PoolConfig {
+        /// The pool.
+        poolid: String,
+        /// Its comment, when the task sets one.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        comment: Option<String>,
+        /// Whether the pool is removed (else made or described).
+        #[serde(default)]
+        removed: bool,
+    },
+    /// An ACL entry set or removed (`proxmox_access_acl`): no VM's (PVE never looks the
+    /// VM of a `/vms/<vmid>` path up); later tasks see it in `GET /access/acl`.
+    Acl {
+        /// The ACL path.
+        path: String,
+        /// `user`, `group` or `token`.
+        #[serde(rename = "type")]
+        kind: String,
+        /// The user, group or token.
+        ugid: String,
+        /// The role.
+        roleid: String,
+        /// Whether the entry propagates; `None`: the entry is removed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        propagate: Option<bool>,
+    },
 }
 
 /// What a snapshot effect does.
@@ -166,10 +194,10 @@ pub enum SnapshotAction {
 }
 
 impl Effect {
-    /// The VM the effect concerns; `None` for a file on a storage.
+    /// The VM the effect concerns; `None` for a file on a storage or an ACL entry.
     pub fn vmid(&self) -> Option<u32> {
         Some(match self {
-            Effect::Volume { .. } => return None,
+            Effect::Volume { .. } | Effect::Acl { .. } | Effect::PoolConfig { .. } => return None,
             Effect::Create { vmid, .. }
             | Effect::Config { vmid, .. }
             | Effect::Power { vmid, .. }

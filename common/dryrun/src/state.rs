@@ -65,6 +65,16 @@ impl RunPlan {
         out
     }
 
+    /// The ACL entries the plan sets or removes, and the pools it makes, describes or
+    /// removes, in the order planned.
+    pub fn user_cfg(&self) -> Vec<Effect> {
+        self.effects
+            .iter()
+            .filter(|e| matches!(e, Effect::Acl { .. } | Effect::PoolConfig { .. }))
+            .cloned()
+            .collect()
+    }
+
     /// Every VM the plan touches, as the plan leaves it.
     pub fn vms(&self) -> BTreeMap<u32, PlannedVm> {
         let mut vms: BTreeMap<u32, PlannedVm> = BTreeMap::new();
@@ -108,6 +118,7 @@ fn node_of(e: &Effect) -> &str {
         | Effect::Snapshot { node, .. }
         | Effect::Refused { node, .. }
         | Effect::Volume { node, .. } => node,
+        Effect::Acl { .. } | Effect::PoolConfig { .. } => "",
     }
 }
 
@@ -233,7 +244,7 @@ impl PlannedVm {
 
     fn apply(&mut self, effect: &Effect) {
         match effect {
-            Effect::Create { .. } | Effect::Volume { .. } => {}
+            Effect::Create { .. } | Effect::Volume { .. } | Effect::Acl { .. } | Effect::PoolConfig { .. } => {}
             Effect::Config {
                 set,
                 delete,

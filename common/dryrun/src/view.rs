@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::overlay;
 use super::state::{PlannedVm, PlannedVolume, RunPlan};
+use super::Effect;
 use ferrox_pve_client::client::{ApiError, Client, Fields, ReadThrough};
 
 /// A plan ready to answer reads.
@@ -17,6 +18,8 @@ pub struct PlanView {
     vms: BTreeMap<u32, PlannedVm>,
     reserved: BTreeSet<u32>,
     volumes: Vec<PlannedVolume>,
+    /// ACL entries set or removed and pools made or removed, in the order planned.
+    user_cfg: Vec<Effect>,
     /// vmids PVE listed (for predicting the next free one); `None` until listed.
     used: Mutex<Option<BTreeSet<u32>>>,
 }
@@ -39,6 +42,7 @@ impl PlanView {
             vms: plan.vms(),
             reserved: plan.reserved(),
             volumes: plan.volumes(),
+            user_cfg: plan.user_cfg(),
             used: Mutex::new(None),
         }
     }
@@ -61,7 +65,7 @@ impl PlanView {
 
     /// Whether the plan changes nothing (the cluster reads as it is).
     pub fn is_empty(&self) -> bool {
-        self.vms.is_empty() && self.reserved.is_empty() && self.volumes.is_empty()
+        self.vms.is_empty() && self.reserved.is_empty() && self.volumes.is_empty() && self.user_cfg.is_empty()
     }
 
     /// Whether the plan creates this VM (it does not exist in PVE yet).
@@ -80,6 +84,15 @@ impl PlanView {
                 Ok(overlay::resources(real, &vms, param("type").is_none_or(|t| t == "vm")))
             }
             "/cluster/nextid" => self.next_id(path, query, param("vmid"), fetch),
+            "/access/acl" => Ok(acl_listing(fetch(path, query)?, &self.user_cfg)),
+            "/pools" if param("poolid").is_some() => {
+                let poolid = param("poolid").unwrap_or_default();
+                pool_read(fetch(path, query), &self.user_cfg, poolid, true)
+            }
+            p if p.starts_with("/pools/") => {
+                let poolid = &p["/pools/".len()..];
+                pool_read(fetch(path, query), &self.user_cfg, poolid, false)
+            }
             p if content_path(p).is_some() => {
                 let (node, storage) = content_path(p).unwrap_or_default();
                 Ok(self.content_listing(fetch(path, query)?, node, storage, param("content")))
@@ -242,6 +255,67 @@ fn parse_vm_path(path: &str) -> Option<VmPath<'_>> {
     })
 }
 
+/// `GET /access/acl` with the planned entries: an entry set replaces the one of the
+/// same path, subject and role (PVE keeps one flag per role), a removed one goes.
+fn acl_listing(real: Value, planned: &[Effect]) -> Value {
+    let mut entries: Vec<Value> = match real {
+        Value::Array(entries) => entries,
+        other => return other,
+    };
+    for e in planned {
+        let Effect::Acl {
+            path,
+            kind,
+            ugid,
+            roleid,
+            propagate,
+        } = e
+        else {
+            continue;
+        };
+        entries.retain(|x| !(x["path"] == *path && x["type"] == *kind && x["ugid"] == *ugid && x["roleid"] == *roleid));
+        if let Some(p) = propagate {
+            entries.push(serde_json::json!({"path": path, "type": kind, "ugid": ugid, "roleid": roleid, "propagate": u8::from(*p)}));
+        }
+    }
+    Value::Array(entries)
+}
+
+/// One pool's read with the plan's last word on it: a removed pool does not exist, a
+/// pool only the plan makes has no members yet, a planned comment replaces PVE's.
+/// `listed`: the 8.1 form (`GET /pools?poolid=`, a list of one with `poolid`).
+fn pool_read(real: Result<Value, ApiError>, planned: &[Effect], poolid: &str, listed: bool) -> Result<Value, ApiError> {
+    let last = planned.iter().rev().find_map(|e| match e {
+        Effect::PoolConfig {
+            poolid: p,
+            comment,
+            removed,
+        } if p == poolid => Some((comment, *removed)),
+        _ => None,
+    });
+    let Some((comment, removed)) = last else { return real };
+    let missing = || ApiError::http(500, format!("pool '{poolid}' does not exist"), None);
+    if removed {
+        return Err(missing());
+    }
+    let mut pool = match real {
+        Ok(v) if listed => v.get(0).cloned().unwrap_or(Value::Null),
+        Ok(v) => v,
+        Err(e) if e.message.contains("does not exist") => serde_json::json!({"members": []}),
+        Err(e) => return Err(e),
+    };
+    if let (Some(c), Some(m)) = (comment, pool.as_object_mut()) {
+        m.insert("comment".into(), Value::String(c.clone()));
+    }
+    if listed {
+        if let Some(m) = pool.as_object_mut() {
+            m.insert("poolid".into(), Value::String(poolid.to_string()));
+        }
+        return Ok(Value::Array(vec![pool]));
+    }
+    Ok(pool)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,6 +331,56 @@ mod tests {
             ]}))
             .unwrap(),
         )
+    }
+
+    #[test]
+    fn a_planned_pool_reads_as_the_plan_leaves_it() {
+        let made = Effect::PoolConfig {
+            poolid: "team".into(),
+            comment: Some("Team".into()),
+            removed: false,
+        };
+        let missing = || Err(ApiError::http(500, "pool 'team' does not exist", None));
+        assert_eq!(
+            super::pool_read(missing(), std::slice::from_ref(&made), "team", true).unwrap(),
+            serde_json::json!([{"members": [], "comment": "Team", "poolid": "team"}])
+        );
+        let removed = Effect::PoolConfig {
+            poolid: "team".into(),
+            comment: None,
+            removed: true,
+        };
+        let real = Ok(serde_json::json!({"members": [{"type": "qemu", "vmid": 100}]}));
+        let e = super::pool_read(real, &[made, removed], "team", false).unwrap_err();
+        assert_eq!(e.message, "pool 'team' does not exist");
+        let other = Ok(serde_json::json!({"members": []}));
+        assert!(super::pool_read(other, &[], "prod", false).is_ok());
+    }
+
+    #[test]
+    fn planned_acl_entries_show_in_the_listing() {
+        let real = serde_json::json!([
+            {"path": "/vms/100", "type": "user", "ugid": "a@pve", "roleid": "PVEVMUser", "propagate": 1},
+            {"path": "/", "type": "user", "ugid": "b@pve", "roleid": "PVEAuditor", "propagate": 1}
+        ]);
+        let acl = |ugid: &str, propagate: Option<bool>| Effect::Acl {
+            path: "/vms/100".into(),
+            kind: "user".into(),
+            ugid: ugid.into(),
+            roleid: "PVEVMUser".into(),
+            propagate,
+        };
+        let listed = super::acl_listing(
+            real,
+            &[acl("a@pve", Some(false)), acl("c@ad", Some(true)), acl("c@ad", None)],
+        );
+        assert_eq!(
+            listed,
+            serde_json::json!([
+                {"path": "/", "type": "user", "ugid": "b@pve", "roleid": "PVEAuditor", "propagate": 1},
+                {"path": "/vms/100", "type": "user", "ugid": "a@pve", "roleid": "PVEVMUser", "propagate": 0}
+            ])
+        );
     }
 
     #[test]

@@ -27,6 +27,8 @@
 
 #![deny(missing_docs)]
 
+/// ACL paths as pve-access-control normalises and accepts them.
+pub mod acl_path;
 pub mod cloudinit;
 pub mod hotplug;
 pub mod pending;

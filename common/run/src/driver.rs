@@ -130,6 +130,10 @@ pub enum Subject<'s> {
         /// Its node.
         node: &'s str,
     },
+    /// Something that is no VM (an ACL path, a pool, a user), as a refusal names it:
+    /// `ACL path /vms/100`, `pool prod`. It has no config lock, and a refusal in check
+    /// mode leaves the run's plan as it was.
+    Named(&'s str),
 }
 
 /// The lock a VM's config holds, and whether the task overrides it.
@@ -233,7 +237,10 @@ pub fn steps<T: Task>(cx: &mut Cx<'_>, task: &T) -> Result<Output, Failure> {
 
 /// Refuses a locked subject, then holds the writes to the privilege gate.
 fn hold(cx: &mut Cx<'_>, guard: Guard<'_>) -> Result<(), Failure> {
-    let Subject::Vm { vmid, node } = guard.subject;
+    let (vmid, node) = match guard.subject {
+        Subject::Vm { vmid, node } => (vmid, node),
+        Subject::Named(subject) => return cx.gate.require_for(cx.m, subject, &guard.writes),
+    };
     if let Some(lock) = guard.lock {
         if let Some(refused) = lock_refusal(vmid, lock.held, lock.skiplock, lock.wording) {
             return Err(refused);

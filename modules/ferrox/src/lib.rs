@@ -25,7 +25,7 @@ pub const NAME_INDEX_MODULES: [&str; 6] = [
     "proxmox_snap_info",
 ];
 
-pub const MODULES: [Registered; 7] = [
+pub const MODULES: [Registered; 11] = [
     Registered {
         name: "proxmox_kvm",
         spec: proxmox_kvm::spec,
@@ -60,6 +60,26 @@ pub const MODULES: [Registered; 7] = [
         name: "proxmox_snap_info",
         spec: proxmox_snap_info::spec,
         body: proxmox_snap_info::run,
+    },
+    Registered {
+        name: "proxmox_user_info",
+        spec: proxmox_user_info::spec,
+        body: proxmox_user_info::run,
+    },
+    Registered {
+        name: "proxmox_access_acl",
+        spec: proxmox_access_acl::spec,
+        body: proxmox_access_acl::run,
+    },
+    Registered {
+        name: "proxmox_pool_member",
+        spec: proxmox_pool_member::spec,
+        body: proxmox_pool_member::run,
+    },
+    Registered {
+        name: "proxmox_pool",
+        spec: proxmox_pool::spec,
+        body: proxmox_pool::run,
     },
 ];
 

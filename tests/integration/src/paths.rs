@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 /// The collection's modules, all in one binary per platform, `plugins/modules/__bin/<platform>/ferrox`.
-pub const MODULES: [&str; 7] = [
+pub const MODULES: [&str; 11] = [
     "proxmox_kvm",
     "proxmox_disk",
     "proxmox_nic",
@@ -11,6 +11,10 @@ pub const MODULES: [&str; 7] = [
     "proxmox_template",
     "proxmox_snap",
     "proxmox_snap_info",
+    "proxmox_user_info",
+    "proxmox_access_acl",
+    "proxmox_pool_member",
+    "proxmox_pool",
 ];
 
 /// The module binary's file name.

@@ -138,6 +138,30 @@ pub fn builtin_role(name: &str) -> Option<BTreeSet<&'static str>> {
     Some(out)
 }
 
+/// The names of PVE's built-in roles (`special` in `GET /access/roles`), sorted.
+pub fn builtin_role_names() -> Vec<String> {
+    let mut names: Vec<String> = ["Administrator", "NoAccess", "PVEAdmin", "PVEAuditor", "PVETemplateUser"]
+        .map(String::from)
+        .to_vec();
+    for g in GROUPS {
+        names.push(format!("PVE{}Admin", g.category));
+        if !g.user.is_empty() {
+            names.push(format!("PVE{}User", g.category));
+        }
+    }
+    names.sort_unstable();
+    names
+}
+
+/// The privileges of a role `user.cfg` knows (a scenario role, else a built-in one);
+/// `None` for a role that does not exist.
+pub fn role_privileges(c: &Cluster, role: &str) -> Option<Vec<String>> {
+    match c.roles.get(role) {
+        Some(p) => Some(p.clone()),
+        None => builtin_role(role).map(|set| set.into_iter().map(String::from).collect()),
+    }
+}
+
 fn role_privs(c: &Cluster, role: &str) -> Vec<String> {
     match c.roles.get(role) {
         Some(p) => p.clone(),
@@ -151,7 +175,9 @@ fn role_privs(c: &Cluster, role: &str) -> Vec<String> {
 
 /// Roles of one ACL subject (user, or token id `user@realm!name`) on `path`: walking from
 /// `/` down, the deepest level with an entry that applies (the path itself, or a
-/// propagating parent) replaces what the levels above gave; `NoAccess` wins over the rest.
+/// propagating parent) replaces what the levels above gave; at one level a user's own
+/// entries replace those of its groups (`PVE::AccessControl::roles`); `NoAccess` wins
+/// over the rest.
 fn roles(c: &Cluster, ugid: &str, path: &str) -> BTreeMap<String, bool> {
     let mut levels = vec!["/".to_string()];
     let mut acc = String::new();
@@ -160,17 +186,28 @@ fn roles(c: &Cluster, ugid: &str, path: &str) -> BTreeMap<String, bool> {
         acc.push_str(seg);
         levels.push(acc.clone());
     }
+    // Tokens are in no group; a user's groups count at a level without entries of the
+    // user's own ("user roles override group roles").
+    let groups = if ugid.contains('!') {
+        Vec::new()
+    } else {
+        c.groups_of(ugid)
+    };
     let mut roles = BTreeMap::new();
     for (i, level) in levels.iter().enumerate() {
         let last = i == levels.len() - 1;
+        let applies = |a: &&crate::state::AclDef| &a.path == level && (last || a.propagate);
         let mut new = BTreeMap::new();
-        for e in c
-            .acls
-            .iter()
-            .filter(|a| a.ugid == ugid && &a.path == level && (last || a.propagate))
-        {
+        for e in c.acls.iter().filter(|a| a.ugid == ugid).filter(applies) {
             for r in &e.roles {
                 new.insert(r.clone(), e.propagate);
+            }
+        }
+        if new.is_empty() {
+            for e in c.group_acls.iter().filter(|a| groups.contains(&a.ugid)).filter(applies) {
+                for r in &e.roles {
+                    new.insert(r.clone(), e.propagate);
+                }
             }
         }
         if !new.is_empty() {

@@ -200,9 +200,11 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     let template = route.endpoint.path.clone();
     params::merge_path(&mut raw, &route.path_params)?;
     let mut c = sim.cluster();
+    crate::pools::gate_route(&c, method, &template)?;
     if let Some(who) = &who {
         check_api2_permissions(&c, who, info, req.path, &raw)?;
     }
+    crate::pools::gate_params(&c, method, &template, |k| raw.contains_key(k))?;
     if let Some(node) = route.path_params.get("node") {
         proxy_to_node(sim, &c, node)?;
     }
@@ -347,6 +349,12 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("GET", "/access/ticket") => Ok(Value::Null),
         ("POST", "/access/ticket") => access::login(ctx),
         ("GET", "/access/permissions") => access::permissions(ctx),
+        ("GET", "/access/acl") => crate::acl_tree::read(ctx),
+        ("PUT", "/access/acl") => crate::acl_tree::update(ctx),
+        ("GET", "/access/users") => crate::users::index(ctx),
+        ("GET", "/access/users/{userid}") => crate::users::read(ctx),
+        ("GET", "/access/groups") => crate::users::groups(ctx),
+        ("GET", "/access/roles") => crate::users::roles(ctx),
         ("PUT", "/access/users/{userid}/unlock-tfa") => access::unlock_tfa(ctx),
         ("GET", "/version") => cluster::version(ctx),
         ("GET", "/cluster/nextid") => cluster::nextid(ctx),
@@ -363,6 +371,8 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
         ("GET", "/pools") => crate::pools::index(ctx),
         ("GET", "/pools/{poolid}") => crate::pools::read(ctx),
         ("PUT", "/pools") | ("PUT", "/pools/{poolid}") => crate::pools::update(ctx),
+        ("POST", "/pools") => crate::pools::create(ctx),
+        ("DELETE", "/pools") | ("DELETE", "/pools/{poolid}") => crate::pools::delete(ctx),
         ("GET", "/nodes/{node}/qemu") => qemu::info::list(ctx),
         ("POST", "/nodes/{node}/qemu") => qemu::create::create(ctx),
         ("GET", "/nodes/{node}/storage") => nodes::storage_list(ctx),

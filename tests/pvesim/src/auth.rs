@@ -289,6 +289,31 @@ pub fn check_expr(
             }
             Ok(())
         }
+        // `check_perm_modify` on the templated, normalised path (a path that does not
+        // normalise passes here: the handler refuses it).
+        Some("perm-modify") => {
+            let raw = arr.get(1).and_then(Value::as_str).unwrap_or("");
+            let Some(path) = crate::acl_tree::normalize_path(&substitute(raw, params)) else {
+                return Ok(());
+            };
+            let privs = crate::acl_tree::perm_modify_privs(&path);
+            if privs.iter().any(|p| has(cluster, who, &path, p)) {
+                Ok(())
+            } else {
+                Err(ApiError::forbidden(&path, &privs.join("|")))
+            }
+        }
+        // An existing user's `userid-group` test (the `groups_param` forms of user
+        // creation and update are not served).
+        Some("userid-group") => {
+            let privs: Vec<&str> = arr
+                .get(1)
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let userid = params.get("userid").map(String::as_str).unwrap_or("");
+            crate::users::check_userid_group(cluster, who, userid, &privs)
+        }
         // `exec_api2_perm_check`: the alternatives are tried quietly; when none holds, the
         // refusal names no path.
         Some("or") => {

@@ -11,6 +11,7 @@
 
 pub mod access;
 pub mod acl;
+pub mod acl_tree;
 pub mod api;
 pub mod auth;
 pub mod broadcast;
@@ -41,6 +42,7 @@ pub mod tag_access;
 pub mod tasks;
 pub mod tfa;
 pub mod tls;
+pub mod users;
 pub mod util;
 
 pub use scenario::Scenario;

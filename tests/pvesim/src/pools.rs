@@ -199,3 +199,103 @@ pub fn update(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     ctx.c.pools = pools;
     Ok(Value::Null)
 }
+
+/// pve-manager 8.1.0 (4448f8d3, nested pools) added `PUT /pools` and `DELETE /pools`
+/// with `poolid` as a parameter, and `poolid` to `GET /pools`; before it only the
+/// `/pools/{poolid}` forms exist. A cluster older than 8.1 answers as that release:
+/// 501 for the methods it lacks (here, before the permission check, as the router does).
+pub fn gate_route(c: &Cluster, method: &str, template: &str) -> ApiResult<()> {
+    if template == "/pools" && matches!(method, "PUT" | "DELETE") && !c.pve_at_least(8, 1) {
+        return Err(ApiError::not_implemented(method, "/pools"));
+    }
+    Ok(())
+}
+
+/// The parameter `GET /pools` gained in 8.1.0: before, `poolid` is refused by the
+/// schema's validation (after the permission check).
+pub fn gate_params(c: &Cluster, method: &str, template: &str, has: impl Fn(&str) -> bool) -> ApiResult<()> {
+    if method == "GET" && template == "/pools" && has("poolid") && !c.pve_at_least(8, 1) {
+        return Err(ApiError::param(
+            "poolid",
+            "property is not defined in schema and the schema does not allow additional properties",
+        ));
+    }
+    Ok(())
+}
+
+/// `POST /pools` (`create_pool`): under the `user.cfg` lock the id must be new, a nested
+/// id's parent must exist, and (pve-manager 9.0, 7eadbed6) the last part must start with
+/// a letter; errors read `create pool failed: …`.
+pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let poolid = ctx.get("poolid").unwrap_or("").to_string();
+    let failed = |msg: String| ApiError::internal(format!("create pool failed: {msg}"));
+    if ctx.c.pool(&poolid).is_some() {
+        return Err(failed(format!("pool '{poolid}' already exists")));
+    }
+    let leaf = match poolid.rsplit_once('/') {
+        Some((parent, leaf)) => {
+            if ctx.c.pool(parent).is_none() {
+                return Err(failed(format!("parent '{parent}' of pool '{poolid}' does not exist")));
+            }
+            leaf
+        }
+        None => poolid.as_str(),
+    };
+    if ctx.c.pve_at_least(9, 0) && !leaf.starts_with(|ch: char| ch.is_ascii_alphabetic()) {
+        return Err(failed("pool name must start with a letter".into()));
+    }
+    let comment = ctx.get("comment").filter(|c| !c.is_empty()).map(str::to_string);
+    ctx.c.pools.push(PoolDef {
+        poolid,
+        comment,
+        vms: Vec::new(),
+        storage: Vec::new(),
+    });
+    Ok(Value::Null)
+}
+
+/// The direct child pools of `poolid` (`a/b` of `a`), sorted.
+pub fn children(c: &Cluster, poolid: &str) -> Vec<String> {
+    let prefix = format!("{poolid}/");
+    let mut out: Vec<String> = c
+        .pools
+        .iter()
+        .filter(|p| p.poolid.strip_prefix(&prefix).is_some_and(|rest| !rest.contains('/')))
+        .map(|p| p.poolid.clone())
+        .collect();
+    out.sort();
+    out
+}
+
+/// `DELETE /pools?poolid=` and `DELETE /pools/{poolid}` (`delete_pool`): refused while
+/// the pool has a child pool, a guest that still exists or a storage still configured
+/// (the first in sorted order is named); the pool's ACL entries go with it.
+pub fn delete(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
+    let poolid = ctx.get("poolid").unwrap_or("").to_string();
+    let failed = |msg: String| ApiError::internal(format!("delete pool failed: {msg}"));
+    let Some(pool) = ctx.c.pool(&poolid).cloned() else {
+        return Err(failed(format!("pool '{poolid}' does not exist")));
+    };
+    if let Some(child) = children(ctx.c, &poolid).first() {
+        return Err(failed(format!(
+            "pool '{poolid}' is not empty (contains pool '{child}')"
+        )));
+    }
+    let mut vms = pool.vms.clone();
+    vms.sort_by_key(|v| v.to_string());
+    if let Some(vmid) = vms.iter().find(|v| ctx.c.guests.contains_key(v)) {
+        return Err(failed(format!("pool '{poolid}' is not empty (contains VM {vmid})")));
+    }
+    let mut storages = pool.storage.clone();
+    storages.sort();
+    if let Some(sid) = storages.iter().find(|s| ctx.c.storage(s).is_some()) {
+        return Err(failed(format!(
+            "pool '{poolid}' is not empty (contains storage '{sid}')"
+        )));
+    }
+    ctx.c.pools.retain(|p| p.poolid != poolid);
+    let path = format!("/pool/{poolid}");
+    ctx.c.acls.retain(|a| a.path != path);
+    ctx.c.group_acls.retain(|a| a.path != path);
+    Ok(Value::Null)
+}

@@ -98,6 +98,12 @@ pub struct Scenario {
     pub roles: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     pub acls: Vec<AclDef>,
+    /// `user.cfg`'s groups and their members.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupDef>,
+    /// ACL entries of groups (`ugid` the group id).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub group_acls: Vec<AclDef>,
     /// VMs and containers.
     #[serde(default)]
     pub guests: Vec<GuestSpec>,
@@ -208,6 +214,8 @@ impl Scenario {
             storages: self.storages.clone(),
             users: self.users.clone(),
             acls: self.acls.clone(),
+            groups: self.groups.clone(),
+            group_acls: self.group_acls.clone(),
             roles: self.roles.clone(),
             guests: BTreeMap::new(),
             volumes: vec![],

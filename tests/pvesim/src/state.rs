@@ -243,6 +243,18 @@ pub struct AclDef {
     pub propagate: bool,
 }
 
+/// A group of `user.cfg` (`group:<id>:<users>:<comment>:`): membership is the group's.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GroupDef {
+    pub groupid: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
+    /// The user ids in the group.
+    #[serde(default)]
+    pub users: Vec<String>,
+}
+
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum GuestKind {
@@ -493,6 +505,12 @@ pub struct Cluster {
     pub users: Vec<UserDef>,
     #[serde(default)]
     pub acls: Vec<AclDef>,
+    /// `user.cfg`'s groups.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub groups: Vec<GroupDef>,
+    /// ACL entries of groups (`ugid` the group id), beside the users' and tokens' in `acls`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub group_acls: Vec<AclDef>,
     /// Custom roles (name -> privileges), in addition to PVE's built-in ones.
     #[serde(default)]
     pub roles: BTreeMap<String, Vec<String>>,
@@ -574,6 +592,20 @@ impl Cluster {
                 "ambiguous case insensitive match of username '{username}', cannot safely grant access!"
             )),
         }
+    }
+    pub fn group(&self, groupid: &str) -> Option<&GroupDef> {
+        self.groups.iter().find(|g| g.groupid == groupid)
+    }
+    /// The groups a user is a member of, sorted.
+    pub fn groups_of(&self, userid: &str) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .groups
+            .iter()
+            .filter(|g| g.users.iter().any(|u| u == userid))
+            .map(|g| g.groupid.clone())
+            .collect();
+        out.sort();
+        out
     }
     pub fn pool(&self, poolid: &str) -> Option<&PoolDef> {
         self.pools.iter().find(|p| p.poolid == poolid)

@@ -147,6 +147,35 @@ pub enum Write {
         /// Whether `start` is sent.
         start: bool,
     },
+    /// `PUT /access/acl` (pve-access-control's ACL.pm `update_acl`): one role given to or
+    /// taken from a user, group or token on `path`.
+    Acl {
+        /// The ACL path.
+        path: String,
+        /// The role.
+        role: String,
+        /// The role's privileges (`GET /access/roles`).
+        role_privileges: Vec<String>,
+        /// Whether the entry propagates.
+        propagate: bool,
+        /// Whether the role is taken away.
+        delete: bool,
+    },
+    /// `POST /pools`, `PUT /pools` with `comment`, `DELETE /pools`: `Pool.Allocate` on
+    /// the pool (pve-manager's Pool.pm).
+    Pool {
+        /// The pool.
+        poolid: String,
+        /// What is done to it, in the task's words: `create`, `comment`, `remove`.
+        what: &'static str,
+    },
+    /// `PUT /pools` adding a storage to or removing it from `poolid`.
+    PoolStorage {
+        /// The pool.
+        poolid: String,
+        /// The storage.
+        storage: String,
+    },
 }
 
 /// One thing PVE will check.
@@ -198,6 +227,20 @@ pub enum Check {
         /// The tag added or removed.
         tag: String,
     },
+    /// Handing out `role` on `path` (`update_acl`, pve-access-control 8.0+): with
+    /// `Permissions.Modify` on the path anything goes; without it the caller must hold
+    /// every privilege of the role there (propagating, for a propagating entry that is
+    /// added), and may never hand out `NoAccess`.
+    Handout {
+        /// The role.
+        role: String,
+        /// Its privileges.
+        privileges: Vec<String>,
+        /// The ACL path.
+        path: String,
+        /// Whether the caller's privileges must propagate (adding a propagating entry).
+        propagating: bool,
+    },
     /// Only `root@pam` may do it.
     RootOnly,
 }
@@ -211,6 +254,21 @@ fn all(what: &str, privileges: &[&'static str], path: String) -> Need {
             or_path: None,
         },
     }
+}
+
+/// `check_perm_modify`'s privileges for `path`: `Permissions.Modify`, or below `/vms`,
+/// `/storage` and `/pool` the object's own allocate privilege.
+pub fn perm_modify_privileges(path: &str) -> Vec<&'static str> {
+    let below = |prefix: &str| path.strip_prefix(prefix).is_some_and(|rest| !rest.is_empty());
+    let mut privileges = vec!["Permissions.Modify"];
+    if below("/storage/") {
+        privileges.push("Datastore.Allocate");
+    } else if below("/vms/") {
+        privileges.push("VM.Allocate");
+    } else if below("/pool/") {
+        privileges.push("Pool.Allocate");
+    }
+    privileges
 }
 
 fn vm_path(vmid: u32) -> String {
@@ -252,6 +310,55 @@ fn tag_needs(old: &str, new: &str) -> Vec<Need> {
             check: Check::Tag { tag },
         })
         .collect()
+}
+
+/// What pve-access-control and pve-manager's Pool.pm check for the writes of the ACL
+/// and pool modules.
+fn access_needs(write: &Write) -> Vec<Need> {
+    let mut out = Vec::new();
+    match write {
+        // ACL.pm: `perm-modify` on the path (Permissions.Modify, or the object's own
+        // allocate privilege below /vms, /storage, /pool), then the role-subset rule.
+        Write::Acl {
+            path,
+            role,
+            role_privileges,
+            propagate,
+            delete,
+        } => {
+            let verb = if *delete { "remove" } else { "grant" };
+            out.push(Need {
+                what: verb.into(),
+                check: Check::Any {
+                    privileges: perm_modify_privileges(path),
+                    path: path.clone(),
+                },
+            });
+            out.push(Need {
+                what: verb.into(),
+                check: Check::Handout {
+                    role: role.clone(),
+                    privileges: role_privileges.clone(),
+                    path: path.clone(),
+                    propagating: *propagate && !*delete,
+                },
+            });
+        }
+        Write::Pool { poolid, what } => out.push(all(what, &["Pool.Allocate"], format!("/pool/{poolid}"))),
+        // update_pool: Pool.Allocate on the pool, check_perm_modify on the storage.
+        Write::PoolStorage { poolid, storage } => {
+            out.push(all("pool", &["Pool.Allocate"], format!("/pool/{poolid}")));
+            out.push(Need {
+                what: "pool".into(),
+                check: Check::Any {
+                    privileges: vec!["Permissions.Modify", "Datastore.Allocate"],
+                    path: format!("/storage/{storage}"),
+                },
+            });
+        }
+        _ => {}
+    }
+    out
 }
 
 /// What PVE checks for `write`, in the order it checks.
@@ -317,6 +424,7 @@ pub fn needs(write: &Write) -> Vec<Need> {
                 out.push(all("pool", &["Pool.Allocate"], format!("/pool/{from}")));
             }
         }
+        Write::Acl { .. } | Write::Pool { .. } | Write::PoolStorage { .. } => out.extend(access_needs(write)),
         Write::UploadFile { storage } => out.push(all(
             "upload",
             &["Datastore.AllocateTemplate"],
@@ -629,6 +737,12 @@ mod tests {
                     )
                 }
                 Check::Tag { tag } => format!("{} Sys.Modify / for tag {tag}", n.what),
+                Check::Handout {
+                    role,
+                    path,
+                    propagating,
+                    ..
+                } => format!("{} hand out {role} {path} propagating={propagating}", n.what),
                 Check::RootOnly => format!("{} root", n.what),
             })
             .collect()
@@ -755,6 +869,43 @@ mod tests {
                 storage: "local".into()
             })),
             ["remove Datastore.Allocate /storage/local"]
+        );
+    }
+
+    #[test]
+    fn an_acl_write_needs_perm_modify_then_the_role_subset() {
+        let grant = Write::Acl {
+            path: "/vms/101".into(),
+            role: "PVEVMUser".into(),
+            role_privileges: vec!["VM.Console".into()],
+            propagate: true,
+            delete: false,
+        };
+        assert_eq!(
+            paths(&needs(&grant)),
+            [
+                "grant Permissions.Modify|VM.Allocate /vms/101",
+                "grant hand out PVEVMUser /vms/101 propagating=true"
+            ]
+        );
+        let remove = Write::Acl {
+            path: "/storage/local".into(),
+            role: "PVEAuditor".into(),
+            role_privileges: vec![],
+            propagate: true,
+            delete: true,
+        };
+        assert_eq!(
+            paths(&needs(&remove)),
+            [
+                "remove Permissions.Modify|Datastore.Allocate /storage/local",
+                "remove hand out PVEAuditor /storage/local propagating=false"
+            ]
+        );
+        assert_eq!(perm_modify_privileges("/vms"), ["Permissions.Modify"]);
+        assert_eq!(
+            perm_modify_privileges("/pool/a/b"),
+            ["Permissions.Modify", "Pool.Allocate"]
         );
     }
 }

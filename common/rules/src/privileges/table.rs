@@ -337,7 +337,7 @@ pub fn requirements(write: &Write) -> Vec<String> {
             Check::Any { privileges, .. } => {
                 privileges.len() < wide.len() && privileges.iter().all(|p| wide.contains(p))
             }
-            Check::Either { .. } | Check::Tag { .. } => false,
+            Check::Either { .. } | Check::Tag { .. } | Check::Handout { .. } => false,
             Check::RootOnly => true,
         })
     };
@@ -346,6 +346,10 @@ pub fn requirements(write: &Write) -> Vec<String> {
         let line = match &n.check {
             Check::RootOnly => "only `root@pam` with a password (no token, not even root's)".to_string(),
             Check::Tag { .. } => "`Sys.Modify` on `/` for such a tag".to_string(),
+            Check::Handout { path, .. } => format!(
+                "`Permissions.Modify` on `{}`, or every privilege of the role there (propagating, for a propagating entry), never `NoAccess`",
+                placeholder(path)
+            ),
             Check::All {
                 privileges,
                 path,

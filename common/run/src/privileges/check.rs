@@ -85,6 +85,16 @@ impl Privileges {
         false
     }
 
+    /// Whether the caller holds `privilege` on `path` with propagation (what it may hand
+    /// out on a propagating ACL entry).
+    pub fn propagates(&self, path: &str, privilege: &str) -> bool {
+        match self.paths.get(path) {
+            Some(here) => here.get(privilege) == Some(&true),
+            // Not listed: what it has there came down from a parent, propagating.
+            None => self.has(path, privilege),
+        }
+    }
+
     /// The first of `needs` the caller does not meet; a tag counts as allowed (see
     /// [`Privileges::first_refused_by`]).
     pub fn first_refused<'a>(&self, caller: &Caller, needs: &'a [Need]) -> Option<Refusal<'a>> {
@@ -109,6 +119,25 @@ impl Privileges {
                 missing: vec!["Sys.Modify"],
                 path: Some("/".into()),
             }),
+            Check::Handout {
+                role,
+                privileges,
+                path,
+                propagating,
+            } => {
+                if self.has(path, "Permissions.Modify") {
+                    return None;
+                }
+                let lacking = role == "NoAccess"
+                    || privileges
+                        .iter()
+                        .any(|p| !self.has(path, p) || (*propagating && !self.propagates(path, p)));
+                lacking.then(|| Refusal {
+                    need,
+                    missing: vec!["Permissions.Modify"],
+                    path: Some(path.clone()),
+                })
+            }
             Check::RootOnly => Some(Refusal {
                 need,
                 missing: Vec::new(),
@@ -178,6 +207,27 @@ impl Refusal<'_> {
                 self.need.what, caller.id
             );
         };
+        if let Check::Handout {
+            role,
+            privileges,
+            propagating,
+            ..
+        } = &self.need.check
+        {
+            let why = if role == "NoAccess" {
+                "the role NoAccess can only be handed out with it".to_string()
+            } else {
+                let how = if *propagating { "propagating " } else { "" };
+                format!(
+                    "without it a caller may only hand out a role whose privileges it holds there itself ({how}{}), and {role} has more",
+                    privileges.join(", ")
+                )
+            };
+            return format!(
+                "needs Permissions.Modify on {path} to hand out the role {role} ({why}), which {} does not have",
+                caller.id
+            );
+        }
         if let Check::Tag { tag } = &self.need.check {
             return format!(
                 "needs Sys.Modify on {path} to add or remove the tag '{tag}' (datacenter.cfg's user-tag-access does not let other users use it, or its registered-tags holds it), which {} does not have",

@@ -10,6 +10,8 @@
 
 mod kvm_support;
 
+mod access;
+mod access_playbook;
 mod anchor;
 mod anchor_compare;
 mod api_calls;
@@ -48,6 +50,8 @@ mod parity;
 mod placement;
 mod plan;
 mod platform_aarch64;
+mod pool_compat;
+mod pool_target_2_0;
 mod privileges;
 mod privileges_matrix;
 mod production;

@@ -29,13 +29,17 @@ fn output(cmd: &mut Command) -> (bool, String, String) {
     )
 }
 
-const MODULES: [(&str, &str); 7] = [
+const MODULES: [(&str, &str); 11] = [
+    ("proxmox_access_acl", "Manage ACL entries"),
     ("proxmox_disk", "Manage one disk"),
     ("proxmox_kvm", "Management of QEMU/KVM"),
     ("proxmox_nic", "Manage one network interface"),
+    ("proxmox_pool", "Pool management"),
+    ("proxmox_pool_member", "Add or delete members"),
     ("proxmox_snap", "Take, remove or roll back a snapshot"),
     ("proxmox_snap_info", "List the snapshots"),
     ("proxmox_template", "Management of OS templates"),
+    ("proxmox_user_info", "Retrieve information about one or more"),
     ("proxmox_vm_info", "Retrieve information"),
 ];
 

@@ -99,6 +99,8 @@ pub fn import(api: &Reader, cluster_name: Option<String>) -> anyhow::Result<Scen
         users: defaults.users,
         roles: defaults.roles,
         acls: defaults.acls,
+        groups: defaults.groups,
+        group_acls: defaults.group_acls,
         guests,
         mac_prefix,
         tag_style,

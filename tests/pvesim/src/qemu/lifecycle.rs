@@ -105,6 +105,7 @@ pub fn destroy(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
             c.guests.remove(&vmid);
             // remove_vm_access: ACLs and pool membership go with the VM.
             c.acls.retain(|a| a.path != format!("/vms/{vmid}"));
+            c.group_acls.retain(|a| a.path != format!("/vms/{vmid}"));
             crate::pools::remove_vm(c, vmid);
             if purge {
                 t.log.push(format!("purging VM {vmid} from related configurations.."));

@@ -29,6 +29,12 @@ re!(BOOTDISK, r"^(ide|sata|scsi|virtio|efidisk|tpmstate)\d+$");
 re!(HOTPLUG, r"^(network|disk|cpu|memory|usb|cloudinit)$");
 re!(VMID, r"^\d+$");
 re!(LIST_SPLIT, r"[,;\s]+");
+re!(USERID, r"^[^\s:/]+@[A-Za-z][A-Za-z0-9\.\-_]+$");
+re!(
+    TOKENID,
+    r"^[^\s:/]+@[A-Za-z][A-Za-z0-9\.\-_]+![A-Za-z][A-Za-z0-9\.\-_]+$"
+);
+re!(GROUPID, r"^[A-Za-z0-9\.\-_]+$");
 
 /// Split a `-list` value the way PVE does (`,`, `;` or whitespace).
 pub fn split_list(v: &str) -> Vec<String> {
@@ -86,6 +92,23 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
             Ok(())
         }
         "disk-size" => ok_if(DISK_SIZE.is_match(value), format!("unable to parse size '{value}'\n")),
+        "pve-userid" => userid(value),
+        "pve-tokenid" => ok_if(
+            TOKENID.is_match(value),
+            format!("value '{value}' does not look like a valid token ID\n"),
+        ),
+        "pve-groupid" => ok_if(
+            GROUPID.is_match(value),
+            format!("group name '{value}' contains invalid characters\n"),
+        ),
+        "pve-roleid" => ok_if(
+            GROUPID.is_match(value),
+            format!("role name '{value}' contains invalid characters\n"),
+        ),
+        "pve-userid-list" | "pve-tokenid-list" | "pve-groupid-list" | "pve-roleid-list" => {
+            let one = format.trim_end_matches("-list");
+            split_list(value).iter().try_for_each(|v| check(one, v))
+        }
         "pve-bridge-id" => ok_if(BRIDGE.is_match(value), format!("invalid bridge ID '{value}'\n")),
         // pve-access-control's verify_poolname: up to three levels `a/b/c` (PVE 8.1+).
         "pve-poolid" if value.split('/').count() > 3 => {
@@ -115,6 +138,21 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
         }
         _ => Ok(()),
     }
+}
+
+/// pve-access-control's `verify_username`: 3 to 64 characters, `name@realm`.
+fn userid(value: &str) -> Result<(), String> {
+    let len = value.len();
+    if len < 3 {
+        return Err(format!("user name '{value}' is too short\n"));
+    }
+    if len > 64 {
+        return Err(format!("user name '{value}' is too long ({len} > 64)\n"));
+    }
+    ok_if(
+        USERID.is_match(value),
+        format!("value '{value}' does not look like a valid user name\n"),
+    )
 }
 
 fn configid(id: &str) -> Result<(), String> {

@@ -5,6 +5,7 @@
 
 mod common;
 
+mod access_acl;
 mod aplinfo;
 mod auth;
 mod cli;

@@ -1,0 +1,21 @@
+# -*- coding: utf-8 -*-
+# Copyright (c) ferrox.proxmox contributors
+# GNU General Public License v3.0+ (see COPYING or https://www.gnu.org/licenses/gpl-3.0.txt)
+# SPDX-License-Identifier: GPL-3.0-or-later
+"""Runs the proxmox_user_info binary built for the task's target platform."""
+
+from __future__ import annotations
+
+from ansible_collections.ferrox.proxmox.plugins.modules.proxmox_user_info import main as check_arguments
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils.binary_module import BinaryModuleAction
+
+
+class ActionModule(BinaryModuleAction):
+    MODULE = 'proxmox_user_info'
+
+
+def main():
+    """ansible-lint's argument check (the args rule) loads the action plugin of a module
+    name when there is one, and checks a task's arguments only through its main(): this
+    one runs the argument spec of plugins/modules/proxmox_user_info.py."""
+    check_arguments()
