@@ -17,7 +17,7 @@
 //! - `spec <module>`: a module's argument_spec as JSON (for the validation-parity test).
 //! - `changelog add|check|release|generate`: the antsibull-changelog changelog.
 //! - `style`: `cargo fmt --check` and `cargo clippy -D warnings` of the workspace.
-//! - `lint`: ansible-lint (production profile) of playbooks/, examples/ and README's YAML.
+//! - `lint`: ansible-lint (production profile) of playbooks/, examples/ and the YAML of README and the guides.
 //! - `ee`: execution environment checks (ansible-builder introspect and create).
 
 // A command-line tool: what it prints is its output, and its exit code is its verdict.
@@ -70,14 +70,14 @@ const USAGE: &str = "usage: cargo collection <command>
   test                style, setup, debug build, then the whole test suite
   conformance [--debug|--no-build] [--report FILE] [--work DIR] [SCENARIO...]
                       run tests/conformance/ against the PVE of PROXMOX_HOST
-                      (see the README, section Testing against your cluster)
+                      (see the guide docs/docsite/rst/guide_conformance.rst)
   spec <module>       print a module's argument_spec as JSON
   changelog add <section> <text>
                       write a fragment to changelogs/fragments/
   changelog check     fragments valid; a change to plugins/, modules/, common/ has one
   changelog release   turn the fragments into the release of galaxy.yml's version
   changelog generate  CHANGELOG.md again from changelogs/changelog.yaml
-  lint                ansible-lint (production) of playbooks/, examples/, README's YAML
+  lint                ansible-lint (production) of playbooks/, examples/, README and guides YAML
   ee                  execution environment: introspection and ansible-builder create";
 
 fn main() {
