@@ -5,6 +5,7 @@
 //! - `build --all-platforms`: the release binary of every shipped platform (the others
 //!   cross-built with zig; `setup --cross` installs the tools).
 //! - `docs [--check]`: the docs-only `plugins/modules/<m>.py` rendered from each module's declaration.
+//! - `site`: the docs site (antsibull-docs, Sphinx) into `build/site/html/`, checked, with screenshots.
 //! - `tarball`: `build/ferrox-proxmox-<version>.tar.gz` via `ansible-galaxy collection build`.
 //! - `install [--path DIR]`: the tarball installed into DIR (default `build/collections`).
 //! - `sanity`: `ansible-test sanity` on 2.19 and 2.17, run on the installed tarball.
@@ -39,6 +40,7 @@ mod platform;
 mod repo;
 mod sanity;
 mod setup;
+mod site;
 mod spec_json;
 mod style;
 mod test;
@@ -55,6 +57,9 @@ const USAGE: &str = "usage: cargo collection <command>
                       release binaries of linux_x86_64, linux_aarch64, darwin_arm64 and
                       darwin_x86_64 (cross-built; needs `setup --cross`), each verified
   docs [--check]      render plugins/modules/<module>.py (--check: fail if stale)
+  site                the docs site, offline, from the collection as installed, into
+                      build/site/html/: plugin docs linted, every page and internal link
+                      checked, screenshots in build/site/screenshots/ (needs Chromium)
   tarball             build the collection tarball into build/
   install [--path D]  install the tarball into D (default build/collections)
   install --for-tests the tree as it is (debug binaries too) into build/test-collections
@@ -95,6 +100,7 @@ fn run(args: Vec<String>) -> Result<()> {
         ["build", "--all-platforms"] => build::build_all_platforms(),
         ["docs"] => docs::write(),
         ["docs", "--check"] => docs::check(),
+        ["site"] => site::command(),
         ["tarball"] => galaxy::tarball().map(|_| ()),
         ["install"] => galaxy::install(&repo::root().join("build/collections")),
         ["install", "--path", dir] => galaxy::install(std::path::Path::new(dir)),

@@ -5,7 +5,7 @@
 //!   the links of `build/cross-tools/bin` (rustc's `rust-objcopy` → Debian's
 //!   `llvm-objcopy`); then it checks that the cross build finds every one;
 //! - Debian's `qemu-user-static` (runs linux_aarch64 binaries on another host for the
-//!   tests);
+//!   tests) and `chromium` (the docs site's screenshots, see `site`);
 //! - the kernel: `binfmt_misc` mounted and Debian's qemu-aarch64 entry registered, so
 //!   an aarch64 binary runs like a native one (ansible-core execs the module directly).
 
@@ -19,7 +19,10 @@ use crate::repo;
 use crate::setup;
 
 /// Debian packages beyond the build's tools, each with what it is for.
-const TEST_PACKAGES: [(&str, &str); 1] = [("qemu-user-static", "runs linux_aarch64 binaries on other hosts (tests)")];
+const TEST_PACKAGES: [(&str, &str); 2] = [
+    ("qemu-user-static", "runs linux_aarch64 binaries on other hosts (tests)"),
+    ("chromium", "headless browser: the docs site's screenshots (`cargo collection site`)"),
+];
 
 const BINFMT_DIR: &str = "/proc/sys/fs/binfmt_misc";
 const QEMU_AARCH64_ENTRY: &str = "/usr/lib/binfmt.d/qemu-aarch64.conf";
