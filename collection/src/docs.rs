@@ -80,7 +80,13 @@ fn rst_list_table(markdown: &str) -> String {
 fn rst_inline(cell: &str) -> String {
     cell.split('`')
         .enumerate()
-        .map(|(i, part)| if i % 2 == 1 { format!("``{part}``") } else { part.to_string() })
+        .map(|(i, part)| {
+            if i % 2 == 1 {
+                format!("``{part}``")
+            } else {
+                part.to_string()
+            }
+        })
         .collect()
 }
 

@@ -59,7 +59,7 @@ const USAGE: &str = "usage: cargo collection <command>
   docs [--check]      render plugins/modules/<module>.py (--check: fail if stale)
   site                the docs site, offline, from the collection as installed, into
                       build/site/html/: plugin docs linted, every page and internal link
-                      checked, screenshots in build/site/screenshots/ (needs Chromium)
+                      checked, screenshots in build/site/screenshots/ (Debian chromium)
   tarball             build the collection tarball into build/
   install [--path D]  install the tarball into D (default build/collections)
   install --for-tests the tree as it is (debug binaries too) into build/test-collections

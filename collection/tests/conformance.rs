@@ -225,7 +225,10 @@ fn refuses_to_start_when_the_range_holds_a_foreign_vm() {
 fn passes_with_the_guide_privileges_reports_and_cleans_up_what_an_earlier_run_left() {
     let work = workdir("full");
     let sim = Pvesim::start_with_guide_token(&work);
-    let guide = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/docsite/rst/guide_conformance.rst")).unwrap();
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/docsite/rst/guide_conformance.rst"),
+    )
+    .unwrap();
     assert!(
         guide.contains(&format!(
             "pveum role add FerroxConformance --privs \"{GUIDE_PRIVILEGES}\""

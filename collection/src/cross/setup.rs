@@ -5,7 +5,7 @@
 //!   the links of `build/cross-tools/bin` (rustc's `rust-objcopy` → Debian's
 //!   `llvm-objcopy`); then it checks that the cross build finds every one;
 //! - Debian's `qemu-user-static` (runs linux_aarch64 binaries on another host for the
-//!   tests) and `chromium` (the docs site's screenshots, see `site`);
+//!   tests);
 //! - the kernel: `binfmt_misc` mounted and Debian's qemu-aarch64 entry registered, so
 //!   an aarch64 binary runs like a native one (ansible-core execs the module directly).
 
@@ -19,10 +19,7 @@ use crate::repo;
 use crate::setup;
 
 /// Debian packages beyond the build's tools, each with what it is for.
-const TEST_PACKAGES: [(&str, &str); 2] = [
-    ("qemu-user-static", "runs linux_aarch64 binaries on other hosts (tests)"),
-    ("chromium", "headless browser: the docs site's screenshots (`cargo collection site`)"),
-];
+const TEST_PACKAGES: [(&str, &str); 1] = [("qemu-user-static", "runs linux_aarch64 binaries on other hosts (tests)")];
 
 const BINFMT_DIR: &str = "/proc/sys/fs/binfmt_misc";
 const QEMU_AARCH64_ENTRY: &str = "/usr/lib/binfmt.d/qemu-aarch64.conf";
@@ -94,7 +91,16 @@ fn links() -> Result<()> {
 }
 
 fn debian_packages() -> Result<()> {
-    let wanted = debian_package_list();
+    debian(
+        &debian_package_list(),
+        "cross builds need Debian's packages {} (or a rustup toolchain with the targets' std and zig)",
+    )
+}
+
+/// Installs, as root with apt-get, those of `wanted` (`(package, what for)`) that are
+/// missing; without root or apt-get it fails with `need` (its `{}` replaced by the
+/// missing packages) and the command to run.
+pub fn debian(wanted: &[(&str, &str)], need: &str) -> Result<()> {
     let missing: Vec<&str> = wanted.iter().map(|(p, _)| *p).filter(|p| !installed(p)).collect();
     if missing.is_empty() {
         let names: Vec<&str> = wanted.iter().map(|(p, _)| *p).collect();
@@ -102,17 +108,12 @@ fn debian_packages() -> Result<()> {
         return Ok(());
     }
     let install = format!("apt-get update && apt-get install -y {}", missing.join(" "));
+    let need = need.replace("{}", &missing.join(", "));
     if !Path::new("/usr/bin/apt-get").exists() {
-        bail!(
-            "cross builds need Debian's packages {} (or a rustup toolchain with the targets' std and zig); this machine has no apt-get",
-            missing.join(", ")
-        );
+        bail!("{need}; this machine has no apt-get");
     }
     if unsafe { libc::geteuid() } != 0 {
-        bail!(
-            "cross builds need the Debian packages {}: run as root `{install}`",
-            missing.join(", ")
-        );
+        bail!("{need}: run as root `{install}`");
     }
     for (package, why) in wanted.iter().filter(|(p, _)| missing.contains(p)) {
         println!("installing {package} from the machine's Debian sources (apt-get): {why}");

@@ -71,7 +71,10 @@ const GUIDES: &str = "docs/docsite/rst";
 /// guide's in name order.
 fn documented_blocks() -> Result<Vec<(String, Block)>> {
     let readme = std::fs::read_to_string(repo::root().join("README.md")).context("reading README.md")?;
-    let mut blocks: Vec<(String, Block)> = yaml_blocks(&readme).into_iter().map(|b| ("README.md".to_string(), b)).collect();
+    let mut blocks: Vec<(String, Block)> = yaml_blocks(&readme)
+        .into_iter()
+        .map(|b| ("README.md".to_string(), b))
+        .collect();
     let mut guides: Vec<PathBuf> = std::fs::read_dir(repo::root().join(GUIDES))
         .with_context(|| format!("reading {GUIDES}"))?
         .map(|e| e.map(|e| e.path()))
@@ -112,7 +115,8 @@ pub fn rst_yaml_blocks(rst: &str) -> Vec<Block> {
             line: n + 1,
             text: String::new(),
         };
-        while n < lines.len() && (lines[n].trim().is_empty() || lines[n].len() - lines[n].trim_start().len() >= indent) {
+        while n < lines.len() && (lines[n].trim().is_empty() || lines[n].len() - lines[n].trim_start().len() >= indent)
+        {
             block.text.push_str(lines[n].get(indent..).unwrap_or(""));
             block.text.push('\n');
             n += 1;

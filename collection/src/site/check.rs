@@ -126,7 +126,12 @@ pub fn missing(pages: &Pages, expected: &[Expected]) -> Vec<String> {
             continue;
         };
         let ids = attribute_values(html, "id");
-        let lacking: Vec<&str> = e.ids.iter().map(String::as_str).filter(|id| !ids.contains(*id)).collect();
+        let lacking: Vec<&str> = e
+            .ids
+            .iter()
+            .map(String::as_str)
+            .filter(|id| !ids.contains(*id))
+            .collect();
         if !lacking.is_empty() {
             faults.push(format!("{}: {} lacks {}", e.what, e.page, lacking.join(", ")));
         }
@@ -248,8 +253,14 @@ mod tests {
     #[test]
     fn links_to_existing_pages_and_anchors_pass() {
         let (pages, files) = site(&[
-            ("index.html", r##"<a href="docsite/guide.html#why">g</a><a href="#top">t</a><link href="_static/theme.css?v=1"/><a href="https://docs.ansible.com/x.html#y">x</a><p id="top"></p>"##),
-            ("docsite/guide.html", r#"<section id="why"><a href="../index.html">i</a><a href="/">r</a></section>"#),
+            (
+                "index.html",
+                r##"<a href="docsite/guide.html#why">g</a><a href="#top">t</a><link href="_static/theme.css?v=1"/><a href="https://docs.ansible.com/x.html#y">x</a><p id="top"></p>"##,
+            ),
+            (
+                "docsite/guide.html",
+                r#"<section id="why"><a href="../index.html">i</a><a href="/">r</a></section>"#,
+            ),
         ]);
         assert_eq!(broken_links(&pages, &files), Vec::<String>::new());
     }
@@ -257,8 +268,14 @@ mod tests {
     #[test]
     fn a_missing_page_or_anchor_is_a_broken_link() {
         let (pages, files) = site(&[
-            ("index.html", r##"<a href="docsite/gone.html">g</a><a href="docsite/guide.html#nowhere">n</a><img src="_static/logo.png"/>"##),
-            ("docsite/guide.html", r#"<section id="why"><a href="../index.html#missing">i</a></section>"#),
+            (
+                "index.html",
+                r##"<a href="docsite/gone.html">g</a><a href="docsite/guide.html#nowhere">n</a><img src="_static/logo.png"/>"##,
+            ),
+            (
+                "docsite/guide.html",
+                r#"<section id="why"><a href="../index.html#missing">i</a></section>"#,
+            ),
         ]);
         assert_eq!(
             broken_links(&pages, &files),

@@ -25,8 +25,18 @@ pub type Target = (&'static str, &'static str, &'static str, &'static str);
 
 /// Every target of the Ansible docs that the generated pages refer to.
 pub const TARGETS: [Target; 8] = [
-    ("action_plugins", "std:label", "plugins/action.html#action-plugins", "Action plugins"),
-    ("callback_plugins", "std:label", "plugins/callback.html#callback-plugins", "Callback plugins"),
+    (
+        "action_plugins",
+        "std:label",
+        "plugins/action.html#action-plugins",
+        "Action plugins",
+    ),
+    (
+        "callback_plugins",
+        "std:label",
+        "plugins/callback.html#callback-plugins",
+        "Callback plugins",
+    ),
     (
         "common_return_values",
         "std:label",

@@ -105,7 +105,14 @@ fn build_site(collections: &Path, out: &Path, html: &Path) -> Result<()> {
     repo::run_logged(
         tool("antsibull-docs", collections, out)
             .args(["sphinx-init", "--use-current", "--squash-hierarchy", "--fail-on-error"])
-            .args(["--project", COLLECTION, "--title", COLLECTION, "--html-short-title", COLLECTION])
+            .args([
+                "--project",
+                COLLECTION,
+                "--title",
+                COLLECTION,
+                "--html-short-title",
+                COLLECTION,
+            ])
             .arg("--dest-dir")
             .arg(&src)
             .arg(COLLECTION),
@@ -128,7 +135,14 @@ fn build_site(collections: &Path, out: &Path, html: &Path) -> Result<()> {
         tool("antsibull-docs", collections, out)
             .arg("--config-file")
             .arg(src.join("antsibull-docs.cfg"))
-            .args(["collection", "--cleanup", "everything", "--fail-on-error", "--use-current", "--squash-hierarchy"])
+            .args([
+                "collection",
+                "--cleanup",
+                "everything",
+                "--fail-on-error",
+                "--use-current",
+                "--squash-hierarchy",
+            ])
             .arg("--dest-dir")
             .arg(&rst)
             .arg(COLLECTION),
@@ -221,9 +235,7 @@ fn guides(docsite: &Path) -> Result<Vec<String>> {
     let unlisted: Vec<&String> = files.iter().filter(|f| !listed.contains(f)).collect();
     let absent: Vec<&String> = listed.iter().filter(|g| !files.contains(g)).collect();
     if !unlisted.is_empty() || !absent.is_empty() {
-        bail!(
-            "{DOCSITE}/extra-docs.yml and rst/ disagree: not listed {unlisted:?}, listed without a file {absent:?}"
-        );
+        bail!("{DOCSITE}/extra-docs.yml and rst/ disagree: not listed {unlisted:?}, listed without a file {absent:?}");
     }
     Ok(listed)
 }

@@ -1,13 +1,17 @@
-//! Screenshots of the built site in headless Chromium (Debian's `chromium`, which
-//! `cargo collection setup --cross` installs): what a user sees of the front page, a
-//! module page and a guide, as PNG files a person can look at.
+//! Screenshots of the built site in headless Chromium (Debian's `chromium`, installed
+//! here when missing, as root): what a user sees of the front page, a module page and a
+//! guide, as PNG files a person can look at.
+//!
+//! The install happens in the site's own step (beside the tests in `cargo collection
+//! test`), not among the tools installed before everything, where its half a minute of
+//! unpacking would add to CI's time.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{bail, Result};
 
-use crate::repo;
+use crate::{cross, repo};
 
 /// Debian's Chromium.
 pub const CHROMIUM: &str = "/usr/bin/chromium";
@@ -22,9 +26,13 @@ pub const PAGES: [(&str, &str); 3] = [
 /// Shoots every page of [`PAGES`] of the site at `html` into `out`; returns the files.
 pub fn take(html: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     if !Path::new(CHROMIUM).is_file() {
-        bail!(
-            "{CHROMIUM} is missing: the site's screenshots need Debian's chromium (`cargo collection setup --cross` installs it, as root; or `apt-get install chromium`)"
-        );
+        cross::setup::debian(
+            &[("chromium", "headless browser: the docs site's screenshots")],
+            "the docs site's screenshots need Debian's {}",
+        )?;
+    }
+    if !Path::new(CHROMIUM).is_file() {
+        bail!("{CHROMIUM} is missing although Debian's chromium is installed: reinstall it (`apt-get install --reinstall chromium`)");
     }
     std::fs::create_dir_all(out)?;
     let profile = out.join(".chromium-profile");
