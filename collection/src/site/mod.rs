@@ -58,12 +58,18 @@ pub fn command() -> Result<()> {
 /// The site of the collection installed under `collections` (an `ansible_collections`
 /// parent), built, checked and shot; the docs venv set up first.
 pub fn build_and_check(collections: &Path) -> Result<()> {
+    let phase = std::time::Instant::now();
     setup::venv(VENV, &REQUIREMENTS)?;
+    println!("site: venv {} s", phase.elapsed().as_secs());
     let out = out_dir();
     let html = out.join("html");
+    let phase = std::time::Instant::now();
     build_site(collections, &out, &html)?;
+    println!("site: built in {} s", phase.elapsed().as_secs());
     check_site(collections, &html)?;
+    let phase = std::time::Instant::now();
     let shots = screenshots::take(&html, &out.join("screenshots"))?;
+    println!("site: screenshots in {} s", phase.elapsed().as_secs());
     println!("site: {}", repo::rel(&html.join("index.html")));
     for shot in shots {
         println!("screenshot: {}", repo::rel(&shot));
