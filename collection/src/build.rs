@@ -27,7 +27,7 @@ use crate::verify;
 const PACKAGE: &str = "ferrox";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Profile {
+pub(crate) enum Profile {
     /// Fast to build, dynamically linked: for development and the test suite.
     Debug,
     /// Small, static where the platform allows: what the tarball ships.
@@ -35,7 +35,7 @@ pub enum Profile {
 }
 
 /// The host platform's binary.
-pub fn build(profile: Profile) -> Result<()> {
+pub(crate) fn build(profile: Profile) -> Result<()> {
     let host = platform::host()?;
     let built = native(host, profile)?;
     remove_old_layouts()?;
@@ -50,7 +50,7 @@ pub fn build(profile: Profile) -> Result<()> {
 /// waits for another's lock, and their single-threaded stretches (the standard library's
 /// crates in a row, the one-unit LTO link) overlap with the others' work on a 2-core
 /// machine instead of leaving a core idle.
-pub fn build_all_platforms() -> Result<()> {
+pub(crate) fn build_all_platforms() -> Result<()> {
     let host = platform::host().ok();
     let crossed = cross_platforms(host);
     cross::check(&crossed)?;
@@ -72,14 +72,14 @@ pub fn build_all_platforms() -> Result<()> {
 }
 
 /// The platforms a build on `host` cross-builds: every shipped one but the host's.
-pub fn cross_platforms(host: Option<Platform>) -> Vec<Platform> {
+pub(crate) fn cross_platforms(host: Option<Platform>) -> Vec<Platform> {
     PLATFORMS.into_iter().filter(|p| Some(*p) != host).collect()
 }
 
 /// The release binaries of `platforms`, cross-built at once (each in its own target
 /// directory, so none waits for another's lock), not installed yet. Every failure is
 /// reported, not only the first.
-pub fn cross_build(platforms: &[Platform], priority: cross::Priority) -> Result<Vec<(Platform, PathBuf)>> {
+pub(crate) fn cross_build(platforms: &[Platform], priority: cross::Priority) -> Result<Vec<(Platform, PathBuf)>> {
     let results: Vec<Result<(Platform, PathBuf)>> = std::thread::scope(|scope| {
         let builds: Vec<_> = platforms
             .iter()
@@ -109,7 +109,7 @@ pub fn cross_build(platforms: &[Platform], priority: cross::Priority) -> Result<
 
 /// Installs release binaries built for their platforms (each checked first), then
 /// writes the sanity ignore files, which name every binary present.
-pub fn install_release(built: &[(Platform, PathBuf)]) -> Result<()> {
+pub(crate) fn install_release(built: &[(Platform, PathBuf)]) -> Result<()> {
     remove_old_layouts()?;
     print_header();
     for (p, file) in built {

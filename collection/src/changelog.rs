@@ -23,10 +23,10 @@ use anyhow::{bail, Context, Result};
 use crate::{galaxy, repo};
 
 /// What users run: a change here needs a fragment.
-pub const WATCHED: [&str; 3] = ["plugins", "modules", "common"];
+pub(crate) const WATCHED: [&str; 3] = ["plugins", "modules", "common"];
 
 /// Fragment sections, as in `changelogs/config.yaml` (plus `trivial`, never rendered).
-pub const SECTIONS: [&str; 10] = [
+pub(crate) const SECTIONS: [&str; 10] = [
     "release_summary",
     "major_changes",
     "minor_changes",
@@ -39,7 +39,7 @@ pub const SECTIONS: [&str; 10] = [
     "trivial",
 ];
 
-pub fn command(args: &[&str]) -> Result<()> {
+pub(crate) fn command(args: &[&str]) -> Result<()> {
     match args {
         ["add", section, text @ ..] if !text.is_empty() => {
             let path = add(section, &text.join(" "))?;
@@ -61,7 +61,7 @@ fn dir() -> PathBuf {
 }
 
 /// Writes `changelogs/fragments/<slug>.yml` with one entry in `section`.
-pub fn add(section: &str, text: &str) -> Result<PathBuf> {
+pub(crate) fn add(section: &str, text: &str) -> Result<PathBuf> {
     if !SECTIONS.contains(&section) {
         bail!("unknown section {section:?}: use one of {}", SECTIONS.join(", "));
     }
@@ -84,7 +84,7 @@ pub fn add(section: &str, text: &str) -> Result<PathBuf> {
 }
 
 /// One-entry fragment; the text is a YAML double-quoted scalar, so any text is valid.
-pub fn fragment_yaml(section: &str, text: &str) -> String {
+pub(crate) fn fragment_yaml(section: &str, text: &str) -> String {
     let quoted = serde_json::to_string(text).expect("a string serializes");
     if section == "release_summary" {
         format!("{section}: {quoted}\n")
@@ -95,7 +95,7 @@ pub fn fragment_yaml(section: &str, text: &str) -> String {
 
 /// A file name from the first words of the text: `proxmox_kvm - fewer calls` ->
 /// `proxmox_kvm-fewer-calls`.
-pub fn slug(text: &str) -> String {
+pub(crate) fn slug(text: &str) -> String {
     let words: Vec<String> = text
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
         .filter(|w| !w.is_empty())
@@ -110,7 +110,7 @@ pub fn slug(text: &str) -> String {
 }
 
 /// Fragment files present (`.yml`/`.yaml`).
-pub fn fragments() -> Vec<PathBuf> {
+pub(crate) fn fragments() -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = std::fs::read_dir(dir().join("fragments"))
         .map(|entries| {
             entries
@@ -123,7 +123,7 @@ pub fn fragments() -> Vec<PathBuf> {
     found
 }
 
-pub fn check() -> Result<()> {
+pub(crate) fn check() -> Result<()> {
     antsibull(&["lint"])?;
     let Some(release) = last_release_commit()? else {
         println!("changelog: not a git checkout, the fragment rule is skipped");
@@ -141,7 +141,7 @@ pub fn check() -> Result<()> {
 }
 
 /// The rule, on its inputs: watched files changed since the release need a fragment.
-pub fn verdict(changed: &[String], fragments: &[PathBuf], release: &str) -> Result<()> {
+pub(crate) fn verdict(changed: &[String], fragments: &[PathBuf], release: &str) -> Result<()> {
     if changed.is_empty() || !fragments.is_empty() {
         return Ok(());
     }
@@ -201,7 +201,7 @@ fn release() -> Result<()> {
 }
 
 /// Whether `changelog.yaml` text has a release `version` (a key under `releases:`).
-pub fn released(changelog: &str, version: &str) -> bool {
+pub(crate) fn released(changelog: &str, version: &str) -> bool {
     changelog.lines().any(|l| {
         let key = l.trim_end();
         key == format!("  {version}:") || key == format!("  '{version}':")

@@ -20,7 +20,7 @@ const HASH_SHA256: u8 = 2;
 
 /// Checks the signature at `offset`, `size` bytes long (from `LC_CODE_SIGNATURE`);
 /// `Err` says what is wrong, in the words of the build table.
-pub fn check(data: &[u8], offset: usize, size: usize) -> Result<SignatureFacts, String> {
+pub(crate) fn check(data: &[u8], offset: usize, size: usize) -> Result<SignatureFacts, String> {
     let blob = data
         .get(offset..offset.saturating_add(size))
         .ok_or("signed, but its signature lies outside the file")?;
@@ -83,7 +83,7 @@ pub fn check(data: &[u8], offset: usize, size: usize) -> Result<SignatureFacts, 
 
 /// What a valid signature covers, for the build table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct SignatureFacts {
+pub(crate) struct SignatureFacts {
     pub pages: usize,
 }
 

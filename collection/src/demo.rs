@@ -24,7 +24,7 @@ const LAST: &str = "teardown";
 /// The demo's token (pvesim's default scenario).
 const TOKEN: (&str, &str, &str) = ("ansible@pve", "automation", "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13");
 
-pub fn demo() -> Result<()> {
+pub(crate) fn demo() -> Result<()> {
     let root = repo::root();
     setup::main_venv()?;
     build::build(build::Profile::Release)?;

@@ -12,21 +12,21 @@ use serde_json::Value;
 
 /// The image's file name: not the scenario's own cloud image, which the check of its
 /// checksum would refuse as another file.
-pub const IMAGE: &str = "golden-demo-genericcloud-amd64.qcow2";
+pub(crate) const IMAGE: &str = "golden-demo-genericcloud-amd64.qcow2";
 
 /// Privileges the golden-image pipeline needs beyond the default token's role
 /// (the guide docs/docsite/rst/guide_vms.rst, "ISO images, container templates and cloud images").
 const PIPELINE_PRIVILEGES: [&str; 3] = ["Datastore.AllocateTemplate", "Datastore.Allocate", "Sys.AccessNetwork"];
 
 /// A `python3 -m http.server` serving the image, stopped on drop.
-pub struct ImageServer {
+pub(crate) struct ImageServer {
     child: Child,
     pub url: String,
     pub sha256: String,
 }
 
 impl ImageServer {
-    pub fn start(dir: &Path, port: u16) -> Result<ImageServer> {
+    pub(crate) fn start(dir: &Path, port: u16) -> Result<ImageServer> {
         std::fs::create_dir_all(dir)?;
         let image = dir.join(IMAGE);
         std::fs::write(&image, qcow2(2 << 30, 1 << 20))?;
@@ -91,7 +91,7 @@ fn qcow2(virtual_size: u64, file_size: usize) -> Vec<u8> {
 
 /// The default scenario with the pipeline's privileges added to the automation token's
 /// role, written to `out` for `pvesim --scenario`.
-pub fn scenario(pvesim: &Path, out: &Path) -> Result<()> {
+pub(crate) fn scenario(pvesim: &Path, out: &Path) -> Result<()> {
     let printed = Command::new(pvesim)
         .arg("--print-scenario")
         .output()

@@ -90,7 +90,7 @@ fn rst_inline(cell: &str) -> String {
         .collect()
 }
 
-pub fn write() -> Result<()> {
+pub(crate) fn write() -> Result<()> {
     for (path, text) in rendered() {
         std::fs::create_dir_all(path.parent().expect("a parent"))?;
         if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
@@ -102,7 +102,7 @@ pub fn write() -> Result<()> {
 }
 
 /// The files of `files` whose content on disk is not what they must hold.
-pub fn stale_files(files: &[(PathBuf, String)]) -> Vec<String> {
+pub(crate) fn stale_files(files: &[(PathBuf, String)]) -> Vec<String> {
     files
         .iter()
         .filter(|(path, text)| std::fs::read_to_string(path).ok().as_deref() != Some(text.as_str()))
@@ -110,7 +110,7 @@ pub fn stale_files(files: &[(PathBuf, String)]) -> Vec<String> {
         .collect()
 }
 
-pub fn check() -> Result<()> {
+pub(crate) fn check() -> Result<()> {
     let stale = stale_files(&rendered());
     if !stale.is_empty() {
         bail!("stale module docs (run `cargo collection docs`): {}", stale.join(", "));

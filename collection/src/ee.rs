@@ -15,7 +15,7 @@ const EXAMPLE: &str = "examples/execution-environment";
 /// The tarball name the example expects next to its definition.
 const TARBALL: &str = "ferrox-proxmox.tar.gz";
 
-pub fn check() -> Result<()> {
+pub(crate) fn check() -> Result<()> {
     let builder = repo::venv_tool("ansible-builder")?;
     let work = repo::root().join("build/ee");
     if work.exists() {

@@ -9,12 +9,12 @@ use crate::platform::PLATFORMS;
 use crate::repo;
 
 /// Galaxy refuses to import a larger collection tarball.
-pub const GALAXY_MAX_BYTES: u64 = 20 * 1000 * 1000;
+pub(crate) const GALAXY_MAX_BYTES: u64 = 20 * 1000 * 1000;
 
 /// `build/ferrox-proxmox-<version>.tar.gz`, with the binaries currently in
 /// `plugins/modules/__bin/<platform>/` (every platform folder present, each with its
 /// binary); fails when Galaxy would refuse it for its size.
-pub fn tarball() -> Result<PathBuf> {
+pub(crate) fn tarball() -> Result<PathBuf> {
     let path = tarball_into(&repo::root().join("build"))?;
     let size = std::fs::metadata(&path)?.len();
     if size > GALAXY_MAX_BYTES {
@@ -90,25 +90,25 @@ fn shipped_platforms() -> Result<Vec<String>> {
 }
 
 /// Builds the tarball and installs it into `dir` (an `ansible_collections` parent).
-pub fn install(dir: &Path) -> Result<()> {
+pub(crate) fn install(dir: &Path) -> Result<()> {
     install_tarball(&tarball()?, dir)
 }
 
 /// Where the end-to-end tests find the collection: the tarball of the debug build,
 /// installed like a user installs it (tests/integration/src/paths.rs reads it there).
-pub fn test_collections() -> PathBuf {
+pub(crate) fn test_collections() -> PathBuf {
     repo::root().join("build/test-collections")
 }
 
 /// Builds a tarball of what is in the tree now (debug binaries included) and installs
 /// it where the end-to-end tests look, leaving `build/`'s release tarball alone.
-pub fn install_for_tests() -> Result<()> {
+pub(crate) fn install_for_tests() -> Result<()> {
     install_tree(&repo::root().join("build/test-tarball"), &test_collections())
 }
 
 /// Builds a tarball of what is in the tree now into `tarball_dir` and installs it,
 /// alone, into `dir` (emptied first).
-pub fn install_tree(tarball_dir: &Path, dir: &Path) -> Result<()> {
+pub(crate) fn install_tree(tarball_dir: &Path, dir: &Path) -> Result<()> {
     let tarball = tarball_into(tarball_dir)?;
     let _ = std::fs::remove_dir_all(dir);
     install_tarball(&tarball, dir)
@@ -130,7 +130,7 @@ fn install_tarball(tarball: &Path, dir: &Path) -> Result<()> {
 }
 
 /// The `version:` of galaxy.yml.
-pub fn version() -> Result<String> {
+pub(crate) fn version() -> Result<String> {
     let text = std::fs::read_to_string(repo::root().join("galaxy.yml")).context("reading galaxy.yml")?;
     text.lines()
         .find_map(|l| l.strip_prefix("version:"))

@@ -3,18 +3,18 @@
 use ferrox_ansible::options::ModuleSpec;
 
 /// The module binary's file name in `plugins/modules/__bin/<platform>/`.
-pub use ferrox::BINARY;
+pub(crate) use ferrox::BINARY;
 
 /// Every module of the collection, in the order of `meta/runtime.yml`.
-pub fn names() -> impl Iterator<Item = &'static str> {
+pub(crate) fn names() -> impl Iterator<Item = &'static str> {
     ferrox::MODULES.iter().map(|m| m.name)
 }
 
-pub fn spec_of(name: &str) -> Option<ModuleSpec> {
+pub(crate) fn spec_of(name: &str) -> Option<ModuleSpec> {
     ferrox::MODULES.iter().find(|m| m.name == name).map(|m| (m.spec)())
 }
 
 /// Every module's declaration, in order.
-pub fn specs() -> impl Iterator<Item = (&'static str, ModuleSpec)> {
+pub(crate) fn specs() -> impl Iterator<Item = (&'static str, ModuleSpec)> {
     ferrox::MODULES.iter().map(|m| (m.name, (m.spec)()))
 }

@@ -13,7 +13,7 @@ use crate::repo;
 
 /// A platform the tarball ships.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Platform {
+pub(crate) struct Platform {
     /// The `__bin/` folder name, e.g. `linux_x86_64`.
     pub name: &'static str,
     /// The Rust target a build on this very platform makes (rustup's host target).
@@ -27,7 +27,7 @@ pub struct Platform {
 
 /// The binary format facts a platform's file must show.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expect {
+pub(crate) enum Expect {
     /// A statically linked ELF executable for this `e_machine`.
     Elf { machine: u16 },
     /// A Mach-O executable for this CPU type, loadable from `min_macos` on, linking only
@@ -39,7 +39,7 @@ pub enum Expect {
     },
 }
 
-pub const PLATFORMS: [Platform; 4] = [
+pub(crate) const PLATFORMS: [Platform; 4] = [
     Platform {
         name: "linux_x86_64",
         native: "x86_64-unknown-linux-gnu",
@@ -84,12 +84,12 @@ pub const PLATFORMS: [Platform; 4] = [
 impl Platform {
     /// Linked with `+crt-static` when built natively (Linux glibc); musl is static
     /// already, and macOS links libSystem dynamically, as it must.
-    pub fn native_crt_static(&self) -> bool {
+    pub(crate) fn native_crt_static(&self) -> bool {
         self.native.ends_with("-linux-gnu")
     }
 
     /// `MACOSX_DEPLOYMENT_TARGET` for a build of this platform (rustc and zig both read it).
-    pub fn deployment_target(&self) -> Option<String> {
+    pub(crate) fn deployment_target(&self) -> Option<String> {
         match self.expect {
             Expect::MachO {
                 min_macos: (major, minor),
@@ -101,7 +101,7 @@ impl Platform {
 }
 
 /// Cargo's `RUSTFLAGS` variable for one target only, so other builds keep their cache.
-pub fn rustflags_var(triple: &str) -> String {
+pub(crate) fn rustflags_var(triple: &str) -> String {
     format!(
         "CARGO_TARGET_{}_RUSTFLAGS",
         triple.to_ascii_uppercase().replace('-', "_")
@@ -109,7 +109,7 @@ pub fn rustflags_var(triple: &str) -> String {
 }
 
 /// The platform of the host that builds (`host:` of `rustc -vV`).
-pub fn host() -> Result<Platform> {
+pub(crate) fn host() -> Result<Platform> {
     let rustc = std::env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
     let out = repo::output(Command::new(rustc).arg("-vV")).context("asking rustc for the host triple")?;
     let triple = host_triple(&out).context("`rustc -vV` printed no `host:` line")?;
@@ -120,7 +120,7 @@ fn host_triple(rustc_vv: &str) -> Option<&str> {
     rustc_vv.lines().find_map(|l| l.strip_prefix("host:")).map(str::trim)
 }
 
-pub fn of_triple(triple: &str) -> Result<Platform> {
+pub(crate) fn of_triple(triple: &str) -> Result<Platform> {
     match PLATFORMS.iter().find(|p| p.native == triple || p.cross == triple) {
         Some(p) => Ok(*p),
         None => {
@@ -134,7 +134,7 @@ pub fn of_triple(triple: &str) -> Result<Platform> {
 }
 
 #[cfg(test)]
-pub fn by_name(name: &str) -> Option<Platform> {
+pub(crate) fn by_name(name: &str) -> Option<Platform> {
     PLATFORMS.iter().copied().find(|p| p.name == name)
 }
 

@@ -6,26 +6,26 @@ use std::process::Command;
 use anyhow::{bail, Context, Result};
 
 /// The repository root, which is also the collection root.
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     let here = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     here.canonicalize().unwrap_or(here)
 }
 
 /// `plugins/modules/__bin`: one folder per platform, hidden from `ansible-doc -l`, where
 /// `build` puts the module binaries and the tarball and sanity ignores find them.
-pub fn bin_root() -> PathBuf {
+pub(crate) fn bin_root() -> PathBuf {
     root().join("plugins/modules/__bin")
 }
 
 /// The cargo that runs us (so `+toolchain` and the environment carry over).
-pub fn cargo() -> Command {
+pub(crate) fn cargo() -> Command {
     let mut cmd = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cmd.current_dir(root());
     cmd
 }
 
 /// Cargo's target directory, honouring `CARGO_TARGET_DIR` and config.
-pub fn target_dir() -> Result<PathBuf> {
+pub(crate) fn target_dir() -> Result<PathBuf> {
     let out = cargo()
         .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
         .output()
@@ -41,7 +41,7 @@ pub fn target_dir() -> Result<PathBuf> {
 }
 
 /// A tool of the main venv (`.venv/bin/<name>`), or an error saying how to create it.
-pub fn venv_tool(name: &str) -> Result<PathBuf> {
+pub(crate) fn venv_tool(name: &str) -> Result<PathBuf> {
     let path = root().join(".venv/bin").join(name);
     if !path.exists() {
         bail!("{} is missing: run `cargo collection setup` first", path.display());
@@ -50,7 +50,7 @@ pub fn venv_tool(name: &str) -> Result<PathBuf> {
 }
 
 /// Runs a command, echoing it; fails with its exit status.
-pub fn run(cmd: &mut Command) -> Result<()> {
+pub(crate) fn run(cmd: &mut Command) -> Result<()> {
     eprintln!("+ {}", describe(cmd));
     let status = cmd.status().with_context(|| format!("starting {}", describe(cmd)))?;
     if !status.success() {
@@ -61,13 +61,13 @@ pub fn run(cmd: &mut Command) -> Result<()> {
 
 /// Runs a command with its output into the file `log`; fails with its exit status and
 /// the log's last lines.
-pub fn run_logged(cmd: &mut Command, log: &Path) -> Result<()> {
+pub(crate) fn run_logged(cmd: &mut Command, log: &Path) -> Result<()> {
     run_logged_watched(cmd, log, |_| {}, |_| {})
 }
 
 /// [`run_logged`], telling `started` the child's pid once it runs and `ended` once it
 /// has exited (whoever may stop it meanwhile, see `cross::stop_background`).
-pub fn run_logged_watched(
+pub(crate) fn run_logged_watched(
     cmd: &mut Command,
     log: &Path,
     started: impl FnOnce(u32),
@@ -97,7 +97,7 @@ pub fn run_logged_watched(
 }
 
 /// Runs a command and returns its stdout (stderr passes through).
-pub fn output(cmd: &mut Command) -> Result<String> {
+pub(crate) fn output(cmd: &mut Command) -> Result<String> {
     let out = cmd.output().with_context(|| format!("starting {}", describe(cmd)))?;
     if !out.status.success() {
         bail!(
@@ -120,6 +120,6 @@ fn describe(cmd: &Command) -> String {
 }
 
 /// `path` relative to the repository, for messages.
-pub fn rel(path: &Path) -> String {
+pub(crate) fn rel(path: &Path) -> String {
     path.strip_prefix(root()).unwrap_or(path).display().to_string()
 }

@@ -16,11 +16,11 @@ use crate::modules;
 use crate::repo;
 
 /// The ansible-core versions an ignore file is written for (`requires_ansible` onwards).
-pub const IGNORE_VERSIONS: [&str; 6] = ["2.17", "2.18", "2.19", "2.20", "2.21", "2.22"];
+pub(crate) const IGNORE_VERSIONS: [&str; 6] = ["2.17", "2.18", "2.19", "2.20", "2.21", "2.22"];
 
 /// Writes `tests/sanity/ignore-<v>.txt`: one skip line per binary in `bin_root`, and the
 /// connection's required-in-docs-only line per docs stub.
-pub fn write_ignores(bin_root: &Path) -> Result<()> {
+pub(crate) fn write_ignores(bin_root: &Path) -> Result<()> {
     let text = ignore_lines(bin_root)?;
     let dir = repo::root().join("tests/sanity");
     std::fs::create_dir_all(&dir)?;
@@ -82,7 +82,7 @@ const QUICK_2_17: [&str; 5] = [
 
 /// How much `sanity` runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Scope {
+pub(crate) enum Scope {
     /// Every test on every ansible-core.
     Full,
     /// Every test on 2.19, [`QUICK_2_17`] on 2.17 (the CI run).
@@ -102,7 +102,7 @@ pub enum Scope {
 ///
 /// With `logs`, each ansible-test run writes into `<logs>/sanity-<core>.log` (shown when
 /// it fails) instead of the terminal, for a run beside the test suite.
-pub fn sanity(fresh: bool, scope: Scope, logs: Option<&Path>) -> Result<()> {
+pub(crate) fn sanity(fresh: bool, scope: Scope, logs: Option<&Path>) -> Result<()> {
     if !fresh {
         crate::galaxy::install_for_tests()?;
     }

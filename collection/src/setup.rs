@@ -15,7 +15,7 @@ use anyhow::Result;
 use crate::repo;
 
 /// `(venv dir, pip requirements)`.
-pub const VENVS: [(&str, &[&str]); 2] = [
+pub(crate) const VENVS: [(&str, &[&str]); 2] = [
     (
         ".venv",
         &[
@@ -37,7 +37,7 @@ pub const VENVS: [(&str, &[&str]); 2] = [
     (".venv-2.17", &["ansible-core==2.17.14"]),
 ];
 
-pub fn setup() -> Result<()> {
+pub(crate) fn setup() -> Result<()> {
     for (dir, requirements) in VENVS {
         venv(dir, requirements)?;
     }
@@ -46,14 +46,14 @@ pub fn setup() -> Result<()> {
 
 /// Only the main venv (ansible-galaxy, ansible-playbook): what the demo and the
 /// conformance run need, so that they work on a fresh clone without `setup` first.
-pub fn main_venv() -> Result<()> {
+pub(crate) fn main_venv() -> Result<()> {
     let (dir, requirements) = VENVS[0];
     venv(dir, requirements)
 }
 
 /// Creates the venv `dir` (relative to the repository) with `requirements`, unless
 /// it already has them.
-pub fn venv(dir: &str, requirements: &[&str]) -> Result<()> {
+pub(crate) fn venv(dir: &str, requirements: &[&str]) -> Result<()> {
     let venv = repo::root().join(dir);
     if satisfied(&venv, requirements) {
         println!("{dir}: up to date ({})", requirements.join(", "));

@@ -6,7 +6,7 @@ use ferrox_ansible::spec_json::argument_spec;
 
 use crate::modules;
 
-pub fn print(module: &str) -> Result<()> {
+pub(crate) fn print(module: &str) -> Result<()> {
     let spec = modules::spec_of(module).with_context(|| {
         format!(
             "unknown module {module}; known: {}",

@@ -11,14 +11,14 @@ use anyhow::{bail, Context, Result};
 use crate::repo;
 
 /// Both checks on the workspace; the first failure is the error.
-pub fn check() -> Result<()> {
+pub(crate) fn check() -> Result<()> {
     check_formatting(&repo::root())?;
     check_lints()
 }
 
 /// `cargo fmt --all --check` of the workspace whose root holds `manifest_dir`'s
 /// Cargo.toml; fails listing the files rustfmt would change.
-pub fn check_formatting(manifest_dir: &Path) -> Result<()> {
+pub(crate) fn check_formatting(manifest_dir: &Path) -> Result<()> {
     let out = repo::cargo()
         .current_dir(manifest_dir)
         .args(["fmt", "--all", "--check", "--message-format", "short"])

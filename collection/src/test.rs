@@ -24,7 +24,7 @@ use crate::{changelog, cross, docs, ee, galaxy, lint, platform, repo, sanity, se
 const NEEDS_CROSS_BUILDS: &str =
     "(package(collection) & test(/^verify::tests::/)) | (package(ferrox-integration) & test(/^platform_aarch64::/))";
 
-pub fn test(extra: &[&str]) -> Result<()> {
+pub(crate) fn test(extra: &[&str]) -> Result<()> {
     // The cross-build tools first, so that the builds start at once and fill what the
     // code's checks and the pip installs leave of the CPU too.
     timed("setup --cross", cross::setup::setup)?;

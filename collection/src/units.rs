@@ -21,7 +21,7 @@ const VENV: &str = ".venv";
 /// `units`: the installed tarball (refreshed first unless `fresh`: the test command has
 /// just installed it). With `logs`, ansible-test's output goes to `<logs>/units.log`
 /// (its end shown when it fails) instead of the terminal, for a run beside the tests.
-pub fn units(fresh: bool, logs: Option<&Path>) -> Result<()> {
+pub(crate) fn units(fresh: bool, logs: Option<&Path>) -> Result<()> {
     if !fresh {
         crate::galaxy::install_for_tests()?;
     }

@@ -22,7 +22,7 @@ use crate::codesign;
 use crate::platform::{Expect, Platform};
 
 /// Checks `path` against `platform`; returns a one-line description for the build table.
-pub fn binary(path: &Path, platform: Platform) -> Result<String> {
+pub(crate) fn binary(path: &Path, platform: Platform) -> Result<String> {
     let data = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let mode = std::fs::metadata(path)?.permissions().mode();
     if mode & 0o111 != 0o111 {

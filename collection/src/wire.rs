@@ -21,17 +21,17 @@ use ferrox_run::PROGRESS_KEY;
 use crate::platform::PLATFORMS;
 
 /// The repository path of the rendered file.
-pub const PATH: &str = "plugins/plugin_utils/_wire.py";
+pub(crate) const PATH: &str = "plugins/plugin_utils/_wire.py";
 
 /// One constant of the Python file: its name, a comment, and its Python literal.
-pub struct Constant {
+pub(crate) struct Constant {
     pub name: &'static str,
     pub about: &'static str,
     pub value: String,
 }
 
 /// Every constant, from the Rust sources.
-pub fn constants() -> Vec<Constant> {
+pub(crate) fn constants() -> Vec<Constant> {
     let text = |s: &str| format!("'{s}'");
     let tuple = |items: &[String]| match items {
         [one] => format!("({one},)"),
@@ -172,7 +172,7 @@ fn env_fallbacks() -> String {
 }
 
 /// The Python file holding `constants`.
-pub fn render(constants: &[Constant]) -> String {
+pub(crate) fn render(constants: &[Constant]) -> String {
     let mut out = String::from(
         "# -*- coding: utf-8 -*-\n\
          # Copyright (c) ferrox.proxmox contributors\n\

@@ -14,7 +14,7 @@ use super::settings::Settings;
 
 /// A guest found inside the range.
 #[derive(Debug, Clone, PartialEq)]
-pub struct InRange {
+pub(super) struct InRange {
     pub vmid: u32,
     pub node: String,
     pub kind: String,
@@ -36,13 +36,13 @@ impl std::fmt::Display for InRange {
 /// What the range holds: this run's VMs (leftovers of an interrupted run, or of a
 /// scenario that failed before its own teardown) and foreign guests.
 #[derive(Debug, Default)]
-pub struct Survey {
+pub(super) struct Survey {
     pub ours: Vec<InRange>,
     pub foreign: Vec<InRange>,
 }
 
 /// Lists the range from `/cluster/resources` (one read).
-pub fn survey(client: &Client, s: &Settings) -> Result<Survey> {
+pub(super) fn survey(client: &Client, s: &Settings) -> Result<Survey> {
     let mut data = client
         .get("/cluster/resources", &[("type", "vm".to_string())])
         .map_err(|e| anyhow::anyhow!("listing guests: {e}"))?;
@@ -66,7 +66,7 @@ pub fn survey(client: &Client, s: &Settings) -> Result<Survey> {
     Ok(classify(&data, s))
 }
 
-pub fn classify(resources: &Value, s: &Settings) -> Survey {
+pub(super) fn classify(resources: &Value, s: &Settings) -> Survey {
     let mut survey = Survey::default();
     for r in resources.as_array().into_iter().flatten() {
         let Some(vmid) = r["vmid"].as_u64().and_then(|v| u32::try_from(v).ok()) else {
@@ -94,7 +94,7 @@ pub fn classify(resources: &Value, s: &Settings) -> Survey {
 }
 
 /// Fails, naming every foreign guest, when the range is not the run's alone.
-pub fn refuse_foreign(survey: &Survey, s: &Settings) -> Result<()> {
+pub(super) fn refuse_foreign(survey: &Survey, s: &Settings) -> Result<()> {
     if survey.foreign.is_empty() {
         return Ok(());
     }
@@ -110,7 +110,7 @@ pub fn refuse_foreign(survey: &Survey, s: &Settings) -> Result<()> {
 
 /// Stops and removes this run's VMs (with their disks). Each is re-checked against the
 /// rules right before, so a VM renamed or replaced meanwhile is never touched.
-pub fn sweep(client: &Client, s: &Settings) -> Result<Vec<InRange>> {
+pub(super) fn sweep(client: &Client, s: &Settings) -> Result<Vec<InRange>> {
     let mut removed = Vec::new();
     // A VM mid-task (an interrupted clone or create) is locked until its task ends:
     // survey again until the range is clean or the time is up.

@@ -56,7 +56,7 @@ fn parse_args(args: &[&str]) -> Result<Options> {
     Ok(o)
 }
 
-pub fn conformance(args: &[&str]) -> Result<()> {
+pub(crate) fn conformance(args: &[&str]) -> Result<()> {
     let opts = parse_args(args)?;
     let root = repo::root();
     let s = Settings::from_env()?;

@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 #[derive(Debug, Serialize)]
-pub struct Report {
+pub(super) struct Report {
     pub tool: &'static str,
     pub collection_version: String,
     pub started_at: String,
@@ -28,7 +28,7 @@ pub struct Report {
 
 /// Where the run went, without credentials.
 #[derive(Debug, Serialize)]
-pub struct Target {
+pub(super) struct Target {
     pub host: String,
     pub port: Option<u16>,
     pub user: String,
@@ -42,7 +42,7 @@ pub struct Target {
 }
 
 #[derive(Debug, Serialize)]
-pub struct ScenarioResult {
+pub(super) struct ScenarioResult {
     pub name: String,
     pub playbook: String,
     /// `passed`, `failed` or `skipped` (after an interruption).
@@ -57,7 +57,7 @@ pub struct ScenarioResult {
 }
 
 #[derive(Debug, Default, Serialize)]
-pub struct ApiCalls {
+pub(super) struct ApiCalls {
     pub total: usize,
     pub by_method: BTreeMap<String, usize>,
     /// Server-side errors and transport failures are the interesting ones.
@@ -66,14 +66,14 @@ pub struct ApiCalls {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Cleanup {
+pub(super) struct Cleanup {
     pub phase: String,
     pub removed: Vec<String>,
 }
 
 impl ApiCalls {
     /// Reads a trace file (missing: no calls were made).
-    pub fn from_trace(path: &Path) -> ApiCalls {
+    pub(super) fn from_trace(path: &Path) -> ApiCalls {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         let mut calls = ApiCalls::default();
         for line in text.lines() {
@@ -93,7 +93,7 @@ impl ApiCalls {
 }
 
 /// The `PLAY RECAP` counts (`ok`, `changed`, `failed`, ...) summed over hosts.
-pub fn recap(stdout: &str) -> BTreeMap<String, u64> {
+pub(super) fn recap(stdout: &str) -> BTreeMap<String, u64> {
     let mut counts = BTreeMap::new();
     let Some(at) = stdout.find("PLAY RECAP") else {
         return counts;
@@ -110,7 +110,7 @@ pub fn recap(stdout: &str) -> BTreeMap<String, u64> {
 
 /// The lines where ansible-playbook reports a failed task (`fatal: [...]: FAILED! => ...`),
 /// each with the task name it belongs to.
-pub fn failures(stdout: &str) -> Vec<String> {
+pub(super) fn failures(stdout: &str) -> Vec<String> {
     let mut task = String::new();
     let mut out = Vec::new();
     for line in stdout.lines() {
@@ -129,7 +129,7 @@ pub fn failures(stdout: &str) -> Vec<String> {
 }
 
 /// Now as `2026-11-30T13:14:08Z`.
-pub fn utc_now() -> String {
+pub(super) fn utc_now() -> String {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_secs())

@@ -7,12 +7,12 @@ use std::path::PathBuf;
 use anyhow::{bail, Context, Result};
 use ferrox_pve_client::connection::{normalise_fingerprint, ConnectionParams};
 
-pub const DEFAULT_RANGE: (u32, u32) = (990_000, 990_049);
-pub const DEFAULT_PREFIX: &str = "ferroxconf-";
-pub const DEFAULT_BRIDGE: &str = "vmbr0";
+pub(super) const DEFAULT_RANGE: (u32, u32) = (990_000, 990_049);
+pub(super) const DEFAULT_PREFIX: &str = "ferroxconf-";
+pub(super) const DEFAULT_BRIDGE: &str = "vmbr0";
 
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(super) struct Settings {
     pub connection: ConnectionParams,
     pub node: String,
     pub storage: String,
@@ -23,11 +23,11 @@ pub struct Settings {
 }
 
 impl Settings {
-    pub fn from_env() -> Result<Settings> {
+    pub(super) fn from_env() -> Result<Settings> {
         Self::from_lookup(|k| std::env::var(k).ok().filter(|v| !v.is_empty()))
     }
 
-    pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Settings> {
+    pub(super) fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Settings> {
         let required = |k: &str, what: &str| var(k).with_context(|| format!("{k} is not set: {what}"));
         let host = required("PROXMOX_HOST", "the Proxmox VE node or cluster address to test against")?;
         let user = required("PROXMOX_USER", "the API user, like conformance@pve")?;
@@ -101,14 +101,14 @@ impl Settings {
         })
     }
 
-    pub fn in_range(&self, vmid: u32) -> bool {
+    pub(super) fn in_range(&self, vmid: u32) -> bool {
         (self.range.0..=self.range.1).contains(&vmid)
     }
 }
 
 /// `990000-990049`: at least 10 ids (the scenarios hold up to 4 VMs at once, and a
 /// range shared with stale leftovers needs room), inside PVE's vmid limits.
-pub fn parse_range(text: &str) -> Result<(u32, u32)> {
+pub(super) fn parse_range(text: &str) -> Result<(u32, u32)> {
     let bad = || format!("FERROX_CONFORMANCE_VMID_RANGE must be FIRST-LAST (like 990000-990049), got: {text}");
     let (a, b) = text.split_once('-').with_context(bad)?;
     let first: u32 = a.trim().parse().ok().with_context(bad)?;
@@ -127,7 +127,7 @@ pub fn parse_range(text: &str) -> Result<(u32, u32)> {
 
 /// A prefix that is the start of a valid VM name (DNS label characters) and long enough
 /// not to match a user's VM by accident.
-pub fn check_prefix(prefix: &str) -> Result<()> {
+pub(super) fn check_prefix(prefix: &str) -> Result<()> {
     let valid = prefix.len() >= 4
         && prefix.len() <= 32
         && prefix.starts_with(|c: char| c.is_ascii_alphabetic())

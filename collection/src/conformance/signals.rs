@@ -29,7 +29,7 @@ extern "C" fn on_signal(_: libc::c_int) {
 }
 
 /// Installs the handlers for SIGINT and SIGTERM.
-pub fn install() {
+pub(super) fn install() {
     let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
     unsafe {
         libc::signal(libc::SIGINT, handler);
@@ -37,11 +37,11 @@ pub fn install() {
     }
 }
 
-pub fn interrupted() -> bool {
+pub(super) fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
 }
 
 /// The process group of the playbook running now (0: none).
-pub fn set_child_group(pid: u32) {
+pub(super) fn set_child_group(pid: u32) {
     CHILD_GROUP.store(pid as i32, Ordering::SeqCst);
 }

@@ -5,8 +5,8 @@
 //! (`cargo collection setup --cross` installs them; see [`setup`]). What the build runs,
 //! and the `PATH` it runs with, is [`tools`]' one list.
 
-pub mod setup;
-pub mod tools;
+pub(crate) mod setup;
+pub(crate) mod tools;
 
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -21,13 +21,13 @@ use tools::Toolbox;
 
 /// Fails before anything is built when a tool the cross builds of `platforms` run is
 /// not where setup puts it (see [`tools`]).
-pub fn check(platforms: &[Platform]) -> Result<()> {
+pub(crate) fn check(platforms: &[Platform]) -> Result<()> {
     Toolbox::of_repo().check(platforms)
 }
 
 /// How a cross build shares the machine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Priority {
+pub(crate) enum Priority {
     /// As any command: `build --all-platforms`, where the builds are the work.
     Normal,
     /// At the lowest CPU priority (`nice -n 19`), in a process group of its own: the test
@@ -42,7 +42,7 @@ static BACKGROUND: Mutex<Vec<i32>> = Mutex::new(Vec::new());
 /// Stops every background build running now (SIGTERM to its process group: cargo, rustc
 /// and zig), so that a run that failed does not wait minutes for builds it no longer
 /// needs; each stopped build then fails.
-pub fn stop_background() {
+pub(crate) fn stop_background() {
     let groups = BACKGROUND.lock().unwrap_or_else(|e| e.into_inner());
     for group in groups.iter() {
         // SAFETY: kill(2) with a negative pid signals that process group; no memory is touched.
@@ -55,7 +55,7 @@ pub fn stop_background() {
 /// `setup --cross` installed; in a target directory of its own (`target/cross/<platform>`),
 /// so that the builds of several platforms can run at once, and with its output in
 /// `build/cross/<platform>.log`, shown when it fails.
-pub fn build(platform: Platform, package: &str, binary: &str, priority: Priority) -> Result<PathBuf> {
+pub(crate) fn build(platform: Platform, package: &str, binary: &str, priority: Priority) -> Result<PathBuf> {
     let toolbox = Toolbox::of_repo();
     toolbox.check(&[platform])?;
     let triple = platform.cross;

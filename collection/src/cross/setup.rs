@@ -24,7 +24,7 @@ const TEST_PACKAGES: [(&str, &str); 1] = [("qemu-user-static", "runs linux_aarch
 const BINFMT_DIR: &str = "/proc/sys/fs/binfmt_misc";
 const QEMU_AARCH64_ENTRY: &str = "/usr/lib/binfmt.d/qemu-aarch64.conf";
 
-pub fn setup() -> Result<()> {
+pub(crate) fn setup() -> Result<()> {
     debian_packages()?;
     setup::venv(".venv", &pypi_packages())?;
     links()?;
@@ -35,7 +35,7 @@ pub fn setup() -> Result<()> {
 }
 
 /// Every Debian package of [`TOOLS`] (links name their target's), then the tests'.
-pub fn debian_package_list() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn debian_package_list() -> Vec<(&'static str, &'static str)> {
     let mut packages: Vec<(&str, &str)> = Vec::new();
     for tool in TOOLS {
         let package = match tool.source {
@@ -100,7 +100,7 @@ fn debian_packages() -> Result<()> {
 /// Installs, as root with apt-get, those of `wanted` (`(package, what for)`) that are
 /// missing; without root or apt-get it fails with `need` (its `{}` replaced by the
 /// missing packages) and the command to run.
-pub fn debian(wanted: &[(&str, &str)], need: &str) -> Result<()> {
+pub(crate) fn debian(wanted: &[(&str, &str)], need: &str) -> Result<()> {
     let missing: Vec<&str> = wanted.iter().map(|(p, _)| *p).filter(|p| !installed(p)).collect();
     if missing.is_empty() {
         let names: Vec<&str> = wanted.iter().map(|(p, _)| *p).collect();

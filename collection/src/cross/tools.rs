@@ -22,11 +22,11 @@ use crate::platform::{Expect, Platform};
 use crate::repo;
 
 /// The system directories Debian's packages install programs into.
-pub const SYSTEM_DIRS: [&str; 4] = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
+pub(crate) const SYSTEM_DIRS: [&str; 4] = ["/usr/bin", "/bin", "/usr/sbin", "/sbin"];
 
 /// Where a tool comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// A Debian package, installed by `setup --cross` with apt-get.
     Debian(&'static str),
     /// A PyPI package (`name==version`), installed by `setup --cross` into `.venv`.
@@ -38,7 +38,7 @@ pub enum Source {
 
 /// One program (or file) a cross build needs.
 #[derive(Debug, Clone, Copy)]
-pub struct Tool {
+pub(crate) struct Tool {
     /// The name the build runs it by, or an absolute path for a file that is not run.
     pub name: &'static str,
     pub source: Source,
@@ -51,7 +51,7 @@ pub struct Tool {
 /// What cross builds run. Debian's `/usr/bin/cc` (gcc) links the build scripts; zig
 /// links and compiles C for the target; rustc strips Apple binaries with
 /// `rust-objcopy`, which rustup ships and Debian does not.
-pub const TOOLS: [Tool; 9] = [
+pub(crate) const TOOLS: [Tool; 9] = [
     tool(
         "cargo",
         Source::Debian("cargo-web"),
@@ -112,12 +112,12 @@ pub const TOOLS: [Tool; 9] = [
 ];
 
 /// The PyPI packages of the venv.
-pub const ZIGLANG: &str = "ziglang==0.17.1";
-pub const ZIGBUILD: &str = "cargo-zigbuild==0.24.1";
+pub(crate) const ZIGLANG: &str = "ziglang==0.17.1";
+pub(crate) const ZIGBUILD: &str = "cargo-zigbuild==0.24.1";
 
 /// Debian's compiler, its cargo, and its standard library's source (for -Zbuild-std).
-pub const DEBIAN_RUSTC: &str = "/usr/bin/rustc";
-pub const DEBIAN_CARGO: &str = "/usr/bin/cargo";
+pub(crate) const DEBIAN_RUSTC: &str = "/usr/bin/rustc";
+pub(crate) const DEBIAN_CARGO: &str = "/usr/bin/cargo";
 const STD_SOURCE: &str = "/usr/lib/rustlib/src/rust/library/std";
 
 const fn tool(name: &'static str, source: Source, why: &'static str, apple_only: bool) -> Tool {
@@ -131,7 +131,7 @@ const fn tool(name: &'static str, source: Source, why: &'static str, apple_only:
 
 /// The directories a cross build may take programs from.
 #[derive(Debug, Clone)]
-pub struct Toolbox {
+pub(crate) struct Toolbox {
     /// `.venv/bin`: cargo-zigbuild and the Python that runs zig.
     pub venv_bin: PathBuf,
     /// `build/cross-tools/bin`: the links of [`Source::Link`].
@@ -140,7 +140,7 @@ pub struct Toolbox {
 
 impl Toolbox {
     /// This checkout's.
-    pub fn of_repo() -> Toolbox {
+    pub(crate) fn of_repo() -> Toolbox {
         let root = repo::root();
         Toolbox {
             venv_bin: root.join(".venv/bin"),
@@ -149,7 +149,7 @@ impl Toolbox {
     }
 
     /// The cross build's `PATH`: what setup made, then the system directories.
-    pub fn path(&self) -> OsString {
+    pub(crate) fn path(&self) -> OsString {
         let dirs = [self.links.clone(), self.venv_bin.clone()]
             .into_iter()
             .chain(SYSTEM_DIRS.iter().map(PathBuf::from));
@@ -159,7 +159,7 @@ impl Toolbox {
     /// `cmd` with the cross build's environment: its `PATH`, Debian's cargo and rustc
     /// (-Zbuild-std is a nightly flag that a stable compiler accepts with
     /// RUSTC_BOOTSTRAP), and nothing of rustup's or a wrapper's.
-    pub fn apply(&self, cmd: &mut Command) {
+    pub(crate) fn apply(&self, cmd: &mut Command) {
         cmd.env("PATH", self.path())
             .env("CARGO", DEBIAN_CARGO)
             .env("RUSTC", DEBIAN_RUSTC)
@@ -171,7 +171,7 @@ impl Toolbox {
     }
 
     /// Where `name` is found on [`Self::path`] (absolute names: the file itself).
-    pub fn find(&self, name: &str) -> Option<PathBuf> {
+    pub(crate) fn find(&self, name: &str) -> Option<PathBuf> {
         if name.starts_with('/') {
             return Path::new(name).exists().then(|| PathBuf::from(name));
         }
@@ -182,7 +182,7 @@ impl Toolbox {
 
     /// Fails, before anything is built, naming every tool the builds of `platforms`
     /// would miss and the package that brings it.
-    pub fn check(&self, platforms: &[Platform]) -> Result<()> {
+    pub(crate) fn check(&self, platforms: &[Platform]) -> Result<()> {
         let apple = platforms.iter().any(|p| matches!(p.expect, Expect::MachO { .. }));
         let missing: Vec<&Tool> = TOOLS
             .iter()
@@ -218,7 +218,7 @@ impl Toolbox {
 
 impl Source {
     /// How to get it, for the failure that finds it missing.
-    pub fn install_hint(&self) -> String {
+    pub(crate) fn install_hint(&self) -> String {
         match self {
             Source::Debian(package) => format!("Debian package {package}"),
             Source::Pypi(package) => format!("PyPI package {package} in .venv"),
@@ -362,9 +362,9 @@ mod tests {
 
     /// A temporary directory removed on drop (the crate has no tempfile dependency).
     mod tempdir {
-        pub struct Dir(std::path::PathBuf);
+        pub(super) struct Dir(std::path::PathBuf);
         impl Dir {
-            pub fn new() -> Dir {
+            pub(super) fn new() -> Dir {
                 use std::sync::atomic::{AtomicU32, Ordering};
                 static NEXT: AtomicU32 = AtomicU32::new(0);
                 let path = std::env::temp_dir().join(format!(
@@ -375,7 +375,7 @@ mod tests {
                 std::fs::create_dir_all(&path).unwrap();
                 Dir(path)
             }
-            pub fn path(&self) -> &std::path::Path {
+            pub(super) fn path(&self) -> &std::path::Path {
                 &self.0
             }
         }

@@ -17,7 +17,7 @@ const FIXTURE: &str = "tests/lint/faults.yml";
 /// ansible-lint's settings for the fixture: `.ansible-lint`'s, without its exclusion of `tests/`.
 const CONFIG: &str = "---\nprofile: production\noffline: true\nenable_list:\n  - args\n";
 
-pub fn check(tool: &Path, collections: &Path, work: &Path) -> Result<()> {
+pub(super) fn check(tool: &Path, collections: &Path, work: &Path) -> Result<()> {
     let fixture = repo::root().join(FIXTURE);
     let text = std::fs::read_to_string(&fixture).with_context(|| format!("reading {FIXTURE}"))?;
     let expected = faults(&text);

@@ -18,7 +18,7 @@ mod faults;
 /// What ships to users and is linted as it is.
 const SHIPPED: [&str; 2] = ["playbooks", "examples"];
 
-pub fn lint() -> Result<()> {
+pub(crate) fn lint() -> Result<()> {
     let tool = repo::venv_tool("ansible-lint")?;
     let work = repo::root().join("build/lint");
     if work.exists() {
@@ -57,7 +57,7 @@ pub fn lint() -> Result<()> {
 }
 
 /// `<dir>/ansible_collections/ferrox/proxmox` -> the repository root.
-pub fn link_collection(dir: &Path) -> Result<()> {
+pub(crate) fn link_collection(dir: &Path) -> Result<()> {
     let ns = dir.join("ansible_collections/ferrox");
     std::fs::create_dir_all(&ns)?;
     std::os::unix::fs::symlink(repo::root(), ns.join("proxmox")).context("linking the collection")?;
@@ -91,7 +91,7 @@ fn documented_blocks() -> Result<Vec<(String, Block)>> {
 
 /// Every `.. code-block:: yaml` (or `yml`, or `.. code::`) of a reStructuredText text,
 /// its indentation removed, with the line its code starts on.
-pub fn rst_yaml_blocks(rst: &str) -> Vec<Block> {
+pub(crate) fn rst_yaml_blocks(rst: &str) -> Vec<Block> {
     let lines: Vec<&str> = rst.lines().collect();
     let mut blocks = Vec::new();
     let mut n = 0;
@@ -129,13 +129,13 @@ pub fn rst_yaml_blocks(rst: &str) -> Vec<Block> {
 
 /// A fenced ```yaml block of a Markdown text, with the line its code starts on.
 #[derive(Debug, PartialEq, Eq)]
-pub struct Block {
+pub(crate) struct Block {
     pub line: usize,
     pub text: String,
 }
 
 /// Every ```yaml (or ```yml) fenced block.
-pub fn yaml_blocks(markdown: &str) -> Vec<Block> {
+pub(crate) fn yaml_blocks(markdown: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut open: Option<Block> = None;
     for (n, line) in markdown.lines().enumerate() {
@@ -161,7 +161,7 @@ pub fn yaml_blocks(markdown: &str) -> Vec<Block> {
 /// Where a block is written, which tells ansible-lint what it is: a playbook (a list of
 /// plays), a task list (under `tasks/`), a `requirements.yml`, or an execution
 /// environment definition.
-pub fn block_file(n: usize, text: &str) -> String {
+pub(crate) fn block_file(n: usize, text: &str) -> String {
     let first_key = text
         .lines()
         .map(str::trim)

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// One page the site must have, and the anchors (`id`s) it must hold.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Expected {
+pub(crate) struct Expected {
     /// The page, relative to the site's root (`proxmox_kvm_module.html`).
     pub page: String,
     /// What the page is, for messages (`module proxmox_kvm`).
@@ -21,13 +21,13 @@ pub struct Expected {
 
 /// Sphinx's anchor of a module's or plugin's option or return value:
 /// `ansible-collections-ferrox-proxmox-<page>-<kind>-<key>` (`_` becomes `-`).
-pub fn anchor(page_stem: &str, kind: &str, key: &str) -> String {
+pub(crate) fn anchor(page_stem: &str, kind: &str, key: &str) -> String {
     format!("ansible-collections-ferrox-proxmox-{page_stem}-{kind}-{key}").replace('_', "-")
 }
 
 /// The page of a module: synopsis, parameters (each declared option), examples and
 /// return values (each top-level key).
-pub fn module_page(name: &str, options: &[&str], returns: &[&str]) -> Expected {
+pub(crate) fn module_page(name: &str, options: &[&str], returns: &[&str]) -> Expected {
     let stem = format!("{name}_module");
     let mut ids: Vec<String> = ["synopsis", "parameters", "examples", "return-values"]
         .into_iter()
@@ -45,7 +45,7 @@ pub fn module_page(name: &str, options: &[&str], returns: &[&str]) -> Expected {
 /// The page of a plugin (`inventory`, `callback`) from its Python source: the sections
 /// its documentation declares (`options:` → parameters, `EXAMPLES` → examples, `RETURN`
 /// → return values).
-pub fn plugin_page(kind: &str, name: &str, source: &str) -> Expected {
+pub(crate) fn plugin_page(kind: &str, name: &str, source: &str) -> Expected {
     let mut ids = vec!["synopsis".to_string()];
     if source.contains("\noptions:\n") {
         ids.push("parameters".into());
@@ -64,7 +64,7 @@ pub fn plugin_page(kind: &str, name: &str, source: &str) -> Expected {
 }
 
 /// The top-level keys of a RETURN block (keys at column 0).
-pub fn return_keys(returns: &str) -> Vec<&str> {
+pub(crate) fn return_keys(returns: &str) -> Vec<&str> {
     returns
         .lines()
         .filter(|l| !l.starts_with([' ', '#', '-']) && l.ends_with(':'))
@@ -73,7 +73,7 @@ pub fn return_keys(returns: &str) -> Vec<&str> {
 }
 
 /// The guides `extra-docs.yml` lists (`- guide_x` under each `toctree:`).
-pub fn listed_guides(extra_docs: &str) -> Vec<String> {
+pub(crate) fn listed_guides(extra_docs: &str) -> Vec<String> {
     let mut guides = Vec::new();
     let mut in_toctree = false;
     for line in extra_docs.lines() {
@@ -97,10 +97,10 @@ pub fn listed_guides(extra_docs: &str) -> Vec<String> {
 }
 
 /// The site's pages: path relative to the root → HTML.
-pub type Pages = BTreeMap<String, String>;
+pub(crate) type Pages = BTreeMap<String, String>;
 
 /// Every `.html` file under `root`.
-pub fn read_pages(root: &Path) -> std::io::Result<Pages> {
+pub(crate) fn read_pages(root: &Path) -> std::io::Result<Pages> {
     let mut pages = Pages::new();
     let mut dirs = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {
@@ -118,7 +118,7 @@ pub fn read_pages(root: &Path) -> std::io::Result<Pages> {
 }
 
 /// What is wrong with the site: each expected page missing or lacking an anchor.
-pub fn missing(pages: &Pages, expected: &[Expected]) -> Vec<String> {
+pub(crate) fn missing(pages: &Pages, expected: &[Expected]) -> Vec<String> {
     let mut faults = Vec::new();
     for e in expected {
         let Some(html) = pages.get(&e.page) else {
@@ -141,7 +141,7 @@ pub fn missing(pages: &Pages, expected: &[Expected]) -> Vec<String> {
 
 /// Every link of the site's pages (`href`, `src`) that stays inside the site and leads
 /// to no file, or to a page without its anchor: `page: link`.
-pub fn broken_links(pages: &Pages, files: &BTreeSet<String>) -> Vec<String> {
+pub(crate) fn broken_links(pages: &Pages, files: &BTreeSet<String>) -> Vec<String> {
     let mut broken = Vec::new();
     for (page, html) in pages {
         for attr in ["href", "src"] {
@@ -223,7 +223,7 @@ fn attribute_values(html: &str, name: &str) -> BTreeSet<String> {
 }
 
 /// Every file under `root`, relative to it.
-pub fn files(root: &Path) -> std::io::Result<BTreeSet<String>> {
+pub(crate) fn files(root: &Path) -> std::io::Result<BTreeSet<String>> {
     let mut out = BTreeSet::new();
     let mut dirs: Vec<PathBuf> = vec![root.to_path_buf()];
     while let Some(dir) = dirs.pop() {

@@ -18,13 +18,13 @@ use anyhow::Result;
 
 /// Where the targets live (the Ansible docs' devel version, as antsibull-docs' own
 /// `conf.py` names it).
-pub const BASE_URL: &str = "https://docs.ansible.com/projects/ansible/devel/";
+pub(crate) const BASE_URL: &str = "https://docs.ansible.com/projects/ansible/devel/";
 
 /// One target: `(name, Sphinx role, page and anchor under BASE_URL, title)`.
-pub type Target = (&'static str, &'static str, &'static str, &'static str);
+pub(crate) type Target = (&'static str, &'static str, &'static str, &'static str);
 
 /// Every target of the Ansible docs that the generated pages refer to.
-pub const TARGETS: [Target; 8] = [
+pub(crate) const TARGETS: [Target; 8] = [
     (
         "action_plugins",
         "std:label",
@@ -77,7 +77,7 @@ pub const TARGETS: [Target; 8] = [
 
 /// A Sphinx inventory (version 2: a text header, then zlib-compressed lines of
 /// `name role priority uri title`) of `targets`.
-pub fn inventory(targets: &[Target]) -> Result<Vec<u8>> {
+pub(crate) fn inventory(targets: &[Target]) -> Result<Vec<u8>> {
     let mut out = b"# Sphinx inventory version 2\n# Project: Ansible\n# Version: devel\n# The remainder of this file is compressed using zlib.\n".to_vec();
     let mut body = String::new();
     for (name, role, uri, title) in targets {

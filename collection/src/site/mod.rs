@@ -27,8 +27,8 @@ use crate::build::{self, Profile};
 use crate::{galaxy, modules, repo, setup};
 
 /// The docs venv and what it holds.
-pub const VENV: &str = ".venv-docs";
-pub const REQUIREMENTS: [&str; 5] = [
+pub(crate) const VENV: &str = ".venv-docs";
+pub(crate) const REQUIREMENTS: [&str; 5] = [
     "antsibull-docs==2.28.0",
     "sphinx==9.0.4",
     "sphinx-ansible-theme==0.10.4",
@@ -45,7 +45,7 @@ const DOCSITE: &str = "docs/docsite";
 
 /// `cargo collection site`: the venvs, the host's debug binary (a tarball holds one),
 /// the tree installed into `build/site/collections`, then [`build_and_check`].
-pub fn command() -> Result<()> {
+pub(crate) fn command() -> Result<()> {
     setup::main_venv()?;
     setup::venv(VENV, &REQUIREMENTS)?;
     build::build(Profile::Debug)?;
@@ -57,7 +57,7 @@ pub fn command() -> Result<()> {
 
 /// The site of the collection installed under `collections` (an `ansible_collections`
 /// parent), built, checked and shot; the docs venv set up first.
-pub fn build_and_check(collections: &Path) -> Result<()> {
+pub(crate) fn build_and_check(collections: &Path) -> Result<()> {
     let phase = std::time::Instant::now();
     setup::venv(VENV, &REQUIREMENTS)?;
     println!("site: venv {} s", phase.elapsed().as_secs());

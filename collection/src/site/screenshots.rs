@@ -14,17 +14,17 @@ use anyhow::{bail, Result};
 use crate::{cross, repo};
 
 /// Debian's Chromium.
-pub const CHROMIUM: &str = "/usr/bin/chromium";
+pub(crate) const CHROMIUM: &str = "/usr/bin/chromium";
 
 /// The pages shot, relative to the site's root, with the file each is written to.
-pub const PAGES: [(&str, &str); 3] = [
+pub(crate) const PAGES: [(&str, &str); 3] = [
     ("index.html", "front-page.png"),
     ("proxmox_kvm_module.html", "proxmox_kvm.png"),
     ("docsite/guide_dry_runs.html", "guide_dry_runs.png"),
 ];
 
 /// Shoots every page of [`PAGES`] of the site at `html` into `out`; returns the files.
-pub fn take(html: &Path, out: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn take(html: &Path, out: &Path) -> Result<Vec<PathBuf>> {
     if !Path::new(CHROMIUM).is_file() {
         cross::setup::debian(
             &[("chromium", "headless browser: the docs site's screenshots")],

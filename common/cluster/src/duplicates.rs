@@ -6,7 +6,6 @@
 use serde_json::{json, Map, Value};
 
 use crate::vm::{Guest, GuestType};
-use ferrox_ansible::protocol::Failure;
 use ferrox_pve_client::client::Client;
 use ferrox_pve_rules::propstring::is_drive_key;
 
@@ -25,19 +24,26 @@ pub struct Twin {
     pub disks: Vec<String>,
 }
 
-/// Adds the details of every QEMU VM named `name` to a by-name lookup's failure caused
-/// by there being several (`Multiple VMs with name ...`, 1.6's words, kept first); any
-/// other failure is returned as it is. Reads each one's config.
-pub fn explain(client: &Client, guests: &[Guest], name: Option<&str>, failure: Failure) -> Failure {
-    let Some(name) = name.filter(|_| failure.msg.starts_with("Multiple VMs with name")) else {
-        return failure;
-    };
+/// The VMs that share a name, as a failure describes them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explained {
+    /// The lookup's message, the details of each VM added.
+    pub msg: String,
+    /// Each VM, for the failure's `duplicates` key.
+    pub duplicates: Value,
+}
+
+/// The details of every QEMU VM named `name`, added to a by-name lookup's message
+/// caused by there being several (`Multiple VMs with name ...`, 1.6's words, kept
+/// first); `None` for any other message. Reads each one's config.
+pub fn explain(client: &Client, guests: &[Guest], name: Option<&str>, msg: &str) -> Option<Explained> {
+    let name = name.filter(|_| msg.starts_with("Multiple VMs with name"))?;
     let same: Vec<&Guest> = guests
         .iter()
         .filter(|g| g.kind == GuestType::Qemu && g.name.as_deref() == Some(name))
         .collect();
     if same.len() < 2 {
-        return failure;
+        return None;
     }
     let twins: Vec<Twin> = same
         .iter()
@@ -50,10 +56,11 @@ pub fn explain(client: &Client, guests: &[Guest], name: Option<&str>, failure: F
             twin(g, &config)
         })
         .collect();
-    let mut failure = failure;
-    let stop = if failure.msg.ends_with('.') { "" } else { "." };
-    failure.msg = format!("{}{stop} {}", failure.msg, describe(&twins));
-    failure.with("duplicates", listing(&twins))
+    let stop = if msg.ends_with('.') { "" } else { "." };
+    Some(Explained {
+        msg: format!("{msg}{stop} {}", describe(&twins)),
+        duplicates: listing(&twins),
+    })
 }
 
 /// What the failure tells of one VM, from its listing entry and config.

@@ -4,9 +4,8 @@
 //! reads are where the API-call budget is spent: the client stays a generic client, the
 //! rules stay pure, and this crate is where the two meet in a read. It knows neither the
 //! run layer nor the dry run: in a check run its reads go through the client's
-//! `ReadThrough` unaware. It uses the Ansible side only for [`ferrox_ansible::protocol::Failure`]
-//! (same-named VMs told apart) and [`ferrox_ansible::check_mode_assume`] (what a check run
-//! may take as existing).
+//! `ReadThrough` unaware. It uses the Ansible side only for [`ferrox_ansible::check_mode_assume`]
+//! (what a check run may take as existing) and the choices of `ip_family`.
 //!
 //! Invariants: a lookup costs one `GET /cluster/resources`, decoded as it streams and
 //! keeping only the fields and guests used (entries ruled out unread by

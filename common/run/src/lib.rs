@@ -28,12 +28,13 @@
 //! Entry points: [`read_private_state`] (the [`ferrox_ansible::protocol::PrivateStateReader`] the binary runs
 //! with), [`SharedRunState`] (`m.connect`, `m.plan`, `m.plan_effect`, the name index),
 //! [`connection::options`] and [`connection::FromOptions`], [`privileges::Gate::require`],
-//! [`vm_task`] (the steps of a task on one VM: locate, read, refuse a locked VM, gate,
+//! [`driver`] (the one task driver every module runs on), [`vm_task`] (what tasks on one VM share: locate, read, refuse a locked VM,
 //! buffer the check-mode effects and hand them to the run).
 
 #![deny(missing_docs)]
 
 pub mod connection;
+pub mod driver;
 pub mod local_mode;
 pub mod name_index;
 pub mod placements;

@@ -1,7 +1,7 @@
-//! The skeleton of a task on one QEMU VM, as proxmox_kvm, proxmox_disk and proxmox_nic
-//! run it: locate the VM (by vmid, else by name, preferring a node among same-named VMs),
-//! read its config, refuse a locked VM, hold the writes to the privilege gate, buffer
-//! the check-mode effects, execute, and hand the effects to the run at the end.
+//! What tasks on one QEMU VM share (proxmox_kvm, proxmox_disk, proxmox_nic): locate the
+//! VM (by vmid, else by name, preferring a node among same-named VMs), read its config,
+//! word the refusal of a locked VM, and buffer the check-mode effects; the one driver
+//! ([`crate::driver`]) runs the steps in order.
 //!
 //! The steps are here once, and so are their failures: the module passes its wording
 //! where community.proxmox 1.6 (or ferrox, where 1.6 had none) words a module's failure
@@ -112,7 +112,10 @@ pub fn find<'a>(guests: &'a [Guest], lookup: &Lookup) -> Result<Option<&'a Guest
 /// [`find`], a shared name explained (which of the VMs are templates, where) in the
 /// failure.
 pub fn locate<'a>(client: &Client, guests: &'a [Guest], lookup: &Lookup) -> Result<Option<&'a Guest>, Failure> {
-    find(guests, lookup).map_err(|e| duplicates::explain(client, guests, lookup.name, Failure::new(e)))
+    find(guests, lookup).map_err(|e| match duplicates::explain(client, guests, lookup.name, &e) {
+        Some(explained) => Failure::new(explained.msg).with("duplicates", explained.duplicates),
+        None => Failure::new(e),
+    })
 }
 
 /// [`locate`] of a QEMU VM that must exist, with 1.6's messages; a container fails,
@@ -208,18 +211,6 @@ impl Effects {
             m.plan_effect(e);
         }
     }
-}
-
-/// Runs `body` with an effects buffer, then hands what it buffered to the run, whether
-/// the body succeeded or failed.
-pub fn with_effects<T>(
-    m: &mut Module,
-    body: impl FnOnce(&mut Module, &mut Effects) -> Result<T, Failure>,
-) -> Result<T, Failure> {
-    let mut effects = Effects::default();
-    let result = body(m, &mut effects);
-    effects.hand_to(m);
-    result
 }
 
 #[cfg(test)]

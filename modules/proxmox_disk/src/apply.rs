@@ -20,13 +20,13 @@ use crate::task::{MoveTarget, State};
 
 /// What running the actions left to say: warnings of tasks that ended `WARNINGS: n`.
 #[derive(Debug, Default)]
-pub struct Applied {
+pub(crate) struct Applied {
     pub warnings: Vec<String>,
 }
 
 /// Why applying stopped.
 #[derive(Debug)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// A failure, in 1.6's wording for the state.
     Failed(String),
     /// A write's answer was lost (its task, if any, has ended): re-read and re-plan.
@@ -34,7 +34,7 @@ pub enum Stop {
 }
 
 /// Runs `actions` on `vm`.
-pub fn apply(
+pub(crate) fn apply(
     client: &Client,
     vm: &VmConfig,
     disk: &str,

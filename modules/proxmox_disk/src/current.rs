@@ -9,7 +9,7 @@ use ferrox_pve_rules::size;
 /// `GET /nodes/{node}/qemu/{vmid}/config` of one VM (pending changes applied, as PVE
 /// returns it by default).
 #[derive(Debug, Clone)]
-pub struct VmConfig {
+pub(crate) struct VmConfig {
     pub vmid: u32,
     pub node: String,
     pub config: Map<String, Value>,
@@ -19,7 +19,7 @@ pub struct VmConfig {
 }
 
 impl VmConfig {
-    pub fn new(vmid: u32, node: impl Into<String>, config: Value) -> VmConfig {
+    pub(crate) fn new(vmid: u32, node: impl Into<String>, config: Value) -> VmConfig {
         let config = match config {
             Value::Object(map) => map,
             _ => Map::new(),
@@ -34,7 +34,7 @@ impl VmConfig {
 
     /// From `GET .../pending` (same cost as a config read): the config as the VM gets
     /// it at its next start, and which keys are still pending.
-    pub fn from_pending(vmid: u32, node: impl Into<String>, items: &Value) -> VmConfig {
+    pub(crate) fn from_pending(vmid: u32, node: impl Into<String>, items: &Value) -> VmConfig {
         let mut config = Map::new();
         let mut pending = Vec::new();
         for entry in pending::entries(items) {
@@ -54,7 +54,7 @@ impl VmConfig {
     }
 
     /// A config value as text (PVE sends some numbers as JSON numbers).
-    pub fn text(&self, key: &str) -> Option<String> {
+    pub(crate) fn text(&self, key: &str) -> Option<String> {
         match self.config.get(key)? {
             Value::String(s) => Some(s.clone()),
             Value::Null => None,
@@ -62,33 +62,29 @@ impl VmConfig {
         }
     }
 
-    pub fn has(&self, key: &str) -> bool {
+    pub(crate) fn has(&self, key: &str) -> bool {
         self.text(key).is_some()
     }
 
-    pub fn digest(&self) -> Option<String> {
+    pub(crate) fn digest(&self) -> Option<String> {
         self.text("digest")
     }
 
-    pub fn lock(&self) -> Option<String> {
-        self.text("lock")
-    }
-
     /// The drive at `key`, parsed in `format`.
-    pub fn drive(&self, key: &str, format: &'static Format) -> Result<Option<Drive>, String> {
+    pub(crate) fn drive(&self, key: &str, format: &'static Format) -> Result<Option<Drive>, String> {
         let Some(text) = self.text(key) else { return Ok(None) };
         let props = propstring::parse(&text, format)
             .map_err(|e| format!("cannot read {key} of VM {} ({text}): {e}", self.vmid))?;
-        Ok(Some(Drive { text, props, format }))
+        Ok(Some(Drive { text, props }))
     }
 
     /// The lowest `unusedN` key that is free (PVE's choice for a volume it keeps).
-    pub fn free_unused(&self) -> Option<String> {
+    pub(crate) fn free_unused(&self) -> Option<String> {
         (0..=255).map(|n| format!("unused{n}")).find(|k| !self.has(k))
     }
 
     /// The `unusedN` key holding `volume`, if any.
-    pub fn unused_holding(&self, volume: &str) -> Option<String> {
+    pub(crate) fn unused_holding(&self, volume: &str) -> Option<String> {
         (0..=255)
             .map(|n| format!("unused{n}"))
             .find(|k| self.text(k).as_deref() == Some(volume))
@@ -97,45 +93,44 @@ impl VmConfig {
 
 /// One drive entry (`scsi1`, `ide2`, `efidisk0`, `unused0`).
 #[derive(Debug, Clone)]
-pub struct Drive {
+pub(crate) struct Drive {
     pub text: String,
     pub props: PropString,
-    pub format: &'static Format,
 }
 
 impl Drive {
     /// The `file`: a volume id, `none`, `cdrom` or a device path.
-    pub fn file(&self) -> &str {
+    pub(crate) fn file(&self) -> &str {
         self.props.get("file").unwrap_or("")
     }
 
     /// A storage volume (`storage:volname`), as opposed to `none`, `cdrom` or a path.
-    pub fn is_volume(&self) -> bool {
+    pub(crate) fn is_volume(&self) -> bool {
         let f = self.file();
         !f.starts_with('/') && f.contains(':')
     }
 
     /// The storage of a volume.
-    pub fn storage(&self) -> Option<&str> {
+    pub(crate) fn storage(&self) -> Option<&str> {
         self.is_volume().then(|| self.file().split(':').next().unwrap_or(""))
     }
 
-    pub fn is_cdrom(&self) -> bool {
+    pub(crate) fn is_cdrom(&self) -> bool {
         self.props.get("media") == Some("cdrom") || matches!(self.file(), "none" | "cdrom")
     }
 
     /// A volume the VM owns, which PVE keeps as `unusedN` when the drive is replaced
     /// or detached (not an ISO image, not an empty drive, not a device path).
-    pub fn keeps_volume_when_detached(&self) -> bool {
+    pub(crate) fn keeps_volume_when_detached(&self) -> bool {
         self.is_volume() && !self.is_cdrom()
     }
 
-    pub fn size_bytes(&self) -> Option<u64> {
+    pub(crate) fn size_bytes(&self) -> Option<u64> {
         self.props.get("size").and_then(|s| size::parse(s).ok())
     }
 
     /// The data format: the `format` key, else the volume's file extension.
-    pub fn volume_format(&self) -> Option<String> {
+    pub(crate) fn volume_format(&self) -> Option<String> {
         if let Some(f) = self.props.get("format") {
             return Some(f.to_string());
         }

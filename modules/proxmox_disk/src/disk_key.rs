@@ -4,14 +4,14 @@ use ferrox_pve_rules::propstring::{formats, max_index, split_indexed, Format};
 
 /// A validated disk key.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiskKey {
+pub(crate) struct DiskKey {
     /// As given: `scsi1`, `efidisk0`.
     pub key: String,
     pub bus: Bus,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Bus {
+pub(crate) enum Bus {
     Ide,
     Sata,
     Scsi,
@@ -22,7 +22,7 @@ pub enum Bus {
 }
 
 impl Bus {
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Bus::Ide => "ide",
             Bus::Sata => "sata",
@@ -35,7 +35,7 @@ impl Bus {
     }
 
     /// Drives that hold a disk, a CD-ROM or a passthrough device (not unused/efi/tpm).
-    pub fn is_drive(self) -> bool {
+    pub(crate) fn is_drive(self) -> bool {
         matches!(self, Bus::Ide | Bus::Sata | Bus::Scsi | Bus::Virtio)
     }
 }
@@ -52,7 +52,7 @@ const BUSES: &[(&str, Bus)] = &[
 
 impl DiskKey {
     /// Reads `scsi1`; messages as community.proxmox words them.
-    pub fn parse(text: &str) -> Result<DiskKey, String> {
+    pub(crate) fn parse(text: &str) -> Result<DiskKey, String> {
         let (prefix, index) = split_indexed(text);
         let Some(index) = index.filter(|_| prefix.chars().all(|c| c.is_ascii_lowercase())) else {
             return Err(format!(
@@ -78,7 +78,7 @@ impl DiskKey {
     }
 
     /// The property-string format of this key.
-    pub fn format(&self) -> &'static Format {
+    pub(crate) fn format(&self) -> &'static Format {
         formats::for_config_key(&self.key).expect("every valid disk key has a format")
     }
 }

@@ -1,6 +1,6 @@
 //! The prose of the module's documentation (options are described in `options.rs`).
 
-pub fn description() -> Vec<String> {
+pub(crate) fn description() -> Vec<String> {
     vec![
         "Create, converge, grow, move, detach or delete one disk (or CD-ROM drive, EFI vars disk, TPM state) of a QEMU VM.".into(),
         "Option-compatible with C(community.proxmox.proxmox_disk); see the notes for where it behaves better.".into(),
@@ -8,7 +8,7 @@ pub fn description() -> Vec<String> {
     ]
 }
 
-pub fn notes() -> Vec<String> {
+pub(crate) fn notes() -> Vec<String> {
     vec![
         "O(state=present) converges: options are compared with the disk's current options after normalising (V(on) = V(1), V(10) = V(10.0), V(32G) = V(32768M), defaults), only what differs is written, and options the task does not mention are kept (community.proxmox 1.6 removed them).".into(),
         "Nothing deletes a volume except O(state=absent). O(create=forced), O(state=detached) and O(state=moved) without O(delete_moved) keep the old volume as an C(unusedN) entry and return its key as RV(unused).".into(),
@@ -20,7 +20,7 @@ pub fn notes() -> Vec<String> {
     ]
 }
 
-pub const EXAMPLES: &str = r#"
+pub(crate) const EXAMPLES: &str = r#"
 - name: Create a 32 GiB disk on local-lvm (or converge its options)
   ferrox.proxmox.proxmox_disk:
     api_host: pve1.example.org
@@ -85,7 +85,7 @@ pub const EXAMPLES: &str = r#"
     state: absent
 "#;
 
-pub const RETURN: &str = r#"
+pub(crate) const RETURN: &str = r#"
 vmid:
   description: The VMID of the VM the task acted on.
   returned: success

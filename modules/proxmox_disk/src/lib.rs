@@ -1,20 +1,23 @@
 //! The `ferrox.proxmox.proxmox_disk` module: one disk of a QEMU VM.
 //!
-//! Flow: read the task ([`task`]), find the VM and its node (one unfiltered
-//! `GET /cluster/resources`, which also lists the storages), read its config (one
-//! GET), compute the [`plan`] (pure),
-//! then report it (check mode, or nothing to do) or [`apply`] it and read the config
-//! back once for the result ([`report`]).
+//! A [`Task`] the one driver runs ([`driver`]): observe finds the VM and its node (one
+//! unfiltered `GET /cluster/resources`, which also lists the storages) and reads its
+//! config (one GET); the [`plan`] is pure; the guard is the writes PVE checks; the ISO
+//! images, import sources and the storage a volume goes to are checked; the change is
+//! predicted in check mode ([`planned`]), else [`apply`]'d and the config read back once
+//! for the result ([`report`]).
 
-pub mod apply;
-pub mod current;
-pub mod disk_key;
+#![warn(unreachable_pub)]
+
+mod apply;
+mod current;
+mod disk_key;
 mod docs;
-pub mod options;
-pub mod plan;
-pub mod planned;
-pub mod report;
-pub mod task;
+mod options;
+mod plan;
+mod planned;
+mod report;
+mod task;
 
 use ferrox_ansible::options::{ModuleSpec, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
@@ -24,11 +27,11 @@ use ferrox_cluster::vm::{self, Guest, ListingQuery};
 use ferrox_pve_client::client::Client;
 use ferrox_pve_client::recover;
 use ferrox_pve_rules::privileges::Write;
-use ferrox_run::connection::{ConnectionParams, FromOptions};
+use ferrox_run::connection::ConnectionParams;
+use ferrox_run::driver::{self, Cx, Decided, Guard, Lock, Outcome, Prediction, Subject, Task};
 use ferrox_run::name_index;
-use ferrox_run::privileges::{Gate, Target};
-use ferrox_run::vm_task::{self, Effects, InfoWording, Lookup};
-use ferrox_run::SharedRunState;
+use ferrox_run::vm_task::{self, InfoWording, LockWording, Lookup};
+use serde_json::Value;
 
 use current::VmConfig;
 use task::{DiskTask, MoveTarget, State};
@@ -57,52 +60,126 @@ pub fn spec() -> ModuleSpec {
 }
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
-    vm_task::with_effects(m, run_task)
+    let task = DiskTask::from_params(&m.params)?;
+    driver::run(m, task)
 }
 
-/// The task: locate the VM, read its config, plan, gate, then predict or apply.
-fn run_task(m: &mut Module, effects: &mut Effects) -> Result<Output, Failure> {
-    let task = DiskTask::from_params(&m.params)?;
-    let conn = ConnectionParams::from_params(&m.params)?;
-    let client = m.connect(&conn)?;
-    client.set_retry_budget(task.timeout);
-    let cluster = read_cluster(m, &client, &conn, &task)?;
-    let guests = &cluster.guests;
-    let lookup = Lookup {
-        vmid: task.vmid,
-        name: task.name.as_deref(),
-        prefer_node: None,
-    };
-    let guest = vm_task::locate_qemu(&client, guests, &lookup, "proxmox_disk manages disks of QEMU VMs")?;
-    let vmid = guest.vmid;
-    let vm = read_config(&client, guest)?;
-    let target_vm = read_target_vm(&client, &task, guests, vmid)?;
+/// What a disk task reads: the cluster (its guests and storages), the VM, its config,
+/// and the config of the VM a disk moves to.
+pub struct Seen {
+    cluster: vm::Cluster,
+    vm: VmConfig,
+    target_vm: Option<VmConfig>,
+    running: bool,
+}
 
-    let plan = plan::plan(&task, &vm, target_vm.as_ref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
-    for w in &plan.warnings {
-        m.warn(w.clone());
+impl Decided for plan::Plan {
+    fn changes(&self) -> bool {
+        self.changed()
     }
-    verify_references(m, &client, &plan, &vm)?;
-    if let (true, Some(storage)) = (plan.changed(), &plan.allocates_on) {
-        check_storage(&client, &cluster, &vm.node, storage).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
     }
-    let running = guest.status.as_deref() == Some("running");
-    if !plan.changed() {
-        return Ok(report::predicted(&plan, &vm));
+}
+
+impl Task for DiskTask {
+    type Seen = Seen;
+    type Plan = plan::Plan;
+    /// The VM the disk is on after the writes, read back (`None`: a deleted disk of a
+    /// stopped VM, gone at once).
+    type Done = Option<VmConfig>;
+
+    fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
+        cx.client.set_retry_budget(self.timeout);
+        let cluster = read_cluster(cx.m, cx.client, cx.conn, self)?;
+        let lookup = Lookup {
+            vmid: self.vmid,
+            name: self.name.as_deref(),
+            prefer_node: None,
+        };
+        let guest = vm_task::locate_qemu(
+            cx.client,
+            &cluster.guests,
+            &lookup,
+            "proxmox_disk manages disks of QEMU VMs",
+        )?;
+        let vm = read_config(cx.client, guest)?;
+        let target_vm = read_target_vm(cx.client, self, &cluster.guests, guest.vmid)?;
+        let running = guest.status.as_deref() == Some("running");
+        Ok(Seen {
+            cluster,
+            vm,
+            target_vm,
+            running,
+        })
     }
-    // Whether PVE will let the caller do all of it, before the first write.
-    let gate = Gate::new(&client, &conn);
-    let target = Target {
-        vmid,
-        node: &vm.node,
-        planned: m.plan().is_some_and(|p| p.is_planned(vmid)),
-    };
-    effects.require(m, &gate, &target, &writes(&plan.actions, &vm))?;
-    if m.check_mode {
-        return Ok(predict(m, effects, &task, &plan, &vm, target_vm.as_ref(), running));
+
+    fn plan(&self, seen: &Seen) -> Result<plan::Plan, Failure> {
+        plan::plan(self, &seen.vm, seen.target_vm.as_ref()).map_err(|e| Failure::new(e).with("vmid", seen.vm.vmid))
     }
-    apply_reconciled(m, &client, &task, &plan, &vm, target_vm.as_ref())?;
-    report_applied(m, &client, &task, &plan, &vm, target_vm.as_ref(), running)
+
+    fn guard<'s>(&self, seen: &'s Seen, plan: &plan::Plan) -> Guard<'s> {
+        Guard {
+            subject: Subject::Vm {
+                vmid: seen.vm.vmid,
+                node: &seen.vm.node,
+            },
+            lock: Some(Lock {
+                held: seen.vm.config.get("lock").and_then(Value::as_str),
+                skiplock: false,
+                wording: LockWording::Vmid,
+            }),
+            writes: writes(&plan.actions, &seen.vm),
+        }
+    }
+
+    /// The ISO images and import sources the drives name, and the storage a volume is
+    /// allocated on.
+    fn check(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &plan::Plan) -> Result<(), Failure> {
+        verify_references(cx.m, cx.client, plan, &seen.vm)?;
+        match &plan.allocates_on {
+            Some(storage) => check_storage(cx.client, &seen.cluster, &seen.vm.node, storage)
+                .map_err(|e| Failure::new(e).with("vmid", seen.vm.vmid)),
+            None => Ok(()),
+        }
+    }
+
+    /// What a real run would read back: whether the running VM keeps the change pending.
+    fn predict(&self, seen: &Seen, plan: &plan::Plan) -> Prediction {
+        let pending = planned::stays_pending(plan, &seen.vm, &self.disk.key, seen.running);
+        Prediction {
+            effects: planned::effects(plan, &seen.vm, seen.target_vm.as_ref(), &self.disk.key, pending),
+            warnings: Vec::new(),
+        }
+    }
+
+    fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &plan::Plan) -> Result<Option<VmConfig>, Failure> {
+        apply_reconciled(cx.m, cx.client, self, plan, &seen.vm, seen.target_vm.as_ref())?;
+        let after = read_applied(cx.client, plan, seen)?;
+        if let Some(after) = &after {
+            if report::actual(plan, &seen.vm, after, &self.disk.key).get("pending") == Some(&Value::Bool(true)) {
+                cx.warn(format!(
+                    "The change of {} waits for the next restart of VM {}: Proxmox VE could not apply it to the running VM",
+                    self.disk.key, after.vmid
+                ));
+            }
+        }
+        Ok(after)
+    }
+
+    fn report(&self, seen: &Seen, plan: &plan::Plan, outcome: Outcome<Option<VmConfig>>) -> Output {
+        let vm = &seen.vm;
+        match outcome {
+            Outcome::Unchanged => report::predicted(plan, vm),
+            Outcome::Predicted => report::predicted(plan, vm).with(
+                "pending",
+                planned::stays_pending(plan, vm, &self.disk.key, seen.running),
+            ),
+            Outcome::Done(None) => report::predicted(plan, vm).with("pending", false),
+            Outcome::Done(Some(after)) => report::actual(plan, vm, &after, &self.disk.key),
+        }
+    }
 }
 
 /// The cluster listing with only the guests the task names (the VM, and the VM a disk
@@ -168,25 +245,6 @@ fn verify_references(m: &mut Module, client: &Client, plan: &plan::Plan, vm: &Vm
     Ok(())
 }
 
-/// A check run's result and its effects for the playbook run's plan, with what a real
-/// run would read back: whether the running VM keeps the change pending.
-fn predict(
-    m: &Module,
-    effects: &mut Effects,
-    task: &DiskTask,
-    plan: &plan::Plan,
-    vm: &VmConfig,
-    target_vm: Option<&VmConfig>,
-    running: bool,
-) -> Output {
-    let pending = planned::stays_pending(plan, vm, &task.disk.key, running);
-    effects.record_all(
-        m.check_mode,
-        planned::effects(plan, vm, target_vm, &task.disk.key, pending),
-    );
-    report::predicted(plan, vm).with("pending", pending)
-}
-
 /// Applies the plan. After a lost answer the VM(s) are read again and re-planned: what
 /// was applied drops out of the plan, the rest is sent again.
 fn apply_reconciled(
@@ -231,34 +289,17 @@ fn apply_reconciled(
     unreachable!("the loop returns")
 }
 
-/// The result of the writes, from the config read back once (of the VM the disk is on
-/// now); a change the running VM could not take is warned about.
-fn report_applied(
-    m: &mut Module,
-    client: &Client,
-    task: &DiskTask,
-    plan: &plan::Plan,
-    vm: &VmConfig,
-    target_vm: Option<&VmConfig>,
-    running: bool,
-) -> Result<Output, Failure> {
-    if plan.after.is_none() && plan.kept_as.is_none() && !running {
-        // A deleted disk of a stopped VM: gone at once, nothing to read back.
-        return Ok(report::predicted(plan, vm).with("pending", false));
+/// The VM the disk is on after the writes, read back once (of the target VM of a move
+/// to another VM); `None` for a deleted disk of a stopped VM, gone at once.
+fn read_applied(client: &Client, plan: &plan::Plan, seen: &Seen) -> Result<Option<VmConfig>, Failure> {
+    if plan.after.is_none() && plan.kept_as.is_none() && !seen.running {
+        return Ok(None);
     }
-    let after_vm = match (target_vm, &plan.after) {
+    let after_vm = match (&seen.target_vm, &plan.after) {
         (Some(t), Some((loc, _))) if loc.vmid == t.vmid => t,
-        _ => vm,
+        _ => &seen.vm,
     };
-    let after_vm = read_back(client, after_vm.vmid, &after_vm.node)?;
-    let out = report::actual(plan, vm, &after_vm, &task.disk.key);
-    if out.get("pending") == Some(&serde_json::Value::Bool(true)) {
-        m.warn(format!(
-            "The change of {} waits for the next restart of VM {}: Proxmox VE could not apply it to the running VM",
-            task.disk.key, after_vm.vmid
-        ));
-    }
-    Ok(out)
+    read_back(client, after_vm.vmid, &after_vm.node).map(Some)
 }
 
 /// The writes of `actions` as PVE checks them (privileges.rs).

@@ -6,7 +6,7 @@ use ferrox_ansible::options::{Kind, Opt, Rules};
 use ferrox_run::connection;
 
 /// A drive option: module option name, PVE key, type, choices, description.
-pub struct DriveOption {
+pub(crate) struct DriveOption {
     pub name: &'static str,
     pub pve_key: &'static str,
     pub kind: Kind,
@@ -25,7 +25,7 @@ const fn opt(name: &'static str, kind: Kind, choices: &'static [&'static str], d
 }
 
 /// Every drive option of community.proxmox 1.6, in its order.
-pub const DRIVE_OPTIONS: &[DriveOption] = &[
+pub(crate) const DRIVE_OPTIONS: &[DriveOption] = &[
     opt("aio", Kind::Str, &["native", "threads", "io_uring"], "AIO type to use."),
     opt("backup", Kind::Bool, &[], "Whether the drive is included in backups (Proxmox VE's default when unset: V(true))."),
     opt("bps_max_length", Kind::Int, &[], "Maximum length of total I/O bursts in seconds."),
@@ -77,7 +77,7 @@ pub const DRIVE_OPTIONS: &[DriveOption] = &[
 ];
 
 /// Every option of the module: connection options, then the module's own.
-pub fn options() -> Vec<Opt> {
+pub(crate) fn options() -> Vec<Opt> {
     let mut opts = connection::options();
     opts.extend([
         Opt::str("name").desc("The name of the VM. Used only when O(vmid) is not given; must match exactly one QEMU VM."),
@@ -127,7 +127,7 @@ pub fn options() -> Vec<Opt> {
 }
 
 /// The constraints of community.proxmox 1.6.
-pub fn rules() -> Rules {
+pub(crate) fn rules() -> Rules {
     let mut r = Rules::default()
         .required_one_of(&["name", "vmid"])
         .merge(connection::rules())

@@ -8,7 +8,6 @@ use ferrox_ansible::diff::Diff;
 use ferrox_pve_rules::propstring::{differing_keys, PropString};
 use ferrox_pve_rules::size::{self, Resize};
 use ferrox_pve_rules::unknown;
-use ferrox_run::vm_task::{self, LockWording};
 
 use crate::current::{Drive, VmConfig};
 use crate::disk_key::Bus;
@@ -16,7 +15,7 @@ use crate::task::{Create, DiskTask, MoveTarget, State};
 
 /// One write to PVE.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     /// `POST .../config` with `{key}={value}` (create, replace, or change options).
     SetDrive { key: String, value: String },
     /// `PUT .../resize` with `size` (`40G` or `+5G`).
@@ -35,13 +34,13 @@ pub enum Action {
 
 /// Where the disk is after the plan: the VM and key to report on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Location {
+pub(crate) struct Location {
     pub vmid: u32,
     pub key: String,
 }
 
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub msg: String,
     pub actions: Vec<Action>,
     /// One line per change, for people (`cache: writeback -> none`).
@@ -58,7 +57,7 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn changed(&self) -> bool {
+    pub(crate) fn changed(&self) -> bool {
         !self.actions.is_empty()
     }
 
@@ -86,10 +85,10 @@ impl Plan {
 }
 
 /// A planned failure: the message (1.6 wording where 1.6 had one).
-pub type PlanError = String;
+pub(crate) type PlanError = String;
 
 /// Plans the task against `vm` (and, for a move to another VM, the target's config).
-pub fn plan(task: &DiskTask, vm: &VmConfig, target_vm: Option<&VmConfig>) -> Result<Plan, PlanError> {
+pub(crate) fn plan(task: &DiskTask, vm: &VmConfig, target_vm: Option<&VmConfig>) -> Result<Plan, PlanError> {
     let drive = vm.drive(&task.disk.key, task.disk.format())?;
     let mut plan = match task.state {
         State::Present => present(task, vm, drive.as_ref())?,
@@ -99,9 +98,6 @@ pub fn plan(task: &DiskTask, vm: &VmConfig, target_vm: Option<&VmConfig>) -> Res
         State::Absent => absent(task, vm, drive.as_ref()),
     };
     if plan.changed() {
-        if let Some(refused) = vm_task::lock_refusal(vm.vmid, vm.lock().as_deref(), false, LockWording::Vmid) {
-            return Err(refused.msg);
-        }
         let before = drive.as_ref().map(|d| d.text.as_str());
         plan.diff = diff_of(
             vm.vmid,
@@ -115,7 +111,7 @@ pub fn plan(task: &DiskTask, vm: &VmConfig, target_vm: Option<&VmConfig>) -> Res
 }
 
 /// The before/after of the drive entry (and of a kept `unusedN`) for `--diff`.
-pub fn diff_of(
+pub(crate) fn diff_of(
     vmid: u32,
     disk: &str,
     before: Option<&str>,

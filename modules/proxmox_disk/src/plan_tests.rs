@@ -350,18 +350,6 @@ fn detached_and_absent() {
 }
 
 #[test]
-fn a_locked_vm_fails_only_when_something_would_change() {
-    let mut locked = web01();
-    locked.config.insert("lock".into(), json!("backup"));
-    let t = task(json!({"vmid": 100, "disk": "scsi1", "cache": "none"}));
-    assert!(plan(&t, &locked, None)
-        .unwrap_err()
-        .contains("VM 100 is locked (backup)"));
-    let t = task(json!({"vmid": 100, "disk": "scsi1", "cache": "writeback"}));
-    assert!(!plan(&t, &locked, None).unwrap().changed());
-}
-
-#[test]
 fn format_cannot_change_in_place() {
     let v = vm(json!({"scsi1": "vmdata:100/vm-100-disk-1.qcow2,size=8G"}));
     let t = task(json!({"vmid": 100, "disk": "scsi1", "format": "raw"}));

@@ -10,7 +10,7 @@ use crate::current::VmConfig;
 use crate::plan::{Action, Plan};
 
 /// Whether a running `vm` would keep the planned change of `disk` pending.
-pub fn stays_pending(plan: &Plan, vm: &VmConfig, disk: &str, running: bool) -> bool {
+pub(crate) fn stays_pending(plan: &Plan, vm: &VmConfig, disk: &str, running: bool) -> bool {
     if !running {
         return false;
     }
@@ -24,7 +24,7 @@ pub fn stays_pending(plan: &Plan, vm: &VmConfig, disk: &str, running: bool) -> b
 }
 
 /// The plan's effects on `vm` (and on the target VM of a move to another VM).
-pub fn effects(plan: &Plan, vm: &VmConfig, target: Option<&VmConfig>, disk: &str, pending: bool) -> Vec<Effect> {
+pub(crate) fn effects(plan: &Plan, vm: &VmConfig, target: Option<&VmConfig>, disk: &str, pending: bool) -> Vec<Effect> {
     if !plan.changed() {
         return Vec::new();
     }

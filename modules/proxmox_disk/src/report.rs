@@ -10,13 +10,13 @@ use crate::current::VmConfig;
 use crate::plan::{diff_of, Location, Plan};
 
 /// The result of a run that wrote nothing (check mode, or nothing to change).
-pub fn predicted(plan: &Plan, vm: &VmConfig) -> Output {
+pub(crate) fn predicted(plan: &Plan, vm: &VmConfig) -> Output {
     build(plan, vm.vmid, plan.after.as_ref(), plan.kept_as.as_ref()).with_diff(plan.diff.clone())
 }
 
 /// The result after the actions ran: `after_vm` is the VM read back (the target VM
 /// of a move to another VM, else the disk's own VM).
-pub fn actual(plan: &Plan, before: &VmConfig, after_vm: &VmConfig, disk: &str) -> Output {
+pub(crate) fn actual(plan: &Plan, before: &VmConfig, after_vm: &VmConfig, disk: &str) -> Output {
     let after = plan
         .after
         .as_ref()

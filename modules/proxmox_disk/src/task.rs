@@ -10,7 +10,7 @@ use crate::disk_key::DiskKey;
 use crate::options::DRIVE_OPTIONS;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     Present,
     Resized,
     Detached,
@@ -19,7 +19,7 @@ pub enum State {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Create {
+pub(crate) enum Create {
     Disabled,
     Regular,
     Forced,
@@ -27,13 +27,13 @@ pub enum Create {
 
 /// Where `state: moved` sends the disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MoveTarget {
+pub(crate) enum MoveTarget {
     Storage(String),
     Vm { vmid: u32, disk: String },
 }
 
 #[derive(Debug, Clone)]
-pub struct DiskTask {
+pub(crate) struct DiskTask {
     pub disk: DiskKey,
     pub vmid: Option<u32>,
     pub name: Option<String>,
@@ -54,7 +54,7 @@ pub struct DiskTask {
 }
 
 impl DiskTask {
-    pub fn from_params(p: &Params) -> Result<DiskTask, String> {
+    pub(crate) fn from_params(p: &Params) -> Result<DiskTask, String> {
         let disk = DiskKey::parse(p.str("disk").unwrap_or_default())?;
         let vmid = match p.int("vmid") {
             Some(id) => Some(vmid_in_range("vmid", id)?),

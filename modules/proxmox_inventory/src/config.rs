@@ -7,11 +7,11 @@ use ferrox_pve_client::connection::{normalise_fingerprint, ConnectionParams};
 use serde::Deserialize;
 
 /// The most worker threads (and connections) one inventory run opens.
-pub const MAX_CONCURRENCY: u64 = 64;
+pub(crate) const MAX_CONCURRENCY: u64 = 64;
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Config {
+pub(crate) struct Config {
     pub url: String,
     pub user: String,
     #[serde(default)]
@@ -68,15 +68,15 @@ fn yes() -> bool {
 }
 /// `timeout` when neither it nor `api_timeout` is given (community.proxmox's 5 is not
 /// taken: a limit changes no host, and a busy cluster's listing can take longer).
-pub const DEFAULT_TIMEOUT: u64 = 30;
+pub(crate) const DEFAULT_TIMEOUT: u64 = 30;
 /// `concurrency` when neither it nor `facts_concurrency` is given (community.proxmox's
 /// 1 is not taken: the number changes no host, only how long the inventory takes).
-pub const DEFAULT_CONCURRENCY: u64 = 8;
+pub(crate) const DEFAULT_CONCURRENCY: u64 = 8;
 
 /// One setting under two names, ferrox's and community.proxmox's: the one given, or
 /// `default`; both given with different values is an error naming both. The value is
 /// then checked against `range`, naming the option it came from.
-pub fn one_of(
+pub(crate) fn one_of(
     ours: (&str, Option<u64>),
     theirs: (&str, Option<u64>),
     default: u64,
@@ -107,7 +107,7 @@ fn default_prefix() -> String {
 }
 
 /// Host and port of an `https://host[:port][/]` URL.
-pub fn parse_url(url: &str) -> Result<(String, Option<u16>), String> {
+pub(crate) fn parse_url(url: &str) -> Result<(String, Option<u16>), String> {
     let trimmed = url.trim().trim_end_matches('/');
     let trimmed = trimmed.strip_suffix("/api2/json").unwrap_or(trimmed);
     let rest = match trimmed.split_once("://") {
@@ -154,7 +154,7 @@ pub fn parse_url(url: &str) -> Result<(String, Option<u16>), String> {
 
 impl Config {
     /// The client's connection parameters, with the messages naming this plugin's options.
-    pub fn connection(&self) -> Result<ConnectionParams, String> {
+    pub(crate) fn connection(&self) -> Result<ConnectionParams, String> {
         let (host, port) = parse_url(&self.url)?;
         let non_empty = |v: &Option<String>| {
             v.as_deref()
@@ -194,7 +194,7 @@ impl Config {
 
 impl Config {
     /// Seconds per request: `timeout` or `api_timeout`.
-    pub fn timeout(&self) -> Result<u64, String> {
+    pub(crate) fn timeout(&self) -> Result<u64, String> {
         one_of(
             ("timeout", self.timeout),
             ("api_timeout", self.api_timeout),
@@ -205,7 +205,7 @@ impl Config {
     }
 
     /// Per-guest reads at once: `concurrency` or `facts_concurrency`.
-    pub fn concurrency(&self) -> Result<u64, String> {
+    pub(crate) fn concurrency(&self) -> Result<u64, String> {
         one_of(
             ("concurrency", self.concurrency),
             ("facts_concurrency", self.facts_concurrency),
@@ -218,7 +218,7 @@ impl Config {
 
 /// The client's messages name the modules' options (`api_host`, ...): here they are
 /// this plugin's.
-pub fn in_plugin_terms(message: &str) -> String {
+pub(crate) fn in_plugin_terms(message: &str) -> String {
     [
         ("api_host and api_port", "url"),
         ("api_host (", "url ("),

@@ -16,8 +16,8 @@
 //! its own connection ([`Client::fork`]). Guests are printed in listing order as they complete:
 //! memory holds the listing and the guests finished ahead of the oldest still being read.
 
-pub mod config;
-pub mod vars;
+mod config;
+mod vars;
 
 use std::collections::{BTreeMap, HashMap};
 use std::io::{Read, Write};
@@ -91,7 +91,7 @@ fn line(out: &mut dyn Write, value: Value) -> Result<(), String> {
 }
 
 /// The whole run: listing, per-guest facts, pools.
-pub fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
+pub(crate) fn run(cfg: &Config, out: &mut dyn Write) -> Result<(), String> {
     let params = cfg.connection()?;
     let client = Client::connect(&params).map_err(api_err)?;
     let prefix = cfg.facts_prefix.as_str();

@@ -3,13 +3,11 @@
 //! `_get_vm_snapshots`, `_get_lxc_interfaces`, `_get_agent_network_interfaces`), plus
 //! the usable addresses. Pure: answers in, variables out.
 
-use std::net::IpAddr;
-
-use ferrox_cluster::guest_net::{self, Addresses, Family};
+use ferrox_cluster::guest_net::{Addresses, Family};
 use serde_json::{json, Map, Value};
 
 /// community's `to_safe`: spaces dropped, anything but `[A-Za-z0-9_]` becomes `_`.
-pub fn to_safe(word: &str) -> String {
+pub(crate) fn to_safe(word: &str) -> String {
     word.chars()
         .filter(|c| *c != ' ')
         .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
@@ -17,13 +15,13 @@ pub fn to_safe(word: &str) -> String {
 }
 
 /// A fact's name: prefix + name, lower-cased (Python's `lower()`), made safe.
-pub fn fact(prefix: &str, name: &str) -> String {
+pub(crate) fn fact(prefix: &str, name: &str) -> String {
     to_safe(&format!("{prefix}{}", name.to_lowercase()))
 }
 
 /// One guest of the listing, with what the variables and groups need.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Item {
+pub(crate) struct Item {
     pub vmid: u64,
     pub name: String,
     pub node: String,
@@ -38,7 +36,7 @@ pub struct Item {
 }
 
 /// The variables every guest gets from the listing alone.
-pub fn base(prefix: &str, item: &Item) -> Map<String, Value> {
+pub(crate) fn base(prefix: &str, item: &Item) -> Map<String, Value> {
     let mut v = Map::new();
     v.insert(fact(prefix, "node"), json!(item.node));
     v.insert(fact(prefix, "vmid"), json!(item.vmid));
@@ -57,12 +55,12 @@ pub fn base(prefix: &str, item: &Item) -> Map<String, Value> {
 /// Whether `status/current` tells more than the listing: only for a running VM, whose
 /// `qmpstatus` may be `paused`, `prelaunch`, ... For a stopped VM PVE answers
 /// `qmpstatus` = `status` = `stopped`, and a container's answer is its status alone.
-pub fn needs_status_read(item: &Item) -> bool {
+pub(crate) fn needs_status_read(item: &Item) -> bool {
     item.kind == "qemu" && item.status == "running"
 }
 
 /// `status/current`: `status`, and for QEMU `qmpstatus`.
-pub fn add_status(prefix: &str, kind: &str, current: &Value, v: &mut Map<String, Value>) {
+pub(crate) fn add_status(prefix: &str, kind: &str, current: &Value, v: &mut Map<String, Value>) {
     v.insert(
         fact(prefix, "status"),
         current.get("status").cloned().unwrap_or(Value::Null),
@@ -88,7 +86,7 @@ fn py_str(value: &Value) -> String {
 
 /// Whether the `agent` config value enables the agent (community: the first
 /// comma-separated field as an integer, or `enabled=1`).
-pub fn agent_enabled(value: &Value) -> bool {
+pub(crate) fn agent_enabled(value: &Value) -> bool {
     let Some(text) = value.as_str() else { return false };
     let first = text.split(',').next().unwrap_or("");
     match first.trim().parse::<i64>() {
@@ -99,7 +97,12 @@ pub fn agent_enabled(value: &Value) -> bool {
 
 /// The config's keys as community's facts, in the config's order. `agent_interfaces`:
 /// the agent's answer as [`agent_interfaces`] made it (set only when not empty).
-pub fn add_config(prefix: &str, config: &Map<String, Value>, agent: Option<Vec<Value>>, v: &mut Map<String, Value>) {
+pub(crate) fn add_config(
+    prefix: &str,
+    config: &Map<String, Value>,
+    agent: Option<Vec<Value>>,
+    v: &mut Map<String, Value>,
+) {
     let mut agent = agent;
     for (name, raw) in config {
         let key = fact(prefix, name);
@@ -152,7 +155,7 @@ pub fn add_config(prefix: &str, config: &Map<String, Value>, agent: Option<Vec<V
 
 /// community's `proxmox_agent_interfaces`: per interface its name, MAC (or "") and
 /// `ip/prefix` list. An answer that is an error object gives none.
-pub fn agent_interfaces(result: &Value) -> Vec<Value> {
+pub(crate) fn agent_interfaces(result: &Value) -> Vec<Value> {
     let Some(ifaces) = result.as_array() else {
         return Vec::new();
     };
@@ -178,7 +181,7 @@ pub fn agent_interfaces(result: &Value) -> Vec<Value> {
 }
 
 /// community's `proxmox_snapshots`: the names, `current` left out.
-pub fn snapshots(list: &Value) -> Vec<Value> {
+pub(crate) fn snapshots(list: &Value) -> Vec<Value> {
     list.as_array()
         .into_iter()
         .flatten()
@@ -189,7 +192,7 @@ pub fn snapshots(list: &Value) -> Vec<Value> {
 }
 
 /// community's `proxmox_lxc_interfaces`: name, hwaddr, and inet/inet6 when present.
-pub fn lxc_interfaces(list: &Value) -> Vec<Value> {
+pub(crate) fn lxc_interfaces(list: &Value) -> Vec<Value> {
     list.as_array()
         .into_iter()
         .flatten()
@@ -209,7 +212,7 @@ pub fn lxc_interfaces(list: &Value) -> Vec<Value> {
 
 /// A container's `…/interfaces` in the agent's shape (`hardware-address`,
 /// `ip-addresses`), for [`Addresses::read`]: PVE 8 gives both; older only `inet`/`inet6`.
-pub fn lxc_as_agent(list: &Value) -> Value {
+pub(crate) fn lxc_as_agent(list: &Value) -> Value {
     let ifaces = list.as_array().into_iter().flatten().map(|iface| {
         let mac = iface
             .get("hardware-address")
@@ -234,7 +237,7 @@ pub fn lxc_as_agent(list: &Value) -> Value {
 /// the lowest `netN` that has one, else the first IPv6): the rule of proxmox_kvm's
 /// wait_for_ip. Interfaces without a `netN` (docker0, tunnels) and loopback, link-local
 /// and APIPA addresses are left out.
-pub fn add_addresses(prefix: &str, config: &Map<String, Value>, interfaces: &Value, v: &mut Map<String, Value>) {
+pub(crate) fn add_addresses(prefix: &str, config: &Map<String, Value>, interfaces: &Value, v: &mut Map<String, Value>) {
     let addresses = Addresses::read(config, interfaces);
     let all: Vec<Value> = addresses
         .nics
@@ -250,7 +253,7 @@ pub fn add_addresses(prefix: &str, config: &Map<String, Value>, interfaces: &Val
 
 /// A node's address as community picks it from `GET /nodes/{node}/network`: sorted by
 /// interface name, the first with `active`, `address` and `gateway` keys.
-pub fn node_address(interfaces: &Value) -> Value {
+pub(crate) fn node_address(interfaces: &Value) -> Value {
     let mut list: Vec<&Value> = interfaces.as_array().into_iter().flatten().collect();
     list.sort_by(|a, b| {
         a.get("iface")
@@ -261,11 +264,6 @@ pub fn node_address(interfaces: &Value) -> Value {
         .find(|i| i.get("active").is_some() && i.get("address").is_some() && i.get("gateway").is_some())
         .and_then(|i| i.get("address").cloned())
         .unwrap_or(Value::Null)
-}
-
-/// Whether an address text is usable (for tests and callers holding bare strings).
-pub fn usable(ip: &str) -> bool {
-    ip.parse::<IpAddr>().map(guest_net::is_usable).unwrap_or(false)
 }
 
 #[cfg(test)]
@@ -402,6 +400,7 @@ mod tests {
         let mut v = Map::new();
         add_addresses("proxmox_", config.as_object().unwrap(), &apipa, &mut v);
         assert_eq!(Value::Object(v), json!({"proxmox_ip_addresses": []}));
+        let usable = |ip: &str| ferrox_cluster::guest_net::is_usable(ip.parse().unwrap());
         assert!(!usable("fe80::1") && !usable("127.0.0.1") && usable("10.1.2.3"));
     }
 

@@ -1,13 +1,13 @@
 //! The prose of the module's documentation (options are described in `options.rs`).
 
-pub fn description() -> Vec<String> {
+pub(crate) fn description() -> Vec<String> {
     vec![
         "Create, converge or remove one network interface (C(netN)) of a QEMU VM.".into(),
         "Option-compatible with C(community.proxmox.proxmox_nic); see the notes for where it behaves better.".into(),
     ]
 }
 
-pub fn notes() -> Vec<String> {
+pub(crate) fn notes() -> Vec<String> {
     vec![
         "Options are compared parsed and normalised, not as strings: MAC case, option order, explicit defaults (C(firewall=0)) and the spelling of O(rate) (V(10) = V(10.0)) cause no change.".into(),
         "Options the task does not mention are kept, including the model and the MAC address. To remove O(tag), O(mtu), O(queues) or O(rate) give V(0); to remove O(trunks) give an empty list; V(false) turns O(firewall) and O(link_down) off.".into(),
@@ -19,7 +19,7 @@ pub fn notes() -> Vec<String> {
     ]
 }
 
-pub const EXAMPLES: &str = r#"
+pub(crate) const EXAMPLES: &str = r#"
 - name: Attach a virtio NIC to vmbr0 in VLAN 20
   ferrox.proxmox.proxmox_nic:
     api_host: pve1.example.org
@@ -64,7 +64,7 @@ pub const EXAMPLES: &str = r#"
     state: absent
 "#;
 
-pub const RETURN: &str = r#"
+pub(crate) const RETURN: &str = r#"
 vmid:
   description: The VMID of the VM.
   returned: success

@@ -1,14 +1,17 @@
 //! The `ferrox.proxmox.proxmox_nic` module: one network interface (`netN`) of a QEMU VM.
 //!
-//! Flow: read the task ([`task`]), find the VM and its node (one
-//! `GET /cluster/resources`), read its config (one GET), compute the [`plan`] (pure),
-//! then report it (check mode, or nothing to do) or write it with one
-//! `PUT .../config` guarded by the config `digest`.
+//! A [`Task`] the one driver runs ([`driver`]): observe finds the VM and its node (one
+//! `GET /cluster/resources`) and reads its config (one GET); the [`plan`] is pure; the
+//! guard is the config lock and the config write PVE checks; a new bridge is checked on
+//! the node; the change is predicted in check mode, else written with one
+//! `PUT .../config` guarded by the config `digest` and read back for the MAC PVE chose.
+
+#![warn(unreachable_pub)]
 
 mod docs;
-pub mod options;
-pub mod plan;
-pub mod task;
+mod options;
+mod plan;
+mod task;
 
 use serde_json::Value;
 
@@ -23,11 +26,10 @@ use ferrox_pve_rules::hotplug;
 use ferrox_pve_rules::pending::{self, PendingEntry};
 use ferrox_pve_rules::privileges::Write;
 use ferrox_pve_rules::unknown;
-use ferrox_run::connection::{ConnectionParams, FromOptions};
+use ferrox_run::driver::{self, Cx, Decided, Guard, Lock, Outcome, Prediction, Subject, Task};
 use ferrox_run::name_index;
-use ferrox_run::privileges::{self, Gate, Target};
-use ferrox_run::vm_task::{self, Effects, InfoWording, LockWording, Lookup};
-use ferrox_run::SharedRunState;
+use ferrox_run::privileges::{self, Gate};
+use ferrox_run::vm_task::{self, InfoWording, LockWording, Lookup};
 
 use plan::{Action, Plan};
 use task::NicTask;
@@ -53,71 +55,148 @@ pub fn spec() -> ModuleSpec {
 }
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
-    vm_task::with_effects(m, run_task)
+    let task = NicTask::from_params(&m.params)?;
+    driver::run(m, task)
 }
 
-/// The task: locate the VM, read its config, plan, gate, then predict or write.
-fn run_task(m: &mut Module, effects: &mut Effects) -> Result<Output, Failure> {
-    let task = NicTask::from_params(&m.params)?;
-    let conn = ConnectionParams::from_params(&m.params)?;
-    let client = m.connect(&conn)?;
-    let sought = LookupTargets::lookup(task.vmid, task.name.as_deref());
-    let query = ListingQuery::lookup(task.vmid, task.name.as_deref(), &sought);
-    let guests = name_index::read(m, &client, &conn, &query)
-        .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
-        .cluster
-        .guests;
-    let lookup = Lookup {
-        vmid: task.vmid,
-        name: task.name.as_deref(),
-        prefer_node: None,
-    };
-    let guest = vm_task::locate_qemu(&client, &guests, &lookup, "proxmox_nic manages NICs of QEMU VMs")?;
-    let vmid = guest.vmid;
-    // A running VM may already hold pending changes: read them with the config (one call).
-    let running = is_running(guest);
-    let (config, already_pending) = read_config(&client, &guest.node, vmid, running, &task.interface)
-        .map_err(|e| vm_task::info_failure(vmid, InfoWording::WithVmidEquals, e))?;
-    let current = text(&config, &task.interface);
-    let plan = plan::plan(&task, vmid, current.as_deref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
-    for w in &plan.warnings {
-        m.warn(w.clone());
+/// What a NIC task reads: the VM, its config as its next start will see it, and the
+/// interface's entry.
+pub struct Seen {
+    guest: Guest,
+    config: Value,
+    /// The interface already has a change waiting for a restart.
+    already_pending: bool,
+    current: Option<String>,
+}
+
+/// The plan, and whether a running VM would keep the change pending.
+pub struct NicPlan {
+    plan: Plan,
+    predicted_pending: bool,
+}
+
+impl Decided for NicPlan {
+    fn changes(&self) -> bool {
+        self.plan.changed()
     }
-    let Some(action) = plan.action.clone() else {
-        return Ok(report(&plan, vmid, &task, false));
-    };
-    // A running VM without the network hotplug feature keeps some NIC changes pending,
-    // and a NIC that already has a pending change stays pending whatever changes next.
-    let predicted_pending = running
-        && (already_pending
-            || hotplug::stays_pending(
-                &task.interface,
-                current.as_deref(),
-                plan.after.as_deref(),
-                &hotplug::features(text(&config, "hotplug").as_deref()),
-            ));
-    vm_task::refuse_locked(vmid, vm_task::config_lock(&config), false, LockWording::Vmid)?;
-    require_privileges(
-        m,
-        effects,
-        &client,
-        &conn,
-        guest,
-        write_of(&action, vmid, current),
-        plan.new_bridge.as_deref(),
-    )?;
-    if m.check_mode {
-        warn_pending(m, &task, vmid, predicted_pending);
-        effects.record(
-            m.check_mode,
-            effect(&action, &plan, vmid, &guest.node, predicted_pending),
-        );
-        return Ok(report(&plan, vmid, &task, predicted_pending));
+
+    fn warnings(&self) -> Vec<String> {
+        self.plan.warnings.clone()
     }
-    write_reconciled(m, &client, &task, guest, &action, &config)?;
-    let (plan, pending) = read_result(&client, &task, guest, plan)?;
-    warn_pending(m, &task, vmid, pending);
-    Ok(report(&plan, vmid, &task, pending))
+}
+
+impl Task for NicTask {
+    type Seen = Seen;
+    type Plan = NicPlan;
+    /// The plan as written (the MAC PVE generated read back), and whether the change waits.
+    type Done = (Plan, bool);
+
+    /// The VM (one `GET /cluster/resources`, or the run's name index) and its config.
+    fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
+        let sought = LookupTargets::lookup(self.vmid, self.name.as_deref());
+        let query = ListingQuery::lookup(self.vmid, self.name.as_deref(), &sought);
+        let guests = name_index::read(cx.m, cx.client, cx.conn, &query)
+            .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
+            .cluster
+            .guests;
+        let lookup = Lookup {
+            vmid: self.vmid,
+            name: self.name.as_deref(),
+            prefer_node: None,
+        };
+        let guest = vm_task::locate_qemu(cx.client, &guests, &lookup, "proxmox_nic manages NICs of QEMU VMs")?.clone();
+        // A running VM may already hold pending changes: read them with the config (one call).
+        let (config, already_pending) =
+            read_config(cx.client, &guest.node, guest.vmid, is_running(&guest), &self.interface)
+                .map_err(|e| vm_task::info_failure(guest.vmid, InfoWording::WithVmidEquals, e))?;
+        let current = text(&config, &self.interface);
+        Ok(Seen {
+            guest,
+            config,
+            already_pending,
+            current,
+        })
+    }
+
+    fn plan(&self, seen: &Seen) -> Result<NicPlan, Failure> {
+        let vmid = seen.guest.vmid;
+        let plan = plan::plan(self, vmid, seen.current.as_deref()).map_err(|e| Failure::new(e).with("vmid", vmid))?;
+        // A running VM without the network hotplug feature keeps some NIC changes pending,
+        // and a NIC that already has a pending change stays pending whatever changes next.
+        let predicted_pending = plan.changed()
+            && is_running(&seen.guest)
+            && (seen.already_pending
+                || hotplug::stays_pending(
+                    &self.interface,
+                    seen.current.as_deref(),
+                    plan.after.as_deref(),
+                    &hotplug::features(text(&seen.config, "hotplug").as_deref()),
+                ));
+        Ok(NicPlan {
+            plan,
+            predicted_pending,
+        })
+    }
+
+    fn guard<'s>(&self, seen: &'s Seen, plan: &NicPlan) -> Guard<'s> {
+        let vmid = seen.guest.vmid;
+        let writes = plan.plan.action.iter().map(|a| write_of(a, vmid, seen.current.clone()));
+        Guard {
+            subject: Subject::Vm {
+                vmid,
+                node: &seen.guest.node,
+            },
+            lock: Some(Lock {
+                held: vm_task::config_lock(&seen.config),
+                skiplock: false,
+                wording: LockWording::Vmid,
+            }),
+            writes: writes.collect(),
+        }
+    }
+
+    /// A new bridge must exist on the node.
+    fn check(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &NicPlan) -> Result<(), Failure> {
+        let Some(bridge) = plan.plan.new_bridge.as_deref() else {
+            return Ok(());
+        };
+        check_bridge(cx.client, &seen.guest.node, bridge, &cx.gate)
+            .map_err(|e| Failure::new(e).with("vmid", seen.guest.vmid))
+    }
+
+    fn predict(&self, seen: &Seen, plan: &NicPlan) -> Prediction {
+        let (vmid, pending) = (seen.guest.vmid, plan.predicted_pending);
+        let effects = plan
+            .plan
+            .action
+            .iter()
+            .map(|a| effect(a, &plan.plan, vmid, &seen.guest.node, pending));
+        Prediction {
+            effects: effects.collect(),
+            warnings: pending_warning(self, vmid, pending).into_iter().collect(),
+        }
+    }
+
+    fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &NicPlan) -> Result<(Plan, bool), Failure> {
+        let Some(action) = &plan.plan.action else {
+            return Ok((plan.plan.clone(), false));
+        };
+        write_reconciled(cx.m, cx.client, self, &seen.guest, action, &seen.config)?;
+        let (plan, pending) = read_result(cx.client, self, &seen.guest, plan.plan.clone())?;
+        if let Some(w) = pending_warning(self, seen.guest.vmid, pending) {
+            cx.warn(w);
+        }
+        Ok((plan, pending))
+    }
+
+    fn report(&self, seen: &Seen, plan: &NicPlan, outcome: Outcome<(Plan, bool)>) -> Output {
+        let vmid = seen.guest.vmid;
+        match outcome {
+            Outcome::Unchanged => report(&plan.plan, vmid, self, false),
+            Outcome::Predicted => report(&plan.plan, vmid, self, plan.predicted_pending),
+            Outcome::Done((done, pending)) => report(&done, vmid, self, pending),
+        }
+    }
 }
 
 fn is_running(guest: &Guest) -> bool {
@@ -138,34 +217,6 @@ fn write_of(action: &Action, vmid: u32, current: Option<String>) -> Write {
             delete: vec![(key.clone(), current.unwrap_or_default())],
         },
     }
-}
-
-/// Whether PVE will let the caller make the change (the bridge's SDN.Use included),
-/// and a new bridge exists on the node.
-fn require_privileges(
-    m: &mut Module,
-    effects: &mut Effects,
-    client: &Client,
-    conn: &ConnectionParams,
-    guest: &Guest,
-    write: Write,
-    new_bridge: Option<&str>,
-) -> Result<(), Failure> {
-    let vmid = guest.vmid;
-    let gate = Gate::new(client, conn);
-    let target = Target {
-        vmid,
-        node: &guest.node,
-        planned: m.plan().is_some_and(|p| p.is_planned(vmid)),
-    };
-    effects.require(m, &gate, &target, &[write])?;
-    if let Some(bridge) = new_bridge {
-        check_bridge(client, &guest.node, bridge, &gate).map_err(|e| Failure::new(e).with("vmid", vmid))?;
-        for w in gate.take_warnings() {
-            m.warn(w);
-        }
-    }
-    Ok(())
 }
 
 /// Writes the change with one `PUT .../config` guarded by the config digest. After a
@@ -334,13 +385,12 @@ fn read_config(
     Ok((Value::Object(config), pending))
 }
 
-fn warn_pending(m: &mut Module, task: &NicTask, vmid: u32, pending: bool) {
-    if pending {
-        m.warn(format!(
-            "{} of VM {vmid} is running and has no network hotplug: the change is pending until the VM restarts (ferrox.proxmox.proxmox_kvm with state: restarted)",
-            task.interface
-        ));
-    }
+/// The warning of a change a running VM keeps pending until it restarts.
+fn pending_warning(task: &NicTask, vmid: u32, pending: bool) -> Option<String> {
+    pending.then(|| format!(
+        "{} of VM {vmid} is running and has no network hotplug: the change is pending until the VM restarts (ferrox.proxmox.proxmox_kvm with state: restarted)",
+        task.interface
+    ))
 }
 
 fn report(plan: &Plan, vmid: u32, task: &NicTask, pending: bool) -> Output {

@@ -4,7 +4,7 @@ use ferrox_ansible::options::{Kind, Opt, Rules};
 use ferrox_run::connection;
 
 /// NIC models PVE accepts (community.proxmox 1.6's list plus `e1000e`).
-pub const MODELS: &[&str] = &[
+pub(crate) const MODELS: &[&str] = &[
     "e1000",
     "e1000-82540em",
     "e1000-82544gc",
@@ -21,7 +21,7 @@ pub const MODELS: &[&str] = &[
     "vmxnet3",
 ];
 
-pub fn options() -> Vec<Opt> {
+pub(crate) fn options() -> Vec<Opt> {
     let mut opts = connection::options();
     opts.extend([
         Opt::str("interface").required().desc("The NIC's config key, V(net0) to V(net31)."),
@@ -47,7 +47,7 @@ pub fn options() -> Vec<Opt> {
     opts
 }
 
-pub fn rules() -> Rules {
+pub(crate) fn rules() -> Rules {
     Rules::default()
         .required_one_of(&["name", "vmid"])
         .merge(connection::rules())

@@ -11,13 +11,13 @@ use crate::task::{NicTask, Want};
 
 /// The one write a NIC task makes (`PUT .../config`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Action {
+pub(crate) enum Action {
     Set { key: String, value: String },
     Delete { key: String },
 }
 
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(crate) struct Plan {
     pub msg: String,
     pub action: Option<Action>,
     pub changes: Vec<String>,
@@ -32,13 +32,13 @@ pub struct Plan {
 }
 
 impl Plan {
-    pub fn changed(&self) -> bool {
+    pub(crate) fn changed(&self) -> bool {
         self.action.is_some()
     }
 }
 
 /// Plans `task` for VM `vmid` whose config holds `current` at the interface key.
-pub fn plan(task: &NicTask, vmid: u32, current: Option<&str>) -> Result<Plan, String> {
+pub(crate) fn plan(task: &NicTask, vmid: u32, current: Option<&str>) -> Result<Plan, String> {
     let key = &task.interface;
     let cur = match current {
         Some(text) => Some(parse(text, &NET).map_err(|e| format!("cannot read {key} of VM {vmid} ({text}): {e}"))?),
@@ -153,7 +153,7 @@ pub fn plan(task: &NicTask, vmid: u32, current: Option<&str>) -> Result<Plan, St
 }
 
 /// The MAC of a NIC entry, upper case.
-pub fn mac_of(entry: &str) -> Option<String> {
+pub(crate) fn mac_of(entry: &str) -> Option<String> {
     let props: PropString = parse(entry, &NET).ok()?;
     props.get("macaddr").map(str::to_ascii_uppercase)
 }

@@ -6,13 +6,13 @@ use ferrox_pve_rules::propstring::{self, number_text, split_indexed, Kind};
 
 /// What the task says about one NIC option: leave it, set it, or remove it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Want {
+pub(crate) enum Want {
     Set(String),
     Remove,
 }
 
 #[derive(Debug, Clone)]
-pub struct NicTask {
+pub(crate) struct NicTask {
     pub interface: String,
     pub vmid: Option<u32>,
     pub name: Option<String>,
@@ -25,7 +25,7 @@ pub struct NicTask {
 }
 
 impl NicTask {
-    pub fn from_params(p: &Params) -> Result<NicTask, String> {
+    pub(crate) fn from_params(p: &Params) -> Result<NicTask, String> {
         let interface = p.str("interface").unwrap_or_default().to_string();
         match split_indexed(&interface) {
             ("net", Some(n)) if n <= 31 => {}

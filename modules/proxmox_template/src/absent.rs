@@ -10,7 +10,7 @@ use ferrox_run::SharedRunState;
 
 use crate::{api, Context};
 
-pub fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
+pub(crate) fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
     let task = ctx.task;
     let name = task.name.clone().unwrap_or_default();
     let volid = task.volid(&name);
@@ -37,7 +37,7 @@ pub fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
 
 /// Deletes the file and waits until the storage no longer lists it: the task PVE
 /// answers with is awaited; an older PVE that answers `null` deleted it already.
-pub fn remove(ctx: &Context<'_>, volid: &str) -> Result<(), Failure> {
+pub(crate) fn remove(ctx: &Context<'_>, volid: &str) -> Result<(), Failure> {
     let task = ctx.task;
     let started = Instant::now();
     let data = ctx

@@ -10,13 +10,13 @@ use ferrox_ansible::options::read::Choice;
 
 /// One file of a storage's content listing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stored {
+pub(crate) struct Stored {
     pub volid: String,
     pub size: Option<u64>,
 }
 
 /// The files of `content` on the storage (`GET .../content?content=`).
-pub fn listing(client: &Client, node: &str, storage: &str, content: Content) -> Result<Vec<Stored>, ApiError> {
+pub(crate) fn listing(client: &Client, node: &str, storage: &str, content: Content) -> Result<Vec<Stored>, ApiError> {
     let data = client.get(
         &format!("/nodes/{node}/storage/{storage}/content"),
         &[("content", content.name().to_string())],
@@ -35,25 +35,25 @@ pub fn listing(client: &Client, node: &str, storage: &str, content: Content) -> 
 }
 
 /// The node's storages (`GET /nodes/{node}/storage`): those the caller may see.
-pub fn storages(client: &Client, node: &str) -> Result<Value, ApiError> {
+pub(crate) fn storages(client: &Client, node: &str) -> Result<Value, ApiError> {
     client.get(&format!("/nodes/{node}/storage"), &[])
 }
 
 /// The node's pve-manager version (`8.4.1`), from `GET /nodes/{node}/version`.
-pub fn version(client: &Client, node: &str) -> Result<String, ApiError> {
+pub(crate) fn version(client: &Client, node: &str) -> Result<String, ApiError> {
     let data = client.get(&format!("/nodes/{node}/version"), &[])?;
     Ok(data["version"].as_str().unwrap_or_default().to_string())
 }
 
 /// What the node learns of a URL before downloading it (`GET .../query-url-metadata`).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UrlMetadata {
+pub(crate) struct UrlMetadata {
     pub filename: Option<String>,
     pub size: Option<u64>,
     pub mimetype: Option<String>,
 }
 
-pub fn url_metadata(client: &Client, node: &str, url: &str) -> Result<UrlMetadata, ApiError> {
+pub(crate) fn url_metadata(client: &Client, node: &str, url: &str) -> Result<UrlMetadata, ApiError> {
     let data = client.get(
         &format!("/nodes/{node}/query-url-metadata"),
         &[("url", url.to_string())],
@@ -66,18 +66,18 @@ pub fn url_metadata(client: &Client, node: &str, url: &str) -> Result<UrlMetadat
     })
 }
 
-pub fn content_path(node: &str, storage: &str, volid: &str) -> String {
+pub(crate) fn content_path(node: &str, storage: &str, volid: &str) -> String {
     format!("/nodes/{node}/storage/{storage}/content/{volid}")
 }
 
-pub fn upload_path(node: &str, storage: &str) -> String {
+pub(crate) fn upload_path(node: &str, storage: &str) -> String {
     format!("/nodes/{node}/storage/{storage}/upload")
 }
 
-pub fn download_path(node: &str, storage: &str) -> String {
+pub(crate) fn download_path(node: &str, storage: &str) -> String {
     format!("/nodes/{node}/storage/{storage}/download-url")
 }
 
-pub fn aplinfo_path(node: &str) -> String {
+pub(crate) fn aplinfo_path(node: &str) -> String {
     format!("/nodes/{node}/aplinfo")
 }

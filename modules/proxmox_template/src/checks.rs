@@ -14,7 +14,7 @@ use crate::task::Content;
 /// The PVE version from which `upload` and `download-url` take a file of this name as
 /// `import` content: `.ova` from pve-storage 8.2.8 (PVE 8.3, commit 40df25d), the disk
 /// images `.qcow2`, `.raw`, `.vmdk` from pve-storage 8.3.6 (PVE 8.4, commit 76f695f).
-pub fn import_since(name: &str) -> (u64, u64) {
+pub(crate) fn import_since(name: &str) -> (u64, u64) {
     if name.ends_with(".ova") {
         (8, 3)
     } else {
@@ -39,7 +39,7 @@ fn off(v: &Value) -> bool {
 /// includes the type; from the node's storage listing (pve-storage `storage_info`:
 /// `enabled: 0` for a storage storage.cfg disables or keeps off the node, `active: 0`
 /// for one the node cannot activate, such as an NFS server it cannot reach).
-pub fn storage_takes(listing: &Value, node: &str, storage: &str, content: Content) -> Result<(), String> {
+pub(crate) fn storage_takes(listing: &Value, node: &str, storage: &str, content: Content) -> Result<(), String> {
     let items: Vec<&Value> = listing.as_array().into_iter().flatten().collect();
     let holds = |s: &Value| {
         s["content"]
@@ -85,7 +85,7 @@ pub fn storage_takes(listing: &Value, node: &str, storage: &str, content: Conten
 /// The extensions pve-storage accepts per content type (`.iso` and `.img` case-blind,
 /// templates as tar archives, import images case-sensitive), so a name PVE would
 /// refuse with "wrong file extension" is refused first, in check mode too.
-pub fn extension_fits(content: Content, name: &str) -> Result<(), String> {
+pub(crate) fn extension_fits(content: Content, name: &str) -> Result<(), String> {
     let lower = name.to_ascii_lowercase();
     let (fits, takes) = match content {
         Content::Iso => (
@@ -117,7 +117,7 @@ pub fn extension_fits(content: Content, name: &str) -> Result<(), String> {
 }
 
 /// `Ok` when the node's version takes the file `name` as `import` content.
-pub fn import_supported(version: &str, node: &str, name: &str) -> Result<(), String> {
+pub(crate) fn import_supported(version: &str, node: &str, name: &str) -> Result<(), String> {
     let mut parts = version
         .split(|c: char| !c.is_ascii_digit())
         .filter(|p| !p.is_empty())
@@ -143,7 +143,7 @@ pub fn import_supported(version: &str, node: &str, name: &str) -> Result<(), Str
 
 /// The file to upload, opened, and its length: a missing file keeps community.proxmox
 /// 1.6's message; other failures say what is wrong and what to do.
-pub fn open_src(path: &Path) -> Result<(File, u64), String> {
+pub(crate) fn open_src(path: &Path) -> Result<(File, u64), String> {
     let shown = path.display();
     let meta = match std::fs::metadata(path) {
         Ok(m) => m,

@@ -7,7 +7,7 @@ use ferrox_ansible::options::read::Choice;
 
 /// `state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     Present,
     Absent,
 }
@@ -18,7 +18,7 @@ impl Choice for State {
 
 /// PVE's content types for files a storage holds (`content` of upload/download-url).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Content {
+pub(crate) enum Content {
     Vztmpl,
     Iso,
     Import,
@@ -34,7 +34,7 @@ impl Choice for Content {
 
 /// `checksum-algorithm` as PVE spells it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Algorithm {
+pub(crate) enum Algorithm {
     Md5,
     Sha1,
     Sha224,

@@ -1,13 +1,13 @@
 //! The prose of the module's documentation (options are described in `options.rs`).
 
-pub fn description() -> Vec<String> {
+pub(crate) fn description() -> Vec<String> {
     vec![
         "Upload, download or delete a file on a Proxmox VE storage: an ISO image, an LXC container template, or a disk image or OVA to import (V(import)).".into(),
         "Option-compatible with C(community.proxmox.proxmox_template); see the notes for where it does more.".into(),
     ]
 }
 
-pub fn notes() -> Vec<String> {
+pub(crate) fn notes() -> Vec<String> {
     vec![
         "With O(url), the node downloads the file itself (C(download-url)): it never passes through the host the task runs on. With O(src), the file is streamed from disk: memory use does not grow with its size.".into(),
         "A file of that name already on the storage is left alone (V(ok)). With O(checksum), Proxmox VE verifies the checksum of the uploaded or downloaded file and removes it on a mismatch.".into(),
@@ -19,7 +19,7 @@ pub fn notes() -> Vec<String> {
     ]
 }
 
-pub const EXAMPLES: &str = r#"
+pub(crate) const EXAMPLES: &str = r#"
 - name: Upload an installer ISO
   ferrox.proxmox.proxmox_template:
     api_host: pve1.example.org
@@ -56,7 +56,7 @@ pub const EXAMPLES: &str = r#"
     state: absent
 "#;
 
-pub const RETURN: &str = r#"
+pub(crate) const RETURN: &str = r#"
 msg:
   description: What happened (community.proxmox's wording).
   returned: always

@@ -8,15 +8,15 @@
 //! check the privileges PVE will demand; then report (check mode, or nothing to do) or
 //! transfer and await the PVE task ([`transfer`]). [`absent`] removes a file.
 
-pub mod absent;
-pub mod api;
-pub mod checks;
-pub mod choices;
+mod absent;
+mod api;
+mod checks;
+mod choices;
 mod docs;
-pub mod options;
-pub mod present;
-pub mod task;
-pub mod transfer;
+mod options;
+mod present;
+mod task;
+mod transfer;
 
 use ferrox_ansible::options::{ModuleSpec, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
@@ -66,7 +66,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 }
 
 /// What a run shares.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub client: &'a Client,
     /// The caller's privileges, read once for every check of the run.
     pub gate: Gate<'a>,
@@ -75,17 +75,17 @@ pub struct Context<'a> {
 
 impl Context<'_> {
     /// `storage local on node pve1`, for messages.
-    pub fn subject(&self) -> String {
+    pub(crate) fn subject(&self) -> String {
         format!("storage {} on node {}", self.task.storage, self.task.node)
     }
 
     /// PVE's privilege checks of `writes`, before the first of them (check mode too).
-    pub fn require(&self, m: &mut Module, writes: &[Write]) -> Result<(), Failure> {
+    pub(crate) fn require(&self, m: &mut Module, writes: &[Write]) -> Result<(), Failure> {
         self.gate.require_for(m, &self.subject(), writes)
     }
 
     /// The file's fate for the run's plan (check mode): later tasks see it listed.
-    pub fn effect(&self, volid: &str, size: Option<u64>, shared: bool, removed: bool) -> Effect {
+    pub(crate) fn effect(&self, volid: &str, size: Option<u64>, shared: bool, removed: bool) -> Effect {
         Effect::Volume {
             node: self.task.node.clone(),
             storage: self.task.storage.clone(),
@@ -98,7 +98,7 @@ impl Context<'_> {
     }
 
     /// community.proxmox 1.6's result, with the volume and node.
-    pub fn output(&self, changed: bool, msg: String, volid: &str) -> Output {
+    pub(crate) fn output(&self, changed: bool, msg: String, volid: &str) -> Output {
         Output::new(changed, msg)
             .with("volid", volid)
             .with("node", &self.task.node)

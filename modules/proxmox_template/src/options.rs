@@ -8,9 +8,9 @@ use ferrox_run::connection;
 use crate::choices::{Algorithm, Content, State};
 
 /// community.proxmox 1.6's default: seconds to wait for an upload, download or removal.
-pub const DEFAULT_TIMEOUT: i64 = 30;
+pub(crate) const DEFAULT_TIMEOUT: i64 = 30;
 
-pub fn options() -> Vec<Opt> {
+pub(crate) fn options() -> Vec<Opt> {
     let mut opts = connection::options();
     opts.extend([
         Opt::str("node").desc("The Proxmox VE node whose storage holds the file (and which downloads it for O(url))."),
@@ -52,7 +52,7 @@ pub fn options() -> Vec<Opt> {
     opts
 }
 
-pub fn rules() -> Rules {
+pub(crate) fn rules() -> Rules {
     connection::rules()
         .required_together(&["checksum", "checksum_algorithm"])
         .required_if("state", "absent", &["template"])

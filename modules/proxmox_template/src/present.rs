@@ -20,7 +20,7 @@ struct Known {
     head_failed: Option<String>,
 }
 
-pub fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
+pub(crate) fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
     let task = ctx.task;
     let source = task
         .source

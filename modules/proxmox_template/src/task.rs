@@ -7,12 +7,12 @@ use std::time::Duration;
 use ferrox_ansible::options::read::{Choice, Reader};
 use ferrox_ansible::options::Params;
 
-pub use crate::choices::{Algorithm, Content, State};
+pub(crate) use crate::choices::{Algorithm, Content, State};
 use crate::options;
 
 /// Where a present file comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Source {
+pub(crate) enum Source {
     /// A local file streamed to `POST .../upload`.
     Upload(PathBuf),
     /// A URL the node fetches (`POST .../download-url`).
@@ -22,14 +22,14 @@ pub enum Source {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Checksum {
+pub(crate) struct Checksum {
     pub algorithm: Algorithm,
     /// Lower case, as PVE compares it.
     pub value: String,
 }
 
 #[derive(Debug, Clone)]
-pub struct TemplateTask {
+pub(crate) struct TemplateTask {
     pub node: String,
     pub storage: String,
     pub content: Content,
@@ -45,7 +45,7 @@ pub struct TemplateTask {
 }
 
 impl TemplateTask {
-    pub fn from_params(params: &Params) -> Result<TemplateTask, String> {
+    pub(crate) fn from_params(params: &Params) -> Result<TemplateTask, String> {
         let opts = options::options();
         let r = Reader::new(params.clone(), &opts);
         Self::read(&r)
@@ -108,14 +108,14 @@ impl TemplateTask {
     }
 
     /// `storage:content/name`, PVE's volume id of the file.
-    pub fn volid(&self, name: &str) -> String {
+    pub(crate) fn volid(&self, name: &str) -> String {
         format!("{}:{}/{name}", self.storage, self.content.name())
     }
 }
 
 /// PVE stores the file under its name in the storage's directory for the content type:
 /// a `/` would name another directory, so it is refused before anything is written.
-pub fn valid_name(option: &str, name: &str) -> Result<(), String> {
+pub(crate) fn valid_name(option: &str, name: &str) -> Result<(), String> {
     if name.contains('/') {
         return Err(format!(
             "{option} {name:?} contains '/': it is the file's name on the storage, not a path; give only the name (for example {:?})",
@@ -128,7 +128,7 @@ pub fn valid_name(option: &str, name: &str) -> Result<(), String> {
 /// The name PVE gives an uploaded or downloaded file (pve-storage's
 /// `normalize_content_filename`): every character but `a-zA-Z0-9_.-` becomes `_`. The
 /// file is looked for under that name, so a name with a space is found again.
-pub fn normalized(name: &str) -> String {
+pub(crate) fn normalized(name: &str) -> String {
     name.chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-') {

@@ -21,7 +21,7 @@ use crate::Context;
 /// Progress of the transfer, for the result: module output reaches Ansible only when
 /// the module ends, so `-v` shows it then, not while the transfer runs.
 #[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Progress {
+pub(crate) struct Progress {
     /// Bytes sent from the host the task runs on (upload) or stored by the node
     /// (download: filled in from the content read back).
     pub bytes: Option<u64>,
@@ -34,12 +34,17 @@ pub struct Progress {
     pub upid: String,
 }
 
-pub struct Done {
+pub(crate) struct Done {
     pub progress: Progress,
     pub warnings: Vec<String>,
 }
 
-pub fn run(ctx: &Context<'_>, source: &Source, name: &str, opened: Option<(File, u64)>) -> Result<Done, Failure> {
+pub(crate) fn run(
+    ctx: &Context<'_>,
+    source: &Source,
+    name: &str,
+    opened: Option<(File, u64)>,
+) -> Result<Done, Failure> {
     let task = ctx.task;
     let started = Instant::now();
     // pveproxy reads an upload's fields by regexes in this order (content,
@@ -106,7 +111,7 @@ pub fn run(ctx: &Context<'_>, source: &Source, name: &str, opened: Option<(File,
 /// `download-url` with the task's checksum for a file already there: the node checks
 /// the file's checksum and fetches nothing (pve-storage refuses to overwrite a file);
 /// the error is PVE's, naming both checksums.
-pub fn verify_existing(ctx: &Context<'_>, url: &str, name: &str) -> Result<(), String> {
+pub(crate) fn verify_existing(ctx: &Context<'_>, url: &str, name: &str) -> Result<(), String> {
     let task = ctx.task;
     let Some(sum) = &task.checksum else { return Ok(()) };
     let form = [

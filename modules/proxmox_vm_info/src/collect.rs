@@ -17,14 +17,14 @@ use std::time::Instant;
 
 /// The two guest types, in the order 1.6 lists them for `type: all`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum GuestKind {
+pub(crate) enum GuestKind {
     Qemu,
     Lxc,
 }
 
 impl GuestKind {
     /// From the listing's `type` field.
-    pub fn from_type(kind: &str) -> Option<GuestKind> {
+    pub(crate) fn from_type(kind: &str) -> Option<GuestKind> {
         match kind {
             "qemu" => Some(GuestKind::Qemu),
             "lxc" => Some(GuestKind::Lxc),
@@ -33,7 +33,7 @@ impl GuestKind {
     }
 
     /// The path segment and the `type` field (`qemu`, `lxc`).
-    pub fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             GuestKind::Qemu => "qemu",
             GuestKind::Lxc => "lxc",
@@ -56,7 +56,7 @@ impl GuestKind {
 
 /// Which configuration to attach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ConfigView {
+pub(crate) enum ConfigView {
     None,
     /// `current=1`: the configuration in effect.
     Current,
@@ -66,7 +66,7 @@ pub enum ConfigView {
 
 /// The task's filters and extras, typed.
 #[derive(Debug, Clone)]
-pub struct Filters {
+pub(crate) struct Filters {
     pub node: Option<String>,
     pub kinds: Vec<GuestKind>,
     /// `None` for no filter (also when the task says 0, as 1.6).
@@ -77,7 +77,7 @@ pub struct Filters {
 }
 
 impl Filters {
-    pub fn from_params(p: &Params) -> Result<Filters, Failure> {
+    pub(crate) fn from_params(p: &Params) -> Result<Filters, Failure> {
         let kinds = match p.str("type").unwrap_or("all") {
             "qemu" => vec![GuestKind::Qemu],
             "lxc" => vec![GuestKind::Lxc],
@@ -126,7 +126,7 @@ impl Filters {
 
 /// The guests found, sorted by vmid, and what could not be read.
 #[derive(Debug, Default)]
-pub struct Found {
+pub(crate) struct Found {
     pub guests: Vec<Value>,
     pub warnings: Vec<String>,
     /// With `seeding`, the index the listing gave ([`Seed::index`]) and when it was
@@ -141,7 +141,7 @@ struct Listed {
 }
 
 /// Fails, in 1.6's words, when the task names a node the cluster does not have.
-pub fn check_node(client: &Client, f: &Filters) -> Result<(), Failure> {
+pub(crate) fn check_node(client: &Client, f: &Filters) -> Result<(), Failure> {
     if let Some(node) = &f.node {
         let nodes = client
             .get("/nodes", &[])
@@ -158,7 +158,7 @@ pub fn check_node(client: &Client, f: &Filters) -> Result<(), Failure> {
 
 /// The guests the task asks for, from the cluster's listing. `seeding`: the run keeps an
 /// index (the key of this cluster's): the listing refreshes it.
-pub fn listed(client: &Client, f: &Filters, seeding: Option<&str>) -> Result<Found, Failure> {
+pub(crate) fn listed(client: &Client, f: &Filters, seeding: Option<&str>) -> Result<Found, Failure> {
     // An entry that cannot carry the name is skipped unread; of the others the filter
     // fields are decoded first, and the whole entry only when it is kept.
     let probe = NameProbe::new(f.name.as_deref());

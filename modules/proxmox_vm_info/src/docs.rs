@@ -1,6 +1,6 @@
 //! The prose of the module's documentation (options are described in `spec()`).
 
-pub fn description() -> Vec<String> {
+pub(crate) fn description() -> Vec<String> {
     vec![
         "List the QEMU virtual machines and LXC containers of a Proxmox VE cluster with their status, optionally filtered by node, type, VMID or name.".into(),
         "Optionally adds each guest's configuration (current or with pending changes) and its network interfaces as seen from inside the guest.".into(),
@@ -8,7 +8,7 @@ pub fn description() -> Vec<String> {
     ]
 }
 
-pub fn notes() -> Vec<String> {
+pub(crate) fn notes() -> Vec<String> {
     vec![
         "Unlike community.proxmox 1.6, an unreachable node does not fail the task: its guests are listed with the cluster's last known status (without RV(proxmox_vms[].config) and RV(proxmox_vms[].network)) and a warning names the node.".into(),
         "Unlike community.proxmox 1.6, O(network=true) does not fail on a guest that is not running or a VM whose guest agent is missing or not running, or whose agent the caller may not read (Proxmox VE 9: C(VM.GuestAgent.Audit)); that guest gets no RV(proxmox_vms[].network) and a warning says why.".into(),
@@ -18,7 +18,7 @@ pub fn notes() -> Vec<String> {
     ]
 }
 
-pub const EXAMPLES: &str = r#"
+pub(crate) const EXAMPLES: &str = r#"
 - name: List all guests of the cluster
   ferrox.proxmox.proxmox_vm_info:
     api_host: pve1.example.org
@@ -68,7 +68,7 @@ pub const EXAMPLES: &str = r#"
         msg: "{{ all_vms.proxmox_vms | selectattr('template') | map(attribute='name') | list }}"
 "#;
 
-pub const RETURN: &str = r#"
+pub(crate) const RETURN: &str = r#"
 proxmox_vms:
   description:
     - The matching guests, sorted by VMID.

@@ -32,7 +32,7 @@ const LISTED_AFTER_POOL: &[&str] = &[
 ];
 
 /// The guests the task asks for, or `None` when the index cannot tell them all.
-pub fn collect(client: &Client, f: &Filters, index: &ClusterIndex) -> Option<Result<Found, Failure>> {
+pub(crate) fn collect(client: &Client, f: &Filters, index: &ClusterIndex) -> Option<Result<Found, Failure>> {
     let name = f.name.as_deref().filter(|_| f.vmid.is_none())?;
     let kept: Vec<(&IndexedGuest, GuestKind)> = index
         .guests

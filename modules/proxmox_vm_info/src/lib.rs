@@ -23,7 +23,7 @@ use ferrox_run::connection::{self, ConnectionParams, FromOptions};
 use ferrox_run::name_index;
 use ferrox_run::SharedRunState;
 
-pub use collect::{ConfigView, Filters, GuestKind};
+use collect::Filters;
 
 pub fn spec() -> ModuleSpec {
     let mut options = connection::options();

@@ -7,8 +7,8 @@
 //! renamed or removed item cannot stay on the map. File-level detail lives in the
 //! crates' own docs, so each layer crate starts with a crate doc and denies missing docs.
 //! And the layers of `common/` stay layers: the crate graph Cargo builds has only the
-//! edges drawn there; each module crate depends on exactly the crates the map lists for
-//! it, and nothing else on the `ferrox-common` facade.
+//! edges drawn there (a layer's tests may use the simulator besides); each module crate
+//! depends on exactly the crates the map lists for it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -45,11 +45,13 @@ fn code_spans(markdown: &str) -> BTreeSet<String> {
 }
 
 /// One workspace crate: its name, its directory relative to the repo root (no trailing
-/// slash), and the workspace crates it depends on (any kind).
+/// slash), the workspace crates it depends on (any kind), and those of them it uses
+/// only in its tests (dev-dependencies alone).
 struct Krate {
     name: String,
     dir: String,
     deps: BTreeSet<String>,
+    tests_only: BTreeSet<String>,
 }
 
 /// The workspace's crates, from `cargo metadata`.
@@ -74,17 +76,24 @@ fn workspace() -> Vec<Krate> {
             let manifest = PathBuf::from(p["manifest_path"].as_str().unwrap());
             let dir = manifest.parent().unwrap().canonicalize().unwrap();
             let dir = dir.strip_prefix(&root).unwrap().display().to_string();
-            let deps = p["dependencies"]
+            let workspace_deps: Vec<(String, bool)> = p["dependencies"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|d| d["name"].as_str().unwrap().to_string())
-                .filter(|d| names.contains(d))
+                .map(|d| (d["name"].as_str().unwrap().to_string(), d["kind"] == "dev"))
+                .filter(|(d, _)| names.contains(d))
+                .collect();
+            let deps: BTreeSet<String> = workspace_deps.iter().map(|(d, _)| d.clone()).collect();
+            let tests_only = deps
+                .iter()
+                .filter(|d| workspace_deps.iter().all(|(w, dev)| w != *d || *dev))
+                .cloned()
                 .collect();
             Krate {
                 name: p["name"].as_str().unwrap().to_string(),
                 dir,
                 deps,
+                tests_only,
             }
         })
         .collect()
@@ -128,7 +137,6 @@ fn every_layer_crate_has_its_section() {
     let missing: Vec<String> = LAYERS
         .iter()
         .map(|(name, _)| *name)
-        .chain(["ferrox-common"])
         .map(|name| format!("## {} — {name}", dirs[name]))
         .filter(|heading| !map.lines().any(|l| l.starts_with(heading.as_str())))
         .collect();
@@ -335,13 +343,13 @@ fn a_name_is_found_only_where_its_path_says() {
     }
 }
 
-/// File-level detail lives in the crates' docs: each layer crate (and the facade) starts
-/// with a crate doc and denies missing docs.
+/// File-level detail lives in the crates' docs: each layer crate starts with a crate doc
+/// and denies missing docs.
 #[test]
 fn every_layer_crate_documents_itself() {
     let dirs: BTreeMap<String, String> = workspace().into_iter().map(|k| (k.name, k.dir)).collect();
     let mut undocumented = Vec::new();
-    for name in LAYERS.iter().map(|(name, _)| *name).chain(["ferrox-common"]) {
+    for name in LAYERS.iter().map(|(name, _)| *name) {
         let lib = std::fs::read_to_string(repo_root().join(&dirs[name]).join("src/lib.rs")).unwrap();
         if !lib.starts_with("//!") || !lib.contains("#![deny(missing_docs)]") {
             undocumented.push(name);
@@ -379,31 +387,29 @@ const LAYERS: [(&str, &[&str]); 7] = [
     ),
 ];
 
-/// The workspace's crates and the workspace crates each depends on (any kind), from
-/// `cargo metadata`.
-fn workspace_graph() -> BTreeMap<String, BTreeSet<String>> {
-    workspace().into_iter().map(|k| (k.name, k.deps)).collect()
-}
+/// What a layer crate's tests may use besides the layers below it: the simulator, which
+/// shares no code with any crate of ours.
+const TEST_SUPPORT: [&str; 1] = ["pvesim"];
 
 /// Cargo refuses a cycle between crates; this holds the graph to the drawn one, so a new
 /// edge upwards (the client reaching for the run layer, the rules for the client) fails
-/// here rather than growing into a cycle later.
+/// here rather than growing into a cycle later. A layer's tests may use the simulator,
+/// nothing above the layer.
 #[test]
 fn the_layer_crates_depend_only_on_the_layers_below_them() {
-    let graph = workspace_graph();
+    let crates = workspace();
     for (layer, allowed) in LAYERS {
-        let Some(deps) = graph.get(layer) else {
+        let Some(krate) = crates.iter().find(|k| k.name == layer) else {
             panic!("{layer} is not a workspace crate");
         };
-        let extra: Vec<&String> = deps.iter().filter(|d| !allowed.contains(&d.as_str())).collect();
+        let extra: Vec<&String> = krate
+            .deps
+            .iter()
+            .filter(|d| !allowed.contains(&d.as_str()))
+            .filter(|d| !(krate.tests_only.contains(*d) && TEST_SUPPORT.contains(&d.as_str())))
+            .collect();
         assert!(extra.is_empty(), "{layer} depends on {extra:?}, which is not below it");
     }
-    let lower = |crate_: &str| LAYERS.iter().any(|(l, _)| *l == crate_);
-    let facade: Vec<&String> = graph["ferrox-common"]
-        .iter()
-        .filter(|d| !lower(d) && *d != "pvesim")
-        .collect();
-    assert!(facade.is_empty(), "the ferrox-common facade depends on {facade:?}");
 }
 
 /// The heading of the map's section whose first fenced block lists each module crate's
@@ -464,8 +470,8 @@ fn undrawn_edges(crates: &[Krate], dir_prefix: &str, drawn: &BTreeMap<String, BT
 }
 
 /// A module crate reaches only the layers the map lists for it: a new `Cargo.toml`
-/// dependency (a module reaching for the facade, or for a layer it did not use) fails
-/// here until the map says so.
+/// dependency (a module reaching for a layer it did not use, or for another module)
+/// fails here until the map says so.
 #[test]
 fn the_module_crates_depend_only_on_the_crates_the_map_lists() {
     let drawn = drawn_edges(&map(), MODULES_HEADING);
@@ -473,25 +479,6 @@ fn the_module_crates_depend_only_on_the_crates_the_map_lists() {
         undrawn_edges(&workspace(), "modules/", &drawn),
         Vec::<String>::new(),
         "module crate dependencies that differ from ARCHITECTURE.md's list"
-    );
-}
-
-/// The facade is left for the crates the map lists as still using it; nothing else in
-/// the workspace (the collection tool, the tests) depends on it.
-#[test]
-fn only_the_crates_the_map_lists_depend_on_the_facade() {
-    let drawn = drawn_edges(&map(), MODULES_HEADING);
-    let facade = "ferrox-common";
-    let unlisted: Vec<String> = workspace()
-        .into_iter()
-        .filter(|k| k.deps.contains(facade))
-        .filter(|k| !drawn.get(&k.name).is_some_and(|deps| deps.contains(facade)))
-        .map(|k| k.name)
-        .collect();
-    assert_eq!(
-        unlisted,
-        Vec::<String>::new(),
-        "crates depending on {facade} that the map does not list"
     );
 }
 
@@ -510,6 +497,7 @@ fn a_module_edge_off_the_map_is_reported() {
         name: name.into(),
         dir: dir.into(),
         deps: deps.iter().map(|d| d.to_string()).collect(),
+        tests_only: BTreeSet::new(),
     };
     let crates = [
         krate("m_a", "modules/m_a", &["layer-x", "layer-y"]),

@@ -21,6 +21,7 @@ mod code_shape;
 mod collection;
 mod disk;
 mod disk_scenario;
+mod driver;
 mod golden_image;
 mod guest;
 mod harness;

@@ -1,42 +1,17 @@
-//! The client, task waiting and guest lookup against the PVE simulator, in-process:
-//! real authentication, privileges, tasks and injected faults.
+//! The client and task waiting against the PVE simulator, in-process: real
+//! authentication, privileges, tasks and injected faults.
 
 // Test code: an unwrap that fails is the test's report.
 #![allow(clippy::unwrap_used, clippy::err_expect)]
 
 use std::time::{Duration, Instant};
 
-use ferrox_cluster::vm;
+use crate::support::sim::{start, token, Control, AUTOMATION_SECRET, READONLY_SECRET, ROOT_PASSWORD};
 use ferrox_pve_client::client::{ApiErrorKind, Client};
 use ferrox_pve_client::connection::{normalise_fingerprint, ConnectionParams};
 use ferrox_pve_client::tasks::{self, TaskError};
-use pvesim::{SimConfig, Simulator};
-use serde_json::{json, Value};
-
-const AUTOMATION_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
-const READONLY_SECRET: &str = "0a6b2d4c-3e8f-4a1b-9c7d-5e2f1a0b3c4d";
-const ROOT_PASSWORD: &str = "pvesim-root";
-
-fn start() -> Simulator {
-    Simulator::start(SimConfig::default()).expect("simulator starts")
-}
-
-/// Token auth as `ansible@pve!automation`, trusting the simulator's CA.
-fn token(sim: &Simulator) -> ConnectionParams {
-    let ca = std::env::temp_dir().join(format!("ferrox-pvesim-ca-{}-{}.pem", std::process::id(), sim.port()));
-    sim.write_ca(&ca).unwrap();
-    ConnectionParams {
-        host: "127.0.0.1".into(),
-        port: Some(sim.port()),
-        user: "ansible@pve".into(),
-        token_id: Some("automation".into()),
-        token_secret: Some(AUTOMATION_SECRET.into()),
-        validate_certs: true,
-        ca_path: Some(ca),
-        timeout_secs: 5,
-        ..Default::default()
-    }
-}
+use pvesim::Simulator;
+use serde_json::json;
 
 fn password(sim: &Simulator) -> ConnectionParams {
     ConnectionParams {
@@ -45,43 +20,6 @@ fn password(sim: &Simulator) -> ConnectionParams {
         token_id: None,
         token_secret: None,
         ..token(sim)
-    }
-}
-
-/// The simulator's control endpoints (`/_pvesim/...`), outside the API client on purpose.
-struct Control {
-    agent: ureq::Agent,
-    base: String,
-}
-
-impl Control {
-    fn of(sim: &Simulator) -> Control {
-        let tls = ureq::tls::TlsConfig::builder().disable_verification(true).build();
-        let agent = ureq::Agent::config_builder().tls_config(tls).build().new_agent();
-        Control {
-            agent,
-            base: format!("https://127.0.0.1:{}/_pvesim", sim.port()),
-        }
-    }
-    fn fault(&self, fault: Value) {
-        self.agent
-            .post(&format!("{}/faults", self.base))
-            .header("Content-Type", "application/json")
-            .send(fault.to_string())
-            .expect("fault accepted");
-    }
-    /// How many times `METHOD /api2/json/path` was served.
-    fn count(&self, key: &str) -> u64 {
-        let body = self
-            .agent
-            .get(&format!("{}/requests", self.base))
-            .call()
-            .unwrap()
-            .body_mut()
-            .read_to_string()
-            .unwrap();
-        let log: Value = serde_json::from_str(&body).unwrap();
-        log["counts"][key].as_u64().unwrap_or(0)
     }
 }
 
@@ -171,19 +109,6 @@ fn a_missing_privilege_is_a_403_naming_it_and_the_token() {
 }
 
 #[test]
-fn the_simulator_ca_in_ca_path_is_trusted() {
-    let sim = start();
-    let guests = vm::read(&Client::connect(&token(&sim)).unwrap(), &vm::ListingQuery::guests())
-        .unwrap()
-        .cluster
-        .guests;
-    let template = vm::by_vmid(&guests, 9000).expect("template 9000");
-    assert!(template.template);
-    assert_eq!(vm::qemu_by_name(&guests, "base-debian13").unwrap().unwrap().vmid, 9000);
-    assert_eq!(vm::by_vmid(&guests, 200).unwrap().kind, vm::GuestType::Lxc);
-}
-
-#[test]
 fn fingerprint_pinning_accepts_the_presented_certificate_and_rejects_another() {
     let sim = start();
     let mut params = token(&sim);
@@ -246,25 +171,6 @@ fn a_slow_api_hits_api_timeout() {
 }
 
 #[test]
-fn an_injected_500_is_retried_for_reads_only() {
-    let sim = start();
-    let control = Control::of(&sim);
-    control.fault(json!({"method": "GET", "path_regex": "^/api2/json/cluster/resources$", "status": 500, "message": "cfs-lock timeout", "times": 1}));
-    let client = Client::connect(&token(&sim)).unwrap();
-    assert!(!vm::read(&client, &vm::ListingQuery::guests())
-        .unwrap()
-        .cluster
-        .guests
-        .is_empty());
-    assert_eq!(control.count("GET /api2/json/cluster/resources"), 2);
-
-    control.fault(json!({"method": "POST", "path_regex": "status/start$", "status": 500, "message": "cfs-lock timeout", "times": 1}));
-    let err = client.post("/nodes/pve1/qemu/100/status/start", &[]).unwrap_err();
-    assert_eq!(err.to_string(), "500 Internal Server Error: cfs-lock timeout");
-    assert_eq!(control.count("POST /api2/json/nodes/pve1/qemu/100/status/start"), 1);
-}
-
-#[test]
 fn a_failed_task_is_reported_at_once_with_its_error() {
     let sim = start();
     Control::of(&sim)
@@ -306,41 +212,6 @@ fn a_long_task_times_out_with_its_last_log_line() {
         "{waited:?}"
     );
     assert!(err.to_string().contains("the task keeps running on the node"), "{err}");
-}
-
-#[test]
-fn a_new_vm_becomes_visible_cluster_wide_and_named_before_the_broadcast() {
-    // A status broadcast far away: the listing has the VM, not yet its name.
-    let sim = Simulator::start(SimConfig {
-        resources_lag_ms: 30_000,
-        ..SimConfig::default()
-    })
-    .expect("simulator starts");
-    let client = Client::connect(&token(&sim)).unwrap();
-    let upid = client
-        .post(
-            "/nodes/pve2/qemu",
-            &[
-                ("vmid", "321".into()),
-                ("name", "fresh".into()),
-                ("memory", "512".into()),
-            ],
-        )
-        .unwrap();
-    tasks::wait(&client, upid.as_str().unwrap(), Duration::from_secs(10)).unwrap();
-    let mut listing = vm::wait_listed(&client, 321, Duration::from_secs(5)).unwrap();
-    assert_eq!(&*vm::by_vmid(&listing.guests, 321).unwrap().node, "pve2");
-    assert_eq!(
-        vm::by_vmid(&listing.guests, 321).unwrap().name,
-        None,
-        "not broadcast yet"
-    );
-    // Within the status-broadcast lag the name is read from the config.
-    vm::name_unbroadcast(&client, &mut listing.guests, &listing.nodes);
-    assert_eq!(
-        vm::by_vmid(&listing.guests, 321).unwrap().name.as_deref(),
-        Some("fresh")
-    );
 }
 
 #[test]

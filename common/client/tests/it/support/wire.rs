@@ -2,10 +2,6 @@
 //! (own CA, self-signed), exact status lines, raw bodies, delays. API behaviour itself
 //! is tested against the PVE simulator.
 
-// Test support: an unwrap that fails is the test's report.
-#![allow(clippy::unwrap_used)]
-#![allow(dead_code)]
-
 use std::io::{BufRead, BufReader, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering};

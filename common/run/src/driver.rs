@@ -1,0 +1,226 @@
+//! The one task driver: every module task is a value implementing [`Task`], and [`run`]
+//! runs it, so the sequence every module shares is written once:
+//!
+//! 1. connect (the connection options read once), and build the steps' context [`Cx`];
+//! 2. [`Task::observe`]: every read the decision needs;
+//! 3. [`Task::plan`]: the decision, pure — a plan that changes nothing is reported at once;
+//! 4. [`Task::guard`]: what PVE will check of the change — a lock on the VM is refused,
+//!    then the writes are held to the privilege gate ([`Gate`]; a refusal goes to the
+//!    run's plan in check mode, so later tasks plan as if this one had not run);
+//! 5. [`Task::check`]: refusals that need one more read (a bridge, a storage);
+//! 6. check mode: [`Task::predict`] — the effects later tasks of the run see as done, and
+//!    the warnings a real run would give; otherwise [`Task::execute`];
+//! 7. [`Task::report`] words the result of whichever of the three outcomes happened.
+//!
+//! The effects buffered reach the run once, at the end, on success and failure alike
+//! (the protocol keeps only a refusal of a failed task).
+//!
+//! One trait for every task, not one for VM tasks and another for the rest: a task on
+//! an ACL path, a pool or a user reads, decides, is gated and writes the same way; only
+//! what it names differs, and that is the [`Guard`]'s [`Subject`]. A task with nothing to
+//! gate (a read-only `_info` module) plans [`Decided::changes`] `false` and never reaches
+//! step 4.
+
+use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_dryrun::Effect;
+use ferrox_pve_client::client::Client;
+use ferrox_pve_rules::privileges::Write;
+
+use crate::connection::{ConnectionParams, FromOptions};
+use crate::privileges::{Gate, Target};
+use crate::vm_task::{lock_refusal, Effects, LockWording};
+use crate::SharedRunState;
+
+/// A plan as the driver sees it: whether it changes anything, and what it warns of.
+pub trait Decided {
+    /// Whether carrying the plan out changes the cluster (else it is reported at once).
+    fn changes(&self) -> bool;
+    /// Warnings the decision gives, whatever happens next.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// A module's task: what it reads, the pure plan from what was read, what PVE will
+/// check of its writes, how it writes, and how it words the result.
+pub trait Task {
+    /// What [`Task::observe`] read.
+    type Seen;
+    /// The decision.
+    type Plan: Decided;
+    /// What [`Task::execute`] learned (a config read back, a task's log, ...).
+    type Done;
+
+    /// Every read the decision needs.
+    fn observe(&self, cx: &mut Cx<'_>) -> Result<Self::Seen, Failure>;
+
+    /// The decision, pure: a plan, or the refusal in the module's words.
+    fn plan(&self, seen: &Self::Seen) -> Result<Self::Plan, Failure>;
+
+    /// What PVE will check of the plan's change, before the first write. Pure.
+    fn guard<'s>(&self, seen: &'s Self::Seen, plan: &Self::Plan) -> Guard<'s>;
+
+    /// Refusals that need one more read, made before any write (check mode too).
+    fn check(&self, _cx: &mut Cx<'_>, _seen: &Self::Seen, _plan: &Self::Plan) -> Result<(), Failure> {
+        Ok(())
+    }
+
+    /// Check mode: what the change would do, for the run's plan and the result. Pure.
+    fn predict(&self, seen: &Self::Seen, plan: &Self::Plan) -> Prediction;
+
+    /// Carries the plan out.
+    fn execute(&self, cx: &mut Cx<'_>, seen: &Self::Seen, plan: &Self::Plan) -> Result<Self::Done, Failure>;
+
+    /// The result of `outcome`. Pure.
+    fn report(&self, seen: &Self::Seen, plan: &Self::Plan, outcome: Outcome<Self::Done>) -> Output;
+}
+
+/// What happened to a plan.
+#[derive(Debug)]
+pub enum Outcome<D> {
+    /// The plan changes nothing.
+    Unchanged,
+    /// Check mode: the change was predicted, not made.
+    Predicted,
+    /// The change was made; what was learned doing it.
+    Done(D),
+}
+
+/// A check run's view of a change.
+#[derive(Debug, Default)]
+pub struct Prediction {
+    /// What later tasks of the run see as done.
+    pub effects: Vec<Effect>,
+    /// What a real run would warn of (a change left pending until a restart, ...).
+    pub warnings: Vec<String>,
+}
+
+/// What PVE will check of a change before making it.
+#[derive(Debug)]
+pub struct Guard<'s> {
+    /// What the change is made to, as a refusal names it.
+    pub subject: Subject<'s>,
+    /// The lock PVE refuses a change under, if the subject has one.
+    pub lock: Option<Lock<'s>>,
+    /// The writes, as PVE checks their privileges.
+    pub writes: Vec<Write>,
+}
+
+/// What a change is made to.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'s> {
+    /// A VM on a node.
+    Vm {
+        /// Its vmid.
+        vmid: u32,
+        /// Its node.
+        node: &'s str,
+    },
+}
+
+/// The lock a VM's config holds, and whether the task overrides it.
+#[derive(Debug, Clone, Copy)]
+pub struct Lock<'s> {
+    /// The config's `lock` (`backup`, `migrate`, ...), if any.
+    pub held: Option<&'s str>,
+    /// `skiplock`: root@pam lets PVE change it anyway.
+    pub skiplock: bool,
+    /// How the module words the refusal.
+    pub wording: LockWording<'s>,
+}
+
+/// What the steps of a task are handed: the module (its parameters, check mode,
+/// warnings, the run's shared state), the client, the connection options, and the
+/// effects the task has buffered so far.
+pub struct Cx<'a> {
+    /// The module: parameters, check mode, warnings, the run's shared state.
+    pub m: &'a mut Module,
+    /// The client of the run's connection.
+    pub client: &'a Client,
+    /// The connection options, read once.
+    pub conn: &'a ConnectionParams,
+    /// The privileges PVE will check (read once, when first needed; a check that reads
+    /// the cluster may ask it why PVE hides something).
+    pub gate: Gate<'a>,
+    effects: &'a mut Effects,
+}
+
+impl Cx<'_> {
+    /// Whether the task runs in check mode.
+    pub fn check_mode(&self) -> bool {
+        self.m.check_mode
+    }
+
+    /// A warning in the task's result.
+    pub fn warn(&mut self, msg: impl Into<String>) {
+        self.m.warn(msg);
+    }
+
+    /// The effects the task has buffered so far (a task that reports the config it
+    /// predicts reads its own effects).
+    pub fn effects(&self) -> &[Effect] {
+        self.effects.as_slice()
+    }
+}
+
+/// Runs `task`: the steps in the module doc's order, each once.
+pub fn run<T: Task>(m: &mut Module, task: T) -> Result<Output, Failure> {
+    let conn = ConnectionParams::from_params(&m.params)?;
+    let client = m.connect(&conn)?;
+    let mut effects = Effects::default();
+    let result = steps(
+        &task,
+        &mut Cx {
+            m,
+            client: &client,
+            conn: &conn,
+            gate: Gate::new(&client, &conn),
+            effects: &mut effects,
+        },
+    );
+    effects.hand_to(m);
+    result
+}
+
+fn steps<T: Task>(task: &T, cx: &mut Cx<'_>) -> Result<Output, Failure> {
+    let seen = task.observe(cx)?;
+    let plan = task.plan(&seen)?;
+    for w in plan.warnings() {
+        cx.warn(w);
+    }
+    if !plan.changes() {
+        return Ok(task.report(&seen, &plan, Outcome::Unchanged));
+    }
+    hold(cx, task.guard(&seen, &plan))?;
+    let checked = task.check(cx, &seen, &plan);
+    for w in cx.gate.take_warnings() {
+        cx.warn(w);
+    }
+    checked?;
+    if cx.check_mode() {
+        let Prediction { effects, warnings } = task.predict(&seen, &plan);
+        for w in warnings {
+            cx.warn(w);
+        }
+        cx.effects.record_all(true, effects);
+        return Ok(task.report(&seen, &plan, Outcome::Predicted));
+    }
+    let done = task.execute(cx, &seen, &plan)?;
+    Ok(task.report(&seen, &plan, Outcome::Done(done)))
+}
+
+/// Refuses a locked subject, then holds the writes to the privilege gate.
+fn hold(cx: &mut Cx<'_>, guard: Guard<'_>) -> Result<(), Failure> {
+    let Subject::Vm { vmid, node } = guard.subject;
+    if let Some(lock) = guard.lock {
+        if let Some(refused) = lock_refusal(vmid, lock.held, lock.skiplock, lock.wording) {
+            return Err(refused);
+        }
+    }
+    let target = Target {
+        vmid,
+        node,
+        planned: cx.m.plan().is_some_and(|p| p.is_planned(vmid)),
+    };
+    cx.effects.require(cx.m, &cx.gate, &target, &guard.writes)
+}
