@@ -37,6 +37,8 @@ mod galaxy;
 mod lint;
 mod modules;
 mod platform;
+#[cfg(test)]
+mod readme;
 mod repo;
 mod sanity;
 mod setup;
