@@ -10,7 +10,14 @@
 //! 5. [`Task::check`]: refusals that need one more read (a bridge, a storage);
 //! 6. check mode: [`Task::predict`] — the effects later tasks of the run see as done, and
 //!    the warnings a real run would give; otherwise [`Task::execute`];
-//! 7. [`Task::report`] words the result of whichever of the three outcomes happened.
+//! 7. [`Task::report`] words the result of whichever of the three outcomes happened (and
+//!    may read: a guest's agent waited for, a VM already as asked).
+//!
+//! [`run`] is a whole task. A module whose task first reads what decides which task it is
+//! (proxmox_kvm lists the cluster and places a new VM, then creates, clones or updates),
+//! or that continues as another task (a create that finds the VM another run made
+//! converges it), takes the context with [`within`] and runs each task with [`steps`]:
+//! one connection, one privilege gate, one effects buffer for all of them.
 //!
 //! The effects buffered reach the run once, at the end, on success and failure alike
 //! (the protocol keeps only a refusal of a failed task).
@@ -65,14 +72,21 @@ pub trait Task {
         Ok(())
     }
 
-    /// Check mode: what the change would do, for the run's plan and the result. Pure.
-    fn predict(&self, seen: &Self::Seen, plan: &Self::Plan) -> Prediction;
+    /// Check mode: what the change would do, for the run's plan and the result (reading
+    /// what a real run would read back: what a running VM keeps pending, ...).
+    fn predict(&self, cx: &mut Cx<'_>, seen: &Self::Seen, plan: &Self::Plan) -> Result<Prediction, Failure>;
 
     /// Carries the plan out.
     fn execute(&self, cx: &mut Cx<'_>, seen: &Self::Seen, plan: &Self::Plan) -> Result<Self::Done, Failure>;
 
-    /// The result of `outcome`. Pure.
-    fn report(&self, seen: &Self::Seen, plan: &Self::Plan, outcome: Outcome<Self::Done>) -> Output;
+    /// The result of `outcome` (reading what it needs: a guest waited for, ...).
+    fn report(
+        &self,
+        cx: &mut Cx<'_>,
+        seen: &Self::Seen,
+        plan: &Self::Plan,
+        outcome: Outcome<Self::Done>,
+    ) -> Result<Output, Failure>;
 }
 
 /// What happened to a plan.
@@ -166,30 +180,38 @@ impl Cx<'_> {
 /// Runs `task`: the steps in the module doc's order, each once.
 pub fn run<T: Task>(m: &mut Module, task: T) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
-    let client = m.connect(&conn)?;
+    within(m, &conn, |cx| steps(cx, &task))
+}
+
+/// Connects with `conn` and runs `body` with the steps' context; the effects it buffered
+/// reach the run at the end, on success and failure alike.
+pub fn within(
+    m: &mut Module,
+    conn: &ConnectionParams,
+    body: impl FnOnce(&mut Cx<'_>) -> Result<Output, Failure>,
+) -> Result<Output, Failure> {
+    let client = m.connect(conn)?;
     let mut effects = Effects::default();
-    let result = steps(
-        &task,
-        &mut Cx {
-            m,
-            client: &client,
-            conn: &conn,
-            gate: Gate::new(&client, &conn),
-            effects: &mut effects,
-        },
-    );
+    let result = body(&mut Cx {
+        m,
+        client: &client,
+        conn,
+        gate: Gate::new(&client, conn),
+        effects: &mut effects,
+    });
     effects.hand_to(m);
     result
 }
 
-fn steps<T: Task>(task: &T, cx: &mut Cx<'_>) -> Result<Output, Failure> {
+/// The steps of `task`, in the module doc's order, each once, on `cx`.
+pub fn steps<T: Task>(cx: &mut Cx<'_>, task: &T) -> Result<Output, Failure> {
     let seen = task.observe(cx)?;
     let plan = task.plan(&seen)?;
     for w in plan.warnings() {
         cx.warn(w);
     }
     if !plan.changes() {
-        return Ok(task.report(&seen, &plan, Outcome::Unchanged));
+        return task.report(cx, &seen, &plan, Outcome::Unchanged);
     }
     hold(cx, task.guard(&seen, &plan))?;
     let checked = task.check(cx, &seen, &plan);
@@ -198,15 +220,15 @@ fn steps<T: Task>(task: &T, cx: &mut Cx<'_>) -> Result<Output, Failure> {
     }
     checked?;
     if cx.check_mode() {
-        let Prediction { effects, warnings } = task.predict(&seen, &plan);
+        let Prediction { effects, warnings } = task.predict(cx, &seen, &plan)?;
         for w in warnings {
             cx.warn(w);
         }
         cx.effects.record_all(true, effects);
-        return Ok(task.report(&seen, &plan, Outcome::Predicted));
+        return task.report(cx, &seen, &plan, Outcome::Predicted);
     }
     let done = task.execute(cx, &seen, &plan)?;
-    Ok(task.report(&seen, &plan, Outcome::Done(done)))
+    task.report(cx, &seen, &plan, Outcome::Done(done))
 }
 
 /// Refuses a locked subject, then holds the writes to the privilege gate.

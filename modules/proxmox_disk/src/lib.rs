@@ -146,12 +146,12 @@ impl Task for DiskTask {
     }
 
     /// What a real run would read back: whether the running VM keeps the change pending.
-    fn predict(&self, seen: &Seen, plan: &plan::Plan) -> Prediction {
+    fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &plan::Plan) -> Result<Prediction, Failure> {
         let pending = planned::stays_pending(plan, &seen.vm, &self.disk.key, seen.running);
-        Prediction {
+        Ok(Prediction {
             effects: planned::effects(plan, &seen.vm, seen.target_vm.as_ref(), &self.disk.key, pending),
             warnings: Vec::new(),
-        }
+        })
     }
 
     fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &plan::Plan) -> Result<Option<VmConfig>, Failure> {
@@ -168,9 +168,15 @@ impl Task for DiskTask {
         Ok(after)
     }
 
-    fn report(&self, seen: &Seen, plan: &plan::Plan, outcome: Outcome<Option<VmConfig>>) -> Output {
+    fn report(
+        &self,
+        _cx: &mut Cx<'_>,
+        seen: &Seen,
+        plan: &plan::Plan,
+        outcome: Outcome<Option<VmConfig>>,
+    ) -> Result<Output, Failure> {
         let vm = &seen.vm;
-        match outcome {
+        Ok(match outcome {
             Outcome::Unchanged => report::predicted(plan, vm),
             Outcome::Predicted => report::predicted(plan, vm).with(
                 "pending",
@@ -178,7 +184,7 @@ impl Task for DiskTask {
             ),
             Outcome::Done(None) => report::predicted(plan, vm).with("pending", false),
             Outcome::Done(Some(after)) => report::actual(plan, vm, &after, &self.disk.key),
-        }
+        })
     }
 }
 

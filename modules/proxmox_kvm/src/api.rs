@@ -6,24 +6,24 @@ use serde_json::{Map, Value};
 
 /// A VM: where it lives.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Vm {
-    pub node: String,
-    pub vmid: u32,
+pub(crate) struct Vm {
+    pub(crate) node: String,
+    pub(crate) vmid: u32,
 }
 
 impl Vm {
-    pub fn path(&self, rest: &str) -> String {
+    pub(crate) fn path(&self, rest: &str) -> String {
         format!("/nodes/{}/qemu/{}{rest}", self.node, self.vmid)
     }
 }
 
 /// Form fields from owned pairs.
-pub fn fields(pairs: &[(String, String)]) -> Vec<(&str, String)> {
+pub(crate) fn fields(pairs: &[(String, String)]) -> Vec<(&str, String)> {
     pairs.iter().map(|(k, v)| (k.as_str(), v.clone())).collect()
 }
 
 /// The VM's config with pending changes applied (what it gets at next start).
-pub fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, ApiError> {
+pub(crate) fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, ApiError> {
     Ok(client
         .get(&vm.path("/config"), &[])?
         .as_object()
@@ -33,15 +33,15 @@ pub fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, ApiError> 
 
 /// What `GET .../pending` tells.
 #[derive(Debug, Clone, Default)]
-pub struct Pending {
+pub(crate) struct Pending {
     /// Keys whose change waits for a restart -> pending value (`(delete)` for deletions).
-    pub waiting: Map<String, Value>,
+    pub(crate) waiting: Map<String, Value>,
     /// The config with pending changes applied.
-    pub effective: Map<String, Value>,
+    pub(crate) effective: Map<String, Value>,
 }
 
 /// Reads the pending-changes listing.
-pub fn pending(client: &Client, vm: &Vm) -> Result<Pending, ApiError> {
+pub(crate) fn pending(client: &Client, vm: &Vm) -> Result<Pending, ApiError> {
     let items = client.get(&vm.path("/pending"), &[])?;
     let mut waiting = Map::new();
     let mut effective = Map::new();
@@ -60,19 +60,19 @@ pub fn pending(client: &Client, vm: &Vm) -> Result<Pending, ApiError> {
 
 /// Power state as `status/current` reports it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Power {
+pub(crate) struct Power {
     /// `running` or `stopped`.
-    pub status: String,
+    pub(crate) status: String,
     /// QEMU's view: `paused` for a suspended VM.
-    pub qmpstatus: Option<String>,
-    pub lock: Option<String>,
+    pub(crate) qmpstatus: Option<String>,
+    pub(crate) lock: Option<String>,
     /// PVE's `ha.managed`: HA manages the VM (a resource that is not `ignored`, on a
     /// cluster not disarmed with mode `ignore`). An unmanaged VM may still have an HA
     /// resource entry: the listing's `hastate` tells.
-    pub ha_managed: bool,
+    pub(crate) ha_managed: bool,
 }
 
-pub fn power(client: &Client, vm: &Vm) -> Result<Power, ApiError> {
+pub(crate) fn power(client: &Client, vm: &Vm) -> Result<Power, ApiError> {
     let data = client.get(&vm.path("/status/current"), &[])?;
     let text = |k: &str| data.get(k).and_then(Value::as_str).map(str::to_string);
     Ok(Power {
@@ -86,7 +86,7 @@ pub fn power(client: &Client, vm: &Vm) -> Result<Power, ApiError> {
 }
 
 /// The bridges of a node (`GET /nodes/{node}/network?type=any_bridge`).
-pub fn bridges(client: &Client, node: &str) -> Result<Vec<String>, ApiError> {
+pub(crate) fn bridges(client: &Client, node: &str) -> Result<Vec<String>, ApiError> {
     let data = client.get(&format!("/nodes/{node}/network"), &[("type", "any_bridge".to_string())])?;
     Ok(data
         .as_array()
@@ -98,12 +98,12 @@ pub fn bridges(client: &Client, node: &str) -> Result<Vec<String>, ApiError> {
 
 /// A node's storages (`GET /nodes/{node}/storage`): every storage of storage.cfg the
 /// caller may see, with `enabled` and `active` as the node finds them.
-pub fn node_storages(client: &Client, node: &str) -> Result<Value, ApiError> {
+pub(crate) fn node_storages(client: &Client, node: &str) -> Result<Value, ApiError> {
     client.get(&format!("/nodes/{node}/storage"), &[])
 }
 
 /// PVE's next free vmid (sent as a string or a number).
-pub fn next_id(client: &Client) -> Result<u32, ApiError> {
+pub(crate) fn next_id(client: &Client) -> Result<u32, ApiError> {
     let data = client.get("/cluster/nextid", &[])?;
     let id = match &data {
         Value::String(s) => s.parse().ok(),
@@ -119,7 +119,7 @@ pub fn next_id(client: &Client) -> Result<u32, ApiError> {
 }
 
 /// `mac` (every netN -> MAC) and `devices` (every disk key -> volume) of a config.
-pub fn mac_and_devices(config: &Map<String, Value>) -> (Map<String, Value>, Map<String, Value>) {
+pub(crate) fn mac_and_devices(config: &Map<String, Value>) -> (Map<String, Value>, Map<String, Value>) {
     use crate::converge::{disk::is_disk_key, nic, text_of};
     let mut mac = Map::new();
     let mut devices = Map::new();

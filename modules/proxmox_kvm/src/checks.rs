@@ -1,6 +1,7 @@
 //! What PVE would accept and fail only half-way (or at the next start), checked
 //! before anything is written: bridges, the volumes and storages drives name, the
-//! task's pool, an EFI disk without OVMF.
+//! task's pool (an EFI disk without OVMF, which needs no read, is a decision's:
+//! [`crate::decide::efi`]).
 
 use ferrox_ansible::protocol::Failure;
 use ferrox_cluster::references;
@@ -9,37 +10,7 @@ use serde_json::{Map, Value};
 use crate::api;
 use crate::converge::Changes;
 use crate::observe::listing::Listing;
-use crate::task::{Config, KvmTask};
-use crate::Run;
-
-/// A new EFI disk gets the Microsoft 2023 certificates from PVE only with pre-enrolled
-/// keys; `ms_cert` cannot say otherwise (PVE would keep a marker that is not true).
-fn new_efidisk_certs(task: &KvmTask) -> Result<(), Failure> {
-    let Some(efi) = &task.efi else { return Ok(()) };
-    match efi.ms_cert.as_deref() {
-        Some(cert) if cert.starts_with("2023") && efi.pre_enrolled_keys != Some(true) => Err(Failure::new(format!(
-            "efidisk0.ms_cert: {cert} needs efidisk0.pre_enrolled_keys: true (PVE enrolls the Microsoft 2023 certificates only into an EFI disk with pre-enrolled keys)"
-        ))),
-        _ => Ok(()),
-    }
-}
-
-/// `efidisk0` is only created together with `bios: ovmf` (in the task or the VM). Pure.
-pub(crate) fn check_efi_bios(
-    task: &KvmTask,
-    wanted: &Config,
-    current: Option<&Map<String, Value>>,
-) -> Result<(), Failure> {
-    if !wanted.contains_key("efidisk0") || current.is_some_and(|c| c.contains_key("efidisk0")) {
-        return Ok(());
-    }
-    let vm_bios = current.and_then(|c| c.get("bios")).and_then(Value::as_str);
-    let bios = task.bios.as_deref();
-    if bios == Some("ovmf") || (bios.is_none() && vm_bios == Some("ovmf")) {
-        return new_efidisk_certs(task);
-    }
-    Err(Failure::new("efidisk0 cannot be used if bios is not set to ovmf. "))
-}
+use crate::step::Run;
 
 /// Bridges named by the NICs the run writes must exist on the node: PVE accepts an
 /// unknown bridge and only the next start fails. When the node's bridges cannot be
@@ -142,7 +113,7 @@ pub(crate) fn check_pool(run: &Run) -> Result<(), Failure> {
 }
 
 /// The first NIC whose bridge is not among `bridges`.
-pub fn unknown_bridge<'a>(wanted: &'a [(String, String)], bridges: &[String]) -> Option<&'a (String, String)> {
+pub(crate) fn unknown_bridge<'a>(wanted: &'a [(String, String)], bridges: &[String]) -> Option<&'a (String, String)> {
     wanted.iter().find(|(_, b)| !bridges.contains(b))
 }
 

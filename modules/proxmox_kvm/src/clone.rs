@@ -2,7 +2,7 @@
 //! task to it in the same run. Without `newid`, a VM named `name` (other than the source)
 //! is the clone.
 //! A clone that exists converges exactly as `update: true` would
-//! ([`crate::converge_existing`]), after a move to its node that a run left undone
+//! ([`crate::update::converge_existing`]), after a move to its node that a run left undone
 //! ([`continue_move`]); a new one is decided by [`crate::decide::clone`], a clone to
 //! another node's local storage taking the route of [`crate::decide::clone_route`].
 
@@ -19,10 +19,12 @@ use crate::observe::listing::Listing;
 use crate::observe::{self, name_of, vm_of};
 use crate::plan::{Action, Allocation, Plan};
 use crate::report::update::with_mac_and_devices;
-use crate::{converge_existing, decide, name_race, Existing, Learned, Run};
+use crate::step::{Learned, Run};
+use crate::update::{converge_existing, Converged, Existing};
+use crate::{decide, name_race};
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
-pub fn clone(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
+pub(crate) fn clone(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
     if run.task.ha_managed {
         learned.warnings.push("ha_managed applies when a VM is created or restored; PVE's clone has no such parameter, so the clone is not HA-managed. Add it to HA with ha-manager add vm:<vmid> (or POST /cluster/ha/resources)".to_string());
     }
@@ -56,7 +58,7 @@ fn rerun(
         current,
         wanted: run.task.config.clone(),
     };
-    converge_existing(run, listing, learned, to)
+    converge_existing(run, listing, learned, to).map(|c| c.out)
 }
 
 /// A new clone: checked, planned (clone, listed, moved, configured) and made.
@@ -140,7 +142,7 @@ fn rest_of_task(
 /// wants it on `target` and its disks cannot be cloned there. The rerun moves it, then
 /// converges it as `update: true` would; `None` when no move is left to do. `current`:
 /// the clone's config, read once; `name`: the name for messages.
-pub fn continue_move(
+pub(crate) fn continue_move(
     run: &Run,
     listing: &Listing,
     learned: &mut Learned,
@@ -198,7 +200,10 @@ pub fn continue_move(
         wanted,
         up_to_date: String::new(),
     };
-    let mut converged = converge_existing(run, listing, learned, to)?;
+    let Converged {
+        out: mut converged,
+        after_update,
+    } = converge_existing(run, listing, learned, to)?;
     // One result for both steps: the move's message first, then what the update added.
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     diff.change(
@@ -210,13 +215,6 @@ pub fn continue_move(
         diff.before.extend(update.before);
         diff.after.extend(update.after);
     }
-    let updated = format!("VM {name} with vmid {} updated", vm.vmid);
-    let after_update = converged
-        .get("msg")
-        .and_then(Value::as_str)
-        .and_then(|m| m.strip_prefix(&updated))
-        .unwrap_or_default()
-        .to_string();
     let mut actions = plan.describe();
     actions.extend(
         converged

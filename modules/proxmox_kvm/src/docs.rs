@@ -34,11 +34,11 @@ pub fn spec() -> ModuleSpec {
     }
 }
 
-pub const SHORT: &str = "Management of QEMU/KVM virtual machines in a Proxmox VE cluster";
+pub(crate) const SHORT: &str = "Management of QEMU/KVM virtual machines in a Proxmox VE cluster";
 
 /// What the module does, in a few lines: the page's synopsis. The behaviour in detail
 /// is in [`notes`] and the guides.
-pub fn description() -> Vec<String> {
+pub(crate) fn description() -> Vec<String> {
     [
         "Creates, clones, restores, converges, starts, stops, suspends, converts to template, migrates and removes QEMU/KVM virtual machines in a Proxmox VE cluster.",
         "Takes the options of C(community.proxmox.proxmox_kvm) 1.6 (the same defaults, choices, messages and result keys). An existing VM is converged: only what differs from the task is written, and nothing is lost on the way. Check mode and C(--diff) report exactly what a real run would do.",
@@ -50,7 +50,7 @@ pub fn description() -> Vec<String> {
 }
 
 /// The behaviour in detail, after the options on the page.
-pub fn notes() -> Vec<String> {
+pub(crate) fn notes() -> Vec<String> {
     [
         "Convergence: with O(update=true) the task is compared with the VM's config (property strings normalised, O(tags) without regard to order, O(sshkeys) decoded, O(nameservers)/O(searchdomains) as lists) and only the keys that differ are written, guarded by the config digest. Nothing differing means C(changed=false). A VM that does not exist is created. Without O(update), an existing VM is left alone and a warning names the keys that differ from the task.",
         "Safe disks and NICs: on an existing VM a disk's options change in place and its size only grows, a new disk key is allocated, a NIC keeps its MAC unless the task names one. Shrinking a disk, or changing its storage or bus, fails with a message naming the safe route. O(update_unsafe) is therefore no longer needed.",
@@ -74,7 +74,7 @@ pub fn notes() -> Vec<String> {
     .collect()
 }
 
-pub const EXAMPLES: &str = r#"
+pub(crate) const EXAMPLES: &str = r#"
 - name: Create a VM (vmid chosen by PVE, race-free)
   ferrox.proxmox.proxmox_kvm:
     node: pve1
@@ -150,7 +150,7 @@ pub const EXAMPLES: &str = r#"
     purge: true
 "#;
 
-pub const RETURNS: &str = r#"
+pub(crate) const RETURNS: &str = r#"
 vmid:
   description: The VM's id (for a clone, the clone's id; in check mode, the id a create would use).
   returned: success

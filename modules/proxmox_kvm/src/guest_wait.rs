@@ -3,8 +3,11 @@
 //! and, when asked, until the guest has a usable address; report its addresses per
 //! `netN`.
 //!
-//! What can never succeed fails before any write: no agent enabled in the config, the
-//! caller lacking the privilege to read the agent. Polling starts only once the start
+//! What can never succeed fails before any write: `restarted` of a VM that is not running
+//! ([`wait_refusal`]), no agent enabled in the config, the caller lacking the privilege to
+//! read the agent. Which wait a state makes ([`of_state`]) and which config the guest runs
+//! with ([`waits_on_running_config`]) are the wait's own conditions, which
+//! [`crate::observe`] asks when it observes a power state. Polling starts only once the start
 //! or reboot task has finished, so the agent read is the new boot's: the old guest has
 //! shut down (reboot) or been reset by then. Backoff from 100 ms up to 2 s; no fixed pause.
 
@@ -19,27 +22,58 @@ use ferrox_pve_rules::unknown;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
-use crate::observe::PowerObserved;
-use crate::Run;
+use crate::step::Run;
+use crate::task::{KvmTask, State};
 
 /// The result keys this adds.
-pub const ADDRESSES_KEY: &str = "ip_addresses";
-pub const PRIMARY_KEY: &str = "ip_address";
+pub(crate) const ADDRESSES_KEY: &str = "ip_addresses";
+pub(crate) const PRIMARY_KEY: &str = "ip_address";
 
 /// After a reboot, PVE's task ends when the old QEMU has exited; the host starts the
 /// new one a moment later. This long, "not running" means "not yet started again".
 const RESTART_GAP: Duration = Duration::from_secs(15);
 
 /// What the task waits for (read with the task: [`crate::task::GuestWait`]).
-pub use crate::task::GuestWait as Wait;
+pub(crate) use crate::task::GuestWait as Wait;
 
 /// `ip_family` for the primary address (also when only the agent is waited for).
 fn family(run: &Run, wait: &Wait) -> Family {
     wait.address.unwrap_or(run.task.ip_family)
 }
 
+/// The guest wait `state` makes (`wait_for_agent`/`wait_for_ip` of `started` and
+/// `restarted` only).
+pub(crate) fn of_state(task: &KvmTask, state: State) -> Option<&Wait> {
+    task.wait
+        .as_ref()
+        .filter(|_| matches!(state, State::Started | State::Restarted))
+}
+
+/// A guest wait that cannot succeed whatever is read next: `restarted` of a VM that is
+/// not running restarts nothing, so no guest answers. Checked before the wait's reads.
+pub(crate) fn wait_refusal(task: &KvmTask, state: State, vmid: u32, running: bool) -> Option<Failure> {
+    let wait = of_state(task, state)?;
+    (state == State::Restarted && !running).then(|| {
+        Failure::new(format!(
+            "{}: VM {vmid} is not running, so it is not restarted and no guest can answer; use state: started to start it and wait",
+            wait.option
+        ))
+        .with("vmid", vmid)
+    })
+}
+
+/// Whether the guest runs with the current config afterwards (a start or a forced
+/// reset applies what is pending; a running VM left alone keeps what it runs with).
+pub(crate) fn waits_on_running_config(task: &KvmTask, state: State, running: bool) -> bool {
+    if state == State::Restarted {
+        task.force
+    } else {
+        running
+    }
+}
+
 /// What a wait may rely on, read before any write.
-pub struct Guest {
+pub(crate) struct Guest {
     vm: Vm,
     /// The config in effect (its `netN` MACs).
     config: Map<String, Value>,
@@ -47,7 +81,7 @@ pub struct Guest {
 
 /// The checks that need no waiting: the agent is enabled in the config the VM runs
 /// with (`restarted`: the config it restarts with) and the caller may read it.
-pub fn prepare(
+pub(crate) fn prepare(
     run: &Run,
     warnings: &mut Vec<String>,
     wait: &Wait,
@@ -112,14 +146,14 @@ fn agent_enabled(value: &str) -> bool {
 /// `wait_for_agent`/`wait_for_ip`: the guest's addresses once it can be reached (check
 /// mode: known after apply unless it answers already). A wait that fails after the VM
 /// was started or restarted keeps `changed: true`.
-pub fn after_power(
+pub(crate) fn after_power(
     run: &Run,
-    observed: &PowerObserved,
+    waiting: Option<&(Wait, Guest)>,
     out: Output,
     acted: bool,
     restarted: bool,
 ) -> Result<Output, Failure> {
-    let Some((wait, guest)) = &observed.waiting else {
+    let Some((wait, guest)) = waiting else {
         return Ok(out);
     };
     if run.task.check_mode {
@@ -130,7 +164,7 @@ pub fn after_power(
 
 /// Check mode: the addresses are known only after apply, unless the VM already runs
 /// (nothing planned) and its agent answers now with what the task waits for.
-pub fn predict(run: &Run, wait: &Wait, guest: &Guest, acts: bool, out: Output) -> Output {
+pub(crate) fn predict(run: &Run, wait: &Wait, guest: &Guest, acts: bool, out: Output) -> Output {
     let family = family(run, wait);
     if !acts {
         if let Ok(a) = read(run.client, guest) {
@@ -146,7 +180,7 @@ pub fn predict(run: &Run, wait: &Wait, guest: &Guest, acts: bool, out: Output) -
 
 /// Poll until the guest is what the task waits for; `restarted`: the VM was rebooted
 /// just before.
-pub fn wait(run: &Run, wait: &Wait, guest: &Guest, restarted: bool, out: Output) -> Result<Output, Failure> {
+pub(crate) fn wait(run: &Run, wait: &Wait, guest: &Guest, restarted: bool, out: Output) -> Result<Output, Failure> {
     let id = guest.vm.vmid;
     let family = family(run, wait);
     let began = Instant::now();

@@ -1,151 +1,170 @@
 //! The `ferrox.proxmox.proxmox_kvm` module: QEMU/KVM virtual machines.
 //!
 //! Shape: declare the options ([`options`]), read them once into the typed task and its
-//! wanted config keys ([`task`]); then each operation is one driver, in this file (the
-//! clone's in [`clone`]), that runs observe → decide → execute → report: [`observe`]
-//! makes every read the decision needs (a read needed only in some cases stays
-//! conditional: the API call counts are pinned), [`decide`] decides without I/O (the
-//! actions, or the refusal in 1.6's words; each decision a table of tests),
+//! wanted config keys ([`task`]); then each operation runs observe → decide → execute →
+//! report: [`observe`] makes every read the decision needs (a read needed only in some
+//! cases stays conditional: the API call counts are pinned), [`decide`] decides without
+//! I/O (the actions, or the refusal in 1.6's words; each decision a table of tests),
 //! [`execute`](mod@execute) writes unless in check mode, [`report`] words 1.6's result.
 //!
+//! `migrate: true` is a task of the one driver ([`ferrox_run::driver`]; [`migrate`]): the
+//! driver connects, refuses the lock, holds the writes to the privilege gate and keeps
+//! the effects. Each operation is to be its own `driver::Task` rather than one task
+//! whose plan is per operation: what each reads, plans and reports differs (a
+//! migration's view has nothing of an update's), so one task would match on the
+//! operation in every step. The other operations still run in the steps of this file
+//! (the clone's in [`clone`], the update of a VM that exists in [`update`]), each write
+//! through `execute::execute`, which holds its plan to the gate and buffers its effects
+//! itself. What keeps them there is what the driver does not do yet: a check run reads
+//! after the plan (a running VM's pending changes, the guest agent's answer), one task
+//! holds several plans to the gate (a clone moved to its node, then converged; a create
+//! that finds its racer's VM, then converges it), and the run's name index and
+//! placement reservation are handed to the module after the result.
+//!
 //! An edited `memory:` on a VM that exists, with `update: true`, crosses six files, one
-//! per step: `task/config.rs` (option → config key), this file (`run` → `present` →
-//! `existing` → [`converge_existing`] → `apply`), `observe/mod.rs` (the VM, its config
+//! per step: `task/config.rs` (option → config key), this file (`run` → `present`),
+//! `update.rs` (`existing` → `converge_existing` → `apply`), `observe/mod.rs` (the VM, its config
 //! and what is pending), `decide/update.rs` (the warnings, what differs, the actions),
 //! `execute/mod.rs` (the gate, the plan run, the PUT and the read-back of what stays
 //! pending) and `report/update.rs` (the message, `changes`, the diff, `mac`, `devices`).
 //! [`converge`], [`checks`], [`plan`] and [`api`] are the libraries the steps call.
 //!
-//! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
-//!   `apply_pending`, ... are the enums of `task/choices.rs`, below both the declaration
-//!   and the task that reads it), and the module's declaration
-//!   ([`spec`]) with the docs' prose, notes, examples, returns.
-//! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, the clone, restore,
-//!   migration, removal and guest-wait parts; the only reader of parameters, with its
-//!   declaration test); `task/config.rs`: options to the VM config keys PVE expects
-//!   (1.6's transformations, `extra_config` checked against the schema).
-//! - This file: [`Run`] (the task, the client, the privilege gate, the tag comparison:
-//!   what every step is handed), [`Learned`] (the warnings, check-mode effects and name
-//!   index the run hands back to the module, failed or not), [`run`] (the run
-//!   and its dispatch) and the drivers of `present` (create or restore; an existing VM
-//!   left alone with what differs named, or with `update: true` converged by
-//!   [`converge_existing`], the one update path, also of a clone that exists), the power
-//!   states (`current`, `template`, `absent`), `delete`/`revert` and `migrate`.
+//! The files stand in floors, top first, each importing only the floors below it, so
+//! nothing imports this file. The internals are `pub(crate)` (only [`spec`] and [`run`]
+//! leave the crate; the crate's lints warn of `unreachable_pub`), so what nothing uses is
+//! a compile warning.
+//!
+//! - This file: [`run`] (the run and its dispatch) and the drivers of `present` (create or
+//!   restore; a VM that exists goes to [`update`]), the power states (`current`,
+//!   `template`, `absent`), `delete`/`revert` and `migrate`.
 //! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
-//!   node's local storage left undone, then converging the clone); [`guest_wait`]: the
-//!   wait of `wait_for_agent`/`wait_for_ip` after a power state.
-//! - [`observe`]: the cluster's listing, read once (`observe/listing.rs`), the VM the task
-//!   names located in it, what each decision reads of it, one value per operation, and
-//!   the vmid of a new VM (`observe/vmid.rs`).
-//! - [`decide`]: pure decisions: `power`, `update` (a VM that exists), `create`,
-//!   `clone`, `config_keys`, `migrate`, each with its `*_tests.rs` table.
-//! - [`checks`]: refusals that read the cluster, run on a decision before any write:
-//!   bridges, drive references, pool (and the pure EFI-without-OVMF check).
-//! - [`converge`]: the library of PVE's value comparisons the decisions call: current vs
-//!   wanted config, keeping only what differs and losing nothing (disks change in place
-//!   and only grow; NICs keep their MACs).
-//! - [`plan`]: the actions a decision holds; a check run's plan as the effects later
-//!   tasks see; the plan's actions as the writes the privilege check reads.
+//!   node's local storage left undone, then converging the clone; the update's clauses
+//!   reach its message as a value, [`update::Converged`]).
+//! - [`update`]: an existing VM left alone with what differs named, or with `update: true`
+//!   converged by `update::converge_existing`, the one update path, also of a clone that
+//!   exists.
+//! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff, `mac`
+//!   and `devices` (from the config in hand: no I/O).
+//! - [`placement`]: the node of a VM created without `node` (reads the listing, and a
+//!   node's bridges and storages where the listing cannot tell).
+//! - [`decide`]: pure decisions from the task and what [`observe`] read: `power`,
+//!   `update` (a VM that exists), `create`, `clone`, `config_keys`, `migrate`, `efi`,
+//!   each with its `*_tests.rs` table.
 //! - [`execute`](mod@execute): `execute::execute`, the one way a driver writes (the plan
 //!   held to the privilege gate, run, its check-mode effects kept), and the config
 //!   writes every create, clone and update ends with; one method per action, each with
 //!   its own recovery of a lost answer (create and clone with a vmid taken meanwhile or
 //!   a busy lock, config, pool move, power, migrate, remove, template).
-//! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff, `mac`
-//!   and `devices` (from the config in hand: no I/O).
+//! - [`checks`]: refusals that read the cluster, run on a decision before any write:
+//!   bridges, drive references, pool.
+//! - [`observe`]: the cluster's listing, read once (`observe/listing.rs`), the VM the task
+//!   names located in it, what each decision reads of it, one value per operation, the
+//!   vmid of a new VM (`observe/vmid.rs`). What to read only in some cases is observe's
+//!   own data (`observe/reads.rs`, pure; the decisions' tables hold the same
+//!   conditions), so observe imports no decision: decide reads observe's values.
+//! - [`plan`]: the actions a decision holds; a check run's plan as the effects later
+//!   tasks see; the plan's actions as the writes the privilege check reads.
+//! - [`guest_wait`]: `wait_for_agent`/`wait_for_ip`: what the wait relies on, read (and
+//!   refused) with the power state's observation, and the wait after the power action.
+//!   Both halves are one file below [`observe`], which calls the first.
 //! - [`name_race`] (the re-look after a create that warns of a racer, and the listing
-//!   that showed the new VM as the run's name index), [`vmid_range`] (the vmid a name
-//!   takes: FNV-1a start, upward, wrapping; a stable interface, since a rerun must pick
-//!   the same id), [`placement`] (the node of a VM created without `node`).
+//!   that showed the new VM as the run's name index).
+//! - [`options`] and [`docs`]: the options, declared once (the choices of `state`,
+//!   `apply_pending`, ... are the enums of `task/choices.rs`, below both the declaration
+//!   and the task that reads it), and the module's declaration
+//!   ([`spec`]) with the docs' prose, notes, examples, returns.
+//! - [`converge`]: the library of PVE's value comparisons the decisions call: current vs
+//!   wanted config, keeping only what differs and losing nothing (disks change in place
+//!   and only grow; NICs keep their MACs).
+//! - [`step`]: [`step::Run`] (the task, the client, the privilege gate, the tag
+//!   comparison: what every step is handed) and [`step::Learned`] (the warnings,
+//!   check-mode effects and name index the run hands back to the module, failed or not),
+//!   below every step that reads them.
+//! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, `KeyEdit`, the clone,
+//!   restore, migration, removal and guest-wait parts; the only reader of parameters,
+//!   handed the declared options by [`run`]); `task/config.rs`: options to the VM config
+//!   keys PVE expects (1.6's transformations, `extra_config` checked against the schema).
+//! - [`vmid_range`] (the vmid a name takes: FNV-1a start, upward, wrapping; a stable
+//!   interface, since a rerun must pick the same id).
+//!
+//! One arrow runs back up, in tests only: the task's tests (`task/testing.rs`, the
+//! decision tables' fixture, and the declaration test) validate their options against
+//! the module's declaration ([`docs::spec`]) as Ansible does before the task is read.
 //! - [`api`]: every PVE call of the module, paths built once; `schema_coverage.rs`
 //!   (test): every key of PVE's schema is an option or goes through `extra_config`.
 
-pub mod api;
-pub mod checks;
-pub mod clone;
-pub mod converge;
-pub mod decide;
-pub mod docs;
-pub mod execute;
-pub mod guest_wait;
-pub mod name_race;
-pub mod observe;
-pub mod options;
-pub mod placement;
-pub mod plan;
-pub mod report;
+// The crate doc maps the private modules (read with `cargo doc --document-private-items`).
+#![allow(rustdoc::private_intra_doc_links)]
+
+mod api;
+mod checks;
+mod clone;
+mod converge;
+mod decide;
+mod docs;
+mod execute;
+mod guest_wait;
+mod migrate;
+mod name_race;
+mod observe;
+mod options;
+mod placement;
+mod plan;
+mod report;
 #[cfg(test)]
 mod schema_coverage;
-pub mod task;
-pub mod vmid_range;
+mod step;
+mod task;
+mod update;
+mod vmid_range;
 
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_cluster::tags::TagCase;
-use ferrox_cluster::vm::{Cluster, Guest};
-use ferrox_pve_client::client::Client;
 use ferrox_run::connection::{ConnectionParams, FromOptions};
+use ferrox_run::driver;
 use ferrox_run::name_index;
 use ferrox_run::privileges::Gate;
-use ferrox_run::vm_task::Effects;
 use ferrox_run::SharedRunState;
-use serde_json::{Map, Value};
 
 use api::Vm;
-use checks::{check_bridges, check_drives, check_pool, newly_referenced};
-use decide::config_keys::{KeyEdit, KeysWrite};
-use decide::update::{Decision, Update};
+use checks::{check_bridges, check_drives, check_pool};
+use decide::config_keys::KeysWrite;
 use execute::execute;
 use observe::listing::Listing;
-use observe::UpdateObserved;
 use plan::{Allocation, Plan};
-use report::update::{with_mac_and_devices, Updated};
-use task::{Config, KvmTask, Operation, State};
+use report::update::with_mac_and_devices;
+use step::{Learned, Run};
+use task::{KeyEdit, KvmTask, Operation, State};
 
 pub use docs::spec;
 
-/// What every step of a run is handed: the task, the client, the privilege gate (what
-/// PVE will refuse, known before the first write; one call, made when needed) and the
-/// cluster's tag comparison. What the run learns as it goes is passed to the steps that
-/// add to it: the cluster's [`Listing`] and the [`Learned`].
-pub struct Run<'a> {
-    pub client: &'a Client,
-    pub gate: Gate<'a>,
-    pub task: &'a KvmTask,
-    /// How the cluster compares tags: its `tag-style`, read the first time a comparison
-    /// needs it (tags that differ in case alone), so a run that never needs it never
-    /// reads it.
-    pub tag_case: TagCase<'a>,
-}
-
-/// What a run learns as it goes and hands back to the module, failed or not.
-#[derive(Default)]
-pub struct Learned {
-    pub warnings: Vec<String>,
-    /// The check-mode effects: what the later tasks of the run see as done.
-    pub effects: Effects,
-    /// A listing made after the start (a create's or clone's, showing the new VM) with
-    /// when it was made: the run's name index.
-    pub listed: Option<(Cluster, std::time::Instant)>,
-}
-
-/// One run: the task read once, the cluster listed once, the node placed (a VM created
-/// without `node`), then its operation (see [`task::Operation`]); the warnings, the
-/// check-mode effects and the name index go back to the module, failed or not.
+/// One run: the task read once, then its operation (see [`task::Operation`]): `migrate`
+/// a task of the one driver ([`migrate`]), the others the steps of this file.
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
-    let task = KvmTask::read(m.params.clone(), &conn, m.check_mode)?;
-    let client = m.connect(&conn)?;
+    let task = KvmTask::read(m.params.clone(), &options::all(), &conn, m.check_mode)?;
+    match task.operation {
+        Operation::Migrate => driver::run(m, migrate::Migrate(task)),
+        _ => steps(m, &conn, task),
+    }
+}
+
+/// The operations not yet run by the driver: the cluster listed once, the node placed
+/// (a VM created without `node`), then the operation; the warnings, the check-mode
+/// effects and the name index go back to the module, failed or not.
+fn steps(m: &mut Module, conn: &ConnectionParams, task: KvmTask) -> Result<Output, Failure> {
+    let client = m.connect(conn)?;
     client.set_retry_budget(task.timeout);
     // Sent, never refused on a version: the node that parses them decides.
     for warning in ferrox_pve_rules::propstring::versions::notes(&task.newer_keys, task.check_mode) {
         m.warn(warning);
     }
-    let mut listing = observe::listing::read(m, &task, &conn, &client)?;
-    let gate = Gate::new(&client, &conn);
+    let mut listing = observe::listing::read(m, &task, conn, &client)?;
+    let gate = Gate::new(&client, conn);
     let tag_case = TagCase::of_options(gate.cluster_options());
     let mut run = Run {
         client: &client,
-        gate,
+        gate: &gate,
         task: &task,
         tag_case,
     };
@@ -160,7 +179,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
         Operation::Clone => clone::clone(&run, &mut listing, l),
         Operation::DeleteKeys(keys) => config_keys(&run, &listing, l, KeyEdit::Delete, keys),
         Operation::RevertKeys(keys) => config_keys(&run, &listing, l, KeyEdit::Revert, keys),
-        Operation::Migrate => migrate(&run, &listing, l),
+        Operation::Migrate => unreachable!("migrate runs on the driver (run)"),
         Operation::State(State::Present) => present(&run, &mut listing, l),
         Operation::State(state) => power_state(&run, &listing, l, *state),
     };
@@ -180,7 +199,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
     effects.hand_to(m);
     if let Some((cluster, listed_at)) = listed {
         m.refresh_name_index(
-            name_index::refreshed(&name_index::cluster_key(&conn), &cluster),
+            name_index::refreshed(&name_index::cluster_key(conn), &cluster),
             listed_at,
         );
     }
@@ -194,7 +213,7 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
             }
             Ok(out)
         }
-        (Ok(out), None) if placement::wanted(&task) => {
+        (Ok(out), None) if task.chooses_node() => {
             let listed = placement::listed_node(&out, &listing);
             Ok(placement::found_existing(out, listed))
         }
@@ -206,131 +225,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 /// `update: true`, else left alone with what differs named.
 fn present(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
     match observe::target(run, listing)? {
-        Some(guest) => existing(run, listing, learned, &guest),
+        Some(guest) => update::existing(run, listing, learned, &guest),
         None => create(run, listing, learned),
     }
-}
-
-/// An existing VM: converged with `update`, else left alone and what differs said.
-fn existing(run: &Run, listing: &Listing, learned: &mut Learned, guest: &Guest) -> Result<Output, Failure> {
-    let task = run.task;
-    let observed = observe::existing(run, guest)?;
-    let vm = &observed.vm;
-    learned.warnings.extend(decide::update::node_warning(task, vm));
-    learned.warnings.extend(decide::update::ha_warning(
-        task,
-        vm,
-        observed.ha_managed,
-        guest.hastate.as_deref(),
-    ));
-    if !task.update {
-        let differ = converge::changes(&observed.config, &task.config, vm.vmid, &run.tag_case).map(|c| c.keys());
-        let (msg, left) = decide::update::left_alone(task, vm, guest.pool.as_ref(), differ);
-        learned.warnings.extend(left);
-        let out = report::update::left_alone(msg, vm.vmid);
-        return Ok(with_mac_and_devices(
-            out,
-            &learned.effects,
-            task.check_mode,
-            vm.vmid,
-            Some(&observed.config),
-        ));
-    }
-    let to = Existing {
-        guest,
-        up_to_date: format!("VM {} with vmid {} is up to date", observed.name, vm.vmid),
-        name: observed.name,
-        current: observed.config,
-        wanted: task.config.clone(),
-    };
-    converge_existing(run, listing, learned, to)
-}
-
-/// An existing VM to bring to the task.
-pub struct Existing<'g> {
-    pub guest: &'g Guest,
-    /// The name for messages.
-    pub name: String,
-    /// Its config, read once.
-    pub current: Map<String, Value>,
-    /// The config keys asked for (a clone moved to its node leaves out `name`).
-    pub wanted: Config,
-    /// The message when nothing differs (1.6 words it per path).
-    pub up_to_date: String,
-}
-
-/// The one update path, of `update: true` and of a clone task whose clone exists:
-/// compared, the cloud-init drive observed where it matters, decided, checked, written,
-/// reported.
-pub fn converge_existing(run: &Run, listing: &Listing, learned: &mut Learned, to: Existing) -> Result<Output, Failure> {
-    let id = to.guest.vmid;
-    let (changes, warning) = decide::update::compare(run.task, id, &to.current, &to.wanted, &run.tag_case)?;
-    learned.warnings.extend(warning);
-    let observed = observe::for_update(run, to.guest, to.name, to.current, &to.wanted)?;
-    let out = match decide::update::decide(run.task, &observed, to.wanted, changes, to.up_to_date)? {
-        Decision::UpToDate(msg) => report::update::up_to_date(msg, id),
-        Decision::NotInGuest { msg, waiting } => report::update::not_in_guest(msg, id, waiting),
-        Decision::RebootForGuest { msg, diff, actions } => {
-            let mut plan = Plan::of(observed.vm.clone(), actions);
-            execute(run, listing, learned, &mut plan, observed.name.clone())?;
-            report::update::rebooted_for_guest(msg, id, plan.describe(), diff)
-        }
-        Decision::Update(u) => return apply(run, listing, learned, &observed, u),
-    };
-    Ok(with_mac_and_devices(
-        out,
-        &learned.effects,
-        run.task.check_mode,
-        id,
-        Some(&observed.config),
-    ))
-}
-
-/// The update's writes: what they name checked, pending changes predicted (check mode),
-/// executed, reported with `mac` and `devices` of the config read back.
-fn apply(
-    run: &Run,
-    listing: &Listing,
-    learned: &mut Learned,
-    observed: &UpdateObserved,
-    u: Update,
-) -> Result<Output, Failure> {
-    let (vm, current) = (&observed.vm, &observed.config);
-    check_bridges(run, &vm.node, u.changes.set.iter())?;
-    check_drives(run, listing, &vm.node, newly_referenced(&u.changes, current))?;
-    if u.moves_pool {
-        check_pool(run)?;
-    }
-    let predicted = observe::pending_before_update(run, observed)?
-        .map(|already| decide::update::predicted_pending(&u.changes, current, already))
-        .unwrap_or_default();
-    let mut plan = Plan::of(vm.clone(), u.actions);
-    plan.known.current = Some(current.clone());
-    plan.known.pending = predicted.clone();
-    let mut outcome = execute(run, listing, learned, &mut plan, observed.name.clone())?;
-    if run.task.check_mode {
-        // Nothing was written: report what PVE's hotplug rules would leave pending.
-        outcome.rebooted_for_pending = u.reboot && !(predicted.is_empty() && u.not_in_guest.is_empty());
-        outcome.pending = predicted;
-    }
-    let out = report::update::updated(Updated {
-        name: observed.name.clone(),
-        vmid: vm.vmid,
-        keys: u.keys,
-        actions: plan.describe(),
-        diff: u.diff,
-        rebooted_for_pending: outcome.rebooted_for_pending,
-        pending: outcome.pending,
-        not_in_guest: u.not_in_guest,
-    });
-    let config = outcome.config.as_ref().unwrap_or(current);
-    Ok(with_mac_and_devices(
-        out,
-        &learned.effects,
-        run.task.check_mode,
-        vm.vmid,
-        Some(config),
-    ))
 }
 
 /// A new VM (or a restore from `archive`).
@@ -393,7 +290,13 @@ fn power_state(run: &Run, listing: &Listing, learned: &mut Learned, state: State
     if !waits {
         return Ok(out);
     }
-    guest_wait::after_power(run, &observed, out, acted, acted && state == State::Restarted)
+    guest_wait::after_power(
+        run,
+        observed.waiting.as_ref(),
+        out,
+        acted,
+        acted && state == State::Restarted,
+    )
 }
 
 /// `delete` and `revert`: drops the keys `wanted` of the VM the task names, deleted from
@@ -432,19 +335,4 @@ fn config_keys(
     };
     let pending = keys::pending_after(edit, &keys, predicted, &observed, read_back, check_mode);
     Ok(report::config_keys::changed(msg, id, plan.describe(), diff, pending))
-}
-
-/// `migrate: true`.
-fn migrate(run: &Run, listing: &Listing, learned: &mut Learned) -> Result<Output, Failure> {
-    use decide::migrate::{Decision, Migration};
-    let observed = observe::migration(run, listing)?;
-    let id = observed.vm.vmid;
-    let Migration { action, msg, diff } = match decide::migrate::decide(run.task, &observed)? {
-        Decision::AlreadyThere(msg) => return Ok(report::migrate::unchanged(msg, id)),
-        Decision::Act(migration) => *migration,
-    };
-    let mut plan = Plan::new(observed.vm.clone());
-    plan.push(action);
-    execute(run, listing, learned, &mut plan, observed.name.clone())?;
-    Ok(report::migrate::changed(msg, id, plan.describe(), diff))
 }

@@ -10,7 +10,7 @@ use ferrox_cluster::vm::{self, Cluster, Guest, GuestType, ListingQuery};
 use ferrox_pve_client::client::Client;
 
 use crate::api::Vm;
-use crate::{Learned, Run};
+use crate::step::{Learned, Run};
 
 /// After a create or clone of `vm`: the listing that showed it (`listing`, when the
 /// wait ended with one) becomes the run's name index, `vm` under the task's name even
@@ -18,7 +18,7 @@ use crate::{Learned, Run};
 /// by that name confirms it with one read instead of listing again. With PVE's next free
 /// id (`may_race`), another VM of the task's name, made by a run at the same moment, is
 /// warned of.
-pub fn after_create(run: &Run, may_race: bool, vm: &Vm, listing: Option<Cluster>, learned: &mut Learned) {
+pub(crate) fn after_create(run: &Run, may_race: bool, vm: &Vm, listing: Option<Cluster>, learned: &mut Learned) {
     let name = run.task.given_name();
     if let Some(listing) = &listing {
         let mut listing = listing.clone();
@@ -39,7 +39,7 @@ pub fn after_create(run: &Run, may_race: bool, vm: &Vm, listing: Option<Cluster>
 /// Other QEMU VMs (vmid, node) that carry `name`, besides `ours`, in `listing` (the one
 /// our wait ended with; listed again when there is none). Best effort: a read that fails
 /// finds nothing.
-pub fn others_named(client: &Client, listing: Option<Cluster>, name: &str, ours: u32) -> Vec<(u32, String)> {
+pub(crate) fn others_named(client: &Client, listing: Option<Cluster>, name: &str, ours: u32) -> Vec<(u32, String)> {
     let Some(listing) = listing.or_else(|| vm::read(client, &ListingQuery::whole_cluster()).ok().map(|l| l.cluster))
     else {
         return Vec::new();
@@ -59,7 +59,7 @@ pub fn others_named(client: &Client, listing: Option<Cluster>, name: &str, ours:
 }
 
 /// The warning naming both vmids and the way to make runs at once safe.
-pub fn warning(name: &str, ours: u32, others: &[(u32, String)]) -> String {
+pub(crate) fn warning(name: &str, ours: u32, others: &[(u32, String)]) -> String {
     let others: Vec<String> = others
         .iter()
         .map(|(id, node)| format!("VM {id} on node {node}"))

@@ -14,7 +14,7 @@ use ferrox_run::connection;
 use crate::task::choices::{ApplyPending, State, UpdatePassword};
 
 /// Every option: the shared connection options first, then the module's own.
-pub fn all() -> Vec<Opt> {
+pub(crate) fn all() -> Vec<Opt> {
     let mut opts = connection::options();
     opts.extend(vm_config());
     opts.extend(pve9_config());
@@ -28,7 +28,7 @@ pub fn all() -> Vec<Opt> {
 
 /// The constraints between options (community.proxmox 1.6 §2.3), with `node` relaxed:
 /// it is needed only to create a VM, which the module checks itself.
-pub fn rules() -> Rules {
+pub(crate) fn rules() -> Rules {
     Rules::default()
         .mutually_exclusive(&["delete", "revert"])
         .mutually_exclusive(&["delete", "update"])

@@ -23,7 +23,7 @@ pub(crate) fn fnv1a64(bytes: &[u8]) -> u64 {
 
 /// The vmids of `[first, last]` in the order they are tried for `name` (see the module
 /// docs); each id once. `first <= last` is checked where the option is read.
-pub fn order(name: Option<&str>, first: u32, last: u32) -> impl Iterator<Item = u32> {
+pub(crate) fn order(name: Option<&str>, first: u32, last: u32) -> impl Iterator<Item = u32> {
     let size = u64::from(last) - u64::from(first) + 1;
     let start = name.map_or(0, |n| fnv1a64(n.as_bytes()) % size);
     (0..size).map(move |k| {
@@ -38,7 +38,7 @@ pub fn order(name: Option<&str>, first: u32, last: u32) -> impl Iterator<Item = 
 /// `name`. A listed VM without a name may be another run's VM of this very name: it is
 /// tried, and PVE's answer plus its config decide. Without a name of our own, any
 /// listed VM rules the id out.
-pub fn held_by_other(listed: Option<Option<&str>>, name: Option<&str>) -> bool {
+pub(crate) fn held_by_other(listed: Option<Option<&str>>, name: Option<&str>) -> bool {
     match (listed, name) {
         (None, _) => false,
         (Some(Some(theirs)), Some(ours)) => theirs != ours,
@@ -50,7 +50,7 @@ pub fn held_by_other(listed: Option<Option<&str>>, name: Option<&str>) -> bool {
 /// The name a listed guest counts with for [`held_by_other`]: none while its create or
 /// clone still runs, since PVE then lists the placeholder name `VM <vmid>` (its config
 /// has no name yet) and that VM may be another run's of our very name.
-pub fn listed_name<'a>(lock: Option<&str>, name: Option<&'a str>) -> Option<&'a str> {
+pub(crate) fn listed_name<'a>(lock: Option<&str>, name: Option<&'a str>) -> Option<&'a str> {
     match lock {
         Some("create" | "clone") => None,
         _ => name,
@@ -58,12 +58,17 @@ pub fn listed_name<'a>(lock: Option<&str>, name: Option<&'a str>) -> Option<&'a 
 }
 
 /// The first id of [`order`] not ruled out by `ruled_out`.
-pub fn first_candidate(name: Option<&str>, first: u32, last: u32, ruled_out: impl Fn(u32) -> bool) -> Option<u32> {
+pub(crate) fn first_candidate(
+    name: Option<&str>,
+    first: u32,
+    last: u32,
+    ruled_out: impl Fn(u32) -> bool,
+) -> Option<u32> {
     order(name, first, last).find(|id| !ruled_out(*id))
 }
 
 /// The failure when no id of the range is left for the name.
-pub fn range_full(first: u32, last: u32) -> String {
+pub(crate) fn range_full(first: u32, last: u32) -> String {
     format!(
         "no free vmid left in vmid_range [{first}, {last}]: every id in it is held by a VM of another name; widen vmid_range or remove VMs in it"
     )

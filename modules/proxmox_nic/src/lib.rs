@@ -164,17 +164,17 @@ impl Task for NicTask {
             .map_err(|e| Failure::new(e).with("vmid", seen.guest.vmid))
     }
 
-    fn predict(&self, seen: &Seen, plan: &NicPlan) -> Prediction {
+    fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &NicPlan) -> Result<Prediction, Failure> {
         let (vmid, pending) = (seen.guest.vmid, plan.predicted_pending);
         let effects = plan
             .plan
             .action
             .iter()
             .map(|a| effect(a, &plan.plan, vmid, &seen.guest.node, pending));
-        Prediction {
+        Ok(Prediction {
             effects: effects.collect(),
             warnings: pending_warning(self, vmid, pending).into_iter().collect(),
-        }
+        })
     }
 
     fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &NicPlan) -> Result<(Plan, bool), Failure> {
@@ -189,13 +189,19 @@ impl Task for NicTask {
         Ok((plan, pending))
     }
 
-    fn report(&self, seen: &Seen, plan: &NicPlan, outcome: Outcome<(Plan, bool)>) -> Output {
+    fn report(
+        &self,
+        _cx: &mut Cx<'_>,
+        seen: &Seen,
+        plan: &NicPlan,
+        outcome: Outcome<(Plan, bool)>,
+    ) -> Result<Output, Failure> {
         let vmid = seen.guest.vmid;
-        match outcome {
+        Ok(match outcome {
             Outcome::Unchanged => report(&plan.plan, vmid, self, false),
             Outcome::Predicted => report(&plan.plan, vmid, self, plan.predicted_pending),
             Outcome::Done((done, pending)) => report(&done, vmid, self, pending),
-        }
+        })
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-pub use ferrox_pve_rules::propstring::is_drive_key as is_disk_key;
+pub(crate) use ferrox_pve_rules::propstring::is_drive_key as is_disk_key;
 use ferrox_pve_rules::propstring::{self, formats, Format, PropString};
 use ferrox_pve_rules::size;
 use serde_json::{Map, Value};
@@ -19,10 +19,10 @@ const NOT_COMPARED: &[&str] = &["file", "size", "format", "import-from"];
 
 /// One disk key's part of an update.
 #[derive(Debug, Default)]
-pub struct Step {
-    pub set: Option<String>,
-    pub grow: Option<Grow>,
-    pub allocates: bool,
+pub(crate) struct Step {
+    pub(crate) set: Option<String>,
+    pub(crate) grow: Option<Grow>,
+    pub(crate) allocates: bool,
 }
 
 fn format_of(key: &str) -> Result<&'static Format, String> {
@@ -30,13 +30,13 @@ fn format_of(key: &str) -> Result<&'static Format, String> {
 }
 
 /// The volume of a drive value (`local-lvm:vm-100-disk-0`, `none`, an ISO).
-pub fn volume_of(key: &str, text: &str) -> Option<String> {
+pub(crate) fn volume_of(key: &str, text: &str) -> Option<String> {
     let f = formats::for_config_key(key)?;
     propstring::parse(text, f).ok()?.get("file").map(str::to_string)
 }
 
 /// Volume -> disk key, for every disk of the current config.
-pub fn attached_volumes(current: &Map<String, Value>) -> BTreeMap<String, String> {
+pub(crate) fn attached_volumes(current: &Map<String, Value>) -> BTreeMap<String, String> {
     current
         .iter()
         .filter(|(k, _)| is_disk_key(k))
@@ -102,7 +102,7 @@ fn with_options(cur: &PropString, want: &PropString, keys: &[String], f: &Format
 }
 
 /// Plans one disk key; `attached` maps the VM's volumes to their keys.
-pub fn converge(
+pub(crate) fn converge(
     key: &str,
     current: Option<&str>,
     wanted: &str,

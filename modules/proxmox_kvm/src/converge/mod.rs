@@ -5,8 +5,8 @@
 //! so a change already pending is not sent again. Disks ([`disk`]) and NICs ([`nic`])
 //! follow their own safe rules; the other keys compare normalised ([`same_value`]).
 
-pub mod disk;
-pub mod nic;
+pub(crate) mod disk;
+pub(crate) mod nic;
 
 use std::collections::BTreeMap;
 
@@ -20,34 +20,34 @@ use crate::task::config::{url_decode, Config};
 
 /// A disk that only needs to grow.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Grow {
-    pub key: String,
+pub(crate) struct Grow {
+    pub(crate) key: String,
     /// Current size as PVE shows it (`32G`).
-    pub from: String,
+    pub(crate) from: String,
     /// New size as PVE's resize takes it (`40G`).
-    pub to: String,
+    pub(crate) to: String,
 }
 
 /// What an update has to do to an existing VM.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Changes {
+pub(crate) struct Changes {
     /// Config keys to write, with the value to send.
-    pub set: Config,
+    pub(crate) set: Config,
     /// The current value of every key in `set` (`None`: the VM has no such key).
-    pub before: BTreeMap<String, Option<String>>,
+    pub(crate) before: BTreeMap<String, Option<String>>,
     /// Disks to grow through PVE's resize.
-    pub grow: Vec<Grow>,
+    pub(crate) grow: Vec<Grow>,
     /// Whether a written key allocates a volume (a new disk, EFI or TPM state).
-    pub allocates: bool,
+    pub(crate) allocates: bool,
 }
 
 impl Changes {
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.set.is_empty() && self.grow.is_empty()
     }
 
     /// Every config key that differs, sorted.
-    pub fn keys(&self) -> Vec<String> {
+    pub(crate) fn keys(&self) -> Vec<String> {
         let mut keys: Vec<String> = self.set.keys().cloned().collect();
         keys.extend(self.grow.iter().map(|g| g.key.clone()));
         keys.sort();
@@ -59,7 +59,7 @@ impl Changes {
 impl Changes {
     /// The keys a running VM would keep pending (key -> new value), by PVE's hotplug
     /// rules and the VM's `hotplug` setting: what check mode reports as `pending`.
-    pub fn predicted_pending(&self, current: &Map<String, Value>) -> Map<String, Value> {
+    pub(crate) fn predicted_pending(&self, current: &Map<String, Value>) -> Map<String, Value> {
         let features = hotplug::features(current.get("hotplug").map(text_of).as_deref());
         self.set
             .iter()
@@ -70,7 +70,7 @@ impl Changes {
 }
 
 /// A config value as text (PVE sends numbers for some keys).
-pub fn text_of(v: &Value) -> String {
+pub(crate) fn text_of(v: &Value) -> String {
     match v {
         Value::String(s) => s.clone(),
         Value::Null => String::new(),
@@ -80,7 +80,7 @@ pub fn text_of(v: &Value) -> String {
 
 /// The changes that bring `current` to `wanted`; an error when a wanted change would
 /// lose data, naming the safe route.
-pub fn changes(
+pub(crate) fn changes(
     current: &Map<String, Value>,
     wanted: &Config,
     vmid: u32,
@@ -124,7 +124,7 @@ pub fn changes(
 
 /// Whether the VM's value `current` already is what the task wants for `key` (keys
 /// that are not property strings).
-pub fn same_value(key: &str, current: &str, wanted: &str) -> bool {
+pub(crate) fn same_value(key: &str, current: &str, wanted: &str) -> bool {
     match key {
         "sshkeys" => key_lines(&url_decode(current)) == key_lines(&url_decode(wanted)),
         "nameserver" | "searchdomain" => words(current) == words(wanted),

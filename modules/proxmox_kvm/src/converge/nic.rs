@@ -3,7 +3,7 @@
 
 use ferrox_pve_rules::propstring::{self, formats, PropString};
 
-pub fn is_net_key(key: &str) -> bool {
+pub(crate) fn is_net_key(key: &str) -> bool {
     key.strip_prefix("net")
         .is_some_and(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()))
 }
@@ -13,17 +13,17 @@ fn parse(text: &str) -> Option<PropString> {
 }
 
 /// The MAC of a net value (`virtio=AA:..`, `model=virtio,macaddr=AA:..`), upper case.
-pub fn mac_of(text: &str) -> Option<String> {
+pub(crate) fn mac_of(text: &str) -> Option<String> {
     parse(text)?.get("macaddr").map(str::to_ascii_uppercase)
 }
 
 /// The bridge a net value names.
-pub fn bridge_of(text: &str) -> Option<String> {
+pub(crate) fn bridge_of(text: &str) -> Option<String> {
     parse(text)?.get("bridge").map(str::to_string)
 }
 
 /// The value to write for a NIC, or `None` when it already is as wanted.
-pub fn converge(current: Option<&str>, wanted: &str) -> Option<String> {
+pub(crate) fn converge(current: Option<&str>, wanted: &str) -> Option<String> {
     let Some(current) = current else {
         return Some(wanted.to_string());
     };

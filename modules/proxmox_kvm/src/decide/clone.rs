@@ -18,7 +18,7 @@ use crate::plan::{Action, Allocation, Plan};
 use crate::task::{Config, KvmTask};
 
 /// PVE makes linked clones of templates only; found out before anything is written.
-pub fn refuse_linked_of_non_template(task: &KvmTask, source: &Guest) -> Result<(), Failure> {
+pub(crate) fn refuse_linked_of_non_template(task: &KvmTask, source: &Guest) -> Result<(), Failure> {
     if task.clone.full || source.template {
         return Ok(());
     }
@@ -33,12 +33,12 @@ pub fn refuse_linked_of_non_template(task: &KvmTask, source: &Guest) -> Result<(
 
 /// Whether the source's config must be read: the clone's start in check mode, where its
 /// disks are for a clone to another node, what the rest of the task is compared with.
-pub fn reads_source_config(task: &KvmTask, check_mode: bool, node: &str, source_node: &str) -> bool {
+pub(crate) fn reads_source_config(task: &KvmTask, check_mode: bool, node: &str, source_node: &str) -> bool {
     check_mode || node != source_node || task.config.keys().any(|k| k != "name")
 }
 
 /// The config keys applied to the clone once it exists (its name is the clone call's).
-pub fn wanted(task: &KvmTask) -> Config {
+pub(crate) fn wanted(task: &KvmTask) -> Config {
     let mut wanted = task.config.clone();
     wanted.remove("name");
     wanted
@@ -46,7 +46,7 @@ pub fn wanted(task: &KvmTask) -> Config {
 
 /// The plan of a new clone `newid` of `source` and its diff; `changes`: the rest of the
 /// task ([`wanted`]) compared with the source's config, when there is any.
-pub fn plan(
+pub(crate) fn plan(
     task: &KvmTask,
     source: &Guest,
     newid: u32,
@@ -102,7 +102,7 @@ pub fn plan(
 }
 
 /// The clone call's own parameters (besides `newid`).
-pub fn form(task: &KvmTask) -> Vec<(String, String)> {
+pub(crate) fn form(task: &KvmTask) -> Vec<(String, String)> {
     let clone = &task.clone;
     let mut form = vec![("full".to_string(), u8::from(clone.full).to_string())];
     if let Some(n) = task.given_name() {

@@ -17,17 +17,17 @@ use crate::task::KvmTask;
 
 /// How a clone reaches a node its source's disks cannot be cloned to.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Route {
+pub(crate) struct Route {
     /// The node the clone is made on (the source's).
-    pub via: String,
+    pub(crate) via: String,
     /// Where it ends.
-    pub to: String,
+    pub(crate) to: String,
     /// `storage` for the clone itself, when that storage is on the source's node too.
-    pub clone_storage: Option<String>,
+    pub(crate) clone_storage: Option<String>,
     /// `targetstorage` of the migration (the task's `storage`; else each disk keeps its storage id).
-    pub targetstorage: Option<String>,
+    pub(crate) targetstorage: Option<String>,
     /// The local storages that force the detour (for messages).
-    pub local: Vec<String>,
+    pub(crate) local: Vec<String>,
 }
 
 /// The storages of a config's volumes (disks and cloud-init drives, not other CD-ROMs).
@@ -58,7 +58,7 @@ fn is_local(storages: &[Storage], storage: &str) -> Option<bool> {
 
 /// The detour a clone of `source_config` (on `source_node`) to `target` needs, if PVE
 /// would refuse to clone it there directly; a linked clone cannot take it.
-pub fn route(
+pub(crate) fn route(
     task: &KvmTask,
     storages: &[Storage],
     source_vmid: u32,
@@ -105,7 +105,7 @@ pub fn route(
 
 /// The clone call's form for the detour: made on the source's node (no `target`), onto
 /// the route's clone storage.
-pub fn form(mut form: Vec<(String, String)>, route: &Route) -> Vec<(String, String)> {
+pub(crate) fn form(mut form: Vec<(String, String)>, route: &Route) -> Vec<(String, String)> {
     form.retain(|(k, _)| k != "target" && k != "storage");
     if let Some(s) = &route.clone_storage {
         form.push(("storage".into(), s.clone()));

@@ -11,35 +11,11 @@ use serde_json::{Map, Value};
 use crate::converge::text_of;
 use crate::observe::KeysObserved;
 use crate::plan::Action;
-
-/// `delete` (config keys removed) or `revert` (pending changes dropped).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyEdit {
-    Delete,
-    Revert,
-}
-
-impl KeyEdit {
-    /// What 1.6's messages say was done (`Settings has deleted on ...`).
-    pub fn done(self) -> &'static str {
-        match self {
-            KeyEdit::Delete => "deleted",
-            KeyEdit::Revert => "reverted",
-        }
-    }
-
-    /// The start of 1.6's failures (`Unable to delete settings on VM`).
-    pub fn unable(self) -> &'static str {
-        match self {
-            KeyEdit::Delete => "Unable to delete settings on VM",
-            KeyEdit::Revert => "Unable to revert settings on VM",
-        }
-    }
-}
+use crate::task::KeyEdit;
 
 /// What the task does with the keys it names.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// None of the keys is set (`delete`) or pending (`revert`): nothing to do.
     Unchanged(String),
     /// The one config write, and what the result says of it.
@@ -48,18 +24,23 @@ pub enum Decision {
 
 /// The config write of `delete` or `revert`, and what the result says of it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct KeysWrite {
-    pub action: Action,
-    pub msg: String,
-    pub diff: Diff,
+pub(crate) struct KeysWrite {
+    pub(crate) action: Action,
+    pub(crate) msg: String,
+    pub(crate) diff: Diff,
     /// The keys the write drops.
-    pub keys: Vec<String>,
+    pub(crate) keys: Vec<String>,
     /// `delete` on a running VM: the deletions PVE's hotplug rules keep pending.
-    pub predicted: Map<String, Value>,
+    pub(crate) predicted: Map<String, Value>,
 }
 
 /// The decision for `edit` of the keys `wanted` on the VM observed.
-pub fn decide(edit: KeyEdit, wanted: &[String], skiplock: bool, observed: &KeysObserved) -> Result<Decision, Failure> {
+pub(crate) fn decide(
+    edit: KeyEdit,
+    wanted: &[String],
+    skiplock: bool,
+    observed: &KeysObserved,
+) -> Result<Decision, Failure> {
     let (id, name) = (observed.vm.vmid, observed.name.as_str());
     let found = &observed.found;
     let keys: Vec<String> = wanted
@@ -123,7 +104,7 @@ fn pending_deletes(keys: &[String], config: &Map<String, Value>, running: bool) 
 /// Whether the pending changes are read back after the write: a real run reads what a
 /// running VM keeps pending (`delete`), or what is left pending (`revert`); a check run
 /// of `delete` reads what was pending already, to add its predictions to.
-pub fn reads_back(edit: KeyEdit, running: bool, check_mode: bool) -> bool {
+pub(crate) fn reads_back(edit: KeyEdit, running: bool, check_mode: bool) -> bool {
     match edit {
         KeyEdit::Delete => running,
         KeyEdit::Revert => !check_mode,
@@ -132,7 +113,7 @@ pub fn reads_back(edit: KeyEdit, running: bool, check_mode: bool) -> bool {
 
 /// What waits for a restart after the write: `read_back` (see [`reads_back`]) with, in
 /// check mode, what the run predicts.
-pub fn pending_after(
+pub(crate) fn pending_after(
     edit: KeyEdit,
     decision_keys: &[String],
     predicted: Map<String, Value>,

@@ -3,10 +3,11 @@
 
 use serde_json::{json, Map, Value};
 
-use super::config_keys::{decide, pending_after, reads_back, Decision, KeyEdit, KeysWrite};
+use super::config_keys::{decide, pending_after, reads_back, Decision, KeysWrite};
 use crate::api::Vm;
 use crate::observe::KeysObserved;
 use crate::plan::Action;
+use crate::task::KeyEdit;
 
 fn keys(list: &[&str]) -> Vec<String> {
     list.iter().map(|k| k.to_string()).collect()

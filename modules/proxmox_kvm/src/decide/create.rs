@@ -11,14 +11,14 @@ use ferrox_cluster::tags::TagCase;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
-use crate::checks::check_efi_bios;
 use crate::converge;
+use crate::decide::efi::check_efi_bios;
 use crate::decide::update::without_drive_warning;
 use crate::plan::{Action, Allocation, Plan};
 use crate::task::KvmTask;
 
 /// The node the new VM is made on: the task's, which must be one of `nodes`.
-pub fn node(task: &KvmTask, nodes: &[String]) -> Result<String, Failure> {
+pub(crate) fn node(task: &KvmTask, nodes: &[String]) -> Result<String, Failure> {
     let node = task.node.clone().ok_or("node is mandatory for creating/updating VM")?;
     if !nodes.contains(&node) {
         return Err(Failure::new(format!(
@@ -31,7 +31,7 @@ pub fn node(task: &KvmTask, nodes: &[String]) -> Result<String, Failure> {
 
 /// Cloud-init keys for a new VM without a cloud-init drive (a restore brings the
 /// archive's drives, so it is not warned of).
-pub fn warning(task: &KvmTask) -> Option<String> {
+pub(crate) fn warning(task: &KvmTask) -> Option<String> {
     if task.restore.archive.is_some() {
         return None;
     }
@@ -44,7 +44,7 @@ pub fn warning(task: &KvmTask) -> Option<String> {
 
 /// The plan of the new VM `vm` (its vmid chosen by `allocation`) and its diff: every
 /// config key the task sets, new.
-pub fn plan(task: &KvmTask, vm: Vm, allocation: Allocation) -> Result<(Plan, Diff), Failure> {
+pub(crate) fn plan(task: &KvmTask, vm: Vm, allocation: Allocation) -> Result<(Plan, Diff), Failure> {
     let wanted = &task.config;
     let mut diff = Diff::new(format!("VM {}", vm.vmid));
     let vmid = vm.vmid;

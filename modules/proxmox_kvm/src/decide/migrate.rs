@@ -1,10 +1,10 @@
 //! `migrate: true`, decided: a VM on `node` already is left alone (so the task
-//! converges); otherwise one migration, online when the VM runs. Pure: the table is
+//! converges); otherwise one migration, online when the VM runs (a locked VM is refused
+//! by the driver, in the words of [`lock_prefix`]). Pure: the table is
 //! `migrate_tests.rs`.
 
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::Failure;
-use ferrox_run::vm_task::{self, LockWording};
 use serde_json::Value;
 
 use crate::api::Vm;
@@ -14,7 +14,7 @@ use crate::task::KvmTask;
 
 /// What `migrate: true` does with the VM observed.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// On the target node already.
     AlreadyThere(String),
     /// The migration, its message and the node diff.
@@ -23,14 +23,14 @@ pub enum Decision {
 
 /// The migration call, and what the result says of it.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Migration {
-    pub action: Action,
-    pub msg: String,
-    pub diff: Diff,
+pub(crate) struct Migration {
+    pub(crate) action: Action,
+    pub(crate) msg: String,
+    pub(crate) diff: Diff,
 }
 
 /// The decision for `migrate: true` on the VM observed.
-pub fn decide(task: &KvmTask, observed: &MigrateObserved) -> Result<Decision, Failure> {
+pub(crate) fn decide(task: &KvmTask, observed: &MigrateObserved) -> Result<Decision, Failure> {
     let vm = &observed.vm;
     let id = vm.vmid;
     let node = task
@@ -39,9 +39,6 @@ pub fn decide(task: &KvmTask, observed: &MigrateObserved) -> Result<Decision, Fa
         .ok_or("node is mandatory for migrating VM: set node to the target node")?;
     if vm.node == node {
         return Ok(Decision::AlreadyThere(format!("VM {id} is already on {node}")));
-    }
-    if let Some(refused) = lock_refusal(task, vm, &node, observed.lock.as_deref()) {
-        return Err(refused);
     }
     // A status that could not be read is taken as running: PVE refuses an offline
     // migration of a running VM, and migrates a stopped one online anyway.
@@ -64,23 +61,10 @@ pub fn decide(task: &KvmTask, observed: &MigrateObserved) -> Result<Decision, Fa
     })))
 }
 
-/// Whether [`decide`] gets as far as the migration, so its power state must be read
-/// (`status/current`, read only then).
-pub fn reads_power(task: &KvmTask, vm: &Vm, lock: Option<&str>) -> bool {
-    task.node
-        .as_deref()
-        .is_some_and(|node| node != vm.node && lock_refusal(task, vm, node, lock).is_none())
-}
-
-fn lock_refusal(task: &KvmTask, vm: &Vm, node: &str, lock: Option<&str>) -> Option<Failure> {
-    vm_task::lock_refusal(
-        vm.vmid,
-        lock,
-        task.skiplock,
-        LockWording::Action {
-            prefix: &format!("Unable to migrate VM {} from {} to {node}: ", vm.vmid, vm.node),
-        },
-    )
+/// The start of the refusal of a locked VM's migration to `node` (the lock is refused
+/// by the driver, with this wording).
+pub(crate) fn lock_prefix(vm: &Vm, node: &str) -> String {
+    format!("Unable to migrate VM {} from {} to {node}: ", vm.vmid, vm.node)
 }
 
 /// The migration call's optional parameters the task sets; `with-conntrack-state` only

@@ -1,10 +1,12 @@
 //! `migrate: true`: left alone on its node, refused, or migrated online or offline with
 //! the task's parameters.
 
+use ferrox_run::vm_task::{self, LockWording};
 use serde_json::{json, Value};
 
-use super::migrate::{decide, reads_power, Decision, Migration};
+use super::migrate::{decide, lock_prefix, Decision, Migration};
 use crate::api::Vm;
+use crate::observe::reads::reads_power;
 use crate::observe::MigrateObserved;
 use crate::plan::Action;
 use crate::task::testing::task;
@@ -55,9 +57,13 @@ fn a_locked_vm_is_refused_before_its_power_is_read() {
     let task = task(json!({"vmid": 100, "migrate": true, "node": "pve2"}));
     let locked = observed("pve1", Some("backup"), None);
     assert!(!reads_power(&task, &locked.vm, Some("backup")));
+    // The migration is planned; the driver refuses the lock, in these words.
+    assert!(matches!(decide(&task, &locked), Ok(Decision::Act(_))));
+    let prefix = lock_prefix(&locked.vm, "pve2");
+    let refused = vm_task::lock_refusal(100, Some("backup"), false, LockWording::Action { prefix: &prefix });
     assert_eq!(
-        decide(&task, &locked).map_err(|f| f.msg),
-        Err("Unable to migrate VM 100 from pve1 to pve2: VM is locked (backup): wait until the backup operation has finished and run the task again (root@pam can override with skiplock: true)".to_string())
+        refused.map(|f| f.msg),
+        Some("Unable to migrate VM 100 from pve1 to pve2: VM is locked (backup): wait until the backup operation has finished and run the task again (root@pam can override with skiplock: true)".to_string())
     );
     let skiplock = crate::task::testing::task(json!({"vmid": 100, "migrate": true, "node": "pve2", "skiplock": true}));
     assert!(reads_power(&skiplock, &locked.vm, Some("backup")));

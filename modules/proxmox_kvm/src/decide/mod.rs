@@ -11,19 +11,21 @@
 //! - [`config_keys`]: `delete` and `revert`, one flow over the keys set or pending.
 //! - [`migrate`]: `migrate: true`.
 //! - [`create`]: `present` of a VM that does not exist: its node, form and actions.
+//! - [`efi`]: `efidisk0` only with OVMF (a create's and an update's refusal).
 //! - [`clone`]: a new clone: refused, or its form and actions; [`clone_route`]: a clone
 //!   to another node's local storage, made on the source's node and moved.
 //! - [`update`]: `present` on a VM that exists (the warnings; without `update`, left
 //!   alone), with `update: true` and of a clone that exists: up to date, cloud-init
 //!   changes for the guest, or the update's writes.
 
-pub mod clone;
-pub mod clone_route;
-pub mod config_keys;
-pub mod create;
-pub mod migrate;
-pub mod power;
-pub mod update;
+pub(crate) mod clone;
+pub(crate) mod clone_route;
+pub(crate) mod config_keys;
+pub(crate) mod create;
+pub(crate) mod efi;
+pub(crate) mod migrate;
+pub(crate) mod power;
+pub(crate) mod update;
 
 #[cfg(test)]
 mod clone_tests;

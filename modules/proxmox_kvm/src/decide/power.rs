@@ -5,75 +5,13 @@
 use ferrox_ansible::protocol::Failure;
 use ferrox_run::vm_task::{self, LockWording};
 
-use crate::api::Power;
-use crate::observe::PowerObserved;
+use crate::observe::{Now, PowerObserved};
 use crate::plan::{Action, PowerCall};
-use crate::task::{GuestWait, KvmTask, State};
-
-/// The VM's power state as the states see it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Now {
-    pub status: String,
-    pub running: bool,
-    pub paused: bool,
-    /// Suspended to disk: stopped, locked `suspended`; PVE's resume starts it from its saved state.
-    pub hibernated: bool,
-    pub template: bool,
-    /// PVE manages it through HA (`ha.managed` of `status/current`): its start and stop
-    /// are requests to the HA manager. Not so for a resource in state `ignored`, nor for
-    /// any while the cluster is disarmed with mode `ignore`.
-    pub ha_managed: bool,
-    /// The state of its HA resource entry as the listing shows it (`hastate`), managed
-    /// or not: PVE removes a VM with any HA resource entry only with `purge`.
-    pub ha_resource: Option<String>,
-    /// The config lock `status/current` shows (`backup`, `migrate`, `suspended`, ...).
-    pub lock: Option<String>,
-}
-
-impl Now {
-    pub fn of(power: &Power, template: bool) -> Now {
-        let running = power.status == "running";
-        Now {
-            status: power.status.clone(),
-            running,
-            paused: running && power.qmpstatus.as_deref() == Some("paused"),
-            hibernated: !running && power.lock.as_deref() == Some("suspended"),
-            template,
-            ha_managed: power.ha_managed,
-            ha_resource: None,
-            lock: power.lock.clone(),
-        }
-    }
-
-    /// With the state of its HA resource entry (`hastate` of the listing; `None`: none).
-    pub fn with_ha_resource(self, hastate: Option<String>) -> Now {
-        Now {
-            ha_resource: hastate,
-            ..self
-        }
-    }
-
-    /// Whether it has an HA resource entry (qemu-server's `service_is_configured`): one
-    /// the listing shows, or one PVE manages.
-    pub fn has_ha_resource(&self) -> bool {
-        self.ha_managed || self.ha_resource.is_some()
-    }
-
-    /// The state before, for the diff.
-    pub fn describe(&self) -> &str {
-        if self.paused {
-            "paused"
-        } else if self.hibernated {
-            "hibernated"
-        } else {
-            &self.status
-        }
-    }
-}
+use crate::task::{KvmTask, State};
 
 /// What a state asks of the VM as it is.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// `current`: the status is the answer.
     Report(String),
     /// Already in the state (reported with the status; a started VM's guest may still be
@@ -91,48 +29,17 @@ pub enum Decision {
     },
 }
 
-/// The guest wait `state` makes (`wait_for_agent`/`wait_for_ip` of `started` and
-/// `restarted` only).
-pub fn guest_wait(task: &KvmTask, state: State) -> Option<&GuestWait> {
-    task.wait
-        .as_ref()
-        .filter(|_| matches!(state, State::Started | State::Restarted))
-}
-
-/// A guest wait that cannot succeed whatever is read next: `restarted` of a VM that is
-/// not running restarts nothing, so no guest answers. Checked before the wait's reads.
-pub fn wait_refusal(task: &KvmTask, state: State, vmid: u32, now: &Now) -> Option<Failure> {
-    let wait = guest_wait(task, state)?;
-    (state == State::Restarted && !now.running).then(|| {
-        Failure::new(format!(
-            "{}: VM {vmid} is not running, so it is not restarted and no guest can answer; use state: started to start it and wait",
-            wait.option
-        ))
-        .with("vmid", vmid)
-    })
-}
-
-/// Whether the guest runs with the current config afterwards (a start or a forced
-/// reset applies what is pending; a running VM left alone keeps what it runs with).
-pub fn waits_on_running_config(task: &KvmTask, state: State, now: &Now) -> bool {
-    if state == State::Restarted {
-        task.force
-    } else {
-        now.running
-    }
-}
-
 /// The VM the task names is not in the cluster, and the task is `absent`: reached.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AlreadyAbsent {
-    pub msg: String,
+pub(crate) struct AlreadyAbsent {
+    pub(crate) msg: String,
     /// The task's `vmid`, when it named one.
-    pub vmid: Option<u32>,
+    pub(crate) vmid: Option<u32>,
 }
 
 /// The decision for a power state, `current`, `template` or `absent` (`present` is
 /// its own driver's) on the VM observed.
-pub fn decide(task: &KvmTask, state: State, observed: &PowerObserved) -> Result<Decision, Failure> {
+pub(crate) fn decide(task: &KvmTask, state: State, observed: &PowerObserved) -> Result<Decision, Failure> {
     let id = observed.vm.vmid;
     let now = &observed.now;
     let decision = step(task, state, id, &observed.name, now)?;
@@ -151,7 +58,7 @@ pub fn decide(task: &KvmTask, state: State, observed: &PowerObserved) -> Result<
 }
 
 /// The VM the task names is not there: `absent` is reached, anything else fails.
-pub fn not_found(task: &KvmTask, state: State) -> Result<AlreadyAbsent, Failure> {
+pub(crate) fn not_found(task: &KvmTask, state: State) -> Result<AlreadyAbsent, Failure> {
     let name = task.name.as_deref().unwrap_or_default();
     match (state, task.vmid) {
         (State::Absent, Some(id)) => Ok(AlreadyAbsent {

@@ -3,8 +3,10 @@
 
 use serde_json::{json, Value};
 
-use super::power::{decide, not_found, wait_refusal, AlreadyAbsent, Decision, Now};
+use super::power::{decide, not_found, AlreadyAbsent, Decision};
 use crate::api::{Power, Vm};
+use crate::guest_wait::wait_refusal;
+use crate::observe::Now;
 use crate::observe::PowerObserved;
 use crate::plan::{Action, Plan, PowerCall};
 use crate::task::testing::task;
@@ -340,15 +342,15 @@ fn a_missing_vm_is_absent_already_and_fails_every_other_state() {
 #[test]
 fn restarted_with_a_guest_wait_refuses_a_vm_that_is_not_running() {
     let waits = task(json!({"vmid": 100, "wait_for_agent": true}));
-    let refused = wait_refusal(&waits, State::Restarted, 100, &now(Found::IsStopped)).map(|f| f.msg);
+    let refused = wait_refusal(&waits, State::Restarted, 100, now(Found::IsStopped).running).map(|f| f.msg);
     assert_eq!(
         refused.as_deref(),
         Some("wait_for_agent: VM 100 is not running, so it is not restarted and no guest can answer; use state: started to start it and wait")
     );
-    assert!(wait_refusal(&waits, State::Restarted, 100, &now(Found::IsRunning)).is_none());
-    assert!(wait_refusal(&waits, State::Started, 100, &now(Found::IsStopped)).is_none());
+    assert!(wait_refusal(&waits, State::Restarted, 100, now(Found::IsRunning).running).is_none());
+    assert!(wait_refusal(&waits, State::Started, 100, now(Found::IsStopped).running).is_none());
     let no_wait = task(json!({"vmid": 100}));
-    assert!(wait_refusal(&no_wait, State::Restarted, 100, &now(Found::IsStopped)).is_none());
+    assert!(wait_refusal(&no_wait, State::Restarted, 100, now(Found::IsStopped).running).is_none());
 }
 
 #[test]

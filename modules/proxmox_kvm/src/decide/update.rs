@@ -21,15 +21,15 @@ use ferrox_run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
-use crate::checks::check_efi_bios;
 use crate::converge::{self, Changes};
+use crate::decide::efi::check_efi_bios;
 use crate::observe::UpdateObserved;
 use crate::plan::{Action, PowerCall};
 use crate::task::{Config, KvmTask, UpdatePassword};
 
 /// What the update does with the VM observed.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Nothing differs (the message is 1.6's per path).
     UpToDate(String),
     /// Nothing to write, but the running VM's cloud-init drive lacks earlier changes:
@@ -48,24 +48,24 @@ pub enum Decision {
 
 /// The update's actions and what its result needs.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Update {
-    pub actions: Vec<Action>,
+pub(crate) struct Update {
+    pub(crate) actions: Vec<Action>,
     /// The config keys that change (and `pool`), for the `changes` result.
-    pub keys: Vec<String>,
-    pub diff: Diff,
+    pub(crate) keys: Vec<String>,
+    pub(crate) diff: Diff,
     /// The changes written (also in the `Converge` action): what the checks and the
     /// pending prediction read.
-    pub changes: Changes,
+    pub(crate) changes: Changes,
     /// The VM moves to the task's pool (which must exist).
-    pub moves_pool: bool,
+    pub(crate) moves_pool: bool,
     /// Cloud-init keys the drive will lack after the write (a running VM).
-    pub not_in_guest: Map<String, Value>,
+    pub(crate) not_in_guest: Map<String, Value>,
     /// `apply_pending: reboot`.
-    pub reboot: bool,
+    pub(crate) reboot: bool,
 }
 
 /// A `node` other than the VM's: it only says where to create a VM.
-pub fn node_warning(task: &KvmTask, vm: &Vm) -> Option<String> {
+pub(crate) fn node_warning(task: &KvmTask, vm: &Vm) -> Option<String> {
     let node = task.node.as_deref().filter(|n| *n != vm.node)?;
     Some(format!(
         "VM {} is on node {}, not {node}: node only says where to create a VM (use migrate: true to move it)",
@@ -73,17 +73,12 @@ pub fn node_warning(task: &KvmTask, vm: &Vm) -> Option<String> {
     ))
 }
 
-/// Whether the VM's HA state must be read: only `ha_managed: true` warns of it.
-pub fn reads_ha_state(task: &KvmTask) -> bool {
-    task.ha_managed
-}
-
 /// `ha_managed: true` on a VM that is not HA-managed (`ha_managed`: PVE's `ha.managed`
 /// as read; a failed read counts as not): it applies when a VM is created. `hastate`:
 /// the state of its HA resource entry as the listing shows it, when it has one; PVE
 /// does not manage such a VM while the resource is `ignored` or the HA stack is
 /// disarmed with mode `ignore`, and adding it again would be refused.
-pub fn ha_warning(task: &KvmTask, vm: &Vm, ha_managed: bool, hastate: Option<&str>) -> Option<String> {
+pub(crate) fn ha_warning(task: &KvmTask, vm: &Vm, ha_managed: bool, hastate: Option<&str>) -> Option<String> {
     if !task.ha_managed || ha_managed {
         return None;
     }
@@ -104,7 +99,7 @@ pub fn ha_warning(task: &KvmTask, vm: &Vm, ha_managed: bool, hastate: Option<&st
 /// Without `update`: the VM is left alone; the message, and the warnings of what
 /// differs (`differ`: the config keys that differ, or why they could not be compared;
 /// `listed_pool`: the pool the listing shows it in).
-pub fn left_alone(
+pub(crate) fn left_alone(
     task: &KvmTask,
     vm: &Vm,
     listed_pool: Option<&String>,
@@ -130,7 +125,7 @@ pub fn left_alone(
 
 /// The VM's config `current` compared with the config keys `wanted` (after the check
 /// of a new EFI disk), with the warning of cloud-init keys on a VM without a drive.
-pub fn compare(
+pub(crate) fn compare(
     task: &KvmTask,
     vmid: u32,
     current: &Map<String, Value>,
@@ -143,7 +138,7 @@ pub fn compare(
 }
 
 /// The task's pool, when the VM is listed in another one (or none): `(from, to)`.
-pub fn pool_move(task: &KvmTask, listed_pool: Option<&String>) -> Option<(Option<String>, String)> {
+pub(crate) fn pool_move(task: &KvmTask, listed_pool: Option<&String>) -> Option<(Option<String>, String)> {
     task.pool
         .as_ref()
         .filter(|want| listed_pool != Some(*want))
@@ -152,7 +147,7 @@ pub fn pool_move(task: &KvmTask, listed_pool: Option<&String>) -> Option<(Option
 
 /// The decision for bringing the VM observed to the config keys `wanted`; `changes`:
 /// its config compared with them, `up_to_date`: the message when nothing differs.
-pub fn decide(
+pub(crate) fn decide(
     task: &KvmTask,
     observed: &UpdateObserved,
     wanted: Config,
@@ -276,7 +271,7 @@ fn rotate_password(task: &KvmTask, wanted: &Config, changes: &mut Changes) {
 
 /// The task sets cloud-init keys on a VM (`vm`: how the warning names it) without a
 /// cloud-init drive: no guest reads them.
-pub fn without_drive_warning(vm: &str, wanted: &Config, current: &Map<String, Value>) -> Option<String> {
+pub(crate) fn without_drive_warning(vm: &str, wanted: &Config, current: &Map<String, Value>) -> Option<String> {
     let keys: Vec<&str> = wanted
         .keys()
         .map(String::as_str)
@@ -296,19 +291,11 @@ pub fn without_drive_warning(vm: &str, wanted: &Config, current: &Map<String, Va
     ))
 }
 
-/// Whether what the cloud-init drive lacks must be read (`GET .../cloudinit`): the VM
-/// runs, has a drive PVE does not rebuild at once, and cloud-init keys are involved.
-pub fn reads_drive_state(current: &Map<String, Value>, wanted: &Config, running: bool) -> bool {
-    let involved = wanted.keys().chain(current.keys()).any(|k| cloudinit::is_key(k));
-    let hotplug = current.get("hotplug").map(converge::text_of);
-    running && involved && cloudinit::config_has_drive(current) && !cloudinit::regenerated_at_once(hotplug.as_deref())
-}
-
 /// What a real update of the running VM would report as pending: the changes PVE's
 /// hotplug rules keep pending, plus the changes already pending (`already`) that the task
 /// leaves alone (a real run reads them back with its own, and a reboot applies them too).
 /// In key order, as PVE lists pending changes.
-pub fn predicted_pending(
+pub(crate) fn predicted_pending(
     changes: &Changes,
     current: &Map<String, Value>,
     already: Map<String, Value>,
@@ -324,7 +311,7 @@ pub fn predicted_pending(
 }
 
 /// The message clause for cloud-init changes the drive lacks.
-pub fn not_in_guest_clause(keys: &Map<String, Value>) -> String {
+pub(crate) fn not_in_guest_clause(keys: &Map<String, Value>) -> String {
     format!(
         "not yet in the guest: {} (cloud-init reads them from its drive, which PVE rebuilds when the VM starts: restart the VM with state: restarted, or use apply_pending: reboot)",
         keys.keys().cloned().collect::<Vec<_>>().join(", ")

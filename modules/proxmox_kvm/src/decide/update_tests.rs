@@ -8,11 +8,10 @@ use ferrox_cluster::tags::TagCase;
 use ferrox_pve_rules::cloudinit::DriveState;
 use serde_json::{json, Map, Value};
 
-use super::update::{
-    decide, ha_warning, left_alone, node_warning, predicted_pending, reads_ha_state, without_drive_warning, Decision,
-};
+use super::update::{decide, ha_warning, left_alone, node_warning, predicted_pending, without_drive_warning, Decision};
 use crate::api::Vm;
 use crate::converge;
+use crate::observe::reads::reads_ha_state;
 use crate::observe::UpdateObserved;
 use crate::plan::{Action, Plan};
 use crate::report::update::{updated, Updated};
@@ -292,7 +291,7 @@ fn the_update_message_says_what_stays_pending_or_what_a_reboot_applied() {
         ),
     ];
     for (u, msg, pending) in rows {
-        let out = updated(u);
+        let (out, _) = updated(u);
         assert_eq!(out.get("msg"), Some(&json!(msg)));
         assert_eq!(out.get("pending"), Some(&pending));
         assert_eq!(out.get("changed"), Some(&json!(true)));

@@ -19,11 +19,11 @@ use crate::api::{self, Vm};
 use crate::plan::Action;
 
 /// Attempts of a create or clone whose task fails on a busy lock, the first included.
-pub const MAX_ATTEMPTS: u32 = 3;
+pub(crate) const MAX_ATTEMPTS: u32 = 3;
 
 /// The lock a failed task timed out on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum BusyLock {
+pub(crate) enum BusyLock {
     /// A storage's: pve-storage's file lock (local) or pmxcfs lock (shared).
     Storage(String),
     /// A VM's config lock (`/var/lock/qemu-server/lock-<vmid>.conf`).
@@ -42,7 +42,7 @@ impl std::fmt::Display for BusyLock {
 /// The lock a line of a task (its exit status, or a line of its log) says timed out:
 /// the lock texts of pve-common's `lock_file_full` and pve-cluster's `cfs_lock`, alone or
 /// as qemu-server's create and clone workers word their failures.
-pub fn busy_lock(text: &str) -> Option<BusyLock> {
+pub(crate) fn busy_lock(text: &str) -> Option<BusyLock> {
     let text = text.trim_end();
     let text = text.strip_prefix("clone failed: ").unwrap_or(text);
     let text = match text.strip_prefix("unable to create VM ") {
@@ -72,7 +72,7 @@ pub fn busy_lock(text: &str) -> Option<BusyLock> {
 
 /// Whether the log shows the task's cleanup failing on a lock too (a line naming a lock
 /// besides the final `TASK ERROR`): then volumes it allocated were not freed.
-pub fn cleanup_hit_a_lock(log_tail: &[String]) -> bool {
+pub(crate) fn cleanup_hit_a_lock(log_tail: &[String]) -> bool {
     log_tail
         .iter()
         .filter(|l| !l.starts_with("TASK ERROR"))

@@ -29,7 +29,7 @@ pub(crate) fn newer_keys_refused(mut e: ApiError, keys: &[Versioned], node: &str
 
 /// A failed or timed-out task in words: 1.6's timeout text, plus what it lacked (the
 /// task's id, how long we waited, the last log line rather than the first).
-pub fn task_failure(prefix: &str, op: &str, e: TaskError) -> String {
+pub(crate) fn task_failure(prefix: &str, op: &str, e: TaskError) -> String {
     match e {
         TaskError::Timeout { upid, waited, last_line } => format!(
             "Reached timeout while waiting for {op} VM. Last line in task before timeout: {} (task {upid} still running after {} s; it continues in PVE)",

@@ -152,7 +152,7 @@ impl Executor<'_> {
 }
 
 /// Whether a migration's task (UPID type field) is an HA request, not the migration.
-pub fn is_ha_migration(upid: &str) -> bool {
+pub(crate) fn is_ha_migration(upid: &str) -> bool {
     upid.split(':').nth(5) == Some("hamigrate")
 }
 

@@ -15,7 +15,7 @@
 //! tried again), `pool_move`, `power`, `migrate`, `remove`, `template`. What the run
 //! found out is an [`Outcome`]; `failure` words a failed call or task.
 
-pub mod busy_lock;
+pub(crate) mod busy_lock;
 mod failure;
 mod migrate;
 mod new_vm;
@@ -41,13 +41,11 @@ use crate::api::{self, fields, Vm};
 use crate::converge::{self, Changes};
 use crate::observe::listing::Listing;
 use crate::plan::{effects, privileges, Action, Plan};
+use crate::step::{Learned, Run};
 use crate::task::Config;
-use crate::{Learned, Run};
-pub use failure::task_failure;
+pub(crate) use failure::task_failure;
 pub(crate) use failure::{api_fail, newer_keys_refused};
-pub use migrate::is_ha_migration;
-pub use outcome::Outcome;
-pub use power::ha_request_target;
+pub(crate) use outcome::Outcome;
 
 /// The smallest wait for creating, cloning, restoring, converting and removing.
 const LONG_TASK_SECS: u64 = 300;
@@ -56,7 +54,7 @@ const LONG_TASK_SECS: u64 = 300;
 /// what it found out; the `actions` list goes on the result either way. `listing`: the
 /// run's (which vmids are taken); `learned`: the run's check-mode effects so far, which
 /// this plan's join, and its warnings.
-pub fn execute(
+pub(crate) fn execute(
     run: &Run,
     listing: &Listing,
     learned: &mut Learned,
@@ -73,37 +71,50 @@ pub fn execute(
     };
     let verdict = learned
         .effects
-        .hold(&run.gate, "proxmox_kvm", &target, &writes, check_mode);
+        .hold(run.gate, "proxmox_kvm", &target, &writes, check_mode);
     learned.warnings.extend(run.gate.take_warnings());
     verdict?;
-    let mut exec = Executor::of(run, listing, name);
-    let result = exec.run(plan);
-    learned.warnings.append(&mut exec.outcome.warnings);
+    let result = carry_out(run, listing, plan, name, &mut learned.warnings);
     if result.is_ok() {
         let planned = effects::effects(plan, run.task.name.as_deref(), &plan.known, &run.tag_case);
         learned.effects.record_all(check_mode, planned);
     }
+    result
+}
+
+/// Runs `plan` (nothing in check mode) once it was held to the privilege gate, and
+/// returns what it found out; its warnings go to `warnings`, failed or not.
+pub(crate) fn carry_out(
+    run: &Run,
+    listing: &Listing,
+    plan: &mut Plan,
+    name: String,
+    warnings: &mut Vec<String>,
+) -> Result<Outcome, Failure> {
+    let mut exec = Executor::of(run, listing, name);
+    let result = exec.run(plan);
+    warnings.append(&mut exec.outcome.warnings);
     result.map(|_| exec.outcome)
 }
 
-pub struct Executor<'a> {
-    pub client: &'a Client,
-    pub check_mode: bool,
+pub(crate) struct Executor<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) check_mode: bool,
     /// `timeout`: budget for each task.
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// Budget for creating, cloning and restoring.
-    pub long_timeout: Duration,
+    pub(crate) long_timeout: Duration,
     /// The VM's name for messages (`name` option, else the VM's name).
-    pub name: String,
-    pub skiplock: bool,
+    pub(crate) name: String,
+    pub(crate) skiplock: bool,
     /// vmids listed when the plan was made, with the name listed (`None` before the
     /// VM's name is broadcast), for the next candidate of a range.
-    pub listed: BTreeMap<u32, Option<String>>,
+    pub(crate) listed: BTreeMap<u32, Option<String>>,
     /// How the cluster compares tags, for a config compared again while running.
-    pub tag_case: TagCase<'a>,
+    pub(crate) tag_case: TagCase<'a>,
     /// The task's keys only the node decides: a node's refusal of them is explained.
-    pub newer_keys: &'a [Versioned],
-    pub outcome: Outcome,
+    pub(crate) newer_keys: &'a [Versioned],
+    pub(crate) outcome: Outcome,
 }
 
 impl<'a> Executor<'a> {
@@ -132,7 +143,7 @@ impl<'a> Executor<'a> {
 impl Executor<'_> {
     /// Runs every action in order; the plan's VM is updated when a new vmid had to be
     /// chosen because of a collision.
-    pub fn run(&mut self, plan: &mut Plan) -> Result<(), Failure> {
+    pub(crate) fn run(&mut self, plan: &mut Plan) -> Result<(), Failure> {
         if self.check_mode {
             return Ok(());
         }

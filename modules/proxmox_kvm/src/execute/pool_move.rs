@@ -83,7 +83,7 @@ impl Executor<'_> {
 
 /// The vmids in `pool`: the query form for a nested pool (PVE 8.1+), the pool's own
 /// path otherwise.
-pub fn pool_members(client: &Client, pool: &str) -> Result<Vec<u32>, ApiError> {
+pub(crate) fn pool_members(client: &Client, pool: &str) -> Result<Vec<u32>, ApiError> {
     let answer = if pool.contains('/') {
         client.get("/pools", &[("poolid", pool.to_string())])?
     } else {

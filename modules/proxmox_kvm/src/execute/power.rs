@@ -104,7 +104,7 @@ impl Executor<'_> {
 
 /// The power state an HA request's task (`hastart`/`hastop` in the UPID's type field)
 /// leads to once the HA manager has acted.
-pub fn ha_request_target(upid: &str) -> Option<&'static str> {
+pub(crate) fn ha_request_target(upid: &str) -> Option<&'static str> {
     match upid.split(':').nth(5)? {
         "hastart" => Some("running"),
         "hastop" => Some("stopped"),

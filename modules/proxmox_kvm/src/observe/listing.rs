@@ -16,22 +16,27 @@ use crate::task::{KvmTask, Operation, State};
 use crate::vmid_range;
 
 /// What the run's listing says of the cluster.
-pub struct Listing {
+pub(crate) struct Listing {
     /// The guests the task may look up (its `vmid`, `newid`, `name`, `clone`), decoded.
-    pub guests: Vec<Guest>,
+    pub(crate) guests: Vec<Guest>,
     /// Every other guest, by vmid, name and lock: which vmids are taken, by which name.
-    pub unsought: Vec<OtherGuest>,
+    pub(crate) unsought: Vec<OtherGuest>,
     /// The cluster's node names.
-    pub nodes: Vec<String>,
+    pub(crate) nodes: Vec<String>,
     /// The storages per node the caller may audit.
-    pub storages: Vec<vm::Storage>,
+    pub(crate) storages: Vec<vm::Storage>,
     /// With `placement` and no `node`: the nodes' capacity and the guests' sizes (taken
     /// by [`crate::placement::place`]).
-    pub load: Option<Load>,
+    pub(crate) load: Option<Load>,
 }
 
 /// Lists the cluster once for `task`, decoding only the guests it may look up.
-pub fn read(m: &mut Module, task: &KvmTask, conn: &ConnectionParams, client: &Client) -> Result<Listing, Failure> {
+pub(crate) fn read(
+    m: &mut Module,
+    task: &KvmTask,
+    conn: &ConnectionParams,
+    client: &Client,
+) -> Result<Listing, Failure> {
     let sought = sought(task);
     let by_name = task
         .given_name()
@@ -41,7 +46,7 @@ pub fn read(m: &mut Module, task: &KvmTask, conn: &ConnectionParams, client: &Cl
         .with_others_thin()
         .with_name_unbroadcast(task.given_name().is_some() || !task.clone.source.is_empty())
         .with_name_alone(by_name);
-    if crate::placement::wanted(task) {
+    if task.chooses_node() {
         query = query.with_load();
     }
     let vm::Listing { cluster, load } = name_index::read(m, client, conn, &query)
@@ -57,7 +62,7 @@ pub fn read(m: &mut Module, task: &KvmTask, conn: &ConnectionParams, client: &Cl
 
 impl Listing {
     /// Every listed vmid with the name it counts with for [`crate::vmid_range::held_by_other`].
-    pub fn listed(&self) -> impl Iterator<Item = (u32, Option<&str>)> + '_ {
+    pub(crate) fn listed(&self) -> impl Iterator<Item = (u32, Option<&str>)> + '_ {
         let decoded = self
             .guests
             .iter()
@@ -71,14 +76,14 @@ impl Listing {
 
     /// The name `vmid` is listed with (`None`: not listed; `Some(None)`: listed, counting
     /// without a name).
-    pub fn listed_name(&self, vmid: u32) -> Option<Option<&str>> {
+    pub(crate) fn listed_name(&self, vmid: u32) -> Option<Option<&str>> {
         self.listed().find(|(id, _)| *id == vmid).map(|(_, name)| name)
     }
 
     /// Records that `vm` carries `name` (the listing may not show it yet: PVE
     /// broadcasts a new VM's name later), so the next lookup by name finds it; `pool`:
     /// the task's (the VM was made by this task or its twin).
-    pub fn learn_name(&mut self, vm: &Vm, name: &str, pool: Option<&String>) {
+    pub(crate) fn learn_name(&mut self, vm: &Vm, name: &str, pool: Option<&String>) {
         match self.guests.iter_mut().find(|g| g.vmid == vm.vmid) {
             Some(g) => {
                 g.name = Some(name.to_string());

@@ -2,11 +2,13 @@
 //! operation: the cluster's listing, read once at the start ([`listing`]), the VM the
 //! task names (located in it: [`target`]; a clone's source and the clone), and then
 //! only what the decision needs of the VM. A read needed only in some cases stays
-//! conditional (the API call counts are pinned); the pure helpers of [`crate::decide`]
-//! say which. [`vmid`]: the vmid of a VM the task creates or clones.
+//! conditional (the API call counts are pinned); [`reads`] says which, and
+//! [`Now`] what a power state is. [`vmid`]: the vmid of a VM the task creates or clones.
 
-pub mod listing;
-pub mod vmid;
+pub(crate) mod listing;
+mod now;
+pub(crate) mod reads;
+pub(crate) mod vmid;
 
 use ferrox_ansible::protocol::Failure;
 use ferrox_cluster::cloudinit;
@@ -17,18 +19,16 @@ use ferrox_run::vm_task::{self, InfoWording, Lookup};
 use serde_json::{Map, Value};
 
 use crate::api::{self, Vm};
-use crate::decide::config_keys::KeyEdit;
-use crate::decide::power::{self, Now};
-use crate::decide::{migrate, update};
 use crate::guest_wait;
-use crate::task::{Config, GuestWait, KvmTask, Operation, State};
-use crate::Run;
+use crate::step::Run;
+use crate::task::{Config, GuestWait, KeyEdit, KvmTask, Operation, State};
 use listing::Listing;
+pub(crate) use now::Now;
 
 /// The VM the task names: by `vmid`, else by `name` (QEMU VMs only; when several
 /// share the name, the one on `node`, except for `migrate`, whose `node` is the
 /// destination).
-pub fn target(run: &Run, listing: &Listing) -> Result<Option<Guest>, Failure> {
+pub(crate) fn target(run: &Run, listing: &Listing) -> Result<Option<Guest>, Failure> {
     let task = run.task;
     let prefer_node = task.node.as_deref().filter(|_| task.operation != Operation::Migrate);
     let lookup = Lookup {
@@ -40,7 +40,7 @@ pub fn target(run: &Run, listing: &Listing) -> Result<Option<Guest>, Failure> {
 }
 
 /// The VM the task names, which must exist (`delete`, `revert`, `migrate`).
-pub fn existing_target(run: &Run, listing: &Listing) -> Result<Guest, Failure> {
+pub(crate) fn existing_target(run: &Run, listing: &Listing) -> Result<Guest, Failure> {
     target(run, listing)?.ok_or_else(|| match run.task.vmid {
         Some(id) => Failure::new(format!("VM with vmid {id} does not exist in cluster")).with("vmid", id),
         None => Failure::new(format!(
@@ -52,7 +52,7 @@ pub fn existing_target(run: &Run, listing: &Listing) -> Result<Guest, Failure> {
 
 /// The guest `lookup` names ([`vm_task::locate`], a shared name explained); a vmid of a
 /// container is refused.
-pub fn locate(client: &Client, listing: &Listing, lookup: &Lookup) -> Result<Option<Guest>, Failure> {
+pub(crate) fn locate(client: &Client, listing: &Listing, lookup: &Lookup) -> Result<Option<Guest>, Failure> {
     match vm_task::locate(client, &listing.guests, lookup)? {
         Some(g) if g.kind == GuestType::Lxc => Err(Failure::new(format!(
             "vmid {} belongs to a container (LXC) on node {}, not a QEMU VM; choose another vmid",
@@ -64,7 +64,7 @@ pub fn locate(client: &Client, listing: &Listing, lookup: &Lookup) -> Result<Opt
 }
 
 /// The QEMU VM with this vmid.
-pub fn qemu_by_vmid(client: &Client, listing: &Listing, id: u32) -> Result<Option<Guest>, Failure> {
+pub(crate) fn qemu_by_vmid(client: &Client, listing: &Listing, id: u32) -> Result<Option<Guest>, Failure> {
     let lookup = Lookup {
         vmid: Some(id),
         ..Lookup::default()
@@ -73,7 +73,7 @@ pub fn qemu_by_vmid(client: &Client, listing: &Listing, id: u32) -> Result<Optio
 }
 
 /// The QEMU VM with this name; when several have it, the one on `node` (if given).
-pub fn qemu_named(
+pub(crate) fn qemu_named(
     client: &Client,
     listing: &Listing,
     name: Option<&str>,
@@ -93,7 +93,7 @@ fn clone_node<'c>(run: &'c Run) -> Option<&'c str> {
 }
 
 /// The VM a clone is made from: `vmid`, else the VM named `clone`.
-pub fn clone_source(run: &Run, listing: &Listing) -> Result<Guest, Failure> {
+pub(crate) fn clone_source(run: &Run, listing: &Listing) -> Result<Guest, Failure> {
     let source_name = &run.task.clone.source;
     match run.task.vmid {
         Some(id) => qemu_by_vmid(run.client, listing, id)?,
@@ -103,7 +103,7 @@ pub fn clone_source(run: &Run, listing: &Listing) -> Result<Guest, Failure> {
 }
 
 /// The clone of `source`, when it exists: `newid`, else a VM named `name` other than the source.
-pub fn existing_clone(run: &Run, listing: &Listing, source: &Guest) -> Result<Option<Guest>, Failure> {
+pub(crate) fn existing_clone(run: &Run, listing: &Listing, source: &Guest) -> Result<Option<Guest>, Failure> {
     match run.task.clone.newid {
         Some(id) => qemu_by_vmid(run.client, listing, id),
         None => Ok(
@@ -114,7 +114,7 @@ pub fn existing_clone(run: &Run, listing: &Listing, source: &Guest) -> Result<Op
 }
 
 /// The `Vm` of a listed guest.
-pub fn vm_of(g: &Guest) -> Vm {
+pub(crate) fn vm_of(g: &Guest) -> Vm {
     Vm {
         node: g.node.to_string(),
         vmid: g.vmid,
@@ -122,7 +122,7 @@ pub fn vm_of(g: &Guest) -> Vm {
 }
 
 /// The name for messages: the task's, else the VM's.
-pub fn name_of(task: &KvmTask, guest: Option<&Guest>) -> String {
+pub(crate) fn name_of(task: &KvmTask, guest: Option<&Guest>) -> String {
     task.name
         .clone()
         .or_else(|| guest.and_then(|g| g.name.clone()))
@@ -130,14 +130,14 @@ pub fn name_of(task: &KvmTask, guest: Option<&Guest>) -> String {
 }
 
 /// The VM's config, failing as 1.6 words it.
-pub fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, Failure> {
+pub(crate) fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, Failure> {
     api::config(client, vm).map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))
 }
 
 /// The config of a VM a create or clone just made, for `mac` and `devices`: the one the
 /// update read back; else, in check mode for a VM not listed, none (the run's effects
 /// predict it); else read now.
-pub fn made_config(
+pub(crate) fn made_config(
     run: &Run,
     listing: &Listing,
     vm: &Vm,
@@ -152,7 +152,10 @@ pub fn made_config(
 
 /// The changes already pending on a running VM that a check-mode update leaves alone
 /// (what a real run reads back with its own); `None`, unread, otherwise.
-pub fn pending_before_update(run: &Run, observed: &UpdateObserved) -> Result<Option<Map<String, Value>>, Failure> {
+pub(crate) fn pending_before_update(
+    run: &Run,
+    observed: &UpdateObserved,
+) -> Result<Option<Map<String, Value>>, Failure> {
     if !(observed.running && run.task.check_mode) {
         return Ok(None);
     }
@@ -163,7 +166,11 @@ pub fn pending_before_update(run: &Run, observed: &UpdateObserved) -> Result<Opt
 }
 
 /// The changes a running VM keeps pending, read back after a `delete` or `revert`.
-pub fn pending_after_keys(run: &Run, edit: KeyEdit, observed: &KeysObserved) -> Result<Map<String, Value>, Failure> {
+pub(crate) fn pending_after_keys(
+    run: &Run,
+    edit: KeyEdit,
+    observed: &KeysObserved,
+) -> Result<Map<String, Value>, Failure> {
     let (vm, name) = (&observed.vm, &observed.name);
     api::pending(run.client, vm).map(|p| p.waiting).map_err(|e| {
         Failure::new(format!(
@@ -176,21 +183,21 @@ pub fn pending_after_keys(run: &Run, edit: KeyEdit, observed: &KeysObserved) -> 
 }
 
 /// A power state's, `current`'s, `template`'s or `absent`'s view of the VM.
-pub struct PowerObserved {
-    pub vm: Vm,
+pub(crate) struct PowerObserved {
+    pub(crate) vm: Vm,
     /// The name for messages: the task's, else the VM's.
-    pub name: String,
+    pub(crate) name: String,
     /// Its power state (`status/current`).
-    pub now: Now,
+    pub(crate) now: Now,
     /// With `wait_for_agent`/`wait_for_ip`: the wait and what it relies on, read (and
     /// checked) before any write.
-    pub waiting: Option<(GuestWait, guest_wait::Guest)>,
+    pub(crate) waiting: Option<(GuestWait, guest_wait::Guest)>,
 }
 
 /// The VM a power state acts on (`None`: not in the cluster) and its power state; with a
 /// guest wait, the config the guest runs with and the caller's right to read its agent
 /// (the privilege gate's warnings go to `warnings`).
-pub fn power_state(
+pub(crate) fn power_state(
     run: &Run,
     listing: &Listing,
     state: State,
@@ -205,13 +212,13 @@ pub fn power_state(
     let status = api::power(run.client, &vm)
         .map_err(|e| Failure::new(format!("Unable to read the status of VM {id}: {e}")).with("vmid", id))?;
     let now = Now::of(&status, guest.template).with_ha_resource(guest.hastate.clone());
-    let waiting = match power::guest_wait(run.task, state).cloned() {
+    let waiting = match guest_wait::of_state(run.task, state).cloned() {
         None => None,
         Some(wait) => {
-            if let Some(refused) = power::wait_refusal(run.task, state, id, &now) {
+            if let Some(refused) = guest_wait::wait_refusal(run.task, state, id, now.running) {
                 return Err(refused);
             }
-            let running_config = power::waits_on_running_config(run.task, state, &now);
+            let running_config = guest_wait::waits_on_running_config(run.task, state, now.running);
             let reachable = guest_wait::prepare(run, warnings, &wait, &vm, running_config)?;
             Some((wait, reachable))
         }
@@ -220,21 +227,21 @@ pub fn power_state(
 }
 
 /// `delete`'s or `revert`'s view of the VM.
-pub struct KeysObserved {
-    pub vm: Vm,
+pub(crate) struct KeysObserved {
+    pub(crate) vm: Vm,
     /// The name for messages: the task's, else the VM's.
-    pub name: String,
+    pub(crate) name: String,
     /// The lock the listing shows.
-    pub lock: Option<String>,
+    pub(crate) lock: Option<String>,
     /// Whether the listing shows it running (its hotplug rules keep changes pending).
-    pub running: bool,
+    pub(crate) running: bool,
     /// `delete`: the VM's config; `revert`: its pending values.
-    pub found: Map<String, Value>,
+    pub(crate) found: Map<String, Value>,
 }
 
 /// The VM the task names, which must exist, and its config (`delete`) or pending
 /// changes (`revert`), each read failing in 1.6's words.
-pub fn config_keys(run: &Run, listing: &Listing, edit: KeyEdit) -> Result<KeysObserved, Failure> {
+pub(crate) fn config_keys(run: &Run, listing: &Listing, edit: KeyEdit) -> Result<KeysObserved, Failure> {
     let guest = existing_target(run, listing)?;
     let vm = vm_of(&guest);
     let name = name_of(run.task, Some(&guest));
@@ -264,22 +271,22 @@ pub fn config_keys(run: &Run, listing: &Listing, edit: KeyEdit) -> Result<KeysOb
 }
 
 /// `migrate: true`'s view of the VM.
-pub struct MigrateObserved {
-    pub vm: Vm,
+pub(crate) struct MigrateObserved {
+    pub(crate) vm: Vm,
     /// The name for messages: the task's, else the VM's.
-    pub name: String,
+    pub(crate) name: String,
     /// The lock the listing shows.
-    pub lock: Option<String>,
+    pub(crate) lock: Option<String>,
     /// Whether it runs (`status/current`), read only when it is to be migrated; `None`:
     /// not read, or the read failed.
-    pub running: Option<bool>,
+    pub(crate) running: Option<bool>,
 }
 
 /// The VM the task names, which must exist, and, when it is to move, whether it runs.
-pub fn migration(run: &Run, listing: &Listing) -> Result<MigrateObserved, Failure> {
+pub(crate) fn migration(run: &Run, listing: &Listing) -> Result<MigrateObserved, Failure> {
     let guest = existing_target(run, listing)?;
     let vm = vm_of(&guest);
-    let running = migrate::reads_power(run.task, &vm, guest.lock.as_deref())
+    let running = reads::reads_power(run.task, &vm, guest.lock.as_deref())
         .then(|| api::power(run.client, &vm).map(|p| p.status == "running").ok())
         .flatten();
     Ok(MigrateObserved {
@@ -292,22 +299,22 @@ pub fn migration(run: &Run, listing: &Listing) -> Result<MigrateObserved, Failur
 
 /// `present`'s view of a VM that exists: its config, read once, and its HA state where
 /// a warning needs it.
-pub struct ExistingObserved {
-    pub vm: Vm,
+pub(crate) struct ExistingObserved {
+    pub(crate) vm: Vm,
     /// The name for messages: the task's, else the VM's.
-    pub name: String,
-    pub config: Map<String, Value>,
+    pub(crate) name: String,
+    pub(crate) config: Map<String, Value>,
     /// Whether PVE manages it as an HA resource (read only with `ha_managed: true`; a
     /// failed read counts as not).
-    pub ha_managed: bool,
+    pub(crate) ha_managed: bool,
 }
 
 /// The config of the VM `guest` (failing as 1.6 words it), and its HA state when the
 /// task sets `ha_managed`.
-pub fn existing(run: &Run, guest: &Guest) -> Result<ExistingObserved, Failure> {
+pub(crate) fn existing(run: &Run, guest: &Guest) -> Result<ExistingObserved, Failure> {
     let vm = vm_of(guest);
     let config = config(run.client, &vm)?;
-    let ha_managed = update::reads_ha_state(run.task) && api::power(run.client, &vm).is_ok_and(|p| p.ha_managed);
+    let ha_managed = reads::reads_ha_state(run.task) && api::power(run.client, &vm).is_ok_and(|p| p.ha_managed);
     Ok(ExistingObserved {
         name: name_of(run.task, Some(guest)),
         vm,
@@ -317,24 +324,24 @@ pub fn existing(run: &Run, guest: &Guest) -> Result<ExistingObserved, Failure> {
 }
 
 /// The update's view of a VM that exists.
-pub struct UpdateObserved {
-    pub vm: Vm,
+pub(crate) struct UpdateObserved {
+    pub(crate) vm: Vm,
     /// The name for messages.
-    pub name: String,
+    pub(crate) name: String,
     /// Its config, read once.
-    pub config: Map<String, Value>,
+    pub(crate) config: Map<String, Value>,
     /// Whether the listing shows it running.
-    pub running: bool,
+    pub(crate) running: bool,
     /// The pool the listing shows it in.
-    pub pool: Option<String>,
+    pub(crate) pool: Option<String>,
     /// What its cloud-init drive lacks (`GET .../cloudinit`), read only where
-    /// [`crate::decide::update::reads_drive_state`] says it matters.
-    pub cloud_init: Option<DriveState>,
+    /// [`reads::reads_drive_state`] says it matters.
+    pub(crate) cloud_init: Option<DriveState>,
 }
 
 /// The update's view of `guest`, whose config `config` was read already, for the
 /// config keys `wanted`.
-pub fn for_update(
+pub(crate) fn for_update(
     run: &Run,
     guest: &Guest,
     name: String,
@@ -343,7 +350,7 @@ pub fn for_update(
 ) -> Result<UpdateObserved, Failure> {
     let vm = vm_of(guest);
     let running = guest.status.as_deref() == Some("running");
-    let cloud_init = if update::reads_drive_state(&config, wanted, running) {
+    let cloud_init = if reads::reads_drive_state(&config, wanted, running) {
         let state = cloudinit::read(run.client, &vm.node, vm.vmid)
             .map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))?;
         Some(state)

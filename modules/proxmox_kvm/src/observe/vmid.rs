@@ -7,10 +7,11 @@ use ferrox_dryrun::PlanView;
 
 use super::listing::Listing;
 use crate::plan::Allocation;
-use crate::{api, vmid_range, Run};
+use crate::step::Run;
+use crate::{api, vmid_range};
 
 /// The vmid for a new VM or clone (`given`: the task's) and how it was chosen.
-pub fn choose(run: &Run, listing: &Listing, given: Option<u32>) -> Result<(u32, Allocation), Failure> {
+pub(crate) fn choose(run: &Run, listing: &Listing, given: Option<u32>) -> Result<(u32, Allocation), Failure> {
     if let Some(id) = given {
         return Ok((id, Allocation::Given));
     }

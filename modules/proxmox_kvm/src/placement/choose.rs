@@ -22,57 +22,57 @@ use super::Strategy;
 const GIB: f64 = (1u64 << 30) as f64;
 
 /// The memory limit without `max_memory_ratio`: configured memory up to the node's own.
-pub const DEFAULT_MAX_MEMORY_RATIO: f64 = 1.0;
+pub(crate) const DEFAULT_MAX_MEMORY_RATIO: f64 = 1.0;
 
 /// A node still in the race, with what it has and what is configured on it (its guests,
 /// running or not, and the VMs this run placed there).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Candidate {
-    pub node: String,
+pub(crate) struct Candidate {
+    pub(crate) node: String,
     /// Bytes.
-    pub maxmem: u64,
-    pub maxcpu: u64,
+    pub(crate) maxmem: u64,
+    pub(crate) maxcpu: u64,
     /// Configured memory of its guests and of this run's placements there, bytes.
-    pub configured_memory: u64,
-    pub configured_cpus: u64,
+    pub(crate) configured_memory: u64,
+    pub(crate) configured_cpus: u64,
     /// Members of the task's group on it (0 without a group).
-    pub group_members: usize,
+    pub(crate) group_members: usize,
 }
 
 impl Candidate {
     /// Memory not configured for any guest (negative when overcommitted).
-    pub fn free_memory(&self) -> i128 {
+    pub(crate) fn free_memory(&self) -> i128 {
         i128::from(self.maxmem) - i128::from(self.configured_memory)
     }
 
-    pub fn free_cpus(&self) -> i128 {
+    pub(crate) fn free_cpus(&self) -> i128 {
         i128::from(self.maxcpu) - i128::from(self.configured_cpus)
     }
 }
 
 /// What the new VM takes and how to choose.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Want<'a> {
-    pub name: &'a str,
+pub(crate) struct Want<'a> {
+    pub(crate) name: &'a str,
     /// Bytes.
-    pub memory: u64,
-    pub cpus: u64,
-    pub strategy: Strategy,
+    pub(crate) memory: u64,
+    pub(crate) cpus: u64,
+    pub(crate) strategy: Strategy,
     /// Spread the VMs of a group over the nodes (anti-affinity).
-    pub grouped: bool,
+    pub(crate) grouped: bool,
     /// `max_memory_ratio` as the task gives it (`None`: [`DEFAULT_MAX_MEMORY_RATIO`]).
-    pub max_memory_ratio: Option<f64>,
+    pub(crate) max_memory_ratio: Option<f64>,
 }
 
 /// A node left out, and why (kept for the result and for the failure).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Exclusion {
-    pub node: String,
-    pub reason: String,
+pub(crate) struct Exclusion {
+    pub(crate) node: String,
+    pub(crate) reason: String,
 }
 
 /// The candidates in order of preference, and those excluded as full.
-pub fn rank(candidates: Vec<Candidate>, want: &Want) -> (Vec<Candidate>, Vec<Exclusion>) {
+pub(crate) fn rank(candidates: Vec<Candidate>, want: &Want) -> (Vec<Candidate>, Vec<Exclusion>) {
     let (mut fit, full): (Vec<Candidate>, Vec<Candidate>) =
         candidates.into_iter().partition(|c| full_reason(c, want).is_none());
     let excluded = full
@@ -125,7 +125,7 @@ fn full_reason(c: &Candidate, want: &Want) -> Option<String> {
 }
 
 /// The failure when no node is left: every node with its reason.
-pub fn none_left(what: &str, excluded: &[Exclusion]) -> String {
+pub(crate) fn none_left(what: &str, excluded: &[Exclusion]) -> String {
     let reasons: Vec<String> = excluded.iter().map(|e| format!("{}: {}", e.node, e.reason)).collect();
     format!(
         "placement: no node can take {what}; nothing was created. {}. Fix: free or add capacity, make the missing storage or bridge available on a node, widen placement.nodes, or name the node with node",

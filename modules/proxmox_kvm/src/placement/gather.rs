@@ -14,23 +14,23 @@ use ferrox_run::placements::Reservation;
 use super::choose::{Candidate, Exclusion};
 
 /// What the nodes are checked against.
-pub struct Needs<'a> {
+pub(crate) struct Needs<'a> {
     /// `placement.nodes`, else every node listed.
-    pub nodes: Option<&'a [String]>,
+    pub(crate) nodes: Option<&'a [String]>,
     /// The storages the task allocates on or reads from, each with the first key naming it.
-    pub storages: Vec<(String, String)>,
+    pub(crate) storages: Vec<(String, String)>,
     /// The nodes a clone can be made on (`None`: any), and why the others cannot.
-    pub source_nodes: Option<(BTreeSet<String>, String)>,
+    pub(crate) source_nodes: Option<(BTreeSet<String>, String)>,
     /// The placement group, if any.
-    pub group: Option<&'a str>,
+    pub(crate) group: Option<&'a str>,
     /// Storages of `storages` that storage.cfg disables (`enabled: 0` in a node's
     /// storage listing; `/cluster/resources` leaves them out).
-    pub disabled: Vec<String>,
+    pub(crate) disabled: Vec<String>,
 }
 
 /// The storages the task's drive values allocate on or read from (disks, `efidisk0`,
 /// `tpmstate0`, the cloud-init drive, `import-from`), then the task's `storage`.
-pub fn storages_named<'v>(
+pub(crate) fn storages_named<'v>(
     entries: impl Iterator<Item = (&'v String, &'v String)>,
     storage: Option<&str>,
 ) -> Vec<(String, String)> {
@@ -53,7 +53,7 @@ pub fn storages_named<'v>(
 }
 
 /// Candidates with their numbers, and the nodes excluded with their reasons.
-pub fn candidates(
+pub(crate) fn candidates(
     load: &Load,
     storages: &[Storage],
     reservations: &[Reservation],

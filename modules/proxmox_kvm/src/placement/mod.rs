@@ -19,9 +19,9 @@
 //! a disabled storage is listed nowhere, so only then is one node's storage listing read
 //! to tell a disabled storage from one the caller may not see.
 
-pub mod choose;
-pub mod gather;
-pub mod rendezvous;
+pub(crate) mod choose;
+pub(crate) mod gather;
+pub(crate) mod rendezvous;
 
 use std::collections::BTreeSet;
 
@@ -35,9 +35,9 @@ use serde_json::{json, Value};
 
 use crate::api;
 use crate::observe::{self, listing::Listing};
-pub use crate::task::placement::{Placement, Strategy};
-use crate::task::{KvmTask, Operation, State};
-use crate::Run;
+use crate::step::Run;
+pub(crate) use crate::task::placement::{Placement, Strategy};
+use crate::task::{KvmTask, Operation};
 use choose::{Candidate, Exclusion, Want};
 
 /// Default memory of a VM whose task and source name none (PVE's `memory` default), MiB.
@@ -46,31 +46,23 @@ const MIB: u64 = 1 << 20;
 
 /// The node chosen, what the VM takes, and why (the result's `placement`).
 #[derive(Debug, Clone)]
-pub struct Placed {
-    pub node: String,
-    pub memory: u64,
-    pub cpus: u64,
-    pub why: Value,
-}
-
-/// Whether the task may create a VM on a node it does not name (the binary decides
-/// whether it actually creates one once it has looked).
-pub fn wanted(task: &KvmTask) -> bool {
-    let creates = matches!(task.operation, Operation::State(State::Present))
-        || (task.operation == Operation::Clone && task.clone.target.is_none());
-    creates && task.node.is_none() && task.placement.is_some()
+pub(crate) struct Placed {
+    pub(crate) node: String,
+    pub(crate) memory: u64,
+    pub(crate) cpus: u64,
+    pub(crate) why: Value,
 }
 
 /// Chooses the node when the task creates a VM without naming one; the task as placed
 /// (`node`, and a clone's `target` when it ends away from its source) for the rest of
 /// the run, and the choice. `None`: nothing to place (the VM exists, or the task names
 /// its node). Takes the listing's load.
-pub fn place(
+pub(crate) fn place(
     run: &Run,
     listing: &mut Listing,
     reservations: &[Reservation],
 ) -> Result<Option<(KvmTask, Placed)>, Failure> {
-    let Some(p) = run.task.placement.clone().filter(|_| wanted(run.task)) else {
+    let Some(p) = run.task.placement.clone().filter(|_| run.task.chooses_node()) else {
         return Ok(None);
     };
     let source = match run.task.operation {
@@ -323,7 +315,7 @@ fn why(
 
 /// The node the listing shows the result's VM on (`vmid`), if it lists it: where a VM
 /// found existing is, or where another run created the one this task then adopted.
-pub fn listed_node(out: &Output, listing: &Listing) -> Option<String> {
+pub(crate) fn listed_node(out: &Output, listing: &Listing) -> Option<String> {
     let vmid = out.get("vmid").and_then(Value::as_u64)?;
     listing
         .guests
@@ -334,7 +326,7 @@ pub fn listed_node(out: &Output, listing: &Listing) -> Option<String> {
 
 /// The result of a task that could place but found its VM existing (by name, or made
 /// by another run at the same moment): `node` says where it is, as for a placed one.
-pub fn found_existing(out: Output, node: Option<String>) -> Output {
+pub(crate) fn found_existing(out: Output, node: Option<String>) -> Output {
     match node {
         Some(node) if out.get("node").is_none() => out.with("node", node),
         _ => out,
@@ -344,7 +336,7 @@ pub fn found_existing(out: Output, node: Option<String>) -> Output {
 /// The result of a placed task: `node` (where the listing shows the VM, else the node
 /// chosen) and `placement`, the node in the diff, and the reservation the run keeps
 /// (only for a VM this task made).
-pub fn finish(
+pub(crate) fn finish(
     out: Output,
     placed: &Placed,
     listed: Option<String>,

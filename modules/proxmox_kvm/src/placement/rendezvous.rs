@@ -15,7 +15,7 @@
 use crate::vmid_range::fnv1a64;
 
 /// The weight of `node` for the VM `name`.
-pub fn weight(name: &str, node: &str) -> u64 {
+pub(crate) fn weight(name: &str, node: &str) -> u64 {
     let mut bytes = Vec::with_capacity(name.len() + 1 + node.len());
     bytes.extend_from_slice(name.as_bytes());
     bytes.push(0);
@@ -30,8 +30,10 @@ fn mix(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The node of `nodes` with the highest weight for `name` (ties: the first name in order).
-pub fn winner<'n>(name: &str, nodes: impl IntoIterator<Item = &'n str>) -> Option<&'n str> {
+/// The node of `nodes` with the highest weight for `name` (ties: the first name in order):
+/// what the choice's ranking gives among equals, as the tests state it.
+#[cfg(test)]
+pub(crate) fn winner<'n>(name: &str, nodes: impl IntoIterator<Item = &'n str>) -> Option<&'n str> {
     nodes
         .into_iter()
         .map(|n| (weight(name, n), n))

@@ -13,15 +13,15 @@ use crate::plan::{Action, Plan, PowerCall};
 
 /// What the driver knew when it planned, beyond the actions.
 #[derive(Debug, Default, Clone)]
-pub struct Known {
+pub(crate) struct Known {
     /// The VM's config the plan was made against (existing VM).
-    pub current: Option<Map<String, Value>>,
+    pub(crate) current: Option<Map<String, Value>>,
     /// The config a clone copies from its source.
-    pub clone_source: Option<Map<String, Value>>,
+    pub(crate) clone_source: Option<Map<String, Value>>,
     /// Keys a running VM keeps pending (predicted), with their new values.
-    pub pending: Map<String, Value>,
+    pub(crate) pending: Map<String, Value>,
     /// Deletions a running VM keeps pending (predicted).
-    pub pending_deletes: Vec<String>,
+    pub(crate) pending_deletes: Vec<String>,
 }
 
 /// The pool a create or clone puts the new VM in (its `pool` field).
@@ -34,7 +34,7 @@ fn placed_in_pool(vmid: u32, node: &str, form: &[(String, String)]) -> Option<Ef
 }
 
 /// The effects of `plan`'s actions, in order, on the VM named `name`.
-pub fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCase) -> Vec<Effect> {
+pub(crate) fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCase) -> Vec<Effect> {
     let vmid = plan.vm.vmid;
     // The node the VM is on at each step (a clone moved to another node changes it).
     let mut node = plan.vm.node.as_str();

@@ -2,8 +2,8 @@
 //! anything is written. Check mode reports it; otherwise
 //! [`crate::execute`](mod@crate::execute) runs it.
 
-pub mod effects;
-pub mod privileges;
+pub(crate) mod effects;
+pub(crate) mod privileges;
 
 use crate::api::Vm;
 use crate::converge::Changes;
@@ -12,7 +12,7 @@ use crate::task::Config;
 
 /// Where a new vmid comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Allocation {
+pub(crate) enum Allocation {
     /// The task named it: a collision is an error.
     Given,
     /// PVE's `/cluster/nextid`: on a collision, ask again.
@@ -29,7 +29,7 @@ pub enum Allocation {
 
 /// A power-state call (`POST .../status/<call>`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PowerCall {
+pub(crate) enum PowerCall {
     Start,
     Resume,
     /// Graceful ACPI shutdown; `force` powers off once `timeout` passed.
@@ -45,7 +45,7 @@ pub enum PowerCall {
 }
 
 impl PowerCall {
-    pub fn endpoint(&self) -> &'static str {
+    pub(crate) fn endpoint(&self) -> &'static str {
         match self {
             PowerCall::Start => "start",
             PowerCall::Resume => "resume",
@@ -58,7 +58,7 @@ impl PowerCall {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub enum Action {
+pub(crate) enum Action {
     /// `POST /nodes/{node}/qemu` (a restore when `form` holds `archive`).
     Create {
         form: Vec<(String, String)>,
@@ -117,7 +117,7 @@ pub enum Action {
 
 impl Action {
     /// One line for the `actions` result.
-    pub fn describe(&self, vm: &Vm) -> String {
+    pub(crate) fn describe(&self, vm: &Vm) -> String {
         let id = vm.vmid;
         match self {
             Action::Create { form, .. } if form.iter().any(|(k, _)| k == "archive") => {
@@ -186,31 +186,28 @@ impl Action {
 /// The actions of one run, against one VM, and what the driver knew of the VM when it
 /// planned them (the config the privilege check and a check run's effects read).
 #[derive(Debug, Clone)]
-pub struct Plan {
-    pub vm: Vm,
-    pub actions: Vec<Action>,
-    pub known: Known,
+pub(crate) struct Plan {
+    pub(crate) vm: Vm,
+    pub(crate) actions: Vec<Action>,
+    pub(crate) known: Known,
 }
 
 impl Plan {
-    pub fn new(vm: Vm) -> Plan {
+    pub(crate) fn new(vm: Vm) -> Plan {
         Plan::of(vm, Vec::new())
     }
     /// The plan of `actions` on `vm`, knowing nothing more of it.
-    pub fn of(vm: Vm, actions: Vec<Action>) -> Plan {
+    pub(crate) fn of(vm: Vm, actions: Vec<Action>) -> Plan {
         Plan {
             vm,
             actions,
             known: Known::default(),
         }
     }
-    pub fn push(&mut self, a: Action) {
+    pub(crate) fn push(&mut self, a: Action) {
         self.actions.push(a);
     }
-    pub fn is_empty(&self) -> bool {
-        self.actions.is_empty()
-    }
-    pub fn describe(&self) -> Vec<String> {
+    pub(crate) fn describe(&self) -> Vec<String> {
         self.actions.iter().map(|a| a.describe(&self.vm)).collect()
     }
 }

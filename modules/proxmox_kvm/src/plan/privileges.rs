@@ -17,7 +17,7 @@ fn text(config: &Map<String, Value>, key: &str) -> Option<String> {
 
 /// Every write of `plan`, with what `known` holds of the VM's config (and a clone's
 /// source) for the checks that look at the value being replaced.
-pub fn of(plan: &Plan, known: &Known) -> Vec<Write> {
+pub(crate) fn of(plan: &Plan, known: &Known) -> Vec<Write> {
     let vmid = plan.vm.vmid;
     let field = |form: &[(String, String)], k: &str| form.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
     let mut out = Vec::new();

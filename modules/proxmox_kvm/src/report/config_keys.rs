@@ -5,7 +5,7 @@ use ferrox_ansible::protocol::Output;
 use serde_json::{Map, Value};
 
 /// None of the keys was set (or pending).
-pub fn unchanged(msg: String, vmid: u32) -> Output {
+pub(crate) fn unchanged(msg: String, vmid: u32) -> Output {
     Output::unchanged(msg)
         .with("vmid", vmid)
         .with("actions", Vec::<String>::new())
@@ -13,7 +13,7 @@ pub fn unchanged(msg: String, vmid: u32) -> Output {
 
 /// The keys were dropped; `pending`: what still waits for a restart (left out when
 /// nothing does).
-pub fn changed(msg: String, vmid: u32, actions: Vec<String>, diff: Diff, pending: Map<String, Value>) -> Output {
+pub(crate) fn changed(msg: String, vmid: u32, actions: Vec<String>, diff: Diff, pending: Map<String, Value>) -> Output {
     let out = Output::changed(msg)
         .with("vmid", vmid)
         .with("actions", actions)

@@ -4,14 +4,14 @@ use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::Output;
 
 /// The VM is on the target node already.
-pub fn unchanged(msg: String, vmid: u32) -> Output {
+pub(crate) fn unchanged(msg: String, vmid: u32) -> Output {
     Output::unchanged(msg)
         .with("vmid", vmid)
         .with("actions", Vec::<String>::new())
 }
 
 /// The VM was migrated (or would be, in check mode).
-pub fn changed(msg: String, vmid: u32, actions: Vec<String>, diff: Diff) -> Output {
+pub(crate) fn changed(msg: String, vmid: u32, actions: Vec<String>, diff: Diff) -> Output {
     Output::changed(msg)
         .with("vmid", vmid)
         .with("actions", actions)

@@ -8,10 +8,10 @@
 //! - [`update`]: `present` on an existing VM (left alone, up to date, updated), and the
 //!   `mac` and `devices` of a VM's config (also a create's and a clone's).
 
-pub mod config_keys;
-pub mod migrate;
-pub mod power;
-pub mod update;
+pub(crate) mod config_keys;
+pub(crate) mod migrate;
+pub(crate) mod power;
+pub(crate) mod update;
 
 #[cfg(test)]
 mod power_tests;

@@ -10,7 +10,7 @@ use crate::observe::PowerObserved;
 use crate::task::State;
 
 /// `absent` of a VM that is not there.
-pub fn already_absent(absent: AlreadyAbsent) -> Output {
+pub(crate) fn already_absent(absent: AlreadyAbsent) -> Output {
     let out = Output::unchanged(absent.msg);
     match absent.vmid {
         Some(id) => out.with("vmid", id),
@@ -19,7 +19,7 @@ pub fn already_absent(absent: AlreadyAbsent) -> Output {
 }
 
 /// The result of `decision` on the VM `observed`; `done`: the executed plan's actions.
-pub fn output(state: State, observed: &PowerObserved, decision: Decision, done: Vec<String>) -> Output {
+pub(crate) fn output(state: State, observed: &PowerObserved, decision: Decision, done: Vec<String>) -> Output {
     let id = observed.vm.vmid;
     let status = observed.now.status.clone();
     let no_actions = Vec::<String>::new;

@@ -6,7 +6,8 @@ use serde_json::{json, Value};
 
 use super::power::{already_absent, output};
 use crate::api::{Power, Vm};
-use crate::decide::power::{AlreadyAbsent, Decision, Now};
+use crate::decide::power::{AlreadyAbsent, Decision};
+use crate::observe::Now;
 use crate::observe::PowerObserved;
 use crate::task::State;
 

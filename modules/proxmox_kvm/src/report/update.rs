@@ -16,14 +16,14 @@ use crate::api;
 use crate::decide::update::not_in_guest_clause;
 
 /// Unchanged with no `changes` key: `update: false`.
-pub fn left_alone(msg: String, vmid: u32) -> Output {
+pub(crate) fn left_alone(msg: String, vmid: u32) -> Output {
     Output::unchanged(msg)
         .with("vmid", vmid)
         .with("actions", Vec::<String>::new())
 }
 
 /// Nothing differs.
-pub fn up_to_date(msg: String, vmid: u32) -> Output {
+pub(crate) fn up_to_date(msg: String, vmid: u32) -> Output {
     Output::unchanged(msg)
         .with("vmid", vmid)
         .with("changes", Vec::<String>::new())
@@ -31,7 +31,7 @@ pub fn up_to_date(msg: String, vmid: u32) -> Output {
 }
 
 /// Nothing to write, the cloud-init changes the drive lacks listed as pending.
-pub fn not_in_guest(msg: String, vmid: u32, waiting: Map<String, Value>) -> Output {
+pub(crate) fn not_in_guest(msg: String, vmid: u32, waiting: Map<String, Value>) -> Output {
     Output::unchanged(msg)
         .with("vmid", vmid)
         .with("changes", Vec::<String>::new())
@@ -40,7 +40,7 @@ pub fn not_in_guest(msg: String, vmid: u32, waiting: Map<String, Value>) -> Outp
 }
 
 /// Rebooted to bring the cloud-init changes to the guest.
-pub fn rebooted_for_guest(msg: String, vmid: u32, actions: Vec<String>, diff: Diff) -> Output {
+pub(crate) fn rebooted_for_guest(msg: String, vmid: u32, actions: Vec<String>, diff: Diff) -> Output {
     Output::changed(msg)
         .with("vmid", vmid)
         .with("changes", Vec::<String>::new())
@@ -50,25 +50,26 @@ pub fn rebooted_for_guest(msg: String, vmid: u32, actions: Vec<String>, diff: Di
 }
 
 /// What an update wrote (or would write).
-pub struct Updated {
-    pub name: String,
-    pub vmid: u32,
+pub(crate) struct Updated {
+    pub(crate) name: String,
+    pub(crate) vmid: u32,
     /// The `changes` result.
-    pub keys: Vec<String>,
-    pub actions: Vec<String>,
-    pub diff: Diff,
+    pub(crate) keys: Vec<String>,
+    pub(crate) actions: Vec<String>,
+    pub(crate) diff: Diff,
     /// A reboot applied what was pending (`apply_pending: reboot`).
-    pub rebooted_for_pending: bool,
+    pub(crate) rebooted_for_pending: bool,
     /// What PVE keeps pending until the VM restarts (read back, or predicted).
-    pub pending: Map<String, Value>,
+    pub(crate) pending: Map<String, Value>,
     /// Cloud-init keys the drive lacks after the write.
-    pub not_in_guest: Map<String, Value>,
+    pub(crate) not_in_guest: Map<String, Value>,
 }
 
 /// The result of an update: 1.6's message, then what a reboot applied, or what stays
-/// pending and what the cloud-init drive lacks.
-pub fn updated(u: Updated) -> Output {
-    let mut msg = format!("VM {} with vmid {} updated", u.name, u.vmid);
+/// pending and what the cloud-init drive lacks; and those clauses alone, which a clone
+/// moved to its node first words after its own message.
+pub(crate) fn updated(u: Updated) -> (Output, String) {
+    let mut msg = String::new();
     let key_list = |m: &Map<String, Value>| m.keys().cloned().collect::<Vec<_>>().join(", ");
     let mut pending = Map::new();
     if u.rebooted_for_pending {
@@ -88,12 +89,13 @@ pub fn updated(u: Updated) -> Output {
         pending.extend(u.pending);
         pending.extend(u.not_in_guest);
     }
-    Output::changed(msg)
+    let out = Output::changed(format!("VM {} with vmid {} updated{msg}", u.name, u.vmid))
         .with("vmid", u.vmid)
         .with("changes", u.keys)
         .with("pending", sorted(pending))
         .with("actions", u.actions)
-        .with_diff(u.diff)
+        .with_diff(u.diff);
+    (out, msg)
 }
 
 fn sorted(map: Map<String, Value>) -> Map<String, Value> {
@@ -104,7 +106,7 @@ fn sorted(map: Map<String, Value>) -> Map<String, Value> {
 
 /// Adds `mac` and `devices` read from `config`: the one observed or read back, `None`
 /// for a VM a check run makes (then from the config the run's effects predict).
-pub fn with_mac_and_devices(
+pub(crate) fn with_mac_and_devices(
     out: Output,
     effects: &Effects,
     check_mode: bool,

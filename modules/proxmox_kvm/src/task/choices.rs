@@ -7,7 +7,7 @@ use ferrox_ansible::options::Choice;
 
 /// `state`, in the declaration's order (its `choices` come from here).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum State {
+pub(crate) enum State {
     Present,
     Started,
     Absent,
@@ -35,7 +35,7 @@ impl Choice for State {
 
 impl State {
     /// As a verb phrase for messages (`Unable to start VM 100: ...`).
-    pub fn verb(self) -> &'static str {
+    pub(crate) fn verb(self) -> &'static str {
         match self {
             State::Started => "start",
             State::Stopped => "stop",
@@ -52,7 +52,7 @@ impl State {
 
 /// `apply_pending`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ApplyPending {
+pub(crate) enum ApplyPending {
     Keep,
     Reboot,
 }
@@ -64,7 +64,7 @@ impl Choice for ApplyPending {
 
 /// `update_password`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum UpdatePassword {
+pub(crate) enum UpdatePassword {
     Always,
     OnCreate,
 }

@@ -14,7 +14,7 @@ use ferrox_pve_rules::propstring::{self, formats, keys};
 use serde_json::Value;
 
 /// Wanted config, key -> value as sent to PVE.
-pub type Config = BTreeMap<String, String>;
+pub(crate) type Config = BTreeMap<String, String>;
 
 /// Options that map onto exactly one config key (the option's declared type says how
 /// its value is written: a bool as 0/1).
@@ -93,7 +93,7 @@ const OTHER_OPTIONS: &[(&str, &str)] = &[
 /// The parameters of PVE's create and config calls that are not config keys, and the
 /// option that sends each (`None`: no place in a task, the reason in `extra_config`'s
 /// docs). A test holds this list to the schema's.
-pub const REQUEST_OPTIONS: &[(&str, Option<&str>)] = &[
+pub(crate) const REQUEST_OPTIONS: &[(&str, Option<&str>)] = &[
     ("archive", Some("archive")),
     ("background_delay", None),
     ("bwlimit", Some("bwlimit")),
@@ -115,7 +115,7 @@ pub const REQUEST_OPTIONS: &[(&str, Option<&str>)] = &[
 
 /// The option that sets config key `key` (`cores` -> `cores`, `net3` -> `net`,
 /// `smbios1` -> `smbios`), if the module has one; `unusedN` belong to proxmox_disk.
-pub fn option_for_key(key: &str) -> Option<&'static str> {
+pub(crate) fn option_for_key(key: &str) -> Option<&'static str> {
     if let Some((option, _)) = SIMPLE.iter().find(|(_, k)| *k == key) {
         return Some(option);
     }
@@ -135,7 +135,7 @@ pub fn option_for_key(key: &str) -> Option<&'static str> {
 
 /// Dict options flattened into numbered keys: option, key prefix, highest index
 /// (PVE's own ranges from `propstring` take precedence).
-pub const NUMBERED: &[(&str, &str, u32)] = &[
+pub(crate) const NUMBERED: &[(&str, &str, u32)] = &[
     ("audio", "audio", 0),
     ("hostpci", "hostpci", 15),
     ("ide", "ide", 3),
@@ -153,7 +153,7 @@ pub const NUMBERED: &[(&str, &str, u32)] = &[
 
 /// The config keys the task asks for, and those of their keys only the node that parses
 /// them decides ([`versions`]: newer than the schema, or brought by a later release).
-pub fn config(p: &Reader) -> Result<(Config, Vec<Versioned>), String> {
+pub(crate) fn config(p: &Reader) -> Result<(Config, Vec<Versioned>), String> {
     let mut out = Config::new();
     let mut newer = Vec::new();
     for (option, key) in SIMPLE {
@@ -373,7 +373,7 @@ fn valid_tag(tag: &str) -> bool {
 }
 
 /// Every byte except `A-Z a-z 0-9 _ . - ~` as `%XX`, as PVE stores `sshkeys`.
-pub fn url_encode(text: &str) -> String {
+pub(crate) fn url_encode(text: &str) -> String {
     let mut out = String::new();
     for b in text.bytes() {
         if b.is_ascii_alphanumeric() || b"_.-~".contains(&b) {
@@ -386,7 +386,7 @@ pub fn url_encode(text: &str) -> String {
 }
 
 /// The inverse of [`url_encode`] (also of other encoders' `+`-free output).
-pub fn url_decode(text: &str) -> String {
+pub(crate) fn url_decode(text: &str) -> String {
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

@@ -4,27 +4,27 @@
 //! the declaration ([`crate::options`]) through [`Reader`], which holds each read to
 //! it; the declaration test below shows every declared option is read here.
 
-pub mod choices;
-pub mod config;
-pub mod placement;
+pub(crate) mod choices;
+pub(crate) mod config;
+pub(crate) mod placement;
 #[cfg(test)]
 pub(crate) mod testing;
 
 use std::time::Duration;
 
 use ferrox_ansible::check_mode_assume::Assume;
-use ferrox_ansible::options::{Params, Reader};
+use ferrox_ansible::options::{Opt, Params, Reader};
 use ferrox_cluster::guest_net::Family;
 use ferrox_run::connection::ConnectionParams;
 use serde_json::Value;
 
-pub use choices::{ApplyPending, State, UpdatePassword};
-pub use config::Config;
+pub(crate) use choices::{ApplyPending, State, UpdatePassword};
+pub(crate) use config::Config;
 
 /// What the run does, in 1.6's order: a `clone` goes first, then `delete`, `revert`,
 /// `migrate` (each ends the run), else the state.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Operation {
+pub(crate) enum Operation {
     Clone,
     DeleteKeys(Vec<String>),
     RevertKeys(Vec<String>),
@@ -34,116 +34,117 @@ pub enum Operation {
 
 /// `clone` and the options of PVE's clone call.
 #[derive(Debug, Clone, Default)]
-pub struct CloneTask {
+pub(crate) struct CloneTask {
     /// The source's name (`clone`; any text when `vmid` names the source).
-    pub source: String,
-    pub newid: Option<u32>,
-    pub full: bool,
+    pub(crate) source: String,
+    pub(crate) newid: Option<u32>,
+    pub(crate) full: bool,
     /// `None` also for `unspecified` (the storage's default).
-    pub format: Option<String>,
-    pub snapname: Option<String>,
+    pub(crate) format: Option<String>,
+    pub(crate) snapname: Option<String>,
     /// The node the clone is to end on.
-    pub target: Option<String>,
+    pub(crate) target: Option<String>,
 }
 
 /// A restore from `archive` (the create call's restore parameters).
 #[derive(Debug, Clone, Default)]
-pub struct Restore {
-    pub archive: Option<String>,
-    pub unique: Option<bool>,
-    pub live_restore: Option<bool>,
-    pub import_working_storage: Option<String>,
+pub(crate) struct Restore {
+    pub(crate) archive: Option<String>,
+    pub(crate) unique: Option<bool>,
+    pub(crate) live_restore: Option<bool>,
+    pub(crate) import_working_storage: Option<String>,
 }
 
 /// `migrate: true`'s call parameters besides the target node.
 #[derive(Debug, Clone, Default)]
-pub struct Migration {
-    pub with_local_disks: bool,
-    pub targetstorage: Option<String>,
-    pub with_conntrack_state: Option<bool>,
-    pub migration_network: Option<String>,
-    pub migration_type: Option<String>,
+pub(crate) struct Migration {
+    pub(crate) with_local_disks: bool,
+    pub(crate) targetstorage: Option<String>,
+    pub(crate) with_conntrack_state: Option<bool>,
+    pub(crate) migration_network: Option<String>,
+    pub(crate) migration_type: Option<String>,
 }
 
 /// `state: absent`'s extras.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Removal {
-    pub purge: bool,
-    pub destroy_unreferenced_disks: bool,
+pub(crate) struct Removal {
+    pub(crate) purge: bool,
+    pub(crate) destroy_unreferenced_disks: bool,
 }
 
 /// What `state: started`/`restarted` waits for in the guest.
 #[derive(Debug, Clone)]
-pub struct GuestWait {
+pub(crate) struct GuestWait {
     /// The option that asked for it, for messages (`wait_for_ip`, `wait_for_agent`).
-    pub option: &'static str,
+    pub(crate) option: &'static str,
     /// `Some(family)`: a usable address of that family, not just an answering agent.
-    pub address: Option<Family>,
-    pub timeout: Duration,
+    pub(crate) address: Option<Family>,
+    pub(crate) timeout: Duration,
 }
 
 /// `efidisk0`'s certificate sub-options, for the checks of a new EFI disk.
 #[derive(Debug, Clone, Default)]
-pub struct EfiCerts {
-    pub ms_cert: Option<String>,
-    pub pre_enrolled_keys: Option<bool>,
+pub(crate) struct EfiCerts {
+    pub(crate) ms_cert: Option<String>,
+    pub(crate) pre_enrolled_keys: Option<bool>,
 }
-
-/// Options accepted for compatibility that change nothing: only their warning (in the
-/// declaration) looks at them.
-pub const ACCEPTED_ONLY: &[&str] = &["update_unsafe"];
 
 /// One `proxmox_kvm` task, typed.
 #[derive(Debug, Clone)]
-pub struct KvmTask {
-    pub operation: Operation,
+pub(crate) struct KvmTask {
+    pub(crate) operation: Operation,
     /// `vmid` (0 and unset alike: not given). When cloning, the source.
-    pub vmid: Option<u32>,
+    pub(crate) vmid: Option<u32>,
     /// `name` as given (lookups by name take it as it is).
-    pub name: Option<String>,
-    pub node: Option<String>,
+    pub(crate) name: Option<String>,
+    pub(crate) node: Option<String>,
     /// `placement`: how to choose the node of a VM created without `node`.
-    pub placement: Option<placement::Placement>,
-    pub pool: Option<String>,
-    pub update: bool,
-    pub apply_pending: ApplyPending,
-    pub update_password: UpdatePassword,
-    pub digest: Option<String>,
-    pub skiplock: bool,
-    pub force: bool,
-    pub ha_managed: bool,
+    pub(crate) placement: Option<placement::Placement>,
+    pub(crate) pool: Option<String>,
+    pub(crate) update: bool,
+    pub(crate) apply_pending: ApplyPending,
+    pub(crate) update_password: UpdatePassword,
+    pub(crate) digest: Option<String>,
+    pub(crate) skiplock: bool,
+    pub(crate) force: bool,
+    pub(crate) ha_managed: bool,
     /// Each PVE task's wait (at least 1 s: the declared bound).
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     /// `vmid_range`, checked: `(first, last)`.
-    pub vmid_range: Option<(u32, u32)>,
+    pub(crate) vmid_range: Option<(u32, u32)>,
     /// The target storage of a clone, restore or (`targetstorage` aside) clone move.
-    pub storage: Option<String>,
-    pub bwlimit: Option<i64>,
-    pub bios: Option<String>,
-    pub efi: Option<EfiCerts>,
-    pub clone: CloneTask,
-    pub restore: Restore,
-    pub migration: Migration,
-    pub removal: Removal,
-    pub wait: Option<GuestWait>,
-    pub ip_family: Family,
+    pub(crate) storage: Option<String>,
+    pub(crate) bwlimit: Option<i64>,
+    pub(crate) bios: Option<String>,
+    pub(crate) efi: Option<EfiCerts>,
+    pub(crate) clone: CloneTask,
+    pub(crate) restore: Restore,
+    pub(crate) migration: Migration,
+    pub(crate) removal: Removal,
+    pub(crate) wait: Option<GuestWait>,
+    pub(crate) ip_family: Family,
     /// The VM config keys the task asks for.
-    pub config: Config,
+    pub(crate) config: Config,
     /// The config keys (and sub-keys) only the node that parses them decides: unknown to
     /// the schema, or brought by a later release; sent, and a node's refusal of them
     /// explained ([`ferrox_pve_rules::propstring::versions`]).
-    pub newer_keys: Vec<ferrox_pve_rules::propstring::versions::Versioned>,
+    pub(crate) newer_keys: Vec<ferrox_pve_rules::propstring::versions::Versioned>,
     /// What a check run may take as existing (`check_mode_assume`).
-    pub assume: Assume,
+    pub(crate) assume: Assume,
     /// A check run (`--check`): everything is read and decided, nothing written.
-    pub check_mode: bool,
+    pub(crate) check_mode: bool,
 }
 
 impl KvmTask {
-    /// Reads validated parameters; `conn` is the connection part, read by `common`.
-    pub fn read(params: Params, conn: &ConnectionParams, check_mode: bool) -> Result<KvmTask, String> {
-        let opts = crate::options::all();
-        let r = Reader::new(params, &opts);
+    /// Reads validated parameters as `opts` declares them (the module's options); `conn`
+    /// is the connection part, read by `common`.
+    pub(crate) fn read(
+        params: Params,
+        opts: &[Opt],
+        conn: &ConnectionParams,
+        check_mode: bool,
+    ) -> Result<KvmTask, String> {
+        let r = Reader::new(params, opts);
         let task = Self::from_reader(&r, check_mode)?;
         check_root_only(&r, conn)?;
         Ok(task)
@@ -242,12 +243,46 @@ impl KvmTask {
     }
 
     /// `name` when it is not empty (1.6 tests it for truth where it names a new VM).
-    pub fn given_name(&self) -> Option<&str> {
+    pub(crate) fn given_name(&self) -> Option<&str> {
         self.name.as_deref().filter(|n| !n.is_empty())
     }
 
-    pub fn reboots_for_pending(&self) -> bool {
+    pub(crate) fn reboots_for_pending(&self) -> bool {
         self.apply_pending == ApplyPending::Reboot
+    }
+
+    /// Whether the task may create a VM on a node it does not name, so `placement`
+    /// chooses one (the binary decides whether it actually creates one once it has
+    /// looked).
+    pub(crate) fn chooses_node(&self) -> bool {
+        let creates = matches!(self.operation, Operation::State(State::Present))
+            || (self.operation == Operation::Clone && self.clone.target.is_none());
+        creates && self.node.is_none() && self.placement.is_some()
+    }
+}
+
+/// `delete` (config keys removed) or `revert` (pending changes dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyEdit {
+    Delete,
+    Revert,
+}
+
+impl KeyEdit {
+    /// What 1.6's messages say was done (`Settings has deleted on ...`).
+    pub(crate) fn done(self) -> &'static str {
+        match self {
+            KeyEdit::Delete => "deleted",
+            KeyEdit::Revert => "reverted",
+        }
+    }
+
+    /// The start of 1.6's failures (`Unable to delete settings on VM`).
+    pub(crate) fn unable(self) -> &'static str {
+        match self {
+            KeyEdit::Delete => "Unable to delete settings on VM",
+            KeyEdit::Revert => "Unable to revert settings on VM",
+        }
     }
 }
 
@@ -300,6 +335,10 @@ mod tests {
     use ferrox_ansible::options::{Choice, Opt};
     use serde_json::{json, Map};
 
+    /// Options accepted for compatibility that change nothing: only their warning (in the
+    /// declaration) looks at them.
+    const ACCEPTED_ONLY: &[&str] = &["update_unsafe"];
+
     /// The options read by `common`'s own typed constructors rather than here.
     fn read_in_common() -> Vec<Opt> {
         let mut opts = ferrox_run::connection::options();
@@ -308,7 +347,7 @@ mod tests {
     }
 
     fn validated(args: Value) -> Params {
-        let spec = crate::spec();
+        let spec = crate::docs::spec();
         let args = args.as_object().unwrap().clone();
         let v = validate(spec.name, &spec.options, &spec.rules, args, false, Dialect::default()).unwrap();
         Params::new(v.params)

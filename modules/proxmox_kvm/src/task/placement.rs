@@ -4,7 +4,7 @@ use ferrox_ansible::options::{Choice, Reader};
 
 /// `placement.strategy`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Strategy {
+pub(crate) enum Strategy {
     MostFree,
     Spread,
 }
@@ -15,15 +15,15 @@ impl Choice for Strategy {
 
 /// `placement`, read once.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Placement {
-    pub nodes: Option<Vec<String>>,
-    pub strategy: Strategy,
-    pub group: Option<String>,
-    pub max_memory_ratio: Option<f64>,
+pub(crate) struct Placement {
+    pub(crate) nodes: Option<Vec<String>>,
+    pub(crate) strategy: Strategy,
+    pub(crate) group: Option<String>,
+    pub(crate) max_memory_ratio: Option<f64>,
 }
 
 impl Placement {
-    pub fn read(r: &Reader) -> Result<Option<Placement>, String> {
+    pub(crate) fn read(r: &Reader) -> Result<Option<Placement>, String> {
         let Some(p) = r.sub("placement") else { return Ok(None) };
         let ratio = p.float("max_memory_ratio");
         if let Some(bad) = ratio.filter(|x| !(*x > 0.0 && x.is_finite())) {

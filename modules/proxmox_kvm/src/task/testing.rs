@@ -11,16 +11,16 @@ use super::KvmTask;
 
 /// The task `options` (a YAML-like JSON object, without the connection) describe, as
 /// root@pam with a password (so `skiplock` is allowed).
-pub fn task(options: Value) -> KvmTask {
+pub(crate) fn task(options: Value) -> KvmTask {
     let mut args = json!({"api_host": "pve", "api_user": "root@pam", "api_password": "pw"});
     for (k, v) in options.as_object().expect("options are an object") {
         args[k] = v.clone();
     }
-    let spec = crate::spec();
+    let spec = crate::docs::spec();
     let args = args.as_object().expect("an object").clone();
     let validated =
         validate(spec.name, &spec.options, &spec.rules, args, false, Dialect::default()).expect("valid options");
     let params = Params::new(validated.params);
     let conn = ConnectionParams::from_params(&params).expect("connection options");
-    KvmTask::read(params, &conn, false).expect("a valid task")
+    KvmTask::read(params, &spec.options, &conn, false).expect("a valid task")
 }

@@ -90,16 +90,16 @@ impl Task for Probe {
         Ok(())
     }
 
-    fn predict(&self, _seen: &Value, _plan: &ProbePlan) -> Prediction {
+    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Value, _plan: &ProbePlan) -> Result<Prediction, Failure> {
         step("predict");
         let mut effect = Effect::config(100, "pve1");
         if let Effect::Config { set, .. } = &mut effect {
             set.insert("description".into(), json!("driver"));
         }
-        Prediction {
+        Ok(Prediction {
             effects: vec![effect],
             warnings: vec!["the probe predicted".into()],
-        }
+        })
     }
 
     fn execute(&self, cx: &mut Cx<'_>, _seen: &Value, _plan: &ProbePlan) -> Result<Value, Failure> {
@@ -109,13 +109,19 @@ impl Task for Probe {
             .map_err(|e| Failure::new(e.to_string()))
     }
 
-    fn report(&self, _seen: &Value, plan: &ProbePlan, outcome: Outcome<Value>) -> Output {
+    fn report(
+        &self,
+        _cx: &mut Cx<'_>,
+        _seen: &Value,
+        plan: &ProbePlan,
+        outcome: Outcome<Value>,
+    ) -> Result<Output, Failure> {
         step(match outcome {
             Outcome::Unchanged => "report unchanged",
             Outcome::Predicted => "report predicted",
             Outcome::Done(_) => "report done",
         });
-        Output::new(plan.0, "probed")
+        Ok(Output::new(plan.0, "probed"))
     }
 }
 

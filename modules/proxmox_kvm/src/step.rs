@@ -1,0 +1,39 @@
+//! What every step of a run shares, below the steps: [`Run`], what each step is handed
+//! (the task, the client, the privilege gate, the tag comparison), and [`Learned`], what
+//! the run learns as it goes and hands back to the module, failed or not. The run
+//! (`lib.rs`) makes both; [`crate::observe`], [`crate::execute`](mod@crate::execute),
+//! [`crate::placement`] and the drivers read them, so none of them imports the file that
+//! calls it.
+
+use ferrox_cluster::tags::TagCase;
+use ferrox_cluster::vm::Cluster;
+use ferrox_pve_client::client::Client;
+use ferrox_run::privileges::Gate;
+use ferrox_run::vm_task::Effects;
+
+use crate::task::KvmTask;
+
+/// What every step of a run is handed: the task, the client, the privilege gate (what
+/// PVE will refuse, known before the first write; one call, made when needed) and the
+/// cluster's tag comparison. What the run learns as it goes is passed to the steps that
+/// add to it: the cluster's [`crate::observe::listing::Listing`] and the [`Learned`].
+pub(crate) struct Run<'a> {
+    pub(crate) client: &'a Client,
+    pub(crate) gate: &'a Gate<'a>,
+    pub(crate) task: &'a KvmTask,
+    /// How the cluster compares tags: its `tag-style`, read the first time a comparison
+    /// needs it (tags that differ in case alone), so a run that never needs it never
+    /// reads it.
+    pub(crate) tag_case: TagCase<'a>,
+}
+
+/// What a run learns as it goes and hands back to the module, failed or not.
+#[derive(Default)]
+pub(crate) struct Learned {
+    pub(crate) warnings: Vec<String>,
+    /// The check-mode effects: what the later tasks of the run see as done.
+    pub(crate) effects: Effects,
+    /// A listing made after the start (a create's or clone's, showing the new VM) with
+    /// when it was made: the run's name index.
+    pub(crate) listed: Option<(Cluster, std::time::Instant)>,
+}
