@@ -15,7 +15,7 @@ use serde_json::Value;
 pub(crate) const IMAGE: &str = "golden-demo-genericcloud-amd64.qcow2";
 
 /// Privileges the golden-image pipeline needs beyond the default token's role
-/// (README, "ISO images, container templates and cloud images").
+/// (the guide docs/docsite/rst/guide_vms.rst, "ISO images, container templates and cloud images").
 const PIPELINE_PRIVILEGES: [&str; 3] = ["Datastore.AllocateTemplate", "Datastore.Allocate", "Sys.AccessNetwork"];
 
 /// A `python3 -m http.server` serving the image, stopped on drop.

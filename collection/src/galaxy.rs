@@ -103,10 +103,15 @@ pub(crate) fn test_collections() -> PathBuf {
 /// Builds a tarball of what is in the tree now (debug binaries included) and installs
 /// it where the end-to-end tests look, leaving `build/`'s release tarball alone.
 pub(crate) fn install_for_tests() -> Result<()> {
-    let dir = test_collections();
-    let tarball = tarball_into(&repo::root().join("build/test-tarball"))?;
-    let _ = std::fs::remove_dir_all(&dir);
-    install_tarball(&tarball, &dir)
+    install_tree(&repo::root().join("build/test-tarball"), &test_collections())
+}
+
+/// Builds a tarball of what is in the tree now into `tarball_dir` and installs it,
+/// alone, into `dir` (emptied first).
+pub(crate) fn install_tree(tarball_dir: &Path, dir: &Path) -> Result<()> {
+    let tarball = tarball_into(tarball_dir)?;
+    let _ = std::fs::remove_dir_all(dir);
+    install_tarball(&tarball, dir)
 }
 
 fn install_tarball(tarball: &Path, dir: &Path) -> Result<()> {

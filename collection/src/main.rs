@@ -5,6 +5,7 @@
 //! - `build --all-platforms`: the release binary of every shipped platform (the others
 //!   cross-built with zig; `setup --cross` installs the tools).
 //! - `docs [--check]`: the docs-only `plugins/modules/<m>.py` rendered from each module's declaration.
+//! - `site`: the docs site (antsibull-docs, Sphinx) into `build/site/html/`, checked, with screenshots.
 //! - `tarball`: `build/ferrox-proxmox-<version>.tar.gz` via `ansible-galaxy collection build`.
 //! - `install [--path DIR]`: the tarball installed into DIR (default `build/collections`).
 //! - `sanity`: `ansible-test sanity` on 2.19 and 2.17, run on the installed tarball.
@@ -17,7 +18,7 @@
 //! - `spec <module>`: a module's argument_spec as JSON (for the validation-parity test).
 //! - `changelog add|check|release|generate`: the antsibull-changelog changelog.
 //! - `style`: `cargo fmt --check` and `cargo clippy -D warnings` of the workspace.
-//! - `lint`: ansible-lint (production profile) of playbooks/, examples/ and README's YAML.
+//! - `lint`: ansible-lint (production profile) of playbooks/, examples/ and the YAML of README and the guides.
 //! - `ee`: execution environment checks (ansible-builder introspect and create).
 
 // A command-line tool: what it prints is its output, and its exit code is its verdict.
@@ -36,9 +37,12 @@ mod galaxy;
 mod lint;
 mod modules;
 mod platform;
+#[cfg(test)]
+mod readme;
 mod repo;
 mod sanity;
 mod setup;
+mod site;
 mod spec_json;
 mod style;
 mod test;
@@ -55,6 +59,9 @@ const USAGE: &str = "usage: cargo collection <command>
                       release binaries of linux_x86_64, linux_aarch64, darwin_arm64 and
                       darwin_x86_64 (cross-built; needs `setup --cross`), each verified
   docs [--check]      render plugins/modules/<module>.py (--check: fail if stale)
+  site                the docs site, offline, from the collection as installed, into
+                      build/site/html/: plugin docs linted, every page and internal link
+                      checked, screenshots in build/site/screenshots/ (Debian chromium)
   tarball             build the collection tarball into build/
   install [--path D]  install the tarball into D (default build/collections)
   install --for-tests the tree as it is (debug binaries too) into build/test-collections
@@ -70,14 +77,14 @@ const USAGE: &str = "usage: cargo collection <command>
   test                style, setup, debug build, then the whole test suite
   conformance [--debug|--no-build] [--report FILE] [--work DIR] [SCENARIO...]
                       run tests/conformance/ against the PVE of PROXMOX_HOST
-                      (see the README, section Testing against your cluster)
+                      (see the guide docs/docsite/rst/guide_conformance.rst)
   spec <module>       print a module's argument_spec as JSON
   changelog add <section> <text>
                       write a fragment to changelogs/fragments/
   changelog check     fragments valid; a change to plugins/, modules/, common/ has one
   changelog release   turn the fragments into the release of galaxy.yml's version
   changelog generate  CHANGELOG.md again from changelogs/changelog.yaml
-  lint                ansible-lint (production) of playbooks/, examples/, README's YAML
+  lint                ansible-lint (production) of playbooks/, examples/, README and guides YAML
   ee                  execution environment: introspection and ansible-builder create";
 
 fn main() {
@@ -95,6 +102,7 @@ fn run(args: Vec<String>) -> Result<()> {
         ["build", "--all-platforms"] => build::build_all_platforms(),
         ["docs"] => docs::write(),
         ["docs", "--check"] => docs::check(),
+        ["site"] => site::command(),
         ["tarball"] => galaxy::tarball().map(|_| ()),
         ["install"] => galaxy::install(&repo::root().join("build/collections")),
         ["install", "--path", dir] => galaxy::install(std::path::Path::new(dir)),

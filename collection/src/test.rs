@@ -3,7 +3,8 @@
 //! behaviour, not size), the docs check, the changelog check, ansible-lint of what users
 //! copy, the execution environment checks, the collection tarball installed where the
 //! end-to-end tests run it from; then every test of the workspace, with `ansible-test
-//! units` and `ansible-test sanity` beside them.
+//! units`, `ansible-test sanity` and the docs site (built from that installed tarball,
+//! checked, shot) beside them.
 //!
 //! Every other platform's release binary is cross-built meanwhile, at the lowest CPU
 //! priority ([`cross::Priority::Background`]): the builds take whatever CPU the host
@@ -16,7 +17,7 @@
 use anyhow::Result;
 
 use crate::build::{self, Profile};
-use crate::{changelog, cross, docs, ee, galaxy, lint, platform, repo, sanity, setup, style, units};
+use crate::{changelog, cross, docs, ee, galaxy, lint, platform, repo, sanity, setup, site, style, units};
 
 /// The tests that read or run a cross-built binary (nextest's filter language): the
 /// checks of every platform's binary, and the linux_aarch64 binary under qemu-user.
@@ -101,13 +102,15 @@ fn test_command(base: &[&str], extra: &[&str]) -> std::process::Command {
     cmd
 }
 
-/// Runs `tests` with the units and sanity beside them.
+/// Runs `tests` with the units, sanity and the docs site beside them.
 ///
 /// ansible-test works on one core and waits on pip; side by side with the tests it takes
 /// no wall time of its own (in CI, sanity's 266 s end long before the tests' 391 s). The
 /// unit tests (a few seconds) run first in that thread, their output in
 /// build/units/units.log, then sanity's in build/sanity/*.log (their ends shown on
-/// failure); a failure of either is reported after the tests, which run either way.
+/// failure). The docs site (its venv from PyPI, then about half a minute of one core,
+/// logs in build/site/) has a thread of its own, for the same reason. A failure of any
+/// of them is reported after the tests, which run either way.
 fn suite_beside_units_and_sanity(mut tests: std::process::Command) -> Result<()> {
     let logs = repo::root().join("build/sanity");
     let unit_logs = repo::root().join("build/units");
@@ -117,20 +120,31 @@ fn suite_beside_units_and_sanity(mut tests: std::process::Command) -> Result<()>
             let sanity = timed("sanity, beside the tests", || {
                 sanity::sanity(true, sanity::Scope::Ci, Some(&logs))
             });
-            match (units, sanity) {
-                (Err(u), Err(s)) => Err(anyhow::anyhow!("{u:#}\n{s:#}")),
-                (units, sanity) => units.and(sanity),
-            }
+            both(units, sanity)
+        });
+        let site = scope.spawn(|| {
+            timed("docs site, beside the tests", || {
+                site::build_and_check(&galaxy::test_collections())
+            })
         });
         let tests = timed("tests", || repo::run(&mut tests));
-        (
-            sanity
-                .join()
-                .unwrap_or_else(|_| Err(anyhow::anyhow!("the sanity run panicked"))),
-            tests,
-        )
+        let site = site
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the docs site's build panicked")));
+        let sanity = sanity
+            .join()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the sanity run panicked")));
+        (both(sanity, site), tests)
     });
     sanity.and(tests)
+}
+
+/// Both results: the first error, or both errors' messages.
+fn both(first: Result<()>, second: Result<()>) -> Result<()> {
+    match (first, second) {
+        (Err(a), Err(b)) => Err(anyhow::anyhow!("{a:#}\n{b:#}")),
+        (first, second) => first.and(second),
+    }
 }
 
 /// Runs one phase, then says how long it took (CI's log shows where its time goes).

@@ -18,8 +18,8 @@ use serde_json::Value;
 const TOKEN_SECRET: &str = "5f1c9e0a-7d3b-4c2e-9a61-0b8d4e2f7a13";
 const CONFORMANCE_SECRET: &str = "7d0c3a52-1f4e-4b8a-9c6d-2e5f8a1b4c7d";
 
-/// The role of the README's "Testing against your cluster", word for word.
-const README_PRIVILEGES: &str = "VM.Allocate VM.Audit VM.Clone VM.PowerMgmt VM.Config.CPU VM.Config.Memory VM.Config.Disk VM.Config.Network VM.Config.Options VM.Config.HWType Datastore.AllocateSpace Datastore.Audit SDN.Use";
+/// The role of the guide "Testing against your own cluster", word for word.
+const GUIDE_PRIVILEGES: &str = "VM.Allocate VM.Audit VM.Clone VM.PowerMgmt VM.Config.CPU VM.Config.Memory VM.Config.Disk VM.Config.Network VM.Config.Options VM.Config.HWType Datastore.AllocateSpace Datastore.Audit SDN.Use";
 
 /// A `pvesim` process on a free port with its CA written to `dir`; killed on drop.
 struct Pvesim {
@@ -44,12 +44,12 @@ impl Pvesim {
         Pvesim::start_with(dir, &[])
     }
 
-    /// With the README's conformance user: the default scenario plus `conformance@pve`,
-    /// whose token `run` has exactly the privileges the README lists, on its paths.
-    fn start_with_readme_token(dir: &Path) -> Pvesim {
+    /// With the guide's conformance user: the default scenario plus `conformance@pve`,
+    /// whose token `run` has exactly the privileges the guide lists, on its paths.
+    fn start_with_guide_token(dir: &Path) -> Pvesim {
         let out = Command::new(Pvesim::binary()).arg("--print-scenario").output().unwrap();
         let mut scenario: Value = serde_json::from_slice(&out.stdout).unwrap();
-        scenario["roles"]["FerroxConformance"] = README_PRIVILEGES.split_whitespace().collect::<Vec<_>>().into();
+        scenario["roles"]["FerroxConformance"] = GUIDE_PRIVILEGES.split_whitespace().collect::<Vec<_>>().into();
         scenario["users"].as_array_mut().unwrap().push(serde_json::json!({
             "userid": "conformance@pve",
             "tokens": [{"id": "run", "secret": CONFORMANCE_SECRET, "privsep": false}],
@@ -222,15 +222,18 @@ fn refuses_to_start_when_the_range_holds_a_foreign_vm() {
 }
 
 #[test]
-fn passes_with_the_readme_privileges_reports_and_cleans_up_what_an_earlier_run_left() {
+fn passes_with_the_guide_privileges_reports_and_cleans_up_what_an_earlier_run_left() {
     let work = workdir("full");
-    let sim = Pvesim::start_with_readme_token(&work);
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let sim = Pvesim::start_with_guide_token(&work);
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/docsite/rst/guide_conformance.rst"),
+    )
+    .unwrap();
     assert!(
-        readme.contains(&format!(
-            "pveum role add FerroxConformance --privs \"{README_PRIVILEGES}\""
+        guide.contains(&format!(
+            "pveum role add FerroxConformance --privs \"{GUIDE_PRIVILEGES}\""
         )),
-        "the README lists these privileges"
+        "the conformance guide lists these privileges"
     );
     // As an interrupted run leaves it: a VM of the range that carries the prefix.
     sim.create_vm(990_004, "ferroxconf-create");

@@ -16,33 +16,11 @@ version_added: "0.1.0"
 description:
   - Creates, clones, restores, converges, starts, stops, suspends, converts to template, migrates and removes QEMU/KVM virtual machines in a Proxmox VE
     cluster.
-  - "Option-for-option compatible with C(community.proxmox.proxmox_kvm) 1.6: same options, defaults, choices, messages and result keys."
-  - "Convergence: with O(update=true) the task is compared with the VM's config (property strings normalised, O(tags) without regard to order, O(sshkeys)
-    decoded, O(nameservers)/O(searchdomains) as lists) and only the keys that differ are written, guarded by the config digest. Nothing differing means
-    C(changed=false). A VM that does not exist is created. Without O(update), an existing VM is left alone and a warning names the keys that differ from the
-    task."
-  - "Safe disks and NICs: on an existing VM a disk's options change in place and its size only grows, a new disk key is allocated, a NIC keeps its MAC unless
-    the task names one. Shrinking a disk, or changing its storage or bus, fails with a message naming the safe route. O(update_unsafe) is therefore no longer
-    needed."
-  - "Pending changes: changes PVE cannot apply to a running VM are returned in RV(pending) (read back from PVE after the write; predicted from PVE's hotplug
-    rules in check mode) and the message says a restart is needed; O(apply_pending=reboot) reboots the VM to apply them."
-  - "Cloud-init changes: PVE writes cloud-init keys (O(ciuser), O(cipassword), O(sshkeys), O(ipconfig), O(nameservers), O(searchdomains), O(citype),
-    O(ciupgrade), O(cicustom)) to a running VM's config at once, but the guest reads them from its cloud-init drive, which PVE rebuilds only when the VM starts
-    (an API reboot included). Until then they are listed in RV(pending) and the message says they are not yet in the guest, also in check mode and on a rerun
-    with nothing to write (read from C(GET .../cloudinit)); O(apply_pending=reboot) reboots the VM to bring them there. A VM whose C(hotplug) names
-    C(cloudinit) gets them at once. PVE does not list a changed (not added or removed) O(ipconfig) entry there, so only the run that changes it reports it.
-    Editing a C(cicustom) snippet is invisible: PVE does not track its content. Cloud-init options on a VM without a cloud-init drive get a warning."
-  - "Clone: the rest of the task (cores, memory, net, ipconfig, cloud-init, ...) is applied to the clone in the same task. Without O(newid), an existing VM
-    named O(name) is the clone, so a rerun does not clone again. A rerun converges the clone exactly as O(update=true) would (the same checks, pool move,
-    cloud-init pending view, O(apply_pending) and O(update_password)); where 1.6 differs, so does it: no O(update) is needed, and with nothing to change the
-    message is C(vmid <vmid> with VM name <name> already exists). The result always names the clone."
-  - "Race-free vmid allocation: without O(vmid), when PVE answers that the chosen id was taken meanwhile by a parallel run, the next free id is tried
-    (bounded). C(serial: 1) or C(throttle: 1) are not needed."
-  - "Cluster consistency: after a create or clone the module returns once the VM is listed cluster-wide, so the next task finds it (no C(pause)). PVE lists a
-    new VM's name only with its node's next status broadcast (up to 10 seconds later); until then every module that looks a VM up by name reads the name of
-    such an unnamed VM from its config, so the lookup is exact at once and the create does not wait for the broadcast."
-  - "Check mode and diff mode: the module reads the live cluster, computes the actions it would take and, in check mode, reports them without writing
-    (C(changed) as a real run would report it; a create returns the vmid it would use). With C(--diff) the before/after of the config keys is shown."
+  - "Takes the options of C(community.proxmox.proxmox_kvm) 1.6 (the same defaults, choices, messages and result keys). An existing VM is converged: only what
+    differs from the task is written, and nothing is lost on the way. Check mode and C(--diff) report exactly what a real run would do."
+  - How it converges, what waits for a restart, cloud-init, clones, vmids and waiting are in the notes below; every difference from community.proxmox is in
+    R(Moving from community.proxmox, ansible_collections.ferrox.proxmox.docsite.guide_moving), and what reaches the guest in R(Every VM option and what reaches
+    the guest, ansible_collections.ferrox.proxmox.docsite.guide_vms).
 author:
   - ferrox.proxmox contributors (!UNKNOWN)
 options:
@@ -870,6 +848,32 @@ attributes:
     membership:
       - ferrox.proxmox.proxmox
 notes:
+  - "Convergence: with O(update=true) the task is compared with the VM's config (property strings normalised, O(tags) without regard to order, O(sshkeys)
+    decoded, O(nameservers)/O(searchdomains) as lists) and only the keys that differ are written, guarded by the config digest. Nothing differing means
+    C(changed=false). A VM that does not exist is created. Without O(update), an existing VM is left alone and a warning names the keys that differ from the
+    task."
+  - "Safe disks and NICs: on an existing VM a disk's options change in place and its size only grows, a new disk key is allocated, a NIC keeps its MAC unless
+    the task names one. Shrinking a disk, or changing its storage or bus, fails with a message naming the safe route. O(update_unsafe) is therefore no longer
+    needed."
+  - "Pending changes: changes PVE cannot apply to a running VM are returned in RV(pending) (read back from PVE after the write; predicted from PVE's hotplug
+    rules in check mode) and the message says a restart is needed; O(apply_pending=reboot) reboots the VM to apply them."
+  - "Cloud-init changes: PVE writes cloud-init keys (O(ciuser), O(cipassword), O(sshkeys), O(ipconfig), O(nameservers), O(searchdomains), O(citype),
+    O(ciupgrade), O(cicustom)) to a running VM's config at once, but the guest reads them from its cloud-init drive, which PVE rebuilds only when the VM starts
+    (an API reboot included). Until then they are listed in RV(pending) and the message says they are not yet in the guest, also in check mode and on a rerun
+    with nothing to write (read from C(GET .../cloudinit)); O(apply_pending=reboot) reboots the VM to bring them there. A VM whose C(hotplug) names
+    C(cloudinit) gets them at once. PVE does not list a changed (not added or removed) O(ipconfig) entry there, so only the run that changes it reports it.
+    Editing a C(cicustom) snippet is invisible: PVE does not track its content. Cloud-init options on a VM without a cloud-init drive get a warning."
+  - "Clone: the rest of the task (cores, memory, net, ipconfig, cloud-init, ...) is applied to the clone in the same task. Without O(newid), an existing VM
+    named O(name) is the clone, so a rerun does not clone again. A rerun converges the clone exactly as O(update=true) would (the same checks, pool move,
+    cloud-init pending view, O(apply_pending) and O(update_password)); where 1.6 differs, so does it: no O(update) is needed, and with nothing to change the
+    message is C(vmid <vmid> with VM name <name> already exists). The result always names the clone."
+  - "Race-free vmid allocation: without O(vmid), when PVE answers that the chosen id was taken meanwhile by a parallel run, the next free id is tried
+    (bounded). C(serial: 1) or C(throttle: 1) are not needed."
+  - "Cluster consistency: after a create or clone the module returns once the VM is listed cluster-wide, so the next task finds it (no C(pause)). PVE lists a
+    new VM's name only with its node's next status broadcast (up to 10 seconds later); until then every module that looks a VM up by name reads the name of
+    such an unnamed VM from its config, so the lookup is exact at once and the create does not wait for the broadcast."
+  - "Check mode and diff mode: the module reads the live cluster, computes the actions it would take and, in check mode, reports them without writing
+    (C(changed) as a real run would report it; a create returns the vmid it would use). With C(--diff) the before/after of the config keys is shown."
   - O(node) is required only to create a VM. For an existing VM the node holding it is found from the cluster; a clone is made on the source's node (O(target)
     moves it elsewhere).
   - "Waiting: a PVE task that fails fails the module at once with its exit status and the end of its log; a task still running after O(timeout) fails with a

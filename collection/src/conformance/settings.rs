@@ -77,7 +77,7 @@ impl Settings {
             timeout_secs,
         };
         if connection.password.is_none() && (connection.token_id.is_none() || connection.token_secret.is_none()) {
-            bail!("set PROXMOX_TOKEN_ID and PROXMOX_TOKEN_SECRET (an API token, see the README) or PROXMOX_PASSWORD");
+            bail!("set PROXMOX_TOKEN_ID and PROXMOX_TOKEN_SECRET (an API token, see the guide docs/docsite/rst/guide_conformance.rst) or PROXMOX_PASSWORD");
         }
         let node = required("FERROX_CONFORMANCE_NODE", "the node to create the test VMs on")?;
         let storage = required(

@@ -91,7 +91,16 @@ fn links() -> Result<()> {
 }
 
 fn debian_packages() -> Result<()> {
-    let wanted = debian_package_list();
+    debian(
+        &debian_package_list(),
+        "cross builds need Debian's packages {} (or a rustup toolchain with the targets' std and zig)",
+    )
+}
+
+/// Installs, as root with apt-get, those of `wanted` (`(package, what for)`) that are
+/// missing; without root or apt-get it fails with `need` (its `{}` replaced by the
+/// missing packages) and the command to run.
+pub(crate) fn debian(wanted: &[(&str, &str)], need: &str) -> Result<()> {
     let missing: Vec<&str> = wanted.iter().map(|(p, _)| *p).filter(|p| !installed(p)).collect();
     if missing.is_empty() {
         let names: Vec<&str> = wanted.iter().map(|(p, _)| *p).collect();
@@ -99,17 +108,12 @@ fn debian_packages() -> Result<()> {
         return Ok(());
     }
     let install = format!("apt-get update && apt-get install -y {}", missing.join(" "));
+    let need = need.replace("{}", &missing.join(", "));
     if !Path::new("/usr/bin/apt-get").exists() {
-        bail!(
-            "cross builds need Debian's packages {} (or a rustup toolchain with the targets' std and zig); this machine has no apt-get",
-            missing.join(", ")
-        );
+        bail!("{need}; this machine has no apt-get");
     }
     if unsafe { libc::geteuid() } != 0 {
-        bail!(
-            "cross builds need the Debian packages {}: run as root `{install}`",
-            missing.join(", ")
-        );
+        bail!("{need}: run as root `{install}`");
     }
     for (package, why) in wanted.iter().filter(|(p, _)| missing.contains(p)) {
         println!("installing {package} from the machine's Debian sources (apt-get): {why}");

@@ -10,7 +10,7 @@
 //! machine included, naming the package that `setup --cross` must install.
 //!
 //! [`TOOLS`] is the one list: [`check`] runs before any build, `setup --cross` installs
-//! and links from it, and README's *Platforms* section names the same tools.
+//! and links from it, and the platforms guide (docs/docsite/rst/guide_platforms.rst) names the same tools.
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -42,7 +42,7 @@ pub(crate) struct Tool {
     /// The name the build runs it by, or an absolute path for a file that is not run.
     pub name: &'static str,
     pub source: Source,
-    /// What it does in the build, for messages and README.
+    /// What it does in the build, for messages and the platforms guide.
     pub why: &'static str,
     /// Needed only for macOS targets.
     pub apple_only: bool,

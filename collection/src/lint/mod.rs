@@ -1,7 +1,8 @@
 //! `lint`: what users copy passes ansible-lint's `production` profile with the argument
 //! check (`args`) on top — the shipped `playbooks/`, the example execution environment
-//! in `examples/`, and every YAML code block of `README.md`, extracted here so the
-//! README cannot drift from what is checked. The collection is linked into a collections
+//! in `examples/`, and every YAML code block of `README.md` and of the guides in
+//! `docs/docsite/rst/`, extracted here so the documentation cannot drift from what is
+//! checked. The collection is linked into a collections
 //! path first, so every `ferrox.proxmox.*` module name must resolve. Settings:
 //! `.ansible-lint`. Then the argument check is proven on faulty tasks ([`faults`]).
 
@@ -25,18 +26,19 @@ pub(crate) fn lint() -> Result<()> {
     }
     let collections = work.join("collections");
     link_collection(&collections)?;
-    let readme = std::fs::read_to_string(repo::root().join("README.md")).context("reading README.md")?;
-    let blocks = yaml_blocks(&readme);
+    let blocks = documented_blocks()?;
     let readme_dir = work.join("readme");
     let mut paths: Vec<PathBuf> = SHIPPED.iter().map(|d| repo::root().join(d)).collect();
-    for (i, block) in blocks.iter().enumerate() {
+    for (i, (source, block)) in blocks.iter().enumerate() {
         let path = readme_dir.join(block_file(i + 1, &block.text));
         std::fs::create_dir_all(path.parent().expect("a parent"))?;
-        std::fs::write(&path, format!("---\n# README.md line {}\n{}", block.line, block.text))?;
+        // One YAML document: the block's own `---` (a copied file keeps it) or ours.
+        let body = block.text.strip_prefix("---\n").unwrap_or(&block.text);
+        std::fs::write(&path, format!("---\n# {source} line {}\n{body}", block.line))?;
         paths.push(path);
     }
     println!(
-        "ansible-lint: {} and {} YAML block(s) of README.md",
+        "ansible-lint: {} and {} YAML block(s) of README.md and {GUIDES}/",
         SHIPPED.join("/, "),
         blocks.len()
     );
@@ -60,6 +62,69 @@ pub(crate) fn link_collection(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(&ns)?;
     std::os::unix::fs::symlink(repo::root(), ns.join("proxmox")).context("linking the collection")?;
     Ok(())
+}
+
+/// Where the guides are (reStructuredText, rendered by the docs site).
+const GUIDES: &str = "docs/docsite/rst";
+
+/// Every YAML block users may copy, with the file it is in: README.md's, then each
+/// guide's in name order.
+fn documented_blocks() -> Result<Vec<(String, Block)>> {
+    let readme = std::fs::read_to_string(repo::root().join("README.md")).context("reading README.md")?;
+    let mut blocks: Vec<(String, Block)> = yaml_blocks(&readme)
+        .into_iter()
+        .map(|b| ("README.md".to_string(), b))
+        .collect();
+    let mut guides: Vec<PathBuf> = std::fs::read_dir(repo::root().join(GUIDES))
+        .with_context(|| format!("reading {GUIDES}"))?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<std::io::Result<_>>()?;
+    guides.retain(|p| p.extension().is_some_and(|e| e == "rst"));
+    guides.sort();
+    for guide in guides {
+        let text = std::fs::read_to_string(&guide).with_context(|| format!("reading {}", guide.display()))?;
+        let source = repo::rel(&guide);
+        blocks.extend(rst_yaml_blocks(&text).into_iter().map(|b| (source.clone(), b)));
+    }
+    Ok(blocks)
+}
+
+/// Every `.. code-block:: yaml` (or `yml`, or `.. code::`) of a reStructuredText text,
+/// its indentation removed, with the line its code starts on.
+pub(crate) fn rst_yaml_blocks(rst: &str) -> Vec<Block> {
+    let lines: Vec<&str> = rst.lines().collect();
+    let mut blocks = Vec::new();
+    let mut n = 0;
+    while n < lines.len() {
+        let directive = lines[n].trim();
+        n += 1;
+        if !matches!(
+            directive,
+            ".. code-block:: yaml" | ".. code-block:: yml" | ".. code:: yaml" | ".. code:: yml"
+        ) {
+            continue;
+        }
+        // Options (`:caption:`) and the blank line, then the indented body.
+        while n < lines.len() && (lines[n].trim().is_empty() || lines[n].trim_start().starts_with(':')) {
+            n += 1;
+        }
+        let Some(indent) = lines.get(n).map(|l| l.len() - l.trim_start().len()).filter(|i| *i > 0) else {
+            continue;
+        };
+        let mut block = Block {
+            line: n + 1,
+            text: String::new(),
+        };
+        while n < lines.len() && (lines[n].trim().is_empty() || lines[n].len() - lines[n].trim_start().len() >= indent)
+        {
+            block.text.push_str(lines[n].get(indent..).unwrap_or(""));
+            block.text.push('\n');
+            n += 1;
+        }
+        block.text = format!("{}\n", block.text.trim_end());
+        blocks.push(block);
+    }
+    blocks
 }
 
 /// A fenced ```yaml block of a Markdown text, with the line its code starts on.
@@ -94,7 +159,8 @@ pub(crate) fn yaml_blocks(markdown: &str) -> Vec<Block> {
 }
 
 /// Where a block is written, which tells ansible-lint what it is: a playbook (a list of
-/// plays), a task list (under `tasks/`), or an execution environment definition.
+/// plays), a task list (under `tasks/`), a `requirements.yml`, or an execution
+/// environment definition.
 pub(crate) fn block_file(n: usize, text: &str) -> String {
     let first_key = text
         .lines()
@@ -106,6 +172,8 @@ pub(crate) fn block_file(n: usize, text: &str) -> String {
         .any(|l| l.starts_with("images:") || l.starts_with("dependencies:"))
     {
         format!("ee-{n}/execution-environment.yml")
+    } else if text.lines().any(|l| l.starts_with("collections:")) {
+        format!("requirements-{n}/requirements.yml")
     } else if text.lines().any(|l| l.trim_start().starts_with("hosts:")) || !first_key.starts_with('-') {
         format!("readme-{n}.yml")
     } else {
@@ -134,6 +202,18 @@ mod tests {
     }
 
     #[test]
+    fn rst_yaml_blocks_are_found_dedented_with_their_lines() {
+        let rst = "Title\n=====\n\n.. code-block:: yaml\n\n   - name: Play\n     hosts: localhost\n\n     tasks: []\n\ntext\n\n.. code-block:: sh\n\n   ls\n";
+        assert_eq!(
+            rst_yaml_blocks(rst),
+            [Block {
+                line: 6,
+                text: "- name: Play\n  hosts: localhost\n\n  tasks: []\n".into()
+            }]
+        );
+    }
+
+    #[test]
     fn a_block_is_filed_as_what_it_is() {
         let blocks = yaml_blocks(MD);
         assert_eq!(block_file(1, &blocks[0].text), "readme-1.yml");
@@ -141,6 +221,10 @@ mod tests {
         assert_eq!(
             block_file(3, "version: 3\nimages:\n  base_image: {}\n"),
             "ee-3/execution-environment.yml"
+        );
+        assert_eq!(
+            block_file(4, "collections:\n  - name: ferrox.proxmox\n"),
+            "requirements-4/requirements.yml"
         );
     }
 }

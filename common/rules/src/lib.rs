@@ -22,7 +22,7 @@
 //! (`propstring/generate.rs`) and a test fails when they are stale.
 //!
 //! Entry points: [`propstring::parse_config_value`] and [`propstring::differing_keys`],
-//! [`hotplug::stays_pending`], [`privileges::needs::needs`] (and the README's table,
+//! [`hotplug::stays_pending`], [`privileges::needs::needs`] (and the least-privilege guide's table,
 //! [`privileges::table::markdown`]), [`size::parse`].
 
 #![deny(missing_docs)]

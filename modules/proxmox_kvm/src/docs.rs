@@ -36,10 +36,22 @@ pub fn spec() -> ModuleSpec {
 
 pub(crate) const SHORT: &str = "Management of QEMU/KVM virtual machines in a Proxmox VE cluster";
 
+/// What the module does, in a few lines: the page's synopsis. The behaviour in detail
+/// is in [`notes`] and the guides.
 pub(crate) fn description() -> Vec<String> {
     [
         "Creates, clones, restores, converges, starts, stops, suspends, converts to template, migrates and removes QEMU/KVM virtual machines in a Proxmox VE cluster.",
-        "Option-for-option compatible with C(community.proxmox.proxmox_kvm) 1.6: same options, defaults, choices, messages and result keys.",
+        "Takes the options of C(community.proxmox.proxmox_kvm) 1.6 (the same defaults, choices, messages and result keys). An existing VM is converged: only what differs from the task is written, and nothing is lost on the way. Check mode and C(--diff) report exactly what a real run would do.",
+        "How it converges, what waits for a restart, cloud-init, clones, vmids and waiting are in the notes below; every difference from community.proxmox is in R(Moving from community.proxmox, ansible_collections.ferrox.proxmox.docsite.guide_moving), and what reaches the guest in R(Every VM option and what reaches the guest, ansible_collections.ferrox.proxmox.docsite.guide_vms).",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect()
+}
+
+/// The behaviour in detail, after the options on the page.
+pub(crate) fn notes() -> Vec<String> {
+    [
         "Convergence: with O(update=true) the task is compared with the VM's config (property strings normalised, O(tags) without regard to order, O(sshkeys) decoded, O(nameservers)/O(searchdomains) as lists) and only the keys that differ are written, guarded by the config digest. Nothing differing means C(changed=false). A VM that does not exist is created. Without O(update), an existing VM is left alone and a warning names the keys that differ from the task.",
         "Safe disks and NICs: on an existing VM a disk's options change in place and its size only grows, a new disk key is allocated, a NIC keeps its MAC unless the task names one. Shrinking a disk, or changing its storage or bus, fails with a message naming the safe route. O(update_unsafe) is therefore no longer needed.",
         "Pending changes: changes PVE cannot apply to a running VM are returned in RV(pending) (read back from PVE after the write; predicted from PVE's hotplug rules in check mode) and the message says a restart is needed; O(apply_pending=reboot) reboots the VM to apply them.",
@@ -48,14 +60,6 @@ pub(crate) fn description() -> Vec<String> {
         "Race-free vmid allocation: without O(vmid), when PVE answers that the chosen id was taken meanwhile by a parallel run, the next free id is tried (bounded). C(serial: 1) or C(throttle: 1) are not needed.",
         "Cluster consistency: after a create or clone the module returns once the VM is listed cluster-wide, so the next task finds it (no C(pause)). PVE lists a new VM's name only with its node's next status broadcast (up to 10 seconds later); until then every module that looks a VM up by name reads the name of such an unnamed VM from its config, so the lookup is exact at once and the create does not wait for the broadcast.",
         "Check mode and diff mode: the module reads the live cluster, computes the actions it would take and, in check mode, reports them without writing (C(changed) as a real run would report it; a create returns the vmid it would use). With C(--diff) the before/after of the config keys is shown.",
-    ]
-    .into_iter()
-    .map(String::from)
-    .collect()
-}
-
-pub(crate) fn notes() -> Vec<String> {
-    [
         "O(node) is required only to create a VM. For an existing VM the node holding it is found from the cluster; a clone is made on the source's node (O(target) moves it elsewhere).",
         "Waiting: a PVE task that fails fails the module at once with its exit status and the end of its log; a task still running after O(timeout) fails with a message naming the task (the task goes on in PVE). Creating, cloning and restoring wait at least 300 seconds.",
         "Name lookups consider QEMU VMs only (a container with the same name is not a match); several VMs with the same name fail with their vmids listed.",

@@ -1,7 +1,7 @@
 //! The one mapping from a planned write to what PVE checks for it, written from
 //! qemu-server's `PVE/API2/Qemu.pm`: per endpoint, per config key and value, storage
 //! space on every storage a volume is allocated on, `SDN.Use` on each bridge (or on the
-//! VLAN a tagged NIC uses), `VM.Allocate` on the pool. The pre-write check, the README's
+//! VLAN a tagged NIC uses), `VM.Allocate` on the pool. The pre-write check, the least-privilege guide's
 //! least-privilege table and the tests all read it.
 
 use super::keys::{self, KeyNeed};

@@ -1,6 +1,6 @@
 //! The least privileges of a token, per module and operation: one representative
 //! planned write per operation, its privileges read from [`needs`] — the mapping the
-//! pre-write check uses — so the README's table and the matrix test cannot drift from it.
+//! pre-write check uses — so the least-privilege guide's table and the matrix test cannot drift from it.
 
 use std::collections::BTreeSet;
 
@@ -401,7 +401,7 @@ pub fn privileges() -> BTreeSet<&'static str> {
         .collect()
 }
 
-/// The README's table (Markdown), between its markers.
+/// The least-privilege table (Markdown; `cargo collection docs` writes it into the guide as reStructuredText).
 pub fn markdown() -> String {
     let mut t = String::from("| module | operation | the token needs |\n|---|---|---|\n");
     for o in operations() {

@@ -1,7 +1,7 @@
 //! Whether the cluster will let a task do what it planned, known before its first write.
 //!
 //! [`needs`] maps each planned [`Write`] to the privileges PVE checks and where (one
-//! mapping, also behind the README's least-privilege table); [`check`] holds them against
+//! mapping, also behind the least-privilege guide's table); [`check`] holds them against
 //! the caller's privileges as PVE reports them. [`Gate::require`] runs before a task's
 //! first write, in check mode and real runs alike, so a dry run predicts the refusal a
 //! real run meets and a real run never half-applies its plan for lack of a privilege.
