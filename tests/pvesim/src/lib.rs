@@ -29,6 +29,7 @@ pub mod params;
 pub mod pools;
 pub mod propstring;
 pub mod pvesh;
+pub mod pvesh_upload;
 pub mod qemu;
 pub mod scenario;
 pub mod schema;

@@ -444,3 +444,89 @@ fn demo_vms(env: &Env) -> Vec<(String, Value, Value, String)> {
     vms.sort_by(|a, b| a.0.cmp(&b.0));
     vms
 }
+
+/// The `/var/tmp/pveupload-…` files on this machine (the uploads handed to pvesh).
+fn handed_files() -> Vec<String> {
+    let dir = std::path::Path::new(ferrox_pve_client::client::local_upload::UPLOAD_DIR);
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with(ferrox_pve_client::client::local_upload::UPLOAD_PREFIX))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// An ISO of `len` bytes written on this machine (the node), and its digests.
+fn iso(env: &Env, name: &str, len: u64) -> (std::path::PathBuf, std::collections::BTreeMap<String, String>) {
+    let served = pvesim::fileserver::Served::pattern(len);
+    let mut bytes = Vec::new();
+    served
+        .each_chunk(|c| {
+            bytes.extend_from_slice(c);
+            Ok(())
+        })
+        .unwrap();
+    let path = env.dir().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    (path, served.digests())
+}
+
+/// proxmox_template's `src` in local mode: pvesh has no file parameter, so the file is
+/// handed to PVE's upload as pve-http-server would (`tmpfilename`), checked by PVE,
+/// stored, and no copy is left on the node, whether PVE took it or refused it.
+#[test]
+fn an_upload_goes_through_pvesh_and_leaves_no_copy_on_the_node() {
+    let env = Env::start();
+    let _node = LocalNode::of(&env);
+    let before = handed_files();
+    let (path, digests) = iso(&env, "local-installer.iso", 3 << 20);
+    let upload = format!(
+        "- name: upload\n  ferrox.proxmox.proxmox_template: {{node: pve1, storage: isos, content_type: iso, src: {}, checksum_algorithm: sha256, checksum: '{}'}}\n",
+        path.display(),
+        digests["sha256"]
+    );
+
+    let dry = env.run_with(&upload, &local_check());
+    dry.assert_ok();
+    assert!(dry.task("upload").changed);
+    assert!(env.writes().is_empty(), "check mode wrote: {:?}", env.writes());
+
+    let play = env.run_with(&upload, &local());
+    play.assert_ok();
+    let up = play.task("upload");
+    assert!(up.changed, "{}", up.result);
+    assert_eq!(up.msg(), "template with volid=isos:iso/local-installer.iso uploaded");
+    assert_eq!(up.result["size"], json!(3 << 20));
+    let listed = env.api_get("/nodes/pve1/storage/isos/content");
+    let stored = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["volid"] == "isos:iso/local-installer.iso")
+        .unwrap_or_else(|| panic!("stored: {listed}"));
+    assert_eq!(stored["size"], json!(3 << 20));
+    assert_eq!(handed_files(), before, "the handed copy is gone");
+
+    let again = env.run_with(&upload, &local());
+    again.assert_ok();
+    assert!(!again.task("upload").changed, "{}", again.task("upload").result);
+
+    // PVE's task refuses a checksum mismatch and unlinks the file.
+    let (other, _) = iso(&env, "other.iso", 4096);
+    let mismatch = format!(
+        "- name: upload\n  ferrox.proxmox.proxmox_template: {{node: pve1, storage: isos, content_type: iso, src: {}, checksum_algorithm: sha256, checksum: '{}'}}\n  ignore_errors: true\n",
+        other.display(),
+        "ab".repeat(32)
+    );
+    let refused = env.run_with(&mismatch, &local());
+    let r = refused.task("upload");
+    assert!(r.failed, "{}", r.result);
+    assert!(r.msg().contains("checksum mismatch"), "{}", r.msg());
+    assert_eq!(handed_files(), before, "no copy left after a refusal");
+    let listed = env.api_get("/nodes/pve1/storage/isos/content").to_string();
+    assert!(!listed.contains("other.iso"), "{listed}");
+}
