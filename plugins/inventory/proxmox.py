@@ -274,6 +274,7 @@ from ansible.utils.display import Display
 from ansible.utils.unsafe_proxy import wrap_var
 from ansible.utils.vars import combine_vars
 
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import hostname_template
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils.binary_module import (
     BIN_ROOT,
     BINARY,
@@ -395,6 +396,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         self.hostname_templates = dict(
             (kind, self.get_option('%s_hostname' % kind) or self.get_option('hostname')) for kind in ('qemu', 'lxc'))
         self.hostname_templates['node'] = self.get_option('hostname')
+        # Read once: text and plain references are rendered without the templar.
+        self.hostname_substitutions = dict(
+            (kind, hostname_template.parse(template)) for kind, template in self.hostname_templates.items())
 
         self.binary_config = {
             'url': values['url'],
@@ -545,6 +549,11 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         template = self.hostname_templates.get(kind)
         if not template:
             return default
+        variables = combine_vars(resource or {}, self._vars)
+        substitution = self.hostname_substitutions.get(kind)
+        name = substitution.render(variables) if substitution is not None else None
+        if name is not None:
+            return name
         self.templar.available_variables = combine_vars(wrap_var(resource or {}), self._vars)
         return self.templar.template(template)
 
