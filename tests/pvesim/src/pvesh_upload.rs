@@ -102,7 +102,12 @@ mod tests {
 
     #[test]
     fn a_tmpfilename_of_another_shape_is_refused_by_the_schema() {
-        for tmp in ["/tmp/tmpab12cd", "/var/tmp/pveupload-ABC", "/var/tmp/pveupload-", "x/var/tmp/pveupload-1a"] {
+        for tmp in [
+            "/tmp/tmpab12cd",
+            "/var/tmp/pveupload-ABC",
+            "/var/tmp/pveupload-",
+            "x/var/tmp/pveupload-1a",
+        ] {
             let c = call(&format!(
                 "create /nodes/pve1/storage/local/upload --content iso --filename a.iso --tmpfilename {tmp}"
             ));

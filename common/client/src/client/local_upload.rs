@@ -56,10 +56,7 @@ impl HandedFile {
             .and_then(|n| out.flush().map(|()| n))
             .map_err(|e| format!("cannot write {}: {e}", handed.path.display()))?;
         if copied != file.len {
-            return Err(format!(
-                "{} ended after {copied} of its {} bytes",
-                file.name, file.len
-            ));
+            return Err(format!("{} ended after {copied} of its {} bytes", file.name, file.len));
         }
         Ok(handed)
     }
@@ -84,7 +81,13 @@ impl Client {
         self.upload_from(Path::new(UPLOAD_DIR), path, fields, &mut file)
     }
 
-    fn upload_from(&self, dir: &Path, path: &str, fields: Fields, file: &mut FilePart<'_>) -> Result<(Value, Sent), ApiError> {
+    fn upload_from(
+        &self,
+        dir: &Path,
+        path: &str,
+        fields: Fields,
+        file: &mut FilePart<'_>,
+    ) -> Result<(Value, Sent), ApiError> {
         let started = Instant::now();
         let handed = HandedFile::write(dir, file).map_err(|why| {
             ApiError::other(
@@ -131,10 +134,16 @@ mod tests {
         let name = handed.path.file_name().unwrap().to_str().unwrap().to_string();
         let hex = name.strip_prefix(UPLOAD_PREFIX).expect("pveupload- prefix");
         assert_eq!(hex.len(), 32);
-        assert!(hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)), "{name}");
+        assert!(
+            hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+            "{name}"
+        );
         assert_eq!(std::fs::read(&handed.path).unwrap(), bytes);
         use std::os::unix::fs::PermissionsExt;
-        assert_eq!(std::fs::metadata(&handed.path).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(
+            std::fs::metadata(&handed.path).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
         let path = handed.path.clone();
         drop(handed);
         assert!(!path.exists());
