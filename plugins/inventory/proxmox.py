@@ -8,7 +8,8 @@ The API work is done by the collection's binary for the controller's platform
 (``plugins/modules/__bin/<platform>/ferrox inventory -``, crate ``modules/proxmox_inventory``):
 it gets the options as JSON on stdin (secrets never in argv) and prints JSON lines
 (nodes, guests with their host variables, pools, warnings). This file parses the
-options, runs it, and hands the result to Ansible's inventory, cache and ``constructed``.
+options, runs it, and hands each line to Ansible's inventory and ``constructed`` as it
+comes (the inventory is built while the binary reads the guests' facts), then to the cache.
 """
 
 from __future__ import annotations
@@ -267,6 +268,7 @@ import shutil
 import stat
 import subprocess
 import tempfile
+import threading
 
 from ansible.errors import AnsibleError
 from ansible.plugins.inventory import BaseInventoryPlugin, Cacheable, Constructable
@@ -274,6 +276,7 @@ from ansible.utils.display import Display
 from ansible.utils.unsafe_proxy import wrap_var
 from ansible.utils.vars import combine_vars
 
+from ansible_collections.ferrox.proxmox.plugins.plugin_utils import hostname_template
 from ansible_collections.ferrox.proxmox.plugins.plugin_utils.binary_module import (
     BIN_ROOT,
     BINARY,
@@ -309,8 +312,11 @@ def binary_path():
     return path
 
 
-def run_binary(config):
-    """Runs ``ferrox inventory -`` with ``config`` on stdin; returns its records (dicts)."""
+def stream_binary(config):
+    """Runs ``ferrox inventory -`` with ``config`` on stdin and yields its records (dicts) as
+    it prints them, so the inventory is built while the binary still reads the API (the
+    guests' facts take most of its time). Raises AnsibleError for the binary's error record,
+    or when it ended before its ``done`` record."""
     path = binary_path()
     copy_dir = None
     if not os.access(path, os.X_OK):
@@ -322,27 +328,49 @@ def run_binary(config):
         path = copy
     try:
         proc = subprocess.Popen([path, 'inventory', '-'], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        out, err = proc.communicate(json.dumps(config).encode('utf-8'))
     except OSError as e:
-        raise AnsibleError('%s: cannot run %s: %s' % (NAME, path, e))
-    finally:
         if copy_dir:
             shutil.rmtree(copy_dir, ignore_errors=True)
-    records = []
-    for raw in out.splitlines():
-        if not raw.strip():
-            continue
+        raise AnsibleError('%s: cannot run %s: %s' % (NAME, path, e))
+    # Read on a thread of its own, so a full stderr pipe never stops the binary.
+    err = []
+    err_reader = threading.Thread(target=lambda: err.append(proc.stderr.read()))
+    err_reader.daemon = True
+    err_reader.start()
+    last = None
+    try:
         try:
-            record = json.loads(raw)
-        except ValueError:
-            raise AnsibleError('%s: the binary printed something that is not JSON: %r' % (NAME, raw[:200]))
-        if 'error' in record:
-            raise AnsibleError('%s: %s' % (NAME, record['error']))
-        records.append(record)
-    if proc.returncode != 0 or not records or 'done' not in records[-1]:
+            proc.stdin.write(json.dumps(config).encode('utf-8'))
+            proc.stdin.close()
+        except OSError:
+            pass  # it ended at once: its exit code and stderr say why, below
+        for raw in proc.stdout:
+            if not raw.strip():
+                continue
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                raise AnsibleError('%s: the binary printed something that is not JSON: %r' % (NAME, raw[:200]))
+            if 'error' in record:
+                raise AnsibleError('%s: %s' % (NAME, record['error']))
+            last = record
+            yield record
+    finally:
+        if proc.poll() is None and (last is None or 'done' not in last):
+            proc.kill()
+        proc.stdout.close()
+        returncode = proc.wait()
+        err_reader.join()
+        if copy_dir:
+            shutil.rmtree(copy_dir, ignore_errors=True)
+    if returncode != 0 or last is None or 'done' not in last:
         raise AnsibleError('%s: %s ended with exit code %s before the inventory was complete: %s'
-                           % (NAME, path, proc.returncode, err.decode('utf-8', 'replace').strip()[-2000:]))
-    return records
+                           % (NAME, path, returncode, b''.join(err).decode('utf-8', 'replace').strip()[-2000:]))
+
+
+def run_binary(config):
+    """The binary's records (dicts), all of them: see :func:`stream_binary`."""
+    return list(stream_binary(config))
 
 
 class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
@@ -395,6 +423,9 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         self.hostname_templates = dict(
             (kind, self.get_option('%s_hostname' % kind) or self.get_option('hostname')) for kind in ('qemu', 'lxc'))
         self.hostname_templates['node'] = self.get_option('hostname')
+        # Read once: text and plain references are rendered without the templar.
+        self.hostname_substitutions = dict(
+            (kind, hostname_template.parse(template)) for kind, template in self.hostname_templates.items())
 
         self.binary_config = {
             'url': values['url'],
@@ -427,9 +458,13 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
                 records = self._cache[cache_key]
             except KeyError:
                 update_cache = True
-        if records is None:
-            records = self._read_cluster()
-        self._populate(records)
+        if records is None and not self.post_filter_facts:
+            # Built as the binary prints it; what it printed is what the cache keeps.
+            records = self._populate_or_forget(stream_binary(self.binary_config))
+        else:
+            if records is None:
+                records = self._read_cluster()
+            self._populate(records)
         if update_cache:
             self._cache[cache_key] = records
 
@@ -498,6 +533,32 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         self.inventory.add_group(group)
         self.inventory.add_child(group, host)
 
+    def _populate_or_forget(self, records):
+        """``_populate`` on records as they come, returned as a list; if they end in an error,
+        the hosts and groups this source added are taken out again: an inventory source
+        that fails leaves nothing behind, as when the error came before any host."""
+        hosts_before = set(self.inventory.hosts)
+        groups_before = set(self.inventory.groups)
+        kept = []
+
+        def keeping():
+            for record in records:
+                kept.append(record)
+                yield record
+
+        try:
+            self._populate(keeping())
+        except Exception:
+            for name in set(self.inventory.hosts) - hosts_before:
+                self.inventory.remove_host(self.inventory.hosts[name])
+            for name in set(self.inventory.groups) - groups_before:
+                self.inventory.remove_group(self.inventory.groups[name])
+                if name in self.inventory.groups:
+                    # ansible-core before 2.19 takes the group's name, not the group.
+                    self.inventory.remove_group(name)
+            raise
+        return kept
+
     def _populate(self, records):
         default_groups = ['lxc', 'qemu', 'running', 'stopped']
         if not self.exclude_templates:
@@ -545,6 +606,11 @@ class InventoryModule(BaseInventoryPlugin, Constructable, Cacheable):
         template = self.hostname_templates.get(kind)
         if not template:
             return default
+        variables = combine_vars(resource or {}, self._vars)
+        substitution = self.hostname_substitutions.get(kind)
+        name = substitution.render(variables) if substitution is not None else None
+        if name is not None:
+            return name
         self.templar.available_variables = combine_vars(wrap_var(resource or {}), self._vars)
         return self.templar.template(template)
 

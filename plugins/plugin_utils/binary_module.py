@@ -11,13 +11,15 @@ with ``_execute_module``, naming the module in ``_ferrox_module``, so copying, b
 async, check mode, diff, no_log and module_defaults work as for any module.
 
 Platform of the target, first answer wins:
-  1. the task variable ``ferrox_platform`` (e.g. ``linux_aarch64``);
+  1. the variable ``ferrox_platform`` (e.g. ``linux_aarch64``) of the task or of the host
+     it runs on (the delegated one's when delegated);
   2. ``FERROX_PLATFORM`` in the controller's environment;
   3. a local connection (``delegate_to: localhost``): Python's ``platform`` module;
   4. gathered facts of the host the task runs on (``system``, ``architecture``);
   5. one ``uname -sm`` on the target.
 
-A platform without a shipped binary fails the task before anything runs.
+A platform without a shipped binary fails the task before anything runs, naming the
+host the task runs on (the node it is delegated to, in local mode).
 
 Seams for subclasses: ``module_args`` builds what the binary receives,
 ``post_process`` edits its result.
@@ -105,7 +107,9 @@ def shipped_platforms():
     return sorted(n for n in names if os.path.isfile(os.path.join(BIN_ROOT, n, BINARY)))
 
 
-def missing_platform_message(module, target, how, shipped):
+def missing_platform_message(module, target, how, shipped, where=None):
+    """Why ``module`` cannot run on ``target`` (found ``how``) and the ways out; ``where``
+    names the host it would run on (the delegated node in local mode), when there is one."""
     if target in RELEASED_PLATFORMS:
         way_out = (
             "The released collection ships %s: install it from Galaxy, or build every platform with "
@@ -119,9 +123,10 @@ def missing_platform_message(module, target, how, shipped):
             % ', '.join(RELEASED_PLATFORMS)
         )
     return (
-        "%s.%s has no binary for platform %s (%s). Platforms shipped in this installation: %s. "
+        "%s.%s has no binary for platform %s%s (%s). Platforms shipped in this installation: %s. "
         "%s, or run the task on a host of a shipped platform, such as a Proxmox VE node, with delegate_to."
-        % (COLLECTION, module, target, how, ', '.join(shipped) or 'none', way_out)
+        % (COLLECTION, module, target, ' of %s' % where if where else '', how,
+           ', '.join(shipped) or 'none', way_out)
     )
 
 
@@ -140,7 +145,8 @@ class BinaryModuleAction(ActionBase):
         target, how = self.target_platform(task_vars)
         shipped = shipped_platforms()
         if target not in shipped:
-            result.update(failed=True, changed=False, msg=missing_platform_message(self.MODULE, target, how, shipped))
+            result.update(failed=True, changed=False,
+                          msg=missing_platform_message(self.MODULE, target, how, shipped, self.runs_on(task_vars)))
             return result
 
         wrap_async = self._task.async_val and not self._connection.has_native_async
@@ -211,9 +217,23 @@ class BinaryModuleAction(ActionBase):
         module_args[MODULE_ARG] = self.MODULE
         module_args[PROTOCOL_ARG] = PROTOCOL_VERSION
 
+    def runs_on(self, task_vars):
+        """The host the task runs on, in the user's terms: the node it is delegated to (where a
+        task without ``api_host`` finds ``pvesh``), else the play's host."""
+        if self._task.delegate_to:
+            return '%s, the host the task is delegated to' % self._task.delegate_to
+        return "%s, the task's host" % task_vars.get('inventory_hostname', 'localhost')
+
+    def _host_vars(self, task_vars):
+        """The variables of the host the task runs on: a delegated task's ``task_vars`` are
+        the play host's, its node's are in ``ansible_delegated_vars``."""
+        if self._task.delegate_to:
+            return (task_vars.get('ansible_delegated_vars') or {}).get(self._task.delegate_to) or {}
+        return task_vars
+
     def target_platform(self, task_vars):
         """``(platform, how it was found)`` for the host the task runs on."""
-        override = task_vars.get(PLATFORM_VAR)
+        override = self._host_vars(task_vars).get(PLATFORM_VAR)
         if override:
             return str(override), 'from the variable %s' % PLATFORM_VAR
         override = os.environ.get(PLATFORM_ENV)

@@ -31,6 +31,7 @@ pub mod phased;
 pub mod pools;
 pub mod propstring;
 pub mod pvesh;
+pub mod pvesh_upload;
 pub mod qemu;
 pub mod scenario;
 pub mod schema;

@@ -328,6 +328,9 @@ pub fn cli(args: &[String]) -> i32 {
 /// One pvesh run: what it prints on stdout and stderr, or how it ends early.
 pub fn run(args: &[String]) -> Result<(String, String), Exit> {
     let call = parse(args, &Schema::embedded())?;
+    if crate::pvesh_upload::is_upload(&call) {
+        return upload(&call);
+    }
     let api = Api::from_env()?;
     let data = api.call(call.method, &call.path, &call.params)?;
     match data.as_str().filter(|s| s.starts_with("UPID:") && call.method != "GET") {
@@ -337,6 +340,27 @@ pub fn run(args: &[String]) -> Result<(String, String), Exit> {
         }
         None => Ok((render(&call, &data)?, String::new())),
     }
+}
+
+/// An upload: the file named by `tmpfilename` sent as pve-http-server would have
+/// received it, and unlinked once PVE's task ran (see [`crate::pvesh_upload`]).
+fn upload(call: &Call) -> Result<(String, String), Exit> {
+    let handed = crate::pvesh_upload::handed(call)?;
+    let bytes = std::fs::read(&handed.tmpfilename)
+        .map_err(|e| Exit::die(format!("temporary file '{}' - {e}", handed.tmpfilename)))?;
+    let api = Api::from_env()?;
+    let data = api.post_body(
+        &call.path,
+        &format!("multipart/form-data; boundary={}", crate::pvesh_upload::BOUNDARY),
+        crate::pvesh_upload::body(&handed, &bytes),
+    )?;
+    let Some(upid) = data.as_str().filter(|s| s.starts_with("UPID:")).map(String::from) else {
+        return Ok((render(call, &data)?, String::new()));
+    };
+    let log = api.wait_for_task(&upid)?;
+    // The task unlinks the file whether it succeeded or failed.
+    let _ = std::fs::remove_file(&handed.tmpfilename);
+    foreground_task(call, &upid, &log)
 }
 
 /// The simulator, logged in as root@pam.
@@ -389,6 +413,27 @@ impl Api {
         api.ticket = login["ticket"].as_str().unwrap_or_default().to_string();
         api.csrf = login["CSRFPreventionToken"].as_str().unwrap_or_default().to_string();
         Ok(api)
+    }
+
+    /// A POST of `body` as `content_type`; PVE's error as pvesh prints it (a plain-text
+    /// answer, as pve-http-server's multipart reader gives, is the message).
+    fn post_body(&self, path: &str, content_type: &str, body: Vec<u8>) -> Result<Value, Exit> {
+        let url = format!("{}/api2/json{path}", self.url);
+        let mut response = self
+            .agent
+            .post(&url)
+            .header("Cookie", &format!("PVEAuthCookie={}", self.ticket))
+            .header("CSRFPreventionToken", &self.csrf)
+            .header("Content-Type", content_type)
+            .send(&body[..])
+            .map_err(|e| Exit::die(format!("pvesim's pvesh could not reach {}: {e}", self.url)))?;
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string().unwrap_or_default();
+        let body: Value = serde_json::from_str(&text).unwrap_or_else(|_| serde_json::json!({ "message": text }));
+        if status >= 400 {
+            return Err(error(status, &body));
+        }
+        Ok(body.get("data").cloned().unwrap_or(Value::Null))
     }
 
     /// One request; PVE's error as pvesh prints it.

@@ -13,6 +13,7 @@ mod error;
 mod fork;
 mod list_elements;
 pub mod local;
+pub mod local_upload;
 mod login;
 pub mod retry;
 mod ticket_reuse;

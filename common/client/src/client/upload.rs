@@ -45,10 +45,7 @@ impl Client {
     pub fn post_multipart(&self, path: &str, fields: Fields, file: FilePart<'_>) -> Result<(Value, Sent), ApiError> {
         self.refuse_write_in_check_mode(Method::Post, path)?;
         if self.is_local() {
-            return Err(ApiError::other(
-                ApiErrorKind::Other,
-                format!("uploading {} to {path} needs api_host: in local mode (pvesh on the node) ferrox sends no file. Set api_host with credentials, or give a url for Proxmox VE to download instead.", file.name),
-            ));
+            return self.upload_through_pvesh(path, fields, file);
         }
         let (head, tail) = frame(fields, file.field, file.name);
         let length = head.len() as u64 + file.len + tail.len() as u64;

@@ -16,7 +16,7 @@ fn three_nodes() -> pvesim::SimConfig {
     cfg
 }
 
-fn as_root(env: &Env, vars: Value) -> PlayOpts {
+pub(crate) fn as_root(env: &Env, vars: Value) -> PlayOpts {
     let mut auth = env.auth();
     auth["api_user"] = json!("root@pam");
     auth["api_password"] = json!(creds::ROOT_PASSWORD);
@@ -30,7 +30,7 @@ fn as_root(env: &Env, vars: Value) -> PlayOpts {
 }
 
 /// The playbook's tasks, run through the harness (its play header and vars kept as vars).
-fn tasks() -> String {
+pub(crate) fn tasks() -> String {
     let text = std::fs::read_to_string(repo_root().join("playbooks/golden-image.yml")).unwrap();
     let at = text.find("  tasks:\n").expect("the playbook's tasks");
     text[at + "  tasks:\n".len()..]
@@ -42,7 +42,7 @@ fn tasks() -> String {
 }
 
 /// Loop items reported changed, over every task of the play.
-fn items_changed(play: &ferrox_integration::Play) -> usize {
+pub(crate) fn items_changed(play: &ferrox_integration::Play) -> usize {
     play.results
         .iter()
         .map(|t| match t.result["results"].as_array() {
@@ -52,8 +52,9 @@ fn items_changed(play: &ferrox_integration::Play) -> usize {
         .sum()
 }
 
-#[test]
-fn a_cloud_image_becomes_a_template_on_every_node() {
+/// Three nodes without the image, the image served over HTTP, and the playbook's vars
+/// naming them: where the playbook starts (the file server lives as long as it is kept).
+pub(crate) fn golden_start() -> (Env, FileServer, Value) {
     let env = Env::start_with(three_nodes());
     let files = FileServer::start().unwrap();
     let image = Served::qcow2(3 << 30, 640 << 10);
@@ -67,7 +68,6 @@ fn a_cloud_image_becomes_a_template_on_every_node() {
         "golden_image_name": "debian-13-genericcloud-amd64.qcow2",
         "golden_image_sha256": image.digests()["sha256"],
     });
-    let o = as_root(&env, vars);
     // The scenario's own copy of the image is removed first: the cluster starts empty of it.
     for node in ["pve1", "pve2", "pve3"] {
         env.run_task(
@@ -76,6 +76,13 @@ fn a_cloud_image_becomes_a_template_on_every_node() {
             &[],
         );
     }
+    (env, files, vars)
+}
+
+#[test]
+fn a_cloud_image_becomes_a_template_on_every_node() {
+    let (env, _files, vars) = golden_start();
+    let o = as_root(&env, vars);
 
     env.clear_requests();
     let dry = env.play_with(

@@ -415,10 +415,15 @@ fn field_playbooks_in_local_mode_end_as_over_https() {
 
 /// The demo VMs by name: node, status and config, vmids and what PVE makes up per VM left out.
 fn demo_vms(env: &Env) -> Vec<(String, Value, Value, String)> {
+    vms_named(env, "demo-")
+}
+
+/// The VMs whose name starts with `prefix`, as [`demo_vms`] shows them.
+fn vms_named(env: &Env, prefix: &str) -> Vec<(String, Value, Value, String)> {
     let mut vms: Vec<_> = env
         .guests_listed()
         .iter()
-        .filter(|g| g["type"] == "qemu" && g["name"].as_str().is_some_and(|n| n.starts_with("demo-")))
+        .filter(|g| g["type"] == "qemu" && g["name"].as_str().is_some_and(|n| n.starts_with(prefix)))
         .map(|g| {
             let vmid = g["vmid"].as_u64().unwrap();
             let path = format!("/nodes/{}/qemu/{vmid}/config", g["node"].as_str().unwrap());
@@ -443,4 +448,155 @@ fn demo_vms(env: &Env) -> Vec<(String, Value, Value, String)> {
         .collect();
     vms.sort_by(|a, b| a.0.cmp(&b.0));
     vms
+}
+
+/// The `/var/tmp/pveupload-…` files on this machine (the uploads handed to pvesh).
+fn handed_files() -> Vec<String> {
+    let dir = std::path::Path::new(ferrox_pve_client::client::local_upload::UPLOAD_DIR);
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .filter(|n| n.starts_with(ferrox_pve_client::client::local_upload::UPLOAD_PREFIX))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// An ISO of `len` bytes written on this machine (the node), and its digests.
+fn iso(env: &Env, name: &str, len: u64) -> (std::path::PathBuf, std::collections::BTreeMap<String, String>) {
+    let served = pvesim::fileserver::Served::pattern(len);
+    let mut bytes = Vec::new();
+    served
+        .each_chunk(|c| {
+            bytes.extend_from_slice(c);
+            Ok(())
+        })
+        .unwrap();
+    let path = env.dir().join(name);
+    std::fs::write(&path, bytes).unwrap();
+    (path, served.digests())
+}
+
+/// proxmox_template's `src` in local mode: pvesh has no file parameter, so the file is
+/// handed to PVE's upload as pve-http-server would (`tmpfilename`), checked by PVE,
+/// stored, and no copy is left on the node, whether PVE took it or refused it.
+#[test]
+fn an_upload_goes_through_pvesh_and_leaves_no_copy_on_the_node() {
+    let env = Env::start();
+    let _node = LocalNode::of(&env);
+    let before = handed_files();
+    let (path, digests) = iso(&env, "local-installer.iso", 3 << 20);
+    let upload = format!(
+        "- name: upload\n  ferrox.proxmox.proxmox_template: {{node: pve1, storage: isos, content_type: iso, src: {}, checksum_algorithm: sha256, checksum: '{}'}}\n",
+        path.display(),
+        digests["sha256"]
+    );
+
+    let dry = env.run_with(&upload, &local_check());
+    dry.assert_ok();
+    assert!(dry.task("upload").changed);
+    assert!(env.writes().is_empty(), "check mode wrote: {:?}", env.writes());
+
+    let play = env.run_with(&upload, &local());
+    play.assert_ok();
+    let up = play.task("upload");
+    assert!(up.changed, "{}", up.result);
+    assert_eq!(up.msg(), "template with volid=isos:iso/local-installer.iso uploaded");
+    assert_eq!(up.result["size"], json!(3 << 20));
+    let listed = env.api_get("/nodes/pve1/storage/isos/content");
+    let stored = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["volid"] == "isos:iso/local-installer.iso")
+        .unwrap_or_else(|| panic!("stored: {listed}"));
+    assert_eq!(stored["size"], json!(3 << 20));
+    assert_eq!(handed_files(), before, "the handed copy is gone");
+
+    let again = env.run_with(&upload, &local());
+    again.assert_ok();
+    assert!(!again.task("upload").changed, "{}", again.task("upload").result);
+
+    // PVE's task refuses a checksum mismatch and unlinks the file.
+    let (other, _) = iso(&env, "other.iso", 4096);
+    let mismatch = format!(
+        "- name: upload\n  ferrox.proxmox.proxmox_template: {{node: pve1, storage: isos, content_type: iso, src: {}, checksum_algorithm: sha256, checksum: '{}'}}\n  ignore_errors: true\n",
+        other.display(),
+        "ab".repeat(32)
+    );
+    let refused = env.run_with(&mismatch, &local());
+    let r = refused.task("upload");
+    assert!(r.failed, "{}", r.result);
+    assert!(r.msg().contains("checksum mismatch"), "{}", r.msg());
+    assert_eq!(handed_files(), before, "no copy left after a refusal");
+    let listed = env.api_get("/nodes/pve1/storage/isos/content").to_string();
+    assert!(!listed.contains("other.iso"), "{listed}");
+}
+
+/// The seed flow (playbooks/golden-image.yml: each node downloads a cloud image, a VM per
+/// node is made from it and turned into a template) with its tasks delegated to a node
+/// host and no connection option: check mode predicts every change and writes nothing,
+/// the run leaves the templates the same run over HTTPS leaves, a rerun changes nothing
+/// (its only calls that write are the nodes verifying the image's checksum), and a check
+/// run then writes nothing.
+#[test]
+fn the_seed_flow_delegated_to_a_node_ends_as_over_https() {
+    let (https, _https_files, https_vars) = crate::golden_image::golden_start();
+    let over_https = https.play_with(
+        &crate::golden_image::tasks(),
+        &crate::golden_image::as_root(&https, https_vars),
+    );
+    assert_eq!(over_https.rc, 0, "over HTTPS:\n{}", over_https.transcript());
+
+    let (env, _files, vars) = crate::golden_image::golden_start();
+    let node = node_environment(&env);
+    let opts = |check: bool| PlayOpts {
+        check,
+        vars: vars.clone(),
+        module_defaults: Some(json!({})),
+        hosts: Some((
+            "localhost".into(),
+            "localhost ansible_connection=local\npve1 ansible_connection=local\n".into(),
+        )),
+        env: node.iter().map(|(k, v)| (k.to_string(), v.clone())).collect(),
+        ..Default::default()
+    };
+    // Every task of the playbook delegated to the node.
+    let tasks =
+        crate::golden_image::tasks().replace("\n- name:", "\n  delegate_to: pve1\n- name:") + "  delegate_to: pve1\n";
+    assert_eq!(tasks.matches("delegate_to: pve1").count(), 3, "{tasks}");
+
+    env.clear_requests();
+    let dry = env.play_with(&tasks, &opts(true));
+    assert_eq!(dry.rc, 0, "{}", dry.transcript());
+    assert_eq!(crate::golden_image::items_changed(&dry), 9, "{}", dry.transcript());
+    assert!(env.writes().is_empty(), "check mode wrote: {:?}", env.writes());
+
+    let first = env.play_with(&tasks, &opts(false));
+    assert_eq!(first.rc, 0, "{}", first.transcript());
+    assert_eq!(crate::golden_image::items_changed(&first), 9, "{}", first.transcript());
+    let templates = vms_named(&env, "golden-");
+    assert_eq!(templates.len(), 3, "{templates:?}");
+    assert_eq!(templates, vms_named(&https, "golden-"), "the cluster as over HTTPS");
+    let written = env.writes();
+
+    let again = env.play_with(&tasks, &opts(false));
+    assert_eq!(again.recap("changed"), Some(0), "{}", again.transcript());
+    // The only calls of the rerun that are writes to PVE: each node verifying the image's
+    // checksum (download-url of a file that is there downloads nothing), as over HTTPS.
+    let verified: Vec<String> = env.writes()[written.len()..].to_vec();
+    assert_eq!(
+        verified,
+        ["pve1", "pve2", "pve3"]
+            .iter()
+            .map(|n| format!("POST /api2/json/nodes/{n}/storage/local/download-url"))
+            .collect::<Vec<_>>()
+    );
+    let written = env.writes();
+    let dry_again = env.play_with(&tasks, &opts(true));
+    assert_eq!(dry_again.recap("changed"), Some(0), "{}", dry_again.transcript());
+    assert_eq!(env.writes(), written, "check mode wrote");
 }

@@ -125,7 +125,7 @@ fn an_unshipped_platform_fails_before_any_api_call_and_names_the_ways_out() {
         by_var.failed
             && by_var
                 .msg()
-                .contains("platform linux_riscv64 (from the variable ferrox_platform)"),
+                .contains("platform linux_riscv64 of localhost, the task's host (from the variable ferrox_platform)"),
         "{}",
         by_var.result
     );
