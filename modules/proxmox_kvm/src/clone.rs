@@ -1,14 +1,15 @@
 //! The driver of `clone`: make the clone unless it exists, then apply the rest of the
 //! task to it in the same run. Without `newid`, a VM named `name` (other than the source)
 //! is the clone.
-//! A clone that exists converges exactly as `update: true` would
-//! ([`crate::update::converge_existing`]), after a move to its node that a run left undone
-//! ([`continue_move`]); a new one is decided by [`crate::decide::clone`], a clone to
+//! A clone that exists converges exactly as `update: true` would: the update task
+//! ([`crate::update::UpdateExisting`]) run with `driver::steps`, after a move to its node
+//! that a run left undone ([`continue_move`]), whose message the update's result starts with; a new one is decided by [`crate::decide::clone`], a clone to
 //! another node's local storage taking the route of [`crate::decide::clone_route`].
 
-use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::{Failure, Output};
+use ferrox_cluster::tags::TagCase;
 use ferrox_cluster::vm::Guest;
+use ferrox_run::driver::{self, Cx};
 use ferrox_run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
@@ -18,52 +19,94 @@ use crate::decide::clone_route;
 use crate::observe::listing::Listing;
 use crate::observe::{self, name_of, vm_of};
 use crate::plan::{Action, Allocation, Plan};
-use crate::report::update::with_mac_and_devices;
+use crate::report::update::{with_mac_and_devices, Moved};
 use crate::step::{Learned, Run};
-use crate::update::{converge_existing, Converged, Existing};
+use crate::task::KvmTask;
+use crate::update::{Existing, To, UpdateExisting};
 use crate::{decide, name_race};
 
 /// `clone`: make the clone unless it exists, then apply the rest of the task to it.
-pub(crate) fn clone(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
-    if run.task.ha_managed {
+pub(crate) fn clone<'a>(
+    cx: &mut Cx<'_>,
+    task: &'a KvmTask,
+    tag_case: &TagCase<'a>,
+    listing: &mut Listing,
+    learned: &mut Learned,
+) -> Result<Output, Failure> {
+    if task.ha_managed {
         learned.warnings.push("ha_managed applies when a VM is created or restored; PVE's clone has no such parameter, so the clone is not HA-managed. Add it to HA with ha-manager add vm:<vmid> (or POST /cluster/ha/resources)".to_string());
     }
-    let source = observe::clone_source(run, listing)?;
-    match observe::existing_clone(run, listing, &source)? {
-        Some(clone) => rerun(run, listing, learned, &clone, &source),
-        None => make(run, listing, learned, &source),
+    let run = Run::on(cx, task, tag_case);
+    let source = observe::clone_source(&run, listing)?;
+    match observe::existing_clone(&run, listing, &source)? {
+        Some(clone) => rerun(cx, task, tag_case, listing, learned, &clone, &source),
+        None => make(cx, task, tag_case, listing, learned, &source),
     }
 }
 
-/// The clone exists: a move a run left undone goes first; then it converges like an update.
-fn rerun(
-    run: &Run,
+/// The clone exists: a move a run left undone goes first; then it converges like an
+/// update, a task of the driver ([`UpdateExisting`]).
+fn rerun<'a>(
+    cx: &mut Cx<'_>,
+    task: &'a KvmTask,
+    tag_case: &TagCase<'a>,
     listing: &Listing,
     learned: &mut Learned,
     clone: &Guest,
     source: &Guest,
 ) -> Result<Output, Failure> {
     let vm = vm_of(clone);
-    let current = observe::config(run.client, &vm)?;
-    let name = name_of(run.task, None);
-    let moved = continue_move(run, listing, learned, clone, source, &current, &name)?;
-    if let Some(out) = moved {
-        return Ok(out);
+    let current = observe::config(cx.client, &vm)?;
+    let name = name_of(task, None);
+    let run = Run::on(cx, task, tag_case);
+    if let Some((moved, guest)) = continue_move(&run, listing, learned, clone, source, &current, &name)? {
+        // The migration rewrote the config (its volumes, its digest); a dry run has only the old.
+        let current = if task.check_mode {
+            current
+        } else {
+            observe::config(cx.client, &vm_of(&guest))?
+        };
+        let mut wanted = task.config.clone();
+        wanted.remove("name");
+        let existing = Existing {
+            guest: &guest,
+            name,
+            current,
+            wanted,
+            up_to_date: String::new(),
+        };
+        let to = To::Clone {
+            existing: Box::new(existing),
+            moved: Some(moved),
+        };
+        return driver::steps(cx, &UpdateExisting::new(task, listing, tag_case.clone(), to));
     }
     // Exactly as `update: true` would; 1.6 words the up-to-date message its own way.
-    let to = Existing {
+    let existing = Existing {
         guest: clone,
         up_to_date: format!("vmid {} with VM name {name} already exists", vm.vmid),
         name,
         current,
-        wanted: run.task.config.clone(),
+        wanted: task.config.clone(),
     };
-    converge_existing(run, listing, learned, to).map(|c| c.out)
+    let to = To::Clone {
+        existing: Box::new(existing),
+        moved: None,
+    };
+    driver::steps(cx, &UpdateExisting::new(task, listing, tag_case.clone(), to))
 }
 
 /// A new clone: checked, planned (clone, listed, moved, configured) and made.
-fn make(run: &Run, listing: &mut Listing, learned: &mut Learned, source: &Guest) -> Result<Output, Failure> {
-    let task = run.task;
+fn make<'a>(
+    cx: &mut Cx<'_>,
+    task: &'a KvmTask,
+    tag_case: &TagCase<'a>,
+    listing: &mut Listing,
+    learned: &mut Learned,
+    source: &Guest,
+) -> Result<Output, Failure> {
+    let run = Run::on(cx, task, tag_case);
+    let run = &run;
     decide::clone::refuse_linked_of_non_template(task, source)?;
     let source_vm = vm_of(source);
     let node = task.clone.target.clone().unwrap_or_else(|| source.node.to_string());
@@ -93,7 +136,7 @@ fn make(run: &Run, listing: &mut Listing, learned: &mut Learned, source: &Guest)
     if let Some(found) = outcome.adopted {
         // Another run made this clone at the same moment: that VM is the clone.
         listing.learn_name(&found, &name, task.pool.as_ref());
-        return clone(run, listing, learned);
+        return clone(cx, task, tag_case, listing, learned);
     }
     let vm = plan.vm.clone();
     name_race::after_create(run, may_race, &vm, outcome.listing.take(), learned);
@@ -110,7 +153,7 @@ fn make(run: &Run, listing: &mut Listing, learned: &mut Learned, source: &Guest)
     let config = observe::made_config(run, listing, &vm, outcome.config.take())?;
     Ok(with_mac_and_devices(
         out,
-        &learned.effects,
+        learned.effects.as_slice(),
         task.check_mode,
         vm.vmid,
         config.as_ref(),
@@ -139,10 +182,11 @@ fn rest_of_task(
 }
 
 /// A clone a run left on the source's node before its move: stopped, while the task
-/// wants it on `target` and its disks cannot be cloned there. The rerun moves it, then
-/// converges it as `update: true` would; `None` when no move is left to do. `current`:
-/// the clone's config, read once; `name`: the name for messages.
-pub(crate) fn continue_move(
+/// wants it on `target` and its disks cannot be cloned there. The rerun moves it (then
+/// converges it as `update: true` would): what the move did and the clone where it is
+/// now; `None` when no move is left to do. `current`: the clone's config, read once;
+/// `name`: the name for messages.
+fn continue_move(
     run: &Run,
     listing: &Listing,
     learned: &mut Learned,
@@ -150,7 +194,7 @@ pub(crate) fn continue_move(
     source: &Guest,
     current: &Map<String, Value>,
     name: &str,
-) -> Result<Option<Output>, Failure> {
+) -> Result<Option<(Moved, Guest)>, Failure> {
     let Some(target) = run.task.clone.target.clone().filter(|t| *t != *clone.node) else {
         return Ok(None);
     };
@@ -185,54 +229,12 @@ pub(crate) fn continue_move(
         node: target.as_str().into(),
         ..clone.clone()
     };
-    // The migration rewrote the config (its volumes, its digest); a dry run has only the old.
-    let current = if run.task.check_mode {
-        current.clone()
-    } else {
-        observe::config(run.client, &vm_of(&moved))?
-    };
-    let mut wanted = run.task.config.clone();
-    wanted.remove("name");
-    let to = Existing {
-        guest: &moved,
+    let done = Moved {
         name: name.to_string(),
-        current,
-        wanted,
-        up_to_date: String::new(),
+        vmid: vm.vmid,
+        from: vm.node.clone(),
+        to: target,
+        actions: plan.describe(),
     };
-    let Converged {
-        out: mut converged,
-        after_update,
-    } = converge_existing(run, listing, learned, to)?;
-    // One result for both steps: the move's message first, then what the update added.
-    let mut diff = Diff::new(format!("VM {}", vm.vmid));
-    diff.change(
-        "node",
-        Some(Value::from(vm.node.clone())),
-        Some(Value::from(target.clone())),
-    );
-    if let Some(update) = converged.take_diff() {
-        diff.before.extend(update.before);
-        diff.after.extend(update.after);
-    }
-    let mut actions = plan.describe();
-    actions.extend(
-        converged
-            .get("actions")
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .map(str::to_string),
-    );
-    converged.set("changed", true);
-    converged.set(
-        "msg",
-        format!(
-            "VM {name} with vmid {} moved from {} to {target}, where the clone is to be{after_update}",
-            vm.vmid, vm.node
-        ),
-    );
-    converged.set("actions", actions);
-    Ok(Some(converged.with_diff(diff)))
+    Ok(Some((done, moved)))
 }

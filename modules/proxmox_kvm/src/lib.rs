@@ -14,19 +14,20 @@
 //! migration's view has nothing of an update's), so one task would match on the
 //! operation in every step. The other operations run on the driver's context
 //! ([`driver::within`]): [`run`] lists the cluster once and places a new VM, then runs
-//! the operation: `delete`/`revert` ([`config_keys`]) and the power states, `current`,
-//! `template` and `absent` ([`power_state`]), tasks of the driver run with
-//! `driver::steps` on that context; `present` still the steps of this file (the clone's
-//! in [`clone`], the update of a VM that exists in [`update`]), each write
-//! through `execute::execute`, which holds its plan to the gate and buffers its effects
-//! itself, until each is a task of its own.
+//! the operation: `delete`/`revert` ([`config_keys`]), the power states, `current`,
+//! `template` and `absent` ([`power_state`]) and `present` on a VM that exists
+//! ([`update`], also the convergence of a clone that exists), tasks of the driver run
+//! with `driver::steps` on that context; create (this file) and the making of a clone
+//! ([`clone`]) still their own steps, each write through `execute::execute`, which holds
+//! its plan to the gate and buffers its effects itself, until each is a task of its own.
 //!
 //! An edited `memory:` on a VM that exists, with `update: true`, crosses six files, one
 //! per step: `task/config.rs` (option → config key), this file (`run` → `present`),
-//! `update.rs` (`existing` → `converge_existing` → `apply`), `observe/mod.rs` (the VM, its config
-//! and what is pending), `decide/update.rs` (the warnings, what differs, the actions),
-//! `execute/mod.rs` (the gate, the plan run, the PUT and the read-back of what stays
-//! pending) and `report/update.rs` (the message, `changes`, the diff, `mac`, `devices`).
+//! `update.rs` (the task `UpdateExisting`: observe → plan → guard → check → predict or
+//! execute → report), `observe/mod.rs` (the VM, its config and what is pending),
+//! `decide/update.rs` (the warnings, what differs, the actions, the lock's wording),
+//! `execute/mod.rs` (the plan run, the PUT and the read-back of what stays pending) and
+//! `report/update.rs` (the message, `changes`, the diff, `mac`, `devices`).
 //! [`converge`], [`checks`], [`plan`] and [`api`] are the libraries the steps call.
 //!
 //! The files stand in floors, top first, each importing only the floors below it, so
@@ -36,15 +37,15 @@
 //!
 //! - This file: [`run`] (the run: the listing, the placement, the dispatch) and the
 //!   driver of `present` (create or restore; a VM that exists goes to [`update`]).
-//! - [`migrate`], [`config_keys`] (`delete`/`revert`) and [`power_state`] (the power
-//!   states, `current`, `template`, `absent`, and the guest wait after them): tasks of
-//!   the one driver.
+//! - [`migrate`], [`config_keys`] (`delete`/`revert`), [`power_state`] (the power
+//!   states, `current`, `template`, `absent`, and the guest wait after them) and
+//!   [`update`]: tasks of the one driver.
 //! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
-//!   node's local storage left undone, then converging the clone; the update's clauses
-//!   reach its message as a value, [`update::Converged`]).
+//!   node's local storage left undone, then converging the clone with the update task,
+//!   whose result starts with the move's message).
 //! - [`update`]: an existing VM left alone with what differs named, or with `update: true`
-//!   converged by `update::converge_existing`, the one update path, also of a clone that
-//!   exists.
+//!   converged by the task `update::UpdateExisting`, the one update path, also of a clone
+//!   that exists.
 //! - [`report`]: the results: messages, `changes`, `pending`, `actions`, the diff, `mac`
 //!   and `devices` (from the config in hand: no I/O).
 //! - [`placement`]: the node of a VM created without `node` (reads the listing, and a
@@ -228,8 +229,8 @@ fn operation<'a>(
         Operation::DeleteKeys(wanted) => driver::steps(cx, &keys(KeyEdit::Delete, wanted, listing)),
         Operation::RevertKeys(wanted) => driver::steps(cx, &keys(KeyEdit::Revert, wanted, listing)),
         Operation::Migrate => unreachable!("migrate runs on the driver (run)"),
-        Operation::Clone => clone::clone(&Run::on(cx, task, tag_case), listing, learned),
-        Operation::State(State::Present) => present(&Run::on(cx, task, tag_case), listing, learned),
+        Operation::Clone => clone::clone(cx, task, tag_case, listing, learned),
+        Operation::State(State::Present) => present(cx, task, tag_case, listing, learned),
         Operation::State(state) => driver::steps(
             cx,
             &power_state::PowerState {
@@ -243,43 +244,58 @@ fn operation<'a>(
 }
 
 /// `state: present`: create (or restore) the VM; one that exists is converged with
-/// `update: true`, else left alone with what differs named.
-fn present(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
-    match observe::target(run, listing)? {
-        Some(guest) => update::existing(run, listing, learned, &guest),
-        None => create(run, listing, learned),
+/// `update: true`, else left alone with what differs named ([`update`]).
+fn present<'a>(
+    cx: &mut Cx<'_>,
+    task: &'a KvmTask,
+    tag_case: &TagCase<'a>,
+    listing: &mut Listing,
+    learned: &mut Learned,
+) -> Result<Output, Failure> {
+    match observe::target(&Run::on(cx, task, tag_case), listing)? {
+        Some(guest) => {
+            let to = update::To::Present(&guest);
+            driver::steps(cx, &update::UpdateExisting::new(task, listing, tag_case.clone(), to))
+        }
+        None => create(cx, task, tag_case, listing, learned),
     }
 }
 
 /// A new VM (or a restore from `archive`).
-fn create(run: &Run, listing: &mut Listing, learned: &mut Learned) -> Result<Output, Failure> {
-    let task = run.task;
+fn create<'a>(
+    cx: &mut Cx<'_>,
+    task: &'a KvmTask,
+    tag_case: &TagCase<'a>,
+    listing: &mut Listing,
+    learned: &mut Learned,
+) -> Result<Output, Failure> {
+    let run = Run::on(cx, task, tag_case);
     let node = decide::create::node(task, &listing.nodes)?;
     learned.warnings.extend(decide::create::warning(task));
-    check_bridges(run, &node, task.config.iter())?;
-    check_drives(run, listing, &node, task.config.iter())?;
-    check_pool(run)?;
-    let (vmid, allocation) = observe::vmid::choose(run, listing, task.vmid)?;
+    check_bridges(&run, &node, task.config.iter())?;
+    check_drives(&run, listing, &node, task.config.iter())?;
+    check_pool(&run)?;
+    let (vmid, allocation) = observe::vmid::choose(&run, listing, task.vmid)?;
     let may_race = allocation == Allocation::NextId;
     let (mut plan, diff) = decide::create::plan(task, Vm { node, vmid }, allocation)?;
     let name = observe::name_of(task, None);
-    let mut outcome = execute(run, listing, learned, &mut plan, name.clone())?;
+    let mut outcome = execute(&run, listing, learned, &mut plan, name.clone())?;
     if let Some(found) = outcome.adopted {
         // Another run created this name at the same moment: that VM is the one.
         listing.learn_name(&found, &name, task.pool.as_ref());
-        return present(run, listing, learned);
+        return present(cx, task, tag_case, listing, learned);
     }
     let vm = plan.vm.clone();
-    name_race::after_create(run, may_race, &vm, outcome.listing.take(), learned);
+    name_race::after_create(&run, may_race, &vm, outcome.listing.take(), learned);
     let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
         .with("vmid", vm.vmid)
         .with("actions", plan.describe())
         .with_diff(diff);
     let out = outcome.with_pending(out);
-    let config = observe::made_config(run, listing, &vm, outcome.config.take())?;
+    let config = observe::made_config(&run, listing, &vm, outcome.config.take())?;
     Ok(with_mac_and_devices(
         out,
-        &learned.effects,
+        learned.effects.as_slice(),
         task.check_mode,
         vm.vmid,
         config.as_ref(),

@@ -4,7 +4,8 @@
 //! (`update: true`, and a clone task whose clone exists): up to date, cloud-init
 //! changes still to reach the guest (listed, or brought by a reboot), or the update's
 //! actions: the config keys that differ under the digest, the pool move, the reboot for
-//! what stays pending; refused when the VM is locked. Pure: the table is
+//! what stays pending; refused when the VM is locked (the wording [`lock_prefix`]'s, the
+//! refusal the driver's). Pure: the table is
 //! `update_tests.rs`; the checks that read the cluster (bridges, volumes, pool) run on
 //! the decision before the first write ([`crate::checks`]).
 //!
@@ -17,7 +18,6 @@ use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::Failure;
 use ferrox_cluster::tags::TagCase;
 use ferrox_pve_rules::cloudinit;
-use ferrox_run::vm_task::{self, LockWording};
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
@@ -154,7 +154,7 @@ pub(crate) fn decide(
     mut changes: Changes,
     up_to_date: String,
 ) -> Result<Decision, Failure> {
-    let (vm, name, current) = (&observed.vm, &observed.name, &observed.config);
+    let (vm, current) = (&observed.vm, &observed.config);
     let pool_move = pool_move(task, observed.pool.as_ref());
     rotate_password(task, &wanted, &mut changes);
     if changes.is_empty() && pool_move.is_none() {
@@ -168,14 +168,6 @@ pub(crate) fn decide(
         }
         return Ok(Decision::UpToDate(up_to_date));
     }
-    vm_task::refuse_locked(
-        vm.vmid,
-        current.get("lock").and_then(Value::as_str),
-        task.skiplock,
-        LockWording::Action {
-            prefix: &format!("Unable to update vm {name} with vmid {}: ", vm.vmid),
-        },
-    )?;
     let mut diff = changes_diff(vm.vmid, &changes);
     let mut keys = changes.keys();
     if let Some((from, to)) = &pool_move {
@@ -221,6 +213,22 @@ pub(crate) fn decide(
     }))
 }
 
+/// How a refusal of the VM locked starts: an update's (`Update`), a reboot's for the
+/// guest's cloud-init changes (`RebootForGuest`); the driver refuses the lock
+/// ([`ferrox_run::driver`]), root@pam's `skiplock` overriding it.
+pub(crate) fn lock_prefix(rebooting: bool, name: &str, vmid: u32) -> String {
+    if rebooting {
+        format!("Unable to reboot VM {vmid}: ")
+    } else {
+        format!("Unable to update vm {name} with vmid {vmid}: ")
+    }
+}
+
+/// The lock the VM's config holds, if any.
+pub(crate) fn held_lock(config: &Map<String, Value>) -> Option<&str> {
+    config.get("lock").and_then(Value::as_str)
+}
+
 /// Nothing to write, but the running VM's cloud-init drive lacks earlier changes.
 fn bring_to_guest(task: &KvmTask, observed: &UpdateObserved, waiting: Map<String, Value>) -> Result<Decision, Failure> {
     let (id, name) = (observed.vm.vmid, &observed.name);
@@ -233,14 +241,6 @@ fn bring_to_guest(task: &KvmTask, observed: &UpdateObserved, waiting: Map<String
             waiting,
         });
     }
-    vm_task::refuse_locked(
-        id,
-        observed.config.get("lock").and_then(Value::as_str),
-        task.skiplock,
-        LockWording::Action {
-            prefix: &format!("Unable to reboot VM {id}: "),
-        },
-    )?;
     let lacking = waiting.keys().cloned().collect::<Vec<_>>().join(", ");
     let mut diff = Diff::new(format!("VM {id}"));
     diff.change(

@@ -8,7 +8,12 @@ use ferrox_cluster::tags::TagCase;
 use ferrox_pve_rules::cloudinit::DriveState;
 use serde_json::{json, Map, Value};
 
-use super::update::{decide, ha_warning, left_alone, node_warning, predicted_pending, without_drive_warning, Decision};
+use ferrox_run::vm_task::{lock_refusal, LockWording};
+
+use super::update::{
+    decide, ha_warning, held_lock, left_alone, lock_prefix, node_warning, predicted_pending, without_drive_warning,
+    Decision,
+};
 use crate::api::Vm;
 use crate::converge;
 use crate::observe::reads::reads_ha_state;
@@ -37,10 +42,22 @@ fn observed(config: Value, running: bool, pool: Option<&str>, cloud_init: Option
     }
 }
 
+/// The decision, and the driver's refusal of a locked VM when it writes.
 fn decided(task: &KvmTask, observed: &UpdateObserved) -> Result<Decision, String> {
     let changes = converge::changes(&observed.config, &task.config, 100, &TagCase::known(false))?;
     let up_to_date = "VM web with vmid 100 is up to date".to_string();
-    decide(task, observed, task.config.clone(), changes, up_to_date).map_err(|f| f.msg)
+    let decision = decide(task, observed, task.config.clone(), changes, up_to_date).map_err(|f| f.msg)?;
+    let rebooting = match &decision {
+        Decision::Update(_) => false,
+        Decision::RebootForGuest { .. } => true,
+        _ => return Ok(decision),
+    };
+    let prefix = lock_prefix(rebooting, &observed.name, observed.vm.vmid);
+    let wording = LockWording::Action { prefix: &prefix };
+    match lock_refusal(100, held_lock(&observed.config), task.skiplock, wording) {
+        Some(refused) => Err(refused.msg),
+        None => Ok(decision),
+    }
 }
 
 /// The update's actions as the `actions` result lists them, its `changes` and diff.

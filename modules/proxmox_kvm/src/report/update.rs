@@ -7,9 +7,8 @@
 
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::Output;
-use ferrox_dryrun::{overlay, RunPlan};
+use ferrox_dryrun::{overlay, Effect, RunPlan};
 use ferrox_pve_rules::unknown;
-use ferrox_run::vm_task::Effects;
 use serde_json::{Map, Value};
 
 use crate::api;
@@ -98,6 +97,56 @@ pub(crate) fn updated(u: Updated) -> (Output, String) {
     (out, msg)
 }
 
+/// A clone a run left on the source's node, moved to it first: what the move did
+/// (for the result of both steps).
+#[derive(Debug, Clone)]
+pub(crate) struct Moved {
+    /// The name for messages.
+    pub(crate) name: String,
+    pub(crate) vmid: u32,
+    /// The node it was made on, and the one it moved to.
+    pub(crate) from: String,
+    pub(crate) to: String,
+    /// The move's `actions`.
+    pub(crate) actions: Vec<String>,
+}
+
+/// One result for a clone moved, then converged: the move's message first, then what
+/// the update added (`after_update`, the update's clauses), the move's diff and actions
+/// before the update's.
+pub(crate) fn moved_then(mut converged: Output, after_update: &str, moved: &Moved) -> Output {
+    let Moved {
+        name,
+        vmid,
+        from,
+        to,
+        actions,
+    } = moved;
+    let mut diff = Diff::new(format!("VM {vmid}"));
+    diff.change("node", Some(Value::from(from.clone())), Some(Value::from(to.clone())));
+    if let Some(update) = converged.take_diff() {
+        diff.before.extend(update.before);
+        diff.after.extend(update.after);
+    }
+    let mut actions = actions.clone();
+    actions.extend(
+        converged
+            .get("actions")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_string),
+    );
+    converged.set("changed", true);
+    converged.set(
+        "msg",
+        format!("VM {name} with vmid {vmid} moved from {from} to {to}, where the clone is to be{after_update}"),
+    );
+    converged.set("actions", actions);
+    converged.with_diff(diff)
+}
+
 fn sorted(map: Map<String, Value>) -> Map<String, Value> {
     let mut entries: Vec<(String, Value)> = map.into_iter().collect();
     entries.sort_by(|a, b| a.0.cmp(&b.0));
@@ -108,7 +157,7 @@ fn sorted(map: Map<String, Value>) -> Map<String, Value> {
 /// for a VM a check run makes (then from the config the run's effects predict).
 pub(crate) fn with_mac_and_devices(
     out: Output,
-    effects: &Effects,
+    effects: &[Effect],
     check_mode: bool,
     vmid: u32,
     config: Option<&Map<String, Value>>,
@@ -141,9 +190,9 @@ pub(crate) fn with_mac_and_devices(
 
 /// The config a check-mode run predicts for the VM once its effects are applied
 /// (`real`: the config read; `None` for a VM the run creates).
-fn predicted_config(effects: &Effects, vmid: u32, real: Option<&Map<String, Value>>) -> Option<Map<String, Value>> {
+fn predicted_config(effects: &[Effect], vmid: u32, real: Option<&Map<String, Value>>) -> Option<Map<String, Value>> {
     let plan = RunPlan {
-        effects: effects.as_slice().to_vec(),
+        effects: effects.to_vec(),
     };
     let vm = plan.vms().remove(&vmid)?;
     let real = real.filter(|_| !vm.created).cloned().map(Value::Object);
