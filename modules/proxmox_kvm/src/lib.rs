@@ -15,11 +15,12 @@
 //! operation in every step. The other operations run on the driver's context
 //! ([`driver::within`]): [`run`] lists the cluster once and places a new VM, then runs
 //! the operation: `delete`/`revert` ([`config_keys`]), the power states, `current`,
-//! `template` and `absent` ([`power_state`]) and `present` on a VM that exists
-//! ([`update`], also the convergence of a clone that exists), tasks of the driver run
-//! with `driver::steps` on that context; create (this file) and the making of a clone
-//! ([`clone`]) still their own steps, each write through `execute::execute`, which holds
-//! its plan to the gate and buffers its effects itself, until each is a task of its own.
+//! `template` and `absent` ([`power_state`]), `present` on a VM that exists ([`update`],
+//! also the convergence of a clone that exists) and on a VM not there ([`create`], which
+//! continues as the update when it adopts the VM a racing run made), tasks of the driver
+//! run with `driver::steps` on that context; the making of a clone ([`clone`]) still its
+//! own steps, each write through `execute::execute`, which holds its plan to the gate and
+//! buffers its effects itself, until it is a task of its own.
 //!
 //! An edited `memory:` on a VM that exists, with `update: true`, crosses six files, one
 //! per step: `task/config.rs` (option → config key), this file (`run` → `present`),
@@ -35,11 +36,12 @@
 //! leave the crate; the crate's lints warn of `unreachable_pub`), so what nothing uses is
 //! a compile warning.
 //!
-//! - This file: [`run`] (the run: the listing, the placement, the dispatch) and the
-//!   driver of `present` (create or restore; a VM that exists goes to [`update`]).
+//! - This file: [`run`] (the run: the listing, the placement, the dispatch; `present`
+//!   goes to [`create`] or, for a VM that exists, to [`update`]).
 //! - [`migrate`], [`config_keys`] (`delete`/`revert`), [`power_state`] (the power
-//!   states, `current`, `template`, `absent`, and the guest wait after them) and
-//!   [`update`]: tasks of the one driver.
+//!   states, `current`, `template`, `absent`, and the guest wait after them), [`create`]
+//!   (create or restore; a racer's VM adopted, then updated) and [`update`]: tasks of
+//!   the one driver.
 //! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
 //!   node's local storage left undone, then converging the clone with the update task,
 //!   whose result starts with the move's message).
@@ -105,6 +107,7 @@ mod checks;
 mod clone;
 mod config_keys;
 mod converge;
+mod create;
 mod decide;
 mod docs;
 mod execute;
@@ -132,12 +135,7 @@ use ferrox_run::driver::Cx;
 use ferrox_run::name_index;
 use ferrox_run::SharedRunState;
 
-use api::Vm;
-use checks::{check_bridges, check_drives, check_pool};
-use execute::execute;
 use observe::listing::Listing;
-use plan::Allocation;
-use report::update::with_mac_and_devices;
 use step::{Learned, Run};
 use task::{KeyEdit, KvmTask, Operation, State};
 
@@ -243,8 +241,8 @@ fn operation<'a>(
     }
 }
 
-/// `state: present`: create (or restore) the VM; one that exists is converged with
-/// `update: true`, else left alone with what differs named ([`update`]).
+/// `state: present`: create (or restore) the VM ([`create`]); one that exists is
+/// converged with `update: true`, else left alone with what differs named ([`update`]).
 fn present<'a>(
     cx: &mut Cx<'_>,
     task: &'a KvmTask,
@@ -257,47 +255,6 @@ fn present<'a>(
             let to = update::To::Present(&guest);
             driver::steps(cx, &update::UpdateExisting::new(task, listing, tag_case.clone(), to))
         }
-        None => create(cx, task, tag_case, listing, learned),
+        None => driver::steps(cx, &create::Create::new(task, listing, tag_case.clone(), learned)),
     }
-}
-
-/// A new VM (or a restore from `archive`).
-fn create<'a>(
-    cx: &mut Cx<'_>,
-    task: &'a KvmTask,
-    tag_case: &TagCase<'a>,
-    listing: &mut Listing,
-    learned: &mut Learned,
-) -> Result<Output, Failure> {
-    let run = Run::on(cx, task, tag_case);
-    let node = decide::create::node(task, &listing.nodes)?;
-    learned.warnings.extend(decide::create::warning(task));
-    check_bridges(&run, &node, task.config.iter())?;
-    check_drives(&run, listing, &node, task.config.iter())?;
-    check_pool(&run)?;
-    let (vmid, allocation) = observe::vmid::choose(&run, listing, task.vmid)?;
-    let may_race = allocation == Allocation::NextId;
-    let (mut plan, diff) = decide::create::plan(task, Vm { node, vmid }, allocation)?;
-    let name = observe::name_of(task, None);
-    let mut outcome = execute(&run, listing, learned, &mut plan, name.clone())?;
-    if let Some(found) = outcome.adopted {
-        // Another run created this name at the same moment: that VM is the one.
-        listing.learn_name(&found, &name, task.pool.as_ref());
-        return present(cx, task, tag_case, listing, learned);
-    }
-    let vm = plan.vm.clone();
-    name_race::after_create(&run, may_race, &vm, outcome.listing.take(), learned);
-    let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
-        .with("vmid", vm.vmid)
-        .with("actions", plan.describe())
-        .with_diff(diff);
-    let out = outcome.with_pending(out);
-    let config = observe::made_config(&run, listing, &vm, outcome.config.take())?;
-    Ok(with_mac_and_devices(
-        out,
-        learned.effects.as_slice(),
-        task.check_mode,
-        vm.vmid,
-        config.as_ref(),
-    ))
 }

@@ -1,7 +1,7 @@
 //! Runs a [`Plan`]: each action is one PVE call (plus waiting on its task). In check
 //! mode nothing is called; the plan is the report. A task of the one driver writes with
 //! [`carry_out`] (the driver holds the plan to the privilege gate and keeps its effects);
-//! a create and the making of a clone write with [`execute`]: the plan held to the
+//! the making of a clone writes with [`execute`]: the plan held to the
 //! privilege gate (a plan PVE would refuse fails before any write, and in check mode goes
 //! to the run's plan as refused), run by an [`Executor`], and in check mode its effects
 //! buffered for the later tasks of the run.

@@ -1,0 +1,201 @@
+//! `state: present` for a VM not there: create it (or restore it from `archive`), a task
+//! of the one driver ([`ferrox_run::driver`]). Observe decides the node among the
+//! listing's and chooses the vmid (`observe/vmid.rs`: the one asked, the next free, or
+//! one of the name's range); the plan is [`crate::decide::create`]'s; the guard is the
+//! writes PVE checks of a new VM (no lock: it has no config yet); the check is of the
+//! bridges, volumes and pool the config names ([`crate::checks`]); check mode predicts
+//! the VM, a real run makes it ([`crate::execute::carry_out`]); the report words 1.6's
+//! result with `mac` and `devices`, after the re-look for a racer of the same name
+//! ([`crate::name_race`]). When another run made this name at the same moment, the
+//! create adopts its VM: the task continues as the update of that VM
+//! ([`crate::update::UpdateExisting`], run with `driver::steps`).
+
+use std::cell::RefCell;
+
+use ferrox_ansible::diff::Diff;
+use ferrox_ansible::protocol::{Failure, Output};
+use ferrox_cluster::tags::TagCase;
+use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject, Task};
+
+use crate::api::Vm;
+use crate::checks::{check_bridges, check_drives, check_pool};
+use crate::execute::{self, Outcome as Executed};
+use crate::observe::listing::Listing;
+use crate::plan::{effects, privileges, Allocation, Plan};
+use crate::report::update::with_mac_and_devices;
+use crate::step::{Learned, Run};
+use crate::task::KvmTask;
+use crate::update::{To, UpdateExisting};
+use crate::{decide, name_race, observe};
+
+/// The task of a new VM.
+pub(crate) struct Create<'a> {
+    task: &'a KvmTask,
+    /// The run's listing: which vmids are taken; the VM of a racer adopted is learned in it.
+    listing: RefCell<&'a mut Listing>,
+    /// The run's tag comparison.
+    tag_case: TagCase<'a>,
+    /// What the run learns: the listing that showed the new VM, a racer's warning.
+    learned: RefCell<&'a mut Learned>,
+}
+
+impl<'a> Create<'a> {
+    pub(crate) fn new(
+        task: &'a KvmTask,
+        listing: &'a mut Listing,
+        tag_case: TagCase<'a>,
+        learned: &'a mut Learned,
+    ) -> Self {
+        Create {
+            task,
+            listing: RefCell::new(listing),
+            tag_case,
+            learned: RefCell::new(learned),
+        }
+    }
+
+    fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
+        Run::on(cx, self.task, &self.tag_case)
+    }
+}
+
+/// The node and vmid the VM is made with.
+pub(crate) struct Seen {
+    node: String,
+    vmid: u32,
+    allocation: Allocation,
+}
+
+/// The plan of the create, and its diff.
+pub(crate) struct Planned {
+    plan: Plan,
+    diff: Diff,
+}
+
+impl Decided for Planned {
+    fn changes(&self) -> bool {
+        true
+    }
+}
+
+impl Task for Create<'_> {
+    type Seen = Seen;
+    type Plan = Planned;
+    /// The plan as run (a vmid taken meanwhile chooses another), and what it found out.
+    type Done = (Plan, Executed);
+
+    fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
+        let listing = self.listing.borrow();
+        let node = decide::create::node(self.task, &listing.nodes)?;
+        if let Some(w) = decide::create::warning(self.task) {
+            cx.warn(w);
+        }
+        let (vmid, allocation) = observe::vmid::choose(&self.run(cx), &listing, self.task.vmid)?;
+        Ok(Seen { node, vmid, allocation })
+    }
+
+    fn plan(&self, seen: &Seen) -> Result<Planned, Failure> {
+        let vm = Vm {
+            node: seen.node.clone(),
+            vmid: seen.vmid,
+        };
+        let (plan, diff) = decide::create::plan(self.task, vm, seen.allocation.clone())?;
+        Ok(Planned { plan, diff })
+    }
+
+    fn guard<'s>(&self, seen: &'s Seen, planned: &Planned) -> Guard<'s> {
+        let plan = &planned.plan;
+        Guard {
+            subject: Subject::Vm {
+                vmid: seen.vmid,
+                node: &seen.node,
+            },
+            lock: None,
+            writes: privileges::of(plan, &plan.known),
+        }
+    }
+
+    fn check(&self, cx: &mut Cx<'_>, seen: &Seen, _planned: &Planned) -> Result<(), Failure> {
+        let (run, config) = (self.run(cx), &self.task.config);
+        check_bridges(&run, &seen.node, config.iter())?;
+        check_drives(&run, &self.listing.borrow(), &seen.node, config.iter())?;
+        check_pool(&run)
+    }
+
+    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
+        let plan = &planned.plan;
+        Ok(Prediction {
+            effects: effects::effects(plan, self.task.name.as_deref(), &plan.known, &self.tag_case),
+            warnings: Vec::new(),
+        })
+    }
+
+    fn execute(&self, cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<(Plan, Executed), Failure> {
+        let mut plan = planned.plan.clone();
+        let mut warnings = Vec::new();
+        let name = observe::name_of(self.task, None);
+        let result = execute::carry_out(&self.run(cx), &self.listing.borrow(), &mut plan, name, &mut warnings);
+        for w in warnings {
+            cx.warn(w);
+        }
+        result.map(|done| (plan, done))
+    }
+
+    fn report(
+        &self,
+        cx: &mut Cx<'_>,
+        seen: &Seen,
+        planned: &Planned,
+        outcome: Outcome<(Plan, Executed)>,
+    ) -> Result<Output, Failure> {
+        let task = self.task;
+        let name = observe::name_of(task, None);
+        let (plan, mut done) = match outcome {
+            Outcome::Done(done) => done,
+            _ => (planned.plan.clone(), Executed::default()),
+        };
+        if let Some(found) = done.adopted {
+            // Another run created this name at the same moment: that VM is the one.
+            self.listing.borrow_mut().learn_name(&found, &name, task.pool.as_ref());
+            return self.adopt(cx, &found);
+        }
+        let vm = plan.vm.clone();
+        let may_race = seen.allocation == Allocation::NextId;
+        name_race::after_create(
+            &self.run(cx),
+            may_race,
+            &vm,
+            done.listing.take(),
+            &mut self.learned.borrow_mut(),
+        );
+        let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
+            .with("vmid", vm.vmid)
+            .with("actions", plan.describe())
+            .with_diff(planned.diff.clone());
+        let out = done.with_pending(out);
+        let config = observe::made_config(&self.run(cx), &self.listing.borrow(), &vm, done.config.take())?;
+        Ok(with_mac_and_devices(
+            out,
+            cx.effects(),
+            cx.check_mode(),
+            vm.vmid,
+            config.as_ref(),
+        ))
+    }
+}
+
+impl Create<'_> {
+    /// The VM `found` another run made under this name: the task continues as its update.
+    fn adopt(&self, cx: &mut Cx<'_>, found: &Vm) -> Result<Output, Failure> {
+        let listing = self.listing.borrow();
+        let guest = observe::target(&self.run(cx), &listing)?.ok_or_else(|| {
+            Failure::new(format!(
+                "VM {} made by another run under this name is not found in the listing",
+                found.vmid
+            ))
+            .with("vmid", found.vmid)
+        })?;
+        let next = UpdateExisting::new(self.task, &listing, self.tag_case.clone(), To::Present(&guest));
+        driver::steps(cx, &next)
+    }
+}
