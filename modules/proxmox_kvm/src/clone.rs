@@ -1,24 +1,31 @@
-//! The driver of `clone`: make the clone unless it exists, then apply the rest of the
-//! task to it in the same run. Without `newid`, a VM named `name` (other than the source)
-//! is the clone.
-//! A clone that exists converges exactly as `update: true` would: the update task
-//! ([`crate::update::UpdateExisting`]) run with `driver::steps`, after a move to its node
-//! that a run left undone ([`continue_move`]), whose message the update's result starts with; a new one is decided by [`crate::decide::clone`], a clone to
-//! another node's local storage taking the route of [`crate::decide::clone_route`].
+//! `clone`: make the clone unless it exists, then apply the rest of the task to it in
+//! the same run. Without `newid`, a VM named `name` (other than the source) is the clone.
+//! Each step is a task of the one driver ([`ferrox_run::driver`]) run with
+//! `driver::steps`: a new clone ([`MakeClone`], decided by [`crate::decide::clone`], a
+//! clone to another node's local storage taking the route of
+//! [`crate::decide::clone_route`]; a racing run's clone adopted and converged); a clone
+//! that exists converges exactly as `update: true` would, the update task
+//! ([`crate::update::UpdateExisting`]), after a move to its node that a run left undone
+//! ([`MoveClone`]), whose message the update's result starts with.
 
+use std::cell::RefCell;
+
+use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::{Failure, Output};
 use ferrox_cluster::tags::TagCase;
 use ferrox_cluster::vm::Guest;
-use ferrox_run::driver::{self, Cx};
-use ferrox_run::vm_task::{self, LockWording};
+use ferrox_run::driver::{self, Cx, Decided, Guard, Lock, Outcome, Prediction, Subject, Task};
+use ferrox_run::vm_task::LockWording;
 use serde_json::{Map, Value};
 
+use crate::api::Vm;
 use crate::checks::{check_bridges, check_drives, check_pool};
 use crate::converge::{self, Changes};
 use crate::decide::clone_route;
+use crate::execute::{self, Outcome as Executed};
 use crate::observe::listing::Listing;
 use crate::observe::{self, name_of, vm_of};
-use crate::plan::{Action, Allocation, Plan};
+use crate::plan::{effects, privileges, Action, Allocation, Plan};
 use crate::report::update::{with_mac_and_devices, Moved};
 use crate::step::{Learned, Run};
 use crate::task::KvmTask;
@@ -39,7 +46,7 @@ pub(crate) fn clone<'a>(
     let run = Run::on(cx, task, tag_case);
     let source = observe::clone_source(&run, listing)?;
     match observe::existing_clone(&run, listing, &source)? {
-        Some(clone) => rerun(cx, task, tag_case, listing, learned, &clone, &source),
+        Some(clone) => rerun(cx, task, tag_case, listing, &clone, &source),
         None => make(cx, task, tag_case, listing, learned, &source),
     }
 }
@@ -51,35 +58,25 @@ fn rerun<'a>(
     task: &'a KvmTask,
     tag_case: &TagCase<'a>,
     listing: &Listing,
-    learned: &mut Learned,
     clone: &Guest,
     source: &Guest,
 ) -> Result<Output, Failure> {
     let vm = vm_of(clone);
     let current = observe::config(cx.client, &vm)?;
     let name = name_of(task, None);
-    let run = Run::on(cx, task, tag_case);
-    if let Some((moved, guest)) = continue_move(&run, listing, learned, clone, source, &current, &name)? {
-        // The migration rewrote the config (its volumes, its digest); a dry run has only the old.
-        let current = if task.check_mode {
-            current
-        } else {
-            observe::config(cx.client, &vm_of(&guest))?
+    let left = move_left(&Run::on(cx, task, tag_case), listing, clone, source, &current)?;
+    if let Some((target, route)) = left {
+        let move_clone = MoveClone {
+            task,
+            tag_case: tag_case.clone(),
+            listing,
+            clone,
+            current: &current,
+            name: &name,
+            target,
+            route,
         };
-        let mut wanted = task.config.clone();
-        wanted.remove("name");
-        let existing = Existing {
-            guest: &guest,
-            name,
-            current,
-            wanted,
-            up_to_date: String::new(),
-        };
-        let to = To::Clone {
-            existing: Box::new(existing),
-            moved: Some(moved),
-        };
-        return driver::steps(cx, &UpdateExisting::new(task, listing, tag_case.clone(), to));
+        return driver::steps(cx, &move_clone);
     }
     // Exactly as `update: true` would; 1.6 words the up-to-date message its own way.
     let existing = Existing {
@@ -96,7 +93,8 @@ fn rerun<'a>(
     driver::steps(cx, &UpdateExisting::new(task, listing, tag_case.clone(), to))
 }
 
-/// A new clone: checked, planned (clone, listed, moved, configured) and made.
+/// A new clone: observed, planned (clone, listed, moved, configured), checked and made:
+/// a task of the driver ([`MakeClone`]).
 fn make<'a>(
     cx: &mut Cx<'_>,
     task: &'a KvmTask,
@@ -105,59 +103,190 @@ fn make<'a>(
     learned: &mut Learned,
     source: &Guest,
 ) -> Result<Output, Failure> {
-    let run = Run::on(cx, task, tag_case);
-    let run = &run;
-    decide::clone::refuse_linked_of_non_template(task, source)?;
-    let source_vm = vm_of(source);
-    let node = task.clone.target.clone().unwrap_or_else(|| source.node.to_string());
-    // The source's config: the clone's start (check mode), what the rest of the task is
-    // compared with, and where its disks are (a clone to another node).
-    let source_config = if decide::clone::reads_source_config(task, task.check_mode, &node, &source.node) {
-        Some(observe::config(run.client, &source_vm)?)
-    } else {
-        None
+    let make = MakeClone {
+        task,
+        tag_case: tag_case.clone(),
+        source,
+        listing: RefCell::new(listing),
+        learned: RefCell::new(learned),
     };
-    let route = match &source_config {
-        Some(c) => clone_route::route(task, &listing.storages, source.vmid, &source.node, &node, c)?,
-        None => None,
-    };
-    let (newid, allocation) = observe::vmid::choose(run, listing, task.clone.newid)?;
-    let may_race = allocation == Allocation::NextId;
-    check_bridges(run, &node, task.config.iter())?;
-    check_drives(run, listing, &node, task.config.iter())?;
-    check_pool(run)?;
-    // The plan's clone starts as a copy of the source's config (what a check run predicts).
-    let clone_source = source_config.clone().filter(|_| task.check_mode);
-    let changes = rest_of_task(run, source, newid, source_config)?;
-    let (mut plan, diff) = decide::clone::plan(task, source, newid, allocation, route.as_ref(), changes);
-    plan.known.clone_source = clone_source;
-    let name = name_of(task, None);
-    let mut outcome = crate::execute::execute(run, listing, learned, &mut plan, name.clone())?;
-    if let Some(found) = outcome.adopted {
-        // Another run made this clone at the same moment: that VM is the clone.
-        listing.learn_name(&found, &name, task.pool.as_ref());
-        return clone(cx, task, tag_case, listing, learned);
+    driver::steps(cx, &make)
+}
+
+/// The task of a new clone of `source`.
+struct MakeClone<'a, 'l> {
+    task: &'a KvmTask,
+    tag_case: TagCase<'a>,
+    source: &'l Guest,
+    /// The run's listing: which vmids are taken; a racer's clone adopted is learned in it.
+    listing: RefCell<&'l mut Listing>,
+    /// What the run learns: the listing that showed the clone, a racer's warning.
+    learned: RefCell<&'l mut Learned>,
+}
+
+/// What a new clone reads: its node, the source's config where it matters, the route
+/// to another node's local storage, its vmid, and the rest of the task compared.
+struct CloneSeen {
+    node: String,
+    source_config: Option<Map<String, Value>>,
+    route: Option<clone_route::Route>,
+    newid: u32,
+    allocation: Allocation,
+    changes: Option<Changes>,
+}
+
+/// The plan of the clone, and its diff.
+struct ClonePlanned {
+    plan: Plan,
+    diff: Diff,
+}
+
+impl Decided for ClonePlanned {
+    fn changes(&self) -> bool {
+        true
     }
-    let vm = plan.vm.clone();
-    name_race::after_create(run, may_race, &vm, outcome.listing.take(), learned);
-    let out = Output::changed(format!(
-        "VM {name} with newid {} cloned from vm with vmid {}",
-        vm.vmid, source.vmid
-    ))
-    .with("vmid", vm.vmid)
-    .with("actions", plan.describe())
-    .with_diff(diff);
-    let out = outcome.with_pending(out);
-    // In check mode the clone does not exist: its MACs and volumes are not known yet
-    // (PVE gives a clone new ones), so none are reported rather than the source's.
-    let config = observe::made_config(run, listing, &vm, outcome.config.take())?;
-    Ok(with_mac_and_devices(
-        out,
-        learned.effects.as_slice(),
-        task.check_mode,
-        vm.vmid,
-        config.as_ref(),
-    ))
+}
+
+impl MakeClone<'_, '_> {
+    fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
+        Run::on(cx, self.task, &self.tag_case)
+    }
+}
+
+impl Task for MakeClone<'_, '_> {
+    type Seen = CloneSeen;
+    type Plan = ClonePlanned;
+    /// The plan as run (a vmid taken meanwhile chooses another), and what it found out.
+    type Done = (Plan, Executed);
+
+    fn observe(&self, cx: &mut Cx<'_>) -> Result<CloneSeen, Failure> {
+        let (task, source, run) = (self.task, self.source, self.run(cx));
+        let listing = self.listing.borrow();
+        decide::clone::refuse_linked_of_non_template(task, source)?;
+        let node = task.clone.target.clone().unwrap_or_else(|| source.node.to_string());
+        // The source's config: the clone's start (check mode), what the rest of the task is
+        // compared with, and where its disks are (a clone to another node).
+        let source_config = if decide::clone::reads_source_config(task, task.check_mode, &node, &source.node) {
+            Some(observe::config(run.client, &vm_of(source))?)
+        } else {
+            None
+        };
+        let route = match &source_config {
+            Some(c) => clone_route::route(task, &listing.storages, source.vmid, &source.node, &node, c)?,
+            None => None,
+        };
+        let (newid, allocation) = observe::vmid::choose(&run, &listing, task.clone.newid)?;
+        let changes = rest_of_task(&run, source, newid, source_config.clone())?;
+        Ok(CloneSeen {
+            node,
+            source_config,
+            route,
+            newid,
+            allocation,
+            changes,
+        })
+    }
+
+    fn plan(&self, seen: &CloneSeen) -> Result<ClonePlanned, Failure> {
+        let task = self.task;
+        let (mut plan, diff) = decide::clone::plan(
+            task,
+            self.source,
+            seen.newid,
+            seen.allocation.clone(),
+            seen.route.as_ref(),
+            seen.changes.clone(),
+        );
+        // The plan's clone starts as a copy of the source's config (what a check run predicts).
+        plan.known.clone_source = seen.source_config.clone().filter(|_| task.check_mode);
+        Ok(ClonePlanned { plan, diff })
+    }
+
+    fn guard<'s>(&self, seen: &'s CloneSeen, planned: &ClonePlanned) -> Guard<'s> {
+        let plan = &planned.plan;
+        Guard {
+            subject: Subject::Vm {
+                vmid: seen.newid,
+                node: &seen.node,
+            },
+            lock: None,
+            writes: privileges::of(plan, &plan.known),
+        }
+    }
+
+    fn check(&self, cx: &mut Cx<'_>, seen: &CloneSeen, _planned: &ClonePlanned) -> Result<(), Failure> {
+        let (run, config) = (self.run(cx), &self.task.config);
+        check_bridges(&run, &seen.node, config.iter())?;
+        check_drives(&run, &self.listing.borrow(), &seen.node, config.iter())?;
+        check_pool(&run)
+    }
+
+    fn predict(&self, _cx: &mut Cx<'_>, _seen: &CloneSeen, planned: &ClonePlanned) -> Result<Prediction, Failure> {
+        let plan = &planned.plan;
+        Ok(Prediction {
+            effects: effects::effects(plan, self.task.name.as_deref(), &plan.known, &self.tag_case),
+            warnings: Vec::new(),
+        })
+    }
+
+    fn execute(&self, cx: &mut Cx<'_>, _seen: &CloneSeen, planned: &ClonePlanned) -> Result<(Plan, Executed), Failure> {
+        let mut plan = planned.plan.clone();
+        let mut warnings = Vec::new();
+        let name = name_of(self.task, None);
+        let result = execute::carry_out(&self.run(cx), &self.listing.borrow(), &mut plan, name, &mut warnings);
+        for w in warnings {
+            cx.warn(w);
+        }
+        result.map(|done| (plan, done))
+    }
+
+    fn report(
+        &self,
+        cx: &mut Cx<'_>,
+        seen: &CloneSeen,
+        planned: &ClonePlanned,
+        outcome: Outcome<(Plan, Executed)>,
+    ) -> Result<Output, Failure> {
+        let task = self.task;
+        let name = name_of(task, None);
+        let (plan, mut done) = match outcome {
+            Outcome::Done(done) => done,
+            _ => (planned.plan.clone(), Executed::default()),
+        };
+        if let Some(found) = done.adopted {
+            // Another run made this clone at the same moment: that VM is the clone.
+            let (mut listing, mut learned) = (self.listing.borrow_mut(), self.learned.borrow_mut());
+            listing.learn_name(&found, &name, task.pool.as_ref());
+            return clone(cx, task, &self.tag_case, &mut listing, &mut learned);
+        }
+        let vm = plan.vm.clone();
+        let may_race = seen.allocation == Allocation::NextId;
+        name_race::after_create(
+            &self.run(cx),
+            may_race,
+            &vm,
+            done.listing.take(),
+            &mut self.learned.borrow_mut(),
+        );
+        let out = Output::changed(format!(
+            "VM {name} with newid {} cloned from vm with vmid {}",
+            vm.vmid, self.source.vmid
+        ))
+        .with("vmid", vm.vmid)
+        .with("actions", plan.describe())
+        .with_diff(planned.diff.clone());
+        let out = done.with_pending(out);
+        // In check mode the clone does not exist: its MACs and volumes are not known yet
+        // (PVE gives a clone new ones), so none are reported rather than the source's.
+        let config = observe::made_config(&self.run(cx), &self.listing.borrow(), &vm, done.config.take())?;
+        Ok(with_mac_and_devices(
+            out,
+            cx.effects(),
+            cx.check_mode(),
+            vm.vmid,
+            config.as_ref(),
+        ))
+    }
 }
 
 /// The rest of the task ([`decide::clone::wanted`]) compared with the source's config,
@@ -182,59 +311,169 @@ fn rest_of_task(
 }
 
 /// A clone a run left on the source's node before its move: stopped, while the task
-/// wants it on `target` and its disks cannot be cloned there. The rerun moves it (then
-/// converges it as `update: true` would): what the move did and the clone where it is
-/// now; `None` when no move is left to do. `current`: the clone's config, read once;
-/// `name`: the name for messages.
-fn continue_move(
+/// wants it on `target` and its disks cannot be cloned there: the node it is to move to
+/// and the route of its disks; `None` when no move is left to do. `current`: the
+/// clone's config, read once.
+fn move_left(
     run: &Run,
     listing: &Listing,
-    learned: &mut Learned,
     clone: &Guest,
     source: &Guest,
     current: &Map<String, Value>,
-    name: &str,
-) -> Result<Option<(Moved, Guest)>, Failure> {
+) -> Result<Option<(String, clone_route::Route)>, Failure> {
     let Some(target) = run.task.clone.target.clone().filter(|t| *t != *clone.node) else {
         return Ok(None);
     };
     if clone.node != source.node || clone.status.as_deref() != Some("stopped") {
         return Ok(None);
     }
-    let Some(route) = clone_route::route(run.task, &listing.storages, clone.vmid, &clone.node, &target, current)?
-    else {
-        return Ok(None);
-    };
-    let vm = vm_of(clone);
-    vm_task::refuse_locked(
-        vm.vmid,
-        current.get("lock").and_then(Value::as_str),
-        run.task.skiplock,
-        LockWording::Action {
-            prefix: &format!(
-                "Unable to clone vm {name}: the clone VM {} was made on {}, its move to {target} failed: ",
-                vm.vmid, vm.node
-            ),
-        },
-    )?;
-    let mut plan = Plan::new(vm.clone());
-    plan.push(Action::MoveClone {
-        from: route.via,
-        to: route.to,
-        targetstorage: route.targetstorage,
-    });
-    plan.known.current = Some(current.clone());
-    crate::execute::execute(run, listing, learned, &mut plan, name.to_string())?;
-    let moved = Guest {
-        node: target.as_str().into(),
-        ..clone.clone()
-    };
-    let done = Moved {
-        name: name.to_string(),
-        vmid: vm.vmid,
-        from: vm.node.clone(),
-        to: target,
-        actions: plan.describe(),
-    };
-    Ok(Some((done, moved)))
+    let route = clone_route::route(run.task, &listing.storages, clone.vmid, &clone.node, &target, current)?;
+    Ok(route.map(|route| (target, route)))
+}
+
+/// The move of a clone a run left on the source's node ([`move_left`]), a task of the
+/// driver; then the clone converges as `update: true` would, the update task's result
+/// starting with the move's message.
+struct MoveClone<'a, 'l> {
+    task: &'a KvmTask,
+    tag_case: TagCase<'a>,
+    listing: &'l Listing,
+    clone: &'l Guest,
+    /// The clone's config, read once.
+    current: &'l Map<String, Value>,
+    /// The name for messages.
+    name: &'l str,
+    target: String,
+    route: clone_route::Route,
+}
+
+/// The clone, and how a refusal of it locked starts.
+struct MoveSeen {
+    vm: Vm,
+    /// The clone's config's `lock`, if any.
+    lock: Option<String>,
+    lock_prefix: String,
+}
+
+/// The move's plan.
+struct MovePlanned(Plan);
+
+impl Decided for MovePlanned {
+    fn changes(&self) -> bool {
+        true
+    }
+}
+
+impl MoveClone<'_, '_> {
+    fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
+        Run::on(cx, self.task, &self.tag_case)
+    }
+}
+
+impl Task for MoveClone<'_, '_> {
+    type Seen = MoveSeen;
+    type Plan = MovePlanned;
+    type Done = ();
+
+    fn observe(&self, _cx: &mut Cx<'_>) -> Result<MoveSeen, Failure> {
+        let vm = vm_of(self.clone);
+        let lock_prefix = format!(
+            "Unable to clone vm {}: the clone VM {} was made on {}, its move to {} failed: ",
+            self.name, vm.vmid, vm.node, self.target
+        );
+        let lock = self.current.get("lock").and_then(Value::as_str).map(str::to_string);
+        Ok(MoveSeen { vm, lock, lock_prefix })
+    }
+
+    fn plan(&self, seen: &MoveSeen) -> Result<MovePlanned, Failure> {
+        let route = self.route.clone();
+        let mut plan = Plan::new(seen.vm.clone());
+        plan.push(Action::MoveClone {
+            from: route.via,
+            to: route.to,
+            targetstorage: route.targetstorage,
+        });
+        plan.known.current = Some(self.current.clone());
+        Ok(MovePlanned(plan))
+    }
+
+    fn guard<'s>(&self, seen: &'s MoveSeen, planned: &MovePlanned) -> Guard<'s> {
+        let plan = &planned.0;
+        Guard {
+            subject: Subject::Vm {
+                vmid: seen.vm.vmid,
+                node: &seen.vm.node,
+            },
+            lock: Some(Lock {
+                held: seen.lock.as_deref(),
+                skiplock: self.task.skiplock,
+                wording: LockWording::Action {
+                    prefix: &seen.lock_prefix,
+                },
+            }),
+            writes: privileges::of(plan, &plan.known),
+        }
+    }
+
+    fn predict(&self, _cx: &mut Cx<'_>, _seen: &MoveSeen, planned: &MovePlanned) -> Result<Prediction, Failure> {
+        let plan = &planned.0;
+        Ok(Prediction {
+            effects: effects::effects(plan, self.task.name.as_deref(), &plan.known, &self.tag_case),
+            warnings: Vec::new(),
+        })
+    }
+
+    fn execute(&self, cx: &mut Cx<'_>, _seen: &MoveSeen, planned: &MovePlanned) -> Result<(), Failure> {
+        let mut plan = planned.0.clone();
+        let mut warnings = Vec::new();
+        let name = self.name.to_string();
+        let result = execute::carry_out(&self.run(cx), self.listing, &mut plan, name, &mut warnings);
+        for w in warnings {
+            cx.warn(w);
+        }
+        result.map(|_| ())
+    }
+
+    fn report(
+        &self,
+        cx: &mut Cx<'_>,
+        seen: &MoveSeen,
+        planned: &MovePlanned,
+        _: Outcome<()>,
+    ) -> Result<Output, Failure> {
+        let moved = Guest {
+            node: self.target.as_str().into(),
+            ..self.clone.clone()
+        };
+        // The migration rewrote the config (its volumes, its digest); a dry run has only the old.
+        let current = if cx.check_mode() {
+            self.current.clone()
+        } else {
+            observe::config(cx.client, &vm_of(&moved))?
+        };
+        let mut wanted = self.task.config.clone();
+        wanted.remove("name");
+        let existing = Existing {
+            guest: &moved,
+            name: self.name.to_string(),
+            current,
+            wanted,
+            up_to_date: String::new(),
+        };
+        let done = Moved {
+            name: self.name.to_string(),
+            vmid: seen.vm.vmid,
+            from: seen.vm.node.clone(),
+            to: self.target.clone(),
+            actions: planned.0.describe(),
+        };
+        let to = To::Clone {
+            existing: Box::new(existing),
+            moved: Some(done),
+        };
+        driver::steps(
+            cx,
+            &UpdateExisting::new(self.task, self.listing, self.tag_case.clone(), to),
+        )
+    }
 }

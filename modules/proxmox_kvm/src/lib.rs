@@ -17,10 +17,9 @@
 //! the operation: `delete`/`revert` ([`config_keys`]), the power states, `current`,
 //! `template` and `absent` ([`power_state`]), `present` on a VM that exists ([`update`],
 //! also the convergence of a clone that exists) and on a VM not there ([`create`], which
-//! continues as the update when it adopts the VM a racing run made), tasks of the driver
-//! run with `driver::steps` on that context; the making of a clone ([`clone`]) still its
-//! own steps, each write through `execute::execute`, which holds its plan to the gate and
-//! buffers its effects itself, until it is a task of its own.
+//! continues as the update when it adopts the VM a racing run made) and `clone`
+//! ([`clone`]: the making of a clone, the move of one a run left undone, then the
+//! update), tasks of the driver run with `driver::steps` on that context.
 //!
 //! An edited `memory:` on a VM that exists, with `update: true`, crosses six files, one
 //! per step: `task/config.rs` (option → config key), this file (`run` → `present`),
@@ -42,9 +41,9 @@
 //!   states, `current`, `template`, `absent`, and the guest wait after them), [`create`]
 //!   (create or restore; a racer's VM adopted, then updated) and [`update`]: tasks of
 //!   the one driver.
-//! - [`clone`]: the clone's driver (a new clone, or a rerun continuing a move to another
-//!   node's local storage left undone, then converging the clone with the update task,
-//!   whose result starts with the move's message).
+//! - [`clone`]: the clone's tasks of the driver (a new clone, or a rerun continuing a
+//!   move to another node's local storage left undone), then converging the clone with
+//!   the update task, whose result starts with the move's message.
 //! - [`update`]: an existing VM left alone with what differs named, or with `update: true`
 //!   converged by the task `update::UpdateExisting`, the one update path, also of a clone
 //!   that exists.
@@ -56,9 +55,8 @@
 //!   `update` (a VM that exists), `create`, `clone`, `config_keys`, `migrate`, `efi`,
 //!   each with its `*_tests.rs` table.
 //! - [`execute`](mod@execute): `execute::carry_out`, how a task of the driver writes
-//!   (the driver held the plan to the privilege gate and keeps its effects), and
-//!   `execute::execute`, the same with the gate and the effects for the steps `present`
-//!   still runs itself; the config writes every create, clone and update ends with; one method per action, each with
+//!   (the driver held the plan to the privilege gate and keeps its effects); the config
+//!   writes every create, clone and update ends with; one method per action, each with
 //!   its own recovery of a lost answer (create and clone with a vmid taken meanwhile or
 //!   a busy lock, config, pool move, power, migrate, remove, template).
 //! - [`checks`]: refusals that read the cluster, run on a decision before any write:
@@ -83,9 +81,9 @@
 //!   wanted config, keeping only what differs and losing nothing (disks change in place
 //!   and only grow; NICs keep their MACs).
 //! - [`step`]: [`step::Run`] (the task, the client, the privilege gate, the tag
-//!   comparison: what every step is handed) and [`step::Learned`] (the warnings,
-//!   check-mode effects and name index the run hands back to the module, failed or not),
-//!   below every step that reads them.
+//!   comparison: what every step is handed) and [`step::Learned`] (the warnings and
+//!   name index the run hands back to the module, failed or not), below every step that
+//!   reads them.
 //! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, `KeyEdit`, the clone,
 //!   restore, migration, removal and guest-wait parts; the only reader of parameters,
 //!   handed the declared options by [`run`]); `task/config.rs`: options to the VM config
@@ -154,9 +152,9 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 }
 
 /// The operations after `migrate`: the cluster listed once, the node placed (a VM
-/// created without `node`), then the operation (`delete`/`revert` and the power states
-/// driver tasks, `present` the steps of this file); the warnings, the check-mode effects
-/// and the name index go back to the module, failed or not.
+/// created without `node`), then the operation, a task of the driver (or two: a create
+/// that adopts a racer's VM, a clone made or moved, continue as the update); the
+/// warnings and the name index go back to the module, failed or not.
 fn steps(cx: &mut Cx<'_>, task: KvmTask) -> Result<Output, Failure> {
     cx.client.set_retry_budget(task.timeout);
     // Sent, never refused on a version: the node that parses them decides.
@@ -170,11 +168,7 @@ fn steps(cx: &mut Cx<'_>, task: KvmTask) -> Result<Output, Failure> {
     let placed_task = placed.as_ref().map_or(&task, |(t, _)| t);
     let mut learned = Learned::default();
     let result = operation(cx, placed_task, &mut listing, &tag_case, &mut learned);
-    let Learned {
-        warnings,
-        mut effects,
-        listed,
-    } = learned;
+    let Learned { warnings, listed } = learned;
     for w in warnings
         .into_iter()
         .chain(placed_task.assume.warnings())
@@ -182,8 +176,6 @@ fn steps(cx: &mut Cx<'_>, task: KvmTask) -> Result<Output, Failure> {
     {
         cx.warn(w);
     }
-    // A failed run keeps only a refusal it predicted (see protocol).
-    effects.hand_to(cx.m);
     if let Some((cluster, listed_at)) = listed {
         cx.m.refresh_name_index(
             name_index::refreshed(&name_index::cluster_key(cx.conn), &cluster),

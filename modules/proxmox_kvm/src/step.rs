@@ -10,7 +10,6 @@ use ferrox_cluster::vm::Cluster;
 use ferrox_pve_client::client::Client;
 use ferrox_run::driver::Cx;
 use ferrox_run::privileges::Gate;
-use ferrox_run::vm_task::Effects;
 
 use crate::task::KvmTask;
 
@@ -45,8 +44,6 @@ impl<'a> Run<'a> {
 #[derive(Default)]
 pub(crate) struct Learned {
     pub(crate) warnings: Vec<String>,
-    /// The check-mode effects: what the later tasks of the run see as done.
-    pub(crate) effects: Effects,
     /// A listing made after the start (a create's or clone's, showing the new VM) with
     /// when it was made: the run's name index.
     pub(crate) listed: Option<(Cluster, std::time::Instant)>,

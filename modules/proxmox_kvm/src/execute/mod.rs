@@ -1,10 +1,7 @@
 //! Runs a [`Plan`]: each action is one PVE call (plus waiting on its task). In check
 //! mode nothing is called; the plan is the report. A task of the one driver writes with
-//! [`carry_out`] (the driver holds the plan to the privilege gate and keeps its effects);
-//! the making of a clone writes with [`execute`]: the plan held to the
-//! privilege gate (a plan PVE would refuse fails before any write, and in check mode goes
-//! to the run's plan as refused), run by an [`Executor`], and in check mode its effects
-//! buffered for the later tasks of the run.
+//! [`carry_out`], run by an [`Executor`] (the driver holds the plan to the privilege
+//! gate before, a plan PVE would refuse failing before any write, and keeps its effects).
 //!
 //! Errors carry community.proxmox 1.6's message for the operation, then PVE's answer;
 //! a failed task is reported at once with its exit status and log tail.
@@ -36,14 +33,13 @@ use ferrox_pve_client::client::{ApiError, Client};
 use ferrox_pve_client::recover::{self, Search};
 use ferrox_pve_client::tasks::{TaskDone, TaskError};
 use ferrox_pve_rules::propstring::versions::Versioned;
-use ferrox_run::privileges::Target;
 use serde_json::Value;
 
 use crate::api::{self, fields, Vm};
 use crate::converge::{self, Changes};
 use crate::observe::listing::Listing;
-use crate::plan::{effects, privileges, Action, Plan};
-use crate::step::{Learned, Run};
+use crate::plan::{Action, Plan};
+use crate::step::Run;
 use crate::task::Config;
 pub(crate) use failure::task_failure;
 pub(crate) use failure::{api_fail, newer_keys_refused};
@@ -51,38 +47,6 @@ pub(crate) use outcome::Outcome;
 
 /// The smallest wait for creating, cloning, restoring, converting and removing.
 const LONG_TASK_SECS: u64 = 300;
-
-/// Runs `plan` on the VM named `name` (for messages) unless in check mode, and returns
-/// what it found out; the `actions` list goes on the result either way. `listing`: the
-/// run's (which vmids are taken); `learned`: the run's check-mode effects so far, which
-/// this plan's join, and its warnings.
-pub(crate) fn execute(
-    run: &Run,
-    listing: &Listing,
-    learned: &mut Learned,
-    plan: &mut Plan,
-    name: String,
-) -> Result<Outcome, Failure> {
-    let check_mode = run.task.check_mode;
-    // Whether PVE will allow all of it: a plan it would refuse fails before any write.
-    let writes = privileges::of(plan, &plan.known);
-    let target = Target {
-        vmid: plan.vm.vmid,
-        node: &plan.vm.node,
-        planned: check_mode && listing.listed_name(plan.vm.vmid).is_none(),
-    };
-    let verdict = learned
-        .effects
-        .hold(run.gate, "proxmox_kvm", &target, &writes, check_mode);
-    learned.warnings.extend(run.gate.take_warnings());
-    verdict?;
-    let result = carry_out(run, listing, plan, name, &mut learned.warnings);
-    if result.is_ok() {
-        let planned = effects::effects(plan, run.task.name.as_deref(), &plan.known, &run.tag_case);
-        learned.effects.record_all(check_mode, planned);
-    }
-    result
-}
 
 /// Runs `plan` (nothing in check mode) once it was held to the privilege gate, and
 /// returns what it found out; its warnings go to `warnings`, failed or not.
