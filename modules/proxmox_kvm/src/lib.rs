@@ -1,15 +1,15 @@
 //! The `ferrox.proxmox.proxmox_kvm` module: QEMU/KVM virtual machines.
 //!
 //! Shape: declare the options ([`options`]), read them once into the typed task and its
-//! wanted config keys ([`task`]); then each operation runs observe → decide → execute →
-//! report: [`observe`] makes every read the decision needs (a read needed only in some
+//! wanted config keys ([`task`]); then each operation is a task of the one driver, whose
+//! steps call: [`observe`], every read the decision needs (a read needed only in some
 //! cases stays conditional: the API call counts are pinned), [`decide`] decides without
 //! I/O (the actions, or the refusal in 1.6's words; each decision a table of tests),
 //! [`execute`](mod@execute) writes unless in check mode, [`report`] words 1.6's result.
 //!
 //! `migrate: true` is a task of the one driver ([`ferrox_run::driver`]; [`migrate`]): the
 //! driver connects, refuses the lock, holds the writes to the privilege gate and keeps
-//! the effects. Each operation is to be its own `driver::Task` rather than one task
+//! the effects. Each operation is its own `driver::Task` rather than one task
 //! whose plan is per operation: what each reads, plans and reports differs (a
 //! migration's view has nothing of an update's), so one task would match on the
 //! operation in every step. The other operations run on the driver's context
