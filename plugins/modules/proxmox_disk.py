@@ -371,9 +371,9 @@ notes:
   - "A guest looked up by O(name) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one
     C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest
     renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds;
-    C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of
-    proxmox_kvm, proxmox_disk, proxmox_nic and proxmox_vm_info refresh the index. Within that age a guest another tool gave the same name is not seen; creates,
-    clones, migrations, removals and pool moves always list."
+    C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of every
+    module with this note refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones, migrations, removals and
+    pool moves always list."
 seealso:
   - module: ferrox.proxmox.proxmox_kvm
   - module: ferrox.proxmox.proxmox_nic

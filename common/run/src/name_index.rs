@@ -29,8 +29,11 @@ use ferrox_cluster::vm::{self, Cluster, Guest, GuestType, Listing, ListingQuery,
 use ferrox_pve_client::client::{ApiError, Client};
 use ferrox_pve_client::connection::ConnectionParams;
 
-/// The module docs' note (every module).
-pub const DOC_NOTE: &str = "A guest looked up by O(name) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds; C(FERROX_NAME_INDEX_MAX_AGE) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of proxmox_kvm, proxmox_disk, proxmox_nic and proxmox_vm_info refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones, migrations, removals and pool moves always list.";
+/// The note of the docs of a module that looks a guest up through the index, by its
+/// option `by` (`name`, or `hostname` in the snapshot modules).
+pub fn doc_note(by: &str) -> String {
+    format!("A guest looked up by O({by}) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index: one C(GET /nodes/{{node}}/{{type}}/{{vmid}}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age ({DEFAULT_MAX_AGE_SECS} seconds; C({MAX_AGE_ENV}) in the controller's environment sets it, V(0) turns the index off) are looked up in a fresh listing; the listings of every module with this note refresh the index. Within that age a guest another tool gave the same name is not seen; creates, clones, migrations, removals and pool moves always list.")
+}
 
 /// The controller's environment variable that sets how long an index is trusted
 /// (seconds; `0` turns it off), read by the action plugin (`plugins/plugin_utils/_wire.py`).
@@ -277,7 +280,8 @@ pub fn refreshed(key: &str, cluster: &Cluster) -> Value {
 mod tests {
     #[test]
     fn the_doc_note_names_the_setting_and_its_default() {
-        let note = super::DOC_NOTE;
+        let note = super::doc_note("hostname");
+        assert!(note.starts_with("A guest looked up by O(hostname) alone"), "{note}");
         assert!(note.contains(&format!("C({})", super::MAX_AGE_ENV)), "{note}");
         assert!(
             note.contains(&format!("({} seconds;", super::DEFAULT_MAX_AGE_SECS)),

@@ -16,7 +16,7 @@ pub(crate) fn notes() -> Vec<String> {
         "Every configuration write carries the config C(digest) read for the plan, so a concurrent change makes the task fail instead of being overwritten; rerun it to converge.".into(),
         "A Proxmox VE task that ends with warnings counts as success; the warnings are returned.".into(),
         "Requests made: one C(GET /cluster/resources) (by name through the run's name index, one C(GET .../status/current) instead), one config read (two for a move to another VM), and on change the write(s), the task polls, and one config read for the result.".into(),
-        ferrox_run::name_index::DOC_NOTE.into(),
+        ferrox_run::name_index::doc_note("name"),
     ]
 }
 

@@ -67,10 +67,10 @@ pub(crate) fn notes() -> Vec<String> {
         "O(state=paused) and O(state=hibernated) suspend the VM (to RAM, or to disk with C(todisk=1)); O(state=template) with O(force=true) shuts a running VM down first.",
         "O(force) is sent on create only together with O(archive) (PVE accepts it only for restores). O(target) and O(snapname) are used for clones only, O(pool) and O(storage) for creates and clones.",
         "The PVE-version gates of 1.6 (dropping options on PVE older than 6 or 8) are not reproduced: Proxmox VE 8 or later is assumed.",
-        ferrox_run::name_index::DOC_NOTE,
     ]
     .into_iter()
     .map(String::from)
+    .chain([ferrox_run::name_index::doc_note("name")])
     .collect()
 }
 

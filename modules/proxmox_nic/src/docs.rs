@@ -15,7 +15,7 @@ pub(crate) fn notes() -> Vec<String> {
         "On a running VM, Proxmox VE applies bridge, tag, trunks, firewall, rate and link_down at once; a new NIC and changes of model, MAC, queues or mtu need the C(network) hotplug feature, otherwise they wait for the next VM restart.".into(),
         "The write carries the config C(digest) read for the plan, so a concurrent change makes the task fail instead of being overwritten; rerun it to converge.".into(),
         "Requests made: one C(GET /cluster/resources) (by name through the run's name index, one C(GET .../status/current) instead), one config read, and on change one C(PUT .../config); plus one interface listing when the NIC is attached to a new bridge (to fail early on a missing bridge), and one config read when PVE generated the MAC.".into(),
-        ferrox_run::name_index::DOC_NOTE.into(),
+        ferrox_run::name_index::doc_note("name"),
     ]
 }
 

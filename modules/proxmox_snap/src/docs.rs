@@ -17,7 +17,7 @@ pub(crate) fn notes() -> Vec<String> {
         "Unlike community.proxmox, O(vmid) or O(hostname) is required (community.proxmox reported success without doing anything), and a rollback to a snapshot that does not exist fails (as community.proxmox 2.0 does).".into(),
         "In a check-mode run the snapshot and its removals are part of the run's plan: a later task sees them in the VM's snapshot list, and a snapshot of a VM an earlier task only planned to create is planned on that VM.".into(),
         "Requests made: one C(GET /cluster/resources) (by name through the run's name index, one C(GET .../status/current) instead), the VM's config and snapshot list, for a rollback its status; to take a snapshot one storage listing of the node, the snapshot task, and with O(retention) one more snapshot list and one task per removal; each task's status is polled until it ends.".into(),
-        ferrox_run::name_index::DOC_NOTE.into(),
+        ferrox_run::name_index::doc_note("hostname"),
     ]
 }
 

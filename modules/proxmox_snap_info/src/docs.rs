@@ -13,7 +13,7 @@ pub(crate) fn notes() -> Vec<String> {
         "A name O(snapname) does not find is no failure: RV(snapshots) is empty and the message says so, as in community.proxmox.".into(),
         "Unlike community.proxmox, O(vmid) or O(hostname) is required; O(hostname) matches QEMU VMs only (a container is found by O(vmid)).".into(),
         "Requests made: one C(GET /cluster/resources) (by name through the run's name index, one C(GET .../status/current) instead) and one snapshot list.".into(),
-        ferrox_run::name_index::DOC_NOTE.into(),
+        ferrox_run::name_index::doc_note("hostname"),
     ]
 }
 

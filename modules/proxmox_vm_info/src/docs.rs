@@ -14,7 +14,7 @@ pub(crate) fn notes() -> Vec<String> {
         "Unlike community.proxmox 1.6, O(network=true) does not fail on a guest that is not running or a VM whose guest agent is missing or not running, or whose agent the caller may not read (Proxmox VE 9: C(VM.GuestAgent.Audit)); that guest gets no RV(proxmox_vms[].network) and a warning says why.".into(),
         "The results include only the guests the API user may audit (C(VM.Audit)); others are silently left out, as by the Proxmox VE API itself.".into(),
         "Requests made: C(GET /nodes) only with O(node), one C(GET /cluster/resources) (none by name through the run's name index), one guest listing per node holding matching guests (C(GET .../status/current) when it holds one), and one call per guest for O(config) and for O(network) (O(network) of a running VM adds C(GET .../config) for its NICs' MACs unless O(config) read it; O(config=current) adds C(GET .../cloudinit) for a running VM with a cloud-init drive).".into(),
-        ferrox_run::name_index::DOC_NOTE.into(),
+        ferrox_run::name_index::doc_note("name"),
     ]
 }
 
