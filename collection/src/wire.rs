@@ -33,9 +33,15 @@ pub(crate) struct Constant {
 /// Every constant, from the Rust sources.
 pub(crate) fn constants() -> Vec<Constant> {
     let text = |s: &str| format!("'{s}'");
+    // One line while it fits (pep8's 160 columns, with the name before it), else one
+    // item a line.
     let tuple = |items: &[String]| match items {
         [one] => format!("({one},)"),
-        _ => format!("({})", items.join(", ")),
+        _ if items.join(", ").len() <= 100 => format!("({})", items.join(", ")),
+        _ => format!(
+            "(\n{})",
+            items.iter().map(|i| format!("    {i},\n")).collect::<String>()
+        ),
     };
     let modules: Vec<String> = ferrox::MODULES.iter().map(|m| text(m.name)).collect();
     let indexed: Vec<String> = ferrox::NAME_INDEX_MODULES.iter().map(|m| text(m)).collect();

@@ -105,7 +105,9 @@ snapshots:
   returned: when O(snapname) is not given, or finds nothing
   type: list
   elements: dict
-  sample: [{"name": "pre-upgrade", "description": "", "snaptime": 1767225600, "vmstate": 0}, {"name": "current", "description": "You are here!", "parent": "pre-upgrade", "running": 1}]
+  sample:
+    - {"name": "pre-upgrade", "description": "", "snaptime": 1767225600, "vmstate": 0}
+    - {"name": "current", "description": "You are here!", "parent": "pre-upgrade", "running": 1}
 msg:
   description: Empty, or C(Snapshot 'NAME' not found).
   returned: always

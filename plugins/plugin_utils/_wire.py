@@ -13,7 +13,19 @@ from __future__ import annotations
 BINARY = 'ferrox'
 
 # Every module the binary runs, in meta/runtime.yml's order.
-MODULES = ('proxmox_kvm', 'proxmox_disk', 'proxmox_nic', 'proxmox_vm_info', 'proxmox_template', 'proxmox_snap', 'proxmox_snap_info', 'proxmox_user_info', 'proxmox_access_acl', 'proxmox_pool_member', 'proxmox_pool')
+MODULES = (
+    'proxmox_kvm',
+    'proxmox_disk',
+    'proxmox_nic',
+    'proxmox_vm_info',
+    'proxmox_template',
+    'proxmox_snap',
+    'proxmox_snap_info',
+    'proxmox_user_info',
+    'proxmox_access_acl',
+    'proxmox_pool_member',
+    'proxmox_pool',
+)
 
 # The modules that look guests up by name through the run's name index.
 NAME_INDEX_MODULES = ('proxmox_kvm', 'proxmox_disk', 'proxmox_nic', 'proxmox_vm_info', 'proxmox_snap', 'proxmox_snap_info')
