@@ -30,19 +30,22 @@ pub(crate) struct Constant {
     pub value: String,
 }
 
-/// Every constant, from the Rust sources.
-pub(crate) fn constants() -> Vec<Constant> {
-    let text = |s: &str| format!("'{s}'");
-    // One line while it fits (pep8's 160 columns, with the name before it), else one
-    // item a line.
-    let tuple = |items: &[String]| match items {
+/// A Python tuple of `items`: on one line while it fits (pep8's 160 columns, with the
+/// name before it), else one item a line.
+fn tuple(items: &[String]) -> String {
+    match items {
         [one] => format!("({one},)"),
         _ if items.join(", ").len() <= 100 => format!("({})", items.join(", ")),
         _ => format!(
             "(\n{})",
             items.iter().map(|i| format!("    {i},\n")).collect::<String>()
         ),
-    };
+    }
+}
+
+/// Every constant, from the Rust sources.
+pub(crate) fn constants() -> Vec<Constant> {
+    let text = |s: &str| format!("'{s}'");
     let modules: Vec<String> = ferrox::MODULES.iter().map(|m| text(m.name)).collect();
     let indexed: Vec<String> = ferrox::NAME_INDEX_MODULES.iter().map(|m| text(m)).collect();
     let platforms: Vec<String> = PLATFORMS.iter().map(|p| text(p.name)).collect();
