@@ -2,6 +2,8 @@
 //! runs it, so the sequence every module shares is written once:
 //!
 //! 1. connect (the connection options read once), and build the steps' context [`Cx`];
+//!    a read PVE guards as it guards a write ([`Task::read_guard`]) is held to the
+//!    privilege gate first;
 //! 2. [`Task::observe`]: every read the decision needs;
 //! 3. [`Task::plan`]: the decision, pure — a plan that changes nothing is reported at once;
 //! 4. [`Task::guard`]: what PVE will check of the change — a lock on the VM is refused,
@@ -58,6 +60,14 @@ pub trait Task {
     /// What [`Task::execute`] learned (a config read back, a task's log, ...).
     type Done;
 
+    /// What PVE checks of a read as it would of a write, if the task makes such a read
+    /// (a node's `query-url-metadata` demands what the download it prepares demands): held
+    /// to the privilege gate before [`Task::observe`], so that a missing privilege is
+    /// named as one, not as a read that failed.
+    fn read_guard(&self) -> Option<Guard<'_>> {
+        None
+    }
+
     /// Every read the decision needs.
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Self::Seen, Failure>;
 
@@ -65,7 +75,7 @@ pub trait Task {
     fn plan(&self, seen: &Self::Seen) -> Result<Self::Plan, Failure>;
 
     /// What PVE will check of the plan's change, before the first write. Pure.
-    fn guard<'s>(&self, seen: &'s Self::Seen, plan: &Self::Plan) -> Guard<'s>;
+    fn guard<'s>(&'s self, seen: &'s Self::Seen, plan: &Self::Plan) -> Guard<'s>;
 
     /// Refusals that need one more read, made before any write (check mode too).
     fn check(&self, _cx: &mut Cx<'_>, _seen: &Self::Seen, _plan: &Self::Plan) -> Result<(), Failure> {
@@ -209,6 +219,9 @@ pub fn within(
 
 /// The steps of `task`, in the module doc's order, each once, on `cx`.
 pub fn steps<T: Task>(cx: &mut Cx<'_>, task: &T) -> Result<Output, Failure> {
+    if let Some(guard) = task.read_guard() {
+        hold(cx, guard)?;
+    }
     let seen = task.observe(cx)?;
     let plan = task.plan(&seen)?;
     for w in plan.warnings() {

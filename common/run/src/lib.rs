@@ -27,7 +27,7 @@
 //!
 //! Entry points: [`read_private_state`] (the [`ferrox_ansible::protocol::PrivateStateReader`] the binary runs
 //! with), [`SharedRunState`] (`m.connect`, `m.plan`, `m.plan_effect`, the name index),
-//! [`connection::options`] and [`connection::FromOptions`], [`privileges::Gate::require`],
+//! [`connection::options`] and [`connection::FromOptions`],
 //! [`driver`] (the one task driver every module runs on), [`vm_task`] (what tasks on one VM share: locate, read, refuse a locked VM,
 //! buffer the check-mode effects and hand them to the run).
 

@@ -76,12 +76,6 @@ pub fn lock_refusal(vmid: u32, lock: Option<&str>, skiplock: bool, wording: Lock
     Some(Failure::new(msg).with("vmid", vmid))
 }
 
-/// PVE refuses every change to a locked VM unless `skiplock` is set: refused before the
-/// first write, so check mode reports the failure the real run would meet.
-pub fn refuse_locked(vmid: u32, lock: Option<&str>, skiplock: bool, wording: LockWording) -> Result<(), Failure> {
-    lock_refusal(vmid, lock, skiplock, wording).map_or(Ok(()), Err)
-}
-
 /// The `lock` of a VM's config, as PVE writes it.
 pub fn config_lock(config: &Value) -> Option<&str> {
     config.get("lock").and_then(Value::as_str)
@@ -172,24 +166,8 @@ impl Effects {
 
     /// Holds `writes` to the privileges PVE will check ([`Gate::check`]): a refusal is
     /// buffered (in check mode it goes to the run's plan as a failed effect, so later
-    /// tasks plan as if this one had not run) and returned as the failure. The gate's
-    /// warnings stay with it ([`Gate::take_warnings`]).
-    pub fn hold(
-        &mut self,
-        gate: &Gate,
-        module: &str,
-        target: &Target<'_>,
-        writes: &[Write],
-        check_mode: bool,
-    ) -> Result<(), Failure> {
-        gate.check(module, target, writes).map_err(|refused| {
-            let refused = *refused;
-            self.record(check_mode, refused.effect);
-            refused.failure
-        })
-    }
-
-    /// [`Effects::hold`] for a module body: the gate's warnings go to `m`.
+    /// tasks plan as if this one had not run) and returned as the failure; the gate's
+    /// warnings go to `m`.
     pub fn require(
         &mut self,
         m: &mut Module,
@@ -197,7 +175,11 @@ impl Effects {
         target: &Target<'_>,
         writes: &[Write],
     ) -> Result<(), Failure> {
-        let verdict = self.hold(gate, m.spec.name, target, writes, m.check_mode);
+        let verdict = gate.check(m.spec.name, target, writes).map_err(|refused| {
+            let refused = *refused;
+            self.record(m.check_mode, refused.effect);
+            refused.failure
+        });
         for w in gate.take_warnings() {
             m.warn(w);
         }
@@ -300,7 +282,6 @@ mod tests {
                 want,
                 "{lock:?} {skiplock} {wording:?}"
             );
-            assert_eq!(refuse_locked(100, lock, skiplock, wording).is_err(), want.is_some());
         }
         assert_eq!(config_lock(&json!({"lock": "backup", "name": "web"})), Some("backup"));
         assert_eq!(config_lock(&json!({"name": "web"})), None);

@@ -3,36 +3,97 @@
 
 use std::time::{Duration, Instant};
 
-use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_ansible::protocol::{Failure, Output};
 use ferrox_pve_client::tasks;
 use ferrox_pve_rules::privileges::Write;
-use ferrox_run::SharedRunState;
+use ferrox_run::driver::{Cx, Decided, Guard, Outcome, Prediction, Subject, Task};
 
+use crate::task::TemplateTask;
 use crate::{api, Context};
 
-pub(crate) fn run(m: &mut Module, ctx: &Context<'_>) -> Result<Output, Failure> {
-    let task = ctx.task;
-    let name = task.name.clone().unwrap_or_default();
-    let volid = task.volid(&name);
-    let fail =
-        |e: &dyn std::fmt::Display| Failure::new(format!("deleting of template {name} failed with exception: {e}"));
-    let listed = api::listing(ctx.client, &task.node, &task.storage, task.content)
-        .map_err(|e| Failure::new(format!("Failed to retrieve template '{volid}': {e}")))?;
-    if !listed.iter().any(|s| s.volid == volid) {
-        return Ok(ctx.output(false, format!("template with volid={volid} is already deleted"), &volid));
+/// `state: absent` of one file.
+pub(crate) struct Absent<'t> {
+    task: &'t TemplateTask,
+    volid: String,
+    subject: String,
+}
+
+impl<'t> Absent<'t> {
+    pub(crate) fn of(task: &'t TemplateTask) -> Self {
+        Absent {
+            task,
+            volid: task.volid(task.name.as_deref().unwrap_or_default()),
+            subject: task.subject(),
+        }
     }
-    ctx.require(
-        m,
-        &[Write::RemoveFile {
-            storage: task.storage.clone(),
-        }],
-    )?;
-    if m.check_mode {
-        m.plan_effect(ctx.effect(&volid, None, false, true));
-        return Ok(ctx.output(true, format!("template with volid={volid} deleted"), &volid));
+
+    fn ctx<'c>(&'c self, cx: &Cx<'c>) -> Context<'c> {
+        Context {
+            client: cx.client,
+            task: self.task,
+        }
     }
-    remove(ctx, &volid).map_err(|f| fail(&f.msg))?;
-    Ok(ctx.output(true, format!("template with volid={volid} deleted"), &volid))
+
+    fn output(&self, cx: &Cx<'_>, changed: bool) -> Output {
+        let msg = match changed {
+            true => format!("template with volid={} deleted", self.volid),
+            false => format!("template with volid={} is already deleted", self.volid),
+        };
+        self.ctx(cx).output(changed, msg, &self.volid)
+    }
+}
+
+/// Whether the storage lists the file.
+pub(crate) struct Listed(bool);
+
+impl Decided for Listed {
+    fn changes(&self) -> bool {
+        self.0
+    }
+}
+
+impl Task for Absent<'_> {
+    type Seen = Listed;
+    type Plan = Listed;
+    type Done = ();
+
+    fn observe(&self, cx: &mut Cx<'_>) -> Result<Listed, Failure> {
+        let task = self.task;
+        let listed = api::listing(cx.client, &task.node, &task.storage, task.content)
+            .map_err(|e| Failure::new(format!("Failed to retrieve template '{}': {e}", self.volid)))?;
+        Ok(Listed(listed.iter().any(|s| s.volid == self.volid)))
+    }
+
+    fn plan(&self, seen: &Listed) -> Result<Listed, Failure> {
+        Ok(Listed(seen.0))
+    }
+
+    fn guard<'s>(&'s self, _: &'s Listed, _: &Listed) -> Guard<'s> {
+        Guard {
+            subject: Subject::Named(&self.subject),
+            lock: None,
+            writes: vec![Write::RemoveFile {
+                storage: self.task.storage.clone(),
+            }],
+        }
+    }
+
+    fn predict(&self, cx: &mut Cx<'_>, _: &Listed, _: &Listed) -> Result<Prediction, Failure> {
+        Ok(Prediction {
+            effects: vec![self.ctx(cx).effect(&self.volid, None, false, true)],
+            warnings: Vec::new(),
+        })
+    }
+
+    fn execute(&self, cx: &mut Cx<'_>, _: &Listed, _: &Listed) -> Result<(), Failure> {
+        let name = self.task.name.as_deref().unwrap_or_default();
+        remove(&self.ctx(cx), &self.volid)
+            .map_err(|f| Failure::new(format!("deleting of template {name} failed with exception: {}", f.msg)))
+    }
+
+    fn report(&self, cx: &mut Cx<'_>, _: &Listed, _: &Listed, outcome: Outcome<()>) -> Result<Output, Failure> {
+        Ok(self.output(cx, !matches!(outcome, Outcome::Unchanged)))
+    }
 }
 
 /// Deletes the file and waits until the storage no longer lists it: the task PVE

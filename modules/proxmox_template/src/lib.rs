@@ -2,11 +2,13 @@
 //! container template, or a disk image to import — uploaded from the host the task runs
 //! on (streamed), downloaded by the node itself from a URL, or removed.
 //!
-//! Flow: read the task ([`task`]); for a present file check the storage takes the
-//! content type, `import` against the node's version, the URL against the node's
-//! `query-url-metadata` ([`present`]); find the file in the storage's content listing;
-//! check the privileges PVE will demand; then report (check mode, or nothing to do) or
-//! transfer and await the PVE task ([`transfer`]). [`absent`] removes a file.
+//! Flow: read the task ([`task`]), then run it on the task driver (`ferrox_run::driver`):
+//! for a present file ([`present`]) the download's privileges first (the node's
+//! `query-url-metadata` demands them), then the storage takes the content type, the URL
+//! against `query-url-metadata`, `import` against the node's version; find the file in the
+//! storage's content listing; the privileges PVE will demand; then report (check mode, or
+//! nothing to do) or transfer and await the PVE task ([`transfer`]). [`absent`] removes a
+//! file.
 
 mod absent;
 mod api;
@@ -22,10 +24,7 @@ use ferrox_ansible::options::{ModuleSpec, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_dryrun::Effect;
 use ferrox_pve_client::client::Client;
-use ferrox_pve_rules::privileges::Write;
-use ferrox_run::connection::{ConnectionParams, FromOptions};
-use ferrox_run::privileges::Gate;
-use ferrox_run::SharedRunState;
+use ferrox_run::driver;
 
 use task::{State, TemplateTask};
 
@@ -51,39 +50,26 @@ pub fn spec() -> ModuleSpec {
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = TemplateTask::from_params(&m.params)?;
-    let conn = ConnectionParams::from_params(&m.params)?;
-    let client = m.connect(&conn)?;
-    client.set_retry_budget(task.timeout);
-    let ctx = Context {
-        client: &client,
-        gate: Gate::new(&client, &conn),
-        task: &task,
-    };
     match task.state {
-        State::Present => present::run(m, &ctx),
-        State::Absent => absent::run(m, &ctx),
+        State::Present => driver::run(m, present::Present::of(&task)?),
+        State::Absent => driver::run(m, absent::Absent::of(&task)),
     }
 }
 
-/// What a run shares.
+/// What the steps share: the run's client and the task.
 pub(crate) struct Context<'a> {
     pub client: &'a Client,
-    /// The caller's privileges, read once for every check of the run.
-    pub gate: Gate<'a>,
     pub task: &'a TemplateTask,
 }
 
-impl Context<'_> {
+impl TemplateTask {
     /// `storage local on node pve1`, for messages.
     pub(crate) fn subject(&self) -> String {
-        format!("storage {} on node {}", self.task.storage, self.task.node)
+        format!("storage {} on node {}", self.storage, self.node)
     }
+}
 
-    /// PVE's privilege checks of `writes`, before the first of them (check mode too).
-    pub(crate) fn require(&self, m: &mut Module, writes: &[Write]) -> Result<(), Failure> {
-        self.gate.require_for(m, &self.subject(), writes)
-    }
-
+impl Context<'_> {
     /// The file's fate for the run's plan (check mode): later tasks see it listed.
     pub(crate) fn effect(&self, volid: &str, size: Option<u64>, shared: bool, removed: bool) -> Effect {
         Effect::Volume {

@@ -2,9 +2,9 @@
 //!
 //! [`needs`] maps each planned [`Write`] to the privileges PVE checks and where (one
 //! mapping, also behind the least-privilege guide's table); [`check`] holds them against
-//! the caller's privileges as PVE reports them. [`Gate::require`] runs before a task's
-//! first write, in check mode and real runs alike, so a dry run predicts the refusal a
-//! real run meets and a real run never half-applies its plan for lack of a privilege.
+//! the caller's privileges as PVE reports them. The driver holds a task's writes to the
+//! [`Gate`] before its first write, in check mode and real runs alike, so a dry run
+//! predicts the refusal a real run meets and a real run never half-applies its plan for lack of a privilege.
 //!
 //! Cost: one `GET /access/permissions` per task that writes; none for `root@pam` with a
 //! password or in local mode (PVE checks nothing for it) or a task with nothing to write.
@@ -23,7 +23,6 @@ pub use check::{Caller, Privileges, Refusal};
 pub use needs::{bridge_needs, Check, Need, Write};
 pub use tags::TagRules;
 
-use crate::SharedRunState;
 use ferrox_ansible::protocol::{Failure, Module};
 use ferrox_cluster::options::ClusterOptions;
 use ferrox_dryrun::Effect;
@@ -158,20 +157,6 @@ impl<'a> Gate<'a> {
             failure: Failure::new(msg).with("vmid", target.vmid),
             effect,
         }))
-    }
-
-    /// [`Gate::check`] for a module body: warnings and the refusal go to `m` (in check
-    /// mode the refusal is recorded in the run's plan, a failed effect and not a change,
-    /// so later tasks still plan).
-    pub fn require(&self, m: &mut Module, target: &Target<'_>, writes: &[Write]) -> Result<(), Failure> {
-        let verdict = self.check(m.spec.name, target, writes);
-        for w in self.take_warnings() {
-            m.warn(w);
-        }
-        verdict.map_err(|r| {
-            m.plan_effect(r.effect);
-            r.failure
-        })
     }
 
     /// [`Gate::check`] for writes that concern no VM (a storage's files): the refusal
