@@ -109,8 +109,11 @@ fn begin(c: &mut Cluster, ctx: &mut TaskCtx, start: Step) -> Result<(), String> 
 
 /// Waits for `holder` to end: `Some(true)` when it did within the flock timeout,
 /// `Some(false)` when it still runs, `None` when the task was forgotten (state reset).
+///
+/// The timeout is time elapsed, as `lock_file_full`'s alarm counts it: counting the
+/// polls instead would stretch it on a loaded machine, where each poll takes longer.
 async fn wait_for(sim: &Arc<SimInner>, upid: &str, holder: &str) -> Option<bool> {
-    let mut waited = 0;
+    let started = tokio::time::Instant::now();
     loop {
         {
             let c = sim.cluster();
@@ -121,11 +124,10 @@ async fn wait_for(sim: &Arc<SimInner>, upid: &str, holder: &str) -> Option<bool>
                 return Some(true);
             }
         }
-        if waited >= FLOCK_TIMEOUT_MS {
+        if started.elapsed() >= Duration::from_millis(FLOCK_TIMEOUT_MS) {
             return Some(false);
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
-        waited += 20;
     }
 }
 
