@@ -94,7 +94,7 @@ attributes:
   check_mode:
     support: full
     details: Reads the pool and reports exactly what a real run would change, writing nothing; a VM planned by an earlier task of the check run can be a
-      member, and later tasks see the VMs it plans into the pool.
+      member, and later tasks see the members (VMs and storages) it plans into the pool or out of it.
   diff_mode:
     support: full
     details: Shows the pool's members before and after.

@@ -41,7 +41,7 @@ pub fn spec() -> ModuleSpec {
         rules: task::rules(),
         check_mode: (
             Support::Full,
-            "Reads the pool and reports exactly what a real run would change, writing nothing; a VM planned by an earlier task of the check run can be a member, and later tasks see the VMs it plans into the pool.",
+            "Reads the pool and reports exactly what a real run would change, writing nothing; a VM planned by an earlier task of the check run can be a member, and later tasks see the members (VMs and storages) it plans into the pool or out of it.",
         ),
         diff_mode: (Support::Full, "Shows the pool's members before and after."),
         notes: docs::notes(),
@@ -252,18 +252,26 @@ impl Task for MemberTask {
     }
 
     fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
+        let plan = &plan.0;
+        // What a later task of the run reads: each VM in the pool or in none, each
+        // storage in the pool or out of it.
+        let effect = |m: &Member, removed: bool| match m {
+            Member::Vm(vmid) => Effect::Pool {
+                vmid: *vmid,
+                node: seen.nodes.get(vmid).cloned().unwrap_or_default(),
+                pool: (!removed).then(|| self.poolid.clone()),
+            },
+            Member::Storage(storage) => Effect::PoolStorage {
+                poolid: self.poolid.clone(),
+                storage: storage.clone(),
+                removed,
+            },
+        };
         let effects = plan
-            .0
             .add
             .iter()
-            .filter_map(|m| match m {
-                Member::Vm(vmid) => Some(Effect::Pool {
-                    vmid: *vmid,
-                    node: seen.nodes.get(vmid).cloned().unwrap_or_default(),
-                    pool: self.poolid.clone(),
-                }),
-                Member::Storage(_) => None,
-            })
+            .map(|m| effect(m, false))
+            .chain(plan.remove.iter().map(|m| effect(m, true)))
             .collect();
         Ok(Prediction {
             effects,
