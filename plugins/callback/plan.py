@@ -51,7 +51,7 @@ def summarize(effects):
     """Per vmid: what happens, in the order first touched."""
     vms = {}
     for e in effects:
-        if e.get('kind') in ('volume', 'acl', 'pool_config'):
+        if e.get('kind') in ('volume', 'acl', 'pool_config', 'pool_storage'):
             continue
         vmid = e.get('vmid')
         vm = vms.setdefault(vmid, {'vmid': vmid, 'node': e.get('node'), 'name': None, 'created': False,
@@ -78,7 +78,9 @@ def summarize(effects):
             vm['steps'].append('migrate to %s' % e.get('to'))
             vm['node'] = e.get('to')
         elif kind == 'pool':
-            if not vm['created']:
+            if e.get('pool') is None:
+                vm['steps'].append('leave its pool')
+            elif not vm['created']:
                 vm['steps'].append('move to pool %s' % e.get('pool'))
         elif kind == 'remove':
             vm['removed'] = True

@@ -71,11 +71,12 @@ attributes:
 notes:
   - Unlike community.proxmox 1.6, O(comment) is set on an existing pool too.
   - "A pool with members or child pools is not deleted: the task fails before any write and names them (community.proxmox's check did not see child pools)."
-  - Proxmox VE 8.1 made C(/pools?poolid=) the pool API (nested pools, V(parent/child)); on older clusters the module uses C(/pools/{poolid}).
+  - A nested pool (V(parent/child), Proxmox VE 8.1 and later) is named by C(/pools?poolid=); any other pool by C(/pools/{poolid}), which every Proxmox VE
+    release serves.
   - "Privileges (as Proxmox VE checks them): C(Pool.Allocate) on V(/pool/<poolid>) to create, describe or delete the pool. A task the caller would be refused
     fails before any write, check mode included."
   - In check mode, later tasks of the same check run see the pool as this task leaves it (made, described or removed).
-  - "Requests made: C(GET /version) and one pool read (with the 8.1 API, a deletion also lists the pools for child pools); a change adds one write."
+  - "Requests made: one pool read (a deletion also lists the pools, for child pools); a change adds one write."
 seealso:
   - module: ferrox.proxmox.proxmox_pool_member
 """

@@ -94,7 +94,7 @@ attributes:
   check_mode:
     support: full
     details: Reads the pool and reports exactly what a real run would change, writing nothing; a VM planned by an earlier task of the check run can be a
-      member, and later tasks see the VMs it plans into the pool.
+      member, and later tasks see the members (VMs and storages) it plans into the pool or out of it.
   diff_mode:
     support: full
     details: Shows the pool's members before and after.
@@ -110,13 +110,13 @@ notes:
   - A VM in another pool fails before any write, naming that pool and O(allow_move); with O(allow_move=true) it is moved (C(allow-move), Proxmox VE 8.0.6 and
     later).
   - A VMID or storage that does not exist fails before any write (Proxmox VE itself would add it). A VM name must match exactly one guest.
-  - Proxmox VE 8.1 made C(/pools?poolid=) the pool API (nested pools); on older clusters the module uses C(/pools/{poolid}), as community.proxmox 1.6 did (2.0
-    fails there).
+  - A nested pool (V(parent/child), Proxmox VE 8.1 and later) is named by C(/pools?poolid=); any other pool by C(/pools/{poolid}), which every Proxmox VE
+    release serves, as community.proxmox 1.6 did (2.0 fails on clusters older than 8.1).
   - In check mode a VM an earlier task of the same check run plans (a create) can be added, by VMID or name; later tasks see it in the pool.
   - "Privileges (as Proxmox VE checks them): C(Pool.Allocate) on V(/pool/<poolid>); for each VM added or removed C(Permissions.Modify) or C(VM.Allocate) on
     V(/vms/<vmid>), and C(Pool.Allocate) on the pool a moved VM leaves; for each storage C(Permissions.Modify) or C(Datastore.Allocate) on V(/storage/<id>). A
     task the caller would be refused fails before any write, check mode included."
-  - "Requests made: C(GET /version), C(GET /cluster/resources), one pool read; a change adds one C(PUT) to add members and one to remove them."
+  - "Requests made: C(GET /cluster/resources), one pool read; a change adds one C(PUT) to add members and one to remove them."
 seealso:
   - module: ferrox.proxmox.proxmox_pool
   - module: ferrox.proxmox.proxmox_kvm

@@ -27,6 +27,8 @@
 //! - [`guest_net`]: a guest's addresses from its agent, per `netN` by MAC; which are usable.
 //! - [`tags`]: guest tags compared as the cluster stores them (its tag-style read once).
 //! - [`cloudinit`]: what a running VM's cloud-init drive lacks, as PVE lists it.
+//! - [`pools`]: resource pools: the API form that names one, a pool read with its
+//!   members, the pools listed, a missing pool told from other failures.
 
 #![deny(missing_docs)]
 
@@ -39,6 +41,7 @@ pub mod listing_probe;
 pub mod load;
 pub mod options;
 pub mod per_node;
+pub mod pools;
 pub mod references;
 pub mod tags;
 pub mod vm;

@@ -89,14 +89,16 @@ pub enum Effect {
         /// The node it was on.
         node: String,
     },
-    /// Resource pool membership after the call: the VM is in `pool` (and in no other).
+    /// Resource pool membership after the call: the VM is in `pool` (and in no other),
+    /// or, with no `pool`, it left its pool and is in none.
     Pool {
         /// The VM moved.
         vmid: u32,
         /// The node it is on.
         node: String,
-        /// The pool it is in after the call.
-        pool: String,
+        /// The pool it is in after the call; `None`: it is in no pool.
+        #[serde(default)]
+        pool: Option<String>,
     },
     /// A task PVE would refuse (`task`: `proxmox_disk scsi1`) for lack of `privilege` on
     /// `path` (`root@pam` and no path for a root-only key). It changes nothing: the run's
@@ -163,6 +165,17 @@ pub enum Effect {
         #[serde(default)]
         removed: bool,
     },
+    /// A storage added to a resource pool or taken out of it (`proxmox_pool_member`): no
+    /// VM's; later tasks see it among the pool's members.
+    PoolStorage {
+        /// The pool.
+        poolid: String,
+        /// The storage.
+        storage: String,
+        /// Whether the storage leaves the pool (else it joins).
+        #[serde(default)]
+        removed: bool,
+    },
     /// An ACL entry set or removed (`proxmox_access_acl`): no VM's (PVE never looks the
     /// VM of a `/vms/<vmid>` path up); later tasks see it in `GET /access/acl`.
     Acl {
@@ -194,10 +207,13 @@ pub enum SnapshotAction {
 }
 
 impl Effect {
-    /// The VM the effect concerns; `None` for a file on a storage or an ACL entry.
+    /// The VM the effect concerns; `None` for a file on a storage, an ACL entry or a
+    /// pool's own change.
     pub fn vmid(&self) -> Option<u32> {
         Some(match self {
-            Effect::Volume { .. } | Effect::Acl { .. } | Effect::PoolConfig { .. } => return None,
+            Effect::Volume { .. } | Effect::Acl { .. } | Effect::PoolConfig { .. } | Effect::PoolStorage { .. } => {
+                return None
+            }
             Effect::Create { vmid, .. }
             | Effect::Config { vmid, .. }
             | Effect::Power { vmid, .. }

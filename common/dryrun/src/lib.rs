@@ -20,12 +20,14 @@
 //! and [`Effect`] for what a task records.
 //!
 //! - [`effect`]: one planned effect (create, config change, power, template, migrate,
-//!   remove, pool membership, a snapshot), the JSON the controller keeps.
+//!   remove, pool membership, a snapshot, a pool and its storages), the JSON the controller keeps.
 //! - [`state`]: the [`RunPlan`] (effects in order) folded into each VM's planned state,
 //!   and the vmids it reserved.
 //! - [`overlay`]: PVE's answers with the plan applied (pure).
 //!   A file put on a storage or removed (`proxmox_template`) is a [`PlannedVolume`],
 //!   shown in the storage's content listing.
+//! - `pools`: a pool's read and the pool listing with the plan's pools, VM members and
+//!   storages (pure).
 //! - [`snapshots`]: a VM's snapshot list with the plan's snapshots taken, removed and
 //!   rolled back to (pure).
 //! - [`view`]: the reads of a check-mode run routed through the overlay.
@@ -40,6 +42,7 @@
 
 pub mod effect;
 pub mod overlay;
+mod pools;
 pub mod snapshots;
 pub mod state;
 pub mod view;

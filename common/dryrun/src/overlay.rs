@@ -62,8 +62,14 @@ fn update_listed(item: &mut Value, vm: &PlannedVm) {
     if let Some(t) = vm.is_template() {
         m.insert("template".into(), json!(u8::from(t)));
     }
-    if let Some(pool) = &vm.pool {
-        m.insert("pool".into(), json!(pool));
+    match &vm.pool {
+        Some(Some(pool)) => {
+            m.insert("pool".into(), json!(pool));
+        }
+        Some(None) => {
+            m.remove("pool");
+        }
+        None => {}
     }
 }
 
@@ -90,7 +96,7 @@ pub fn resource_of(vm: &PlannedVm) -> Value {
         json!(listed_status(vm.status.as_deref().unwrap_or("stopped"))),
     );
     m.insert("template".into(), json!(u8::from(vm.is_template().unwrap_or(false))));
-    if let Some(pool) = &vm.pool {
+    if let Some(Some(pool)) = &vm.pool {
         m.insert("pool".into(), json!(pool));
     }
     if let Some(state) = &vm.ha_state {
@@ -310,17 +316,19 @@ mod tests {
             {"kind": "pool", "vmid": 100, "node": "pve1", "pool": "staging"},
             {"kind": "create", "vmid": 101, "node": "pve1", "name": "web1", "config": {}},
             {"kind": "pool", "vmid": 101, "node": "pve1", "pool": "prod"},
+            {"kind": "pool", "vmid": 103, "node": "pve1", "pool": null},
         ]));
         let refs: Vec<&PlannedVm> = vms.iter().collect();
         let real = json!([
             {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1", "name": "old", "status": "stopped", "pool": "prod"},
             {"id": "qemu/102", "type": "qemu", "vmid": 102, "node": "pve1", "name": "db", "status": "stopped", "pool": "prod"},
+            {"id": "qemu/103", "type": "qemu", "vmid": 103, "node": "pve1", "name": "gone", "status": "stopped", "pool": "prod"},
         ]);
         let out = resources(real, &refs, true);
         let pool_of = |id: u64| out.as_array().unwrap().iter().find(|e| e["vmid"] == id).unwrap()["pool"].clone();
         assert_eq!(
-            (pool_of(100), pool_of(101), pool_of(102)),
-            (json!("staging"), json!("prod"), json!("prod"))
+            (pool_of(100), pool_of(101), pool_of(102), pool_of(103)),
+            (json!("staging"), json!("prod"), json!("prod"), Value::Null)
         );
     }
 

@@ -65,12 +65,17 @@ impl RunPlan {
         out
     }
 
-    /// The ACL entries the plan sets or removes, and the pools it makes, describes or
-    /// removes, in the order planned.
+    /// The ACL entries the plan sets or removes, the pools it makes, describes or
+    /// removes, and the storages it adds to pools or takes out, in the order planned.
     pub fn user_cfg(&self) -> Vec<Effect> {
         self.effects
             .iter()
-            .filter(|e| matches!(e, Effect::Acl { .. } | Effect::PoolConfig { .. }))
+            .filter(|e| {
+                matches!(
+                    e,
+                    Effect::Acl { .. } | Effect::PoolConfig { .. } | Effect::PoolStorage { .. }
+                )
+            })
             .cloned()
             .collect()
     }
@@ -118,7 +123,7 @@ fn node_of(e: &Effect) -> &str {
         | Effect::Snapshot { node, .. }
         | Effect::Refused { node, .. }
         | Effect::Volume { node, .. } => node,
-        Effect::Acl { .. } | Effect::PoolConfig { .. } => "",
+        Effect::Acl { .. } | Effect::PoolConfig { .. } | Effect::PoolStorage { .. } => "",
     }
 }
 
@@ -176,8 +181,8 @@ pub struct PlannedVm {
     pub status: Option<String>,
     /// Whether the plan destroys the VM.
     pub removed: bool,
-    /// The pool the plan puts the VM in; `None`: as PVE says.
-    pub pool: Option<String>,
+    /// The pool the plan leaves the VM in (`Some(None)`: in no pool); `None`: as PVE says.
+    pub pool: Option<Option<String>>,
     /// What changes, in words, for the plan summary and messages.
     pub what: Vec<String>,
     /// The state of the HA resource a planned create adds; `None`: as PVE says.
@@ -244,7 +249,11 @@ impl PlannedVm {
 
     fn apply(&mut self, effect: &Effect) {
         match effect {
-            Effect::Create { .. } | Effect::Volume { .. } | Effect::Acl { .. } | Effect::PoolConfig { .. } => {}
+            Effect::Create { .. }
+            | Effect::Volume { .. }
+            | Effect::Acl { .. }
+            | Effect::PoolConfig { .. }
+            | Effect::PoolStorage { .. } => {}
             Effect::Config {
                 set,
                 delete,
@@ -410,8 +419,11 @@ mod tests {
         let p = plan(json!([
             {"kind": "pool", "vmid": 100, "node": "pve1", "pool": "staging"},
             {"kind": "pool", "vmid": 100, "node": "pve1", "pool": "prod"},
+            {"kind": "pool", "vmid": 101, "node": "pve1", "pool": "prod"},
+            {"kind": "pool", "vmid": 101, "node": "pve1", "pool": null},
         ]));
-        assert_eq!(p.vms()[&100].pool.as_deref(), Some("prod"));
+        assert_eq!(p.vms()[&100].pool, Some(Some("prod".to_string())));
+        assert_eq!(p.vms()[&101].pool, Some(None), "VM 101 left its pool");
         assert_eq!(
             plan(json!([{"kind": "power", "vmid": 100, "node": "pve1", "status": "running"}])).vms()[&100].pool,
             None

@@ -8,6 +8,7 @@ use std::sync::Mutex;
 use serde_json::Value;
 
 use super::overlay;
+use super::pools;
 use super::state::{PlannedVm, PlannedVolume, RunPlan};
 use super::Effect;
 use ferrox_pve_client::client::{ApiError, Client, Fields, ReadThrough};
@@ -18,7 +19,8 @@ pub struct PlanView {
     vms: BTreeMap<u32, PlannedVm>,
     reserved: BTreeSet<u32>,
     volumes: Vec<PlannedVolume>,
-    /// ACL entries set or removed and pools made or removed, in the order planned.
+    /// ACL entries set or removed, pools made or removed and storages added to pools or
+    /// taken out, in the order planned.
     user_cfg: Vec<Effect>,
     /// vmids PVE listed (for predicting the next free one); `None` until listed.
     used: Mutex<Option<BTreeSet<u32>>>,
@@ -85,13 +87,13 @@ impl PlanView {
             }
             "/cluster/nextid" => self.next_id(path, query, param("vmid"), fetch),
             "/access/acl" => Ok(acl_listing(fetch(path, query)?, &self.user_cfg)),
-            "/pools" if param("poolid").is_some() => {
-                let poolid = param("poolid").unwrap_or_default();
-                pool_read(fetch(path, query), &self.user_cfg, poolid, true)
-            }
+            "/pools" => match param("poolid") {
+                Some(poolid) => pools::read(fetch(path, query), &self.user_cfg, &vms, poolid, true, param("type")),
+                None => Ok(pools::listing(fetch(path, query)?, &self.user_cfg)),
+            },
             p if p.starts_with("/pools/") => {
                 let poolid = &p["/pools/".len()..];
-                pool_read(fetch(path, query), &self.user_cfg, poolid, false)
+                pools::read(fetch(path, query), &self.user_cfg, &vms, poolid, false, param("type"))
             }
             p if content_path(p).is_some() => {
                 let (node, storage) = content_path(p).unwrap_or_default();
@@ -281,41 +283,6 @@ fn acl_listing(real: Value, planned: &[Effect]) -> Value {
     Value::Array(entries)
 }
 
-/// One pool's read with the plan's last word on it: a removed pool does not exist, a
-/// pool only the plan makes has no members yet, a planned comment replaces PVE's.
-/// `listed`: the 8.1 form (`GET /pools?poolid=`, a list of one with `poolid`).
-fn pool_read(real: Result<Value, ApiError>, planned: &[Effect], poolid: &str, listed: bool) -> Result<Value, ApiError> {
-    let last = planned.iter().rev().find_map(|e| match e {
-        Effect::PoolConfig {
-            poolid: p,
-            comment,
-            removed,
-        } if p == poolid => Some((comment, *removed)),
-        _ => None,
-    });
-    let Some((comment, removed)) = last else { return real };
-    let missing = || ApiError::http(500, format!("pool '{poolid}' does not exist"), None);
-    if removed {
-        return Err(missing());
-    }
-    let mut pool = match real {
-        Ok(v) if listed => v.get(0).cloned().unwrap_or(Value::Null),
-        Ok(v) => v,
-        Err(e) if e.message.contains("does not exist") => serde_json::json!({"members": []}),
-        Err(e) => return Err(e),
-    };
-    if let (Some(c), Some(m)) = (comment, pool.as_object_mut()) {
-        m.insert("comment".into(), Value::String(c.clone()));
-    }
-    if listed {
-        if let Some(m) = pool.as_object_mut() {
-            m.insert("poolid".into(), Value::String(poolid.to_string()));
-        }
-        return Ok(Value::Array(vec![pool]));
-    }
-    Ok(pool)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -331,30 +298,6 @@ mod tests {
             ]}))
             .unwrap(),
         )
-    }
-
-    #[test]
-    fn a_planned_pool_reads_as_the_plan_leaves_it() {
-        let made = Effect::PoolConfig {
-            poolid: "team".into(),
-            comment: Some("Team".into()),
-            removed: false,
-        };
-        let missing = || Err(ApiError::http(500, "pool 'team' does not exist", None));
-        assert_eq!(
-            super::pool_read(missing(), std::slice::from_ref(&made), "team", true).unwrap(),
-            serde_json::json!([{"members": [], "comment": "Team", "poolid": "team"}])
-        );
-        let removed = Effect::PoolConfig {
-            poolid: "team".into(),
-            comment: None,
-            removed: true,
-        };
-        let real = Ok(serde_json::json!({"members": [{"type": "qemu", "vmid": 100}]}));
-        let e = super::pool_read(real, &[made, removed], "team", false).unwrap_err();
-        assert_eq!(e.message, "pool 'team' does not exist");
-        let other = Ok(serde_json::json!({"members": []}));
-        assert!(super::pool_read(other, &[], "prod", false).is_ok());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! [`crate::decide::efi`]).
 
 use ferrox_ansible::protocol::Failure;
-use ferrox_cluster::references;
+use ferrox_cluster::{pools, references};
 use serde_json::{Map, Value};
 
 use crate::api;
@@ -77,39 +77,25 @@ pub(crate) fn newly_referenced<'c>(
     })
 }
 
-/// The task's `pool` must exist (`GET /pools/{pool}`, only when the task names one).
+/// The task's `pool` must exist (one pool read, only when the task names one).
 /// A pool the caller may not audit is left to PVE's own check.
 pub(crate) fn check_pool(run: &Run) -> Result<(), Failure> {
     let Some(pool) = run.task.pool.as_deref().filter(|p| !run.task.assume.pool(p)) else {
         return Ok(());
     };
-    // A nested pool (`parent/child`, PVE 8.1+) has no path of its own: the query form.
-    let answer = if pool.contains('/') {
-        run.client.get("/pools", &[("poolid", pool.to_string())])
-    } else {
-        run.client.get(&format!("/pools/{pool}"), &[])
-    };
-    match answer {
-        Err(e) if e.message.contains("does not exist") => {
-            let known: Vec<String> = match run.client.get("/pools", &[]) {
-                Ok(Value::Array(list)) => list
-                    .iter()
-                    .filter_map(|p| p["poolid"].as_str().map(str::to_string))
-                    .collect(),
-                _ => Vec::new(),
-            };
-            Err(Failure::new(format!(
-                "pool '{pool}' does not exist (pools: {}); create it first (pveum pool add {pool}) or leave pool out{}",
-                if known.is_empty() {
-                    "none visible".to_string()
-                } else {
-                    known.join(", ")
-                },
-                run.task.assume.hint("pools", pool)
-            )))
-        }
-        _ => Ok(()),
+    if !matches!(pools::read(run.client, pool), Ok(None)) {
+        return Ok(());
     }
+    let known = pools::ids(run.client).unwrap_or_default();
+    Err(Failure::new(format!(
+        "pool '{pool}' does not exist (pools: {}); create it first (pveum pool add {pool}) or leave pool out{}",
+        if known.is_empty() {
+            "none visible".to_string()
+        } else {
+            known.join(", ")
+        },
+        run.task.assume.hint("pools", pool)
+    )))
 }
 
 /// The first NIC whose bridge is not among `bridges`.

@@ -12,10 +12,10 @@ pub(crate) fn notes() -> Vec<String> {
     vec![
         "Unlike community.proxmox 1.6, O(comment) is set on an existing pool too.".into(),
         "A pool with members or child pools is not deleted: the task fails before any write and names them (community.proxmox's check did not see child pools).".into(),
-        "Proxmox VE 8.1 made C(/pools?poolid=) the pool API (nested pools, V(parent/child)); on older clusters the module uses C(/pools/{poolid}).".into(),
+        "A nested pool (V(parent/child), Proxmox VE 8.1 and later) is named by C(/pools?poolid=); any other pool by C(/pools/{poolid}), which every Proxmox VE release serves.".into(),
         "Privileges (as Proxmox VE checks them): C(Pool.Allocate) on V(/pool/<poolid>) to create, describe or delete the pool. A task the caller would be refused fails before any write, check mode included.".into(),
         "In check mode, later tasks of the same check run see the pool as this task leaves it (made, described or removed).".into(),
-        "Requests made: C(GET /version) and one pool read (with the 8.1 API, a deletion also lists the pools for child pools); a change adds one write.".into(),
+        "Requests made: one pool read (a deletion also lists the pools, for child pools); a change adds one write.".into(),
     ]
 }
 

@@ -3,8 +3,8 @@
 //!
 //! Option-compatible with community.proxmox 1.6 (messages included), with `comment`
 //! that converges and a delete refused before any write while the pool has members or
-//! child pools, naming them. PVE 8.1's `/pools?poolid=` API where the cluster has it,
-//! `/pools/{poolid}` before (one `GET /version`).
+//! child pools, naming them. The pool is read and written as `ferrox_cluster::pools`
+//! names it (`/pools?poolid=` for a nested pool, `/pools/{poolid}` for any other).
 //!
 //! - [`plan`]: the decision, pure, with its table tests.
 
@@ -14,11 +14,12 @@ mod plan;
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::options::{ModuleSpec, Opt, Params, Rules, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_cluster::pools;
 use ferrox_dryrun::Effect;
 use ferrox_pve_rules::privileges::Write;
 use ferrox_run::connection;
 use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject, Task};
-use serde_json::{json, Value};
+use serde_json::json;
 
 use plan::{Action, Pool};
 
@@ -81,7 +82,6 @@ impl PoolTask {
 #[derive(Debug)]
 pub struct Seen {
     label: String,
-    query_form: bool,
     pool: Option<Pool>,
 }
 
@@ -94,67 +94,24 @@ impl Decided for Decision {
     }
 }
 
-fn query_form(cx: &Cx<'_>) -> Result<bool, Failure> {
-    let v = cx
-        .client
-        .get("/version", &[])
-        .map_err(|e| Failure::new(format!("Reading the Proxmox VE version failed: {e}")))?;
-    let mut parts = v["version"]
-        .as_str()
-        .unwrap_or("")
-        .split('.')
-        .map(|p| p.parse::<u32>().unwrap_or(0));
-    Ok((parts.next().unwrap_or(0), parts.next().unwrap_or(0)) >= (8, 1))
-}
-
-fn member_word(m: &Value) -> Option<String> {
-    match m["type"].as_str()? {
-        "storage" => Some(format!("storage {}", m["storage"].as_str()?)),
-        _ => Some(format!("VM {}", m["vmid"])),
-    }
-}
-
 impl PoolTask {
-    fn read_pool(&self, cx: &Cx<'_>, query_form: bool) -> Result<Option<Pool>, Failure> {
+    /// The pool, `None` when it does not exist; for a deletion, its child pools too.
+    fn read_pool(&self, cx: &Cx<'_>) -> Result<Option<Pool>, Failure> {
         let id = &self.poolid;
-        let answer = if query_form {
-            cx.client.get("/pools", &[("poolid", id.clone())]).map(|v| v[0].clone())
-        } else {
-            cx.client.get(&format!("/pools/{id}"), &[])
+        let Some(pool) =
+            pools::read(cx.client, id).map_err(|e| Failure::new(format!("Unable to retrieve pool {id}: {e}")))?
+        else {
+            return Ok(None);
         };
-        let data = match answer {
-            Ok(data) => data,
-            Err(e) if e.message.contains("does not exist") => return Ok(None),
-            Err(e) => return Err(Failure::new(format!("Unable to retrieve pool {id}: {e}"))),
-        };
-        let mut members: Vec<String> = data["members"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(member_word)
-            .collect();
-        members.dedup();
-        // Child pools, for a deletion: the ids below this one (nested pools came with the
-        // 8.1 API).
-        let children = if query_form && self.absent {
-            let prefix = format!("{id}/");
-            let all = cx
-                .client
-                .get("/pools", &[])
-                .map_err(|e| Failure::new(format!("Unable to list the pools: {e}")))?;
-            all.as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|p| p["poolid"].as_str())
-                .filter(|p| p.strip_prefix(&prefix).is_some_and(|rest| !rest.contains('/')))
-                .map(str::to_string)
-                .collect()
+        let children = if self.absent {
+            let ids = pools::ids(cx.client).map_err(|e| Failure::new(format!("Unable to list the pools: {e}")))?;
+            pools::children(&ids, id).into_iter().map(str::to_string).collect()
         } else {
             Vec::new()
         };
         Ok(Some(Pool {
-            comment: data["comment"].as_str().map(str::to_string),
-            members,
+            comment: pool.comment,
+            members: pool.members,
             children,
         }))
     }
@@ -166,11 +123,9 @@ impl Task for PoolTask {
     type Done = ();
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
-        let query_form = query_form(cx)?;
         Ok(Seen {
             label: format!("pool {}", self.poolid),
-            query_form,
-            pool: self.read_pool(cx, query_form)?,
+            pool: self.read_pool(cx)?,
         })
     }
 
@@ -212,13 +167,9 @@ impl Task for PoolTask {
         })
     }
 
-    fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &Decision) -> Result<(), Failure> {
+    fn execute(&self, cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision) -> Result<(), Failure> {
         let id = &self.poolid;
-        let (path, mut form) = if seen.query_form {
-            ("/pools".to_string(), vec![("poolid", id.clone())])
-        } else {
-            (format!("/pools/{id}"), Vec::new())
-        };
+        let (path, mut form) = pools::address(id);
         let result = match &plan.0 {
             Some(Action::Create { comment }) => {
                 let mut form = vec![("poolid", id.clone())];

@@ -3,12 +3,14 @@
 //! members or child pools is not deleted, and the refusal names them (1.6's check saw
 //! no child pools, so PVE refused the delete later).
 
+use ferrox_cluster::pools::Member;
+
 /// The pool now; `None` when it does not exist.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Pool {
     pub comment: Option<String>,
-    /// Its members, as words: `VM 100`, `storage local`.
-    pub members: Vec<String>,
+    /// Its members, as PVE lists them.
+    pub members: Vec<Member>,
     /// Its child pools (`prod/web`).
     pub children: Vec<String>,
 }
@@ -41,7 +43,7 @@ pub(crate) fn plan(
         )),
         (true, Some(p)) if !p.members.is_empty() => Err(format!(
             "Can't delete pool {poolid} with members ({}). Please remove members from pool first.",
-            p.members.join(", ")
+            p.members.iter().map(Member::to_string).collect::<Vec<_>>().join(", ")
         )),
         (true, Some(_)) => Ok(Some(Action::Delete)),
     }
@@ -51,10 +53,10 @@ pub(crate) fn plan(
 mod tests {
     use super::*;
 
-    fn pool(comment: Option<&str>, members: &[&str], children: &[&str]) -> Pool {
+    fn pool(comment: Option<&str>, members: &[Member], children: &[&str]) -> Pool {
         Pool {
             comment: comment.map(str::to_string),
-            members: members.iter().map(|s| s.to_string()).collect(),
+            members: members.to_vec(),
             children: children.iter().map(|s| s.to_string()).collect(),
         }
     }
@@ -83,7 +85,13 @@ mod tests {
 
     #[test]
     fn delete_refuses_members_and_child_pools_naming_them() {
-        let e = plan("prod", true, None, Some(&pool(None, &["VM 100", "storage local"], &[]))).unwrap_err();
+        let e = plan(
+            "prod",
+            true,
+            None,
+            Some(&pool(None, &[Member::Vm(100), Member::Storage("local".into())], &[])),
+        )
+        .unwrap_err();
         assert_eq!(
             e,
             "Can't delete pool prod with members (VM 100, storage local). Please remove members from pool first."

@@ -13,10 +13,10 @@ pub(crate) fn notes() -> Vec<String> {
         "Unlike community.proxmox 2.0, a VM already in the pool is no change (2.0.0 added it again and failed with Proxmox VE's C(VM N is already a pool member)); unlike 1.6.0, a storage can be added.".into(),
         "A VM in another pool fails before any write, naming that pool and O(allow_move); with O(allow_move=true) it is moved (C(allow-move), Proxmox VE 8.0.6 and later).".into(),
         "A VMID or storage that does not exist fails before any write (Proxmox VE itself would add it). A VM name must match exactly one guest.".into(),
-        "Proxmox VE 8.1 made C(/pools?poolid=) the pool API (nested pools); on older clusters the module uses C(/pools/{poolid}), as community.proxmox 1.6 did (2.0 fails there).".into(),
+        "A nested pool (V(parent/child), Proxmox VE 8.1 and later) is named by C(/pools?poolid=); any other pool by C(/pools/{poolid}), which every Proxmox VE release serves, as community.proxmox 1.6 did (2.0 fails on clusters older than 8.1).".into(),
         "In check mode a VM an earlier task of the same check run plans (a create) can be added, by VMID or name; later tasks see it in the pool.".into(),
         "Privileges (as Proxmox VE checks them): C(Pool.Allocate) on V(/pool/<poolid>); for each VM added or removed C(Permissions.Modify) or C(VM.Allocate) on V(/vms/<vmid>), and C(Pool.Allocate) on the pool a moved VM leaves; for each storage C(Permissions.Modify) or C(Datastore.Allocate) on V(/storage/<id>). A task the caller would be refused fails before any write, check mode included.".into(),
-        "Requests made: C(GET /version), C(GET /cluster/resources), one pool read; a change adds one C(PUT) to add members and one to remove them.".into(),
+        "Requests made: C(GET /cluster/resources), one pool read; a change adds one C(PUT) to add members and one to remove them.".into(),
     ]
 }
 

@@ -9,9 +9,9 @@
 //! - [`plan`]: the decision, pure, with its table tests.
 //! - [`task`]: the options in typed form.
 //!
-//! Cost: one `GET /version` (PVE 8.1 made `/pools?poolid=` the pool API; before, only
-//! `/pools/{poolid}`), one `GET /cluster/resources` (names, the pool a VM is in, the
-//! storages), one pool read; a change adds one `PUT` to add and one to remove.
+//! Cost: one `GET /cluster/resources` (names, the pool a VM is in, the storages), one
+//! pool read (`ferrox_cluster::pools`, which names the pool as every release takes it);
+//! a change adds one `PUT` to add and one to remove.
 
 mod docs;
 mod plan;
@@ -22,6 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::options::{ModuleSpec, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
+use ferrox_cluster::pools;
 use ferrox_cluster::vm::{self, ListingQuery};
 use ferrox_dryrun::Effect;
 use ferrox_pve_rules::privileges::Write;
@@ -41,7 +42,7 @@ pub fn spec() -> ModuleSpec {
         rules: task::rules(),
         check_mode: (
             Support::Full,
-            "Reads the pool and reports exactly what a real run would change, writing nothing; a VM planned by an earlier task of the check run can be a member, and later tasks see the VMs it plans into the pool.",
+            "Reads the pool and reports exactly what a real run would change, writing nothing; a VM planned by an earlier task of the check run can be a member, and later tasks see the members (VMs and storages) it plans into the pool or out of it.",
         ),
         diff_mode: (Support::Full, "Shows the pool's members before and after."),
         notes: docs::notes(),
@@ -61,8 +62,6 @@ pub fn run(m: &mut Module) -> Result<Output, Failure> {
 pub struct Seen {
     /// `pool prod`, as a refusal names the subject.
     label: String,
-    /// PVE 8.1 or later: the `?poolid=` API.
-    query_form: bool,
     current: Current,
     /// The members the task names, looked up.
     wanted: Vec<Member>,
@@ -81,48 +80,15 @@ impl Decided for Decision {
     }
 }
 
-/// Whether the cluster runs pve-manager 8.1 or later (`GET /version`).
-fn query_form(cx: &Cx<'_>) -> Result<bool, Failure> {
-    let v = cx
-        .client
-        .get("/version", &[])
-        .map_err(|e| Failure::new(format!("Reading the Proxmox VE version failed: {e}")))?;
-    let text = v["version"].as_str().unwrap_or("");
-    let mut parts = text.split('.').map(|p| p.parse::<u32>().unwrap_or(0));
-    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
-    Ok((major, minor) >= (8, 1))
-}
-
-fn pool_path(query_form: bool, poolid: &str) -> (String, Vec<(&'static str, String)>) {
-    if query_form {
-        ("/pools".into(), vec![("poolid", poolid.to_string())])
-    } else {
-        (format!("/pools/{poolid}"), Vec::new())
+/// The pool's members as PVE lists them; a missing pool is the task's refusal.
+fn read_members(cx: &Cx<'_>, poolid: &str) -> Result<BTreeSet<Member>, Failure> {
+    match pools::read(cx.client, poolid) {
+        Ok(Some(pool)) => Ok(pool.members.into_iter().collect()),
+        Ok(None) => Err(Failure::new(format!(
+            "poolid '{poolid}': pool '{poolid}' does not exist; create it first (ferrox.proxmox.proxmox_pool) or check its spelling"
+        ))),
+        Err(e) => Err(Failure::new(format!("Unable to retrieve pool {poolid} information: {e}"))),
     }
-}
-
-/// The pool's members as PVE lists them (`GET /pools?poolid=` answers a list of one).
-fn read_pool(cx: &Cx<'_>, query_form: bool, poolid: &str) -> Result<BTreeSet<Member>, Failure> {
-    let (path, query) = pool_path(query_form, poolid);
-    let data = cx.client.get(&path, &query).map_err(|e| {
-        if e.message.contains("does not exist") {
-            Failure::new(format!(
-                "poolid '{poolid}': pool '{poolid}' does not exist; create it first (ferrox.proxmox.proxmox_pool) or check its spelling"
-            ))
-        } else {
-            Failure::new(format!("Unable to retrieve pool {poolid} information: {e}"))
-        }
-    })?;
-    let pool = if query_form { &data[0] } else { &data };
-    Ok(pool["members"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter_map(|m| match m["type"].as_str() {
-            Some("storage") => m["storage"].as_str().map(|s| Member::Storage(s.to_string())),
-            _ => m["vmid"].as_u64().and_then(|v| u32::try_from(v).ok()).map(Member::Vm),
-        })
-        .collect())
 }
 
 impl Task for MemberTask {
@@ -131,7 +97,6 @@ impl Task for MemberTask {
     type Done = ();
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
-        let query_form = query_form(cx)?;
         let by_name = self
             .members
             .iter()
@@ -139,7 +104,7 @@ impl Task for MemberTask {
         let listing = vm::read(cx.client, &ListingQuery::whole_cluster().with_name_unbroadcast(by_name))
             .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
             .cluster;
-        let mut members = read_pool(cx, query_form, &self.poolid)?;
+        let mut members = read_members(cx, &self.poolid)?;
         let mut pool_of = BTreeMap::new();
         let mut nodes = BTreeMap::new();
         for g in &listing.guests {
@@ -185,7 +150,6 @@ impl Task for MemberTask {
             .collect::<Result<Vec<Member>, Failure>>()?;
         Ok(Seen {
             label: format!("pool {}", self.poolid),
-            query_form,
             current: Current { members, pool_of },
             wanted,
             nodes,
@@ -252,18 +216,26 @@ impl Task for MemberTask {
     }
 
     fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
+        let plan = &plan.0;
+        // What a later task of the run reads: each VM in the pool or in none, each
+        // storage in the pool or out of it.
+        let effect = |m: &Member, removed: bool| match m {
+            Member::Vm(vmid) => Effect::Pool {
+                vmid: *vmid,
+                node: seen.nodes.get(vmid).cloned().unwrap_or_default(),
+                pool: (!removed).then(|| self.poolid.clone()),
+            },
+            Member::Storage(storage) => Effect::PoolStorage {
+                poolid: self.poolid.clone(),
+                storage: storage.clone(),
+                removed,
+            },
+        };
         let effects = plan
-            .0
             .add
             .iter()
-            .filter_map(|m| match m {
-                Member::Vm(vmid) => Some(Effect::Pool {
-                    vmid: *vmid,
-                    node: seen.nodes.get(vmid).cloned().unwrap_or_default(),
-                    pool: self.poolid.clone(),
-                }),
-                Member::Storage(_) => None,
-            })
+            .map(|m| effect(m, false))
+            .chain(plan.remove.iter().map(|m| effect(m, true)))
             .collect();
         Ok(Prediction {
             effects,
@@ -271,9 +243,9 @@ impl Task for MemberTask {
         })
     }
 
-    fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &Decision) -> Result<(), Failure> {
+    fn execute(&self, cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision) -> Result<(), Failure> {
         let plan = &plan.0;
-        let (path, base) = pool_path(seen.query_form, &self.poolid);
+        let (path, base) = pools::address(&self.poolid);
         for (members, delete) in [(&plan.add, false), (&plan.remove, true)] {
             if members.is_empty() {
                 continue;
@@ -344,7 +316,7 @@ impl Task for MemberTask {
                 };
                 let mut members: Vec<&Member> = plan.after.iter().collect();
                 members.sort_by_key(|m| matches!(m, Member::Storage(_)));
-                let members: Vec<Value> = members.iter().map(|m| m.to_value()).collect();
+                let members: Vec<Value> = members.iter().map(|m| plan::member_value(m)).collect();
                 Output::new(changed, msg)
                     .with("poolid", &self.poolid)
                     .with("members", members)
@@ -356,21 +328,17 @@ impl Task for MemberTask {
 
 /// What the plan does, in words: `add VM 101`, `remove storage local`.
 fn changes(plan: &Plan) -> Vec<String> {
-    let word = |m: &Member| match m {
-        Member::Vm(id) => format!("VM {id}"),
-        Member::Storage(s) => format!("storage {s}"),
-    };
     let mut out: Vec<String> = plan
         .add
         .iter()
         .map(|m| match m {
             Member::Vm(id) if plan.moved_from.contains_key(id) => {
-                format!("move {} from pool {}", word(m), plan.moved_from[id])
+                format!("move {m} from pool {}", plan.moved_from[id])
             }
-            _ => format!("add {}", word(m)),
+            _ => format!("add {m}"),
         })
         .collect();
-    out.extend(plan.remove.iter().map(|m| format!("remove {}", word(m))));
+    out.extend(plan.remove.iter().map(|m| format!("remove {m}")));
     out
 }
 

@@ -7,20 +7,13 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-/// One member.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum Member {
-    Vm(u32),
-    Storage(String),
-}
+pub(crate) use ferrox_cluster::pools::Member;
 
-impl Member {
-    /// As 2.0's `members` result shows it: `{vm: "101"}` / `{storage: "local"}`.
-    pub(crate) fn to_value(&self) -> serde_json::Value {
-        match self {
-            Member::Vm(id) => serde_json::json!({"vm": id.to_string()}),
-            Member::Storage(s) => serde_json::json!({"storage": s}),
-        }
+/// A member as 2.0's `members` result shows it: `{vm: "101"}` / `{storage: "local"}`.
+pub(crate) fn member_value(member: &Member) -> serde_json::Value {
+    match member {
+        Member::Vm(id) => serde_json::json!({"vm": id.to_string()}),
+        Member::Storage(s) => serde_json::json!({"storage": s}),
     }
 }
 

@@ -38,6 +38,8 @@ pub fn operations() -> Vec<Operation> {
         nic_operations(),
         template_operations(),
         snapshot_operations(),
+        access_operations(),
+        pool_operations(),
     ]
     .into_iter()
     .flatten()
@@ -316,6 +318,83 @@ fn snapshot_operations() -> Vec<Operation> {
     ]
 }
 
+/// proxmox_access_acl's writes: a role granted or removed on a VM's, a storage's or a
+/// pool's path (the path decides which allocate privilege stands in for
+/// `Permissions.Modify`).
+fn access_operations() -> Vec<Operation> {
+    let acl = |path: &str, delete: bool| Write::Acl {
+        path: path.into(),
+        role: "{role}".into(),
+        role_privileges: vec![],
+        propagate: !delete,
+        delete,
+    };
+    vec![
+        op(
+            "proxmox_access_acl",
+            "`state: present` on `/vms/{vmid}`",
+            acl("/vms/1", false),
+        ),
+        op(
+            "proxmox_access_acl",
+            "`state: present` on `/storage/{storage}`",
+            acl("/storage/{storage}", false),
+        ),
+        op(
+            "proxmox_access_acl",
+            "`state: present` on `/pool/{pool}`",
+            acl("/pool/{pool}", false),
+        ),
+        op(
+            "proxmox_access_acl",
+            "`state: absent` on `/vms/{vmid}`",
+            acl("/vms/1", true),
+        ),
+    ]
+}
+
+/// proxmox_pool's and proxmox_pool_member's writes.
+fn pool_operations() -> Vec<Operation> {
+    let pool = |what: &'static str| Write::Pool {
+        poolid: "{pool}".into(),
+        what,
+    };
+    vec![
+        op("proxmox_pool", "`state: present` (a new pool)", pool("create")),
+        op("proxmox_pool", "`comment` of an existing pool", pool("comment")),
+        op("proxmox_pool", "`state: absent`", pool("remove")),
+        op(
+            "proxmox_pool_member",
+            "a VM added or removed",
+            Write::PoolMove {
+                vmid: VM,
+                from: None,
+                to: "{pool}".into(),
+            },
+        ),
+        op(
+            "proxmox_pool_member",
+            "a VM moved from another pool (`allow_move`)",
+            Write::PoolMove {
+                vmid: VM,
+                from: Some("{from}".into()),
+                to: "{pool}".into(),
+            },
+        ),
+        op(
+            "proxmox_pool_member",
+            "a storage added or removed",
+            Write::PoolStorage {
+                poolid: "{pool}".into(),
+                storage: "{storage}".into(),
+            },
+        ),
+    ]
+}
+
+/// The modules of the access-and-pools guide's table.
+pub const ACCESS_AND_POOL_MODULES: &[&str] = &["proxmox_access_acl", "proxmox_pool", "proxmox_pool_member"];
+
 /// `/vms/1` → `/vms/{vmid}`, `/vms/2` → `/vms/{other}`.
 fn placeholder(path: &str) -> String {
     match path {
@@ -403,8 +482,14 @@ pub fn privileges() -> BTreeSet<&'static str> {
 
 /// The least-privilege table (Markdown; `cargo collection docs` writes it into the guide as reStructuredText).
 pub fn markdown() -> String {
+    markdown_of(|_| true)
+}
+
+/// The rows of the modules `module` accepts, as [`markdown`] renders them (the access
+/// and pools guide holds those of [`ACCESS_AND_POOL_MODULES`]).
+pub fn markdown_of(module: impl Fn(&str) -> bool) -> String {
     let mut t = String::from("| module | operation | the token needs |\n|---|---|---|\n");
-    for o in operations() {
+    for o in operations().into_iter().filter(|o| module(o.module)) {
         t.push_str(&format!(
             "| {} | {} | {} |\n",
             o.module,
@@ -454,6 +539,32 @@ mod tests {
                 "`VM.PowerMgmt` on `/vms/{vmid}`"
             ]
         );
+        let move_from = ops.iter().find(|o| o.what.starts_with("a VM moved")).unwrap();
+        assert_eq!(
+            requirements(&move_from.write),
+            [
+                "`Pool.Allocate` on `/pool/{pool}`",
+                "one of `Permissions.Modify`, `VM.Allocate` on `/vms/{vmid}`",
+                "`Pool.Allocate` on `/pool/{from}`"
+            ]
+        );
+        let grant = ops
+            .iter()
+            .find(|o| o.what == "`state: present` on `/storage/{storage}`")
+            .unwrap();
+        assert_eq!(
+            requirements(&grant.write),
+            [
+                "one of `Permissions.Modify`, `Datastore.Allocate` on `/storage/{storage}`",
+                "`Permissions.Modify` on `/storage/{storage}`, or every privilege of the role there (propagating, for a propagating entry), never `NoAccess`"
+            ]
+        );
+        let access = markdown_of(|m| ACCESS_AND_POOL_MODULES.contains(&m));
+        assert!(
+            access.contains("| proxmox_pool | `state: absent` | `Pool.Allocate` on `/pool/{pool}` |"),
+            "{access}"
+        );
+        assert!(!access.contains("proxmox_kvm"), "{access}");
         assert!(markdown().contains("| proxmox_nic | `state: present` with `tag` | `VM.Config.Network` on `/vms/{vmid}`; `SDN.Use` on `/sdn/zones/localnetwork/{bridge}/{tag}` |"), "{}", markdown());
     }
 

@@ -3,9 +3,9 @@
 //! read and the move counts as made when the VM is there; only otherwise is it sent again.
 
 use ferrox_ansible::protocol::Failure;
+use ferrox_cluster::pools;
 use ferrox_pve_client::client::{ApiError, Client};
 use ferrox_pve_client::recover;
-use serde_json::Value;
 
 use super::{api_fail, Executor};
 use crate::api::Vm;
@@ -19,8 +19,7 @@ enum Update {
 
 impl Executor<'_> {
     /// Puts the VM into pool `to` with `allow-move` (it leaves `from` in the same
-    /// write). A nested pool (`parent/child`) is named as a parameter of `PUT /pools`
-    /// (PVE 8.1+); a flat one in the path, which every version serves. A PVE that does not
+    /// write), the pool named as `ferrox_cluster::pools::address` names it. A PVE that does not
     /// know `allow-move` gets the VM taken out of `from`, then added to `to`.
     pub(crate) fn pool_move(&mut self, vm: &Vm, from: Option<&str>, to: &str) -> Result<(), Failure> {
         let id = vm.vmid;
@@ -48,12 +47,8 @@ impl Executor<'_> {
             Update::Join { allow_move: false } => {}
             Update::Leave => body.push(("delete", "1".to_string())),
         }
-        let path = if pool.contains('/') {
-            body.push(("poolid", pool.to_string()));
-            "/pools".to_string()
-        } else {
-            format!("/pools/{pool}")
-        };
+        let (path, address) = pools::address(pool);
+        body.extend(address);
         let joining = update != Update::Leave;
         let mut resends = 0;
         loop {
@@ -81,55 +76,9 @@ impl Executor<'_> {
     }
 }
 
-/// The vmids in `pool`: the query form for a nested pool (PVE 8.1+), the pool's own
-/// path otherwise.
+/// The vmids in `pool` (none when the pool does not exist).
 pub(crate) fn pool_members(client: &Client, pool: &str) -> Result<Vec<u32>, ApiError> {
-    let answer = if pool.contains('/') {
-        client.get("/pools", &[("poolid", pool.to_string())])?
-    } else {
-        client.get(&format!("/pools/{pool}"), &[])?
-    };
-    let info = match &answer {
-        Value::Array(list) => list
-            .iter()
-            .find(|p| p["poolid"] == pool)
-            .cloned()
-            .unwrap_or(Value::Null),
-        other => other.clone(),
-    };
-    Ok(members_of(&info))
-}
-
-fn members_of(info: &Value) -> Vec<u32> {
-    info["members"]
-        .as_array()
-        .map(|m| {
-            m.iter()
-                .filter(|e| matches!(e["type"].as_str(), Some("qemu" | "lxc")))
-                .filter_map(|e| {
-                    e["vmid"]
-                        .as_u64()
-                        .or_else(|| e["vmid"].as_str().and_then(|s| s.parse().ok()))
-                })
-                .filter_map(|id| u32::try_from(id).ok())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn members_are_the_guests_of_either_answer_form() {
-        let info = json!({"members": [
-            {"id": "qemu/100", "type": "qemu", "vmid": 100, "node": "pve1"},
-            {"id": "storage/pve1/local", "type": "storage", "storage": "local", "node": "pve1"},
-            {"id": "lxc/200", "type": "lxc", "vmid": "200", "node": "pve2"},
-        ]});
-        assert_eq!(members_of(&info), vec![100, 200]);
-        assert_eq!(members_of(&json!({})), Vec::<u32>::new());
-    }
+    Ok(pools::read(client, pool)?
+        .map(|p| p.vmids().collect())
+        .unwrap_or_default())
 }

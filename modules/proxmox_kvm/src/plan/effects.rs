@@ -29,7 +29,7 @@ fn placed_in_pool(vmid: u32, node: &str, form: &[(String, String)]) -> Option<Ef
     form.iter().find(|(k, _)| k == "pool").map(|(_, pool)| Effect::Pool {
         vmid,
         node: node.to_string(),
-        pool: pool.clone(),
+        pool: Some(pool.clone()),
     })
 }
 
@@ -80,7 +80,7 @@ pub(crate) fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: 
             Action::PoolMove { to, .. } => out.push(Effect::Pool {
                 vmid,
                 node: node.to_string(),
-                pool: to.clone(),
+                pool: Some(to.clone()),
             }),
             Action::Migrate { target, .. } => out.push(migrated(vmid, node, target)),
             Action::MoveClone { from, to, .. } => {

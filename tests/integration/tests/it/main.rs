@@ -51,6 +51,7 @@ mod placement;
 mod plan;
 mod platform_aarch64;
 mod pool_compat;
+mod pool_plan;
 mod pool_target_2_0;
 mod privileges;
 mod privileges_matrix;

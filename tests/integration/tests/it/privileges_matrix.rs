@@ -18,6 +18,9 @@ use regex::Regex;
 use serde_json::{json, Value};
 
 const USER: &str = "matrix@pve";
+/// The user the ACL tasks hand a role to (not the tokens' own user: an entry on a VM's
+/// path would replace the role the user holds there from `/`).
+const GRANTEE: &str = "grantee@pve";
 const SECRET: &str = "8d2f4b6a-1c3e-4f5a-9b7d-0e2c4a6b8d1f";
 /// What every token may read (the tasks look before they write; not what is tested).
 const READS: &[&str] = &["VM.Audit", "Datastore.Audit", "Pool.Audit", "SDN.Audit", "Sys.Audit"];
@@ -28,7 +31,10 @@ struct Token {
     user: &'static str,
     lacks: Option<&'static str>,
     /// Its VMs: `base` (stopped, local-lvm disk, vmbr0 NIC), `base + 1` (on vmdata, to be
-    /// migrated and removed), `base + 2` (created), `base + 3` (cloned).
+    /// migrated and removed), `base + 2` (created), `base + 3` (cloned), `base + 4` (in no
+    /// pool, added to one), `base + 5` (in pool `mp<base>`, moved to `mq<base>`); its
+    /// pools `mp<base>`, `mq<base>` and `mx<base>` (empty, removed), and `MatrixGrant` of
+    /// its user on `/vms/<base + 4>` (removed).
     base: u32,
 }
 
@@ -92,6 +98,18 @@ fn cluster(tokens: &[Token]) -> Env {
             .as_array_mut()
             .unwrap()
             .push(guest(t.base + 1, "vmdata", 2 * n + 1));
+        for (vmid, n) in [(t.base + 4, 1000 + 2 * n), (t.base + 5, 1001 + 2 * n)] {
+            scenario["guests"]
+                .as_array_mut()
+                .unwrap()
+                .push(guest(vmid, "local-lvm", n));
+        }
+        let b = t.base;
+        scenario["pools"].as_array_mut().unwrap().extend([
+            json!({"poolid": format!("mp{b}"), "vms": [b + 5]}),
+            json!({"poolid": format!("mq{b}")}),
+            json!({"poolid": format!("mx{b}")}),
+        ]);
         // An ISO each token's proxmox_template removes.
         scenario["volumes"].as_array_mut().unwrap().push(
             json!({"storage": "local", "node": "pve1", "volname": format!("iso/m{}-old.iso", t.base), "size": "1M"}),
@@ -105,13 +123,18 @@ fn cluster(tokens: &[Token]) -> Env {
         .map(str::to_string)
         .collect();
     cfg.scenario.roles.insert("MatrixAll".into(), every.clone());
-    cfg.scenario.users.push(UserDef {
-        userid: USER.into(),
-        password: None,
-        enable: true,
-        totp_secret: None,
-        tokens: vec![],
-    });
+    // The role the ACL tasks hand out: one every token holds, so only the path's own
+    // check (`Permissions.Modify` or the allocate privilege) can refuse it.
+    cfg.scenario.roles.insert("MatrixGrant".into(), vec!["VM.Audit".into()]);
+    for userid in [USER, GRANTEE] {
+        cfg.scenario.users.push(UserDef {
+            userid: userid.into(),
+            password: None,
+            enable: true,
+            totp_secret: None,
+            tokens: vec![],
+        });
+    }
     let acl = |ugid: &str, role: &str| AclDef {
         path: "/".into(),
         ugid: ugid.into(),
@@ -132,6 +155,12 @@ fn cluster(tokens: &[Token]) -> Env {
             every.iter().filter(|p| Some(p.as_str()) != t.lacks).cloned().collect(),
         );
         cfg.scenario.acls.push(acl(&format!("{}!{}", t.user, t.id), &role));
+        cfg.scenario.acls.push(AclDef {
+            path: format!("/vms/{}", t.base + 4),
+            ugid: GRANTEE.into(),
+            roles: vec!["MatrixGrant".into()],
+            propagate: true,
+        });
     }
     Env::start_with(cfg)
 }
@@ -211,6 +240,46 @@ fn tasks(t: &Token) -> Vec<(&'static str, &'static str, Value)> {
             "proxmox_template",
             "file removal",
             json!({"node": "pve1", "storage": "local", "content_type": "iso", "template": format!("m{b}-old.iso"), "state": "absent"}),
+        ),
+        (
+            "proxmox_access_acl",
+            "acl grant",
+            json!({"path": format!("/vms/{b}"), "type": "user", "ugid": GRANTEE, "roleid": "MatrixGrant"}),
+        ),
+        (
+            "proxmox_access_acl",
+            "acl removal",
+            json!({"path": format!("/vms/{}", b + 4), "type": "user", "ugid": GRANTEE, "roleid": "MatrixGrant", "state": "absent"}),
+        ),
+        (
+            "proxmox_pool",
+            "pool create",
+            json!({"poolid": format!("mn{b}"), "comment": "new"}),
+        ),
+        (
+            "proxmox_pool",
+            "pool comment",
+            json!({"poolid": format!("mp{b}"), "comment": "described"}),
+        ),
+        (
+            "proxmox_pool",
+            "pool removal",
+            json!({"poolid": format!("mx{b}"), "state": "absent"}),
+        ),
+        (
+            "proxmox_pool_member",
+            "pool member",
+            json!({"poolid": format!("mp{b}"), "member": b + 4}),
+        ),
+        (
+            "proxmox_pool_member",
+            "pool move",
+            json!({"poolid": format!("mq{b}"), "members": [{"vm": b + 5}], "allow_move": true}),
+        ),
+        (
+            "proxmox_pool_member",
+            "pool storage",
+            json!({"poolid": format!("mp{b}"), "member": "local", "type": "storage"}),
         ),
     ];
     if t.lacks.is_some() {
@@ -353,6 +422,19 @@ fn run_all(env: &Env, tokens: &[Token], check: bool) -> BTreeMap<(String, &'stat
             .collect();
         handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
     })
+}
+
+/// Every module with a row in the least-privilege table has a task in the matrix.
+#[test]
+fn every_writing_module_of_the_table_is_in_the_matrix() {
+    let tokens = tokens();
+    let run: std::collections::BTreeSet<&str> = tasks(&tokens[0]).iter().map(|(m, _, _)| *m).collect();
+    let table: std::collections::BTreeSet<&str> = ferrox_pve_rules::privileges::table::operations()
+        .iter()
+        .map(|o| o.module)
+        .collect();
+    let missing: Vec<&&str> = table.difference(&run).collect();
+    assert!(missing.is_empty(), "no matrix task for {missing:?}");
 }
 
 #[test]
