@@ -176,12 +176,15 @@ impl Task for SnapTask {
 
     fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Plan) -> Result<Prediction, Failure> {
         let (vmid, node) = (seen.guest.vmid, seen.guest.node.to_string());
+        // PVE saves the RAM only from a running VM.
+        let vmstate = self.vmstate && seen.running;
         let snapshot = |name: &str, action: SnapshotAction, description: &str| Effect::Snapshot {
             vmid,
             node: node.clone(),
             name: name.to_string(),
             action,
             description: description.to_string(),
+            vmstate: vmstate && action == SnapshotAction::Take,
         };
         let name = self.snapname.as_str();
         let mut effects = Vec::new();

@@ -1,6 +1,6 @@
 //! proxmox_snap's rollbacks in process against the simulator (`Env::run`): a snapshot
-//! with RAM reported started when the rollback ends; a VM gone before the rollback
-//! reported with the failed task.
+//! with RAM reported started when the rollback ends, and predicted so in a check run
+//! that takes it first; a VM gone before the rollback reported with the failed task.
 
 use ferrox_integration::{Env, PlayOpts, TaskOutcome};
 use serde_json::json;
@@ -34,6 +34,42 @@ fn a_rollback_to_a_snapshot_with_ram_leaves_the_vm_running_when_it_ends() {
     assert_eq!(status["status"], "running", "started by the rollback task itself");
     let starts = env.api_get("/nodes/pve1/tasks?vmid=100&typefilter=qmstart&source=all");
     assert_eq!(starts.as_array().unwrap().len(), 1, "only the first start: {starts}");
+}
+
+/// Start the VM, snapshot it with its RAM, roll back to that snapshot.
+const RAM_ROLLBACK: &str = r#"
+- name: start
+  ferrox.proxmox.proxmox_kvm: {vmid: 100, state: started}
+- name: take
+  ferrox.proxmox.proxmox_snap: {vmid: 100, snapname: with-ram, vmstate: true}
+- name: back
+  ferrox.proxmox.proxmox_snap: {vmid: 100, snapname: with-ram, state: rollback}
+"#;
+
+#[test]
+fn a_check_run_predicts_the_start_of_a_rollback_to_a_snapshot_it_takes_with_ram() {
+    let env = Env::start();
+    let outcome = |check: bool| {
+        let play = env.run_with(
+            RAM_ROLLBACK,
+            &PlayOpts {
+                check,
+                ..Default::default()
+            },
+        );
+        let back = play.task("back").clone();
+        assert!(back.changed && !back.failed, "check={check}: {}", back.result);
+        (back.result["stopped"].clone(), back.result["started"].clone())
+    };
+    let predicted = outcome(true);
+    assert_eq!(
+        env.api_get("/nodes/pve1/qemu/100/status/current")["status"],
+        "stopped",
+        "the check run changed nothing"
+    );
+    let done = outcome(false);
+    assert_eq!(predicted, done);
+    assert_eq!(done, (json!(true), json!(true)));
 }
 
 #[test]
