@@ -6,13 +6,15 @@
 //! list (and, for a rollback, its power state); the [`plan`] is pure (idempotent by
 //! name; which old snapshots `retention` removes; whether a rollback stops the VM); the
 //! guard is the config lock and the snapshot writes PVE checks; before a snapshot is
-//! taken its disks' storages are checked for the snapshot feature ([`storage`]); the
+//! taken its disks' storages are checked for the snapshot feature ([`storage`]), before
+//! a rollback whether a ZFS disk holds a later snapshot ([`rollback_check`]); the
 //! writes are PVE tasks, each waited on before the next ([`execute`]).
 
 mod docs;
 mod execute;
 mod options;
 mod plan;
+mod rollback_check;
 mod storage;
 mod task;
 
@@ -165,13 +167,18 @@ impl Task for SnapTask {
         }
     }
 
-    /// A snapshot is taken only when every disk's storage can snapshot it.
+    /// A snapshot is taken only when every disk's storage can snapshot it; a rollback
+    /// only when no disk's storage refuses it (ZFS: a later snapshot on the disk).
     fn check(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &Plan) -> Result<(), Failure> {
-        if !matches!(plan.action, Some(Action::Take { .. })) {
-            return Ok(());
-        }
-        storage::check(cx.client, &seen.guest.node, seen.guest.vmid, &seen.config)
-            .map_err(|e| Failure::new(e).with("vmid", seen.guest.vmid))
+        let (node, vmid) = (&*seen.guest.node, seen.guest.vmid);
+        let refused = match plan.action {
+            Some(Action::Take { .. }) => storage::check(cx.client, node, vmid, &seen.config),
+            Some(Action::Rollback { .. }) => {
+                rollback_check::check(cx.client, (node, vmid), &self.snapname, &seen.snapshots, &seen.config)
+            }
+            _ => Ok(()),
+        };
+        refused.map_err(|e| Failure::new(e).with("vmid", vmid))
     }
 
     fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Plan) -> Result<Prediction, Failure> {

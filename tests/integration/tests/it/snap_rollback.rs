@@ -1,9 +1,12 @@
-//! proxmox_snap's rollbacks in process against the simulator (`Env::run`): a snapshot
-//! with RAM reported started when the rollback ends, and predicted so in a check run
-//! that takes it first; a VM gone before the rollback reported with the failed task.
+//! proxmox_snap's rollbacks in process against the simulator (`Env::run`): a rollback
+//! ZFS refuses (a later snapshot on the disk) predicted in check mode and refused before
+//! any write, with the snapshots to remove named; a snapshot with RAM reported started
+//! when the rollback ends, and predicted so in a check run that takes it first; a VM
+//! gone before the rollback reported with the failed task.
 
+use crate::disk_scenario::{calls, writes};
 use ferrox_integration::{Env, PlayOpts, TaskOutcome};
-use serde_json::json;
+use serde_json::{json, Value};
 
 const SNAP: &str = "ferrox.proxmox.proxmox_snap";
 
@@ -16,6 +19,82 @@ fn task(env: &Env, options: &str, check: bool) -> TaskOutcome {
         },
     );
     play.task("t").clone()
+}
+
+/// The default cluster plus VM 120 `zfs01` with a disk on ZFS (`nvme-pool`) and one on
+/// LVM-thin, and three snapshots, oldest first.
+fn zfs_env() -> Env {
+    let mut cfg = pvesim::SimConfig::default();
+    let mut scenario = serde_json::to_value(&cfg.scenario).unwrap();
+    let snapshots: Vec<Value> = [("s1", 1_760_000_000u64), ("s2", 1_760_000_100), ("s3", 1_760_000_200)]
+        .iter()
+        .map(|(name, at)| json!({"name": name, "snaptime": at}))
+        .collect();
+    scenario["guests"].as_array_mut().unwrap().push(json!({
+        "vmid": 120,
+        "node": "pve1",
+        "config": {
+            "name": "zfs01",
+            "memory": 1024,
+            "scsi0": "nvme-pool:vm-120-disk-0,size=8G",
+            "scsi1": "local-lvm:vm-120-disk-1,size=8G",
+            "net0": "virtio=BC:24:11:00:01:20,bridge=vmbr0",
+        },
+        "snapshots": snapshots,
+    }));
+    cfg.scenario = pvesim::scenario::Scenario::from_json(&scenario.to_string()).unwrap();
+    Env::start_with(cfg)
+}
+
+#[test]
+fn a_zfs_rollback_past_later_snapshots_is_refused_before_any_write_naming_them() {
+    let env = zfs_env();
+    // What PVE itself says when asked.
+    let (_, body) = env.api("POST", "/nodes/pve1/qemu/120/snapshot/s1/rollback", &[]);
+    let upid = body["data"].as_str().unwrap().to_string();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let pve_says = loop {
+        let t = env.api_get(&format!("/nodes/pve1/tasks/{upid}/status"));
+        if t["status"] == "stopped" {
+            break t["exitstatus"].as_str().unwrap().to_string();
+        }
+        assert!(std::time::Instant::now() < deadline, "the rollback did not end");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    assert_eq!(
+        pve_says,
+        "can't rollback, 's1' is not most recent snapshot on 'nvme-pool:vm-120-disk-0'"
+    );
+    for check in [true, false] {
+        env.clear_requests();
+        let t = task(&env, "{vmid: 120, snapname: s1, state: rollback}", check);
+        assert!(t.failed, "check={check}: {}", t.result);
+        let msg = t.msg();
+        assert!(msg.contains(&pve_says), "PVE's words: {msg}");
+        assert!(
+            msg.contains("s2, s3 were taken after s1 on scsi0 on 'nvme-pool'"),
+            "{msg}"
+        );
+        assert!(msg.contains("remove them first (state: absent)"), "{msg}");
+        assert_eq!(writes(&calls(&env)), 0, "wrote: {:?}", calls(&env));
+    }
+    // The newest rolls back; a snapshot taken in the same check run makes it older.
+    let newest = task(&env, "{vmid: 120, snapname: s3, state: rollback}", true);
+    assert!(newest.changed && !newest.failed, "{}", newest.result);
+    let play = env.run_with(
+        &format!(
+            "- name: take\n  {SNAP}: {{vmid: 120, snapname: s4}}\n- name: back\n  {SNAP}: {{vmid: 120, snapname: s3, state: rollback}}\n  ignore_errors: true\n"
+        ),
+        &PlayOpts {
+            check: true,
+            ..Default::default()
+        },
+    );
+    let back = play.task("back");
+    assert!(back.failed, "{}", back.result);
+    assert!(back.msg().contains("s4 was taken after s3 on scsi0"), "{}", back.msg());
+    let real = task(&env, "{vmid: 120, snapname: s3, state: rollback}", false);
+    assert!(real.changed && !real.failed, "{}", real.result);
 }
 
 #[test]

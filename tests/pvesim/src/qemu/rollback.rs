@@ -155,7 +155,8 @@ fn apply_snapshot(c: &mut Cluster, node: &str, vmid: u32, name: &str, t: &mut Ta
     let mut freed = Vec::new();
     for volid in unused_after(&current, &snap.conf) {
         if is_cloudinit(&volid) {
-            t.log.push(format!("found unused cloudinit disk '{volid}', removing it"));
+            t.log
+                .push(format!("found unused cloudinit disk '{volid}', removing it"));
             freed.push(volid);
         } else {
             add_unused_volume(&mut current, volid)?;

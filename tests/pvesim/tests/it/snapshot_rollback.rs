@@ -37,11 +37,7 @@ fn a_rollback_keeps_the_vm_s_notes_and_unused_disks_and_makes_later_disks_unused
     assert_eq!(section.data()["description"], "before the disk", "{}", section.raw);
     assert!(section.data().get("unused0").is_none(), "{}", section.raw);
     assert_eq!(
-        api.run_task(
-            "POST",
-            "/nodes/pve1/qemu/100/snapshot",
-            &[("snapname", "plain")]
-        ),
+        api.run_task("POST", "/nodes/pve1/qemu/100/snapshot", &[("snapname", "plain")]),
         "OK"
     );
     let plain = api.get("/nodes/pve1/qemu/100/config?snapshot=plain");
