@@ -46,7 +46,9 @@ options:
     default: ansible_snap
   start:
     description:
-      - "With O(state=rollback): start the VM after the rollback (Proxmox VE's C(start); needs C(VM.PowerMgmt)). A snapshot with RAM starts the VM anyway."
+      - "With O(state=rollback): start the VM after the rollback (Proxmox VE's C(start); needs C(VM.PowerMgmt)). Proxmox VE starts it with a task of its own
+        once the rollback ends; the module waits for that task too, and a start that fails fails the module. A snapshot with RAM starts the VM anyway, within
+        the rollback."
       - Not in community.proxmox.
     type: bool
     default: false

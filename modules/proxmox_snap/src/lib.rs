@@ -209,7 +209,7 @@ impl Task for SnapTask {
                 );
             }
             Some(Action::Remove) => effects.push(snapshot(name, SnapshotAction::Remove, "")),
-            Some(Action::Rollback { stops, starts }) => {
+            Some(Action::Rollback { stops, starts, .. }) => {
                 effects.push(snapshot(name, SnapshotAction::Rollback, ""));
                 let status = if *starts {
                     Some("running")

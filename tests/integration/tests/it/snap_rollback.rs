@@ -1,8 +1,9 @@
 //! proxmox_snap's rollbacks in process against the simulator (`Env::run`): a rollback
 //! ZFS refuses (a later snapshot on the disk) predicted in check mode and refused before
 //! any write, with the snapshots to remove named; a snapshot with RAM reported started
-//! when the rollback ends, and predicted so in a check run that takes it first; a VM
-//! gone before the rollback reported with the failed task.
+//! when the rollback ends, and predicted so in a check run that takes it first; with
+//! `start`, PVE's own start task waited on and its failure reported; a VM gone before
+//! the rollback reported with the failed task.
 
 use crate::disk_scenario::{calls, writes};
 use ferrox_integration::{Env, PlayOpts, TaskOutcome};
@@ -113,6 +114,47 @@ fn a_rollback_to_a_snapshot_with_ram_leaves_the_vm_running_when_it_ends() {
     assert_eq!(status["status"], "running", "started by the rollback task itself");
     let starts = env.api_get("/nodes/pve1/tasks?vmid=100&typefilter=qmstart&source=all");
     assert_eq!(starts.as_array().unwrap().len(), 1, "only the first start: {starts}");
+    // With `start` too: PVE starts no task of its own, and none is waited for.
+    let again = task(
+        &env,
+        "{vmid: 100, snapname: with-ram, state: rollback, start: true}",
+        false,
+    );
+    assert!(again.changed && !again.failed, "{}", again.result);
+    let warnings = again.warnings();
+    assert!(
+        warnings
+            .iter()
+            .all(|w| w.contains("the rollback stops it, then starts it again")),
+        "only the stop's warning: {warnings:?}"
+    );
+    assert_eq!(again.result["started"], json!(true));
+    let starts = env.api_get("/nodes/pve1/tasks?vmid=100&typefilter=qmstart&source=all");
+    assert_eq!(starts.as_array().unwrap().len(), 1, "{starts}");
+}
+
+#[test]
+fn a_rollback_with_start_waits_for_pve_s_start_and_reports_its_failure() {
+    let env = Env::start();
+    env.run_task("POST", "/nodes/pve1/qemu/100/snapshot", &[("snapname", "s1")]);
+    let options = "{vmid: 100, snapname: s1, state: rollback, start: true}";
+    // A slow start: had the module not waited for it, the VM would not run yet.
+    env.fault(json!({"task_type": "qmstart", "duration_ms": 1500, "times": 1}));
+    let started = task(&env, options, false);
+    assert!(started.changed && !started.failed, "{}", started.result);
+    assert_eq!(started.result["started"], json!(true));
+    let status = env.api_get("/nodes/pve1/qemu/100/status/current");
+    assert_eq!(status["status"], "running");
+    env.run_task("POST", "/nodes/pve1/qemu/100/status/stop", &[]);
+    env.fault(json!({"task_type": "qmstart", "fail": "start failed: QEMU exited with code 1", "times": 1}));
+    let failed = task(&env, options, false);
+    assert!(failed.failed, "{}", failed.result);
+    let msg = failed.msg();
+    assert!(
+        msg.starts_with("Snapshot s1 of VM 100 rolled back, but starting the VM failed: task UPID:pve1:"),
+        "{msg}"
+    );
+    assert!(msg.contains("start failed: QEMU exited with code 1"), "{msg}");
 }
 
 /// Start the VM, snapshot it with its RAM, roll back to that snapshot.
