@@ -48,7 +48,8 @@ pub struct SnapshotSpec {
     pub snaptime: Option<u64>,
     #[serde(default)]
     pub vmstate: bool,
-    /// Config keys at snapshot time; absent = the guest's current config.
+    /// Config keys at snapshot time; absent = what a snapshot takes of the guest's
+    /// current config (all but `description` and `unusedN`).
     #[serde(default)]
     pub config: Option<BTreeMap<String, Value>>,
 }
