@@ -157,12 +157,14 @@ fn a_rollback_with_start_waits_for_pve_s_start_and_reports_its_failure() {
     assert!(msg.contains("start failed: QEMU exited with code 1"), "{msg}");
 }
 
-/// Start the VM, snapshot it with its RAM, roll back to that snapshot.
+/// Start the VM, snapshot it with its RAM (listed so), roll back to that snapshot.
 const RAM_ROLLBACK: &str = r#"
 - name: start
   ferrox.proxmox.proxmox_kvm: {vmid: 100, state: started}
 - name: take
   ferrox.proxmox.proxmox_snap: {vmid: 100, snapname: with-ram, vmstate: true}
+- name: info
+  ferrox.proxmox.proxmox_snap_info: {vmid: 100, snapname: with-ram}
 - name: back
   ferrox.proxmox.proxmox_snap: {vmid: 100, snapname: with-ram, state: rollback}
 "#;
@@ -178,6 +180,8 @@ fn a_check_run_predicts_the_start_of_a_rollback_to_a_snapshot_it_takes_with_ram(
                 ..Default::default()
             },
         );
+        let info = play.task("info");
+        assert_eq!(info.result["snapshot"]["vmstate"], 1, "check={check}: {}", info.result);
         let back = play.task("back").clone();
         assert!(back.changed && !back.failed, "check={check}: {}", back.result);
         (back.result["stopped"].clone(), back.result["started"].clone())
