@@ -46,7 +46,9 @@ options:
     default: ansible_snap
   start:
     description:
-      - "With O(state=rollback): start the VM after the rollback (Proxmox VE's C(start); needs C(VM.PowerMgmt)). A snapshot with RAM starts the VM anyway."
+      - "With O(state=rollback): start the VM after the rollback (Proxmox VE's C(start); needs C(VM.PowerMgmt)). Proxmox VE starts it with a task of its own
+        once the rollback ends; the module waits for that task too, and a start that fails fails the module. A snapshot with RAM starts the VM anyway, within
+        the rollback."
       - Not in community.proxmox.
     type: bool
     default: false
@@ -120,8 +122,9 @@ notes:
     waited on, so none runs into another's lock."
   - "Refused before anything is written, with Proxmox VE's words: a name Proxmox VE does not take (reserved V(current) and V(pending), or not a letter followed
     by letters, digits, V(-) or V(_)), a locked VM, a template, a disk on a storage without snapshots (one storage listing of the node), a rollback to a
-    snapshot that does not exist or is incomplete, and a missing privilege (C(VM.Snapshot); a rollback C(VM.Snapshot) or C(VM.Snapshot.Rollback), with O(start)
-    also C(VM.PowerMgmt))."
+    snapshot that does not exist or is incomplete, a rollback Proxmox VE's ZFS storage refuses (a snapshot taken after the one rolled back to on a ZFS disk:
+    the later snapshots are named, to be removed first), and a missing privilege (C(VM.Snapshot); a rollback C(VM.Snapshot) or C(VM.Snapshot.Rollback), with
+    O(start) also C(VM.PowerMgmt))."
   - "QEMU VMs only: a container fails with a message naming it. community.proxmox's O(unbind) (containers with mount points) has no effect here."
   - Unlike community.proxmox, O(vmid) or O(hostname) is required (community.proxmox reported success without doing anything), and a rollback to a snapshot that
     does not exist fails (as community.proxmox 2.0 does).
@@ -129,7 +132,8 @@ notes:
     earlier task only planned to create is planned on that VM."
   - "Requests made: one C(GET /cluster/resources) (by name through the run's name index, one C(GET .../status/current) instead), the VM's config and snapshot
     list, for a rollback its status; to take a snapshot one storage listing of the node, the snapshot task, and with O(retention) one more snapshot list and
-    one task per removal; each task's status is polled until it ends."
+    one task per removal; to roll back to a snapshot that is not the newest, its config, one storage listing of the node and, with a disk on ZFS, the config of
+    each later snapshot; each task's status is polled until it ends."
   - "A guest looked up by O(hostname) alone (no O(vmid)) that an earlier task of the same C(ansible-playbook) run listed is found through the run's name index:
     one C(GET /nodes/{node}/{type}/{vmid}/status/current) confirms it (its name, its node) instead of a C(GET /cluster/resources) of the whole cluster. A guest
     renamed, moved or removed since, a name the index lacks (or, for one VM, holds twice), and an index older than its maximum age (60 seconds;

@@ -131,6 +131,10 @@ pub enum Effect {
         /// Its description (a snapshot taken).
         #[serde(default, skip_serializing_if = "String::is_empty")]
         description: String,
+        /// A snapshot taken with the VM's RAM (`vmstate`, saved only from a running VM):
+        /// a rollback to it starts the VM.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        vmstate: bool,
     },
     /// A file on a storage (`proxmox_template`): put there, or removed. No VM's; later
     /// tasks see it in the storage's content listing (a disk's `import_from`, an ISO).

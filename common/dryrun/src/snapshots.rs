@@ -1,5 +1,5 @@
 //! `GET .../snapshot` with the plan applied: snapshots the plan takes are listed (their
-//! `snaptime` only PVE decides), removed ones are gone and their children re-pointed at
+//! `snaptime` only PVE decides, `vmstate` as taken), removed ones are gone and their children re-pointed at
 //! their parent, as pve-guest-common's `snapshot_delete` does, and the closing `current`
 //! entry has the plan's `parent` and power state. Pure.
 
@@ -46,7 +46,7 @@ pub fn list(vm: &PlannedVm, real: Option<Value>) -> Value {
             let mut item = Map::new();
             item.insert("name".into(), json!(planned.name));
             item.insert("snaptime".into(), json!(UNKNOWN));
-            item.insert("vmstate".into(), json!(0));
+            item.insert("vmstate".into(), json!(u8::from(planned.vmstate)));
             item.insert("description".into(), json!(planned.description));
             set_parent(&mut item, parent.clone().map(Value::String));
             items.push(item);
@@ -115,13 +115,14 @@ mod tests {
             {"name": "current", "description": "You are here!", "running": 1, "parent": "b", "digest": "d"}
         ]);
         let vm = planned(json!([
-            {"kind": "snapshot", "vmid": 100, "node": "pve1", "name": "c", "action": "take", "description": "pre"},
+            {"kind": "snapshot", "vmid": 100, "node": "pve1", "name": "c", "action": "take", "description": "pre", "vmstate": true},
             {"kind": "snapshot", "vmid": 100, "node": "pve1", "name": "a", "action": "remove"}
         ]));
         let list = list(&vm, Some(real));
         assert_eq!(names(&list), [("b", None), ("c", Some("b")), ("current", Some("c"))]);
         assert_eq!(list[1]["snaptime"], UNKNOWN);
         assert_eq!(list[1]["description"], "pre");
+        assert_eq!(list[1]["vmstate"], 1, "taken with the VM's RAM");
     }
 
     #[test]
@@ -141,6 +142,7 @@ mod tests {
             name: "s".into(),
             action: crate::effect::SnapshotAction::Rollback,
             description: String::new(),
+            vmstate: false,
         })
         .unwrap();
         assert_eq!(

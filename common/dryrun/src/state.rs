@@ -202,6 +202,8 @@ pub struct PlannedSnapshot {
     pub description: String,
     /// Whether the plan removes it (else it takes it).
     pub removed: bool,
+    /// Taken with the VM's RAM.
+    pub vmstate: bool,
 }
 
 impl PlannedVm {
@@ -304,13 +306,14 @@ impl PlannedVm {
                 name,
                 action,
                 description,
+                vmstate,
                 ..
-            } => self.apply_snapshot(name, *action, description),
+            } => self.apply_snapshot(name, *action, description, *vmstate),
             Effect::Refused { .. } => {}
         }
     }
 
-    fn apply_snapshot(&mut self, name: &str, action: SnapshotAction, description: &str) {
+    fn apply_snapshot(&mut self, name: &str, action: SnapshotAction, description: &str, vmstate: bool) {
         match action {
             SnapshotAction::Take | SnapshotAction::Remove => {
                 let removed = action == SnapshotAction::Remove;
@@ -319,6 +322,7 @@ impl PlannedVm {
                     name: name.to_string(),
                     description: description.to_string(),
                     removed,
+                    vmstate: vmstate && !removed,
                 });
                 if !removed {
                     self.snapshot_parent = Some(name.to_string());

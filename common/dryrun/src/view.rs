@@ -127,7 +127,12 @@ impl PlanView {
             }
             fetch(&format!("/nodes/{}/qemu/{}{rest}", vm.real_node, vm.vmid), query).map(Some)
         };
+        let snapshot_section = query.iter().any(|(k, _)| *k == "snapshot");
         match rest {
+            // A snapshot's section is what it was: the plan's config changes are not in it.
+            "/config" if snapshot_section && !vm.created => {
+                fetch(&format!("/nodes/{}/qemu/{}{rest}", vm.real_node, vm.vmid), query)
+            }
             "/config" => Ok(Value::Object(overlay::config(vm, real(rest)?, current))),
             "/pending" => Ok(overlay::pending(vm, real(rest)?)),
             "/status/current" => Ok(overlay::status(vm, real(rest)?)),
@@ -350,6 +355,12 @@ mod tests {
             "Configuration file 'nodes/pve2/qemu-server/102.conf' does not exist"
         );
         assert!(v.get("/nodes/pve1/qemu/101/rrddata", &[], &fetch).is_err());
+        // A snapshot's section is as PVE keeps it: the plan's config change is not in it.
+        let query = [("snapshot", "s1".to_string())];
+        assert_eq!(
+            v.get("/nodes/pve1/qemu/100/config", &query, &fetch).unwrap(),
+            json!({"cores": 2, "name": "web01"})
+        );
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! Snapshots as PVE decides them: which names it takes, and which volumes can be
-//! snapshotted (a VM can only when all its disks can).
+//! Snapshots as PVE decides them: which names it takes, which volumes can be
+//! snapshotted (a VM can only when all its disks can), and which storages roll back to a
+//! volume's newest snapshot only.
 //!
 //! Names: the API's `pve-snapshot-name` is a `pve-configid` of at most 40 characters
 //! (pve-common `JSONSchema.pm`, `$CONFIGID_RE = [a-z][a-z0-9_-]+`, case-insensitive), and
@@ -31,6 +32,14 @@ pub fn name_refusal(name: &str, creating: bool) -> Option<String> {
         return Some(format!("invalid format - invalid configuration ID '{name}'"));
     }
     None
+}
+
+/// Whether a storage of plugin `storage_type` rolls a volume back only to its newest
+/// snapshot: pve-storage's `volume_rollback_is_possible` refuses (`can't rollback,
+/// '<snap>' is not most recent snapshot on '<volid>'`) on ZFS (`ZFSPoolPlugin.pm`);
+/// LVM-thin, RBD, BTRFS and files without `snapshot-as-volume-chain` roll back to any.
+pub fn rolls_back_to_newest_only(storage_type: &str) -> bool {
+    storage_type == "zfspool"
 }
 
 /// Whether a volume `volname` on a storage of plugin `storage_type` can be snapshotted.

@@ -35,7 +35,7 @@ impl Done {
                 removed: retention_removes.clone(),
                 ..Done::default()
             },
-            Some(Action::Rollback { stops, starts }) => Done {
+            Some(Action::Rollback { stops, starts, .. }) => Done {
                 removed: Vec::new(),
                 stopped: *stops,
                 started: *starts,
@@ -87,7 +87,7 @@ pub(crate) fn execute(cx: &mut Cx<'_>, task: &SnapTask, guest: &Guest, plan: &Pl
             .map_err(|e| fail(removing, &e))?;
             Ok(Done::default())
         }
-        Some(Action::Rollback { stops, starts }) => {
+        Some(Action::Rollback { stops, starts, ram }) => {
             let form: Vec<(&str, String)> = if task.start {
                 vec![("start", "1".into())]
             } else {
@@ -95,10 +95,15 @@ pub(crate) fn execute(cx: &mut Cx<'_>, task: &SnapTask, guest: &Guest, plan: &Pl
             };
             let rolling = format!("Rollback of snapshot {name} of VM {vmid} failed");
             let client = cx.client;
+            let since = recover::now();
             run_task(cx, call("qmrollback"), || {
                 client.post(&format!("{base}/{name}/rollback"), &form)
             })
             .map_err(|e| fail(rolling, &e))?;
+            if task.start && !ram {
+                let starting = format!("Snapshot {name} of VM {vmid} rolled back, but starting the VM failed");
+                wait_for_start(cx, (&node, vmid), since, timeout).map_err(|e| fail(starting, &e))?;
+            }
             Ok(Done {
                 removed: Vec::new(),
                 stopped: *stops,
@@ -148,6 +153,36 @@ fn retention(
         removed.push(old);
     }
     Ok(removed)
+}
+
+/// After a rollback with `start` to a snapshot without RAM: PVE's rollback task starts a
+/// `qmstart` task of its own as it ends (qemu-server `API2/Qemu.pm` `rollback`); it is
+/// found in the node's task list and waited on, so `started` is true only once the VM
+/// runs and a failed start fails the task. (With RAM the rollback task itself starts
+/// the VM and there is no `qmstart` to wait for.) Should the list show none, the VM's
+/// status decides.
+fn wait_for_start(cx: &mut Cx<'_>, (node, vmid): (&str, u32), since: u64, timeout: Duration) -> Result<(), String> {
+    let search = Search {
+        node,
+        kind: "qmstart",
+        vmid,
+        since,
+    };
+    if let Some(done) = recover::find_and_wait(cx.client, &search, timeout).map_err(|e| e.to_string())? {
+        warn_task(cx, &done);
+        return Ok(());
+    }
+    let status = cx
+        .client
+        .get(&format!("/nodes/{node}/qemu/{vmid}/status/current"), &[])
+        .map_err(|e| e.to_string())?;
+    match status["status"].as_str() {
+        Some("running") => Ok(()),
+        other => Err(format!(
+            "no qmstart task of Proxmox VE's appeared on node {node} and the VM is {}; start it with ferrox.proxmox.proxmox_kvm (state: started)",
+            other.unwrap_or("in an unknown state")
+        )),
+    }
 }
 
 /// The task a call starts: its type (`qmsnapshot`, `qmdelsnapshot`, `qmrollback`), the

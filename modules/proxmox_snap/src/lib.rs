@@ -6,13 +6,15 @@
 //! list (and, for a rollback, its power state); the [`plan`] is pure (idempotent by
 //! name; which old snapshots `retention` removes; whether a rollback stops the VM); the
 //! guard is the config lock and the snapshot writes PVE checks; before a snapshot is
-//! taken its disks' storages are checked for the snapshot feature ([`storage`]); the
+//! taken its disks' storages are checked for the snapshot feature ([`storage`]), before
+//! a rollback whether a ZFS disk holds a later snapshot ([`rollback_check`]); the
 //! writes are PVE tasks, each waited on before the next ([`execute`]).
 
 mod docs;
 mod execute;
 mod options;
 mod plan;
+mod rollback_check;
 mod storage;
 mod task;
 
@@ -165,23 +167,31 @@ impl Task for SnapTask {
         }
     }
 
-    /// A snapshot is taken only when every disk's storage can snapshot it.
+    /// A snapshot is taken only when every disk's storage can snapshot it; a rollback
+    /// only when no disk's storage refuses it (ZFS: a later snapshot on the disk).
     fn check(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &Plan) -> Result<(), Failure> {
-        if !matches!(plan.action, Some(Action::Take { .. })) {
-            return Ok(());
-        }
-        storage::check(cx.client, &seen.guest.node, seen.guest.vmid, &seen.config)
-            .map_err(|e| Failure::new(e).with("vmid", seen.guest.vmid))
+        let (node, vmid) = (&*seen.guest.node, seen.guest.vmid);
+        let refused = match plan.action {
+            Some(Action::Take { .. }) => storage::check(cx.client, node, vmid, &seen.config),
+            Some(Action::Rollback { .. }) => {
+                rollback_check::check(cx.client, (node, vmid), &self.snapname, &seen.snapshots, &seen.config)
+            }
+            _ => Ok(()),
+        };
+        refused.map_err(|e| Failure::new(e).with("vmid", vmid))
     }
 
     fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Plan) -> Result<Prediction, Failure> {
         let (vmid, node) = (seen.guest.vmid, seen.guest.node.to_string());
+        // PVE saves the RAM only from a running VM.
+        let vmstate = self.vmstate && seen.running;
         let snapshot = |name: &str, action: SnapshotAction, description: &str| Effect::Snapshot {
             vmid,
             node: node.clone(),
             name: name.to_string(),
             action,
             description: description.to_string(),
+            vmstate: vmstate && action == SnapshotAction::Take,
         };
         let name = self.snapname.as_str();
         let mut effects = Vec::new();
@@ -199,7 +209,7 @@ impl Task for SnapTask {
                 );
             }
             Some(Action::Remove) => effects.push(snapshot(name, SnapshotAction::Remove, "")),
-            Some(Action::Rollback { stops, starts }) => {
+            Some(Action::Rollback { stops, starts, .. }) => {
                 effects.push(snapshot(name, SnapshotAction::Rollback, ""));
                 let status = if *starts {
                     Some("running")

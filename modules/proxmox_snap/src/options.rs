@@ -37,7 +37,7 @@ pub(crate) fn options() -> Vec<Opt> {
             .desc("Nothing is removed when no snapshot is taken (one of that name exists)."),
         Opt::bool("start")
             .default(false)
-            .desc("With O(state=rollback): start the VM after the rollback (Proxmox VE's C(start); needs C(VM.PowerMgmt)). A snapshot with RAM starts the VM anyway.")
+            .desc("With O(state=rollback): start the VM after the rollback (Proxmox VE's C(start); needs C(VM.PowerMgmt)). Proxmox VE starts it with a task of its own once the rollback ends; the module waits for that task too, and a start that fails fails the module. A snapshot with RAM starts the VM anyway, within the rollback.")
             .desc("Not in community.proxmox."),
     ]);
     opts

@@ -47,8 +47,10 @@ pub(crate) enum Action {
     Take { retention_removes: Vec<String> },
     /// Remove the snapshot.
     Remove,
-    /// Roll back: `stops` a running VM first, `starts` it after (`start`, or RAM saved).
-    Rollback { stops: bool, starts: bool },
+    /// Roll back: `stops` a running VM first, `starts` it after (`start`, or RAM saved);
+    /// with `ram` the rollback task starts it itself, else `start` makes PVE start it
+    /// with a `qmstart` task of its own once the rollback ends.
+    Rollback { stops: bool, starts: bool, ram: bool },
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -116,6 +118,7 @@ pub(crate) fn plan(task: &SnapTask, vm: Vm<'_>) -> Result<Plan, String> {
             Some(Action::Rollback {
                 stops: vm.running,
                 starts: task.start || s.vmstate,
+                ram: s.vmstate,
             }),
             format!("Snapshot {name} rolled back"),
             Some(format!("Snapshot {name} would be rolled back")),
@@ -148,7 +151,10 @@ pub(crate) fn plan(task: &SnapTask, vm: Vm<'_>) -> Result<Plan, String> {
             vm.vmid
         ));
     }
-    if let Some(Action::Rollback { stops: true, starts }) = &action {
+    if let Some(Action::Rollback {
+        stops: true, starts, ..
+    }) = &action
+    {
         warnings.push(stop_warning(vm.vmid, *starts));
     }
     Ok(Plan {

@@ -71,6 +71,7 @@ fn each_state_changes_exactly_when_the_snapshot_is_not_as_asked() {
             Some(Action::Rollback {
                 stops: false,
                 starts: false,
+                ram: false,
             }),
             "Snapshot aa would be rolled back",
         ),
@@ -132,7 +133,8 @@ fn a_rollback_predicts_the_stop_of_a_running_vm_and_its_start() {
         stopping.action,
         Some(Action::Rollback {
             stops: true,
-            starts: false
+            starts: false,
+            ram: false,
         })
     );
     assert!(
@@ -149,7 +151,8 @@ fn a_rollback_predicts_the_stop_of_a_running_vm_and_its_start() {
         started.action,
         Some(Action::Rollback {
             stops: true,
-            starts: true
+            starts: true,
+            ram: false,
         })
     );
     snaps[1].vmstate = true;
@@ -162,7 +165,8 @@ fn a_rollback_predicts_the_stop_of_a_running_vm_and_its_start() {
         with_ram.action,
         Some(Action::Rollback {
             stops: false,
-            starts: true
+            starts: true,
+            ram: true,
         })
     );
     assert!(with_ram.warnings.is_empty());

@@ -291,6 +291,30 @@ impl Env {
         body
     }
 
+    /// Replaces the simulator's whole state (`POST /_pvesim/state`), e.g. with a guest
+    /// taken out of [`Env::state`] to make it vanish between a module's read and its write.
+    pub fn set_state(&self, state: &Value) {
+        let (status, body) = self.api.post_json("/_pvesim/state", state);
+        assert!(status < 300, "POST /_pvesim/state answered {status}: {body}");
+    }
+
+    /// Holds the requests `spec` names before they are carried out (`POST /_pvesim/hold`),
+    /// until [`Env::release`]; [`Env::held`] counts those waiting.
+    pub fn hold(&self, spec: Value) {
+        let (status, body) = self.api.post_json("/_pvesim/hold", &spec);
+        assert!(status < 300, "POST /_pvesim/hold {spec} answered {status}: {body}");
+    }
+
+    pub fn held(&self) -> u64 {
+        let (_, body) = self.api.raw("GET", "/_pvesim/hold", &[], true);
+        body["waiting"].as_u64().unwrap_or(0)
+    }
+
+    pub fn release(&self) {
+        let (status, body) = self.api.raw("DELETE", "/_pvesim/hold", &[], true);
+        assert!(status < 300, "DELETE /_pvesim/hold answered {status}: {body}");
+    }
+
     /// Installs a fault (see tests/pvesim's README for the spec format).
     pub fn fault(&self, spec: Value) {
         let (status, body) = self.api.post_json("/_pvesim/faults", &spec);

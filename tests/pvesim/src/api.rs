@@ -421,7 +421,7 @@ fn dispatch(ctx: &mut Ctx<'_>, method: &str, template: &str, path: &str) -> ApiR
             ("GET", "/snapshot") => qemu::snapshot::list(ctx),
             ("POST", "/snapshot") => qemu::snapshot::create(ctx),
             ("DELETE", "/snapshot/{snapname}") => qemu::snapshot::delete(ctx),
-            ("POST", "/snapshot/{snapname}/rollback") => qemu::snapshot::rollback(ctx),
+            ("POST", "/snapshot/{snapname}/rollback") => qemu::rollback::rollback(ctx),
             _ => Err(ApiError::not_implemented(method, path)),
         },
         _ => Err(ApiError::not_implemented(method, path)),

@@ -48,7 +48,8 @@ pub struct SnapshotSpec {
     pub snaptime: Option<u64>,
     #[serde(default)]
     pub vmstate: bool,
-    /// Config keys at snapshot time; absent = the guest's current config.
+    /// Config keys at snapshot time; absent = what a snapshot takes of the guest's
+    /// current config (all but `description` and `unusedN`).
     #[serde(default)]
     pub config: Option<BTreeMap<String, Value>>,
 }
@@ -397,14 +398,14 @@ fn load_guest(c: &mut Cluster, g: &GuestSpec) -> anyhow::Result<()> {
 }
 
 /// A guest's config: its current values, its snapshots chained by `parent` (a snapshot
-/// without a config has the current one).
+/// without a config has what a snapshot takes of the current one).
 fn guest_config(g: &GuestSpec) -> Config {
     let mut conf = Config {
         current: config_strings(&g.config),
         ..Config::default()
     };
     let mut parent: Option<String> = None;
-    for s in &g.snapshots {
+    for (order, s) in (0u64..).zip(&g.snapshots) {
         let snap = Snapshot {
             description: s.description.clone(),
             snaptime: s.snaptime.unwrap_or(1_760_000_000),
@@ -414,8 +415,9 @@ fn guest_config(g: &GuestSpec) -> Config {
                 .config
                 .as_ref()
                 .map(config_strings)
-                .unwrap_or_else(|| conf.current.clone()),
+                .unwrap_or_else(|| crate::qemu::snapshot::copy_config(&conf.current)),
             snapstate: None,
+            order,
         };
         conf.snapshots.insert(s.name.clone(), snap);
         parent = Some(s.name.clone());

@@ -299,6 +299,10 @@ pub struct Snapshot {
     /// `prepare` while the snapshot is being made, `delete` while it is being removed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapstate: Option<String>,
+    /// Creation order among the VM's snapshots: ZFS lists a volume's snapshots by
+    /// creation, and `snaptime` has seconds only.
+    #[serde(default)]
+    pub order: u64,
 }
 
 /// An appliance template of the node's appliance index (`pveam`'s `aplinfo.dat`): what

@@ -61,6 +61,7 @@ mod references;
 mod rehearsal;
 mod shim;
 mod snap;
+mod snap_rollback;
 mod snapshots;
 mod soak;
 mod tag_rules;

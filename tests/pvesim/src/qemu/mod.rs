@@ -13,6 +13,7 @@ pub mod lifecycle;
 pub mod normalize;
 pub mod perms;
 pub mod power;
+pub mod rollback;
 pub mod snapshot;
 pub mod update;
 pub mod versions;

@@ -52,26 +52,44 @@ pub fn spawn_start(
             if is_template(g) {
                 return Err("you can't start a vm if it's a template".into());
             }
-            let bridges = c.node(&node2).map(|n| n.bridges.clone()).unwrap_or_default();
-            for (k, v) in super::config::merged(&g.conf) {
-                if super::disks::is_net_key(&k) {
-                    if let Some(b) = super::disks::Drive::parse_stored(&v).opts.get("bridge") {
-                        if !bridges.contains(b) {
-                            return Err(format!("start failed: bridge '{b}' does not exist"));
-                        }
-                    }
-                }
-            }
+            check_bridges(c, &node2, vmid)?;
             t.check_fault()?;
+            let suspended = is_suspended_to_disk(g);
             update::apply_all_pending(c, vmid);
             let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
-            if is_suspended_to_disk(g) {
+            if suspended {
                 g.conf.current.remove("lock");
             }
             boot(g);
             Ok(())
         }),
     )
+}
+
+/// `vm_start` called inside another task (a rollback to a snapshot with RAM): the
+/// VM's bridges must exist, pending changes apply, QEMU starts.
+pub fn start_in_task(c: &mut Cluster, node: &str, vmid: u32) -> Result<(), String> {
+    check_bridges(c, node, vmid)?;
+    update::apply_all_pending(c, vmid);
+    let g = c.guests.get_mut(&vmid).ok_or("vanished")?;
+    boot(g);
+    Ok(())
+}
+
+/// `start failed: bridge '<b>' does not exist` for a NIC on a bridge the node lacks.
+fn check_bridges(c: &Cluster, node: &str, vmid: u32) -> Result<(), String> {
+    let g = vm(c, node, vmid).map_err(|e| e.message)?;
+    let bridges = c.node(node).map(|n| n.bridges.clone()).unwrap_or_default();
+    for (k, v) in super::config::merged(&g.conf) {
+        if super::disks::is_net_key(&k) {
+            if let Some(b) = super::disks::Drive::parse_stored(&v).opts.get("bridge") {
+                if !bridges.contains(b) {
+                    return Err(format!("start failed: bridge '{b}' does not exist"));
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// QEMU starts: the cloud-init drive is generated from the config as it is now.

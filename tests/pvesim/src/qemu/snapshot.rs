@@ -1,10 +1,11 @@
-//! Snapshots (`/nodes/{node}/qemu/{vmid}/snapshot…`): list, create, rollback, delete,
-//! as pve-guest-common's AbstractConfig does them: the config file gets a `[name]`
-//! section with the config of that moment, the current config's `parent` points at
-//! the newest one, and the `snapshot`/`rollback`/`snapshot-delete` lock is held while
-//! the task runs (written by the worker's first step, [`crate::phased`]), with the
-//! snapshot's `snapstate` (`prepare`, `delete`) beside it. Rollbacks and deletes without
-//! `force` first take the guest migration lock, so a second one waits for the first.
+//! Snapshots (`/nodes/{node}/qemu/{vmid}/snapshot…`): list, create, delete, a
+//! snapshot's config, as pve-guest-common's AbstractConfig does them: the config file
+//! gets a `[name]` section with what a snapshot takes of the config of that moment
+//! ([`copy_config`]), the current config's `parent` points at the newest one, and the
+//! `snapshot`/`snapshot-delete` lock is held while the task runs (written by the
+//! worker's first step, [`crate::phased`]), with the snapshot's `snapstate` (`prepare`,
+//! `delete`) beside it. Deletes without `force` first take the guest migration lock, so
+//! a second one waits for the first. Rollback is [`super::rollback`].
 
 use super::{check_lock, disks, is_template, vm, vm_mut};
 use crate::api::Ctx;
@@ -13,17 +14,19 @@ use crate::phased::{self, Flock, Step};
 use crate::state::{Cluster, Snapshot};
 use crate::util::now_secs;
 use serde_json::{json, Map, Value};
+use std::collections::BTreeMap;
 
-/// Keys of a snapshot section that are not config keys of the VM.
-const SNAPSHOT_ONLY: &[&str] = &[
-    "snaptime",
-    "vmstate",
-    "snapstate",
-    "parent",
-    "description",
-    "runningmachine",
-    "runningcpu",
-];
+/// pve-guest-common's `__snapshot_copy_config`: what of a config a snapshot section
+/// takes (and a rollback takes back). The VM's notes (`description`) and its unused
+/// disks stay with the VM; `parent` is copied (a new snapshot's parent is the VM's).
+pub fn copy_config(source: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    const LEFT_OUT: &[&str] = &["snapstate", "snaptime", "vmstate", "lock", "digest", "description"];
+    source
+        .iter()
+        .filter(|(k, _)| !LEFT_OUT.contains(&k.as_str()) && !disks::is_unused_key(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
 
 pub fn list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let g = vm(ctx.c, &ctx.node(), ctx.vmid())?;
@@ -56,7 +59,7 @@ pub fn list(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 
 /// Whether every disk of the config is on storage that can snapshot (thin LVM, ZFS,
 /// RBD, or qcow2 files).
-fn snapshot_capable(c: &Cluster, conf: &std::collections::BTreeMap<String, String>) -> bool {
+fn snapshot_capable(c: &Cluster, conf: &BTreeMap<String, String>) -> bool {
     conf.iter().filter(|(k, _)| disks::is_disk_key(k)).all(|(_, v)| {
         let d = disks::Drive::parse_stored(v);
         let Some(volid) = d.volid() else { return true };
@@ -105,9 +108,9 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         }
         let running = g.running;
         let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
-        let mut conf = g.conf.current.clone();
-        conf.remove("lock");
+        let mut conf = copy_config(&g.conf.current);
         let parent = conf.remove("parent");
+        let order = g.conf.snapshots.values().map(|s| s.order + 1).max().unwrap_or(0);
         g.conf.current.insert("lock".into(), "snapshot".into());
         g.conf.snapshots.insert(
             name2,
@@ -119,6 +122,7 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
                 parent,
                 conf,
                 snapstate: Some("prepare".into()),
+                order,
             },
         );
         Ok(())
@@ -157,7 +161,7 @@ pub fn create(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
 
 /// The guest migration lock a rollback or snapshot delete takes first: free, or the task
 /// holding it (or waiting for it last), which this one waits for.
-fn migration_lock(c: &mut Cluster, vmid: u32, timeout_error: String) -> Option<Flock> {
+pub(super) fn migration_lock(c: &mut Cluster, vmid: u32, timeout_error: String) -> Option<Flock> {
     let holder = c
         .migration_locks
         .get(&vmid)
@@ -168,85 +172,10 @@ fn migration_lock(c: &mut Cluster, vmid: u32, timeout_error: String) -> Option<F
     })
 }
 
-pub fn rollback(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
-    let (node, vmid) = (ctx.node(), ctx.vmid());
-    let name = ctx.get("snapname").unwrap_or("").to_string();
-    vm(ctx.c, &node, vmid)?;
-    let start = ctx.flag("start");
-    if start {
-        ctx.require(&format!("/vms/{vmid}"), "VM.PowerMgmt")?;
-    }
-    let flock = migration_lock(
-        ctx.c,
-        vmid,
-        format!("can't lock file '/var/lock/pve-manager/pve-migrate-{vmid}' - got timeout"),
-    );
-    let (node2, name2) = (node.clone(), name.clone());
-    let prepare: Step = Box::new(move |c, _| {
-        // AbstractConfig::snapshot_rollback, its first (prepare) pass.
-        let g = vm(c, &node2, vmid).map_err(|e| e.message)?;
-        if is_template(g) {
-            return Err("you can't rollback if vm is a template".into());
-        }
-        let Some(snap) = g.conf.snapshots.get(&name2) else {
-            return Err(format!("snapshot '{name2}' does not exist"));
-        };
-        if let Some(state) = &snap.snapstate {
-            return Err(format!(
-                "unable to rollback to incomplete snapshot (snapstate = {state})"
-            ));
-        }
-        check_lock(g, false)?;
-        if g.running {
-            // __snapshot_rollback_vm_stop: a hard stop, whatever the snapshot holds.
-            super::power::stop_now(c, vmid);
-        }
-        let g = vm_mut(c, &node2, vmid).map_err(|e| e.message)?;
-        g.conf.current.insert("lock".into(), "rollback".into());
-        Ok(())
-    });
-    let (sim, who, node3) = (ctx.sim.clone(), ctx.who.clone(), node.clone());
-    let apply: Step = Box::new(move |c, t| {
-        let failed = t.check_fault();
-        let g = vm_mut(c, &node3, vmid).map_err(|e| e.message)?;
-        // A failed volume rollback leaves the `rollback` lock, as in PVE.
-        failed?;
-        let Some(snap) = g.conf.snapshots.get(&name).cloned() else {
-            return Err(format!("snapshot '{name}' does not exist"));
-        };
-        let mut conf: std::collections::BTreeMap<String, String> = snap
-            .conf
-            .into_iter()
-            .filter(|(k, _)| !SNAPSHOT_ONLY.contains(&k.as_str()))
-            .collect();
-        conf.insert("parent".into(), name.clone());
-        g.conf.current = conf;
-        g.conf.pending.clear();
-        g.conf.delete.clear();
-        if start || snap.vmstate {
-            super::power::spawn_start(&sim, c, &node3, vmid, &who, false);
-        }
-        Ok(())
-    });
-    let upid = phased::spawn(
-        ctx.sim,
-        ctx.c,
-        &node,
-        "qmrollback",
-        &vmid.to_string(),
-        ctx.who,
-        flock,
-        prepare,
-        apply,
-    );
-    ctx.c.migration_locks.insert(vmid, upid.clone());
-    Ok(Value::String(upid))
-}
-
 pub fn delete(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (node, vmid) = (ctx.node(), ctx.vmid());
     let name = ctx.get("snapname").unwrap_or("").to_string();
-    vm(ctx.c, &node, vmid)?;
+    // No config is read before the worker: a VM that does not exist fails the task.
     let force = ctx.flag("force");
     // Without `force` the worker takes the guest migration lock first.
     let flock = if force {
@@ -325,7 +254,9 @@ pub fn delete(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     Ok(Value::String(upid))
 }
 
-/// `GET config?snapshot=name`: that snapshot's values (+ digest).
+/// `GET config?snapshot=name`: the snapshot's section as it is (AbstractConfig's
+/// `load_snapshot_config`): its config, `snaptime`, its own `description` if it has one,
+/// `parent`, `snapstate`, and the file's digest.
 pub fn config(ctx: &Ctx<'_>, name: &str) -> ApiResult<Value> {
     let g = vm(ctx.c, &ctx.node(), ctx.vmid())?;
     let snap = g
@@ -343,6 +274,9 @@ pub fn config(ctx: &Ctx<'_>, name: &str) -> ApiResult<Value> {
     }
     if let Some(p) = &snap.parent {
         obj.insert("parent".into(), json!(p));
+    }
+    if let Some(state) = &snap.snapstate {
+        obj.insert("snapstate".into(), json!(state));
     }
     obj.insert("digest".into(), json!(super::config::digest(&g.conf)));
     Ok(Value::Object(obj))

@@ -27,6 +27,7 @@ mod pools;
 mod request_order;
 mod robustness;
 mod scenario_schema;
+mod snapshot_rollback;
 mod snapshot_tasks;
 mod snapshots_backups;
 mod status_broadcast;
