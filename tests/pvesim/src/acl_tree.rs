@@ -199,7 +199,9 @@ fn apply(acls: &mut Vec<AclDef>, path: &str, ugid: &str, role: &str, propagate: 
 /// changes nothing.
 pub fn update(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (users, groups, tokens) = (ctx.get("users"), ctx.get("groups"), ctx.get("tokens"));
-    if users.is_none() && groups.is_none() && tokens.is_none() {
+    // Perl truth (`!($param->{users} || …)`): an empty list or `0` names nobody.
+    let names_someone = |v: Option<&str>| v.is_some_and(|v| !v.is_empty() && v != "0");
+    if !(names_someone(users) || names_someone(groups) || names_someone(tokens)) {
         let msg = "either 'users', 'groups' or 'tokens' is required.";
         return Err(ApiError::params(
             ["users", "groups", "tokens"]

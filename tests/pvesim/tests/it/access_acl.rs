@@ -171,6 +171,30 @@ fn acl_refusals_in_pve_order_and_words() {
     assert!(on_path(&api, "/vms/100").is_empty(), "nothing was written");
 }
 
+/// `update_acl` tests its subjects with Perl's truth: an empty list names nobody.
+#[test]
+fn an_empty_subject_list_is_no_subject() {
+    let mut api = start();
+    api.login_root();
+    let r = api.send_json(
+        "PUT",
+        "/access/acl",
+        &json!({"path": "/vms/100", "users": "", "groups": "", "roles": "PVEVMUser"}),
+    );
+    assert_eq!(r.status, 400, "{}", r.raw);
+    assert_eq!(r.message(), "Parameter verification failed.\n");
+    for key in ["users", "groups", "tokens"] {
+        assert_eq!(r.error(key), "either 'users', 'groups' or 'tokens' is required.");
+    }
+    let r = api.send_json(
+        "PUT",
+        "/access/acl",
+        &json!({"path": "/vms/100", "users": "", "groups": "owners", "roles": "PVEVMUser"}),
+    );
+    assert_eq!(r.status, 200, "one list names someone: {}", r.raw);
+    assert_eq!(on_path(&api, "/vms/100").len(), 1);
+}
+
 #[test]
 fn without_permissions_modify_only_a_subset_of_ones_own_privileges_is_handed_out() {
     let mut api = start();
