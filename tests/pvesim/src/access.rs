@@ -197,12 +197,12 @@ pub fn permissions(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let asked = ctx
         .get("userid")
         .map(str::to_string)
-        .unwrap_or_else(|| ctx.who.upid_user());
+        .unwrap_or_else(|| ctx.who.authuser());
     let (user, token) = match asked.split_once('!') {
         Some((u, t)) => (u.to_string(), Some(t.to_string())),
         None => (asked.clone(), None),
     };
-    let own = asked == ctx.who.upid_user() || (token.is_some() && user == ctx.who.upid_user());
+    let own = asked == ctx.who.authuser() || (token.is_some() && user == ctx.who.authuser());
     if !own {
         ctx.require("/access", "Sys.Audit")?;
     }

@@ -88,7 +88,8 @@ fn user_data(c: &Cluster, u: &UserDef, full: bool) -> Map<String, Value> {
     m
 }
 
-/// `GET /access/users` (`index`): sorted by id; the caller always sees itself; `enabled`
+/// `GET /access/users` (`index`): sorted by id; a ticket's user always sees itself (a
+/// token is not its owner); `enabled`
 /// filters; `full` adds `groups` (a comma list) and `tokens` (a list with `tokenid`).
 pub fn index(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let full = ctx.flag("full");
@@ -97,7 +98,8 @@ pub fn index(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     users.sort_by(|a, b| a.userid.cmp(&b.userid));
     let mut out = Vec::new();
     for u in users {
-        if u.userid != ctx.who.userid && !may_see(ctx.c, ctx.who, &u.userid) {
+        // `$user eq $authuser`: a token is not its owner.
+        if u.userid != ctx.who.authuser() && !may_see(ctx.c, ctx.who, &u.userid) {
             continue;
         }
         if enabled.is_some_and(|want| want != u.enable) {

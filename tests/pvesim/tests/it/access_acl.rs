@@ -24,6 +24,13 @@ fn scenario() -> pvesim::Scenario {
             tokens: vec![],
         });
     }
+    // A token with its user's rights (no privilege separation): none on /access/groups.
+    let vmadmin = s.users.last_mut().expect("vmadmin@pve");
+    vmadmin.tokens.push(pvesim::state::TokenDef {
+        id: "vm".into(),
+        secret: VMADMIN_TOKEN_SECRET.into(),
+        privsep: false,
+    });
     s.groups.push(GroupDef {
         groupid: "owners".into(),
         comment: Some("VM owners".into()),
@@ -37,6 +44,8 @@ fn scenario() -> pvesim::Scenario {
     });
     s
 }
+
+const VMADMIN_TOKEN_SECRET: &str = "3c1f7a52-9d0e-4b6a-8e21-7f5d0c9b2a64";
 
 fn start() -> Api {
     Api::start(pvesim::SimConfig {
@@ -314,6 +323,13 @@ fn users_read_and_list_as_pve_does() {
     assert_eq!(r.status, 500);
     let listed: Vec<Value> = api.get("/access/users").data().as_array().unwrap().clone();
     assert_eq!(listed.len(), 1, "only itself: {listed:?}");
+    assert_eq!(listed[0]["userid"], "vmadmin@pve");
+    // A token is not its owner (`$user eq $authuser` with the token id): without rights
+    // on /access/groups it lists nobody.
+    let token = format!("PVEAPIToken=vmadmin@pve!vm={VMADMIN_TOKEN_SECRET}");
+    api.with_auth(vec![("Authorization", &token)]);
+    let r = api.get("/access/users");
+    assert_eq!((r.status, r.data()), (200, &json!([])), "{}", r.raw);
     let r = api.get("/access/roles");
     assert!(
         r.data()
