@@ -181,9 +181,7 @@ fn add_clustername(ctx: &Ctx<'_>, who: &Identity, v: &mut Value) {
 /// handler; answers whether the user was locked.
 pub fn unlock_tfa(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let userid = ctx.get("userid").unwrap_or("").to_string();
-    let Some(user) = ctx.c.user(&userid).cloned() else {
-        return Err(crate::users::no_such_user(&userid));
-    };
+    let user = crate::users::check_user_exist(ctx.c, &userid)?.clone();
     let node = answering_node(ctx);
     match ctx.sim.tfa().unlock(&node, &user, now_secs()) {
         Some(was_locked) => Ok(json!(u8::from(was_locked))),

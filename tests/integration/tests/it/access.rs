@@ -139,6 +139,19 @@ fn user_info_fails_a_refused_read_instead_of_calling_the_user_missing() {
     let missing = run_with(&env, "proxmox_user_info", "{userid: nobody@ad}", &opts);
     assert!(!missing.failed, "{}", missing.result);
     assert_eq!(missing.result["proxmox_users"], json!([]));
+    // An id PVE's `verify_username` refuses (the realm needs two characters) is bad
+    // input, not a user whose existence is unknown.
+    for (options, userid) in [("{userid: jdoe@a}", "jdoe@a"), ("{user: x, domain: y}", "x@y")] {
+        let refused = run(&env, "proxmox_user_info", options);
+        assert!(refused.failed, "{}", refused.result);
+        assert!(
+            refused
+                .msg()
+                .starts_with(&format!("userid '{userid}' is not a user ID Proxmox VE takes")),
+            "{}",
+            refused.msg()
+        );
+    }
     let bad = run(&env, "proxmox_user_info", "{userid: jdoe}");
     assert!(bad.failed);
     assert!(

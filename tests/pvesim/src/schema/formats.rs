@@ -92,7 +92,7 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
             Ok(())
         }
         "disk-size" => ok_if(DISK_SIZE.is_match(value), format!("unable to parse size '{value}'\n")),
-        "pve-userid" => userid(value),
+        "pve-userid" => verify_username(value),
         "pve-tokenid" => ok_if(
             TOKENID.is_match(value),
             format!("value '{value}' does not look like a valid token ID\n"),
@@ -141,7 +141,7 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
 }
 
 /// pve-access-control's `verify_username`: 3 to 64 characters, `name@realm`.
-fn userid(value: &str) -> Result<(), String> {
+pub fn verify_username(value: &str) -> Result<(), String> {
     let len = value.len();
     if len < 3 {
         return Err(format!("user name '{value}' is too short\n"));

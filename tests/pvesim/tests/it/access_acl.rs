@@ -321,6 +321,14 @@ fn users_read_and_list_as_pve_does() {
     assert_eq!((r.status, r.message()), (403, "Permission check failed\n".into()));
     let r = api.get("/access/users/nobody%40ad");
     assert_eq!(r.status, 500);
+    // `check_user_exist` runs `verify_username` first, before any privilege.
+    let r = api.get("/access/users/x");
+    assert_eq!((r.status, r.message()), (500, "user name 'x' is too short\n".into()));
+    let r = api.get("/access/users/jdoe");
+    assert_eq!(
+        (r.status, r.message()),
+        (500, "value 'jdoe' does not look like a valid user name\n".into())
+    );
     let listed: Vec<Value> = api.get("/access/users").data().as_array().unwrap().clone();
     assert_eq!(listed.len(), 1, "only itself: {listed:?}");
     assert_eq!(listed[0]["userid"], "vmadmin@pve");
