@@ -390,6 +390,36 @@ fn pools_are_made_and_removed_refusing_members_and_child_pools() {
     assert_eq!(r.message(), "delete pool failed: pool 'team' does not exist\n");
 }
 
+/// `delete_pool_acl` removes the tree node `/pool/<id>` with everything below it; a
+/// nested id (`a/b`) is no node of that tree, so its entries stay.
+#[test]
+fn deleting_a_pool_removes_its_acl_subtree_and_a_nested_pool_removes_none() {
+    let mut api = start();
+    api.login_root();
+    for poolid in ["team", "team/web", "teamwork"] {
+        assert_eq!(api.post("/pools", &[("poolid", poolid)]).status, 200);
+    }
+    for (path, groups) in [
+        ("/pool/team", None),
+        ("/pool/team/web", None),
+        ("/pool/team/web", Some("owners")),
+        ("/pool/teamwork", None),
+    ] {
+        let subject = match groups {
+            Some(g) => ("groups", g),
+            None => ("users", "jdoe@ad"),
+        };
+        let r = api.put("/access/acl", &[("path", path), subject, ("roles", "PVEAuditor")]);
+        assert_eq!(r.status, 200, "{}", r.raw);
+    }
+    assert_eq!(api.delete("/pools", &[("poolid", "team/web")]).status, 200);
+    assert_eq!(on_path(&api, "/pool/team/web").len(), 2, "a nested id names no ACL node");
+    assert_eq!(api.delete("/pools/team", &[]).status, 200);
+    assert!(on_path(&api, "/pool/team").is_empty());
+    assert!(on_path(&api, "/pool/team/web").is_empty(), "below /pool/team, users and groups");
+    assert_eq!(on_path(&api, "/pool/teamwork").len(), 1, "another pool's entries stay");
+}
+
 #[test]
 fn before_pve_8_1_only_the_path_forms_of_pools_exist() {
     let mut s = scenario();
