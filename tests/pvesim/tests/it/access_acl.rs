@@ -268,6 +268,58 @@ fn without_permissions_modify_only_a_subset_of_ones_own_privileges_is_handed_out
     );
 }
 
+/// The role-subset rule by `pve_version`: none before 8.0 (pve-access-control 46bfd59),
+/// then skipped only for a propagating `Permissions.Modify` until 8.3 (7d05a23 in
+/// pve-access-control 8.2.0), then for any.
+#[test]
+fn the_role_subset_rule_follows_the_pve_version() {
+    let at = |version: &str| {
+        let mut s = scenario();
+        s.pve_version = Some(version.into());
+        s.roles.insert(
+            "ACLKeeper".into(),
+            vec!["Permissions.Modify".into(), "VM.Audit".into()],
+        );
+        s.acls.push(pvesim::state::AclDef {
+            path: "/vms/100".into(),
+            ugid: "jdoe@ad".into(),
+            roles: vec!["ACLKeeper".into()],
+            propagate: false,
+        });
+        let mut api = Api::start(pvesim::SimConfig { scenario: s, ..quick() });
+        login(&mut api, "jdoe@ad", "pw");
+        let add = |api: &Api, role: &str| {
+            let r = api.put(
+                "/access/acl",
+                &[("path", "/vms/100"), ("users", "vmadmin@pve"), ("roles", role), ("propagate", "0")],
+            );
+            (r.status, r.message())
+        };
+        let keeper = [add(&api, "PVEVMUser"), add(&api, "NoAccess")];
+        // The automation token: VM.Allocate (so perm-modify) but no VM.Console.
+        api.with_auth(vec![("Authorization", TOKEN)]);
+        (keeper, add(&api, "PVEVMUser"))
+    };
+    let refused = |role: &str| {
+        (
+            500,
+            format!("ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role '{role}' - requires 'Permissions.Modify' or superset of privileges.\n"),
+        )
+    };
+    let no_access = (
+        500,
+        "ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role 'NoAccess' - requires 'Permissions.Modify'\n".to_string(),
+    );
+    let ok = (200, String::new());
+    assert_eq!(at("7.4.17"), ([ok.clone(), ok.clone()], ok.clone()), "no subset rule before 8.0");
+    assert_eq!(
+        at("8.2.7"),
+        ([refused("PVEVMUser"), no_access], refused("PVEVMUser")),
+        "a Permissions.Modify that does not propagate is false to Perl"
+    );
+    assert_eq!(at("8.3.0"), ([ok.clone(), ok], refused("PVEVMUser")));
+}
+
 #[test]
 fn a_group_grant_gives_its_members_the_roles() {
     let mut api = start();
