@@ -211,16 +211,12 @@ pub fn gate_route(c: &Cluster, method: &str, template: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// The parameter `GET /pools` gained in 8.1.0: before, `poolid` is refused by the
-/// schema's validation (after the permission check).
-pub fn gate_params(c: &Cluster, method: &str, template: &str, has: impl Fn(&str) -> bool) -> ApiResult<()> {
-    if method == "GET" && template == "/pools" && has("poolid") && !c.pve_at_least(8, 1) {
-        return Err(ApiError::param(
-            "poolid",
-            "property is not defined in schema and the schema does not allow additional properties",
-        ));
-    }
-    Ok(())
+/// The parameters of `GET /pools` before 8.1.0, which gave it `poolid` and `type`: none
+/// (`additionalProperties => 0, properties => {}`), so the schema's validation refuses
+/// each parameter sent, all in one answer. `None`: the method's schema holds.
+pub fn parameters_before_8_1(c: &Cluster, method: &str, template: &str) -> Option<Value> {
+    (method == "GET" && template == "/pools" && !c.pve_at_least(8, 1))
+        .then(|| json!({"additionalProperties": 0, "properties": {}}))
 }
 
 /// `POST /pools` (`create_pool`): under the `user.cfg` lock the id must be new, a nested
