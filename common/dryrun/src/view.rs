@@ -273,11 +273,7 @@ fn acl_listing(real: Value, planned: &[Effect]) -> Value {
             if !poolid.contains('/') {
                 let node = format!("/pool/{poolid}");
                 let below = format!("{node}/");
-                entries.retain(|x| {
-                    x["path"]
-                        .as_str()
-                        .is_none_or(|p| p != node && !p.starts_with(&below))
-                });
+                entries.retain(|x| x["path"].as_str().is_none_or(|p| p != node && !p.starts_with(&below)));
             }
             continue;
         }
@@ -403,7 +399,8 @@ mod tests {
 
     #[test]
     fn a_removed_pool_takes_its_acl_subtree_along_but_a_nested_one_none() {
-        let entry = |path: &str| json!({"path": path, "type": "user", "ugid": "a@pve", "roleid": "PVEAuditor", "propagate": 1});
+        let entry =
+            |path: &str| json!({"path": path, "type": "user", "ugid": "a@pve", "roleid": "PVEAuditor", "propagate": 1});
         let real = json!([entry("/pool/team"), entry("/pool/team/web"), entry("/pool/teamwork")]);
         let removed = |poolid: &str| Effect::PoolConfig {
             poolid: poolid.into(),

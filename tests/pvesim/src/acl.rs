@@ -497,11 +497,18 @@ mod tests {
         });
         c.group_acls
             .push(acl("/sdn/zones/localnetwork/vmbr1/20", "net", "PVESDNUser", true));
-        c.group_acls.push(acl("/storage/vmdata", "net", "PVEDatastoreUser", false));
+        c.group_acls
+            .push(acl("/storage/vmdata", "net", "PVEDatastoreUser", false));
         let ops = who("ops@pve", None);
         let eff = effective(&c, &ops);
-        assert!(eff["/storage/vmdata"].contains_key("Datastore.AllocateSpace"), "{eff:?}");
-        assert!(eff["/sdn/zones/localnetwork/vmbr1/20"].contains_key("SDN.Use"), "{eff:?}");
+        assert!(
+            eff["/storage/vmdata"].contains_key("Datastore.AllocateSpace"),
+            "{eff:?}"
+        );
+        assert!(
+            eff["/sdn/zones/localnetwork/vmbr1/20"].contains_key("SDN.Use"),
+            "{eff:?}"
+        );
         assert!(bridge_visible(&c, &ops, "localnetwork", "vmbr1", &["SDN.Use"]));
         // A node above an entry is a path of the tree too.
         c.group_acls.push(acl("/", "net", "PVEAuditor", true));

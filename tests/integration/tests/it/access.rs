@@ -32,11 +32,15 @@ pub fn access_env() -> Env {
         });
     }
     // vmadmin's token, with its user's rights (no privilege separation).
-    s.users.last_mut().expect("vmadmin@pve").tokens.push(pvesim::state::TokenDef {
-        id: "vm".into(),
-        secret: VMADMIN_TOKEN_SECRET.into(),
-        privsep: false,
-    });
+    s.users
+        .last_mut()
+        .expect("vmadmin@pve")
+        .tokens
+        .push(pvesim::state::TokenDef {
+            id: "vm".into(),
+            secret: VMADMIN_TOKEN_SECRET.into(),
+            privsep: false,
+        });
     s.groups.push(GroupDef {
         groupid: "owners".into(),
         comment: None,
@@ -177,7 +181,9 @@ fn user_info_through_a_token_without_user_rights_sees_no_user_not_even_its_owner
     let owner = run_with(&env, "proxmox_user_info", "{userid: vmadmin@pve}", &opts);
     assert!(owner.failed, "{}", owner.result);
     assert!(
-        owner.msg().starts_with("Getting specific user 'vmadmin@pve' failed: 403 Forbidden: Permission check failed")
+        owner
+            .msg()
+            .starts_with("Getting specific user 'vmadmin@pve' failed: 403 Forbidden: Permission check failed")
             && owner.msg().contains("which vmadmin@pve!vm does not have"),
         "{}",
         owner.msg()

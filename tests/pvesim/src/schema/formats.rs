@@ -219,7 +219,10 @@ mod tests {
             check("pve-userid", "jdoe@a"),
             Err("value 'jdoe@a' does not look like a valid user name\n".into())
         );
-        assert!(check("pve-userid", "jdoe@pve\n").is_ok(), "Perl's `$` before a final newline");
+        assert!(
+            check("pve-userid", "jdoe@pve\n").is_ok(),
+            "Perl's `$` before a final newline"
+        );
         assert!(check("pve-userid", "jdoe@pve\n\n").is_err());
         assert!(check("pve-tokenid", "jdoe@pve!t1").is_ok());
         assert_eq!(

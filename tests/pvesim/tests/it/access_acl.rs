@@ -276,10 +276,8 @@ fn the_role_subset_rule_follows_the_pve_version() {
     let at = |version: &str| {
         let mut s = scenario();
         s.pve_version = Some(version.into());
-        s.roles.insert(
-            "ACLKeeper".into(),
-            vec!["Permissions.Modify".into(), "VM.Audit".into()],
-        );
+        s.roles
+            .insert("ACLKeeper".into(), vec!["Permissions.Modify".into(), "VM.Audit".into()]);
         s.acls.push(pvesim::state::AclDef {
             path: "/vms/100".into(),
             ugid: "jdoe@ad".into(),
@@ -291,7 +289,12 @@ fn the_role_subset_rule_follows_the_pve_version() {
         let add = |api: &Api, role: &str| {
             let r = api.put(
                 "/access/acl",
-                &[("path", "/vms/100"), ("users", "vmadmin@pve"), ("roles", role), ("propagate", "0")],
+                &[
+                    ("path", "/vms/100"),
+                    ("users", "vmadmin@pve"),
+                    ("roles", role),
+                    ("propagate", "0"),
+                ],
             );
             (r.status, r.message())
         };
@@ -311,7 +314,11 @@ fn the_role_subset_rule_follows_the_pve_version() {
         "ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role 'NoAccess' - requires 'Permissions.Modify'\n".to_string(),
     );
     let ok = (200, String::new());
-    assert_eq!(at("7.4.17"), ([ok.clone(), ok.clone()], ok.clone()), "no subset rule before 8.0");
+    assert_eq!(
+        at("7.4.17"),
+        ([ok.clone(), ok.clone()], ok.clone()),
+        "no subset rule before 8.0"
+    );
     assert_eq!(
         at("8.2.7"),
         ([refused("PVEVMUser"), no_access], refused("PVEVMUser")),
@@ -465,10 +472,17 @@ fn deleting_a_pool_removes_its_acl_subtree_and_a_nested_pool_removes_none() {
         assert_eq!(r.status, 200, "{}", r.raw);
     }
     assert_eq!(api.delete("/pools", &[("poolid", "team/web")]).status, 200);
-    assert_eq!(on_path(&api, "/pool/team/web").len(), 2, "a nested id names no ACL node");
+    assert_eq!(
+        on_path(&api, "/pool/team/web").len(),
+        2,
+        "a nested id names no ACL node"
+    );
     assert_eq!(api.delete("/pools/team", &[]).status, 200);
     assert!(on_path(&api, "/pool/team").is_empty());
-    assert!(on_path(&api, "/pool/team/web").is_empty(), "below /pool/team, users and groups");
+    assert!(
+        on_path(&api, "/pool/team/web").is_empty(),
+        "below /pool/team, users and groups"
+    );
     assert_eq!(on_path(&api, "/pool/teamwork").len(), 1, "another pool's entries stay");
 }
 
