@@ -72,7 +72,8 @@ notes:
   - As in community.proxmox 1.6, a O(userid) that does not exist gives an empty RV(proxmox_users), so a playbook can assert that a user exists.
   - "Unlike community.proxmox 1.6, a read Proxmox VE refuses (no privilege to see the user: 403; a login or server failure) fails the task and names the cause
     and the privilege, instead of answering as if the user did not exist. Proxmox VE shows a user to callers with C(User.Modify) or C(Sys.Audit) on
-    C(/access/groups), or on a group the user is in; every caller sees itself."
+    C(/access/groups), or on a group the user is in; a login with a password always sees its own user, an API token does not see its owner without those
+    privileges."
   - Unlike community.proxmox 1.6, O(user) without O(domain) lists the users of that login name in every realm (1.6 ignored it and listed every user).
   - The listing holds only the users the caller may see (see above), as the Proxmox VE API itself filters it.
   - "Requests made: one C(GET /access/users/{userid}) for one user, else one C(GET /access/users?full=1)."

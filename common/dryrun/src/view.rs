@@ -263,13 +263,27 @@ fn parse_vm_path(path: &str) -> Option<VmPath<'_>> {
 }
 
 /// `GET /access/acl` with the planned entries: an entry set replaces the one of the
-/// same path, subject and role (PVE keeps one flag per role), a removed one goes.
+/// same path, subject and role (PVE keeps one flag per role), a removed one goes, and a
+/// removed pool takes its entries along (pve-access-control's `delete_pool_acl`: the
+/// tree node `/pool/<id>` with all below it; a nested id `a/b` is no node of that tree,
+/// so its entries stay).
 fn acl_listing(real: Value, planned: &[Effect]) -> Value {
     let mut entries: Vec<Value> = match real {
         Value::Array(entries) => entries,
         other => return other,
     };
     for e in planned {
+        if let Effect::PoolConfig {
+            poolid, removed: true, ..
+        } = e
+        {
+            if !poolid.contains('/') {
+                let node = format!("/pool/{poolid}");
+                let below = format!("{node}/");
+                entries.retain(|x| x["path"].as_str().is_none_or(|p| p != node && !p.starts_with(&below)));
+            }
+            continue;
+        }
         let Effect::Acl {
             path,
             kind,
@@ -328,6 +342,35 @@ mod tests {
                 {"path": "/", "type": "user", "ugid": "b@pve", "roleid": "PVEAuditor", "propagate": 1},
                 {"path": "/vms/100", "type": "user", "ugid": "a@pve", "roleid": "PVEVMUser", "propagate": 0}
             ])
+        );
+    }
+
+    #[test]
+    fn a_removed_pool_takes_its_acl_subtree_along_but_a_nested_one_none() {
+        let entry =
+            |path: &str| json!({"path": path, "type": "user", "ugid": "a@pve", "roleid": "PVEAuditor", "propagate": 1});
+        let real = json!([entry("/pool/team"), entry("/pool/team/web"), entry("/pool/teamwork")]);
+        let removed = |poolid: &str| Effect::PoolConfig {
+            poolid: poolid.into(),
+            comment: None,
+            removed: true,
+        };
+        assert_eq!(
+            super::acl_listing(real.clone(), &[removed("team/web")]),
+            real,
+            "a nested id names no ACL node"
+        );
+        let set_after = Effect::Acl {
+            path: "/pool/team".into(),
+            kind: "user".into(),
+            ugid: "b@pve".into(),
+            roleid: "PVEAuditor".into(),
+            propagate: Some(true),
+        };
+        assert_eq!(
+            super::acl_listing(real, &[removed("team"), set_after]),
+            json!([entry("/pool/teamwork"),
+                {"path": "/pool/team", "type": "user", "ugid": "b@pve", "roleid": "PVEAuditor", "propagate": 1}])
         );
     }
 

@@ -114,6 +114,13 @@ impl Decided for Found {
     }
 }
 
+/// PVE's refusal of a user id of the wrong form: `check_user_exist` runs
+/// pve-access-control's `verify_username` before it looks the user up.
+fn is_malformed_userid(e: &ferrox_pve_client::client::ApiError) -> bool {
+    e.is_status(500)
+        && (e.message.starts_with("user name '") || e.message.ends_with("does not look like a valid user name"))
+}
+
 /// PVE's refusal of a user that does not exist (`check_user_exist`), which 1.6 and this
 /// module answer with an empty list.
 fn is_no_such_user(e: &ferrox_pve_client::client::ApiError) -> bool {
@@ -138,6 +145,10 @@ impl Task for UserQuery {
                         "Getting specific user '{userid}' failed: unexpected answer {other}"
                     ))),
                     Err(e) if is_no_such_user(&e) => Ok(Vec::new()),
+                    Err(e) if is_malformed_userid(&e) => Err(Failure::new(format!(
+                        "userid '{userid}' is not a user ID Proxmox VE takes ({}): give it as name@realm, 3 to 64 characters, the name without white space, ':' or '/', the realm a letter then at least one letter, digit, '.', '-' or '_'",
+                        e.message
+                    ))),
                     Err(e) if e.is_status(403) => Err(Failure::new(format!(
                         "Getting specific user '{userid}' failed: {e}. The user exists, but Proxmox VE shows it only to callers with User.Modify or Sys.Audit on /access/groups (or on a group the user is in), which {} does not have: grant one of them (the role PVEAuditor has Sys.Audit) or use an API user that has it",
                         cx.gate.caller().id

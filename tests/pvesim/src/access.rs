@@ -181,9 +181,7 @@ fn add_clustername(ctx: &Ctx<'_>, who: &Identity, v: &mut Value) {
 /// handler; answers whether the user was locked.
 pub fn unlock_tfa(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let userid = ctx.get("userid").unwrap_or("").to_string();
-    let Some(user) = ctx.c.user(&userid).cloned() else {
-        return Err(crate::users::no_such_user(&userid));
-    };
+    let user = crate::users::check_user_exist(ctx.c, &userid)?.clone();
     let node = answering_node(ctx);
     match ctx.sim.tfa().unlock(&node, &user, now_secs()) {
         Some(was_locked) => Ok(json!(u8::from(was_locked))),
@@ -197,12 +195,12 @@ pub fn permissions(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let asked = ctx
         .get("userid")
         .map(str::to_string)
-        .unwrap_or_else(|| ctx.who.upid_user());
+        .unwrap_or_else(|| ctx.who.authuser());
     let (user, token) = match asked.split_once('!') {
         Some((u, t)) => (u.to_string(), Some(t.to_string())),
         None => (asked.clone(), None),
     };
-    let own = asked == ctx.who.upid_user() || (token.is_some() && user == ctx.who.upid_user());
+    let own = asked == ctx.who.authuser() || (token.is_some() && user == ctx.who.authuser());
     if !own {
         ctx.require("/access", "Sys.Audit")?;
     }

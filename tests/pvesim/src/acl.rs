@@ -293,8 +293,25 @@ pub fn permissions(c: &Cluster, who: &Identity, path: &str) -> Privs {
         .collect()
 }
 
-/// `GET /access/permissions` without `path`: every top-level path, every ACL path and
-/// every pool member, leaving out paths without any privilege.
+/// The paths of `user.cfg`'s ACL tree (`iterate_acl_tree` from `acl_root`): the path of
+/// every entry, of users, tokens and groups alike, and every path above it (the tree has
+/// a node for each of them).
+fn acl_tree_nodes(c: &Cluster) -> BTreeSet<String> {
+    let mut nodes = BTreeSet::from(["/".to_string()]);
+    for a in c.acls.iter().chain(&c.group_acls) {
+        let mut node = String::new();
+        for seg in a.path.split('/').filter(|s| !s.is_empty()) {
+            node.push('/');
+            node.push_str(seg);
+            nodes.insert(node.clone());
+        }
+    }
+    nodes
+}
+
+/// `GET /access/permissions` without `path` (`get_effective_permissions`): every
+/// top-level path, every node of the ACL tree and every pool member, leaving out paths
+/// without any privilege.
 pub fn effective(c: &Cluster, who: &Identity) -> BTreeMap<String, Privs> {
     let mut paths: BTreeSet<String> = [
         "/",
@@ -309,7 +326,7 @@ pub fn effective(c: &Cluster, who: &Identity) -> BTreeMap<String, Privs> {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    paths.extend(c.acls.iter().map(|a| a.path.clone()));
+    paths.extend(acl_tree_nodes(c));
     for p in &c.pools {
         paths.extend(p.vms.iter().map(|v| format!("/vms/{v}")));
         paths.extend(p.storage.iter().map(|s| format!("/storage/{s}")));
@@ -322,8 +339,8 @@ pub fn effective(c: &Cluster, who: &Identity) -> BTreeMap<String, Privs> {
         .collect()
 }
 
-/// `check_sdn_bridge`: any of `privs` on the bridge, or on one of the VLANs under it that
-/// has an ACL entry of its own.
+/// `check_sdn_bridge`: any of `privs` on the bridge, or on one of the bridge's children in
+/// the ACL tree (a VLAN with an entry, of a user, token or group, on it or below it).
 pub fn bridge_visible(c: &Cluster, who: &Identity, zone: &str, bridge: &str, privs: &[&str]) -> bool {
     let path = format!("/sdn/zones/{zone}/{bridge}");
     let any = |p: &str| {
@@ -334,12 +351,9 @@ pub fn bridge_visible(c: &Cluster, who: &Identity, zone: &str, bridge: &str, pri
         return true;
     }
     let prefix = format!("{path}/");
-    let vlans: BTreeSet<String> = c
-        .acls
-        .iter()
-        .filter_map(|a| a.path.strip_prefix(&prefix))
-        .filter_map(|rest| rest.split('/').next())
-        .map(|v| format!("{prefix}{v}"))
+    let vlans: BTreeSet<String> = acl_tree_nodes(c)
+        .into_iter()
+        .filter(|node| node.strip_prefix(&prefix).is_some_and(|v| !v.contains('/')))
         .collect();
     vlans.iter().any(|v| any(v))
 }
@@ -471,6 +485,34 @@ mod tests {
         assert!(permissions(&c, &ops, "/vms/100").is_empty());
         let eff = effective(&c, &ops);
         assert!(eff.contains_key("/pool/team") && eff.contains_key("/storage/vmdata") && !eff.contains_key("/vms/100"));
+    }
+
+    #[test]
+    fn group_entries_count_in_the_effective_paths_and_for_a_bridge() {
+        let mut c = cluster();
+        c.groups.push(crate::state::GroupDef {
+            groupid: "net".into(),
+            comment: None,
+            users: vec!["ops@pve".into()],
+        });
+        c.group_acls
+            .push(acl("/sdn/zones/localnetwork/vmbr1/20", "net", "PVESDNUser", true));
+        c.group_acls
+            .push(acl("/storage/vmdata", "net", "PVEDatastoreUser", false));
+        let ops = who("ops@pve", None);
+        let eff = effective(&c, &ops);
+        assert!(
+            eff["/storage/vmdata"].contains_key("Datastore.AllocateSpace"),
+            "{eff:?}"
+        );
+        assert!(
+            eff["/sdn/zones/localnetwork/vmbr1/20"].contains_key("SDN.Use"),
+            "{eff:?}"
+        );
+        assert!(bridge_visible(&c, &ops, "localnetwork", "vmbr1", &["SDN.Use"]));
+        // A node above an entry is a path of the tree too.
+        c.group_acls.push(acl("/", "net", "PVEAuditor", true));
+        assert!(effective(&c, &ops).contains_key("/sdn/zones/localnetwork"));
     }
 
     #[test]

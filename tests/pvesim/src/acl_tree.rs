@@ -190,6 +190,23 @@ fn apply(acls: &mut Vec<AclDef>, path: &str, ugid: &str, role: &str, propagate: 
     }
 }
 
+/// Whether `update_acl` lets a caller with `privs` on the path hand out any role, without
+/// the role-subset rule of pve-access-control 46bfd59 (8.0.0): before it (PVE 7), every
+/// caller `perm-modify` let through; with it, one holding `Permissions.Modify` there, as
+/// `!$auth_user_privs->{'Permissions.Modify'}` until 7d05a23 (8.2.0), so only
+/// propagating (the value is the propagate flag), then `defined`, so either. PVE ships
+/// pve-access-control 8.0 with 8.0 and 8.2.0 (November 2024) first with pve-manager
+/// 8.3.0: the simulated `pve_version` picks the rule.
+fn hands_out_any_role(c: &Cluster, privs: &crate::acl::Privs) -> bool {
+    if !c.pve_at_least(8, 0) {
+        return true;
+    }
+    match privs.get("Permissions.Modify") {
+        Some(propagates) => *propagates || c.pve_at_least(8, 3),
+        None => false,
+    }
+}
+
 /// `PUT /access/acl` (`update_acl`), after the schema's `perm-modify` check and the
 /// parameter validation: a subject is required; the path normalised and (unless
 /// deleting) one `check_path` knows; then, under the `user.cfg` lock, per role: the role
@@ -199,7 +216,9 @@ fn apply(acls: &mut Vec<AclDef>, path: &str, ugid: &str, role: &str, propagate: 
 /// changes nothing.
 pub fn update(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let (users, groups, tokens) = (ctx.get("users"), ctx.get("groups"), ctx.get("tokens"));
-    if users.is_none() && groups.is_none() && tokens.is_none() {
+    // Perl truth (`!($param->{users} || …)`): an empty list or `0` names nobody.
+    let names_someone = |v: Option<&str>| v.is_some_and(|v| !v.is_empty() && v != "0");
+    if !(names_someone(users) || names_someone(groups) || names_someone(tokens)) {
         let msg = "either 'users', 'groups' or 'tokens' is required.";
         return Err(ApiError::params(
             ["users", "groups", "tokens"]
@@ -217,7 +236,7 @@ pub fn update(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     }
     let propagate = ctx.get("propagate").is_none_or(|v| v == "1");
     let caller_privs = crate::acl::permissions(ctx.c, ctx.who, &path);
-    let may_modify_all = ctx.who.is_root() || caller_privs.contains_key("Permissions.Modify");
+    let may_modify_all = ctx.who.is_root() || hands_out_any_role(ctx.c, &caller_privs);
     let (users, groups, tokens) = (
         split_list(users.unwrap_or("")),
         split_list(groups.unwrap_or("")),

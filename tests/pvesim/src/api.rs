@@ -204,12 +204,12 @@ fn handle_inner(sim: &Arc<SimInner>, req: &Request<'_>) -> ApiResult<Reply> {
     if let Some(who) = &who {
         check_api2_permissions(&c, who, info, req.path, &raw)?;
     }
-    crate::pools::gate_params(&c, method, &template, |k| raw.contains_key(k))?;
     if let Some(node) = route.path_params.get("node") {
         proxy_to_node(sim, &c, node)?;
     }
     let empty = Value::Object(Map::new());
-    let pschema = info.get("parameters").unwrap_or(&empty);
+    let older = crate::pools::parameters_before_8_1(&c, method, &template);
+    let pschema = older.as_ref().or(info.get("parameters")).unwrap_or(&empty);
     let p = crate::schema::validate::validate(&raw, pschema).map_err(ApiError::params)?;
     if let Some(who) = &who {
         refuse_root_only_options(who, &p)?;

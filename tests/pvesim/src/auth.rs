@@ -21,8 +21,10 @@ impl Identity {
     pub fn is_root(&self) -> bool {
         self.userid == "root@pam" && self.tokenid.is_none()
     }
-    /// The user field of a UPID: the full token id for tokens.
-    pub fn upid_user(&self) -> String {
+    /// Who the caller is to PVE (`$rpcenv->get_user()`, set by pve-manager's
+    /// `auth_handler`): the user of a ticket, the full token id `user@realm!name` of a
+    /// token (never its owner). UPIDs carry it too.
+    pub fn authuser(&self) -> String {
         match &self.tokenid {
             Some(t) => format!("{}!{}", self.userid, t),
             None => self.userid.clone(),

@@ -211,16 +211,12 @@ pub fn gate_route(c: &Cluster, method: &str, template: &str) -> ApiResult<()> {
     Ok(())
 }
 
-/// The parameter `GET /pools` gained in 8.1.0: before, `poolid` is refused by the
-/// schema's validation (after the permission check).
-pub fn gate_params(c: &Cluster, method: &str, template: &str, has: impl Fn(&str) -> bool) -> ApiResult<()> {
-    if method == "GET" && template == "/pools" && has("poolid") && !c.pve_at_least(8, 1) {
-        return Err(ApiError::param(
-            "poolid",
-            "property is not defined in schema and the schema does not allow additional properties",
-        ));
-    }
-    Ok(())
+/// The parameters of `GET /pools` before 8.1.0, which gave it `poolid` and `type`: none
+/// (`additionalProperties => 0, properties => {}`), so the schema's validation refuses
+/// each parameter sent, all in one answer. `None`: the method's schema holds.
+pub fn parameters_before_8_1(c: &Cluster, method: &str, template: &str) -> Option<Value> {
+    (method == "GET" && template == "/pools" && !c.pve_at_least(8, 1))
+        .then(|| json!({"additionalProperties": 0, "properties": {}}))
 }
 
 /// `POST /pools` (`create_pool`): under the `user.cfg` lock the id must be new, a nested
@@ -269,7 +265,7 @@ pub fn children(c: &Cluster, poolid: &str) -> Vec<String> {
 
 /// `DELETE /pools?poolid=` and `DELETE /pools/{poolid}` (`delete_pool`): refused while
 /// the pool has a child pool, a guest that still exists or a storage still configured
-/// (the first in sorted order is named); the pool's ACL entries go with it.
+/// (the first in sorted order is named); then [`delete_pool_acl`].
 pub fn delete(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let poolid = ctx.get("poolid").unwrap_or("").to_string();
     let failed = |msg: String| ApiError::internal(format!("delete pool failed: {msg}"));
@@ -294,8 +290,21 @@ pub fn delete(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
         )));
     }
     ctx.c.pools.retain(|p| p.poolid != poolid);
-    let path = format!("/pool/{poolid}");
-    ctx.c.acls.retain(|a| a.path != path);
-    ctx.c.group_acls.retain(|a| a.path != path);
+    delete_pool_acl(ctx.c, &poolid);
     Ok(Value::Null)
+}
+
+/// pve-access-control's `delete_pool_acl`: `delete $acl_root->{children}->{pool}->
+/// {children}->{$pool}`. The ACL tree is split at `/` (`find_acl_tree_node`), so for an
+/// id `a` the whole subtree `/pool/a`, `/pool/a/…` goes, and a nested id `a/b` names no
+/// node there: its entries stay.
+fn delete_pool_acl(c: &mut Cluster, poolid: &str) {
+    if poolid.contains('/') {
+        return;
+    }
+    let path = format!("/pool/{poolid}");
+    let below = format!("{path}/");
+    let kept = |a: &crate::state::AclDef| a.path != path && !a.path.starts_with(&below);
+    c.acls.retain(kept);
+    c.group_acls.retain(kept);
 }

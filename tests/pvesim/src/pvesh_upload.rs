@@ -12,12 +12,13 @@
 //! body pve-http-server would have received (pvesim then runs `upload` on it), and
 //! unlinks the file once the task ran, as PVE's task does.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::pvesh::{Call, Exit};
+use serde_json::Value;
 
-/// `tmpfilename`'s pattern in pve-storage's schema (`^…$` as `check_prop` applies it).
-const TMPFILENAME_PATTERN: &str = "^/var/tmp/pveupload-[0-9a-f]+$";
+use crate::pvesh::{Call, Exit};
+use crate::schema::Schema;
 
 /// What an upload through pvesh sends: the multipart fields in the order
 /// pve-http-server reads them, the file's name and where the file is.
@@ -36,20 +37,15 @@ pub fn is_upload(call: &Call) -> bool {
     call.method == "POST" && crate::content::upload::upload_storage("POST", &call.path).is_some()
 }
 
-/// The upload `call` asks for, or PVE's refusal: a `tmpfilename` of another shape (the
-/// schema's, before the handler runs), none at all, or one that is not a file.
+/// The upload `call` asks for, or PVE's refusal, in PVE's order: `RESTHandler::handle`
+/// validates every parameter (the path's and the options) against the method's schema
+/// first — all errors in one `400 Parameter verification failed.`, `tmpfilename`'s
+/// pattern among them — and only then does `upload` look at `tmpfilename`: none, or
+/// one that is not a file.
 pub fn handed(call: &Call) -> Result<Handed, Exit> {
+    validate(call, &Schema::embedded())?;
     let param = |name: &str| call.params.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone());
-    let tmpfilename = param("tmpfilename");
-    if let Some(tmp) = &tmpfilename {
-        let shape = regex::Regex::new(TMPFILENAME_PATTERN).map_err(|e| Exit::die(e.to_string()))?;
-        if !shape.is_match(tmp) {
-            return Err(Exit::die(
-                "400 Parameter verification failed.\ntmpfilename: value does not match the regex pattern",
-            ));
-        }
-    }
-    let Some(tmpfilename) = tmpfilename else {
+    let Some(tmpfilename) = param("tmpfilename") else {
         return Err(Exit::die("missing temporary file name"));
     };
     if !Path::new(&tmpfilename).is_file() {
@@ -64,6 +60,31 @@ pub fn handed(call: &Call) -> Result<Handed, Exit> {
         filename: param("filename").unwrap_or_default(),
         tmpfilename,
     })
+}
+
+/// pve-common's `PVE::JSONSchema::validate` of the call's parameters, the path's
+/// included (pvesh merges them before `handle`), as pvesim validates a request.
+fn validate(call: &Call, schema: &Schema) -> Result<(), Exit> {
+    let route = schema
+        .route(&call.path)
+        .ok_or_else(|| Exit::die(format!("No 'create' handler defined for '{}'", call.path)))?;
+    let mut params: BTreeMap<String, Value> = route
+        .path_params
+        .iter()
+        .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+        .collect();
+    for (k, v) in &call.params {
+        params.insert(k.clone(), Value::String(v.clone()));
+    }
+    let empty = Value::Object(serde_json::Map::new());
+    let pschema = route.endpoint.info.get(call.method).and_then(|i| i.get("parameters"));
+    match crate::schema::validate::validate(&params, pschema.unwrap_or(&empty)) {
+        Ok(_) => Ok(()),
+        Err(errors) => {
+            let body = crate::error::ApiError::params(errors).body().unwrap_or_default();
+            Err(crate::pvesh::error(400, &body))
+        }
+    }
 }
 
 /// The boundary of the body the stand-in sends.
@@ -118,6 +139,24 @@ mod tests {
                 "{tmp}"
             );
         }
+    }
+
+    #[test]
+    fn every_option_is_validated_before_the_temporary_file_is_looked_at() {
+        let c = call("create /nodes/pve1/storage/local/upload --content iso");
+        assert_eq!(
+            handed(&c).unwrap_err(),
+            Exit::die("400 Parameter verification failed.\nfilename: property is missing and it is not optional"),
+            "no filename and no tmpfilename: the schema speaks first"
+        );
+        let c = call("create /nodes/pve1/storage/local/upload --content isos --filename a.iso --checksum ab --tmpfilename /tmp/x");
+        assert_eq!(
+            handed(&c).unwrap_err(),
+            Exit::die(
+                "400 Parameter verification failed.\nchecksum-algorithm: missing property required by 'checksum'\ncontent: invalid format - invalid content type 'isos'\ntmpfilename: value does not match the regex pattern"
+            ),
+            "all errors at once"
+        );
     }
 
     #[test]

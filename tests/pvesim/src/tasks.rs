@@ -126,7 +126,7 @@ pub fn register(
     let pid = 0x0010_0000 + c.next_pid;
     let pstart = 0x0100_0000 + now_ms() / 10 % 0x0F00_0000;
     let start = now_secs();
-    let user = who.upid_user();
+    let user = who.authuser();
     let upid = upid(node, pid, pstart, start, kind, id, &user);
     let action = sim.faults().take_task_fault(kind, id);
     c.tasks.insert(
@@ -251,7 +251,7 @@ fn find<'a>(c: &'a Cluster, node: &str, upid: &str) -> ApiResult<&'a Task> {
 /// Owner sees own tasks; others need Sys.Audit on the node.
 fn check_owner(c: &Cluster, who: &Identity, t: &Task, node: &str) -> ApiResult<()> {
     let owner = t.user.split('!').next().unwrap_or("");
-    if t.user == who.upid_user() || (who.tokenid.is_none() && owner == who.userid) {
+    if t.user == who.authuser() || (who.tokenid.is_none() && owner == who.userid) {
         return Ok(());
     }
     crate::auth::require(c, who, &format!("/nodes/{node}"), "Sys.Audit")

@@ -33,18 +33,21 @@ fn may_see(c: &Cluster, who: &Identity, userid: &str) -> bool {
     c.groups_of(userid).iter().any(|g| allowed.contains(g))
 }
 
-/// `check_user_exist`'s refusal.
-pub fn no_such_user(userid: &str) -> ApiError {
-    ApiError::internal(format!("no such user ('{userid}')"))
+/// `check_user_exist`: a user id `verify_username` takes (else its `die`, e.g. `user
+/// name 'x' is too short`), then one `user.cfg` has (else `no such user ('<id>')`);
+/// plain 500s.
+pub fn check_user_exist<'c>(c: &'c Cluster, userid: &str) -> ApiResult<&'c UserDef> {
+    crate::schema::formats::verify_username(userid).map_err(ApiError::internal)?;
+    c.user(userid)
+        .ok_or_else(|| ApiError::internal(format!("no such user ('{userid}')")))
 }
 
 /// The `userid-group` permission test for an existing user (`['userid-group', privs]`):
-/// the user must exist (a plain 500 otherwise, before any privilege is looked at), then
-/// any of `privs` on `/access/groups` or on a group of the user, else 403.
+/// the user must exist (`check_user_exist`'s plain 500 otherwise, before any privilege
+/// is looked at), then any of `privs` on `/access/groups` or on a group of the user,
+/// else 403.
 pub fn check_userid_group(c: &Cluster, who: &Identity, userid: &str, privs: &[&str]) -> ApiResult<()> {
-    if c.user(userid).is_none() {
-        return Err(no_such_user(userid));
-    }
+    check_user_exist(c, userid)?;
     if any_of(c, who, "/access/groups", privs) {
         return Ok(());
     }
@@ -88,7 +91,8 @@ fn user_data(c: &Cluster, u: &UserDef, full: bool) -> Map<String, Value> {
     m
 }
 
-/// `GET /access/users` (`index`): sorted by id; the caller always sees itself; `enabled`
+/// `GET /access/users` (`index`): sorted by id; a ticket's user always sees itself (a
+/// token is not its owner); `enabled`
 /// filters; `full` adds `groups` (a comma list) and `tokens` (a list with `tokenid`).
 pub fn index(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let full = ctx.flag("full");
@@ -97,7 +101,8 @@ pub fn index(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     users.sort_by(|a, b| a.userid.cmp(&b.userid));
     let mut out = Vec::new();
     for u in users {
-        if u.userid != ctx.who.userid && !may_see(ctx.c, ctx.who, &u.userid) {
+        // `$user eq $authuser`: a token is not its owner.
+        if u.userid != ctx.who.authuser() && !may_see(ctx.c, ctx.who, &u.userid) {
             continue;
         }
         if enabled.is_some_and(|want| want != u.enable) {
@@ -139,7 +144,7 @@ fn c_groups_text(m: &Map<String, Value>) -> String {
 /// the user's data with groups (a list) and tokens (an object by token id, or null).
 pub fn read(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     let userid = ctx.get("userid").unwrap_or("").to_string();
-    let u = ctx.c.user(&userid).ok_or_else(|| no_such_user(&userid))?;
+    let u = check_user_exist(ctx.c, &userid)?;
     Ok(Value::Object(user_data(ctx.c, u, true)))
 }
 

@@ -31,6 +31,16 @@ pub fn access_env() -> Env {
             tokens: vec![],
         });
     }
+    // vmadmin's token, with its user's rights (no privilege separation).
+    s.users
+        .last_mut()
+        .expect("vmadmin@pve")
+        .tokens
+        .push(pvesim::state::TokenDef {
+            id: "vm".into(),
+            secret: VMADMIN_TOKEN_SECRET.into(),
+            privsep: false,
+        });
     s.groups.push(GroupDef {
         groupid: "owners".into(),
         comment: None,
@@ -43,6 +53,21 @@ pub fn access_env() -> Env {
         propagate: true,
     });
     Env::start_with(cfg)
+}
+
+const VMADMIN_TOKEN_SECRET: &str = "3c1f7a52-9d0e-4b6a-8e21-7f5d0c9b2a64";
+
+/// `module_defaults` that call as `vmadmin@pve!vm`, vmadmin's API token.
+fn as_vmadmin_token(env: &Env) -> PlayOpts {
+    let mut auth = env.auth();
+    let a = auth.as_object_mut().unwrap();
+    a.insert("api_user".into(), json!("vmadmin@pve"));
+    a.insert("api_token_id".into(), json!("vm"));
+    a.insert("api_token_secret".into(), json!(VMADMIN_TOKEN_SECRET));
+    PlayOpts {
+        module_defaults: Some(env.defaults_with(auth)),
+        ..Default::default()
+    }
 }
 
 /// `module_defaults` that log in as `vmadmin@pve` with its password.
@@ -118,6 +143,19 @@ fn user_info_fails_a_refused_read_instead_of_calling_the_user_missing() {
     let missing = run_with(&env, "proxmox_user_info", "{userid: nobody@ad}", &opts);
     assert!(!missing.failed, "{}", missing.result);
     assert_eq!(missing.result["proxmox_users"], json!([]));
+    // An id PVE's `verify_username` refuses (the realm needs two characters) is bad
+    // input, not a user whose existence is unknown.
+    for (options, userid) in [("{userid: jdoe@a}", "jdoe@a"), ("{user: x, domain: y}", "x@y")] {
+        let refused = run(&env, "proxmox_user_info", options);
+        assert!(refused.failed, "{}", refused.result);
+        assert!(
+            refused
+                .msg()
+                .starts_with(&format!("userid '{userid}' is not a user ID Proxmox VE takes")),
+            "{}",
+            refused.msg()
+        );
+    }
     let bad = run(&env, "proxmox_user_info", "{userid: jdoe}");
     assert!(bad.failed);
     assert!(
@@ -125,6 +163,30 @@ fn user_info_fails_a_refused_read_instead_of_calling_the_user_missing() {
             .starts_with("userid 'jdoe' is not a user ID: give it as name@realm"),
         "{}",
         bad.msg()
+    );
+}
+
+/// PVE lists a ticket's own user to it, but a token is not its owner: a token without
+/// User.Modify or Sys.Audit on /access/groups sees no user, its owner included, and
+/// reading the owner is refused.
+#[test]
+fn user_info_through_a_token_without_user_rights_sees_no_user_not_even_its_owner() {
+    let env = access_env();
+    let opts = as_vmadmin_token(&env);
+    let all = run_with(&env, "proxmox_user_info", "{}", &opts);
+    assert!(!all.failed && !all.changed, "{}", all.result);
+    assert_eq!(all.result["proxmox_users"], json!([]), "{}", all.result);
+    let ticket = run_with(&env, "proxmox_user_info", "{}", &as_vmadmin(&env));
+    assert_eq!(user_ids(&ticket.result), ["vmadmin@pve"], "a ticket sees its user");
+    let owner = run_with(&env, "proxmox_user_info", "{userid: vmadmin@pve}", &opts);
+    assert!(owner.failed, "{}", owner.result);
+    assert!(
+        owner
+            .msg()
+            .starts_with("Getting specific user 'vmadmin@pve' failed: 403 Forbidden: Permission check failed")
+            && owner.msg().contains("which vmadmin@pve!vm does not have"),
+        "{}",
+        owner.msg()
     );
 }
 

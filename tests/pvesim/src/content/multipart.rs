@@ -115,9 +115,14 @@ fn assert_form_disposition(captured: &[u8]) -> Result<(), String> {
     ))
 }
 
-/// Perl's `trim`: leading and trailing whitespace removed.
+/// pve-common's `trim` (`s/^\s+//; s/\s+$//`, pve-http-server a66b77d) on pveproxy's
+/// read buffer, which holds bytes, not decoded text: Perl's `\s` there is ASCII white
+/// space (with vertical tab), so a UTF-8 no-break space at an end stays.
 fn trim(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).trim().to_string()
+    let space = |b: &u8| matches!(b, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r');
+    let start = bytes.iter().position(|b| !space(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !space(b)).map_or(start, |i| i + 1);
+    String::from_utf8_lossy(&bytes[start..end]).into_owned()
 }
 
 impl Multipart {
@@ -305,6 +310,18 @@ mod tests {
             assert_eq!(p("filename").as_deref(), Some("a.iso"));
             assert_eq!(sink.finish().checksums, digest(&file), "chunk {chunk}");
         }
+    }
+
+    #[test]
+    fn values_are_trimmed_of_ascii_white_space_only() {
+        let whole = body(&[("content", "iso"), ("checksum-algorithm", "\u{a0}sha256\x0b")], b"x");
+        let (res, m, _) = parse(&whole, whole.len());
+        res.unwrap();
+        assert_eq!(
+            m.params.get("checksum-algorithm").map(String::as_str),
+            Some("\u{a0}sha256"),
+            "Perl's \\s on bytes: a no-break space is no white space, a vertical tab is"
+        );
     }
 
     #[test]

@@ -29,12 +29,16 @@ re!(BOOTDISK, r"^(ide|sata|scsi|virtio|efidisk|tpmstate)\d+$");
 re!(HOTPLUG, r"^(network|disk|cpu|memory|usb|cloudinit)$");
 re!(VMID, r"^\d+$");
 re!(LIST_SPLIT, r"[,;\s]+");
-re!(USERID, r"^[^\s:/]+@[A-Za-z][A-Za-z0-9\.\-_]+$");
+// The ids of `user.cfg`, each `m/^…$/` in Perl, whose `$` also matches before a final
+// newline (`\n?\z` here): pve-access-control `src/PVE/Auth/Plugin.pm` `$user_regex`,
+// `$realm_regex`, `$groupname_regex`; `src/PVE/AccessControl.pm` `$token_full_regex`,
+// `verify_rolename`.
+re!(USERID, r"^[^\s:/]+@[A-Za-z][A-Za-z0-9\.\-_]+\n?\z");
 re!(
     TOKENID,
-    r"^[^\s:/]+@[A-Za-z][A-Za-z0-9\.\-_]+![A-Za-z][A-Za-z0-9\.\-_]+$"
+    r"^[^\s:/]+@[A-Za-z][A-Za-z0-9\.\-_]+![A-Za-z][A-Za-z0-9\.\-_]+\n?\z"
 );
-re!(GROUPID, r"^[A-Za-z0-9\.\-_]+$");
+re!(GROUPID, r"^[A-Za-z0-9\.\-_]+\n?\z");
 
 /// Split a `-list` value the way PVE does (`,`, `;` or whitespace).
 pub fn split_list(v: &str) -> Vec<String> {
@@ -92,7 +96,7 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
             Ok(())
         }
         "disk-size" => ok_if(DISK_SIZE.is_match(value), format!("unable to parse size '{value}'\n")),
-        "pve-userid" => userid(value),
+        "pve-userid" => verify_username(value),
         "pve-tokenid" => ok_if(
             TOKENID.is_match(value),
             format!("value '{value}' does not look like a valid token ID\n"),
@@ -140,9 +144,11 @@ pub fn check(format: &str, value: &str) -> Result<(), String> {
     }
 }
 
-/// pve-access-control's `verify_username`: 3 to 64 characters, `name@realm`.
-fn userid(value: &str) -> Result<(), String> {
-    let len = value.len();
+/// pve-access-control's `verify_username`: 3 to 64 characters (Perl's `length` of the
+/// decoded text), `name@realm`; a false value (`0`) counts as empty.
+pub fn verify_username(value: &str) -> Result<(), String> {
+    let value = if value == "0" { "" } else { value };
+    let len = value.chars().count();
     if len < 3 {
         return Err(format!("user name '{value}' is too short\n"));
     }
@@ -201,6 +207,37 @@ mod tests {
         assert!(check("pve-hotplug-features", "network,disk").is_ok());
         assert!(check("pve-hotplug-features", "network,foo").is_err());
         assert!(check("some-unknown-format", "anything").is_ok());
+    }
+
+    #[test]
+    fn user_cfg_ids_read_as_pve_access_control_reads_them() {
+        assert_eq!(check("pve-userid", "0"), Err("user name '' is too short\n".into()));
+        assert_eq!(check("pve-userid", "ab"), Err("user name 'ab' is too short\n".into()));
+        let long = format!("{}@pve", "ä".repeat(31));
+        assert!(check("pve-userid", &long).is_ok(), "66 bytes, 35 characters");
+        assert_eq!(
+            check("pve-userid", "jdoe@a"),
+            Err("value 'jdoe@a' does not look like a valid user name\n".into())
+        );
+        assert!(
+            check("pve-userid", "jdoe@pve\n").is_ok(),
+            "Perl's `$` before a final newline"
+        );
+        assert!(check("pve-userid", "jdoe@pve\n\n").is_err());
+        assert!(check("pve-tokenid", "jdoe@pve!t1").is_ok());
+        assert_eq!(
+            check("pve-tokenid", "jdoe@pve!1t"),
+            Err("value 'jdoe@pve!1t' does not look like a valid token ID\n".into())
+        );
+        assert_eq!(
+            check("pve-groupid", "a b"),
+            Err("group name 'a b' contains invalid characters\n".into())
+        );
+        assert_eq!(
+            check("pve-roleid-list", "PVEAuditor,Bad!"),
+            Err("role name 'Bad!' contains invalid characters\n".into())
+        );
+        assert!(check("pve-userid-list", "").is_ok(), "an empty list is allowed");
     }
 
     #[test]

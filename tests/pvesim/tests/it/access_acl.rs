@@ -24,6 +24,13 @@ fn scenario() -> pvesim::Scenario {
             tokens: vec![],
         });
     }
+    // A token with its user's rights (no privilege separation): none on /access/groups.
+    let vmadmin = s.users.last_mut().expect("vmadmin@pve");
+    vmadmin.tokens.push(pvesim::state::TokenDef {
+        id: "vm".into(),
+        secret: VMADMIN_TOKEN_SECRET.into(),
+        privsep: false,
+    });
     s.groups.push(GroupDef {
         groupid: "owners".into(),
         comment: Some("VM owners".into()),
@@ -37,6 +44,8 @@ fn scenario() -> pvesim::Scenario {
     });
     s
 }
+
+const VMADMIN_TOKEN_SECRET: &str = "3c1f7a52-9d0e-4b6a-8e21-7f5d0c9b2a64";
 
 fn start() -> Api {
     Api::start(pvesim::SimConfig {
@@ -171,6 +180,30 @@ fn acl_refusals_in_pve_order_and_words() {
     assert!(on_path(&api, "/vms/100").is_empty(), "nothing was written");
 }
 
+/// `update_acl` tests its subjects with Perl's truth: an empty list names nobody.
+#[test]
+fn an_empty_subject_list_is_no_subject() {
+    let mut api = start();
+    api.login_root();
+    let r = api.send_json(
+        "PUT",
+        "/access/acl",
+        &json!({"path": "/vms/100", "users": "", "groups": "", "roles": "PVEVMUser"}),
+    );
+    assert_eq!(r.status, 400, "{}", r.raw);
+    assert_eq!(r.message(), "Parameter verification failed.\n");
+    for key in ["users", "groups", "tokens"] {
+        assert_eq!(r.error(key), "either 'users', 'groups' or 'tokens' is required.");
+    }
+    let r = api.send_json(
+        "PUT",
+        "/access/acl",
+        &json!({"path": "/vms/100", "users": "", "groups": "owners", "roles": "PVEVMUser"}),
+    );
+    assert_eq!(r.status, 200, "one list names someone: {}", r.raw);
+    assert_eq!(on_path(&api, "/vms/100").len(), 1);
+}
+
 #[test]
 fn without_permissions_modify_only_a_subset_of_ones_own_privileges_is_handed_out() {
     let mut api = start();
@@ -235,6 +268,65 @@ fn without_permissions_modify_only_a_subset_of_ones_own_privileges_is_handed_out
     );
 }
 
+/// The role-subset rule by `pve_version`: none before 8.0 (pve-access-control 46bfd59),
+/// then skipped only for a propagating `Permissions.Modify` until 8.3 (7d05a23 in
+/// pve-access-control 8.2.0), then for any.
+#[test]
+fn the_role_subset_rule_follows_the_pve_version() {
+    let at = |version: &str| {
+        let mut s = scenario();
+        s.pve_version = Some(version.into());
+        s.roles
+            .insert("ACLKeeper".into(), vec!["Permissions.Modify".into(), "VM.Audit".into()]);
+        s.acls.push(pvesim::state::AclDef {
+            path: "/vms/100".into(),
+            ugid: "jdoe@ad".into(),
+            roles: vec!["ACLKeeper".into()],
+            propagate: false,
+        });
+        let mut api = Api::start(pvesim::SimConfig { scenario: s, ..quick() });
+        login(&mut api, "jdoe@ad", "pw");
+        let add = |api: &Api, role: &str| {
+            let r = api.put(
+                "/access/acl",
+                &[
+                    ("path", "/vms/100"),
+                    ("users", "vmadmin@pve"),
+                    ("roles", role),
+                    ("propagate", "0"),
+                ],
+            );
+            (r.status, r.message())
+        };
+        let keeper = [add(&api, "PVEVMUser"), add(&api, "NoAccess")];
+        // The automation token: VM.Allocate (so perm-modify) but no VM.Console.
+        api.with_auth(vec![("Authorization", TOKEN)]);
+        (keeper, add(&api, "PVEVMUser"))
+    };
+    let refused = |role: &str| {
+        (
+            500,
+            format!("ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role '{role}' - requires 'Permissions.Modify' or superset of privileges.\n"),
+        )
+    };
+    let no_access = (
+        500,
+        "ACL update failed: 400 Parameter verification failed.\nrole: Cannot add role 'NoAccess' - requires 'Permissions.Modify'\n".to_string(),
+    );
+    let ok = (200, String::new());
+    assert_eq!(
+        at("7.4.17"),
+        ([ok.clone(), ok.clone()], ok.clone()),
+        "no subset rule before 8.0"
+    );
+    assert_eq!(
+        at("8.2.7"),
+        ([refused("PVEVMUser"), no_access], refused("PVEVMUser")),
+        "a Permissions.Modify that does not propagate is false to Perl"
+    );
+    assert_eq!(at("8.3.0"), ([ok.clone(), ok], refused("PVEVMUser")));
+}
+
 #[test]
 fn a_group_grant_gives_its_members_the_roles() {
     let mut api = start();
@@ -288,8 +380,23 @@ fn users_read_and_list_as_pve_does() {
     assert_eq!((r.status, r.message()), (403, "Permission check failed\n".into()));
     let r = api.get("/access/users/nobody%40ad");
     assert_eq!(r.status, 500);
+    // `check_user_exist` runs `verify_username` first, before any privilege.
+    let r = api.get("/access/users/x");
+    assert_eq!((r.status, r.message()), (500, "user name 'x' is too short\n".into()));
+    let r = api.get("/access/users/jdoe");
+    assert_eq!(
+        (r.status, r.message()),
+        (500, "value 'jdoe' does not look like a valid user name\n".into())
+    );
     let listed: Vec<Value> = api.get("/access/users").data().as_array().unwrap().clone();
     assert_eq!(listed.len(), 1, "only itself: {listed:?}");
+    assert_eq!(listed[0]["userid"], "vmadmin@pve");
+    // A token is not its owner (`$user eq $authuser` with the token id): without rights
+    // on /access/groups it lists nobody.
+    let token = format!("PVEAPIToken=vmadmin@pve!vm={VMADMIN_TOKEN_SECRET}");
+    api.with_auth(vec![("Authorization", &token)]);
+    let r = api.get("/access/users");
+    assert_eq!((r.status, r.data()), (200, &json!([])), "{}", r.raw);
     let r = api.get("/access/roles");
     assert!(
         r.data()
@@ -342,6 +449,43 @@ fn pools_are_made_and_removed_refusing_members_and_child_pools() {
     assert_eq!(r.message(), "delete pool failed: pool 'team' does not exist\n");
 }
 
+/// `delete_pool_acl` removes the tree node `/pool/<id>` with everything below it; a
+/// nested id (`a/b`) is no node of that tree, so its entries stay.
+#[test]
+fn deleting_a_pool_removes_its_acl_subtree_and_a_nested_pool_removes_none() {
+    let mut api = start();
+    api.login_root();
+    for poolid in ["team", "team/web", "teamwork"] {
+        assert_eq!(api.post("/pools", &[("poolid", poolid)]).status, 200);
+    }
+    for (path, groups) in [
+        ("/pool/team", None),
+        ("/pool/team/web", None),
+        ("/pool/team/web", Some("owners")),
+        ("/pool/teamwork", None),
+    ] {
+        let subject = match groups {
+            Some(g) => ("groups", g),
+            None => ("users", "jdoe@ad"),
+        };
+        let r = api.put("/access/acl", &[("path", path), subject, ("roles", "PVEAuditor")]);
+        assert_eq!(r.status, 200, "{}", r.raw);
+    }
+    assert_eq!(api.delete("/pools", &[("poolid", "team/web")]).status, 200);
+    assert_eq!(
+        on_path(&api, "/pool/team/web").len(),
+        2,
+        "a nested id names no ACL node"
+    );
+    assert_eq!(api.delete("/pools/team", &[]).status, 200);
+    assert!(on_path(&api, "/pool/team").is_empty());
+    assert!(
+        on_path(&api, "/pool/team/web").is_empty(),
+        "below /pool/team, users and groups"
+    );
+    assert_eq!(on_path(&api, "/pool/teamwork").len(), 1, "another pool's entries stay");
+}
+
 #[test]
 fn before_pve_8_1_only_the_path_forms_of_pools_exist() {
     let mut s = scenario();
@@ -355,12 +499,19 @@ fn before_pve_8_1_only_the_path_forms_of_pools_exist() {
     );
     let r = api.delete("/pools", &[("poolid", "prod")]);
     assert_eq!(r.status, 501);
-    let r = api.get("/pools?poolid=prod");
-    assert_eq!(r.status, 400);
+    // 8.0's `GET /pools` has no parameters: `poolid` and `type` are both refused, in one
+    // answer, by the schema's validation.
+    let r = api.get("/pools?poolid=prod&type=qemu");
+    assert_eq!(r.status, 400, "{}", r.raw);
+    let not_defined = "property is not defined in schema and the schema does not allow additional properties";
     assert_eq!(
-        r.error("poolid"),
-        "property is not defined in schema and the schema does not allow additional properties"
+        r.body["errors"],
+        json!({"poolid": not_defined, "type": not_defined}),
+        "{}",
+        r.raw
     );
+    let r = api.get("/pools?type=qemu");
+    assert_eq!((r.status, r.error("type")), (400, not_defined.to_string()));
     assert_eq!(api.put("/pools/prod", &[("vms", "100")]).status, 200);
     assert_eq!(api.get("/pools/prod").data()["members"][0]["vmid"], 100);
 }

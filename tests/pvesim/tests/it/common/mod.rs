@@ -124,6 +124,23 @@ impl Api {
         }
     }
 
+    /// A `POST` or `PUT` with a JSON body (where a form cannot send a value, e.g. `""`).
+    pub fn send_json(&self, method: &str, path: &str, body: &Value) -> Resp {
+        let url = self.url(&format!("/api2/json{path}"));
+        let mut rb = if method == "POST" {
+            self.agent.post(url)
+        } else {
+            self.agent.put(url)
+        };
+        for (k, v) in &self.auth {
+            rb = rb.header(k, v);
+        }
+        Self::finish(
+            rb.header("Content-Type", "application/json")
+                .send(serde_json::to_vec(body).unwrap()),
+        )
+    }
+
     pub fn post(&self, path: &str, form: &[(&str, &str)]) -> Resp {
         self.send("POST", path, form)
     }
