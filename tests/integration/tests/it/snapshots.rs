@@ -71,27 +71,52 @@ fn shown(outcome: &TaskOutcome) -> Value {
 fn module_docs_as_ansible_doc_prints_them() {
     let env = Env::start();
     let doc = ansible_playbook().with_file_name("ansible-doc");
-    // The first line names the file ansible-doc read, under this run's temp dir.
+    // One ansible-doc for every module (each start costs the collection loader's
+    // seconds); each module's text begins with its `> MODULE` line, which names the file
+    // ansible-doc read, under this run's temp dir.
+    let out = Command::new(&doc)
+        .args(MODULES.iter().map(|m| format!("ferrox.proxmox.{m}")))
+        .env("ANSIBLE_COLLECTIONS_PATH", env.collections_path())
+        .env("ANSIBLE_HOME", env.dir().join("ansible-home"))
+        .env("ANSIBLE_NOCOLOR", "1")
+        .env("COLUMNS", "100")
+        .env("PAGER", "cat")
+        .output()
+        .expect("run ansible-doc");
+    assert!(
+        out.status.success(),
+        "ansible-doc: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
     let read_from = Regex::new(r"\(/[^)]*/ansible_collections/").unwrap();
-    for module in MODULES {
-        let out = Command::new(&doc)
-            .arg(format!("ferrox.proxmox.{module}"))
-            .env("ANSIBLE_COLLECTIONS_PATH", env.collections_path())
-            .env("ANSIBLE_HOME", env.dir().join("ansible-home"))
-            .env("ANSIBLE_NOCOLOR", "1")
-            .env("COLUMNS", "100")
-            .env("PAGER", "cat")
-            .output()
-            .expect("run ansible-doc");
-        assert!(
-            out.status.success(),
-            "ansible-doc {module}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8_lossy(&out.stdout);
-        let text = read_from.replace_all(&text, "(.../ansible_collections/");
-        insta::assert_snapshot!(format!("doc_{module}"), redact_text(&text));
+    let text = read_from.replace_all(&text, "(.../ansible_collections/");
+    let docs = docs_by_module(&text);
+    assert_eq!(
+        docs.iter().map(|(m, _)| *m).collect::<Vec<_>>(),
+        MODULES.to_vec(),
+        "ansible-doc printed a document per module, in the order asked"
+    );
+    for (module, text) in docs {
+        insta::assert_snapshot!(format!("doc_{module}"), redact_text(text));
     }
+}
+
+/// ansible-doc's output for several modules, split at each `> MODULE ferrox.proxmox.X`
+/// line: (X, its text).
+fn docs_by_module(text: &str) -> Vec<(&str, &str)> {
+    const HEAD: &str = "> MODULE ferrox.proxmox.";
+    let starts: Vec<usize> = text.match_indices(HEAD).map(|(i, _)| i).collect();
+    starts
+        .iter()
+        .enumerate()
+        .map(|(n, &start)| {
+            let end = starts.get(n + 1).copied().unwrap_or(text.len());
+            let doc = &text[start..end];
+            let name = doc[HEAD.len()..].split([' ', '\n']).next().unwrap_or_default();
+            (name, doc)
+        })
+        .collect()
 }
 
 const CREATE: &str = "ferrox.proxmox.proxmox_kvm:
