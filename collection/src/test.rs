@@ -6,8 +6,8 @@
 //! units`, `ansible-test sanity` and the docs site (built from that installed tarball,
 //! checked, shot) beside them.
 //!
-//! The other platforms' release binaries ([`cross_built`]) are cross-built meanwhile, at
-//! the lowest CPU priority ([`cross::Priority::Background`]): the builds take whatever CPU the host
+//! Every other platform's release binary is cross-built meanwhile, at the lowest CPU
+//! priority ([`cross::Priority::Background`]): the builds take whatever CPU the host
 //! build, the checks, the tests and sanity leave (the pip installs, ansible-test's single
 //! core, the waits on the simulator's tasks and on community.proxmox's polls) and never
 //! hold them up. Run before the tests, as they were, they added their whole time to the
@@ -17,7 +17,6 @@
 use anyhow::Result;
 
 use crate::build::{self, Profile};
-use crate::platform::Platform;
 use crate::{changelog, cross, docs, ee, galaxy, lint, platform, repo, sanity, setup, site, style, units};
 
 /// The tests that read or run a cross-built binary (nextest's filter language): the
@@ -25,24 +24,11 @@ use crate::{changelog, cross, docs, ee, galaxy, lint, platform, repo, sanity, se
 const NEEDS_CROSS_BUILDS: &str =
     "(package(collection) & test(/^verify::tests::/)) | (package(ferrox-integration) & test(/^platform_aarch64::/))";
 
-/// The platforms the test command cross-builds: every shipped one but the host's and
-/// darwin_x86_64. The tests check each built binary (format, static linking, the macOS
-/// load commands and signature) and run the aarch64 one under qemu-user; an Intel Mac's
-/// build would check nothing that the Apple silicon one does not, but its CPU type, and it
-/// costs about a tenth of the run's CPU on a 2-core machine. `build --all-platforms`
-/// builds it and checks it (x86_64, loadable on macOS 10.13) before it ships.
-pub(crate) fn cross_built(host: Option<Platform>) -> Vec<Platform> {
-    build::cross_platforms(host)
-        .into_iter()
-        .filter(|p| p.name != "darwin_x86_64")
-        .collect()
-}
-
 pub(crate) fn test(extra: &[&str]) -> Result<()> {
     // The cross-build tools first, so that the builds start at once and fill what the
     // code's checks and the pip installs leave of the CPU too.
     timed("setup --cross", cross::setup::setup)?;
-    let crossed = cross_built(platform::host().ok());
+    let crossed = build::cross_platforms(platform::host().ok());
     cross::check(&crossed)?;
     std::thread::scope(|scope| {
         let cross_builds = scope.spawn(|| {
