@@ -51,7 +51,7 @@ pub fn spec() -> ModuleSpec {
 }
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
-    let task = AclTask::read(&m.params)?;
+    let task = AclTask::from_params(&m.params)?;
     driver::run(m, task)
 }
 

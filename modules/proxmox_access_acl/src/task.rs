@@ -1,6 +1,8 @@
-//! The options of proxmox_access_acl, declared once, and the task in typed form: the
-//! path normalised as PVE normalises it, and refused where PVE would refuse it.
+//! The options of proxmox_access_acl, declared once, and the task read once through
+//! [`Reader`] into typed form (defaults come from the declaration only): the path
+//! normalised as PVE normalises it, and refused where PVE would refuse it.
 
+use ferrox_ansible::options::read::{Choice, Reader};
 use ferrox_ansible::options::{Opt, Params, Rules};
 use ferrox_ansible::protocol::Failure;
 use ferrox_pve_rules::acl_path;
@@ -8,12 +10,23 @@ use ferrox_run::connection;
 
 use crate::plan::Want;
 
+/// `state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    Present,
+    Absent,
+}
+
+impl Choice for State {
+    const ALL: &'static [(&'static str, State)] = &[("present", State::Present), ("absent", State::Absent)];
+}
+
 pub(crate) fn options() -> Vec<Opt> {
     let mut opts = connection::options();
     opts.extend([
         Opt::str("state")
-            .default("present")
-            .choices(&["present", "absent"])
+            .default(State::ALL[0].0)
+            .choices(&State::names())
             .desc("V(present) gives O(roleid) to O(ugid) on O(path) with the O(propagate) asked (an entry with the other O(propagate) is changed); V(absent) removes the entries of O(path) that match the O(roleid), O(type) and O(ugid) given, whatever their O(propagate).")
             .desc("With V(absent) and only O(path), every entry of the path is removed, as community.proxmox documents it (its 1.6 removed only the propagating ones)."),
         Opt::str("path")
@@ -47,21 +60,27 @@ pub(crate) struct AclTask {
 }
 
 impl AclTask {
-    pub(crate) fn read(p: &Params) -> Result<AclTask, Failure> {
-        let present = p.str("state") != Some("absent");
-        let raw = p.str("path").unwrap_or_default();
+    pub(crate) fn from_params(params: &Params) -> Result<AclTask, Failure> {
+        let opts = options();
+        Self::read(&Reader::new(params.clone(), &opts))
+    }
+
+    fn read(r: &Reader<'_>) -> Result<AclTask, Failure> {
+        let state = r.choice::<State>("state");
+        let raw = r.str("path").unwrap_or_default();
+        let kind = r.non_empty("type");
+        let ugid = r.non_empty("ugid");
+        let roleid = r.non_empty("roleid");
+        let propagate = r.bool_or_default("propagate");
         let path = acl_path::normalize_path(raw).ok_or_else(|| {
             Failure::new(format!(
                 "path '{raw}' is not an ACL path: Proxmox VE refuses it (invalid ACL path '{raw}'); a path is made of letters, digits, '.', '-', '_' and '/', for example /vms/100"
             ))
         })?;
-        let kind = p.non_empty("type").map(str::to_string);
-        let ugid = p.non_empty("ugid").map(str::to_string);
         if let (Some(kind), Some(ugid)) = (&kind, &ugid) {
             check_ugid(kind, ugid)?;
         }
-        let roleid = p.non_empty("roleid").map(str::to_string);
-        if !present {
+        if state == State::Absent {
             return Ok(AclTask {
                 path,
                 want: Want::Remove { kind, ugid, roleid },
@@ -78,7 +97,7 @@ impl AclTask {
                 kind: kind.unwrap_or_default(),
                 ugid: ugid.unwrap_or_default(),
                 roleid: roleid.unwrap_or_default(),
-                propagate: p.bool("propagate").unwrap_or(true),
+                propagate,
             },
         })
     }
@@ -123,13 +142,44 @@ mod tests {
     use super::*;
     use serde_json::{json, Map, Value};
 
-    fn read(args: Value) -> Result<AclTask, Failure> {
-        let mut values: Map<String, Value> = ["state", "path", "roleid", "type", "ugid", "propagate"]
+    /// The task's options, unset ones as validation leaves them (the declared default,
+    /// else null), read; with the declared options no getter read.
+    fn read_task(args: Value) -> (Result<AclTask, Failure>, Vec<&'static str>) {
+        let opts = options();
+        let mut values: Map<String, Value> = opts
             .iter()
-            .map(|k| (k.to_string(), Value::Null))
+            .map(|o| (o.name.to_string(), o.default.clone().unwrap_or(Value::Null)))
             .collect();
         values.extend(args.as_object().cloned().unwrap_or_default());
-        AclTask::read(&Params::new(values))
+        let r = Reader::new(Params::new(values), &opts);
+        let task = AclTask::read(&r);
+        (task, r.unread())
+    }
+
+    fn read(args: Value) -> Result<AclTask, Failure> {
+        read_task(args).0
+    }
+
+    #[test]
+    fn every_declared_option_of_the_module_is_read() {
+        let (task, unread) = read_task(json!({"path": "/vms/101", "state": "absent"}));
+        assert!(task.is_ok());
+        let connection: Vec<&str> = connection::options().iter().map(|o| o.name).collect();
+        let unread: Vec<&str> = unread.into_iter().filter(|n| !connection.contains(n)).collect();
+        assert!(unread.is_empty(), "options without a reader: {unread:?}");
+    }
+
+    #[test]
+    fn propagate_takes_the_declared_default() {
+        let grant = |args: Value| match read(args).unwrap().want {
+            Want::Grant { propagate, .. } => propagate,
+            other => panic!("not a grant: {other:?}"),
+        };
+        let task = json!({"path": "/", "roleid": "R", "type": "group", "ugid": "owners"});
+        assert!(grant(task.clone()));
+        let mut off = task;
+        off["propagate"] = json!(false);
+        assert!(!grant(off));
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod docs;
 mod plan;
 
 use ferrox_ansible::diff::Diff;
+use ferrox_ansible::options::read::{Choice, Reader};
 use ferrox_ansible::options::{ModuleSpec, Opt, Params, Rules, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_cluster::pools;
@@ -23,22 +24,38 @@ use serde_json::json;
 
 use plan::{Action, Pool};
 
-pub fn spec() -> ModuleSpec {
+/// `state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    Present,
+    Absent,
+}
+
+impl Choice for State {
+    const ALL: &'static [(&'static str, State)] = &[("present", State::Present), ("absent", State::Absent)];
+}
+
+/// The module's options, declared once.
+fn options() -> Vec<Opt> {
     let mut options = connection::options();
     options.extend([
         Opt::str("poolid").aliases(&["name"]).required().desc("The pool ID; V(parent/child) for a nested pool (Proxmox VE 8.1 and later)."),
         Opt::str("comment").desc("The pool's description. Set on an existing pool too (community.proxmox 1.6 ignored it then); unset leaves it as it is. Ignored with O(state=absent)."),
         Opt::str("state")
-            .default("present")
-            .choices(&["present", "absent"])
+            .default(State::ALL[0].0)
+            .choices(&State::names())
             .desc("Whether the pool exists. A pool is removed only when it has no members and no child pools."),
     ]);
+    options
+}
+
+pub fn spec() -> ModuleSpec {
     ModuleSpec {
         name: "proxmox_pool",
         short_description: "Pool management for Proxmox VE cluster",
         description: docs::description(),
         version_added: "0.2.0",
-        options,
+        options: options(),
         rules: Rules::default().merge(connection::rules()),
         check_mode: (
             Support::Full,
@@ -56,7 +73,7 @@ pub fn spec() -> ModuleSpec {
 }
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
-    let task = PoolTask::read(&m.params);
+    let task = PoolTask::from_params(&m.params);
     driver::run(m, task)
 }
 
@@ -69,11 +86,18 @@ pub(crate) struct PoolTask {
 }
 
 impl PoolTask {
-    pub(crate) fn read(p: &Params) -> PoolTask {
+    /// The task's options, read once through [`Reader`] (defaults come from the
+    /// declaration only).
+    pub(crate) fn from_params(params: &Params) -> PoolTask {
+        let opts = options();
+        Self::read(&Reader::new(params.clone(), &opts))
+    }
+
+    fn read(r: &Reader<'_>) -> PoolTask {
         PoolTask {
-            poolid: p.str("poolid").unwrap_or_default().to_string(),
-            comment: p.str("comment").map(str::to_string),
-            absent: p.str("state") == Some("absent"),
+            poolid: r.str("poolid").unwrap_or_default().to_string(),
+            comment: r.str("comment").map(str::to_string),
+            absent: r.choice::<State>("state") == State::Absent,
         }
     }
 }
@@ -235,5 +259,48 @@ impl Task for PoolTask {
             .with("poolid", id)
             .with("changes", changes)
             .with_diff(diff))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::Value;
+
+    /// The task's options, unset ones as validation leaves them (the declared default,
+    /// else null), read; with the declared options no getter read.
+    fn read(args: Value) -> (PoolTask, Vec<&'static str>) {
+        let opts = options();
+        let mut values: serde_json::Map<String, Value> = opts
+            .iter()
+            .map(|o| (o.name.to_string(), o.default.clone().unwrap_or(Value::Null)))
+            .collect();
+        values.extend(args.as_object().cloned().unwrap_or_default());
+        let r = Reader::new(Params::new(values), &opts);
+        let task = PoolTask::read(&r);
+        (task, r.unread())
+    }
+
+    #[test]
+    fn every_declared_option_of_the_module_is_read() {
+        let (_, unread) = read(json!({"poolid": "prod"}));
+        let connection: Vec<&str> = connection::options().iter().map(|o| o.name).collect();
+        let unread: Vec<&str> = unread.into_iter().filter(|n| !connection.contains(n)).collect();
+        assert!(unread.is_empty(), "options without a reader: {unread:?}");
+    }
+
+    #[test]
+    fn the_task_as_given_and_the_declared_default() {
+        let (task, _) = read(json!({"poolid": "prod"}));
+        assert_eq!(
+            task,
+            PoolTask {
+                poolid: "prod".into(),
+                comment: None,
+                absent: false
+            }
+        );
+        let (task, _) = read(json!({"poolid": "prod", "comment": "", "state": "absent"}));
+        assert_eq!((task.comment.as_deref(), task.absent), (Some(""), true));
     }
 }

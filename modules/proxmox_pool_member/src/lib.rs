@@ -53,7 +53,7 @@ pub fn spec() -> ModuleSpec {
 }
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
-    let task = MemberTask::read(&m.params)?;
+    let task = MemberTask::from_params(&m.params)?;
     driver::run(m, task)
 }
 

@@ -1,11 +1,35 @@
 //! The options of proxmox_pool_member, declared once: community.proxmox 1.6's shape
 //! (`member` and `type`) and 2.0's (`members`, `exclusive`), plus `allow_move`; a task
-//! gives one shape, never both.
+//! gives one shape, never both. The task reads them once, through [`Reader`] (defaults
+//! come from the declaration only).
 
+use ferrox_ansible::options::read::{Choice, Reader};
 use ferrox_ansible::options::{Kind, Opt, Params, Rules};
 use ferrox_ansible::protocol::Failure;
 use ferrox_run::connection;
 use serde_json::Value;
+
+/// What `member` names (`type`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum MemberType {
+    Vm,
+    Storage,
+}
+
+impl Choice for MemberType {
+    const ALL: &'static [(&'static str, MemberType)] = &[("vm", MemberType::Vm), ("storage", MemberType::Storage)];
+}
+
+/// `state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    Present,
+    Absent,
+}
+
+impl Choice for State {
+    const ALL: &'static [(&'static str, State)] = &[("present", State::Present), ("absent", State::Absent)];
+}
 
 pub(crate) fn options() -> Vec<Opt> {
     let mut opts = connection::options();
@@ -22,13 +46,13 @@ pub(crate) fn options() -> Vec<Opt> {
             .desc("One member: a storage ID with O(type=storage), else a VMID or the name of exactly one guest: community.proxmox 1.6's shape.")
             .desc("Give either O(member) or O(members), never both."),
         Opt::str("type")
-            .default("vm")
-            .choices(&["vm", "storage"])
+            .default(MemberType::ALL[0].0)
+            .choices(&MemberType::names())
             .desc("What O(member) names. Used only with O(member)."),
         members,
         Opt::str("state")
-            .default("present")
-            .choices(&["present", "absent"])
+            .default(State::ALL[0].0)
+            .choices(&State::names())
             .desc("Whether the members are in the pool. Ignored with O(exclusive=true)."),
         Opt::bool("exclusive")
             .default(false)
@@ -68,25 +92,33 @@ pub(crate) struct MemberTask {
 }
 
 impl MemberTask {
-    pub(crate) fn read(p: &Params) -> Result<MemberTask, Failure> {
-        let poolid = p.str("poolid").unwrap_or_default().to_string();
-        let (members, single) = match p.str("member") {
+    pub(crate) fn from_params(params: &Params) -> Result<MemberTask, Failure> {
+        let opts = options();
+        Self::read(&Reader::new(params.clone(), &opts))
+    }
+
+    fn read(r: &Reader<'_>) -> Result<MemberTask, Failure> {
+        let poolid = r.str("poolid").unwrap_or_default().to_string();
+        let member = r.str("member").map(str::to_string);
+        let kind = r.choice::<MemberType>("type");
+        let listed = r.list("members");
+        let (members, single) = match member {
             Some(m) => {
-                let named = match p.str("type") {
-                    Some("storage") => Named::Storage(m.to_string()),
-                    _ => Named::Vm(m.to_string()),
+                let named = match kind {
+                    MemberType::Storage => Named::Storage(m.clone()),
+                    MemberType::Vm => Named::Vm(m.clone()),
                 };
-                (vec![named], Some(m.to_string()))
+                (vec![named], Some(m))
             }
-            None => (members(p.list("members").map(Vec::as_slice).unwrap_or_default())?, None),
+            None => (members(listed.map(Vec::as_slice).unwrap_or_default())?, None),
         };
         Ok(MemberTask {
             poolid,
             members,
             single,
-            absent: p.str("state") == Some("absent"),
-            exclusive: p.bool("exclusive").unwrap_or(false),
-            allow_move: p.bool("allow_move").unwrap_or(false),
+            absent: r.choice::<State>("state") == State::Absent,
+            exclusive: r.bool_or_default("exclusive"),
+            allow_move: r.bool_or_default("allow_move"),
         })
     }
 }
@@ -129,21 +161,41 @@ mod tests {
     use super::*;
     use serde_json::{json, Map};
 
-    fn read(args: Value) -> Result<MemberTask, Failure> {
-        let mut values: Map<String, Value> = [
-            "poolid",
-            "member",
-            "type",
-            "members",
-            "state",
-            "exclusive",
-            "allow_move",
-        ]
-        .iter()
-        .map(|k| (k.to_string(), Value::Null))
-        .collect();
+    /// The task's options, unset ones as validation leaves them (the declared default,
+    /// else null), read; with the declared options no getter read.
+    fn read_task(args: Value) -> (Result<MemberTask, Failure>, Vec<&'static str>) {
+        let opts = options();
+        let mut values: Map<String, Value> = opts
+            .iter()
+            .map(|o| (o.name.to_string(), o.default.clone().unwrap_or(Value::Null)))
+            .collect();
         values.extend(args.as_object().cloned().unwrap_or_default());
-        MemberTask::read(&Params::new(values))
+        let r = Reader::new(Params::new(values), &opts);
+        let task = MemberTask::read(&r);
+        (task, r.unread())
+    }
+
+    fn read(args: Value) -> Result<MemberTask, Failure> {
+        read_task(args).0
+    }
+
+    #[test]
+    fn every_declared_option_of_the_module_is_read() {
+        let (task, unread) = read_task(json!({"poolid": "prod", "member": "101"}));
+        assert!(task.is_ok());
+        let connection: Vec<&str> = connection::options().iter().map(|o| o.name).collect();
+        let unread: Vec<&str> = unread.into_iter().filter(|n| !connection.contains(n)).collect();
+        assert!(unread.is_empty(), "options without a reader: {unread:?}");
+    }
+
+    #[test]
+    fn unset_options_take_the_declared_defaults() {
+        let task = read(json!({"poolid": "prod", "member": "101"})).unwrap();
+        assert_eq!(task.members, [Named::Vm("101".into())]);
+        assert!(!task.absent && !task.exclusive && !task.allow_move);
+        let task =
+            read(json!({"poolid": "prod", "members": [{"vm": 101}], "state": "absent", "allow_move": true})).unwrap();
+        assert!(task.absent && task.allow_move);
     }
 
     #[test]

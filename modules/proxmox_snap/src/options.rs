@@ -1,7 +1,10 @@
 //! The options of proxmox_snap, declared once.
 
+use ferrox_ansible::options::read::Choice;
 use ferrox_ansible::options::{Opt, Rules};
 use ferrox_run::connection;
+
+use crate::task::State;
 
 pub(crate) fn options() -> Vec<Opt> {
     let mut opts = connection::options();
@@ -9,8 +12,8 @@ pub(crate) fn options() -> Vec<Opt> {
         Opt::str("hostname").desc("The name of the VM. Used only when O(vmid) is not given; must match exactly one QEMU VM."),
         Opt::vmid("vmid").desc("The VMID of the VM. Takes precedence over O(hostname)."),
         Opt::str("state")
-            .default("present")
-            .choices(&["present", "absent", "rollback"])
+            .default(State::ALL[0].0)
+            .choices(&State::names())
             .desc("V(present) takes the snapshot unless one of that name exists; V(absent) removes it if it exists; V(rollback) rolls the VM back to it.")
             .desc("A rollback stops a running VM first (Proxmox VE does so); RV(stopped) says whether it did, and check mode predicts it."),
         Opt::bool("force")

@@ -12,7 +12,7 @@ mod docs;
 
 use serde_json::Value;
 
-use ferrox_ansible::options::{ModuleSpec, Opt, Params, Rules, Support};
+use ferrox_ansible::options::{ModuleSpec, Opt, Params, Reader, Rules, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_cluster::listing_probe::LookupTargets;
 use ferrox_cluster::vm::{GuestType, ListingQuery};
@@ -21,7 +21,8 @@ use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject,
 use ferrox_run::name_index;
 use ferrox_run::vm_task::{self, Lookup};
 
-pub fn spec() -> ModuleSpec {
+/// The module's options, declared once.
+fn options() -> Vec<Opt> {
     let mut options = connection::options();
     options.extend([
         Opt::str("hostname")
@@ -29,12 +30,16 @@ pub fn spec() -> ModuleSpec {
         Opt::vmid("vmid").desc("The VMID of the QEMU VM or LXC container. Takes precedence over O(hostname)."),
         Opt::str("snapname").desc("Return only this snapshot, as RV(snapshot)."),
     ]);
+    options
+}
+
+pub fn spec() -> ModuleSpec {
     ModuleSpec {
         name: "proxmox_snap_info",
         short_description: "List the snapshots of a QEMU VM or LXC container in Proxmox VE",
         description: docs::description(),
         version_added: "0.2.0",
-        options,
+        options: options(),
         rules: Rules::default()
             .required_one_of(&["hostname", "vmid"])
             .merge(connection::rules()),
@@ -51,6 +56,7 @@ pub fn spec() -> ModuleSpec {
 }
 
 /// The task: which guest, and which snapshot.
+#[derive(Debug)]
 pub(crate) struct SnapInfoTask {
     vmid: Option<u32>,
     hostname: Option<String>,
@@ -58,15 +64,17 @@ pub(crate) struct SnapInfoTask {
 }
 
 impl SnapInfoTask {
-    pub(crate) fn from_params(p: &Params) -> Result<SnapInfoTask, String> {
-        let vmid = match p.int("vmid") {
-            Some(0) | None => None,
-            Some(id) => Some(ferrox_ansible::options::read::vmid_in_range("vmid", id)?),
-        };
+    /// The task's options, read once through [`Reader`].
+    pub(crate) fn from_params(params: &Params) -> Result<SnapInfoTask, String> {
+        let opts = options();
+        Self::read(&Reader::new(params.clone(), &opts))
+    }
+
+    fn read(r: &Reader<'_>) -> Result<SnapInfoTask, String> {
         Ok(SnapInfoTask {
-            vmid,
-            hostname: p.non_empty("hostname").map(str::to_string),
-            snapname: p.non_empty("snapname").map(str::to_string),
+            vmid: r.vmid("vmid")?,
+            hostname: r.non_empty("hostname"),
+            snapname: r.non_empty("snapname"),
         })
     }
 }
@@ -172,6 +180,44 @@ pub(crate) fn report(snapname: Option<&str>, list: &Value) -> Output {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn read(args: Value) -> (Result<SnapInfoTask, String>, Vec<&'static str>) {
+        let opts = options();
+        let mut all = json!({});
+        for o in &opts {
+            all[o.name] = o.default.clone().unwrap_or(Value::Null);
+        }
+        for (k, v) in args.as_object().unwrap() {
+            all[k] = v.clone();
+        }
+        let r = Reader::new(Params::new(all.as_object().unwrap().clone()), &opts);
+        let task = SnapInfoTask::read(&r);
+        (task, r.unread())
+    }
+
+    #[test]
+    fn every_declared_option_of_the_module_is_read() {
+        let (task, unread) = read(json!({"vmid": 100}));
+        assert!(task.is_ok());
+        let connection: Vec<&str> = connection::options().iter().map(|o| o.name).collect();
+        let unread: Vec<&str> = unread.into_iter().filter(|n| !connection.contains(n)).collect();
+        assert!(unread.is_empty(), "options without a reader: {unread:?}");
+    }
+
+    #[test]
+    fn the_guest_and_the_snapshot_as_given() {
+        let (task, _) = read(json!({"vmid": 0, "hostname": "web", "snapname": ""}));
+        let task = task.unwrap();
+        assert_eq!(
+            (task.vmid, task.hostname.as_deref(), task.snapname),
+            (None, Some("web"), None)
+        );
+        let (task, _) = read(json!({"vmid": 99}));
+        assert_eq!(
+            task.unwrap_err(),
+            "vmid must be a VMID between 100 and 999999999, got: 99"
+        );
+    }
 
     #[test]
     fn the_list_or_the_one_snapshot_as_one_point_six_returns_them() {

@@ -11,13 +11,14 @@
 mod docs;
 mod normalize;
 
-use ferrox_ansible::options::{ModuleSpec, Opt, Params, Rules, Support};
+use ferrox_ansible::options::{ModuleSpec, Opt, Params, Reader, Rules, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_run::connection;
 use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject, Task};
 use serde_json::Value;
 
-pub fn spec() -> ModuleSpec {
+/// The module's options, declared once.
+fn options() -> Vec<Opt> {
     let mut options = connection::options();
     options.extend([
         Opt::str("domain")
@@ -31,12 +32,16 @@ pub fn spec() -> ModuleSpec {
             .desc("Restrict the results to the user with this ID, C(name@realm).")
             .desc("A user that does not exist gives an empty RV(proxmox_users) (as in community.proxmox 1.6, so a playbook can test for it); a read Proxmox VE refuses fails, naming the cause."),
     ]);
+    options
+}
+
+pub fn spec() -> ModuleSpec {
     ModuleSpec {
         name: "proxmox_user_info",
         short_description: "Retrieve information about one or more Proxmox VE users",
         description: docs::description(),
         version_added: "0.2.0",
-        options,
+        options: options(),
         rules: Rules::default()
             .mutually_exclusive(&["user", "userid"])
             .mutually_exclusive(&["domain", "userid"])
@@ -54,7 +59,7 @@ pub fn spec() -> ModuleSpec {
 }
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
-    let query = UserQuery::read(&m.params)?;
+    let query = UserQuery::from_params(&m.params)?;
     driver::run(m, query)
 }
 
@@ -73,24 +78,27 @@ pub(crate) enum UserQuery {
 }
 
 impl UserQuery {
+    /// The task's options, read once through [`Reader`].
+    pub(crate) fn from_params(params: &Params) -> Result<UserQuery, Failure> {
+        let opts = options();
+        Self::read(&Reader::new(params.clone(), &opts))
+    }
+
     /// The query from the task's options (1.6: `user@domain` when both are given).
-    pub(crate) fn read(p: &Params) -> Result<UserQuery, Failure> {
-        let (domain, user) = (p.non_empty("domain"), p.non_empty("user"));
-        if let (Some(user), Some(domain)) = (user, domain) {
+    fn read(r: &Reader<'_>) -> Result<UserQuery, Failure> {
+        let (domain, user, userid) = (r.non_empty("domain"), r.non_empty("user"), r.non_empty("userid"));
+        if let (Some(user), Some(domain)) = (&user, &domain) {
             return Ok(UserQuery::One(format!("{user}@{domain}")));
         }
-        if let Some(userid) = p.non_empty("userid") {
+        if let Some(userid) = userid {
             if !userid.contains('@') {
                 return Err(Failure::new(format!(
                     "userid '{userid}' is not a user ID: give it as name@realm (for example {userid}@pve), or give user: {userid} alone to match that login name in every realm"
                 )));
             }
-            return Ok(UserQuery::One(userid.to_string()));
+            return Ok(UserQuery::One(userid));
         }
-        Ok(UserQuery::All {
-            domain: domain.map(str::to_string),
-            user: user.map(str::to_string),
-        })
+        Ok(UserQuery::All { domain, user })
     }
 
     fn keeps(&self, user: &Value) -> bool {
@@ -215,14 +223,31 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn query(args: Value) -> Result<UserQuery, Failure> {
-        let mut values: serde_json::Map<String, Value> = ["domain", "user", "userid"]
+    /// The task's options, unset ones as validation leaves them (the declared default,
+    /// else null), read; with the declared options no getter read.
+    fn read(args: Value) -> (Result<UserQuery, Failure>, Vec<&'static str>) {
+        let opts = options();
+        let mut values: serde_json::Map<String, Value> = opts
             .iter()
-            .map(|k| (k.to_string(), Value::Null))
+            .map(|o| (o.name.to_string(), o.default.clone().unwrap_or(Value::Null)))
             .collect();
         values.extend(args.as_object().cloned().unwrap_or_default());
-        let p = Params::new(values);
-        UserQuery::read(&p)
+        let r = Reader::new(Params::new(values), &opts);
+        let query = UserQuery::read(&r);
+        (query, r.unread())
+    }
+
+    fn query(args: Value) -> Result<UserQuery, Failure> {
+        read(args).0
+    }
+
+    #[test]
+    fn every_declared_option_of_the_module_is_read() {
+        let (query, unread) = read(json!({"domain": "pve"}));
+        assert!(query.is_ok());
+        let connection: Vec<&str> = connection::options().iter().map(|o| o.name).collect();
+        let unread: Vec<&str> = unread.into_iter().filter(|n| !connection.contains(n)).collect();
+        assert!(unread.is_empty(), "options without a reader: {unread:?}");
     }
 
     #[test]
