@@ -1,13 +1,12 @@
-//! `migrate: true`, a task of the one driver ([`ferrox_run::driver`]): observe lists the
-//! cluster, locates the VM and reads its power state when it is to move
-//! ([`crate::observe::migration`]); the plan is [`crate::decide::migrate`]'s; the guard
+//! `migrate: true`, a task of the one driver ([`ferrox_run::driver`]): observe locates
+//! the VM the task names in the run's listing and reads its power state when it is to
+//! move ([`crate::observe::migration`]); the plan is [`crate::decide::migrate`]'s; the guard
 //! is the VM's lock and the migration PVE checks; check mode predicts the move, a real
 //! run makes it ([`crate::execute::carry_out`]); the result is `report/migrate.rs`'s.
 
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::{Failure, Output};
 use ferrox_cluster::tags::TagCase;
-use ferrox_pve_rules::propstring::versions;
 use ferrox_run::driver::{Cx, Decided, Guard, Lock, Outcome, Prediction, Subject, Task};
 use ferrox_run::vm_task::LockWording;
 
@@ -20,11 +19,16 @@ use crate::task::KvmTask;
 use crate::{execute, observe, report};
 
 /// The task of `migrate: true`.
-pub(crate) struct Migrate(pub(crate) KvmTask);
+pub(crate) struct Migrate<'a> {
+    pub(crate) task: &'a KvmTask,
+    /// The run's listing, where the VM is located.
+    pub(crate) listing: &'a Listing,
+    /// The run's tag comparison.
+    pub(crate) tag_case: TagCase<'a>,
+}
 
-/// What the migration reads: the run's listing and the VM's view.
+/// The VM's view, and the start of the refusal of it locked.
 pub(crate) struct Seen {
-    listing: Listing,
     observed: MigrateObserved,
     /// The start of the refusal of a locked VM.
     lock_prefix: String,
@@ -43,42 +47,25 @@ impl Decided for Planned {
     }
 }
 
-impl Migrate {
-    /// What every step of the kvm run is handed, on the driver's context.
-    fn run<'a>(&'a self, cx: &'a Cx<'_>) -> Run<'a> {
-        Run {
-            client: cx.client,
-            gate: &cx.gate,
-            task: &self.0,
-            tag_case: TagCase::of_options(cx.gate.cluster_options()),
-        }
+impl Migrate<'_> {
+    fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
+        Run::on(cx, self.task, &self.tag_case)
     }
 }
 
-impl Task for Migrate {
+impl Task for Migrate<'_> {
     type Seen = Seen;
     type Plan = Planned;
     type Done = ();
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
-        let task = &self.0;
-        cx.client.set_retry_budget(task.timeout);
-        // Sent, never refused on a version: the node that parses them decides.
-        for warning in versions::notes(&task.newer_keys, task.check_mode) {
-            cx.warn(warning);
-        }
-        let listing = observe::listing::read(cx.m, task, cx.conn, cx.client)?;
-        let observed = observe::migration(&self.run(cx), &listing)?;
-        let lock_prefix = migrate::lock_prefix(&observed.vm, task.node.as_deref().unwrap_or_default());
-        Ok(Seen {
-            listing,
-            observed,
-            lock_prefix,
-        })
+        let observed = observe::migration(&self.run(cx), self.listing)?;
+        let lock_prefix = migrate::lock_prefix(&observed.vm, self.task.node.as_deref().unwrap_or_default());
+        Ok(Seen { observed, lock_prefix })
     }
 
     fn plan(&self, seen: &Seen) -> Result<Planned, Failure> {
-        Ok(match migrate::decide(&self.0, &seen.observed)? {
+        Ok(match migrate::decide(self.task, &seen.observed)? {
             Decision::AlreadyThere(msg) => Planned { msg, migration: None },
             Decision::Act(migration) => {
                 let Migration { action, msg, diff } = *migration;
@@ -105,7 +92,7 @@ impl Task for Migrate {
             },
             lock: Some(Lock {
                 held: seen.observed.lock.as_deref(),
-                skiplock: self.0.skiplock,
+                skiplock: self.task.skiplock,
                 wording: LockWording::Action {
                     prefix: &seen.lock_prefix,
                 },
@@ -118,10 +105,8 @@ impl Task for Migrate {
         let Some((plan, _)) = &planned.migration else {
             return Ok(Prediction::default());
         };
-        // A migration compares no tags.
-        let tag_case = TagCase::known(false);
         Ok(Prediction {
-            effects: effects::effects(plan, self.0.name.as_deref(), &plan.known, &tag_case),
+            effects: effects::effects(plan, self.task.name.as_deref(), &plan.known, &self.tag_case),
             warnings: Vec::new(),
         })
     }
@@ -133,7 +118,7 @@ impl Task for Migrate {
         let mut plan = plan.clone();
         let mut warnings = Vec::new();
         let name = seen.observed.name.clone();
-        let result = execute::carry_out(&self.run(cx), &seen.listing, &mut plan, name, &mut warnings);
+        let result = execute::carry_out(&self.run(cx), self.listing, &mut plan, name, &mut warnings);
         for w in warnings {
             cx.warn(w);
         }
