@@ -54,8 +54,9 @@
 //! - [`decide`]: pure decisions from the task and what [`observe`] read: `power`,
 //!   `update` (a VM that exists), `create`, `clone`, `config_keys`, `migrate`, `efi`,
 //!   each with its `*_tests.rs` table.
-//! - [`execute`](mod@execute): `execute::carry_out`, how a task of the driver writes
-//!   (the driver held the plan to the privilege gate and keeps its effects); the config
+//! - [`execute`](mod@execute): `Op::carry_out`, how a task of the driver writes (the
+//!   driver held the plan to the privilege gate and keeps its effects), and
+//!   `Op::predict`, what check mode hands the driver instead; the config
 //!   writes every create, clone and update ends with; one method per action, each with
 //!   its own recovery of a lost answer (create and clone with a vmid taken meanwhile or
 //!   a busy lock, config, pool move, power, migrate, remove, template).
@@ -81,7 +82,8 @@
 //!   wanted config, keeping only what differs and losing nothing (disks change in place
 //!   and only grow; NICs keep their MACs).
 //! - [`step`]: [`step::Run`] (the task, the client, the privilege gate, the tag
-//!   comparison: what every step is handed) and [`step::Learned`] (the warnings and
+//!   comparison: what every step is handed), [`step::Op`] (the task and the tag
+//!   comparison: what every task of the driver holds) and [`step::Learned`] (the warnings and
 //!   name index the run hands back to the module, failed or not), below every step that
 //!   reads them.
 //! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, `KeyEdit`, the clone,
@@ -134,7 +136,7 @@ use ferrox_run::name_index;
 use ferrox_run::SharedRunState;
 
 use observe::listing::Listing;
-use step::{Learned, Run};
+use step::{Learned, Op, Run};
 use task::{KeyEdit, KvmTask, Operation, State};
 
 pub use docs::spec;
@@ -204,32 +206,27 @@ fn operation<'a>(
     tag_case: &TagCase<'a>,
     learned: &mut Learned,
 ) -> Result<Output, Failure> {
-    let keys = |edit, wanted: &'a [String], listing: &'a Listing| config_keys::ConfigKeys {
+    let op = || Op {
         task,
-        listing,
         tag_case: tag_case.clone(),
+    };
+    let keys = |edit, wanted: &'a [String], listing: &'a Listing| config_keys::ConfigKeys {
+        op: op(),
+        listing,
         edit,
         wanted,
     };
     match &task.operation {
         Operation::DeleteKeys(wanted) => driver::steps(cx, &keys(KeyEdit::Delete, wanted, listing)),
         Operation::RevertKeys(wanted) => driver::steps(cx, &keys(KeyEdit::Revert, wanted, listing)),
-        Operation::Migrate => driver::steps(
-            cx,
-            &migrate::Migrate {
-                task,
-                listing,
-                tag_case: tag_case.clone(),
-            },
-        ),
+        Operation::Migrate => driver::steps(cx, &migrate::Migrate { op: op(), listing }),
         Operation::Clone => clone::clone(cx, task, tag_case, listing, learned),
         Operation::State(State::Present) => present(cx, task, tag_case, listing, learned),
         Operation::State(state) => driver::steps(
             cx,
             &power_state::PowerState {
-                task,
+                op: op(),
                 listing,
-                tag_case: tag_case.clone(),
                 state: *state,
             },
         ),
