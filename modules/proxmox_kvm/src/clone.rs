@@ -22,12 +22,12 @@ use crate::api::Vm;
 use crate::checks::{check_bridges, check_drives, check_pool};
 use crate::converge::{self, Changes};
 use crate::decide::clone_route;
-use crate::execute::{self, Outcome as Executed};
+use crate::execute::Outcome as Executed;
 use crate::observe::listing::Listing;
 use crate::observe::{self, name_of, vm_of};
-use crate::plan::{effects, privileges, Action, Allocation, Plan};
+use crate::plan::{privileges, Action, Allocation, Plan};
 use crate::report::update::{with_mac_and_devices, Moved};
-use crate::step::{Learned, Run};
+use crate::step::{Learned, Op, Run};
 use crate::task::KvmTask;
 use crate::update::{Existing, To, UpdateExisting};
 use crate::{decide, name_race};
@@ -67,8 +67,10 @@ fn rerun<'a>(
     let left = move_left(&Run::on(cx, task, tag_case), listing, clone, source, &current)?;
     if let Some((target, route)) = left {
         let move_clone = MoveClone {
-            task,
-            tag_case: tag_case.clone(),
+            op: Op {
+                task,
+                tag_case: tag_case.clone(),
+            },
             listing,
             clone,
             current: &current,
@@ -104,8 +106,10 @@ fn make<'a>(
     source: &Guest,
 ) -> Result<Output, Failure> {
     let make = MakeClone {
-        task,
-        tag_case: tag_case.clone(),
+        op: Op {
+            task,
+            tag_case: tag_case.clone(),
+        },
         source,
         listing: RefCell::new(listing),
         learned: RefCell::new(learned),
@@ -115,8 +119,7 @@ fn make<'a>(
 
 /// The task of a new clone of `source`.
 struct MakeClone<'a, 'l> {
-    task: &'a KvmTask,
-    tag_case: TagCase<'a>,
+    op: Op<'a>,
     source: &'l Guest,
     /// The run's listing: which vmids are taken; a racer's clone adopted is learned in it.
     listing: RefCell<&'l mut Listing>,
@@ -147,12 +150,6 @@ impl Decided for ClonePlanned {
     }
 }
 
-impl MakeClone<'_, '_> {
-    fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
-        Run::on(cx, self.task, &self.tag_case)
-    }
-}
-
 impl Task for MakeClone<'_, '_> {
     type Seen = CloneSeen;
     type Plan = ClonePlanned;
@@ -160,7 +157,7 @@ impl Task for MakeClone<'_, '_> {
     type Done = (Plan, Executed);
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<CloneSeen, Failure> {
-        let (task, source, run) = (self.task, self.source, self.run(cx));
+        let (task, source, run) = (self.op.task, self.source, self.op.run(cx));
         let listing = self.listing.borrow();
         decide::clone::refuse_linked_of_non_template(task, source)?;
         let node = task.clone.target.clone().unwrap_or_else(|| source.node.to_string());
@@ -188,7 +185,7 @@ impl Task for MakeClone<'_, '_> {
     }
 
     fn plan(&self, seen: &CloneSeen) -> Result<ClonePlanned, Failure> {
-        let task = self.task;
+        let task = self.op.task;
         let (mut plan, diff) = decide::clone::plan(
             task,
             self.source,
@@ -210,34 +207,26 @@ impl Task for MakeClone<'_, '_> {
                 node: &seen.node,
             },
             lock: None,
-            writes: privileges::of(plan, &plan.known),
+            writes: privileges::of(plan),
         }
     }
 
     fn check(&self, cx: &mut Cx<'_>, seen: &CloneSeen, _planned: &ClonePlanned) -> Result<(), Failure> {
-        let (run, config) = (self.run(cx), &self.task.config);
+        let (run, config) = (self.op.run(cx), &self.op.task.config);
         check_bridges(&run, &seen.node, config.iter())?;
         check_drives(&run, &self.listing.borrow(), &seen.node, config.iter())?;
         check_pool(&run)
     }
 
     fn predict(&self, _cx: &mut Cx<'_>, _seen: &CloneSeen, planned: &ClonePlanned) -> Result<Prediction, Failure> {
-        let plan = &planned.plan;
-        Ok(Prediction {
-            effects: effects::effects(plan, self.task.name.as_deref(), &plan.known, &self.tag_case),
-            warnings: Vec::new(),
-        })
+        Ok(self.op.predict(&planned.plan))
     }
 
     fn execute(&self, cx: &mut Cx<'_>, _seen: &CloneSeen, planned: &ClonePlanned) -> Result<(Plan, Executed), Failure> {
         let mut plan = planned.plan.clone();
-        let mut warnings = Vec::new();
-        let name = name_of(self.task, None);
-        let result = execute::carry_out(&self.run(cx), &self.listing.borrow(), &mut plan, name, &mut warnings);
-        for w in warnings {
-            cx.warn(w);
-        }
-        result.map(|done| (plan, done))
+        let name = name_of(self.op.task, None);
+        let done = self.op.carry_out(cx, &self.listing.borrow(), &mut plan, name)?;
+        Ok((plan, done))
     }
 
     fn report(
@@ -247,7 +236,7 @@ impl Task for MakeClone<'_, '_> {
         planned: &ClonePlanned,
         outcome: Outcome<(Plan, Executed)>,
     ) -> Result<Output, Failure> {
-        let task = self.task;
+        let task = self.op.task;
         let name = name_of(task, None);
         let (plan, mut done) = match outcome {
             Outcome::Done(done) => done,
@@ -257,12 +246,12 @@ impl Task for MakeClone<'_, '_> {
             // Another run made this clone at the same moment: that VM is the clone.
             let (mut listing, mut learned) = (self.listing.borrow_mut(), self.learned.borrow_mut());
             listing.learn_name(&found, &name, task.pool.as_ref());
-            return clone(cx, task, &self.tag_case, &mut listing, &mut learned);
+            return clone(cx, task, &self.op.tag_case, &mut listing, &mut learned);
         }
         let vm = plan.vm.clone();
         let may_race = seen.allocation == Allocation::NextId;
         name_race::after_create(
-            &self.run(cx),
+            &self.op.run(cx),
             may_race,
             &vm,
             done.listing.take(),
@@ -278,7 +267,7 @@ impl Task for MakeClone<'_, '_> {
         let out = done.with_pending(out);
         // In check mode the clone does not exist: its MACs and volumes are not known yet
         // (PVE gives a clone new ones), so none are reported rather than the source's.
-        let config = observe::made_config(&self.run(cx), &self.listing.borrow(), &vm, done.config.take())?;
+        let config = observe::made_config(&self.op.run(cx), &self.listing.borrow(), &vm, done.config.take())?;
         Ok(with_mac_and_devices(
             out,
             cx.effects(),
@@ -335,8 +324,7 @@ fn move_left(
 /// driver; then the clone converges as `update: true` would, the update task's result
 /// starting with the move's message.
 struct MoveClone<'a, 'l> {
-    task: &'a KvmTask,
-    tag_case: TagCase<'a>,
+    op: Op<'a>,
     listing: &'l Listing,
     clone: &'l Guest,
     /// The clone's config, read once.
@@ -361,12 +349,6 @@ struct MovePlanned(Plan);
 impl Decided for MovePlanned {
     fn changes(&self) -> bool {
         true
-    }
-}
-
-impl MoveClone<'_, '_> {
-    fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
-        Run::on(cx, self.task, &self.tag_case)
     }
 }
 
@@ -406,32 +388,23 @@ impl Task for MoveClone<'_, '_> {
             },
             lock: Some(Lock {
                 held: seen.lock.as_deref(),
-                skiplock: self.task.skiplock,
+                skiplock: self.op.task.skiplock,
                 wording: LockWording::Action {
                     prefix: &seen.lock_prefix,
                 },
             }),
-            writes: privileges::of(plan, &plan.known),
+            writes: privileges::of(plan),
         }
     }
 
     fn predict(&self, _cx: &mut Cx<'_>, _seen: &MoveSeen, planned: &MovePlanned) -> Result<Prediction, Failure> {
-        let plan = &planned.0;
-        Ok(Prediction {
-            effects: effects::effects(plan, self.task.name.as_deref(), &plan.known, &self.tag_case),
-            warnings: Vec::new(),
-        })
+        Ok(self.op.predict(&planned.0))
     }
 
     fn execute(&self, cx: &mut Cx<'_>, _seen: &MoveSeen, planned: &MovePlanned) -> Result<(), Failure> {
         let mut plan = planned.0.clone();
-        let mut warnings = Vec::new();
         let name = self.name.to_string();
-        let result = execute::carry_out(&self.run(cx), self.listing, &mut plan, name, &mut warnings);
-        for w in warnings {
-            cx.warn(w);
-        }
-        result.map(|_| ())
+        self.op.carry_out(cx, self.listing, &mut plan, name).map(|_| ())
     }
 
     fn report(
@@ -451,7 +424,7 @@ impl Task for MoveClone<'_, '_> {
         } else {
             observe::config(cx.client, &vm_of(&moved))?
         };
-        let mut wanted = self.task.config.clone();
+        let mut wanted = self.op.task.config.clone();
         wanted.remove("name");
         let existing = Existing {
             guest: &moved,
@@ -473,7 +446,7 @@ impl Task for MoveClone<'_, '_> {
         };
         driver::steps(
             cx,
-            &UpdateExisting::new(self.task, self.listing, self.tag_case.clone(), to),
+            &UpdateExisting::new(self.op.task, self.listing, self.op.tag_case.clone(), to),
         )
     }
 }

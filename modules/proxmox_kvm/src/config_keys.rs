@@ -3,29 +3,26 @@
 //! its pending values (`revert`) ([`crate::observe::config_keys`]); the plan is
 //! [`crate::decide::config_keys`]'s; the guard is the VM's lock and the config write PVE
 //! checks; check mode predicts the write, a real run makes it
-//! ([`crate::execute::carry_out`]); the report reads back what stays pending (a running
+//! ([`crate::step::Op::carry_out`]); the report reads back what stays pending (a running
 //! VM's deletions, a revert's leftovers) and words it (`report/config_keys.rs`).
 
 use ferrox_ansible::protocol::{Failure, Output};
-use ferrox_cluster::tags::TagCase;
 use ferrox_run::driver::{Cx, Decided, Guard, Lock, Outcome, Prediction, Subject, Task};
 use ferrox_run::vm_task::LockWording;
 
 use crate::decide::config_keys::{self as keys, Decision, KeysWrite};
 use crate::observe::listing::Listing;
 use crate::observe::KeysObserved;
-use crate::plan::{effects, privileges, Plan};
-use crate::step::Run;
-use crate::task::{KeyEdit, KvmTask};
-use crate::{execute, observe, report};
+use crate::plan::{privileges, Plan};
+use crate::step::Op;
+use crate::task::KeyEdit;
+use crate::{observe, report};
 
 /// The task of `delete` or `revert` (`edit`) of the config keys `wanted`.
 pub(crate) struct ConfigKeys<'a> {
-    pub(crate) task: &'a KvmTask,
+    pub(crate) op: Op<'a>,
     /// The run's listing, where the VM is located.
     pub(crate) listing: &'a Listing,
-    /// The run's tag comparison.
-    pub(crate) tag_case: TagCase<'a>,
     pub(crate) edit: KeyEdit,
     pub(crate) wanted: &'a [String],
 }
@@ -55,19 +52,13 @@ impl Decided for Planned {
     }
 }
 
-impl ConfigKeys<'_> {
-    fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
-        Run::on(cx, self.task, &self.tag_case)
-    }
-}
-
 impl Task for ConfigKeys<'_> {
     type Seen = Seen;
     type Plan = Planned;
     type Done = ();
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
-        let observed = observe::config_keys(&self.run(cx), self.listing, self.edit)?;
+        let observed = observe::config_keys(&self.op.run(cx), self.listing, self.edit)?;
         let lock_prefix = keys::lock_prefix(self.edit, &observed);
         Ok(Seen { observed, lock_prefix })
     }
@@ -104,10 +95,10 @@ impl Task for ConfigKeys<'_> {
             subject,
             lock: Some(Lock {
                 held: observed.lock.as_deref(),
-                skiplock: self.task.skiplock,
+                skiplock: self.op.task.skiplock,
                 wording: LockWording::Action { prefix: lock_prefix },
             }),
-            writes: privileges::of(&w.plan, &w.plan.known),
+            writes: privileges::of(&w.plan),
         }
     }
 
@@ -115,10 +106,7 @@ impl Task for ConfigKeys<'_> {
         let Planned::Write(w) = planned else {
             return Ok(Prediction::default());
         };
-        Ok(Prediction {
-            effects: effects::effects(&w.plan, self.task.name.as_deref(), &w.plan.known, &self.tag_case),
-            warnings: Vec::new(),
-        })
+        Ok(self.op.predict(&w.plan))
     }
 
     fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, planned: &Planned) -> Result<(), Failure> {
@@ -126,18 +114,8 @@ impl Task for ConfigKeys<'_> {
             return Ok(());
         };
         let mut plan = w.plan.clone();
-        let mut warnings = Vec::new();
-        let result = execute::carry_out(
-            &self.run(cx),
-            self.listing,
-            &mut plan,
-            seen.observed.name.clone(),
-            &mut warnings,
-        );
-        for w in warnings {
-            cx.warn(w);
-        }
-        result.map(|_| ())
+        let name = seen.observed.name.clone();
+        self.op.carry_out(cx, self.listing, &mut plan, name).map(|_| ())
     }
 
     fn report(
@@ -155,7 +133,7 @@ impl Task for ConfigKeys<'_> {
         };
         let check_mode = cx.check_mode();
         let read_back = if keys::reads_back(self.edit, seen.running, check_mode) {
-            Some(observe::pending_after_keys(&self.run(cx), self.edit, seen)?)
+            Some(observe::pending_after_keys(&self.op.run(cx), self.edit, seen)?)
         } else {
             None
         };

@@ -4,7 +4,7 @@
 //! one of the name's range); the plan is [`crate::decide::create`]'s; the guard is the
 //! writes PVE checks of a new VM (no lock: it has no config yet); the check is of the
 //! bridges, volumes and pool the config names ([`crate::checks`]); check mode predicts
-//! the VM, a real run makes it ([`crate::execute::carry_out`]); the report words 1.6's
+//! the VM, a real run makes it ([`crate::step::Op::carry_out`]); the report words 1.6's
 //! result with `mac` and `devices`, after the re-look for a racer of the same name
 //! ([`crate::name_race`]). When another run made this name at the same moment, the
 //! create adopts its VM: the task continues as the update of that VM
@@ -19,22 +19,20 @@ use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject,
 
 use crate::api::Vm;
 use crate::checks::{check_bridges, check_drives, check_pool};
-use crate::execute::{self, Outcome as Executed};
+use crate::execute::Outcome as Executed;
 use crate::observe::listing::Listing;
-use crate::plan::{effects, privileges, Allocation, Plan};
+use crate::plan::{privileges, Allocation, Plan};
 use crate::report::update::with_mac_and_devices;
-use crate::step::{Learned, Run};
+use crate::step::{Learned, Op};
 use crate::task::KvmTask;
 use crate::update::{To, UpdateExisting};
 use crate::{decide, name_race, observe};
 
 /// The task of a new VM.
 pub(crate) struct Create<'a> {
-    task: &'a KvmTask,
+    op: Op<'a>,
     /// The run's listing: which vmids are taken; the VM of a racer adopted is learned in it.
     listing: RefCell<&'a mut Listing>,
-    /// The run's tag comparison.
-    tag_case: TagCase<'a>,
     /// What the run learns: the listing that showed the new VM, a racer's warning.
     learned: RefCell<&'a mut Learned>,
 }
@@ -47,15 +45,10 @@ impl<'a> Create<'a> {
         learned: &'a mut Learned,
     ) -> Self {
         Create {
-            task,
+            op: Op { task, tag_case },
             listing: RefCell::new(listing),
-            tag_case,
             learned: RefCell::new(learned),
         }
-    }
-
-    fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
-        Run::on(cx, self.task, &self.tag_case)
     }
 }
 
@@ -86,11 +79,11 @@ impl Task for Create<'_> {
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
         let listing = self.listing.borrow();
-        let node = decide::create::node(self.task, &listing.nodes)?;
-        if let Some(w) = decide::create::warning(self.task) {
+        let node = decide::create::node(self.op.task, &listing.nodes)?;
+        if let Some(w) = decide::create::warning(self.op.task) {
             cx.warn(w);
         }
-        let (vmid, allocation) = observe::vmid::choose(&self.run(cx), &listing, self.task.vmid)?;
+        let (vmid, allocation) = observe::vmid::choose(&self.op.run(cx), &listing, self.op.task.vmid)?;
         Ok(Seen { node, vmid, allocation })
     }
 
@@ -99,7 +92,7 @@ impl Task for Create<'_> {
             node: seen.node.clone(),
             vmid: seen.vmid,
         };
-        let (plan, diff) = decide::create::plan(self.task, vm, seen.allocation.clone())?;
+        let (plan, diff) = decide::create::plan(self.op.task, vm, seen.allocation.clone())?;
         Ok(Planned { plan, diff })
     }
 
@@ -111,34 +104,26 @@ impl Task for Create<'_> {
                 node: &seen.node,
             },
             lock: None,
-            writes: privileges::of(plan, &plan.known),
+            writes: privileges::of(plan),
         }
     }
 
     fn check(&self, cx: &mut Cx<'_>, seen: &Seen, _planned: &Planned) -> Result<(), Failure> {
-        let (run, config) = (self.run(cx), &self.task.config);
+        let (run, config) = (self.op.run(cx), &self.op.task.config);
         check_bridges(&run, &seen.node, config.iter())?;
         check_drives(&run, &self.listing.borrow(), &seen.node, config.iter())?;
         check_pool(&run)
     }
 
     fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
-        let plan = &planned.plan;
-        Ok(Prediction {
-            effects: effects::effects(plan, self.task.name.as_deref(), &plan.known, &self.tag_case),
-            warnings: Vec::new(),
-        })
+        Ok(self.op.predict(&planned.plan))
     }
 
     fn execute(&self, cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<(Plan, Executed), Failure> {
         let mut plan = planned.plan.clone();
-        let mut warnings = Vec::new();
-        let name = observe::name_of(self.task, None);
-        let result = execute::carry_out(&self.run(cx), &self.listing.borrow(), &mut plan, name, &mut warnings);
-        for w in warnings {
-            cx.warn(w);
-        }
-        result.map(|done| (plan, done))
+        let name = observe::name_of(self.op.task, None);
+        let done = self.op.carry_out(cx, &self.listing.borrow(), &mut plan, name)?;
+        Ok((plan, done))
     }
 
     fn report(
@@ -148,7 +133,7 @@ impl Task for Create<'_> {
         planned: &Planned,
         outcome: Outcome<(Plan, Executed)>,
     ) -> Result<Output, Failure> {
-        let task = self.task;
+        let task = self.op.task;
         let name = observe::name_of(task, None);
         let (plan, mut done) = match outcome {
             Outcome::Done(done) => done,
@@ -162,7 +147,7 @@ impl Task for Create<'_> {
         let vm = plan.vm.clone();
         let may_race = seen.allocation == Allocation::NextId;
         name_race::after_create(
-            &self.run(cx),
+            &self.op.run(cx),
             may_race,
             &vm,
             done.listing.take(),
@@ -173,7 +158,7 @@ impl Task for Create<'_> {
             .with("actions", plan.describe())
             .with_diff(planned.diff.clone());
         let out = done.with_pending(out);
-        let config = observe::made_config(&self.run(cx), &self.listing.borrow(), &vm, done.config.take())?;
+        let config = observe::made_config(&self.op.run(cx), &self.listing.borrow(), &vm, done.config.take())?;
         Ok(with_mac_and_devices(
             out,
             cx.effects(),
@@ -188,14 +173,14 @@ impl Create<'_> {
     /// The VM `found` another run made under this name: the task continues as its update.
     fn adopt(&self, cx: &mut Cx<'_>, found: &Vm) -> Result<Output, Failure> {
         let listing = self.listing.borrow();
-        let guest = observe::target(&self.run(cx), &listing)?.ok_or_else(|| {
+        let guest = observe::target(&self.op.run(cx), &listing)?.ok_or_else(|| {
             Failure::new(format!(
                 "VM {} made by another run under this name is not found in the listing",
                 found.vmid
             ))
             .with("vmid", found.vmid)
         })?;
-        let next = UpdateExisting::new(self.task, &listing, self.tag_case.clone(), To::Present(&guest));
+        let next = UpdateExisting::new(self.op.task, &listing, self.op.tag_case.clone(), To::Present(&guest));
         driver::steps(cx, &next)
     }
 }

@@ -7,15 +7,15 @@
 //! I/O (the actions, or the refusal in 1.6's words; each decision a table of tests),
 //! [`execute`](mod@execute) writes unless in check mode, [`report`] words 1.6's result.
 //!
-//! `migrate: true` is a task of the one driver ([`ferrox_run::driver`]; [`migrate`]): the
-//! driver connects, refuses the lock, holds the writes to the privilege gate and keeps
-//! the effects. Each operation is its own `driver::Task` rather than one task
-//! whose plan is per operation: what each reads, plans and reports differs (a
-//! migration's view has nothing of an update's), so one task would match on the
-//! operation in every step. The other operations run on the driver's context
+//! Each operation is its own task of the one driver ([`ferrox_run::driver`]), which
+//! refuses the lock, holds the writes to the privilege gate and keeps the effects,
+//! rather than one task whose plan is per operation: what each reads, plans and reports
+//! differs (a migration's view has nothing of an update's), so one task would match on
+//! the operation in every step. Every operation runs on the driver's context
 //! ([`driver::within`]): [`run`] lists the cluster once and places a new VM, then runs
-//! the operation: `delete`/`revert` ([`config_keys`]), the power states, `current`,
-//! `template` and `absent` ([`power_state`]), `present` on a VM that exists ([`update`],
+//! the operation: `migrate` ([`migrate`]), `delete`/`revert` ([`config_keys`]), the
+//! power states, `current`, `template` and `absent` ([`power_state`]), `present` on a
+//! VM that exists ([`update`],
 //! also the convergence of a clone that exists) and on a VM not there ([`create`], which
 //! continues as the update when it adopts the VM a racing run made) and `clone`
 //! ([`clone`]: the making of a clone, the move of one a run left undone, then the
@@ -54,8 +54,9 @@
 //! - [`decide`]: pure decisions from the task and what [`observe`] read: `power`,
 //!   `update` (a VM that exists), `create`, `clone`, `config_keys`, `migrate`, `efi`,
 //!   each with its `*_tests.rs` table.
-//! - [`execute`](mod@execute): `execute::carry_out`, how a task of the driver writes
-//!   (the driver held the plan to the privilege gate and keeps its effects); the config
+//! - [`execute`](mod@execute): `Op::carry_out`, how a task of the driver writes (the
+//!   driver held the plan to the privilege gate and keeps its effects), and
+//!   `Op::predict`, what check mode hands the driver instead; the config
 //!   writes every create, clone and update ends with; one method per action, each with
 //!   its own recovery of a lost answer (create and clone with a vmid taken meanwhile or
 //!   a busy lock, config, pool move, power, migrate, remove, template).
@@ -81,7 +82,8 @@
 //!   wanted config, keeping only what differs and losing nothing (disks change in place
 //!   and only grow; NICs keep their MACs).
 //! - [`step`]: [`step::Run`] (the task, the client, the privilege gate, the tag
-//!   comparison: what every step is handed) and [`step::Learned`] (the warnings and
+//!   comparison: what every step is handed), [`step::Op`] (the task and the tag
+//!   comparison: what every task of the driver holds) and [`step::Learned`] (the warnings and
 //!   name index the run hands back to the module, failed or not), below every step that
 //!   reads them.
 //! - [`task`]: the task read once (`KvmTask`, `State`, `Operation`, `KeyEdit`, the clone,
@@ -134,24 +136,20 @@ use ferrox_run::name_index;
 use ferrox_run::SharedRunState;
 
 use observe::listing::Listing;
-use step::{Learned, Run};
+use step::{Learned, Op, Run};
 use task::{KeyEdit, KvmTask, Operation, State};
 
 pub use docs::spec;
 
-/// One run: the task read once, then its operation (see [`task::Operation`]): `migrate`
-/// a task of the one driver ([`migrate`]), the others on the driver's context
-/// ([`driver::within`]): the cluster listed once, the node placed, then the operation.
+/// One run: the task read once, then, on the driver's context ([`driver::within`]), the
+/// cluster listed once, the node placed, and the operation (see [`task::Operation`]).
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
     let task = KvmTask::read(m.params.clone(), &options::all(), &conn, m.check_mode)?;
-    match task.operation {
-        Operation::Migrate => driver::run(m, migrate::Migrate(task)),
-        _ => driver::within(m, &conn, |cx| steps(cx, task)),
-    }
+    driver::within(m, &conn, |cx| steps(cx, task))
 }
 
-/// The operations after `migrate`: the cluster listed once, the node placed (a VM
+/// The operation of `task`: the cluster listed once, the node placed (a VM
 /// created without `node`), then the operation, a task of the driver (or two: a create
 /// that adopts a racer's VM, a clone made or moved, continue as the update); the
 /// warnings and the name index go back to the module, failed or not.
@@ -208,25 +206,27 @@ fn operation<'a>(
     tag_case: &TagCase<'a>,
     learned: &mut Learned,
 ) -> Result<Output, Failure> {
-    let keys = |edit, wanted: &'a [String], listing: &'a Listing| config_keys::ConfigKeys {
+    let op = || Op {
         task,
-        listing,
         tag_case: tag_case.clone(),
+    };
+    let keys = |edit, wanted: &'a [String], listing: &'a Listing| config_keys::ConfigKeys {
+        op: op(),
+        listing,
         edit,
         wanted,
     };
     match &task.operation {
         Operation::DeleteKeys(wanted) => driver::steps(cx, &keys(KeyEdit::Delete, wanted, listing)),
         Operation::RevertKeys(wanted) => driver::steps(cx, &keys(KeyEdit::Revert, wanted, listing)),
-        Operation::Migrate => unreachable!("migrate runs on the driver (run)"),
+        Operation::Migrate => driver::steps(cx, &migrate::Migrate { op: op(), listing }),
         Operation::Clone => clone::clone(cx, task, tag_case, listing, learned),
         Operation::State(State::Present) => present(cx, task, tag_case, listing, learned),
         Operation::State(state) => driver::steps(
             cx,
             &power_state::PowerState {
-                task,
+                op: op(),
                 listing,
-                tag_case: tag_case.clone(),
                 state: *state,
             },
         ),

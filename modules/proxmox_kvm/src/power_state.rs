@@ -4,30 +4,27 @@
 //! ([`crate::observe::power_state`]); the plan is [`crate::decide::power`]'s (a VM not
 //! there is `absent` reached, or refused); the guard is the VM's lock (not a hibernated
 //! VM's, which the plan resumes) and the calls PVE checks; check mode predicts them, a
-//! real run makes them ([`crate::execute::carry_out`]); the report words the result
+//! real run makes them ([`crate::step::Op::carry_out`]); the report words the result
 //! (`report/power.rs`) and, after a VM started or restarted or found already so, waits
 //! for its guest ([`crate::guest_wait::after_power`]).
 
 use ferrox_ansible::protocol::{Failure, Output};
-use ferrox_cluster::tags::TagCase;
 use ferrox_run::driver::{Cx, Decided, Guard, Lock, Outcome, Prediction, Subject, Task};
 use ferrox_run::vm_task::LockWording;
 
 use crate::decide::power::{self, AlreadyAbsent, Decision};
 use crate::observe::listing::Listing;
 use crate::observe::PowerObserved;
-use crate::plan::{effects, privileges, Plan};
-use crate::step::Run;
-use crate::task::{KvmTask, State};
-use crate::{execute, guest_wait, observe, report};
+use crate::plan::{privileges, Plan};
+use crate::step::Op;
+use crate::task::State;
+use crate::{guest_wait, observe, report};
 
 /// The task of a power state, `current`, `template` or `absent`.
 pub(crate) struct PowerState<'a> {
-    pub(crate) task: &'a KvmTask,
+    pub(crate) op: Op<'a>,
     /// The run's listing, where the VM is located.
     pub(crate) listing: &'a Listing,
-    /// The run's tag comparison.
-    pub(crate) tag_case: TagCase<'a>,
     pub(crate) state: State,
 }
 
@@ -54,12 +51,6 @@ impl Decided for Planned {
     }
 }
 
-impl PowerState<'_> {
-    fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
-        Run::on(cx, self.task, &self.tag_case)
-    }
-}
-
 impl Task for PowerState<'_> {
     type Seen = Seen;
     type Plan = Planned;
@@ -67,7 +58,7 @@ impl Task for PowerState<'_> {
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
         let mut warnings = Vec::new();
-        let observed = observe::power_state(&self.run(cx), self.listing, self.state, &mut warnings);
+        let observed = observe::power_state(&self.op.run(cx), self.listing, self.state, &mut warnings);
         for w in warnings {
             cx.warn(w);
         }
@@ -81,9 +72,9 @@ impl Task for PowerState<'_> {
 
     fn plan(&self, seen: &Seen) -> Result<Planned, Failure> {
         let Some(observed) = &seen.observed else {
-            return power::not_found(self.task, self.state).map(Planned::Absent);
+            return power::not_found(self.op.task, self.state).map(Planned::Absent);
         };
-        let decision = power::decide(self.task, self.state, observed)?;
+        let decision = power::decide(self.op.task, self.state, observed)?;
         let plan = match &decision {
             Decision::Act { actions, .. } => Some(Box::new(Plan::of(observed.vm.clone(), actions.clone()))),
             _ => None,
@@ -94,7 +85,7 @@ impl Task for PowerState<'_> {
     fn guard<'s>(&self, seen: &'s Seen, planned: &Planned) -> Guard<'s> {
         let observed = seen.observed.as_ref().expect("a plan that acts has the VM");
         let writes = match planned {
-            Planned::Decided { plan: Some(plan), .. } => privileges::of(plan, &plan.known),
+            Planned::Decided { plan: Some(plan), .. } => privileges::of(plan),
             _ => Vec::new(),
         };
         Guard {
@@ -104,7 +95,7 @@ impl Task for PowerState<'_> {
             },
             lock: Some(Lock {
                 held: power::held_lock(&observed.now),
-                skiplock: self.task.skiplock,
+                skiplock: self.op.task.skiplock,
                 wording: LockWording::Action {
                     prefix: &seen.lock_prefix,
                 },
@@ -117,10 +108,7 @@ impl Task for PowerState<'_> {
         let Planned::Decided { plan: Some(plan), .. } = planned else {
             return Ok(Prediction::default());
         };
-        Ok(Prediction {
-            effects: effects::effects(plan, self.task.name.as_deref(), &plan.known, &self.tag_case),
-            warnings: Vec::new(),
-        })
+        Ok(self.op.predict(plan))
     }
 
     fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, planned: &Planned) -> Result<(), Failure> {
@@ -128,13 +116,8 @@ impl Task for PowerState<'_> {
             return Ok(());
         };
         let mut plan = (**plan).clone();
-        let mut warnings = Vec::new();
         let name = observed.name.clone();
-        let result = execute::carry_out(&self.run(cx), self.listing, &mut plan, name, &mut warnings);
-        for w in warnings {
-            cx.warn(w);
-        }
-        result.map(|_| ())
+        self.op.carry_out(cx, self.listing, &mut plan, name).map(|_| ())
     }
 
     fn report(
@@ -160,6 +143,6 @@ impl Task for PowerState<'_> {
             return Ok(out);
         }
         let restarted = acted && self.state == State::Restarted;
-        guest_wait::after_power(&self.run(cx), observed.waiting.as_ref(), out, acted, restarted)
+        guest_wait::after_power(&self.op.run(cx), observed.waiting.as_ref(), out, acted, restarted)
     }
 }

@@ -1,9 +1,11 @@
 //! What every step of a run shares, below the steps: [`Run`], what each step is handed
-//! (the task, the client, the privilege gate, the tag comparison), and [`Learned`], what
+//! (the task, the client, the privilege gate, the tag comparison), [`Op`], what every
+//! task of the driver holds (the task and the tag comparison), and [`Learned`], what
 //! the run learns as it goes and hands back to the module, failed or not. The run
-//! (`lib.rs`) makes both; [`crate::observe`], [`crate::execute`](mod@crate::execute),
+//! (`lib.rs`) makes them; [`crate::observe`], [`crate::execute`](mod@crate::execute),
 //! [`crate::placement`] and the drivers read them, so none of them imports the file that
-//! calls it.
+//! calls it. How an [`Op`] predicts and carries out a plan ([`Op::predict`],
+//! [`Op::carry_out`]) is written in `execute/mod.rs`, above this file.
 
 use ferrox_cluster::tags::TagCase;
 use ferrox_cluster::vm::Cluster;
@@ -37,6 +39,22 @@ impl<'a> Run<'a> {
             task,
             tag_case: tag_case.clone(),
         }
+    }
+}
+
+/// What every task of the driver holds of the run: the task, and the run's tag
+/// comparison. Its steps are handed the [`Run`] it makes on the driver's context; its
+/// check mode predicts a plan with [`Op::predict`] and a real run carries the plan out
+/// with [`Op::carry_out`], the warnings going to the context.
+pub(crate) struct Op<'a> {
+    pub(crate) task: &'a KvmTask,
+    pub(crate) tag_case: TagCase<'a>,
+}
+
+impl Op<'_> {
+    /// What the steps of the task on `cx` are handed.
+    pub(crate) fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
+        Run::on(cx, self.task, &self.tag_case)
     }
 }
 

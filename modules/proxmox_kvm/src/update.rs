@@ -7,7 +7,7 @@
 //! decision) and the writes PVE checks; the check is of the bridges, volumes and pool
 //! the writes name ([`crate::checks`]); check mode predicts what PVE would keep
 //! pending (reading what a running VM has pending already), a real run writes
-//! ([`crate::execute::carry_out`]); the report is `report/update.rs`'s, with `mac` and
+//! ([`crate::step::Op::carry_out`]); the report is `report/update.rs`'s, with `mac` and
 //! `devices`.
 
 use std::cell::RefCell;
@@ -23,12 +23,12 @@ use crate::api::Vm;
 use crate::checks::{check_bridges, check_drives, check_pool, newly_referenced};
 use crate::converge::Changes;
 use crate::decide::update::{self, Decision};
-use crate::execute::{self, Outcome as Done};
+use crate::execute::Outcome as Done;
 use crate::observe::listing::Listing;
 use crate::observe::UpdateObserved;
-use crate::plan::{effects, privileges, Plan};
+use crate::plan::{privileges, Plan};
 use crate::report::update::{moved_then, with_mac_and_devices, Moved, Updated};
-use crate::step::Run;
+use crate::step::{Op, Run};
 use crate::task::{Config, KvmTask};
 use crate::{converge, observe, report};
 
@@ -59,11 +59,9 @@ pub(crate) enum To<'g> {
 
 /// The task of the update of a VM that exists.
 pub(crate) struct UpdateExisting<'a> {
-    pub(crate) task: &'a KvmTask,
+    pub(crate) op: Op<'a>,
     /// The run's listing (which vmids are taken).
     pub(crate) listing: &'a Listing,
-    /// The run's tag comparison.
-    pub(crate) tag_case: TagCase<'a>,
     pub(crate) to: To<'a>,
     /// What a check run predicts stays pending ([`Task::predict`]), for the report.
     predicted: RefCell<Map<String, Value>>,
@@ -72,16 +70,11 @@ pub(crate) struct UpdateExisting<'a> {
 impl<'a> UpdateExisting<'a> {
     pub(crate) fn new(task: &'a KvmTask, listing: &'a Listing, tag_case: TagCase<'a>, to: To<'a>) -> Self {
         UpdateExisting {
-            task,
+            op: Op { task, tag_case },
             listing,
-            tag_case,
             to,
             predicted: RefCell::default(),
         }
-    }
-
-    fn run<'r>(&'r self, cx: &'r Cx<'_>) -> Run<'r> {
-        Run::on(cx, self.task, &self.tag_case)
     }
 }
 
@@ -137,7 +130,7 @@ impl Decided for Planned {
 impl UpdateExisting<'_> {
     /// What the update reads; its warnings go to `warnings`, failed or not.
     fn seen(&self, run: &Run, warnings: &mut Vec<String>) -> Result<Seen, Failure> {
-        let task = self.task;
+        let task = self.op.task;
         let to = match &self.to {
             To::Present(guest) => {
                 let observed = observe::existing(run, guest)?;
@@ -234,7 +227,7 @@ impl Task for UpdateExisting<'_> {
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
         let mut warnings = Vec::new();
-        let seen = self.seen(&self.run(cx), &mut warnings);
+        let seen = self.seen(&self.op.run(cx), &mut warnings);
         for w in warnings {
             cx.warn(w);
         }
@@ -244,14 +237,14 @@ impl Task for UpdateExisting<'_> {
     fn plan(&self, seen: &Seen) -> Result<Planned, Failure> {
         let c = match seen {
             Seen::LeftAlone { vm, pool, differ, .. } => {
-                let (msg, warnings) = update::left_alone(self.task, vm, pool.as_ref(), differ.clone());
+                let (msg, warnings) = update::left_alone(self.op.task, vm, pool.as_ref(), differ.clone());
                 return Ok(Planned::LeftAlone { msg, warnings });
             }
             Seen::Converging(c) => c,
         };
         let (vm, current) = (&c.observed.vm, &c.observed.config);
         let decision = update::decide(
-            self.task,
+            self.op.task,
             &c.observed,
             c.wanted.clone(),
             c.changes.clone(),
@@ -295,10 +288,10 @@ impl Task for UpdateExisting<'_> {
             },
             lock: Some(Lock {
                 held: update::held_lock(&c.observed.config),
-                skiplock: self.task.skiplock,
+                skiplock: self.op.task.skiplock,
                 wording: LockWording::Action { prefix },
             }),
-            writes: privileges::of(plan, &plan.known),
+            writes: privileges::of(plan),
         }
     }
 
@@ -309,7 +302,7 @@ impl Task for UpdateExisting<'_> {
         let Decision::Update(u) = &**decision else {
             return Ok(());
         };
-        let run = self.run(cx);
+        let run = self.op.run(cx);
         let (vm, current) = (&c.observed.vm, &c.observed.config);
         check_bridges(&run, &vm.node, u.changes.set.iter())?;
         check_drives(&run, self.listing, &vm.node, newly_referenced(&u.changes, current))?;
@@ -332,16 +325,13 @@ impl Task for UpdateExisting<'_> {
         };
         let mut plan = (**plan).clone();
         if let Decision::Update(u) = &**decision {
-            let predicted = observe::pending_before_update(&self.run(cx), &c.observed)?
+            let predicted = observe::pending_before_update(&self.op.run(cx), &c.observed)?
                 .map(|already| update::predicted_pending(&u.changes, &c.observed.config, already))
                 .unwrap_or_default();
             plan.known.pending = predicted.clone();
             self.predicted.replace(predicted);
         }
-        Ok(Prediction {
-            effects: effects::effects(&plan, self.task.name.as_deref(), &plan.known, &self.tag_case),
-            warnings: Vec::new(),
-        })
+        Ok(self.op.predict(&plan))
     }
 
     fn execute(&self, cx: &mut Cx<'_>, seen: &Seen, planned: &Planned) -> Result<Done, Failure> {
@@ -349,13 +339,8 @@ impl Task for UpdateExisting<'_> {
             return Ok(Done::default());
         };
         let mut plan = (**plan).clone();
-        let mut warnings = Vec::new();
         let name = c.observed.name.clone();
-        let result = execute::carry_out(&self.run(cx), self.listing, &mut plan, name, &mut warnings);
-        for w in warnings {
-            cx.warn(w);
-        }
-        result
+        self.op.carry_out(cx, self.listing, &mut plan, name)
     }
 
     fn report(

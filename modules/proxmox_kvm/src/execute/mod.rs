@@ -1,7 +1,8 @@
-//! Runs a [`Plan`]: each action is one PVE call (plus waiting on its task). In check
-//! mode nothing is called; the plan is the report. A task of the one driver writes with
-//! [`carry_out`], run by an [`Executor`] (the driver holds the plan to the privilege
-//! gate before, a plan PVE would refuse failing before any write, and keeps its effects).
+//! Runs a [`Plan`]: each action is one PVE call (plus waiting on its task). A task of
+//! the one driver writes with [`Op::carry_out`], run by an [`Executor`] (the driver
+//! holds the plan to the privilege gate before, a plan PVE would refuse failing before
+//! any write, and keeps its effects); in check mode the driver does not execute, and
+//! the task hands it the plan's effects instead ([`Op::predict`]).
 //!
 //! Errors carry community.proxmox 1.6's message for the operation, then PVE's answer;
 //! a failed task is reported at once with its exit status and log tail.
@@ -33,13 +34,14 @@ use ferrox_pve_client::client::{ApiError, Client};
 use ferrox_pve_client::recover::{self, Search};
 use ferrox_pve_client::tasks::{TaskDone, TaskError};
 use ferrox_pve_rules::propstring::versions::Versioned;
+use ferrox_run::driver::{Cx, Prediction};
 use serde_json::Value;
 
 use crate::api::{self, fields, Vm};
 use crate::converge::{self, Changes};
 use crate::observe::listing::Listing;
-use crate::plan::{Action, Plan};
-use crate::step::Run;
+use crate::plan::{effects, Action, Plan};
+use crate::step::{Op, Run};
 use crate::task::Config;
 pub(crate) use failure::task_failure;
 pub(crate) use failure::{api_fail, newer_keys_refused};
@@ -48,24 +50,39 @@ pub(crate) use outcome::Outcome;
 /// The smallest wait for creating, cloning, restoring, converting and removing.
 const LONG_TASK_SECS: u64 = 300;
 
-/// Runs `plan` (nothing in check mode) once it was held to the privilege gate, and
-/// returns what it found out; its warnings go to `warnings`, failed or not.
-pub(crate) fn carry_out(
-    run: &Run,
-    listing: &Listing,
-    plan: &mut Plan,
-    name: String,
-    warnings: &mut Vec<String>,
-) -> Result<Outcome, Failure> {
-    let mut exec = Executor::of(run, listing, name);
-    let result = exec.run(plan);
-    warnings.append(&mut exec.outcome.warnings);
-    result.map(|_| exec.outcome)
+impl Op<'_> {
+    /// Check mode: the effects of `plan` on the VM the task names, which later tasks of
+    /// the run see as done.
+    pub(crate) fn predict(&self, plan: &Plan) -> Prediction {
+        Prediction {
+            effects: effects::effects(plan, self.task.name.as_deref(), &self.tag_case),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// Runs `plan` (`name`: the VM's, for messages) once the driver held it to the
+    /// privilege gate, and returns what it found out; its warnings go to `cx`, failed
+    /// or not.
+    pub(crate) fn carry_out(
+        &self,
+        cx: &mut Cx<'_>,
+        listing: &Listing,
+        plan: &mut Plan,
+        name: String,
+    ) -> Result<Outcome, Failure> {
+        let run = self.run(cx);
+        let mut exec = Executor::of(&run, listing, name);
+        let result = exec.run(plan);
+        let mut outcome = exec.outcome;
+        for w in std::mem::take(&mut outcome.warnings) {
+            cx.warn(w);
+        }
+        result.map(|_| outcome)
+    }
 }
 
 pub(crate) struct Executor<'a> {
     pub(crate) client: &'a Client,
-    pub(crate) check_mode: bool,
     /// `timeout`: budget for each task.
     pub(crate) timeout: Duration,
     /// Budget for creating, cloning and restoring.
@@ -90,7 +107,6 @@ impl<'a> Executor<'a> {
         let timeout = run.task.timeout.as_secs();
         Executor {
             client: run.client,
-            check_mode: run.task.check_mode,
             timeout: Duration::from_secs(timeout),
             long_timeout: Duration::from_secs(timeout.max(LONG_TASK_SECS)),
             name,
@@ -110,9 +126,6 @@ impl Executor<'_> {
     /// Runs every action in order; the plan's VM is updated when a new vmid had to be
     /// chosen because of a collision.
     pub(crate) fn run(&mut self, plan: &mut Plan) -> Result<(), Failure> {
-        if self.check_mode {
-            return Ok(());
-        }
         for action in plan.actions.clone() {
             if self.outcome.adopted.is_some() {
                 return Ok(());

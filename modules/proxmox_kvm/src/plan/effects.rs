@@ -33,8 +33,10 @@ fn placed_in_pool(vmid: u32, node: &str, form: &[(String, String)]) -> Option<Ef
     })
 }
 
-/// The effects of `plan`'s actions, in order, on the VM named `name`.
-pub(crate) fn effects(plan: &Plan, name: Option<&str>, known: &Known, tag_case: &TagCase) -> Vec<Effect> {
+/// The effects of `plan`'s actions, in order, on the VM named `name`, with what the
+/// plan's `known` holds of the VM's config, a clone's source and what stays pending.
+pub(crate) fn effects(plan: &Plan, name: Option<&str>, tag_case: &TagCase) -> Vec<Effect> {
+    let known = &plan.known;
     let vmid = plan.vm.vmid;
     // The node the VM is on at each step (a clone moved to another node changes it).
     let mut node = plan.vm.node.as_str();
@@ -355,7 +357,6 @@ mod tests {
                 allocation: Allocation::NextId,
             }]),
             Some("web1"),
-            &Known::default(),
             &TagCase::known(false),
         );
         assert_eq!(
@@ -388,17 +389,14 @@ mod tests {
             pending: json!({"cores": "4"}).as_object().unwrap().clone(),
             ..Known::default()
         };
-        let e = effects(
-            &plan(vec![Action::Converge {
-                wanted: Default::default(),
-                changes,
-                digest: None,
-                recompute: false,
-            }]),
-            None,
-            &known,
-            &TagCase::known(false),
-        );
+        let mut update = plan(vec![Action::Converge {
+            wanted: Default::default(),
+            changes,
+            digest: None,
+            recompute: false,
+        }]);
+        update.known = known;
+        let e = effects(&update, None, &TagCase::known(false));
         let Effect::Config { set, pending, .. } = &e[0] else {
             panic!("{e:?}")
         };
@@ -419,16 +417,13 @@ mod tests {
             node: "pve1".into(),
             vmid: 9000,
         };
-        let e = effects(
-            &plan(vec![Action::Clone {
-                source: src,
-                form: vec![],
-                allocation: Allocation::NextId,
-            }]),
-            Some("web2"),
-            &known,
-            &TagCase::known(false),
-        );
+        let mut clone = plan(vec![Action::Clone {
+            source: src,
+            form: vec![],
+            allocation: Allocation::NextId,
+        }]);
+        clone.known = known;
+        let e = effects(&clone, Some("web2"), &TagCase::known(false));
         let Effect::Create { config, clone_of, .. } = &e[0] else {
             panic!("{e:?}")
         };
@@ -455,7 +450,6 @@ mod tests {
                 },
             ]),
             None,
-            &Known::default(),
             &TagCase::known(false),
         );
         assert_eq!(

@@ -4,7 +4,6 @@ use ferrox_pve_rules::privileges::Write;
 use ferrox_pve_rules::propstring::formats::REQUEST_PARAMS;
 use serde_json::{Map, Value};
 
-use crate::plan::effects::Known;
 use crate::plan::{Action, Plan};
 
 fn text(config: &Map<String, Value>, key: &str) -> Option<String> {
@@ -15,9 +14,10 @@ fn text(config: &Map<String, Value>, key: &str) -> Option<String> {
     }
 }
 
-/// Every write of `plan`, with what `known` holds of the VM's config (and a clone's
+/// Every write of `plan`, with what its `known` holds of the VM's config (and a clone's
 /// source) for the checks that look at the value being replaced.
-pub(crate) fn of(plan: &Plan, known: &Known) -> Vec<Write> {
+pub(crate) fn of(plan: &Plan) -> Vec<Write> {
+    let known = &plan.known;
     let vmid = plan.vm.vmid;
     let field = |form: &[(String, String)], k: &str| form.iter().find(|(f, _)| f == k).map(|(_, v)| v.clone());
     let mut out = Vec::new();
