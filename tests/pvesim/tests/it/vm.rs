@@ -712,13 +712,19 @@ fn guest_agent_and_power_states() {
     assert_eq!(r.message(), "VM is paused - cannot shutdown\n");
     assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/resume", &[]), "OK");
     assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/reset", &[]), "OK");
+    // The reboot's task ends with QEMU gone; the host's own qmstart brings it back. That
+    // start is held for seconds, so the stopped VM is seen however slow this machine is.
+    api.control(
+        "POST",
+        "/_pvesim/faults",
+        Some(serde_json::json!({"task_type": "qmstart", "duration_ms": 3000, "times": 1})),
+    );
     assert_eq!(api.run_task("POST", "/nodes/pve1/qemu/140/status/reboot", &[]), "OK");
-    // The reboot's task ends with QEMU gone; the host's own qmstart brings it back.
     assert_eq!(
         api.get("/nodes/pve1/qemu/140/status/current").data()["status"],
         "stopped"
     );
-    let back = (0..50).any(|_| {
+    let back = (0..500).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(20));
         api.get("/nodes/pve1/qemu/140/status/current").data()["status"] == "running"
     });
