@@ -451,13 +451,23 @@ fn vms_named(env: &Env, prefix: &str) -> Vec<(String, Value, Value, String)> {
 }
 
 /// The `/var/tmp/pveupload-…` files on this machine (the uploads handed to pvesh).
-fn handed_files() -> Vec<String> {
+/// The handed copies (`/var/tmp/pveupload-*`) that hold `file`'s bytes. Other tests of
+/// the suite hand files there at the same time: only a copy of this very file counts.
+fn handed_copies_of(file: &std::path::Path) -> Vec<String> {
+    let wanted = std::fs::read(file).unwrap();
     let dir = std::path::Path::new(ferrox_pve_client::client::local_upload::UPLOAD_DIR);
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
-                .filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .filter(|n| n.starts_with(ferrox_pve_client::client::local_upload::UPLOAD_PREFIX))
+                .filter_map(|e| e.ok())
+                .filter(|e| {
+                    e.file_name()
+                        .to_string_lossy()
+                        .starts_with(ferrox_pve_client::client::local_upload::UPLOAD_PREFIX)
+                })
+                .filter(|e| e.metadata().is_ok_and(|m| m.len() == wanted.len() as u64))
+                .filter(|e| std::fs::read(e.path()).is_ok_and(|b| b == wanted))
+                .filter_map(|e| e.file_name().into_string().ok())
                 .collect()
         })
         .unwrap_or_default();
@@ -487,8 +497,8 @@ fn iso(env: &Env, name: &str, len: u64) -> (std::path::PathBuf, std::collections
 fn an_upload_goes_through_pvesh_and_leaves_no_copy_on_the_node() {
     let env = Env::start();
     let _node = LocalNode::of(&env);
-    let before = handed_files();
     let (path, digests) = iso(&env, "local-installer.iso", 3 << 20);
+    let before = handed_copies_of(&path);
     let upload = format!(
         "- name: upload\n  ferrox.proxmox.proxmox_template: {{node: pve1, storage: isos, content_type: iso, src: {}, checksum_algorithm: sha256, checksum: '{}'}}\n",
         path.display(),
@@ -514,7 +524,7 @@ fn an_upload_goes_through_pvesh_and_leaves_no_copy_on_the_node() {
         .find(|v| v["volid"] == "isos:iso/local-installer.iso")
         .unwrap_or_else(|| panic!("stored: {listed}"));
     assert_eq!(stored["size"], json!(3 << 20));
-    assert_eq!(handed_files(), before, "the handed copy is gone");
+    assert_eq!(handed_copies_of(&path), before, "the handed copy is gone");
 
     let again = env.run_with(&upload, &local());
     again.assert_ok();
@@ -522,6 +532,7 @@ fn an_upload_goes_through_pvesh_and_leaves_no_copy_on_the_node() {
 
     // PVE's task refuses a checksum mismatch and unlinks the file.
     let (other, _) = iso(&env, "other.iso", 4096);
+    let other_before = handed_copies_of(&other);
     let mismatch = format!(
         "- name: upload\n  ferrox.proxmox.proxmox_template: {{node: pve1, storage: isos, content_type: iso, src: {}, checksum_algorithm: sha256, checksum: '{}'}}\n  ignore_errors: true\n",
         other.display(),
@@ -531,7 +542,7 @@ fn an_upload_goes_through_pvesh_and_leaves_no_copy_on_the_node() {
     let r = refused.task("upload");
     assert!(r.failed, "{}", r.result);
     assert!(r.msg().contains("checksum mismatch"), "{}", r.msg());
-    assert_eq!(handed_files(), before, "no copy left after a refusal");
+    assert_eq!(handed_copies_of(&other), other_before, "no copy left after a refusal");
     let listed = env.api_get("/nodes/pve1/storage/isos/content").to_string();
     assert!(!listed.contains("other.iso"), "{listed}");
 }
