@@ -31,8 +31,9 @@ use ferrox_run::name_index;
 use ferrox_run::vm_task::{self, LockWording, Lookup};
 
 use execute::Done;
+use options::State;
 use plan::{Action, Plan, Snapshot};
-use task::{SnapTask, State};
+use task::SnapTask;
 
 pub fn spec() -> ModuleSpec {
     ModuleSpec {

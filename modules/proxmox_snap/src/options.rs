@@ -4,8 +4,6 @@ use ferrox_ansible::options::read::Choice;
 use ferrox_ansible::options::{Opt, Rules};
 use ferrox_run::connection;
 
-use crate::task::State;
-
 pub(crate) fn options() -> Vec<Opt> {
     let mut opts = connection::options();
     opts.extend([
@@ -51,4 +49,20 @@ pub(crate) fn rules() -> Rules {
         .required_one_of(&["hostname", "vmid"])
         .required_if("unbind", true, &["api_password"])
         .merge(connection::rules())
+}
+
+/// What the task asks of the snapshot (`state`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum State {
+    Present,
+    Absent,
+    Rollback,
+}
+
+impl Choice for State {
+    const ALL: &'static [(&'static str, State)] = &[
+        ("present", State::Present),
+        ("absent", State::Absent),
+        ("rollback", State::Rollback),
+    ];
 }

@@ -7,7 +7,8 @@ use serde_json::{json, Map, Value};
 
 use ferrox_ansible::diff::Diff;
 
-use crate::task::{SnapTask, State};
+use crate::options::State;
+use crate::task::SnapTask;
 
 /// One entry of PVE's snapshot list (`current` left out).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,27 +2,11 @@
 //! from the declaration only). A snapshot name Proxmox VE would refuse fails here,
 //! before the cluster is asked anything.
 
-use ferrox_ansible::options::read::{Choice, Reader};
+use ferrox_ansible::options::read::Reader;
 use ferrox_ansible::options::Params;
 use ferrox_pve_rules::snapshot;
 
-use crate::options;
-
-/// What the task asks of the snapshot (`state`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum State {
-    Present,
-    Absent,
-    Rollback,
-}
-
-impl Choice for State {
-    const ALL: &'static [(&'static str, State)] = &[
-        ("present", State::Present),
-        ("absent", State::Absent),
-        ("rollback", State::Rollback),
-    ];
-}
+use crate::options::{self, State};
 
 #[derive(Debug, Clone)]
 pub(crate) struct SnapTask {
