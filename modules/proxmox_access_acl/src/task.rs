@@ -140,18 +140,13 @@ fn check_ugid(kind: &str, ugid: &str) -> Result<(), Failure> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{json, Map, Value};
+    use serde_json::{json, Value};
 
     /// The task's options, unset ones as validation leaves them (the declared default,
     /// else null), read; with the declared options no getter read.
     fn read_task(args: Value) -> (Result<AclTask, Failure>, Vec<&'static str>) {
         let opts = options();
-        let mut values: Map<String, Value> = opts
-            .iter()
-            .map(|o| (o.name.to_string(), o.default.clone().unwrap_or(Value::Null)))
-            .collect();
-        values.extend(args.as_object().cloned().unwrap_or_default());
-        let r = Reader::new(Params::new(values), &opts);
+        let r = Reader::new(Params::with_defaults(&opts, &args), &opts);
         let task = AclTask::read(&r);
         (task, r.unread())
     }

@@ -271,12 +271,7 @@ mod tests {
     /// else null), read; with the declared options no getter read.
     fn read(args: Value) -> (PoolTask, Vec<&'static str>) {
         let opts = options();
-        let mut values: serde_json::Map<String, Value> = opts
-            .iter()
-            .map(|o| (o.name.to_string(), o.default.clone().unwrap_or(Value::Null)))
-            .collect();
-        values.extend(args.as_object().cloned().unwrap_or_default());
-        let r = Reader::new(Params::new(values), &opts);
+        let r = Reader::new(Params::with_defaults(&opts, &args), &opts);
         let task = PoolTask::read(&r);
         (task, r.unread())
     }

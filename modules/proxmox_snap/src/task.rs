@@ -73,14 +73,7 @@ mod tests {
 
     fn read(args: Value) -> (Result<SnapTask, String>, Vec<&'static str>) {
         let opts = options::options();
-        let mut all = json!({});
-        for o in &opts {
-            all[o.name] = o.default.clone().unwrap_or(Value::Null);
-        }
-        for (k, v) in args.as_object().unwrap() {
-            all[k] = v.clone();
-        }
-        let r = Reader::new(Params::new(all.as_object().unwrap().clone()), &opts);
+        let r = Reader::new(Params::with_defaults(&opts, &args), &opts);
         let task = SnapTask::read(&r);
         (task, r.unread())
     }

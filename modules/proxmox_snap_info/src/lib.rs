@@ -183,14 +183,7 @@ mod tests {
 
     fn read(args: Value) -> (Result<SnapInfoTask, String>, Vec<&'static str>) {
         let opts = options();
-        let mut all = json!({});
-        for o in &opts {
-            all[o.name] = o.default.clone().unwrap_or(Value::Null);
-        }
-        for (k, v) in args.as_object().unwrap() {
-            all[k] = v.clone();
-        }
-        let r = Reader::new(Params::new(all.as_object().unwrap().clone()), &opts);
+        let r = Reader::new(Params::with_defaults(&opts, &args), &opts);
         let task = SnapInfoTask::read(&r);
         (task, r.unread())
     }

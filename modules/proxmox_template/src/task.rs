@@ -153,15 +153,11 @@ mod tests {
 
     fn read(args: Value) -> (Result<TemplateTask, String>, Vec<&'static str>) {
         let opts = options::options();
-        let mut all = json!({});
-        for o in &opts {
-            all[o.name] = o.default.clone().unwrap_or(Value::Null);
+        let mut args = args;
+        if args.get("node").is_none() {
+            args["node"] = json!("pve1");
         }
-        all["node"] = json!("pve1");
-        for (k, v) in args.as_object().unwrap() {
-            all[k] = v.clone();
-        }
-        let r = Reader::new(Params::new(all.as_object().unwrap().clone()), &opts);
+        let r = Reader::new(Params::with_defaults(&opts, &args), &opts);
         let task = TemplateTask::read(&r);
         (task, r.unread())
     }

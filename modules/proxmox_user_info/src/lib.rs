@@ -227,12 +227,7 @@ mod tests {
     /// else null), read; with the declared options no getter read.
     fn read(args: Value) -> (Result<UserQuery, Failure>, Vec<&'static str>) {
         let opts = options();
-        let mut values: serde_json::Map<String, Value> = opts
-            .iter()
-            .map(|o| (o.name.to_string(), o.default.clone().unwrap_or(Value::Null)))
-            .collect();
-        values.extend(args.as_object().cloned().unwrap_or_default());
-        let r = Reader::new(Params::new(values), &opts);
+        let r = Reader::new(Params::with_defaults(&opts, &args), &opts);
         let query = UserQuery::read(&r);
         (query, r.unread())
     }

@@ -26,6 +26,18 @@ impl Params {
         Params { values }
     }
 
+    /// The parameters validation hands a module for `args` (an object): every option of
+    /// `opts` at its declared default (null without one), then what `args` sets. For the
+    /// tests of how a module reads its task.
+    pub fn with_defaults(opts: &[Opt], args: &Value) -> Params {
+        let mut values: Map<String, Value> = opts
+            .iter()
+            .map(|o| (o.name.to_string(), o.default.clone().unwrap_or(Value::Null)))
+            .collect();
+        values.extend(args.as_object().cloned().unwrap_or_default());
+        Params { values }
+    }
+
     /// The value of a declared option; `None` when unset or null.
     pub fn get(&self, name: &str) -> Option<&Value> {
         debug_assert!(self.values.contains_key(name), "option {name} is not declared");
