@@ -11,6 +11,15 @@ use crate::api;
 use crate::converge::Changes;
 use crate::observe::listing::Listing;
 use crate::step::Run;
+use crate::task::Config;
+
+/// A new VM (a create's, a clone's) on `node` with the task's `config`: its bridges,
+/// its drives' storages and volumes, and its pool, before the first write.
+pub(crate) fn check_new_vm(run: &Run, listing: &Listing, node: &str, config: &Config) -> Result<(), Failure> {
+    check_bridges(run, node, config.iter())?;
+    check_drives(run, listing, node, config.iter())?;
+    check_pool(run)
+}
 
 /// Bridges named by the NICs the run writes must exist on the node: PVE accepts an
 /// unknown bridge and only the next start fails. When the node's bridges cannot be

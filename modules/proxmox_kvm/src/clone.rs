@@ -19,7 +19,7 @@ use ferrox_run::vm_task::LockWording;
 use serde_json::{Map, Value};
 
 use crate::api::Vm;
-use crate::checks::{check_bridges, check_drives, check_pool};
+use crate::checks::check_new_vm;
 use crate::converge::{self, Changes};
 use crate::decide::clone_route;
 use crate::execute::Outcome as Executed;
@@ -212,10 +212,12 @@ impl Task for MakeClone<'_, '_> {
     }
 
     fn check(&self, cx: &mut Cx<'_>, seen: &CloneSeen, _planned: &ClonePlanned) -> Result<(), Failure> {
-        let (run, config) = (self.op.run(cx), &self.op.task.config);
-        check_bridges(&run, &seen.node, config.iter())?;
-        check_drives(&run, &self.listing.borrow(), &seen.node, config.iter())?;
-        check_pool(&run)
+        check_new_vm(
+            &self.op.run(cx),
+            &self.listing.borrow(),
+            &seen.node,
+            &self.op.task.config,
+        )
     }
 
     fn predict(&self, _cx: &mut Cx<'_>, _seen: &CloneSeen, planned: &ClonePlanned) -> Result<Prediction, Failure> {

@@ -18,7 +18,7 @@ use ferrox_cluster::tags::TagCase;
 use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject, Task};
 
 use crate::api::Vm;
-use crate::checks::{check_bridges, check_drives, check_pool};
+use crate::checks::check_new_vm;
 use crate::execute::Outcome as Executed;
 use crate::observe::listing::Listing;
 use crate::plan::{privileges, Allocation, Plan};
@@ -109,10 +109,12 @@ impl Task for Create<'_> {
     }
 
     fn check(&self, cx: &mut Cx<'_>, seen: &Seen, _planned: &Planned) -> Result<(), Failure> {
-        let (run, config) = (self.op.run(cx), &self.op.task.config);
-        check_bridges(&run, &seen.node, config.iter())?;
-        check_drives(&run, &self.listing.borrow(), &seen.node, config.iter())?;
-        check_pool(&run)
+        check_new_vm(
+            &self.op.run(cx),
+            &self.listing.borrow(),
+            &seen.node,
+            &self.op.task.config,
+        )
     }
 
     fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
