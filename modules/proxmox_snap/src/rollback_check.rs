@@ -59,17 +59,9 @@ pub(crate) struct Blocked {
 /// The disks (key, storage, volid) of `section` (a snapshot's config) on storages of
 /// `storages` (the node's listing) that roll back only to their newest snapshot. Pure.
 pub(crate) fn newest_only(section: &Value, storages: &Value) -> Vec<(String, String, String)> {
-    let kind_of = |id: &str| {
-        storages
-            .as_array()?
-            .iter()
-            .find(|s| s["storage"] == id)
-            .and_then(|s| s["type"].as_str())
-            .map(str::to_string)
-    };
     storage::disks(section)
         .into_iter()
-        .filter(|(_, storage, _)| kind_of(storage).is_some_and(|k| rolls_back_to_newest_only(&k)))
+        .filter(|(_, storage, _)| storage::type_of(storages, storage).is_some_and(|k| rolls_back_to_newest_only(&k)))
         .map(|(key, storage, volname)| {
             let volid = format!("{storage}:{volname}");
             (key, storage, volid)

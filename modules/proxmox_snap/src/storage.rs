@@ -32,21 +32,23 @@ pub(crate) fn disks(config: &Value) -> Vec<(String, String, String)> {
     out
 }
 
+/// The type (`zfspool`, `lvmthin`, ...) of storage `id` in the node's storage listing.
+pub(crate) fn type_of(storages: &Value, id: &str) -> Option<String> {
+    storages
+        .as_array()?
+        .iter()
+        .find(|s| s["storage"] == id)
+        .and_then(|s| s["type"].as_str())
+        .map(str::to_string)
+}
+
 /// The disks of `config` on storages (from the node's storage listing) that cannot
 /// snapshot them: (key, storage, its type).
 pub(crate) fn unable(config: &Value, storages: &Value) -> Vec<(String, String, String)> {
-    let kind_of = |id: &str| {
-        storages
-            .as_array()?
-            .iter()
-            .find(|s| s["storage"] == id)
-            .and_then(|s| s["type"].as_str())
-            .map(str::to_string)
-    };
     disks(config)
         .into_iter()
         .filter_map(|(key, storage, volname)| {
-            let kind = kind_of(&storage)?;
+            let kind = type_of(storages, &storage)?;
             (!volume_can_snapshot(&kind, &volname)).then_some((key, storage, kind))
         })
         .collect()
