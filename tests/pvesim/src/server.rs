@@ -52,7 +52,8 @@ pub async fn serve(
                         return;
                     }
                     let Ok(Ok(tls)) = tokio::time::timeout(Duration::from_secs(10), acceptor.accept(tcp)).await else { return };
-                    let svc = hyper::service::service_fn(move |req| handle(sim.clone(), req));
+                    let kept = Arc::new(KeepAlive::default());
+                    let svc = hyper::service::service_fn(move |req| answer_in_connection(sim.clone(), kept.clone(), req));
                     let conn = hyper::server::conn::http1::Builder::new()
                         .timer(hyper_util::rt::TokioTimer::new())
                         .keep_alive(true)
@@ -67,6 +68,43 @@ pub async fn serve(
             }
         }
     }
+}
+
+/// pveproxy's keep-alive (pve-manager `PVE/Service/pveproxy.pm`, `keep_alive => 100`): a
+/// connection serves at most this many requests.
+pub const KEEP_ALIVE_REQUESTS: u32 = 100;
+
+/// One connection's count of API requests, as pve-http-server's `$reqstate->{keep_alive}`.
+#[derive(Default)]
+struct KeepAlive {
+    requests: std::sync::atomic::AtomicU32,
+}
+
+/// An API answer as pve-http-server's `response` ends it: an answer >= 400, or the one
+/// that spends the connection's keep-alive count, says `Connection: close`, and the
+/// connection is closed once it is written (`finish_response` → `client_do_disconnect`),
+/// so requests a client sent after it on that connection are never answered. The control
+/// API is pvesim's own and keeps its connection.
+async fn answer_in_connection(
+    sim: Arc<SimInner>,
+    kept: Arc<KeepAlive>,
+    req: Request<Incoming>,
+) -> Result<Resp, std::io::Error> {
+    if is_control(req.uri().path()) {
+        return handle(sim, req).await;
+    }
+    let served = kept.requests.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+    let mut answer = handle(sim, req).await?;
+    if answer.status().as_u16() >= 400 || served >= KEEP_ALIVE_REQUESTS {
+        answer
+            .headers_mut()
+            .insert(hyper::header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    Ok(answer)
+}
+
+fn is_control(path: &str) -> bool {
+    path == "/_pvesim" || path.starts_with("/_pvesim/")
 }
 
 /// Plain HTTP on the TLS port: redirect to https (301 for GET/HEAD, else 308).
@@ -156,7 +194,7 @@ async fn handle(sim: Arc<SimInner>, req: Request<Incoming>) -> Result<Resp, std:
         .is_some_and(|v| v.contains("gzip"));
     let headers = req.headers().clone();
 
-    if path == "/_pvesim" || path.starts_with("/_pvesim/") {
+    if is_control(&path) {
         return Ok(control_request(&sim, req, method, path, gzip_ok).await);
     }
 

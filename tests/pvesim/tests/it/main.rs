@@ -20,6 +20,7 @@ mod fidelity;
 mod guest;
 mod ha;
 mod import;
+mod keep_alive;
 mod lxc;
 mod newer_keys;
 mod permissions;

@@ -264,9 +264,19 @@ pub fn urlencode(s: &str) -> String {
     form_urlencoded::byte_serialize(s.as_bytes()).collect()
 }
 
-/// Send raw bytes over TLS and return everything the server answers (until close or
-/// the read timeout).
+/// Send raw bytes over TLS and return the server's first answer (or what came before a
+/// close or the read timeout).
 pub fn raw_tls(sim: &Simulator, request: &[u8]) -> String {
+    read_raw(sim, request, response_complete)
+}
+
+/// Send raw bytes over TLS (several requests, pipelined) and return everything the server
+/// answers until it closes the connection (or the read timeout).
+pub fn raw_tls_until_close(sim: &Simulator, request: &[u8]) -> String {
+    read_raw(sim, request, |_| false)
+}
+
+fn read_raw(sim: &Simulator, request: &[u8], done: impl Fn(&[u8]) -> bool) -> String {
     use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
     let mut roots = rustls::RootCertStore::empty();
     roots
@@ -292,7 +302,7 @@ pub fn raw_tls(sim: &Simulator, request: &[u8]) -> String {
             Ok(0) => break,
             Ok(n) => {
                 out.extend_from_slice(&buf[..n]);
-                if response_complete(&out) {
+                if done(&out) {
                     break;
                 }
             }
