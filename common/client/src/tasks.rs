@@ -35,6 +35,21 @@ pub struct TaskDone {
     pub warnings: Vec<String>,
 }
 
+impl TaskDone {
+    /// What a module's result says of the task's warnings, one entry each, every module
+    /// alike: each `WARN` line of its log with the task named, or, when the log could not
+    /// be read, the exit status that counted them.
+    pub fn result_warnings(&self) -> Vec<String> {
+        if self.warnings.is_empty() && self.exitstatus.starts_with("WARNINGS") {
+            return vec![format!("Proxmox VE task {} ended with {}", self.upid, self.exitstatus)];
+        }
+        self.warnings
+            .iter()
+            .map(|w| format!("Proxmox VE task {}: {w}", self.upid))
+            .collect()
+    }
+}
+
 /// Why waiting on a task did not end in success.
 #[derive(Debug, Clone)]
 pub enum TaskError {
@@ -283,6 +298,25 @@ mod tests {
     use serde_json::json;
 
     const UPID: &str = "UPID:pve1:000A1B2C:01F3A4B5:6570A1B2:qmstart:100:root@pam!automation:";
+
+    #[test]
+    fn a_task_s_warnings_are_worded_once_for_every_module() {
+        let done = |exitstatus: &str, warnings: &[&str]| TaskDone {
+            upid: UPID.into(),
+            exitstatus: exitstatus.into(),
+            warnings: warnings.iter().map(|w| w.to_string()).collect(),
+        };
+        assert_eq!(done("OK", &[]).result_warnings(), Vec::<String>::new());
+        assert_eq!(
+            done("WARNINGS: 1", &["WARN: disk is busy"]).result_warnings(),
+            [format!("Proxmox VE task {UPID}: WARN: disk is busy")]
+        );
+        assert_eq!(
+            done("WARNINGS: 2", &[]).result_warnings(),
+            [format!("Proxmox VE task {UPID} ended with WARNINGS: 2")],
+            "a log that could not be read still leaves the count"
+        );
+    }
 
     #[test]
     fn upid_names_its_node() {

@@ -126,14 +126,7 @@ pub(crate) fn apply(
         };
         if let Value::String(upid) = reply {
             let done = tasks::wait(client, &upid, timeout).map_err(|e| Stop::Failed(task_failure(doing, &e)))?;
-            applied
-                .warnings
-                .extend(done.warnings.iter().map(|w| format!("Proxmox VE task {upid}: {w}")));
-            if done.warnings.is_empty() && done.exitstatus.starts_with("WARNINGS") {
-                applied
-                    .warnings
-                    .push(format!("Proxmox VE task {upid} ended with {}", done.exitstatus));
-            }
+            applied.warnings.extend(done.result_warnings());
         }
         digest = None;
     }

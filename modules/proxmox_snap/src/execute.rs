@@ -243,10 +243,7 @@ where
 
 /// A task that ended with warnings: each `WARN` line of its log in the result.
 fn warn_task(cx: &mut Cx<'_>, done: &TaskDone) {
-    for w in &done.warnings {
-        cx.warn(format!("Proxmox VE task {}: {w}", done.upid));
-    }
-    if done.warnings.is_empty() && done.exitstatus.starts_with("WARNINGS") {
-        cx.warn(format!("Proxmox VE task {} ended with {}", done.upid, done.exitstatus));
+    for w in done.result_warnings() {
+        cx.warn(w);
     }
 }

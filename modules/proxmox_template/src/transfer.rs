@@ -146,7 +146,7 @@ fn upid_of(data: &Value) -> Result<String, Failure> {
 fn await_task(ctx: &Context<'_>, upid: &str, started: Instant) -> Result<Vec<String>, Failure> {
     let left = ctx.task.timeout.saturating_sub(started.elapsed());
     match tasks::wait(ctx.client, upid, left) {
-        Ok(done) => Ok(done.warnings),
+        Ok(done) => Ok(done.result_warnings()),
         Err(TaskError::Failed {
             exitstatus, log_tail, ..
         }) => {

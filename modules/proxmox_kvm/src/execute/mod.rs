@@ -234,9 +234,7 @@ impl Executor<'_> {
     /// the result, and a failure is returned as PVE reported it.
     pub(crate) fn follow(&mut self, upid: &str, budget: Duration) -> Result<(), TaskError> {
         let done = ferrox_pve_client::tasks::wait(self.client, upid, budget)?;
-        self.outcome
-            .warnings
-            .extend(done.warnings.into_iter().map(|w| format!("task {upid}: {w}")));
+        self.outcome.warnings.extend(done.result_warnings());
         Ok(())
     }
 

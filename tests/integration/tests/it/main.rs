@@ -65,6 +65,7 @@ mod snap_rollback;
 mod snapshots;
 mod soak;
 mod tag_rules;
+mod task_warnings;
 mod template;
 mod template_compat;
 mod ticket;
