@@ -17,13 +17,16 @@ use std::fmt::Display;
 
 use ferrox_ansible::protocol::{Failure, Module};
 use ferrox_cluster::duplicates;
+use ferrox_cluster::listing_probe::LookupTargets;
 use ferrox_cluster::per_node;
-use ferrox_cluster::vm::{self, Guest, GuestType};
+use ferrox_cluster::vm::{self, Guest, GuestType, ListingQuery};
 use ferrox_dryrun::Effect;
 use ferrox_pve_client::client::Client;
+use ferrox_pve_client::connection::ConnectionParams;
 use ferrox_pve_rules::privileges::Write;
 use serde_json::Value;
 
+use crate::name_index;
 use crate::privileges::{Gate, Target};
 use crate::SharedRunState;
 
@@ -101,6 +104,22 @@ pub fn find<'a>(guests: &'a [Guest], lookup: &Lookup) -> Result<Option<&'a Guest
         (None, Some(name)) => per_node::qemu_by_name_on(guests, name, lookup.prefer_node),
         (None, None) => Ok(None),
     }
+}
+
+/// The guests the cluster's listing holds for `lookup`: one `GET /cluster/resources`, or
+/// the run's name index ([`name_index::read`]); a failed read in 1.6's words.
+pub fn listed_guests(
+    m: &mut Module,
+    client: &Client,
+    conn: &ConnectionParams,
+    lookup: &Lookup,
+) -> Result<Vec<Guest>, Failure> {
+    let sought = LookupTargets::lookup(lookup.vmid, lookup.name);
+    let query = ListingQuery::lookup(lookup.vmid, lookup.name, &sought);
+    Ok(name_index::read(m, client, conn, &query)
+        .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
+        .cluster
+        .guests)
 }
 
 /// [`find`], a shared name explained (which of the VMs are templates, where) in the

@@ -15,8 +15,7 @@ use serde_json::Value;
 
 use ferrox_ansible::options::{ModuleSpec, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
-use ferrox_cluster::listing_probe::LookupTargets;
-use ferrox_cluster::vm::{Guest, ListingQuery};
+use ferrox_cluster::vm::Guest;
 use ferrox_dryrun::Effect;
 use ferrox_pve_client::client::Client;
 use ferrox_pve_client::recover;
@@ -25,7 +24,6 @@ use ferrox_pve_rules::pending::{self, PendingEntry};
 use ferrox_pve_rules::privileges::Write;
 use ferrox_pve_rules::unknown;
 use ferrox_run::driver::{self, Cx, Decided, Guard, Lock, Outcome, Prediction, Subject, Task};
-use ferrox_run::name_index;
 use ferrox_run::privileges::{self, Gate};
 use ferrox_run::vm_task::{self, InfoWording, LockWording, Lookup};
 
@@ -91,17 +89,12 @@ impl Task for NicTask {
 
     /// The VM (one `GET /cluster/resources`, or the run's name index) and its config.
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
-        let sought = LookupTargets::lookup(self.vmid, self.name.as_deref());
-        let query = ListingQuery::lookup(self.vmid, self.name.as_deref(), &sought);
-        let guests = name_index::read(cx.m, cx.client, cx.conn, &query)
-            .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
-            .cluster
-            .guests;
         let lookup = Lookup {
             vmid: self.vmid,
             name: self.name.as_deref(),
             prefer_node: None,
         };
+        let guests = vm_task::listed_guests(cx.m, cx.client, cx.conn, &lookup)?;
         let guest = vm_task::locate_qemu(cx.client, &guests, &lookup, "proxmox_nic manages NICs of QEMU VMs")?.clone();
         // A running VM may already hold pending changes: read them with the config (one call).
         let (config, already_pending) =

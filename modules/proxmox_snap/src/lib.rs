@@ -22,12 +22,10 @@ use serde_json::Value;
 
 use ferrox_ansible::options::{ModuleSpec, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
-use ferrox_cluster::listing_probe::LookupTargets;
-use ferrox_cluster::vm::{Guest, ListingQuery};
+use ferrox_cluster::vm::Guest;
 use ferrox_dryrun::{Effect, SnapshotAction};
 use ferrox_pve_rules::privileges::Write;
 use ferrox_run::driver::{self, Cx, Decided, Guard, Lock, Outcome, Prediction, Subject, Task};
-use ferrox_run::name_index;
 use ferrox_run::vm_task::{self, LockWording, Lookup};
 
 use execute::Done;
@@ -85,17 +83,12 @@ impl Task for SnapTask {
 
     /// The VM, its config, its snapshot list, and for a rollback its power state.
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
-        let sought = LookupTargets::lookup(self.vmid, self.hostname.as_deref());
-        let query = ListingQuery::lookup(self.vmid, self.hostname.as_deref(), &sought);
-        let guests = name_index::read(cx.m, cx.client, cx.conn, &query)
-            .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
-            .cluster
-            .guests;
         let lookup = Lookup {
             vmid: self.vmid,
             name: self.hostname.as_deref(),
             prefer_node: None,
         };
+        let guests = vm_task::listed_guests(cx.m, cx.client, cx.conn, &lookup)?;
         let guest = vm_task::locate_qemu(
             cx.client,
             &guests,

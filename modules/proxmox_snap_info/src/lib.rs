@@ -14,11 +14,9 @@ use serde_json::Value;
 
 use ferrox_ansible::options::{ModuleSpec, Opt, Params, Reader, Rules, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
-use ferrox_cluster::listing_probe::LookupTargets;
-use ferrox_cluster::vm::{GuestType, ListingQuery};
+use ferrox_cluster::vm::GuestType;
 use ferrox_run::connection;
 use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject, Task};
-use ferrox_run::name_index;
 use ferrox_run::vm_task::{self, Lookup};
 
 /// The module's options, declared once.
@@ -106,17 +104,12 @@ impl Task for SnapInfoTask {
     type Done = ();
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
-        let sought = LookupTargets::lookup(self.vmid, self.hostname.as_deref());
-        let query = ListingQuery::lookup(self.vmid, self.hostname.as_deref(), &sought);
-        let guests = name_index::read(cx.m, cx.client, cx.conn, &query)
-            .map_err(|e| Failure::new(format!("Unable to retrieve list of VMs: {e}")))?
-            .cluster
-            .guests;
         let lookup = Lookup {
             vmid: self.vmid,
             name: self.hostname.as_deref(),
             prefer_node: None,
         };
+        let guests = vm_task::listed_guests(cx.m, cx.client, cx.conn, &lookup)?;
         let guest = match (vm_task::locate(cx.client, &guests, &lookup)?, self.vmid, &self.hostname) {
             (Some(g), _, _) => g,
             (None, Some(id), _) => return Err(Failure::new(format!("VM with vmid {id} does not exist in cluster"))),
