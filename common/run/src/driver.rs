@@ -197,6 +197,25 @@ pub fn run<T: Task>(m: &mut Module, task: T) -> Result<Output, Failure> {
     within(m, &conn, |cx| steps(cx, &task))
 }
 
+/// A task that only reads (proxmox_snap_info, proxmox_user_info): nothing to plan, guard,
+/// predict or write; what it read is its result, in check mode as in a real run.
+pub trait Read {
+    /// What [`Read::observe`] read.
+    type Seen;
+
+    /// Every read the result needs.
+    fn observe(&self, cx: &mut Cx<'_>) -> Result<Self::Seen, Failure>;
+
+    /// The result, in the module's words. Pure.
+    fn report(&self, seen: Self::Seen) -> Output;
+}
+
+/// Runs a read-only `task`: connect, observe, report.
+pub fn read<T: Read>(m: &mut Module, task: T) -> Result<Output, Failure> {
+    let conn = ConnectionParams::from_params(&m.params)?;
+    within(m, &conn, |cx| Ok(task.report(task.observe(cx)?)))
+}
+
 /// Connects with `conn` and runs `body` with the steps' context; the effects it buffered
 /// reach the run at the end, on success and failure alike.
 pub fn within(

@@ -1,10 +1,9 @@
 //! The `ferrox.proxmox.proxmox_snap_info` module: the snapshots of a QEMU VM or an LXC
 //! container, or one of them.
 //!
-//! A [`Task`] the one driver runs ([`driver`]) that only reads: observe finds the guest
-//! (one `GET /cluster/resources`, or the run's name index) and reads its snapshot list
-//! (`/nodes/{node}/qemu/{vmid}/snapshot` or `/lxc/...`: PVE's API is the same for
-//! both); the plan never changes anything, so the driver goes straight to the report.
+//! A [`driver::Read`] task: observe finds the guest (one `GET /cluster/resources`, or the
+//! run's name index) and reads its snapshot list (`/nodes/{node}/qemu/{vmid}/snapshot` or
+//! `/lxc/...`: PVE's API is the same for both); the report words it.
 //! In a check-mode run the list is the one the run's plan leaves (snapshots earlier
 //! tasks would take or remove).
 
@@ -16,7 +15,7 @@ use ferrox_ansible::options::{ModuleSpec, Opt, Params, Reader, Rules, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_cluster::vm::GuestType;
 use ferrox_run::connection;
-use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject, Task};
+use ferrox_run::driver::{self, Cx, Read};
 use ferrox_run::vm_task::{self, Lookup};
 
 /// The module's options, declared once.
@@ -79,31 +78,14 @@ impl SnapInfoTask {
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let task = SnapInfoTask::from_params(&m.params)?;
-    driver::run(m, task)
+    driver::read(m, task)
 }
 
-/// The guest and its snapshot list as PVE returns it (`current` last).
-pub(crate) struct Seen {
-    vmid: u32,
-    node: String,
-    list: Value,
-}
+impl Read for SnapInfoTask {
+    /// The guest's snapshot list as PVE returns it (`current` last).
+    type Seen = Value;
 
-/// Reading changes nothing.
-pub(crate) struct Nothing;
-
-impl Decided for Nothing {
-    fn changes(&self) -> bool {
-        false
-    }
-}
-
-impl Task for SnapInfoTask {
-    type Seen = Seen;
-    type Plan = Nothing;
-    type Done = ();
-
-    fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
+    fn observe(&self, cx: &mut Cx<'_>) -> Result<Value, Failure> {
         let lookup = Lookup {
             vmid: self.vmid,
             name: self.hostname.as_deref(),
@@ -121,38 +103,13 @@ impl Task for SnapInfoTask {
             GuestType::Lxc => "lxc",
         };
         let (node, vmid) = (guest.node.to_string(), guest.vmid);
-        let list = cx
-            .client
+        cx.client
             .get(&format!("/nodes/{node}/{kind}/{vmid}/snapshot"), &[])
-            .map_err(|e| Failure::new(format!("Failed to list snapshots: {e}")).with("vmid", vmid))?;
-        Ok(Seen { vmid, node, list })
+            .map_err(|e| Failure::new(format!("Failed to list snapshots: {e}")).with("vmid", vmid))
     }
 
-    fn plan(&self, _seen: &Seen) -> Result<Nothing, Failure> {
-        Ok(Nothing)
-    }
-
-    fn guard<'s>(&self, seen: &'s Seen, _plan: &Nothing) -> Guard<'s> {
-        Guard {
-            subject: Subject::Vm {
-                vmid: seen.vmid,
-                node: &seen.node,
-            },
-            lock: None,
-            writes: Vec::new(),
-        }
-    }
-
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, _plan: &Nothing) -> Result<Prediction, Failure> {
-        Ok(Prediction::default())
-    }
-
-    fn execute(&self, _cx: &mut Cx<'_>, _seen: &Seen, _plan: &Nothing) -> Result<(), Failure> {
-        Ok(())
-    }
-
-    fn report(&self, _cx: &mut Cx<'_>, seen: &Seen, _plan: &Nothing, _outcome: Outcome<()>) -> Result<Output, Failure> {
-        Ok(report(self.snapname.as_deref(), &seen.list))
+    fn report(&self, list: Value) -> Output {
+        report(self.snapname.as_deref(), &list)
     }
 }
 

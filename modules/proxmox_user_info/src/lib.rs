@@ -5,8 +5,7 @@
 //! fails naming the cause and the privilege, never "no such user"; O(user) without
 //! O(domain) matches that login name in every realm instead of being ignored.
 //!
-//! It reads and changes nothing, so its plan never changes anything: the driver runs
-//! [`UserQuery::observe`] and reports.
+//! It only reads: a [`driver::Read`] task, observed and reported.
 
 mod docs;
 mod normalize;
@@ -14,7 +13,7 @@ mod normalize;
 use ferrox_ansible::options::{ModuleSpec, Opt, Params, Reader, Rules, Support};
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_run::connection;
-use ferrox_run::driver::{self, Cx, Decided, Guard, Outcome, Prediction, Subject, Task};
+use ferrox_run::driver::{self, Cx, Read};
 use serde_json::Value;
 
 /// The module's options, declared once.
@@ -60,7 +59,7 @@ pub fn spec() -> ModuleSpec {
 
 pub fn run(m: &mut Module) -> Result<Output, Failure> {
     let query = UserQuery::from_params(&m.params)?;
-    driver::run(m, query)
+    driver::read(m, query)
 }
 
 /// What the task asks for.
@@ -112,16 +111,6 @@ impl UserQuery {
     }
 }
 
-/// The users found, in 1.6's shape.
-#[derive(Debug)]
-pub struct Found(pub Vec<Value>);
-
-impl Decided for Found {
-    fn changes(&self) -> bool {
-        false
-    }
-}
-
 /// PVE's refusal of a user id of the wrong form: `check_user_exist` runs
 /// pve-access-control's `verify_username` before it looks the user up.
 fn is_malformed_userid(e: &ferrox_pve_client::client::ApiError) -> bool {
@@ -135,10 +124,9 @@ fn is_no_such_user(e: &ferrox_pve_client::client::ApiError) -> bool {
     e.is_status(500) && e.message.starts_with("no such user")
 }
 
-impl Task for UserQuery {
+impl Read for UserQuery {
+    /// The users found, in 1.6's shape.
     type Seen = Vec<Value>;
-    type Plan = Found;
-    type Done = ();
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Vec<Value>, Failure> {
         match self {
@@ -183,38 +171,9 @@ impl Task for UserQuery {
         }
     }
 
-    fn plan(&self, seen: &Vec<Value>) -> Result<Found, Failure> {
-        Ok(Found(seen.clone()))
-    }
-
-    fn guard<'s>(&self, _seen: &'s Vec<Value>, _plan: &Found) -> Guard<'s> {
-        Guard {
-            subject: Subject::Named("users"),
-            lock: None,
-            writes: Vec::new(),
-        }
-    }
-
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Vec<Value>, _plan: &Found) -> Result<Prediction, Failure> {
-        Ok(Prediction::default())
-    }
-
-    fn execute(&self, _cx: &mut Cx<'_>, _seen: &Vec<Value>, _plan: &Found) -> Result<(), Failure> {
-        Ok(())
-    }
-
-    fn report(
-        &self,
-        _cx: &mut Cx<'_>,
-        _seen: &Vec<Value>,
-        plan: &Found,
-        _outcome: Outcome<()>,
-    ) -> Result<Output, Failure> {
-        let n = plan.0.len();
-        Ok(
-            Output::unchanged(format!("{n} user{} found", if n == 1 { "" } else { "s" }))
-                .with("proxmox_users", &plan.0),
-        )
+    fn report(&self, users: Vec<Value>) -> Output {
+        let n = users.len();
+        Output::unchanged(format!("{n} user{} found", if n == 1 { "" } else { "s" })).with("proxmox_users", users)
     }
 }
 
