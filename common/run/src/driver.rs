@@ -83,15 +83,18 @@ pub trait Task {
     }
 
     /// Check mode: what the change would do, for the run's plan and the result (reading
-    /// what a real run would read back: what a running VM keeps pending, ...).
-    fn predict(&self, cx: &mut Cx<'_>, seen: &Self::Seen, plan: &Self::Plan) -> Result<Prediction, Failure>;
+    /// what a real run would read back: what a running VM keeps pending, ...); the task
+    /// may keep what it predicted for [`Task::report`].
+    fn predict(&mut self, cx: &mut Cx<'_>, seen: &Self::Seen, plan: &Self::Plan) -> Result<Prediction, Failure>;
 
     /// Carries the plan out.
     fn execute(&self, cx: &mut Cx<'_>, seen: &Self::Seen, plan: &Self::Plan) -> Result<Self::Done, Failure>;
 
-    /// The result of `outcome` (reading what it needs: a guest waited for, ...).
+    /// The result of `outcome` (reading what it needs: a guest waited for, ...); the last
+    /// step, so it takes the task (and what the task keeps: the run's listing to learn a
+    /// VM in, a prediction).
     fn report(
-        &self,
+        self,
         cx: &mut Cx<'_>,
         seen: &Self::Seen,
         plan: &Self::Plan,
@@ -194,7 +197,7 @@ impl Cx<'_> {
 /// Runs `task`: the steps in the module doc's order, each once.
 pub fn run<T: Task>(m: &mut Module, task: T) -> Result<Output, Failure> {
     let conn = ConnectionParams::from_params(&m.params)?;
-    within(m, &conn, |cx| steps(cx, &task))
+    within(m, &conn, |cx| steps(cx, task))
 }
 
 /// A task that only reads (proxmox_snap_info, proxmox_user_info): nothing to plan, guard,
@@ -237,7 +240,7 @@ pub fn within(
 }
 
 /// The steps of `task`, in the module doc's order, each once, on `cx`.
-pub fn steps<T: Task>(cx: &mut Cx<'_>, task: &T) -> Result<Output, Failure> {
+pub fn steps<T: Task>(cx: &mut Cx<'_>, mut task: T) -> Result<Output, Failure> {
     if let Some(guard) = task.read_guard() {
         hold(cx, guard)?;
     }

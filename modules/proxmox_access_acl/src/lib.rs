@@ -233,7 +233,7 @@ impl Task for AclTask {
         }
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
         let effects = plan
             .0
             .puts
@@ -274,7 +274,7 @@ impl Task for AclTask {
     }
 
     fn report(
-        &self,
+        self,
         _cx: &mut Cx<'_>,
         _seen: &Seen,
         plan: &Decision,

@@ -144,7 +144,7 @@ impl Task for DiskTask {
     }
 
     /// What a real run would read back: whether the running VM keeps the change pending.
-    fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &plan::Plan) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, seen: &Seen, plan: &plan::Plan) -> Result<Prediction, Failure> {
         let pending = planned::stays_pending(plan, &seen.vm, &self.disk.key, seen.running);
         Ok(Prediction {
             effects: planned::effects(plan, &seen.vm, seen.target_vm.as_ref(), &self.disk.key, pending),
@@ -167,7 +167,7 @@ impl Task for DiskTask {
     }
 
     fn report(
-        &self,
+        self,
         _cx: &mut Cx<'_>,
         seen: &Seen,
         plan: &plan::Plan,

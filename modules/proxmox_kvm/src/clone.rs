@@ -8,8 +8,6 @@
 //! ([`crate::update::UpdateExisting`]), after a move to its node that a run left undone
 //! ([`MoveClone`]), whose message the update's result starts with.
 
-use std::cell::RefCell;
-
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::{Failure, Output};
 use ferrox_cluster::tags::TagCase;
@@ -78,7 +76,7 @@ fn rerun<'a>(
             target,
             route,
         };
-        return driver::steps(cx, &move_clone);
+        return driver::steps(cx, move_clone);
     }
     // Exactly as `update: true` would; 1.6 words the up-to-date message its own way.
     let existing = Existing {
@@ -92,7 +90,7 @@ fn rerun<'a>(
         existing: Box::new(existing),
         moved: None,
     };
-    driver::steps(cx, &UpdateExisting::new(task, listing, tag_case.clone(), to))
+    driver::steps(cx, UpdateExisting::new(task, listing, tag_case.clone(), to))
 }
 
 /// A new clone: observed, planned (clone, listed, moved, configured), checked and made:
@@ -111,10 +109,10 @@ fn make<'a>(
             tag_case: tag_case.clone(),
         },
         source,
-        listing: RefCell::new(listing),
-        learned: RefCell::new(learned),
+        listing,
+        learned,
     };
-    driver::steps(cx, &make)
+    driver::steps(cx, make)
 }
 
 /// The task of a new clone of `source`.
@@ -122,9 +120,9 @@ struct MakeClone<'a, 'l> {
     op: Op<'a>,
     source: &'l Guest,
     /// The run's listing: which vmids are taken; a racer's clone adopted is learned in it.
-    listing: RefCell<&'l mut Listing>,
+    listing: &'l mut Listing,
     /// What the run learns: the listing that showed the clone, a racer's warning.
-    learned: RefCell<&'l mut Learned>,
+    learned: &'l mut Learned,
 }
 
 /// What a new clone reads: its node, the source's config where it matters, the route
@@ -158,7 +156,7 @@ impl Task for MakeClone<'_, '_> {
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<CloneSeen, Failure> {
         let (task, source, run) = (self.op.task, self.source, self.op.run(cx));
-        let listing = self.listing.borrow();
+        let listing = &*self.listing;
         decide::clone::refuse_linked_of_non_template(task, source)?;
         let node = task.clone.target.clone().unwrap_or_else(|| source.node.to_string());
         // The source's config: the clone's start (check mode), what the rest of the task is
@@ -172,7 +170,7 @@ impl Task for MakeClone<'_, '_> {
             Some(c) => clone_route::route(task, &listing.storages, source.vmid, &source.node, &node, c)?,
             None => None,
         };
-        let (newid, allocation) = observe::vmid::choose(&run, &listing, task.clone.newid)?;
+        let (newid, allocation) = observe::vmid::choose(&run, listing, task.clone.newid)?;
         let changes = rest_of_task(&run, source, newid, source_config.clone())?;
         Ok(CloneSeen {
             node,
@@ -212,27 +210,22 @@ impl Task for MakeClone<'_, '_> {
     }
 
     fn check(&self, cx: &mut Cx<'_>, seen: &CloneSeen, _planned: &ClonePlanned) -> Result<(), Failure> {
-        check_new_vm(
-            &self.op.run(cx),
-            &self.listing.borrow(),
-            &seen.node,
-            &self.op.task.config,
-        )
+        check_new_vm(&self.op.run(cx), self.listing, &seen.node, &self.op.task.config)
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &CloneSeen, planned: &ClonePlanned) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, _seen: &CloneSeen, planned: &ClonePlanned) -> Result<Prediction, Failure> {
         Ok(self.op.predict(&planned.plan))
     }
 
     fn execute(&self, cx: &mut Cx<'_>, _seen: &CloneSeen, planned: &ClonePlanned) -> Result<(Plan, Executed), Failure> {
         let mut plan = planned.plan.clone();
         let name = name_of(self.op.task, None);
-        let done = self.op.carry_out(cx, &self.listing.borrow(), &mut plan, name)?;
+        let done = self.op.carry_out(cx, self.listing, &mut plan, name)?;
         Ok((plan, done))
     }
 
     fn report(
-        &self,
+        self,
         cx: &mut Cx<'_>,
         seen: &CloneSeen,
         planned: &ClonePlanned,
@@ -246,19 +239,12 @@ impl Task for MakeClone<'_, '_> {
         };
         if let Some(found) = done.adopted {
             // Another run made this clone at the same moment: that VM is the clone.
-            let (mut listing, mut learned) = (self.listing.borrow_mut(), self.learned.borrow_mut());
-            listing.learn_name(&found, &name, task.pool.as_ref());
-            return clone(cx, task, &self.op.tag_case, &mut listing, &mut learned);
+            self.listing.learn_name(&found, &name, task.pool.as_ref());
+            return clone(cx, task, &self.op.tag_case, self.listing, self.learned);
         }
         let vm = plan.vm.clone();
         let may_race = seen.allocation == Allocation::NextId;
-        name_race::after_create(
-            &self.op.run(cx),
-            may_race,
-            &vm,
-            done.listing.take(),
-            &mut self.learned.borrow_mut(),
-        );
+        name_race::after_create(&self.op.run(cx), may_race, &vm, done.listing.take(), self.learned);
         let out = Output::changed(format!(
             "VM {name} with newid {} cloned from vm with vmid {}",
             vm.vmid, self.source.vmid
@@ -269,7 +255,7 @@ impl Task for MakeClone<'_, '_> {
         let out = done.with_pending(out);
         // In check mode the clone does not exist: its MACs and volumes are not known yet
         // (PVE gives a clone new ones), so none are reported rather than the source's.
-        let config = observe::made_config(&self.op.run(cx), &self.listing.borrow(), &vm, done.config.take())?;
+        let config = observe::made_config(&self.op.run(cx), self.listing, &vm, done.config.take())?;
         Ok(with_mac_and_devices(
             out,
             cx.effects(),
@@ -399,7 +385,7 @@ impl Task for MoveClone<'_, '_> {
         }
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &MoveSeen, planned: &MovePlanned) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, _seen: &MoveSeen, planned: &MovePlanned) -> Result<Prediction, Failure> {
         Ok(self.op.predict(&planned.0))
     }
 
@@ -410,7 +396,7 @@ impl Task for MoveClone<'_, '_> {
     }
 
     fn report(
-        &self,
+        self,
         cx: &mut Cx<'_>,
         seen: &MoveSeen,
         planned: &MovePlanned,
@@ -448,7 +434,7 @@ impl Task for MoveClone<'_, '_> {
         };
         driver::steps(
             cx,
-            &UpdateExisting::new(self.op.task, self.listing, self.op.tag_case.clone(), to),
+            UpdateExisting::new(self.op.task, self.listing, self.op.tag_case.clone(), to),
         )
     }
 }

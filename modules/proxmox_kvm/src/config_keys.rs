@@ -102,7 +102,7 @@ impl Task for ConfigKeys<'_> {
         }
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
         let Planned::Write(w) = planned else {
             return Ok(Prediction::default());
         };
@@ -118,13 +118,7 @@ impl Task for ConfigKeys<'_> {
         self.op.carry_out(cx, self.listing, &mut plan, name).map(|_| ())
     }
 
-    fn report(
-        &self,
-        cx: &mut Cx<'_>,
-        seen: &Seen,
-        planned: &Planned,
-        _outcome: Outcome<()>,
-    ) -> Result<Output, Failure> {
+    fn report(self, cx: &mut Cx<'_>, seen: &Seen, planned: &Planned, _outcome: Outcome<()>) -> Result<Output, Failure> {
         let seen = &seen.observed;
         let id = seen.vm.vmid;
         let Write { write, plan } = match planned {

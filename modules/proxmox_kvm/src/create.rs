@@ -10,8 +10,6 @@
 //! create adopts its VM: the task continues as the update of that VM
 //! ([`crate::update::UpdateExisting`], run with `driver::steps`).
 
-use std::cell::RefCell;
-
 use ferrox_ansible::diff::Diff;
 use ferrox_ansible::protocol::{Failure, Output};
 use ferrox_cluster::tags::TagCase;
@@ -32,9 +30,9 @@ use crate::{decide, name_race, observe};
 pub(crate) struct Create<'a> {
     op: Op<'a>,
     /// The run's listing: which vmids are taken; the VM of a racer adopted is learned in it.
-    listing: RefCell<&'a mut Listing>,
+    listing: &'a mut Listing,
     /// What the run learns: the listing that showed the new VM, a racer's warning.
-    learned: RefCell<&'a mut Learned>,
+    learned: &'a mut Learned,
 }
 
 impl<'a> Create<'a> {
@@ -46,8 +44,8 @@ impl<'a> Create<'a> {
     ) -> Self {
         Create {
             op: Op { task, tag_case },
-            listing: RefCell::new(listing),
-            learned: RefCell::new(learned),
+            listing,
+            learned,
         }
     }
 }
@@ -78,12 +76,12 @@ impl Task for Create<'_> {
     type Done = (Plan, Executed);
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Seen, Failure> {
-        let listing = self.listing.borrow();
+        let listing = &*self.listing;
         let node = decide::create::node(self.op.task, &listing.nodes)?;
         if let Some(w) = decide::create::warning(self.op.task) {
             cx.warn(w);
         }
-        let (vmid, allocation) = observe::vmid::choose(&self.op.run(cx), &listing, self.op.task.vmid)?;
+        let (vmid, allocation) = observe::vmid::choose(&self.op.run(cx), listing, self.op.task.vmid)?;
         Ok(Seen { node, vmid, allocation })
     }
 
@@ -109,27 +107,22 @@ impl Task for Create<'_> {
     }
 
     fn check(&self, cx: &mut Cx<'_>, seen: &Seen, _planned: &Planned) -> Result<(), Failure> {
-        check_new_vm(
-            &self.op.run(cx),
-            &self.listing.borrow(),
-            &seen.node,
-            &self.op.task.config,
-        )
+        check_new_vm(&self.op.run(cx), self.listing, &seen.node, &self.op.task.config)
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
         Ok(self.op.predict(&planned.plan))
     }
 
     fn execute(&self, cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<(Plan, Executed), Failure> {
         let mut plan = planned.plan.clone();
         let name = observe::name_of(self.op.task, None);
-        let done = self.op.carry_out(cx, &self.listing.borrow(), &mut plan, name)?;
+        let done = self.op.carry_out(cx, self.listing, &mut plan, name)?;
         Ok((plan, done))
     }
 
     fn report(
-        &self,
+        self,
         cx: &mut Cx<'_>,
         seen: &Seen,
         planned: &Planned,
@@ -143,24 +136,18 @@ impl Task for Create<'_> {
         };
         if let Some(found) = done.adopted {
             // Another run created this name at the same moment: that VM is the one.
-            self.listing.borrow_mut().learn_name(&found, &name, task.pool.as_ref());
+            self.listing.learn_name(&found, &name, task.pool.as_ref());
             return self.adopt(cx, &found);
         }
         let vm = plan.vm.clone();
         let may_race = seen.allocation == Allocation::NextId;
-        name_race::after_create(
-            &self.op.run(cx),
-            may_race,
-            &vm,
-            done.listing.take(),
-            &mut self.learned.borrow_mut(),
-        );
+        name_race::after_create(&self.op.run(cx), may_race, &vm, done.listing.take(), self.learned);
         let out = Output::changed(format!("VM {name} with vmid {} deployed", vm.vmid))
             .with("vmid", vm.vmid)
             .with("actions", plan.describe())
             .with_diff(planned.diff.clone());
         let out = done.with_pending(out);
-        let config = observe::made_config(&self.op.run(cx), &self.listing.borrow(), &vm, done.config.take())?;
+        let config = observe::made_config(&self.op.run(cx), self.listing, &vm, done.config.take())?;
         Ok(with_mac_and_devices(
             out,
             cx.effects(),
@@ -173,16 +160,16 @@ impl Task for Create<'_> {
 
 impl Create<'_> {
     /// The VM `found` another run made under this name: the task continues as its update.
-    fn adopt(&self, cx: &mut Cx<'_>, found: &Vm) -> Result<Output, Failure> {
-        let listing = self.listing.borrow();
-        let guest = observe::target(&self.op.run(cx), &listing)?.ok_or_else(|| {
+    fn adopt(self, cx: &mut Cx<'_>, found: &Vm) -> Result<Output, Failure> {
+        let listing = &*self.listing;
+        let guest = observe::target(&self.op.run(cx), listing)?.ok_or_else(|| {
             Failure::new(format!(
                 "VM {} made by another run under this name is not found in the listing",
                 found.vmid
             ))
             .with("vmid", found.vmid)
         })?;
-        let next = UpdateExisting::new(self.op.task, &listing, self.op.tag_case.clone(), To::Present(&guest));
-        driver::steps(cx, &next)
+        let next = UpdateExisting::new(self.op.task, listing, self.op.tag_case.clone(), To::Present(&guest));
+        driver::steps(cx, next)
     }
 }

@@ -217,14 +217,14 @@ fn operation<'a>(
         wanted,
     };
     match &task.operation {
-        Operation::DeleteKeys(wanted) => driver::steps(cx, &keys(KeyEdit::Delete, wanted, listing)),
-        Operation::RevertKeys(wanted) => driver::steps(cx, &keys(KeyEdit::Revert, wanted, listing)),
-        Operation::Migrate => driver::steps(cx, &migrate::Migrate { op: op(), listing }),
+        Operation::DeleteKeys(wanted) => driver::steps(cx, keys(KeyEdit::Delete, wanted, listing)),
+        Operation::RevertKeys(wanted) => driver::steps(cx, keys(KeyEdit::Revert, wanted, listing)),
+        Operation::Migrate => driver::steps(cx, migrate::Migrate { op: op(), listing }),
         Operation::Clone => clone::clone(cx, task, tag_case, listing, learned),
         Operation::State(State::Present) => present(cx, task, tag_case, listing, learned),
         Operation::State(state) => driver::steps(
             cx,
-            &power_state::PowerState {
+            power_state::PowerState {
                 op: op(),
                 listing,
                 state: *state,
@@ -245,8 +245,8 @@ fn present<'a>(
     match observe::target(&Run::on(cx, task, tag_case), listing)? {
         Some(guest) => {
             let to = update::To::Present(&guest);
-            driver::steps(cx, &update::UpdateExisting::new(task, listing, tag_case.clone(), to))
+            driver::steps(cx, update::UpdateExisting::new(task, listing, tag_case.clone(), to))
         }
-        None => driver::steps(cx, &create::Create::new(task, listing, tag_case.clone(), learned)),
+        None => driver::steps(cx, create::Create::new(task, listing, tag_case.clone(), learned)),
     }
 }

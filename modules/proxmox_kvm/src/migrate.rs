@@ -91,7 +91,7 @@ impl Task for Migrate<'_> {
         }
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
         let Some((plan, _)) = &planned.migration else {
             return Ok(Prediction::default());
         };
@@ -108,7 +108,7 @@ impl Task for Migrate<'_> {
     }
 
     fn report(
-        &self,
+        self,
         _cx: &mut Cx<'_>,
         seen: &Seen,
         planned: &Planned,

@@ -104,7 +104,7 @@ impl Task for PowerState<'_> {
         }
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, _seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
         let Planned::Decided { plan: Some(plan), .. } = planned else {
             return Ok(Prediction::default());
         };
@@ -120,13 +120,7 @@ impl Task for PowerState<'_> {
         self.op.carry_out(cx, self.listing, &mut plan, name).map(|_| ())
     }
 
-    fn report(
-        &self,
-        cx: &mut Cx<'_>,
-        seen: &Seen,
-        planned: &Planned,
-        _outcome: Outcome<()>,
-    ) -> Result<Output, Failure> {
+    fn report(self, cx: &mut Cx<'_>, seen: &Seen, planned: &Planned, _outcome: Outcome<()>) -> Result<Output, Failure> {
         let (decision, plan) = match planned {
             Planned::Absent(absent) => return Ok(report::power::already_absent(absent.clone())),
             Planned::Decided { decision, plan } => (decision, plan),

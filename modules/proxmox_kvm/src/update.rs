@@ -10,8 +10,6 @@
 //! ([`crate::step::Op::carry_out`]); the report is `report/update.rs`'s, with `mac` and
 //! `devices`.
 
-use std::cell::RefCell;
-
 use ferrox_ansible::protocol::{Failure, Output};
 use ferrox_cluster::tags::TagCase;
 use ferrox_cluster::vm::Guest;
@@ -64,7 +62,7 @@ pub(crate) struct UpdateExisting<'a> {
     pub(crate) listing: &'a Listing,
     pub(crate) to: To<'a>,
     /// What a check run predicts stays pending ([`Task::predict`]), for the report.
-    predicted: RefCell<Map<String, Value>>,
+    predicted: Map<String, Value>,
 }
 
 impl<'a> UpdateExisting<'a> {
@@ -73,7 +71,7 @@ impl<'a> UpdateExisting<'a> {
             op: Op { task, tag_case },
             listing,
             to,
-            predicted: RefCell::default(),
+            predicted: Map::new(),
         }
     }
 }
@@ -179,7 +177,7 @@ impl UpdateExisting<'_> {
     /// The result of a decision on `c` (and the update's clauses a moved clone's message
     /// ends with), with the config `mac` and `devices` are read from.
     fn worded(
-        &self,
+        &mut self,
         c: &Converging,
         decision: &Decision,
         plan: Option<&Plan>,
@@ -198,7 +196,7 @@ impl UpdateExisting<'_> {
                     Outcome::Done(done) => (done.rebooted_for_pending, done.pending, done.config),
                     _ => {
                         // Nothing was written: what PVE's hotplug rules would leave pending.
-                        let predicted = self.predicted.take();
+                        let predicted = std::mem::take(&mut self.predicted);
                         let rebooted = u.reboot && !(predicted.is_empty() && u.not_in_guest.is_empty());
                         (rebooted, predicted, None)
                     }
@@ -312,7 +310,7 @@ impl Task for UpdateExisting<'_> {
         Ok(())
     }
 
-    fn predict(&self, cx: &mut Cx<'_>, seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
+    fn predict(&mut self, cx: &mut Cx<'_>, seen: &Seen, planned: &Planned) -> Result<Prediction, Failure> {
         let (
             Seen::Converging(c),
             Planned::Decided {
@@ -329,7 +327,7 @@ impl Task for UpdateExisting<'_> {
                 .map(|already| update::predicted_pending(&u.changes, &c.observed.config, already))
                 .unwrap_or_default();
             plan.known.pending = predicted.clone();
-            self.predicted.replace(predicted);
+            self.predicted = predicted;
         }
         Ok(self.op.predict(&plan))
     }
@@ -344,7 +342,7 @@ impl Task for UpdateExisting<'_> {
     }
 
     fn report(
-        &self,
+        mut self,
         cx: &mut Cx<'_>,
         seen: &Seen,
         planned: &Planned,

@@ -155,7 +155,7 @@ impl Task for NicTask {
             .map_err(|e| Failure::new(e).with("vmid", seen.guest.vmid))
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &NicPlan) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, seen: &Seen, plan: &NicPlan) -> Result<Prediction, Failure> {
         let (vmid, pending) = (seen.guest.vmid, plan.predicted_pending);
         let effects = plan
             .plan
@@ -181,7 +181,7 @@ impl Task for NicTask {
     }
 
     fn report(
-        &self,
+        self,
         _cx: &mut Cx<'_>,
         seen: &Seen,
         plan: &NicPlan,
@@ -189,9 +189,9 @@ impl Task for NicTask {
     ) -> Result<Output, Failure> {
         let vmid = seen.guest.vmid;
         Ok(match outcome {
-            Outcome::Unchanged => report(&plan.plan, vmid, self, false),
-            Outcome::Predicted => report(&plan.plan, vmid, self, plan.predicted_pending),
-            Outcome::Done((done, pending)) => report(&done, vmid, self, pending),
+            Outcome::Unchanged => report(&plan.plan, vmid, &self, false),
+            Outcome::Predicted => report(&plan.plan, vmid, &self, plan.predicted_pending),
+            Outcome::Done((done, pending)) => report(&done, vmid, &self, pending),
         })
     }
 }

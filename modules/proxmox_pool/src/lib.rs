@@ -175,7 +175,7 @@ impl Task for PoolTask {
         }
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
         let (comment, removed) = match &plan.0 {
             Some(Action::Create { comment }) => (comment.clone(), false),
             Some(Action::Comment(c)) => (Some(c.clone()), false),
@@ -221,7 +221,7 @@ impl Task for PoolTask {
         result.map(|_| ()).map_err(|e| Failure::new(e).with("poolid", id))
     }
 
-    fn report(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Decision, outcome: Outcome<()>) -> Result<Output, Failure> {
+    fn report(self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Decision, outcome: Outcome<()>) -> Result<Output, Failure> {
         let id = &self.poolid;
         let changed = !matches!(outcome, Outcome::Unchanged);
         let msg = match (&plan.0, self.absent) {

@@ -215,7 +215,7 @@ impl Task for MemberTask {
         }
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Decision) -> Result<Prediction, Failure> {
         let plan = &plan.0;
         // What a later task of the run reads: each VM in the pool or in none, each
         // storage in the pool or out of it.
@@ -283,7 +283,7 @@ impl Task for MemberTask {
         Ok(())
     }
 
-    fn report(&self, _cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision, outcome: Outcome<()>) -> Result<Output, Failure> {
+    fn report(self, _cx: &mut Cx<'_>, _seen: &Seen, plan: &Decision, outcome: Outcome<()>) -> Result<Output, Failure> {
         let plan = &plan.0;
         let changed = !matches!(outcome, Outcome::Unchanged);
         let listed = |set: &BTreeSet<Member>| -> Vec<Value> {

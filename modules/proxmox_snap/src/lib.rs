@@ -175,7 +175,7 @@ impl Task for SnapTask {
         refused.map_err(|e| Failure::new(e).with("vmid", vmid))
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Plan) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Plan) -> Result<Prediction, Failure> {
         let (vmid, node) = (seen.guest.vmid, seen.guest.node.to_string());
         // PVE saves the RAM only from a running VM.
         let vmstate = self.vmstate && seen.running;
@@ -229,7 +229,7 @@ impl Task for SnapTask {
         execute::execute(cx, self, &seen.guest, plan)
     }
 
-    fn report(&self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Plan, outcome: Outcome<Done>) -> Result<Output, Failure> {
+    fn report(self, _cx: &mut Cx<'_>, seen: &Seen, plan: &Plan, outcome: Outcome<Done>) -> Result<Output, Failure> {
         let vmid = seen.guest.vmid;
         let (changed, msg, done) = match outcome {
             Outcome::Unchanged => (false, plan.msg.clone(), Done::default()),

@@ -78,7 +78,7 @@ impl Task for Absent<'_> {
         }
     }
 
-    fn predict(&self, cx: &mut Cx<'_>, _: &Listed, _: &Listed) -> Result<Prediction, Failure> {
+    fn predict(&mut self, cx: &mut Cx<'_>, _: &Listed, _: &Listed) -> Result<Prediction, Failure> {
         Ok(Prediction {
             effects: vec![self.ctx(cx).effect(&self.volid, None, false, true)],
             warnings: Vec::new(),
@@ -91,7 +91,7 @@ impl Task for Absent<'_> {
             .map_err(|f| Failure::new(format!("deleting of template {name} failed with exception: {}", f.msg)))
     }
 
-    fn report(&self, cx: &mut Cx<'_>, _: &Listed, _: &Listed, outcome: Outcome<()>) -> Result<Output, Failure> {
+    fn report(self, cx: &mut Cx<'_>, _: &Listed, _: &Listed, outcome: Outcome<()>) -> Result<Output, Failure> {
         Ok(self.output(cx, !matches!(outcome, Outcome::Unchanged)))
     }
 }

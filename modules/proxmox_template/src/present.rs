@@ -218,7 +218,7 @@ impl Task for Present<'_> {
         }
     }
 
-    fn predict(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &Plan) -> Result<Prediction, Failure> {
+    fn predict(&mut self, cx: &mut Cx<'_>, seen: &Seen, plan: &Plan) -> Result<Prediction, Failure> {
         let Plan::Put { volid, size, .. } = plan else {
             return Ok(Prediction::default());
         };
@@ -274,7 +274,7 @@ impl Task for Present<'_> {
         })
     }
 
-    fn report(&self, cx: &mut Cx<'_>, seen: &Seen, plan: &Plan, outcome: Outcome<Done>) -> Result<Output, Failure> {
+    fn report(self, cx: &mut Cx<'_>, seen: &Seen, plan: &Plan, outcome: Outcome<Done>) -> Result<Output, Failure> {
         match (plan, outcome) {
             (Plan::Keep { volid, size, .. }, _) => {
                 let out = self

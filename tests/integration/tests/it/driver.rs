@@ -90,7 +90,7 @@ impl Task for Probe {
         Ok(())
     }
 
-    fn predict(&self, _cx: &mut Cx<'_>, _seen: &Value, _plan: &ProbePlan) -> Result<Prediction, Failure> {
+    fn predict(&mut self, _cx: &mut Cx<'_>, _seen: &Value, _plan: &ProbePlan) -> Result<Prediction, Failure> {
         step("predict");
         let mut effect = Effect::config(100, "pve1");
         if let Effect::Config { set, .. } = &mut effect {
@@ -110,7 +110,7 @@ impl Task for Probe {
     }
 
     fn report(
-        &self,
+        self,
         _cx: &mut Cx<'_>,
         _seen: &Value,
         plan: &ProbePlan,
