@@ -72,7 +72,7 @@ pub async fn serve(
 
 /// pveproxy's keep-alive (pve-manager `PVE/Service/pveproxy.pm`, `keep_alive => 100`): a
 /// connection serves at most this many requests.
-pub const KEEP_ALIVE_REQUESTS: u32 = 100;
+const KEEP_ALIVE_REQUESTS: u32 = 100;
 
 /// One connection's count of API requests, as pve-http-server's `$reqstate->{keep_alive}`.
 #[derive(Default)]
@@ -83,7 +83,8 @@ struct KeepAlive {
 /// An API answer as pve-http-server's `response` ends it: an answer >= 400, or the one
 /// that spends the connection's keep-alive count, says `Connection: close`, and the
 /// connection is closed once it is written (`finish_response` → `client_do_disconnect`),
-/// so requests a client sent after it on that connection are never answered. The control
+/// so requests a client sent after it on that connection are never answered (an upload
+/// refused before its body is read is closed the same way, the body unread). The control
 /// API is pvesim's own and keeps its connection.
 async fn answer_in_connection(
     sim: Arc<SimInner>,
@@ -170,7 +171,6 @@ fn plain_response(a: &crate::content::upload::PlainAnswer) -> Resp {
     *r.status_mut() = StatusCode::from_u16(a.status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let h = r.headers_mut();
     h.insert("server", HeaderValue::from_static("pve-api-daemon/3.0"));
-    h.insert("connection", HeaderValue::from_static("close"));
     if let Ok(rp) = hyper::ext::ReasonPhrase::try_from(a.reason.as_bytes().to_vec()) {
         r.extensions_mut().insert(rp);
     }
@@ -324,9 +324,7 @@ async fn receive_upload(
         }
         Err(crate::content::upload::Refused::Answer(e)) => {
             finish(e.status, sim);
-            let mut r = error_response(&e, gzip_ok);
-            r.headers_mut().insert("connection", HeaderValue::from_static("close"));
-            Err(Ok(r))
+            Err(Ok(error_response(&e, gzip_ok)))
         }
         Err(crate::content::upload::Refused::Plain(a)) => {
             finish(a.status, sim);
@@ -528,9 +526,7 @@ async fn read_body(
             }
         }
         finish(e.status, sim);
-        let mut r = error_response(&e, gzip_ok);
-        r.headers_mut().insert("connection", HeaderValue::from_static("close"));
-        return Err(r);
+        return Err(error_response(&e, gzip_ok));
     }
     let body = match Limited::new(req.into_body(), MAX_BODY).collect().await {
         Ok(b) => b.to_bytes(),

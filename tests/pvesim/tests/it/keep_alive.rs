@@ -26,8 +26,10 @@ fn an_error_answer_closes_the_connection_and_what_followed_is_not_answered() {
     let api = Api::start(quick());
     let pipelined = [get("/version"), get("/nodes/pve1/qemu/4242/config"), get("/version")].concat();
 
-    let got = answers(&raw_tls_until_close(&api.sim, pipelined.as_bytes()));
+    let (raw, closed) = raw_tls_until_close(&api.sim, pipelined.as_bytes());
+    let got = answers(&raw);
 
+    assert!(closed, "the connection is closed, not left open: {got:?}");
     assert_eq!(got.len(), 2, "the request after the error is not answered: {got:?}");
     assert_eq!(got[0], ("200 OK".to_string(), false));
     assert!(got[1].0.starts_with("500 "), "{got:?}");
@@ -37,11 +39,14 @@ fn an_error_answer_closes_the_connection_and_what_followed_is_not_answered() {
 #[test]
 fn a_connection_serves_one_hundred_requests_and_the_hundredth_closes_it() {
     let api = Api::start(quick());
-    let limit = pvesim::server::KEEP_ALIVE_REQUESTS as usize;
+    // pve-manager PVE/Service/pveproxy.pm: `keep_alive => 100`.
+    let limit = 100;
     let pipelined = get("/version").repeat(limit + 1);
 
-    let got = answers(&raw_tls_until_close(&api.sim, pipelined.as_bytes()));
+    let (raw, closed) = raw_tls_until_close(&api.sim, pipelined.as_bytes());
+    let got = answers(&raw);
 
+    assert!(closed, "the connection is closed, not left open");
     assert_eq!(got.len(), limit, "one hundred answers, then the close");
     assert!(got.iter().all(|(status, _)| status == "200 OK"), "{got:?}");
     let closing: Vec<usize> = (0..got.len()).filter(|&i| got[i].1).collect();
@@ -57,7 +62,8 @@ fn the_control_api_keeps_its_connection() {
     );
     let pipelined = [control, control, &last].concat();
 
-    let got = answers(&raw_tls_until_close(&api.sim, pipelined.as_bytes()));
+    let (raw, _) = raw_tls_until_close(&api.sim, pipelined.as_bytes());
+    let got = answers(&raw);
 
     assert_eq!(got.len(), 3, "{got:?}");
     assert!(got[0].0.starts_with("404") && !got[0].1 && !got[1].1, "{got:?}");

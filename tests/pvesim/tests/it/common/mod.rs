@@ -267,16 +267,17 @@ pub fn urlencode(s: &str) -> String {
 /// Send raw bytes over TLS and return the server's first answer (or what came before a
 /// close or the read timeout).
 pub fn raw_tls(sim: &Simulator, request: &[u8]) -> String {
-    read_raw(sim, request, response_complete)
+    read_raw(sim, request, response_complete).0
 }
 
 /// Send raw bytes over TLS (several requests, pipelined) and return everything the server
-/// answers until it closes the connection (or the read timeout).
-pub fn raw_tls_until_close(sim: &Simulator, request: &[u8]) -> String {
+/// answers, and whether the server then closed the connection (false: the read timed out
+/// with the connection still open).
+pub fn raw_tls_until_close(sim: &Simulator, request: &[u8]) -> (String, bool) {
     read_raw(sim, request, |_| false)
 }
 
-fn read_raw(sim: &Simulator, request: &[u8], done: impl Fn(&[u8]) -> bool) -> String {
+fn read_raw(sim: &Simulator, request: &[u8], done: impl Fn(&[u8]) -> bool) -> (String, bool) {
     use rustls::pki_types::{pem::PemObject, CertificateDer, ServerName};
     let mut roots = rustls::RootCertStore::empty();
     roots
@@ -297,19 +298,20 @@ fn read_raw(sim: &Simulator, request: &[u8], done: impl Fn(&[u8]) -> bool) -> St
     let _ = tls.flush();
     let mut out = Vec::new();
     let mut buf = [0u8; 8192];
-    loop {
+    let closed = loop {
         match tls.read(&mut buf) {
-            Ok(0) => break,
+            Ok(0) => break true,
             Ok(n) => {
                 out.extend_from_slice(&buf[..n]);
                 if done(&out) {
-                    break;
+                    break false;
                 }
             }
-            Err(_) => break,
+            // A close without TLS's close_notify is a close too; a timeout is not.
+            Err(e) => break !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
         }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    };
+    (String::from_utf8_lossy(&out).into_owned(), closed)
 }
 
 /// Headers seen and Content-Length bytes of body received.
