@@ -1,5 +1,5 @@
-//! The one task driver: every module task is a value implementing [`Task`], and [`run`]
-//! runs it, so the sequence every module shares is written once:
+//! The one task driver: every module task that may write is a value implementing
+//! [`Task`], and [`run`] runs it, so the sequence every module shares is written once:
 //!
 //! 1. connect (the connection options read once), and build the steps' context [`Cx`];
 //!    a read PVE guards as it guards a write ([`Task::read_guard`]) is held to the
@@ -13,7 +13,8 @@
 //! 6. check mode: [`Task::predict`] — the effects later tasks of the run see as done, and
 //!    the warnings a real run would give; otherwise [`Task::execute`];
 //! 7. [`Task::report`] words the result of whichever of the three outcomes happened (and
-//!    may read: a guest's agent waited for, a VM already as asked).
+//!    may read: a guest's agent waited for, a VM already as asked). It takes the task:
+//!    what the task kept (the run's listing, a prediction) is its own to use up.
 //!
 //! [`run`] is a whole task. A module whose task first reads what decides which task it is
 //! (proxmox_kvm lists the cluster and places a new VM, then creates, clones or updates),
@@ -24,11 +25,11 @@
 //! The effects buffered reach the run once, at the end, on success and failure alike
 //! (the protocol keeps only a refusal of a failed task).
 //!
-//! One trait for every task, not one for VM tasks and another for the rest: a task on
-//! an ACL path, a pool or a user reads, decides, is gated and writes the same way; only
-//! what it names differs, and that is the [`Guard`]'s [`Subject`]. A task with nothing to
-//! gate (a read-only `_info` module) plans [`Decided::changes`] `false` and never reaches
-//! step 4.
+//! One trait for every writing task, not one for VM tasks and another for the rest: a
+//! task on an ACL path, a pool or a user reads, decides, is gated and writes the same way;
+//! only what it names differs, and that is the [`Guard`]'s [`Subject`]. A task that only
+//! reads (an `_info` module) implements [`Read`] instead, and [`read`] runs it: connect,
+//! observe, report, on the same context.
 
 use ferrox_ansible::protocol::{Failure, Module, Output};
 use ferrox_dryrun::Effect;

@@ -1,4 +1,5 @@
-//! What tasks on one QEMU VM share (proxmox_kvm, proxmox_disk, proxmox_nic): locate the
+//! What tasks on one guest share (proxmox_kvm, proxmox_disk, proxmox_nic, proxmox_snap,
+//! proxmox_snap_info): read the listing that holds it ([`listed_guests`]), locate the
 //! VM (by vmid, else by name, preferring a node among same-named VMs), read its config,
 //! word the refusal of a locked VM, and buffer the check-mode effects; the one driver
 //! ([`crate::driver`]) runs the steps in order.
