@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use ferrox_pve_client::client::{ApiError, Client};
 use ferrox_pve_client::recover::{self, Search};
-use ferrox_pve_client::tasks::{self, TaskError};
+use ferrox_pve_client::tasks::{self, TaskDone, TaskError};
 
 use crate::current::VmConfig;
 use crate::plan::Action;
@@ -29,8 +29,14 @@ pub(crate) struct Applied {
 pub(crate) enum Stop {
     /// A failure, in 1.6's wording for the state.
     Failed(String),
-    /// A write's answer was lost (its task, if any, has ended): re-read and re-plan.
-    Lost(ApiError),
+    /// A write's answer was lost (its task, if any, has ended): re-read and re-plan. The
+    /// warnings of the tasks that ended before it, and of the task it started, go with it.
+    Lost {
+        /// The lost answer's error.
+        error: Box<ApiError>,
+        /// What the tasks that did run warned of.
+        warnings: Vec<String>,
+    },
 }
 
 /// Runs `actions` on `vm`.
@@ -110,6 +116,7 @@ pub(crate) fn apply(
         let reply = match reply {
             Ok(reply) => reply,
             Err(e) if e.answer_lost() => {
+                let mut warnings = std::mem::take(&mut applied.warnings);
                 if let Some(kind) = task_kind {
                     let search = Search {
                         node: &vm.node,
@@ -117,10 +124,14 @@ pub(crate) fn apply(
                         vmid: vm.vmid,
                         since,
                     };
-                    recover::find_and_wait(client, &search, timeout)
+                    let found = recover::find_and_wait(client, &search, timeout)
                         .map_err(|e| Stop::Failed(task_failure(doing, &e)))?;
+                    warnings.extend(found.iter().flat_map(TaskDone::result_warnings));
                 }
-                return Err(Stop::Lost(e));
+                return Err(Stop::Lost {
+                    error: Box::new(e),
+                    warnings,
+                });
             }
             Err(e) => return Err(Stop::Failed(api_failure(state, disk, vm.vmid, &e))),
         };

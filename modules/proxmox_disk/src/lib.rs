@@ -270,7 +270,10 @@ fn apply_reconciled(
                 }
                 return Ok(());
             }
-            Err(apply::Stop::Lost(e)) if resend < recover::MAX_RESENDS => {
+            Err(apply::Stop::Lost { error: e, warnings }) if resend < recover::MAX_RESENDS => {
+                for w in warnings {
+                    m.warn(w);
+                }
                 current = read_again(client, vm)?;
                 let target = target_vm.map(|t| read_again(client, t)).transpose()?;
                 let again =
@@ -286,7 +289,12 @@ fn apply_reconciled(
                     return Ok(());
                 }
             }
-            Err(apply::Stop::Lost(e)) => return Err(Failure::new(e.to_string()).with("vmid", vmid)),
+            Err(apply::Stop::Lost { error: e, warnings }) => {
+                for w in warnings {
+                    m.warn(w);
+                }
+                return Err(Failure::new(e.to_string()).with("vmid", vmid));
+            }
             Err(apply::Stop::Failed(msg)) => return Err(Failure::new(msg).with("vmid", vmid)),
         }
     }

@@ -55,7 +55,8 @@ impl Decided for Listed {
 impl Task for Absent<'_> {
     type Seen = Listed;
     type Plan = Listed;
-    type Done = ();
+    /// The deletion task's warnings.
+    type Done = Vec<String>;
 
     fn observe(&self, cx: &mut Cx<'_>) -> Result<Listed, Failure> {
         let task = self.task;
@@ -85,35 +86,44 @@ impl Task for Absent<'_> {
         })
     }
 
-    fn execute(&self, cx: &mut Cx<'_>, _: &Listed, _: &Listed) -> Result<(), Failure> {
+    fn execute(&self, cx: &mut Cx<'_>, _: &Listed, _: &Listed) -> Result<Vec<String>, Failure> {
         let name = self.task.name.as_deref().unwrap_or_default();
         remove(&self.ctx(cx), &self.volid)
             .map_err(|f| Failure::new(format!("deleting of template {name} failed with exception: {}", f.msg)))
     }
 
-    fn report(self, cx: &mut Cx<'_>, _: &Listed, _: &Listed, outcome: Outcome<()>) -> Result<Output, Failure> {
-        Ok(self.output(cx, !matches!(outcome, Outcome::Unchanged)))
+    fn report(self, cx: &mut Cx<'_>, _: &Listed, _: &Listed, outcome: Outcome<Vec<String>>) -> Result<Output, Failure> {
+        let changed = !matches!(outcome, Outcome::Unchanged);
+        if let Outcome::Done(warnings) = outcome {
+            for w in warnings {
+                cx.warn(w);
+            }
+        }
+        Ok(self.output(cx, changed))
     }
 }
 
 /// Deletes the file and waits until the storage no longer lists it: the task PVE
-/// answers with is awaited; an older PVE that answers `null` deleted it already.
-pub(crate) fn remove(ctx: &Context<'_>, volid: &str) -> Result<(), Failure> {
+/// answers with is awaited (its warnings returned); an older PVE that answers `null`
+/// deleted it already.
+pub(crate) fn remove(ctx: &Context<'_>, volid: &str) -> Result<Vec<String>, Failure> {
     let task = ctx.task;
     let started = Instant::now();
     let data = ctx
         .client
         .delete(&api::content_path(&task.node, &task.storage, volid), &[])
         .map_err(|e| Failure::new(e.to_string()))?;
-    if let Some(upid) = data.as_str().filter(|s| s.starts_with("UPID:")) {
-        tasks::wait(ctx.client, upid, task.timeout.saturating_sub(started.elapsed()))
-            .map_err(|e| Failure::new(e.to_string()))?;
-    }
+    let warnings = match data.as_str().filter(|s| s.starts_with("UPID:")) {
+        Some(upid) => tasks::wait(ctx.client, upid, task.timeout.saturating_sub(started.elapsed()))
+            .map_err(|e| Failure::new(e.to_string()))?
+            .result_warnings(),
+        None => Vec::new(),
+    };
     while started.elapsed() < task.timeout {
         let listed = api::listing(ctx.client, &task.node, &task.storage, task.content)
             .map_err(|e| Failure::new(e.to_string()))?;
         if !listed.iter().any(|s| s.volid == volid) {
-            return Ok(());
+            return Ok(warnings);
         }
         std::thread::sleep(Duration::from_secs(1));
     }

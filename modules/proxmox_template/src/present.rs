@@ -129,7 +129,12 @@ impl<'t> Present<'t> {
             return Ok(out);
         }
         match transfer::verify_existing(&self.ctx(cx), url, name) {
-            Ok(()) => Ok(out.with("checksum_verified", true)),
+            Ok(warnings) => {
+                for w in warnings {
+                    cx.warn(w);
+                }
+                Ok(out.with("checksum_verified", true))
+            }
             Err(e) => Err(Failure::new(format!(
                 "{volid} already exists on {} and is another file: {e}. Set force: true to replace it, or set template to another name",
                 self.subject
@@ -241,9 +246,10 @@ impl Task for Present<'_> {
             unreachable!("the driver carries out only a plan that changes the storage")
         };
         let ctx = self.ctx(cx);
-        if *remove_first {
-            absent::remove(&ctx, volid)?;
-        }
+        let removed_warnings = match remove_first {
+            true => absent::remove(&ctx, volid)?,
+            false => Vec::new(),
+        };
         let opened = match &self.source {
             Source::Upload(path) => Some(checks::open_src(path).map_err(Failure::new)?),
             _ => None,
@@ -265,8 +271,8 @@ impl Task for Present<'_> {
             })?
             .into_iter()
             .find(|s| &s.volid == volid);
-        for w in &transferred.warnings {
-            cx.warn(w.clone());
+        for w in removed_warnings.into_iter().chain(transferred.warnings.iter().cloned()) {
+            cx.warn(w);
         }
         Ok(Done {
             transfer: transferred,

@@ -110,10 +110,12 @@ pub(crate) fn run(
 
 /// `download-url` with the task's checksum for a file already there: the node checks
 /// the file's checksum and fetches nothing (pve-storage refuses to overwrite a file);
-/// the error is PVE's, naming both checksums.
-pub(crate) fn verify_existing(ctx: &Context<'_>, url: &str, name: &str) -> Result<(), String> {
+/// the error is PVE's, naming both checksums; `Ok`: the task's warnings.
+pub(crate) fn verify_existing(ctx: &Context<'_>, url: &str, name: &str) -> Result<Vec<String>, String> {
     let task = ctx.task;
-    let Some(sum) = &task.checksum else { return Ok(()) };
+    let Some(sum) = &task.checksum else {
+        return Ok(Vec::new());
+    };
     let form = [
         ("content", task.content.name().to_string()),
         ("url", url.to_string()),
@@ -128,7 +130,7 @@ pub(crate) fn verify_existing(ctx: &Context<'_>, url: &str, name: &str) -> Resul
         .map_err(|e| e.to_string())?;
     let upid = upid_of(&data).map_err(|f| f.msg)?;
     match tasks::wait(ctx.client, &upid, task.timeout.saturating_sub(started.elapsed())) {
-        Ok(_) => Ok(()),
+        Ok(done) => Ok(done.result_warnings()),
         Err(TaskError::Failed { exitstatus, .. }) => Err(exitstatus),
         Err(e) => Err(e.to_string()),
     }

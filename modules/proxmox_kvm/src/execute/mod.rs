@@ -217,17 +217,28 @@ impl Executor<'_> {
     }
 
     /// After a call's answer was lost: its `kind` task on `vm`, started since `since`,
-    /// followed to its end (`None`: none was started); the task's failure worded as
-    /// `op`'s (`prefix`: 1.6's message for the operation).
-    fn lost_task(&self, vm: &Vm, kind: &str, since: u64, op: &str, prefix: &str) -> Result<Option<TaskDone>, Failure> {
+    /// followed to its end (`None`: none was started), its warnings those of the result;
+    /// the task's failure worded as `op`'s (`prefix`: 1.6's message for the operation).
+    fn lost_task(
+        &mut self,
+        vm: &Vm,
+        kind: &str,
+        since: u64,
+        op: &str,
+        prefix: &str,
+    ) -> Result<Option<TaskDone>, Failure> {
         let search = Search {
             node: &vm.node,
             kind,
             vmid: vm.vmid,
             since,
         };
-        recover::find_and_wait(self.client, &search, self.long_timeout)
-            .map_err(|te| Failure::new(task_failure(prefix, op, te)).with("vmid", vm.vmid))
+        let found = recover::find_and_wait(self.client, &search, self.long_timeout)
+            .map_err(|te| Failure::new(task_failure(prefix, op, te)).with("vmid", vm.vmid))?;
+        self.outcome
+            .warnings
+            .extend(found.iter().flat_map(TaskDone::result_warnings));
+        Ok(found)
     }
 
     /// Waits for the task; warnings it ended with (`WARNINGS: n`) become warnings of
@@ -356,8 +367,11 @@ impl Executor<'_> {
                 vmid: id,
                 since,
             };
-            recover::find_and_wait(self.client, &search, self.long_timeout)
+            let found = recover::find_and_wait(self.client, &search, self.long_timeout)
                 .map_err(|te| Failure::new(format!("{prefix}{}", task_failure("", "updating", te))).with("vmid", id))?;
+            self.outcome
+                .warnings
+                .extend(found.iter().flat_map(TaskDone::result_warnings));
         }
         let (changes, digest) = self.changes_now(vm, wanted, prefix)?;
         let found = if changes.set.is_empty() {

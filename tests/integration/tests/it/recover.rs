@@ -328,3 +328,28 @@ fn a_nic_write_whose_answer_was_lost_keeps_one_mac() {
     );
     assert!(!env.run(yaml).task("n").changed);
 }
+
+#[test]
+fn a_task_found_after_a_lost_answer_still_gives_its_warnings() {
+    let task_warnings = |warnings: &[String]| -> usize {
+        warnings
+            .iter()
+            .filter(|w| w.starts_with("Proxmox VE task UPID:pve1:") && w.ends_with("WARN: simulated warning 1"))
+            .count()
+    };
+    let env = Env::start();
+    lose_answer(&env, "PUT", "^/api2/json/nodes/pve1/qemu/100/resize$");
+    env.fault(json!({"task_type": "resize", "warnings": 1, "times": 1}));
+    let t = once(&env, DISK, "{vmid: 100, disk: scsi0, size: 40G, state: resized}", false);
+    assert!(!t.failed && t.changed, "{}", t.result);
+    recovered(&t.warnings());
+    assert_eq!(task_warnings(&t.warnings()), 1, "proxmox_disk: {:?}", t.warnings());
+
+    lose_answer(&env, "DELETE", "^/api2/json/nodes/pve1/qemu/100$");
+    env.fault(json!({"task_type": "qmdestroy", "warnings": 1, "times": 1}));
+    let play = env.run("- name: d\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    state: absent\n");
+    let t = play.task("d");
+    assert!(!t.failed && t.changed, "{}", t.result);
+    recovered(&t.warnings());
+    assert_eq!(task_warnings(&t.warnings()), 1, "proxmox_kvm: {:?}", t.warnings());
+}

@@ -68,4 +68,14 @@ fn every_module_words_a_task_s_warnings_alike() {
         play.task("t").clone()
     });
     assert_worded("proxmox_template", &template);
+
+    let removal = warnings_of(&env, "imgdel", || {
+        let args = "{node: pve1, storage: local, content_type: iso, template: netinst-13.iso, state: absent}";
+        let play = env.run_with(
+            &format!("- name: t\n  ferrox.proxmox.proxmox_template: {args}\n"),
+            &as_root(&env),
+        );
+        play.task("t").clone()
+    });
+    assert_worded("proxmox_template state=absent", &removal);
 }
