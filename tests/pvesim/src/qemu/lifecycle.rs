@@ -199,7 +199,8 @@ pub fn clone(ctx: &mut Ctx<'_>) -> ApiResult<Value> {
     Ok(Value::String(upid))
 }
 
-/// The clone's source: the VM, unlocked, with the config of `snapname` when one is given.
+/// The clone's source: the VM, unlocked, with the config of `snapname` when one is given
+/// (the snapshot's section: its config and its own description).
 fn clone_source(ctx: &Ctx<'_>, node: &str, vmid: u32) -> ApiResult<Guest> {
     let mut src = vm(ctx.c, node, vmid)?.clone();
     check_lock(&src, false).map_err(ApiError::internal)?;
@@ -211,6 +212,11 @@ fn clone_source(ctx: &Ctx<'_>, node: &str, vmid: u32) -> ApiResult<Guest> {
             .get(s)
             .ok_or_else(|| ApiError::internal(format!("snapshot '{s}' does not exist")))?;
         src.conf.current = snap.conf.clone();
+        // qemu-server `clone_vm` copies the section's keys, and a snapshot's section holds
+        // its own description (`__snapshot_prepare`: the comment), not the VM's notes.
+        if !snap.description.is_empty() {
+            src.conf.current.insert("description".into(), snap.description.clone());
+        }
     }
     Ok(src)
 }

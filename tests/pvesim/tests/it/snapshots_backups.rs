@@ -91,6 +91,8 @@ fn snapshot_create_rollback_delete() {
     );
     assert_eq!(api.config("pve1", 150)["cores"], 2);
     assert!(api.config("pve1", 150).get("parent").is_none());
+    // clone_vm copies every key of the snapshot's section: its own description with them.
+    assert_eq!(api.config("pve1", 150)["description"], "first");
 
     assert_eq!(
         api.run_task("POST", "/nodes/pve1/qemu/100/snapshot/before/rollback", &[]),
