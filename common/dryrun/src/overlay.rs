@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use serde_json::{json, Map, Value};
 
 use ferrox_pve_rules::pending;
+use ferrox_pve_rules::propstring::keys;
 
 use super::state::PlannedVm;
 
@@ -160,11 +161,11 @@ pub fn node_listing(real: Value, node: &str, vms: &[&PlannedVm]) -> Value {
 pub fn config(vm: &PlannedVm, real: Option<Value>, current: bool) -> Map<String, Value> {
     let mut config = match real {
         Some(Value::Object(m)) => m,
-        _ => vm.base.clone(),
+        _ => vm.base.iter().map(|(k, v)| (k.clone(), as_returned(k, v))).collect(),
     };
     for (k, v) in &vm.set {
         if !(current && vm.pending.contains_key(k)) {
-            config.insert(k.clone(), v.clone());
+            config.insert(k.clone(), as_returned(k, v));
         }
     }
     for k in &vm.deleted {
@@ -175,12 +176,21 @@ pub fn config(vm: &PlannedVm, real: Option<Value>, current: bool) -> Map<String,
     config
 }
 
+/// A planned value as PVE would answer it: text as sent is typed as the config key's
+/// schema types it ([`keys::as_returned`]); a value PVE answered stays as it is.
+fn as_returned(key: &str, value: &Value) -> Value {
+    match value {
+        Value::String(text) => keys::as_returned(key, text),
+        other => other.clone(),
+    }
+}
+
 /// `GET .../pending`: every key with its value, plus `pending` (new value) or
 /// `delete: 1` for what waits for a restart.
 pub fn pending(vm: &PlannedVm, real: Option<Value>) -> Value {
     let mut entries: Vec<Map<String, Value>> = match real {
         Some(Value::Array(items)) => items.into_iter().filter_map(|i| i.as_object().cloned()).collect(),
-        _ => vm.base.iter().map(|(k, v)| entry(k, Some(v.clone()))).collect(),
+        _ => vm.base.iter().map(|(k, v)| entry(k, Some(as_returned(k, v)))).collect(),
     };
     if vm.pending_applied {
         entries.retain(|e| !pending::is_pending_delete(e));
@@ -211,10 +221,10 @@ pub fn pending(vm: &PlannedVm, real: Option<Value>) -> Value {
         let e = &mut entries[at];
         e.remove("delete");
         if vm.pending.contains_key(k) {
-            e.insert("pending".into(), v.clone());
+            e.insert("pending".into(), as_returned(k, v));
         } else {
             e.remove("pending");
-            e.insert("value".into(), v.clone());
+            e.insert("value".into(), as_returned(k, v));
         }
     }
     for k in &vm.deleted {
@@ -378,6 +388,26 @@ mod tests {
         assert_eq!(status(ha, None)["ha"], json!({"managed": 1, "state": "started"}));
         assert!(resource_of(plain).get("hastate").is_none());
         assert_eq!(status(plain, None)["ha"], json!({"managed": 0}));
+    }
+
+    #[test]
+    fn planned_values_are_typed_as_pve_answers_them() {
+        let vms = vms(json!([
+            {"kind": "config", "vmid": 100, "node": "pve1", "set": {"cores": "4", "onboot": "1", "cpulimit": "1.5", "memory": "4096"}, "pending": ["cores"]},
+        ]));
+        let real = json!({"cores": 2, "name": "web01"});
+        assert_eq!(
+            Value::Object(config(&vms[0], Some(real.clone()), false)),
+            json!({"cores": 4, "onboot": 1, "cpulimit": "1.5", "memory": "4096", "name": "web01"})
+        );
+        let entries = pending(&vms[0], Some(json!([{"key": "cores", "value": 2}])));
+        let cores = entries
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|e| e["key"] == "cores")
+            .unwrap();
+        assert_eq!(cores["pending"], json!(4), "{entries}");
     }
 
     #[test]

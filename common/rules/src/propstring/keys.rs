@@ -28,6 +28,25 @@ pub fn config_key(key: &str) -> Option<&'static ConfigKey> {
     CONFIG_KEYS.iter().find(|k| k.name == indexed)
 }
 
+/// A config value as `GET .../config` answers it: qemu-server's `check_type`
+/// (`QemuServer.pm`, run on each key as `parse_vm_config` reads the file) turns an
+/// integer into a number (`int`) and a boolean into 1 or 0, and leaves a `number` (a
+/// `cpulimit`) and everything else text. A value it would refuse stays text.
+pub fn as_returned(key: &str, value: &str) -> serde_json::Value {
+    let text = || serde_json::Value::String(value.to_string());
+    match config_key(key).map(|k| k.accepts) {
+        Some(Accepts::Int { .. }) if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) => {
+            value.parse::<u64>().map_or_else(|_| text(), serde_json::Value::from)
+        }
+        Some(Accepts::Bool) => match value.to_ascii_lowercase().as_str() {
+            "1" | "on" | "yes" | "true" => 1.into(),
+            "0" | "off" | "no" | "false" => 0.into(),
+            _ => text(),
+        },
+        _ => text(),
+    }
+}
+
 /// Checks `value` against what `key` accepts; the error says why in the schema's terms.
 pub fn check(key: &ConfigKey, value: &str) -> Result<(), String> {
     let v = value.trim();
@@ -121,6 +140,25 @@ mod tests {
         assert!(
             config_key("ivshmem0").is_none() && config_key("nosuchkey").is_none() && config_key("digest").is_none()
         );
+    }
+
+    #[test]
+    fn values_are_typed_as_pve_answers_them() {
+        use serde_json::json;
+        let cases = [
+            ("cores", "4", json!(4)),
+            ("onboot", "1", json!(1)),
+            ("onboot", "yes", json!(1)),
+            ("acpi", "off", json!(0)),
+            ("cpulimit", "1.5", json!("1.5")),
+            ("memory", "2048", json!("2048")),
+            ("net0", "virtio,bridge=vmbr0", json!("virtio,bridge=vmbr0")),
+            ("cores", "-1", json!("-1")),
+            ("nosuchkey", "4", json!("4")),
+        ];
+        for (key, value, answered) in cases {
+            assert_eq!(as_returned(key, value), answered, "{key}={value}");
+        }
     }
 
     #[test]
