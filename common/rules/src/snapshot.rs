@@ -9,6 +9,21 @@
 //! and RBD always, BTRFS for raw, qcow2 and subvolumes, file storages and LVM for qcow2
 //! only, iSCSI never; a base volume (a template's) is not `current`.
 
+/// The keys of a snapshot's config section that a clone from the snapshot does not take
+/// (qemu-server `API2/Qemu.pm` `clone_vm`: "do not copy snapshot related info"); every
+/// other key of the section is copied, its `description` (the comment the snapshot was
+/// taken with) among them.
+pub const NOT_CLONED: &[&str] = &[
+    "snapshots",
+    "parent",
+    "snaptime",
+    "vmstate",
+    "snapstate",
+    "runningcpu",
+    "runningmachine",
+    "running-nets-host-mtu",
+];
+
 /// PVE's `maxLength` of a snapshot name.
 pub const NAME_MAX: usize = 40;
 

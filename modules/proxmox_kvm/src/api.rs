@@ -1,7 +1,7 @@
 //! The PVE calls this module makes, each in one place, with paths built once.
 
 use ferrox_pve_client::client::{ApiError, Client};
-use ferrox_pve_rules::pending;
+use ferrox_pve_rules::{pending, snapshot};
 use serde_json::{Map, Value};
 
 /// A VM: where it lives.
@@ -29,6 +29,26 @@ pub(crate) fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, Api
         .as_object()
         .cloned()
         .unwrap_or_default())
+}
+
+/// What a clone of `vm` starts from: the section of `snapshot` when one is named
+/// (`GET .../config?snapshot=`), else the VM's config; without what a clone does not take
+/// of a section ([`snapshot::NOT_CLONED`]).
+pub(crate) fn clone_source_config(
+    client: &Client,
+    vm: &Vm,
+    snapshot: Option<&str>,
+) -> Result<Map<String, Value>, ApiError> {
+    let Some(name) = snapshot else {
+        return config(client, vm);
+    };
+    let mut section = client
+        .get(&vm.path("/config"), &[("snapshot", name.to_string())])?
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    section.retain(|k, _| !snapshot::NOT_CLONED.contains(&k.as_str()));
+    Ok(section)
 }
 
 /// What `GET .../pending` tells.

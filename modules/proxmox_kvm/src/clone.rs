@@ -162,7 +162,11 @@ impl Task for MakeClone<'_, '_> {
         // The source's config: the clone's start (check mode), what the rest of the task is
         // compared with, and where its disks are (a clone to another node).
         let source_config = if decide::clone::reads_source_config(task, task.check_mode, &node, &source.node) {
-            Some(observe::config(run.client, &vm_of(source))?)
+            Some(observe::clone_source_config(
+                run.client,
+                &vm_of(source),
+                task.clone.snapname.as_deref(),
+            )?)
         } else {
             None
         };
@@ -280,7 +284,7 @@ fn rest_of_task(
     }
     let source_config = match source_config {
         Some(c) => c,
-        None => observe::config(run.client, &vm_of(source))?,
+        None => observe::clone_source_config(run.client, &vm_of(source), run.task.clone.snapname.as_deref())?,
     };
     converge::changes(&source_config, &wanted, newid, &run.tag_case)
         .map(Some)

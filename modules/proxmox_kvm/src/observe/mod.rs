@@ -134,6 +134,17 @@ pub(crate) fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, Fai
     api::config(client, vm).map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))
 }
 
+/// What a clone of `vm` starts from (the section of `snapshot`, when one is named),
+/// failing as 1.6 words a read of the VM.
+pub(crate) fn clone_source_config(
+    client: &Client,
+    vm: &Vm,
+    snapshot: Option<&str>,
+) -> Result<Map<String, Value>, Failure> {
+    api::clone_source_config(client, vm, snapshot)
+        .map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))
+}
+
 /// The config of a VM a create or clone just made, for `mac` and `devices`: the one the
 /// update read back; else, in check mode for a VM not listed, none (the run's effects
 /// predict it); else read now.

@@ -99,3 +99,45 @@ fn unknown_source_fails() {
     let play = env.run("- name: c\n  ferrox.proxmox.proxmox_kvm:\n    clone: nosuch\n    name: x1\n");
     assert_eq!(play.task("c").msg(), "VM with name = nosuch does not exist in cluster");
 }
+
+/// A clone from a snapshot is a copy of the snapshot's section (qemu-server `clone_vm`):
+/// a dry run predicts the clone from that config, not the VM's current one, so a later
+/// task of the run sees what the real run makes.
+#[test]
+fn a_clone_from_a_snapshot_is_predicted_from_the_snapshot() {
+    let env = Env::start();
+    env.run_task(
+        "POST",
+        "/nodes/pve1/qemu/100/snapshot",
+        &[("snapname", "base"), ("description", "golden")],
+    );
+    let (status, body) = env.api("PUT", "/nodes/pve1/qemu/100/config", &[("memory", "4096")]);
+    assert_eq!(status, 200, "{body}");
+    let play = "- name: clone\n  ferrox.proxmox.proxmox_kvm:\n    clone: web01\n    snapname: base\n    full: true\n    name: fromsnap\n    cores: 4\n\
+                - name: info\n  ferrox.proxmox.proxmox_vm_info:\n    name: fromsnap\n    config: current\n";
+    let config_seen = |opts: &PlayOpts| {
+        let run = env.run_with(play, opts);
+        run.assert_ok();
+        let vms = run.task("info").result["proxmox_vms"].clone();
+        assert_eq!(vms.as_array().map(Vec::len), Some(1), "{vms}");
+        let config = vms[0]["config"].clone();
+        (
+            config["memory"].clone(),
+            config["cores"].clone(),
+            config["description"].clone(),
+        )
+    };
+
+    let predicted = config_seen(&PlayOpts {
+        check: true,
+        ..Default::default()
+    });
+    let made = config_seen(&PlayOpts::default());
+
+    assert_eq!(
+        made,
+        (json!("2048"), json!(4), json!("golden")),
+        "the snapshot's memory and description, the task's cores"
+    );
+    assert_eq!(predicted, made, "the dry run predicted the clone the real run made");
+}
