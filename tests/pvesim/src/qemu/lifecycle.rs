@@ -409,7 +409,8 @@ fn clone_work(
         .cloned()
         .unwrap_or_else(|| src.vmid.to_string());
     new.insert("name".into(), name.unwrap_or_else(|| format!("Copy-of-VM-{src_name}")));
-    if let Some(d) = description {
+    // `if ($param->{description})`: Perl's truth, so "" and "0" keep the source's.
+    if let Some(d) = description.filter(|d| !d.is_empty() && d != "0") {
         new.insert("description".into(), d);
     }
     // Written with its lock after the disks (qemu-server writes it after each disk), then

@@ -93,6 +93,16 @@ fn snapshot_create_rollback_delete() {
     assert!(api.config("pve1", 150).get("parent").is_none());
     // clone_vm copies every key of the snapshot's section: its own description with them.
     assert_eq!(api.config("pve1", 150)["description"], "first");
+    // `if ($param->{description})`: a description of "0" is Perl's false and sets nothing.
+    assert_eq!(
+        api.run_task(
+            "POST",
+            "/nodes/pve1/qemu/100/clone",
+            &[("newid", "152"), ("snapname", "before"), ("description", "0")]
+        ),
+        "OK"
+    );
+    assert_eq!(api.config("pve1", 152)["description"], "first");
 
     assert_eq!(
         api.run_task("POST", "/nodes/pve1/qemu/100/snapshot/before/rollback", &[]),
