@@ -4,7 +4,8 @@
 //!
 //! A write whose answer was lost stops the run with [`Stop::Lost`] once the task it may
 //! have started has been found and waited for; the caller then re-reads the config and
-//! re-plans (the new digest keeps a change from being applied twice).
+//! re-plans (the new digest keeps a change from being applied twice). Whatever stops it,
+//! the warnings of the tasks that ran are handed back with it ([`apply`]).
 
 use std::time::Duration;
 
@@ -29,17 +30,12 @@ pub(crate) struct Applied {
 pub(crate) enum Stop {
     /// A failure, in 1.6's wording for the state.
     Failed(String),
-    /// A write's answer was lost (its task, if any, has ended): re-read and re-plan. The
-    /// warnings of the tasks that ended before it, and of the task it started, go with it.
-    Lost {
-        /// The lost answer's error.
-        error: Box<ApiError>,
-        /// What the tasks that did run warned of.
-        warnings: Vec<String>,
-    },
+    /// A write's answer was lost (its task, if any, has ended): re-read and re-plan.
+    Lost(Box<ApiError>),
 }
 
-/// Runs `actions` on `vm`.
+/// Runs `actions` on `vm`: what the tasks that ran warned of (those before a stop, and a
+/// task found after a lost answer, included), and why it stopped early, if it did.
 pub(crate) fn apply(
     client: &Client,
     vm: &VmConfig,
@@ -47,10 +43,23 @@ pub(crate) fn apply(
     state: State,
     actions: &[Action],
     timeout: Duration,
-) -> Result<Applied, Stop> {
+) -> (Applied, Result<(), Stop>) {
+    let mut applied = Applied::default();
+    let stopped = run(client, vm, disk, state, actions, timeout, &mut applied);
+    (applied, stopped)
+}
+
+fn run(
+    client: &Client,
+    vm: &VmConfig,
+    disk: &str,
+    state: State,
+    actions: &[Action],
+    timeout: Duration,
+    applied: &mut Applied,
+) -> Result<(), Stop> {
     let base = format!("/nodes/{}/qemu/{}", vm.node, vm.vmid);
     let mut digest = vm.digest();
-    let mut applied = Applied::default();
     for action in actions {
         let mut form: Vec<(&str, String)> = Vec::new();
         let (method, path, doing, task_kind) = match action {
@@ -116,7 +125,6 @@ pub(crate) fn apply(
         let reply = match reply {
             Ok(reply) => reply,
             Err(e) if e.answer_lost() => {
-                let mut warnings = std::mem::take(&mut applied.warnings);
                 if let Some(kind) = task_kind {
                     let search = Search {
                         node: &vm.node,
@@ -126,12 +134,11 @@ pub(crate) fn apply(
                     };
                     let found = recover::find_and_wait(client, &search, timeout)
                         .map_err(|e| Stop::Failed(task_failure(doing, &e)))?;
-                    warnings.extend(found.iter().flat_map(TaskDone::result_warnings));
+                    applied
+                        .warnings
+                        .extend(found.iter().flat_map(TaskDone::result_warnings));
                 }
-                return Err(Stop::Lost {
-                    error: Box::new(e),
-                    warnings,
-                });
+                return Err(Stop::Lost(Box::new(e)));
             }
             Err(e) => return Err(Stop::Failed(api_failure(state, disk, vm.vmid, &e))),
         };
@@ -141,7 +148,7 @@ pub(crate) fn apply(
         }
         digest = None;
     }
-    Ok(applied)
+    Ok(())
 }
 
 fn api_failure(state: State, disk: &str, vmid: u32, e: &ApiError) -> String {

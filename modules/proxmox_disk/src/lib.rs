@@ -263,17 +263,13 @@ fn apply_reconciled(
     let mut actions = plan.actions.clone();
     let mut current = vm.clone();
     for resend in 0.. {
-        match apply::apply(client, &current, &task.disk.key, task.state, &actions, task.timeout) {
-            Ok(applied) => {
-                for w in applied.warnings {
-                    m.warn(w);
-                }
-                return Ok(());
-            }
-            Err(apply::Stop::Lost { error: e, warnings }) if resend < recover::MAX_RESENDS => {
-                for w in warnings {
-                    m.warn(w);
-                }
+        let (applied, stopped) = apply::apply(client, &current, &task.disk.key, task.state, &actions, task.timeout);
+        for w in applied.warnings {
+            m.warn(w);
+        }
+        match stopped {
+            Ok(()) => return Ok(()),
+            Err(apply::Stop::Lost(e)) if resend < recover::MAX_RESENDS => {
                 current = read_again(client, vm)?;
                 let target = target_vm.map(|t| read_again(client, t)).transpose()?;
                 let again =
@@ -289,12 +285,7 @@ fn apply_reconciled(
                     return Ok(());
                 }
             }
-            Err(apply::Stop::Lost { error: e, warnings }) => {
-                for w in warnings {
-                    m.warn(w);
-                }
-                return Err(Failure::new(e.to_string()).with("vmid", vmid));
-            }
+            Err(apply::Stop::Lost(e)) => return Err(Failure::new(e.to_string()).with("vmid", vmid)),
             Err(apply::Stop::Failed(msg)) => return Err(Failure::new(msg).with("vmid", vmid)),
         }
     }

@@ -159,7 +159,8 @@ impl Executor<'_> {
             .reconcile_new(vm, posting.clone_of, posting.named, since)
             .map_err(|e| posting.fail(vm.vmid, e))?;
         match found {
-            NewVm::Complete(how) => {
+            NewVm::Complete { how, warnings } => {
+                self.outcome.warnings.extend(warnings);
                 self.outcome.warnings.push(recover::warning(lost, &how));
                 return Ok(ControlFlow::Break(()));
             }
@@ -236,9 +237,8 @@ impl Executor<'_> {
                 since,
             };
             if let Some(upid) = recover::find_one(self.client, &search)? {
-                followed = Some(upid.clone());
                 match ferrox_pve_client::tasks::wait(self.client, &upid, self.long_timeout) {
-                    Ok(_) => {}
+                    Ok(done) => followed = Some(done),
                     // Ours or another run's: unknown. The failed create has cleaned up,
                     // so posting again is safe; if it was ours and fails again, that
                     // failure is reported with its own task log.
@@ -260,10 +260,16 @@ impl Executor<'_> {
         match api::config(self.client, vm) {
             Ok(c) if is_ours(&c, named) => {
                 let named = named.map(|n| format!(" with the name {n}")).unwrap_or_default();
-                Ok(NewVm::Complete(match followed {
-                    Some(upid) => format!("task {upid} created VM {id}{named}"),
-                    None => format!("VM {id} exists{named}"),
-                }))
+                Ok(match followed {
+                    Some(done) => NewVm::Complete {
+                        how: format!("task {} created VM {id}{named}", done.upid),
+                        warnings: done.result_warnings(),
+                    },
+                    None => NewVm::Complete {
+                        how: format!("VM {id} exists{named}"),
+                        warnings: Vec::new(),
+                    },
+                })
             }
             Ok(_) => Ok(NewVm::Foreign),
             Err(e) if e.message.contains("does not exist") => Ok(NewVm::Absent(format!(
@@ -392,8 +398,14 @@ enum Holder {
 
 /// What a create or clone whose answer was lost left behind.
 enum NewVm {
-    /// Our VM exists, its create/clone has ended (how it was found).
-    Complete(String),
+    /// Our VM exists, its create/clone has ended: how it was found, and the warnings of
+    /// the create task followed to its end.
+    Complete {
+        /// How it was found.
+        how: String,
+        /// The create task's warnings.
+        warnings: Vec<String>,
+    },
     /// No VM of ours and nothing running for it (why): post again.
     Absent(String),
     /// A VM with that vmid that is not ours: another run took the vmid.

@@ -353,3 +353,25 @@ fn a_task_found_after_a_lost_answer_still_gives_its_warnings() {
     recovered(&t.warnings());
     assert_eq!(task_warnings(&t.warnings()), 1, "proxmox_kvm: {:?}", t.warnings());
 }
+
+#[test]
+fn the_warnings_of_tasks_before_a_failure_are_kept() {
+    let env = Env::start();
+    env.fault(json!({"task_type": "qmconfig", "warnings": 1, "times": 1}));
+    env.fault(json!({"method": "PUT", "path_regex": "^/api2/json/nodes/pve1/qemu/100/resize$", "status": 500, "message": "resize refused", "times": 1}));
+    let t = once(
+        &env,
+        DISK,
+        "{vmid: 100, disk: scsi0, storage: local-lvm, size: 40, cache: writeback}",
+        false,
+    );
+    assert!(t.failed, "{}", t.result);
+    assert!(t.msg().contains("resize refused"), "{}", t.msg());
+    assert!(
+        t.warnings()
+            .iter()
+            .any(|w| w.starts_with("Proxmox VE task UPID:pve1:") && w.ends_with("WARN: simulated warning 1")),
+        "the config change ran and warned before the resize failed: {:?}",
+        t.warnings()
+    );
+}
