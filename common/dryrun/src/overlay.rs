@@ -8,8 +8,9 @@ use serde_json::{json, Map, Value};
 
 use ferrox_pve_rules::pending;
 use ferrox_pve_rules::propstring::keys;
+use ferrox_pve_rules::snapshot;
 
-use super::state::PlannedVm;
+use super::state::{PlannedSnapshot, PlannedVm};
 
 /// Marks a guest that only the plan knows (in `/cluster/resources` and the node's VM
 /// listing, so `proxmox_vm_info` returns it).
@@ -174,6 +175,29 @@ pub fn config(vm: &PlannedVm, real: Option<Value>, current: bool) -> Map<String,
         }
     }
     config
+}
+
+/// The section of snapshot `snap`, which the plan takes, as `GET config?snapshot=`
+/// answers it: the config in effect then (`real`: PVE's current config; a planned VM's
+/// own), taken as pve-guest-common's `__snapshot_copy_config` takes it (without the VM's
+/// notes, unused disks, lock, digest and snapshot bookkeeping), with the snapshot's own
+/// description.
+pub fn snapshot_section(vm: &PlannedVm, snap: &PlannedSnapshot, real: Option<Value>) -> Map<String, Value> {
+    let mut section = match real {
+        Some(Value::Object(m)) => m,
+        _ => vm.base.iter().map(|(k, v)| (k.clone(), as_returned(k, v))).collect(),
+    };
+    for (k, v) in &snap.set {
+        section.insert(k.clone(), as_returned(k, v));
+    }
+    for k in &snap.deleted {
+        section.remove(k);
+    }
+    section.retain(|k, _| !snapshot::is_not_snapshotted(k));
+    if !snap.description.is_empty() {
+        section.insert("description".into(), Value::String(snap.description.clone()));
+    }
+    section
 }
 
 /// A planned value as PVE would answer it: text as sent is typed as the config key's

@@ -204,6 +204,11 @@ pub struct PlannedSnapshot {
     pub removed: bool,
     /// Taken with the VM's RAM.
     pub vmstate: bool,
+    /// The plan's changes in effect when it was taken (values set, keys deleted; what
+    /// waited for a restart left out): its section is the config then.
+    pub set: Map<String, Value>,
+    /// Keys the plan had deleted when it was taken.
+    pub deleted: BTreeSet<String>,
 }
 
 impl PlannedVm {
@@ -318,11 +323,19 @@ impl PlannedVm {
             SnapshotAction::Take | SnapshotAction::Remove => {
                 let removed = action == SnapshotAction::Remove;
                 self.snapshots.retain(|s| s.name != name);
+                let in_effect = |k: &String| !self.pending.contains_key(k);
                 self.snapshots.push(PlannedSnapshot {
                     name: name.to_string(),
                     description: description.to_string(),
                     removed,
                     vmstate: vmstate && !removed,
+                    set: self
+                        .set
+                        .iter()
+                        .filter(|(k, _)| in_effect(k))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                    deleted: self.deleted.iter().filter(|k| in_effect(k)).cloned().collect(),
                 });
                 if !removed {
                     self.snapshot_parent = Some(name.to_string());

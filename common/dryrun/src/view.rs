@@ -109,6 +109,27 @@ impl PlanView {
         }
     }
 
+    /// `GET config?snapshot=<name>` (AbstractConfig's `load_snapshot_config`): a snapshot
+    /// the plan takes is the config of that moment ([`overlay::snapshot_section`]), one it
+    /// removes does not exist; one the plan does not touch is as PVE keeps it (the plan's
+    /// later config changes are not in it).
+    fn snapshot_section(&self, vm: &PlannedVm, name: &str, query: Fields, fetch: Fetch) -> Result<Value, ApiError> {
+        let path = format!("/nodes/{}/qemu/{}/config", vm.real_node, vm.vmid);
+        let absent = || ApiError::http(500, format!("snapshot '{name}' does not exist"), None);
+        match vm.snapshots.iter().find(|s| s.name == name) {
+            Some(s) if s.removed => Err(absent()),
+            Some(s) => {
+                let real = match vm.created {
+                    true => None,
+                    false => Some(fetch(&path, &[("current", "1".to_string())])?),
+                };
+                Ok(Value::Object(overlay::snapshot_section(vm, s, real)))
+            }
+            None if vm.created => Err(absent()),
+            None => fetch(&path, query),
+        }
+    }
+
     fn vm_read(&self, vm: &PlannedVm, rest: &str, query: Fields, fetch: Fetch) -> Result<Value, ApiError> {
         if vm.removed {
             return Err(ApiError::http(
@@ -127,11 +148,10 @@ impl PlanView {
             }
             fetch(&format!("/nodes/{}/qemu/{}{rest}", vm.real_node, vm.vmid), query).map(Some)
         };
-        let snapshot_section = query.iter().any(|(k, _)| *k == "snapshot");
+        let snapshot_section = query.iter().find(|(k, _)| *k == "snapshot").map(|(_, v)| v.as_str());
         match rest {
-            // A snapshot's section is what it was: the plan's config changes are not in it.
-            "/config" if snapshot_section && !vm.created => {
-                fetch(&format!("/nodes/{}/qemu/{}{rest}", vm.real_node, vm.vmid), query)
+            "/config" if snapshot_section.is_some() => {
+                self.snapshot_section(vm, snapshot_section.unwrap_or_default(), query, fetch)
             }
             "/config" => Ok(Value::Object(overlay::config(vm, real(rest)?, current))),
             "/pending" => Ok(overlay::pending(vm, real(rest)?)),
@@ -371,6 +391,44 @@ mod tests {
             super::acl_listing(real, &[removed("team"), set_after]),
             json!([entry("/pool/teamwork"),
                 {"path": "/pool/team", "type": "user", "ugid": "b@pve", "roleid": "PVEAuditor", "propagate": 1}])
+        );
+    }
+
+    #[test]
+    fn a_snapshot_the_plan_takes_is_the_config_of_that_moment() {
+        let v = PlanView::new(
+            &RunPlan::from_value(&json!({"effects": [
+                {"kind": "config", "vmid": 100, "node": "pve1", "set": {"cores": "4"}, "delete": ["ide2"]},
+                {"kind": "snapshot", "vmid": 100, "node": "pve1", "name": "planned", "action": "take", "description": "before the upgrade"},
+                {"kind": "config", "vmid": 100, "node": "pve1", "set": {"memory": "8192"}},
+                {"kind": "snapshot", "vmid": 100, "node": "pve1", "name": "old", "action": "remove"},
+            ]}))
+            .unwrap(),
+        );
+        let asked = RefCell::new(Vec::<String>::new());
+        let fetch = |p: &str, q: Fields| -> Result<Value, ApiError> {
+            asked.borrow_mut().push(format!("{p}?{q:?}"));
+            Ok(
+                json!({"cores": 2, "memory": "2048", "ide2": "none,media=cdrom", "description": "notes", "unused0": "local-lvm:vm-100-disk-9", "digest": "d"}),
+            )
+        };
+        let section = |name: &str| v.get("/nodes/pve1/qemu/100/config", &[("snapshot", name.to_string())], &fetch);
+        assert_eq!(
+            section("planned").unwrap(),
+            json!({"cores": 4, "memory": "2048", "description": "before the upgrade"}),
+            "the change before it, not the one after; its own description, not the VM's notes"
+        );
+        assert_eq!(
+            *asked.borrow(),
+            [r#"/nodes/pve1/qemu/100/config?[("current", "1")]"#],
+            "the config in effect, read from PVE"
+        );
+        assert_eq!(section("old").unwrap_err().message, "snapshot 'old' does not exist");
+        section("untouched").unwrap();
+        assert_eq!(
+            asked.borrow().last().unwrap(),
+            r#"/nodes/pve1/qemu/100/config?[("snapshot", "untouched")]"#,
+            "a snapshot the plan does not touch is PVE's"
         );
     }
 
