@@ -9,10 +9,12 @@
 //! and RBD always, BTRFS for raw, qcow2 and subvolumes, file storages and LVM for qcow2
 //! only, iSCSI never; a base volume (a template's) is not `current`.
 
-/// The keys of a snapshot's config section that a clone from the snapshot does not take
-/// (qemu-server `API2/Qemu.pm` `clone_vm`: "do not copy snapshot related info"); every
-/// other key of the section is copied, its `description` (the comment the snapshot was
-/// taken with) among them.
+/// The keys of a config (the VM's, or a snapshot's section) a clone does not copy
+/// (qemu-server `API2/Qemu.pm` `clone_vm`: "do not copy snapshot related info"), besides
+/// the `unusedN` disks ([`is_not_cloned`]). Every other key is copied, a snapshot
+/// section's `description` (the comment the snapshot was taken with) among them; the
+/// clone then gets its own name, MACs, SMBIOS uuid and vmgenid, no `template`, and the
+/// call's `description` when one is given.
 pub const NOT_CLONED: &[&str] = &[
     "snapshots",
     "parent",
@@ -23,6 +25,28 @@ pub const NOT_CLONED: &[&str] = &[
     "runningmachine",
     "running-nets-host-mtu",
 ];
+
+/// Whether `clone_vm` leaves `key` out of the clone: [`NOT_CLONED`], or an unused disk
+/// (`next if $opt =~ m/^unused\d+$/`).
+pub fn is_not_cloned(key: &str) -> bool {
+    NOT_CLONED.contains(&key) || is_unused_disk(key)
+}
+
+/// Whether a snapshot's section leaves `key` of the VM's config out (pve-guest-common
+/// `AbstractConfig.pm` `__snapshot_copy_config`): the snapshot bookkeeping, the lock, the
+/// digest, the VM's notes (`description`) and its unused disks.
+pub fn is_not_snapshotted(key: &str) -> bool {
+    matches!(
+        key,
+        "snapshots" | "snapstate" | "snaptime" | "vmstate" | "lock" | "digest" | "description"
+    ) || is_unused_disk(key)
+}
+
+/// Whether `key` is an unused disk (`unused0`, `unused1`, ...: `m/^unused\d+$/`).
+pub fn is_unused_disk(key: &str) -> bool {
+    key.strip_prefix("unused")
+        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
 
 /// PVE's `maxLength` of a snapshot name.
 pub const NAME_MAX: usize = 40;
@@ -75,6 +99,14 @@ pub fn volume_can_snapshot(storage_type: &str, volname: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_a_clone_and_a_snapshot_leave_out() {
+        assert!(is_not_cloned("parent") && is_not_cloned("unused3") && is_not_cloned("runningcpu"));
+        assert!(!is_not_cloned("description") && !is_not_cloned("unused") && !is_not_cloned("unusedx"));
+        assert!(is_not_snapshotted("description") && is_not_snapshotted("unused0") && is_not_snapshotted("lock"));
+        assert!(!is_not_snapshotted("parent") && !is_not_snapshotted("cores"));
+    }
 
     #[test]
     fn names_as_the_api_takes_them() {

@@ -33,22 +33,22 @@ pub(crate) fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, Api
 
 /// What a clone of `vm` starts from: the section of `snapshot` when one is named
 /// (`GET .../config?snapshot=`), else the VM's config; without what a clone does not take
-/// of a section ([`snapshot::NOT_CLONED`]).
+/// of either ([`snapshot::is_not_cloned`]: a snapshot's bookkeeping, unused disks).
 pub(crate) fn clone_source_config(
     client: &Client,
     vm: &Vm,
     snapshot: Option<&str>,
 ) -> Result<Map<String, Value>, ApiError> {
-    let Some(name) = snapshot else {
-        return config(client, vm);
+    let mut source = match snapshot {
+        Some(name) => client
+            .get(&vm.path("/config"), &[("snapshot", name.to_string())])?
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+        None => config(client, vm)?,
     };
-    let mut section = client
-        .get(&vm.path("/config"), &[("snapshot", name.to_string())])?
-        .as_object()
-        .cloned()
-        .unwrap_or_default();
-    section.retain(|k, _| !snapshot::NOT_CLONED.contains(&k.as_str()));
-    Ok(section)
+    source.retain(|k, _| !snapshot::is_not_cloned(k));
+    Ok(source)
 }
 
 /// What `GET .../pending` tells.

@@ -166,6 +166,7 @@ impl Task for MakeClone<'_, '_> {
                 run.client,
                 &vm_of(source),
                 task.clone.snapname.as_deref(),
+                &name_of(task, None),
             )?)
         } else {
             None
@@ -284,7 +285,12 @@ fn rest_of_task(
     }
     let source_config = match source_config {
         Some(c) => c,
-        None => observe::clone_source_config(run.client, &vm_of(source), run.task.clone.snapname.as_deref())?,
+        None => observe::clone_source_config(
+            run.client,
+            &vm_of(source),
+            run.task.clone.snapname.as_deref(),
+            &name_of(run.task, None),
+        )?,
     };
     converge::changes(&source_config, &wanted, newid, &run.tag_case)
         .map(Some)

@@ -134,15 +134,22 @@ pub(crate) fn config(client: &Client, vm: &Vm) -> Result<Map<String, Value>, Fai
     api::config(client, vm).map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))
 }
 
-/// What a clone of `vm` starts from (the section of `snapshot`, when one is named),
-/// failing as 1.6 words a read of the VM.
+/// What a clone of `vm` starts from (the section of `snapshot`, when one is named). A
+/// failed read of the VM fails as 1.6 words it; a failed read of the snapshot (PVE's
+/// `snapshot '<name>' does not exist`) as the clone call's own failure would, so a check
+/// run and a real one say the same.
 pub(crate) fn clone_source_config(
     client: &Client,
     vm: &Vm,
     snapshot: Option<&str>,
+    clone_name: &str,
 ) -> Result<Map<String, Value>, Failure> {
-    api::clone_source_config(client, vm, snapshot)
-        .map_err(|e| vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e))
+    api::clone_source_config(client, vm, snapshot).map_err(|e| match snapshot {
+        Some(_) if e.is_status(500) => {
+            Failure::new(format!("Unable to clone vm {clone_name} from vmid {}: {e}", vm.vmid)).with("vmid", vm.vmid)
+        }
+        _ => vm_task::info_failure(vm.vmid, InfoWording::WithVmidEquals, e),
+    })
 }
 
 /// The config of a VM a create or clone just made, for `mac` and `devices`: the one the

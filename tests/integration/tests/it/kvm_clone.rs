@@ -141,3 +141,55 @@ fn a_clone_from_a_snapshot_is_predicted_from_the_snapshot() {
     );
     assert_eq!(predicted, made, "the dry run predicted the clone the real run made");
 }
+
+/// A snapshot an earlier task of the run takes can be cloned from in a dry run too (the
+/// run's plan answers its section), and the clone is the one the real run makes.
+#[test]
+fn a_clone_from_a_snapshot_taken_earlier_in_the_run_is_predicted() {
+    let env = Env::start();
+    let play = "- name: snap\n  ferrox.proxmox.proxmox_snap:\n    vmid: 100\n    snapname: planned1\n    description: golden\n\
+                - name: clone\n  ferrox.proxmox.proxmox_kvm:\n    clone: web01\n    snapname: planned1\n    full: true\n    name: fromsnap\n    cores: 4\n\
+                - name: info\n  ferrox.proxmox.proxmox_vm_info:\n    name: fromsnap\n    config: current\n";
+    let seen = |opts: &PlayOpts| {
+        let run = env.run_with(play, opts);
+        run.assert_ok();
+        assert!(run.task("clone").changed, "{}", run.task("clone").result);
+        let config = run.task("info").result["proxmox_vms"][0]["config"].clone();
+        (
+            config["memory"].clone(),
+            config["cores"].clone(),
+            config["description"].clone(),
+        )
+    };
+    let predicted = seen(&PlayOpts {
+        check: true,
+        ..Default::default()
+    });
+    let made = seen(&PlayOpts::default());
+    assert_eq!(made, (json!("2048"), json!(4), json!("golden")));
+    assert_eq!(predicted, made);
+}
+
+/// A snapshot that does not exist fails the dry run and the real run with one message.
+#[test]
+fn a_clone_from_a_snapshot_that_does_not_exist_fails_alike_in_check_mode() {
+    let env = Env::start();
+    let task = "- name: clone\n  ferrox.proxmox.proxmox_kvm:\n    clone: web01\n    snapname: nosuch\n    full: true\n    name: fromsnap\n  ignore_errors: true\n";
+    let dry = env.run_with(
+        task,
+        &PlayOpts {
+            check: true,
+            ..Default::default()
+        },
+    );
+    let real = env.run(task);
+    let (dry, real) = (dry.task("clone"), real.task("clone"));
+    assert!(dry.failed && real.failed, "{} / {}", dry.result, real.result);
+    assert!(
+        real.msg().starts_with("Unable to clone vm fromsnap from vmid 100: ")
+            && real.msg().contains("snapshot 'nosuch' does not exist"),
+        "{}",
+        real.msg()
+    );
+    assert_eq!(dry.msg(), real.msg());
+}
