@@ -200,6 +200,39 @@ pub fn snapshot_section(vm: &PlannedVm, snap: &PlannedSnapshot, real: Option<Val
     section
 }
 
+/// A rollback to a snapshot PVE keeps (pve-guest-common `__snapshot_apply_config`): the
+/// snapshot's section without its bookkeeping, with the VM's notes (`description`) and
+/// unused disks from the config in effect (`in_effect`).
+pub fn rolled_back(section: Value, in_effect: Value) -> Map<String, Value> {
+    let mut config: Map<String, Value> = match section {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    };
+    config.retain(|k, _| !snapshot::is_not_snapshotted(k) && k != "parent");
+    if let Value::Object(current) = in_effect {
+        for (k, v) in current {
+            if k == "description" || snapshot::is_unused_disk(&k) {
+                config.insert(k, v);
+            }
+        }
+    }
+    config
+}
+
+/// The config's `parent` as the snapshot list the plan leaves says (its `current`
+/// entry's), when the plan takes, removes or rolls back to a snapshot.
+pub fn set_parent(config: &mut Map<String, Value>, list: &Value) {
+    let parent = list
+        .as_array()
+        .and_then(|items| items.iter().find(|i| i["name"] == "current"))
+        .and_then(|current| current.get("parent"))
+        .cloned();
+    match parent {
+        Some(p) => config.insert("parent".into(), p),
+        None => config.remove("parent"),
+    };
+}
+
 /// A planned value as PVE would answer it: text as sent is typed as the config key's
 /// schema types it ([`keys::as_returned`]); a value PVE answered stays as it is.
 fn as_returned(key: &str, value: &Value) -> Value {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::effect::{Effect, SnapshotAction};
+use ferrox_pve_rules::snapshot;
 
 /// The plan as the controller hands it to a module (`_ferrox_plan`): every effect
 /// recorded by the earlier check-mode tasks of the run, in order.
@@ -191,6 +192,19 @@ pub struct PlannedVm {
     pub snapshots: Vec<PlannedSnapshot>,
     /// The snapshot the plan rolls back to or takes last: the config's `parent` after it.
     pub snapshot_parent: Option<String>,
+    /// What a planned rollback restored the config to; `set` and `deleted` then hold only
+    /// what the plan changes after it (and the notes and unused disks a rollback keeps).
+    pub restored: Option<Restored>,
+}
+
+/// The config a planned rollback gives a VM PVE has.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Restored {
+    /// A snapshot the plan takes: PVE's config in effect with the plan's changes then
+    /// (those are in `set` and `deleted`).
+    Planned,
+    /// A snapshot PVE has: its section (`GET config?snapshot=<name>`).
+    Pve(String),
 }
 
 /// A snapshot as the plan leaves it.
@@ -251,6 +265,7 @@ impl PlannedVm {
             ha_state: None,
             snapshots: Vec::new(),
             snapshot_parent: None,
+            restored: None,
         }
     }
 
@@ -341,8 +356,45 @@ impl PlannedVm {
                     self.snapshot_parent = Some(name.to_string());
                 }
             }
-            SnapshotAction::Rollback => self.snapshot_parent = Some(name.to_string()),
+            SnapshotAction::Rollback => self.roll_back(name),
         }
+    }
+
+    /// pve-guest-common `snapshot_rollback` → `__snapshot_apply_config`: the snapshot's
+    /// config, keeping the VM's notes (`description`) and unused disks; pending changes
+    /// are gone and the snapshot is the `parent`.
+    fn roll_back(&mut self, name: &str) {
+        let kept = |k: &String| k == "description" || snapshot::is_unused_disk(k);
+        let kept_set: Map<String, Value> = self
+            .set
+            .iter()
+            .filter(|(k, _)| kept(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let kept_deleted: BTreeSet<String> = self.deleted.iter().filter(|k| kept(k)).cloned().collect();
+        match self.snapshots.iter().find(|s| s.name == name && !s.removed) {
+            Some(taken) => {
+                self.set = taken
+                    .set
+                    .iter()
+                    .filter(|(k, _)| !kept(k))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect();
+                self.deleted = taken.deleted.iter().filter(|k| !kept(k)).cloned().collect();
+                self.restored = (!self.created).then_some(Restored::Planned);
+            }
+            None => {
+                self.set = Map::new();
+                self.deleted = BTreeSet::new();
+                self.restored = Some(Restored::Pve(name.to_string()));
+            }
+        }
+        self.set.extend(kept_set);
+        self.deleted.extend(kept_deleted);
+        self.pending.clear();
+        self.reverted.clear();
+        self.pending_applied = false;
+        self.snapshot_parent = Some(name.to_string());
     }
 
     fn track_pending(&mut self, key: &str, pending: &[String], value: Option<Value>) {

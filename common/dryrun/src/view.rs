@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use super::overlay;
 use super::pools;
-use super::state::{PlannedVm, PlannedVolume, RunPlan};
+use super::state::{PlannedVm, PlannedVolume, Restored, RunPlan};
 use super::Effect;
 use ferrox_pve_client::client::{ApiError, Client, Fields, ReadThrough};
 
@@ -130,6 +130,21 @@ impl PlanView {
         }
     }
 
+    /// The config a planned rollback left an existing VM with, before the plan's later
+    /// changes: PVE's config in effect (its pending changes are gone), or a snapshot's
+    /// section PVE has, with the VM's notes and unused disks kept.
+    fn restored_config(&self, vm: &PlannedVm, restored: &Restored, fetch: Fetch) -> Result<Value, ApiError> {
+        let path = format!("/nodes/{}/qemu/{}/config", vm.real_node, vm.vmid);
+        let in_effect = fetch(&path, &[("current", "1".to_string())])?;
+        match restored {
+            Restored::Planned => Ok(in_effect),
+            Restored::Pve(name) => {
+                let section = fetch(&path, &[("snapshot", name.clone())])?;
+                Ok(Value::Object(overlay::rolled_back(section, in_effect)))
+            }
+        }
+    }
+
     fn vm_read(&self, vm: &PlannedVm, rest: &str, query: Fields, fetch: Fetch) -> Result<Value, ApiError> {
         if vm.removed {
             return Err(ApiError::http(
@@ -153,7 +168,24 @@ impl PlanView {
             "/config" if snapshot_section.is_some() => {
                 self.snapshot_section(vm, snapshot_section.unwrap_or_default(), query, fetch)
             }
-            "/config" => Ok(Value::Object(overlay::config(vm, real(rest)?, current))),
+            "/config" => {
+                let base = match &vm.restored {
+                    None => real(rest)?,
+                    Some(restored) => Some(self.restored_config(vm, restored, fetch)?),
+                };
+                let mut config = overlay::config(vm, base, current);
+                if !vm.snapshots.is_empty() || vm.snapshot_parent.is_some() {
+                    let real_list = match vm.created {
+                        true => None,
+                        false => Some(fetch(
+                            &format!("/nodes/{}/qemu/{}/snapshot", vm.real_node, vm.vmid),
+                            &[],
+                        )?),
+                    };
+                    overlay::set_parent(&mut config, &crate::snapshots::list(vm, real_list));
+                }
+                Ok(Value::Object(config))
+            }
             "/pending" => Ok(overlay::pending(vm, real(rest)?)),
             "/status/current" => Ok(overlay::status(vm, real(rest)?)),
             "/snapshot" => Ok(crate::snapshots::list(vm, real(rest)?)),
@@ -391,6 +423,39 @@ mod tests {
             super::acl_listing(real, &[removed("team"), set_after]),
             json!([entry("/pool/teamwork"),
                 {"path": "/pool/team", "type": "user", "ugid": "b@pve", "roleid": "PVEAuditor", "propagate": 1}])
+        );
+    }
+
+    #[test]
+    fn a_rollback_restores_the_snapshot_s_config_and_keeps_the_notes() {
+        let v = PlanView::new(
+            &RunPlan::from_value(&json!({"effects": [
+                {"kind": "config", "vmid": 100, "node": "pve1", "set": {"cores": "6", "description": "edited"}},
+                {"kind": "snapshot", "vmid": 100, "node": "pve1", "name": "kept", "action": "rollback"},
+                {"kind": "config", "vmid": 100, "node": "pve1", "set": {"memory": "4096"}},
+            ]}))
+            .unwrap(),
+        );
+        let fetch = |p: &str, q: Fields| -> Result<Value, ApiError> {
+            Ok(match (p, q.first().map(|(k, v)| (*k, v.as_str()))) {
+                (_, Some(("snapshot", "kept"))) => {
+                    json!({"cores": 1, "memory": "1024", "ide2": "none,media=cdrom", "description": "the snapshot's comment", "snaptime": 1, "parent": "older", "digest": "d"})
+                }
+                (p, _) if p.ends_with("/snapshot") => json!([
+                    {"name": "older"}, {"name": "kept", "parent": "older"}, {"name": "current", "parent": "kept", "running": 0}
+                ]),
+                _ => {
+                    json!({"cores": 2, "memory": "2048", "description": "notes", "unused0": "local-lvm:vm-100-disk-9", "parent": "older"})
+                }
+            })
+        };
+        assert_eq!(
+            v.get("/nodes/pve1/qemu/100/config", &[], &fetch).unwrap(),
+            json!({
+                "cores": 1, "memory": "4096", "ide2": "none,media=cdrom",
+                "description": "edited", "unused0": "local-lvm:vm-100-disk-9", "parent": "kept"
+            }),
+            "the snapshot's config, the change after the rollback, the VM's notes (as the plan left them) and unused disk"
         );
     }
 
