@@ -24,6 +24,7 @@ mod collection;
 mod disk;
 mod disk_scenario;
 mod driver;
+mod dry_run_parity;
 mod golden_image;
 mod guest;
 mod harness;
