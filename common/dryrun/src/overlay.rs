@@ -6,9 +6,9 @@ use std::collections::BTreeSet;
 
 use serde_json::{json, Map, Value};
 
-use ferrox_pve_rules::pending;
 use ferrox_pve_rules::propstring::keys;
 use ferrox_pve_rules::snapshot;
+use ferrox_pve_rules::{boot, pending};
 
 use super::state::{PlannedSnapshot, PlannedVm};
 
@@ -169,10 +169,20 @@ pub fn config(vm: &PlannedVm, real: Option<Value>, current: bool) -> Map<String,
             config.insert(k.clone(), as_returned(k, v));
         }
     }
+    let mut gone = Vec::new();
     for k in &vm.deleted {
         if !(current && vm.pending.contains_key(k)) {
             config.remove(k);
+            gone.push(k.as_str());
         }
+    }
+    // qemu-server takes a deleted device out of the boot order.
+    if let Some(order) = config
+        .get("boot")
+        .and_then(Value::as_str)
+        .and_then(|b| boot::without(b, &gone))
+    {
+        config.insert("boot".into(), Value::String(order));
     }
     config
 }

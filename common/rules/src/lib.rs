@@ -6,6 +6,7 @@
 //! client, nor Ansible, nor the dry run. A rule that needs the cluster (the tag style,
 //! a cloud-init drive, the caller's privileges) is read by the layers above and handed in.
 //!
+//! - [`boot`]: the boot order as qemu-server keeps it when devices go.
 //! - [`propstring`]: property strings (`virtio=..,bridge=vmbr0`): parse, format, compare; the schema's keys.
 //! - [`hotplug`]: which changes a running VM takes at once and which stay pending.
 //! - [`pending`]: the `/pending` listing, its `delete` field read as PVE defines it.
@@ -29,6 +30,7 @@
 
 /// ACL paths as pve-access-control normalises and accepts them.
 pub mod acl_path;
+pub mod boot;
 pub mod cloudinit;
 pub mod hotplug;
 pub mod pending;

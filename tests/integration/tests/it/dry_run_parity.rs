@@ -462,3 +462,25 @@ fn kvm_clone_then_disk_and_nic_changes() {
     );
     assert_parity(&play, &["clone", "resize", "nic", "start", "info"]);
 }
+
+#[test]
+fn nic_add_change_bridge_absent() {
+    let play = with(
+        "- name: add\n  ferrox.proxmox.proxmox_nic:\n    vmid: 100\n    interface: net1\n    bridge: vmbr1\n    tag: 20\n\
+         - name: bridge\n  ferrox.proxmox.proxmox_nic:\n    vmid: 100\n    interface: net0\n    bridge: vmbr1\n\
+         - name: mtu\n  ferrox.proxmox.proxmox_nic:\n    vmid: 100\n    interface: net1\n    mtu: 1400\n    firewall: true\n\
+         - name: gone\n  ferrox.proxmox.proxmox_nic:\n    vmid: 100\n    interface: net0\n    state: absent\n",
+        INFO_WEB,
+    );
+    assert_parity(&play, &["add", "bridge", "mtu", "gone", "info"]);
+}
+
+#[test]
+fn nic_absent_then_disk_absent_boot_order() {
+    let play = with(
+        "- name: nic\n  ferrox.proxmox.proxmox_nic:\n    vmid: 100\n    interface: net0\n    state: absent\n\
+         - name: boot\n  ferrox.proxmox.proxmox_kvm:\n    vmid: 100\n    update: true\n    boot: order=scsi0;ide2\n",
+        INFO_WEB,
+    );
+    assert_parity(&play, &["nic", "boot", "info"]);
+}
