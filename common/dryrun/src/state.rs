@@ -223,6 +223,8 @@ pub struct PlannedSnapshot {
     pub set: Map<String, Value>,
     /// Keys the plan had deleted when it was taken.
     pub deleted: BTreeSet<String>,
+    /// What an earlier planned rollback had restored the config to when it was taken.
+    pub restored: Option<Restored>,
 }
 
 impl PlannedVm {
@@ -351,6 +353,7 @@ impl PlannedVm {
                         .map(|(k, v)| (k.clone(), v.clone()))
                         .collect(),
                     deleted: self.deleted.iter().filter(|k| in_effect(k)).cloned().collect(),
+                    restored: self.restored.clone(),
                 });
                 if !removed {
                     self.snapshot_parent = Some(name.to_string());
@@ -381,7 +384,10 @@ impl PlannedVm {
                     .map(|(k, v)| (k.clone(), v.clone()))
                     .collect();
                 self.deleted = taken.deleted.iter().filter(|k| !kept(k)).cloned().collect();
-                self.restored = (!self.created).then_some(Restored::Planned);
+                self.restored = match &taken.restored {
+                    Some(earlier) => Some(earlier.clone()),
+                    None => (!self.created).then_some(Restored::Planned),
+                };
             }
             None => {
                 self.set = Map::new();

@@ -460,6 +460,32 @@ mod tests {
     }
 
     #[test]
+    fn a_snapshot_taken_after_a_rollback_restores_onto_that_rollback() {
+        let v = PlanView::new(
+            &RunPlan::from_value(&json!({"effects": [
+                {"kind": "snapshot", "vmid": 100, "node": "pve1", "name": "kept", "action": "rollback"},
+                {"kind": "config", "vmid": 100, "node": "pve1", "set": {"cores": "6"}},
+                {"kind": "snapshot", "vmid": 100, "node": "pve1", "name": "planned", "action": "take"},
+                {"kind": "config", "vmid": 100, "node": "pve1", "set": {"cores": "8"}},
+                {"kind": "snapshot", "vmid": 100, "node": "pve1", "name": "planned", "action": "rollback"},
+            ]}))
+            .unwrap(),
+        );
+        let fetch = |p: &str, q: Fields| -> Result<Value, ApiError> {
+            Ok(match (p, q.first().map(|(k, v)| (*k, v.as_str()))) {
+                (_, Some(("snapshot", "kept"))) => json!({"cores": 1, "memory": "1024"}),
+                (p, _) if p.ends_with("/snapshot") => json!([{"name": "kept"}, {"name": "current", "parent": "kept"}]),
+                _ => json!({"cores": 2, "memory": "2048"}),
+            })
+        };
+        assert_eq!(
+            v.get("/nodes/pve1/qemu/100/config", &[], &fetch).unwrap(),
+            json!({"cores": 6, "memory": "1024", "parent": "planned"}),
+            "PVE's snapshot, then the change made before the planned one was taken"
+        );
+    }
+
+    #[test]
     fn a_snapshot_the_plan_takes_is_the_config_of_that_moment() {
         let v = PlanView::new(
             &RunPlan::from_value(&json!({"effects": [
