@@ -4,6 +4,7 @@
 
 use ferrox_cluster::tags::TagCase;
 use ferrox_dryrun::Effect;
+use ferrox_pve_rules::boot;
 use ferrox_pve_rules::propstring::{self, formats};
 use ferrox_pve_rules::unknown::{after_write, config_after_write};
 use serde_json::{Map, Value};
@@ -113,11 +114,19 @@ fn created(vmid: u32, node: &str, name: Option<&str>, form: &[(String, String)])
         .map(|(k, v)| (k.clone(), Value::String(v.clone())))
         .collect();
     let field = |key: &str| form.iter().any(|(k, v)| k == key && v == "1");
+    let mut config = config_after_write(&config);
+    // A restore's config is the backup's; a create without `boot` gets qemu-server's default.
+    let restore = form.iter().any(|(k, _)| k == "archive");
+    if !restore && !config.contains_key("boot") {
+        if let Some(order) = boot::default_order(&config) {
+            config.insert("boot".into(), Value::String(order));
+        }
+    }
     let create = Effect::Create {
         vmid,
         node: node.to_string(),
         name: name.map(str::to_string),
-        config: config_after_write(&config),
+        config,
         clone_of: None,
         ha_state: field("ha-managed").then(|| if field("start") { "started" } else { "stopped" }.to_string()),
     };
@@ -362,7 +371,8 @@ mod tests {
         assert_eq!(
             serde_json::to_value(&e).unwrap(),
             json!([{"kind": "create", "vmid": 101, "node": "pve1", "name": "web1", "config": {
-                "name": "web1", "net0": "virtio=(known after apply),bridge=vmbr0", "scsi0": "local-lvm:(known after apply),size=32G"}},
+                "name": "web1", "net0": "virtio=(known after apply),bridge=vmbr0", "scsi0": "local-lvm:(known after apply),size=32G",
+                "boot": "order=scsi0;net0"}},
                 {"kind": "pool", "vmid": 101, "node": "pve1", "pool": "web"}])
         );
     }

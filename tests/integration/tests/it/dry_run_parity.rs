@@ -484,3 +484,13 @@ fn nic_absent_then_disk_absent_boot_order() {
     );
     assert_parity(&play, &["nic", "boot", "info"]);
 }
+
+#[test]
+fn nic_on_a_vm_created_earlier() {
+    let play = with(
+        "- name: create\n  ferrox.proxmox.proxmox_kvm:\n    name: new01\n    node: pve1\n    net:\n      net0: virtio,bridge=vmbr0\n\
+         - name: nic\n  ferrox.proxmox.proxmox_nic:\n    name: new01\n    interface: net0\n    bridge: vmbr1\n    model: e1000\n",
+        INFO_NEW,
+    );
+    assert_parity(&play, &["create", "nic", "info"]);
+}
