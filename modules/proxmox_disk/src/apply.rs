@@ -5,7 +5,7 @@
 //! A write whose answer was lost stops the run with [`Stop::Lost`] once the task it may
 //! have started has been found and waited for; the caller then re-reads the config and
 //! re-plans (the new digest keeps a change from being applied twice). Whatever stops it,
-//! the warnings of the tasks that ran are handed back with it ([`apply`]).
+//! the warnings of the tasks that ran are handed back ([`apply`]).
 
 use std::time::Duration;
 
@@ -19,12 +19,6 @@ use crate::current::VmConfig;
 use crate::plan::Action;
 use crate::task::{MoveTarget, State};
 
-/// What running the actions left to say: warnings of tasks that ended `WARNINGS: n`.
-#[derive(Debug, Default)]
-pub(crate) struct Applied {
-    pub warnings: Vec<String>,
-}
-
 /// Why applying stopped.
 #[derive(Debug)]
 pub(crate) enum Stop {
@@ -34,8 +28,8 @@ pub(crate) enum Stop {
     Lost(Box<ApiError>),
 }
 
-/// Runs `actions` on `vm`: what the tasks that ran warned of (those before a stop, and a
-/// task found after a lost answer, included), and why it stopped early, if it did.
+/// Runs `actions` on `vm`; `warnings` gets what the tasks that ran warned of (those
+/// before a stop, and a task found after a lost answer, included) whatever stops it.
 pub(crate) fn apply(
     client: &Client,
     vm: &VmConfig,
@@ -43,20 +37,7 @@ pub(crate) fn apply(
     state: State,
     actions: &[Action],
     timeout: Duration,
-) -> (Applied, Result<(), Stop>) {
-    let mut applied = Applied::default();
-    let stopped = run(client, vm, disk, state, actions, timeout, &mut applied);
-    (applied, stopped)
-}
-
-fn run(
-    client: &Client,
-    vm: &VmConfig,
-    disk: &str,
-    state: State,
-    actions: &[Action],
-    timeout: Duration,
-    applied: &mut Applied,
+    warnings: &mut Vec<String>,
 ) -> Result<(), Stop> {
     let base = format!("/nodes/{}/qemu/{}", vm.node, vm.vmid);
     let mut digest = vm.digest();
@@ -134,9 +115,7 @@ fn run(
                     };
                     let found = recover::find_and_wait(client, &search, timeout)
                         .map_err(|e| Stop::Failed(task_failure(doing, &e)))?;
-                    applied
-                        .warnings
-                        .extend(found.iter().flat_map(TaskDone::result_warnings));
+                    warnings.extend(found.iter().flat_map(TaskDone::result_warnings));
                 }
                 return Err(Stop::Lost(Box::new(e)));
             }
@@ -144,7 +123,7 @@ fn run(
         };
         if let Value::String(upid) = reply {
             let done = tasks::wait(client, &upid, timeout).map_err(|e| Stop::Failed(task_failure(doing, &e)))?;
-            applied.warnings.extend(done.result_warnings());
+            warnings.extend(done.result_warnings());
         }
         digest = None;
     }

@@ -263,8 +263,17 @@ fn apply_reconciled(
     let mut actions = plan.actions.clone();
     let mut current = vm.clone();
     for resend in 0.. {
-        let (applied, stopped) = apply::apply(client, &current, &task.disk.key, task.state, &actions, task.timeout);
-        for w in applied.warnings {
+        let mut warnings = Vec::new();
+        let stopped = apply::apply(
+            client,
+            &current,
+            &task.disk.key,
+            task.state,
+            &actions,
+            task.timeout,
+            &mut warnings,
+        );
+        for w in warnings {
             m.warn(w);
         }
         match stopped {
