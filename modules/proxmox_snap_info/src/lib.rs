@@ -142,8 +142,7 @@ mod tests {
     fn every_declared_option_of_the_module_is_read() {
         let (task, unread) = read(json!({"vmid": 100}));
         assert!(task.is_ok());
-        let connection: Vec<&str> = connection::options().iter().map(|o| o.name).collect();
-        let unread: Vec<&str> = unread.into_iter().filter(|n| !connection.contains(n)).collect();
+        let unread = connection::task_options_unread(unread);
         assert!(unread.is_empty(), "options without a reader: {unread:?}");
     }
 

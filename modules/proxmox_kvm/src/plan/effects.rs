@@ -4,9 +4,9 @@
 
 use ferrox_cluster::tags::TagCase;
 use ferrox_dryrun::Effect;
-use ferrox_pve_rules::boot;
 use ferrox_pve_rules::propstring::{self, formats};
 use ferrox_pve_rules::unknown::{after_write, config_after_write};
+use ferrox_pve_rules::{boot, snapshot};
 use serde_json::{Map, Value};
 
 use crate::converge::{disk::is_disk_key, nic::is_net_key, text_of, Changes};
@@ -261,7 +261,7 @@ fn reverted(vmid: u32, node: &str, keys: &[String]) -> Effect {
 fn clone_config(source: Option<&Map<String, Value>>, name: Option<&str>) -> Map<String, Value> {
     let mut config = Map::new();
     for (k, v) in source.into_iter().flatten() {
-        if matches!(k.as_str(), "template" | "digest" | "lock" | "vmgenid" | "meta") || k.starts_with("unused") {
+        if matches!(k.as_str(), "template" | "digest" | "lock" | "vmgenid" | "meta") || snapshot::is_unused_disk(k) {
             continue;
         }
         let text = text_of(v);
